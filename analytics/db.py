@@ -1,0 +1,49 @@
+"""Opening a Transcript Lens database.
+
+Every analytics function takes a DuckDB connection or a path; `connection()`
+turns either into a connection so the same call works from a notebook, the
+CLI and a page.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Union
+
+import duckdb
+
+ConOrPath = Union[duckdb.DuckDBPyConnection, str, os.PathLike]
+
+
+def connect(path: str | os.PathLike) -> duckdb.DuckDBPyConnection:
+    """Open a database read-only, with the session time zone set to UTC.
+
+    >>> con = connect("demo.duckdb")  # doctest: +SKIP
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise FileNotFoundError(f"no Transcript Lens database at {p}")
+    con = duckdb.connect(str(p), read_only=True)
+    # Timestamps are stored as TIMESTAMPTZ; UTC keeps every reader's output identical.
+    con.execute("SET TimeZone = 'UTC'")
+    return con
+
+
+@contextmanager
+def connection(con_or_path: ConOrPath) -> Iterator[duckdb.DuckDBPyConnection]:
+    """Yield a connection; close it afterwards only if we opened it.
+
+    >>> with connection("demo.duckdb") as con:  # doctest: +SKIP
+    ...     con.sql("select count(*) from messages")
+    """
+    if isinstance(con_or_path, duckdb.DuckDBPyConnection):
+        yield con_or_path
+        return
+    con = connect(con_or_path)
+    try:
+        yield con
+    finally:
+        con.close()

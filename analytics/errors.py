@@ -1,0 +1,17 @@
+"""Typed errors of the analytics API (SPEC §4)."""
+
+
+class AnalyticsError(Exception):
+    """Base class: every error the analytics API raises on purpose."""
+
+
+class BadRequest(AnalyticsError, ValueError):
+    """The request itself is invalid (bad speaker, index with a time range, …)."""
+
+
+class Unsupported(AnalyticsError):
+    """The data cannot answer this kind of request (e.g. no timestamps)."""
+
+
+class NotFound(AnalyticsError, LookupError):
+    """The named thread (or other object) is not in the database."""

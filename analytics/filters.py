@@ -1,0 +1,94 @@
+"""The one filter object every analytics function accepts.
+
+The app, the CLI and a notebook filter alike because they all build a
+`Filters` and hand it over; SQL fragments come back as `(sql, params)` with
+values bound, never formatted in.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+
+def as_utc(value: datetime | None) -> datetime | None:
+    """Naive datetimes are UTC (the CLI and the app say so).
+
+    >>> as_utc(datetime(2025, 1, 1)).tzinfo
+    datetime.timezone.utc
+    """
+    if value is None or value.tzinfo is not None:
+        return value
+    return value.replace(tzinfo=timezone.utc)
+
+
+@dataclass(frozen=True)
+class Filters:
+    """Which conversations (and messages) a question is about.
+
+    - `tenants` / `sub_tenants`: keep threads whose tenant / sub-tenant is one of these;
+    - `since` / `until`: keep threads active in the window (inclusive), and, for
+      message-level figures, messages whose `ts` is in it;
+    - `text`: keep threads with a message whose content contains it (case-insensitive);
+    - `thread_ids`: keep only these threads.
+
+    >>> Filters(tenants=("acme",)).thread_where()
+    ('(t.tenant_id IN (SELECT unnest(?)))', [['acme']])
+    """
+
+    tenants: tuple[str, ...] = ()
+    sub_tenants: tuple[str, ...] = ()
+    since: datetime | None = None
+    until: datetime | None = None
+    text: str | None = None
+    thread_ids: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "since", as_utc(self.since))
+        object.__setattr__(self, "until", as_utc(self.until))
+        for name in ("tenants", "sub_tenants", "thread_ids"):
+            object.__setattr__(self, name, tuple(getattr(self, name) or ()))
+
+    def thread_where(self, alias: str = "t") -> tuple[str, list]:
+        """SQL predicate over a `threads` row aliased `alias`, with its parameters."""
+        clauses: list[str] = []
+        params: list = []
+        if self.tenants:
+            clauses.append(f"{alias}.tenant_id IN (SELECT unnest(?))")
+            params.append(list(self.tenants))
+        if self.sub_tenants:
+            clauses.append(f"{alias}.sub_tenant_id IN (SELECT unnest(?))")
+            params.append(list(self.sub_tenants))
+        if self.thread_ids:
+            clauses.append(f"{alias}.thread_id IN (SELECT unnest(?))")
+            params.append(list(self.thread_ids))
+        if self.since is not None:
+            clauses.append(f"{alias}.last_ts >= ?")
+            params.append(self.since)
+        if self.until is not None:
+            clauses.append(f"{alias}.first_ts <= ?")
+            params.append(self.until)
+        if self.text:
+            clauses.append(
+                f"{alias}.thread_id IN (SELECT thread_id FROM messages WHERE content ILIKE ? ESCAPE '\\')"
+            )
+            params.append(f"%{_escape_like(self.text)}%")
+        if not clauses:
+            return "TRUE", []
+        return " AND ".join(f"({c})" for c in clauses), params
+
+    def message_where(self, alias: str = "m") -> tuple[str, list]:
+        """SQL predicate over a `messages` row: its thread passes and its ts is in the window."""
+        thread_sql, params = self.thread_where("t")
+        clauses = [f"{alias}.thread_id IN (SELECT t.thread_id FROM threads t WHERE {thread_sql})"]
+        if self.since is not None:
+            clauses.append(f"{alias}.ts >= ?")
+            params.append(self.since)
+        if self.until is not None:
+            clauses.append(f"{alias}.ts <= ?")
+            params.append(self.until)
+        return " AND ".join(f"({c})" for c in clauses), params
+
+
+def _escape_like(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
