@@ -1,0 +1,25 @@
+"""Transcript Lens loaders: checkpoint stores → a DuckDB database of transcripts.
+
+>>> import loaders
+>>> loaders.load("demo/demo.sqlite", "demo.duckdb")  # doctest: +SKIP
+"""
+
+from loaders.pipeline import LoadSummary, batches, load
+from loaders.records import LoadError, SourceError, SourceOptions
+from loaders.registry import register, resolve, sources
+from loaders.sqlite_source import SqliteSource
+
+# Built-ins register exactly the way an extension does.
+register(SqliteSource())
+
+__all__ = [
+    "LoadError",
+    "LoadSummary",
+    "SourceError",
+    "SourceOptions",
+    "batches",
+    "load",
+    "register",
+    "resolve",
+    "sources",
+]

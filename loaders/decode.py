@@ -1,0 +1,423 @@
+"""Safe decoding of LangGraph serde payloads into plain data.
+
+LangGraph's own decoder imports and calls whatever module and name a payload
+carries (FORMATS §9). Nothing here ever imports, calls or constructs anything
+named by the data: msgpack extension types are unpacked into their raw
+`[module, name, fields, …]` arrays and read as data.
+
+Two levels, for speed: `decode_typed` unpacks a checkpoint but leaves every
+message payload (ext code 5, a pydantic v2 model) as its raw bytes, so a
+payload repeated in every later checkpoint of a thread can be recognised by
+equality and decoded once, by `decode_message`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+import ormsgpack
+
+# msgpack extension codes of langgraph.checkpoint.serde.jsonplus
+EXT_CONSTRUCTOR_SINGLE_ARG = 0
+EXT_CONSTRUCTOR_POS_ARGS = 1
+EXT_CONSTRUCTOR_KW_ARGS = 2
+EXT_METHOD_SINGLE_ARG = 3
+EXT_PYDANTIC_V1 = 4
+EXT_PYDANTIC_V2 = 5
+EXT_NUMPY_ARRAY = 6
+EXT_DELTA_SNAPSHOT = 7
+
+# Deeper nesting than this is not a real checkpoint; refusing it keeps a
+# hostile payload from exhausting the stack.
+MAX_DEPTH = 200
+
+_UNPACK_OPT = ormsgpack.OPT_NON_STR_KEYS
+
+
+class DecodeError(ValueError):
+    """A payload that cannot be read as data; the message says why."""
+
+
+class Ext(NamedTuple):
+    """An msgpack extension value left undecoded (any code but 5)."""
+
+    code: int
+    data: bytes
+
+
+class JsonPayload(str):
+    """A message from a legacy `json`-tagged checkpoint, kept as canonical JSON text.
+
+    It is a `str` so that it hashes and compares like the msgpack bytes payloads.
+    """
+
+    __slots__ = ()
+
+
+def _outer_hook(code: int, data: bytes) -> Any:
+    # Message payloads (code 5) stay raw bytes: equality on bytes is what lets
+    # the loader decode each distinct message once per thread.
+    if code == EXT_PYDANTIC_V2:
+        return data
+    return Ext(code, data)
+
+
+def decode_typed(type_tag: str | None, data: bytes | None) -> Any:
+    """Decode a `(type, bytes)` pair as written by `JsonPlusSerializer.dumps_typed`.
+
+    Message payloads come back as raw `bytes` (see `decode_message`); other
+    extension values as `Ext`. Refused tags raise `DecodeError`.
+
+    >>> decode_typed("msgpack", ormsgpack.packb({"a": 1}))
+    {'a': 1}
+    """
+    if type_tag is None:
+        raise DecodeError("missing serialization type")
+    if type_tag in ("null", "empty"):
+        return None
+    if data is None:
+        raise DecodeError(f"{type_tag!r} value without data")
+    if type_tag in ("bytes", "bytearray"):
+        return bytes(data)
+    if type_tag == "msgpack":
+        try:
+            return ormsgpack.unpackb(data, ext_hook=_outer_hook, option=_UNPACK_OPT)
+        except (ormsgpack.MsgpackDecodeError, ValueError, TypeError, RecursionError) as exc:
+            raise DecodeError(f"invalid msgpack: {exc}") from None
+    if type_tag == "json":
+        try:
+            return _from_legacy_json(json.loads(bytes(data).decode("utf-8")))
+        except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+            raise DecodeError(f"invalid json: {exc}") from None
+    if type_tag == "pickle":
+        raise DecodeError("pickle-tagged value not decoded (unpickling would run code from the store)")
+    if "+" in type_tag:
+        raise DecodeError(f"encrypted value ({type_tag!r}) not decoded: no key is used by this tool")
+    raise DecodeError(f"unknown serialization type {type_tag!r}")
+
+
+def _from_legacy_json(value: Any) -> Any:
+    """Legacy `json` checkpoints: messages are LangChain `lc` constructor envelopes."""
+    if isinstance(value, dict):
+        if value.get("lc") in (1, 2) and value.get("type") == "constructor" and isinstance(value.get("id"), list):
+            return JsonPayload(json.dumps(value, sort_keys=True, ensure_ascii=False))
+        return {k: _from_legacy_json(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_from_legacy_json(v) for v in value]
+    return value
+
+
+def _unpack(data: bytes) -> Any:
+    return ormsgpack.unpackb(data, ext_hook=_plain_hook, option=_UNPACK_OPT)
+
+
+def _plain_hook(code: int, data: bytes) -> Any:
+    """Turn a nested extension value into plain data, never importing anything."""
+    try:
+        tup = _unpack(data)
+    except Exception:  # noqa: BLE001 - a bad nested value must not sink its message
+        return f"<undecodable ext {code}>"
+    return _ext_to_plain(code, tup)
+
+
+def _ext_to_plain(code: int, tup: Any) -> Any:
+    if code == EXT_DELTA_SNAPSHOT:
+        return tup
+    if code == EXT_NUMPY_ARRAY:
+        if isinstance(tup, list) and len(tup) == 4:
+            return {"dtype": tup[0], "shape": tup[1]}
+        return None
+    if not isinstance(tup, list) or len(tup) < 3:
+        return tup
+    module, name, arg = tup[0], tup[1], tup[2]
+    if code == EXT_CONSTRUCTOR_SINGLE_ARG and (module, name) == ("uuid", "UUID") and isinstance(arg, str) and len(arg) == 32:
+        return f"{arg[:8]}-{arg[8:12]}-{arg[12:16]}-{arg[16:20]}-{arg[20:]}"
+    if code == EXT_CONSTRUCTOR_POS_ARGS and (module, name) == ("langgraph.types", "Send") and isinstance(arg, list) and arg:
+        return {"node": arg[0], "arg": arg[1] if len(arg) > 1 else None}
+    return arg
+
+
+def plain(value: Any, _depth: int = 0) -> Any:
+    """Recursively replace `Ext` / payload bytes left by `decode_typed` with plain data.
+
+    >>> plain([Ext(3, ormsgpack.packb(["datetime", "datetime", "2025-01-01T00:00:00", "fromisoformat"]))])
+    ['2025-01-01T00:00:00']
+    """
+    if _depth > MAX_DEPTH:
+        raise DecodeError("value nested too deeply")
+    if isinstance(value, Ext):
+        try:
+            return plain(_ext_to_plain(value.code, _unpack(value.data)), _depth + 1)
+        except DecodeError:
+            raise
+        except Exception:  # noqa: BLE001
+            return f"<undecodable ext {value.code}>"
+    if isinstance(value, bytes):
+        try:
+            return plain(_ext_to_plain(EXT_PYDANTIC_V2, _unpack(value)), _depth + 1)
+        except Exception:  # noqa: BLE001
+            return None
+    if isinstance(value, JsonPayload):
+        return json.loads(value).get("kwargs")
+    if isinstance(value, dict):
+        return {_key(k): plain(v, _depth + 1) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v, _depth + 1) for v in value]
+    return value
+
+
+def _key(k: Any) -> str:
+    return k if isinstance(k, str) else str(k)
+
+
+def to_json(value: Any) -> str | None:
+    """JSON text of a plain value (None stays SQL NULL); never fails.
+
+    >>> to_json({"a": float("nan")})
+    '{"a": null}'
+    """
+    if value is None:
+        return None
+    return json.dumps(_jsonable(value, 0), ensure_ascii=False, separators=(",", ":"))
+
+
+def _jsonable(value: Any, depth: int) -> Any:
+    if depth > MAX_DEPTH:
+        return "<nested too deeply>"
+    if isinstance(value, str):
+        return clean_text(value)
+    if value is None or isinstance(value, (bool, int)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {clean_text(_key(k)): _jsonable(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v, depth + 1) for v in value]
+    if isinstance(value, Ext | bytes):
+        return _jsonable(plain(value), depth + 1)
+    return clean_text(str(value))
+
+
+def clean_text(text: str) -> str:
+    """Text as DuckDB can store it: lone surrogates replaced, NUL kept out.
+
+    >>> clean_text("a\\x00b\\ud800")
+    'ab\\ufffd'
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    if "\x00" in text:
+        text = text.replace("\x00", "")
+    return text
+
+
+# --- messages -----------------------------------------------------------------
+
+_ROLE_BY_TYPE = {
+    "human": "user",
+    "ai": "assistant",
+    "tool": "tool",
+    "system": "system",
+    "HumanMessageChunk": "user",
+    "AIMessageChunk": "assistant",
+    "ToolMessageChunk": "tool",
+    "SystemMessageChunk": "system",
+}
+
+# A payload without a `type` field still names its class.
+_TYPE_BY_CLASS = {
+    "HumanMessage": "human",
+    "AIMessage": "ai",
+    "ToolMessage": "tool",
+    "SystemMessage": "system",
+    "ChatMessage": "chat",
+    "FunctionMessage": "function",
+    "RemoveMessage": "remove",
+    "HumanMessageChunk": "HumanMessageChunk",
+    "AIMessageChunk": "AIMessageChunk",
+    "ToolMessageChunk": "ToolMessageChunk",
+    "SystemMessageChunk": "SystemMessageChunk",
+    "ChatMessageChunk": "ChatMessageChunk",
+    "FunctionMessageChunk": "FunctionMessageChunk",
+}
+
+# Plain-dict messages (e.g. an `operator.add` list of OpenAI-style dicts).
+_ROLE_BY_DICT_ROLE = {"user": "user", "human": "user", "assistant": "assistant", "ai": "assistant", "tool": "tool", "system": "system"}
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """One message as plain fields (SPEC §2)."""
+
+    message_id: str | None
+    lc_type: str | None
+    role: str
+    chat_role: str | None
+    name: str | None
+    content: str
+    non_text_blocks: int
+    tool_calls: str | None
+    tool_call_count: int
+    tool_names: tuple[str, ...]
+    tool_call_id: str | None
+    tool_status: str | None
+    input_tokens: int | None
+    output_tokens: int | None
+    total_tokens: int | None
+    model: str | None
+    usage_metadata: str | None
+    response_metadata: str | None
+    additional_kwargs: str | None
+
+    def signature(self) -> tuple:
+        """What counts for an edit: same id, but other role, content or tool calls."""
+        return (self.role, self.content, self.tool_calls, self.name)
+
+
+def decode_message(payload: Any) -> Message:
+    """Decode one element of `state['messages']` into a `Message`.
+
+    Accepts the raw bytes of an ext-5 payload, an `Ext`, a legacy `JsonPayload`
+    or a plain dict. Raises `DecodeError` for anything that is not a message.
+
+    >>> raw = ormsgpack.packb(["langchain_core.messages.human", "HumanMessage",
+    ...                        {"type": "human", "content": "hi", "id": "m1"}, "model_validate_json"])
+    >>> decode_message(raw).role
+    'user'
+    """
+    cls_name: str | None = None
+    if isinstance(payload, bytes):
+        try:
+            tup = _unpack(payload)
+        except Exception as exc:  # noqa: BLE001
+            raise DecodeError(f"invalid message payload: {exc}") from None
+        if not isinstance(tup, list) or len(tup) < 3:
+            raise DecodeError("message payload is not a [module, class, fields] array")
+        cls_name, fields = tup[1], tup[2]
+    elif isinstance(payload, Ext):
+        if payload.code not in (EXT_PYDANTIC_V1, EXT_CONSTRUCTOR_KW_ARGS):
+            raise DecodeError(f"message list holds an extension value of code {payload.code}")
+        try:
+            tup = _unpack(payload.data)
+        except Exception as exc:  # noqa: BLE001
+            raise DecodeError(f"invalid message payload: {exc}") from None
+        if not isinstance(tup, list) or len(tup) < 3:
+            raise DecodeError("message payload is not a [module, class, fields] array")
+        cls_name, fields = tup[1], tup[2]
+    elif isinstance(payload, JsonPayload):
+        env = json.loads(payload)
+        cls_name, fields = env["id"][-1], env.get("kwargs")
+    elif isinstance(payload, dict):
+        fields = payload
+    else:
+        raise DecodeError(f"message list holds a {type(payload).__name__}, not a message")
+    if not isinstance(fields, dict):
+        raise DecodeError("message fields are not a mapping")
+    return _message_from_fields(fields, cls_name if isinstance(cls_name, str) else None)
+
+
+def _opt_str(value: Any, what: str) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return clean_text(value)
+    raise DecodeError(f"message {what} is a {type(value).__name__}, not a string")
+
+
+def _int_or_none(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _message_from_fields(fields: dict, cls_name: str | None) -> Message:
+    lc_type = fields.get("type")
+    dict_role = None
+    if lc_type is None and cls_name is not None:
+        lc_type = _TYPE_BY_CLASS.get(cls_name)
+    if lc_type is None and cls_name is None and isinstance(fields.get("role"), str):
+        dict_role = fields["role"]
+    if lc_type is None and dict_role is None:
+        raise DecodeError("message has no type")
+    if lc_type is not None and not isinstance(lc_type, str):
+        raise DecodeError(f"message type is a {type(lc_type).__name__}, not a string")
+    if lc_type is not None:
+        role = _ROLE_BY_TYPE.get(lc_type, "other")
+    else:
+        role = _ROLE_BY_DICT_ROLE.get(dict_role, "other")
+    chat_role = fields.get("role") if isinstance(fields.get("role"), str) else None
+
+    content, non_text = content_text(fields.get("content"))
+
+    tool_calls_raw = fields.get("tool_calls") if role == "assistant" else None
+    tool_calls = None
+    tool_names: tuple[str, ...] = ()
+    if isinstance(tool_calls_raw, list) and tool_calls_raw:
+        tool_calls = to_json(tool_calls_raw)
+        tool_names = tuple(
+            clean_text(c["name"]) for c in tool_calls_raw if isinstance(c, dict) and isinstance(c.get("name"), str)
+        )
+    tool_call_count = len(tool_calls_raw) if isinstance(tool_calls_raw, list) else 0
+
+    usage = fields.get("usage_metadata")
+    usage = usage if isinstance(usage, dict) else None
+    response_metadata = fields.get("response_metadata")
+    response_metadata = response_metadata if isinstance(response_metadata, dict) else None
+    model = None
+    if response_metadata:
+        for key in ("model_name", "model", "model_id"):
+            if isinstance(response_metadata.get(key), str):
+                model = clean_text(response_metadata[key])
+                break
+    additional = fields.get("additional_kwargs")
+    return Message(
+        message_id=_opt_str(fields.get("id"), "id"),
+        lc_type=clean_text(lc_type) if lc_type is not None else None,
+        role=role,
+        chat_role=clean_text(chat_role) if chat_role is not None else None,
+        name=fields.get("name") if isinstance(fields.get("name"), str) else None,
+        content=content,
+        non_text_blocks=non_text,
+        tool_calls=tool_calls,
+        tool_call_count=tool_call_count,
+        tool_names=tool_names,
+        tool_call_id=_opt_str(fields.get("tool_call_id"), "tool_call_id") if role == "tool" else None,
+        tool_status=fields.get("status") if role == "tool" and isinstance(fields.get("status"), str) else None,
+        input_tokens=_int_or_none(usage.get("input_tokens")) if usage else None,
+        output_tokens=_int_or_none(usage.get("output_tokens")) if usage else None,
+        total_tokens=_int_or_none(usage.get("total_tokens")) if usage else None,
+        model=model,
+        usage_metadata=to_json(usage),
+        response_metadata=to_json(response_metadata) if response_metadata else None,
+        additional_kwargs=to_json(additional) if additional else None,
+    )
+
+
+def content_text(content: Any) -> tuple[str, int]:
+    """SPEC §3 content: a string as-is; a block list → its text parts joined with a newline.
+
+    Returns the text and the number of non-text blocks.
+
+    >>> content_text(["a", {"type": "text", "text": "b"}, {"type": "image_url", "image_url": {}}])
+    ('a\\nb', 1)
+    """
+    if isinstance(content, str):
+        return clean_text(content), 0
+    if content is None:
+        return "", 0
+    if isinstance(content, list):
+        parts: list[str] = []
+        non_text = 0
+        for block in content:
+            if isinstance(block, str):
+                parts.append(block)
+            elif isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):
+                parts.append(block["text"])
+            else:
+                non_text += 1
+        return clean_text("\n".join(parts)), non_text
+    raise DecodeError(f"message content is a {type(content).__name__}, not text or a block list")

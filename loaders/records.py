@@ -1,0 +1,103 @@
+"""Records that cross from a source reader to the transform (typed, frozen)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+
+@dataclass(frozen=True, slots=True)
+class LoadError:
+    """A damaged row that was skipped: which thread, which checkpoint, why."""
+
+    thread_id: str | None
+    checkpoint_ns: str | None
+    checkpoint_id: str | None
+    stage: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class RawCheckpoint:
+    """One checkpoint as a source reader hands it over.
+
+    `messages` is `state['messages']` with each element still an undecoded
+    payload (see `loaders.decode`), or None when the checkpoint has no
+    messages channel. `damaged` checkpoints keep their row but give no messages.
+    """
+
+    thread_id: str
+    checkpoint_ns: str
+    checkpoint_id: str
+    parent_checkpoint_id: str | None
+    ts: str | None
+    metadata: Mapping[str, Any]
+    messages: Sequence[Any] | None
+    damaged: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class RawWrite:
+    """A pending write on a special channel (`__interrupt__`, `__resume__`, `__error__`)."""
+
+    thread_id: str
+    checkpoint_ns: str
+    checkpoint_id: str
+    task_id: str
+    idx: int
+    channel: str
+    value: Any
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadBundle:
+    """Everything a source holds for one thread."""
+
+    thread_id: str
+    checkpoints: list[RawCheckpoint]
+    writes: list[RawWrite] = field(default_factory=list)
+    errors: list[LoadError] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class SourceOptions:
+    """What a caller may ask of any source."""
+
+    schema: str | None = None
+    threads: tuple[str, ...] = ()
+    since: str | None = None
+
+
+class SourceReader(Protocol):
+    """An opened source. Readers stream: one thread in memory at a time."""
+
+    def describe(self) -> str:
+        """The source as it may be shown and stored (no secrets)."""
+
+    def thread_count(self) -> int | None:
+        """How many threads `threads()` will yield, if cheap to know (for progress)."""
+
+    def checkpoint_keys(self) -> Iterator[tuple[str, str, str]]:
+        """Every `(thread_id, checkpoint_ns, checkpoint_id)`, for incremental loads."""
+
+    def threads(self, only: frozenset[str] | None = None) -> Iterator[ThreadBundle]:
+        """Yield every thread (or only these), ordered by thread id."""
+
+    def close(self) -> None: ...
+
+
+class Source(Protocol):
+    """A kind of source: how to recognise it and how to open it."""
+
+    kind: str
+
+    def detect(self, spec: str) -> bool:
+        """True when `spec` (a path or a DSN) is this kind of source."""
+
+    def open(self, spec: str, options: SourceOptions) -> SourceReader:
+        """Open it read-only; raise `SourceError` naming the path and what was expected."""
+
+
+class SourceError(Exception):
+    """The source itself is unusable (missing, unknown or damaged)."""

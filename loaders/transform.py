@@ -1,0 +1,410 @@
+"""One thread's checkpoints → rows of every table (SPEC §3).
+
+The transcript is `state['messages']` of the latest root checkpoint (greatest
+checkpoint id in namespace ''). A message's `ts` is that of the oldest root
+checkpoint (smallest ts, tie → smallest id; any branch) holding its id.
+
+Why payloads stay bytes until here: a SqliteSaver re-serializes the whole
+message list in every checkpoint, so the same payload bytes recur in every
+later checkpoint. Walking root checkpoints oldest first and comparing each
+list with the previous one by bytes equality, only payloads not seen before
+are looked up and decoded — once per thread.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+from loaders.decode import DecodeError, Message, decode_message, plain, to_json
+from loaders.records import LoadError, RawCheckpoint, RawWrite, ThreadBundle
+
+DEFAULT_THREAD_KEY_PATTERN = r"^(?P<tenant>[^:]*):(?P<sub>[^:]*):(?P<session>.*)$"
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadKey:
+    tenant_id: str | None
+    sub_tenant_id: str | None
+    session_id: str
+
+
+def compile_thread_key(pattern: str | None) -> re.Pattern[str]:
+    """Compile a thread-key pattern; it must have a `session` group (and may have `tenant`, `sub`).
+
+    >>> compile_thread_key(None).match("acme:web:s1").group("session")
+    's1'
+    """
+    regex = re.compile(pattern or DEFAULT_THREAD_KEY_PATTERN, re.DOTALL)
+    if "session" not in regex.groupindex:
+        raise ValueError("a thread-key pattern needs a named group 'session'")
+    return regex
+
+
+def parse_thread_key(thread_id: str, regex: re.Pattern[str]) -> ThreadKey:
+    """Split `tenant:sub:session`; an empty sub-tenant is NULL; no match → session = thread id.
+
+    >>> parse_thread_key("acme::a:b", compile_thread_key(None))
+    ThreadKey(tenant_id='acme', sub_tenant_id=None, session_id='a:b')
+    """
+    m = regex.match(thread_id)
+    if m is None:
+        return ThreadKey(None, None, thread_id)
+    groups = m.groupdict()
+    return ThreadKey(groups.get("tenant"), groups.get("sub") or None, groups["session"])
+
+
+def parse_ts(value: Any) -> datetime | None:
+    """A checkpoint `ts` (ISO 8601, microseconds omitted when zero) as an aware UTC datetime.
+
+    >>> parse_ts("2025-03-04T15:00:00+00:00").isoformat()
+    '2025-03-04T15:00:00+00:00'
+    """
+    if not isinstance(value, str):
+        return None
+    try:
+        dt = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    return dt.astimezone(timezone.utc)
+
+
+@dataclass(slots=True)
+class ThreadRows:
+    """Rows of every table for one thread, as tuples in the tables' column order."""
+
+    threads: list[tuple]
+    checkpoints: list[tuple]
+    messages: list[tuple]
+    message_versions: list[tuple]
+    message_events: list[tuple]
+    errors: list[LoadError]
+
+
+_FAR_FUTURE = datetime.max.replace(tzinfo=timezone.utc)
+
+
+def _int_or_none(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _str_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def transform_thread(bundle: ThreadBundle, key_regex: re.Pattern[str]) -> ThreadRows:
+    """Turn one thread's checkpoints and special writes into table rows.
+
+    >>> rows = transform_thread(ThreadBundle("t", []), compile_thread_key(None))  # doctest: +SKIP
+    """
+    thread_id = bundle.thread_id
+    errors = list(bundle.errors)
+    key = parse_thread_key(thread_id, key_regex)
+    cps = bundle.checkpoints
+
+    ts_of: dict[tuple[str, str], datetime | None] = {}
+    for cp in cps:
+        ts = parse_ts(cp.ts)
+        if ts is None and cp.ts is not None:
+            errors.append(LoadError(thread_id, cp.checkpoint_ns, cp.checkpoint_id, "checkpoint", f"unreadable ts {cp.ts!r}"))
+        ts_of[(cp.checkpoint_ns, cp.checkpoint_id)] = ts
+
+    roots = [cp for cp in cps if cp.checkpoint_ns == ""]
+    root_by_id = {cp.checkpoint_id: cp for cp in roots}
+    usable_roots = [cp for cp in roots if not cp.damaged]
+
+    # --- distinct payloads → versions, first appearance, first ts per message id
+    def order_key(cp: RawCheckpoint) -> tuple:
+        ts = ts_of[("", cp.checkpoint_id)]
+        return (ts is None, ts or _FAR_FUTURE, cp.checkpoint_id)
+
+    version_of: dict[Any, int] = {}
+    decoded: list[Message | None] = []
+    first_cp: list[RawCheckpoint] = []
+    first_seen: dict[str, RawCheckpoint] = {}
+    versions_at: dict[str, list[int]] = {}
+    prev_payloads: list[Any] = []
+    prev_versions: list[int] = []
+    for cp in sorted(usable_roots, key=order_key):
+        payloads = cp.messages
+        if payloads is None:
+            versions_at[cp.checkpoint_id] = []
+            continue
+        if not isinstance(payloads, list):
+            errors.append(LoadError(thread_id, "", cp.checkpoint_id, "messages", f"messages channel is a {type(payloads).__name__}, not a list"))
+            continue
+        n = len(prev_payloads)
+        if n <= len(payloads) and payloads[:n] == prev_payloads:
+            common = n
+        else:
+            common = 0
+            limit = min(n, len(payloads))
+            while common < limit and payloads[common] == prev_payloads[common]:
+                common += 1
+        versions = prev_versions[:common]
+        for payload in payloads[common:]:
+            try:
+                v = version_of.get(payload)
+            except TypeError:  # an unhashable element is not a message payload
+                v = None
+                payload = repr(payload)
+            if v is None:
+                v = len(decoded)
+                version_of[payload] = v
+                first_cp.append(cp)
+                try:
+                    msg = decode_message(payload)
+                except DecodeError as exc:
+                    msg = None
+                    errors.append(LoadError(thread_id, "", cp.checkpoint_id, "message", str(exc)))
+                decoded.append(msg)
+                if msg is not None and msg.message_id is not None and msg.message_id not in first_seen:
+                    first_seen[msg.message_id] = cp
+            else:
+                msg = decoded[v]
+                # Seen before in an older checkpoint, so its id's first sighting is older too.
+            versions.append(v)
+        versions_at[cp.checkpoint_id] = versions
+        prev_payloads, prev_versions = payloads, versions
+
+    # --- tree shape
+    children: dict[tuple[str, str], int] = {}
+    for cp in cps:
+        if cp.parent_checkpoint_id is not None:
+            k = (cp.checkpoint_ns, cp.parent_checkpoint_id)
+            children[k] = children.get(k, 0) + 1
+    latest_by_ns: dict[str, str] = {}
+    for cp in cps:
+        if cp.checkpoint_id > latest_by_ns.get(cp.checkpoint_ns, ""):
+            latest_by_ns[cp.checkpoint_ns] = cp.checkpoint_id
+    latest_root = max((cp.checkpoint_id for cp in usable_roots), default=None)
+
+    current: set[str] = set()
+    node = latest_root
+    while node is not None and node not in current and node in root_by_id:
+        current.add(node)
+        node = root_by_id[node].parent_checkpoint_id
+
+    branch_root: dict[str, str | None] = {}
+
+    def hang_point(cid: str) -> str | None:
+        # Iterative walk up the parents; memoised because branches share ancestors.
+        path = []
+        node = cid
+        result: str | None = None
+        while node is not None:
+            if node in current:
+                result = node
+                break
+            if node in branch_root:
+                result = branch_root[node]
+                break
+            path.append(node)
+            parent = root_by_id.get(node)
+            node = parent.parent_checkpoint_id if parent is not None else None
+            if node in path:
+                break
+        for p in path:
+            branch_root[p] = result
+        return result
+
+    interrupts: dict[tuple[str, str], list[Any]] = {}
+    for w in bundle.writes:
+        if w.channel == "__interrupt__":
+            interrupts.setdefault((w.checkpoint_ns, w.checkpoint_id), []).append(w.value)
+
+    # --- checkpoints
+    checkpoint_rows = []
+    for cp in cps:
+        is_root = cp.checkpoint_ns == ""
+        md = cp.metadata if isinstance(cp.metadata, dict) else {}
+        on_current = is_root and cp.checkpoint_id in current
+        checkpoint_rows.append(
+            (
+                thread_id,
+                cp.checkpoint_ns,
+                cp.checkpoint_id,
+                cp.parent_checkpoint_id,
+                ts_of[(cp.checkpoint_ns, cp.checkpoint_id)],
+                _int_or_none(md.get("step")),
+                _str_or_none(md.get("source")),
+                _str_or_none(md.get("run_id")),
+                len(cp.messages) if isinstance(cp.messages, list) else None,
+                versions_at.get(cp.checkpoint_id) if is_root else None,
+                is_root,
+                cp.checkpoint_id == latest_by_ns[cp.checkpoint_ns],
+                (cp.checkpoint_ns, cp.checkpoint_id) not in children,
+                on_current,
+                hang_point(cp.checkpoint_id) if is_root and not on_current else None,
+                (cp.checkpoint_ns, cp.checkpoint_id) in interrupts,
+                to_json(plain(md)),
+            )
+        )
+
+    # --- message versions
+    version_rows = []
+    for v, msg in enumerate(decoded):
+        if msg is None:
+            continue
+        cp = first_cp[v]
+        version_rows.append(
+            (
+                thread_id,
+                v,
+                msg.message_id,
+                msg.lc_type,
+                msg.role,
+                msg.name,
+                msg.content,
+                len(msg.content),
+                msg.non_text_blocks,
+                msg.tool_calls,
+                msg.tool_call_count,
+                msg.tool_call_id,
+                msg.tool_status,
+                cp.checkpoint_id,
+                ts_of[("", cp.checkpoint_id)],
+            )
+        )
+
+    # --- transcript
+    message_rows = []
+    if latest_root is not None:
+        for ordinal, v in enumerate(versions_at.get(latest_root, [])):
+            msg = decoded[v]
+            if msg is None:
+                continue
+            seen = first_seen.get(msg.message_id) if msg.message_id is not None else None
+            message_rows.append(
+                (
+                    thread_id,
+                    key.tenant_id,
+                    key.sub_tenant_id,
+                    key.session_id,
+                    ordinal,
+                    msg.role,
+                    msg.lc_type,
+                    msg.chat_role,
+                    msg.name,
+                    msg.content,
+                    len(msg.content),
+                    msg.non_text_blocks,
+                    msg.message_id,
+                    ts_of[("", seen.checkpoint_id)] if seen is not None else None,
+                    seen.checkpoint_id if seen is not None else None,
+                    msg.tool_calls,
+                    msg.tool_call_count,
+                    msg.tool_call_id,
+                    msg.tool_status,
+                    msg.input_tokens,
+                    msg.output_tokens,
+                    msg.total_tokens,
+                    msg.model,
+                    msg.usage_metadata,
+                    msg.response_metadata,
+                    msg.additional_kwargs,
+                    v,
+                )
+            )
+
+    # --- events: each root checkpoint against its parent
+    event_rows = []
+    removed_current = edited_current = 0
+    for cp in sorted(usable_roots, key=lambda c: c.checkpoint_id):
+        cur = versions_at.get(cp.checkpoint_id)
+        if cur is None:
+            continue
+        parent_id = cp.parent_checkpoint_id
+        prev = versions_at.get(parent_id, []) if parent_id is not None else []
+        if cur == prev:
+            continue
+        ts = ts_of[("", cp.checkpoint_id)]
+        events = _diff(prev, cur, decoded)
+        for event, mid, pos, v, pv in events:
+            event_rows.append((thread_id, cp.checkpoint_id, parent_id, ts, event, mid, pos, v, pv))
+            if cp.checkpoint_id in current:
+                removed_current += event == "removed"
+                edited_current += event == "edited"
+
+    root_ts = [ts_of[("", cp.checkpoint_id)] for cp in roots if ts_of[("", cp.checkpoint_id)] is not None]
+    root_children = {k[1]: n for k, n in children.items() if k[0] == ""}
+    pending = interrupts.get(("", latest_root)) if latest_root is not None else None
+    thread_row = (
+        thread_id,
+        key.tenant_id,
+        key.sub_tenant_id,
+        key.session_id,
+        min(root_ts) if root_ts else None,
+        max(root_ts) if root_ts else None,
+        len(cps),
+        len(roots),
+        len(cps) - len(roots),
+        len({cp.checkpoint_ns for cp in cps}),
+        len(message_rows),
+        latest_root,
+        (latest_root not in root_children) if latest_root is not None else None,
+        sum(1 for cp in roots if cp.checkpoint_id not in root_children),
+        sum(1 for n in root_children.values() if n > 1),
+        bool(pending),
+        to_json(plain(pending)) if pending else None,
+        removed_current,
+        edited_current,
+    )
+    return ThreadRows([thread_row], checkpoint_rows, message_rows, version_rows, event_rows, errors)
+
+
+def _diff(prev: list[int], cur: list[int], decoded: list[Message | None]) -> list[tuple]:
+    """Events turning the version list `prev` into `cur`, keyed by message id."""
+    n = len(prev)
+    if len(cur) >= n and cur[:n] == prev:
+        prev_ids = {_ident(v, decoded) for v in prev}
+        tail = [(i, v) for i, v in enumerate(cur[n:], start=n)]
+        if all(_ident(v, decoded) not in prev_ids for _, v in tail):
+            return [("added", _mid(v, decoded), i, v, None) for i, v in tail]
+
+    def index(versions: list[int]) -> dict[Any, tuple[int, int]]:
+        out: dict[Any, tuple[int, int]] = {}
+        for i, v in enumerate(versions):
+            out.setdefault(_ident(v, decoded), (i, v))
+        return out
+
+    before, after = index(prev), index(cur)
+    events = []
+    for k, (i, v) in before.items():
+        if k not in after:
+            events.append(("removed", _mid(v, decoded), i, None, v))
+    common_before = [k for k in before if k in after]
+    common_after = [k for k in after if k in before]
+    moved = {a for a, b in zip(common_after, common_before) if a != b}
+    for k, (i, v) in after.items():
+        if k not in before:
+            events.append(("added", _mid(v, decoded), i, v, None))
+            continue
+        pv = before[k][1]
+        if pv != v and _changed(decoded[pv], decoded[v]):
+            events.append(("edited", _mid(v, decoded), i, v, pv))
+        if k in moved:
+            events.append(("reordered", _mid(v, decoded), i, v, pv))
+    return events
+
+
+def _ident(v: int, decoded: list[Message | None]) -> Any:
+    msg = decoded[v]
+    if msg is not None and msg.message_id is not None:
+        return msg.message_id
+    return ("version", v)
+
+
+def _mid(v: int, decoded: list[Message | None]) -> str | None:
+    msg = decoded[v]
+    return msg.message_id if msg is not None else None
+
+
+def _changed(a: Message | None, b: Message | None) -> bool:
+    if a is None or b is None:
+        return a is not b
+    return a.signature() != b.signature()
