@@ -1,0 +1,34 @@
+# Transcript Lens: `make app` runs the app on the bundled demo store, `make test` runs every test.
+# Both set up what they need on a fresh machine (virtualenv, packages, services).
+
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PYTHON ?= python3
+
+.PHONY: app test bench demo clean
+
+$(VENV)/.runtime: requirements.txt
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install -q --upgrade pip
+	$(VENV)/bin/pip install -q -r requirements.txt
+	touch $@
+
+$(VENV)/.dev: requirements-dev.txt $(VENV)/.runtime
+	$(VENV)/bin/pip install -q -r requirements-dev.txt
+	touch $@
+
+app: $(VENV)/.runtime
+	$(VENV)/bin/streamlit run app.py
+
+test: $(VENV)/.dev
+	bash scripts/test-services.sh
+	$(PY) -m pytest -n 2 --dist loadfile -q -p no:cacheprovider
+
+bench: $(VENV)/.dev
+	$(PY) bench/bench_load.py
+
+demo: $(VENV)/.dev
+	$(PY) demo/make_demo_store.py
+
+clean:
+	rm -rf .cache .pytest_cache .hypothesis
