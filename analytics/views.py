@@ -1,0 +1,311 @@
+"""Page-shaped answers for the Streamlit app: one call per page view.
+
+Each function composes `metrics` / `transcript` calls and returns frames in
+the exact shape a page draws, so pages stay widget → one call → render and
+every shape is testable without Streamlit. Nothing here imports streamlit.
+
+>>> import analytics.views as views
+>>> views.overview_page("demo.duckdb").headline["threads"]  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from datetime import date, datetime, time, timedelta, timezone
+from typing import Any
+
+import pandas as pd
+
+from analytics import metrics
+from analytics.db import ConOrPath, connection
+from analytics.errors import AnalyticsError, BadRequest, NotFound, Unsupported
+from analytics.filters import Filters
+from analytics.transcript import TranscriptQuery, read, search_threads, threads
+
+NO_TENANT = "(no tenant)"
+
+#: Columns of the transcript table view (and of its CSV download), in order.
+TRANSCRIPT_TABLE_COLUMNS = (
+    "index",
+    "ordinal",
+    "role",
+    "ts",
+    "content",
+    "message_id",
+    "checkpoint_id",
+    "name",
+    "tool_calls",
+    "tool_call_id",
+    "tool_status",
+    "model",
+    "input_tokens",
+    "output_tokens",
+    "total_tokens",
+)
+
+#: Columns of the conversations table (and of its CSV download), in order.
+CONVERSATION_TABLE_COLUMNS = (
+    "thread_id",
+    "tenant_id",
+    "sub_tenant_id",
+    "messages",
+    "user_turns",
+    "assistant_messages",
+    "tool_calls",
+    "first_ts",
+    "last_ts",
+    "duration_s",
+    "latency_median_s",
+    "latency_p90_s",
+    "total_tokens",
+    "models",
+    "forks",
+    "interrupt_pending",
+    "resume_points",
+    "removed_messages",
+    "edited_messages",
+)
+
+
+def day_window(first: date | None, last: date | None) -> tuple[datetime | None, datetime | None]:
+    """A closed range of UTC days → `since`/`until` datetimes (the whole last day included).
+
+    >>> day_window(date(2025, 1, 1), date(2025, 1, 2))[1].isoformat()
+    '2025-01-02T23:59:59.999999+00:00'
+    """
+    since = datetime.combine(first, time.min, timezone.utc) if first else None
+    until = datetime.combine(last, time.max, timezone.utc) if last else None
+    return since, until
+
+
+# --- database and filter choices ----------------------------------------------------
+
+
+def database_info(con_or_path: ConOrPath) -> dict[str, Any]:
+    """What the sidebar says about the open database: its last load and its size."""
+    with connection(con_or_path) as con:
+        counts = con.execute(
+            "SELECT (SELECT count(*) FROM threads), (SELECT count(*) FROM messages), "
+            "(SELECT count(DISTINCT tenant_id) FROM threads)"
+        ).fetchone()
+        load = con.execute(
+            "SELECT source, source_kind, finished_at, errors FROM loads ORDER BY load_id DESC LIMIT 1"
+        ).fetchone()
+    info: dict[str, Any] = {"threads": counts[0], "messages": counts[1], "tenants": counts[2]}
+    if load:
+        info.update(source=load[0], source_kind=load[1], loaded_at=load[2], load_errors=load[3])
+    return info
+
+
+@dataclass(frozen=True)
+class Facets:
+    """Choices for the filter widgets."""
+
+    tenants: tuple[str, ...]
+    sub_tenants: tuple[str, ...]
+    first_day: date | None
+    last_day: date | None
+    threads: int
+
+
+def facets(con_or_path: ConOrPath) -> Facets:
+    """Tenants, sub-tenants and the UTC day range of the database."""
+    with connection(con_or_path) as con:
+        tenants = [r[0] for r in con.execute(
+            "SELECT DISTINCT tenant_id FROM threads WHERE tenant_id IS NOT NULL ORDER BY 1").fetchall()]
+        subs = [r[0] for r in con.execute(
+            "SELECT DISTINCT sub_tenant_id FROM threads WHERE sub_tenant_id IS NOT NULL ORDER BY 1").fetchall()]
+        first, last, n = con.execute(
+            "SELECT min(first_ts), max(last_ts), count(*) FROM threads").fetchone()
+    return Facets(
+        tuple(tenants),
+        tuple(subs),
+        first.astimezone(timezone.utc).date() if first else None,
+        last.astimezone(timezone.utc).date() if last else None,
+        n,
+    )
+
+
+# --- overview -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class OverviewPage:
+    """Everything the overview page draws."""
+
+    headline: dict[str, Any]
+    messages_by_role: pd.DataFrame  # day, role, messages
+    activity: pd.DataFrame  # day, active_conversations, conversations_started
+    top_tenants: pd.DataFrame
+    top_models: pd.DataFrame
+    top_tools: pd.DataFrame
+
+
+def _per_day(daily: pd.DataFrame) -> pd.DataFrame:
+    # daily() is per (day, tenant); a thread has one tenant, so summing over tenants counts each once.
+    cols = [c for c in daily.columns if c not in ("day", "tenant_id", "latency_median_s")]
+    return daily.groupby("day", as_index=False)[cols].sum(min_count=1)
+
+
+def _label_tenants(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame.assign(tenant_id=frame["tenant_id"].astype(object).where(frame["tenant_id"].notna(), NO_TENANT))
+
+
+def overview_page(con_or_path: ConOrPath, filters: Filters = Filters(), top: int = 10) -> OverviewPage:
+    """Headline numbers, daily messages by role, daily activity and the top tenants/models/tools."""
+    with connection(con_or_path) as con:
+        headline = dict(metrics.overview(con, filters))
+        per_day = _per_day(metrics.daily(con, filters))
+        tenants = metrics.top_tenants(con, filters, limit=top)
+        models = metrics.top_models(con, filters, limit=top)
+        tools = metrics.top_tools(con, filters, limit=top)
+    role_cols = {f"{r}_messages": r for r in metrics.ROLES}
+    by_role = per_day[["day", *role_cols]].melt(id_vars="day", var_name="role", value_name="messages")
+    by_role["role"] = by_role["role"].map(role_cols)
+    by_role = by_role[by_role["messages"] > 0].reset_index(drop=True)
+    activity = per_day[["day", "active_conversations", "conversations_started"]]
+    return OverviewPage(headline, by_role, activity, _label_tenants(tenants), models, tools)
+
+
+# --- conversations ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ConversationsPage:
+    """The conversations table (one row per thread) and its charts, over the same threads."""
+
+    table: pd.DataFrame  # CONVERSATION_TABLE_COLUMNS
+    total: int  # threads passing `filters` before the turn / interrupt / fork conditions
+    latency: pd.DataFrame  # one row per user→assistant pair: latency_s, model, tenant_id, thread_id
+    tokens_by_model: pd.DataFrame  # model, kind (input/output), tokens
+    activity: pd.DataFrame  # day, active_conversations, messages, user_messages
+
+
+def conversations_page(
+    con_or_path: ConOrPath,
+    filters: Filters = Filters(),
+    min_turns: int = 0,
+    pending_only: bool = False,
+    forks_only: bool = False,
+) -> ConversationsPage:
+    """`metrics.conversations` narrowed by user turns, pending interrupt and forks, with its charts.
+
+    The charts describe exactly the threads of the table: when a turn, interrupt or
+    fork condition narrows it, the chart queries are restricted to those thread ids.
+    """
+    if min_turns is None or min_turns < 0:
+        raise BadRequest(f"min_turns must be >= 0, got {min_turns!r}")
+    with connection(con_or_path) as con:
+        conv = metrics.conversations(con, filters)
+        total = len(conv)
+        keep = conv["user_turns"] >= min_turns
+        if pending_only:
+            keep &= conv["interrupt_pending"].fillna(False).astype(bool)
+        if forks_only:
+            keep &= conv["forks"] > 0
+        conv = conv[keep].reset_index(drop=True)
+        narrowed = len(conv) < total
+        if conv.empty:
+            # Filters with no thread ids means "no restriction", so an empty table answers empty charts here.
+            latency = pd.DataFrame(columns=["thread_id", "tenant_id", "latency_s", "model"])
+            models = pd.DataFrame(columns=["model", "input_tokens", "output_tokens"])
+            daily = pd.DataFrame(columns=list(metrics.DAILY_COLUMNS))
+        else:
+            scoped = dataclasses.replace(filters, thread_ids=tuple(conv["thread_id"])) if narrowed else filters
+            latency = metrics.latency_distribution(con, scoped)
+            models = metrics.by_model(con, scoped)
+            daily = metrics.daily(con, scoped)
+    tokens = models.melt(
+        id_vars="model", value_vars=["input_tokens", "output_tokens"], var_name="kind", value_name="tokens"
+    )
+    tokens["kind"] = tokens["kind"].str.removesuffix("_tokens")
+    tokens = tokens[tokens["tokens"].notna()].reset_index(drop=True)
+    activity = _per_day(daily)[["day", "active_conversations", "messages", "user_messages"]]
+    return ConversationsPage(
+        conv[list(CONVERSATION_TABLE_COLUMNS)],
+        total,
+        latency[["thread_id", "tenant_id", "latency_s", "model"]],
+        tokens,
+        activity,
+    )
+
+
+# --- transcript explorer --------------------------------------------------------------
+
+
+def thread_choices(con_or_path: ConOrPath, text: str = "", selected: str | None = None, limit: int = 200) -> pd.DataFrame:
+    """Threads for the picker (thread_id, label), best match first; `selected` always included.
+
+    Empty `text` lists the most recently active threads.
+    """
+    with connection(con_or_path) as con:
+        found = search_threads(con, text or "", limit=limit)
+        if selected and selected not in set(found["thread_id"]):
+            known = threads(con, Filters(thread_ids=(selected,)))
+            found = pd.concat([known.assign(match_count=0), found], ignore_index=True)
+    last = found["last_ts"].dt.strftime("%Y-%m-%d %H:%M").fillna("no time")
+    label = found["thread_id"] + " · " + found["message_count"].astype(str) + " msgs · " + last
+    if text and "snippet" in found:
+        snippet = found["snippet"].fillna("").str.replace(r"\s+", " ", regex=True).str.slice(0, 60)
+        label = label.where(snippet == "", label + " · “" + snippet + "”")
+    return pd.DataFrame({"thread_id": found["thread_id"], "label": label})
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A contract error turned into something a page can show: kind is bad_request / unsupported / not_found."""
+
+    kind: str
+    message: str
+
+
+@dataclass(frozen=True)
+class TranscriptPage:
+    """One transcript read, its table shape and the thread's summary; `problem` instead of a traceback."""
+
+    rows: pd.DataFrame  # analytics.transcript.read() columns
+    table: pd.DataFrame  # TRANSCRIPT_TABLE_COLUMNS: what the table view and the CSV show
+    thread: dict[str, Any] = field(default_factory=dict)
+    problem: Problem | None = None
+
+
+_PROBLEM_KINDS = ((BadRequest, "bad_request"), (Unsupported, "unsupported"), (NotFound, "not_found"))
+
+
+def _empty_transcript() -> pd.DataFrame:
+    from analytics.transcript import TRANSCRIPT_COLUMNS
+
+    return pd.DataFrame({c: pd.Series(dtype=t) for c, t in TRANSCRIPT_COLUMNS.items()})
+
+
+def transcript_page(
+    con_or_path: ConOrPath,
+    thread_id: str,
+    speaker: str = "all",
+    index: int | None = None,
+    since: str | datetime | None = None,
+    until: str | datetime | None = None,
+    limit: int | None = None,
+) -> TranscriptPage:
+    """`read()` under the SPEC §4 contract, plus the thread's metrics row for the header.
+
+    A `BadRequest` / `Unsupported` / `NotFound` comes back as `problem` (and empty
+    rows) so a page shows a message, not a traceback; anything else still raises.
+    """
+    problem = None
+    thread: dict[str, Any] = {}
+    with connection(con_or_path) as con:
+        try:
+            query = TranscriptQuery(thread_id, speaker=speaker, index=index, since=since, until=until, limit=limit)
+            rows = read(con, query)
+        except AnalyticsError as exc:
+            kind = next((k for cls, k in _PROBLEM_KINDS if isinstance(exc, cls)), "bad_request")
+            problem = Problem(kind, str(exc))
+            rows = _empty_transcript()
+        if not (problem and problem.kind == "not_found"):
+            try:
+                thread = dict(metrics.conversation(con, thread_id))
+            except NotFound:
+                thread = {}
+    return TranscriptPage(rows, rows[list(TRANSCRIPT_TABLE_COLUMNS)], thread, problem)

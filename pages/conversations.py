@@ -1,0 +1,71 @@
+"""Conversations: one row per thread with its metrics; a selected row opens its transcript."""
+
+import plotly.express as px
+import streamlit as st
+
+from ui import cache, render, state
+from ui.filters import filter_bar
+
+url = state.Url("conversations")
+db = state.require_db()
+
+st.title("Conversations")
+filters = filter_bar(url, cache.facets(db))
+c1, c2, c3, _ = st.columns([2, 2, 2, 6])
+min_turns = c1.number_input("Min user turns", min_value=0, step=1, key=url.bind("min_turns", 0, state.INT))
+pending = c2.checkbox("Pending interrupt only", key=url.bind("pending", False, state.BOOL))
+forks = c3.checkbox("Forked threads only", key=url.bind("forks", False, state.BOOL))
+url.publish()
+
+view = cache.conversations(db, filters, int(min_turns), pending, forks)
+
+st.caption(f"{len(view.table):,} of {view.total:,} threads · select a row to open its transcript")
+picked = st.dataframe(
+    view.table,
+    key="conversations.table",
+    on_select="rerun",
+    selection_mode="single-row",
+    hide_index=True,
+    column_config={
+        "thread_id": st.column_config.TextColumn("thread", pinned=True),
+        "duration_s": st.column_config.NumberColumn("duration (s)", format="%.1f"),
+        "latency_median_s": st.column_config.NumberColumn("median latency (s)", format="%.2f"),
+        "latency_p90_s": st.column_config.NumberColumn("p90 latency (s)", format="%.2f"),
+        "first_ts": st.column_config.DatetimeColumn("first ts", format="YYYY-MM-DD HH:mm:ss"),
+        "last_ts": st.column_config.DatetimeColumn("last ts", format="YYYY-MM-DD HH:mm:ss"),
+    },
+)
+render.download(view.table, "conversations.csv", key="conversations.csv")
+
+if picked.selection.rows:
+    thread_id = view.table["thread_id"].iloc[picked.selection.rows[0]]
+    st.switch_page("pages/transcript.py", query_params=state.link_params(thread=thread_id))
+
+left, right = st.columns(2)
+with left:
+    st.subheader("Reply latency")
+    if view.latency.empty:
+        render.no_data("user → assistant pairs")
+    else:
+        render.chart(px.histogram(view.latency, x="latency_s", color="model", nbins=40,
+                                  labels={"latency_s": "seconds (checkpoint granularity)"}), key="conv_latency")
+with right:
+    st.subheader("Tokens by model")
+    if view.tokens_by_model.empty:
+        render.no_data("token usage")
+    else:
+        render.chart(px.bar(view.tokens_by_model, x="model", y="tokens", color="kind"), key="conv_tokens")
+left, right = st.columns(2)
+with left:
+    st.subheader("User turns per thread")
+    if view.table.empty:
+        render.no_data("threads")
+    else:
+        render.chart(px.histogram(view.table, x="user_turns", labels={"user_turns": "user turns"}), key="conv_turns")
+with right:
+    st.subheader("Activity over time")
+    if view.activity.empty:
+        render.no_data("activity")
+    else:
+        render.chart(px.line(view.activity, x="day", y=["active_conversations", "messages", "user_messages"],
+                             markers=True, labels={"value": "count", "variable": ""}), key="conv_activity")

@@ -1,0 +1,73 @@
+"""Overview: headline numbers and trends over the filtered conversations."""
+
+import plotly.express as px
+import streamlit as st
+
+from ui import cache, render, state
+from ui.filters import filter_bar
+
+url = state.Url("overview")
+db = state.require_db()
+
+st.title("Overview")
+filters = filter_bar(url, cache.facets(db))
+url.publish()
+
+view = cache.overview(db, filters)
+h = view.headline
+
+first, last = h["first_ts"], h["last_ts"]
+span = f"{first:%Y-%m-%d} → {last:%Y-%m-%d}" if first is not None and last is not None else "—"
+render.headline([
+    ("Threads", render.number(h["threads"]), "Conversations (threads) that pass the filters"),
+    ("Messages", render.number(h["messages"]), "Transcript messages, every role"),
+    ("Tenants", render.number(h["tenants"]), "Distinct tenants (threads outside the key pattern count as one)"),
+    ("User turns", render.number(h["user_turns"]), "Messages from the user"),
+    ("Date range", span, "First and last message checkpoint time (UTC)"),
+    ("Tokens", render.number(h["total_tokens"]),
+     f"input {render.number(h['input_tokens'])} · output {render.number(h['output_tokens'])} (usage_metadata)"),
+])
+render.headline([
+    ("Assistant messages", render.number(h["assistant_messages"]), None),
+    ("Tool calls", render.number(h["tool_calls"]), None),
+    ("Models", render.number(h["models"]), None),
+    ("Median reply latency", render.seconds(h["latency_median_s"]),
+     f"Reply ts − user ts at checkpoint granularity, over {render.number(h['latency_pairs'])} pairs"),
+])
+
+left, right = st.columns(2)
+with left:
+    st.subheader("Messages per day by role")
+    if view.messages_by_role.empty:
+        render.no_data("messages with a timestamp")
+    else:
+        render.chart(px.bar(view.messages_by_role, x="day", y="messages", color="role"), key="ov_by_role")
+with right:
+    st.subheader("Active threads per day")
+    if view.activity.empty:
+        render.no_data("activity")
+    else:
+        render.chart(
+            px.bar(view.activity, x="day", y=["active_conversations", "conversations_started"], barmode="group",
+                   labels={"value": "threads", "variable": ""}),
+            key="ov_activity",
+        )
+
+cols = st.columns(3)
+tops = [
+    ("Top tenants", view.top_tenants, "conversations", "tenant_id", "tenants", "top_tenants.csv"),
+    ("Top models", view.top_models, "messages", "model", "models", "top_models.csv"),
+    ("Top tools", view.top_tools, "calls", "tool", "tools", "top_tools.csv"),
+]
+for col, (title, frame, x, y, what, file_name) in zip(cols, tops):
+    with col:
+        st.subheader(title)
+        if frame.empty:
+            render.no_data(what)
+            continue
+        fig = px.bar(frame, x=x, y=y, orientation="h", hover_data=list(frame.columns))
+        fig.update_yaxes(autorange="reversed", title=None)
+        render.chart(fig, key=f"ov_{what}")
+        with st.expander("Table"):
+            st.dataframe(frame, hide_index=True, key=f"ov_{what}_table")
+            render.download(frame, file_name, key=f"ov_{what}_csv")

@@ -1,0 +1,93 @@
+"""Every st.cache_* wrapper of the app, in one place.
+
+Convention for pages (the Resume QA page included): get the open database with
+`ui.state.current_db()` (a `DbRef`), then make ONE data call through this
+module, e.g. `cache.overview(db, filters)`, or, for a function that has no
+named wrapper yet, `cache.call(analytics.resume.something, db, *args)`.
+
+Keys include the database file's version (`DbRef`: path, mtime, size, inode),
+so a reload that replaces the file invalidates every cached answer without an
+explicit clear. Each call opens its own read-only connection and closes it:
+DuckDB connections are not shared between Streamlit's script threads, and a
+connection kept open would pin the old file after an atomic replace.
+Arguments must be hashable by Streamlit (Filters and other frozen dataclasses,
+strings, numbers, datetimes); results are pickled, so return plain data or frames.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any, TypeVar
+
+import streamlit as st
+
+from analytics import views
+from analytics.filters import Filters
+from ui.database import DbRef
+
+T = TypeVar("T")
+
+# Enough for a few filter combinations per page without holding a million-row
+# frame per keystroke forever.
+_ENTRIES = 64
+
+
+@st.cache_data(show_spinner=False, max_entries=_ENTRIES)
+def database_info(db: DbRef) -> dict[str, Any]:
+    return views.database_info(db.path)
+
+
+@st.cache_data(show_spinner=False, max_entries=_ENTRIES)
+def facets(db: DbRef) -> views.Facets:
+    return views.facets(db.path)
+
+
+@st.cache_data(show_spinner="Computing the overview…", max_entries=_ENTRIES)
+def overview(db: DbRef, filters: Filters) -> views.OverviewPage:
+    return views.overview_page(db.path, filters)
+
+
+@st.cache_data(show_spinner="Computing conversation metrics…", max_entries=_ENTRIES)
+def conversations(
+    db: DbRef, filters: Filters, min_turns: int, pending_only: bool, forks_only: bool
+) -> views.ConversationsPage:
+    return views.conversations_page(db.path, filters, min_turns, pending_only, forks_only)
+
+
+@st.cache_data(show_spinner=False, max_entries=_ENTRIES)
+def thread_choices(db: DbRef, text: str, selected: str | None) -> Any:
+    return views.thread_choices(db.path, text, selected)
+
+
+@st.cache_data(show_spinner="Reading the transcript…", max_entries=_ENTRIES)
+def transcript(
+    db: DbRef,
+    thread_id: str,
+    speaker: str,
+    index: int | None,
+    since: str | datetime | None,
+    until: str | datetime | None,
+    limit: int | None,
+) -> views.TranscriptPage:
+    return views.transcript_page(db.path, thread_id, speaker, index, since, until, limit)
+
+
+@st.cache_data(show_spinner=False, max_entries=_ENTRIES)
+def _call(name: str, db: DbRef, args: tuple, kwargs: tuple, _fn: Callable[..., Any]) -> Any:
+    # `name` stands in for `_fn` in the cache key (leading underscore: not hashed).
+    return _fn(db.path, *args, **dict(kwargs))
+
+
+def call(fn: Callable[..., T], db: DbRef, *args: Any, **kwargs: Any) -> T:
+    """Cache `fn(db.path, *args, **kwargs)` for an analytics function that has no named wrapper.
+
+    >>> cache.call(analytics.metrics.top_tools, db, Filters(), limit=5)  # doctest: +SKIP
+    """
+    name = f"{fn.__module__}.{fn.__qualname__}"
+    return _call(name, db, args, tuple(sorted(kwargs.items())), _fn=fn)
+
+
+def clear() -> None:
+    """Forget every cached answer (the file version already keys them; this only frees memory)."""
+    st.cache_data.clear()

@@ -1,0 +1,122 @@
+"""Which DuckDB database the app reads, and where loaded sources are kept.
+
+Plain functions (no streamlit) so the bench and the tests resolve the demo
+database exactly the way the app does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import re
+import sys
+from pathlib import Path
+from typing import NamedTuple
+
+REPO = Path(__file__).resolve().parent.parent
+DEMO_SOURCE = REPO / "demo" / "demo.sqlite"
+ENV_DB = "TRANSCRIPT_LENS_DB"
+ENV_CACHE = "TRANSCRIPT_LENS_CACHE"
+_DUCKDB_MAGIC = b"DUCK"
+
+
+def cache_dir() -> Path:
+    """Where the demo database, uploads and loaded sources live (gitignored)."""
+    return Path(os.environ.get(ENV_CACHE) or REPO / ".cache")
+
+
+def demo_db() -> Path:
+    return cache_dir() / "demo.duckdb"
+
+
+def loads_dir() -> Path:
+    return cache_dir() / "loads"
+
+
+def uploads_dir() -> Path:
+    return cache_dir() / "uploads"
+
+
+class DbRef(NamedTuple):
+    """A database file as of one version: cache keys include it so a reload invalidates them."""
+
+    path: str
+    mtime_ns: int
+    size: int
+    inode: int
+
+    @property
+    def name(self) -> str:
+        return Path(self.path).name
+
+
+def ref(path: str | os.PathLike) -> DbRef:
+    """The current version of the file at `path` (FileNotFoundError when absent)."""
+    p = Path(path).resolve()
+    st = p.stat()
+    return DbRef(str(p), st.st_mtime_ns, st.st_size, st.st_ino)
+
+
+def configured_db(argv: list[str] | None = None, environ: dict | None = None) -> Path | None:
+    """`streamlit run app.py -- --db PATH` wins over env TRANSCRIPT_LENS_DB; None means the demo."""
+    parser = argparse.ArgumentParser(add_help=False)
+    parser.add_argument("--db")
+    args, _ = parser.parse_known_args(sys.argv[1:] if argv is None else argv)
+    value = args.db or (os.environ if environ is None else environ).get(ENV_DB)
+    return Path(value).expanduser() if value else None
+
+
+def demo_is_stale(source: Path | None = None, target: Path | None = None) -> bool:
+    source, target = source or DEMO_SOURCE, target or demo_db()
+    return not target.exists() or target.stat().st_mtime_ns < source.stat().st_mtime_ns
+
+
+def ensure_demo_db(source: Path | None = None, target: Path | None = None) -> Path:
+    """Build the demo DuckDB from the bundled store when it is missing or older than the store."""
+    source, target = source or DEMO_SOURCE, target or demo_db()
+    if not source.exists():
+        raise FileNotFoundError(f"the bundled demo store {source} is missing; open a database with --db PATH")
+    if demo_is_stale(source, target):
+        import loaders  # a cold import of the loader costs ~1 s; only pay it when building
+
+        # The loader writes atomically, so two processes building at once both leave a valid file.
+        loaders.load(str(source), target)
+    return target
+
+
+def is_duckdb_file(path: str | os.PathLike) -> bool:
+    """True for a DuckDB database file (the header magic), which is opened rather than loaded."""
+    p = Path(path)
+    try:
+        with p.open("rb") as fh:
+            return fh.read(12)[8:12] == _DUCKDB_MAGIC
+    except (IsADirectoryError, FileNotFoundError, PermissionError, OSError):
+        return False
+
+
+def load_target(spec: str) -> Path:
+    """The database a source is loaded into: stable per source, so reloading replaces it."""
+    digest = hashlib.sha256(spec.encode()).hexdigest()[:12]
+    stem = "postgres" if "://" in spec else Path(spec.rstrip("/")).name or "source"
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", stem)[:40].strip("-.") or "source"
+    return loads_dir() / f"{slug}-{digest}.duckdb"
+
+
+_LINKABLE = re.compile(r"^[A-Za-z0-9._-]+\.duckdb$")
+
+
+def linkable_name(path: str | os.PathLike) -> str | None:
+    """The URL name of a database in the loads folder; None for any other path (never put in a URL)."""
+    p = Path(path).resolve()
+    if p.parent == loads_dir().resolve() and _LINKABLE.match(p.name):
+        return p.name
+    return None
+
+
+def from_linkable_name(name: str) -> Path | None:
+    """The loads-folder database a URL names, if it exists; anything else is refused."""
+    if not _LINKABLE.match(name or ""):
+        return None
+    p = loads_dir() / name
+    return p if p.is_file() else None

@@ -1,0 +1,150 @@
+"""Drawing helpers shared by the pages: chat messages, downloads, charts, headline numbers."""
+
+from __future__ import annotations
+
+import json
+import math
+from datetime import datetime
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+#: Messages longer than this (characters or lines) show a preview and fold the rest.
+LONG_CHARS = 1500
+LONG_LINES = 25
+PREVIEW_CHARS = 600
+#: Chat view draws at most this many messages (the table view and the CSV have all of them).
+CHAT_MAX = 300
+
+_AVATARS = {
+    "user": "user",
+    "assistant": "assistant",
+    "tool": ":material/build:",
+    "system": ":material/settings:",
+    "other": ":material/help:",
+}
+
+
+def is_missing(value: Any) -> bool:
+    if value is None or value is pd.NA or value is pd.NaT:
+        return True
+    return isinstance(value, float) and math.isnan(value)
+
+
+def ts_text(ts: Any) -> str:
+    """A checkpoint time in UTC, or "time unknown" (the store has no per-message clock)."""
+    if is_missing(ts):
+        return "time unknown"
+    if isinstance(ts, datetime):
+        return pd.Timestamp(ts).tz_convert("UTC").strftime("%Y-%m-%d %H:%M:%S UTC")
+    return str(ts)
+
+
+def download(frame: pd.DataFrame, file_name: str, key: str, label: str = "Download CSV") -> None:
+    """A CSV of exactly `frame` (what the table next to it shows)."""
+    st.download_button(
+        label,
+        data=frame.to_csv(index=False).encode("utf-8"),
+        file_name=file_name,
+        mime="text/csv",
+        key=key,
+        icon=":material/download:",
+        on_click="ignore",  # a download must not rerun (and recompute) the page
+    )
+
+
+def chart(fig, key: str) -> None:
+    fig.update_layout(margin=dict(l=10, r=10, t=40, b=10), legend_title_text="")
+    st.plotly_chart(fig, key=key, width="stretch")
+
+
+def no_data(what: str) -> None:
+    st.info(f"No {what} for these filters.", icon=":material/filter_alt_off:")
+
+
+def _number(value: Any, fmt: str = "{:,}") -> str:
+    return "—" if is_missing(value) else fmt.format(value)
+
+
+def headline(items: list[tuple[str, Any, str | None]]) -> None:
+    """A row of st.metric tiles: (label, value, help)."""
+    for col, (label, value, help_text) in zip(st.columns(len(items)), items):
+        col.metric(label, value, help=help_text, border=True)
+
+
+def number(value: Any) -> str:
+    return _number(value)
+
+
+def seconds(value: Any) -> str:
+    return _number(value, "{:.1f} s")
+
+
+# --- chat -----------------------------------------------------------------------------
+
+
+def _content(text: Any, raw: bool) -> None:
+    text = "" if is_missing(text) else str(text)
+    if not text:
+        st.caption("(no text content)")
+        return
+    show = st.text if raw else st.markdown
+    if len(text) > LONG_CHARS or text.count("\n") > LONG_LINES:
+        cut = text[:PREVIEW_CHARS].rsplit("\n", 1)[0] if "\n" in text[:PREVIEW_CHARS] else text[:PREVIEW_CHARS]
+        show(cut + " …")
+        with st.expander(f"Show the whole message ({len(text):,} characters)"):
+            show(text)
+    else:
+        show(text)
+
+
+def _tool_calls(value: Any) -> list[dict]:
+    if is_missing(value) or value == "":
+        return []
+    try:
+        calls = json.loads(value) if isinstance(value, str) else value
+    except ValueError:
+        return [{"raw": str(value)}]
+    return calls if isinstance(calls, list) else [calls]
+
+
+def message(row: pd.Series, raw: bool = False) -> None:
+    """One transcript row as a chat message: who, where in the view and the thread, when, which id."""
+    role = str(row["role"])
+    with st.chat_message(role if role in ("user", "assistant") else role, avatar=_AVATARS.get(role, _AVATARS["other"])):
+        bits = [f"**{role}**"]
+        if role == "other" and not is_missing(row.get("lc_type")):
+            bits[0] += f" ({row['lc_type']})"
+        if not is_missing(row.get("name")):
+            bits.append(f"name `{row['name']}`")
+        bits += [f"#{row['index']} in view", f"ordinal {row['ordinal']}", ts_text(row["ts"])]
+        bits.append(f"id `{row['message_id']}`" if not is_missing(row["message_id"]) else "no message id")
+        if not is_missing(row.get("model")):
+            bits.append(f"model `{row['model']}`")
+        if not is_missing(row.get("total_tokens")):
+            bits.append(f"{row['total_tokens']:,} tokens")
+        st.caption(" · ".join(bits))
+        if role == "tool":
+            status = "" if is_missing(row.get("tool_status")) else f" · {row['tool_status']}"
+            call = "" if is_missing(row.get("tool_call_id")) else f" · answers `{row['tool_call_id']}`"
+            with st.expander(f"Tool result{status}{call}", icon=":material/output:"):
+                _content(row["content"], raw=True)
+        else:
+            _content(row["content"], raw)
+        calls = _tool_calls(row.get("tool_calls"))
+        if calls:
+            names = ", ".join(str(c.get("name", "?")) for c in calls)
+            with st.expander(f"{len(calls)} tool call{'s' if len(calls) > 1 else ''}: {names}", icon=":material/build:"):
+                st.json(calls, expanded=True)
+        blocks = row.get("non_text_blocks")
+        if not is_missing(blocks) and blocks:
+            st.caption(f"+ {blocks} non-text block{'s' if blocks > 1 else ''} (images, files) not shown")
+
+
+def chat(rows: pd.DataFrame, raw: bool = False) -> None:
+    shown = rows.head(CHAT_MAX)
+    for _, row in shown.iterrows():
+        message(row, raw)
+    if len(rows) > CHAT_MAX:
+        st.info(f"Showing the first {CHAT_MAX} of {len(rows):,} messages; set a limit or switch to the table view.")

@@ -1,0 +1,146 @@
+"""The shared sidebar: which database is open, and loading a source into a new one."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import streamlit as st
+
+from ui import cache, database, state
+
+AUTO = "auto-detect"
+_FLASH = "tl.flash"
+UPLOAD_TYPES = ["sqlite", "sqlite3", "db", "zip", "sql", "dump", "pgdump", "duckdb"]
+
+
+def masked(spec: str) -> str:
+    """A source as it may be shown: a DSN's password hidden.
+
+    >>> masked("postgresql://u:secret@h/db")
+    'postgresql://u:***@h/db'
+    """
+    if "://" not in spec:
+        return spec
+    parts = urlsplit(spec)
+    if parts.password is None:
+        return spec
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+def render() -> None:
+    with st.sidebar:
+        _database_panel()
+        _load_panel()
+
+
+def _database_panel() -> None:
+    db = state.current_db()
+    flash = st.session_state.pop(_FLASH, None)
+    if flash:
+        st.success(flash)
+    st.subheader("Database")
+    if db is None:
+        st.error(state.db_problem() or "No database is open.")
+        return
+    problem = state.db_problem()
+    if problem:
+        st.warning(problem)
+    info = cache.database_info(db)
+    demo = Path(db.path) == database.demo_db().resolve()
+    st.markdown(f"**{db.name}**" + (" (bundled demo)" if demo else ""))
+    st.caption(
+        f"{info['threads']:,} threads · {info['messages']:,} messages · {info['tenants']:,} tenants"
+    )
+    if "source" in info:
+        loaded = info["loaded_at"].strftime("%Y-%m-%d %H:%M UTC") if info.get("loaded_at") else "?"
+        errors = f" · {info['load_errors']} row errors" if info.get("load_errors") else ""
+        st.caption(f"from {info['source_kind']} `{masked(str(info['source']))}`, loaded {loaded}{errors}")
+    st.caption(f"`{db.path}`")
+
+
+def _load_panel() -> None:
+    import loaders  # the registry: whatever source kinds are installed right now
+
+    kinds = [AUTO, *loaders.sources()]
+    with st.expander("Load a source", expanded=state.current_db() is None):
+        spec = st.text_input(
+            "Path or DSN",
+            key="load.spec",
+            placeholder="store.sqlite · postgresql://… · export.zip · dump.sql · existing .duckdb",
+            help="A SqliteSaver file, a Postgres DSN, a CSV export folder or .zip, a pg_dump file, "
+            "or a Transcript Lens .duckdb to open as is. The kind is detected from what you give.",
+        )
+        upload = st.file_uploader("…or upload a file", type=UPLOAD_TYPES, key="load.upload")
+        kind = st.selectbox("Source kind", kinds, key="load.kind")
+        if st.button("Load", key="load.go", type="primary", width="stretch"):
+            _load(spec.strip(), upload, None if kind == AUTO else kind)
+
+
+def _save_upload(upload) -> Path:
+    data = upload.getvalue()
+    digest = hashlib.sha256(data).hexdigest()[:12]
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", Path(upload.name).name) or "upload"
+    path = database.uploads_dir() / f"{digest}-{name}"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not path.exists():
+        path.write_bytes(data)
+    return path
+
+
+def _load(spec: str, upload, kind: str | None) -> None:
+    """Load (or open) a source; on any failure the open database stays as it was."""
+    if upload is not None:
+        spec = str(_save_upload(upload))
+    if not spec:
+        st.error("Give a path or a DSN, or upload a file.")
+        return
+    shown = masked(spec)
+    if database.is_duckdb_file(spec):
+        _open_existing(spec)
+        return
+    import loaders
+
+    target = database.load_target(spec)
+    with st.status(f"Loading {shown}", expanded=True) as status:
+        bar = st.progress(0.0, text="opening the source…")
+
+        def progress(done: int, total: int | None) -> None:
+            fraction = min(done / total, 1.0) if total else 0.0
+            bar.progress(fraction, text=f"{done:,} / {total:,} threads" if total else f"{done:,} threads")
+
+        try:
+            summary = loaders.load(spec, target, kind=kind, progress=progress)
+        except Exception as exc:  # the UI boundary: any failure is a message, never a dead app
+            status.update(label=f"Could not load {shown}", state="error", expanded=True)
+            st.error(f"{_reason(exc)}\n\nThe open database is unchanged.")
+            return
+        status.update(label=summary.line(), state="complete", expanded=False)
+    state.open_db(target)
+    st.session_state[_FLASH] = summary.line()
+    st.rerun()
+
+
+def _open_existing(path: str) -> None:
+    from analytics import views
+
+    try:
+        views.database_info(path)  # refuses files that are not a Transcript Lens database
+    except Exception as exc:
+        st.error(f"{path} is a DuckDB file but not a Transcript Lens database ({_reason(exc)}). "
+                 "The open database is unchanged.")
+        return
+    state.open_db(path)
+    st.session_state[_FLASH] = f"Opened {path}"
+    st.rerun()
+
+
+def _reason(exc: Exception) -> str:
+    import loaders
+
+    if isinstance(exc, loaders.SourceError):
+        return masked(str(exc))
+    return masked(f"{type(exc).__name__}: {exc}")
