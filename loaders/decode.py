@@ -101,10 +101,12 @@ def decode_typed(type_tag: str | None, data: bytes | None) -> Any:
 
 def _from_legacy_json(value: Any) -> Any:
     """Legacy `json` checkpoints: messages are LangChain `lc` constructor envelopes."""
+    if isinstance(value, str):
+        return clean_text(value)
     if isinstance(value, dict):
         if value.get("lc") in (1, 2) and value.get("type") == "constructor" and isinstance(value.get("id"), list):
             return JsonPayload(json.dumps(value, sort_keys=True, ensure_ascii=False))
-        return {k: _from_legacy_json(v) for k, v in value.items()}
+        return {clean_text(k): _from_legacy_json(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_from_legacy_json(v) for v in value]
     return value
@@ -174,14 +176,18 @@ def _key(k: Any) -> str:
 
 
 def to_json(value: Any) -> str | None:
-    """JSON text of a plain value (None stays SQL NULL); never fails.
+    """Strict JSON text of a plain value (None stays SQL NULL); never fails.
 
     >>> to_json({"a": float("nan")})
-    '{"a": null}'
+    '{"a":null}'
     """
     if value is None:
         return None
-    return json.dumps(_jsonable(value, 0), ensure_ascii=False, separators=(",", ":"))
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError, RecursionError):
+        # Rare: non-string keys, NaN, leftover extension values, lone surrogates.
+        return json.dumps(_jsonable(value, 0), ensure_ascii=False, separators=(",", ":"))
 
 
 def _jsonable(value: Any, depth: int) -> Any:
@@ -203,17 +209,16 @@ def _jsonable(value: Any, depth: int) -> Any:
 
 
 def clean_text(text: str) -> str:
-    """Text as DuckDB can store it: lone surrogates replaced, NUL kept out.
+    """Text as UTF-8 can hold it: lone surrogates (possible only from legacy JSON
+    escapes; msgpack strings are validated UTF-8) become U+FFFD.
 
-    >>> clean_text("a\\x00b\\ud800")
+    >>> clean_text("ab\\ud800")
     'ab\\ufffd'
     """
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
-        text = text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
-    if "\x00" in text:
-        text = text.replace("\x00", "")
+        return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
     return text
 
 
@@ -323,10 +328,8 @@ def decode_message(payload: Any) -> Message:
 
 
 def _opt_str(value: Any, what: str) -> str | None:
-    if value is None:
-        return None
-    if isinstance(value, str):
-        return clean_text(value)
+    if value is None or isinstance(value, str):
+        return value
     raise DecodeError(f"message {what} is a {type(value).__name__}, not a string")
 
 
@@ -358,9 +361,7 @@ def _message_from_fields(fields: dict, cls_name: str | None) -> Message:
     tool_names: tuple[str, ...] = ()
     if isinstance(tool_calls_raw, list) and tool_calls_raw:
         tool_calls = to_json(tool_calls_raw)
-        tool_names = tuple(
-            clean_text(c["name"]) for c in tool_calls_raw if isinstance(c, dict) and isinstance(c.get("name"), str)
-        )
+        tool_names = tuple(c["name"] for c in tool_calls_raw if isinstance(c, dict) and isinstance(c.get("name"), str))
     tool_call_count = len(tool_calls_raw) if isinstance(tool_calls_raw, list) else 0
 
     usage = fields.get("usage_metadata")
@@ -371,14 +372,14 @@ def _message_from_fields(fields: dict, cls_name: str | None) -> Message:
     if response_metadata:
         for key in ("model_name", "model", "model_id"):
             if isinstance(response_metadata.get(key), str):
-                model = clean_text(response_metadata[key])
+                model = response_metadata[key]
                 break
     additional = fields.get("additional_kwargs")
     return Message(
         message_id=_opt_str(fields.get("id"), "id"),
-        lc_type=clean_text(lc_type) if lc_type is not None else None,
+        lc_type=lc_type,
         role=role,
-        chat_role=clean_text(chat_role) if chat_role is not None else None,
+        chat_role=chat_role,
         name=fields.get("name") if isinstance(fields.get("name"), str) else None,
         content=content,
         non_text_blocks=non_text,
@@ -406,7 +407,7 @@ def content_text(content: Any) -> tuple[str, int]:
     ('a\\nb', 1)
     """
     if isinstance(content, str):
-        return clean_text(content), 0
+        return content, 0
     if content is None:
         return "", 0
     if isinstance(content, list):
@@ -419,5 +420,5 @@ def content_text(content: Any) -> tuple[str, int]:
                 parts.append(block["text"])
             else:
                 non_text += 1
-        return clean_text("\n".join(parts)), non_text
+        return "\n".join(parts), non_text
     raise DecodeError(f"message content is a {type(content).__name__}, not text or a block list")

@@ -1,18 +1,34 @@
-"""From a source to a DuckDB database: `load()` and the batch generator it drives."""
+"""From a source to a DuckDB database: `load()` and the batch generator it drives.
+
+Decoding is the cost of a load (every checkpoint re-serializes the whole
+message list), so threads are split across worker processes when the source
+can be partitioned by thread-id range; each worker stages its rows as Parquet
+parts (`loaders.parts`) and the main process ingests them into a new database
+that replaces the old one only at the end (`loaders.writer`).
+"""
 
 from __future__ import annotations
 
 import json
+import multiprocessing as mp
+import os
+import queue as queue_mod
+import shutil
+import tempfile
 import time
+import traceback
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
+import pyarrow as pa
+
+from loaders.parts import ERROR_TABLE, PartWriter
 from loaders.records import LoadError, SourceError, SourceOptions, SourceReader
 from loaders.registry import resolve
 from loaders.transform import DEFAULT_THREAD_KEY_PATTERN, compile_thread_key, transform_thread
-from loaders.writer import SCHEMA_VERSION, DatabaseWriter
+from loaders.writer import DATA_TABLES, SCHEMA_VERSION, DatabaseWriter, staging_schemas
 
 TOOL_VERSION = "0.1.0"
 
@@ -46,6 +62,9 @@ class LoadSummary:
 def batches(reader: SourceReader, thread_key_pattern: str | None = None, only: frozenset[str] | None = None) -> Iterator[Batch]:
     """Yield `(table, rows)` batches for every thread a reader holds, one thread at a time.
 
+    `load_errors` batches carry `LoadError` records; every other table's rows
+    are tuples in the table's column order.
+
     >>> for table, rows in batches(reader):  # doctest: +SKIP
     ...     print(table, len(rows))
     """
@@ -57,7 +76,90 @@ def batches(reader: SourceReader, thread_key_pattern: str | None = None, only: f
         yield "messages", rows.messages
         yield "message_versions", rows.message_versions
         yield "message_events", rows.message_events
-        yield "load_errors", rows.errors
+        yield ERROR_TABLE, rows.errors
+
+
+@dataclass(frozen=True)
+class _Job:
+    """One worker's share: a source, options (maybe a thread range) and where to stage."""
+
+    spec: str
+    kind: str
+    options: SourceOptions
+    thread_key_pattern: str | None
+    only: frozenset[str] | None
+    folder: str
+    prefix: str
+    schemas: dict
+
+
+def _run_job(job: _Job, tick: Callable[[int], None]) -> dict:
+    source = resolve(job.spec, job.kind)
+    reader = source.open(job.spec, job.options)
+    writer = PartWriter(Path(job.folder), job.schemas, job.prefix)
+    try:
+        for table, rows in batches(reader, job.thread_key_pattern, job.only):
+            if table == ERROR_TABLE:
+                writer.append_errors(rows)
+                tick(1)
+            else:
+                writer.append(table, rows)
+    finally:
+        reader.close()
+    files = writer.close()
+    return {"part": int(job.prefix[1:]), "files": files, "counts": writer.counts}
+
+
+def _worker(job: _Job, q) -> None:
+    import loaders  # noqa: F401  (registers built-in sources in a spawned process)
+
+    pending = 0
+    last = time.monotonic()
+
+    def tick(n: int) -> None:
+        nonlocal pending, last
+        pending += n
+        now = time.monotonic()
+        if now - last > 0.2:
+            q.put(("progress", pending))
+            pending, last = 0, now
+
+    try:
+        result = _run_job(job, tick)
+        q.put(("progress", pending))
+        q.put(("done", result))
+    except BaseException as exc:  # noqa: BLE001 - reported to the parent, which fails the load
+        q.put(("error", f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}"))
+
+
+def _run_parallel(jobs: list[_Job], progress: Callable[[int], None]) -> list[dict]:
+    ctx = mp.get_context("spawn")
+    q = ctx.Queue()
+    procs = [ctx.Process(target=_worker, args=(job, q), daemon=True) for job in jobs]
+    for p in procs:
+        p.start()
+    results: list[dict] = []
+    try:
+        while len(results) < len(jobs):
+            try:
+                kind, payload = q.get(timeout=0.5)
+            except queue_mod.Empty:
+                dead = [p for p in procs if p.exitcode not in (None, 0)]
+                if dead:
+                    raise RuntimeError(f"a load worker died (exit code {dead[0].exitcode})") from None
+                continue
+            if kind == "progress":
+                progress(payload)
+            elif kind == "done":
+                results.append(payload)
+            else:
+                raise RuntimeError(f"a load worker failed: {payload}")
+    finally:
+        for p in procs:
+            if p.is_alive():
+                p.terminate()
+            p.join(timeout=5)
+    return results
 
 
 def _changed_threads(reader: SourceReader, db: Path) -> tuple[frozenset[str], list[str]]:
@@ -79,6 +181,15 @@ def _changed_threads(reader: SourceReader, db: Path) -> tuple[frozenset[str], li
     return changed, gone
 
 
+def default_workers() -> int:
+    """Worker processes for a load: the cores we may use, at most 4."""
+    try:
+        n = len(os.sched_getaffinity(0))
+    except AttributeError:
+        n = os.cpu_count() or 1
+    return max(1, min(4, n))
+
+
 def load(
     source: str,
     db: str | Path,
@@ -88,12 +199,14 @@ def load(
     options: SourceOptions = SourceOptions(),
     incremental: bool = False,
     progress: Progress | None = None,
+    workers: int | None = None,
 ) -> LoadSummary:
     """Load a checkpoint store into a DuckDB database, atomically.
 
     A full load replaces the database; `incremental=True` re-reads only the
     threads whose checkpoints changed since the previous load (new threads, new
-    checkpoints of old threads) and drops threads gone from the source.
+    checkpoints of old threads) and drops threads gone from the source. Nothing
+    is replaced unless the whole load succeeds.
 
     >>> load("demo/demo.sqlite", "demo.duckdb").messages  # doctest: +SKIP
     412
@@ -103,59 +216,71 @@ def load(
     compile_thread_key(thread_key_pattern)  # fail before touching anything
     started = datetime.now(timezone.utc)
     t0 = time.perf_counter()
+    workers = workers or default_workers()
     reader = src.open(str(source), options)
+    folder = tempfile.mkdtemp(prefix="transcript-lens-parts-")
     try:
         mode = "incremental" if incremental and db.exists() else "full"
+        only: frozenset[str] | None = None
+        gone: list[str] = []
+        if mode == "incremental":
+            only, gone = _changed_threads(reader, db)
+        total = len(only) if only is not None else reader.thread_count()
+        described = reader.describe()
+        ranges = None
+        split = getattr(reader, "split", None)
+        if only is None and workers > 1 and split is not None:
+            ranges = split(workers)
+        reader.close()
+
+        schemas = staging_schemas()
+        base = _Job(str(source), src.kind, options, thread_key_pattern, only, folder, "p0", schemas)
+        done = 0
+
+        def tick(n: int) -> None:
+            nonlocal done
+            done += n
+            if progress:
+                progress(done, total)
+
+        if progress:
+            progress(0, total)
+        if ranges and len(ranges) > 1:
+            jobs = [replace(base, options=replace(options, thread_range=r), prefix=f"p{i}") for i, r in enumerate(ranges)]
+            results = _run_parallel(jobs, tick)
+        else:
+            results = [_run_job(base, tick)]
+        results.sort(key=lambda r: r["part"])  # thread order = range order
+
         with DatabaseWriter(db, start_from_existing=(mode == "incremental")) as writer:
-            only = None
             if mode == "incremental":
-                only, gone = _changed_threads(reader, db)
-                writer.delete_threads(sorted(only) + gone)
+                writer.delete_threads(sorted(only | set(gone)))
             else:
                 writer.previous_loads()
             load_id = writer.next_load_id()
-            total = len(only) if only is not None else reader.thread_count()
-            counts = {"threads": 0, "checkpoints": 0, "messages": 0, "load_errors": 0}
-            done = 0
-            if progress:
-                progress(0, total)
-            for table, rows in batches(reader, thread_key_pattern, only):
-                if table == "load_errors":
-                    writer.append_errors(load_id, rows)
-                    done += 1
-                    if progress:
-                        progress(done, total)
-                else:
-                    writer.append(table, rows)
-                if table in counts:
-                    counts[table] += len(rows)
-            seconds = time.perf_counter() - t0
-            if mode == "incremental":
-                # Counts describe the whole database, not only what was re-read.
-                for table in ("threads", "checkpoints", "messages"):
-                    writer.flush(table)
-                    counts[table] = writer.con.execute(f"SELECT count(*) FROM {table}").fetchall()[0][0]
+            for table in (*DATA_TABLES, ERROR_TABLE):
+                files = [r["files"][table] for r in results if table in r["files"]]
+                writer.ingest(table, files, load_id)
+            counts = writer.counts(load_id)
             summary = LoadSummary(
-                load_id, reader.describe(), src.kind, mode, str(db),
-                counts["threads"], counts["checkpoints"], counts["messages"], counts["load_errors"], seconds,
+                load_id, described, src.kind, mode, str(db),
+                counts["threads"], counts["checkpoints"], counts["messages"], counts["errors"],
+                time.perf_counter() - t0,
             )
-            writer.flush()
-            writer.con.execute(
-                "INSERT INTO loads VALUES (?, ?, ?, ?, ?, ?, 'ok', ?, ?, ?, ?, ?, ?, ?)",
+            writer.record_load(
                 [
                     load_id, summary.source, src.kind, mode, started, datetime.now(timezone.utc),
                     summary.threads, summary.checkpoints, summary.messages, summary.errors,
                     thread_key_pattern or DEFAULT_THREAD_KEY_PATTERN, TOOL_VERSION, json.dumps(asdict(options)),
                 ],
-            ).fetchall()
-            writer.con.execute(
-                "INSERT OR REPLACE INTO meta VALUES ('schema_version', ?), ('tool_version', ?)",
-                [SCHEMA_VERSION, TOOL_VERSION],
-            ).fetchall()
+                SCHEMA_VERSION,
+                TOOL_VERSION,
+            )
             writer.commit()
     finally:
         reader.close()
-    return summary
+        shutil.rmtree(folder, ignore_errors=True)
+    return replace(summary, seconds=time.perf_counter() - t0)
 
 
 __all__ = ["LoadError", "LoadSummary", "SourceError", "batches", "load"]

@@ -35,6 +35,9 @@ class RawCheckpoint:
     metadata: Mapping[str, Any]
     messages: Sequence[Any] | None
     damaged: bool = False
+    # The metadata exactly as stored when it already is strict JSON text (SQLite);
+    # saves re-serialising it. None: the transform serialises `metadata`.
+    metadata_json: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +70,8 @@ class SourceOptions:
     schema: str | None = None
     threads: tuple[str, ...] = ()
     since: str | None = None
+    # [lo, hi) over thread ids (None = unbounded): one worker's share of a split source.
+    thread_range: tuple[str | None, str | None] | None = None
 
 
 class SourceReader(Protocol):

@@ -118,30 +118,65 @@ class SqliteReader:
     def describe(self) -> str:
         return str(self.path.resolve())
 
-    def _thread_filter(self, only: frozenset[str] | None) -> tuple[str, list]:
-        wanted = set(self.options.threads)
-        if only is not None:
-            wanted = (wanted & only) if wanted else set(only)
-        elif not wanted:
-            return "", []
-        ids = sorted(wanted)
-        return f"thread_id IN ({','.join('?' * len(ids))})", ids
+    def _thread_filter(self, only: frozenset[str] | None) -> tuple[str, list, set[str] | None]:
+        """SQL predicate for the wanted threads, and a set to filter by in Python
+        when the id list is too long to bind (SQLite caps bound parameters)."""
+        clauses: list[str] = []
+        params: list = []
+        wanted: set[str] | None = None
+        if self.options.threads or only is not None:
+            wanted = set(self.options.threads) if self.options.threads else set(only or ())
+            if only is not None and self.options.threads:
+                wanted &= only
+        lo, hi = self.options.thread_range or (None, None)
+        if lo is not None:
+            clauses.append("thread_id >= ?")
+            params.append(lo)
+        if hi is not None:
+            clauses.append("thread_id < ?")
+            params.append(hi)
+        if wanted is not None and len(wanted) <= 500:
+            ids = sorted(wanted)
+            clauses.append(f"thread_id IN ({','.join('?' * len(ids))})" if ids else "FALSE")
+            params.extend(ids)
+            wanted = None
+        return " AND ".join(clauses), params, wanted
+
+    def split(self, n: int) -> list[tuple[str | None, str | None]]:
+        """Thread-id ranges holding about equal checkpoint bytes, for `n` workers.
+
+        `length()` of a BLOB is read from the record header, so this is an index-speed scan.
+        """
+        where, params, _ = self._thread_filter(None)
+        rows = self.con.execute(
+            f"SELECT thread_id, sum(length(checkpoint)) FROM checkpoints {'WHERE ' + where if where else ''} "
+            "GROUP BY thread_id ORDER BY thread_id",
+            params,
+        ).fetchall()
+        total = sum(r[1] or 0 for r in rows)
+        if n <= 1 or len(rows) < 2 or total == 0:
+            return [(None, None)]
+        bounds: list[str] = []
+        acc = 0
+        for thread_id, size in rows:
+            if acc >= total * (len(bounds) + 1) / n and len(bounds) < n - 1:
+                bounds.append(thread_id)
+            acc += size or 0
+        edges = [None, *bounds, None]
+        return list(zip(edges[:-1], edges[1:]))
 
     def thread_count(self) -> int | None:
-        if self.options.threads:
-            return len(self.options.threads)
-        return self.con.execute("SELECT COUNT(DISTINCT thread_id) FROM checkpoints").fetchone()[0]
+        where, params, wanted = self._thread_filter(None)
+        if wanted is not None:
+            return len(wanted)
+        sql = f"SELECT COUNT(DISTINCT thread_id) FROM checkpoints {'WHERE ' + where if where else ''}"
+        return self.con.execute(sql, params).fetchone()[0]
 
     def checkpoint_keys(self) -> Iterator[tuple[str, str, str]]:
         yield from self.con.execute("SELECT thread_id, checkpoint_ns, checkpoint_id FROM checkpoints")
 
     def threads(self, only: frozenset[str] | None = None) -> Iterator[ThreadBundle]:
-        where, params = self._thread_filter(only)
-        if where and len(params) > 900:
-            # SQLite caps bound parameters; large subsets are filtered while streaming.
-            wanted, where, params = set(params), "", []
-        else:
-            wanted = None
+        where, params, wanted = self._thread_filter(only)
         cps = self.con.execute(_CHECKPOINTS_SQL.format(where=f"WHERE {where}" if where else ""), params)
         writes = self.con.execute(_WRITES_SQL.format(where=f"AND {where}" if where else ""), [*SPECIAL_CHANNELS, *params])
         write_groups = itertools.groupby(writes, key=lambda r: r[0])
@@ -183,27 +218,34 @@ class SqliteReader:
             self._tmpdir = None
 
 
-def decode_metadata(raw, errors: list[LoadError], where: tuple[str, str, str]) -> dict:
-    """SqliteSaver metadata is UTF-8 JSON text stored as a BLOB (FORMATS §1.2)."""
+def _reject_constant(name: str):
+    raise ValueError(f"{name} is not JSON")
+
+
+def decode_metadata(raw, errors: list[LoadError], where: tuple[str, str, str]) -> tuple[dict, str | None]:
+    """SqliteSaver metadata is UTF-8 JSON text stored as a BLOB (FORMATS §1.2).
+
+    Returns the parsed object and the text itself (kept as-is when it is strict JSON).
+    """
     if raw is None:
-        return {}
+        return {}, None
     try:
         text = raw.decode("utf-8") if isinstance(raw, bytes) else str(raw)
-        md = json.loads(text)
+        md = json.loads(text, parse_constant=_reject_constant)
     except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         errors.append(LoadError(*where, "metadata", f"metadata is not JSON: {exc}"))
-        return {}
+        return {}, None
     if not isinstance(md, dict):
         errors.append(LoadError(*where, "metadata", f"metadata is a {type(md).__name__}, not an object"))
-        return {}
-    return md
+        return {}, None
+    return md, text
 
 
 def decode_checkpoint_row(row, errors: list[LoadError]) -> RawCheckpoint:
     """One `checkpoints` row → `RawCheckpoint`; damage is reported, never raised."""
     thread_id, ns, cid, parent, type_, blob, metadata = row
     where = (thread_id, ns, cid)
-    md = decode_metadata(metadata, errors, where)
+    md, md_json = decode_metadata(metadata, errors, where)
     try:
         checkpoint = decode_typed(type_, blob)
         if not isinstance(checkpoint, dict):
@@ -213,10 +255,10 @@ def decode_checkpoint_row(row, errors: list[LoadError]) -> RawCheckpoint:
             raise DecodeError("channel_values is not a mapping")
     except DecodeError as exc:
         errors.append(LoadError(*where, "checkpoint", str(exc)))
-        return RawCheckpoint(thread_id, ns, cid, parent, None, md, None, damaged=True)
+        return RawCheckpoint(thread_id, ns, cid, parent, None, md, None, damaged=True, metadata_json=md_json)
     ts = checkpoint.get("ts")
     messages = values.get("messages")
     if messages is not None and not isinstance(messages, list):
         errors.append(LoadError(*where, "messages", f"messages channel is a {type(messages).__name__}, not a list"))
-        return RawCheckpoint(thread_id, ns, cid, parent, ts if isinstance(ts, str) else None, md, None, damaged=True)
-    return RawCheckpoint(thread_id, ns, cid, parent, ts if isinstance(ts, str) else None, md, messages)
+        return RawCheckpoint(thread_id, ns, cid, parent, ts if isinstance(ts, str) else None, md, None, damaged=True, metadata_json=md_json)
+    return RawCheckpoint(thread_id, ns, cid, parent, ts if isinstance(ts, str) else None, md, messages, metadata_json=md_json)

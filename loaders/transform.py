@@ -241,7 +241,7 @@ def transform_thread(bundle: ThreadBundle, key_regex: re.Pattern[str]) -> Thread
                 on_current,
                 hang_point(cp.checkpoint_id) if is_root and not on_current else None,
                 (cp.checkpoint_ns, cp.checkpoint_id) in interrupts,
-                to_json(plain(md)),
+                cp.metadata_json if cp.metadata_json is not None else to_json(plain(md)),
             )
         )
 
@@ -312,6 +312,10 @@ def transform_thread(bundle: ThreadBundle, key_regex: re.Pattern[str]) -> Thread
             )
 
     # --- events: each root checkpoint against its parent
+    ident_of = [
+        msg.message_id if msg is not None and msg.message_id is not None else ("version", v)
+        for v, msg in enumerate(decoded)
+    ]
     event_rows = []
     removed_current = edited_current = 0
     for cp in sorted(usable_roots, key=lambda c: c.checkpoint_id):
@@ -323,7 +327,7 @@ def transform_thread(bundle: ThreadBundle, key_regex: re.Pattern[str]) -> Thread
         if cur == prev:
             continue
         ts = ts_of[("", cp.checkpoint_id)]
-        events = _diff(prev, cur, decoded)
+        events = _diff(prev, cur, decoded, ident_of)
         for event, mid, pos, v, pv in events:
             event_rows.append((thread_id, cp.checkpoint_id, parent_id, ts, event, mid, pos, v, pv))
             if cp.checkpoint_id in current:
@@ -357,19 +361,20 @@ def transform_thread(bundle: ThreadBundle, key_regex: re.Pattern[str]) -> Thread
     return ThreadRows([thread_row], checkpoint_rows, message_rows, version_rows, event_rows, errors)
 
 
-def _diff(prev: list[int], cur: list[int], decoded: list[Message | None]) -> list[tuple]:
+def _diff(prev: list[int], cur: list[int], decoded: list[Message | None], ident_of: list[Any]) -> list[tuple]:
     """Events turning the version list `prev` into `cur`, keyed by message id."""
     n = len(prev)
     if len(cur) >= n and cur[:n] == prev:
-        prev_ids = {_ident(v, decoded) for v in prev}
-        tail = [(i, v) for i, v in enumerate(cur[n:], start=n)]
-        if all(_ident(v, decoded) not in prev_ids for _, v in tail):
-            return [("added", _mid(v, decoded), i, v, None) for i, v in tail]
+        tail = cur[n:]
+        # C-level set/map: this runs for every checkpoint, on lists that grow with the thread.
+        prev_ids = set(map(ident_of.__getitem__, prev))
+        if not any(map(prev_ids.__contains__, map(ident_of.__getitem__, tail))):
+            return [("added", _mid(v, decoded), i, v, None) for i, v in enumerate(tail, start=n)]
 
     def index(versions: list[int]) -> dict[Any, tuple[int, int]]:
         out: dict[Any, tuple[int, int]] = {}
         for i, v in enumerate(versions):
-            out.setdefault(_ident(v, decoded), (i, v))
+            out.setdefault(ident_of[v], (i, v))
         return out
 
     before, after = index(prev), index(cur)
@@ -390,13 +395,6 @@ def _diff(prev: list[int], cur: list[int], decoded: list[Message | None]) -> lis
         if k in moved:
             events.append(("reordered", _mid(v, decoded), i, v, pv))
     return events
-
-
-def _ident(v: int, decoded: list[Message | None]) -> Any:
-    msg = decoded[v]
-    if msg is not None and msg.message_id is not None:
-        return msg.message_id
-    return ("version", v)
 
 
 def _mid(v: int, decoded: list[Message | None]) -> str | None:

@@ -11,13 +11,10 @@ from __future__ import annotations
 import itertools
 import os
 import shutil
-from collections.abc import Iterable
 from pathlib import Path
 
 import duckdb
 import pyarrow as pa
-
-from loaders.records import LoadError
 
 SCHEMA_VERSION = "1"
 SCHEMA_SQL = (Path(__file__).with_name("schema.sql")).read_text()
@@ -39,6 +36,19 @@ def create_schema(con: duckdb.DuckDBPyConnection) -> None:
     con.execute(SCHEMA_SQL).fetchall()
 
 
+def staging_schemas() -> dict[str, pa.Schema]:
+    """Arrow schemas of the staged parts: the data tables as in the DDL, errors without load_id."""
+    con = duckdb.connect()
+    try:
+        create_schema(con)
+        schemas = {t: arrow_schema(con, t) for t in DATA_TABLES}
+        errors = arrow_schema(con, "load_errors")
+        schemas["load_errors"] = pa.schema([f for f in errors if f.name != "load_id"])
+        return schemas
+    finally:
+        con.close()
+
+
 def arrow_schema(con: duckdb.DuckDBPyConnection, table: str) -> pa.Schema:
     cols = con.execute(
         "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = ? ORDER BY ordinal_position",
@@ -51,15 +61,13 @@ class DatabaseWriter:
     """Stage a database beside `target`, then swap it in with `commit()`.
 
     >>> with DatabaseWriter("out.duckdb") as w:  # doctest: +SKIP
-    ...     w.append("threads", rows); w.commit()
+    ...     w.ingest("threads", ["threads.p0.parquet"], load_id=1); w.commit()
     """
 
-    def __init__(self, target: str | os.PathLike, *, start_from_existing: bool = False, flush_rows: int = 20_000) -> None:
+    def __init__(self, target: str | os.PathLike, *, start_from_existing: bool = False) -> None:
         self.target = Path(target)
-        self.flush_rows = flush_rows
         self.tmp = self.target.with_name(f"{self.target.name}.tmp-{os.getpid()}-{next(_counter)}")
         self.target.parent.mkdir(parents=True, exist_ok=True)
-        self._buffers: dict[str, list[tuple]] = {}
         self._committed = False
         if start_from_existing and self.target.exists():
             # Incremental loads edit a copy; the original stays valid until the swap.
@@ -67,7 +75,6 @@ class DatabaseWriter:
         self.con = duckdb.connect(str(self.tmp))
         self.con.execute("SET TimeZone = 'UTC'").fetchall()
         create_schema(self.con)
-        self._schemas = {t: arrow_schema(self.con, t) for t in (*DATA_TABLES, "load_errors")}
 
     def __enter__(self) -> DatabaseWriter:
         return self
@@ -98,33 +105,49 @@ class DatabaseWriter:
     def next_load_id(self) -> int:
         return self.con.execute("SELECT coalesce(max(load_id), 0) + 1 FROM loads").fetchall()[0][0]
 
-    def append(self, table: str, rows: Iterable[tuple]) -> None:
-        buf = self._buffers.setdefault(table, [])
-        buf.extend(rows)
-        if len(buf) >= self.flush_rows:
-            self.flush(table)
+    def ingest(self, table: str, files: list[str], load_id: int) -> None:
+        """Insert staged Parquet parts (in order) into `table`.
 
-    def append_errors(self, load_id: int, errors: Iterable[LoadError]) -> None:
-        self.append(
-            "load_errors",
-            ((load_id, e.thread_id, e.checkpoint_ns, e.checkpoint_id, e.stage, e.reason) for e in errors),
-        )
+        JSON columns are validated here, in DuckDB: a value that is not strict
+        JSON becomes NULL and is reported in `load_errors` instead of failing the load.
+        """
+        if not files:
+            return
+        cols = self.con.execute(
+            "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = ? ORDER BY ordinal_position",
+            [table],
+        ).fetchall()
+        if table == "load_errors":
+            self.con.execute(
+                "INSERT INTO load_errors SELECT ?, thread_id, checkpoint_ns, checkpoint_id, stage, reason FROM read_parquet(?)",
+                [load_id, files],
+            ).fetchall()
+            return
+        json_cols = [c for c, t in cols if t == "JSON"]
+        # Column names below come from our own schema, never from data.
+        select = ", ".join(f"CASE WHEN json_valid({c}) THEN {c} END AS {c}" if c in json_cols else c for c, _ in cols)
+        for c in json_cols:
+            key = "checkpoint_id" if table in ("checkpoints", "message_events") else None
+            self.con.execute(
+                f"INSERT INTO load_errors SELECT ?, thread_id, {'checkpoint_ns' if table == 'checkpoints' else 'NULL'}, "
+                f"{key or 'NULL'}, ?, ? FROM read_parquet(?) WHERE {c} IS NOT NULL AND NOT json_valid({c})",
+                [load_id, table, f"{table}.{c} is not valid JSON; stored as NULL", files],
+            ).fetchall()
+        self.con.execute(f"INSERT INTO {table} SELECT {select} FROM read_parquet(?)", [files]).fetchall()
 
-    def flush(self, table: str | None = None) -> None:
-        for name in [table] if table else list(self._buffers):
-            rows = self._buffers.get(name)
-            if not rows:
-                continue
-            schema = self._schemas[name]
-            columns = list(zip(*rows))
-            batch = pa.Table.from_arrays(
-                [pa.array(col, type=field.type) for col, field in zip(columns, schema)], schema=schema
-            )
-            self.con.register("_batch", batch)
-            # `name` is one of our own table names, never data.
-            self.con.execute(f"INSERT INTO {name} SELECT * FROM _batch").fetchall()
-            self.con.unregister("_batch")
-            rows.clear()
+    def counts(self, load_id: int) -> dict[str, int]:
+        row = self.con.execute(
+            "SELECT (SELECT count(*) FROM threads), (SELECT count(*) FROM checkpoints), "
+            "(SELECT count(*) FROM messages), (SELECT count(*) FROM load_errors WHERE load_id = ?)",
+            [load_id],
+        ).fetchall()[0]
+        return dict(zip(("threads", "checkpoints", "messages", "errors"), row))
+
+    def record_load(self, load_row: list, schema_version: str, tool_version: str) -> None:
+        self.con.execute("INSERT INTO loads VALUES (?, ?, ?, ?, ?, ?, 'ok', ?, ?, ?, ?, ?, ?, ?)", load_row).fetchall()
+        self.con.execute(
+            "INSERT OR REPLACE INTO meta VALUES ('schema_version', ?), ('tool_version', ?)", [schema_version, tool_version]
+        ).fetchall()
 
     def delete_threads(self, thread_ids: list[str]) -> None:
         """Drop every row of these threads (incremental reloads replace whole threads)."""
@@ -132,9 +155,10 @@ class DatabaseWriter:
             return
         for table in DATA_TABLES:
             self.con.execute(f"DELETE FROM {table} WHERE thread_id IN (SELECT unnest(?))", [thread_ids]).fetchall()
+        # Errors of earlier loads about these threads no longer describe what is stored.
+        self.con.execute("DELETE FROM load_errors WHERE thread_id IN (SELECT unnest(?))", [thread_ids]).fetchall()
 
     def commit(self) -> None:
-        self.flush()
         self.con.execute("CHECKPOINT").fetchall()
         self.con.close()
         os.replace(self.tmp, self.target)

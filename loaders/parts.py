@@ -1,0 +1,73 @@
+"""Staging rows as Parquet parts, so decoding can run in several processes.
+
+Each worker turns its share of threads into rows and writes them, table by
+table, as Parquet row groups in a private folder; the main process then
+ingests all parts into DuckDB in one `INSERT … SELECT FROM read_parquet` per
+table (C++ speed, bounded memory). Memory per worker is one thread plus one
+row group per table.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from loaders.records import LoadError
+
+ERROR_TABLE = "load_errors"
+
+
+class PartWriter:
+    """Buffer rows per table; write a Parquet row group every `flush_rows` rows.
+
+    >>> w = PartWriter(Path("/tmp/parts"), schemas, "p0")  # doctest: +SKIP
+    >>> w.append("threads", rows); files = w.close()
+    """
+
+    def __init__(self, folder: Path, schemas: dict[str, pa.Schema], prefix: str, flush_rows: int = 20_000) -> None:
+        self.folder = folder
+        self.schemas = schemas
+        self.prefix = prefix
+        self.flush_rows = flush_rows
+        self._buffers: dict[str, list[tuple]] = {t: [] for t in schemas}
+        self._writers: dict[str, pq.ParquetWriter] = {}
+        self.counts: dict[str, int] = {t: 0 for t in schemas}
+
+    def append(self, table: str, rows: list[tuple]) -> None:
+        if not rows:
+            return
+        buf = self._buffers[table]
+        buf.extend(rows)
+        self.counts[table] += len(rows)
+        if len(buf) >= self.flush_rows:
+            self._flush(table)
+
+    def append_errors(self, errors: list[LoadError]) -> None:
+        self.append(ERROR_TABLE, [(e.thread_id, e.checkpoint_ns, e.checkpoint_id, e.stage, e.reason) for e in errors])
+
+    def _flush(self, table: str) -> None:
+        rows = self._buffers[table]
+        if not rows:
+            return
+        schema = self.schemas[table]
+        columns = list(zip(*rows))
+        batch = pa.Table.from_arrays([pa.array(c, type=f.type) for c, f in zip(columns, schema)], schema=schema)
+        writer = self._writers.get(table)
+        if writer is None:
+            # Uncompressed: the parts live for seconds; compression would only cost CPU.
+            writer = pq.ParquetWriter(self.folder / f"{table}.{self.prefix}.parquet", schema, compression="none")
+            self._writers[table] = writer
+        writer.write_table(batch)
+        rows.clear()
+
+    def close(self) -> dict[str, str]:
+        """Flush everything; returns {table: parquet path} for tables that got rows."""
+        for table in self._buffers:
+            self._flush(table)
+        files = {}
+        for table, writer in self._writers.items():
+            writer.close()
+            files[table] = str(self.folder / f"{table}.{self.prefix}.parquet")
+        return files

@@ -1,0 +1,266 @@
+"""Source: a live Postgres database written by `PostgresSaver` (a `postgresql://` DSN).
+
+The whole load reads one snapshot: a REPEATABLE READ, READ ONLY transaction,
+so `checkpoint_keys()` (incremental loads) and `threads()` agree even while
+agents keep writing. Three server-side cursors stream checkpoints, `messages`
+blobs and special-channel writes in chunks, each ordered by
+`thread_id COLLATE "C"` so the server's order is Python's string order and
+`pg_rows.assemble()` can merge-join them holding one thread at a time.
+
+>>> reader = PostgresSource().open("postgresql://app@db/agents", SourceOptions())  # doctest: +SKIP
+>>> next(reader.threads()).thread_id  # doctest: +SKIP
+'acme:web:sess-001'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+import psycopg
+from psycopg import sql
+
+from loaders.pg_rows import (
+    MESSAGES,
+    SPECIAL_CHANNELS,
+    TABLES,
+    TS_PATTERN,
+    BlobRow,
+    CheckpointRow,
+    WriteRow,
+    assemble,
+    since_text,
+    table_shape,
+    wanted_threads,
+)
+from loaders.records import SourceError, SourceOptions, ThreadBundle
+
+DSN_PREFIXES = ("postgresql://", "postgres://")
+
+# Rows per FETCH. Blob rows hold a whole message list each, so fewer of them.
+CHUNK_ROWS = 2000
+BLOB_CHUNK_ROWS = 100
+
+_COLUMNS_SQL = """
+SELECT c.relname, a.attname, has_table_privilege(c.oid, 'SELECT')
+FROM pg_catalog.pg_class c
+JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+WHERE n.nspname = %s AND c.relname = ANY(%s) AND c.relkind IN ('r', 'p', 'v', 'm', 'f')
+"""
+_SCHEMAS_WITH_CHECKPOINTS_SQL = """
+SELECT n.nspname FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+WHERE c.relname = 'checkpoints' AND c.relkind IN ('r', 'p', 'v', 'm', 'f') ORDER BY 1
+"""
+
+# The checkpoint JSONB is reduced on the server to what the transcript needs:
+# channel_versions, versions_seen and friends never cross the wire.
+_CHECKPOINTS_SQL = """
+SELECT thread_id, checkpoint_ns, {cid}, {parent},
+       CASE WHEN jsonb_typeof(checkpoint -> 'ts') = 'string' THEN checkpoint ->> 'ts' END,
+       {messages_version},
+       NULLIF(jsonb_typeof(checkpoint), 'object'),
+       metadata
+FROM {checkpoints} {where}
+ORDER BY thread_id COLLATE "C", checkpoint_ns COLLATE "C", {cid} COLLATE "C"
+"""
+_BLOBS_SQL = """
+SELECT thread_id, checkpoint_ns, {version}, type, blob
+FROM {blobs} WHERE channel = %s {and_where}
+ORDER BY thread_id COLLATE "C"
+"""
+_WRITES_SQL = """
+SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob
+FROM {writes} WHERE channel = ANY(%s) {and_where}
+ORDER BY thread_id COLLATE "C", checkpoint_ns COLLATE "C", checkpoint_id COLLATE "C", task_id COLLATE "C", idx
+"""
+
+
+def mask_dsn(dsn: str) -> str:
+    """The DSN with its password (in the authority or a `password=` parameter) replaced by `***`.
+
+    >>> mask_dsn("postgresql://app:s3cret@db:5432/agents?sslmode=require&password=x")
+    'postgresql://app:***@db:5432/agents?sslmode=require&password=%2A%2A%2A'
+    """
+    try:
+        parts = urlsplit(dsn)
+    except ValueError:
+        return f"{dsn.split('://', 1)[0]}://***"
+    netloc = parts.netloc
+    if "@" in netloc:
+        userinfo, host = netloc.rsplit("@", 1)
+        if ":" in userinfo:
+            netloc = f"{userinfo.split(':', 1)[0]}:***@{host}"
+    query = parts.query
+    if query:
+        pairs = parse_qsl(query, keep_blank_values=True)
+        if any(k == "password" for k, _ in pairs):
+            query = urlencode([(k, "***" if k == "password" else v) for k, v in pairs])
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+
+class PostgresSource:
+    """A live database written by `PostgresSaver`; detected by a `postgresql://` or `postgres://` DSN."""
+
+    kind = "postgres"
+
+    def detect(self, spec: str) -> bool:
+        return spec.startswith(DSN_PREFIXES)
+
+    def open(self, spec: str, options: SourceOptions) -> PostgresReader:
+        return PostgresReader(spec, options)
+
+
+class PostgresReader:
+    """An open read-only snapshot of one schema's checkpoint tables."""
+
+    def __init__(self, dsn: str, options: SourceOptions) -> None:
+        self.options = options
+        self.where = mask_dsn(dsn)
+        self.schema = options.schema or "public"
+        self._since = since_text(options.since)
+        self.conn: psycopg.Connection | None = None
+        try:
+            self.conn = psycopg.connect(dsn, autocommit=False, application_name="transcript-lens")
+        except psycopg.Error as exc:
+            raise SourceError(f"{self.where}: cannot connect ({_first_line(exc)})") from None
+        except Exception as exc:  # noqa: BLE001 - a malformed DSN raises ProgrammingError or ValueError
+            raise SourceError(f"{self.where}: not a usable Postgres DSN ({_first_line(exc)})") from None
+        try:
+            self.conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            self.shallow = self._check_schema()
+        except psycopg.Error as exc:
+            self.close()
+            raise SourceError(f"{self.where}: cannot read the checkpoint tables ({_first_line(exc)})") from None
+        except BaseException:
+            self.close()
+            raise
+
+    def _table(self, name: str) -> sql.Identifier:
+        return sql.Identifier(self.schema, name)
+
+    def _check_schema(self) -> bool:
+        columns: dict[str, set[str]] = {}
+        denied: set[str] = set()
+        for table, column, can_select in self.conn.execute(_COLUMNS_SQL, (self.schema, [*TABLES])):
+            columns.setdefault(table, set()).add(column)
+            if not can_select:
+                denied.add(table)
+        where = f"{self.where} (schema {self.schema})"
+        if "checkpoints" not in columns:
+            others = [s for (s,) in self.conn.execute(_SCHEMAS_WITH_CHECKPOINTS_SQL) if s != self.schema]
+            hint = f"; schemas with a checkpoints table: {', '.join(others)} (pick one with --schema)" if others else ""
+            raise SourceError(f"{where}: no checkpoints table (expected a database written by PostgresSaver){hint}")
+        shallow = table_shape(columns, where)
+        if denied:
+            raise SourceError(f"{where}: no SELECT privilege on {', '.join(sorted(denied))}")
+        return shallow
+
+    def describe(self) -> str:
+        return self.where if self.schema == "public" else f"{self.where} (schema {self.schema})"
+
+    # --- filters -------------------------------------------------------------------
+
+    def _filter(self, only: frozenset[str] | None) -> tuple[sql.Composable | None, list]:
+        clauses: list[sql.Composable] = []
+        params: list = []
+        ids = wanted_threads(self.options.threads, only)
+        if ids is not None:
+            # A hashed semi-join: `= ANY(array)` would scan the array per row.
+            clauses.append(sql.SQL("thread_id IN (SELECT unnest(%s::text[]))"))
+            params.append(ids)
+        if self._since is not None:
+            clauses.append(
+                sql.SQL(
+                    "thread_id IN (SELECT thread_id FROM {cp} WHERE checkpoint ->> 'ts' ~ %s "
+                    "AND (checkpoint ->> 'ts') COLLATE \"C\" >= %s)"
+                ).format(cp=self._table("checkpoints"))
+            )
+            params += [TS_PATTERN, self._since]
+        if not clauses:
+            return None, []
+        return sql.SQL(" AND ").join(clauses), params
+
+    def _checkpoint_sql(self, where: sql.Composable | None) -> sql.Composed:
+        if self.shallow:
+            cid, parent = sql.SQL("(checkpoint ->> 'id')"), sql.SQL("NULL::text")
+            version = sql.SQL("CASE WHEN checkpoint -> 'channel_versions' ? 'messages' THEN '' END")
+        else:
+            cid, parent = sql.SQL("checkpoint_id"), sql.SQL("parent_checkpoint_id")
+            version = sql.SQL("checkpoint -> 'channel_versions' ->> 'messages'")
+        return sql.SQL(_CHECKPOINTS_SQL).format(
+            cid=cid, parent=parent, messages_version=version, checkpoints=self._table("checkpoints"),
+            where=sql.SQL("WHERE ") + where if where is not None else sql.SQL(""),
+        )
+
+    # --- reading -------------------------------------------------------------------
+
+    def _stream(self, name: str, query: sql.Composable, params: list, chunk: int, binary: bool = False):
+        cur = self.conn.cursor(name=name, binary=binary)
+        cur.itersize = chunk
+        try:
+            cur.execute(query, params)
+            yield from cur
+        finally:
+            try:
+                cur.close()
+            except psycopg.Error:
+                pass  # the transaction already failed; close() rolls it back
+
+    def thread_count(self) -> int | None:
+        where, params = self._filter(None)
+        query = sql.SQL("SELECT count(DISTINCT thread_id) FROM {cp} {where}").format(
+            cp=self._table("checkpoints"), where=sql.SQL("WHERE ") + where if where is not None else sql.SQL(""),
+        )
+        return self._guard(lambda: self.conn.execute(query, params).fetchone()[0])
+
+    def checkpoint_keys(self) -> Iterator[tuple[str, str, str]]:
+        cid = sql.SQL("(checkpoint ->> 'id')") if self.shallow else sql.SQL("checkpoint_id")
+        query = sql.SQL("SELECT thread_id, checkpoint_ns, {cid} FROM {cp}").format(cid=cid, cp=self._table("checkpoints"))
+        try:
+            yield from self._stream("tl_keys", query, [], CHUNK_ROWS)
+        except psycopg.Error as exc:
+            raise SourceError(f"{self.where}: reading checkpoint keys failed ({_first_line(exc)})") from None
+
+    def threads(self, only: frozenset[str] | None = None) -> Iterator[ThreadBundle]:
+        where, params = self._filter(only)
+        and_where = sql.SQL("AND ") + where if where is not None else sql.SQL("")
+        blobs_sql = sql.SQL(_BLOBS_SQL).format(
+            version=sql.SQL("''::text") if self.shallow else sql.SQL("version"),
+            blobs=self._table("checkpoint_blobs"), and_where=and_where,
+        )
+        writes_sql = sql.SQL(_WRITES_SQL).format(writes=self._table("checkpoint_writes"), and_where=and_where)
+        streams = [
+            self._stream("tl_checkpoints", self._checkpoint_sql(where), params, CHUNK_ROWS),
+            self._stream("tl_blobs", blobs_sql, [MESSAGES, *params], BLOB_CHUNK_ROWS, binary=True),
+            self._stream("tl_writes", writes_sql, [list(SPECIAL_CHANNELS), *params], CHUNK_ROWS, binary=True),
+        ]
+        try:
+            yield from assemble(
+                map(CheckpointRow._make, streams[0]), map(BlobRow._make, streams[1]), map(WriteRow._make, streams[2]),
+                self.where,
+            )
+        except psycopg.Error as exc:
+            raise SourceError(f"{self.where}: reading checkpoints failed ({_first_line(exc)})") from None
+        finally:
+            for stream in streams:
+                stream.close()
+
+    def _guard(self, fn):
+        try:
+            return fn()
+        except psycopg.Error as exc:
+            raise SourceError(f"{self.where}: query failed ({_first_line(exc)})") from None
+
+    def close(self) -> None:
+        if self.conn is not None:
+            try:
+                self.conn.close()  # rolls the read-only transaction back
+            except psycopg.Error:
+                pass
+            self.conn = None
+
