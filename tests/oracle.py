@@ -1,0 +1,245 @@
+"""Reference implementation of SPEC §3 (transcript rows) and §5 (rehydrate window).
+
+Independent of the project's ``loaders`` / ``analytics``: it reads a store only
+through a saver's PUBLIC API (``list`` / ``get_tuple``) with STRICT msgpack
+decoding (``JsonPlusSerializer(allowed_msgpack_modules=None)``: only
+LangGraph's ``SAFE_MSGPACK_TYPES`` are rebuilt, nothing named in the data is
+imported). It is deliberately simple and slow: it is the yardstick, not the product.
+
+Example:
+    >>> saver = open_sqlite(copy_of_store)          # never the original: setup() writes -wal/-shm
+    >>> rows = expected_messages(saver)
+    >>> [r["content"] for r in rows if r["thread_id"] == "acme:web:sess-001" and r["role"] == "user"][0]
+    'Hi! Can you help me reset my password?'
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import sqlite3
+from collections import defaultdict
+from typing import Any
+
+from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+from langgraph.checkpoint.sqlite import SqliteSaver
+
+ROLE_BY_TYPE = {
+    "human": "user",
+    "HumanMessageChunk": "user",
+    "ai": "assistant",
+    "AIMessageChunk": "assistant",
+    "tool": "tool",
+    "ToolMessageChunk": "tool",
+    "system": "system",
+    "SystemMessageChunk": "system",
+}
+
+MESSAGE_KEYS = (
+    "thread_id", "tenant_id", "sub_tenant_id", "session_id", "ordinal",
+    "role", "lc_type", "content", "message_id", "ts", "checkpoint_id",
+)
+CHECKPOINT_KEYS = (
+    "thread_id", "checkpoint_ns", "checkpoint_id", "parent_checkpoint_id",
+    "ts", "step", "source", "message_count",
+)
+
+
+def strict_serde() -> JsonPlusSerializer:
+    """A serializer that rebuilds only LangGraph's built-in safe types."""
+    return JsonPlusSerializer(allowed_msgpack_modules=None)
+
+
+def open_sqlite(path: str | os.PathLike[str]) -> SqliteSaver:
+    """A strict ``SqliteSaver`` on ``path``. Opening runs setup(): use a COPY.
+
+    Example:
+        >>> saver = open_sqlite(tmp_path / "copy.sqlite")
+    """
+    return SqliteSaver(sqlite3.connect(os.fspath(path), check_same_thread=False), serde=strict_serde())
+
+
+def parse_thread_key(thread_id: str) -> tuple[str | None, str | None, str]:
+    """``tenant:sub:session`` → (tenant, sub or None, session); fewer parts → (None, None, id).
+
+    Example:
+        >>> parse_thread_key("acme:web:a:b"), parse_thread_key("globex::s2"), parse_thread_key("x")
+        (('acme', 'web', 'a:b'), ('globex', None, 's2'), (None, None, 'x'))
+    """
+    parts = thread_id.split(":", 2)
+    if len(parts) < 3:
+        return None, None, thread_id
+    tenant, sub, session = parts
+    return tenant, (sub or None), session
+
+
+def _field(msg: Any, name: str) -> Any:
+    # Strict decoding falls back to the raw field dict when a class is not allowed.
+    if isinstance(msg, dict):
+        return msg.get(name)
+    return getattr(msg, name, None)
+
+
+def role_of(lc_type: str | None) -> str:
+    """SPEC §3 role of a stored message ``type`` (chunks map like their base type).
+
+    Example:
+        >>> role_of("human"), role_of("AIMessageChunk"), role_of("chat"), role_of(None)
+        ('user', 'assistant', 'other', 'other')
+    """
+    return ROLE_BY_TYPE.get(lc_type or "", "other")
+
+
+def content_text(content: Any) -> str:
+    """A string as-is; a list of blocks → its text parts joined with a newline.
+
+    Example:
+        >>> content_text([{"type": "text", "text": "a"}, {"type": "image_url", "image_url": {"url": "x"}}, "b"])
+        'a\\nb'
+    """
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for block in content:
+            if isinstance(block, str):
+                parts.append(block)
+            elif isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):
+                parts.append(block["text"])
+        return "\n".join(parts)
+    return str(content)
+
+
+def _ts(tup: CheckpointTuple) -> dt.datetime:
+    ts = dt.datetime.fromisoformat(tup.checkpoint["ts"])
+    return ts if ts.tzinfo else ts.replace(tzinfo=dt.timezone.utc)
+
+
+def _messages(tup: CheckpointTuple) -> list[Any] | None:
+    value = tup.checkpoint.get("channel_values", {}).get("messages")
+    return value if isinstance(value, list) else None
+
+
+def tuples_by_thread(saver: BaseCheckpointSaver) -> dict[str, list[CheckpointTuple]]:
+    """Every checkpoint (all namespaces) of every thread, via ``saver.list(None)``."""
+    out: dict[str, list[CheckpointTuple]] = defaultdict(list)
+    for tup in saver.list(None):
+        out[tup.config["configurable"]["thread_id"]].append(tup)
+    return dict(out)
+
+
+def _roots(tuples: list[CheckpointTuple]) -> list[CheckpointTuple]:
+    return [t for t in tuples if t.config["configurable"].get("checkpoint_ns", "") == ""]
+
+
+def _latest(roots: list[CheckpointTuple]) -> CheckpointTuple | None:
+    # "Latest" is the greatest checkpoint id string, as the savers' get_tuple() has it.
+    return max(roots, key=lambda t: t.config["configurable"]["checkpoint_id"], default=None)
+
+
+def _first_seen(roots: list[CheckpointTuple]) -> dict[str, tuple[dt.datetime, str]]:
+    """message id → (ts, checkpoint id) of the oldest root checkpoint holding it (any branch)."""
+    seen: dict[str, tuple[dt.datetime, str]] = {}
+    for tup in roots:
+        key = (_ts(tup), tup.config["configurable"]["checkpoint_id"])
+        for m in _messages(tup) or []:
+            mid = _field(m, "id")
+            if mid is not None and (mid not in seen or key < seen[mid]):
+                seen[mid] = key
+    return seen
+
+
+def _rows_for_thread(thread_id: str, tuples: list[CheckpointTuple]) -> list[dict[str, Any]]:
+    roots = _roots(tuples)
+    latest = _latest(roots)
+    if latest is None:
+        return []
+    seen = _first_seen(roots)
+    tenant, sub, session = parse_thread_key(thread_id)
+    rows = []
+    for ordinal, m in enumerate(_messages(latest) or []):
+        mid = _field(m, "id")
+        ts, cid = seen[mid] if mid is not None else (None, None)
+        lc_type = _field(m, "type")
+        rows.append(
+            {
+                "thread_id": thread_id,
+                "tenant_id": tenant,
+                "sub_tenant_id": sub,
+                "session_id": session,
+                "ordinal": ordinal,
+                "role": role_of(lc_type),
+                "lc_type": lc_type,
+                "content": content_text(_field(m, "content")),
+                "message_id": mid,
+                "ts": ts,
+                "checkpoint_id": cid,
+            }
+        )
+    return rows
+
+
+def expected_messages(saver: BaseCheckpointSaver) -> list[dict[str, Any]]:
+    """SPEC §3 rows for every thread, ordered by (thread_id, ordinal). Keys: ``MESSAGE_KEYS``."""
+    rows: list[dict[str, Any]] = []
+    for thread_id, tuples in sorted(tuples_by_thread(saver).items()):
+        rows.extend(_rows_for_thread(thread_id, tuples))
+    return rows
+
+
+def expected_checkpoints(saver: BaseCheckpointSaver) -> list[dict[str, Any]]:
+    """One row per checkpoint of every namespace, ordered by (thread, ns, id). Keys: ``CHECKPOINT_KEYS``.
+
+    ``message_count`` is None when the checkpoint has no ``messages`` channel value.
+    """
+    rows = []
+    for tup in saver.list(None):
+        conf = tup.config["configurable"]
+        msgs = _messages(tup)
+        parent = (tup.parent_config or {}).get("configurable", {}).get("checkpoint_id")
+        rows.append(
+            {
+                "thread_id": conf["thread_id"],
+                "checkpoint_ns": conf.get("checkpoint_ns", ""),
+                "checkpoint_id": conf["checkpoint_id"],
+                "parent_checkpoint_id": parent,
+                "ts": _ts(tup),
+                "step": (tup.metadata or {}).get("step"),
+                "source": (tup.metadata or {}).get("source"),
+                "message_count": None if msgs is None else len(msgs),
+            }
+        )
+    rows.sort(key=lambda r: (r["thread_id"], r["checkpoint_ns"], r["checkpoint_id"]))
+    return rows
+
+
+def expected_window(
+    saver: BaseCheckpointSaver,
+    thread_id: str,
+    checkpoint_id: str | None = None,
+    cap: int = 50,
+) -> list[tuple[str, str, str | None]]:
+    """SPEC §5: last ``cap`` user/assistant messages of the transcript at a root checkpoint.
+
+    ``checkpoint_id=None`` means the latest root checkpoint. Tool, system and
+    other rows are skipped. Returns ``[(role, content, message_id), ...]`` oldest first.
+
+    Example:
+        >>> expected_window(saver, "acme:web:sess-001", cap=2)[-1][0]
+        'assistant'
+    """
+    conf: dict[str, Any] = {"thread_id": thread_id, "checkpoint_ns": ""}
+    if checkpoint_id is not None:
+        conf["checkpoint_id"] = checkpoint_id
+    tup = saver.get_tuple({"configurable": conf})
+    if tup is None:
+        return []
+    window = []
+    for m in _messages(tup) or []:
+        role = role_of(_field(m, "type"))
+        if role in ("user", "assistant"):
+            window.append((role, content_text(_field(m, "content")), _field(m, "id")))
+    return window[-cap:] if cap > 0 else []
