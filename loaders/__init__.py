@@ -7,10 +7,15 @@
 from loaders.pipeline import LoadSummary, batches, load
 from loaders.records import LoadError, SourceError, SourceOptions
 from loaders.registry import register, resolve, sources
+from loaders.pg_export import PgCsvSource, PgDumpSource
+from loaders.postgres_source import PostgresSource
 from loaders.sqlite_source import SqliteSource
 
 # Built-ins register exactly the way an extension does.
 register(SqliteSource())
+register(PostgresSource())
+register(PgCsvSource())
+register(PgDumpSource())
 
 __all__ = [
     "LoadError",

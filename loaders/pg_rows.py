@@ -58,7 +58,7 @@ class CheckpointRow(NamedTuple):
     ts: str | None
     messages_version: str | None  # None: the checkpoint has no messages channel
     shape: str | None  # None when the checkpoint JSON is an object, else its JSON type
-    metadata: Any  # parsed JSON (live) or JSON text (staged)
+    metadata: str | None  # JSON text, as JSONB prints it
 
 
 class BlobRow(NamedTuple):
@@ -140,6 +140,11 @@ def wanted_threads(option_threads: Iterable[str], only: frozenset[str] | None) -
     return sorted(wanted)
 
 
+def thread_range(options) -> tuple[str | None, str | None]:
+    """`[lo, hi)` over thread ids for one worker of a split load; (None, None) = all."""
+    return getattr(options, "thread_range", None) or (None, None)
+
+
 class _Follower:
     """The rows of a secondary stream that belong to the thread being assembled."""
 
@@ -211,11 +216,13 @@ def build_bundle(thread_id: str, rows: list[CheckpointRow], blobs: list[BlobRow]
         if cid is None:
             errors.append(LoadError(thread_id, ns, None, "checkpoint", "checkpoint has no id"))
             continue
-        md = _metadata(row.metadata, errors, (thread_id, ns, cid))
+        md, md_json = _metadata(row.metadata, errors, (thread_id, ns, cid))
         ts = row.ts
         if row.shape is not None:
             errors.append(LoadError(thread_id, ns, cid, "checkpoint", f"checkpoint is a JSON {row.shape}, not an object"))
-            checkpoints.append(RawCheckpoint(thread_id, ns, cid, row.parent_checkpoint_id, None, md, None, damaged=True))
+            checkpoints.append(
+                RawCheckpoint(thread_id, ns, cid, row.parent_checkpoint_id, None, md, None, damaged=True, metadata_json=md_json)
+            )
             continue
         messages = None
         if row.messages_version is not None:
@@ -223,10 +230,13 @@ def build_bundle(thread_id: str, rows: list[CheckpointRow], blobs: list[BlobRow]
             messages = decoded.get(key)
             if messages is None and key not in decoded:
                 messages = decoded[key] = _decode_blob(stored.get(key), key, interned, errors, (thread_id, ns, cid))
-        if messages is _FAILED:
-            checkpoints.append(RawCheckpoint(thread_id, ns, cid, row.parent_checkpoint_id, ts, md, None, damaged=True))
-        else:
-            checkpoints.append(RawCheckpoint(thread_id, ns, cid, row.parent_checkpoint_id, ts, md, messages))
+        damaged = messages is _FAILED
+        checkpoints.append(
+            RawCheckpoint(
+                thread_id, ns, cid, row.parent_checkpoint_id, ts, md, None if damaged else messages,
+                damaged=damaged, metadata_json=md_json,
+            )
+        )
     out_writes: list[RawWrite] = []
     for w in writes:
         try:
@@ -262,22 +272,23 @@ def _decode_blob(stored, key: tuple[str, str], interned: dict, errors: list[Load
     return out
 
 
-def _metadata(raw: Any, errors: list[LoadError], where: tuple[str, str, str]) -> dict:
+def _metadata(raw: str | None, errors: list[LoadError], where: tuple[str, str, str]) -> tuple[dict, str | None]:
+    """Metadata JSON text → (dict, the text itself). JSONB's text form is strict JSON,
+    so the transform stores it as is instead of re-serialising the dict."""
     if raw is None:
-        return {}
-    if isinstance(raw, (str, bytes)):
-        try:
-            raw = json.loads(raw)
-        except (ValueError, RecursionError) as exc:
-            errors.append(LoadError(*where, "metadata", f"metadata is not JSON: {exc}"))
-            return {}
-    if not isinstance(raw, dict):
-        errors.append(LoadError(*where, "metadata", f"metadata is a {type(raw).__name__}, not an object"))
-        return {}
-    return raw
+        return {}, None
+    try:
+        md = json.loads(raw)
+    except (ValueError, TypeError, RecursionError) as exc:
+        errors.append(LoadError(*where, "metadata", f"metadata is not JSON: {exc}"))
+        return {}, None
+    if not isinstance(md, dict):
+        errors.append(LoadError(*where, "metadata", f"metadata is a {type(md).__name__}, not an object"))
+        return {}, None
+    return md, raw
 
 
 __all__ = [
     "BlobRow", "CheckpointRow", "MESSAGES", "SPECIAL_CHANNELS", "TABLES", "TS_PATTERN", "WriteRow",
-    "assemble", "build_bundle", "since_text", "table_shape", "wanted_threads",
+    "assemble", "build_bundle", "since_text", "table_shape", "thread_range", "wanted_threads",
 ]

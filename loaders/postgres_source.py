@@ -31,6 +31,7 @@ from loaders.pg_rows import (
     assemble,
     since_text,
     table_shape,
+    thread_range,
     wanted_threads,
 )
 from loaders.records import SourceError, SourceOptions, ThreadBundle
@@ -60,7 +61,7 @@ SELECT thread_id, checkpoint_ns, {cid}, {parent},
        CASE WHEN jsonb_typeof(checkpoint -> 'ts') = 'string' THEN checkpoint ->> 'ts' END,
        {messages_version},
        NULLIF(jsonb_typeof(checkpoint), 'object'),
-       metadata
+       metadata::text
 FROM {checkpoints} {where}
 ORDER BY thread_id COLLATE "C", checkpoint_ns COLLATE "C", {cid} COLLATE "C"
 """
@@ -73,6 +74,21 @@ _WRITES_SQL = """
 SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob
 FROM {writes} WHERE channel = ANY(%s) {and_where}
 ORDER BY thread_id COLLATE "C", checkpoint_ns COLLATE "C", checkpoint_id COLLATE "C", task_id COLLATE "C", idx
+"""
+
+# Boundaries where the running total of blob bytes (in "C" order of thread id)
+# crosses k/n of the whole; the first thread of a range is its lower bound.
+_SPLIT_SQL = """
+WITH per_thread AS (
+    SELECT thread_id COLLATE "C" AS thread_id, sum(octet_length(blob)) AS bytes
+    FROM {blobs} WHERE channel = %s {and_where} GROUP BY 1
+), running AS (
+    SELECT thread_id, sum(bytes) OVER (ORDER BY thread_id) - bytes AS before, sum(bytes) OVER () AS total
+    FROM per_thread
+)
+SELECT min(thread_id) FROM running, generate_series(1, %s - 1) AS k
+WHERE total > 0 AND before >= total * k / %s AND before > 0
+GROUP BY k ORDER BY k
 """
 
 
@@ -173,6 +189,13 @@ class PostgresReader:
             # A hashed semi-join: `= ANY(array)` would scan the array per row.
             clauses.append(sql.SQL("thread_id IN (SELECT unnest(%s::text[]))"))
             params.append(ids)
+        lo, hi = thread_range(self.options)
+        if lo is not None:
+            clauses.append(sql.SQL('thread_id COLLATE "C" >= %s'))
+            params.append(lo)
+        if hi is not None:
+            clauses.append(sql.SQL('thread_id COLLATE "C" < %s'))
+            params.append(hi)
         if self._since is not None:
             clauses.append(
                 sql.SQL(
@@ -218,9 +241,33 @@ class PostgresReader:
         )
         return self._guard(lambda: self.conn.execute(query, params).fetchone()[0])
 
+    def split(self, n: int, min_bytes: int = 32 << 20) -> list[tuple[str | None, str | None]]:
+        """Up to `n` thread-id ranges `[lo, hi)` holding about equal `messages` blob bytes.
+
+        Computed on the server (only the boundaries come back); `octet_length`
+        of a TOASTed value is read from its pointer, not detoasted. Under
+        `min_bytes` of blobs nothing is split: starting workers would cost more
+        than it saves. Each worker then reads its range in its own snapshot.
+        """
+        if n <= 1:
+            return [(None, None)]
+        where, params = self._filter(None)
+        and_where = sql.SQL("AND ") + where if where is not None else sql.SQL("")
+        total_sql = sql.SQL("SELECT coalesce(sum(octet_length(blob)), 0) FROM {blobs} WHERE channel = %s {and_where}").format(
+            blobs=self._table("checkpoint_blobs"), and_where=and_where,
+        )
+        if self._guard(lambda: self.conn.execute(total_sql, [MESSAGES, *params]).fetchone()[0]) < min_bytes:
+            return [(None, None)]
+        query = sql.SQL(_SPLIT_SQL).format(blobs=self._table("checkpoint_blobs"), and_where=and_where)
+        bounds = [b for (b,) in self._guard(lambda: self.conn.execute(query, [MESSAGES, *params, n, n]).fetchall())]
+        edges: list[str | None] = [None, *dict.fromkeys(b for b in bounds if b is not None), None]
+        return [(edges[i], edges[i + 1]) for i in range(len(edges) - 1)]
+
     def checkpoint_keys(self) -> Iterator[tuple[str, str, str]]:
         cid = sql.SQL("(checkpoint ->> 'id')") if self.shallow else sql.SQL("checkpoint_id")
-        query = sql.SQL("SELECT thread_id, checkpoint_ns, {cid} FROM {cp}").format(cid=cid, cp=self._table("checkpoints"))
+        query = sql.SQL("SELECT thread_id, checkpoint_ns, {cid} FROM {cp} WHERE {cid} IS NOT NULL").format(
+            cid=cid, cp=self._table("checkpoints"),
+        )
         try:
             yield from self._stream("tl_keys", query, [], CHUNK_ROWS)
         except psycopg.Error as exc:

@@ -5,13 +5,14 @@ Read-only and side-effect free: LangGraph's own saver runs `setup()` (DDL,
 behind (FORMATS §1.1), so this reader never uses it. How the file is opened
 depends on its WAL state, so that the file and its folder stay byte-identical:
 
-- no `-wal` with data: `immutable=1`, SQLite creates no side file;
-- a `-wal` with data and a `-shm` (a writer may be live): `mode=ro` through
-  the writer's shared memory, everything read in one read transaction, so the
-  load is one consistent snapshot;
-- a `-wal` with data but no `-shm` (a crashed or copied store): the file and
-  its `-wal` are copied to a private temporary folder and the copy is read,
-  because opening in place would have to create the `-shm`.
+- no `-wal` with data: `immutable=1`; SQLite creates no side file;
+- a `-wal` with data (recent rows not yet checkpointed, maybe a live writer):
+  the file, then its `-wal`, are copied to a private temporary folder and the
+  copy is read. Opening in place would write the `-shm` (even read-only
+  connections take read marks there) or create it. The main file is copied
+  until its size and mtime did not change during the copy; the `-wal` copied
+  after it may end in a half-written frame of a live writer, which SQLite's
+  checksums discard, so the copy is one committed state of the store.
 """
 
 from __future__ import annotations
@@ -42,6 +43,24 @@ _WRITES_SQL = (
     "SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value "
     "FROM writes WHERE channel IN (?, ?, ?) {where} ORDER BY thread_id, checkpoint_ns, checkpoint_id, task_id, idx"
 )
+
+
+def _snapshot(path: Path, wal: Path, folder: Path, attempts: int = 20) -> Path:
+    """Copy a WAL-mode store (main file, then `-wal`) into `folder`; see the module docstring."""
+    copy = folder / path.name
+    for _ in range(attempts):
+        before = path.stat()
+        shutil.copyfile(path, copy)
+        after = path.stat()
+        if (before.st_size, before.st_mtime_ns) == (after.st_size, after.st_mtime_ns):
+            break
+    else:
+        raise SourceError(f"{path}: the file kept changing while it was copied (a writer is checkpointing); try again")
+    try:
+        shutil.copyfile(wal, copy.with_name(copy.name + "-wal"))
+    except FileNotFoundError:
+        pass  # checkpointed and removed meanwhile: the main file alone is a committed state
+    return copy
 
 
 def _uri(path: Path, **params: str) -> str:
@@ -78,19 +97,13 @@ class SqliteReader:
             if fh.read(16) != _SQLITE_MAGIC:
                 raise SourceError(f"{path}: not a SQLite database (expected a SqliteSaver checkpoint file)")
         wal = path.with_name(path.name + "-wal")
-        shm = path.with_name(path.name + "-shm")
         has_wal = wal.is_file() and wal.stat().st_size > 0
         try:
             if not has_wal:
                 self.con = sqlite3.connect(_uri(path, mode="ro", immutable="1"), uri=True, isolation_level=None)
-            elif shm.is_file():
-                self.con = sqlite3.connect(_uri(path, mode="ro"), uri=True, isolation_level=None)
             else:
                 self._tmpdir = tempfile.mkdtemp(prefix="transcript-lens-")
-                copy = Path(self._tmpdir) / path.name
-                shutil.copyfile(path, copy)
-                shutil.copyfile(wal, copy.with_name(copy.name + "-wal"))
-                self.con = sqlite3.connect(str(copy), isolation_level=None)
+                self.con = sqlite3.connect(str(_snapshot(path, wal, Path(self._tmpdir))), isolation_level=None)
             self.con.text_factory = lambda b: b.decode("utf-8", "replace")
             # One read transaction: every query below sees the same snapshot.
             self.con.execute("BEGIN")
@@ -142,10 +155,11 @@ class SqliteReader:
             wanted = None
         return " AND ".join(clauses), params, wanted
 
-    def split(self, n: int) -> list[tuple[str | None, str | None]]:
+    def split(self, n: int, min_bytes: int = 32 << 20) -> list[tuple[str | None, str | None]]:
         """Thread-id ranges holding about equal checkpoint bytes, for `n` workers.
 
         `length()` of a BLOB is read from the record header, so this is an index-speed scan.
+        A store under `min_bytes` is not split: starting workers would cost more than it saves.
         """
         where, params, _ = self._thread_filter(None)
         rows = self.con.execute(
@@ -154,7 +168,7 @@ class SqliteReader:
             params,
         ).fetchall()
         total = sum(r[1] or 0 for r in rows)
-        if n <= 1 or len(rows) < 2 or total == 0:
+        if n <= 1 or len(rows) < 2 or total < min_bytes:
             return [(None, None)]
         bounds: list[str] = []
         acc = 0

@@ -1,0 +1,228 @@
+"""The SQLite loader against the saver's own public API (tests/oracle.py)."""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import loaders
+from tests import oracle
+from tests.loaders.util import folder_fingerprint, load_db, rows
+
+MESSAGE_COLS = ", ".join(oracle.MESSAGE_KEYS)
+
+
+@pytest.fixture(scope="module")
+def loaded(sqlite_store, tmp_path_factory):
+    db = tmp_path_factory.mktemp("db") / "all.duckdb"
+    summary = load_db(sqlite_store.path, db)
+    return db, summary
+
+
+def test_messages_equal_the_savers_view(loaded, oracle_rows):
+    db, _ = loaded
+    got = rows(db, f"SELECT {MESSAGE_COLS} FROM messages ORDER BY thread_id, ordinal")
+    assert got == oracle_rows
+
+
+def test_checkpoints_equal_the_savers_view(loaded, oracle_checkpoints):
+    db, _ = loaded
+    cols = ", ".join(oracle.CHECKPOINT_KEYS)
+    got = rows(db, f"SELECT {cols} FROM checkpoints ORDER BY thread_id, checkpoint_ns, checkpoint_id")
+    assert got == oracle_checkpoints
+
+
+def test_every_scenario_is_loaded_without_errors(loaded, sqlite_store):
+    db, summary = loaded
+    threads = {r["thread_id"] for r in rows(db, "SELECT thread_id FROM threads")}
+    assert threads == set(sqlite_store.manifest)
+    assert summary.errors == 0
+    assert rows(db, "SELECT count(*) AS n FROM load_errors")[0]["n"] == 0
+
+
+def test_thread_rows_describe_forks_interrupts_and_subgraphs(loaded, sqlite_store):
+    db, _ = loaded
+    by_thread = {r["thread_id"]: r for r in rows(db, "SELECT * FROM threads")}
+    assert by_thread[sqlite_store.thread("replay_branch")]["fork_count"] >= 1
+    assert by_thread[sqlite_store.thread("replay_branch")]["branch_count"] >= 2
+    assert by_thread[sqlite_store.thread("interrupt_pending")]["interrupt_pending"] is True
+    assert by_thread[sqlite_store.thread("interrupt_resumed")]["interrupt_pending"] is False
+    assert by_thread[sqlite_store.thread("subgraph")]["subgraph_checkpoint_count"] > 0
+    assert by_thread[sqlite_store.thread("simple_chat")]["fork_count"] == 0
+    for r in by_thread.values():
+        assert r["message_count"] == len(rows(db, "SELECT 1 FROM messages WHERE thread_id = ?", [r["thread_id"]]))
+
+
+def test_history_events_show_the_edit_and_the_removal(loaded, sqlite_store):
+    db, _ = loaded
+    edited = rows(db, "SELECT * FROM message_events WHERE thread_id = ? AND event = 'edited'", [sqlite_store.thread("edit")])
+    removed = rows(db, "SELECT * FROM message_events WHERE thread_id = ? AND event = 'removed'", [sqlite_store.thread("remove_message")])
+    assert len(edited) == 1 and edited[0]["previous_version"] != edited[0]["version"]
+    assert len(removed) >= 1
+    # A removed message is gone from the transcript but kept in the history.
+    gone = removed[0]["message_id"]
+    assert not rows(db, "SELECT 1 FROM messages WHERE message_id = ?", [gone])
+    assert rows(db, "SELECT 1 FROM message_versions WHERE message_id = ?", [gone])
+    # The edited message shows its new content in the transcript, the old one in the history.
+    versions = rows(db, "SELECT version, content FROM message_versions WHERE thread_id = ? AND message_id = ? ORDER BY version",
+                    [sqlite_store.thread("edit"), edited[0]["message_id"]])
+    current = rows(db, "SELECT content FROM messages WHERE message_id = ?", [edited[0]["message_id"]])
+    assert len(versions) == 2 and current[0]["content"] == versions[-1]["content"] != versions[0]["content"]
+
+
+def test_messages_without_id_have_no_timestamp(loaded, sqlite_store):
+    db, _ = loaded
+    got = rows(db, "SELECT message_id, ts, checkpoint_id FROM messages WHERE thread_id = ?", [sqlite_store.thread("operator_add")])
+    assert got and all(r["message_id"] is None and r["ts"] is None and r["checkpoint_id"] is None for r in got)
+
+
+def test_checkpoint_message_lists_rebuild_each_root_checkpoint(loaded, oracle_saver):
+    """checkpoints.message_versions + message_versions give the list at ANY root checkpoint."""
+    db, _ = loaded
+    for tup in oracle_saver.list(None):
+        conf = tup.config["configurable"]
+        if conf.get("checkpoint_ns", ""):
+            continue
+        expected = [oracle._field(m, "id") for m in (oracle._messages(tup) or [])]
+        got = rows(
+            db,
+            "SELECT v.message_id FROM checkpoints c, unnest(c.message_versions) WITH ORDINALITY AS u(version, pos) "
+            "JOIN message_versions v ON v.thread_id = c.thread_id AND v.version = u.version "
+            "WHERE c.thread_id = ? AND c.checkpoint_id = ? ORDER BY pos",
+            [conf["thread_id"], conf["checkpoint_id"]],
+        )
+        assert [r["message_id"] for r in got] == expected
+
+
+def test_source_folder_is_byte_identical_after_a_load(sqlite_store, copy_store, tmp_path):
+    src = copy_store(sqlite_store.path, tmp_path / "src")
+    before = folder_fingerprint(src.parent)
+    load_db(src, tmp_path / "out.duckdb")
+    assert folder_fingerprint(src.parent) == before
+
+
+def test_wal_rows_load_and_the_wal_store_is_untouched(wal_store, copy_store, tmp_path):
+    src = copy_store(wal_store.path, tmp_path / "src")
+    assert Path(f"{src}-wal").stat().st_size > 0
+    before = folder_fingerprint(src.parent)
+    db = tmp_path / "wal.duckdb"
+    load_db(src, db)
+    assert folder_fingerprint(src.parent) == before
+    threads = {r["thread_id"] for r in rows(db, "SELECT thread_id FROM threads")}
+    assert set(wal_store.extra["wal_threads"]) <= threads
+    assert set(wal_store.extra["main_threads"]) <= threads
+    # The oracle sees the same rows (on its own copy, since it writes side files).
+    saver = oracle.open_sqlite(copy_store(wal_store.path, tmp_path / "oracle"))
+    try:
+        expected = oracle.expected_messages(saver)
+    finally:
+        saver.conn.close()
+    assert rows(db, f"SELECT {MESSAGE_COLS} FROM messages ORDER BY thread_id, ordinal") == expected
+
+
+def test_old_store_without_task_path_loads(sqlite_store, copy_store, tmp_path, oracle_rows):
+    src = copy_store(sqlite_store.path, tmp_path / "old")
+    con = sqlite3.connect(src)
+    con.execute("ALTER TABLE writes DROP COLUMN task_path")
+    con.commit()
+    con.close()
+    db = tmp_path / "old.duckdb"
+    load_db(src, db)
+    assert rows(db, f"SELECT {MESSAGE_COLS} FROM messages ORDER BY thread_id, ordinal") == oracle_rows
+
+
+def test_parallel_and_single_process_loads_are_identical(sqlite_store, tmp_path, monkeypatch):
+    from loaders.sqlite_source import SqliteReader
+
+    split = SqliteReader.split
+    # The fixture store is small; force a split so the worker path really runs.
+    monkeypatch.setattr(SqliteReader, "split", lambda self, n: split(self, n, min_bytes=0))
+    one, two = tmp_path / "one.duckdb", tmp_path / "two.duckdb"
+    load_db(sqlite_store.path, one, workers=1)
+    load_db(sqlite_store.path, two, workers=2)
+    for table, order in [
+        ("messages", "thread_id, ordinal"),
+        ("checkpoints", "thread_id, checkpoint_ns, checkpoint_id"),
+        ("message_versions", "thread_id, version"),
+        ("message_events", "thread_id, checkpoint_id, event, position"),
+        ("threads", "thread_id"),
+    ]:
+        sql = f"SELECT * FROM {table} ORDER BY {order}"
+        assert rows(one, sql) == rows(two, sql), table
+
+
+def test_custom_thread_key_pattern(sqlite_store, tmp_path):
+    db = tmp_path / "k.duckdb"
+    load_db(sqlite_store.path, db, thread_key_pattern=r"^(?P<tenant>[^:]+):(?P<session>.*)$")
+    got = rows(db, "SELECT DISTINCT thread_id, tenant_id, sub_tenant_id, session_id FROM messages")
+    for r in got:
+        if ":" in r["thread_id"]:
+            tenant, session = r["thread_id"].split(":", 1)
+            assert (r["tenant_id"], r["sub_tenant_id"], r["session_id"]) == (tenant, None, session)
+        else:
+            assert (r["tenant_id"], r["session_id"]) == (None, r["thread_id"])
+
+
+def test_a_damaged_checkpoint_is_reported_and_the_rest_loads(sqlite_store, copy_store, tmp_path, oracle_rows):
+    src = copy_store(sqlite_store.path, tmp_path / "damaged")
+    victim_thread = sqlite_store.thread("simple_chat")
+    con = sqlite3.connect(src)
+    # The oldest root checkpoint of the victim: damage it (truncate the msgpack).
+    (cid,) = con.execute(
+        "SELECT checkpoint_id FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = '' ORDER BY checkpoint_id LIMIT 1",
+        [victim_thread],
+    ).fetchone()
+    con.execute("UPDATE checkpoints SET checkpoint = substr(checkpoint, 1, 7) WHERE thread_id = ? AND checkpoint_id = ?", [victim_thread, cid])
+    con.commit()
+    con.close()
+    db = tmp_path / "d.duckdb"
+    summary = load_db(src, db)
+    errors = rows(db, "SELECT * FROM load_errors")
+    assert summary.errors == 1 and errors[0]["thread_id"] == victim_thread and errors[0]["checkpoint_id"] == cid
+    assert errors[0]["stage"] == "checkpoint" and "msgpack" in errors[0]["reason"]
+    others = [r for r in oracle_rows if r["thread_id"] != victim_thread]
+    got = rows(db, f"SELECT {MESSAGE_COLS} FROM messages WHERE thread_id <> ? ORDER BY thread_id, ordinal", [victim_thread])
+    assert got == others
+    # The victim's transcript still loads from its latest checkpoint.
+    assert rows(db, "SELECT count(*) AS n FROM messages WHERE thread_id = ?", [victim_thread])[0]["n"] == sum(
+        1 for r in oracle_rows if r["thread_id"] == victim_thread
+    )
+
+
+def test_a_bad_source_fails_clearly_and_keeps_the_database(sqlite_store, tmp_path):
+    db = tmp_path / "keep.duckdb"
+    load_db(sqlite_store.path, db)
+    before = db.read_bytes()
+    bad = tmp_path / "notes.txt"
+    bad.write_text("hello")
+    with pytest.raises(loaders.SourceError, match="notes.txt"):
+        load_db(bad, db)
+    other = tmp_path / "other.sqlite"
+    sqlite3.connect(other).execute("CREATE TABLE foo (a)").connection.commit()
+    with pytest.raises(loaders.SourceError, match="missing table checkpoints"):
+        load_db(other, db)
+    assert db.read_bytes() == before
+    assert not [p for p in tmp_path.iterdir() if ".tmp-" in p.name]
+
+
+def test_cli_loads_and_reports_errors_in_one_line(sqlite_store, tmp_path):
+    db = tmp_path / "cli.duckdb"
+    ok = subprocess.run([sys.executable, "-m", "loaders", str(sqlite_store.path), "--db", str(db)],
+                        capture_output=True, text=True, check=False)
+    assert ok.returncode == 0, ok.stderr
+    assert ok.stdout.startswith("loaded ") and f"{len(sqlite_store.manifest)} threads" in ok.stdout
+    bad = subprocess.run([sys.executable, "-m", "loaders", str(tmp_path / "missing.sqlite"), "--db", str(db)],
+                         capture_output=True, text=True, check=False)
+    assert bad.returncode == 2
+    assert bad.stderr.strip().splitlines()[-1].startswith("error: ") and "missing.sqlite" in bad.stderr
+
+
+def test_reload_keeps_the_load_history(sqlite_store, tmp_path):
+    db = tmp_path / "h.duckdb"
+    load_db(sqlite_store.path, db)
+    load_db(sqlite_store.path, db)
+    assert [r["load_id"] for r in rows(db, "SELECT load_id FROM loads ORDER BY load_id")] == [1, 2]

@@ -1,0 +1,36 @@
+"""Helpers for loader tests: load a store, read tables back, fingerprint folders."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+import loaders
+
+
+def load_db(source: str | os.PathLike, db: str | os.PathLike, **kw: Any) -> loaders.LoadSummary:
+    return loaders.load(str(source), db, **kw)
+
+
+def rows(db: str | os.PathLike, sql: str, params: list | None = None) -> list[dict[str, Any]]:
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        con.execute("SET TimeZone = 'UTC'").fetchall()
+        cur = con.execute(sql, params or [])
+        cols = [d[0] for d in cur.description]
+        return [dict(zip(cols, r)) for r in cur.fetchall()]
+    finally:
+        con.close()
+
+
+def folder_fingerprint(folder: str | os.PathLike) -> dict[str, str]:
+    """name → sha256 of every file in a folder (side files included)."""
+    out = {}
+    for p in sorted(Path(folder).iterdir()):
+        if p.is_file():
+            out[p.name] = hashlib.sha256(p.read_bytes()).hexdigest()
+    return out
