@@ -1,0 +1,362 @@
+"""Reading one thread's transcript with the SPEC §4 query contract.
+
+The order of operations is the contract (it follows the legacy
+`TranscriptService.read`):
+
+1. keep the speaker's rows (`"all"` keeps tool, system and other rows too) and
+   number them 0-based — that number is the `index` column and a row keeps it
+   whatever later steps drop;
+2. `since` / `until` keep rows whose `ts` is in the closed range; NULL `ts` is
+   out. A thread without any timestamp cannot answer a time range, so that
+   raises `Unsupported` instead of answering empty;
+3. `index` picks one row of that view (negative from the end; out of range →
+   empty, never an error);
+4. `limit` keeps the first rows (`rows[:limit]`).
+
+Decisions where the SPEC is silent (also in `TranscriptQuery`'s docstring):
+
+- a thread that is not in `threads` raises `NotFound` (an empty frame would
+  look like an empty conversation); a known thread with no messages reads empty;
+- "no timestamps at all" is judged over the whole thread, not the speaker's
+  view: a user-only time read of a thread whose assistant rows have `ts` is an
+  ordinary (maybe empty) answer. A thread without messages has no timestamps,
+  so a time-range read of it raises `Unsupported` too;
+- `since > until` is a bad request (almost always swapped arguments; the SPEC
+  avoids answering empty where the question cannot be right); `since == until`
+  is fine and selects one checkpoint's messages;
+- naive datetimes (and ISO strings without an offset) are UTC; strings are
+  accepted wherever a datetime is and parsed as ISO 8601.
+
+The whole read is one parameterized DuckDB query (window functions over the
+thread's rows), so it costs the same on a million-message database as on a
+small one — only when it answers empty does a second, tiny query find out
+whether that is because the thread is unknown or has no timestamps.
+"""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import Literal
+
+import pandas as pd
+import pyarrow as pa
+
+from analytics.db import ConOrPath, connection
+from analytics.errors import BadRequest, NotFound, Unsupported
+from analytics.filters import Filters, as_utc
+
+Speaker = Literal["user", "assistant", "all"]
+SPEAKERS: tuple[str, ...] = ("user", "assistant", "all")
+
+# Columns of a `read` answer, in order, with the dtype each one always has
+# (an empty answer included, so callers can concatenate and compare frames).
+TRANSCRIPT_COLUMNS: dict[str, str] = {
+    "index": "int64",
+    "ordinal": "int64",
+    "role": "str",
+    "content": "str",
+    "message_id": "str",
+    "ts": "datetime64[us, UTC]",
+    "checkpoint_id": "str",
+    "name": "str",
+    "lc_type": "str",
+    "chat_role": "str",
+    "content_chars": "Int64",
+    "non_text_blocks": "Int64",
+    "tool_calls": "str",
+    "tool_call_count": "Int64",
+    "tool_call_id": "str",
+    "tool_status": "str",
+    "input_tokens": "Int64",
+    "output_tokens": "Int64",
+    "total_tokens": "Int64",
+    "model": "str",
+    "thread_id": "str",
+    "tenant_id": "str",
+    "sub_tenant_id": "str",
+    "session_id": "str",
+}
+
+THREAD_COLUMNS: dict[str, str] = {
+    "thread_id": "str",
+    "tenant_id": "str",
+    "sub_tenant_id": "str",
+    "session_id": "str",
+    "message_count": "int64",
+    "first_ts": "datetime64[us, UTC]",
+    "last_ts": "datetime64[us, UTC]",
+}
+
+SEARCH_COLUMNS: dict[str, str] = {**THREAD_COLUMNS, "match_count": "int64", "first_match_ordinal": "Int64", "snippet": "str"}
+
+
+def parse_time(value: str | datetime | date | None, what: str = "time") -> datetime | None:
+    """An ISO 8601 string or a datetime → an aware UTC-comparable datetime; naive means UTC.
+
+    >>> parse_time("2025-01-31T14:00")
+    datetime.datetime(2025, 1, 31, 14, 0, tzinfo=datetime.timezone.utc)
+    >>> parse_time("2025-01-31T14:00:00+02:00").isoformat()
+    '2025-01-31T14:00:00+02:00'
+    """
+    if value is None:
+        return None
+    if isinstance(value, datetime):  # pandas.Timestamp is one too
+        return as_utc(value.to_pydatetime() if hasattr(value, "to_pydatetime") else value)
+    if isinstance(value, date):
+        # A bare date is ambiguous as an inclusive upper bound (its midnight, or its end?).
+        raise BadRequest(f"{what}: give a datetime, not a date ({value.isoformat()}); e.g. {value.isoformat()}T00:00:00Z")
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            parsed = datetime.fromisoformat(text)
+        except ValueError:
+            raise BadRequest(
+                f"{what}: {value!r} is not an ISO 8601 date/time (e.g. 2025-01-31T14:00:00Z; no offset means UTC)"
+            ) from None
+        return as_utc(parsed)
+    raise BadRequest(f"{what}: expected a datetime or an ISO 8601 string, got {type(value).__name__}")
+
+
+def _optional_int(value: object, what: str) -> int | None:
+    if value is None:
+        return None
+    # bool is an int subclass; index=True is a bug, not row 1.
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise BadRequest(f"{what} must be an integer, got {value!r}")
+    return int(value)
+
+
+@dataclass(frozen=True)
+class TranscriptQuery:
+    """One transcript read (SPEC §4), validated at construction.
+
+    - `speaker`: `"user"`, `"assistant"` or `"all"` (every row, tool/system/other too);
+    - `index`: one row of the speaker's view, negative from the end; out of range → empty;
+    - `since` / `until`: inclusive bounds on `ts` (datetime or ISO string; naive = UTC);
+      `since > until` and `index` together with either are `BadRequest`;
+    - `limit`: keep the first `limit` rows (≥ 0), applied last.
+
+    >>> TranscriptQuery("acme:eu:42", speaker="user", index=0)
+    TranscriptQuery(thread_id='acme:eu:42', speaker='user', index=0, since=None, until=None, limit=None)
+    >>> TranscriptQuery("t", index=0, since="2025-01-01")
+    Traceback (most recent call last):
+    ...
+    analytics.errors.BadRequest: index cannot be combined with since/until (index selects within the speaker's view; use one or the other)
+    """
+
+    thread_id: str
+    speaker: Speaker = "all"
+    index: int | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+    limit: int | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.thread_id, str) or not self.thread_id:
+            raise BadRequest(f"thread_id must be a non-empty string, got {self.thread_id!r}")
+        if self.speaker not in SPEAKERS:
+            raise BadRequest(f"speaker must be one of user, assistant, all; got {self.speaker!r}")
+        index = _optional_int(self.index, "index")
+        limit = _optional_int(self.limit, "limit")
+        if limit is not None and limit < 0:
+            raise BadRequest(f"limit must be >= 0, got {limit}")
+        since = parse_time(self.since, "since")
+        until = parse_time(self.until, "until")
+        if index is not None and (since is not None or until is not None):
+            raise BadRequest(
+                "index cannot be combined with since/until (index selects within the speaker's view; use one or the other)"
+            )
+        if since is not None and until is not None and since > until:
+            raise BadRequest(f"since ({since.isoformat()}) is after until ({until.isoformat()})")
+        object.__setattr__(self, "index", index)
+        object.__setattr__(self, "limit", limit)
+        object.__setattr__(self, "since", since)
+        object.__setattr__(self, "until", until)
+
+    @property
+    def is_time_range(self) -> bool:
+        return self.since is not None or self.until is not None
+
+
+# One pass over the thread's rows. `view` numbers the speaker's rows and
+# counts them (for negative indices); `timed` applies the closed ts range;
+# the final WHERE picks the index, and LIMIT (NULL = no limit) caps last.
+_READ_SQL = """
+WITH view AS (
+    SELECT
+        m.*,
+        row_number() OVER (ORDER BY m.ordinal) - 1 AS view_index,
+        count(*) OVER () AS view_size
+    FROM messages AS m
+    WHERE m.thread_id = $thread_id
+      AND ($speaker = 'all' OR m.role = $speaker)
+),
+timed AS (
+    SELECT * FROM view
+    WHERE ($since IS NULL AND $until IS NULL)
+       OR (ts IS NOT NULL
+           AND ($since IS NULL OR ts >= $since)
+           AND ($until IS NULL OR ts <= $until))
+)
+SELECT
+    view_index AS "index", ordinal, role, content, message_id, ts, checkpoint_id,
+    name, lc_type, chat_role, content_chars, non_text_blocks,
+    tool_calls, tool_call_count, tool_call_id, tool_status,
+    input_tokens, output_tokens, total_tokens, model,
+    thread_id, tenant_id, sub_tenant_id, session_id
+FROM timed
+WHERE $index IS NULL
+   OR view_index = CASE WHEN $index < 0 THEN view_size + $index ELSE $index END
+ORDER BY ordinal
+LIMIT $limit
+"""
+
+_DIAGNOSE_SQL = """
+SELECT
+    EXISTS (SELECT 1 FROM threads WHERE thread_id = $thread_id) AS known,
+    EXISTS (SELECT 1 FROM messages WHERE thread_id = $thread_id) AS has_messages,
+    (SELECT count(ts) FROM messages WHERE thread_id = $thread_id) AS stamped
+"""
+
+
+# Arrow → pandas keeps integer columns nullable (a NULL token count stays <NA>,
+# not a float NaN) and strings as `str`, whatever the rows happen to hold.
+_ARROW_TO_PANDAS = {
+    pa.int8(): pd.Int64Dtype(),
+    pa.int16(): pd.Int64Dtype(),
+    pa.int32(): pd.Int64Dtype(),
+    pa.int64(): pd.Int64Dtype(),
+}.get
+
+
+def _fetch(con, sql: str, params, dtypes: dict[str, str]) -> pd.DataFrame:
+    frame = con.sql(sql, params=params).to_arrow_table().to_pandas(types_mapper=_ARROW_TO_PANDAS)
+    for name, dtype in dtypes.items():
+        wanted = pd.api.types.pandas_dtype(dtype)
+        if frame[name].dtype == wanted:
+            continue
+        if dtype.startswith("datetime64"):
+            # A caller's own connection may use another session time zone; answers are UTC.
+            frame[name] = pd.to_datetime(frame[name], utc=True).dt.as_unit("us")
+        else:
+            frame[name] = frame[name].astype(wanted)
+    return frame[list(dtypes)]
+
+
+def read(con_or_path: ConOrPath, query: TranscriptQuery | str, **kwargs) -> pd.DataFrame:
+    """Read one thread's transcript under the SPEC §4 contract (see the module docstring).
+
+    `query` is a `TranscriptQuery`, or a thread id with the query fields as keywords.
+    Raises `NotFound` for a thread not in the database and `Unsupported` for a
+    time-range read of a thread without any timestamp.
+
+    >>> read("demo.duckdb", TranscriptQuery("acme:eu:42", speaker="user", index=0))  # doctest: +SKIP
+    >>> read(con, "acme:eu:42", speaker="assistant", index=-1).content.item()  # doctest: +SKIP
+    """
+    if isinstance(query, str):
+        query = TranscriptQuery(query, **kwargs)
+    elif kwargs:
+        raise BadRequest("pass either a TranscriptQuery or a thread id with keywords, not both")
+    params = {
+        "thread_id": query.thread_id,
+        "speaker": query.speaker,
+        "since": query.since,
+        "until": query.until,
+        "index": query.index,
+        "limit": query.limit,
+    }
+    with connection(con_or_path) as con:
+        frame = _fetch(con, _READ_SQL, params, TRANSCRIPT_COLUMNS)
+        if frame.empty:
+            known, has_messages, stamped = con.sql(_DIAGNOSE_SQL, params={"thread_id": query.thread_id}).fetchall()[0]
+            if not known and not has_messages:
+                raise NotFound(f"no thread {query.thread_id!r} in this database")
+            if query.is_time_range and stamped == 0:
+                raise Unsupported(
+                    f"thread {query.thread_id!r} has no message timestamps, so it cannot answer a time-range "
+                    "read (since/until); read it by index instead"
+                )
+    return frame
+
+
+_THREADS_SQL = """
+SELECT t.thread_id, t.tenant_id, t.sub_tenant_id, t.session_id, t.message_count, t.first_ts, t.last_ts
+FROM threads AS t
+WHERE {where}
+ORDER BY t.last_ts DESC NULLS LAST, t.thread_id
+"""
+
+
+def threads(con_or_path: ConOrPath, filters: Filters = Filters()) -> pd.DataFrame:
+    """Threads for a picker, most recently active first.
+
+    Columns: thread_id, tenant_id, sub_tenant_id, session_id, message_count, first_ts, last_ts.
+
+    >>> threads("demo.duckdb", Filters(tenants=("acme",))).thread_id.tolist()  # doctest: +SKIP
+    """
+    where, params = filters.thread_where("t")
+    with connection(con_or_path) as con:
+        # `where` is Filters' own SQL with placeholders; the values stay bound.
+        return _fetch(con, _THREADS_SQL.format(where=where), params, THREAD_COLUMNS)
+
+
+_SEARCH_SQL = """
+WITH hits AS (
+    SELECT
+        m.thread_id,
+        count(*) AS match_count,
+        arg_min(m.content, m.ordinal) AS first_match,
+        min(m.ordinal) AS first_match_ordinal
+    FROM messages AS m
+    WHERE contains(lower(m.content), lower($text))
+    GROUP BY m.thread_id
+)
+SELECT
+    t.thread_id, t.tenant_id, t.sub_tenant_id, t.session_id, t.message_count, t.first_ts, t.last_ts,
+    coalesce(h.match_count, 0) AS match_count,
+    h.first_match_ordinal,
+    CASE WHEN h.first_match IS NULL THEN NULL ELSE
+        substr(h.first_match, greatest(1, strpos(lower(h.first_match), lower($text)) - 40), 120)
+    END AS snippet
+FROM threads AS t
+LEFT JOIN hits AS h USING (thread_id)
+WHERE ({where})
+  AND (h.thread_id IS NOT NULL OR contains(lower(concat_ws(':', t.thread_id, t.tenant_id, t.sub_tenant_id, t.session_id)), lower($text)))
+ORDER BY (h.thread_id IS NULL), match_count DESC, t.last_ts DESC NULLS LAST, t.thread_id
+LIMIT $limit
+"""
+
+
+def search_threads(
+    con_or_path: ConOrPath, text: str, limit: int | None = 50, filters: Filters = Filters()
+) -> pd.DataFrame:
+    """Threads whose id/key parts or any message contain `text` (case-insensitive), best first.
+
+    Columns: those of `threads()` plus match_count (messages containing the
+    text), first_match_ordinal and snippet (around the first match). Threads
+    matched by id only come after threads with message matches. Empty text
+    lists every thread (like `threads`, capped at `limit`).
+
+    >>> search_threads("demo.duckdb", "refund", limit=10)[["thread_id", "snippet"]]  # doctest: +SKIP
+    """
+    limit = _optional_int(limit, "limit")
+    if limit is not None and limit < 0:
+        raise BadRequest(f"limit must be >= 0, got {limit}")
+    if not isinstance(text, str):
+        raise BadRequest(f"search text must be a string, got {type(text).__name__}")
+    if not text.strip():
+        listed = threads(con_or_path, filters)
+        listed = listed if limit is None else listed.head(limit)
+        return listed.assign(
+            match_count=pd.Series(0, index=listed.index, dtype="int64"),
+            first_match_ordinal=pd.Series(pd.NA, index=listed.index, dtype="Int64"),
+            snippet=pd.Series(None, index=listed.index, dtype="str"),
+        )
+    where, where_params = filters.thread_where("t")
+    # Filters' placeholders are positional, so the named ones are spelled out positionally too.
+    sql = _SEARCH_SQL.replace("$text", "?").replace("$limit", "?").format(where=where)
+    params = [text, text, *where_params, text, limit]
+    with connection(con_or_path) as con:
+        return _fetch(con, sql, params, SEARCH_COLUMNS)

@@ -1,0 +1,158 @@
+"""`python -m analytics transcript`: one thread's transcript under the SPEC §4 contract.
+
+    python -m analytics transcript --db lens.duckdb --thread acme:eu:42 --speaker user --index 0
+    python -m analytics transcript --db lens.duckdb --thread acme:eu:42 \\
+        --since 2025-01-31T14:00 --until 2025-01-31T15:00 --format csv > window.csv
+
+Times are UTC: `--since` / `--until` without an offset are read as UTC, and
+every printed `ts` is UTC (the table says so on stderr; CSV and JSON carry
+the `Z`). Every mistake — a bad ISO date, a bad number, an unknown thread, a
+time range over a thread without timestamps — is one `error: …` line on
+stderr and exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+import duckdb
+import pandas as pd
+
+from analytics.cli import command
+from analytics.errors import AnalyticsError, BadRequest
+from analytics.transcript import SPEAKERS, TranscriptQuery, parse_time, read
+
+FORMATS = ("table", "csv", "json")
+TABLE_CONTENT_WIDTH = 100
+
+
+def _configure(p: argparse.ArgumentParser) -> None:
+    p.description = "Read one thread's transcript (speaker filter → since/until → index → limit)."
+    p.add_argument("--db", required=True, help="Transcript Lens DuckDB file")
+    p.add_argument("--thread", required=True, help="thread id, e.g. tenant:sub:session")
+    # Values are checked by TranscriptQuery, not argparse, so a mistake is one clear line.
+    p.add_argument("--speaker", default="all", metavar="{user,assistant,all}", help="default: all (every role)")
+    p.add_argument("--index", metavar="N", help="one row of the speaker's view; negative counts from the end")
+    p.add_argument("--since", metavar="ISO", help="inclusive lower bound on ts; no offset = UTC")
+    p.add_argument("--until", metavar="ISO", help="inclusive upper bound on ts; no offset = UTC")
+    p.add_argument("--limit", metavar="N", help="keep the first N rows (applied last)")
+    p.add_argument("--format", default="table", metavar="{table,csv,json}", help="default: table")
+
+
+def _int_arg(value: str | None, flag: str) -> int | None:
+    if value is None:
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        raise BadRequest(f"{flag}: expected an integer, got {value!r}") from None
+
+
+def _naive(value: str | None) -> bool:
+    # Only called after TranscriptQuery parsed it, so fromisoformat succeeds.
+    return value is not None and pd.Timestamp(value).tzinfo is None
+
+
+@command("transcript", _configure)
+def run(args: argparse.Namespace) -> int:
+    """Print the transcript read as a table (default), CSV or JSON records."""
+    if args.format not in FORMATS:
+        raise BadRequest(f"--format must be one of {', '.join(FORMATS)}; got {args.format!r}")
+    if args.speaker not in SPEAKERS:
+        raise BadRequest(f"--speaker must be one of {', '.join(SPEAKERS)}; got {args.speaker!r}")
+    query = TranscriptQuery(
+        args.thread,
+        speaker=args.speaker,
+        index=_int_arg(args.index, "--index"),
+        since=_time_arg(args.since, "--since"),
+        until=_time_arg(args.until, "--until"),
+        limit=_int_arg(args.limit, "--limit"),
+    )
+    try:
+        frame = read(args.db, query)
+    except duckdb.Error as exc:
+        first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise AnalyticsError(f"cannot read a Transcript Lens database at {args.db}: {first_line}") from None
+
+    naive = [flag for flag, value in (("--since", args.since), ("--until", args.until)) if _naive(value)]
+    if args.format == "table":
+        print(_table_header(query, len(frame), naive), file=sys.stderr)
+        if not frame.empty:
+            print(_table(frame))
+    elif args.format == "csv":
+        _note_naive(naive)
+        out = frame.assign(ts=_iso_utc(frame["ts"]))
+        out.to_csv(sys.stdout, index=False)
+    else:
+        _note_naive(naive)
+        print(json.dumps(_records(frame), ensure_ascii=False, indent=2))
+    return 0
+
+
+def _time_arg(value: str | None, flag: str) -> str | None:
+    # TranscriptQuery parses the ISO text; an error names the flag the user typed.
+    if value is None:
+        return None
+    parse_time(value, flag)
+    return value
+
+
+def _table_header(query: TranscriptQuery, rows: int, naive: list[str]) -> str:
+    parts = [f"thread {query.thread_id}", f"speaker={query.speaker}"]
+    if query.index is not None:
+        parts.append(f"index={query.index}")
+    if query.since is not None:
+        parts.append(f"since={query.since.isoformat()}")
+    if query.until is not None:
+        parts.append(f"until={query.until.isoformat()}")
+    if query.limit is not None:
+        parts.append(f"limit={query.limit}")
+    parts.append(f"{rows} row{'s' if rows != 1 else ''}")
+    note = "times are UTC"
+    if naive:
+        note += f" ({' and '.join(naive)} without an offset read as UTC)"
+    return "# " + " · ".join(parts) + " · " + note
+
+
+def _note_naive(naive: list[str]) -> None:
+    if naive:
+        print(f"note: {' and '.join(naive)} without an offset read as UTC", file=sys.stderr)
+
+
+def _iso_utc(ts: pd.Series) -> pd.Series:
+    return ts.dt.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _table(frame: pd.DataFrame) -> str:
+    content = frame["content"].fillna("").str.replace(r"\s+", " ", regex=True).str.strip()
+    long = content.str.len() > TABLE_CONTENT_WIDTH
+    content = content.where(~long, content.str.slice(0, TABLE_CONTENT_WIDTH - 1) + "…")
+    columns = {
+        "index": frame["index"].astype(str),
+        "ordinal": frame["ordinal"].astype(str),
+        "role": frame["role"],
+        "name": frame["name"].fillna(""),
+        "ts (UTC)": frame["ts"].dt.strftime("%Y-%m-%d %H:%M:%S").fillna("-"),
+        "content": content,
+    }
+    # Numbers right-aligned, text left-aligned, the last column unpadded.
+    numeric = {"index", "ordinal"}
+    widths = {name: max(len(name), int(col.str.len().max())) for name, col in columns.items()}
+    cells = [
+        col.str.rjust(widths[name]) if name in numeric else col.str.ljust(widths[name])
+        for name, col in columns.items()
+    ]
+    header = "  ".join(n.rjust(widths[n]) if n in numeric else n.ljust(widths[n]) for n in columns)
+    lines = cells[0].str.cat(cells[1:], sep="  ").str.rstrip()
+    return "\n".join([header.rstrip(), *lines])
+
+
+def _records(frame: pd.DataFrame) -> list[dict]:
+    records = json.loads(frame.to_json(orient="records", date_format="iso", date_unit="us", force_ascii=False))
+    for record in records:
+        # tool_calls is JSON text in the database; nest it so `jq '.[].tool_calls[].name'` works.
+        if record.get("tool_calls"):
+            record["tool_calls"] = json.loads(record["tool_calls"])
+    return records
