@@ -14,6 +14,7 @@ HERE = Path(__file__).resolve().parent
 
 st.set_page_config(page_title="Transcript Lens", page_icon=":material/forum:", layout="wide")
 
+# url_path must stay the file stem: ui.state.router_guard relies on v1 and v2 page ids agreeing.
 pages = [
     st.Page("pages/overview.py", title="Overview", icon=":material/insights:", url_path="overview", default=True),
     st.Page("pages/conversations.py", title="Conversations", icon=":material/table_rows:", url_path="conversations"),

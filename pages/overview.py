@@ -23,17 +23,17 @@ render.headline([
     ("Messages", render.number(h["messages"]), "Transcript messages, every role"),
     ("Tenants", render.number(h["tenants"]), "Distinct tenants (threads outside the key pattern count as one)"),
     ("User turns", render.number(h["user_turns"]), "Messages from the user"),
-    ("Date range", span, "First and last message checkpoint time (UTC)"),
     ("Tokens", render.number(h["total_tokens"]),
      f"input {render.number(h['input_tokens'])} · output {render.number(h['output_tokens'])} (usage_metadata)"),
 ])
 render.headline([
+    ("Date range", span, "First and last message checkpoint time (UTC)"),
     ("Assistant messages", render.number(h["assistant_messages"]), None),
     ("Tool calls", render.number(h["tool_calls"]), None),
     ("Models", render.number(h["models"]), None),
     ("Median reply latency", render.seconds(h["latency_median_s"]),
      f"Reply ts − user ts at checkpoint granularity, over {render.number(h['latency_pairs'])} pairs"),
-])
+], widths=[2, 1, 1, 1, 1])
 
 left, right = st.columns(2)
 with left:

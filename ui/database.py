@@ -60,7 +60,7 @@ def ref(path: str | os.PathLike) -> DbRef:
 
 def configured_db(argv: list[str] | None = None, environ: dict | None = None) -> Path | None:
     """`streamlit run app.py -- --db PATH` wins over env TRANSCRIPT_LENS_DB; None means the demo."""
-    parser = argparse.ArgumentParser(add_help=False)
+    parser = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
     parser.add_argument("--db")
     args, _ = parser.parse_known_args(sys.argv[1:] if argv is None else argv)
     value = args.db or (os.environ if environ is None else environ).get(ENV_DB)

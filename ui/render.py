@@ -67,9 +67,9 @@ def _number(value: Any, fmt: str = "{:,}") -> str:
     return "—" if is_missing(value) else fmt.format(value)
 
 
-def headline(items: list[tuple[str, Any, str | None]]) -> None:
+def headline(items: list[tuple[str, Any, str | None]], widths: list[int] | None = None) -> None:
     """A row of st.metric tiles: (label, value, help)."""
-    for col, (label, value, help_text) in zip(st.columns(len(items)), items):
+    for col, (label, value, help_text) in zip(st.columns(widths or len(items)), items):
         col.metric(label, value, help=help_text, border=True)
 
 

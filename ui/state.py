@@ -195,8 +195,27 @@ def db_problem() -> str | None:
     return st.session_state.get(_PROBLEM)
 
 
+def router_guard() -> None:
+    """Make sure a page runs inside app.py's router (sidebar and navigation included).
+
+    Streamlit treats an app with a `pages/` folder as a v1 multipage app until
+    some session runs `st.navigation`; so the first request of a fresh server
+    that is a deep link (/transcript?thread=…) runs the page file alone. Switching
+    to v2 and rerunning lands on the same page (v1 and v2 page ids both hash the
+    url path, which is the file stem) with the same query params.
+    """
+    from streamlit.runtime.pages_manager import PagesManager  # pinned streamlit 1.67 internals
+
+    if PagesManager.uses_pages_directory:
+        PagesManager.uses_pages_directory = False
+        st.rerun()
+
+
 def require_db() -> DbRef:
-    """The open database, or an error and a stopped page when there is none."""
+    """The open database, or an error and a stopped page when there is none.
+
+    Every page calls this first (it also puts the page under the router)."""
+    router_guard()
     db = current_db()
     if db is None:
         st.error(db_problem() or "No database is open.")

@@ -1,0 +1,168 @@
+"""AppTests of the router (app.py) and the shared sidebar: which database is open, loading a source."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+from streamlit.runtime.pages_manager import PagesManager
+from streamlit.testing.v1 import AppTest
+
+import analytics
+from tests.pages.conftest import APP, ROOT, TIMEOUT, metric, open_page
+from ui import database
+
+_original_init = PagesManager.__init__  # before the conftest shim patches it
+
+
+def sidebar_text(at) -> str:
+    return "\n".join(str(getattr(e, "value", "")) for e in [*at.sidebar.markdown, *at.sidebar.caption])
+
+
+def load(at, spec: str):
+    at.sidebar.text_input(key="load.spec").set_value(spec)
+    at.sidebar.button(key="load.go").click().run()
+    return at
+
+
+def test_fresh_start_opens_the_bundled_demo(app, con):
+    at = app.run()
+    assert not at.exception
+    threads, messages = con.execute("select (select count(*) from threads), (select count(*) from messages)").fetchone()
+    text = sidebar_text(at)
+    assert "demo.duckdb** (bundled demo)" in text
+    assert f"{threads:,} threads · {messages:,} messages" in text
+    assert [t.value for t in at.title] == ["Overview"]  # the default page
+    assert metric(at, "Threads") == f"{threads:,}"
+    assert "db" not in at.query_params  # the demo is not a loads-folder database: no path in the URL
+
+
+def test_demo_database_is_rebuilt_when_missing_or_older_than_the_store(tmp_path):
+    source = tmp_path / "demo.sqlite"
+    shutil.copyfile(database.DEMO_SOURCE, source)
+    target = tmp_path / "cache" / "demo.duckdb"
+    assert database.demo_is_stale(source, target)
+    database.ensure_demo_db(source, target)
+    built = target.stat().st_mtime_ns
+    assert not database.demo_is_stale(source, target)
+    database.ensure_demo_db(source, target)
+    assert target.stat().st_mtime_ns == built  # up to date: not rebuilt
+    later = time.time() + 5
+    os.utime(source, (later, later))  # the store changed after the database was built
+    assert database.demo_is_stale(source, target)
+    database.ensure_demo_db(source, target)
+    assert target.stat().st_mtime_ns > built
+    with analytics.connect(target) as con:
+        assert con.execute("select count(*) from threads").fetchone()[0] > 0
+
+
+def test_command_line_and_env_choose_the_database(tmp_path, demo_db, monkeypatch):
+    copy = tmp_path / "picked.duckdb"
+    shutil.copyfile(demo_db, copy)
+    assert database.configured_db(["--db", str(copy)], {}) == copy
+    assert database.configured_db([], {"TRANSCRIPT_LENS_DB": str(copy)}) == copy
+    assert database.configured_db(["--db", "a.duckdb"], {"TRANSCRIPT_LENS_DB": "b.duckdb"}) == Path("a.duckdb")
+    assert database.configured_db([], {}) is None
+
+    monkeypatch.setattr("sys.argv", ["app.py", "--db", str(copy)])
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    assert "**picked.duckdb**" in sidebar_text(at)
+
+    monkeypatch.setattr("sys.argv", ["app.py"])
+    monkeypatch.setenv("TRANSCRIPT_LENS_DB", str(copy))
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    assert "**picked.duckdb**" in sidebar_text(at)
+
+
+def test_missing_database_is_an_error_with_the_load_panel_still_there(tmp_path, monkeypatch):
+    monkeypatch.setenv("TRANSCRIPT_LENS_DB", str(tmp_path / "nothing.duckdb"))
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    assert not at.exception
+    assert any("nothing.duckdb" in e.value for e in at.error)
+    assert at.sidebar.text_input(key="load.spec") is not None
+
+
+def test_bad_source_shows_an_error_and_keeps_the_open_database(app, tmp_cache, con):
+    at = app.run()
+    threads = metric(at, "Threads")
+    before = sidebar_text(at)
+    load(at, "/no/such/store.sqlite")
+    assert not at.exception
+    errors = [e.value for e in at.sidebar.error]
+    assert errors and "/no/such/store.sqlite" in errors[0] and "unchanged" in errors[0]
+    assert sidebar_text(at) == before  # still the demo
+    assert metric(at, "Threads") == threads
+    assert not list(tmp_cache.glob("loads/*.duckdb"))  # nothing half-written was left to open
+
+
+def test_damaged_source_file_is_an_error_too(app, tmp_cache, tmp_path):
+    junk = tmp_path / "junk.sqlite"
+    junk.write_bytes(b"this is not a checkpoint store" * 100)
+    at = load(app.run(), str(junk))
+    assert not at.exception
+    assert any("junk.sqlite" in e.value for e in at.sidebar.error)
+    assert "(bundled demo)" in sidebar_text(at)
+
+
+def test_loading_a_source_opens_it_and_links_it(app, tmp_cache, con):
+    at = load(app.run(), str(database.DEMO_SOURCE))
+    assert not at.exception, at.exception
+    name = at.query_params.get("db")
+    assert name and (tmp_cache / "loads" / name).is_file()
+    text = sidebar_text(at)
+    assert f"**{name}**" in text and "(bundled demo)" not in text
+    assert any(s.value.startswith("loaded ") for s in at.sidebar.success)
+    assert metric(at, "Threads") == f"{con.execute('select count(*) from threads').fetchone()[0]:,}"
+
+    # A link carrying db= opens that database in a new session; a bad name falls back with a warning.
+    fresh = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    fresh.query_params["db"] = name
+    assert f"**{name}**" in sidebar_text(fresh.run())
+    bad = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    bad.query_params["db"] = "../../etc/passwd"
+    bad.run()
+    assert "(bundled demo)" in sidebar_text(bad)
+    assert any("not here" in w.value for w in bad.sidebar.warning)
+
+
+def test_an_existing_duckdb_is_opened_not_loaded(app, tmp_cache, tmp_path, demo_db):
+    copy = tmp_path / "mine.duckdb"
+    shutil.copyfile(demo_db, copy)
+    at = load(app.run(), str(copy))
+    assert not at.exception
+    assert "**mine.duckdb**" in sidebar_text(at)
+    assert not (tmp_cache / "loads").exists()
+
+
+def test_sidebar_offers_every_registered_source_kind(app):
+    import loaders
+
+    at = app.run()
+    assert at.sidebar.selectbox(key="load.kind").options == ["auto-detect", *loaders.sources()]
+
+
+def test_resume_qa_page_is_in_navigation_when_present(app):
+    if not (ROOT / "pages" / "resume_qa.py").exists():
+        pytest.skip("pages/resume_qa.py is not written yet")
+    at = open_page(app, "resume_qa")
+    assert not at.exception, at.exception
+
+
+def test_router_guard_deep_link(demo_db, monkeypatch):
+    """On a fresh server Streamlit starts in v1 mode (pages/ folder): a deep link runs the page
+    file alone. The guard switches to the router and reruns the same page with its params."""
+    from streamlit.runtime import pages_manager
+
+    monkeypatch.setattr(pages_manager.PagesManager, "__init__", _original_init)  # undo the conftest shim
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.run()
+    at.query_params.update({"thread": "acme:web:sess-1001", "speaker": "user", "index": "0"})
+    at.switch_page("pages/transcript.py").run()  # AppTest restarts in v1 mode on every run
+    assert not at.exception, at.exception
+    assert [t.value for t in at.title] == ["Transcript explorer"]
+    assert "(bundled demo)" in sidebar_text(at)  # the router's sidebar was drawn
+    assert at.selectbox(key="transcript.thread").value == "acme:web:sess-1001"
+

@@ -1,0 +1,84 @@
+"""AppTests of the overview page (pages/overview.py) on the demo database."""
+
+from __future__ import annotations
+
+from datetime import date
+
+from streamlit.testing.v1 import AppTest
+
+from analytics import metrics
+from analytics.filters import Filters
+from analytics.views import day_window
+from tests.pages.conftest import APP, TIMEOUT, metric, open_page
+
+
+def n(value) -> str:
+    return f"{value:,}"
+
+
+def test_headline_numbers_are_the_analytics_figures(app, con):
+    at = open_page(app, "overview")
+    h = metrics.overview(con)
+    assert metric(at, "Threads") == n(h["threads"])
+    assert metric(at, "Messages") == n(h["messages"])
+    assert metric(at, "Tenants") == n(h["tenants"])
+    assert metric(at, "User turns") == n(h["user_turns"])
+    assert metric(at, "Tokens") == n(h["total_tokens"])
+    assert metric(at, "Date range") == f"{h['first_ts']:%Y-%m-%d} → {h['last_ts']:%Y-%m-%d}"
+    assert metric(at, "Tool calls") == n(h["tool_calls"])
+
+
+def test_charts_and_top_tables(app, con):
+    at = open_page(app, "overview")
+    assert len(at.get("plotly_chart")) == 5  # by role, activity, tenants, models, tools
+    tenants, models, tools = (d.value for d in at.dataframe)
+    expected = metrics.top_tools(con, limit=10)
+    assert tools["tool"].tolist() == expected["tool"].tolist()
+    assert tools["calls"].tolist() == expected["calls"].tolist()
+    assert models["model"].tolist() == metrics.top_models(con)["model"].tolist()
+    assert tenants["conversations"].tolist() == metrics.top_tenants(con)["conversations"].tolist()
+    assert len(at.get("download_button")) == 3
+
+
+def test_tenant_and_day_filters_come_from_the_url(app, con):
+    at = open_page(app, "overview", tenant="initech", **{"from": "2025-03-05", "to": "2025-03-12"})
+    assert at.multiselect(key="overview.tenant").value == ["initech"]
+    since, until = day_window(date(2025, 3, 5), date(2025, 3, 12))
+    h = metrics.overview(con, Filters(tenants=("initech",), since=since, until=until))
+    everything = metrics.overview(con)
+    assert h["messages"] < everything["messages"]
+    assert metric(at, "Threads") == n(h["threads"])
+    assert metric(at, "Messages") == n(h["messages"])
+
+
+def test_changing_a_filter_updates_the_url_and_the_link_restores_it(app, con):
+    at = open_page(app, "overview")
+    at.multiselect(key="overview.tenant").set_value(["acme", "umbrella"]).run()
+    at.date_input(key="overview.from").set_value(date(2025, 3, 4)).run()
+    at.text_input(key="overview.q").set_value("refund").run()
+    assert not at.exception
+    params = dict(at.query_params)
+    assert params == {"tenant": ["acme", "umbrella"], "from": "2025-03-04", "q": "refund"}
+    expected = metrics.overview(con, Filters(tenants=("acme", "umbrella"), since=day_window(date(2025, 3, 4), None)[0],
+                                             text="refund"))
+    assert metric(at, "Threads") == n(expected["threads"])
+
+    fresh = open_page(AppTest.from_file(APP, default_timeout=TIMEOUT), "overview", **params)
+    assert fresh.multiselect(key="overview.tenant").value == ["acme", "umbrella"]
+    assert fresh.date_input(key="overview.from").value == date(2025, 3, 4)
+    assert fresh.text_input(key="overview.q").value == "refund"
+    assert metric(fresh, "Threads") == n(expected["threads"])
+
+    # Back to the defaults: the URL is clean again.
+    at.multiselect(key="overview.tenant").set_value([]).run()
+    at.date_input(key="overview.from").set_value(None).run()
+    at.text_input(key="overview.q").set_value("").run()
+    assert dict(at.query_params) == {}
+
+
+def test_unknown_values_in_a_link_are_ignored(app, con):
+    at = open_page(app, "overview", tenant=["acme", "no-such-tenant"], **{"from": "not-a-date"})
+    assert not at.exception
+    assert at.multiselect(key="overview.tenant").value == ["acme"]
+    assert at.date_input(key="overview.from").value is None
+    assert metric(at, "Threads") == n(metrics.overview(con, Filters(tenants=("acme",)))["threads"])
