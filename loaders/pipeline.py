@@ -22,7 +22,6 @@ from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
-import pyarrow as pa
 
 from loaders.parts import ERROR_TABLE, PartWriter
 from loaders.records import LoadError, SourceError, SourceOptions, SourceReader

@@ -35,8 +35,9 @@ class RawCheckpoint:
     metadata: Mapping[str, Any]
     messages: Sequence[Any] | None
     damaged: bool = False
-    # The metadata exactly as stored when it already is strict JSON text (SQLite);
-    # saves re-serialising it. None: the transform serialises `metadata`.
+    # The metadata as JSON text when the source stores it as text (SQLite): it is
+    # passed through untouched (DuckDB validates it at ingest) and `metadata` is
+    # left empty. None: the transform serialises `metadata`.
     metadata_json: str | None = None
 
 

@@ -18,8 +18,6 @@ depends on its WAL state, so that the file and its folder stay byte-identical:
 from __future__ import annotations
 
 import itertools
-import json
-import os
 import shutil
 import sqlite3
 import tempfile
@@ -232,34 +230,30 @@ class SqliteReader:
             self._tmpdir = None
 
 
-def _reject_constant(name: str):
-    raise ValueError(f"{name} is not JSON")
-
-
-def decode_metadata(raw, errors: list[LoadError], where: tuple[str, str, str]) -> tuple[dict, str | None]:
+def decode_metadata(raw, errors: list[LoadError], where: tuple[str, str, str]) -> str | None:
     """SqliteSaver metadata is UTF-8 JSON text stored as a BLOB (FORMATS §1.2).
 
-    Returns the parsed object and the text itself (kept as-is when it is strict JSON).
+    It is passed on as text: DuckDB validates it and extracts `step`, `source`
+    and `run_id` at ingest (`loaders.writer`), which is much cheaper than
+    parsing it here for every checkpoint.
     """
     if raw is None:
-        return {}, None
+        return None
+    if isinstance(raw, str):
+        return raw
     try:
-        text = raw.decode("utf-8") if isinstance(raw, bytes) else str(raw)
-        md = json.loads(text, parse_constant=_reject_constant)
-    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
-        errors.append(LoadError(*where, "metadata", f"metadata is not JSON: {exc}"))
-        return {}, None
-    if not isinstance(md, dict):
-        errors.append(LoadError(*where, "metadata", f"metadata is a {type(md).__name__}, not an object"))
-        return {}, None
-    return md, text
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        errors.append(LoadError(*where, "metadata", f"metadata is not UTF-8 text: {exc}"))
+        return None
 
 
 def decode_checkpoint_row(row, errors: list[LoadError]) -> RawCheckpoint:
     """One `checkpoints` row → `RawCheckpoint`; damage is reported, never raised."""
     thread_id, ns, cid, parent, type_, blob, metadata = row
     where = (thread_id, ns, cid)
-    md, md_json = decode_metadata(metadata, errors, where)
+    md: dict = {}
+    md_json = decode_metadata(metadata, errors, where)
     try:
         checkpoint = decode_typed(type_, blob)
         if not isinstance(checkpoint, dict):

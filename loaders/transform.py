@@ -19,7 +19,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from loaders.decode import DecodeError, Message, decode_message, plain, to_json
-from loaders.records import LoadError, RawCheckpoint, RawWrite, ThreadBundle
+from loaders.records import LoadError, RawCheckpoint, ThreadBundle
 
 DEFAULT_THREAD_KEY_PATTERN = r"^(?P<tenant>[^:]*):(?P<sub>[^:]*):(?P<session>.*)$"
 
@@ -86,14 +86,6 @@ class ThreadRows:
 
 
 _FAR_FUTURE = datetime.max.replace(tzinfo=timezone.utc)
-
-
-def _int_or_none(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _str_or_none(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
 
 
 def transform_thread(bundle: ThreadBundle, key_regex: re.Pattern[str]) -> ThreadRows:
@@ -221,7 +213,6 @@ def transform_thread(bundle: ThreadBundle, key_regex: re.Pattern[str]) -> Thread
     checkpoint_rows = []
     for cp in cps:
         is_root = cp.checkpoint_ns == ""
-        md = cp.metadata if isinstance(cp.metadata, dict) else {}
         on_current = is_root and cp.checkpoint_id in current
         checkpoint_rows.append(
             (
@@ -230,9 +221,9 @@ def transform_thread(bundle: ThreadBundle, key_regex: re.Pattern[str]) -> Thread
                 cp.checkpoint_id,
                 cp.parent_checkpoint_id,
                 ts_of[(cp.checkpoint_ns, cp.checkpoint_id)],
-                _int_or_none(md.get("step")),
-                _str_or_none(md.get("source")),
-                _str_or_none(md.get("run_id")),
+                None,  # step, source and run_id are read from the metadata JSON by DuckDB at ingest
+                None,
+                None,
                 len(cp.messages) if isinstance(cp.messages, list) else None,
                 versions_at.get(cp.checkpoint_id) if is_root else None,
                 is_root,
@@ -241,7 +232,7 @@ def transform_thread(bundle: ThreadBundle, key_regex: re.Pattern[str]) -> Thread
                 on_current,
                 hang_point(cp.checkpoint_id) if is_root and not on_current else None,
                 (cp.checkpoint_ns, cp.checkpoint_id) in interrupts,
-                cp.metadata_json if cp.metadata_json is not None else to_json(plain(md)),
+                cp.metadata_json if cp.metadata_json is not None else to_json(plain(cp.metadata)),
             )
         )
 

@@ -31,6 +31,17 @@ _ARROW_TYPES = {
 }
 _counter = itertools.count()
 
+# Columns computed by DuckDB at ingest from other columns of the staged row
+# (metadata is JSON text already; parsing it in Python per checkpoint is the slow way).
+_DERIVED = {
+    "checkpoints": {
+        "step": "CASE WHEN json_type(metadata, '$.step') IN ('BIGINT', 'UBIGINT') "
+        "THEN TRY_CAST(json_extract(metadata, '$.step') AS INTEGER) END",
+        "source": "CASE WHEN json_type(metadata, '$.source') = 'VARCHAR' THEN json_extract_string(metadata, '$.source') END",
+        "run_id": "CASE WHEN json_type(metadata, '$.run_id') = 'VARCHAR' THEN json_extract_string(metadata, '$.run_id') END",
+    }
+}
+
 
 def create_schema(con: duckdb.DuckDBPyConnection) -> None:
     con.execute(SCHEMA_SQL).fetchall()
@@ -124,8 +135,10 @@ class DatabaseWriter:
             ).fetchall()
             return
         json_cols = [c for c, t in cols if t == "JSON"]
-        # Column names below come from our own schema, never from data.
-        select = ", ".join(f"CASE WHEN json_valid({c}) THEN {c} END AS {c}" if c in json_cols else c for c, _ in cols)
+        derived = _DERIVED.get(table, {})
+        # Column names and expressions below come from our own schema, never from data.
+        inner = ", ".join(f"CASE WHEN json_valid({c}) THEN {c} END AS {c}" if c in json_cols else c for c, _ in cols)
+        select = ", ".join(f"{derived[c]} AS {c}" if c in derived else c for c, _ in cols)
         for c in json_cols:
             key = "checkpoint_id" if table in ("checkpoints", "message_events") else None
             self.con.execute(
@@ -133,7 +146,9 @@ class DatabaseWriter:
                 f"{key or 'NULL'}, ?, ? FROM read_parquet(?) WHERE {c} IS NOT NULL AND NOT json_valid({c})",
                 [load_id, table, f"{table}.{c} is not valid JSON; stored as NULL", files],
             ).fetchall()
-        self.con.execute(f"INSERT INTO {table} SELECT {select} FROM read_parquet(?)", [files]).fetchall()
+        self.con.execute(
+            f"INSERT INTO {table} SELECT {select} FROM (SELECT {inner} FROM read_parquet(?))", [files]
+        ).fetchall()
 
     def counts(self, load_id: int) -> dict[str, int]:
         row = self.con.execute(
