@@ -23,6 +23,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--schema", help="Postgres schema holding the checkpoint tables (default public)")
     parser.add_argument("--threads", action="append", default=[], metavar="ID", help="load only this thread (repeatable)")
     parser.add_argument("--since", help="Postgres: load only threads with a checkpoint at or after this ISO time")
+    parser.add_argument("--workers", type=int, help="decoding processes (default: cores, at most 4)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
 
@@ -38,7 +39,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         summary = load(
             args.source, args.db, kind=args.kind, thread_key_pattern=args.thread_key_pattern,
-            options=options, incremental=args.incremental, progress=progress,
+            options=options, incremental=args.incremental, progress=progress, workers=args.workers,
         )
     except (SourceError, ValueError, OSError) as exc:
         bar.close()

@@ -15,6 +15,7 @@ import os
 import queue as queue_mod
 import shutil
 import tempfile
+import threading
 import time
 import traceback
 from collections.abc import Callable, Iterator
@@ -109,7 +110,25 @@ def _run_job(job: _Job, tick: Callable[[int], None]) -> dict:
     return {"part": int(job.prefix[1:]), "files": files, "counts": writer.counts}
 
 
+class _NoPandas:
+    """Import hook of decode workers: pandas is never needed there.
+
+    pyarrow imports pandas on its first conversion only to ask whether the input
+    is a pandas object; that import costs about a second per worker. Refusing it
+    makes pyarrow assume there is no pandas, which is true for our inputs.
+    """
+
+    def find_spec(self, name, path=None, target=None):
+        if name == "pandas" or name.startswith("pandas."):
+            raise ImportError("pandas is not used in a Transcript Lens decode worker")
+        return None
+
+
 def _worker(job: _Job, q) -> None:
+    import sys
+
+    if "pandas" not in sys.modules:  # (already loaded when forked from a notebook: then it costs nothing)
+        sys.meta_path.insert(0, _NoPandas())
     import loaders  # noqa: F401  (registers built-in sources in a spawned process)
 
     pending = 0
@@ -132,7 +151,9 @@ def _worker(job: _Job, q) -> None:
 
 
 def _run_parallel(jobs: list[_Job], progress: Callable[[int], None]) -> list[dict]:
-    ctx = mp.get_context("spawn")
+    # fork starts a worker without re-importing anything, but forking a process
+    # that runs other threads (the Streamlit server) is unsafe: spawn there.
+    ctx = mp.get_context("fork" if threading.active_count() == 1 and "fork" in mp.get_all_start_methods() else "spawn")
     q = ctx.Queue()
     procs = [ctx.Process(target=_worker, args=(job, q), daemon=True) for job in jobs]
     for p in procs:

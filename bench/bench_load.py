@@ -1,0 +1,238 @@
+"""Load benchmark: the loader against the naive saver walk and the decode floor, in one run.
+
+    .venv/bin/python bench/bench_load.py                       # 300 threads x 40 turns (built once, cached)
+    .venv/bin/python bench/bench_load.py --threads 2000 --turns 40
+    .venv/bin/python bench/bench_load.py --store path/to/checkpoints.sqlite --skip-naive
+
+Every way of reading runs in its own subprocess on the same store with a warm
+page cache; wall time and the peak RSS of the whole process tree (the loader's
+worker processes included) are measured from outside. Prints one table and the
+ratios the performance targets are stated in (docs/performance.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "bench" / "out"
+
+
+# --- the ways of reading, each run as `bench_load.py --child KIND STORE` ----------------------
+
+def child_raw(store: str) -> tuple[int, int]:
+    """Read the raw checkpoint rows with sqlite3 (no decoding at all)."""
+    con = sqlite3.connect(f"file:{store}?mode=ro&immutable=1", uri=True)
+    n = size = 0
+    for (blob,) in con.execute("SELECT checkpoint FROM checkpoints"):
+        n += 1
+        size += len(blob)
+    return n, size
+
+
+def child_floor(store: str) -> tuple[int, int]:
+    """The decode floor: every checkpoint unpacked, message payloads left as undecoded bytes."""
+    import ormsgpack
+
+    con = sqlite3.connect(f"file:{store}?mode=ro&immutable=1", uri=True)
+    hook = lambda code, data: data  # noqa: E731
+    n = payloads = 0
+    for (blob,) in con.execute("SELECT checkpoint FROM checkpoints"):
+        cp = ormsgpack.unpackb(blob, ext_hook=hook, option=ormsgpack.OPT_NON_STR_KEYS)
+        payloads += len(cp.get("channel_values", {}).get("messages") or ())
+        n += 1
+    return n, payloads
+
+
+def child_naive(store: str) -> tuple[int, int]:
+    """What users write today: per-thread `saver.list()` and first-seen logic (on a copy:
+    the saver's setup() writes to the file)."""
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    tmp = Path(tempfile.mkdtemp(prefix="bench-naive-")) / "copy.sqlite"
+    shutil.copyfile(store, tmp)
+    saver = SqliteSaver(sqlite3.connect(str(tmp), check_same_thread=False))
+    threads = [r[0] for r in saver.conn.execute("SELECT DISTINCT thread_id FROM checkpoints")]
+    rows = 0
+    for thread_id in threads:
+        first_seen: dict[str, tuple] = {}
+        latest = None
+        for tup in saver.list({"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}):
+            cp = tup.checkpoint
+            key = (cp["ts"], cp["id"])
+            if latest is None or cp["id"] > latest["id"]:
+                latest = cp
+            for m in cp["channel_values"].get("messages", []):
+                if m.id is not None and (m.id not in first_seen or key < first_seen[m.id]):
+                    first_seen[m.id] = key
+        for m in (latest or {}).get("channel_values", {}).get("messages", []):
+            _ = (m.type, m.content, first_seen.get(m.id))
+            rows += 1
+    shutil.rmtree(tmp.parent, ignore_errors=True)
+    return len(threads), rows
+
+
+CHILDREN = {"raw": child_raw, "floor": child_floor, "naive": child_naive}
+
+
+# --- measuring from outside -----------------------------------------------------------------
+
+def _tree_rss_kb(pid: int) -> int:
+    """Resident memory of a process and all its descendants, from /proc."""
+    total = 0
+    stack = [pid]
+    while stack:
+        p = stack.pop()
+        try:
+            with open(f"/proc/{p}/status") as fh:
+                for line in fh:
+                    if line.startswith("VmRSS:"):
+                        total += int(line.split()[1])
+                        break
+            for task in os.listdir(f"/proc/{p}/task"):
+                with open(f"/proc/{p}/task/{task}/children") as fh:
+                    stack.extend(int(c) for c in fh.read().split())
+        except (FileNotFoundError, ProcessLookupError, PermissionError):
+            continue
+    return total
+
+
+def measure(cmd: list[str]) -> tuple[float, float, str]:
+    """Run `cmd`; return (wall seconds, peak tree RSS in MB, stdout)."""
+    peak = 0
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    done = threading.Event()
+
+    def sample() -> None:
+        nonlocal peak
+        while not done.is_set():
+            peak = max(peak, _tree_rss_kb(proc.pid))
+            time.sleep(0.02)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    out, err = proc.communicate()
+    wall = time.perf_counter() - start
+    done.set()
+    sampler.join()
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed:\n{err}")
+    return wall, peak / 1024, out
+
+
+def build_store(threads: int, turns: int) -> Path:
+    OUT.mkdir(parents=True, exist_ok=True)
+    path = OUT / f"bench-{threads}x{turns}.sqlite"
+    if not path.exists():
+        sys.path.insert(0, str(ROOT))
+        from storegen import build_bench_store
+
+        print(f"building {path.name} with real graphs (once; cached in bench/out/) ...", file=sys.stderr)
+        tmp = path.with_suffix(".building")
+        build_bench_store(str(tmp), threads=threads, turns=turns)
+        os.replace(tmp, path)
+    return path
+
+
+def add_threads(store: Path, count: int) -> None:
+    """Append `count` new threads to a store with a real graph (for the incremental reload)."""
+    sys.path.insert(0, str(ROOT))
+    from storegen import open_sqlite_saver, run_scenarios
+
+    saver = open_sqlite_saver(str(store))
+    run_scenarios(saver, ["simple_chat"], threads={f"bench:new:t{i}": "simple_chat" for i in range(count)})
+    saver.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    saver.conn.close()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--threads", type=int, default=300)
+    ap.add_argument("--turns", type=int, default=40)
+    ap.add_argument("--store", help="use this SqliteSaver file instead of building one")
+    ap.add_argument("--skip-naive", action="store_true", help="skip the slow saver walk")
+    ap.add_argument("--workers", type=int, help="loader worker processes (default: the loader's own choice)")
+    ap.add_argument("--child", choices=sorted(CHILDREN), help=argparse.SUPPRESS)
+    ap.add_argument("child_store", nargs="?", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+
+    if args.child:
+        t0 = time.perf_counter()
+        a, b = CHILDREN[args.child](args.child_store)
+        print(a, b, time.perf_counter() - t0)
+        return
+
+    store = Path(args.store) if args.store else build_store(args.threads, args.turns)
+    size_mb = store.stat().st_size / 1e6
+    with store.open("rb") as fh:  # warm the page cache so every way starts equal
+        while fh.read(1 << 24):
+            pass
+    me = [sys.executable, str(Path(__file__).resolve())]
+    work = Path(tempfile.mkdtemp(prefix="bench-load-"))
+    db = work / "bench.duckdb"
+    loader_cmd = [sys.executable, "-m", "loaders", str(store), "--db", str(db), "--quiet"]
+    if args.workers:
+        loader_cmd += ["--workers", str(args.workers)]
+
+    results: dict[str, tuple[float, float]] = {}
+    for name, cmd in [
+        ("raw sqlite3 read", [*me, "--child", "raw", str(store)]),
+        ("floor (payloads as bytes)", [*me, "--child", "floor", str(store)]),
+        ("loader (python -m loaders)", loader_cmd),
+        *([] if args.skip_naive else [("naive saver.list() walk", [*me, "--child", "naive", str(store)])]),
+    ]:
+        print(f"running: {name} ...", file=sys.stderr)
+        wall, rss, out = measure(cmd)
+        results[name] = (wall, rss)
+        if name.startswith("loader"):
+            loaded = out.strip()
+
+    import duckdb
+
+    con = duckdb.connect(str(db), read_only=True)
+    messages, checkpoints, threads = con.execute(
+        "SELECT (SELECT count(*) FROM messages), (SELECT count(*) FROM checkpoints), (SELECT count(*) FROM threads)"
+    ).fetchall()[0]
+    payloads = con.execute("SELECT sum(len(message_versions)) FROM checkpoints WHERE is_root").fetchall()[0][0]
+    con.close()
+
+    print()
+    print(f"store: {store} ({size_mb:,.0f} MB, {threads:,} threads, {checkpoints:,} checkpoints, "
+          f"{payloads:,} message payloads, {messages:,} transcript rows); {os.cpu_count()} cores")
+    print(f"loader said: {loaded}")
+    print()
+    print(f"| way to read the store | wall s | transcript msgs/s | MB/s | peak RSS MB |")
+    print(f"|---|---:|---:|---:|---:|")
+    for name, (wall, rss) in results.items():
+        print(f"| {name} | {wall:.2f} | {messages / wall:,.0f} | {size_mb / wall:,.0f} | {rss:,.0f} |")
+    loader = results["loader (python -m loaders)"][0]
+    floor = results["floor (payloads as bytes)"][0]
+    print()
+    print(f"loader / floor = {loader / floor:.2f}x (target <= 1.5x)")
+    if "naive saver.list() walk" in results:
+        print(f"naive / loader = {results['naive saver.list() walk'][0] / loader:.1f}x (target >= 40x)")
+
+    # Incremental reload: a few new threads appended by a real graph, then --incremental.
+    copy = work / "grown.sqlite"
+    shutil.copyfile(store, copy)
+    inc_db = work / "inc.duckdb"
+    shutil.copyfile(db, inc_db)
+    add_threads(copy, 5)
+    wall_inc, rss_inc, out_inc = measure([sys.executable, "-m", "loaders", str(copy), "--db", str(inc_db), "--incremental", "--quiet"])
+    wall_full, _, _ = measure([sys.executable, "-m", "loaders", str(copy), "--db", str(work / "full.duckdb"), "--quiet"])
+    print(f"incremental reload after 5 new threads: {wall_inc:.2f} s (full reload {wall_full:.2f} s; peak RSS {rss_inc:,.0f} MB)")
+    shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
