@@ -1,0 +1,263 @@
+"""Postgres sources against a real server: live, COPY CSV (folder, zip), pg_dump (plain, custom).
+
+One database per module, written by real graphs through `PostgresSaver`
+(storegen's scenarios plus threads whose ids and text need every escape),
+exported the way an operator would (`psql \\copy`, `pg_dump`), then loaded
+all four ways. The oracle reads the same database through the saver's
+public API.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from types import SimpleNamespace
+
+import pytest
+from langchain_core.messages import HumanMessage
+
+import loaders
+from loaders import SourceOptions
+from loaders.postgres_source import PostgresSource, mask_dsn
+from loaders.registry import resolve
+from storegen import open_sqlite_saver
+from tests import oracle
+from tests.loaders.pg_util import (
+    AWKWARD_TEXT,
+    DATA_TABLES,
+    echo_graph,
+    export_csv,
+    fresh_database,
+    oracle_saver,
+    pg_dump,
+    saver_for,
+    table_rows,
+    write_awkward_threads,
+    write_scenarios,
+    zip_folder,
+)
+from tests.loaders.util import load_db, rows
+
+MESSAGE_COLS = ", ".join(oracle.MESSAGE_KEYS)
+KINDS = {"live": "postgres", "csv": "postgres-csv", "zip": "postgres-csv", "plain": "pg-dump", "custom": "pg-dump"}
+
+
+@pytest.fixture(scope="module")
+def pg():
+    with fresh_database() as dsn:
+        with saver_for(dsn) as saver:
+            manifest = write_scenarios(saver)
+            awkward = write_awkward_threads(saver)
+        yield SimpleNamespace(dsn=dsn, manifest=manifest, awkward=awkward)
+
+
+@pytest.fixture(scope="module")
+def exports(pg, tmp_path_factory):
+    d = tmp_path_factory.mktemp("pg_exports")
+    csv = export_csv(pg.dsn, d / "csv")
+    return {
+        "live": pg.dsn,
+        "csv": csv,
+        "zip": zip_folder(csv, d / "export.zip", prefix="export/"),
+        "plain": pg_dump(pg.dsn, d / "data.sql"),
+        "custom": pg_dump(pg.dsn, d / "data.dump", "-Fc"),
+    }
+
+
+@pytest.fixture(scope="module")
+def loaded(exports, tmp_path_factory):
+    out = tmp_path_factory.mktemp("pg_loaded")
+    return {way: (out / f"{way}.duckdb", load_db(src, out / f"{way}.duckdb")) for way, src in exports.items()}
+
+
+def test_each_export_is_detected_as_its_kind(exports, loaded):
+    for way, src in exports.items():
+        assert resolve(str(src)).kind == KINDS[way]
+        assert loaded[way][1].source_kind == KINDS[way]
+
+
+def test_the_four_ways_load_identical_tables(loaded, pg):
+    live_db, summary = loaded["live"]
+    assert summary.errors == 0
+    assert summary.threads == len(pg.manifest) + len(pg.awkward)
+    for table in DATA_TABLES:
+        expected = table_rows(live_db, table)
+        assert expected, table
+        for way, (db, s) in loaded.items():
+            assert s.errors == 0, way
+            assert table_rows(db, table) == expected, (way, table)
+
+
+def test_messages_and_checkpoints_equal_the_savers_view(loaded, pg):
+    db, _ = loaded["live"]
+    with oracle_saver(pg.dsn) as saver:
+        expected_messages = oracle.expected_messages(saver)
+        expected_checkpoints = oracle.expected_checkpoints(saver)
+    assert rows(db, f"SELECT {MESSAGE_COLS} FROM messages ORDER BY thread_id, ordinal") == expected_messages
+    cols = ", ".join(oracle.CHECKPOINT_KEYS)
+    assert rows(db, f"SELECT {cols} FROM checkpoints ORDER BY thread_id, checkpoint_ns, checkpoint_id") == expected_checkpoints
+
+
+def test_the_same_scenarios_through_sqlite_give_the_same_rows(loaded, pg, tmp_path):
+    """storegen is deterministic (seeded ids, frozen clock): both savers hold the same conversations."""
+    saver = open_sqlite_saver(tmp_path / "same.sqlite")
+    try:
+        assert write_scenarios(saver) == pg.manifest
+    finally:
+        saver.conn.close()
+    sqlite_db = tmp_path / "sqlite.duckdb"
+    load_db(tmp_path / "same.sqlite", sqlite_db)
+    pg_db, _ = loaded["live"]
+    ours = set(pg.manifest)
+    for table in ("threads", "messages", "message_versions", "message_events"):
+        pg_rows = [r for r in table_rows(pg_db, table) if r[0] in ours]
+        assert pg_rows == table_rows(sqlite_db, table), table
+    # Metadata is JSONB in Postgres: same content, keys in another order.
+    pg_cps = [r for r in table_rows(pg_db, "checkpoints") if r[0] in ours]
+    sq_cps = table_rows(sqlite_db, "checkpoints")
+    assert [r[:-1] for r in pg_cps] == [r[:-1] for r in sq_cps]
+    assert [json.loads(r[-1]) for r in pg_cps] == [json.loads(r[-1]) for r in sq_cps]
+
+
+def test_awkward_ids_and_text_survive_every_escape(loaded, pg):
+    db, _ = loaded["csv"]
+    got = rows(db, "SELECT thread_id, content FROM messages WHERE role = 'user' ORDER BY thread_id, ordinal")
+    by_thread: dict[str, list[str]] = {}
+    for r in got:
+        by_thread.setdefault(r["thread_id"], []).append(r["content"])
+    for i, tid in enumerate(pg.awkward):
+        assert by_thread[tid] == [f"{AWKWARD_TEXT} #{i}", f"block\n{AWKWARD_TEXT}"]
+    md = rows(db, "SELECT metadata->>'user_id' AS u FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ''", [pg.awkward[-1]])
+    assert md and {r["u"] for r in md} == {AWKWARD_TEXT}
+    # Thread ids come out in Python's order, not the database's ICU collation.
+    order = [r["thread_id"] for r in rows(db, "SELECT thread_id FROM threads")]
+    assert sorted(pg.awkward) == [t for t in sorted(order) if t in pg.awkward]
+
+
+def test_live_reader_reads_one_read_only_snapshot(pg):
+    reader = PostgresSource().open(pg.dsn, SourceOptions())
+    try:
+        assert reader.conn.execute("SHOW transaction_read_only").fetchone()[0] == "on"
+        assert reader.conn.execute("SHOW transaction_isolation").fetchone()[0] == "repeatable read"
+        before = reader.thread_count()
+        with saver_for(pg.dsn) as saver:
+            echo_graph(saver).invoke({"messages": [HumanMessage("late")]}, {"configurable": {"thread_id": "late:x:1"}})
+            try:
+                assert [b.thread_id for b in reader.threads()] == sorted([*pg.manifest, *pg.awkward])
+                assert reader.thread_count() == before
+                fresh = PostgresSource().open(pg.dsn, SourceOptions(threads=("late:x:1",)))
+                assert [b.thread_id for b in fresh.threads()] == ["late:x:1"]
+                fresh.close()
+            finally:
+                saver.delete_thread("late:x:1")
+    finally:
+        reader.close()
+
+
+def test_each_blob_version_is_decoded_once_and_shared(pg, monkeypatch):
+    import loaders.pg_rows as pg_rows
+
+    calls = []
+    real = pg_rows.decode_typed
+    monkeypatch.setattr(pg_rows, "decode_typed", lambda t, b: calls.append(b) or real(t, b))
+    reader = PostgresSource().open(pg.dsn, SourceOptions())
+    try:
+        n_versions = reader.conn.execute(
+            "SELECT count(*) FROM (SELECT DISTINCT c.thread_id, c.checkpoint_ns, b.version FROM checkpoints c "
+            "JOIN checkpoint_blobs b ON b.thread_id = c.thread_id AND b.checkpoint_ns = c.checkpoint_ns "
+            "AND b.channel = 'messages' AND b.version = c.checkpoint -> 'channel_versions' ->> 'messages') v"
+        ).fetchone()[0]
+        n_writes = reader.conn.execute(
+            "SELECT count(*) FROM checkpoint_writes WHERE channel IN ('__interrupt__', '__resume__', '__error__')"
+        ).fetchone()[0]
+        versions = {
+            (t, ns, cid): v
+            for t, ns, cid, v in reader.conn.execute(
+                "SELECT thread_id, checkpoint_ns, checkpoint_id, checkpoint -> 'channel_versions' ->> 'messages' FROM checkpoints"
+            )
+        }
+        shared = 0
+        for bundle in reader.threads():
+            by_version: dict = {}
+            for cp in bundle.checkpoints:
+                v = versions[(cp.thread_id, cp.checkpoint_ns, cp.checkpoint_id)]
+                if cp.messages is not None:
+                    if (cp.checkpoint_ns, v) in by_version:
+                        assert by_version[(cp.checkpoint_ns, v)] is cp.messages
+                        shared += 1
+                    by_version[(cp.checkpoint_ns, v)] = cp.messages
+    finally:
+        reader.close()
+    assert len(calls) == n_versions + n_writes
+    assert shared > 0  # the stores do have checkpoints that carry an unchanged list
+
+
+def _thread_ids(src, options: SourceOptions) -> list[str]:
+    reader = resolve(str(src)).open(str(src), options)
+    try:
+        ids = [b.thread_id for b in reader.threads()]
+        assert reader.thread_count() == len(ids)
+        return ids
+    finally:
+        reader.close()
+
+
+@pytest.mark.parametrize("way", ["live", "csv", "plain"])
+def test_threads_and_since_select_a_subset(way, exports, pg, tmp_path):
+    some = sorted(pg.manifest)[:2]
+    assert _thread_ids(exports[way], SourceOptions(threads=(*some, "no:such:thread"))) == some
+
+    since = "2025-03-03T15:00:00+02:00"  # 13:00Z, a checkpoint ts "at or after" it counts
+    cutoff = datetime.fromisoformat(since)
+    with oracle_saver(pg.dsn) as saver:
+        expected = sorted({c["thread_id"] for c in oracle.expected_checkpoints(saver) if c["ts"] >= cutoff})
+    assert 0 < len(expected) < len(pg.manifest) + len(pg.awkward)
+    assert _thread_ids(exports[way], SourceOptions(since=since)) == expected
+    assert _thread_ids(exports[way], SourceOptions(since=since, threads=tuple(some))) == sorted(set(some) & set(expected))
+    with pytest.raises(ValueError, match="not an ISO 8601"):
+        load_db(exports[way], tmp_path / "bad.duckdb", options=SourceOptions(since="yesterday"))
+    assert not (tmp_path / "bad.duckdb").exists()
+
+
+def test_the_password_never_reaches_the_database(pg, tmp_path):
+    secret_dsn = pg.dsn.replace("postgresql://postgres@", "postgresql://postgres:S3cret-pw@")
+    db = tmp_path / "masked.duckdb"
+    summary = load_db(secret_dsn, db, options=SourceOptions(threads=(sorted(pg.manifest)[0],)))
+    assert "S3cret" not in summary.source and ":***@" in summary.source
+    assert all("S3cret" not in str(v) for r in rows(db, "SELECT * FROM loads") for v in r.values())
+    assert mask_dsn("postgres://u:p%40ss@h/db?password=x&sslmode=require") == (
+        "postgres://u:***@h/db?password=%2A%2A%2A&sslmode=require"
+    )
+
+
+def test_incremental_load_reads_new_and_dropped_threads(pg, tmp_path):
+    db = tmp_path / "inc.duckdb"
+    first = load_db(pg.dsn, db)
+    with saver_for(pg.dsn) as saver:
+        try:
+            echo_graph(saver).invoke({"messages": [HumanMessage("new")]}, {"configurable": {"thread_id": "inc:x:1"}})
+            second = load_db(pg.dsn, db, incremental=True)
+            assert second.mode == "incremental" and second.threads == first.threads + 1
+            assert rows(db, "SELECT content FROM messages WHERE thread_id = 'inc:x:1' ORDER BY ordinal")[1]["content"] == "echo: new"
+        finally:
+            saver.delete_thread("inc:x:1")
+    third = load_db(pg.dsn, db, incremental=True)
+    assert third.threads == first.threads
+    assert not rows(db, "SELECT 1 FROM threads WHERE thread_id = 'inc:x:1'")
+
+
+def test_split_ranges_cover_every_thread_once(pg):
+    reader = PostgresSource().open(pg.dsn, SourceOptions())
+    try:
+        everything = [b.thread_id for b in reader.threads()]
+        ranges = reader.split(3, min_bytes=0)
+        assert reader.split(3) == [(None, None)]  # a small store is not worth workers
+    finally:
+        reader.close()
+    assert len(ranges) == 3 and ranges[0][0] is None and ranges[-1][1] is None
+    parts = []
+    for r in ranges:
+        part = PostgresSource().open(pg.dsn, SourceOptions(thread_range=r))
+        parts.append([b.thread_id for b in part.threads()])
+        part.close()
+    assert all(parts) and [t for p in parts for t in p] == everything
