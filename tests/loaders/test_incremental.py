@@ -1,0 +1,79 @@
+"""`--incremental` re-reads only changed threads and ends identical to a full reload."""
+
+from __future__ import annotations
+
+import datetime as dt
+import shutil
+
+from storegen import Clock, Reply, ScriptedChatModel, build_chat_graph, open_sqlite_saver, run_scenarios, say, thread_config
+from tests.loaders.util import load_db, rows
+
+TABLES = [
+    ("messages", "thread_id, ordinal"),
+    ("checkpoints", "thread_id, checkpoint_ns, checkpoint_id"),
+    ("message_versions", "thread_id, version"),
+    ("message_events", "thread_id, checkpoint_id, event, position"),
+    ("threads", "thread_id"),
+]
+
+
+def _grow(path, existing_thread: str) -> None:
+    """New threads, plus one more turn on an existing thread, written by real graphs."""
+    saver = open_sqlite_saver(path)
+    try:
+        run_scenarios(saver, ["edit"], threads={"zeta:new:s1": "edit"}, start=dt.datetime(2025, 6, 1, tzinfo=dt.timezone.utc))
+        graph = build_chat_graph(ScriptedChatModel(replies=[Reply("Glad it worked out!")]), saver)
+        with Clock(dt.datetime(2025, 6, 2, tzinfo=dt.timezone.utc)) as clock:
+            say(graph, thread_config(existing_thread), "One more question: is it free?", clock)
+        saver.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        saver.conn.close()
+
+
+def test_incremental_reload_equals_a_full_reload(sqlite_store, tmp_path):
+    src = tmp_path / "grow.sqlite"
+    shutil.copyfile(sqlite_store.path, src)
+    db_inc = tmp_path / "inc.duckdb"
+    load_db(src, db_inc)
+    existing = sqlite_store.thread("simple_chat")
+    _grow(src, existing)
+
+    summary = load_db(src, db_inc, incremental=True)
+    assert summary.mode == "incremental"
+    db_full = tmp_path / "full.duckdb"
+    load_db(src, db_full)
+    for table, order in TABLES:
+        sql = f"SELECT * FROM {table} ORDER BY {order}"
+        assert rows(db_inc, sql) == rows(db_full, sql), table
+    assert summary.threads == len(sqlite_store.manifest) + 1
+    loads = rows(db_inc, "SELECT mode, threads FROM loads ORDER BY load_id")
+    assert [r["mode"] for r in loads] == ["full", "incremental"]
+    # The grown thread has the new turn.
+    last = rows(db_inc, "SELECT content FROM messages WHERE thread_id = ? ORDER BY ordinal DESC LIMIT 1", [existing])
+    assert last[0]["content"] == "Glad it worked out!"
+
+
+def test_incremental_reload_reads_only_changed_threads(sqlite_store, tmp_path, monkeypatch):
+    src = tmp_path / "same.sqlite"
+    shutil.copyfile(sqlite_store.path, src)
+    db = tmp_path / "inc.duckdb"
+    load_db(src, db)
+    _grow(src, sqlite_store.thread("simple_chat"))
+
+    import loaders.transform as transform
+    import loaders.pipeline as pipeline
+
+    seen: list[str] = []
+    real = transform.transform_thread
+
+    def spy(bundle, regex):
+        seen.append(bundle.thread_id)
+        return real(bundle, regex)
+
+    monkeypatch.setattr(pipeline, "transform_thread", spy)
+    load_db(src, db, incremental=True, workers=1)
+    assert sorted(seen) == sorted({"zeta:new:s1", sqlite_store.thread("simple_chat")})
+    # Nothing changed since: nothing is re-read.
+    seen.clear()
+    load_db(src, db, incremental=True, workers=1)
+    assert seen == []
