@@ -12,16 +12,33 @@ from analytics.errors import AnalyticsError, BadRequest, NotFound, Unsupported
 from analytics.filters import Filters
 from analytics.transcript import TranscriptQuery, read, search_threads
 from analytics import transcript_cli  # noqa: F401  (registers `python -m analytics transcript`)
+from analytics.metrics import (
+    by_model, conversation, conversations, daily, latency_distribution, overview, top_models, top_tenants, top_tools,
+)
+from analytics.reports import ReportSpec, register_report, report_frame, write_report  # registers `report`
 
 __all__ = [
     "AnalyticsError",
     "BadRequest",
     "Filters",
     "NotFound",
+    "ReportSpec",
     "TranscriptQuery",
     "Unsupported",
+    "by_model",
     "connect",
     "connection",
+    "conversation",
+    "conversations",
+    "daily",
+    "latency_distribution",
+    "overview",
     "read",
+    "register_report",
+    "report_frame",
     "search_threads",
+    "top_models",
+    "top_tenants",
+    "top_tools",
+    "write_report",
 ]

@@ -1,0 +1,580 @@
+"""Per-conversation metrics and corpus trends (SPEC §6).
+
+Every figure is defined in docs/metrics.md. All of them are computed by a few
+set-based DuckDB queries (no per-thread Python), so a page can ask for the
+metrics of a million-message corpus on every rerun.
+
+Two scopes, both from `Filters`:
+- thread-level figures (`conversations`, `conversation`, thread counts) take
+  the threads that pass `Filters.thread_where` and describe their *whole*
+  transcript;
+- message-level figures (`daily`, `by_model`, `overview` message and token
+  totals, `latency_distribution`, `top_*`) take the messages that pass
+  `Filters.message_where` (so `since`/`until` also cut messages by `ts`).
+
+>>> import analytics
+>>> analytics.conversations("demo.duckdb").head()  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import TypedDict
+
+import pandas as pd
+
+from analytics.db import ConOrPath, connection
+from analytics.errors import BadRequest, NotFound
+from analytics.filters import Filters
+
+#: Idle time between consecutive root checkpoints that counts as a resume point.
+RESUME_GAP = timedelta(minutes=30)
+
+ROLES = ("user", "assistant", "tool", "system", "other")
+
+#: Column order of `conversations()` (and of the `conversations` CSV report).
+CONVERSATION_COLUMNS = (
+    "thread_id",
+    "tenant_id",
+    "sub_tenant_id",
+    "session_id",
+    "messages",
+    "user_messages",
+    "assistant_messages",
+    "tool_messages",
+    "system_messages",
+    "other_messages",
+    "user_turns",
+    "first_ts",
+    "last_ts",
+    "duration_s",
+    "first_checkpoint_ts",
+    "last_checkpoint_ts",
+    "root_checkpoints",
+    "subgraph_checkpoints",
+    "latency_pairs",
+    "latency_median_s",
+    "latency_p90_s",
+    "latency_max_s",
+    "tool_calls",
+    "distinct_tools",
+    "tool_errors",
+    "input_tokens",
+    "output_tokens",
+    "total_tokens",
+    "models",
+    "forks",
+    "branches",
+    "interrupt_pending",
+    "removed_messages",
+    "edited_messages",
+    "resume_points",
+    "mean_chars_user",
+    "mean_chars_assistant",
+)
+
+#: Column order of `daily()` (and of the `daily` CSV report).
+DAILY_COLUMNS = (
+    "day",
+    "tenant_id",
+    "conversations_started",
+    "active_conversations",
+    "messages",
+    "user_messages",
+    "assistant_messages",
+    "tool_messages",
+    "system_messages",
+    "other_messages",
+    "input_tokens",
+    "output_tokens",
+    "total_tokens",
+    "latency_pairs",
+    "latency_median_s",
+)
+
+
+class ConversationMetrics(TypedDict):
+    """One row of `conversations()` as plain Python values (see docs/metrics.md)."""
+
+    thread_id: str
+    tenant_id: str | None
+    sub_tenant_id: str | None
+    session_id: str | None
+    messages: int
+    user_messages: int
+    assistant_messages: int
+    tool_messages: int
+    system_messages: int
+    other_messages: int
+    user_turns: int
+    first_ts: datetime | None
+    last_ts: datetime | None
+    duration_s: float | None
+    first_checkpoint_ts: datetime | None
+    last_checkpoint_ts: datetime | None
+    root_checkpoints: int
+    subgraph_checkpoints: int
+    latency_pairs: int
+    latency_median_s: float | None
+    latency_p90_s: float | None
+    latency_max_s: float | None
+    tool_calls: int
+    distinct_tools: int
+    tool_errors: int
+    input_tokens: int | None
+    output_tokens: int | None
+    total_tokens: int | None
+    models: str | None
+    forks: int
+    branches: int
+    interrupt_pending: bool
+    removed_messages: int
+    edited_messages: int
+    resume_points: int
+    mean_chars_user: float | None
+    mean_chars_assistant: float | None
+
+
+class Overview(TypedDict):
+    """Headline numbers of `overview()` (see docs/metrics.md)."""
+
+    threads: int
+    tenants: int
+    messages: int
+    user_turns: int
+    assistant_messages: int
+    tool_calls: int
+    input_tokens: int | None
+    output_tokens: int | None
+    total_tokens: int | None
+    models: int
+    latency_pairs: int
+    latency_median_s: float | None
+    first_ts: datetime | None
+    last_ts: datetime | None
+
+
+# --- SQL building blocks -------------------------------------------------------
+# Fragments below are code constants; every value reaches DuckDB as a bound parameter.
+
+
+def _scoped(filters: Filters) -> bool:
+    """Whether `filters` restricts threads at all (when not, skip the semi-joins)."""
+    return filters.thread_where("t")[0] != "TRUE"
+
+
+def _in_scope(filters: Filters, alias: str) -> str:
+    return f"{alias}.thread_id IN (SELECT thread_id FROM scope)" if _scoped(filters) else "TRUE"
+
+
+def _scope(filters: Filters, window: bool) -> tuple[str, list]:
+    """CTEs `scope` (threads that pass), `thread_msgs` (all their messages) and
+    `msgs` (those messages, cut by the time window when `window`)."""
+    thread_sql, params = filters.thread_where("t")
+    # The message CTEs are inlined (NOT MATERIALIZED) so each use reads only the
+    # columns it needs; materializing them would copy every message's content.
+    sql = f"""
+    scope AS MATERIALIZED (SELECT t.* FROM threads t WHERE {thread_sql}),
+    thread_msgs AS NOT MATERIALIZED (SELECT m.* FROM messages m WHERE {_in_scope(filters, "m")})"""
+    if window and (filters.since is not None or filters.until is not None):
+        # The thread part of message_where is already applied through `scope`;
+        # a window-only Filters adds exactly message_where's ts cut.
+        window_sql, window_params = Filters(since=filters.since, until=filters.until).message_where("m")
+        sql += f""",
+    msgs AS NOT MATERIALIZED (SELECT m.* FROM thread_msgs m WHERE {window_sql})"""
+        params = params + window_params
+    else:
+        sql += """,
+    msgs AS NOT MATERIALIZED (SELECT * FROM thread_msgs)"""
+    return sql, params
+
+
+# A user message pairs with the first later assistant message that has a ts.
+# Users come from `msgs` (the window), replies from the whole thread, so a
+# question asked just before `until` still gets its answer. Nearly every reply
+# sits right after its question, so an equi-join on ordinal + 1 answers most
+# pairs without a sort; only the rest (back-to-back questions, replies without
+# ts) go through the ASOF join, which sorts.
+_PAIRS = """
+    pair_users AS NOT MATERIALIZED (SELECT thread_id, tenant_id, ordinal, ts FROM msgs WHERE role = 'user' AND ts IS NOT NULL),
+    pair_replies AS NOT MATERIALIZED (SELECT thread_id, ordinal, ts, model FROM thread_msgs WHERE role = 'assistant' AND ts IS NOT NULL),
+    next_row AS MATERIALIZED (
+        SELECT u.thread_id, u.tenant_id, u.ordinal AS user_ordinal, r.ordinal AS assistant_ordinal,
+               u.ts AS user_ts, r.ts AS assistant_ts, r.model
+        FROM pair_users u LEFT JOIN pair_replies r ON r.thread_id = u.thread_id AND r.ordinal = u.ordinal + 1),
+    unanswered AS MATERIALIZED (SELECT * FROM next_row WHERE assistant_ordinal IS NULL),
+    later AS (
+        SELECT u.thread_id, u.tenant_id, u.user_ordinal, r.ordinal AS assistant_ordinal,
+               u.user_ts, r.ts AS assistant_ts, r.model
+        FROM unanswered u
+        ASOF JOIN (SELECT * FROM pair_replies WHERE thread_id IN (SELECT thread_id FROM unanswered)) r
+          ON u.thread_id = r.thread_id AND u.user_ordinal < r.ordinal),
+    pairs AS (
+        SELECT *, (epoch_us(assistant_ts) - epoch_us(user_ts)) / 1e6 AS latency_s
+        FROM (SELECT * FROM next_row WHERE assistant_ordinal IS NOT NULL UNION ALL SELECT * FROM later))"""
+
+_ROLE_COUNTS = ",\n".join(f"count(*) FILTER (WHERE role = '{r}') AS {r}_messages" for r in ROLES)
+
+_TOKEN_SUMS = """CAST(sum(input_tokens) AS BIGINT) AS input_tokens,
+        CAST(sum(output_tokens) AS BIGINT) AS output_tokens,
+        CAST(sum(total_tokens) AS BIGINT) AS total_tokens"""
+
+_UTC_DAY = "CAST({col} AT TIME ZONE 'UTC' AS DATE)"
+
+
+def _check_gap(resume_gap: timedelta) -> int:
+    if not isinstance(resume_gap, timedelta) or resume_gap <= timedelta(0):
+        raise BadRequest(f"resume_gap must be a positive duration, got {resume_gap!r}")
+    return resume_gap // timedelta(microseconds=1)
+
+
+def _check_limit(limit: int) -> int:
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise BadRequest(f"limit must be a positive integer, got {limit!r}")
+    return limit
+
+
+def conversations_sql(filters: Filters = Filters(), resume_gap: timedelta = RESUME_GAP) -> tuple[str, list]:
+    """The query behind `conversations()`: `(sql, params)`, columns in `CONVERSATION_COLUMNS` order.
+
+    >>> sql, params = conversations_sql(Filters(tenants=("acme",)))
+    >>> params[0]
+    ['acme']
+    """
+    gap_us = _check_gap(resume_gap)
+    scope_sql, params = _scope(filters, window=False)
+    role_counts = _ROLE_COUNTS.replace("\n", "\n        ")
+    sql = f"""
+    WITH {scope_sql},
+    per_thread AS (
+        SELECT thread_id,
+        count(*) AS messages,
+        {role_counts},
+        min(ts) AS first_ts,
+        max(ts) AS last_ts,
+        CAST(coalesce(sum(tool_call_count), 0) AS BIGINT) AS tool_calls,
+        count(*) FILTER (WHERE role = 'tool' AND tool_status = 'error') AS tool_errors,
+        {_TOKEN_SUMS},
+        avg(content_chars) FILTER (WHERE role = 'user') AS mean_chars_user,
+        avg(content_chars) FILTER (WHERE role = 'assistant') AS mean_chars_assistant
+        FROM msgs GROUP BY thread_id),
+    models AS (
+        -- Distinct first, then a per-thread list sort: cheaper than string_agg(DISTINCT … ORDER BY …).
+        SELECT thread_id, array_to_string(list_sort(list(model)), ',') AS models
+        FROM (SELECT DISTINCT thread_id, model FROM msgs WHERE model IS NOT NULL)
+        GROUP BY thread_id),
+    tools AS (
+        SELECT thread_id, count(*) AS distinct_tools
+        FROM (SELECT DISTINCT thread_id, unnest(json_extract_string(tool_calls, '$[*].name')) AS tool
+              FROM msgs WHERE tool_call_count > 0)
+        WHERE tool IS NOT NULL
+        GROUP BY thread_id),
+    {_PAIRS},
+    latency AS (
+        SELECT thread_id, count(*) AS latency_pairs,
+               quantile_cont(latency_s, 0.5) AS latency_median_s,
+               quantile_cont(latency_s, 0.9) AS latency_p90_s,
+               max(latency_s) AS latency_max_s
+        FROM pairs GROUP BY thread_id),
+    resumes AS (
+        -- Per-thread list sorts instead of a window: sorting a million checkpoints
+        -- globally costs several times more than many short sorts.
+        SELECT thread_id, len(list_filter(range(1, len(t)), lambda i: t[i + 1] - t[i] > ?)) AS resume_points
+        FROM (SELECT thread_id, list_sort(list(epoch_us(ts))) AS t
+              FROM checkpoints c
+              WHERE is_root AND on_current_branch AND ts IS NOT NULL AND {_in_scope(filters, 'c')}
+              GROUP BY thread_id))
+    SELECT t.thread_id, t.tenant_id, t.sub_tenant_id, t.session_id,
+           coalesce(p.messages, 0) AS messages,
+           coalesce(p.user_messages, 0) AS user_messages,
+           coalesce(p.assistant_messages, 0) AS assistant_messages,
+           coalesce(p.tool_messages, 0) AS tool_messages,
+           coalesce(p.system_messages, 0) AS system_messages,
+           coalesce(p.other_messages, 0) AS other_messages,
+           coalesce(p.user_messages, 0) AS user_turns,
+           p.first_ts, p.last_ts,
+           (epoch_us(p.last_ts) - epoch_us(p.first_ts)) / 1e6 AS duration_s,
+           t.first_ts AS first_checkpoint_ts, t.last_ts AS last_checkpoint_ts,
+           t.root_checkpoint_count AS root_checkpoints,
+           t.subgraph_checkpoint_count AS subgraph_checkpoints,
+           coalesce(l.latency_pairs, 0) AS latency_pairs,
+           l.latency_median_s, l.latency_p90_s, l.latency_max_s,
+           coalesce(p.tool_calls, 0) AS tool_calls,
+           coalesce(tl.distinct_tools, 0) AS distinct_tools,
+           coalesce(p.tool_errors, 0) AS tool_errors,
+           p.input_tokens, p.output_tokens, p.total_tokens,
+           mo.models,
+           t.fork_count AS forks, t.branch_count AS branches,
+           t.interrupt_pending,
+           t.removed_message_count AS removed_messages,
+           t.edited_message_count AS edited_messages,
+           coalesce(r.resume_points, 0) AS resume_points,
+           p.mean_chars_user, p.mean_chars_assistant
+    FROM scope t
+    LEFT JOIN per_thread p USING (thread_id)
+    LEFT JOIN models mo USING (thread_id)
+    LEFT JOIN tools tl USING (thread_id)
+    LEFT JOIN latency l USING (thread_id)
+    LEFT JOIN resumes r USING (thread_id)
+    ORDER BY t.thread_id"""
+    return sql, params + [gap_us]
+
+
+def conversations(
+    con_or_path: ConOrPath, filters: Filters = Filters(), resume_gap: timedelta = RESUME_GAP
+) -> pd.DataFrame:
+    """One row per thread that passes `filters`, columns `CONVERSATION_COLUMNS`, by thread_id.
+
+    Figures describe each thread's whole transcript (a time window selects
+    threads, it does not cut their messages).
+
+    >>> df = conversations("demo.duckdb", Filters(tenants=("acme",)))  # doctest: +SKIP
+    >>> df[["thread_id", "user_turns", "latency_median_s"]]  # doctest: +SKIP
+    """
+    sql, params = conversations_sql(filters, resume_gap)
+    with connection(con_or_path) as con:
+        return con.execute(sql, params).df()
+
+
+def conversation(con_or_path: ConOrPath, thread_id: str, resume_gap: timedelta = RESUME_GAP) -> ConversationMetrics:
+    """The `conversations()` row of one thread as a dict of plain values; `NotFound` if absent.
+
+    >>> conversation("demo.duckdb", "acme:web:s1")["latency_median_s"]  # doctest: +SKIP
+    2.0
+    """
+    sql, params = conversations_sql(Filters(thread_ids=(thread_id,)), resume_gap)
+    with connection(con_or_path) as con:
+        rows = con.execute(sql, params).fetchall()
+    if not rows:
+        raise NotFound(f"no thread {thread_id!r} in the database")
+    return ConversationMetrics(**dict(zip(CONVERSATION_COLUMNS, rows[0])))
+
+
+def latency_distribution(con_or_path: ConOrPath, filters: Filters = Filters()) -> pd.DataFrame:
+    """One row per user→assistant pair: thread_id, tenant_id, user_ordinal,
+    assistant_ordinal, user_ts, assistant_ts, latency_s, model (of the reply).
+
+    A pair is kept when its user message passes `filters.message_where`.
+
+    >>> latency_distribution("demo.duckdb")["latency_s"].describe()  # doctest: +SKIP
+    """
+    scope_sql, params = _scope(filters, window=True)
+    sql = f"""
+    WITH {scope_sql},
+    {_PAIRS}
+    SELECT thread_id, tenant_id, user_ordinal, assistant_ordinal, user_ts, assistant_ts, latency_s, model
+    FROM pairs ORDER BY thread_id, user_ordinal"""
+    with connection(con_or_path) as con:
+        return con.execute(sql, params).df()
+
+
+def _window(column: str, filters: Filters) -> tuple[str, list]:
+    clauses, params = ["TRUE"], []
+    if filters.since is not None:
+        clauses.append(f"{column} >= ?")
+        params.append(filters.since)
+    if filters.until is not None:
+        clauses.append(f"{column} <= ?")
+        params.append(filters.until)
+    return " AND ".join(clauses), params
+
+
+def daily_sql(filters: Filters = Filters()) -> tuple[str, list]:
+    """The query behind `daily()`: `(sql, params)`, columns in `DAILY_COLUMNS` order.
+
+    >>> daily_sql()[1]
+    []
+    """
+    scope_sql, params = _scope(filters, window=True)
+    started_sql, started_params = _window("first_ts", filters)
+    role_counts = _ROLE_COUNTS.replace("\n", "\n               ")
+    msg_day = _UTC_DAY.format(col="ts")
+    sql = f"""
+    WITH {scope_sql},
+    activity AS (
+        SELECT {msg_day} AS day, tenant_id,
+               count(DISTINCT thread_id) AS active_conversations,
+               count(*) AS messages,
+               {role_counts},
+               {_TOKEN_SUMS}
+        FROM msgs WHERE ts IS NOT NULL GROUP BY ALL),
+    started AS (
+        SELECT {_UTC_DAY.format(col="first_ts")} AS day, tenant_id, count(*) AS conversations_started
+        FROM scope WHERE first_ts IS NOT NULL AND {started_sql} GROUP BY ALL),
+    {_PAIRS},
+    latency AS (
+        SELECT {_UTC_DAY.format(col="user_ts")} AS day, tenant_id,
+               count(*) AS latency_pairs, quantile_cont(latency_s, 0.5) AS latency_median_s
+        FROM pairs GROUP BY ALL),
+    days AS (SELECT day, tenant_id FROM activity UNION SELECT day, tenant_id FROM started)
+    SELECT d.day, d.tenant_id,
+           coalesce(s.conversations_started, 0) AS conversations_started,
+           coalesce(a.active_conversations, 0) AS active_conversations,
+           coalesce(a.messages, 0) AS messages,
+           {", ".join(f"coalesce(a.{r}_messages, 0) AS {r}_messages" for r in ROLES)},
+           a.input_tokens, a.output_tokens, a.total_tokens,
+           coalesce(l.latency_pairs, 0) AS latency_pairs,
+           l.latency_median_s
+    FROM days d
+    -- tenant_id is NULL for thread ids outside the key pattern; those rows still group together
+    LEFT JOIN started s ON s.day = d.day AND s.tenant_id IS NOT DISTINCT FROM d.tenant_id
+    LEFT JOIN activity a ON a.day = d.day AND a.tenant_id IS NOT DISTINCT FROM d.tenant_id
+    LEFT JOIN latency l ON l.day = d.day AND l.tenant_id IS NOT DISTINCT FROM d.tenant_id
+    ORDER BY d.day, d.tenant_id NULLS LAST"""
+    return sql, params + started_params
+
+
+def daily(con_or_path: ConOrPath, filters: Filters = Filters()) -> pd.DataFrame:
+    """Per UTC day and tenant: conversations started and active, messages by role,
+    tokens, latency; columns `DAILY_COLUMNS`.
+
+    >>> daily("demo.duckdb").groupby("day")["messages"].sum()  # doctest: +SKIP
+    """
+    sql, params = daily_sql(filters)
+    with connection(con_or_path) as con:
+        return con.execute(sql, params).df()
+
+
+def _by_model_sql(filters: Filters, limit: int | None) -> tuple[str, list]:
+    scope_sql, params = _scope(filters, window=True)
+    sql = f"""
+    WITH {scope_sql},
+    per_model AS (
+        SELECT model, count(*) AS messages, count(DISTINCT thread_id) AS conversations, {_TOKEN_SUMS}
+        FROM msgs WHERE model IS NOT NULL GROUP BY model),
+    {_PAIRS},
+    latency AS (
+        SELECT model, count(*) AS latency_pairs,
+               quantile_cont(latency_s, 0.5) AS latency_median_s,
+               quantile_cont(latency_s, 0.9) AS latency_p90_s
+        FROM pairs WHERE model IS NOT NULL GROUP BY model)
+    SELECT p.model, p.messages, p.conversations, p.input_tokens, p.output_tokens, p.total_tokens,
+           coalesce(l.latency_pairs, 0) AS latency_pairs, l.latency_median_s, l.latency_p90_s
+    FROM per_model p LEFT JOIN latency l USING (model)
+    ORDER BY p.messages DESC, p.model"""
+    if limit is not None:
+        sql += "\n    LIMIT ?"
+        params = params + [_check_limit(limit)]
+    return sql, params
+
+
+def by_model(con_or_path: ConOrPath, filters: Filters = Filters()) -> pd.DataFrame:
+    """Per model (messages with a known model): model, messages, conversations,
+    input/output/total_tokens, latency_pairs, latency_median_s, latency_p90_s;
+    most messages first.
+
+    >>> by_model("demo.duckdb")  # doctest: +SKIP
+    """
+    sql, params = _by_model_sql(filters, None)
+    with connection(con_or_path) as con:
+        return con.execute(sql, params).df()
+
+
+def top_models(con_or_path: ConOrPath, filters: Filters = Filters(), limit: int = 10) -> pd.DataFrame:
+    """The first `limit` rows of `by_model()`.
+
+    >>> top_models("demo.duckdb", limit=3)["model"].tolist()  # doctest: +SKIP
+    """
+    sql, params = _by_model_sql(filters, limit)
+    with connection(con_or_path) as con:
+        return con.execute(sql, params).df()
+
+
+def top_tools(con_or_path: ConOrPath, filters: Filters = Filters(), limit: int = 10) -> pd.DataFrame:
+    """Most-called tools: tool, calls, conversations, results (tool messages
+    answering it), errors (those with tool_status 'error'); most calls first.
+
+    >>> top_tools("demo.duckdb", limit=5)  # doctest: +SKIP
+    """
+    scope_sql, params = _scope(filters, window=True)
+    sql = f"""
+    WITH {scope_sql},
+    calls AS (
+        SELECT tool, count(*) AS calls, count(DISTINCT thread_id) AS conversations
+        FROM (SELECT thread_id, unnest(json_extract_string(tool_calls, '$[*].name')) AS tool
+              FROM msgs WHERE tool_call_count > 0)
+        WHERE tool IS NOT NULL
+        GROUP BY tool),
+    call_names AS (
+        -- Over the whole thread: a result in the window may answer a call made before it.
+        SELECT thread_id, call_id, min(tool) AS tool
+        FROM (SELECT thread_id,
+                     unnest(json_extract_string(tool_calls, '$[*].id')) AS call_id,
+                     unnest(json_extract_string(tool_calls, '$[*].name')) AS tool
+              FROM thread_msgs WHERE tool_call_count > 0)
+        WHERE call_id IS NOT NULL
+        GROUP BY thread_id, call_id),
+    results AS (
+        -- A result is named by the call it answers; its own `name` is the fallback.
+        SELECT coalesce(c.tool, m.name) AS tool,
+               count(*) AS results,
+               count(*) FILTER (WHERE m.tool_status = 'error') AS errors
+        FROM msgs m
+        LEFT JOIN call_names c
+          ON c.thread_id = m.thread_id AND c.call_id = m.tool_call_id
+        WHERE m.role = 'tool'
+        GROUP BY ALL)
+    SELECT coalesce(c.tool, r.tool) AS tool,
+           coalesce(c.calls, 0) AS calls,
+           coalesce(c.conversations, 0) AS conversations,
+           coalesce(r.results, 0) AS results,
+           coalesce(r.errors, 0) AS errors
+    FROM calls c FULL JOIN results r ON c.tool = r.tool
+    WHERE coalesce(c.tool, r.tool) IS NOT NULL
+    ORDER BY calls DESC, errors DESC, tool
+    LIMIT ?"""
+    with connection(con_or_path) as con:
+        return con.execute(sql, params + [_check_limit(limit)]).df()
+
+
+def top_tenants(con_or_path: ConOrPath, filters: Filters = Filters(), limit: int = 10) -> pd.DataFrame:
+    """Busiest tenants: tenant_id (NULL = thread ids outside the key pattern),
+    conversations, messages, user_turns, total_tokens; most conversations first.
+
+    >>> top_tenants("demo.duckdb", limit=5)  # doctest: +SKIP
+    """
+    scope_sql, params = _scope(filters, window=True)
+    sql = f"""
+    WITH {scope_sql},
+    per_tenant AS (
+        SELECT tenant_id, count(*) AS messages, count(*) FILTER (WHERE role = 'user') AS user_turns,
+               CAST(sum(total_tokens) AS BIGINT) AS total_tokens
+        FROM msgs GROUP BY tenant_id),
+    threads_per_tenant AS (SELECT tenant_id, count(*) AS conversations FROM scope GROUP BY tenant_id)
+    SELECT t.tenant_id, t.conversations,
+           coalesce(p.messages, 0) AS messages, coalesce(p.user_turns, 0) AS user_turns, p.total_tokens
+    FROM threads_per_tenant t LEFT JOIN per_tenant p ON p.tenant_id IS NOT DISTINCT FROM t.tenant_id
+    ORDER BY t.conversations DESC, messages DESC, t.tenant_id NULLS LAST
+    LIMIT ?"""
+    with connection(con_or_path) as con:
+        return con.execute(sql, params + [_check_limit(limit)]).df()
+
+
+def overview(con_or_path: ConOrPath, filters: Filters = Filters()) -> Overview:
+    """Headline numbers: threads and tenants (thread-level), messages, turns,
+    tool calls, tokens, models, latency and first/last ts (message-level).
+
+    >>> overview("demo.duckdb")["threads"]  # doctest: +SKIP
+    """
+    scope_sql, params = _scope(filters, window=True)
+    sql = f"""
+    WITH {scope_sql},
+    {_PAIRS}
+    SELECT (SELECT count(*) FROM scope) AS threads,
+           (SELECT count(DISTINCT tenant_id) FROM scope) AS tenants,
+           count(*) AS messages,
+           count(*) FILTER (WHERE role = 'user') AS user_turns,
+           count(*) FILTER (WHERE role = 'assistant') AS assistant_messages,
+           CAST(coalesce(sum(tool_call_count), 0) AS BIGINT) AS tool_calls,
+           {_TOKEN_SUMS},
+           count(DISTINCT model) AS models,
+           (SELECT count(*) FROM pairs) AS latency_pairs,
+           (SELECT quantile_cont(latency_s, 0.5) FROM pairs) AS latency_median_s,
+           min(ts) AS first_ts,
+           max(ts) AS last_ts
+    FROM msgs"""
+    with connection(con_or_path) as con:
+        cur = con.execute(sql, params)
+        names = [d[0] for d in cur.description]
+        (row,) = cur.fetchall()
+    return Overview(**dict(zip(names, row)))

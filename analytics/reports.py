@@ -1,0 +1,323 @@
+"""CSV reports (SPEC §7): one registry of report kinds, one writer, one CLI.
+
+A kind is a `ReportSpec`: its documented columns and a function that builds
+the rows as a DuckDB relation. `write_report` streams that relation to a CSV
+file with DuckDB's own writer (no pandas, nothing held in memory);
+`report_frame` returns the very same rows as a DataFrame, so what a page
+shows is exactly what it offers for download. Both render timestamps as
+ISO-8601 UTC text (`2025-03-01T09:00:12.500000Z`) and dates as `YYYY-MM-DD`.
+
+Other modules add kinds the way the built-ins are added:
+
+>>> register_report(ReportSpec("resume", "resume QA per thread", COLUMNS, build))  # doctest: +SKIP
+
+    python -m analytics report conversations --db lens.duckdb --out conv.csv --tenant acme
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pandas as pd
+
+from analytics import metrics
+from analytics.cli import command
+from analytics.db import ConOrPath, connect, connection
+from analytics.errors import AnalyticsError, BadRequest
+from analytics.filters import Filters
+from analytics.transcript import parse_time
+
+ISO_UTC = "%Y-%m-%dT%H:%M:%S.%fZ"
+ISO_DATE = "%Y-%m-%d"
+
+#: (connection, filters, options) → the report's rows, columns exactly `ReportSpec.columns`.
+BuildRows = Callable[[duckdb.DuckDBPyConnection, Filters, Mapping[str, Any]], duckdb.DuckDBPyRelation]
+
+
+@dataclass(frozen=True)
+class ReportSpec:
+    """One kind of CSV report.
+
+    `build` gets the connection, the filters and free-form `options` (from the
+    CLI: every parsed argument by name; from Python: the `options` mapping).
+    `arguments`, when given, adds the kind's own options to the `report`
+    subcommand; name them so they cannot clash with another kind's.
+    """
+
+    name: str
+    help: str
+    columns: tuple[str, ...]
+    build: BuildRows
+    arguments: Callable[[argparse.ArgumentParser], None] | None = None
+    #: Optional: the rows of `build` again, as consecutive parts, for reports too
+    #: big to sort in memory; `write_report` then writes them part by part.
+    parts: Callable[[duckdb.DuckDBPyConnection, Filters, Mapping[str, Any]], Iterable[duckdb.DuckDBPyRelation]] | None = None
+
+
+REPORTS: dict[str, ReportSpec] = {}
+
+
+def register_report(spec: ReportSpec) -> ReportSpec:
+    """Make `spec` available to `write_report`, `report_frame` and `python -m analytics report`.
+
+    >>> register_report(ReportSpec("daily", "…", metrics.DAILY_COLUMNS, build))  # doctest: +SKIP
+    """
+    if spec.name in REPORTS and REPORTS[spec.name] is not spec:
+        raise ValueError(f"a report named {spec.name!r} is already registered")
+    REPORTS[spec.name] = spec
+    return spec
+
+
+def _quote(identifier: str) -> str:
+    return '"' + identifier.replace('"', '""') + '"'
+
+
+def _as_text(name: str, type_name: str) -> str:
+    # strftime on the UTC wall clock: the output does not depend on the session time zone.
+    col = _quote(name)
+    if type_name == "TIMESTAMP WITH TIME ZONE":
+        return f"strftime({col} AT TIME ZONE 'UTC', '{ISO_UTC}') AS {col}"
+    if type_name.startswith("TIMESTAMP"):  # naive timestamps are UTC throughout the project
+        return f"strftime(CAST({col} AS TIMESTAMP), '{ISO_UTC}') AS {col}"
+    if type_name == "DATE":
+        return f"strftime({col}, '{ISO_DATE}') AS {col}"
+    return col
+
+
+def _spec(kind: str) -> ReportSpec:
+    spec = REPORTS.get(kind)
+    if spec is None:
+        raise BadRequest(f"unknown report {kind!r}; known: {', '.join(sorted(REPORTS))}")
+    return spec
+
+
+def _as_csv_rows(spec: ReportSpec, rel: duckdb.DuckDBPyRelation) -> duckdb.DuckDBPyRelation:
+    if tuple(rel.columns) != spec.columns:
+        # The column order is a documented contract; a kind that drifts from it is a bug.
+        raise AssertionError(f"report {spec.name!r} built columns {rel.columns}, documented {list(spec.columns)}")
+    return rel.project(", ".join(_as_text(n, str(t)) for n, t in zip(rel.columns, rel.types)))
+
+
+def report_frame(
+    con_or_path: ConOrPath, kind: str, filters: Filters = Filters(), options: Mapping[str, Any] | None = None
+) -> pd.DataFrame:
+    """The rows `write_report` writes, as a DataFrame (timestamps as the same ISO text).
+
+    >>> report_frame("demo.duckdb", "daily", Filters(tenants=("acme",))).columns[:3].tolist()  # doctest: +SKIP
+    ['day', 'tenant_id', 'conversations_started']
+    """
+    spec = _spec(kind)
+    with connection(con_or_path) as con:
+        return _as_csv_rows(spec, spec.build(con, filters, options or {})).df()
+
+
+def write_report(
+    con_or_path: ConOrPath,
+    kind: str,
+    out_path: str | os.PathLike,
+    filters: Filters = Filters(),
+    options: Mapping[str, Any] | None = None,
+) -> Path:
+    """Write report `kind` as a UTF-8 CSV with a header row; returns the path written.
+
+    DuckDB writes the rows (a kind with `parts` part by part, each sorted on
+    its own) to a temporary file renamed into place at the end, so memory stays
+    bounded and a failed report never leaves half a file behind.
+
+    >>> write_report("demo.duckdb", "conversations", "conv.csv", Filters(tenants=("acme",)))  # doctest: +SKIP
+    PosixPath('conv.csv')
+    """
+    out = Path(out_path)
+    if out.is_dir():
+        raise BadRequest(f"--out {out} is a directory; name a file")
+    if not out.parent.is_dir():
+        raise BadRequest(f"cannot write {out}: no directory {out.parent}")
+    spec = _spec(kind)
+    options = options or {}
+    tmp = out.with_name(f".{out.name}.{os.getpid()}.partial")
+    try:
+        with connection(con_or_path) as con:
+            if spec.parts is None:
+                _write_csv(_as_csv_rows(spec, spec.build(con, filters, options)), tmp, header=True)
+            else:
+                _write_parts(spec, (_as_csv_rows(spec, p) for p in spec.parts(con, filters, options)), tmp)
+        os.replace(tmp, out)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return out
+
+
+def _write_csv(rows: duckdb.DuckDBPyRelation, path: Path, header: bool) -> None:
+    # The path is handed to DuckDB as a value, never spliced into SQL text.
+    rows.write_csv(str(path), sep=",", header=header, encoding="utf-8", overwrite=True)
+
+
+def _write_parts(spec: ReportSpec, parts: Iterable[duckdb.DuckDBPyRelation], path: Path) -> None:
+    piece = path.with_name(path.name + ".part")
+    try:
+        with path.open("wb") as sink:
+            # Column names are plain identifiers; written here, an empty report still has its header.
+            sink.write((",".join(spec.columns) + "\n").encode())
+            for rows in parts:
+                _write_csv(rows, piece, header=False)
+                with piece.open("rb") as source:
+                    shutil.copyfileobj(source, sink)
+    finally:
+        piece.unlink(missing_ok=True)
+
+
+# --- built-in kinds ------------------------------------------------------------------
+
+TRANSCRIPT_COLUMNS = (
+    "thread_id",
+    "tenant_id",
+    "sub_tenant_id",
+    "session_id",
+    "ordinal",
+    "role",
+    "lc_type",
+    "chat_role",
+    "name",
+    "message_id",
+    "ts",
+    "checkpoint_id",
+    "content",
+    "content_chars",
+    "non_text_blocks",
+    "tool_calls",
+    "tool_call_count",
+    "tool_call_id",
+    "tool_status",
+    "model",
+    "input_tokens",
+    "output_tokens",
+    "total_tokens",
+)
+
+
+def _conversation_rows(con, filters: Filters, options: Mapping[str, Any]) -> duckdb.DuckDBPyRelation:
+    minutes = options.get("resume_gap_minutes")
+    gap = metrics.RESUME_GAP if minutes is None else timedelta(minutes=minutes)
+    sql, params = metrics.conversations_sql(filters, gap)
+    return con.sql(sql, params=params)
+
+
+def _conversation_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--resume-gap-minutes", type=float, metavar="MIN",
+        help="conversations: idle gap that counts as a resume point (default 30)",
+    )  # fmt: skip
+
+
+def _daily_rows(con, filters: Filters, options: Mapping[str, Any]) -> duckdb.DuckDBPyRelation:
+    sql, params = metrics.daily_sql(filters)
+    return con.sql(sql, params=params)
+
+
+#: About this many messages per part of a written transcript report (one sort each).
+TRANSCRIPT_PART_MESSAGES = 100_000
+
+_TRANSCRIPT_SQL = "SELECT {columns} FROM messages m WHERE {where} ORDER BY m.thread_id, m.ordinal"
+
+
+def _transcript_rows(con, filters: Filters, options: Mapping[str, Any]) -> duckdb.DuckDBPyRelation:
+    where, params = filters.message_where("m")
+    columns = ", ".join(f"m.{c}" for c in TRANSCRIPT_COLUMNS)
+    return con.sql(_TRANSCRIPT_SQL.format(columns=columns, where=where), params=params)
+
+
+def _transcript_parts(con, filters: Filters, options: Mapping[str, Any]) -> Iterator[duckdb.DuckDBPyRelation]:
+    # Sorting a million messages with their content holds them all in memory;
+    # consecutive thread-id ranges, each sorted alone, give the same rows in
+    # the same order a bounded slice at a time.
+    thread_sql, thread_params = filters.thread_where("t")
+    ranges = con.execute(
+        f"""
+        SELECT min(thread_id), max(thread_id)
+        FROM (SELECT t.thread_id, sum(t.message_count) OVER (ORDER BY t.thread_id) // ? AS part
+              FROM threads t WHERE {thread_sql})
+        GROUP BY part ORDER BY 1""",
+        [TRANSCRIPT_PART_MESSAGES, *thread_params],
+    ).fetchall()
+    where, params = filters.message_where("m")
+    columns = ", ".join(f"m.{c}" for c in TRANSCRIPT_COLUMNS)
+    sql = _TRANSCRIPT_SQL.format(columns=columns, where=f"({where}) AND m.thread_id BETWEEN ? AND ?")
+    for first, last in ranges:
+        yield con.sql(sql, params=[*params, first, last])
+
+
+register_report(ReportSpec(
+    "conversations", "one row per conversation: metrics.conversations()", metrics.CONVERSATION_COLUMNS,
+    _conversation_rows, _conversation_arguments,
+))  # fmt: skip
+register_report(ReportSpec(
+    "transcript", "the messages of the matching threads, in transcript order", TRANSCRIPT_COLUMNS, _transcript_rows,
+    parts=_transcript_parts,
+))  # fmt: skip
+register_report(ReportSpec(
+    "daily", "per UTC day and tenant: metrics.daily()", metrics.DAILY_COLUMNS, _daily_rows,
+))  # fmt: skip
+
+
+# --- CLI -----------------------------------------------------------------------------
+
+
+def add_filter_arguments(parser: argparse.ArgumentParser) -> None:
+    """The `Filters` options every report takes."""
+    parser.add_argument("--tenant", action="append", default=[], metavar="ID", help="keep this tenant (repeatable)")
+    parser.add_argument("--sub-tenant", action="append", default=[], metavar="ID", help="keep this sub-tenant (repeatable)")
+    parser.add_argument("--thread", action="append", default=[], metavar="ID", help="keep this thread (repeatable)")
+    parser.add_argument("--since", metavar="ISO", help="active at or after; messages with ts at or after (no offset = UTC)")
+    parser.add_argument("--until", metavar="ISO", help="active at or before; messages with ts at or before (no offset = UTC)")
+    parser.add_argument("--text", help="keep threads with a message containing this text (case-insensitive)")
+
+
+def filters_from_args(args: argparse.Namespace) -> Filters:
+    """`Filters` from the options of `add_filter_arguments`; a bad date is a `BadRequest`."""
+    return Filters(
+        tenants=tuple(args.tenant),
+        sub_tenants=tuple(args.sub_tenant),
+        thread_ids=tuple(args.thread),
+        since=parse_time(args.since, "--since"),
+        until=parse_time(args.until, "--until"),
+        text=args.text or None,
+    )
+
+
+def _configure(parser: argparse.ArgumentParser) -> None:
+    kinds = "; ".join(f"{name}: {spec.help}" for name, spec in sorted(REPORTS.items()))
+    parser.description = f"Write a CSV report ({kinds})."
+    parser.add_argument("kind", choices=sorted(REPORTS), help="which report")
+    parser.add_argument("--db", required=True, help="Transcript Lens DuckDB file")
+    parser.add_argument("--out", required=True, metavar="FILE.csv", help="CSV file to write (replaced)")
+    add_filter_arguments(parser)
+    for spec in REPORTS.values():
+        if spec.arguments is not None:
+            spec.arguments(parser)
+
+
+@command("report", _configure)
+def run(args: argparse.Namespace) -> int:
+    """`python -m analytics report KIND --db PATH --out FILE.csv [filters]`."""
+    filters = filters_from_args(args)
+    try:
+        con = connect(args.db)
+        try:
+            # A long report would otherwise draw DuckDB's progress bar over the terminal.
+            con.execute("SET enable_progress_bar = false")
+            out = write_report(con, args.kind, args.out, filters, vars(args))
+        finally:
+            con.close()
+    except duckdb.Error as exc:
+        first_line = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise AnalyticsError(f"report {args.kind} from {args.db} failed: {first_line}") from None
+    print(out)
+    return 0

@@ -1,0 +1,218 @@
+"""CSV reports: documented columns in order, ISO-8601 UTC timestamps, the
+file equal to `report_frame`, filters applied, the registry and the CLI."""
+
+from __future__ import annotations
+
+import csv
+import re
+from datetime import datetime, timezone
+
+import duckdb
+import pandas as pd
+import pytest
+
+from analytics import metrics, reports
+from analytics.cli import main
+from analytics.db import connect
+from analytics.filters import Filters
+from tests.analytics.metrics_db import CORPUS, D2, write
+
+ISO_UTC = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$")
+
+
+@pytest.fixture(scope="module")
+def db(tmp_path_factory):
+    return write(tmp_path_factory.mktemp("reports") / "lens.duckdb")
+
+
+def read_text_csv(path) -> pd.DataFrame:
+    """The file as written: every cell a string, empty cells as ''."""
+    return pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8")
+
+
+def as_text(frame: pd.DataFrame) -> pd.DataFrame:
+    """`report_frame` rendered the way the CSV renders values, for a cell-by-cell comparison."""
+
+    def cell(v) -> str:
+        if v is None or v is pd.NA or (isinstance(v, float) and v != v):
+            return ""
+        if isinstance(v, bool):
+            return str(v).lower()
+        if isinstance(v, float):
+            return repr(v)
+        return str(v)
+
+    return frame.astype(object).map(cell)
+
+
+@pytest.mark.parametrize("kind", ["conversations", "transcript", "daily"])
+def test_file_is_exactly_report_frame(db, tmp_path, kind):
+    out = reports.write_report(db, kind, tmp_path / f"{kind}.csv")
+    got = read_text_csv(out)
+    want = reports.report_frame(db, kind)
+    assert tuple(got.columns) == reports.REPORTS[kind].columns
+    pd.testing.assert_frame_equal(got, as_text(want), check_dtype=False)
+
+
+def test_conversations_round_trip_with_iso_utc_timestamps(db, tmp_path):
+    out = reports.write_report(db, "conversations", tmp_path / "c.csv")
+    got = pd.read_csv(out)
+    assert tuple(got.columns) == metrics.CONVERSATION_COLUMNS
+    frame = metrics.conversations(db)
+    assert got["thread_id"].tolist() == frame["thread_id"].tolist()
+    for col in ("first_ts", "last_ts", "first_checkpoint_ts", "last_checkpoint_ts"):
+        stamps = got[col].dropna()
+        assert stamps.map(lambda s: bool(ISO_UTC.match(s))).all(), col
+        # Parsed back, they are the same instants.
+        assert pd.to_datetime(got[col], utc=True).tolist() == frame[col].tolist()
+    assert got["messages"].tolist() == frame["messages"].tolist()
+    assert got["latency_median_s"].fillna(-1).tolist() == frame["latency_median_s"].fillna(-1).tolist()
+    assert got.loc[got.thread_id == "acme:web:s1", "models"].item() == "claude-3,gpt-4o"
+
+
+def test_timestamps_do_not_follow_the_session_time_zone(db, tmp_path):
+    con = connect(db)
+    try:
+        con.execute("SET TimeZone = 'America/New_York'")
+        out = reports.write_report(con, "transcript", tmp_path / "t.csv", Filters(thread_ids=("acme:web:s1",)))
+    finally:
+        con.close()
+    got = read_text_csv(out)
+    assert got["ts"].iloc[1] == "2025-03-01T09:00:10.000000Z"
+    assert got["ts"].iloc[2] == "2025-03-01T09:00:12.500000Z"
+
+
+def test_transcript_report_is_the_filtered_messages_in_order(db, tmp_path):
+    filters = Filters(tenants=("acme", "globex"), since=D2)
+    out = reports.write_report(db, "transcript", tmp_path / "t.csv", filters)
+    got = read_text_csv(out)
+    # Threads active since D2 (acme:mobile:s2, globex::s3), messages stamped since D2, in transcript order.
+    want = [
+        (tid, str(i), m.content)
+        for tid in sorted(CORPUS.transcripts)
+        if tid.split(":")[0] in ("acme", "globex")
+        for i, m in enumerate(CORPUS.transcripts[tid])
+        if m.ts is not None and m.ts >= D2
+    ]
+    assert list(zip(got.thread_id, got.ordinal, got.content)) == want
+    # Quotes, a comma, a newline and non-ASCII text survive the trip.
+    assert 'He said "hi", then left,\nfor good' in got["content"].tolist()
+    assert "Bonjour — ça va ?" in got["content"].tolist()
+
+
+def test_transcript_written_in_parts_is_the_same_file(db, tmp_path, monkeypatch):
+    whole = reports.write_report(db, "transcript", tmp_path / "whole.csv").read_bytes()
+    monkeypatch.setattr(reports, "TRANSCRIPT_PART_MESSAGES", 3)
+    con = connect(db)
+    try:
+        assert len(list(reports._transcript_parts(con, Filters(), {}))) > 2
+    finally:
+        con.close()
+    assert reports.write_report(db, "transcript", tmp_path / "parts.csv").read_bytes() == whole
+    # An empty selection still has its header.
+    empty = reports.write_report(db, "transcript", tmp_path / "empty.csv", Filters(tenants=("nobody",)))
+    assert empty.read_text().splitlines() == [",".join(reports.TRANSCRIPT_COLUMNS)]
+
+
+def test_daily_report_days_are_plain_dates(db, tmp_path):
+    got = read_text_csv(reports.write_report(db, "daily", tmp_path / "d.csv", Filters(tenants=("globex",))))
+    assert got["day"].tolist() == ["2025-03-02", "2025-03-03"]
+    assert tuple(got.columns) == metrics.DAILY_COLUMNS
+
+
+def test_a_failed_report_leaves_the_old_file_alone(db, tmp_path, monkeypatch):
+    out = tmp_path / "keep.csv"
+    out.write_text("previous\n")
+
+    def broken(con, filters, options):
+        return con.sql("SELECT error('boom') AS x")
+
+    monkeypatch.setitem(reports.REPORTS, "broken", reports.ReportSpec("broken", "fails", ("x",), broken))
+    with pytest.raises(duckdb.Error):
+        reports.write_report(db, "broken", out)
+    assert out.read_text() == "previous\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["keep.csv"]
+
+
+def test_registry_takes_new_kinds_and_holds_them_to_their_columns(db, tmp_path, monkeypatch):
+    def tenants(con, filters, options):
+        where, params = filters.thread_where("t")
+        return con.sql(
+            f"SELECT t.tenant_id, count(*) AS threads, max(t.last_ts) AS last_ts, ? AS label FROM threads t"
+            f" WHERE {where} GROUP BY ALL ORDER BY 1",
+            params=[options.get("label") or "none", *params],
+        )
+
+    def arguments(parser):
+        parser.add_argument("--label")
+
+    monkeypatch.setattr(reports, "REPORTS", dict(reports.REPORTS))
+    reports.register_report(reports.ReportSpec("tenants", "per tenant", ("tenant_id", "threads", "last_ts", "label"), tenants, arguments))
+    out = tmp_path / "tenants.csv"
+    assert main(["report", "tenants", "--db", str(db), "--out", str(out), "--tenant", "acme", "--label", "x"]) == 0
+    assert list(csv.reader(out.open())) == [
+        ["tenant_id", "threads", "last_ts", "label"],
+        ["acme", "3", "2025-03-02T10:02:50.000000Z", "x"],
+    ]
+    with pytest.raises(ValueError):
+        reports.register_report(reports.ReportSpec("tenants", "again", ("x",), tenants))
+    reports.REPORTS["drifted"] = reports.ReportSpec("drifted", "wrong order", ("threads", "tenant_id", "last_ts", "label"), tenants)
+    with pytest.raises(AssertionError):
+        reports.report_frame(db, "drifted")
+
+
+def test_cli_writes_the_filtered_report(db, tmp_path, capsys):
+    out = tmp_path / "acme.csv"
+    argv = ["report", "conversations", "--db", str(db), "--out", str(out), "--tenant", "acme", "--sub-tenant", "web"]
+    assert main(argv) == 0
+    assert capsys.readouterr().out.strip() == str(out)
+    got = pd.read_csv(out)
+    assert got["thread_id"].tolist() == ["acme:web:empty", "acme:web:s1"]
+    pd.testing.assert_frame_equal(
+        got, pd.read_csv(reports.write_report(db, "conversations", tmp_path / "api.csv", Filters(tenants=("acme",), sub_tenants=("web",))))
+    )
+
+
+def test_cli_filters_by_time_text_and_thread(db, tmp_path):
+    out = tmp_path / "t.csv"
+    argv = ["report", "transcript", "--db", str(db), "--out", str(out), "--text", "billing", "--until", "2025-03-01T09:00:13Z"]
+    assert main(argv) == 0
+    got = read_text_csv(out)
+    assert set(got.thread_id) == {"acme:web:s1"} and got.ordinal.tolist() == ["0", "1", "2", "3"]
+    assert main(["report", "transcript", "--db", str(db), "--out", str(out), "--thread", "globex::s3"]) == 0
+    assert set(read_text_csv(out).thread_id) == {"globex::s3"}
+
+
+def test_cli_resume_gap_option(db, tmp_path):
+    out = tmp_path / "c.csv"
+    assert main(["report", "conversations", "--db", str(db), "--out", str(out), "--resume-gap-minutes", "0.05"]) == 0
+    got = pd.read_csv(out).set_index("thread_id")
+    # Root checkpoints at 09:00:00, :10, :12.5, :13, :15, 10:00:00, :04, :05, :11: the gaps over
+    # 3 s are 10 s, 3585 s, 4 s and 6 s (2.5, 0.5, 2 and 1 s are not).
+    assert got.loc["acme:web:s1", "resume_points"] == 4
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--since", "yesterday"], "--since"),
+        (["--db", "{missing}"], "no Transcript Lens database"),
+        (["--out", "{tmp}/no/such/dir/x.csv"], "no directory"),
+        (["--out", "{tmp}"], "is a directory"),
+    ],
+)
+def test_cli_mistakes_are_one_line_and_exit_2(db, tmp_path, capsys, argv, message):
+    base = {"--db": str(db), "--out": str(tmp_path / "x.csv")}
+    for flag, value in zip(argv[::2], argv[1::2]):
+        base[flag] = value.format(missing=tmp_path / "nope.duckdb", tmp=tmp_path)
+    args = ["report", "conversations"] + [x for kv in base.items() for x in kv]
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: ") and message in err and "\n" not in err
+
+
+def test_cli_refuses_an_unknown_kind(db, tmp_path, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["report", "nope", "--db", str(db), "--out", str(tmp_path / "x.csv")])
+    assert exc.value.code == 2
+    assert "invalid choice" in capsys.readouterr().err
