@@ -229,20 +229,24 @@ _ARROW_TO_PANDAS = {
     pa.int32(): pd.Int64Dtype(),
     pa.int64(): pd.Int64Dtype(),
 }.get
+_PANDAS_DTYPES = {d: pd.api.types.pandas_dtype(d) for d in ("int64", "Int64", "str", "datetime64[us, UTC]")}
 
 
 def _fetch(con, sql: str, params, dtypes: dict[str, str]) -> pd.DataFrame:
     frame = con.sql(sql, params=params).to_arrow_table().to_pandas(types_mapper=_ARROW_TO_PANDAS)
+    if list(frame.columns) != list(dtypes):
+        frame = frame[list(dtypes)]
+    have = frame.dtypes
     for name, dtype in dtypes.items():
-        wanted = pd.api.types.pandas_dtype(dtype)
-        if frame[name].dtype == wanted:
+        wanted = _PANDAS_DTYPES[dtype]
+        if have[name] == wanted:
             continue
         if dtype.startswith("datetime64"):
             # A caller's own connection may use another session time zone; answers are UTC.
             frame[name] = pd.to_datetime(frame[name], utc=True).dt.as_unit("us")
         else:
             frame[name] = frame[name].astype(wanted)
-    return frame[list(dtypes)]
+    return frame
 
 
 def read(con_or_path: ConOrPath, query: TranscriptQuery | str, **kwargs) -> pd.DataFrame:

@@ -147,7 +147,7 @@ def _utc_spec(spec: Spec) -> Spec:
     )
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(msgs=messages(), requests=st.lists(specs(), min_size=1, max_size=4))
 def test_read_matches_the_reference(db, msgs, requests):
     con, thread_id = _load(db, msgs)
@@ -166,7 +166,7 @@ def test_read_matches_the_reference(db, msgs, requests):
             assert row.ts == m.ts if m.ts is not None else row.ts != row.ts  # NaT != NaT
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(msgs=messages(), spec=specs(valid_only=True))
 def test_limit_is_a_prefix_and_numbers_match_the_plain_speaker_view(db, msgs, spec):
     con, thread_id = _load(db, msgs)
