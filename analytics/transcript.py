@@ -48,6 +48,7 @@ from analytics.errors import BadRequest, NotFound, Unsupported
 from analytics.filters import Filters, as_utc
 
 Speaker = Literal["user", "assistant", "all"]
+NO_FILTERS = Filters()  # frozen, so one shared default is safe
 SPEAKERS: tuple[str, ...] = ("user", "assistant", "all")
 
 # Columns of a `read` answer, in order, with the dtype each one always has
@@ -89,7 +90,12 @@ THREAD_COLUMNS: dict[str, str] = {
     "last_ts": "datetime64[us, UTC]",
 }
 
-SEARCH_COLUMNS: dict[str, str] = {**THREAD_COLUMNS, "match_count": "int64", "first_match_ordinal": "Int64", "snippet": "str"}
+SEARCH_COLUMNS: dict[str, str] = {
+    **THREAD_COLUMNS,
+    "match_count": "int64",
+    "first_match_ordinal": "Int64",
+    "snippet": "str",
+}
 
 
 def parse_time(value: str | datetime | date | None, what: str = "time") -> datetime | None:
@@ -106,7 +112,9 @@ def parse_time(value: str | datetime | date | None, what: str = "time") -> datet
         return as_utc(value.to_pydatetime() if hasattr(value, "to_pydatetime") else value)
     if isinstance(value, date):
         # A bare date is ambiguous as an inclusive upper bound (its midnight, or its end?).
-        raise BadRequest(f"{what}: give a datetime, not a date ({value.isoformat()}); e.g. {value.isoformat()}T00:00:00Z")
+        raise BadRequest(
+            f"{what}: give a datetime, not a date ({value.isoformat()}); e.g. {value.isoformat()}T00:00:00Z"
+        )
     if isinstance(value, str):
         text = value.strip()
         try:
@@ -254,13 +262,17 @@ def read(con_or_path: ConOrPath, query: TranscriptQuery | str, **kwargs) -> pd.D
 
     `query` is a `TranscriptQuery`, or a thread id with the query fields as keywords.
     Raises `NotFound` for a thread not in the database and `Unsupported` for a
-    time-range read of a thread without any timestamp.
+    time-range read of a thread without any timestamp. On your own connection,
+    finish any open `execute()` result first (fetch it all or `con.complete()`):
+    DuckDB refuses new work while one is pending, and this read never discards yours.
 
     >>> read("demo.duckdb", TranscriptQuery("acme:eu:42", speaker="user", index=0))  # doctest: +SKIP
     >>> read(con, "acme:eu:42", speaker="assistant", index=-1).content.item()  # doctest: +SKIP
     """
     if isinstance(query, str):
         query = TranscriptQuery(query, **kwargs)
+    elif not isinstance(query, TranscriptQuery):
+        raise BadRequest(f"expected a TranscriptQuery or a thread id, got {type(query).__name__}")
     elif kwargs:
         raise BadRequest("pass either a TranscriptQuery or a thread id with keywords, not both")
     params = {
@@ -293,7 +305,7 @@ ORDER BY t.last_ts DESC NULLS LAST, t.thread_id
 """
 
 
-def threads(con_or_path: ConOrPath, filters: Filters = Filters()) -> pd.DataFrame:
+def threads(con_or_path: ConOrPath, filters: Filters = NO_FILTERS) -> pd.DataFrame:
     """Threads for a picker, most recently active first.
 
     Columns: thread_id, tenant_id, sub_tenant_id, session_id, message_count, first_ts, last_ts.
@@ -334,7 +346,7 @@ LIMIT $limit
 
 
 def search_threads(
-    con_or_path: ConOrPath, text: str, limit: int | None = 50, filters: Filters = Filters()
+    con_or_path: ConOrPath, text: str, limit: int | None = 50, filters: Filters = NO_FILTERS
 ) -> pd.DataFrame:
     """Threads whose id/key parts or any message contain `text` (case-insensitive), best first.
 

@@ -141,8 +141,7 @@ def _table(frame: pd.DataFrame) -> str:
     numeric = {"index", "ordinal"}
     widths = {name: max(len(name), int(col.str.len().max())) for name, col in columns.items()}
     cells = [
-        col.str.rjust(widths[name]) if name in numeric else col.str.ljust(widths[name])
-        for name, col in columns.items()
+        col.str.rjust(widths[name]) if name in numeric else col.str.ljust(widths[name]) for name, col in columns.items()
     ]
     header = "  ".join(n.rjust(widths[n]) if n in numeric else n.ljust(widths[n]) for n in columns)
     lines = cells[0].str.cat(cells[1:], sep="  ").str.rstrip()

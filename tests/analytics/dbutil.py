@@ -16,7 +16,7 @@ import json
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import duckdb
@@ -71,12 +71,12 @@ def split_thread_key(thread_id: str) -> tuple[str | None, str | None, str]:
 def _utc(ts: datetime | None) -> datetime | None:
     if ts is None or ts.tzinfo is not None:
         return ts
-    return ts.replace(tzinfo=timezone.utc)
+    return ts.replace(tzinfo=UTC)
 
 
 def _checkpoint_id(thread_id: str, ts: datetime) -> str:
     # Sortable like a UUIDv6 for a fixed thread: later ts → greater id.
-    return f"cp-{ts.astimezone(timezone.utc).strftime('%Y%m%dT%H%M%S%f')}"
+    return f"cp-{ts.astimezone(UTC).strftime('%Y%m%dT%H%M%S%f')}"
 
 
 def message_rows(thread_id: str, msgs: Sequence[Msg]) -> list[dict]:
@@ -176,9 +176,7 @@ def _insert(con: duckdb.DuckDBPyConnection, table: str, rows: list[dict], column
     con.execute(sql, [row.get(c) for row in rows for c in columns])
 
 
-def build_db(
-    path: str | os.PathLike | None, transcripts: Mapping[str, Sequence[Msg]]
-) -> duckdb.DuckDBPyConnection:
+def build_db(path: str | os.PathLike | None, transcripts: Mapping[str, Sequence[Msg]]) -> duckdb.DuckDBPyConnection:
     """Create a database (in memory when `path` is None) holding these transcripts.
 
     Returns the open read-write connection with the session time zone at UTC;

@@ -23,7 +23,10 @@ def test_python3_kernel_runs_this_interpreter():
     # jupyter_client swaps a bare `python` argv[0] for sys.executable; anything
     # else must be this venv's interpreter, or the kernel would lack our packages.
     spec = KernelSpecManager().get_kernel_spec("python3")
-    assert spec.argv[0] in {"python", "python3", sys.executable} or Path(spec.argv[0]).resolve() == Path(sys.executable).resolve()
+    assert (
+        spec.argv[0] in {"python", "python3", sys.executable}
+        or Path(spec.argv[0]).resolve() == Path(sys.executable).resolve()
+    )
 
 
 @pytest.fixture(scope="module")
@@ -73,7 +76,11 @@ def test_notebook_answers_its_questions(executed):
 
 def test_notebook_shows_a_plotly_chart(executed):
     outputs = _outputs(executed, "px.bar(")
-    figures = [o["data"]["application/vnd.plotly.v1+json"] for o in outputs if "application/vnd.plotly.v1+json" in o.get("data", {})]
+    figures = [
+        o["data"]["application/vnd.plotly.v1+json"]
+        for o in outputs
+        if "application/vnd.plotly.v1+json" in o.get("data", {})
+    ]
     assert len(figures) == 1
     traces = figures[0]["data"]
     roles = {t["name"] for t in traces}

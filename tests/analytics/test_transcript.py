@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 
 import pandas as pd
 import pytest
@@ -13,7 +13,6 @@ from analytics import connection as analytics_connect
 from analytics.transcript import TRANSCRIPT_COLUMNS, threads
 from tests.analytics.dbutil import Msg, build_db, write_db
 
-UTC = timezone.utc
 T0 = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)
 T1 = T0 + timedelta(minutes=1)
 T2 = T0 + timedelta(minutes=30)
@@ -292,7 +291,9 @@ def test_limit_zero_is_empty_and_a_large_limit_is_everything(con):
     assert ordinals(read(con, TranscriptQuery(THREAD, limit=10_000))) == list(range(len(TRANSCRIPT)))
 
 
-@pytest.mark.parametrize(("field", "value"), [("limit", -1), ("limit", "3"), ("limit", 2.0), ("index", True), ("index", "0")])
+@pytest.mark.parametrize(
+    ("field", "value"), [("limit", -1), ("limit", "3"), ("limit", 2.0), ("index", True), ("index", "0")]
+)
 def test_bad_limit_or_index_is_a_bad_request(field, value):
     with pytest.raises(BadRequest, match=field):
         TranscriptQuery(THREAD, **{field: value})
@@ -384,6 +385,11 @@ def test_keywords_are_the_same_as_a_query(con):
     )
     with pytest.raises(BadRequest):
         read(con, TranscriptQuery(THREAD), speaker="user")
+
+
+def test_read_wants_a_query_or_a_thread_id(con):
+    with pytest.raises(BadRequest):
+        read(con, 42)  # type: ignore[arg-type]
 
 
 def test_query_is_frozen():

@@ -6,7 +6,7 @@ import io
 import json
 import subprocess
 import sys
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pandas as pd
@@ -17,7 +17,6 @@ from analytics.cli import main
 from tests.analytics.dbutil import Msg, write_db
 
 ROOT = Path(__file__).resolve().parents[2]
-UTC = timezone.utc
 T0 = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)
 THREAD = "acme:eu:s-1"
 CALL = [{"name": "search", "args": {"q": "Lisbon"}, "id": "call-1", "type": "tool_call"}]
@@ -74,7 +73,9 @@ def test_negative_index_is_accepted_as_a_value(db, capsys):
 
 
 def test_csv_is_the_api_answer(db, capsys):
-    code, out, _ = run(capsys, "--db", str(db), "--thread", THREAD, "--since", "2025-03-01T09:01:00Z", "--format", "csv")
+    code, out, _ = run(
+        capsys, "--db", str(db), "--thread", THREAD, "--since", "2025-03-01T09:01:00Z", "--format", "csv"
+    )
     assert code == 0
     printed = pd.read_csv(io.StringIO(out), dtype={"content": str}, keep_default_na=False)
     expected = read(db, TranscriptQuery(THREAD, since=T0 + timedelta(minutes=1)))
@@ -146,7 +147,7 @@ def test_mistakes_are_one_line_and_exit_2(db, capsys, args, needle):
 
 
 def test_time_range_over_a_thread_without_timestamps_is_one_line(db, capsys):
-    code, out, err = run(capsys, "--db", str(db), "--thread", "no-stamps", "--until", "2025-03-01")
+    code, _, err = run(capsys, "--db", str(db), "--thread", "no-stamps", "--until", "2025-03-01")
     assert code == 2
     assert err.strip().splitlines() == [err.strip()] and "no message timestamps" in err
 

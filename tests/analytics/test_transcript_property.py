@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 
+import duckdb
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -18,14 +19,11 @@ from hypothesis import strategies as st
 from analytics import BadRequest, TranscriptQuery, Unsupported, read
 from tests.analytics.dbutil import Msg, create_schema, insert_threads
 
-import duckdb
-
-UTC = timezone.utc
 BASE = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
 # Few distinct stamps, so equal timestamps (many messages per checkpoint) are the norm.
 STAMPS = [BASE + timedelta(minutes=k) for k in range(5)]
 ROLES = ["user", "assistant", "tool", "system", "other"]
-OFFSETS = [timezone.utc, timezone(timedelta(hours=5, minutes=30)), timezone(timedelta(hours=-7))]
+OFFSETS = [UTC, timezone(timedelta(hours=5, minutes=30)), timezone(timedelta(hours=-7))]
 
 
 @dataclass(frozen=True)
@@ -103,7 +101,11 @@ def bounds() -> st.SearchStrategy[datetime | None]:
 
 @st.composite
 def specs(draw, valid_only: bool = False) -> Spec:
-    speaker = draw(st.sampled_from(["user", "assistant", "all"]) if valid_only else st.sampled_from(["user", "assistant", "all", "all", "tool", "Bot"]))
+    speaker = draw(
+        st.sampled_from(["user", "assistant", "all"])
+        if valid_only
+        else st.sampled_from(["user", "assistant", "all", "all", "tool", "Bot"])
+    )
     mode = draw(st.sampled_from(["plain", "index", "time"] if valid_only else ["plain", "index", "time", "both"]))
     index = draw(st.integers(-15, 15)) if mode in ("index", "both") else None
     since = draw(bounds()) if mode in ("time", "both") else None
