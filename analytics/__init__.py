@@ -16,6 +16,8 @@ from analytics.metrics import (
     by_model, conversation, conversations, daily, latency_distribution, overview, top_models, top_tenants, top_tools,
 )
 from analytics.reports import ReportSpec, register_report, report_frame, write_report  # registers `report`
+from analytics.resume import expected_window, resume_points, risks, thread_risks
+from analytics.observed import compare, parse_observed  # also registers `python -m analytics report resume`
 
 __all__ = [
     "AnalyticsError",
@@ -26,17 +28,23 @@ __all__ = [
     "TranscriptQuery",
     "Unsupported",
     "by_model",
+    "compare",
     "connect",
     "connection",
     "conversation",
     "conversations",
     "daily",
+    "expected_window",
     "latency_distribution",
     "overview",
+    "parse_observed",
     "read",
     "register_report",
     "report_frame",
+    "resume_points",
+    "risks",
     "search_threads",
+    "thread_risks",
     "top_models",
     "top_tenants",
     "top_tools",
