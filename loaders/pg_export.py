@@ -462,7 +462,7 @@ class PgCsvSource:
                 for table in TABLES:
                     file, header = files[table]
                     label = f"{where}: {file.name}" if path.is_dir() else f"{where}!{file.name}"
-                    _stage_csv(con, stage, table, file, header, shallow, label)
+                    _stage_csv(con, stage, table, _uncompressed(file, stage.dir, label), header, shallow, label)
             finally:
                 con.close()
             stage.finish()
@@ -522,6 +522,21 @@ class PgCsvSource:
         return found
 
 
+def _uncompressed(file: Path, tmp: str, where: str) -> Path:
+    """A gzip file decompressed into the stage folder (DuckDB sizes its gzip buffers by
+    the longest line allowed, which a blob row needs to be huge); others as they are."""
+    with file.open("rb") as fh:
+        if fh.read(2) != _GZIP_MAGIC:
+            return file
+    target = Path(tempfile.mkdtemp(dir=tmp)) / file.name.removesuffix(".gz")
+    try:
+        with gzip.open(file, "rb") as src, target.open("wb") as dst:
+            shutil.copyfileobj(src, dst, 1 << 20)
+    except (OSError, EOFError, gzip.BadGzipFile) as exc:
+        raise SourceError(f"{where}: unreadable gzip data ({exc})") from None
+    return target
+
+
 def _expected_columns(table: str) -> tuple[str, ...]:
     return ("v",) if table == MIGRATIONS else tuple(c for c in source_columns(table, False) if c)
 
@@ -541,6 +556,13 @@ def _stage_csv(con, stage: Stage, table: str, file: Path, header: list[str], sha
         f"escape = '\"', allow_quoted_nulls = false, strict_mode = true, null_padding = false, "
         f"max_line_size = 2147483647, encoding = 'utf-8', columns = {columns}){filter_sql}"
     )
+    with file.open("rb") as fh:
+        fh.seek(0, os.SEEK_END)
+        if fh.tell() > 0:
+            fh.seek(-1, os.SEEK_END)
+            if fh.read(1) != b"\n":
+                # COPY ends every row with a newline; a file cut inside a row does not.
+                raise SourceError(f"{where}: the last line is incomplete (no final newline): a truncated file?")
     loader = _Loader(stage, table, shallow, where)
     try:
         cur = con.execute(query, [str(file), *(channels or ())])
