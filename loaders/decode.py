@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -33,8 +34,12 @@ EXT_DELTA_SNAPSHOT = 7
 # Deeper nesting than this is not a real checkpoint; refusing it keeps a
 # hostile payload from exhausting the stack.
 MAX_DEPTH = 200
+# Extension values inside extension values (an Interrupt holding a message
+# holding a UUID is 3): deeper is refused (see `_unpack`).
+MAX_EXT_DEPTH = 16
 
 _UNPACK_OPT = ormsgpack.OPT_NON_STR_KEYS
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class DecodeError(ValueError):
@@ -76,10 +81,14 @@ def decode_typed(type_tag: str | None, data: bytes | None) -> Any:
     """
     if type_tag is None:
         raise DecodeError("missing serialization type")
+    if not isinstance(type_tag, str):
+        raise DecodeError(f"serialization type is a {type(type_tag).__name__}, not text")
     if type_tag in ("null", "empty"):
         return None
     if data is None:
         raise DecodeError(f"{type_tag!r} value without data")
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise DecodeError(f"{type_tag!r} value is a {type(data).__name__}, not bytes")
     if type_tag in ("bytes", "bytearray"):
         return bytes(data)
     if type_tag == "msgpack":
@@ -105,24 +114,53 @@ def _from_legacy_json(value: Any) -> Any:
         return clean_text(value)
     if isinstance(value, dict):
         if value.get("lc") in (1, 2) and value.get("type") == "constructor" and isinstance(value.get("id"), list):
-            return JsonPayload(json.dumps(value, sort_keys=True, ensure_ascii=False))
+            return JsonPayload(clean_text(json.dumps(value, sort_keys=True, ensure_ascii=False)))
         return {clean_text(k): _from_legacy_json(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_from_legacy_json(v) for v in value]
     return value
 
 
-def _unpack(data: bytes) -> Any:
-    return ormsgpack.unpackb(data, ext_hook=_plain_hook, option=_UNPACK_OPT)
+def _unpack(data: bytes, ext_depth: int = 0, depth: int = 0) -> Any:
+    """Unpack an extension payload into plain data, never importing anything.
+
+    Nested extension values are resolved after ormsgpack returns, never from
+    inside its `ext_hook`: a hook that unpacks re-enters ormsgpack, whose C
+    recursion (up to ~1000 levels per call) then stacks up once per nesting
+    level, and a crafted 400 kB message overflowed the C stack (a segfault
+    that killed the load, not an exception). Every level also holds a copy
+    of its payload, so nesting is capped at MAX_EXT_DEPTH.
+    """
+    nested = False
+
+    def hook(code: int, payload: bytes) -> Ext:
+        nonlocal nested
+        nested = True
+        return Ext(code, payload)
+
+    value = ormsgpack.unpackb(data, ext_hook=hook, option=_UNPACK_OPT)
+    return _resolve(value, ext_depth + 1, depth) if nested else value
 
 
-def _plain_hook(code: int, data: bytes) -> Any:
-    """Turn a nested extension value into plain data, never importing anything."""
-    try:
-        tup = _unpack(data)
-    except Exception:  # noqa: BLE001 - a bad nested value must not sink its message
-        return f"<undecodable ext {code}>"
-    return _ext_to_plain(code, tup)
+def _resolve(value: Any, ext_depth: int, depth: int) -> Any:
+    """Replace the `Ext` placeholders left by `_unpack` with plain data."""
+    if depth > MAX_DEPTH:
+        raise DecodeError("value nested too deeply")
+    if isinstance(value, Ext):
+        if ext_depth > MAX_EXT_DEPTH:
+            raise DecodeError("extension values nested too deeply")
+        try:
+            tup = _unpack(value.data, ext_depth, depth + 1)
+        except DecodeError:
+            raise
+        except Exception:  # noqa: BLE001 - a bad nested value must not sink its message
+            return f"<undecodable ext {value.code}>"
+        return _ext_to_plain(value.code, tup)
+    if isinstance(value, dict):
+        return {k: _resolve(v, ext_depth, depth + 1) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_resolve(v, ext_depth, depth + 1) for v in value]
+    return value
 
 
 def _ext_to_plain(code: int, tup: Any) -> Any:
@@ -218,7 +256,7 @@ def clean_text(text: str) -> str:
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
-        return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+        return _SURROGATE.sub("\ufffd", text)  # one U+FFFD per lone surrogate
     return text
 
 
@@ -317,7 +355,7 @@ def decode_message(payload: Any) -> Message:
         cls_name, fields = tup[1], tup[2]
     elif isinstance(payload, JsonPayload):
         env = json.loads(payload)
-        cls_name, fields = env["id"][-1], env.get("kwargs")
+        cls_name, fields = (env["id"] or [None])[-1], env.get("kwargs")
     elif isinstance(payload, dict):
         fields = payload
     else:
@@ -352,11 +390,13 @@ def _message_from_fields(fields: dict, cls_name: str | None) -> Message:
         role = _ROLE_BY_TYPE.get(lc_type, "other")
     else:
         role = _ROLE_BY_DICT_ROLE.get(dict_role, "other")
-    chat_role = fields.get("role") if isinstance(fields.get("role"), str) else None
+    chat_role = _opt_str(fields.get("role"), "role")
 
     content, non_text = content_text(fields.get("content"))
 
     tool_calls_raw = fields.get("tool_calls") if role == "assistant" else None
+    if tool_calls_raw is not None and not isinstance(tool_calls_raw, list):
+        raise DecodeError(f"message tool_calls is a {type(tool_calls_raw).__name__}, not a list")
     tool_calls = None
     tool_names: tuple[str, ...] = ()
     if isinstance(tool_calls_raw, list) and tool_calls_raw:
@@ -365,7 +405,12 @@ def _message_from_fields(fields: dict, cls_name: str | None) -> Message:
     tool_call_count = len(tool_calls_raw) if isinstance(tool_calls_raw, list) else 0
 
     usage = fields.get("usage_metadata")
-    usage = usage if isinstance(usage, dict) else None
+    if usage is not None:
+        if not isinstance(usage, dict):
+            raise DecodeError(f"message usage_metadata is a {type(usage).__name__}, not a mapping")
+        for key in ("input_tokens", "output_tokens", "total_tokens"):
+            if usage.get(key) is not None and _int_or_none(usage[key]) is None:
+                raise DecodeError(f"message usage_metadata.{key} is a {type(usage[key]).__name__}, not an integer")
     response_metadata = fields.get("response_metadata")
     response_metadata = response_metadata if isinstance(response_metadata, dict) else None
     model = None
@@ -380,14 +425,14 @@ def _message_from_fields(fields: dict, cls_name: str | None) -> Message:
         lc_type=lc_type,
         role=role,
         chat_role=chat_role,
-        name=fields.get("name") if isinstance(fields.get("name"), str) else None,
+        name=_opt_str(fields.get("name"), "name"),
         content=content,
         non_text_blocks=non_text,
         tool_calls=tool_calls,
         tool_call_count=tool_call_count,
         tool_names=tool_names,
         tool_call_id=_opt_str(fields.get("tool_call_id"), "tool_call_id") if role == "tool" else None,
-        tool_status=fields.get("status") if role == "tool" and isinstance(fields.get("status"), str) else None,
+        tool_status=_opt_str(fields.get("status"), "status") if role == "tool" else None,
         input_tokens=_int_or_none(usage.get("input_tokens")) if usage else None,
         output_tokens=_int_or_none(usage.get("output_tokens")) if usage else None,
         total_tokens=_int_or_none(usage.get("total_tokens")) if usage else None,

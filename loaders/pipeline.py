@@ -146,6 +146,8 @@ def _worker(job: _Job, q) -> None:
         result = _run_job(job, tick)
         q.put(("progress", pending))
         q.put(("done", result))
+    except SourceError as exc:  # a damaged source: the parent fails with the same one-line error
+        q.put(("source_error", str(exc)))
     except BaseException as exc:  # noqa: BLE001 - reported to the parent, which fails the load
         q.put(("error", f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}"))
 
@@ -172,6 +174,8 @@ def _run_parallel(jobs: list[_Job], progress: Callable[[int], None]) -> list[dic
                 progress(payload)
             elif kind == "done":
                 results.append(payload)
+            elif kind == "source_error":
+                raise SourceError(payload)
             else:
                 raise RuntimeError(f"a load worker failed: {payload}")
     finally:

@@ -18,6 +18,7 @@ depends on its WAL state, so that the file and its folder stay byte-identical:
 from __future__ import annotations
 
 import itertools
+import json
 import shutil
 import sqlite3
 import tempfile
@@ -61,6 +62,38 @@ def _snapshot(path: Path, wal: Path, folder: Path, attempts: int = 20) -> Path:
     return copy
 
 
+class _BadText(str):
+    """A TEXT value that is not valid UTF-8, decoded with U+FFFD replacements: only ever
+    shown in `load_errors`, never loaded as a key (two such values may look alike)."""
+
+    __slots__ = ()
+
+
+def _text(raw: bytes) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return _BadText(raw.decode("utf-8", "replace"))
+
+
+def _key_problem(value) -> str | None:
+    """Why a key column value (thread_id, checkpoint_ns, checkpoint_id) cannot be loaded, if it cannot."""
+    if type(value) is str:
+        return None
+    if isinstance(value, _BadText):
+        return "is not valid UTF-8 text"
+    return f"is {'NULL' if value is None else 'a ' + type(value).__name__}, not text"
+
+
+def _shown(value) -> str | None:
+    """A key as `load_errors` can hold it (text; a BLOB as hex)."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, bytes):
+        return f"x'{value.hex()}'"
+    return str(value)
+
+
 def _uri(path: Path, **params: str) -> str:
     query = "&".join(f"{k}={v}" for k, v in params.items())
     return f"file:{quote(str(path.resolve()))}?{query}"
@@ -102,7 +135,7 @@ class SqliteReader:
             else:
                 self._tmpdir = tempfile.mkdtemp(prefix="transcript-lens-")
                 self.con = sqlite3.connect(str(_snapshot(path, wal, Path(self._tmpdir))), isolation_level=None)
-            self.con.text_factory = lambda b: b.decode("utf-8", "replace")
+            self.con.text_factory = _text
             # One read transaction: every query below sees the same snapshot.
             self.con.execute("BEGIN")
             self._check_schema()
@@ -160,11 +193,14 @@ class SqliteReader:
         A store under `min_bytes` is not split: starting workers would cost more than it saves.
         """
         where, params, _ = self._thread_filter(None)
-        rows = self.con.execute(
-            f"SELECT thread_id, sum(length(checkpoint)) FROM checkpoints {'WHERE ' + where if where else ''} "
-            "GROUP BY thread_id ORDER BY thread_id",
-            params,
-        ).fetchall()
+        try:
+            rows = self.con.execute(
+                f"SELECT thread_id, sum(length(checkpoint)) FROM checkpoints {'WHERE ' + where if where else ''} "
+                "GROUP BY thread_id ORDER BY thread_id",
+                params,
+            ).fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise self._damaged(exc) from None
         total = sum(r[1] or 0 for r in rows)
         if n <= 1 or len(rows) < 2 or total < min_bytes:
             return [(None, None)]
@@ -182,20 +218,44 @@ class SqliteReader:
         if wanted is not None:
             return len(wanted)
         sql = f"SELECT COUNT(DISTINCT thread_id) FROM checkpoints {'WHERE ' + where if where else ''}"
-        return self.con.execute(sql, params).fetchone()[0]
+        try:
+            return self.con.execute(sql, params).fetchone()[0]
+        except sqlite3.DatabaseError as exc:
+            raise self._damaged(exc) from None
+
+    def _damaged(self, exc: sqlite3.DatabaseError) -> SourceError:
+        # Pages found damaged while reading (the header and schema were fine): the
+        # file is damaged, not a row; say so in one line instead of a traceback.
+        return SourceError(f"{self.path}: unreadable SQLite file ({exc})")
 
     def checkpoint_keys(self) -> Iterator[tuple[str, str, str]]:
-        yield from self.con.execute("SELECT thread_id, checkpoint_ns, checkpoint_id FROM checkpoints")
+        # Rows whose thread_id is not clean text are never loaded (see `threads`).
+        try:
+            yield from (k for k in self.con.execute("SELECT thread_id, checkpoint_ns, checkpoint_id FROM checkpoints") if type(k[0]) is str)
+        except sqlite3.DatabaseError as exc:
+            raise self._damaged(exc) from None
 
     def threads(self, only: frozenset[str] | None = None) -> Iterator[ThreadBundle]:
+        try:
+            yield from self._threads(only)
+        except sqlite3.DatabaseError as exc:
+            raise self._damaged(exc) from None
+
+    def _threads(self, only: frozenset[str] | None) -> Iterator[ThreadBundle]:
         where, params, wanted = self._thread_filter(only)
         cps = self.con.execute(_CHECKPOINTS_SQL.format(where=f"WHERE {where}" if where else ""), params)
         writes = self.con.execute(_WRITES_SQL.format(where=f"AND {where}" if where else ""), [*SPECIAL_CHANNELS, *params])
         write_groups = itertools.groupby(writes, key=lambda r: r[0])
         pending = next(write_groups, None)
         for thread_id, rows in itertools.groupby(cps, key=lambda r: r[0]):
+            problem = _key_problem(thread_id)
+            if problem is not None:
+                # No id to load these rows under (a hostile or damaged file): report each, load none.
+                bad = [LoadError(_shown(r[0]), _shown(r[1]), _shown(r[2]), "checkpoint", f"thread_id {problem}; row skipped") for r in rows]
+                yield ThreadBundle(_shown(thread_id), [], [], bad)
+                continue
             thread_writes: list = []
-            while pending is not None and pending[0] < thread_id:
+            while pending is not None and (type(pending[0]) is not str or pending[0] < thread_id):
                 pending = next(write_groups, None)
             if pending is not None and pending[0] == thread_id:
                 thread_writes = list(pending[1])
@@ -206,9 +266,11 @@ class SqliteReader:
 
     def _bundle(self, thread_id: str, rows, write_rows) -> ThreadBundle:
         errors: list[LoadError] = []
-        checkpoints = [decode_checkpoint_row(row, errors) for row in rows]
+        checkpoints = [decode_checkpoint_row(row, errors) for row in rows if _keys_ok(row, errors, "checkpoint")]
         writes = []
         for t, ns, cid, task_id, idx, channel, type_, value in write_rows:
+            if not _keys_ok((t, ns, cid), errors, "write"):
+                continue
             try:
                 decoded = plain(decode_typed(type_, value))
             except DecodeError as exc:
@@ -230,6 +292,15 @@ class SqliteReader:
             self._tmpdir = None
 
 
+def _keys_ok(row, errors: list[LoadError], stage: str) -> bool:
+    for name, value in (("checkpoint_ns", row[1]), ("checkpoint_id", row[2])):
+        problem = _key_problem(value)
+        if problem is not None:
+            errors.append(LoadError(_shown(row[0]), _shown(row[1]), _shown(row[2]), stage, f"{name} {problem}; row skipped"))
+            return False
+    return True
+
+
 def decode_metadata(raw, errors: list[LoadError], where: tuple[str, str, str]) -> str | None:
     """SqliteSaver metadata is UTF-8 JSON text stored as a BLOB (FORMATS §1.2).
 
@@ -239,19 +310,47 @@ def decode_metadata(raw, errors: list[LoadError], where: tuple[str, str, str]) -
     """
     if raw is None:
         return None
-    if isinstance(raw, str):
-        return raw
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        errors.append(LoadError(*where, "metadata", f"metadata is not UTF-8 text: {exc}"))
+    if type(raw) is str:
+        text = raw
+    elif isinstance(raw, bytes):
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            errors.append(LoadError(*where, "metadata", f"metadata is not UTF-8 text: {exc}"))
+            return None
+    else:
+        errors.append(LoadError(*where, "metadata", f"metadata is {'not UTF-8 text' if isinstance(raw, str) else 'a ' + type(raw).__name__}, not JSON text"))
         return None
+    # DuckDB's JSON reader accepts what strict JSON does not (NaN, Infinity) and
+    # any JSON value; both are cheap to rule out here without parsing.
+    if text.lstrip()[:1] != "{":
+        errors.append(LoadError(*where, "metadata", "metadata is not a JSON object"))
+        return None
+    if ("NaN" in text or "Infinity" in text) and not _strict_json(text):
+        errors.append(LoadError(*where, "metadata", "metadata is not strict JSON (NaN or Infinity)"))
+        return None
+    return text
+
+
+def _reject_constant(name: str):
+    raise ValueError(f"{name} is not JSON")
+
+
+def _strict_json(text: str) -> bool:
+    try:
+        json.loads(text, parse_constant=_reject_constant)
+    except (ValueError, RecursionError):
+        return False
+    return True
 
 
 def decode_checkpoint_row(row, errors: list[LoadError]) -> RawCheckpoint:
     """One `checkpoints` row → `RawCheckpoint`; damage is reported, never raised."""
     thread_id, ns, cid, parent, type_, blob, metadata = row
     where = (thread_id, ns, cid)
+    if parent is not None and _key_problem(parent) is not None:
+        errors.append(LoadError(*where, "checkpoint", f"parent_checkpoint_id {_key_problem(parent)}; taken as none"))
+        parent = None
     md: dict = {}
     md_json = decode_metadata(metadata, errors, where)
     try:
@@ -265,6 +364,9 @@ def decode_checkpoint_row(row, errors: list[LoadError]) -> RawCheckpoint:
         errors.append(LoadError(*where, "checkpoint", str(exc)))
         return RawCheckpoint(thread_id, ns, cid, parent, None, md, None, damaged=True, metadata_json=md_json)
     ts = checkpoint.get("ts")
+    if ts is not None and not isinstance(ts, str):
+        errors.append(LoadError(*where, "checkpoint", f"ts is a {type(ts).__name__}, not a string"))
+        ts = None
     messages = values.get("messages")
     if messages is not None and not isinstance(messages, list):
         errors.append(LoadError(*where, "messages", f"messages channel is a {type(messages).__name__}, not a list"))

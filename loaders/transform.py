@@ -95,6 +95,9 @@ def transform_thread(bundle: ThreadBundle, key_regex: re.Pattern[str]) -> Thread
     """
     thread_id = bundle.thread_id
     errors = list(bundle.errors)
+    if not bundle.checkpoints:
+        # Nothing loadable (e.g. rows skipped for a damaged key): only the errors.
+        return ThreadRows([], [], [], [], [], errors)
     key = parse_thread_key(thread_id, key_regex)
     cps = bundle.checkpoints
 
