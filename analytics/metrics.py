@@ -22,6 +22,7 @@ from datetime import datetime, timedelta
 from typing import TypedDict
 
 import pandas as pd
+import pyarrow as pa
 
 from analytics.db import ConOrPath, connection
 from analytics.errors import BadRequest, NotFound
@@ -148,10 +149,10 @@ class Overview(TypedDict):
     output_tokens: int | None
     total_tokens: int | None
     models: int
-    latency_pairs: int
-    latency_median_s: float | None
     first_ts: datetime | None
     last_ts: datetime | None
+    latency_pairs: int
+    latency_median_s: float | None
 
 
 # --- SQL building blocks -------------------------------------------------------
@@ -167,6 +168,18 @@ def _in_scope(filters: Filters, alias: str) -> str:
     return f"{alias}.thread_id IN (SELECT thread_id FROM scope)" if _scoped(filters) else "TRUE"
 
 
+def _window(column: str, filters: Filters) -> tuple[str, list]:
+    """`column` within [since, until], inclusive (NULL is outside any window)."""
+    clauses, params = ["TRUE"], []
+    if filters.since is not None:
+        clauses.append(f"{column} >= ?")
+        params.append(filters.since)
+    if filters.until is not None:
+        clauses.append(f"{column} <= ?")
+        params.append(filters.until)
+    return " AND ".join(clauses), params
+
+
 def _scope(filters: Filters, window: bool) -> tuple[str, list]:
     """CTEs `scope` (threads that pass), `thread_msgs` (all their messages) and
     `msgs` (those messages, cut by the time window when `window`)."""
@@ -177,9 +190,8 @@ def _scope(filters: Filters, window: bool) -> tuple[str, list]:
     scope AS MATERIALIZED (SELECT t.* FROM threads t WHERE {thread_sql}),
     thread_msgs AS NOT MATERIALIZED (SELECT m.* FROM messages m WHERE {_in_scope(filters, "m")})"""
     if window and (filters.since is not None or filters.until is not None):
-        # The thread part of message_where is already applied through `scope`;
-        # a window-only Filters adds exactly message_where's ts cut.
-        window_sql, window_params = Filters(since=filters.since, until=filters.until).message_where("m")
+        # `scope` already applies the thread part of Filters.message_where; this is its ts part.
+        window_sql, window_params = _window("m.ts", filters)
         sql += f""",
     msgs AS NOT MATERIALIZED (SELECT m.* FROM thread_msgs m WHERE {window_sql})"""
         params = params + window_params
@@ -220,6 +232,16 @@ _TOKEN_SUMS = """CAST(sum(input_tokens) AS BIGINT) AS input_tokens,
         CAST(sum(total_tokens) AS BIGINT) AS total_tokens"""
 
 _UTC_DAY = "CAST({col} AT TIME ZONE 'UTC' AS DATE)"
+
+
+def _frame(con, sql: str, params: list) -> pd.DataFrame:
+    # Arrow → pandas costs a fraction of .df() on wide frames; the mapper keeps
+    # integer columns nullable, so a NULL token sum stays <NA>, not a float NaN.
+    table = con.sql(sql, params=params).to_arrow_table()
+    return table.to_pandas(types_mapper=_NULLABLE_INTS, date_as_object=False)
+
+
+_NULLABLE_INTS = {t: pd.Int64Dtype() for t in (pa.int8(), pa.int16(), pa.int32(), pa.int64())}.get
 
 
 def _check_gap(resume_gap: timedelta) -> int:
@@ -272,8 +294,7 @@ def conversations_sql(filters: Filters = Filters(), resume_gap: timedelta = RESU
     {_PAIRS},
     latency AS (
         SELECT thread_id, count(*) AS latency_pairs,
-               quantile_cont(latency_s, 0.5) AS latency_median_s,
-               quantile_cont(latency_s, 0.9) AS latency_p90_s,
+               quantile_cont(latency_s, [0.5, 0.9]) AS q,  -- one aggregate state for both
                max(latency_s) AS latency_max_s
         FROM pairs GROUP BY thread_id),
     resumes AS (
@@ -298,7 +319,7 @@ def conversations_sql(filters: Filters = Filters(), resume_gap: timedelta = RESU
            t.root_checkpoint_count AS root_checkpoints,
            t.subgraph_checkpoint_count AS subgraph_checkpoints,
            coalesce(l.latency_pairs, 0) AS latency_pairs,
-           l.latency_median_s, l.latency_p90_s, l.latency_max_s,
+           l.q[1] AS latency_median_s, l.q[2] AS latency_p90_s, l.latency_max_s,
            coalesce(p.tool_calls, 0) AS tool_calls,
            coalesce(tl.distinct_tools, 0) AS distinct_tools,
            coalesce(p.tool_errors, 0) AS tool_errors,
@@ -333,7 +354,7 @@ def conversations(
     """
     sql, params = conversations_sql(filters, resume_gap)
     with connection(con_or_path) as con:
-        return con.execute(sql, params).df()
+        return _frame(con, sql, params)
 
 
 def conversation(con_or_path: ConOrPath, thread_id: str, resume_gap: timedelta = RESUME_GAP) -> ConversationMetrics:
@@ -365,18 +386,7 @@ def latency_distribution(con_or_path: ConOrPath, filters: Filters = Filters()) -
     SELECT thread_id, tenant_id, user_ordinal, assistant_ordinal, user_ts, assistant_ts, latency_s, model
     FROM pairs ORDER BY thread_id, user_ordinal"""
     with connection(con_or_path) as con:
-        return con.execute(sql, params).df()
-
-
-def _window(column: str, filters: Filters) -> tuple[str, list]:
-    clauses, params = ["TRUE"], []
-    if filters.since is not None:
-        clauses.append(f"{column} >= ?")
-        params.append(filters.since)
-    if filters.until is not None:
-        clauses.append(f"{column} <= ?")
-        params.append(filters.until)
-    return " AND ".join(clauses), params
+        return _frame(con, sql, params)
 
 
 def daily_sql(filters: Filters = Filters()) -> tuple[str, list]:
@@ -432,7 +442,7 @@ def daily(con_or_path: ConOrPath, filters: Filters = Filters()) -> pd.DataFrame:
     """
     sql, params = daily_sql(filters)
     with connection(con_or_path) as con:
-        return con.execute(sql, params).df()
+        return _frame(con, sql, params)
 
 
 def _by_model_sql(filters: Filters, limit: int | None) -> tuple[str, list]:
@@ -467,7 +477,7 @@ def by_model(con_or_path: ConOrPath, filters: Filters = Filters()) -> pd.DataFra
     """
     sql, params = _by_model_sql(filters, None)
     with connection(con_or_path) as con:
-        return con.execute(sql, params).df()
+        return _frame(con, sql, params)
 
 
 def top_models(con_or_path: ConOrPath, filters: Filters = Filters(), limit: int = 10) -> pd.DataFrame:
@@ -477,7 +487,7 @@ def top_models(con_or_path: ConOrPath, filters: Filters = Filters(), limit: int 
     """
     sql, params = _by_model_sql(filters, limit)
     with connection(con_or_path) as con:
-        return con.execute(sql, params).df()
+        return _frame(con, sql, params)
 
 
 def top_tools(con_or_path: ConOrPath, filters: Filters = Filters(), limit: int = 10) -> pd.DataFrame:
@@ -524,7 +534,7 @@ def top_tools(con_or_path: ConOrPath, filters: Filters = Filters(), limit: int =
     ORDER BY calls DESC, errors DESC, tool
     LIMIT ?"""
     with connection(con_or_path) as con:
-        return con.execute(sql, params + [_check_limit(limit)]).df()
+        return _frame(con, sql, params + [_check_limit(limit)])
 
 
 def top_tenants(con_or_path: ConOrPath, filters: Filters = Filters(), limit: int = 10) -> pd.DataFrame:
@@ -547,7 +557,7 @@ def top_tenants(con_or_path: ConOrPath, filters: Filters = Filters(), limit: int
     ORDER BY t.conversations DESC, messages DESC, t.tenant_id NULLS LAST
     LIMIT ?"""
     with connection(con_or_path) as con:
-        return con.execute(sql, params + [_check_limit(limit)]).df()
+        return _frame(con, sql, params + [_check_limit(limit)])
 
 
 def overview(con_or_path: ConOrPath, filters: Filters = Filters()) -> Overview:
@@ -559,20 +569,22 @@ def overview(con_or_path: ConOrPath, filters: Filters = Filters()) -> Overview:
     scope_sql, params = _scope(filters, window=True)
     sql = f"""
     WITH {scope_sql},
-    {_PAIRS}
+    {_PAIRS},
+    totals AS (
+        SELECT count(*) AS messages,
+               count(*) FILTER (WHERE role = 'user') AS user_turns,
+               count(*) FILTER (WHERE role = 'assistant') AS assistant_messages,
+               CAST(coalesce(sum(tool_call_count), 0) AS BIGINT) AS tool_calls,
+               {_TOKEN_SUMS},
+               count(DISTINCT model) AS models,
+               min(ts) AS first_ts,
+               max(ts) AS last_ts
+        FROM msgs),
+    latency AS (SELECT count(*) AS latency_pairs, quantile_cont(latency_s, 0.5) AS latency_median_s FROM pairs)
     SELECT (SELECT count(*) FROM scope) AS threads,
            (SELECT count(DISTINCT tenant_id) FROM scope) AS tenants,
-           count(*) AS messages,
-           count(*) FILTER (WHERE role = 'user') AS user_turns,
-           count(*) FILTER (WHERE role = 'assistant') AS assistant_messages,
-           CAST(coalesce(sum(tool_call_count), 0) AS BIGINT) AS tool_calls,
-           {_TOKEN_SUMS},
-           count(DISTINCT model) AS models,
-           (SELECT count(*) FROM pairs) AS latency_pairs,
-           (SELECT quantile_cont(latency_s, 0.5) FROM pairs) AS latency_median_s,
-           min(ts) AS first_ts,
-           max(ts) AS last_ts
-    FROM msgs"""
+           totals.*, latency.*
+    FROM totals, latency"""
     with connection(con_or_path) as con:
         cur = con.execute(sql, params)
         names = [d[0] for d in cur.description]

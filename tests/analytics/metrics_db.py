@@ -6,9 +6,10 @@ also read: extra checkpoints (subgraph, off-branch) and thread-level facts
 (forks, branches, pending interrupt, removed/edited counts).
 
 `CORPUS` is the small hand-made corpus the tests compute their expectations
-from. `synthetic()` writes a large generated corpus for timing:
+from. `synthetic()` writes a large generated corpus, and `--time` times the
+metrics calls on it (a million messages by default):
 
-    .venv/bin/python -m tests.analytics.metrics_db /tmp/m1.duckdb --threads 50000 --messages 20
+    .venv/bin/python -m tests.analytics.metrics_db /tmp/m1.duckdb --time
 """
 
 from __future__ import annotations
@@ -232,10 +233,51 @@ def synthetic(path: str | os.PathLike, threads: int = 50_000, messages: int = 20
     return path
 
 
+def time_metrics(path: str | os.PathLike, runs: int = 5) -> None:
+    """Print wall and CPU time (min / median of `runs`) of each metrics call on `path`."""
+    import time
+
+    import analytics
+    from analytics import metrics
+    from analytics.filters import Filters
+
+    con = analytics.connect(path)
+    con.execute("SET enable_progress_bar = false")
+    (tenant, thread), = con.execute("SELECT min(tenant_id), min(thread_id) FROM threads").fetchall()
+    (messages,), = con.execute("SELECT count(*) FROM messages").fetchall()
+    print(f"{path}: {messages} messages")
+    calls = {
+        "conversations": lambda: metrics.conversations(con),
+        "conversations tenant": lambda: metrics.conversations(con, Filters(tenants=(tenant,))),
+        "conversation": lambda: metrics.conversation(con, thread),
+        "daily": lambda: metrics.daily(con),
+        "by_model": lambda: metrics.by_model(con),
+        "overview": lambda: metrics.overview(con),
+        "top_tools": lambda: metrics.top_tools(con),
+        "top_tenants": lambda: metrics.top_tenants(con),
+        "latency_distribution": lambda: metrics.latency_distribution(con),
+    }
+    for name, call in calls.items():
+        wall, cpu = [], []
+        for _ in range(runs):
+            w, c = time.perf_counter(), time.process_time()
+            call()
+            wall.append(time.perf_counter() - w)
+            cpu.append(time.process_time() - c)
+        wall.sort()
+        print(f"{name:22s} wall min {wall[0] * 1e3:7.0f} ms  median {wall[runs // 2] * 1e3:7.0f} ms"
+              f"  cpu min {min(cpu) * 1e3:7.0f} ms")
+    con.close()
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description="write a synthetic Transcript Lens database for timing")
     parser.add_argument("path")
     parser.add_argument("--threads", type=int, default=50_000)
     parser.add_argument("--messages", type=int, default=20)
+    parser.add_argument("--time", action="store_true", help="time the metrics calls (builds the file if absent)")
     ns = parser.parse_args()
-    print(synthetic(ns.path, ns.threads, ns.messages))
+    if not ns.time or not Path(ns.path).exists():
+        print(synthetic(ns.path, ns.threads, ns.messages))
+    if ns.time:
+        time_metrics(ns.path)
