@@ -37,6 +37,8 @@ HOSTILE_MODULES = (CANARY_MODULE, GHOST_MODULE.split(".")[0])
 TARGETS = ("os.system", "subprocess.Popen", "builtins.eval", "builtins.__import__", "canary", "ghost")
 EXT_CODES = tuple(range(8))
 HUMAN = ("langchain_core.messages.human", "HumanMessage")
+# (code, target) pairs whose payload carries message fields: the loader reads them as a plain message.
+LOADS_AS_DATA = {(c, t) for c in (2, 4, 5) for t in ("canary", "ghost")}
 AI = ("langchain_core.messages.ai", "AIMessage")
 
 
@@ -158,6 +160,25 @@ def hostile_payload(code: int, target: str, marker_dir: str | os.PathLike) -> An
 def hostile_ext(code: int, target: str, marker_dir: str | os.PathLike) -> RawExt:
     payload = hostile_payload(code, target, marker_dir)
     return RawExt(code, pack(payload))
+
+
+def deep_ext_payload(levels: int = 400, arrays: int = 1000) -> bytes:
+    """A message whose additional_kwargs nest an extension value `levels` deep, each level
+    inside `arrays` nested arrays: decoded by re-entering ormsgpack from its ext hook, this
+    430 kB payload overflowed the C stack (a segfault) before loaders.decode._unpack was fixed."""
+    p = pack(["m", "HumanMessage", {"type": "human", "content": "x"}])
+    for _ in range(levels):
+        body = b"\x91" * arrays + ormsgpack.packb(ormsgpack.Ext(2, p))
+        fields = (b"\x83" + pack("type") + pack("human") + pack("content") + pack("deep")
+                  + pack("additional_kwargs") + b"\x81" + pack("a") + body)
+        p = b"\x94" + pack("m") + pack("HumanMessage") + fields + pack("model_validate_json")
+    return p
+
+
+def deep_array_message(depth: int = 100_000) -> bytes:
+    fields = (b"\x83" + pack("type") + pack("human") + pack("content") + pack("deep")
+              + pack("additional_kwargs") + b"\x81" + pack("a") + b"\x91" * depth + b"\xc0")
+    return b"\x94" + pack("langchain_core.messages.human") + pack("HumanMessage") + fields + pack("model_validate_json")
 
 
 class _PickleBomb:

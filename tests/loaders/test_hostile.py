@@ -27,21 +27,22 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import ormsgpack
 import pytest
 
 from tests import oracle
 from tests.loaders.hostile_util import (
     CANARY_MODULE,
     EXT_CODES,
-    GHOST_MODULE,
     HOSTILE_MODULES,
+    LOADS_AS_DATA,
     TARGETS,
     RawExt,
     StoreEditor,
+    deep_array_message,
+    deep_ext_payload,
     ext,
-    human,
     hostile_ext,
+    human,
     lc_envelope,
     message,
     pack,
@@ -53,7 +54,6 @@ from tests.loaders.util import load_db, rows
 
 ROOT = Path(__file__).resolve().parents[2]
 MESSAGE_COLS = ", ".join(oracle.MESSAGE_KEYS)
-LOADS_AS_DATA = {(c, t) for c in (2, 4, 5) for t in ("canary", "ghost")}  # payloads that carry message fields
 
 
 @dataclass
@@ -63,25 +63,6 @@ class Case:
     errors: list[tuple[str, str, str | None]] = field(default_factory=list)  # (stage, reason regex, checkpoint id)
     keep: int | None = 0  # leading messages of the source thread that must load unchanged; None = thread not loaded
     shown_as: str | None = None  # the thread id as load_errors shows it, when it is not the id itself
-
-
-def _deep_ext_payload(levels: int = 400, arrays: int = 1000) -> bytes:
-    """A message whose additional_kwargs nest an extension value `levels` deep, each level
-    inside `arrays` nested arrays: decoded by re-entering ormsgpack from its ext hook, this
-    430 kB payload overflowed the C stack (a segfault) before decode._unpack was fixed."""
-    p = pack(["m", "HumanMessage", {"type": "human", "content": "x"}])
-    for _ in range(levels):
-        body = b"\x91" * arrays + ormsgpack.packb(ormsgpack.Ext(2, p))
-        fields = (b"\x83" + pack("type") + pack("human") + pack("content") + pack("deep")
-                  + pack("additional_kwargs") + b"\x81" + pack("a") + body)
-        p = b"\x94" + pack("m") + pack("HumanMessage") + fields + pack("model_validate_json")
-    return p
-
-
-def _deep_array_message(depth: int = 100_000) -> bytes:
-    fields = (b"\x83" + pack("type") + pack("human") + pack("content") + pack("deep")
-              + pack("additional_kwargs") + b"\x81" + pack("a") + b"\x91" * depth + b"\xc0")
-    return b"\x94" + pack("langchain_core.messages.human") + pack("HumanMessage") + fields + pack("model_validate_json")
 
 
 def build_hostile_store(ed: StoreEditor, src: str, mdir: Path) -> dict[str, Case]:
@@ -180,7 +161,7 @@ def build_hostile_store(ed: StoreEditor, src: str, mdir: Path) -> dict[str, Case
     ed.set("damage:truncated", latest, checkpoint=blob[: len(blob) // 2])
     damage("damage:bitflip-type", [("checkpoint", "invalid msgpack", latest)], keep=n - 2)
     ed.set("damage:bitflip-type", latest, checkpoint=b"\xc1" + blob[1:])
-    at = blob.index("It's jane@example.com".encode())
+    at = blob.index(b"It's jane@example.com")
     damage("damage:bitflip-utf8", [("message", "invalid message payload", latest)], keep=n - 2)
     ed.set("damage:bitflip-utf8", latest, checkpoint=blob[:at] + b"\xff" + blob[at + 1:])
     damage("damage:ts-int", [("checkpoint", "ts is a int", latest)], keep=n - 1)
@@ -235,9 +216,9 @@ def build_hostile_store(ed: StoreEditor, src: str, mdir: Path) -> dict[str, Case
     damage("damage:deep-arrays-checkpoint", [("checkpoint", "invalid msgpack", latest)], keep=n - 2)
     ed.set("damage:deep-arrays-checkpoint", latest, checkpoint=b"\x91" * 100_000 + b"\xc0")
     damage("damage:deep-arrays-message", [("message", "invalid message payload", latest)])
-    append("damage:deep-arrays-message", RawExt(5, _deep_array_message()))
+    append("damage:deep-arrays-message", RawExt(5, deep_array_message()))
     damage("damage:deep-ext-nesting", [("message", "nested too deeply", latest)])
-    append("damage:deep-ext-nesting", RawExt(5, _deep_ext_payload()))
+    append("damage:deep-ext-nesting", RawExt(5, deep_ext_payload()))
     surrogate = human("lone XYZ surrogate", "sur-1")
     damage("damage:surrogate-in-msgpack", [("message", "invalid message payload", latest)])
     append("damage:surrogate-in-msgpack", RawExt(5, surrogate.data.replace(b"XYZ", "\ud800".encode("utf-8", "surrogatepass"))))
@@ -306,7 +287,6 @@ class _ImportRecorder(importlib.abc.MetaPathFinder):
 
     def find_spec(self, fullname, path, target=None):
         self.names.append(fullname)
-        return None
 
 
 @dataclass
