@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -814,6 +815,18 @@ def risks(con_or_path: ConOrPath, filters: Filters = Filters(), cap: int = DEFAU
         return _fetch(con, sql, [*params, cap, cap, cap, cap, cap, *names, *weights], RISK_COLUMNS)
 
 
+def _change(old: object, new: object, width: int = 60) -> str:
+    """`'old' → 'new'`, both cut to `width` around where they first differ (an edit is often deep inside)."""
+    a, b = _snippet(old, 10_000), _snippet(new, 10_000)
+    start = max(0, len(os.path.commonprefix([a, b])) - 20)
+
+    def cut(s: str) -> str:
+        part = s[start : start + width]
+        return ("…" if start else "") + part + ("…" if start + width < len(s) else "")
+
+    return f"{cut(a)!r} → {cut(b)!r}"
+
+
 def _snippet(text: object, width: int = 80) -> str:
     s = "" if text is None or (isinstance(text, float) and math.isnan(text)) else " ".join(str(text).split())
     return s if len(s) <= width else s[: width - 1] + "…"
@@ -911,7 +924,7 @@ def thread_risks(con_or_path: ConOrPath, thread_id: str, cap: int = DEFAULT_CAP)
             add("no_id_in_window", f"{w.speaker}: {_snippet(w.content)}", ordinal=w.ordinal, position=w.position)
     for e in events.itertuples():
         if e.event == "edited" and e.message_id in in_window:
-            add("edited_in_window", f"{_snippet(e.previous_content, 60)!r} → {_snippet(e.content, 60)!r}",
+            add("edited_in_window", _change(e.previous_content, e.content),
                 checkpoint_id=e.checkpoint_id, message_id=e.message_id, ordinal=e.position)
     for e in events.itertuples():
         if e.event == "removed":
@@ -925,7 +938,7 @@ def thread_risks(con_or_path: ConOrPath, thread_id: str, cap: int = DEFAULT_CAP)
         add("load_errors", f"{stage}: {reason}" + (f" (namespace {ns})" if ns else ""), checkpoint_id=cid)
     for e in events.itertuples():
         if e.event == "edited":
-            add("edited", f"{_snippet(e.previous_content, 60)!r} → {_snippet(e.content, 60)!r}",
+            add("edited", _change(e.previous_content, e.content),
                 checkpoint_id=e.checkpoint_id, message_id=e.message_id, ordinal=e.position)
     for w in window.itertuples():
         if pd.isna(w.ts):
@@ -998,7 +1011,9 @@ class ThreadQA:
     `at` names the window shown: `"latest"` or a resume number (`"1"`, …);
     `at_options` lists every choice (resume numbers first, then latest).
     `timeline` is `timeline()` plus `branch` (`current` / `other`) and `label`
-    (hover text). `problem` replaces a traceback (unknown thread, bad argument).
+    (hover text); `markers` places each resume point on the chart both in time
+    (`before_ts`, `after_ts`) and in steps (`before_step`, `after_step`).
+    `problem` replaces a traceback (unknown thread, bad argument).
     """
 
     thread_id: str
@@ -1009,6 +1024,7 @@ class ThreadQA:
     risks: pd.DataFrame = field(default_factory=lambda: _typed(pd.DataFrame(), THREAD_RISK_COLUMNS))
     window_checkpoint_id: str | None = None
     window: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(WINDOW_TABLE_COLUMNS)))
+    markers: pd.DataFrame = field(default_factory=pd.DataFrame)
     problem: str | None = None
 
 
@@ -1049,6 +1065,17 @@ def thread_qa(
         + line["resume"].map(lambda r: f" · {r}" if isinstance(r, str) else ""),
     )
     shown = (window if window is not None else _typed(pd.DataFrame(), WINDOW_COLUMNS))[list(WINDOW_TABLE_COLUMNS)]
-    return ThreadQA(thread_id, chosen, options, points, line, details, checkpoint_id, shown)
+    step_of = dict(zip(line["checkpoint_id"], line["step"]))
+    markers = pd.DataFrame(
+        {
+            "resume_no": points["resume_no"],
+            "label": "resume #" + points["resume_no"].astype(str),
+            "before_ts": points["before_ts"],
+            "after_ts": points["after_ts"],
+            "before_step": points["before_checkpoint_id"].map(step_of).astype("Int64"),
+            "after_step": points["after_checkpoint_id"].map(step_of).astype("Int64"),
+        }
+    )
+    return ThreadQA(thread_id, chosen, options, points, line, details, checkpoint_id, shown, markers)
 
 

@@ -1,0 +1,160 @@
+"""Resume QA (SPEC §5): would a restart rebuild each conversation's recent-turn window faithfully?
+
+Threads ranked by the risks visible in the store, one thread's checkpoint
+timeline with its resume points, the window each resume rebuilds, and the diff
+of an uploaded observed JSONL against those windows. docs/resume_qa.md has the
+workflow, the JSONL format and every column.
+"""
+
+import plotly.express as px
+import streamlit as st
+
+from analytics import observed, resume
+from ui import cache, render, state
+from ui.filters import filter_bar
+
+url = state.Url("resume_qa")
+db = state.require_db()
+
+st.title("Resume QA")
+st.caption(
+    "After a restart a runtime rebuilds its recency window from the durable transcript: the last *cap* "
+    "user/assistant messages at the checkpoint it resumes from. Resume points are idle gaps between "
+    "checkpoints and changes of a run / process id in checkpoint metadata."
+)
+filters = filter_bar(url, cache.facets(db), text=False)
+c_gap, c_cap, _ = st.columns([2, 2, 8])
+gap = c_gap.number_input(
+    "Idle gap (minutes)", min_value=1, step=5, key=url.bind("gap", int(resume.DEFAULT_GAP_MINUTES), state.INT),
+    help="A pause between two consecutive checkpoints longer than this counts as a restart.",
+)
+cap = c_cap.number_input(
+    "Window cap", min_value=1, step=1, key=url.bind("cap", resume.DEFAULT_CAP, state.INT),
+    help="The runtime's recency-window size (max_entries): how many user/assistant messages are rehydrated.",
+)
+
+# --- threads ranked by risk --------------------------------------------------------------
+overview = cache.call(resume.risk_overview, db, filters, int(cap))
+st.subheader("Threads by risk")
+with st.expander("What the flags mean"):
+    st.markdown("\n".join(f"- **{f.name}** (weight {f.weight}): {f.meaning}" for f in resume.RISK_FLAGS))
+st.caption(f"{len(overview.table):,} threads · select a row to inspect it")
+picked = st.dataframe(
+    overview.table,
+    key="resume_qa.risks",
+    on_select="rerun",
+    selection_mode="single-row",
+    hide_index=True,
+    column_config={
+        "thread_id": st.column_config.TextColumn("thread", pinned=True),
+        "risk_score": st.column_config.ProgressColumn(
+            "risk", format="%d", min_value=0, max_value=sum(f.weight for f in resume.RISK_FLAGS)
+        ),
+        "last_ts": st.column_config.DatetimeColumn("last ts", format="YYYY-MM-DD HH:mm:ss"),
+    },
+)
+render.download(overview.table, "resume_risks.csv", key="resume_qa.risks_csv")
+
+thread_key = url.bind("thread", None)
+rows = picked.selection.rows
+if rows and st.session_state.get("resume_qa.picked") != rows:
+    # A new table selection picks the thread once; the picker below stays in charge afterwards.
+    st.session_state["resume_qa.picked"] = rows
+    url.set("thread", overview.table["thread_id"].iloc[rows[0]])
+labels = dict(overview.labels)
+current = url.value("thread")
+if current is not None and current not in labels:
+    labels[current] = current  # a linked thread outside the filters still opens
+thread = st.selectbox(
+    "Thread", list(labels), key=thread_key, index=None, format_func=labels.get, placeholder="Pick a thread…"
+)
+
+at_key = url.bind("resume", "")
+if thread is None:
+    url.publish()
+    st.info("Pick a thread (or select a row above) to see its resume points and expected windows.")
+    st.stop()
+
+qa = cache.call(resume.thread_qa, db, thread, float(gap), int(cap), url.value("resume") or None)
+if qa.problem is not None:
+    url.publish()
+    st.warning(qa.problem)
+    st.stop()
+
+# --- the thread's timeline -------------------------------------------------------------------
+st.subheader(f"Timeline of `{thread}`")
+n = len(qa.points)
+st.caption(
+    f"{len(qa.timeline):,} root checkpoints · {n} resume point{'s' if n != 1 else ''} "
+    f"(idle gap > {int(gap)} min or a new run / process id)"
+)
+by_step = st.toggle("Checkpoint order (steps) instead of time", key=url.bind("steps", False, state.BOOL),
+                    help="Time shows the idle gaps; steps show the order and the branches (ts can tie or go backwards).")
+x, x0, x1 = ("step", "before_step", "after_step") if by_step else ("ts", "before_ts", "after_ts")
+fig = px.scatter(
+    qa.timeline, x=x, y="message_count", color="branch", symbol="source",
+    hover_name="checkpoint_id", hover_data={"label": True, "chain_position": True, "ts": True, "step": True},
+    labels={"ts": "checkpoint ts (UTC, writer's clock)", "step": "metadata.step", "message_count": "messages in state"},
+)
+for m in qa.markers.itertuples():
+    fig.add_vrect(x0=getattr(m, x0), x1=getattr(m, x1), fillcolor="orange", opacity=0.25, line_width=0)
+    fig.add_vline(x=getattr(m, x1), line_dash="dash", line_color="orange",
+                  annotation_text=m.label, annotation_position="top left")
+render.chart(fig, key="resume_qa.timeline")
+
+if n:
+    st.dataframe(qa.points, key="resume_qa.points", hide_index=True)
+    render.download(qa.points, f"resume_points-{thread.replace(':', '_')}.csv", key="resume_qa.points_csv")
+else:
+    st.info("No resume point at this gap: the window below is what a restart now would rebuild.")
+
+st.subheader("Risks of this thread")
+if qa.risks.empty:
+    st.success("Nothing in the store makes this thread's window doubtful.", icon=":material/check_circle:")
+else:
+    st.dataframe(qa.risks, key="resume_qa.thread_risks", hide_index=True)
+    render.download(qa.risks, f"resume_risks-{thread.replace(':', '_')}.csv", key="resume_qa.thread_risks_csv")
+
+# --- the expected window ------------------------------------------------------------------------
+st.subheader("Expected window")
+url.set("resume", qa.at)
+at_labels = {o: ("latest checkpoint (a restart now)" if o == resume.LATEST else f"resume #{o}") for o in qa.at_options}
+st.selectbox("Rehydrated at", qa.at_options, key=at_key, format_func=at_labels.get)
+url.publish()
+st.caption(
+    f"Rebuilt from checkpoint `{qa.window_checkpoint_id}` · {len(qa.window)} of at most {int(cap)} entries · "
+    f"every entry tagged `source = {resume.RESUME_SOURCE}`"
+)
+if qa.window.empty:
+    st.info("Nothing to rehydrate: no user or assistant message at that checkpoint.")
+else:
+    st.dataframe(qa.window, key="resume_qa.window", hide_index=True,
+                 column_config={"ts": st.column_config.DatetimeColumn("ts", format="YYYY-MM-DD HH:mm:ss")})
+    render.download(qa.window, f"expected_window-{thread.replace(':', '_')}-{qa.at}.csv", key="resume_qa.window_csv")
+
+# --- observed windows ---------------------------------------------------------------------------
+st.subheader("Compare an observed window")
+st.caption(
+    "Upload the JSONL your runtime logged when it rehydrated (one line per entry: thread, speaker, content, "
+    "position, optional metadata.source and checkpoint_id / resume_at). Every resume in the file is checked."
+)
+upload = st.file_uploader("Observed JSONL", type=["jsonl", "ndjson", "json", "txt"], key="resume_qa.observed")
+if upload is not None:
+    findings, summary = cache.call(observed.compare, db, upload.getvalue(), int(cap))
+    passed = int(summary["passed"].sum())
+    uncompared = int(findings["kind"].isin(["malformed", "unresolved"]).sum())
+    render.headline([
+        ("Resumes checked", render.number(len(summary)), "Distinct (thread, checkpoint) windows in the file"),
+        ("Passed", render.number(passed), "No finding at all for that resume"),
+        ("Failed", render.number(len(summary) - passed), None),
+        ("Findings", render.number(len(findings)), "One row per divergence, bad lines included"),
+        ("Lines not compared", render.number(uncompared), "Malformed lines, or lines naming an unknown thread / checkpoint"),
+    ])
+    if len(summary):
+        st.dataframe(summary, key="resume_qa.summary", hide_index=True)
+        render.download(summary, "resume_summary.csv", key="resume_qa.summary_csv", label="Download summary CSV")
+    if findings.empty:
+        st.success("Every observed window matches its expected window.", icon=":material/check_circle:")
+    else:
+        st.dataframe(findings, key="resume_qa.findings", hide_index=True)
+        render.download(findings, "resume_findings.csv", key="resume_qa.findings_csv", label="Download findings CSV")

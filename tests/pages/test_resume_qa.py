@@ -1,0 +1,188 @@
+"""AppTests of the Resume QA page (pages/resume_qa.py) on the demo database.
+
+The demo's `globex:api:sess-2107` is the restart thread: two turns, three idle
+hours, two more turns written by a second OS process (demo/README.md).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+
+import numpy as np
+
+from streamlit.testing.v1 import AppTest
+
+from analytics import observed, resume
+from analytics.filters import Filters
+from tests.pages.conftest import APP, TIMEOUT, captions, metric, open_page
+
+RESTART = "globex:api:sess-2107"
+EDITED = "initech:helpdesk:sess-5005"
+
+
+# A table is recognised by a column only it has (AppTest keeps the key of selectable tables only).
+_MARKERS = {
+    "resume_qa.risks": "risk_score",
+    "resume_qa.points": "before_checkpoint_id",
+    "resume_qa.thread_risks": "flag",
+    "resume_qa.window": "speaker",
+    "resume_qa.summary": "verdict",
+    "resume_qa.findings": "kind",
+}
+
+
+def _table(at, key: str):
+    found = [f.value for f in at.dataframe if _MARKERS[key] in f.value.columns]
+    assert len(found) == 1, f"{len(found)} tables for {key!r}: {[list(f.value.columns)[:4] for f in at.dataframe]}"
+    return found[0]
+
+
+def _values(data) -> list:
+    # Plotly ships numeric arrays as {"dtype": "i8", "bdata": base64}.
+    if isinstance(data, dict) and "bdata" in data:
+        return np.frombuffer(base64.b64decode(data["bdata"]), dtype=np.dtype(data["dtype"])).tolist()
+    return list(data)
+
+
+def _downloads(at) -> list[str]:
+    return [d.label for d in at.get("download_button")]
+
+
+def test_threads_are_ranked_by_risk(app, con):
+    at = open_page(app, "resume_qa")
+    expected = resume.risk_overview(con, Filters(), 50).table
+    shown = _table(at, "resume_qa.risks")
+    assert shown["thread_id"].tolist() == expected["thread_id"].tolist()
+    assert shown["risk_score"].tolist() == expected["risk_score"].tolist()
+    assert shown["flags"].fillna("").tolist() == expected["flags"].fillna("").tolist()
+    top = shown.iloc[0]
+    assert top["risk_score"] > 0 and top["risk_score"] >= shown["risk_score"].max()
+    flags = dict(zip(shown["thread_id"], shown["flags"].fillna("")))
+    assert "edited_in_window" in flags[EDITED] and "interrupt_pending" in flags["acme:web:sess-1008"]
+    assert "no_id_in_window" in flags["faq-kiosk-lobby"] and "removed" in flags["initech:helpdesk:sess-5006"]
+    assert any("Pick a thread" in i.value for i in at.info)
+    assert _downloads(at) == ["Download CSV"]
+
+
+def test_the_restart_thread_shows_its_resume_point_and_window(app, con):
+    at = open_page(app, "resume_qa", thread=RESTART)
+    assert not at.exception and not at.warning
+    point = resume.resume_points(con, RESTART).iloc[0]
+    assert point.reason == "idle_gap+process_change" and "worker-1 → worker-2" in point.process_change
+    assert any(f"{len(resume.timeline(con, RESTART))} root checkpoints · 1 resume point" in c for c in captions(at))
+    points = _table(at, "resume_qa.points")
+    assert points["before_checkpoint_id"].tolist() == [point.before_checkpoint_id]
+    assert points["reason"].tolist() == ["idle_gap+process_change"]
+    # The window shown is the one rebuilt from the checkpoint before the restart: the first two turns.
+    window = _table(at, "resume_qa.window")
+    expected = resume.expected_window(con, RESTART, point.before_checkpoint_id)
+    assert window["content"].tolist() == expected["content"].tolist()
+    assert window["content"].iloc[0] == "Can you help me debug a failing date test?"
+    assert window["speaker"].tolist() == ["user", "assistant", "user", "assistant"]
+    assert set(window["source"]) == {"resume_rehydrate"}
+    assert any(f"Rebuilt from checkpoint `{point.before_checkpoint_id}` · 4 of at most 50" in c for c in captions(at))
+    assert at.selectbox(key="resume_qa.resume").value == "1"
+    # The timeline marks the resume point.
+    (chart,) = at.get("plotly_chart")
+    spec = json.loads(chart.proto.spec)
+    assert [a["text"] for a in spec["layout"]["annotations"]] == ["resume #1"]
+    assert any(s["type"] == "rect" for s in spec["layout"]["shapes"])
+    assert "Download CSV" in _downloads(at)
+    assert at.query_params["resume"] == "1"
+
+
+def test_picking_the_latest_checkpoint_shows_what_a_restart_now_rebuilds(app, con):
+    at = open_page(app, "resume_qa", thread=RESTART)
+    at.selectbox(key="resume_qa.resume").set_value(resume.LATEST).run()
+    window = _table(at, "resume_qa.window")
+    latest = resume.expected_window(con, RESTART)
+    assert len(window) == 8 and window["content"].tolist() == latest["content"].tolist()
+    assert at.query_params["resume"] == resume.LATEST
+
+
+def test_gap_and_cap_live_in_the_url_and_a_link_restores_them(app, con):
+    at = open_page(app, "resume_qa", thread=RESTART)
+    at.number_input(key="resume_qa.cap").set_value(3).run()
+    at.number_input(key="resume_qa.gap").set_value(1).run()
+    assert not at.exception
+    params = dict(at.query_params)
+    assert params["thread"] == RESTART and params["cap"] == "3" and params["gap"] == "1"
+    points = resume.resume_points(con, RESTART, gap_minutes=1)
+    assert len(points) > 1  # at one minute every pause between turns is a resume point
+    fresh = open_page(AppTest.from_file(APP, default_timeout=TIMEOUT), "resume_qa", **params)
+    assert fresh.number_input(key="resume_qa.cap").value == 3
+    assert fresh.number_input(key="resume_qa.gap").value == 1
+    assert len(_table(fresh, "resume_qa.points")) == len(points)
+    at_no = int(params["resume"])
+    before = points.loc[points["resume_no"] == at_no, "before_checkpoint_id"].item()
+    expected = resume.expected_window(con, RESTART, before, cap=3)
+    assert _table(fresh, "resume_qa.window")["content"].tolist() == expected["content"].tolist()
+    assert len(_table(fresh, "resume_qa.risks")) == len(resume.risks(con))
+
+
+def test_thread_risk_details_are_listed(app, con):
+    at = open_page(app, "resume_qa", thread=EDITED)
+    details = _table(at, "resume_qa.thread_risks")
+    expected = resume.thread_risks(con, EDITED)
+    assert details["flag"].tolist() == expected["flag"].tolist()
+    assert "4401" in details["detail"].iloc[0] and "4410" in details["detail"].iloc[0]
+
+
+def _upload(at, lines: list[dict], extra: str = "") -> None:
+    data = ("\n".join(json.dumps(line) for line in lines) + "\n" + extra).encode()
+    at.file_uploader(key="resume_qa.observed").set_value(("observed.jsonl", data, "application/jsonl")).run()
+    assert not at.exception, at.exception
+
+
+def _observed_lines(con) -> list[dict]:
+    point = resume.resume_points(con, RESTART).iloc[0]
+    window = resume.expected_window(con, RESTART, point.before_checkpoint_id)
+    return [
+        {"tenant_id": "globex", "sub_tenant_id": "api", "session_id": "sess-2107",
+         "checkpoint_id": point.before_checkpoint_id, "position": int(w.position), "speaker": w.speaker,
+         "content": w.content, "metadata": {"source": "resume_rehydrate"}}
+        for w in window.itertuples()
+    ]  # fmt: skip
+
+
+def test_a_faithful_upload_passes(app, con):
+    at = open_page(app, "resume_qa", thread=RESTART)
+    _upload(at, _observed_lines(con))
+    assert metric(at, "Resumes checked") == "1" and metric(at, "Passed") == "1" and metric(at, "Failed") == "0"
+    assert any("matches its expected window" in s.value for s in at.success)
+    summary = _table(at, "resume_qa.summary")
+    assert summary["verdict"].tolist() == ["pass"] and summary["thread_id"].tolist() == [RESTART]
+
+
+def test_a_divergent_upload_shows_the_diff(app, con):
+    lines = _observed_lines(con)
+    lines[1]["content"] = lines[1]["content"][:20]  # altered: truncated
+    lines[2]["speaker"] = "assistant"  # wrong speaker
+    del lines[3]  # missing
+    at = open_page(app, "resume_qa", thread=RESTART)
+    _upload(at, lines, extra="{broken\n")
+    findings = _table(at, "resume_qa.findings")
+    expected, _ = observed.compare(con, ("\n".join(json.dumps(x) for x in lines) + "\n{broken\n").encode())
+    assert findings["kind"].tolist() == expected["kind"].tolist()
+    assert sorted(findings["kind"]) == ["altered_content", "malformed", "missing", "wrong_speaker"]
+    assert findings.loc[findings["kind"] == "malformed", "line"].tolist() == [4]
+    assert metric(at, "Failed") == "1" and metric(at, "Lines not compared") == "1"
+    assert "Download findings CSV" in _downloads(at) and "Download summary CSV" in _downloads(at)
+
+
+def test_an_unknown_thread_in_the_link_is_a_warning(app):
+    at = open_page(app, "resume_qa", thread="no:such:thread")
+    assert not at.exception
+    assert any("no thread 'no:such:thread'" in w.value for w in at.warning)
+
+
+def test_the_timeline_can_be_drawn_in_checkpoint_order(app, con):
+    at = open_page(app, "resume_qa", thread="globex:api:sess-2105", steps="1")  # the forked thread
+    assert at.toggle(key="resume_qa.steps").value is True
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    line = resume.timeline(con, "globex:api:sess-2105")
+    xs = sorted(x for trace in spec["data"] for x in _values(trace["x"]))
+    assert xs == sorted(line["step"].tolist())
+    assert {trace["legendgroup"].split(",")[0] for trace in spec["data"]} == {"current branch", "other branch"}
+    assert spec["layout"]["xaxis"]["title"]["text"] == "metadata.step"
