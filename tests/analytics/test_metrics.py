@@ -321,6 +321,20 @@ def test_top_tools_names_results_by_their_call(con):
         metrics.top_tools(con, limit=0)
 
 
+def test_top_tools_in_a_window(con):
+    # From 10:00:00 on: the 10:00:04 message calls get_billing and lookup_user once each; both answer in the window.
+    later = metrics.top_tools(con, Filters(since=at(3600)))
+    assert later.to_dict("records") == [
+        {"tool": "get_billing", "calls": 1, "conversations": 1, "results": 1, "errors": 1},
+        {"tool": "lookup_user", "calls": 1, "conversations": 1, "results": 1, "errors": 0},
+    ]
+    # 09:00:13 to 09:00:14 holds only the result of a call made at 09:00:12.5: named by that call.
+    result_only = metrics.top_tools(con, Filters(since=at(13), until=at(14)))
+    assert result_only.to_dict("records") == [
+        {"tool": "lookup_user", "calls": 0, "conversations": 0, "results": 1, "errors": 0},
+    ]
+
+
 def test_top_tenants(con):
     got = metrics.top_tenants(con)
     assert [plain(t) for t in got["tenant_id"]] == ["acme", "globex", None]
