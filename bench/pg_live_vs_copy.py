@@ -37,9 +37,12 @@ TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes")
 
 
 def _rss_mb() -> dict[str, float]:
-    self_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    # VmHWM, not ru_maxrss: ru_maxrss of an exec'd child still counts the
+    # parent image it was forked from.
+    with open("/proc/self/status") as fh:
+        hwm_kb = next(int(line.split()[1]) for line in fh if line.startswith("VmHWM:"))
     kids_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return {"peak_rss_mb": round(self_kb / 1024, 1), "peak_rss_workers_mb": round(kids_kb / 1024, 1)}
+    return {"peak_rss_mb": round(hwm_kb / 1024, 1), "peak_rss_workers_mb": round(kids_kb / 1024, 1)}
 
 
 def child(what: str, src: str, db: str, workers: int) -> None:
@@ -125,6 +128,7 @@ def main() -> int:
     ap.add_argument("--turns", type=int, default=20)
     ap.add_argument("--admin-dsn", default="postgresql://postgres@127.0.0.1:5432/postgres")
     ap.add_argument("--keep", action="store_true", help="keep the database and the exports")
+    ap.add_argument("--reuse", metavar="NAME", help="measure a database (and exports) kept by an earlier --keep run")
     a = ap.parse_args()
 
     import psycopg
@@ -137,24 +141,31 @@ def main() -> int:
     store = OUT / f"pg_bench_{a.threads}x{a.turns}.sqlite"
     if not store.exists():
         print(json.dumps({"built": build_bench_store(store, a.threads, a.turns, progress=False)}), flush=True)
-    name = f"tl_bench_{secrets.token_hex(4)}"
-    with psycopg.connect(a.admin_dsn, autocommit=True) as con:
-        con.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    name = a.reuse or f"tl_bench_{secrets.token_hex(4)}"
     dsn = dsn_for(name, a.admin_dsn)
     work = OUT / name
+    if not a.reuse:
+        with psycopg.connect(a.admin_dsn, autocommit=True) as con:
+            con.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
     try:
-        t0 = time.perf_counter()
-        n = copy_into_postgres(store, dsn)
+        if not a.reuse:
+            t0 = time.perf_counter()
+            copy_into_postgres(store, dsn)
+            with psycopg.connect(dsn, autocommit=True) as con:
+                con.execute("VACUUM ANALYZE")
+            print(json.dumps({"copy_in_seconds": round(time.perf_counter() - t0, 1)}), flush=True)
+            work.mkdir()
+            export_csv(dsn, work / "csv", tables=TABLES)
+            pg_dump(dsn, work / "data.sql")
+        csv, plain = work / "csv", work / "data.sql"
         with psycopg.connect(dsn, autocommit=True) as con:
-            con.execute("VACUUM ANALYZE")
             sizes = {t: con.execute("SELECT pg_total_relation_size(%s)", [t]).fetchone()[0] for t in TABLES}
+            n = con.execute("SELECT count(*) FROM checkpoints").fetchone()[0]
             blobs = con.execute("SELECT count(*) FROM checkpoint_blobs WHERE channel = 'messages'").fetchone()[0]
         print(json.dumps({"database": name, "checkpoints": n, "messages_blobs": blobs,
                           "table_mb": {t: round(s / 2**20, 1) for t, s in sizes.items()},
-                          "copy_in_seconds": round(time.perf_counter() - t0, 1)}), flush=True)
-        work.mkdir()
-        csv = export_csv(dsn, work / "csv", tables=TABLES)
-        plain = pg_dump(dsn, work / "data.sql")
+                          "csv_mb": round(sum(f.stat().st_size for f in csv.iterdir()) / 2**20, 1),
+                          "dump_mb": round(plain.stat().st_size / 2**20, 1)}), flush=True)
         measure("COPY TO STDOUT x3 (floor)", "copy", dsn)
         measure("live source only (stream + decode blobs)", "reader", dsn)
         measure("load live, 1 worker", "load", dsn, str(work / "w1.duckdb"), 1)

@@ -39,6 +39,8 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
+import duckdb
+
 from loaders.pg_rows import (
     MESSAGES,
     MIGRATIONS,
@@ -175,8 +177,8 @@ def stage_write(raw: tuple, shallow: bool) -> tuple:
     )
 
 
-# Per table: the staging table, its row stager, the columns the stager takes
-# (in order; None = absent in that schema), and the channel filter if any.
+# Per export table: its staging table, the function that stages one row, and
+# the staged row's width.
 _STAGED = {
     "checkpoints": ("cp", stage_checkpoint, 9),
     "checkpoint_blobs": ("bl", stage_blob, 5),
@@ -205,9 +207,9 @@ def channel_filter(table: str) -> tuple[str, ...] | None:
 
 
 def _row_key(table: str, raw: tuple) -> str:
-    names = [c for c in source_columns(table, False) if c not in ("checkpoint", "metadata", "blob", "type")]
-    parts = [f"{n}={v!r}" for n, v in zip(names, raw) if v is not None and n is not None][:4]
-    return ", ".join(parts)
+    # The key columns lead every stager's input; enough to find the row.
+    names = source_columns(table, False)[:3]
+    return ", ".join(f"{n}={v!r}" for n, v in zip(names, raw[:3]) if v is not None)
 
 
 class Stage:
@@ -310,7 +312,6 @@ class _Loader:
         self.where = where
         self.rows: list[tuple] = []
         self.bytes = 0
-        self.count = 0
 
     def add(self, raw: tuple, size: int, line: int | None = None) -> None:
         try:
@@ -318,7 +319,6 @@ class _Loader:
         except Problem as exc:
             at = f"line {line}" if line is not None else f"row ({_row_key(self.table, raw)})"
             raise SourceError(f"{self.where}: {self.table} {at}: {exc}") from None
-        self.count += 1
         self.bytes += size
         if len(self.rows) >= _FLUSH_ROWS or self.bytes >= _FLUSH_BYTES:
             self.flush()
@@ -430,20 +430,31 @@ class PgCsvSource:
         path = Path(spec)
         if path.is_dir() and (path / "toc.dat").is_file():
             return False  # a pg_dump directory archive
+        if path.is_file() and _csv_table_name(path.name) is not None and not _is_zip(path):
+            # One table's CSV alone: claimed, so that open() can say what to pass instead.
+            try:
+                with _open_maybe_gzip(path) as fh:
+                    return _table_of(_read_header(fh, path.name)) is not None
+            except (OSError, EOFError, SourceError):
+                return False
         try:
             names = _csv_candidates(path)
         except (OSError, zipfile.BadZipFile):
             return False
         if any(_csv_table_name(n) in (*TABLES, MIGRATIONS) for n in names):
             return True
-        if path.is_dir():
-            for name in names:
-                try:
+        for name in names:
+            try:
+                if path.is_dir():
                     with _open_maybe_gzip(path / name) as fh:
-                        if _table_of(_read_header(fh, name)) is not None:
-                            return True
-                except (OSError, SourceError):
-                    continue
+                        header = _read_header(fh, name)
+                else:
+                    with zipfile.ZipFile(path) as zf, zf.open(name) as fh:
+                        header = _read_header(fh, name)
+            except (OSError, EOFError, SourceError, zipfile.BadZipFile):
+                continue
+            if _table_of(header) is not None:
+                return True
         return False
 
     def open(self, spec: str, options: SourceOptions) -> StagedReader:
@@ -455,8 +466,7 @@ class PgCsvSource:
             files = self._collect(path, stage.dir)
             columns = {table: set(cols) for table, (_, cols) in files.items() if table in TABLES}
             shallow = table_shape(columns, where)
-            import duckdb  # only CSV needs it: its reader tells NULL (empty) from "" (quoted)
-
+            # DuckDB's CSV reader tells NULL (an empty field) from "" (a quoted empty string).
             con = duckdb.connect(config={"memory_limit": "256MB", "threads": 2, "preserve_insertion_order": False})
             try:
                 for table in TABLES:
@@ -472,54 +482,74 @@ class PgCsvSource:
         return StagedReader(stage, where, options, shallow)
 
     def _collect(self, path: Path, tmp: str) -> dict[str, tuple[Path, list[str]]]:
+        """{table: (CSV file on disk, its header)}; zip members needed are extracted into `tmp`."""
         where = str(path.resolve())
-        if path.is_dir():
-            files = [p for p in sorted(path.iterdir()) if p.is_file() and _csv_table_name(p.name) is not None]
-        elif _is_zip(path):
-            files = []
-            try:
-                with zipfile.ZipFile(path) as zf:
-                    members = _zip_members(zf)
-                    for i, m in enumerate(members):
-                        # Flattened under a numbered folder: names in a zip may repeat across folders.
-                        target = Path(tmp) / f"zip{i}" / m.filename.rsplit("/", 1)[-1]
-                        target.parent.mkdir()
-                        with zf.open(m) as src, target.open("wb") as dst:
-                            shutil.copyfileobj(src, dst, 1 << 20)
-                        files.append(target)
-            except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError) as exc:
-                raise SourceError(f"{where}: unreadable zip file ({exc})") from None
-        elif path.exists():
-            raise SourceError(f"{where}: not a folder or .zip of COPY CSV files")
-        else:
-            raise SourceError(f"{where}: no such file or folder (expected a folder or .zip of COPY CSV files)")
-        found: dict[str, tuple[Path, list[str]]] = {}
-        for file in files:
-            with _open_maybe_gzip(file) as fh:
-                try:
-                    header = _read_header(fh, file.name)
-                except (OSError, EOFError, gzip.BadGzipFile) as exc:
-                    raise SourceError(f"{where}: {file.name}: unreadable ({exc})") from None
-            table = _table_of(header)
-            named = _csv_table_name(file.name)
-            if named in (*TABLES, MIGRATIONS) and table != named:
-                what = f"that of {table}" if table else "not that of any checkpoint table"
-                raise SourceError(
-                    f"{where}: {file.name}: its header ({', '.join(header)}) is {what} "
-                    f"(expected the columns of {named}: {', '.join(_expected_columns(named))})"
-                )
-            if table is None:
-                continue  # some other CSV beside the export
-            if table in found:
-                raise SourceError(f"{where}: both {found[table][0].name} and {file.name} hold {table} rows")
-            found[table] = (file, header)
-        missing = [t for t in TABLES if t not in found]
-        if missing:
+        if path.is_file() and not _is_zip(path) and _csv_table_name(path.name) is not None:
             raise SourceError(
-                f"{where}: no CSV of {', '.join(missing)} (expected {', '.join(t + '.csv' for t in TABLES)} "
-                "written by COPY <table> TO ... WITH (FORMAT csv, HEADER true))"
+                f"{where}: one table's CSV; pass the folder (or .zip) holding "
+                f"{', '.join(t + '.csv' for t in TABLES)} instead"
             )
-        return found
+        if not path.is_dir() and not _is_zip(path):
+            what = "not a folder or .zip" if path.exists() else "no such file or folder"
+            raise SourceError(f"{where}: {what} (expected a folder or .zip of COPY CSV files)")
+        try:
+            zf = zipfile.ZipFile(path) if not path.is_dir() else None
+        except (zipfile.BadZipFile, OSError) as exc:
+            raise SourceError(f"{where}: unreadable zip file ({exc})") from None
+        try:
+            if zf is None:
+                names = _csv_candidates(path)
+            else:
+                names = [m.filename for m in _zip_members(zf)]
+            found: dict[str, tuple[str, list[str]]] = {}
+            for name in names:
+                try:
+                    with (_open_maybe_gzip(path / name) if zf is None else _gunzipped(zf.open(name))) as fh:
+                        header = _read_header(fh, name)
+                except (OSError, EOFError, zipfile.BadZipFile) as exc:
+                    raise SourceError(f"{where}: {name}: unreadable ({exc})") from None
+                table = _table_of(header)
+                named = _csv_table_name(name)
+                if named in (*TABLES, MIGRATIONS) and table != named:
+                    what = f"that of {table}" if table else "not that of any checkpoint table"
+                    raise SourceError(
+                        f"{where}: {name}: its header ({', '.join(header)}) is {what} "
+                        f"(expected the columns of {named}: {', '.join(_expected_columns(named))})"
+                    )
+                if table is None:
+                    continue  # some other CSV beside the export
+                if table in found:
+                    raise SourceError(f"{where}: both {found[table][0]} and {name} hold {table} rows")
+                found[table] = (name, header)
+            missing = [t for t in TABLES if t not in found]
+            if missing:
+                raise SourceError(
+                    f"{where}: no CSV of {', '.join(missing)} (expected {', '.join(t + '.csv' for t in TABLES)} "
+                    "written by COPY <table> TO ... WITH (FORMAT csv, HEADER true))"
+                )
+            if zf is None:
+                return {t: (path / name, header) for t, (name, header) in found.items() if t in TABLES}
+            out = {}
+            for table in TABLES:
+                name, header = found[table]
+                # DuckDB reads files, not zip members: only the three needed are extracted.
+                target = Path(tempfile.mkdtemp(dir=tmp)) / name.rsplit("/", 1)[-1]
+                with zf.open(name) as src, target.open("wb") as dst:
+                    shutil.copyfileobj(src, dst, 1 << 20)
+                out[table] = (target, header)
+            return out
+        except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError) as exc:
+            raise SourceError(f"{where}: unreadable zip file ({exc})") from None
+        finally:
+            if zf is not None:
+                zf.close()
+
+
+def _gunzipped(fh: IO[bytes]) -> IO[bytes]:
+    """A zip member, read through gzip when it starts with the gzip magic."""
+    head = fh.read(2)
+    fh.seek(0)
+    return gzip.GzipFile(fileobj=fh) if head == _GZIP_MAGIC else fh
 
 
 def _uncompressed(file: Path, tmp: str, where: str) -> Path:
@@ -541,9 +571,9 @@ def _expected_columns(table: str) -> tuple[str, ...]:
     return ("v",) if table == MIGRATIONS else tuple(c for c in source_columns(table, False) if c)
 
 
-def _stage_csv(con, stage: Stage, table: str, file: Path, header: list[str], shallow: bool, where: str) -> None:
-    import duckdb
-
+def _stage_csv(
+    con: duckdb.DuckDBPyConnection, stage: Stage, table: str, file: Path, header: list[str], shallow: bool, where: str
+) -> None:
     position = {name: i for i, name in enumerate(header)}
     # Columns are named c0..cN, never after the header, so nothing from the
     # file is ever spliced into SQL.
@@ -618,13 +648,13 @@ def _idents(text: str) -> list[str]:
     return [q.replace('""', '"') if q or not u else u.lower() for q, u in _IDENT_RE.findall(text)]
 
 
-def _python_encoding(name: str) -> str:
+def _python_encoding(name: str, where: str) -> str:
     aliases = {"UTF8": "utf-8", "UNICODE": "utf-8", "SQL_ASCII": "utf-8", "LATIN1": "latin-1", "WIN1252": "cp1252"}
     codec = aliases.get(name.upper(), name)
     try:
         return codecs.lookup(codec).name
     except LookupError:
-        raise SourceError(f"dump client_encoding {name!r} has no Python codec") from None
+        raise SourceError(f"{where}: the dump's client_encoding {name!r} is not one this reader knows") from None
 
 
 def _archive_kind(path: Path) -> str | None:
@@ -722,7 +752,7 @@ def _stage_archive(stage: Stage, path: Path, archive: str, where: str, schema: s
     err_path = Path(stage.dir) / "pg_restore.err"
     with err_path.open("wb") as err:
         # stderr goes to a file: a pipe nobody reads could fill and stall pg_restore.
-        proc = subprocess.Popen([exe, "--data-only", "-f", "-", str(path)], stdout=subprocess.PIPE, stderr=err)
+        proc = subprocess.Popen([exe, "--data-only", "-f", "-", str(path.resolve())], stdout=subprocess.PIPE, stderr=err)
         try:
             shallow = _stage_dump(stage, proc.stdout, where, schema, restore_failed=lambda: _restore_error(proc, err_path))
         except BaseException:
@@ -768,7 +798,7 @@ def _stage_dump(
         if not line[:1] in (b"C", b"c", b"S", b"I", b"i"):
             continue
         if m := _ENCODING_RE.match(line):
-            encoding = _python_encoding(m.group(1).decode("ascii", "replace"))
+            encoding = _python_encoding(m.group(1).decode("ascii", "replace"), where)
             continue
         if _INSERT_RE.match(line):
             inserts = True

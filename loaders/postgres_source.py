@@ -15,7 +15,7 @@ blobs and special-channel writes in chunks, each ordered by
 from __future__ import annotations
 
 from collections.abc import Iterator
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
 import psycopg
 from psycopg import sql
@@ -115,8 +115,30 @@ def mask_dsn(dsn: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 
-def _first_line(exc: BaseException) -> str:
-    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+def _secrets(dsn: str) -> list[str]:
+    """The password of a DSN as written and as decoded (longest first), to scrub from messages."""
+    found: list[str] = []
+    try:
+        parts = urlsplit(dsn)
+        userinfo = parts.netloc.rsplit("@", 1)[0] if "@" in parts.netloc else ""
+        if ":" in userinfo:
+            found.append(userinfo.split(":", 1)[1])
+        for k, v in parse_qsl(parts.query, keep_blank_values=True):
+            if k == "password":
+                found.append(v)
+        if ":" in userinfo:
+            found.append(unquote(found[0]))
+    except ValueError:
+        pass
+    return sorted({s for s in found if s}, key=len, reverse=True)
+
+
+def _first_line(exc: BaseException, dsn: str = "") -> str:
+    # libpq quotes the offending token of a malformed DSN, which may be the password.
+    text = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    for secret in _secrets(dsn):
+        text = text.replace(secret, "***")
+    return text
 
 
 class PostgresSource:
@@ -143,9 +165,9 @@ class PostgresReader:
         try:
             self.conn = psycopg.connect(dsn, autocommit=False, application_name="transcript-lens")
         except psycopg.Error as exc:
-            raise SourceError(f"{self.where}: cannot connect ({_first_line(exc)})") from None
+            raise SourceError(f"{self.where}: cannot connect ({_first_line(exc, dsn)})") from None
         except Exception as exc:  # noqa: BLE001 - a malformed DSN raises ProgrammingError or ValueError
-            raise SourceError(f"{self.where}: not a usable Postgres DSN ({_first_line(exc)})") from None
+            raise SourceError(f"{self.where}: not a usable Postgres DSN ({_first_line(exc, dsn)})") from None
         try:
             self.conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
             self.shallow = self._check_schema()

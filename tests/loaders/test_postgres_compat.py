@@ -9,6 +9,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import psycopg
+import psycopg.sql
 import pytest
 from langgraph.checkpoint.postgres.base import MIGRATIONS
 from langgraph.checkpoint.postgres.shallow import ShallowPostgresSaver
@@ -177,3 +178,27 @@ def test_an_unknown_schema_names_the_ones_that_exist(compat, tmp_path):
     with pytest.raises(SourceError, match=r"no checkpoints table.*legacy, odd, public, shallow.*--schema"):
         load_db(compat.dsn, tmp_path / "x.duckdb", options=SourceOptions(schema="nope"))
     assert not (tmp_path / "x.duckdb").exists()
+
+
+def test_a_schema_name_that_needs_quoting(compat, tmp_path):
+    schema = 'Agent "Data"; DROP'
+    with psycopg.connect(compat.dsn, autocommit=True) as con:
+        con.execute(psycopg.sql.SQL("CREATE SCHEMA {}").format(psycopg.sql.Identifier(schema)))
+        for table in ("checkpoints", "checkpoint_blobs", "checkpoint_writes"):
+            con.execute(
+                psycopg.sql.SQL("CREATE TABLE {} AS SELECT * FROM public.{}").format(
+                    psycopg.sql.Identifier(schema, table), psycopg.sql.Identifier(table)
+                )
+            )
+    try:
+        db = tmp_path / "quoted.duckdb"
+        load_db(compat.dsn, db, options=SourceOptions(schema=schema))
+        assert table_rows(db, "messages") == table_rows(compat.public_db, "messages")
+        dump = pg_dump(compat.dsn, tmp_path / "quoted.sql", "-n", '"' + schema.replace('"', '""') + '"')
+        assert b'COPY "Agent ""Data""; DROP".checkpoints' in dump.read_bytes()
+        db2 = tmp_path / "quoted_dump.duckdb"
+        load_db(dump, db2)
+        assert table_rows(db2, "messages") == table_rows(compat.public_db, "messages")
+    finally:
+        with psycopg.connect(compat.dsn, autocommit=True) as con:
+            con.execute(psycopg.sql.SQL("DROP SCHEMA {} CASCADE").format(psycopg.sql.Identifier(schema)))
