@@ -208,8 +208,10 @@ def _scope(filters: Filters, window: bool) -> tuple[str, list]:
 # pairs without a sort; only the rest (back-to-back questions, replies without
 # ts) go through the ASOF join, which sorts.
 _PAIRS = """
-    pair_users AS NOT MATERIALIZED (SELECT thread_id, tenant_id, ordinal, ts FROM msgs WHERE role = 'user' AND ts IS NOT NULL),
-    pair_replies AS NOT MATERIALIZED (SELECT thread_id, ordinal, ts, model FROM thread_msgs WHERE role = 'assistant' AND ts IS NOT NULL),
+    pair_users AS NOT MATERIALIZED (
+        SELECT thread_id, tenant_id, ordinal, ts FROM msgs WHERE role = 'user' AND ts IS NOT NULL),
+    pair_replies AS NOT MATERIALIZED (
+        SELECT thread_id, ordinal, ts, model FROM thread_msgs WHERE role = 'assistant' AND ts IS NOT NULL),
     next_row AS MATERIALIZED (
         SELECT u.thread_id, u.tenant_id, u.ordinal AS user_ordinal, r.ordinal AS assistant_ordinal,
                u.ts AS user_ts, r.ts AS assistant_ts, r.model

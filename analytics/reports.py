@@ -1,8 +1,8 @@
 """CSV reports (SPEC §7): one registry of report kinds, one writer, one CLI.
 
 A kind is a `ReportSpec`: its documented columns and a function that builds
-the rows as a DuckDB relation. `write_report` streams that relation to a CSV
-file with DuckDB's own writer (no pandas, nothing held in memory);
+the rows as a DuckDB relation. `write_report` hands that relation to DuckDB's
+own CSV writer (no pandas; a large kind part by part, so memory stays bounded);
 `report_frame` returns the very same rows as a DataFrame, so what a page
 shows is exactly what it offers for download. Both render timestamps as
 ISO-8601 UTC text (`2025-03-01T09:00:12.500000Z`) and dates as `YYYY-MM-DD`.
@@ -40,6 +40,8 @@ ISO_DATE = "%Y-%m-%d"
 
 #: (connection, filters, options) → the report's rows, columns exactly `ReportSpec.columns`.
 BuildRows = Callable[[duckdb.DuckDBPyConnection, Filters, Mapping[str, Any]], duckdb.DuckDBPyRelation]
+#: The same, as consecutive parts.
+BuildParts = Callable[[duckdb.DuckDBPyConnection, Filters, Mapping[str, Any]], Iterable[duckdb.DuckDBPyRelation]]
 
 
 @dataclass(frozen=True)
@@ -59,7 +61,7 @@ class ReportSpec:
     arguments: Callable[[argparse.ArgumentParser], None] | None = None
     #: Optional: the rows of `build` again, as consecutive parts, for reports too
     #: big to sort in memory; `write_report` then writes them part by part.
-    parts: Callable[[duckdb.DuckDBPyConnection, Filters, Mapping[str, Any]], Iterable[duckdb.DuckDBPyRelation]] | None = None
+    parts: BuildParts | None = None
 
 
 REPORTS: dict[str, ReportSpec] = {}
@@ -273,11 +275,12 @@ register_report(ReportSpec(
 
 def add_filter_arguments(parser: argparse.ArgumentParser) -> None:
     """The `Filters` options every report takes."""
-    parser.add_argument("--tenant", action="append", default=[], metavar="ID", help="keep this tenant (repeatable)")
-    parser.add_argument("--sub-tenant", action="append", default=[], metavar="ID", help="keep this sub-tenant (repeatable)")
-    parser.add_argument("--thread", action="append", default=[], metavar="ID", help="keep this thread (repeatable)")
-    parser.add_argument("--since", metavar="ISO", help="active at or after; messages with ts at or after (no offset = UTC)")
-    parser.add_argument("--until", metavar="ISO", help="active at or before; messages with ts at or before (no offset = UTC)")
+    many = dict(action="append", default=[], metavar="ID")
+    parser.add_argument("--tenant", help="keep this tenant (repeatable)", **many)
+    parser.add_argument("--sub-tenant", help="keep this sub-tenant (repeatable)", **many)
+    parser.add_argument("--thread", help="keep this thread (repeatable)", **many)
+    parser.add_argument("--since", metavar="ISO", help="threads active, messages stamped from then (no offset = UTC)")
+    parser.add_argument("--until", metavar="ISO", help="threads active, messages stamped until then (no offset = UTC)")
     parser.add_argument("--text", help="keep threads with a message containing this text (case-insensitive)")
 
 

@@ -96,7 +96,8 @@ CORPUS = Corpus(
             Msg("assistant", "Hello!", ts=at(3600 * 10 + 40, D2), model="gpt-4o", input_tokens=10, output_tokens=5),
             Msg("user", "?", ts=at(3600 * 10 + 100, D2)),
             Msg("assistant", "...", message_id=None, model="gpt-4o", input_tokens=1, output_tokens=1),
-            Msg("assistant", "sorry", ts=at(3600 * 10 + 160, D2), model="gpt-4o-mini", input_tokens=20, output_tokens=8),
+            Msg("assistant", "sorry", ts=at(3600 * 10 + 160, D2), model="gpt-4o-mini",
+                input_tokens=20, output_tokens=8),
             Msg("other", "custom role", ts=at(3600 * 10 + 170, D2), chat_role="critic"),
         ],
         "globex::s3": [
@@ -177,7 +178,8 @@ def synthetic(path: str | os.PathLike, threads: int = 50_000, messages: int = 20
                    'tenant' || (t % 50) AS tenant_id, 'sub' || (t % 3) AS sub_tenant_id, 's' || t AS session_id,
                    'tenant' || (t % 50) || ':sub' || (t % 3) || ':s' || t AS thread_id,
                    TIMESTAMPTZ '2025-01-01 00:00:00+00' + to_seconds(t * 60)
-                     + to_seconds(o * 7 + (o * 13 + t) % 5) + to_seconds(CASE WHEN o >= ? / 2 THEN 2400 ELSE 0 END) AS ts,
+                     + to_seconds(o * 7 + (o * 13 + t) % 5)
+                     + to_seconds(CASE WHEN o >= ? / 2 THEN 2400 ELSE 0 END) AS ts,
                    CASE WHEN o % 4 = 0 OR (t % 10 = 0 AND o % 8 = 1) THEN 'user'
                         WHEN o % 4 = 2 THEN 'tool' ELSE 'assistant' END AS role
             FROM range(?) r1(t), range(?) r2(o)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import csv
 import re
-from datetime import datetime, timezone
 
 import duckdb
 import pandas as pd
@@ -147,7 +146,8 @@ def test_registry_takes_new_kinds_and_holds_them_to_their_columns(db, tmp_path, 
         parser.add_argument("--label")
 
     monkeypatch.setattr(reports, "REPORTS", dict(reports.REPORTS))
-    reports.register_report(reports.ReportSpec("tenants", "per tenant", ("tenant_id", "threads", "last_ts", "label"), tenants, arguments))
+    columns = ("tenant_id", "threads", "last_ts", "label")
+    reports.register_report(reports.ReportSpec("tenants", "per tenant", columns, tenants, arguments))
     out = tmp_path / "tenants.csv"
     assert main(["report", "tenants", "--db", str(db), "--out", str(out), "--tenant", "acme", "--label", "x"]) == 0
     assert list(csv.reader(out.open())) == [
@@ -156,7 +156,8 @@ def test_registry_takes_new_kinds_and_holds_them_to_their_columns(db, tmp_path, 
     ]
     with pytest.raises(ValueError):
         reports.register_report(reports.ReportSpec("tenants", "again", ("x",), tenants))
-    reports.REPORTS["drifted"] = reports.ReportSpec("drifted", "wrong order", ("threads", "tenant_id", "last_ts", "label"), tenants)
+    drifted = (columns[1], columns[0], *columns[2:])
+    reports.REPORTS["drifted"] = reports.ReportSpec("drifted", "wrong order", drifted, tenants)
     with pytest.raises(AssertionError):
         reports.report_frame(db, "drifted")
 
@@ -168,14 +169,15 @@ def test_cli_writes_the_filtered_report(db, tmp_path, capsys):
     assert capsys.readouterr().out.strip() == str(out)
     got = pd.read_csv(out)
     assert got["thread_id"].tolist() == ["acme:web:empty", "acme:web:s1"]
-    pd.testing.assert_frame_equal(
-        got, pd.read_csv(reports.write_report(db, "conversations", tmp_path / "api.csv", Filters(tenants=("acme",), sub_tenants=("web",))))
-    )
+    filters = Filters(tenants=("acme",), sub_tenants=("web",))
+    api = reports.write_report(db, "conversations", tmp_path / "api.csv", filters)
+    pd.testing.assert_frame_equal(got, pd.read_csv(api))
 
 
 def test_cli_filters_by_time_text_and_thread(db, tmp_path):
     out = tmp_path / "t.csv"
-    argv = ["report", "transcript", "--db", str(db), "--out", str(out), "--text", "billing", "--until", "2025-03-01T09:00:13Z"]
+    argv = ["report", "transcript", "--db", str(db), "--out", str(out)]
+    argv += ["--text", "billing", "--until", "2025-03-01T09:00:13Z"]
     assert main(argv) == 0
     got = read_text_csv(out)
     assert set(got.thread_id) == {"acme:web:s1"} and got.ordinal.tolist() == ["0", "1", "2", "3"]
