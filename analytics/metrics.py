@@ -1,8 +1,8 @@
 """Per-conversation metrics and corpus trends (SPEC §6).
 
-Every figure is defined in docs/metrics.md. All of them are computed by a few
-set-based DuckDB queries (no per-thread Python), so a page can ask for the
-metrics of a million-message corpus on every rerun.
+Every figure is defined in docs/metrics.md. Each function is one set-based
+DuckDB query (no per-thread Python); docs/metrics.md has their timings on a
+million messages.
 
 Two scopes, both from `Filters`:
 - thread-level figures (`conversations`, `conversation`, thread counts) take
@@ -240,14 +240,14 @@ _DAY_NUMBER = "CAST(floor(epoch_us({col}) / 86400000000) AS BIGINT)"
 _AS_DATE = "DATE '1970-01-01' + CAST({col} AS INTEGER)"
 
 
+_NULLABLE_INTS = {t: pd.Int64Dtype() for t in (pa.int8(), pa.int16(), pa.int32(), pa.int64())}.get
+
+
 def _frame(con, sql: str, params: list) -> pd.DataFrame:
     # Arrow → pandas costs a fraction of .df() on wide frames; the mapper keeps
     # integer columns nullable, so a NULL token sum stays <NA>, not a float NaN.
     table = con.sql(sql, params=params).to_arrow_table()
     return table.to_pandas(types_mapper=_NULLABLE_INTS, date_as_object=False)
-
-
-_NULLABLE_INTS = {t: pd.Int64Dtype() for t in (pa.int8(), pa.int16(), pa.int32(), pa.int64())}.get
 
 
 def _check_gap(resume_gap: timedelta) -> int:
