@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta, timezone
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from analytics import metrics
@@ -175,11 +176,47 @@ def overview_page(con_or_path: ConOrPath, filters: Filters = Filters(), top: int
 class ConversationsPage:
     """The conversations table (one row per thread) and its charts, over the same threads."""
 
-    table: pd.DataFrame  # CONVERSATION_TABLE_COLUMNS
+    table: pd.DataFrame  # CONVERSATION_TABLE_COLUMNS, most recently active first, at most TABLE_MAX rows
+    matching: pd.DataFrame  # every matching thread (same columns and order): the "all rows" download
     total: int  # threads passing `filters` before the turn / interrupt / fork conditions
-    latency: pd.DataFrame  # one row per user→assistant pair: latency_s, model, tenant_id, thread_id
+    latency: pd.DataFrame  # histogram of user→assistant pairs: bin_start, bin_end, model, pairs
+    latency_summary: dict[str, Any]  # pairs, median_s, p90_s over the same pairs
     tokens_by_model: pd.DataFrame  # model, kind (input/output), tokens
+    turns: pd.DataFrame  # user_turns, threads (a histogram of the table)
     activity: pd.DataFrame  # day, active_conversations, messages, user_messages
+
+
+LATENCY_BINS = 40
+#: Rows the conversations table draws; beyond this a browser table only costs (34 MB for 176k threads).
+TABLE_MAX = 5_000
+
+
+def latency_histogram(latency_s: pd.Series, model: pd.Series, bins: int = LATENCY_BINS) -> pd.DataFrame:
+    """Pairs per latency bin and model (columns bin_start, bin_end, model, pairs).
+
+    Binned here so a page ships a few hundred bars to the browser, not one value
+    per pair (hundreds of thousands on a large corpus).
+
+    >>> latency_histogram(pd.Series([0.0, 1.0, 1.0]), pd.Series(["a", "a", "b"]), bins=2)["pairs"].tolist()
+    [1, 1, 1]
+    """
+    columns = ["bin_start", "bin_end", "model", "pairs"]
+    values = latency_s.astype(float).to_numpy()
+    if len(values) == 0:
+        return pd.DataFrame(columns=columns)
+    edges = np.histogram_bin_edges(values, bins=bins)
+    # The last bin is closed on the right, like numpy.histogram.
+    idx = np.clip(np.searchsorted(edges, values, side="right") - 1, 0, len(edges) - 2)
+    counts = (
+        pd.DataFrame({"bin": idx, "model": model.fillna("(no model)").to_numpy()})
+        .value_counts()
+        .rename("pairs")
+        .reset_index()
+        .sort_values(["bin", "model"], ignore_index=True)
+    )
+    counts["bin_start"] = edges[counts["bin"]]
+    counts["bin_end"] = edges[counts["bin"] + 1]
+    return counts[columns]
 
 
 def conversations_page(
@@ -222,11 +259,26 @@ def conversations_page(
     tokens["kind"] = tokens["kind"].str.removesuffix("_tokens")
     tokens = tokens[tokens["tokens"].notna()].reset_index(drop=True)
     activity = _per_day(daily)[["day", "active_conversations", "messages", "user_messages"]]
+    values = latency["latency_s"].astype(float)
+    summary = {
+        "pairs": len(values),
+        "median_s": float(values.median()) if len(values) else None,
+        "p90_s": float(values.quantile(0.9)) if len(values) else None,
+    }
+    turns = conv["user_turns"].value_counts().sort_index().rename("threads").rename_axis("user_turns").reset_index()
+    matching = (
+        conv[list(CONVERSATION_TABLE_COLUMNS)]
+        .sort_values(["last_ts", "thread_id"], ascending=[False, True], na_position="last")
+        .reset_index(drop=True)
+    )
     return ConversationsPage(
-        conv[list(CONVERSATION_TABLE_COLUMNS)],
+        matching.head(TABLE_MAX),
+        matching,
         total,
-        latency[["thread_id", "tenant_id", "latency_s", "model"]],
+        latency_histogram(latency["latency_s"], latency["model"]),
+        summary,
         tokens,
+        turns,
         activity,
     )
 

@@ -1,9 +1,8 @@
 """Conversations: one row per thread with its metrics; a selected row opens its transcript."""
 
-import plotly.express as px
 import streamlit as st
 
-from ui import cache, render, state
+from ui import cache, charts, render, state
 from ui.filters import filter_bar
 
 url = state.Url("conversations")
@@ -19,7 +18,11 @@ url.publish()
 
 view = cache.conversations(db, filters, int(min_turns), pending, forks)
 
-st.caption(f"{len(view.table):,} of {view.total:,} threads · select a row to open its transcript")
+shown, matching = len(view.table), len(view.matching)
+st.caption(
+    f"{matching:,} of {view.total:,} threads" + (f" · the {shown:,} most recently active shown" if shown < matching else "")
+    + " · select a row to open its transcript"
+)
 picked = st.dataframe(
     view.table,
     key="conversations.table",
@@ -36,6 +39,9 @@ picked = st.dataframe(
     },
 )
 render.download(view.table, "conversations.csv", key="conversations.csv")
+if shown < matching:
+    render.download(view.matching, "conversations-all.csv", key="conversations.all_csv",
+                    label=f"Download all {matching:,} rows")
 
 if picked.selection.rows:
     thread_id = view.table["thread_id"].iloc[picked.selection.rows[0]]
@@ -47,25 +53,27 @@ with left:
     if view.latency.empty:
         render.no_data("user → assistant pairs")
     else:
-        render.chart(px.histogram(view.latency, x="latency_s", color="model", nbins=40,
-                                  labels={"latency_s": "seconds (checkpoint granularity)"}), key="conv_latency")
+        s = view.latency_summary
+        st.caption(f"{s['pairs']:,} user → assistant pairs · median {render.seconds(s['median_s'])} · "
+                   f"p90 {render.seconds(s['p90_s'])} (reply ts − user ts, checkpoint granularity)")
+        render.chart(charts.histogram_bars(view.latency, "model", "seconds"), key="conv_latency")
 with right:
     st.subheader("Tokens by model")
     if view.tokens_by_model.empty:
         render.no_data("token usage")
     else:
-        render.chart(px.bar(view.tokens_by_model, x="model", y="tokens", color="kind"), key="conv_tokens")
+        render.chart(charts.bars(view.tokens_by_model, "model", "tokens", "kind"), key="conv_tokens")
 left, right = st.columns(2)
 with left:
     st.subheader("User turns per thread")
-    if view.table.empty:
+    if view.turns.empty:
         render.no_data("threads")
     else:
-        render.chart(px.histogram(view.table, x="user_turns", labels={"user_turns": "user turns"}), key="conv_turns")
+        render.chart(charts.bars(view.turns, "user_turns", "threads", xlabel="user turns"), key="conv_turns")
 with right:
     st.subheader("Activity over time")
     if view.activity.empty:
         render.no_data("activity")
     else:
-        render.chart(px.line(view.activity, x="day", y=["active_conversations", "messages", "user_messages"],
-                             markers=True, labels={"value": "count", "variable": ""}), key="conv_activity")
+        render.chart(charts.lines(view.activity, "day", ["active_conversations", "messages", "user_messages"]),
+                     key="conv_activity")

@@ -1,9 +1,8 @@
 """Overview: headline numbers and trends over the filtered conversations."""
 
-import plotly.express as px
 import streamlit as st
 
-from ui import cache, render, state
+from ui import cache, charts, render, state
 from ui.filters import filter_bar
 
 url = state.Url("overview")
@@ -41,17 +40,14 @@ with left:
     if view.messages_by_role.empty:
         render.no_data("messages with a timestamp")
     else:
-        render.chart(px.bar(view.messages_by_role, x="day", y="messages", color="role"), key="ov_by_role")
+        render.chart(charts.bars(view.messages_by_role, "day", "messages", "role"), key="ov_by_role")
 with right:
     st.subheader("Active threads per day")
     if view.activity.empty:
         render.no_data("activity")
     else:
-        render.chart(
-            px.bar(view.activity, x="day", y=["active_conversations", "conversations_started"], barmode="group",
-                   labels={"value": "threads", "variable": ""}),
-            key="ov_activity",
-        )
+        render.chart(charts.grouped_bars(view.activity, "day", ["active_conversations", "conversations_started"],
+                                         ylabel="threads"), key="ov_activity")
 
 cols = st.columns(3)
 tops = [
@@ -65,9 +61,8 @@ for col, (title, frame, x, y, what, file_name) in zip(cols, tops):
         if frame.empty:
             render.no_data(what)
             continue
-        fig = px.bar(frame, x=x, y=y, orientation="h", hover_data=list(frame.columns))
-        fig.update_yaxes(autorange="reversed", title=None)
-        render.chart(fig, key=f"ov_{what}")
+        render.chart(charts.bars(frame, x, y, horizontal=True, ylabel="", hover=list(frame.columns)),
+                     key=f"ov_{what}")
         with st.expander("Table"):
             st.dataframe(frame, hide_index=True, key=f"ov_{what}_table")
             render.download(frame, file_name, key=f"ov_{what}_csv")

@@ -24,6 +24,7 @@ import streamlit as st
 
 from analytics import views
 from analytics.filters import Filters
+from ui import database
 from ui.database import DbRef
 
 T = TypeVar("T")

@@ -58,6 +58,46 @@ def ref(path: str | os.PathLike) -> DbRef:
     return DbRef(str(p), st.st_mtime_ns, st.st_size, st.st_ino)
 
 
+def version_path(db: DbRef) -> Path:
+    """A path that names exactly this version of the file (a hard link in the cache folder).
+
+    DuckDB gives every connect() of a file the database instance already open for
+    it (symlinks resolved), so while anything still reads the old version of a
+    replaced file, opening the same path again answers from the old one. A hard
+    link per version has its own path and pins its own inode, so a connection
+    opened on it always reads the version its cache key names. Falls back to the
+    path itself where a hard link cannot be made (another filesystem).
+    """
+    link = cache_dir() / "open" / f"{db.inode}-{db.mtime_ns}-{db.size}.duckdb"
+    try:
+        st = link.stat()
+        if st.st_ino == db.inode:
+            return link
+        link.unlink()
+    except FileNotFoundError:
+        pass
+    try:
+        link.parent.mkdir(parents=True, exist_ok=True)
+        tmp = link.with_name(f"{link.name}.{os.getpid()}")
+        os.link(db.path, tmp)
+        if os.stat(tmp).st_ino != db.inode:  # the file was replaced between stat and link
+            tmp.unlink()
+            return Path(db.path)
+        os.replace(tmp, link)
+        return link
+    except OSError:
+        return Path(db.path)
+
+
+def drop_version_path(db: DbRef) -> None:
+    """Forget an old version's link (open connections keep reading it; its space is freed after)."""
+    link = cache_dir() / "open" / f"{db.inode}-{db.mtime_ns}-{db.size}.duckdb"
+    try:
+        link.unlink()
+    except OSError:
+        pass
+
+
 def configured_db(argv: list[str] | None = None, environ: dict | None = None) -> Path | None:
     """`streamlit run app.py -- --db PATH` wins over env TRANSCRIPT_LENS_DB; None means the demo."""
     parser = argparse.ArgumentParser(add_help=False, allow_abbrev=False)

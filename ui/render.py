@@ -45,7 +45,8 @@ def download(frame: pd.DataFrame, file_name: str, key: str, label: str = "Downlo
     """A CSV of exactly `frame` (what the table next to it shows)."""
     st.download_button(
         label,
-        data=frame.to_csv(index=False).encode("utf-8"),
+        # Deferred: the CSV of a 100k-row table is built on click, not on every rerun.
+        data=lambda: frame.to_csv(index=False).encode("utf-8"),
         file_name=file_name,
         mime="text/csv",
         key=key,
@@ -55,7 +56,6 @@ def download(frame: pd.DataFrame, file_name: str, key: str, label: str = "Downlo
 
 
 def chart(fig, key: str) -> None:
-    fig.update_layout(margin=dict(l=10, r=10, t=40, b=10), legend_title_text="")
     st.plotly_chart(fig, key=key, width="stretch")
 
 

@@ -10,7 +10,6 @@ import base64
 import json
 
 import numpy as np
-
 from streamlit.testing.v1 import AppTest
 
 from analytics import observed, resume

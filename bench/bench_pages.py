@@ -1,0 +1,167 @@
+"""Time the data calls behind each app page on a database of about a million messages.
+
+Not a test. Builds (or takes, with --db) a DuckDB whose threads are the demo
+threads replicated under new thread ids (SQL INSERT … SELECT inside a copy of
+the demo database, timestamps shifted so days and tenants spread out), then
+times each page's calls uncached, the way the app's cache wrappers make them on
+a miss (each call opens and closes its own read-only connection while one idle
+connection keeps the database loaded): median of --runs runs.
+
+    .venv/bin/python bench/bench_pages.py                      # builds .cache/bench-1m.duckdb once
+    .venv/bin/python bench/bench_pages.py --messages 200000 --runs 3
+    .venv/bin/python bench/bench_pages.py --db some.duckdb
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import duckdb  # noqa: E402
+
+from analytics import views  # noqa: E402
+from analytics.filters import Filters  # noqa: E402
+from ui import database  # noqa: E402
+
+TARGET_S = 1.0
+
+# Columns rewritten per copy k: a new thread id (and session), timestamps shifted.
+# Tenant and sub-tenant stay, so tenant filters still select a realistic share.
+_REPLACE = {
+    "threads": "thread_id || '~r' || CAST(k AS VARCHAR) AS thread_id, session_id || '~r' || CAST(k AS VARCHAR) AS session_id, "
+    "first_ts + {shift} AS first_ts, last_ts + {shift} AS last_ts",
+    "messages": "thread_id || '~r' || CAST(k AS VARCHAR) AS thread_id, session_id || '~r' || CAST(k AS VARCHAR) AS session_id, ts + {shift} AS ts",
+    "checkpoints": "thread_id || '~r' || CAST(k AS VARCHAR) AS thread_id, ts + {shift} AS ts",
+    "message_versions": "thread_id || '~r' || CAST(k AS VARCHAR) AS thread_id, first_ts + {shift} AS first_ts",
+    "message_events": "thread_id || '~r' || CAST(k AS VARCHAR) AS thread_id, ts + {shift} AS ts",
+}
+# Copies spread over ~half a year of days, and within a day by minutes.
+_SHIFT = "(to_days(CAST(k % 180 AS INTEGER)) + to_minutes(CAST((k // 180) % 600 AS BIGINT)))"
+
+
+def build(target: Path, messages: int) -> Path:
+    """Copy the demo database and replicate its threads until it holds about `messages` messages."""
+    demo = database.ensure_demo_db()
+    tmp = target.with_name(target.name + ".building")
+    tmp.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(demo, tmp)
+    con = duckdb.connect(str(tmp))
+    con.execute("SET TimeZone = 'UTC'")
+    base = con.execute("SELECT count(*) FROM messages").fetchone()[0]
+    copies = max(0, -(-messages // base) - 1)
+    print(f"replicating {base} demo messages ×{copies + 1} …", file=sys.stderr)
+    t0 = time.perf_counter()
+    con.execute(f"CREATE TEMP TABLE copies AS SELECT range AS k FROM range(1, {copies + 1})")
+    for table, replace in _REPLACE.items():
+        con.execute(
+            f"INSERT INTO {table} SELECT src.* REPLACE ({replace.format(shift=_SHIFT)}) "
+            f"FROM (SELECT * FROM {table}) AS src CROSS JOIN copies"
+        )
+    con.execute("CHECKPOINT")
+    con.close()
+    tmp.replace(target)
+    print(f"built {target} in {time.perf_counter() - t0:.1f}s", file=sys.stderr)
+    return target
+
+
+def timed(fn: Callable[[], object], runs: int) -> tuple[float, float, float]:
+    fn()  # warm the OS page cache and DuckDB's catalog once; the app's first visitor pays this too
+    samples = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        fn()
+        samples.append(time.perf_counter() - t0)
+    return statistics.median(samples), min(samples), max(samples)
+
+
+def cases(db: str) -> list[tuple[str, str, Callable[[], object]]]:
+    con = duckdb.connect(db, read_only=True)
+    con.execute("SET TimeZone = 'UTC'")
+    busiest_tenant = con.execute(
+        "SELECT tenant_id FROM threads WHERE tenant_id IS NOT NULL GROUP BY 1 ORDER BY count(*) DESC LIMIT 1"
+    ).fetchone()[0]
+    thread = con.execute(
+        "SELECT thread_id FROM threads WHERE thread_id LIKE 'globex:api:sess-2107~r%' ORDER BY last_ts DESC LIMIT 1"
+    ).fetchone()[0]
+    first_ts, last_ts = con.execute("SELECT min(ts), max(ts) FROM messages WHERE thread_id = ?", [thread]).fetchone()
+    con.close()
+    tenant = Filters(tenants=(busiest_tenant,))
+    out = [
+        ("sidebar", "database_info", lambda: views.database_info(db)),
+        ("overview", "facets", lambda: views.facets(db)),
+        ("overview", "overview_page()", lambda: views.overview_page(db)),
+        ("overview", f"overview_page(tenant={busiest_tenant})", lambda: views.overview_page(db, tenant)),
+        ("conversations", "conversations_page()", lambda: views.conversations_page(db)),
+        ("conversations", "conversations_page(min_turns=2)", lambda: views.conversations_page(db, min_turns=2)),
+        ("conversations", "conversations_page(text='refund')",
+         lambda: views.conversations_page(db, Filters(text="refund"))),
+        ("transcript", "thread_choices('')", lambda: views.thread_choices(db, "", thread)),
+        ("transcript", "thread_choices('refund')", lambda: views.thread_choices(db, "refund", thread)),
+        ("transcript", "transcript_page(all)", lambda: views.transcript_page(db, thread)),
+        ("transcript", "transcript_page(user, 0)", lambda: views.transcript_page(db, thread, "user", 0)),
+        ("transcript", "transcript_page(time range)",
+         lambda: views.transcript_page(db, thread, "all", None, first_ts, last_ts)),
+    ]
+    try:  # the Resume QA page is another engineer's; time it when its module is there
+        from analytics import resume
+
+        out.append(("resume_qa", "resume.risk_overview()", lambda: resume.risk_overview(db, Filters(), resume.DEFAULT_CAP)))
+    except (ImportError, AttributeError):
+        pass
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--db", type=Path, help="time this database instead of building one")
+    ap.add_argument("--messages", type=int, default=1_000_000, help="size of the built database (default 1e6)")
+    ap.add_argument("--out", type=Path, default=None, help="where to build (default .cache/bench-<n>.duckdb)")
+    ap.add_argument("--rebuild", action="store_true", help="build even if the file exists")
+    ap.add_argument("--runs", type=int, default=5, help="timed runs per call (median reported)")
+    args = ap.parse_args(argv)
+
+    if args.db:
+        db = args.db
+    else:
+        db = args.out or database.cache_dir() / f"bench-{args.messages // 1000}k.duckdb"
+        if args.rebuild or not db.exists():
+            build(db, args.messages)
+    con = duckdb.connect(str(db), read_only=True)
+    threads, messages = con.execute("SELECT (SELECT count(*) FROM threads), (SELECT count(*) FROM messages)").fetchone()
+    con.close()
+    print(f"database {db}: {threads:,} threads, {messages:,} messages; median of {args.runs} runs\n")
+
+    t0 = time.perf_counter()
+    held = duckdb.connect(str(db), read_only=True)  # what ui.cache keeps open per database version
+    print(f"opening the database (once per version): {(time.perf_counter() - t0) * 1000:.0f}ms\n")
+    rows = []
+    for page, call, fn in cases(str(db)):
+        med, lo, hi = timed(fn, args.runs)
+        rows.append((page, call, med, lo, hi))
+    width = max(len(r[1]) for r in rows)
+    print(f"{'page':<14} {'call':<{width}} {'median':>9} {'min':>9} {'max':>9}")
+    for page, call, med, lo, hi in rows:
+        flag = "" if med < TARGET_S else "  > 1 s"
+        print(f"{page:<14} {call:<{width}} {med * 1000:>7.0f}ms {lo * 1000:>7.0f}ms {hi * 1000:>7.0f}ms{flag}")
+    # A page's first render (cold cache) makes its facets call plus one data call.
+    facets = next(r[2] for r in rows if r[1] == "facets")
+    print()
+    for page in dict.fromkeys(r[0] for r in rows):
+        worst = max(r[2] for r in rows if r[0] == page and r[1] != "facets")
+        extra = facets if page in ("overview", "conversations", "resume_qa") else 0.0
+        total = worst + extra
+        print(f"{page:<14} slowest view {total * 1000:>7.0f}ms  {'ok' if total < TARGET_S else 'OVER the 1 s target'}")
+    held.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,164 @@
+"""End to end: `streamlit run app.py` in a subprocess, driven by Debian's Chromium through Playwright.
+
+Opens the app, goes to the transcript explorer, picks a thread, sets speaker and
+index, sees the message, downloads the CSV and checks its rows against the
+analytics API; then opens the copied link in a new page and sees the same view.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import analytics
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+THREAD = "acme:web:sess-1002"
+
+if not Path(CHROMIUM).exists():
+    if os.environ.get("CI"):
+        pytest.fail(f"{CHROMIUM} is missing in CI (scripts/test-services.sh installs it)", pytrace=False)
+    pytest.skip(f"{CHROMIUM} is not installed", allow_module_level=True)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def demo_db() -> Path:
+    from ui.database import ensure_demo_db
+
+    return ensure_demo_db()
+
+
+@pytest.fixture(scope="module")
+def server(demo_db, tmp_path_factory):
+    port = _free_port()
+    env = {k: v for k, v in os.environ.items() if k not in ("TRANSCRIPT_LENS_DB", "TRANSCRIPT_LENS_CACHE")}
+    log = (tmp_path_factory.mktemp("streamlit") / "server.log").open("w+")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+         "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
+         "--server.fileWatcherType", "none"],
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
+                if r.status == 200:
+                    break
+        except OSError:
+            pass
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            log.seek(0)
+            pytest.fail(f"streamlit did not start:\n{log.read()}")
+        time.sleep(0.3)
+    yield url
+    proc.terminate()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+    log.close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+def settle(page) -> None:
+    """Wait until the script run a click or keypress started is over (what Streamlit's own e2e tests do)."""
+    page.wait_for_timeout(300)  # the rerun request reaches the server before the state flips
+    page.locator('[data-testid="stApp"][data-test-script-state="notRunning"]').wait_for()
+
+
+def test_transcript_explorer_in_a_real_browser(server, browser, demo_db, tmp_path):
+    expected = analytics.read(str(demo_db), THREAD, speaker="user", index=0)
+    first = expected["content"].item()
+    assistant_last = analytics.read(str(demo_db), THREAD, speaker="assistant", index=-1)["content"].item()
+    assert first and assistant_last
+
+    context = browser.new_context(accept_downloads=True, viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    page.set_default_timeout(30_000)
+    page.goto(server)
+    page.get_by_role("heading", name="Overview").wait_for()
+    settle(page)
+
+    page.get_by_role("link", name="Transcript explorer").click()
+    page.get_by_role("heading", name="Transcript explorer").wait_for()
+    settle(page)
+
+    picker = page.get_by_test_id("stSelectbox").filter(has_text="Thread")
+    picker.click()
+    page.keyboard.type(THREAD)
+    page.get_by_role("option", name=THREAD).first.click()
+    page.get_by_text(assistant_last).wait_for()  # the whole transcript first (speaker "all")
+    settle(page)
+
+    page.get_by_test_id("stRadio").filter(has_text="Speaker").get_by_text("user", exact=True).click()
+    settle(page)
+    index = page.get_by_test_id("stNumberInput").filter(has_text="Index").locator("input")
+    index.fill("0")
+    index.press("Enter")
+    page.wait_for_function("() => new URL(location.href).searchParams.get('index') === '0'")
+    settle(page)
+    page.get_by_text(first, exact=True).wait_for()
+    page.get_by_text("1 message(s)").wait_for()
+    assert page.get_by_text(assistant_last).count() == 0
+
+    with page.expect_download() as info:
+        page.get_by_role("button", name="Download CSV").click()
+    path = tmp_path / "transcript.csv"
+    info.value.save_as(path)
+    csv = pd.read_csv(path, keep_default_na=False)
+    assert len(csv) == len(expected) == 1
+    assert csv["index"].tolist() == expected["index"].tolist()
+    assert csv["ordinal"].tolist() == expected["ordinal"].tolist()
+    assert csv["role"].tolist() == ["user"]
+    assert csv["content"].tolist() == expected["content"].tolist()
+    assert csv["message_id"].tolist() == expected["message_id"].tolist()
+    assert pd.to_datetime(csv["ts"], utc=True).tolist() == expected["ts"].tolist()
+
+    # The URL is the view: a new page opened on it shows the same message.
+    link = page.url
+    assert f"thread={THREAD.replace(':', '%3A')}" in link and "speaker=user" in link and "index=0" in link
+    other = context.new_page()
+    other.set_default_timeout(30_000)
+    other.goto(link)
+    other.get_by_role("heading", name="Transcript explorer").wait_for()
+    settle(other)
+    other.get_by_text("1 message(s)").wait_for()
+    other.get_by_text(first, exact=True).wait_for()
+    assert other.get_by_text(assistant_last).count() == 0
+    assert other.url == link
+    context.close()
