@@ -14,6 +14,7 @@ blobs and special-channel writes in chunks, each ordered by
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
@@ -97,7 +98,11 @@ def mask_dsn(dsn: str) -> str:
 
     >>> mask_dsn("postgresql://app:s3cret@db:5432/agents?sslmode=require&password=x")
     'postgresql://app:***@db:5432/agents?sslmode=require&password=%2A%2A%2A'
+    >>> mask_dsn("host=db dbname=agents password='a b'")
+    'host=db dbname=agents password=***'
     """
+    if "://" not in dsn:  # keyword/value form, usable with --kind postgres
+        return _KEYWORD_PASSWORD.sub("password=***", dsn)
     try:
         parts = urlsplit(dsn)
     except ValueError:
@@ -115,9 +120,14 @@ def mask_dsn(dsn: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 
+_KEYWORD_PASSWORD = re.compile(r"password\s*=\s*(?:'(?:[^'\\]|\\.)*'|\S+)")
+
+
 def _secrets(dsn: str) -> list[str]:
     """The password of a DSN as written and as decoded (longest first), to scrub from messages."""
     found: list[str] = []
+    if "://" not in dsn:
+        return [m.group(0).split("=", 1)[1].strip().strip("'") for m in _KEYWORD_PASSWORD.finditer(dsn)]
     try:
         parts = urlsplit(dsn)
         userinfo = parts.netloc.rsplit("@", 1)[0] if "@" in parts.netloc else ""

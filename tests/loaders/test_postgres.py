@@ -228,6 +228,7 @@ def test_the_password_never_reaches_the_database(pg, tmp_path):
     assert mask_dsn("postgres://u:p%40ss@h/db?password=x&sslmode=require") == (
         "postgres://u:***@h/db?password=%2A%2A%2A&sslmode=require"
     )
+    assert mask_dsn("host=h dbname=db password='s e c' user=u") == "host=h dbname=db password=*** user=u"
 
 
 def test_incremental_load_reads_new_and_dropped_threads(pg, tmp_path):
