@@ -35,8 +35,8 @@ import difflib
 import importlib.util
 import io
 import json
-import os
 import numbers
+import os
 from collections import defaultdict, deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -52,6 +52,7 @@ from analytics.filters import Filters, as_utc
 from analytics.resume import (
     DEFAULT_CAP,
     DEFAULT_GAP_MINUTES,
+    NO_FILTERS,
     RESUME_SOURCE,
     _fetch,
     _typed,
@@ -353,7 +354,9 @@ class _Resolver:
             # The transcript as it stood at the restart: the last checkpoint of the chain written by then.
             before = [cid for cid, ts in self.chains[thread_id] if ts is not None and ts <= item.resume_at]
             if not before:
-                raise LookupError(f"thread {thread_id!r} has no checkpoint at or before resume_at {item.resume_at.isoformat()}")
+                raise LookupError(
+                    f"thread {thread_id!r} has no checkpoint at or before resume_at {item.resume_at.isoformat()}"
+                )
             return before[-1], "resume_at"
         latest = self.latest[thread_id]
         if latest is None:
@@ -414,7 +417,11 @@ def similar(expected: str, observed: str) -> bool:
     if a.startswith(b) or b.startswith(a):
         return True
     matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
-    return matcher.real_quick_ratio() >= SIMILARITY and matcher.quick_ratio() >= SIMILARITY and matcher.ratio() >= SIMILARITY
+    return (
+        matcher.real_quick_ratio() >= SIMILARITY
+        and matcher.quick_ratio() >= SIMILARITY
+        and matcher.ratio() >= SIMILARITY
+    )
 
 
 def _pair(expected: list[_Exp], observed: list[ObservedEntry]) -> tuple[dict[int, int], set[int]]:
@@ -509,7 +516,12 @@ def _findings_for(
             row("extra", f"observed {o.speaker} entry at position {o.position} is not in the expected window", o=o)
         else:
             if j in reordered:
-                row("reordered", f"expected at position {e.position}, observed at position {o.position}: out of order", e, o)
+                row(
+                    "reordered",
+                    f"expected at position {e.position}, observed at position {o.position}: out of order",
+                    e,
+                    o,
+                )
             if o.content != e.content:
                 row("altered_content", "observed text differs from the transcript", e, o)
             if o.speaker != e.speaker:
@@ -568,7 +580,9 @@ def compare(con_or_path: ConOrPath, observed: Source, cap: int = DEFAULT_CAP) ->
             key = (thread_id, checkpoint_id)
             seen = {e.position: e.line for e in groups[key]}
             if entry.position in seen:
-                err = LineError(entry.line, f"duplicate position {entry.position} (also on line {seen[entry.position]})", "")
+                err = LineError(
+                    entry.line, f"duplicate position {entry.position} (also on line {seen[entry.position]})", ""
+                )
                 errors.append((err, key))
                 continue
             groups[key].append(entry)
@@ -619,7 +633,9 @@ def compare(con_or_path: ConOrPath, observed: Source, cap: int = DEFAULT_CAP) ->
     if len(findings):
         rank = {k: i for i, k in enumerate(FINDING_KINDS)}
         findings = (
-            findings.assign(_k=findings["kind"].map(rank), _p=findings["expected_position"].fillna(findings["observed_position"]))
+            findings.assign(
+                _k=findings["kind"].map(rank), _p=findings["expected_position"].fillna(findings["observed_position"])
+            )
             .sort_values(["thread_id", "checkpoint_id", "_p", "_k", "line"], na_position="last", kind="stable")
             .drop(columns=["_k", "_p"])
             .reset_index(drop=True)
@@ -709,7 +725,7 @@ ORDER BY thread_id, resume_no, position
 
 def _findings_report(con, filters: Filters, gap_minutes: float, cap: int, observed: Source) -> pd.DataFrame:
     findings, summary = compare(con, observed, cap)
-    if filters != Filters():
+    if filters != NO_FILTERS:
         where, params = filters.thread_where("t")
         # `where` is Filters' own SQL with placeholders; values stay bound.
         keep = {r[0] for r in con.sql(f"SELECT t.thread_id FROM threads AS t WHERE {where}", params=params).fetchall()}
@@ -733,20 +749,30 @@ def _findings_report(con, filters: Filters, gap_minutes: float, cap: int, observ
     frame = pd.concat([verdicts.assign(_order=0), rows.assign(_order=1)], ignore_index=True)
     if points is not None and len(points):
         info = points.rename(columns={"before_checkpoint_id": "checkpoint_id"})[
-            ["thread_id", "checkpoint_id", "resume_no", "after_checkpoint_id", "before_ts", "after_ts", "gap_s",
-             "reason", "process_change"]
+            [
+                "thread_id",
+                "checkpoint_id",
+                "resume_no",
+                "after_checkpoint_id",
+                "before_ts",
+                "after_ts",
+                "gap_s",
+                "reason",
+                "process_change",
+            ]
         ]
         frame = frame.merge(info, on=["thread_id", "checkpoint_id"], how="left")
     frame = frame.sort_values(
         ["thread_id", "checkpoint_id", "_order", "position", "observed_position", "line"],
-        na_position="last", kind="stable",
+        na_position="last",
+        kind="stable",
     )
     return _typed(frame.reset_index(drop=True), _REPORT_DTYPES)
 
 
 def resume_report(
     con_or_path: ConOrPath,
-    filters: Filters = Filters(),
+    filters: Filters = NO_FILTERS,
     gap_minutes: float = DEFAULT_GAP_MINUTES,
     cap: int = DEFAULT_CAP,
     observed: Source | None = None,
@@ -782,11 +808,20 @@ def _report_rows(con, filters: Filters, options):
 
 
 def _report_arguments(parser) -> None:
-    parser.add_argument("--observed", metavar="FILE.jsonl",
-                        help="resume: compare these observed windows; the report lists verdicts and findings")
-    parser.add_argument("--gap-minutes", type=float, metavar="MIN",
-                        help="resume: idle gap between checkpoints that counts as a restart (default 30)")
-    parser.add_argument("--cap", type=int, metavar="N", help="resume: window size, user/assistant messages (default 50)")
+    parser.add_argument(
+        "--observed",
+        metavar="FILE.jsonl",
+        help="resume: compare these observed windows; the report lists verdicts and findings",
+    )
+    parser.add_argument(
+        "--gap-minutes",
+        type=float,
+        metavar="MIN",
+        help="resume: idle gap between checkpoints that counts as a restart (default 30)",
+    )
+    parser.add_argument(
+        "--cap", type=int, metavar="N", help="resume: window size, user/assistant messages (default 50)"
+    )
 
 
 def _register_report() -> None:

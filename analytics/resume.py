@@ -110,6 +110,7 @@ RISK_FLAGS: tuple[RiskFlag, ...] = (
     RiskFlag("truncated", 1, "more user/assistant messages than the cap: older turns are not rehydrated"),
 )
 _WEIGHT = {f.name: f.weight for f in RISK_FLAGS}
+NO_FILTERS = Filters()  # frozen, so one shared default is safe
 
 #: Columns of `resume_points()`.
 RESUME_COLUMNS: dict[str, str] = {
@@ -264,7 +265,9 @@ def _typed(frame: pd.DataFrame, dtypes: dict[str, str]) -> pd.DataFrame:
     """`frame` with exactly `dtypes`' columns, in order, with those dtypes (empty frames too)."""
     out = {}
     for name, dtype in dtypes.items():
-        col = frame[name] if name in frame.columns else pd.Series([None] * len(frame), index=frame.index, dtype="object")
+        col = (
+            frame[name] if name in frame.columns else pd.Series([None] * len(frame), index=frame.index, dtype="object")
+        )
         if dtype.startswith("datetime64"):
             # A caller's connection may use another session time zone; answers are UTC.
             col = pd.to_datetime(col, utc=True).dt.as_unit("us")
@@ -389,7 +392,7 @@ numbered AS (
 def _points_sql(filters: Filters, gap_minutes: float, process_keys: Sequence[str]) -> tuple[str, list]:
     """CTEs ending in `numbered` (resume points with `resume_no`) and their parameters."""
     where, params = filters.thread_where("t")
-    gap_us = int(round(check_gap(gap_minutes) * 60e6))
+    gap_us = round(check_gap(gap_minutes) * 60e6)
     keys = list(process_keys)
     paths = _process_paths(keys)
     if not keys:
@@ -401,12 +404,7 @@ def _points_sql(filters: Filters, gap_minutes: float, process_keys: Sequence[str
         for i in range(1, len(keys) + 1)
     )
     # `where` is Filters' own SQL with placeholders; values stay bound.
-    sql = (
-        "WITH RECURSIVE"
-        + _CHAIN_CTES.format(where=where)
-        + ","
-        + _POINTS_CTES.format(carry=carry, changes=changes)
-    )
+    sql = "WITH RECURSIVE" + _CHAIN_CTES.format(where=where) + "," + _POINTS_CTES.format(carry=carry, changes=changes)
     return sql, [*params, paths, keys, gap_us, gap_us, gap_us]
 
 
@@ -423,7 +421,7 @@ def resume_points(
     thread_id: str | None = None,
     gap_minutes: float = DEFAULT_GAP_MINUTES,
     *,
-    filters: Filters = Filters(),
+    filters: Filters = NO_FILTERS,
     process_keys: Sequence[str] = PROCESS_KEYS,
 ) -> pd.DataFrame:
     """Where a thread was resumed after a restart, in chain order. Columns: `RESUME_COLUMNS`.
@@ -446,6 +444,23 @@ def resume_points(
             filters = Filters(thread_ids=(thread_id,))
         sql, params = _points_sql(filters, gap_minutes, process_keys)
         return _fetch(con, sql + _POINTS_SELECT, params, RESUME_COLUMNS)
+
+
+def resume_counts_sql(
+    filters: Filters = NO_FILTERS,
+    gap_minutes: float = DEFAULT_GAP_MINUTES,
+    process_keys: Sequence[str] = PROCESS_KEYS,
+) -> tuple[str, list]:
+    """`(sql, params)` of `thread_id, resume_points` for threads with at least one resume point.
+
+    The same points as `resume_points()`, counted; for a metrics query to join.
+
+    >>> sql, params = resume_counts_sql(Filters(tenants=("acme",)))
+    >>> params[0]
+    ['acme']
+    """
+    sql, params = _points_sql(filters, gap_minutes, process_keys)
+    return sql + "\nSELECT thread_id, count(*) AS resume_points FROM points GROUP BY thread_id", params
 
 
 # ---------------------------------------------------------------------------
@@ -529,11 +544,7 @@ def expected_window(
             [thread_id, checkpoint_id],
         ):
             raise NotFound(f"no root checkpoint {checkpoint_id!r} in thread {thread_id!r}")
-        sql = (
-            "WITH targets AS (SELECT ? AS thread_id, ? AS checkpoint_id),"
-            + _WINDOW_CTES
-            + _WINDOW_SELECT
-        )
+        sql = "WITH targets AS (SELECT ? AS thread_id, ? AS checkpoint_id)," + _WINDOW_CTES + _WINDOW_SELECT
         return _fetch(con, sql, [thread_id, checkpoint_id, cap, RESUME_SOURCE], WINDOW_COLUMNS)
 
 
@@ -547,7 +558,11 @@ def windows_at(con_or_path: ConOrPath, targets: Sequence[tuple[str, str]], cap: 
     cap = check_cap(cap)
     threads = [str(t) for t, _ in targets]
     checkpoints = [str(c) for _, c in targets]
-    sql = "WITH targets AS (SELECT DISTINCT unnest(?) AS thread_id, unnest(?) AS checkpoint_id)," + _WINDOW_CTES + _WINDOW_SELECT
+    sql = (
+        "WITH targets AS (SELECT DISTINCT unnest(?) AS thread_id, unnest(?) AS checkpoint_id),"
+        + _WINDOW_CTES
+        + _WINDOW_SELECT
+    )
     with connection(con_or_path) as con:
         return _fetch(con, sql, [threads, checkpoints, cap, RESUME_SOURCE], WINDOW_COLUMNS)
 
@@ -563,7 +578,7 @@ ORDER BY n.thread_id, n.resume_no, w.position
 
 
 def resume_windows_sql(
-    filters: Filters = Filters(),
+    filters: Filters = NO_FILTERS,
     gap_minutes: float = DEFAULT_GAP_MINUTES,
     cap: int = DEFAULT_CAP,
     process_keys: Sequence[str] = PROCESS_KEYS,
@@ -587,7 +602,7 @@ def resume_windows_sql(
 
 def resume_windows(
     con_or_path: ConOrPath,
-    filters: Filters = Filters(),
+    filters: Filters = NO_FILTERS,
     gap_minutes: float = DEFAULT_GAP_MINUTES,
     cap: int = DEFAULT_CAP,
     *,
@@ -676,7 +691,8 @@ def timeline(
     position = {cid: i + 1 for i, (cid, _) in enumerate(chain)}
     frame["chain_position"] = frame["checkpoint_id"].map(position).astype("Int64")
     frame["process"] = [
-        None if vals is None or isinstance(vals, str) or all(v is None for v in vals)
+        None
+        if vals is None or isinstance(vals, str) or all(v is None for v in vals)
         else ", ".join(f"{k}={v}" for k, v in zip(keys, vals) if v is not None)
         for vals in frame["process_values"]
     ]
@@ -688,11 +704,11 @@ def timeline(
         roles[p.before_checkpoint_id].append(f"before #{p.resume_no}")
         number[p.before_checkpoint_id] = p.resume_no
         number.setdefault(p.after_checkpoint_id, p.resume_no)
-    frame["resume"] = frame["checkpoint_id"].map(lambda c: ", ".join(sorted(roles[c], key=lambda r: r.split("#")[1])) if c in roles else None)
-    frame["resume_no"] = frame["checkpoint_id"].map(number).astype("Int64")
-    frame = frame.sort_values(
-        ["chain_position", "ts", "checkpoint_id"], na_position="last", kind="stable"
+    frame["resume"] = frame["checkpoint_id"].map(
+        lambda c: ", ".join(sorted(roles[c], key=lambda r: r.split("#")[1])) if c in roles else None
     )
+    frame["resume_no"] = frame["checkpoint_id"].map(number).astype("Int64")
+    frame = frame.sort_values(["chain_position", "ts", "checkpoint_id"], na_position="last", kind="stable")
     return _typed(frame, TIMELINE_COLUMNS)
 
 
@@ -796,7 +812,7 @@ def _flag_sql() -> tuple[str, str, list, list]:
     return cases, score, [f.name for f in RISK_FLAGS], [f.weight for f in RISK_FLAGS]
 
 
-def risks(con_or_path: ConOrPath, filters: Filters = Filters(), cap: int = DEFAULT_CAP) -> pd.DataFrame:
+def risks(con_or_path: ConOrPath, filters: Filters = NO_FILTERS, cap: int = DEFAULT_CAP) -> pd.DataFrame:
     """One row per thread passing `filters`, riskiest first. Columns: `RISK_COLUMNS`.
 
     Risks are judged on what a restart *now* would rehydrate: the window of the
@@ -917,19 +933,32 @@ def thread_risks(con_or_path: ConOrPath, thread_id: str, cap: int = DEFAULT_CAP)
             checkpoint_id=latest_id,
         )
     for ordinal in gaps:
-        add("undecodable", "the loader could not decode this transcript entry (see load_errors)",
-            checkpoint_id=latest_id, ordinal=ordinal)
+        add(
+            "undecodable",
+            "the loader could not decode this transcript entry (see load_errors)",
+            checkpoint_id=latest_id,
+            ordinal=ordinal,
+        )
     for w in window.itertuples():
         if w.message_id is None or pd.isna(w.message_id):
             add("no_id_in_window", f"{w.speaker}: {_snippet(w.content)}", ordinal=w.ordinal, position=w.position)
     for e in events.itertuples():
         if e.event == "edited" and e.message_id in in_window:
-            add("edited_in_window", _change(e.previous_content, e.content),
-                checkpoint_id=e.checkpoint_id, message_id=e.message_id, ordinal=e.position)
+            add(
+                "edited_in_window",
+                _change(e.previous_content, e.content),
+                checkpoint_id=e.checkpoint_id,
+                message_id=e.message_id,
+                ordinal=e.position,
+            )
     for e in events.itertuples():
         if e.event == "removed":
-            add("removed", f"removed: {_snippet(e.previous_content)!r}",
-                checkpoint_id=e.checkpoint_id, message_id=e.message_id)
+            add(
+                "removed",
+                f"removed: {_snippet(e.previous_content)!r}",
+                checkpoint_id=e.checkpoint_id,
+                message_id=e.message_id,
+            )
     for f in forks.itertuples():
         add("forked", f"{f.children} child checkpoints: {f.child_ids}", checkpoint_id=f.checkpoint_id)
     if summary["interrupt_pending"]:
@@ -938,8 +967,13 @@ def thread_risks(con_or_path: ConOrPath, thread_id: str, cap: int = DEFAULT_CAP)
         add("load_errors", f"{stage}: {reason}" + (f" (namespace {ns})" if ns else ""), checkpoint_id=cid)
     for e in events.itertuples():
         if e.event == "edited":
-            add("edited", _change(e.previous_content, e.content),
-                checkpoint_id=e.checkpoint_id, message_id=e.message_id, ordinal=e.position)
+            add(
+                "edited",
+                _change(e.previous_content, e.content),
+                checkpoint_id=e.checkpoint_id,
+                message_id=e.message_id,
+                ordinal=e.position,
+            )
     for w in window.itertuples():
         if pd.isna(w.ts):
             add("no_ts_in_window", f"{w.speaker}: {_snippet(w.content)}", ordinal=w.ordinal, position=w.position)
@@ -992,7 +1026,7 @@ class RiskOverview:
     labels: dict[str, str]
 
 
-def risk_overview(con_or_path: ConOrPath, filters: Filters = Filters(), cap: int = DEFAULT_CAP) -> RiskOverview:
+def risk_overview(con_or_path: ConOrPath, filters: Filters = NO_FILTERS, cap: int = DEFAULT_CAP) -> RiskOverview:
     """`risks()` ranked, in the page's columns, with `thread · score N · flags` labels.
 
     >>> risk_overview("lens.duckdb", cap=50).table.head(3)  # doctest: +SKIP
@@ -1000,7 +1034,9 @@ def risk_overview(con_or_path: ConOrPath, filters: Filters = Filters(), cap: int
     frame = risks(con_or_path, filters, cap)
     table = frame[list(RISK_TABLE_COLUMNS)]
     flags = table["flags"].fillna("").str.replace(",", ", ")
-    label = table["thread_id"] + " · score " + table["risk_score"].astype(str) + flags.map(lambda f: f" · {f}" if f else "")
+    label = (
+        table["thread_id"] + " · score " + table["risk_score"].astype(str) + flags.map(lambda f: f" · {f}" if f else "")
+    )
     return RiskOverview(table, dict(zip(table["thread_id"], label)))
 
 
@@ -1059,8 +1095,12 @@ def thread_qa(
         return ThreadQA(thread_id, problem=str(exc))
     line = line.assign(
         branch=line["on_current_branch"].map({True: "current branch", False: "other branch"}),
-        label=line["source"].fillna("?") + " · step " + line["step"].astype("string").fillna("?")
-        + " · " + line["message_count"].astype("string").fillna("0") + " messages"
+        label=line["source"].fillna("?")
+        + " · step "
+        + line["step"].astype("string").fillna("?")
+        + " · "
+        + line["message_count"].astype("string").fillna("0")
+        + " messages"
         + line["process"].map(lambda p: f" · {p}" if isinstance(p, str) else "")
         + line["resume"].map(lambda r: f" · {r}" if isinstance(r, str) else ""),
     )
@@ -1077,5 +1117,3 @@ def thread_qa(
         }
     )
     return ThreadQA(thread_id, chosen, options, points, line, details, checkpoint_id, shown, markers)
-
-

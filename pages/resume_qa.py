@@ -25,11 +25,17 @@ st.caption(
 filters = filter_bar(url, cache.facets(db), text=False)
 c_gap, c_cap, _ = st.columns([2, 2, 8])
 gap = c_gap.number_input(
-    "Idle gap (minutes)", min_value=1, step=5, key=url.bind("gap", int(resume.DEFAULT_GAP_MINUTES), state.INT),
+    "Idle gap (minutes)",
+    min_value=1,
+    step=5,
+    key=url.bind("gap", int(resume.DEFAULT_GAP_MINUTES), state.INT),
     help="A pause between two consecutive checkpoints longer than this counts as a restart.",
 )
 cap = c_cap.number_input(
-    "Window cap", min_value=1, step=1, key=url.bind("cap", resume.DEFAULT_CAP, state.INT),
+    "Window cap",
+    min_value=1,
+    step=1,
+    key=url.bind("cap", resume.DEFAULT_CAP, state.INT),
     help="The runtime's recency-window size (max_entries): how many user/assistant messages are rehydrated.",
 )
 
@@ -88,18 +94,27 @@ st.caption(
     f"{len(qa.timeline):,} root checkpoints · {n} resume point{'s' if n != 1 else ''} "
     f"(idle gap > {int(gap)} min or a new run / process id)"
 )
-by_step = st.toggle("Checkpoint order (steps) instead of time", key=url.bind("steps", False, state.BOOL),
-                    help="Time shows the idle gaps; steps show the order and the branches (ts can tie or go backwards).")
+by_step = st.toggle(
+    "Checkpoint order (steps) instead of time",
+    key=url.bind("steps", False, state.BOOL),
+    help="Time shows the idle gaps; steps show the order and the branches (ts can tie or go backwards).",
+)
 x, x0, x1 = ("step", "before_step", "after_step") if by_step else ("ts", "before_ts", "after_ts")
 fig = px.scatter(
-    qa.timeline, x=x, y="message_count", color="branch", symbol="source",
-    hover_name="checkpoint_id", hover_data={"label": True, "chain_position": True, "ts": True, "step": True},
+    qa.timeline,
+    x=x,
+    y="message_count",
+    color="branch",
+    symbol="source",
+    hover_name="checkpoint_id",
+    hover_data={"label": True, "chain_position": True, "ts": True, "step": True},
     labels={"ts": "checkpoint ts (UTC, writer's clock)", "step": "metadata.step", "message_count": "messages in state"},
 )
 for m in qa.markers.itertuples():
     fig.add_vrect(x0=getattr(m, x0), x1=getattr(m, x1), fillcolor="orange", opacity=0.25, line_width=0)
-    fig.add_vline(x=getattr(m, x1), line_dash="dash", line_color="orange",
-                  annotation_text=m.label, annotation_position="top left")
+    fig.add_vline(
+        x=getattr(m, x1), line_dash="dash", line_color="orange", annotation_text=m.label, annotation_position="top left"
+    )
 render.chart(fig, key="resume_qa.timeline")
 
 if n:
@@ -128,8 +143,12 @@ st.caption(
 if qa.window.empty:
     st.info("Nothing to rehydrate: no user or assistant message at that checkpoint.")
 else:
-    st.dataframe(qa.window, key="resume_qa.window", hide_index=True,
-                 column_config={"ts": st.column_config.DatetimeColumn("ts", format="YYYY-MM-DD HH:mm:ss")})
+    st.dataframe(
+        qa.window,
+        key="resume_qa.window",
+        hide_index=True,
+        column_config={"ts": st.column_config.DatetimeColumn("ts", format="YYYY-MM-DD HH:mm:ss")},
+    )
     render.download(qa.window, f"expected_window-{thread.replace(':', '_')}-{qa.at}.csv", key="resume_qa.window_csv")
 
 # --- observed windows ---------------------------------------------------------------------------
@@ -143,13 +162,19 @@ if upload is not None:
     findings, summary = cache.call(observed.compare, db, upload.getvalue(), int(cap))
     passed = int(summary["passed"].sum())
     uncompared = int(findings["kind"].isin(["malformed", "unresolved"]).sum())
-    render.headline([
-        ("Resumes checked", render.number(len(summary)), "Distinct (thread, checkpoint) windows in the file"),
-        ("Passed", render.number(passed), "No finding at all for that resume"),
-        ("Failed", render.number(len(summary) - passed), None),
-        ("Findings", render.number(len(findings)), "One row per divergence, bad lines included"),
-        ("Lines not compared", render.number(uncompared), "Malformed lines, or lines naming an unknown thread / checkpoint"),
-    ])
+    render.headline(
+        [
+            ("Resumes checked", render.number(len(summary)), "Distinct (thread, checkpoint) windows in the file"),
+            ("Passed", render.number(passed), "No finding at all for that resume"),
+            ("Failed", render.number(len(summary) - passed), None),
+            ("Findings", render.number(len(findings)), "One row per divergence, bad lines included"),
+            (
+                "Lines not compared",
+                render.number(uncompared),
+                "Malformed lines, or lines naming an unknown thread / checkpoint",
+            ),
+        ]
+    )
     if len(summary):
         st.dataframe(summary, key="resume_qa.summary", hide_index=True)
         render.download(summary, "resume_summary.csv", key="resume_qa.summary_csv", label="Download summary CSV")

@@ -42,7 +42,7 @@ from storegen.scenarios import scenario_second_process, scenario_simple_chat, th
 from tests import oracle
 from tests.conftest import ROOT, copy_store_files
 
-UTC = dt.timezone.utc
+UTC = dt.UTC
 QA_START = dt.datetime(2025, 4, 1, 9, 0, tzinfo=UTC)
 LONG = "qa:long:s1"
 HANDOVER = "qa:handover:s1"
@@ -55,7 +55,9 @@ LONG_PAUSE_BEFORE_TURN = 26  # 0-based: turns 0..25 before the pause = 52 user/a
 
 
 def _long_thread(saver, thread_id: str, clock: Clock) -> None:
-    model = ScriptedChatModel(replies=[Reply(f"Answer {i}: step {i} of the migration plan.") for i in range(LONG_TURNS)])
+    model = ScriptedChatModel(
+        replies=[Reply(f"Answer {i}: step {i} of the migration plan.") for i in range(LONG_TURNS)]
+    )
     graph = build_chat_graph(model, saver)
     cfg = thread_config(thread_id)
     for i in range(LONG_TURNS):
@@ -206,7 +208,9 @@ def test_timeline_marks_resume_points_on_the_chain(con, sqlite_store):
     assert line["chain_position"].tolist() == list(range(1, len(line) + 1))  # linear thread: all on the chain
     marked = line.dropna(subset=["resume"]).set_index("checkpoint_id")["resume"].to_dict()
     assert marked == {points.before_checkpoint_id.item(): "before #1", points.after_checkpoint_id.item(): "after #1"}
-    assert line["process"].iloc[0].startswith("writer=worker-1") and line["process"].iloc[-1].startswith("writer=worker-2")
+    assert line["process"].iloc[0].startswith("writer=worker-1") and line["process"].iloc[-1].startswith(
+        "writer=worker-2"
+    )
 
 
 def test_timeline_of_a_forked_thread_lists_other_branches_last(con, sqlite_store):
@@ -227,7 +231,10 @@ def test_window_at_every_root_checkpoint_matches_the_oracle(con, oracle_saver, c
     grouped = {k: g for k, g in windows.groupby(["thread_id", "checkpoint_id"])}
     for thread, checkpoint in targets:
         mine = grouped.get((thread, checkpoint), windows.iloc[:0])
-        assert _window_tuples(mine) == oracle.expected_window(oracle_saver, thread, checkpoint, cap), (thread, checkpoint)
+        assert _window_tuples(mine) == oracle.expected_window(oracle_saver, thread, checkpoint, cap), (
+            thread,
+            checkpoint,
+        )
         assert mine["position"].tolist() == list(range(len(mine)))
 
 
@@ -327,7 +334,10 @@ def test_risk_flags_of_the_real_scenarios(con, sqlite_store):
     ranked = resume.risks(con)
     assert ranked["risk_score"].is_monotonic_decreasing
     # The edited message sits at ordinal 1 of 6: a window of 3 no longer holds it.
-    assert resume.risks(con, Filters(thread_ids=(sqlite_store.thread("edit"),)), cap=3)["flags"].item() == "edited,truncated"
+    assert (
+        resume.risks(con, Filters(thread_ids=(sqlite_store.thread("edit"),)), cap=3)["flags"].item()
+        == "edited,truncated"
+    )
     counts = table.loc[sqlite_store.thread("remove_message")]
     assert counts.removed_messages == 4 and counts.window_size == counts.conversational_messages == 4
 
@@ -451,7 +461,7 @@ def test_a_missing_metadata_source_is_not_a_finding(con, restart):
 
 
 def test_malformed_lines_are_reported_and_the_rest_compared(con, restart):
-    thread, point, lines = restart
+    _, _, lines = restart
     bad = [
         "{not json",
         json.dumps([1, 2]),
@@ -501,7 +511,7 @@ def test_lines_name_threads_and_resumes_in_every_documented_way(con, restart, sq
 
 
 def test_unresolvable_and_duplicate_lines(con, restart):
-    thread, point, lines = restart
+    _, _, lines = restart
     extra = [
         {**lines[0], "thread_id": "no:such:thread"},
         {**lines[0], "checkpoint_id": "1eff0000-0000-6000-8000-000000000000"},
@@ -559,7 +569,9 @@ def test_parse_observed_reads_paths_bytes_and_file_objects(tmp_path, restart):
     data = _jsonl(lines)
     path = tmp_path / "obs.jsonl"
     path.write_bytes(data)
-    parsed = [observed.parse_observed(src) for src in (path, str(path), data, io.BytesIO(data), io.StringIO(data.decode()))]
+    parsed = [
+        observed.parse_observed(src) for src in (path, str(path), data, io.BytesIO(data), io.StringIO(data.decode()))
+    ]
     assert all(p == parsed[0] for p in parsed) and len(parsed[0].entries) == 4 and not parsed[0].errors
     assert parsed[0].entries[0].source == "resume_rehydrate" and parsed[0].entries[3].position == 3
     with pytest.raises(FileNotFoundError):
@@ -584,7 +596,7 @@ def test_report_resume_writes_the_expected_windows(lens, tmp_path):
 
 
 def test_report_resume_with_observed_lists_verdicts_and_findings(lens, restart, tmp_path):
-    thread, point, lines = restart
+    _, _, lines = restart
     obs = tmp_path / "obs.jsonl"
     obs.write_bytes(_jsonl(_mutate("altered_content", lines)) + b"{oops\n")
     out = tmp_path / "findings.csv"
@@ -613,7 +625,7 @@ def test_python_m_analytics_report_resume_runs(lens, tmp_path):
     out = tmp_path / "r.csv"
     done = subprocess.run(
         [sys.executable, "-m", "analytics", "report", "resume", "--db", str(lens), "--out", str(out)],
-        cwd=ROOT, capture_output=True, text=True, env=_second_process_env(),
+        cwd=ROOT, capture_output=True, text=True, env=_second_process_env(), check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     csv = pd.read_csv(out)

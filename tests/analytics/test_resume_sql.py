@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import duckdb
@@ -25,7 +25,7 @@ from analytics import observed, resume
 from analytics.filters import Filters
 
 SCHEMA = Path(__file__).resolve().parents[2] / "loaders" / "schema.sql"
-T0 = datetime(2025, 5, 1, 10, 0, tzinfo=timezone.utc)
+T0 = datetime(2025, 5, 1, 10, 0, tzinfo=UTC)
 
 
 def _db(path: Path) -> duckdb.DuckDBPyConnection:
@@ -86,7 +86,14 @@ def test_chain_order_without_steps_and_with_ts_going_backwards(skewed):
     # The page's chain (a Python walk of the parent links) agrees.
     line = resume.timeline(skewed, "t")
     assert line["checkpoint_id"].tolist() == ["cp1", "cp2", "cp3", "cp4", "cp5", "cp6"]
-    assert line["resume"].fillna("").tolist() == ["", "before #1", "after #1, before #2", "after #2", "before #3", "after #3"]
+    assert line["resume"].fillna("").tolist() == [
+        "",
+        "before #1",
+        "after #1, before #2",
+        "after #2",
+        "before #3",
+        "after #3",
+    ]
     assert line["resume_no"].fillna(0).tolist() == [0, 1, 2, 2, 3, 3]
 
 
@@ -273,10 +280,21 @@ def main(argv: list[str] | None = None) -> int:
         ("thread_qa (one thread)", lambda: resume.thread_qa(con, "ten0:web:s0")),
     ]:
         started = time.perf_counter()
-        rows = call()
+        call()
         print(f"{name}: {time.perf_counter() - started:.2f} s on {messages:,} messages")
     return 0
 
 
 if __name__ == "__main__":
     raise SystemExit(main())
+
+
+def test_resume_counts_sql_counts_the_same_points(corpus):
+    sql, params = resume.resume_counts_sql(Filters(tenants=("ten0", "ten7")))
+    con = analytics.connect(corpus)
+    try:
+        counts = dict(con.sql(sql, params=params).fetchall())
+    finally:
+        con.close()
+    points = resume.resume_points(corpus, filters=Filters(tenants=("ten0", "ten7")))
+    assert counts == points.groupby("thread_id").size().to_dict() and len(counts) > 0
