@@ -142,14 +142,17 @@ def transform_thread(bundle: ThreadBundle, key_regex: re.Pattern[str]) -> Thread
                 common += 1
         versions = prev_versions[:common]
         for payload in payloads[common:]:
+            key = payload
             try:
-                v = version_of.get(payload)
-            except TypeError:  # an unhashable element is not a message payload
-                v = None
-                payload = repr(payload)
+                v = version_of.get(key)
+            except TypeError:
+                # A plain dict (e.g. an `operator.add` list of API-style messages):
+                # keyed by its text form, decoded as the dict itself.
+                key = ("unhashable", repr(payload))
+                v = version_of.get(key)
             if v is None:
                 v = len(decoded)
-                version_of[payload] = v
+                version_of[key] = v
                 first_cp.append(cp)
                 try:
                     msg = decode_message(payload)
