@@ -10,6 +10,11 @@ connection keeps the database loaded): median of --runs runs.
     .venv/bin/python bench/bench_pages.py                      # builds .cache/bench-1m.duckdb once
     .venv/bin/python bench/bench_pages.py --messages 200000 --runs 3
     .venv/bin/python bench/bench_pages.py --db some.duckdb
+    .venv/bin/python bench/bench_pages.py --render      # also each page's whole script run (AppTest)
+
+With --render, each page is also run through Streamlit's AppTest on that
+database: "first" is a new session's first render (cache empty: data calls
+included), "rerun" the next rerun (answers cached: widgets, tables and charts only).
 """
 
 from __future__ import annotations
@@ -119,6 +124,44 @@ def cases(db: str) -> list[tuple[str, str, Callable[[], object]]]:
     return out
 
 
+def render_times(db: Path, runs: int) -> list[tuple[str, float, float]]:
+    """(page, first render, cached rerun) seconds, median of `runs`, through AppTest."""
+    import os
+
+    import streamlit as st
+    from streamlit.runtime import pages_manager
+    from streamlit.testing.v1 import AppTest
+
+    original = pages_manager.PagesManager.__init__
+
+    def v2(self, *args, **kwargs):  # see tests/pages/conftest.py: AppTest restarts in v1 mode every run
+        original(self, *args, **kwargs)
+        pages_manager.PagesManager.uses_pages_directory = False
+
+    pages_manager.PagesManager.__init__ = v2
+    os.environ["TRANSCRIPT_LENS_DB"] = str(db)
+    con = duckdb.connect(str(db), read_only=True)
+    thread = con.execute("SELECT thread_id FROM threads ORDER BY last_ts DESC LIMIT 1").fetchone()[0]
+    con.close()
+    out = []
+    for page, params in (("overview", {}), ("conversations", {}), ("transcript", {"thread": thread})):
+        first, rerun = [], []
+        for _ in range(runs):
+            at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=600)
+            at.query_params.update(params)
+            at.switch_page(f"pages/{page}.py")
+            st.cache_data.clear()  # a first visitor: nothing cached
+            t0 = time.perf_counter()
+            at.run()
+            first.append(time.perf_counter() - t0)
+            assert not at.exception, at.exception
+            t0 = time.perf_counter()
+            at.run()
+            rerun.append(time.perf_counter() - t0)
+        out.append((page, statistics.median(first), statistics.median(rerun)))
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--db", type=Path, help="time this database instead of building one")
@@ -126,6 +169,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=None, help="where to build (default .cache/bench-<n>.duckdb)")
     ap.add_argument("--rebuild", action="store_true", help="build even if the file exists")
     ap.add_argument("--runs", type=int, default=5, help="timed runs per call (median reported)")
+    ap.add_argument("--render", action="store_true", help="also time each page's whole script run through AppTest")
     args = ap.parse_args(argv)
 
     if args.db:
@@ -160,6 +204,10 @@ def main(argv: list[str] | None = None) -> int:
         total = worst + extra
         print(f"{page:<14} slowest view {total * 1000:>7.0f}ms  {'ok' if total < TARGET_S else 'OVER the 1 s target'}")
     held.close()
+    if args.render:
+        print(f"\n{'page':<14} {'first render':>13} {'cached rerun':>13}   (AppTest, median of {min(args.runs, 3)})")
+        for page, first, rerun in render_times(db, min(args.runs, 3)):
+            print(f"{page:<14} {first * 1000:>11.0f}ms {rerun * 1000:>11.0f}ms")
     return 0
 
 

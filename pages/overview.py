@@ -16,7 +16,10 @@ view = cache.overview(db, filters)
 h = view.headline
 
 first, last = h["first_ts"], h["last_ts"]
-span = f"{first:%Y-%m-%d} → {last:%Y-%m-%d}" if first is not None and last is not None else "—"
+span_help = (
+    f"First and last message checkpoint time: {render.ts_text(first)} → {render.ts_text(last)}"
+    if first is not None and last is not None else "No message has a checkpoint time"
+)
 render.headline([
     ("Threads", render.number(h["threads"]), "Conversations (threads) that pass the filters"),
     ("Messages", render.number(h["messages"]), "Transcript messages, every role"),
@@ -26,7 +29,7 @@ render.headline([
      f"input {render.number(h['input_tokens'])} · output {render.number(h['output_tokens'])} (usage_metadata)"),
 ])
 render.headline([
-    ("Date range", span, "First and last message checkpoint time (UTC)"),
+    ("Date range", render.date_span(first, last), span_help),
     ("Assistant messages", render.number(h["assistant_messages"]), None),
     ("Tool calls", render.number(h["tool_calls"]), None),
     ("Models", render.number(h["models"]), None),

@@ -76,6 +76,7 @@ def version_path(db: DbRef) -> Path:
         link.unlink()
     except FileNotFoundError:
         pass
+    _sweep(link.parent)
     try:
         link.parent.mkdir(parents=True, exist_ok=True)
         tmp = link.with_name(f"{link.name}.{os.getpid()}")
@@ -87,6 +88,20 @@ def version_path(db: DbRef) -> Path:
         return link
     except OSError:
         return Path(db.path)
+
+
+def _sweep(folder: Path) -> None:
+    """Remove links whose file was replaced or deleted everywhere else (only the link holds the inode)."""
+    try:
+        links = list(folder.glob("*.duckdb"))
+    except OSError:
+        return
+    for link in links:
+        try:
+            if link.stat().st_nlink == 1:
+                link.unlink()
+        except OSError:
+            pass
 
 
 def drop_version_path(db: DbRef) -> None:

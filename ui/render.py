@@ -73,6 +73,19 @@ def headline(items: list[tuple[str, Any, str | None]], widths: list[int] | None 
         col.metric(label, value, help=help_text, border=True)
 
 
+def date_span(first: Any, last: Any) -> str:
+    """A short day range for a metric tile ("Mar 03 → Mar 15"; years shown when they differ).
+
+    >>> date_span(datetime(2025, 3, 3), datetime(2025, 3, 15))
+    'Mar 03 → Mar 15'
+    """
+    if is_missing(first) or is_missing(last):
+        return "—"
+    if first.year != last.year:
+        return f"{first:%b %Y} → {last:%b %Y}"
+    return f"{first:%b %d} → {last:%b %d}"
+
+
 def number(value: Any) -> str:
     return _number(value)
 

@@ -46,7 +46,7 @@ def _database_panel() -> None:
     if db is None:
         st.error(state.db_problem() or "No database is open.")
         return
-    problem = state.db_problem()
+    problem = state.take_db_problem()
     if problem:
         st.warning(problem)
     info = cache.database_info(db)

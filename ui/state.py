@@ -195,6 +195,11 @@ def db_problem() -> str | None:
     return st.session_state.get(_PROBLEM)
 
 
+def take_db_problem() -> str | None:
+    """The problem to show once (e.g. a link naming a database that is not here)."""
+    return st.session_state.pop(_PROBLEM, None)
+
+
 def router_guard() -> None:
     """Make sure a page runs inside app.py's router (sidebar and navigation included).
 

@@ -166,3 +166,39 @@ def test_router_guard_deep_link(demo_db, monkeypatch):
     assert "(bundled demo)" in sidebar_text(at)  # the router's sidebar was drawn
     assert at.selectbox(key="transcript.thread").value == "acme:web:sess-1001"
 
+
+
+def test_an_uploaded_store_is_saved_and_loaded(app, tmp_cache):
+    at = app.run()
+    at.sidebar.get("file_uploader")[0].upload("mystore.sqlite", database.DEMO_SOURCE.read_bytes(), "application/octet-stream")
+    at.run()
+    at.sidebar.button(key="load.go").click().run()
+    assert not at.exception, at.exception
+    saved = list((tmp_cache / "uploads").glob("*-mystore.sqlite"))
+    assert len(saved) == 1 and saved[0].read_bytes() == database.DEMO_SOURCE.read_bytes()
+    assert not at.sidebar.error, [e.value for e in at.sidebar.error]
+    name = at.query_params.get("db")
+    assert name and "mystore.sqlite-" in name and f"**{name}**" in sidebar_text(at)
+
+
+def test_a_replaced_database_is_read_fresh_even_while_the_old_one_is_open(tmp_cache, demo_db):
+    """DuckDB hands a re-opened path the instance still open for it; ui.cache must not answer from it."""
+    import duckdb
+
+    from ui import cache
+
+    path = tmp_cache / "loads" / "replaced.duckdb"
+    path.parent.mkdir()
+    shutil.copyfile(demo_db, path)
+    before = cache.database_info(database.ref(path))
+    in_flight = analytics.connect(path)  # another session still reading the old version
+    staged = path.with_name("staged.duckdb")
+    shutil.copyfile(demo_db, staged)
+    with duckdb.connect(str(staged)) as con:
+        con.execute("DELETE FROM threads WHERE tenant_id = 'acme'")
+    staged.replace(path)  # what the loader's atomic swap does
+    after = cache.database_info(database.ref(path))
+    expected = before["threads"] - in_flight.execute("select count(*) from threads where tenant_id = 'acme'").fetchone()[0]
+    assert after["threads"] == expected < before["threads"]
+    assert in_flight.execute("select count(*) from threads").fetchone()[0] == before["threads"]
+    in_flight.close()
