@@ -142,17 +142,17 @@ def transform_thread(bundle: ThreadBundle, key_regex: re.Pattern[str]) -> Thread
                 common += 1
         versions = prev_versions[:common]
         for payload in payloads[common:]:
-            key = payload
+            vkey = payload  # (not `key`: that is the thread's ThreadKey, used below)
             try:
-                v = version_of.get(key)
+                v = version_of.get(vkey)
             except TypeError:
                 # A plain dict (e.g. an `operator.add` list of API-style messages):
                 # keyed by its text form, decoded as the dict itself.
-                key = ("unhashable", repr(payload))
-                v = version_of.get(key)
+                vkey = ("unhashable", repr(payload))
+                v = version_of.get(vkey)
             if v is None:
                 v = len(decoded)
-                version_of[key] = v
+                version_of[vkey] = v
                 first_cp.append(cp)
                 try:
                     msg = decode_message(payload)
