@@ -198,6 +198,8 @@ def plain(value: Any, _depth: int = 0) -> Any:
     if isinstance(value, bytes):
         try:
             return plain(_ext_to_plain(EXT_PYDANTIC_V2, _unpack(value)), _depth + 1)
+        except DecodeError:
+            raise  # nested too deeply: the value is reported, not silently dropped
         except Exception:  # noqa: BLE001
             return None
     if isinstance(value, JsonPayload):
@@ -411,6 +413,8 @@ def _message_from_fields(fields: dict, cls_name: str | None) -> Message:
         for key in ("input_tokens", "output_tokens", "total_tokens"):
             if usage.get(key) is not None and _int_or_none(usage[key]) is None:
                 raise DecodeError(f"message usage_metadata.{key} is a {type(usage[key]).__name__}, not an integer")
+            if usage.get(key) is not None and not -(2**63) <= usage[key] < 2**63:  # a BIGINT column
+                raise DecodeError(f"message usage_metadata.{key} is out of the 64-bit range")
     response_metadata = fields.get("response_metadata")
     response_metadata = response_metadata if isinstance(response_metadata, dict) else None
     model = None

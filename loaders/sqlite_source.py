@@ -9,10 +9,13 @@ depends on its WAL state, so that the file and its folder stay byte-identical:
 - a `-wal` with data (recent rows not yet checkpointed, maybe a live writer):
   the file, then its `-wal`, are copied to a private temporary folder and the
   copy is read. Opening in place would write the `-shm` (even read-only
-  connections take read marks there) or create it. The main file is copied
-  until its size and mtime did not change during the copy; the `-wal` copied
-  after it may end in a half-written frame of a live writer, which SQLite's
-  checksums discard, so the copy is one committed state of the store.
+  connections take read marks there) or create it. The copy is one committed
+  state of the store when the `-wal` did not restart (its header's checkpoint
+  sequence and salts unchanged) between the start of the main file's copy and
+  the copy of the `-wal`: every page a concurrent checkpoint wrote into the
+  main file meanwhile is then also in the copied `-wal`, which overrides it,
+  and a half-written last frame of a live writer fails SQLite's checksums. A
+  restarted `-wal` holds only newer frames, so the copy is taken again.
 """
 
 from __future__ import annotations
@@ -44,22 +47,35 @@ _WRITES_SQL = (
 )
 
 
-def _snapshot(path: Path, wal: Path, folder: Path, attempts: int = 20) -> Path:
+def _wal_id(wal: Path) -> bytes | None:
+    """Checkpoint sequence and salts from a `-wal` header: they change whenever the WAL restarts."""
+    try:
+        with wal.open("rb") as fh:
+            head = fh.read(32)
+    except FileNotFoundError:
+        return None
+    return head[12:24] if len(head) == 32 else None
+
+
+def _snapshot(path: Path, wal: Path, folder: Path, attempts: int = 50) -> Path:
     """Copy a WAL-mode store (main file, then `-wal`) into `folder`; see the module docstring."""
     copy = folder / path.name
+    copy_wal = copy.with_name(copy.name + "-wal")
     for _ in range(attempts):
+        wal_id = _wal_id(wal)
         before = path.stat()
         shutil.copyfile(path, copy)
         after = path.stat()
-        if (before.st_size, before.st_mtime_ns) == (after.st_size, after.st_mtime_ns):
-            break
-    else:
-        raise SourceError(f"{path}: the file kept changing while it was copied (a writer is checkpointing); try again")
-    try:
-        shutil.copyfile(wal, copy.with_name(copy.name + "-wal"))
-    except FileNotFoundError:
-        pass  # checkpointed and removed meanwhile: the main file alone is a committed state
-    return copy
+        try:
+            shutil.copyfile(wal, copy_wal)
+        except FileNotFoundError:
+            copy_wal.unlink(missing_ok=True)
+        copied_id = _wal_id(copy_wal)
+        if wal_id is not None and copied_id == wal_id:
+            return copy
+        if wal_id is None and copied_id is None and (before.st_size, before.st_mtime_ns) == (after.st_size, after.st_mtime_ns):
+            return copy  # checkpointed and removed: the main file, which held still, is a committed state
+    raise SourceError(f"{path}: its -wal kept restarting while it was copied (a busy writer); try again")
 
 
 class _BadText(str):

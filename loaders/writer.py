@@ -8,6 +8,7 @@ database exactly as it was.
 
 from __future__ import annotations
 
+import glob
 import itertools
 import os
 import shutil
@@ -68,6 +69,28 @@ def arrow_schema(con: duckdb.DuckDBPyConnection, table: str) -> pa.Schema:
     return pa.schema([(name, _ARROW_TYPES[dtype]) for name, dtype in cols])
 
 
+def _remove_stale_temps(target: Path) -> None:
+    """Delete `<db>.tmp-<pid>-<n>` files (and their `.wal`) whose process no longer runs.
+
+    A load killed outright (SIGKILL, OOM killer, power loss) cannot remove its
+    half-written database; it is never valid, and may be as large as the real one.
+    Temporary databases of running processes (concurrent loads) are left alone.
+    """
+    prefix = f"{target.name}.tmp-"
+    for p in target.parent.glob(f"{glob.escape(prefix)}*"):
+        pid = p.name[len(prefix):].split("-", 1)[0]
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            os.kill(int(pid), 0)
+            continue  # alive (or a zombie not yet reaped): not ours to touch
+        except ProcessLookupError:
+            pass
+        except OSError:
+            continue  # alive but not ours (EPERM), or unknowable
+        p.unlink(missing_ok=True)
+
+
 class DatabaseWriter:
     """Stage a database beside `target`, then swap it in with `commit()`.
 
@@ -79,6 +102,7 @@ class DatabaseWriter:
         self.target = Path(target)
         self.tmp = self.target.with_name(f"{self.target.name}.tmp-{os.getpid()}-{next(_counter)}")
         self.target.parent.mkdir(parents=True, exist_ok=True)
+        _remove_stale_temps(self.target)
         self._committed = False
         if start_from_existing and self.target.exists():
             # Incremental loads edit a copy; the original stays valid until the swap.

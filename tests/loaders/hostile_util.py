@@ -307,3 +307,41 @@ def tree_fingerprint(folder: str | os.PathLike) -> dict[str, tuple[int, str]]:
 
 def new_modules(before: set[str]) -> set[str]:
     return set(sys.modules) - before
+
+
+# --- a live agent ------------------------------------------------------------------
+
+
+def live_writer(path: str, stop: str, progress: str, threads: int = 4, autocheckpoint: int = 20) -> None:
+    """Run a one-node chat graph in a loop through `SqliteSaver` on `path` until the file `stop` exists.
+
+    Meant for another OS process (`python -c "from tests.loaders.hostile_util import live_writer; ..."`):
+    a live agent writing while a load reads. A low `wal_autocheckpoint` makes the WAL
+    checkpoint and restart often, as a busy store does. `progress` gets the turn count.
+    """
+    from langchain_core.messages import AIMessage, HumanMessage
+    from langgraph.checkpoint.sqlite import SqliteSaver
+    from langgraph.graph import START, MessagesState, StateGraph
+
+    conn = sqlite3.connect(path, check_same_thread=False)
+    saver = SqliteSaver(conn)
+    saver.setup()
+    conn.execute(f"PRAGMA wal_autocheckpoint={autocheckpoint}")
+
+    def reply(state: MessagesState) -> dict:
+        n = len(state["messages"])
+        return {"messages": [AIMessage(content=f"echo {n}: {state['messages'][-1].content[:20]}", id=f"ai-{n}")]}
+
+    g = StateGraph(MessagesState)
+    g.add_node("reply", reply)
+    g.add_edge(START, "reply")
+    graph = g.compile(checkpointer=saver)
+    i = 0
+    try:
+        while not os.path.exists(stop):
+            cfg = {"configurable": {"thread_id": f"live:{i % threads}"}}
+            graph.invoke({"messages": [HumanMessage(content=f"turn {i} " + "x" * 3000, id=f"h-{i}")]}, cfg)
+            i += 1
+            Path(progress).write_text(str(i))
+    finally:
+        conn.close()

@@ -196,6 +196,7 @@ def build_hostile_store(ed: StoreEditor, src: str, mdir: Path) -> dict[str, Case
         ("usage-strings", lambda f: f.__setitem__("usage_metadata", {"input_tokens": "106", "output_tokens": "24", "total_tokens": "130"}),
          "usage_metadata.input_tokens is a str"),
         ("usage-list", lambda f: f.__setitem__("usage_metadata", [1, 2]), "usage_metadata is a list"),
+        ("usage-huge", lambda f: f["usage_metadata"].__setitem__("output_tokens", 2**64 - 1), "output_tokens is out of the 64-bit range"),
         ("fields-not-map", lambda f: "just a string", "fields are not a mapping"),
     ]:
         damage(f"damage:{name}", [("message", why, latest)], keep=last)

@@ -1,0 +1,212 @@
+"""Atomic loads (SPEC §8): a load killed or interrupted at any point leaves the previous database.
+
+The CLI is run as a real subprocess (`python -m loaders STORE --db EXISTING`)
+and killed with SIGKILL (no cleanup can run) or interrupted with SIGINT (Ctrl-C)
+while it writes the new database. To hit "while it writes" deterministically, a
+`sitecustomize` on the subprocess's PYTHONPATH wraps `DatabaseWriter.ingest`:
+after each table it touches a marker file and sleeps, so the test kills between
+two real DuckDB writes. A second SIGKILL test uses no slow-down at all, on a
+larger store, killing at the first sight of the temporary database.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import duckdb
+import pytest
+
+import loaders.pipeline
+import loaders.writer
+from loaders.__main__ import main
+from tests.loaders.hostile_util import StoreEditor, sha256
+from tests.loaders.util import load_db, rows
+
+ROOT = Path(__file__).resolve().parents[2]
+TABLES = ("threads", "checkpoints", "messages", "message_versions", "message_events")
+
+SITECUSTOMIZE = '''
+import os
+if os.environ.get("TL_SLOW_INGEST"):
+    import time
+    from pathlib import Path
+    import loaders.writer as _w
+    _ingest = _w.DatabaseWriter.ingest
+    def ingest(self, table, files, load_id):
+        _ingest(self, table, files, load_id)
+        with open(os.environ["TL_SLOW_INGEST"], "a") as fh:
+            fh.write(table + "\\n")
+        time.sleep(float(os.environ.get("TL_SLOW_SECONDS", "0.4")))
+    _w.DatabaseWriter.ingest = ingest
+'''
+
+
+@pytest.fixture(scope="module")
+def slow_env(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("sitecustomize")
+    (folder / "sitecustomize.py").write_text(SITECUSTOMIZE)
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(folder), str(ROOT)])}
+
+
+@pytest.fixture()
+def existing(sqlite_store, tmp_path):
+    """A database from an earlier load, in its own folder."""
+    folder = tmp_path / "db"
+    folder.mkdir()
+    db = folder / "existing.duckdb"
+    load_db(sqlite_store.path, db, workers=1)
+    return db
+
+
+def _snapshot(db: Path) -> tuple:
+    return sha256(db), {t: rows(db, f"SELECT count(*) AS n FROM {t}")[0]["n"] for t in TABLES}
+
+
+def _bigger_store(sqlite_store, copy_store, folder: Path, copies: int) -> Path:
+    """The session store with every thread cloned `copies` times (plain SQL: seconds, not a graph run)."""
+    path = copy_store(sqlite_store.path, folder, "big.sqlite")
+    ed = StoreEditor(path)
+    try:
+        for k in range(copies):
+            for t in sqlite_store.manifest:
+                ed.clone_thread(t, f"{t}#{k:02d}")
+    finally:
+        ed.close()
+    return path
+
+
+def _start(source: Path, db: Path, env: dict) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "loaders", str(source), "--db", str(db), "--quiet"],
+                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _wait_for(pred, proc: subprocess.Popen, timeout: float = 120) -> bool:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if pred():
+            return True
+        if proc.poll() is not None:
+            return pred()
+        time.sleep(0.002)
+    raise AssertionError("timed out")
+
+
+def _strays(db: Path) -> list[Path]:
+    return [p for p in db.parent.iterdir() if p.name != db.name]
+
+
+def test_sigkill_while_writing_keeps_the_previous_database_and_the_next_load_succeeds(
+        sqlite_store, copy_store, existing, slow_env, tmp_path):
+    store = _bigger_store(sqlite_store, copy_store, tmp_path / "src", 1)
+    before = _snapshot(existing)
+    progress = tmp_path / "ingested.txt"
+    proc = _start(store, existing, {**slow_env, "TL_SLOW_INGEST": str(progress)})
+    try:
+        _wait_for(lambda: progress.exists() and len(progress.read_text().split()) >= 2, proc)
+        assert proc.poll() is None, proc.stderr.read()
+        assert _strays(existing), "the new database is being written beside the old one"
+        proc.send_signal(signal.SIGKILL)
+        assert proc.wait(timeout=30) == -signal.SIGKILL
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert _snapshot(existing) == before  # byte-identical, and it opens
+    # The killed load's temporary database is still there: the next load must not trip over it ...
+    load_db(store, existing, workers=1)
+    n_threads = rows(existing, "SELECT count(*) AS n FROM threads")[0]["n"]
+    assert n_threads == 2 * len(sqlite_store.manifest)
+    assert [r["load_id"] for r in rows(existing, "SELECT load_id FROM loads ORDER BY 1")] == [1, 2]
+    # ... and it removes it: a temporary database of a process that no longer runs is garbage.
+    assert _strays(existing) == []
+
+
+def test_sigkill_at_the_first_sight_of_the_temporary_database(sqlite_store, copy_store, existing, tmp_path):
+    """No slow-down: whatever the timing, the target is either the old database or the complete new one."""
+    store = _bigger_store(sqlite_store, copy_store, tmp_path / "src", 4)
+    before = _snapshot(existing)
+    proc = _start(store, existing, {**os.environ, "PYTHONPATH": str(ROOT)})
+    try:
+        _wait_for(lambda: bool(_strays(existing)), proc)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    after = _snapshot(existing)
+    if proc.returncode == -signal.SIGKILL:
+        assert after == before
+    else:  # it finished before the signal landed: then the new database is complete
+        assert proc.returncode == 0 and after[1]["threads"] == 5 * len(sqlite_store.manifest)
+    load_db(store, existing, workers=1)
+    assert rows(existing, "SELECT count(*) AS n FROM threads")[0]["n"] == 5 * len(sqlite_store.manifest)
+
+
+def test_ctrl_c_while_writing_exits_130_and_leaves_nothing_behind(sqlite_store, existing, slow_env, tmp_path):
+    before = _snapshot(existing)
+    progress = tmp_path / "ingested.txt"
+    proc = _start(sqlite_store.path, existing, {**slow_env, "TL_SLOW_INGEST": str(progress)})
+    try:
+        _wait_for(lambda: progress.exists(), proc)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    assert err.strip().splitlines() == ["interrupted: the previous database is unchanged"]
+    assert _snapshot(existing) == before
+    assert _strays(existing) == []  # the half-written database was removed
+
+
+@pytest.mark.parametrize("phase", ["reading", "writing"])
+def test_keyboard_interrupt_in_process_keeps_the_database(phase, sqlite_store, existing, monkeypatch, capsys, tmp_path):
+    before = _snapshot(existing)
+    private_tmp = tmp_path / "tmp"
+    private_tmp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(private_tmp))  # where the load stages its parts
+    calls = {"n": 0}
+    if phase == "reading":
+        real = loaders.pipeline.transform_thread
+
+        def interrupted(*a, **k):
+            calls["n"] += 1
+            if calls["n"] == 5:
+                raise KeyboardInterrupt
+            return real(*a, **k)
+
+        monkeypatch.setattr(loaders.pipeline, "transform_thread", interrupted)
+    else:
+        real = loaders.writer.DatabaseWriter.ingest
+
+        def interrupted(self, table, files, load_id):
+            calls["n"] += 1
+            if calls["n"] == 3:
+                raise KeyboardInterrupt
+            return real(self, table, files, load_id)
+
+        monkeypatch.setattr(loaders.writer.DatabaseWriter, "ingest", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        load_db(sqlite_store.path, existing, workers=1)
+    assert calls["n"] >= 3
+    assert _snapshot(existing) == before and _strays(existing) == []
+    assert list(private_tmp.iterdir()) == []  # staged parts removed
+    # The CLI turns it into exit code 130 and one line.
+    calls["n"] = 0
+    assert main([str(sqlite_store.path), "--db", str(existing), "--quiet"]) == 130
+    assert capsys.readouterr().err.strip().splitlines() == ["interrupted: the previous database is unchanged"]
+    assert _snapshot(existing) == before and _strays(existing) == []
+
+
+def test_a_failed_load_never_leaves_a_half_database_that_opens(sqlite_store, existing):
+    """Sanity for the tests above: the previous database opens read-only and answers."""
+    con = duckdb.connect(str(existing), read_only=True)
+    try:
+        assert con.execute("SELECT count(*) FROM messages").fetchone()[0] > 0
+    finally:
+        con.close()
