@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from datetime import date, datetime, time, timedelta, timezone
+from datetime import date, datetime, time, timezone
 from typing import Any
 
 import numpy as np
@@ -89,10 +89,11 @@ def database_info(con_or_path: ConOrPath) -> dict[str, Any]:
         counts = con.execute(
             "SELECT (SELECT count(*) FROM threads), (SELECT count(*) FROM messages), "
             "(SELECT count(DISTINCT tenant_id) FROM threads)"
-        ).fetchone()
-        load = con.execute(
+        ).fetchall()[0]
+        loads = con.execute(
             "SELECT source, source_kind, finished_at, errors FROM loads ORDER BY load_id DESC LIMIT 1"
-        ).fetchone()
+        ).fetchall()
+        load = loads[0] if loads else None
     info: dict[str, Any] = {"threads": counts[0], "messages": counts[1], "tenants": counts[2]}
     if load:
         info.update(source=load[0], source_kind=load[1], loaded_at=load[2], load_errors=load[3])
@@ -118,7 +119,7 @@ def facets(con_or_path: ConOrPath) -> Facets:
         subs = [r[0] for r in con.execute(
             "SELECT DISTINCT sub_tenant_id FROM threads WHERE sub_tenant_id IS NOT NULL ORDER BY 1").fetchall()]
         first, last, n = con.execute(
-            "SELECT min(first_ts), max(last_ts), count(*) FROM threads").fetchone()
+            "SELECT min(first_ts), max(last_ts), count(*) FROM threads").fetchall()[0]
     return Facets(
         tuple(tenants),
         tuple(subs),
@@ -219,6 +220,40 @@ def latency_histogram(latency_s: pd.Series, model: pd.Series, bins: int = LATENC
     return counts[columns]
 
 
+@dataclass(frozen=True)
+class ThreadConditions(Filters):
+    """`Filters` plus the conversations page's thread conditions, as thread-level SQL.
+
+    Every metrics query scopes threads through `thread_where`, so the table and all
+    its charts see exactly the same threads without shipping a list of ids.
+
+    >>> ThreadConditions(forks_only=True).thread_where()[0]
+    '(t.fork_count > 0)'
+    """
+
+    min_user_turns: int = 0
+    pending_only: bool = False
+    forks_only: bool = False
+
+    def thread_where(self, alias: str = "t") -> tuple[str, list]:
+        sql, params = super().thread_where(alias)
+        clauses = [] if sql == "TRUE" else [sql]
+        if self.min_user_turns > 0:
+            # user_turns in metrics is the thread's count of user messages.
+            clauses.append(
+                f"{alias}.thread_id IN (SELECT thread_id FROM messages WHERE role = 'user' "
+                "GROUP BY thread_id HAVING count(*) >= ?)"
+            )
+            params = [*params, self.min_user_turns]
+        if self.pending_only:
+            clauses.append(f"coalesce({alias}.interrupt_pending, false)")
+        if self.forks_only:
+            clauses.append(f"{alias}.fork_count > 0")
+        if not clauses:
+            return "TRUE", params
+        return " AND ".join(c if c == sql else f"({c})" for c in clauses), params
+
+
 def conversations_page(
     con_or_path: ConOrPath,
     filters: Filters = Filters(),
@@ -228,31 +263,24 @@ def conversations_page(
 ) -> ConversationsPage:
     """`metrics.conversations` narrowed by user turns, pending interrupt and forks, with its charts.
 
-    The charts describe exactly the threads of the table: when a turn, interrupt or
-    fork condition narrows it, the chart queries are restricted to those thread ids.
+    The conditions are applied in SQL (`ThreadConditions`), so the table and every
+    chart describe exactly the same threads.
     """
-    if min_turns is None or min_turns < 0:
-        raise BadRequest(f"min_turns must be >= 0, got {min_turns!r}")
+    if isinstance(min_turns, bool) or not isinstance(min_turns, int) or min_turns < 0:
+        raise BadRequest(f"min_turns must be an integer >= 0, got {min_turns!r}")
+    scoped = ThreadConditions(
+        **{f.name: getattr(filters, f.name) for f in dataclasses.fields(Filters)},
+        min_user_turns=min_turns,
+        pending_only=bool(pending_only),
+        forks_only=bool(forks_only),
+    )
     with connection(con_or_path) as con:
-        conv = metrics.conversations(con, filters)
-        total = len(conv)
-        keep = conv["user_turns"] >= min_turns
-        if pending_only:
-            keep &= conv["interrupt_pending"].fillna(False).astype(bool)
-        if forks_only:
-            keep &= conv["forks"] > 0
-        conv = conv[keep].reset_index(drop=True)
-        narrowed = len(conv) < total
-        if conv.empty:
-            # Filters with no thread ids means "no restriction", so an empty table answers empty charts here.
-            latency = pd.DataFrame(columns=["thread_id", "tenant_id", "latency_s", "model"])
-            models = pd.DataFrame(columns=["model", "input_tokens", "output_tokens"])
-            daily = pd.DataFrame(columns=list(metrics.DAILY_COLUMNS))
-        else:
-            scoped = dataclasses.replace(filters, thread_ids=tuple(conv["thread_id"])) if narrowed else filters
-            latency = metrics.latency_distribution(con, scoped)
-            models = metrics.by_model(con, scoped)
-            daily = metrics.daily(con, scoped)
+        conv = metrics.conversations(con, scoped)
+        where, params = filters.thread_where("t")
+        total = con.execute(f"SELECT count(*) FROM threads t WHERE {where}", params).fetchall()[0][0]
+        latency = metrics.latency_distribution(con, scoped)
+        models = metrics.by_model(con, scoped)
+        daily = metrics.daily(con, scoped)
     tokens = models.melt(
         id_vars="model", value_vars=["input_tokens", "output_tokens"], var_name="kind", value_name="tokens"
     )
@@ -286,7 +314,9 @@ def conversations_page(
 # --- transcript explorer --------------------------------------------------------------
 
 
-def thread_choices(con_or_path: ConOrPath, text: str = "", selected: str | None = None, limit: int = 200) -> pd.DataFrame:
+def thread_choices(
+    con_or_path: ConOrPath, text: str = "", selected: str | None = None, limit: int = 200
+) -> pd.DataFrame:
     """Threads for the picker (thread_id, label), best match first; `selected` always included.
 
     Empty `text` lists the most recently active threads.
@@ -325,6 +355,17 @@ class TranscriptPage:
 _PROBLEM_KINDS = ((BadRequest, "bad_request"), (Unsupported, "unsupported"), (NotFound, "not_found"))
 
 
+def _shown_time(value: str | datetime | None) -> str | datetime | None:
+    """Accept a time back in the form the chat shows it ("2025-03-03 10:05:00 UTC").
+
+    >>> _shown_time("2025-03-03 10:05:00 UTC")
+    '2025-03-03 10:05:00+00:00'
+    """
+    if isinstance(value, str) and value.strip().upper().endswith(" UTC"):
+        return value.strip()[:-4] + "+00:00"
+    return value
+
+
 def _empty_transcript() -> pd.DataFrame:
     from analytics.transcript import TRANSCRIPT_COLUMNS
 
@@ -349,7 +390,9 @@ def transcript_page(
     thread: dict[str, Any] = {}
     with connection(con_or_path) as con:
         try:
-            query = TranscriptQuery(thread_id, speaker=speaker, index=index, since=since, until=until, limit=limit)
+            query = TranscriptQuery(
+                thread_id, speaker=speaker, index=index, since=_shown_time(since), until=_shown_time(until), limit=limit
+            )
             rows = read(con, query)
         except AnalyticsError as exc:
             kind = next((k for cls, k in _PROBLEM_KINDS if isinstance(exc, cls)), "bad_request")

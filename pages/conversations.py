@@ -20,7 +20,8 @@ view = cache.conversations(db, filters, int(min_turns), pending, forks)
 
 shown, matching = len(view.table), len(view.matching)
 st.caption(
-    f"{matching:,} of {view.total:,} threads" + (f" · the {shown:,} most recently active shown" if shown < matching else "")
+    f"{matching:,} of {view.total:,} threads"
+    + (f" · the {shown:,} most recently active shown" if shown < matching else "")
     + " · select a row to open its transcript"
 )
 picked = st.dataframe(

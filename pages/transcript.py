@@ -62,7 +62,8 @@ view = cache.transcript(
 t = view.thread
 if t:
     first, last = render.ts_text(t.get("first_ts")), render.ts_text(t.get("last_ts"))
-    flags = [f for f, on in (("pending interrupt", t.get("interrupt_pending")), (f"{t.get('forks')} fork(s)", t.get("forks"))) if on]
+    flags = [f"{t['forks']} fork(s)"] if t.get("forks") else []
+    flags += ["pending interrupt"] if t.get("interrupt_pending") else []
     st.caption(
         f"tenant `{t.get('tenant_id')}` · sub-tenant `{t.get('sub_tenant_id')}` · session `{t.get('session_id')}` · "
         f"{t.get('messages')} messages ({t.get('user_messages')} user, {t.get('assistant_messages')} assistant) · "

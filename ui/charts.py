@@ -35,7 +35,10 @@ def _hover(part: pd.DataFrame, hover: list[str] | None) -> dict:
     if not hover:
         return {}
     template = "<br>".join(f"{h}: %{{customdata[{i}]}}" for i, h in enumerate(hover))
-    return dict(customdata=part[hover].astype(object).to_numpy(), hovertemplate=template + "<extra>%{fullData.name}</extra>")
+    return {
+        "customdata": part[hover].astype(object).to_numpy(),
+        "hovertemplate": template + "<extra>%{fullData.name}</extra>",
+    }
 
 
 def bars(

@@ -32,4 +32,6 @@ def filter_bar(url: state.Url, facets: Facets, text: bool = True) -> Filters:
     if first and last and first > last:
         st.warning(f"From ({first}) is after To ({last}): nothing can match.")
     since, until = day_window(first, last)
-    return Filters(tenants=tuple(tenants), sub_tenants=tuple(subs), since=since, until=until, text=query.strip() or None)
+    return Filters(
+        tenants=tuple(tenants), sub_tenants=tuple(subs), since=since, until=until, text=query.strip() or None
+    )

@@ -125,7 +125,7 @@ def _tool_calls(value: Any) -> list[dict]:
 def message(row: pd.Series, raw: bool = False) -> None:
     """One transcript row as a chat message: who, where in the view and the thread, when, which id."""
     role = str(row["role"])
-    with st.chat_message(role if role in ("user", "assistant") else role, avatar=_AVATARS.get(role, _AVATARS["other"])):
+    with st.chat_message(role, avatar=_AVATARS.get(role, _AVATARS["other"])):
         bits = [f"**{role}**"]
         if role == "other" and not is_missing(row.get("lc_type")):
             bits[0] += f" ({row['lc_type']})"
@@ -148,7 +148,8 @@ def message(row: pd.Series, raw: bool = False) -> None:
         calls = _tool_calls(row.get("tool_calls"))
         if calls:
             names = ", ".join(str(c.get("name", "?")) for c in calls)
-            with st.expander(f"{len(calls)} tool call{'s' if len(calls) > 1 else ''}: {names}", icon=":material/build:"):
+            title = f"{len(calls)} tool call{'s' if len(calls) > 1 else ''}: {names}"
+            with st.expander(title, icon=":material/build:"):
                 st.json(calls, expanded=True)
         blocks = row.get("non_text_blocks")
         if not is_missing(blocks) and blocks:

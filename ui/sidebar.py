@@ -114,7 +114,7 @@ def _load(spec: str, upload, kind: str | None) -> None:
 
         try:
             summary = loaders.load(spec, target, kind=kind, progress=progress)
-        except Exception as exc:  # the UI boundary: any failure is a message, never a dead app
+        except Exception as exc:  # noqa: BLE001 — the UI boundary: any failure is a message, never a dead app
             status.update(label=f"Could not load {shown}", state="error", expanded=True)
             st.error(f"{_reason(exc)}\n\nThe open database is unchanged.")
             return
@@ -129,7 +129,7 @@ def _open_existing(path: str) -> None:
 
     try:
         views.database_info(path)  # refuses files that are not a Transcript Lens database
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 — any failure to read it means "not one of ours"
         st.error(f"{path} is a DuckDB file but not a Transcript Lens database ({_reason(exc)}). "
                  "The open database is unchanged.")
         return

@@ -154,11 +154,13 @@ def current_db() -> DbRef | None:
         if linked is not None:
             st.session_state[DB_KEY] = str(linked)
         else:
-            st.session_state[_PROBLEM] = f"The link names a database ({raw[-1]!r}) that is not here; showing the default."
+            st.session_state[_PROBLEM] = (
+                f"The link names a database ({raw[-1]!r}) that is not here; showing the default."
+            )
     if DB_KEY not in st.session_state:
         try:
             st.session_state[DB_KEY] = str(_default_db())
-        except Exception as exc:  # the app must still start and offer "load a source"
+        except Exception as exc:  # noqa: BLE001 — the app must still start and offer "load a source"
             st.session_state[_PROBLEM] = f"No database open: {exc}"
             return None
     try:

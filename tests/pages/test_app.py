@@ -170,7 +170,8 @@ def test_router_guard_deep_link(demo_db, monkeypatch):
 
 def test_an_uploaded_store_is_saved_and_loaded(app, tmp_cache):
     at = app.run()
-    at.sidebar.get("file_uploader")[0].upload("mystore.sqlite", database.DEMO_SOURCE.read_bytes(), "application/octet-stream")
+    store = database.DEMO_SOURCE.read_bytes()
+    at.sidebar.get("file_uploader")[0].upload("mystore.sqlite", store, "application/octet-stream")
     at.run()
     at.sidebar.button(key="load.go").click().run()
     assert not at.exception, at.exception
@@ -198,7 +199,8 @@ def test_a_replaced_database_is_read_fresh_even_while_the_old_one_is_open(tmp_ca
         con.execute("DELETE FROM threads WHERE tenant_id = 'acme'")
     staged.replace(path)  # what the loader's atomic swap does
     after = cache.database_info(database.ref(path))
-    expected = before["threads"] - in_flight.execute("select count(*) from threads where tenant_id = 'acme'").fetchone()[0]
+    acme = in_flight.execute("select count(*) from threads where tenant_id = 'acme'").fetchone()[0]
+    expected = before["threads"] - acme
     assert after["threads"] == expected < before["threads"]
     assert in_flight.execute("select count(*) from threads").fetchone()[0] == before["threads"]
     in_flight.close()

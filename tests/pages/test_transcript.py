@@ -90,7 +90,7 @@ def test_time_range_mode_filters_by_checkpoint_time(app, con):
 
 
 def test_switching_mode_drops_the_other_modes_params(app, readme_facts):
-    thread = list(readme_facts)[0]
+    thread = next(iter(readme_facts))
     at = open_page(app, "transcript", thread=thread, index="0")
     at.radio(key="transcript.mode").set_value("time").run()
     at.text_input(key="transcript.since").set_value("2025-03-01T00:00:00Z").run()
@@ -118,13 +118,13 @@ def test_time_range_on_a_thread_without_timestamps_is_a_warning_not_a_traceback(
     ],
 )
 def test_bad_requests_are_friendly_errors(app, readme_facts, params, needle):
-    at = open_page(app, "transcript", thread=list(readme_facts)[0], **params)
+    at = open_page(app, "transcript", thread=next(iter(readme_facts)), **params)
     assert not at.exception
     assert any(needle in e.value for e in at.error), [e.value for e in at.error]
 
 
 def test_index_out_of_range_answers_empty(app, readme_facts):
-    at = open_page(app, "transcript", thread=list(readme_facts)[0], speaker="user", index="999")
+    at = open_page(app, "transcript", thread=next(iter(readme_facts)), speaker="user", index="999")
     assert not at.exception and not at.error
     assert any("No message matches" in i.value for i in at.info)
 
