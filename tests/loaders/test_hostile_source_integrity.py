@@ -144,12 +144,30 @@ def test_a_wal_restart_between_copying_the_file_and_its_wal_is_not_a_torn_snapsh
         return out
 
     monkeypatch.setattr(sqlite_source.shutil, "copyfile", copyfile)
+    real_snapshot = sqlite_source._snapshot
+    checks = []
+
+    def snapshot(*a, **kw):
+        copy = real_snapshot(*a, **kw)
+        con = sqlite3.connect(copy)  # the private copy, in the reader's temporary folder
+        checks.append(con.execute("PRAGMA integrity_check").fetchall())
+        con.close()
+        return copy
+
+    monkeypatch.setattr(sqlite_source, "_snapshot", snapshot)
     db = tmp_path / "raced.duckdb"
     try:
         load_db(src, db, workers=1)
     finally:
         writer.close()
-    assert raced
+    assert raced and checks and all(c == [("ok",)] for c in checks)  # every snapshot read is a sound database
     loaded = {r["thread_id"] for r in rows(db, "SELECT thread_id FROM threads")}
     assert loaded == {*base, *(f"w1:{t}" for t in base), *(f"w2:{t}" for t in base)}
     assert rows(db, "SELECT count(*) AS n FROM load_errors")[0]["n"] == 0
+    # ... holding the committed rows: every clone's transcript is its original's.
+    got = rows(db, "SELECT thread_id, ordinal, content, message_id FROM messages ORDER BY ALL")
+    by_thread: dict[str, list] = {}
+    for r in got:
+        by_thread.setdefault(r["thread_id"], []).append((r["ordinal"], r["content"], r["message_id"]))
+    for t in base:
+        assert by_thread.get(f"w1:{t}") == by_thread.get(t) == by_thread.get(f"w2:{t}"), t
