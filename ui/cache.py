@@ -110,6 +110,32 @@ def call(fn: Callable[..., T], db: DbRef, *args: Any, **kwargs: Any) -> T:
     return _call(name, db, args, tuple(sorted(kwargs.items())), _fn=fn)
 
 
+_prewarmed: set[DbRef] = set()
+
+
+def prewarm(db: DbRef) -> None:
+    """Compute the default overview and conversations views in the background, once per file version.
+
+    On a large database these take seconds; started when the database is first
+    opened, they are usually ready by the time a page asks (Streamlit makes a
+    page that asks meanwhile wait for the same computation, not repeat it).
+    """
+    with _held_lock:
+        if db in _prewarmed:
+            return
+        _prewarmed.add(db)
+
+    def work() -> None:
+        try:
+            facets(db)
+            overview(db, Filters())
+            conversations(db, Filters(), 0, False, False)
+        except Exception:  # noqa: BLE001 — best effort: the page computes (and reports) it anyway
+            pass
+
+    threading.Thread(target=work, name=f"prewarm-{db.name}", daemon=True).start()
+
+
 def clear() -> None:
     """Forget every cached answer (the file version already keys them; this only frees memory)."""
     st.cache_data.clear()

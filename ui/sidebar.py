@@ -49,6 +49,7 @@ def _database_panel() -> None:
     problem = state.take_db_problem()
     if problem:
         st.warning(problem)
+    cache.prewarm(db)
     info = cache.database_info(db)
     demo = Path(db.path) == database.demo_db().resolve()
     st.markdown(f"**{db.name}**" + (" (bundled demo)" if demo else ""))
