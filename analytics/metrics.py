@@ -18,6 +18,8 @@ Two scopes, both from `Filters`:
 
 from __future__ import annotations
 
+import functools
+import hashlib
 from datetime import datetime, timedelta
 from typing import TypedDict
 
@@ -347,19 +349,90 @@ def conversations_sql(filters: Filters = Filters(), resume_gap: timedelta = RESU
     return sql, params + [gap_us]
 
 
+# --- the per-thread table the loader materializes ------------------------------------------
+# `conversations_sql(Filters())` is a few passes over every message and checkpoint
+# (~0.7 s on a million messages). The loader runs it once per load, into the staged
+# database (`materialize_conversations`), and `conversations()` / `conversation()` /
+# the conversations report then read that table instead. Every `Filters` field is a
+# thread-level predicate for these figures (`thread_where`; `text` is a semi-join on
+# messages, `since`/`until` compare the thread's checkpoint span), so applying it to
+# the table's threads gives exactly the live query's rows. Only a non-default
+# resume gap needs the live query.
+
+#: Table written by the loader at the end of every load (docs/schema.md).
+MATERIALIZED_TABLE = "conversation_metrics"
+
+
+@functools.cache
+def _fingerprint() -> str:
+    """Identifies the query that fills `MATERIALIZED_TABLE` (stored as the table's comment).
+
+    A database written before a metric definition changed carries another
+    fingerprint, so its table is ignored (live query) rather than read stale.
+    """
+    sql, params = conversations_sql(Filters(), RESUME_GAP)
+    return "conversations_sql sha256:" + hashlib.sha256(repr((sql, params)).encode()).hexdigest()[:32]
+
+
+def materialize_conversations(con) -> None:
+    """(Re)create `conversation_metrics` = `conversations(con)` (every thread, default resume gap).
+
+    Called by the loader on the staged database before it is swapped in, after
+    full and incremental loads alike (a rebuild costs one unfiltered query). Sets
+    the connection's time zone to UTC, as `analytics.connect` does for readers.
+    """
+    sql, params = conversations_sql(Filters(), RESUME_GAP)
+    con.execute("SET TimeZone = 'UTC'")
+    con.execute(f"CREATE OR REPLACE TABLE {MATERIALIZED_TABLE} AS {sql}", params)
+    # The fingerprint is hex text built above, never data: safe as a literal (COMMENT takes no parameter).
+    con.execute(f"COMMENT ON TABLE {MATERIALIZED_TABLE} IS '{_fingerprint()}'")
+
+
+def _materialized(con) -> bool:
+    """Whether `con`'s database holds a `conversation_metrics` table written by the current query."""
+    rows = con.execute(
+        "SELECT comment FROM duckdb_tables() "
+        "WHERE database_name = current_database() AND schema_name = current_schema() AND table_name = ?",
+        [MATERIALIZED_TABLE],
+    ).fetchall()
+    return bool(rows) and rows[0][0] == _fingerprint()
+
+
+def conversations_query(
+    con, filters: Filters = Filters(), resume_gap: timedelta = RESUME_GAP
+) -> tuple[str, list]:
+    """What `conversations()` runs on `con`: `(sql, params)`, columns in `CONVERSATION_COLUMNS` order.
+
+    A read of `conversation_metrics` when the database has a current one and
+    `resume_gap` is the default; otherwise `conversations_sql(filters, resume_gap)`.
+    Same rows, column types and order either way.
+    """
+    if _check_gap(resume_gap) != _check_gap(RESUME_GAP) or not _materialized(con):
+        return conversations_sql(filters, resume_gap)
+    thread_sql, params = filters.thread_where("t")
+    # The filter applies to `threads` (its first_ts/last_ts are the checkpoint span the live
+    # query's window uses; the table's first_ts/last_ts are message times).
+    where = "TRUE"
+    if thread_sql != "TRUE":
+        where = f"cm.thread_id IN (SELECT t.thread_id FROM threads t WHERE {thread_sql})"
+    columns = ", ".join(f"cm.{c}" for c in CONVERSATION_COLUMNS)
+    return f"SELECT {columns} FROM {MATERIALIZED_TABLE} cm WHERE {where} ORDER BY cm.thread_id", params
+
+
 def conversations(
     con_or_path: ConOrPath, filters: Filters = Filters(), resume_gap: timedelta = RESUME_GAP
 ) -> pd.DataFrame:
     """One row per thread that passes `filters`, columns `CONVERSATION_COLUMNS`, by thread_id.
 
     Figures describe each thread's whole transcript (a time window selects
-    threads, it does not cut their messages).
+    threads, it does not cut their messages). Read from the loader's
+    `conversation_metrics` table when possible (`conversations_query`).
 
     >>> df = conversations("demo.duckdb", Filters(tenants=("acme",)))  # doctest: +SKIP
     >>> df[["thread_id", "user_turns", "latency_median_s"]]  # doctest: +SKIP
     """
-    sql, params = conversations_sql(filters, resume_gap)
     with connection(con_or_path) as con:
+        sql, params = conversations_query(con, filters, resume_gap)
         return _frame(con, sql, params)
 
 
@@ -369,8 +442,8 @@ def conversation(con_or_path: ConOrPath, thread_id: str, resume_gap: timedelta =
     >>> conversation("demo.duckdb", "acme:web:s1")["latency_median_s"]  # doctest: +SKIP
     2.0
     """
-    sql, params = conversations_sql(Filters(thread_ids=(thread_id,)), resume_gap)
     with connection(con_or_path) as con:
+        sql, params = conversations_query(con, Filters(thread_ids=(thread_id,)), resume_gap)
         rows = con.execute(sql, params).fetchall()
     if not rows:
         raise NotFound(f"no thread {thread_id!r} in the database")

@@ -209,7 +209,8 @@ TRANSCRIPT_COLUMNS = (
 def _conversation_rows(con, filters: Filters, options: Mapping[str, Any]) -> duckdb.DuckDBPyRelation:
     minutes = options.get("resume_gap_minutes")
     gap = metrics.RESUME_GAP if minutes is None else timedelta(minutes=minutes)
-    sql, params = metrics.conversations_sql(filters, gap)
+    # The loader's conversation_metrics table when it is current and the gap is the default.
+    sql, params = metrics.conversations_query(con, filters, gap)
     return con.sql(sql, params=params)
 
 

@@ -205,6 +205,24 @@ def _changed_threads(reader: SourceReader, db: Path) -> tuple[frozenset[str], li
     return changed, gone
 
 
+def _derive_tables(con) -> None:
+    """Tables computed from the loaded rows, written into the staged database before the swap.
+
+    `conversation_metrics` holds `analytics.metrics.conversations()` for every thread
+    (default resume gap), so reading per-conversation figures is a scan instead of
+    several passes over every message. It is rebuilt whole on incremental loads too
+    (about one unfiltered `conversations()` call), so it always matches the data.
+
+    The SQL stays in analytics, the one definition of each metric. It is imported
+    here, lazily, rather than registered through a hook: a registry would only be
+    filled once something had imported analytics, so a plain `python -m loaders`
+    would silently skip the table. analytics never imports loaders: no cycle.
+    """
+    from analytics.metrics import materialize_conversations
+
+    materialize_conversations(con)  # sets TimeZone = 'UTC' on the staged connection, like readers
+
+
 def default_workers() -> int:
     """Worker processes for a load: the cores we may use, at most 4."""
     try:
@@ -285,6 +303,7 @@ def load(
             for table in (*DATA_TABLES, ERROR_TABLE):
                 files = [r["files"][table] for r in results if table in r["files"]]
                 writer.ingest(table, files, load_id)
+            _derive_tables(writer.con)
             counts = writer.counts(load_id)
             summary = LoadSummary(
                 load_id, described, src.kind, mode, str(db),

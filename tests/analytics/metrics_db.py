@@ -10,6 +10,7 @@ from. `synthetic()` writes a large generated corpus, and `--time` times the
 metrics calls on it (a million messages by default):
 
     .venv/bin/python -m tests.analytics.metrics_db /tmp/m1.duckdb --time
+    .venv/bin/python -m tests.analytics.metrics_db /tmp/m1.duckdb --materialize --time  # as after a load
 """
 
 from __future__ import annotations
@@ -278,8 +279,17 @@ if __name__ == "__main__":
     parser.add_argument("--threads", type=int, default=50_000)
     parser.add_argument("--messages", type=int, default=20)
     parser.add_argument("--time", action="store_true", help="time the metrics calls (builds the file if absent)")
+    parser.add_argument(
+        "--materialize", action="store_true",
+        help="write the conversation_metrics table into the file, as every load does (else: the live query is timed)",
+    )  # fmt: skip
     ns = parser.parse_args()
     if not ns.time or not Path(ns.path).exists():
         print(synthetic(ns.path, ns.threads, ns.messages))
+    if ns.materialize:
+        from analytics.metrics import materialize_conversations
+
+        with duckdb.connect(str(ns.path)) as c:
+            materialize_conversations(c)
     if ns.time:
         time_metrics(ns.path)

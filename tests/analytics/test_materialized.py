@@ -1,0 +1,245 @@
+"""The loader's `conversation_metrics` table: written by every load, read by
+`conversations()` / `conversation()` / the conversations report, and always equal
+to the live query (`metrics.conversations_sql`) it replaces."""
+
+from __future__ import annotations
+
+import shutil
+from datetime import timedelta
+
+import duckdb
+import pandas as pd
+import pytest
+
+from analytics import metrics, reports
+from analytics.db import connect
+from analytics.errors import BadRequest
+from analytics.filters import Filters
+from tests.analytics.metrics_db import D2, T0, at, build
+from tests.loaders.test_incremental import _grow
+from tests.loaders.util import load_db, rows
+
+
+def live(con, filters: Filters = Filters()) -> pd.DataFrame:
+    """The live query, executed directly (never the table)."""
+    return metrics._frame(con, *metrics.conversations_sql(filters))
+
+
+def live_row(con, thread_id: str) -> dict:
+    sql, params = metrics.conversations_sql(Filters(thread_ids=(thread_id,)))
+    (row,) = con.execute(sql, params).fetchall()
+    return dict(zip(metrics.CONVERSATION_COLUMNS, row))
+
+
+def column_types(con, sql: str, params: list) -> list[tuple[str, str]]:
+    rel = con.sql(sql, params=params)
+    return [(c, str(t)) for c, t in zip(rel.columns, rel.types)]
+
+
+@pytest.fixture(scope="module")
+def loaded(sqlite_store, tmp_path_factory):
+    db = tmp_path_factory.mktemp("materialized") / "lens.duckdb"
+    load_db(sqlite_store.path, db)
+    return db
+
+
+@pytest.fixture()
+def con(loaded):
+    c = connect(loaded)
+    yield c
+    c.close()
+
+
+def store_filters(con) -> list[Filters]:
+    """Filters of every kind, with values taken from the loaded store."""
+    tenants = [t for (t,) in con.execute("SELECT DISTINCT tenant_id FROM threads ORDER BY 1 NULLS FIRST").fetchall()]
+    subs = [s for (s,) in con.execute("SELECT DISTINCT sub_tenant_id FROM threads WHERE sub_tenant_id IS NOT NULL")
+            .fetchall()]  # fmt: skip
+    (lo, mid, hi), = con.execute(
+        "SELECT min(first_ts), quantile_disc(last_ts, 0.5), max(last_ts) FROM threads"
+    ).fetchall()
+    (word,), = con.execute(
+        "SELECT content FROM messages WHERE role = 'user' AND content_chars > 3 ORDER BY thread_id, ordinal LIMIT 1"
+    ).fetchall()
+    (thread,), = con.execute("SELECT min(thread_id) FROM threads").fetchall()
+    named = [t for t in tenants if t is not None]
+    return [
+        Filters(tenants=(named[0],)),
+        Filters(tenants=tuple(named[:2])),
+        Filters(sub_tenants=tuple(subs[:1])),
+        Filters(thread_ids=(thread, "no-such-thread")),
+        Filters(text=word[:4].upper()),  # case-insensitive
+        Filters(text="%_\\ nothing contains this"),
+        Filters(since=mid),
+        Filters(until=mid),
+        Filters(since=lo, until=mid),
+        Filters(since=hi + timedelta(days=1)),  # no thread
+        Filters(tenants=(named[0],), since=mid, text=word[:2]),
+    ]
+
+
+# --- the load writes it ----------------------------------------------------------------
+
+
+def test_a_load_writes_the_table_with_the_live_columns_and_types(con):
+    assert metrics._materialized(con)
+    sql, params = metrics.conversations_sql(Filters())
+    table = column_types(con, f"SELECT * FROM {metrics.MATERIALIZED_TABLE}", [])
+    assert [c for c, _ in table] == list(metrics.CONVERSATION_COLUMNS)
+    assert table == column_types(con, sql, params)
+
+
+def test_the_table_holds_exactly_the_live_rows(con, sqlite_store):
+    got = metrics._frame(con, f"SELECT * FROM {metrics.MATERIALIZED_TABLE} ORDER BY thread_id", [])
+    pd.testing.assert_frame_equal(got, live(con), check_exact=True)
+    assert set(got["thread_id"]) == set(sqlite_store.manifest)
+
+
+# --- conversations() / conversation() read it ------------------------------------------------
+
+
+def test_conversations_reads_the_table_and_equals_the_live_query(loaded, con):
+    pd.testing.assert_frame_equal(metrics.conversations(con), live(con), check_exact=True)
+    pd.testing.assert_frame_equal(metrics.conversations(loaded), live(con), check_exact=True)  # a path, too
+
+
+def test_every_filter_gives_the_live_rows(con):
+    for filters in store_filters(con):
+        sql, _ = metrics.conversations_query(con, filters)
+        assert metrics.MATERIALIZED_TABLE in sql, filters
+        pd.testing.assert_frame_equal(metrics.conversations(con, filters), live(con, filters), check_exact=True)
+    # The filters are not vacuous: some select a part, some nothing.
+    sizes = {len(live(con, f)) for f in store_filters(con)}
+    assert 0 in sizes and len(sizes) > 2
+
+
+def test_conversation_is_the_live_row_for_every_thread(con):
+    for (thread_id,) in con.execute("SELECT thread_id FROM threads").fetchall():
+        assert dict(metrics.conversation(con, thread_id)) == live_row(con, thread_id), thread_id
+
+
+def test_the_conversations_report_is_the_same_on_both_paths(con):
+    filters = store_filters(con)[0]
+    fast = reports.report_frame(con, "conversations", filters)
+    # The report's rows are the live query's, rendered the same way.
+    spec = reports.REPORTS["conversations"]
+    sql, params = metrics.conversations_sql(filters)
+    slow = reports._as_csv_rows(spec, con.sql(sql, params=params)).df()
+    pd.testing.assert_frame_equal(fast, slow, check_exact=True)
+
+
+# --- when it is read, and when not -------------------------------------------------------------
+
+
+@pytest.fixture()
+def doctored(loaded, tmp_path):
+    """A copy whose table says every thread has -1 messages: shows which path answered."""
+    db = tmp_path / "doctored.duckdb"
+    shutil.copyfile(loaded, db)
+    c = duckdb.connect(str(db))
+    c.execute(f"UPDATE {metrics.MATERIALIZED_TABLE} SET messages = -1")
+    c.close()
+    return db
+
+
+def test_the_fast_path_is_taken_for_the_default_gap_and_any_filter(doctored, tmp_path):
+    with connect(doctored) as c:
+        (thread,), = c.execute("SELECT min(thread_id) FROM threads").fetchall()
+        assert set(metrics.conversations(c)["messages"]) == {-1}
+        assert metrics.conversation(c, thread)["messages"] == -1
+        assert metrics.conversation(c, thread, resume_gap=timedelta(seconds=1800))["messages"] == -1  # same value
+        for filters in store_filters(c):
+            assert set(metrics.conversations(c, filters)["messages"]) <= {-1}
+        assert set(reports.report_frame(c, "conversations")["messages"]) == {-1}
+        reports.write_report(c, "conversations", tmp_path / "c.csv")
+    assert set(pd.read_csv(tmp_path / "c.csv")["messages"]) == {-1}
+
+
+def test_another_resume_gap_runs_the_live_query(doctored):
+    with connect(doctored) as c:
+        (thread,), = c.execute("SELECT min(thread_id) FROM threads").fetchall()
+        gap = timedelta(minutes=5)
+        assert (metrics.conversations(c, resume_gap=gap)["messages"] >= 0).all()
+        assert metrics.conversation(c, thread, resume_gap=gap)["messages"] >= 0
+        frame = reports.report_frame(c, "conversations", options={"resume_gap_minutes": 5})
+        assert (frame["messages"] >= 0).all()
+        with pytest.raises(BadRequest):
+            metrics.conversations(c, resume_gap=timedelta(0))  # checked on either path
+
+
+def test_a_table_written_by_another_definition_is_ignored(doctored):
+    c = duckdb.connect(str(doctored))
+    c.execute(f"COMMENT ON TABLE {metrics.MATERIALIZED_TABLE} IS 'conversations_sql sha256:0000'")
+    c.close()
+    with connect(doctored) as c:
+        assert not metrics._materialized(c)
+        pd.testing.assert_frame_equal(metrics.conversations(c), live(c), check_exact=True)
+
+
+def test_a_database_without_the_table_runs_the_live_query(loaded, tmp_path):
+    db = tmp_path / "old.duckdb"
+    shutil.copyfile(loaded, db)
+    c = duckdb.connect(str(db))
+    c.execute(f"DROP TABLE {metrics.MATERIALIZED_TABLE}")
+    c.close()
+    with connect(db) as c:
+        sql, _ = metrics.conversations_query(c)
+        assert metrics.MATERIALIZED_TABLE not in sql
+        pd.testing.assert_frame_equal(metrics.conversations(c), live(c), check_exact=True)
+
+
+# --- the hand-made corpus (threads without messages or tenant, off-branch checkpoints) ----------
+
+
+def test_hand_made_corpus_alike_on_both_paths():
+    c = build(None)
+    try:
+        before = {f: metrics.conversations(c, f) for f in _corpus_filters()}
+        metrics.materialize_conversations(c)
+        assert metrics._materialized(c)
+        for f, want in before.items():
+            pd.testing.assert_frame_equal(metrics.conversations(c, f), want, check_exact=True)
+        assert dict(metrics.conversation(c, "acme:web:empty")) == live_row(c, "acme:web:empty")
+    finally:
+        c.close()
+
+
+def _corpus_filters() -> list[Filters]:
+    return [
+        Filters(),
+        Filters(tenants=("acme",)),
+        Filters(sub_tenants=("mobile",)),
+        Filters(text="BILLING"),
+        Filters(since=D2),
+        Filters(until=T0),
+        Filters(since=at(-3 * 86400), until=at(100)),
+        Filters(thread_ids=("legacy-thread", "acme:web:empty")),
+    ]
+
+
+# --- reloads refresh it -------------------------------------------------------------------------
+
+
+def test_an_incremental_reload_refreshes_the_table(sqlite_store, tmp_path):
+    src = tmp_path / "grow.sqlite"
+    shutil.copyfile(sqlite_store.path, src)
+    db = tmp_path / "inc.duckdb"
+    load_db(src, db)
+    grown = sqlite_store.thread("simple_chat")
+    table = f"SELECT * FROM {metrics.MATERIALIZED_TABLE} ORDER BY thread_id"
+    before = {r["thread_id"]: r for r in rows(db, table)}
+    assert "zeta:new:s1" not in before
+
+    _grow(src, grown)
+    assert load_db(src, db, incremental=True).mode == "incremental"
+
+    after = {r["thread_id"]: r for r in rows(db, table)}
+    assert "zeta:new:s1" in after
+    assert after[grown]["messages"] == before[grown]["messages"] + 2
+    assert after[grown]["user_turns"] == before[grown]["user_turns"] + 1
+    with connect(db) as c:
+        assert metrics._materialized(c)
+        pd.testing.assert_frame_equal(metrics.conversations(c), live(c), check_exact=True)
+    full = tmp_path / "full.duckdb"
+    load_db(src, full)
+    assert rows(db, table) == rows(full, table)
