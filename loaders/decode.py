@@ -86,9 +86,9 @@ def decode_typed(type_tag: str | None, data: bytes | None) -> Any:
     if type_tag in ("null", "empty"):
         return None
     if data is None:
-        raise DecodeError(f"{type_tag!r} value without data")
+        raise DecodeError(f"{type_tag!r:.60} value without data")
     if not isinstance(data, (bytes, bytearray, memoryview)):
-        raise DecodeError(f"{type_tag!r} value is a {type(data).__name__}, not bytes")
+        raise DecodeError(f"{type_tag!r:.60} value is a {type(data).__name__}, not bytes")
     if type_tag in ("bytes", "bytearray"):
         return bytes(data)
     if type_tag == "msgpack":
@@ -104,8 +104,8 @@ def decode_typed(type_tag: str | None, data: bytes | None) -> Any:
     if type_tag == "pickle":
         raise DecodeError("pickle-tagged value not decoded (unpickling would run code from the store)")
     if "+" in type_tag:
-        raise DecodeError(f"encrypted value ({type_tag!r}) not decoded: no key is used by this tool")
-    raise DecodeError(f"unknown serialization type {type_tag!r}")
+        raise DecodeError(f"encrypted value ({type_tag!r:.60}) not decoded: no key is used by this tool")
+    raise DecodeError(f"unknown serialization type {type_tag!r:.60}")
 
 
 def _from_legacy_json(value: Any) -> Any:

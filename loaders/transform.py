@@ -105,7 +105,7 @@ def transform_thread(bundle: ThreadBundle, key_regex: re.Pattern[str]) -> Thread
     for cp in cps:
         ts = parse_ts(cp.ts)
         if ts is None and cp.ts is not None:
-            errors.append(LoadError(thread_id, cp.checkpoint_ns, cp.checkpoint_id, "checkpoint", f"unreadable ts {cp.ts!r}"))
+            errors.append(LoadError(thread_id, cp.checkpoint_ns, cp.checkpoint_id, "checkpoint", f"unreadable ts {cp.ts!r:.60}"))
         ts_of[(cp.checkpoint_ns, cp.checkpoint_id)] = ts
 
     roots = [cp for cp in cps if cp.checkpoint_ns == ""]

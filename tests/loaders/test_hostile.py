@@ -168,6 +168,10 @@ def build_hostile_store(ed: StoreEditor, src: str, mdir: Path) -> dict[str, Case
     ed.edit_latest("damage:ts-int", lambda cp: cp.__setitem__("ts", 12345))
     damage("damage:ts-garbage", [("checkpoint", "unreadable ts 'yesterday'", latest)], keep=n - 1)
     ed.edit_latest("damage:ts-garbage", lambda cp: cp.__setitem__("ts", "yesterday"))
+    damage("damage:ts-huge", [("checkpoint", "unreadable ts 'yyyy", latest)], keep=n - 1)  # reasons stay short
+    ed.edit_latest("damage:ts-huge", lambda cp: cp.__setitem__("ts", "y" * 100_000))
+    damage("damage:type-huge", [("checkpoint", "unknown serialization type 'zzzz", latest)], keep=n - 2)
+    ed.set("damage:type-huge", latest, type="z" * 100_000)
     damage("damage:checkpoint-is-list", [("checkpoint", "checkpoint is a list", latest)], keep=n - 2)
     ed.edit_latest("damage:checkpoint-is-list", lambda cp: [cp])
     damage("damage:values-not-map", [("checkpoint", "channel_values is not a mapping", latest)], keep=n - 2)
@@ -352,12 +356,40 @@ def in_process(hostile, sqlite_store, tmp_path_factory) -> InProcess:
 
 @pytest.fixture(scope="module")
 def cli(hostile, tmp_path_factory):
-    db = tmp_path_factory.mktemp("hostile_cli") / "cli.duckdb"
-    env = {**os.environ, "TL_CANARY_DIR": str(hostile.marker_dir), "PYTHONPATH": str(ROOT)}
+    work = tmp_path_factory.mktemp("hostile_cli")
+    db = work / "cli.duckdb"
+    (work / "spy").mkdir()
+    (work / "spy" / "sitecustomize.py").write_text(_SPY)
+    env = {**os.environ, "TL_CANARY_DIR": str(hostile.marker_dir), "TL_SPY_OUT": str(work / "spy.json"),
+           "PYTHONPATH": os.pathsep.join([str(work / "spy"), str(ROOT)])}
     env.pop("TL_CANARY_IMPORTED", None)
     proc = subprocess.run([sys.executable, "-m", "loaders", str(hostile.path), "--db", str(db), "--quiet"],
                           capture_output=True, text=True, cwd=ROOT, env=env, timeout=300, check=False)
-    return db, proc
+    return db, proc, json.loads((work / "spy.json").read_text())
+
+
+# Loaded first thing in the CLI subprocess: records every import attempt (also
+# failed ones), the modules loaded at exit, and refuses+records os.system & co.
+_SPY = r"""
+import atexit, json, os, posix, subprocess, sys
+attempts, calls = [], []
+class _Spy:
+    def find_spec(self, name, path=None, target=None):
+        attempts.append(name)
+sys.meta_path.insert(0, _Spy())
+def _refuse(name):
+    def f(*a, **k):
+        calls.append(name)
+        raise RuntimeError(name + " called during a load")
+    return f
+for mod, names in ((os, ("system", "popen", "execv", "execve")), (posix, ("system",)), (subprocess, ("Popen",))):
+    for n in names:
+        setattr(mod, n, _refuse(mod.__name__ + "." + n))
+@atexit.register
+def _dump():
+    with open(os.environ["TL_SPY_OUT"], "w") as fh:
+        json.dump({"attempts": attempts, "modules": sorted(sys.modules), "calls": calls}, fh)
+"""
 
 
 def _errors_by_thread(db) -> dict[str, list[dict]]:
@@ -391,10 +423,14 @@ def test_nothing_named_in_a_payload_is_imported_or_called_in_process(hostile, in
 
 
 def test_cli_load_fires_nothing_and_agrees_with_the_in_process_load(hostile, in_process, cli):
-    db, proc = cli
+    db, proc, spy = cli
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("loaded ") and "row errors, see load_errors" in proc.stdout
     assert not list(hostile.marker_dir.iterdir())
+    roots = {m.split(".")[0] for m in HOSTILE_MODULES}
+    assert "loaders.decode" in spy["modules"]  # the spy saw the load
+    assert not [n for n in spy["attempts"] + spy["modules"] if n.split(".")[0] in roots]
+    assert spy["calls"] == []
     for sql in ("SELECT thread_id, checkpoint_ns, checkpoint_id, stage, reason FROM load_errors ORDER BY ALL",
                 f"SELECT {MESSAGE_COLS}, tool_calls, additional_kwargs, response_metadata FROM messages ORDER BY thread_id, ordinal",
                 "SELECT * FROM threads ORDER BY thread_id"):
