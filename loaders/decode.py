@@ -292,8 +292,6 @@ _TYPE_BY_CLASS = {
     "FunctionMessageChunk": "FunctionMessageChunk",
 }
 
-# Plain-dict messages (e.g. an `operator.add` list of OpenAI-style dicts).
-_ROLE_BY_DICT_ROLE = {"user": "user", "human": "user", "assistant": "assistant", "ai": "assistant", "tool": "tool", "system": "system"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -388,10 +386,10 @@ def _message_from_fields(fields: dict, cls_name: str | None) -> Message:
         raise DecodeError("message has no type")
     if lc_type is not None and not isinstance(lc_type, str):
         raise DecodeError(f"message type is a {type(lc_type).__name__}, not a string")
-    if lc_type is not None:
-        role = _ROLE_BY_TYPE.get(lc_type, "other")
-    else:
-        role = _ROLE_BY_DICT_ROLE.get(dict_role, "other")
+    # SPEC §3 maps roles by message type only: a plain dict without `type` (an
+    # `operator.add` list of API-style dicts) is an unknown type, so `other`; its
+    # own `role` is kept in `chat_role`.
+    role = _ROLE_BY_TYPE.get(lc_type, "other") if lc_type is not None else "other"
     chat_role = _opt_str(fields.get("role"), "role")
 
     content, non_text = content_text(fields.get("content"))

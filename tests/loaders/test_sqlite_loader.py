@@ -226,3 +226,29 @@ def test_reload_keeps_the_load_history(sqlite_store, tmp_path):
     load_db(sqlite_store.path, db)
     load_db(sqlite_store.path, db)
     assert [r["load_id"] for r in rows(db, "SELECT load_id FROM loads ORDER BY load_id")] == [1, 2]
+
+
+def test_plain_dict_messages_load_as_the_saver_returns_them(tmp_path):
+    """`operator.add` state keeps an API-style dict input verbatim: no type, no id → role `other`."""
+    import datetime as dt
+
+    from storegen import Clock, Reply, ScriptedChatModel, build_operator_add_graph, open_sqlite_saver, say, thread_config
+
+    src = tmp_path / "dicts.sqlite"
+    saver = open_sqlite_saver(src)
+    graph = build_operator_add_graph(ScriptedChatModel(replies=[Reply("We open at nine.")]), saver)
+    with Clock(dt.datetime(2025, 5, 1, 9, tzinfo=dt.timezone.utc)) as clock:
+        say(graph, thread_config("kiosk:lobby:s1"), "When do you open?", clock, as_dict=True)
+    saver.conn.close()
+    db = tmp_path / "dicts.duckdb"
+    summary = load_db(src, db)
+    oracle_saver = oracle.open_sqlite(tmp_path / "dicts.sqlite")
+    try:
+        expected = oracle.expected_messages(oracle_saver)
+    finally:
+        oracle_saver.conn.close()
+    assert summary.errors == 0
+    got = rows(db, f"SELECT {MESSAGE_COLS} FROM messages ORDER BY thread_id, ordinal")
+    assert got == expected
+    user = rows(db, "SELECT role, chat_role, content FROM messages WHERE ordinal = 0")[0]
+    assert user == {"role": "other", "chat_role": "user", "content": "When do you open?"}
