@@ -93,9 +93,12 @@ class _Job:
     schemas: dict
 
 
-def _run_job(job: _Job, tick: Callable[[int], None]) -> dict:
-    source = resolve(job.spec, job.kind)
-    reader = source.open(job.spec, job.options)
+def _run_job(job: _Job, tick: Callable[[int], None], reader: SourceReader | None = None) -> dict:
+    """Decode one share of the threads into Parquet parts; `reader` is the caller's
+    already-open source (single-process loads), else the job opens its own."""
+    own = reader is None
+    if own:
+        reader = resolve(job.spec, job.kind).open(job.spec, job.options)
     writer = PartWriter(Path(job.folder), job.schemas, job.prefix)
     try:
         for table, rows in batches(reader, job.thread_key_pattern, job.only):
@@ -105,7 +108,8 @@ def _run_job(job: _Job, tick: Callable[[int], None]) -> dict:
             else:
                 writer.append(table, rows)
     finally:
-        reader.close()
+        if own:
+            reader.close()
     files = writer.close()
     return {"part": int(job.prefix[1:]), "files": files, "counts": writer.counts}
 
@@ -273,7 +277,6 @@ def load(
         split = getattr(reader, "split", None)
         if only is None and workers > 1 and split is not None:
             ranges = split(workers)
-        reader.close()
 
         schemas = staging_schemas()
         base = _Job(str(source), src.kind, options, thread_key_pattern, only, folder, "p0", schemas)
@@ -288,10 +291,14 @@ def load(
         if progress:
             progress(0, total)
         if ranges and len(ranges) > 1:
+            # Workers open their own snapshot; ours would only hold a staged copy meanwhile.
+            reader.close()
             jobs = [replace(base, options=replace(options, thread_range=r), prefix=f"p{i}") for i, r in enumerate(ranges)]
             results = _run_parallel(jobs, tick)
         else:
-            results = [_run_job(base, tick)]
+            # One pass over the reader that was opened (and, for exports, staged) above:
+            # the same snapshot that decided `only`, and no second staging.
+            results = [_run_job(base, tick, reader)]
         results.sort(key=lambda r: r["part"])  # thread order = range order
 
         with DatabaseWriter(db, start_from_existing=(mode == "incremental")) as writer:
