@@ -130,7 +130,9 @@ def stage_checkpoint(raw: tuple, shallow: bool) -> tuple:
     _json(metadata, "metadata")
     ts = version = shape = None
     if isinstance(checkpoint, dict):
-        ts = checkpoint.get("ts") if isinstance(checkpoint.get("ts"), str) else None
+        ts = checkpoint.get("ts")
+        if ts is not None and not isinstance(ts, str):
+            ts = json.dumps(ts)  # as its JSON text: the transform reports it as unreadable, like the live source
         versions = checkpoint.get("channel_versions")
         if shallow:
             cid = checkpoint.get("id") if isinstance(checkpoint.get("id"), str) else None

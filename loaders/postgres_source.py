@@ -59,7 +59,8 @@ WHERE c.relname = 'checkpoints' AND c.relkind IN ('r', 'p', 'v', 'm', 'f') ORDER
 # channel_versions, versions_seen and friends never cross the wire.
 _CHECKPOINTS_SQL = """
 SELECT thread_id, checkpoint_ns, {cid}, {parent},
-       CASE WHEN jsonb_typeof(checkpoint -> 'ts') = 'string' THEN checkpoint ->> 'ts' END,
+       -- a non-string ts is passed on as its JSON text, so the transform reports it as unreadable
+       CASE WHEN jsonb_typeof(checkpoint -> 'ts') = 'string' THEN checkpoint ->> 'ts' ELSE (checkpoint -> 'ts')::text END,
        {messages_version},
        NULLIF(jsonb_typeof(checkpoint), 'object'),
        metadata::text

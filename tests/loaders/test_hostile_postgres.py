@@ -227,8 +227,6 @@ def test_hostile_values_load_as_plain_data(pg):
     assert json.loads(cp["metadata"])["writes"]["x"]["id"] == ["os", "system"]
 
 
-@pytest.mark.xfail(strict=True, reason="postgres_source/pg_export: a non-string checkpoint ts becomes NULL without a load_errors row "
-                   "(the SQLite source reports it); left to the Postgres source's owner")
 def test_a_non_string_ts_is_reported(pg, tmp_path):
     with fresh_database() as dsn:
         with saver_for(dsn) as saver:
