@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 from typing import TypedDict
 
 import pandas as pd
@@ -264,6 +264,23 @@ def _check_limit(limit: int) -> int:
     return limit
 
 
+# Per thread and UTC day (day_n NULL: messages without ts): what `daily()` sums per
+# tenant and `overview()` per scope. Also the body of the loader's `thread_day_metrics`.
+_THREAD_DAYS = f"""SELECT {_DAY_NUMBER.format(col="ts")} AS day_n, thread_id, any_value(tenant_id) AS tenant_id,
+               count(*) AS messages,
+               {_ROLE_COUNTS.replace(chr(10), chr(10) + "               ")},
+               CAST(coalesce(sum(tool_call_count), 0) AS BIGINT) AS tool_calls,
+               {_TOKEN_SUMS},
+               min(ts) AS first_ts, max(ts) AS last_ts
+        FROM msgs GROUP BY 1, thread_id"""
+
+# Per UTC day, thread and model (messages naming a model): what `by_model()` and the
+# `models` count of `overview()` aggregate. Also the body of `thread_model_metrics`.
+_THREAD_MODELS = f"""SELECT {_DAY_NUMBER.format(col="ts")} AS day_n, thread_id, model, count(*) AS messages,
+               {_TOKEN_SUMS}
+        FROM msgs WHERE model IS NOT NULL GROUP BY 1, thread_id, model"""
+
+
 def conversations_sql(filters: Filters = Filters(), resume_gap: timedelta = RESUME_GAP) -> tuple[str, list]:
     """The query behind `conversations()`: `(sql, params)`, columns in `CONVERSATION_COLUMNS` order.
 
@@ -398,6 +415,123 @@ def _materialized(con) -> bool:
     return bool(rows) and rows[0][0] == _fingerprint()
 
 
+# --- message-level tables the loader materializes ----------------------------------------
+# The corpus trends' heavy parts are the same for every scope: the latency pairs
+# (a join of every question with its reply) and per-thread sums over every message.
+# The loader writes them once per load, from the live queries' own SQL:
+# - `latency_pair_rows` = `latency_distribution_sql(Filters())`: a pair belongs to a
+#   `Filters` exactly when its thread passes `thread_where` and its question's ts is in
+#   the window (replies come from the whole thread either way), so every filter reads it;
+# - `thread_day_metrics` (`_THREAD_DAYS`) and `thread_model_metrics` (`_THREAD_MODELS`):
+#   per thread × UTC day (× model) sums. Thread conditions apply to their threads; a
+#   window applies only when it is whole UTC days (the app's date picker: `since` at
+#   00:00:00, `until` at 23:59:59.999999), where `ts` in the window is `day_n` in its
+#   days. Any other window runs the live message-level query.
+# Each table carries the fingerprint of its query, like `conversation_metrics`.
+
+PAIRS_TABLE = "latency_pair_rows"
+THREAD_DAYS_TABLE = "thread_day_metrics"
+THREAD_MODELS_TABLE = "thread_model_metrics"
+
+
+def _aggregate_sql(body: str) -> tuple[str, list]:
+    scope_sql, params = _scope(Filters(), window=True)
+    return f"WITH {scope_sql}\n    {body}", params
+
+
+@functools.cache
+def _trend_tables() -> dict[str, tuple[str, list, str]]:
+    """{table: (sql, params, fingerprint)} of the message-level tables."""
+    out = {}
+    for table, (sql, params) in (
+        (PAIRS_TABLE, latency_distribution_sql(Filters())),
+        (THREAD_DAYS_TABLE, _aggregate_sql(_THREAD_DAYS)),
+        (THREAD_MODELS_TABLE, _aggregate_sql(_THREAD_MODELS)),
+    ):
+        digest = hashlib.sha256(repr((sql, params)).encode()).hexdigest()[:32]
+        out[table] = (sql, params, f"{table} sha256:{digest}")
+    return out
+
+
+def materialize_trends(con) -> None:
+    """(Re)create `latency_pair_rows`, `thread_day_metrics` and `thread_model_metrics`.
+
+    Called by the loader next to `materialize_conversations`, on the staged database.
+    """
+    con.execute("SET TimeZone = 'UTC'")
+    for table, (sql, params, fingerprint) in _trend_tables().items():
+        con.execute(f"CREATE OR REPLACE TABLE {table} AS {sql}", params)
+        con.execute(f"COMMENT ON TABLE {table} IS '{fingerprint}'")  # hex text built above
+
+
+def _current_trend_tables(con) -> frozenset[str]:
+    """The message-level tables of `con`'s database written by the current queries."""
+    tables = _trend_tables()
+    rows = con.execute(
+        "SELECT table_name, comment FROM duckdb_tables() "
+        "WHERE database_name = current_database() AND schema_name = current_schema() "
+        "AND table_name IN (SELECT unnest(?))",
+        [list(tables)],
+    ).fetchall()
+    return frozenset(name for name, comment in rows if comment == tables[name][2])
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_DAY = timedelta(days=1)
+
+
+def _day_range(filters: Filters) -> tuple[int | None, int | None] | None:
+    """The window as whole UTC day numbers (first, last), (None, None) without one;
+    None when it is not whole days (then per-day sums cannot answer it)."""
+    lo = hi = None
+    if filters.since is not None:
+        n, rest = divmod(filters.since - _EPOCH, _DAY)
+        if rest:
+            return None
+        lo = n
+    if filters.until is not None:
+        n, rest = divmod(filters.until - _EPOCH, _DAY)
+        if rest != _DAY - timedelta(microseconds=1):
+            return None
+        hi = n
+    return lo, hi
+
+
+def _day_where(alias: str, days: tuple[int | None, int | None]) -> str:
+    """`alias.day_n` within the day numbers (ints computed above, never user text)."""
+    lo, hi = days
+    clauses = []
+    if lo is not None:
+        clauses.append(f"{alias}.day_n >= {int(lo)}")
+    if hi is not None:
+        clauses.append(f"{alias}.day_n <= {int(hi)}")
+    return " AND ".join(clauses) or "TRUE"
+
+
+def _pairs_cte(filters: Filters, fast: frozenset[str]) -> str:
+    """The `pairs` CTE(s): `latency_pair_rows` cut to `filters` when current, else `_PAIRS`.
+
+    Needs the `scope` CTE; adds no parameter (window bounds are epoch-microsecond literals).
+    """
+    if PAIRS_TABLE not in fast:
+        return _PAIRS
+    clauses = [_in_scope(filters, "p")]
+    if filters.since is not None:
+        clauses.append(f"epoch_us(p.user_ts) >= {int((filters.since - _EPOCH) // timedelta(microseconds=1))}")
+    if filters.until is not None:
+        clauses.append(f"epoch_us(p.user_ts) <= {int((filters.until - _EPOCH) // timedelta(microseconds=1))}")
+    return f"""
+    pairs AS (SELECT * FROM {PAIRS_TABLE} p WHERE {" AND ".join(clauses)})"""
+
+
+def _aggregate_source(table: str, body: str, filters: Filters, fast: frozenset[str]) -> str | None:
+    """A subquery giving `body`'s rows for `filters` from `table`; None when only the live query can."""
+    days = _day_range(filters)
+    if table not in fast or days is None:
+        return None
+    return f"SELECT * FROM {table} d WHERE {_in_scope(filters, 'd')} AND {_day_where('d', days)}"
+
+
 def conversations_query(
     con, filters: Filters = Filters(), resume_gap: timedelta = RESUME_GAP
 ) -> tuple[str, list]:
@@ -458,35 +592,40 @@ def latency_distribution(con_or_path: ConOrPath, filters: Filters = Filters()) -
 
     >>> latency_distribution("demo.duckdb")["latency_s"].describe()  # doctest: +SKIP
     """
+    with connection(con_or_path) as con:
+        return _frame(con, *latency_distribution_sql(filters, _current_trend_tables(con)))
+
+
+def latency_distribution_sql(filters: Filters = Filters(), fast: frozenset[str] = frozenset()) -> tuple[str, list]:
+    """The query behind `latency_distribution()`; the live one unless `PAIRS_TABLE` is in `fast`."""
     scope_sql, params = _scope(filters, window=True)
     sql = f"""
     WITH {scope_sql},
-    {_PAIRS}
+    {_pairs_cte(filters, fast)}
     SELECT thread_id, tenant_id, user_ordinal, assistant_ordinal, user_ts, assistant_ts, latency_s, model
     FROM pairs ORDER BY thread_id, user_ordinal"""
-    with connection(con_or_path) as con:
-        return _frame(con, sql, params)
+    return sql, params
 
 
-def daily_sql(filters: Filters = Filters()) -> tuple[str, list]:
+def daily_sql(filters: Filters = Filters(), fast: frozenset[str] = frozenset()) -> tuple[str, list]:
     """The query behind `daily()`: `(sql, params)`, columns in `DAILY_COLUMNS` order.
+
+    The per-thread-day and pair rows come from the loader's tables named in `fast`
+    (`_current_trend_tables(con)`) where they can answer `filters`; else the live query.
 
     >>> daily_sql()[1]
     []
     """
     scope_sql, params = _scope(filters, window=True)
     started_sql, started_params = _window("first_ts", filters)
-    role_counts = _ROLE_COUNTS.replace("\n", "\n               ")
+    thread_days = _aggregate_source(THREAD_DAYS_TABLE, _THREAD_DAYS, filters, fast) or _THREAD_DAYS
+    thread_days = f"SELECT * FROM ({thread_days}) WHERE day_n IS NOT NULL"
     role_sums = ", ".join(f"CAST(sum({r}_messages) AS BIGINT) AS {r}_messages" for r in ROLES)
     sql = f"""
     WITH {scope_sql},
     thread_days AS (
         -- Per thread first, then per tenant: counting threads this way is cheaper than count(DISTINCT).
-        SELECT {_DAY_NUMBER.format(col="ts")} AS day_n, thread_id, any_value(tenant_id) AS tenant_id,
-               count(*) AS messages,
-               {role_counts},
-               {_TOKEN_SUMS}
-        FROM msgs WHERE ts IS NOT NULL GROUP BY 1, thread_id),
+        {thread_days}),
     activity AS (
         SELECT day_n, tenant_id,
                count(*) AS active_conversations,
@@ -499,7 +638,7 @@ def daily_sql(filters: Filters = Filters()) -> tuple[str, list]:
     started AS (
         SELECT {_DAY_NUMBER.format(col="first_ts")} AS day_n, tenant_id, count(*) AS conversations_started
         FROM scope WHERE first_ts IS NOT NULL AND {started_sql} GROUP BY ALL),
-    {_PAIRS},
+    {_pairs_cte(filters, fast)},
     latency AS (
         SELECT {_DAY_NUMBER.format(col="user_ts")} AS day_n, tenant_id,
                count(*) AS latency_pairs, quantile_cont(latency_s, 0.5) AS latency_median_s
@@ -528,19 +667,21 @@ def daily(con_or_path: ConOrPath, filters: Filters = Filters()) -> pd.DataFrame:
 
     >>> daily("demo.duckdb").groupby("day")["messages"].sum()  # doctest: +SKIP
     """
-    sql, params = daily_sql(filters)
     with connection(con_or_path) as con:
-        return _frame(con, sql, params)
+        return _frame(con, *daily_sql(filters, _current_trend_tables(con)))
 
 
-def _by_model_sql(filters: Filters, limit: int | None) -> tuple[str, list]:
+def _by_model_sql(filters: Filters, limit: int | None, fast: frozenset[str] = frozenset()) -> tuple[str, list]:
     scope_sql, params = _scope(filters, window=True)
+    thread_models = _aggregate_source(THREAD_MODELS_TABLE, _THREAD_MODELS, filters, fast) or _THREAD_MODELS
     sql = f"""
     WITH {scope_sql},
+    thread_models AS ({thread_models}),
     per_model AS (
-        SELECT model, count(*) AS messages, count(DISTINCT thread_id) AS conversations, {_TOKEN_SUMS}
-        FROM msgs WHERE model IS NOT NULL GROUP BY model),
-    {_PAIRS},
+        SELECT model, CAST(sum(messages) AS BIGINT) AS messages, count(DISTINCT thread_id) AS conversations,
+               {_TOKEN_SUMS}
+        FROM thread_models GROUP BY model),
+    {_pairs_cte(filters, fast)},
     latency AS (
         SELECT model, count(*) AS latency_pairs,
                quantile_cont(latency_s, 0.5) AS latency_median_s,
@@ -563,9 +704,8 @@ def by_model(con_or_path: ConOrPath, filters: Filters = Filters()) -> pd.DataFra
 
     >>> by_model("demo.duckdb")  # doctest: +SKIP
     """
-    sql, params = _by_model_sql(filters, None)
     with connection(con_or_path) as con:
-        return _frame(con, sql, params)
+        return _frame(con, *_by_model_sql(filters, None, _current_trend_tables(con)))
 
 
 def top_models(con_or_path: ConOrPath, filters: Filters = Filters(), limit: int = 10) -> pd.DataFrame:
@@ -573,9 +713,8 @@ def top_models(con_or_path: ConOrPath, filters: Filters = Filters(), limit: int 
 
     >>> top_models("demo.duckdb", limit=3)["model"].tolist()  # doctest: +SKIP
     """
-    sql, params = _by_model_sql(filters, limit)
     with connection(con_or_path) as con:
-        return _frame(con, sql, params)
+        return _frame(con, *_by_model_sql(filters, limit, _current_trend_tables(con)))
 
 
 def top_tools(con_or_path: ConOrPath, filters: Filters = Filters(), limit: int = 10) -> pd.DataFrame:
@@ -655,10 +794,34 @@ def overview(con_or_path: ConOrPath, filters: Filters = Filters()) -> Overview:
 
     >>> overview("demo.duckdb")["threads"]  # doctest: +SKIP
     """
+    with connection(con_or_path) as con:
+        sql, params = overview_sql(filters, _current_trend_tables(con))
+        cur = con.execute(sql, params)
+        names = [d[0] for d in cur.description]
+        (row,) = cur.fetchall()
+    return Overview(**dict(zip(names, row)))
+
+
+def overview_sql(filters: Filters = Filters(), fast: frozenset[str] = frozenset()) -> tuple[str, list]:
+    """The query behind `overview()`; the loader's tables named in `fast` answer where they can."""
     scope_sql, params = _scope(filters, window=True)
-    sql = f"""
-    WITH {scope_sql},
-    {_PAIRS},
+    days = _aggregate_source(THREAD_DAYS_TABLE, _THREAD_DAYS, filters, fast)
+    models = _aggregate_source(THREAD_MODELS_TABLE, _THREAD_MODELS, filters, fast)
+    if days is not None and models is not None:
+        totals = f"""
+    totals AS (
+        -- Sums of the per-thread-day sums: the same figures as over the messages (NULL stays NULL).
+        SELECT CAST(coalesce(sum(messages), 0) AS BIGINT) AS messages,
+               CAST(coalesce(sum(user_messages), 0) AS BIGINT) AS user_turns,
+               CAST(coalesce(sum(assistant_messages), 0) AS BIGINT) AS assistant_messages,
+               CAST(coalesce(sum(tool_calls), 0) AS BIGINT) AS tool_calls,
+               {_TOKEN_SUMS},
+               (SELECT count(DISTINCT model) FROM ({models})) AS models,
+               min(first_ts) AS first_ts,
+               max(last_ts) AS last_ts
+        FROM ({days}))"""
+    else:
+        totals = f"""
     totals AS (
         SELECT count(*) AS messages,
                count(*) FILTER (WHERE role = 'user') AS user_turns,
@@ -668,14 +831,13 @@ def overview(con_or_path: ConOrPath, filters: Filters = Filters()) -> Overview:
                count(DISTINCT model) AS models,
                min(ts) AS first_ts,
                max(ts) AS last_ts
-        FROM msgs),
+        FROM msgs)"""
+    sql = f"""
+    WITH {scope_sql},
+    {_pairs_cte(filters, fast)},{totals},
     latency AS (SELECT count(*) AS latency_pairs, quantile_cont(latency_s, 0.5) AS latency_median_s FROM pairs)
     SELECT (SELECT count(*) FROM scope) AS threads,
            (SELECT count(DISTINCT tenant_id) FROM scope) AS tenants,
            totals.*, latency.*
     FROM totals, latency"""
-    with connection(con_or_path) as con:
-        cur = con.execute(sql, params)
-        names = [d[0] for d in cur.description]
-        (row,) = cur.fetchall()
-    return Overview(**dict(zip(names, row)))
+    return sql, params

@@ -234,16 +234,23 @@ class ThreadConditions(Filters):
     min_user_turns: int = 0
     pending_only: bool = False
     forks_only: bool = False
+    #: Read user turns from the loader's `conversation_metrics` (same counts) instead of counting messages.
+    turns_from_table: bool = False
 
     def thread_where(self, alias: str = "t") -> tuple[str, list]:
         sql, params = super().thread_where(alias)
         clauses = [] if sql == "TRUE" else [sql]
         if self.min_user_turns > 0:
             # user_turns in metrics is the thread's count of user messages.
-            clauses.append(
-                f"{alias}.thread_id IN (SELECT thread_id FROM messages WHERE role = 'user' "
-                "GROUP BY thread_id HAVING count(*) >= ?)"
-            )
+            if self.turns_from_table:
+                clauses.append(
+                    f"{alias}.thread_id IN (SELECT thread_id FROM {metrics.MATERIALIZED_TABLE} WHERE user_turns >= ?)"
+                )
+            else:
+                clauses.append(
+                    f"{alias}.thread_id IN (SELECT thread_id FROM messages WHERE role = 'user' "
+                    "GROUP BY thread_id HAVING count(*) >= ?)"
+                )
             params = [*params, self.min_user_turns]
         if self.pending_only:
             clauses.append(f"coalesce({alias}.interrupt_pending, false)")
@@ -268,13 +275,14 @@ def conversations_page(
     """
     if isinstance(min_turns, bool) or not isinstance(min_turns, int) or min_turns < 0:
         raise BadRequest(f"min_turns must be an integer >= 0, got {min_turns!r}")
-    scoped = ThreadConditions(
-        **{f.name: getattr(filters, f.name) for f in dataclasses.fields(Filters)},
-        min_user_turns=min_turns,
-        pending_only=bool(pending_only),
-        forks_only=bool(forks_only),
-    )
     with connection(con_or_path) as con:
+        scoped = ThreadConditions(
+            **{f.name: getattr(filters, f.name) for f in dataclasses.fields(Filters)},
+            min_user_turns=min_turns,
+            pending_only=bool(pending_only),
+            forks_only=bool(forks_only),
+            turns_from_table=min_turns > 0 and metrics._materialized(con),
+        )
         conv = metrics.conversations(con, scoped)
         where, params = filters.thread_where("t")
         total = con.execute(f"SELECT count(*) FROM threads t WHERE {where}", params).fetchall()[0][0]

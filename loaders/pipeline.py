@@ -222,9 +222,10 @@ def _derive_tables(con) -> None:
     filled once something had imported analytics, so a plain `python -m loaders`
     would silently skip the table. analytics never imports loaders: no cycle.
     """
-    from analytics.metrics import materialize_conversations
+    from analytics.metrics import materialize_conversations, materialize_trends
 
     materialize_conversations(con)  # sets TimeZone = 'UTC' on the staged connection, like readers
+    materialize_trends(con)  # latency pairs and per thread × day (× model) sums, for the corpus trends
 
 
 def default_workers() -> int:

@@ -1,0 +1,172 @@
+"""The loader's message-level tables (`latency_pair_rows`, `thread_day_metrics`,
+`thread_model_metrics`): `daily`, `by_model` / `top_models`, `overview` and
+`latency_distribution` read them where they can answer, and give exactly the
+live queries' answers, with and without filters."""
+
+from __future__ import annotations
+
+import shutil
+from datetime import datetime, time, timedelta, timezone
+
+import duckdb
+import pandas as pd
+import pytest
+
+from analytics import metrics, views
+from analytics.db import connect
+from analytics.filters import Filters
+from tests.analytics.metrics_db import build
+from tests.analytics.test_materialized import _corpus_filters, store_filters
+from tests.loaders.util import load_db
+
+TABLES = (metrics.PAIRS_TABLE, metrics.THREAD_DAYS_TABLE, metrics.THREAD_MODELS_TABLE)
+LIVE: frozenset[str] = frozenset()
+
+
+def _live(con, filters: Filters) -> dict:
+    """Every changed function's answer from the live SQL (no table read)."""
+    cur = con.execute(*metrics.overview_sql(filters, LIVE))
+    names = [d[0] for d in cur.description]
+    (row,) = cur.fetchall()
+    return {
+        "overview": dict(zip(names, row)),
+        "daily": metrics._frame(con, *metrics.daily_sql(filters, LIVE)),
+        "by_model": metrics._frame(con, *metrics._by_model_sql(filters, None, LIVE)),
+        "top_models": metrics._frame(con, *metrics._by_model_sql(filters, 2, LIVE)),
+        "latency": metrics._frame(con, *metrics.latency_distribution_sql(filters, LIVE)),
+    }
+
+
+def _public(con, filters: Filters) -> dict:
+    return {
+        "overview": dict(metrics.overview(con, filters)),
+        "daily": metrics.daily(con, filters),
+        "by_model": metrics.by_model(con, filters),
+        "top_models": metrics.top_models(con, filters, limit=2),
+        "latency": metrics.latency_distribution(con, filters),
+    }
+
+
+def assert_same(got: dict, want: dict, filters) -> None:
+    assert got["overview"] == want["overview"], filters
+    assert [type(v) for v in got["overview"].values()] == [type(v) for v in want["overview"].values()], filters
+    for key in ("daily", "by_model", "top_models", "latency"):
+        pd.testing.assert_frame_equal(got[key], want[key], check_exact=True, obj=f"{key} {filters}")
+
+
+def _day_filters(con) -> list[Filters]:
+    """Whole-UTC-day windows (read from the tables) and others (the live query)."""
+    (lo, hi), = con.execute("SELECT min(ts), max(ts) FROM messages").fetchall()
+    first, last = lo.astimezone(timezone.utc).date(), hi.astimezone(timezone.utc).date()
+    mid = first + (last - first) / 2
+    out = [Filters(since=s, until=u) for s, u in (
+        views.day_window(first, last), views.day_window(first, first), views.day_window(mid, last),
+        views.day_window(last, None), views.day_window(None, mid))]
+    tenant = con.execute("SELECT min(tenant_id) FROM threads").fetchall()[0][0]
+    since, until = views.day_window(first, mid)
+    out.append(Filters(tenants=(tenant,), since=since, until=until))
+    # Not whole days: a minute into the day, an until at midnight, another zone's midnight.
+    out.append(Filters(since=datetime.combine(mid, time(0, 1), timezone.utc)))
+    out.append(Filters(until=datetime.combine(mid, time.min, timezone.utc)))
+    out.append(Filters(since=datetime.combine(mid, time.min, timezone(timedelta(hours=2)))))
+    return out
+
+
+@pytest.fixture(scope="module")
+def loaded(sqlite_store, tmp_path_factory):
+    db = tmp_path_factory.mktemp("trends") / "lens.duckdb"
+    load_db(sqlite_store.path, db)
+    return db
+
+
+@pytest.fixture()
+def con(loaded):
+    c = connect(loaded)
+    yield c
+    c.close()
+
+
+def test_a_load_writes_current_tables(con):
+    assert metrics._current_trend_tables(con) == set(TABLES)
+
+
+def test_every_filter_gives_the_live_answers(con):
+    filters = [Filters(), *store_filters(con), *_day_filters(con),
+               views.ThreadConditions(min_user_turns=2), views.ThreadConditions(forks_only=True)]
+    for f in filters:
+        assert_same(_public(con, f), _live(con, f), f)
+
+
+def test_hand_made_corpus_alike_on_both_paths():
+    c = build(None)
+    try:
+        filters = [*_corpus_filters(), *_day_filters(c)]
+        before = {f: _public(c, f) for f in filters}  # no tables yet: the live queries
+        metrics.materialize_trends(c)
+        assert metrics._current_trend_tables(c) == set(TABLES)
+        for f in filters:
+            assert_same(_public(c, f), before[f], f)
+            assert_same(_public(c, f), _live(c, f), f)
+    finally:
+        c.close()
+
+
+@pytest.fixture()
+def doctored(loaded, tmp_path):
+    """A copy whose tables say every latency is -1 s and every day has -1 messages."""
+    db = tmp_path / "doctored.duckdb"
+    shutil.copyfile(loaded, db)
+    c = duckdb.connect(str(db))
+    c.execute(f"UPDATE {metrics.PAIRS_TABLE} SET latency_s = -1")
+    c.execute(f"UPDATE {metrics.THREAD_DAYS_TABLE} SET messages = -1")
+    c.execute(f"UPDATE {metrics.THREAD_MODELS_TABLE} SET messages = -1")
+    c.close()
+    return db
+
+
+def test_the_tables_are_read_where_they_answer(doctored):
+    with connect(doctored) as c:
+        tenant = c.execute("SELECT min(tenant_id) FROM threads").fetchall()[0][0]
+        for f in (Filters(), Filters(tenants=(tenant,)), *_day_filters(c)[:3]):
+            assert set(metrics.latency_distribution(c, f)["latency_s"]) <= {-1}
+            assert (metrics.daily(c, f)["messages"] <= 0).all()  # sums of -1 per thread, 0 for a day only started
+            assert (metrics.by_model(c, f)["messages"] < 0).all()
+            assert metrics.overview(c, f)["messages"] <= 0
+        # A window that is not whole days: per-day sums cannot answer, the pairs still can.
+        f = _day_filters(c)[-3]
+        assert (metrics.daily(c, f)["messages"] >= 0).all()
+        assert (metrics.by_model(c, f)["messages"] > 0).all()
+        assert set(metrics.latency_distribution(c, f)["latency_s"]) <= {-1}
+
+
+def test_tables_written_by_another_definition_are_ignored(doctored):
+    c = duckdb.connect(str(doctored))
+    for table in TABLES:
+        c.execute(f"COMMENT ON TABLE {table} IS '{table} sha256:0000'")
+    c.close()
+    with connect(doctored) as c:
+        assert metrics._current_trend_tables(c) == set()
+        assert_same(_public(c, Filters()), _live(c, Filters()), Filters())
+
+
+def test_a_database_without_the_tables_runs_the_live_queries(loaded, tmp_path):
+    db = tmp_path / "old.duckdb"
+    shutil.copyfile(loaded, db)
+    c = duckdb.connect(str(db))
+    for table in TABLES:
+        c.execute(f"DROP TABLE {table}")
+    c.close()
+    with connect(db) as c:
+        assert metrics._current_trend_tables(c) == set()
+        assert_same(_public(c, Filters()), _live(c, Filters()), Filters())
+
+
+def test_user_turns_from_conversation_metrics_select_the_same_threads(con):
+    assert metrics._materialized(con)
+    for n in (1, 2, 3, 50):
+        by_table = views.ThreadConditions(min_user_turns=n, turns_from_table=True)
+        by_messages = views.ThreadConditions(min_user_turns=n)
+        assert metrics.MATERIALIZED_TABLE in by_table.thread_where()[0]
+        assert metrics.MATERIALIZED_TABLE not in by_messages.thread_where()[0]
+        pd.testing.assert_frame_equal(metrics.conversations(con, by_table), metrics.conversations(con, by_messages))
+        assert_same(_public(con, by_table), _live(con, by_messages), n)
