@@ -87,15 +87,17 @@ CHILDREN = {"raw": child_raw, "floor": child_floor, "naive": child_naive}
 # --- measuring from outside -----------------------------------------------------------------
 
 def _tree_rss_kb(pid: int) -> int:
-    """Resident memory of a process and all its descendants, from /proc."""
+    """Memory of a process and all its descendants, from /proc: the sum of their PSS
+    (proportional set size), so pages a forked worker shares with its parent are
+    counted once, not once per process as a sum of RSS would."""
     total = 0
     stack = [pid]
     while stack:
         p = stack.pop()
         try:
-            with open(f"/proc/{p}/status") as fh:
+            with open(f"/proc/{p}/smaps_rollup") as fh:
                 for line in fh:
-                    if line.startswith("VmRSS:"):
+                    if line.startswith("Pss:"):
                         total += int(line.split()[1])
                         break
             for task in os.listdir(f"/proc/{p}/task"):
@@ -211,7 +213,7 @@ def main() -> None:
           f"{payloads:,} message payloads, {messages:,} transcript rows); {os.cpu_count()} cores")
     print(f"loader said: {loaded}")
     print()
-    print(f"| way to read the store | wall s | transcript msgs/s | MB/s | peak RSS MB |")
+    print(f"| way to read the store | wall s | transcript msgs/s | MB/s | peak memory MB (PSS, process tree) |")
     print(f"|---|---:|---:|---:|---:|")
     for name, (wall, rss) in results.items():
         print(f"| {name} | {wall:.2f} | {messages / wall:,.0f} | {size_mb / wall:,.0f} | {rss:,.0f} |")
@@ -230,7 +232,7 @@ def main() -> None:
     add_threads(copy, 5)
     wall_inc, rss_inc, out_inc = measure([sys.executable, "-m", "loaders", str(copy), "--db", str(inc_db), "--incremental", "--quiet"])
     wall_full, _, _ = measure([sys.executable, "-m", "loaders", str(copy), "--db", str(work / "full.duckdb"), "--quiet"])
-    print(f"incremental reload after 5 new threads: {wall_inc:.2f} s (full reload {wall_full:.2f} s; peak RSS {rss_inc:,.0f} MB)")
+    print(f"incremental reload after 5 new threads: {wall_inc:.2f} s (full reload {wall_full:.2f} s; peak memory {rss_inc:,.0f} MB)")
     shutil.rmtree(work, ignore_errors=True)
 
 

@@ -53,8 +53,6 @@ from loaders.pg_rows import (
     assemble,
     since_text,
     table_shape,
-    thread_range,
-    wanted_threads,
 )
 from loaders.records import SourceError, SourceOptions, ThreadBundle
 
@@ -257,12 +255,12 @@ class StagedReader:
     def _filter(self, only: frozenset[str] | None) -> tuple[str, list]:
         con = self.stage.con
         clauses, params = [], []
-        ids = wanted_threads(self.options.threads, only)
+        ids = self.options.wanted(only)
         if ids is not None:
             con.execute("DELETE FROM wanted")
             con.executemany("INSERT OR IGNORE INTO wanted VALUES (?)", ((t,) for t in ids))
             clauses.append("thread_id IN (SELECT thread_id FROM wanted)")
-        lo, hi = thread_range(self.options)
+        lo, hi = self.options.bounds()
         if lo is not None:
             clauses.append("thread_id >= ?")
             params.append(lo)

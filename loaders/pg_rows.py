@@ -129,21 +129,6 @@ def since_text(since: str | None) -> str | None:
     return dt.astimezone(timezone.utc).isoformat()
 
 
-def wanted_threads(option_threads: Iterable[str], only: frozenset[str] | None) -> list[str] | None:
-    """The thread subset to read: `--threads` intersected with the pipeline's `only`; None = all."""
-    wanted = set(option_threads)
-    if only is not None:
-        wanted = (wanted & only) if wanted else set(only)
-    elif not wanted:
-        return None
-    return sorted(wanted)
-
-
-def thread_range(options) -> tuple[str | None, str | None]:
-    """`[lo, hi)` over thread ids for one worker of a split load; (None, None) = all."""
-    return getattr(options, "thread_range", None) or (None, None)
-
-
 class _Follower:
     """The rows of a secondary stream that belong to the thread being assembled."""
 
@@ -286,5 +271,5 @@ def _metadata(raw: str | None, errors: list[LoadError], where: tuple[str, str, s
 
 __all__ = [
     "BlobRow", "CheckpointRow", "MESSAGES", "SPECIAL_CHANNELS", "TABLES", "TS_PATTERN", "WriteRow",
-    "assemble", "build_bundle", "since_text", "table_shape", "thread_range", "wanted_threads",
+    "assemble", "build_bundle", "since_text", "table_shape",
 ]

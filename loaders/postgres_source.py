@@ -32,8 +32,6 @@ from loaders.pg_rows import (
     assemble,
     since_text,
     table_shape,
-    thread_range,
-    wanted_threads,
 )
 from loaders.records import SourceError, SourceOptions, ThreadBundle
 
@@ -217,12 +215,12 @@ class PostgresReader:
     def _filter(self, only: frozenset[str] | None) -> tuple[sql.Composable | None, list]:
         clauses: list[sql.Composable] = []
         params: list = []
-        ids = wanted_threads(self.options.threads, only)
+        ids = self.options.wanted(only)
         if ids is not None:
             # A hashed semi-join: `= ANY(array)` would scan the array per row.
             clauses.append(sql.SQL("thread_id IN (SELECT unnest(%s::text[]))"))
             params.append(ids)
-        lo, hi = thread_range(self.options)
+        lo, hi = self.options.bounds()
         if lo is not None:
             clauses.append(sql.SQL('thread_id COLLATE "C" >= %s'))
             params.append(lo)

@@ -74,6 +74,23 @@ class SourceOptions:
     # [lo, hi) over thread ids (None = unbounded): one worker's share of a split source.
     thread_range: tuple[str | None, str | None] | None = None
 
+    def wanted(self, only: frozenset[str] | None = None) -> list[str] | None:
+        """The thread subset to read: `threads` intersected with the pipeline's `only`; None = all.
+
+        >>> SourceOptions(threads=("a", "b")).wanted(frozenset({"b", "c"}))
+        ['b']
+        """
+        wanted = set(self.threads)
+        if only is not None:
+            wanted = (wanted & only) if wanted else set(only)
+        elif not wanted:
+            return None
+        return sorted(wanted)
+
+    def bounds(self) -> tuple[str | None, str | None]:
+        """`[lo, hi)` over thread ids for one worker of a split load; (None, None) = all."""
+        return self.thread_range or (None, None)
+
 
 class SourceReader(Protocol):
     """An opened source. Readers stream: one thread in memory at a time."""

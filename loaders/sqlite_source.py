@@ -183,12 +183,9 @@ class SqliteReader:
         when the id list is too long to bind (SQLite caps bound parameters)."""
         clauses: list[str] = []
         params: list = []
-        wanted: set[str] | None = None
-        if self.options.threads or only is not None:
-            wanted = set(self.options.threads) if self.options.threads else set(only or ())
-            if only is not None and self.options.threads:
-                wanted &= only
-        lo, hi = self.options.thread_range or (None, None)
+        selected = self.options.wanted(only)
+        wanted = set(selected) if selected is not None else None
+        lo, hi = self.options.bounds()
         if lo is not None:
             clauses.append("thread_id >= ?")
             params.append(lo)

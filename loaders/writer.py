@@ -109,6 +109,9 @@ class DatabaseWriter:
             shutil.copyfile(self.target, self.tmp)
         self.con = duckdb.connect(str(self.tmp))
         self.con.execute("SET TimeZone = 'UTC'").fetchall()
+        # Ingest streams Parquet parts; a cap keeps DuckDB from growing with the store
+        # (it spills to a temp file instead), so a load's memory stays bounded.
+        self.con.execute("SET memory_limit = '256MB'").fetchall()
         create_schema(self.con)
 
     def __enter__(self) -> DatabaseWriter:
