@@ -554,19 +554,25 @@ def conversations_query(
 
 
 def conversations(
-    con_or_path: ConOrPath, filters: Filters = Filters(), resume_gap: timedelta = RESUME_GAP
+    con_or_path: ConOrPath,
+    filters: Filters = Filters(),
+    resume_gap: timedelta = RESUME_GAP,
+    columns: tuple[str, ...] | None = None,
 ) -> pd.DataFrame:
     """One row per thread that passes `filters`, columns `CONVERSATION_COLUMNS`, by thread_id.
 
     Figures describe each thread's whole transcript (a time window selects
     threads, it does not cut their messages). Read from the loader's
-    `conversation_metrics` table when possible (`conversations_query`).
+    `conversation_metrics` table when possible (`conversations_query`). With
+    `columns`, only those columns (same rows and order).
 
     >>> df = conversations("demo.duckdb", Filters(tenants=("acme",)))  # doctest: +SKIP
     >>> df[["thread_id", "user_turns", "latency_median_s"]]  # doctest: +SKIP
     """
     with connection(con_or_path) as con:
         sql, params = conversations_query(con, filters, resume_gap)
+        if columns is not None:
+            sql = f"SELECT {_columns(columns, CONVERSATION_COLUMNS)} FROM ({sql}) ORDER BY thread_id"
         return _frame(con, sql, params)
 
 
@@ -584,24 +590,43 @@ def conversation(con_or_path: ConOrPath, thread_id: str, resume_gap: timedelta =
     return ConversationMetrics(**dict(zip(CONVERSATION_COLUMNS, rows[0])))
 
 
-def latency_distribution(con_or_path: ConOrPath, filters: Filters = Filters()) -> pd.DataFrame:
+def latency_distribution(
+    con_or_path: ConOrPath, filters: Filters = Filters(), columns: tuple[str, ...] | None = None
+) -> pd.DataFrame:
     """One row per user→assistant pair: thread_id, tenant_id, user_ordinal,
     assistant_ordinal, user_ts, assistant_ts, latency_s, model (of the reply).
 
-    A pair is kept when its user message passes `filters.message_where`.
+    A pair is kept when its user message passes `filters.message_where`. With
+    `columns`, only those columns, rows in no particular order (a histogram's input).
 
     >>> latency_distribution("demo.duckdb")["latency_s"].describe()  # doctest: +SKIP
     """
     with connection(con_or_path) as con:
-        return _frame(con, *latency_distribution_sql(filters, _current_trend_tables(con)))
+        return _frame(con, *latency_distribution_sql(filters, _current_trend_tables(con), columns))
 
 
-def latency_distribution_sql(filters: Filters = Filters(), fast: frozenset[str] = frozenset()) -> tuple[str, list]:
+_PAIR_COLUMNS = (
+    "thread_id", "tenant_id", "user_ordinal", "assistant_ordinal", "user_ts", "assistant_ts", "latency_s", "model")
+
+
+def _columns(columns: tuple[str, ...], known: tuple[str, ...]) -> str:
+    unknown = [c for c in columns if c not in known]
+    if unknown or not columns:
+        raise BadRequest(f"columns must be some of {known}, got {columns!r}")
+    return ", ".join(columns)  # names checked against the constants above
+
+
+def latency_distribution_sql(
+    filters: Filters = Filters(), fast: frozenset[str] = frozenset(), columns: tuple[str, ...] | None = None
+) -> tuple[str, list]:
     """The query behind `latency_distribution()`; the live one unless `PAIRS_TABLE` is in `fast`."""
     scope_sql, params = _scope(filters, window=True)
     sql = f"""
     WITH {scope_sql},
-    {_pairs_cte(filters, fast)}
+    {_pairs_cte(filters, fast)}"""
+    if columns is not None:
+        return sql + f"\n    SELECT {_columns(columns, _PAIR_COLUMNS)} FROM pairs", params
+    sql += """
     SELECT thread_id, tenant_id, user_ordinal, assistant_ordinal, user_ts, assistant_ts, latency_s, model
     FROM pairs ORDER BY thread_id, user_ordinal"""
     return sql, params

@@ -276,6 +276,16 @@ def conversations_page(
     if isinstance(min_turns, bool) or not isinstance(min_turns, int) or min_turns < 0:
         raise BadRequest(f"min_turns must be an integer >= 0, got {min_turns!r}")
     with connection(con_or_path) as con:
+        where, params = filters.thread_where("t")
+        if filters.text:
+            # A text filter scans every message's content; resolve it to thread ids once
+            # instead of once per query below (same threads: the ids pass the whole filter).
+            ids = tuple(r[0] for r in con.execute(f"SELECT t.thread_id FROM threads t WHERE {where}", params).fetchall())
+            total = len(ids)
+            if ids:
+                filters = dataclasses.replace(filters, thread_ids=ids, text=None)
+        else:
+            total = con.execute(f"SELECT count(*) FROM threads t WHERE {where}", params).fetchall()[0][0]
         scoped = ThreadConditions(
             **{f.name: getattr(filters, f.name) for f in dataclasses.fields(Filters)},
             min_user_turns=min_turns,
@@ -283,10 +293,8 @@ def conversations_page(
             forks_only=bool(forks_only),
             turns_from_table=min_turns > 0 and metrics._materialized(con),
         )
-        conv = metrics.conversations(con, scoped)
-        where, params = filters.thread_where("t")
-        total = con.execute(f"SELECT count(*) FROM threads t WHERE {where}", params).fetchall()[0][0]
-        latency = metrics.latency_distribution(con, scoped)
+        conv = metrics.conversations(con, scoped, columns=CONVERSATION_TABLE_COLUMNS)  # user_turns included
+        latency = metrics.latency_distribution(con, scoped, columns=("latency_s", "model"))
         models = metrics.by_model(con, scoped)
         daily = metrics.daily(con, scoped)
     tokens = models.melt(

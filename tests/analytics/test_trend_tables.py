@@ -170,3 +170,36 @@ def test_user_turns_from_conversation_metrics_select_the_same_threads(con):
         assert metrics.MATERIALIZED_TABLE not in by_messages.thread_where()[0]
         pd.testing.assert_frame_equal(metrics.conversations(con, by_table), metrics.conversations(con, by_messages))
         assert_same(_public(con, by_table), _live(con, by_messages), n)
+
+
+def test_the_conversations_page_with_a_text_filter_is_the_full_queries_answer(con):
+    word = con.execute(
+        "SELECT content FROM messages WHERE role = 'user' AND content_chars > 3 ORDER BY thread_id, ordinal LIMIT 1"
+    ).fetchall()[0][0][:4]
+    tenant = con.execute("SELECT min(tenant_id) FROM threads").fetchall()[0][0]
+    for f in (Filters(text=word), Filters(text=word, tenants=(tenant,)), Filters(text="no such text at all")):
+        for turns in (0, 2):
+            page = views.conversations_page(con, f, min_turns=turns)
+            scoped = views.ThreadConditions(text=f.text, tenants=f.tenants, min_user_turns=turns)
+            conv = metrics._frame(con, *metrics.conversations_sql(scoped))
+            want = (conv[list(views.CONVERSATION_TABLE_COLUMNS)]
+                    .sort_values(["last_ts", "thread_id"], ascending=[False, True], na_position="last")
+                    .reset_index(drop=True))
+            pd.testing.assert_frame_equal(page.matching, want, check_exact=True)
+            lat = metrics._frame(con, *metrics.latency_distribution_sql(scoped))
+            pd.testing.assert_frame_equal(page.latency, views.latency_histogram(lat["latency_s"], lat["model"]))
+            (total,), = con.execute(f"SELECT count(*) FROM threads t WHERE {f.thread_where()[0]}",
+                                    f.thread_where()[1]).fetchall()
+            assert page.total == total
+
+
+def test_columns_pick_columns_of_the_same_rows(con):
+    full = metrics.conversations(con)
+    part = metrics.conversations(con, columns=("user_turns", "thread_id"))
+    pd.testing.assert_frame_equal(part, full[["user_turns", "thread_id"]])
+    pairs = metrics.latency_distribution(con)
+    some = metrics.latency_distribution(con, columns=("latency_s", "model"))
+    got = some.sort_values(["latency_s", "model"], ignore_index=True)
+    pd.testing.assert_frame_equal(got, pairs[["latency_s", "model"]].sort_values(["latency_s", "model"], ignore_index=True))
+    with pytest.raises(metrics.BadRequest):
+        metrics.conversations(con, columns=("messages; DROP TABLE threads",))
