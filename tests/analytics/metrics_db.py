@@ -281,15 +281,16 @@ if __name__ == "__main__":
     parser.add_argument("--time", action="store_true", help="time the metrics calls (builds the file if absent)")
     parser.add_argument(
         "--materialize", action="store_true",
-        help="write the conversation_metrics table into the file, as every load does (else: the live query is timed)",
+        help="write the derived tables (conversation_metrics, latency_pair_rows, thread_day/model_metrics) into the file, as every load does (else: the live queries are timed)",
     )  # fmt: skip
     ns = parser.parse_args()
     if not ns.time or not Path(ns.path).exists():
         print(synthetic(ns.path, ns.threads, ns.messages))
     if ns.materialize:
-        from analytics.metrics import materialize_conversations
+        from analytics.metrics import materialize_conversations, materialize_trends
 
         with duckdb.connect(str(ns.path)) as c:
             materialize_conversations(c)
+            materialize_trends(c)
     if ns.time:
         time_metrics(ns.path)
