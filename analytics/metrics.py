@@ -524,6 +524,15 @@ def _pairs_cte(filters: Filters, fast: frozenset[str]) -> str:
     pairs AS (SELECT * FROM {PAIRS_TABLE} p WHERE {" AND ".join(clauses)})"""
 
 
+# No pair at all, typed like `pairs`: for callers that do not show latency (`latency=False`).
+_NO_PAIRS = """
+    pairs AS (SELECT NULL::VARCHAR AS thread_id, NULL::VARCHAR AS tenant_id, NULL::TIMESTAMPTZ AS user_ts,
+                     NULL::DOUBLE AS latency_s, NULL::VARCHAR AS model WHERE FALSE)"""
+
+_DAILY_LATENCY = ("latency_pairs", "latency_median_s")
+_MODEL_LATENCY = ("latency_pairs", "latency_median_s", "latency_p90_s")
+
+
 def _aggregate_source(table: str, body: str, filters: Filters, fast: frozenset[str]) -> str | None:
     """A subquery giving `body`'s rows for `filters` from `table`; None when only the live query can."""
     days = _day_range(filters)
@@ -632,7 +641,7 @@ def latency_distribution_sql(
     return sql, params
 
 
-def daily_sql(filters: Filters = Filters(), fast: frozenset[str] = frozenset()) -> tuple[str, list]:
+def daily_sql(filters: Filters = Filters(), fast: frozenset[str] = frozenset(), latency: bool = True) -> tuple[str, list]:
     """The query behind `daily()`: `(sql, params)`, columns in `DAILY_COLUMNS` order.
 
     The per-thread-day and pair rows come from the loader's tables named in `fast`
@@ -663,7 +672,7 @@ def daily_sql(filters: Filters = Filters(), fast: frozenset[str] = frozenset()) 
     started AS (
         SELECT {_DAY_NUMBER.format(col="first_ts")} AS day_n, tenant_id, count(*) AS conversations_started
         FROM scope WHERE first_ts IS NOT NULL AND {started_sql} GROUP BY ALL),
-    {_pairs_cte(filters, fast)},
+    {_pairs_cte(filters, fast) if latency else _NO_PAIRS},
     latency AS (
         SELECT {_DAY_NUMBER.format(col="user_ts")} AS day_n, tenant_id,
                count(*) AS latency_pairs, quantile_cont(latency_s, 0.5) AS latency_median_s
@@ -686,17 +695,23 @@ def daily_sql(filters: Filters = Filters(), fast: frozenset[str] = frozenset()) 
     return sql, params + started_params
 
 
-def daily(con_or_path: ConOrPath, filters: Filters = Filters()) -> pd.DataFrame:
+def daily(con_or_path: ConOrPath, filters: Filters = Filters(), latency: bool = True) -> pd.DataFrame:
     """Per UTC day and tenant: conversations started and active, messages by role,
     tokens, latency; columns `DAILY_COLUMNS`.
+
+    With `latency=False`, without the latency columns (and without pairing questions
+    with replies); the other columns are the same.
 
     >>> daily("demo.duckdb").groupby("day")["messages"].sum()  # doctest: +SKIP
     """
     with connection(con_or_path) as con:
-        return _frame(con, *daily_sql(filters, _current_trend_tables(con)))
+        frame = _frame(con, *daily_sql(filters, _current_trend_tables(con), latency))
+    return frame if latency else frame.drop(columns=list(_DAILY_LATENCY))
 
 
-def _by_model_sql(filters: Filters, limit: int | None, fast: frozenset[str] = frozenset()) -> tuple[str, list]:
+def _by_model_sql(
+    filters: Filters, limit: int | None, fast: frozenset[str] = frozenset(), latency: bool = True
+) -> tuple[str, list]:
     scope_sql, params = _scope(filters, window=True)
     thread_models = _aggregate_source(THREAD_MODELS_TABLE, _THREAD_MODELS, filters, fast) or _THREAD_MODELS
     sql = f"""
@@ -706,7 +721,7 @@ def _by_model_sql(filters: Filters, limit: int | None, fast: frozenset[str] = fr
         SELECT model, CAST(sum(messages) AS BIGINT) AS messages, count(DISTINCT thread_id) AS conversations,
                {_TOKEN_SUMS}
         FROM thread_models GROUP BY model),
-    {_pairs_cte(filters, fast)},
+    {_pairs_cte(filters, fast) if latency else _NO_PAIRS},
     latency AS (
         SELECT model, count(*) AS latency_pairs,
                quantile_cont(latency_s, 0.5) AS latency_median_s,
@@ -722,15 +737,16 @@ def _by_model_sql(filters: Filters, limit: int | None, fast: frozenset[str] = fr
     return sql, params
 
 
-def by_model(con_or_path: ConOrPath, filters: Filters = Filters()) -> pd.DataFrame:
+def by_model(con_or_path: ConOrPath, filters: Filters = Filters(), latency: bool = True) -> pd.DataFrame:
     """Per model (messages with a known model): model, messages, conversations,
     input/output/total_tokens, latency_pairs, latency_median_s, latency_p90_s;
-    most messages first.
+    most messages first. With `latency=False`, without the three latency columns.
 
     >>> by_model("demo.duckdb")  # doctest: +SKIP
     """
     with connection(con_or_path) as con:
-        return _frame(con, *_by_model_sql(filters, None, _current_trend_tables(con)))
+        frame = _frame(con, *_by_model_sql(filters, None, _current_trend_tables(con), latency))
+    return frame if latency else frame.drop(columns=list(_MODEL_LATENCY))
 
 
 def top_models(con_or_path: ConOrPath, filters: Filters = Filters(), limit: int = 10) -> pd.DataFrame:

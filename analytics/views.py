@@ -158,7 +158,7 @@ def overview_page(con_or_path: ConOrPath, filters: Filters = Filters(), top: int
     """Headline numbers, daily messages by role, daily activity and the top tenants/models/tools."""
     with connection(con_or_path) as con:
         headline = dict(metrics.overview(con, filters))
-        per_day = _per_day(metrics.daily(con, filters))
+        per_day = _per_day(metrics.daily(con, filters, latency=False))  # messages and activity only
         tenants = metrics.top_tenants(con, filters, limit=top)
         models = metrics.top_models(con, filters, limit=top)
         tools = metrics.top_tools(con, filters, limit=top)
@@ -295,8 +295,8 @@ def conversations_page(
         )
         conv = metrics.conversations(con, scoped, columns=CONVERSATION_TABLE_COLUMNS)  # user_turns included
         latency = metrics.latency_distribution(con, scoped, columns=("latency_s", "model"))
-        models = metrics.by_model(con, scoped)
-        daily = metrics.daily(con, scoped)
+        models = metrics.by_model(con, scoped, latency=False)  # the page draws their tokens
+        daily = metrics.daily(con, scoped, latency=False)  # and daily activity
     tokens = models.melt(
         id_vars="model", value_vars=["input_tokens", "output_tokens"], var_name="kind", value_name="tokens"
     )
