@@ -260,13 +260,9 @@ class StagedReader:
             con.execute("DELETE FROM wanted")
             con.executemany("INSERT OR IGNORE INTO wanted VALUES (?)", ((t,) for t in ids))
             clauses.append("thread_id IN (SELECT thread_id FROM wanted)")
-        lo, hi = self.options.bounds()
-        if lo is not None:
-            clauses.append("thread_id >= ?")
-            params.append(lo)
-        if hi is not None:
-            clauses.append("thread_id < ?")
-            params.append(hi)
+        more, more_params = self.options.bounds_sql()
+        clauses += more
+        params += more_params
         if self._since is not None:
             clauses.append("thread_id IN (SELECT thread_id FROM cp WHERE ts_key >= ?)")
             params.append(self._since)

@@ -91,6 +91,22 @@ class SourceOptions:
         """`[lo, hi)` over thread ids for one worker of a split load; (None, None) = all."""
         return self.thread_range or (None, None)
 
+    def bounds_sql(self) -> tuple[list[str], list]:
+        """`bounds()` as SQLite predicates on `thread_id` with their parameters.
+
+        >>> SourceOptions(thread_range=("b", None)).bounds_sql()
+        (['thread_id >= ?'], ['b'])
+        """
+        lo, hi = self.bounds()
+        clauses, params = [], []
+        if lo is not None:
+            clauses.append("thread_id >= ?")
+            params.append(lo)
+        if hi is not None:
+            clauses.append("thread_id < ?")
+            params.append(hi)
+        return clauses, params
+
 
 class SourceReader(Protocol):
     """An opened source. Readers stream: one thread in memory at a time."""

@@ -181,17 +181,9 @@ class SqliteReader:
     def _thread_filter(self, only: frozenset[str] | None) -> tuple[str, list, set[str] | None]:
         """SQL predicate for the wanted threads, and a set to filter by in Python
         when the id list is too long to bind (SQLite caps bound parameters)."""
-        clauses: list[str] = []
-        params: list = []
         selected = self.options.wanted(only)
         wanted = set(selected) if selected is not None else None
-        lo, hi = self.options.bounds()
-        if lo is not None:
-            clauses.append("thread_id >= ?")
-            params.append(lo)
-        if hi is not None:
-            clauses.append("thread_id < ?")
-            params.append(hi)
+        clauses, params = self.options.bounds_sql()
         if wanted is not None and len(wanted) <= 500:
             ids = sorted(wanted)
             clauses.append(f"thread_id IN ({','.join('?' * len(ids))})" if ids else "FALSE")
