@@ -122,9 +122,20 @@ def configured_db(argv: list[str] | None = None, environ: dict | None = None) ->
     return Path(value).expanduser() if value else None
 
 
+def _writer_code_mtime_ns() -> int:
+    """Newest change to the code that decides what a load writes (loaders, load-time metrics)."""
+    root = Path(__file__).resolve().parents[1]
+    files = [*(root / "loaders").glob("*.py"), root / "loaders" / "schema.sql", root / "analytics" / "metrics.py"]
+    return max((f.stat().st_mtime_ns for f in files if f.exists()), default=0)
+
+
 def demo_is_stale(source: Path | None = None, target: Path | None = None) -> bool:
+    """Missing, or older than the bundled store or than the loader code (an upgrade rebuilds it)."""
     source, target = source or DEMO_SOURCE, target or demo_db()
-    return not target.exists() or target.stat().st_mtime_ns < source.stat().st_mtime_ns
+    if not target.exists():
+        return True
+    built = target.stat().st_mtime_ns
+    return built < source.stat().st_mtime_ns or built < _writer_code_mtime_ns()
 
 
 def ensure_demo_db(source: Path | None = None, target: Path | None = None) -> Path:

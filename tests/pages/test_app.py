@@ -204,3 +204,14 @@ def test_a_replaced_database_is_read_fresh_even_while_the_old_one_is_open(tmp_ca
     assert after["threads"] == expected < before["threads"]
     assert in_flight.execute("select count(*) from threads").fetchone()[0] == before["threads"]
     in_flight.close()
+
+
+def test_demo_database_is_rebuilt_when_the_loader_code_is_newer(tmp_path, monkeypatch):
+    source = tmp_path / "demo.sqlite"
+    shutil.copyfile(database.DEMO_SOURCE, source)
+    target = tmp_path / "cache" / "demo.duckdb"
+    database.ensure_demo_db(source, target)
+    assert not database.demo_is_stale(source, target)
+    # An upgrade that changes what a load writes must not keep serving the old database.
+    monkeypatch.setattr(database, "_writer_code_mtime_ns", lambda: target.stat().st_mtime_ns + 1)
+    assert database.demo_is_stale(source, target)
