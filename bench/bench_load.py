@@ -119,7 +119,7 @@ def measure(cmd: list[str]) -> tuple[float, float, str]:
         nonlocal peak
         while not done.is_set():
             peak = max(peak, _tree_rss_kb(proc.pid))
-            time.sleep(0.02)
+            time.sleep(0.1)  # smaps_rollup walks page tables: sampling faster slows what is measured
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
