@@ -50,31 +50,22 @@ if picked.selection.rows:
 
 left, right = st.columns(2)
 with left:
-    st.subheader("Reply latency")
-    if view.latency.empty:
-        render.no_data("user → assistant pairs")
-    else:
-        s = view.latency_summary
-        st.caption(f"{s['pairs']:,} user → assistant pairs · median {render.seconds(s['median_s'])} · "
-                   f"p90 {render.seconds(s['p90_s'])} (reply ts − user ts, checkpoint granularity)")
-        render.chart(charts.histogram_bars(view.latency, "model", "seconds"), key="conv_latency")
+    s = view.latency_summary
+    render.chart_panel(
+        "Reply latency", view.latency, "user → assistant pairs",
+        lambda f: charts.histogram_bars(f, "model", "seconds"), key="conv_latency",
+        caption=None if view.latency.empty else (
+            f"{s['pairs']:,} user → assistant pairs · median {render.seconds(s['median_s'])} · "
+            f"p90 {render.seconds(s['p90_s'])} (reply ts − user ts, checkpoint granularity)"),
+    )
 with right:
-    st.subheader("Tokens by model")
-    if view.tokens_by_model.empty:
-        render.no_data("token usage")
-    else:
-        render.chart(charts.bars(view.tokens_by_model, "model", "tokens", "kind"), key="conv_tokens")
+    render.chart_panel("Tokens by model", view.tokens_by_model, "token usage",
+                       lambda f: charts.bars(f, "model", "tokens", "kind"), key="conv_tokens")
 left, right = st.columns(2)
 with left:
-    st.subheader("User turns per thread")
-    if view.turns.empty:
-        render.no_data("threads")
-    else:
-        render.chart(charts.bars(view.turns, "user_turns", "threads", xlabel="user turns"), key="conv_turns")
+    render.chart_panel("User turns per thread", view.turns, "threads",
+                       lambda f: charts.bars(f, "user_turns", "threads", xlabel="user turns"), key="conv_turns")
 with right:
-    st.subheader("Activity over time")
-    if view.activity.empty:
-        render.no_data("activity")
-    else:
-        render.chart(charts.lines(view.activity, "day", ["active_conversations", "messages", "user_messages"]),
-                     key="conv_activity")
+    render.chart_panel("Activity over time", view.activity, "activity",
+                       lambda f: charts.lines(f, "day", ["active_conversations", "messages", "user_messages"]),
+                       key="conv_activity")

@@ -39,18 +39,12 @@ render.headline([
 
 left, right = st.columns(2)
 with left:
-    st.subheader("Messages per day by role")
-    if view.messages_by_role.empty:
-        render.no_data("messages with a timestamp")
-    else:
-        render.chart(charts.bars(view.messages_by_role, "day", "messages", "role"), key="ov_by_role")
+    render.chart_panel("Messages per day by role", view.messages_by_role, "messages with a timestamp",
+                       lambda f: charts.bars(f, "day", "messages", "role"), key="ov_by_role")
 with right:
-    st.subheader("Active threads per day")
-    if view.activity.empty:
-        render.no_data("activity")
-    else:
-        render.chart(charts.grouped_bars(view.activity, "day", ["active_conversations", "conversations_started"],
-                                         ylabel="threads"), key="ov_activity")
+    render.chart_panel("Active threads per day", view.activity, "activity",
+                       lambda f: charts.grouped_bars(f, "day", ["active_conversations", "conversations_started"],
+                                                     ylabel="threads"), key="ov_activity")
 
 cols = st.columns(3)
 tops = [
@@ -60,12 +54,8 @@ tops = [
 ]
 for col, (title, frame, x, y, what, file_name) in zip(cols, tops):
     with col:
-        st.subheader(title)
-        if frame.empty:
-            render.no_data(what)
-            continue
-        render.chart(charts.bars(frame, x, y, horizontal=True, ylabel="", hover=list(frame.columns)),
-                     key=f"ov_{what}")
-        with st.expander("Table"):
-            st.dataframe(frame, hide_index=True, key=f"ov_{what}_table")
-            render.download(frame, file_name, key=f"ov_{what}_csv")
+        if render.chart_panel(title, frame, what, lambda f, x=x, y=y: charts.bars(
+                f, x, y, horizontal=True, ylabel="", hover=list(f.columns)), key=f"ov_{what}"):
+            with st.expander("Table"):
+                st.dataframe(frame, hide_index=True, key=f"ov_{what}_table")
+                render.download(frame, file_name, key=f"ov_{what}_csv")

@@ -63,6 +63,21 @@ def no_data(what: str) -> None:
     st.info(f"No {what} for these filters.", icon=":material/filter_alt_off:")
 
 
+def chart_panel(title: str, frame, empty_what: str, build, key: str, caption: str | None = None) -> bool:
+    """A titled chart of `frame`, or a "no data" note when it is empty; True when drawn.
+
+    `build(frame)` makes the figure, so nothing is built for an empty frame.
+    """
+    st.subheader(title)
+    if frame.empty:
+        no_data(empty_what)
+        return False
+    if caption:
+        st.caption(caption)
+    chart(build(frame), key=key)
+    return True
+
+
 def _number(value: Any, fmt: str = "{:,}") -> str:
     return "—" if is_missing(value) else fmt.format(value)
 
