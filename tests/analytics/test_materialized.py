@@ -36,20 +36,6 @@ def column_types(con, sql: str, params: list) -> list[tuple[str, str]]:
     return [(c, str(t)) for c, t in zip(rel.columns, rel.types)]
 
 
-@pytest.fixture(scope="module")
-def loaded(sqlite_store, tmp_path_factory):
-    db = tmp_path_factory.mktemp("materialized") / "lens.duckdb"
-    load_db(sqlite_store.path, db)
-    return db
-
-
-@pytest.fixture()
-def con(loaded):
-    c = connect(loaded)
-    yield c
-    c.close()
-
-
 def store_filters(con) -> list[Filters]:
     """Filters of every kind, with values taken from the loaded store."""
     tenants = [t for (t,) in con.execute("SELECT DISTINCT tenant_id FROM threads ORDER BY 1 NULLS FIRST").fetchall()]

@@ -388,17 +388,8 @@ def test_pairs_roles_and_tokens_on_random_transcripts(msgs):
 # --- a store written by real graphs, through the real loader ----------------------------
 
 
-@pytest.fixture(scope="module")
-def loaded_db(sqlite_store, tmp_path_factory):
-    import loaders
-
-    db = tmp_path_factory.mktemp("metrics_loaded") / "all.duckdb"
-    loaders.load(str(sqlite_store.path), db)
-    return db
-
-
-def test_loaded_store_agrees_with_the_oracle(loaded_db, oracle_rows, sqlite_store):
-    got = metrics.conversations(loaded_db).set_index("thread_id")
+def test_loaded_store_agrees_with_the_oracle(loaded, oracle_rows, sqlite_store):
+    got = metrics.conversations(loaded).set_index("thread_id")
     assert set(got.index) == set(sqlite_store.manifest)
     by_thread = defaultdict(list)
     for r in oracle_rows:

@@ -451,23 +451,14 @@ def test_empty_search_lists_threads(con):
 # read under the contract, checked against the SPEC §3 oracle + the §4 reference.
 
 
-@pytest.fixture(scope="module")
-def loaded_store(sqlite_store, tmp_path_factory):
-    import loaders
-
-    db = tmp_path_factory.mktemp("transcript_e2e") / "store.duckdb"
-    loaders.load(str(sqlite_store.path), db)
-    return db
-
-
-def test_reads_of_a_loaded_store_match_the_oracle(loaded_store, oracle_rows):
+def test_reads_of_a_loaded_store_match_the_oracle(loaded, oracle_rows):
     from tests.analytics.test_transcript_property import Spec, reference
 
     by_thread: dict[str, list[dict]] = {}
     for row in oracle_rows:
         by_thread.setdefault(row["thread_id"], []).append(row)
     assert len(by_thread) >= 5
-    with analytics_connect(loaded_store) as con:
+    with analytics_connect(loaded) as con:
         for thread_id, rows in by_thread.items():
             rows.sort(key=lambda r: r["ordinal"])
             msgs = [Msg(r["role"], r["content"], ts=r["ts"], message_id=r["message_id"]) for r in rows]

@@ -17,7 +17,6 @@ from analytics.db import connect
 from analytics.filters import Filters
 from tests.analytics.metrics_db import build
 from tests.analytics.test_materialized import _corpus_filters, store_filters
-from tests.loaders.util import load_db
 
 TABLES = (metrics.PAIRS_TABLE, metrics.THREAD_DAYS_TABLE, metrics.THREAD_MODELS_TABLE)
 LIVE: frozenset[str] = frozenset()
@@ -70,20 +69,6 @@ def _day_filters(con) -> list[Filters]:
     out.append(Filters(until=datetime.combine(mid, time.min, timezone.utc)))
     out.append(Filters(since=datetime.combine(mid, time.min, timezone(timedelta(hours=2)))))
     return out
-
-
-@pytest.fixture(scope="module")
-def loaded(sqlite_store, tmp_path_factory):
-    db = tmp_path_factory.mktemp("trends") / "lens.duckdb"
-    load_db(sqlite_store.path, db)
-    return db
-
-
-@pytest.fixture()
-def con(loaded):
-    c = connect(loaded)
-    yield c
-    c.close()
 
 
 def test_a_load_writes_current_tables(con):

@@ -1,0 +1,23 @@
+"""Shared fixtures for analytics tests over a real loaded store."""
+
+from __future__ import annotations
+
+import pytest
+
+from analytics import connect
+from tests.loaders.util import load_db
+
+
+@pytest.fixture(scope="module")
+def loaded(sqlite_store, tmp_path_factory):
+    """`sqlite_store` loaded by the real loader (read it, or copy it before changing it)."""
+    db = tmp_path_factory.mktemp("loaded") / "lens.duckdb"
+    load_db(sqlite_store.path, db)
+    return db
+
+
+@pytest.fixture()
+def con(loaded):
+    c = connect(loaded)
+    yield c
+    c.close()
