@@ -22,7 +22,7 @@ from datetime import datetime, timezone
 from typing import Any, NamedTuple
 
 from loaders.decode import DecodeError, decode_typed, plain
-from loaders.records import LoadError, RawCheckpoint, RawWrite, SourceError, ThreadBundle
+from loaders.records import LoadError, Payloads, RawCheckpoint, RawWrite, SourceError, ThreadBundle
 from loaders.sqlite_source import SPECIAL_CHANNELS
 
 MESSAGES = "messages"
@@ -194,6 +194,8 @@ def build_bundle(thread_id: str, rows: list[CheckpointRow], blobs: list[BlobRow]
     # distinct payload keeps a long thread's memory linear, and makes the
     # transform's list comparisons identity hits.
     interned: dict[Any, Any] = {}
+    payloads = Payloads()
+    numbered: dict[tuple[str, str], list[int]] = {}
     checkpoints: list[RawCheckpoint] = []
     for row in rows:
         ns, cid = row.checkpoint_ns, row.checkpoint_id
@@ -215,9 +217,14 @@ def build_bundle(thread_id: str, rows: list[CheckpointRow], blobs: list[BlobRow]
             if messages is None and key not in decoded:
                 messages = decoded[key] = _decode_blob(stored.get(key), key, interned, errors, (thread_id, ns, cid))
         damaged = messages is _FAILED
+        versions = None
+        if messages is not None and not damaged:
+            versions = numbered.get(key)
+            if versions is None:
+                versions = numbered[key] = payloads.versions(messages)
         checkpoints.append(
             RawCheckpoint(
-                thread_id, ns, cid, row.parent_checkpoint_id, ts, md, None if damaged else messages,
+                thread_id, ns, cid, row.parent_checkpoint_id, ts, md, versions,
                 damaged=damaged, metadata_json=md_json,
             )
         )
@@ -229,7 +236,7 @@ def build_bundle(thread_id: str, rows: list[CheckpointRow], blobs: list[BlobRow]
             errors.append(LoadError(thread_id, w.checkpoint_ns, w.checkpoint_id, "write", f"{w.channel}: {exc}"))
             continue
         out_writes.append(RawWrite(thread_id, w.checkpoint_ns, w.checkpoint_id, w.task_id, w.idx, w.channel, value))
-    return ThreadBundle(thread_id, checkpoints, out_writes, errors)
+    return ThreadBundle(thread_id, checkpoints, out_writes, errors, payloads.items)
 
 
 def _decode_blob(stored, key: tuple[str, str], interned: dict, errors: list[LoadError], where: tuple[str, str, str]) -> Any:

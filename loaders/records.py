@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 
 @dataclass(frozen=True, slots=True)
@@ -18,13 +18,14 @@ class LoadError:
     reason: str
 
 
-@dataclass(frozen=True, slots=True)
-class RawCheckpoint:
+class RawCheckpoint(NamedTuple):
     """One checkpoint as a source reader hands it over.
 
-    `messages` is `state['messages']` with each element still an undecoded
-    payload (see `loaders.decode`), or None when the checkpoint has no
-    messages channel. `damaged` checkpoints keep their row but give no messages.
+    `messages` is `state['messages']` as version numbers into the thread's
+    `ThreadBundle.payloads` (each distinct payload still undecoded, see
+    `loaders.decode`), or None when the checkpoint has no messages channel.
+    `damaged` checkpoints keep their row but give no messages. (A NamedTuple,
+    not a dataclass: one is built per checkpoint, and this is 3x cheaper.)
     """
 
     thread_id: str
@@ -33,12 +34,62 @@ class RawCheckpoint:
     parent_checkpoint_id: str | None
     ts: str | None
     metadata: Mapping[str, Any]
-    messages: Sequence[Any] | None
+    messages: list[int] | None
     damaged: bool = False
     # The metadata as JSON text when the source stores it as text (SQLite): it is
     # passed through untouched (DuckDB validates it at ingest) and `metadata` is
     # left empty. None: the transform serialises `metadata`.
     metadata_json: str | None = None
+
+
+class Payloads:
+    """The distinct message payloads of one thread, numbered as a reader meets them.
+
+    A SqliteSaver re-serializes the whole message list in every checkpoint, so
+    each list mostly repeats the previous one: the common prefix with the
+    previous list is found by equality of the undecoded payloads (memcmp, no
+    hashing) and only the rest is looked up. Readers keep version numbers, not
+    payloads, so a thread's memory is its distinct payloads.
+
+    >>> p = Payloads()
+    >>> p.versions([b"a", b"b"]), p.versions([b"a", b"b", b"c"]), p.versions([b"c"])
+    ([0, 1], [0, 1, 2], [2])
+    """
+
+    __slots__ = ("items", "_index", "_prev", "_prev_versions")
+
+    def __init__(self) -> None:
+        self.items: list[Any] = []
+        self._index: dict[Any, int] = {}
+        self._prev: list[Any] = []
+        self._prev_versions: list[int] = []
+
+    def versions(self, payloads: list[Any]) -> list[int]:
+        prev = self._prev
+        n = len(prev)
+        if len(payloads) >= n and payloads[:n] == prev:
+            common = n
+        else:
+            common = 0
+            limit = min(n, len(payloads))
+            while common < limit and payloads[common] == prev[common]:
+                common += 1
+        out = self._prev_versions[:common]
+        index, items = self._index, self.items
+        for payload in payloads[common:] if common else payloads:
+            key = payload
+            try:
+                v = index.get(key)
+            except TypeError:
+                # A plain dict (an `operator.add` list of API-style messages): keyed by its text form.
+                key = ("unhashable", repr(payload))
+                v = index.get(key)
+            if v is None:
+                v = index[key] = len(items)
+                items.append(payload)
+            out.append(v)
+        self._prev, self._prev_versions = payloads, out
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +113,8 @@ class ThreadBundle:
     checkpoints: list[RawCheckpoint]
     writes: list[RawWrite] = field(default_factory=list)
     errors: list[LoadError] = field(default_factory=list)
+    # What `RawCheckpoint.messages` numbers point into (`Payloads.items`).
+    payloads: list[Any] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)

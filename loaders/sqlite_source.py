@@ -29,9 +29,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote
 
-from loaders.decode import DecodeError, decode_typed, plain
-from loaders.records import LoadError, RawCheckpoint, RawWrite, SourceError, SourceOptions, ThreadBundle
+import ormsgpack
 
+from loaders.decode import _UNPACK_OPT, DecodeError, _outer_hook, decode_typed, plain
+from loaders.records import LoadError, Payloads, RawCheckpoint, RawWrite, SourceError, SourceOptions, ThreadBundle
+
+_unpackb = ormsgpack.unpackb
 SPECIAL_CHANNELS = ("__interrupt__", "__resume__", "__error__")
 _CHECKPOINT_COLUMNS = {"thread_id", "checkpoint_ns", "checkpoint_id", "parent_checkpoint_id", "type", "checkpoint", "metadata"}
 _WRITE_COLUMNS = {"thread_id", "checkpoint_ns", "checkpoint_id", "task_id", "idx", "channel", "type", "value"}
@@ -192,29 +195,34 @@ class SqliteReader:
         return " AND ".join(clauses), params, wanted
 
     def split(self, n: int, min_bytes: int = 32 << 20) -> list[tuple[str | None, str | None]]:
-        """Thread-id ranges holding about equal checkpoint bytes, for `n` workers.
+        """Thread-id ranges holding about equal decoding work, for `n` workers.
 
-        `length()` of a BLOB is read from the record header, so this is an index-speed scan.
-        A store under `min_bytes` is not split: starting workers would cost more than it saves.
+        A thread of k checkpoints holds about k²/2 message payloads (each checkpoint
+        re-serializes the whole list), so threads are weighed by k², counted from the
+        primary-key index alone: summing `length(checkpoint)` instead reads every
+        row's pages (seconds on a large file). A file under `min_bytes` is not
+        split: starting workers would cost more than it saves.
         """
         where, params, _ = self._thread_filter(None)
         try:
             rows = self.con.execute(
-                f"SELECT thread_id, sum(length(checkpoint)) FROM checkpoints {'WHERE ' + where if where else ''} "
+                f"SELECT thread_id, count(*) FROM checkpoints {'WHERE ' + where if where else ''} "
                 "GROUP BY thread_id ORDER BY thread_id",
                 params,
             ).fetchall()
         except sqlite3.DatabaseError as exc:
             raise self._damaged(exc) from None
-        total = sum(r[1] or 0 for r in rows)
-        if n <= 1 or len(rows) < 2 or total < min_bytes:
+        rows = [r for r in rows if type(r[0]) is str]
+        size = self.path.stat().st_size
+        if n <= 1 or len(rows) < 2 or size < min_bytes:
             return [(None, None)]
+        total = sum(k * k for _, k in rows)
         bounds: list[str] = []
         acc = 0
-        for thread_id, size in rows:
+        for thread_id, k in rows:
             if acc >= total * (len(bounds) + 1) / n and len(bounds) < n - 1:
                 bounds.append(thread_id)
-            acc += size or 0
+            acc += k * k
         edges = [None, *bounds, None]
         return list(zip(edges[:-1], edges[1:]))
 
@@ -267,22 +275,7 @@ class SqliteReader:
                 pending = next(write_groups, None)
             if wanted is not None and thread_id not in wanted:
                 continue
-            yield self._bundle(thread_id, rows, thread_writes)
-
-    def _bundle(self, thread_id: str, rows, write_rows) -> ThreadBundle:
-        errors: list[LoadError] = []
-        checkpoints = [decode_checkpoint_row(row, errors) for row in rows if _keys_ok(row, errors, "checkpoint")]
-        writes = []
-        for t, ns, cid, task_id, idx, channel, type_, value in write_rows:
-            if not _keys_ok((t, ns, cid), errors, "write"):
-                continue
-            try:
-                decoded = plain(decode_typed(type_, value))
-            except DecodeError as exc:
-                errors.append(LoadError(t, ns, cid, "write", f"{channel}: {exc}"))
-                continue
-            writes.append(RawWrite(t, ns, cid, task_id, idx, channel, decoded))
-        return ThreadBundle(thread_id, checkpoints, writes, errors)
+            yield bundle_thread(thread_id, rows, thread_writes)
 
     def close(self) -> None:
         con = getattr(self, "con", None)
@@ -295,6 +288,32 @@ class SqliteReader:
         if self._tmpdir is not None:
             shutil.rmtree(self._tmpdir, ignore_errors=True)
             self._tmpdir = None
+
+
+def bundle_thread(thread_id: str, rows, write_rows) -> ThreadBundle:
+    """One thread's `checkpoints` and special `writes` rows (in the reader's column
+    order, by checkpoint id) → `ThreadBundle`; damage is reported, never raised."""
+    errors: list[LoadError] = []
+    payloads = Payloads()
+    checkpoints = []
+    append = checkpoints.append
+    for row in rows:
+        cp = _fast_checkpoint(row, payloads)
+        if cp is None and _keys_ok(row, errors, "checkpoint"):
+            cp = decode_checkpoint_row(row, errors, payloads)
+        if cp is not None:
+            append(cp)
+    writes = []
+    for t, ns, cid, task_id, idx, channel, type_, value in write_rows:
+        if not _keys_ok((t, ns, cid), errors, "write"):
+            continue
+        try:
+            decoded = plain(decode_typed(type_, value))
+        except DecodeError as exc:
+            errors.append(LoadError(t, ns, cid, "write", f"{channel}: {exc}"))
+            continue
+        writes.append(RawWrite(t, ns, cid, task_id, idx, channel, decoded))
+    return ThreadBundle(thread_id, checkpoints, writes, errors, payloads.items)
 
 
 def _keys_ok(row, errors: list[LoadError], stage: str) -> bool:
@@ -349,8 +368,52 @@ def _strict_json(text: str) -> bool:
     return True
 
 
-def decode_checkpoint_row(row, errors: list[LoadError]) -> RawCheckpoint:
-    """One `checkpoints` row → `RawCheckpoint`; damage is reported, never raised."""
+_EMPTY: dict = {}
+
+
+def _fast_checkpoint(row, payloads: Payloads) -> RawCheckpoint | None:
+    """The common case of `decode_checkpoint_row` in a few checks; None when the
+    row is anything but a well-formed msgpack checkpoint with JSON-object
+    metadata (the full path then reports what is wrong). This runs once per
+    checkpoint, so every check costs the whole load time."""
+    thread_id, ns, cid, parent, type_, blob, metadata = row
+    if type_ != "msgpack" or type(ns) is not str or type(cid) is not str or type(blob) is not bytes:
+        return None
+    if parent is not None and type(parent) is not str:
+        return None
+    if type(metadata) is bytes:
+        try:
+            metadata = metadata.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+    elif type(metadata) is not str:
+        return None
+    if metadata[:1] != "{" or "NaN" in metadata or "Infinity" in metadata:
+        return None
+    try:
+        checkpoint = _unpackb(blob, ext_hook=_outer_hook, option=_UNPACK_OPT)
+    except Exception:  # noqa: BLE001 - the full path says what is wrong
+        return None
+    if type(checkpoint) is not dict:
+        return None
+    values = checkpoint.get("channel_values")
+    ts = checkpoint.get("ts")
+    if type(values) is not dict or type(ts) is not str:
+        return None
+    messages = values.get("messages")
+    if messages is not None:
+        if type(messages) is not list:
+            return None
+        messages = payloads.versions(messages)
+    return RawCheckpoint(thread_id, ns, cid, parent, ts, _EMPTY, messages, False, metadata)
+
+
+def decode_checkpoint_row(row, errors: list[LoadError], payloads: Payloads | None = None) -> RawCheckpoint:
+    """One `checkpoints` row → `RawCheckpoint`; damage is reported, never raised.
+
+    Message payloads are numbered in `payloads` (a fresh table when omitted).
+    """
+    payloads = payloads if payloads is not None else Payloads()
     thread_id, ns, cid, parent, type_, blob, metadata = row
     where = (thread_id, ns, cid)
     if parent is not None and _key_problem(parent) is not None:
@@ -376,4 +439,5 @@ def decode_checkpoint_row(row, errors: list[LoadError]) -> RawCheckpoint:
     if messages is not None and not isinstance(messages, list):
         errors.append(LoadError(*where, "messages", f"messages channel is a {type(messages).__name__}, not a list"))
         return RawCheckpoint(thread_id, ns, cid, parent, ts if isinstance(ts, str) else None, md, None, damaged=True, metadata_json=md_json)
-    return RawCheckpoint(thread_id, ns, cid, parent, ts if isinstance(ts, str) else None, md, messages, metadata_json=md_json)
+    versions = payloads.versions(messages) if messages is not None else None
+    return RawCheckpoint(thread_id, ns, cid, parent, ts if isinstance(ts, str) else None, md, versions, metadata_json=md_json)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from loaders.decode import DecodeError, Message, decode_message, plain, to_json
@@ -56,6 +56,10 @@ def parse_thread_key(thread_id: str, regex: re.Pattern[str]) -> ThreadKey:
     return ThreadKey(groups.get("tenant"), groups.get("sub") or None, groups["session"])
 
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_MICROSECOND = timedelta(microseconds=1)
+
+
 def parse_ts(value: Any) -> datetime | None:
     """A checkpoint `ts` (ISO 8601, microseconds omitted when zero) as an aware UTC datetime.
 
@@ -73,9 +77,25 @@ def parse_ts(value: Any) -> datetime | None:
     return dt.astimezone(timezone.utc)
 
 
+def ts_micros(value: Any) -> int | None:
+    """A checkpoint `ts` as integer microseconds since the Unix epoch (UTC); None if unreadable.
+
+    Rows carry timestamps this way: an int orders and converts to Arrow at C
+    speed, where an aware `datetime` costs microseconds per value.
+
+    >>> ts_micros("1970-01-01T00:00:01.5+00:00")
+    1500000
+    """
+    dt = parse_ts(value)
+    return None if dt is None else (dt - _EPOCH) // _MICROSECOND
+
+
 @dataclass(slots=True)
 class ThreadRows:
-    """Rows of every table for one thread, as tuples in the tables' column order."""
+    """Rows of every table for one thread, as tuples in the tables' column order.
+
+    TIMESTAMPTZ columns hold integer microseconds since the Unix epoch, UTC (see `ts_micros`).
+    """
 
     threads: list[tuple]
     checkpoints: list[tuple]
@@ -85,7 +105,7 @@ class ThreadRows:
     errors: list[LoadError]
 
 
-_FAR_FUTURE = datetime.max.replace(tzinfo=timezone.utc)
+_NO_TS = 1 << 62  # sorts after every real timestamp
 
 
 def transform_thread(bundle: ThreadBundle, key_regex: re.Pattern[str]) -> ThreadRows:
@@ -101,9 +121,9 @@ def transform_thread(bundle: ThreadBundle, key_regex: re.Pattern[str]) -> Thread
     key = parse_thread_key(thread_id, key_regex)
     cps = bundle.checkpoints
 
-    ts_of: dict[tuple[str, str], datetime | None] = {}
+    ts_of: dict[tuple[str, str], int | None] = {}
     for cp in cps:
-        ts = parse_ts(cp.ts)
+        ts = ts_micros(cp.ts)
         if ts is None and cp.ts is not None:
             errors.append(LoadError(thread_id, cp.checkpoint_ns, cp.checkpoint_id, "checkpoint", f"unreadable ts {cp.ts!r:.60}"))
         ts_of[(cp.checkpoint_ns, cp.checkpoint_id)] = ts
@@ -112,62 +132,47 @@ def transform_thread(bundle: ThreadBundle, key_regex: re.Pattern[str]) -> Thread
     root_by_id = {cp.checkpoint_id: cp for cp in roots}
     usable_roots = [cp for cp in roots if not cp.damaged]
 
-    # --- distinct payloads → versions, first appearance, first ts per message id
+    # --- versions: distinct payloads numbered by first appearance in (ts, id) order.
+    # The reader numbered them in its own (id) order; walking the root checkpoints
+    # oldest first, only what follows the previous list's common prefix can be new.
     def order_key(cp: RawCheckpoint) -> tuple:
         ts = ts_of[("", cp.checkpoint_id)]
-        return (ts is None, ts or _FAR_FUTURE, cp.checkpoint_id)
+        return (_NO_TS if ts is None else ts, cp.checkpoint_id)
 
-    version_of: dict[Any, int] = {}
-    decoded: list[Message | None] = []
-    first_cp: list[RawCheckpoint] = []
-    first_seen: dict[str, RawCheckpoint] = {}
-    versions_at: dict[str, list[int]] = {}
-    prev_payloads: list[Any] = []
-    prev_versions: list[int] = []
+    first_of: dict[int, RawCheckpoint] = {}
+    order: list[int] = []  # reader numbers, in order of first appearance
+    prev: list[int] = []
     for cp in sorted(usable_roots, key=order_key):
-        payloads = cp.messages
-        if payloads is None:
+        cur = cp.messages
+        if cur is None:
+            continue
+        n = len(prev)
+        for v in cur[n:] if len(cur) >= n and cur[:n] == prev else cur:
+            if v not in first_of:
+                first_of[v] = cp
+                order.append(v)
+        prev = cur
+    if order == list(range(len(order))):
+        versions_at = {cp.checkpoint_id: cp.messages for cp in usable_roots}
+    else:
+        renumber = {old: new for new, old in enumerate(order)}
+        versions_at = {cp.checkpoint_id: None if cp.messages is None else [renumber[v] for v in cp.messages] for cp in usable_roots}
+    first_cp = [first_of[v] for v in order]
+    decoded: list[Message | None] = []
+    first_seen: dict[str, RawCheckpoint] = {}
+    for old, cp in zip(order, first_cp):
+        try:
+            msg = decode_message(bundle.payloads[old])
+        except DecodeError as exc:
+            msg = None
+            errors.append(LoadError(thread_id, "", cp.checkpoint_id, "message", str(exc)))
+        decoded.append(msg)
+        if msg is not None and msg.message_id is not None and msg.message_id not in first_seen:
+            # Versions are numbered oldest first, so the first one met holds the id's first sighting.
+            first_seen[msg.message_id] = cp
+    for cp in usable_roots:
+        if versions_at[cp.checkpoint_id] is None:
             versions_at[cp.checkpoint_id] = []
-            continue
-        if not isinstance(payloads, list):
-            errors.append(LoadError(thread_id, "", cp.checkpoint_id, "messages", f"messages channel is a {type(payloads).__name__}, not a list"))
-            continue
-        n = len(prev_payloads)
-        if n <= len(payloads) and payloads[:n] == prev_payloads:
-            common = n
-        else:
-            common = 0
-            limit = min(n, len(payloads))
-            while common < limit and payloads[common] == prev_payloads[common]:
-                common += 1
-        versions = prev_versions[:common]
-        for payload in payloads[common:]:
-            vkey = payload  # (not `key`: that is the thread's ThreadKey, used below)
-            try:
-                v = version_of.get(vkey)
-            except TypeError:
-                # A plain dict (e.g. an `operator.add` list of API-style messages):
-                # keyed by its text form, decoded as the dict itself.
-                vkey = ("unhashable", repr(payload))
-                v = version_of.get(vkey)
-            if v is None:
-                v = len(decoded)
-                version_of[vkey] = v
-                first_cp.append(cp)
-                try:
-                    msg = decode_message(payload)
-                except DecodeError as exc:
-                    msg = None
-                    errors.append(LoadError(thread_id, "", cp.checkpoint_id, "message", str(exc)))
-                decoded.append(msg)
-                if msg is not None and msg.message_id is not None and msg.message_id not in first_seen:
-                    first_seen[msg.message_id] = cp
-            else:
-                msg = decoded[v]
-                # Seen before in an older checkpoint, so its id's first sighting is older too.
-            versions.append(v)
-        versions_at[cp.checkpoint_id] = versions
-        prev_payloads, prev_versions = payloads, versions
 
     # --- tree shape
     children: dict[tuple[str, str], int] = {}

@@ -1,6 +1,6 @@
 """Fuzzing the decoder with mutated REAL checkpoint blobs (hypothesis, bounded, deterministic).
 
-Every example runs the per-row path of a load — `decode_checkpoint_row` →
+Every example runs the per-row path of a load — `bundle_thread` (fast path and full path) →
 `transform_thread` → the Arrow conversion of the staged Parquet parts — on a
 real thread of the session store in which one blob was mutated (bit flips,
 truncation, splices, inserted bytes, hostile length headers, random msgpack
@@ -20,7 +20,7 @@ import sqlite3
 import subprocess
 import sys
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pyarrow as pa
@@ -29,8 +29,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from loaders.decode import DecodeError, decode_typed, plain
-from loaders.records import RawWrite, ThreadBundle
-from loaders.sqlite_source import decode_checkpoint_row
+from loaders.records import RawWrite
+from loaders.parts import _column
+from loaders.sqlite_source import bundle_thread
 from loaders.transform import compile_thread_key, transform_thread
 from loaders.writer import staging_schemas
 from tests import oracle
@@ -99,7 +100,7 @@ def stage(out) -> None:
         rows_ = getattr(out, table)
         if rows_:
             schema = SCHEMAS[table]
-            pa.Table.from_arrays([pa.array(c, type=f.type) for c, f in zip(zip(*rows_), schema)], schema=schema)
+            pa.Table.from_arrays([_column(c, f.type) for c, f in zip(zip(*rows_), schema)], schema=schema)
     errors = [(e.thread_id, e.checkpoint_ns, e.checkpoint_id, e.stage, e.reason) for e in out.errors]
     if errors:
         schema = SCHEMAS["load_errors"]
@@ -109,9 +110,8 @@ def stage(out) -> None:
 def run_thread(rows_: list[tuple], writes: list[RawWrite] = ()) -> object:
     """The per-thread path of a load; must never raise."""
     with time_limit(20):
-        errors: list = []
-        cps = [decode_checkpoint_row(r, errors) for r in rows_]
-        out = transform_thread(ThreadBundle(rows_[0][0], cps, list(writes), errors), REGEX)
+        bundle = bundle_thread(rows_[0][0], rows_, [])
+        out = transform_thread(replace(bundle, writes=list(writes)), REGEX)
         stage(out)
     return out
 

@@ -6,16 +6,7 @@ import datetime as dt
 import shutil
 
 from storegen import Clock, Reply, ScriptedChatModel, build_chat_graph, open_sqlite_saver, run_scenarios, say, thread_config
-from tests.loaders.util import load_db, rows
-
-TABLES = [
-    ("messages", "thread_id, ordinal"),
-    ("checkpoints", "thread_id, checkpoint_ns, checkpoint_id"),
-    ("message_versions", "thread_id, version"),
-    ("message_events", "thread_id, checkpoint_id, event, position"),
-    ("threads", "thread_id"),
-]
-
+from tests.loaders.util import assert_same_tables, load_db, rows
 
 def _grow(path, existing_thread: str) -> None:
     """New threads, plus one more turn on an existing thread, written by real graphs."""
@@ -42,9 +33,7 @@ def test_incremental_reload_equals_a_full_reload(sqlite_store, tmp_path):
     assert summary.mode == "incremental"
     db_full = tmp_path / "full.duckdb"
     load_db(src, db_full)
-    for table, order in TABLES:
-        sql = f"SELECT * FROM {table} ORDER BY {order}"
-        assert rows(db_inc, sql) == rows(db_full, sql), table
+    assert_same_tables(db_inc, db_full)
     assert summary.threads == len(sqlite_store.manifest) + 1
     loads = rows(db_inc, "SELECT mode, threads FROM loads ORDER BY load_id")
     assert [r["mode"] for r in loads] == ["full", "incremental"]

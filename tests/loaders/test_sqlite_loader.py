@@ -11,7 +11,7 @@ import pytest
 
 import loaders
 from tests import oracle
-from tests.loaders.util import folder_fingerprint, load_db, rows
+from tests.loaders.util import assert_same_tables, folder_fingerprint, load_db, rows
 
 MESSAGE_COLS = ", ".join(oracle.MESSAGE_KEYS)
 
@@ -144,15 +144,7 @@ def test_parallel_and_single_process_loads_are_identical(sqlite_store, tmp_path,
     one, two = tmp_path / "one.duckdb", tmp_path / "two.duckdb"
     load_db(sqlite_store.path, one, workers=1)
     load_db(sqlite_store.path, two, workers=2)
-    for table, order in [
-        ("messages", "thread_id, ordinal"),
-        ("checkpoints", "thread_id, checkpoint_ns, checkpoint_id"),
-        ("message_versions", "thread_id, version"),
-        ("message_events", "thread_id, checkpoint_id, event, position"),
-        ("threads", "thread_id"),
-    ]:
-        sql = f"SELECT * FROM {table} ORDER BY {order}"
-        assert rows(one, sql) == rows(two, sql), table
+    assert_same_tables(one, two)
 
 
 def test_custom_thread_key_pattern(sqlite_store, tmp_path):

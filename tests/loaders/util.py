@@ -12,6 +12,16 @@ import duckdb
 import loaders
 
 
+# Every data table with an order that makes its rows comparable between two loads.
+TABLE_ORDER = [
+    ("messages", "thread_id, ordinal"),
+    ("checkpoints", "thread_id, checkpoint_ns, checkpoint_id"),
+    ("message_versions", "thread_id, version"),
+    ("message_events", "thread_id, checkpoint_id, event, position"),
+    ("threads", "thread_id"),
+]
+
+
 def load_db(source: str | os.PathLike, db: str | os.PathLike, **kw: Any) -> loaders.LoadSummary:
     return loaders.load(str(source), db, **kw)
 
@@ -34,3 +44,12 @@ def folder_fingerprint(folder: str | os.PathLike) -> dict[str, str]:
         if p.is_file():
             out[p.name] = hashlib.sha256(p.read_bytes()).hexdigest()
     return out
+
+
+def assert_same_tables(a: str | os.PathLike, b: str | os.PathLike, with_errors: bool = False) -> None:
+    """Every data table (and `load_errors`, without its load id) holds the same rows in both databases."""
+    queries = [(t, f"SELECT * FROM {t} ORDER BY {order}") for t, order in TABLE_ORDER]
+    if with_errors:
+        queries.append(("load_errors", "SELECT * EXCLUDE (load_id) FROM load_errors ORDER BY ALL"))
+    for table, sql in queries:
+        assert rows(a, sql) == rows(b, sql), table

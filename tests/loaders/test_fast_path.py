@@ -1,0 +1,85 @@
+"""The loader's fast paths give exactly what the plain paths give.
+
+- `sqlite_source._fast_checkpoint` (the common case in a few checks) against
+  `decode_checkpoint_row` (every check, every error message), on a real store;
+- `records.Payloads` (common prefix by equality, then a lookup) against plain
+  first-seen numbering;
+- the transform's renumbering when checkpoint ids and timestamps disagree.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from hypothesis import given
+from hypothesis import strategies as st
+from langchain_core.messages import AIMessage, HumanMessage
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+import loaders.sqlite_source as sqlite_source
+from loaders.decode import decode_typed
+from loaders.records import Payloads, RawCheckpoint, ThreadBundle
+from loaders.transform import compile_thread_key, transform_thread, ts_micros
+from tests.loaders.util import assert_same_tables, load_db
+
+def test_fast_checkpoint_path_equals_the_full_path(sqlite_store, tmp_path, monkeypatch):
+    fast_db, full_db = tmp_path / "fast.duckdb", tmp_path / "full.duckdb"
+    real = sqlite_source._fast_checkpoint
+    taken = []
+
+    def counting(row, payloads):
+        cp = real(row, payloads)
+        taken.append(cp is not None)
+        return cp
+
+    monkeypatch.setattr(sqlite_source, "_fast_checkpoint", counting)
+    load_db(sqlite_store.path, fast_db, workers=1)
+    # The test means something only if the fast path carried the real store.
+    assert len(taken) > 100 and sum(taken) / len(taken) > 0.95
+
+    monkeypatch.setattr(sqlite_source, "_fast_checkpoint", lambda row, payloads: None)
+    load_db(sqlite_store.path, full_db, workers=1)
+    assert_same_tables(fast_db, full_db, with_errors=True)
+
+
+payload = st.one_of(st.sampled_from([b"a", b"b", b"c", b"d", b"e"]), st.sampled_from([{"role": "user"}, {"role": "x"}]))
+
+
+@given(st.lists(st.lists(payload, max_size=8), max_size=12))
+def test_payload_numbering_is_plain_first_seen_numbering(lists):
+    table = Payloads()
+    reference: list = []
+    for items in lists:
+        expected = []
+        for item in items:
+            if item not in reference:
+                reference.append(item)
+            expected.append(reference.index(item))
+        assert table.versions(items) == expected
+    assert table.items == reference
+
+
+def _payload(message) -> bytes:
+    """A message as a SqliteSaver writes it, up to the raw ext-5 payload the reader keeps."""
+    type_, data = JsonPlusSerializer().dumps_typed({"messages": [message]})
+    return decode_typed(type_, data)["messages"][0]
+
+
+def test_versions_follow_timestamps_when_checkpoint_ids_disagree():
+    """A later checkpoint id with an earlier ts (a skewed writer): versions, first
+    sightings and ts follow the timestamps, not the order the reader met them in."""
+    a, b = _payload(HumanMessage("first asked", id="A")), _payload(AIMessage("answer", id="B"))
+    table = Payloads()
+    ts1, ts2 = "2025-01-01T10:00:00+00:00", "2025-01-01T09:00:00+00:00"
+    c1 = RawCheckpoint("t", "", "1", None, ts1, {}, table.versions([a]), metadata_json="{}")
+    c2 = RawCheckpoint("t", "", "2", "1", ts2, {}, table.versions([b, a]), metadata_json="{}")
+    assert c1.messages == [0] and c2.messages == [1, 0]  # the reader's numbering, by id
+    out = transform_thread(ThreadBundle("t", [c1, c2], payloads=table.items), compile_thread_key(None))
+
+    versions = {r[1]: (r[2], r[13], r[14]) for r in out.message_versions}  # version → id, first checkpoint, first ts
+    assert versions == {0: ("B", "2", ts_micros(ts2)), 1: ("A", "2", ts_micros(ts2))}
+    lists = {r[2]: r[9] for r in out.checkpoints}
+    assert lists == {"1": [1], "2": [0, 1]}
+    transcript = [(r[4], r[12], r[13], r[26]) for r in out.messages]  # ordinal, id, ts, version
+    assert transcript == [(0, "B", ts_micros(ts2), 0), (1, "A", ts_micros(ts2), 1)]
+    assert ts_micros(ts2) == int(dt.datetime(2025, 1, 1, 9, tzinfo=dt.timezone.utc).timestamp()) * 1_000_000
