@@ -16,9 +16,9 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+import orjson
 import ormsgpack
 
 # msgpack extension codes of langgraph.checkpoint.serde.jsonplus
@@ -39,6 +39,7 @@ MAX_DEPTH = 200
 MAX_EXT_DEPTH = 16
 
 _UNPACK_OPT = ormsgpack.OPT_NON_STR_KEYS
+_orjson_dumps = orjson.dumps
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -224,7 +225,10 @@ def to_json(value: Any) -> str | None:
     if value is None:
         return None
     try:
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        # orjson writes NaN/Infinity as null, like the fallback below, and refuses
+        # everything else the fallback exists for (non-string keys, lone surrogates,
+        # integers over 64 bits, leftover extension values, deep nesting).
+        return _orjson_dumps(value).decode("utf-8")
     except (TypeError, ValueError, RecursionError):
         # Rare: non-string keys, NaN, leftover extension values, lone surrogates.
         return json.dumps(_jsonable(value, 0), ensure_ascii=False, separators=(",", ":"))
@@ -294,9 +298,9 @@ _TYPE_BY_CLASS = {
 
 
 
-@dataclass(frozen=True, slots=True)
-class Message:
-    """One message as plain fields (SPEC §2)."""
+class Message(NamedTuple):
+    """One message as plain fields (SPEC §2). (A NamedTuple: one is built per
+    distinct payload, and a frozen dataclass costs several times more.)"""
 
     message_id: str | None
     lc_type: str | None
