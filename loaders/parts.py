@@ -1,10 +1,11 @@
-"""Staging rows as Parquet parts, so decoding can run in several processes.
+"""Staging rows as Arrow IPC parts, so decoding can run in several processes.
 
 Each worker turns its share of threads into rows and writes them, table by
-table, as Parquet row groups in a private folder; the main process then
-ingests all parts into DuckDB in one `INSERT … SELECT FROM read_parquet` per
-table (C++ speed, bounded memory). Memory per worker is one thread plus one
-row group per table.
+table, as Arrow record batches in a private folder; the main process then
+ingests the parts into DuckDB batch by batch (`loaders.writer`). Arrow IPC is
+the in-memory layout written out as it is: no encoding on either side, where
+Parquet cost as much CPU as the ingest itself. Memory per worker is one
+thread plus one batch per table.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.parquet as pq
+import pyarrow.ipc as ipc
 
 from loaders.records import LoadError
 
@@ -20,7 +21,7 @@ ERROR_TABLE = "load_errors"
 
 
 class PartWriter:
-    """Buffer rows per table; write a Parquet row group every `flush_rows` rows.
+    """Buffer rows per table; write an Arrow record batch every `flush_rows` rows.
 
     >>> w = PartWriter(Path("/tmp/parts"), schemas, "p0")  # doctest: +SKIP
     >>> w.append("threads", rows); files = w.close()
@@ -32,7 +33,7 @@ class PartWriter:
         self.prefix = prefix
         self.flush_rows = flush_rows
         self._buffers: dict[str, list[tuple]] = {t: [] for t in schemas}
-        self._writers: dict[str, pq.ParquetWriter] = {}
+        self._writers: dict[str, ipc.RecordBatchFileWriter] = {}
         self.counts: dict[str, int] = {t: 0 for t in schemas}
 
     def append(self, table: str, rows: list[tuple]) -> None:
@@ -53,21 +54,28 @@ class PartWriter:
             return
         schema = self.schemas[table]
         columns = list(zip(*rows))
-        batch = pa.Table.from_arrays([pa.array(c, type=f.type) for c, f in zip(columns, schema)], schema=schema)
+        batch = pa.Table.from_arrays([_column(c, f.type) for c, f in zip(columns, schema)], schema=schema)
         writer = self._writers.get(table)
         if writer is None:
-            # Uncompressed: the parts live for seconds; compression would only cost CPU.
-            writer = pq.ParquetWriter(self.folder / f"{table}.{self.prefix}.parquet", schema, compression="none")
+            writer = ipc.new_file(str(self.folder / f"{table}.{self.prefix}.arrow"), schema)
             self._writers[table] = writer
         writer.write_table(batch)
         rows.clear()
 
     def close(self) -> dict[str, str]:
-        """Flush everything; returns {table: parquet path} for tables that got rows."""
+        """Flush everything; returns {table: Arrow IPC file path} for tables that got rows."""
         for table in self._buffers:
             self._flush(table)
         files = {}
         for table, writer in self._writers.items():
             writer.close()
-            files[table] = str(self.folder / f"{table}.{self.prefix}.parquet")
+            files[table] = str(self.folder / f"{table}.{self.prefix}.arrow")
         return files
+
+
+def _column(values, type_: pa.DataType) -> pa.Array:
+    # Rows carry timestamps as integer microseconds (loaders.transform.ts_micros):
+    # an int64 array cast to timestamp is a relabel, not a per-value conversion.
+    if pa.types.is_timestamp(type_):
+        return pa.array(values, type=pa.int64()).cast(type_)
+    return pa.array(values, type=type_)

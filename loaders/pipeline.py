@@ -2,13 +2,14 @@
 
 Decoding is the cost of a load (every checkpoint re-serializes the whole
 message list), so threads are split across worker processes when the source
-can be partitioned by thread-id range; each worker stages its rows as Parquet
+can be partitioned by thread-id range; each worker stages its rows as Arrow IPC
 parts (`loaders.parts`) and the main process ingests them into a new database
 that replaces the old one only at the end (`loaders.writer`).
 """
 
 from __future__ import annotations
 
+import gc
 import json
 import multiprocessing as mp
 import os
@@ -94,12 +95,16 @@ class _Job:
 
 
 def _run_job(job: _Job, tick: Callable[[int], None], reader: SourceReader | None = None) -> dict:
-    """Decode one share of the threads into Parquet parts; `reader` is the caller's
+    """Decode one share of the threads into Arrow IPC parts; `reader` is the caller's
     already-open source (single-process loads), else the job opens its own."""
     own = reader is None
     if own:
         reader = resolve(job.spec, job.kind).open(job.spec, job.options)
     writer = PartWriter(Path(job.folder), job.schemas, job.prefix)
+    # Rows are millions of small tuples and lists that form no cycles; the cyclic
+    # collector would rescan all that are alive at every generation threshold.
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
     try:
         for table, rows in batches(reader, job.thread_key_pattern, job.only):
             if table == ERROR_TABLE:
@@ -108,6 +113,8 @@ def _run_job(job: _Job, tick: Callable[[int], None], reader: SourceReader | None
             else:
                 writer.append(table, rows)
     finally:
+        if gc_was_enabled:
+            gc.enable()
         if own:
             reader.close()
     files = writer.close()
@@ -308,9 +315,8 @@ def load(
             else:
                 writer.previous_loads()
             load_id = writer.next_load_id()
-            for table in (*DATA_TABLES, ERROR_TABLE):
-                files = [r["files"][table] for r in results if table in r["files"]]
-                writer.ingest(table, files, load_id)
+            files = {t: [r["files"][t] for r in results if t in r["files"]] for t in (*DATA_TABLES, ERROR_TABLE)}
+            writer.ingest_all({t: f for t, f in files.items() if f}, load_id)
             _derive_tables(writer.con)
             counts = writer.counts(load_id)
             summary = LoadSummary(

@@ -12,10 +12,12 @@ import glob
 import itertools
 import os
 import shutil
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import duckdb
 import pyarrow as pa
+import pyarrow.ipc as ipc
 
 SCHEMA_VERSION = "1"
 SCHEMA_SQL = (Path(__file__).with_name("schema.sql")).read_text()
@@ -32,6 +34,10 @@ _ARROW_TYPES = {
 }
 _counter = itertools.count()
 
+# JSON columns whose text comes from the store as it is (metadata is JSON text in
+# SqliteSaver and JSONB in Postgres), not from `loaders.decode.to_json`.
+_PASSTHROUGH_JSON = {"checkpoints": ("metadata",)}
+
 # Columns computed by DuckDB at ingest from other columns of the staged row
 # (metadata is JSON text already; parsing it in Python per checkpoint is the slow way).
 _DERIVED = {
@@ -42,6 +48,25 @@ _DERIVED = {
         "run_id": "CASE WHEN json_type(metadata, '$.run_id') = 'VARCHAR' THEN json_extract_string(metadata, '$.run_id') END",
     }
 }
+
+
+def _stream(files: list[str]) -> pa.RecordBatchReader:
+    """The record batches of staged parts, in order, as one stream DuckDB scans.
+
+    Read, not memory-mapped: a batch's buffers are freed once DuckDB has it, so
+    an ingest holds a batch at a time, whatever the size of the parts.
+    """
+    with pa.OSFile(files[0]) as fh:
+        schema = ipc.open_file(fh).schema
+
+    def batches():
+        for path in files:
+            with pa.OSFile(path) as fh:
+                reader = ipc.open_file(fh)
+                for i in range(reader.num_record_batches):
+                    yield reader.get_batch(i)
+
+    return pa.RecordBatchReader.from_batches(schema, batches())
 
 
 def create_schema(con: duckdb.DuckDBPyConnection) -> None:
@@ -95,7 +120,7 @@ class DatabaseWriter:
     """Stage a database beside `target`, then swap it in with `commit()`.
 
     >>> with DatabaseWriter("out.duckdb") as w:  # doctest: +SKIP
-    ...     w.ingest("threads", ["threads.p0.parquet"], load_id=1); w.commit()
+    ...     w.ingest("threads", ["threads.p0.arrow"], load_id=1); w.commit()
     """
 
     def __init__(self, target: str | os.PathLike, *, start_from_existing: bool = False) -> None:
@@ -109,7 +134,7 @@ class DatabaseWriter:
             shutil.copyfile(self.target, self.tmp)
         self.con = duckdb.connect(str(self.tmp))
         self.con.execute("SET TimeZone = 'UTC'").fetchall()
-        # Ingest streams Parquet parts; a cap keeps DuckDB from growing with the store
+        # Ingest streams staged batches; a cap keeps DuckDB from growing with the store
         # (it spills to a temp file instead), so a load's memory stays bounded.
         self.con.execute("SET memory_limit = '256MB'").fetchall()
         create_schema(self.con)
@@ -144,38 +169,59 @@ class DatabaseWriter:
         return self.con.execute("SELECT coalesce(max(load_id), 0) + 1 FROM loads").fetchall()[0][0]
 
     def ingest(self, table: str, files: list[str], load_id: int) -> None:
-        """Insert staged Parquet parts (in order) into `table`.
+        """Insert staged Arrow IPC parts (in order) into `table`, streamed a batch at a time.
 
-        JSON columns are validated here, in DuckDB: a value that is not strict
-        JSON becomes NULL and is reported in `load_errors` instead of failing the load.
+        JSON text a source passed through (`_PASSTHROUGH_JSON`) is validated here,
+        in DuckDB: a value that is not strict JSON becomes NULL and is reported in
+        `load_errors` instead of failing the load. Every other JSON column was
+        written by `loaders.decode.to_json`, which only writes strict JSON.
         """
         if not files:
             return
-        cols = self.con.execute(
+        con = self.con.cursor()  # its own connection: `ingest_all` runs tables side by side
+        try:
+            self._ingest(con, table, files, load_id)
+        finally:
+            con.close()
+
+    def ingest_all(self, files: dict[str, list[str]], load_id: int, threads: int = 2) -> None:
+        """`ingest` every table, `threads` tables at a time.
+
+        One INSERT from a stream runs on one core, mostly in DuckDB's column
+        compression; appends to different tables do not conflict, so two tables
+        go in side by side (DuckDB releases the GIL meanwhile).
+        """
+        # Biggest first, so the last table to finish is a small one.
+        order = sorted(files, key=lambda t: -sum(os.path.getsize(f) for f in files[t]))
+        with ThreadPoolExecutor(max_workers=max(1, threads)) as pool:
+            for future in [pool.submit(self.ingest, t, files[t], load_id) for t in order]:
+                future.result()
+
+    def _ingest(self, con: duckdb.DuckDBPyConnection, table: str, files: list[str], load_id: int) -> None:
+        cols = con.execute(
             "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = ? ORDER BY ordinal_position",
             [table],
         ).fetchall()
-        if table == "load_errors":
-            self.con.execute(
-                "INSERT INTO load_errors SELECT ?, thread_id, checkpoint_ns, checkpoint_id, stage, reason FROM read_parquet(?)",
-                [load_id, files],
-            ).fetchall()
-            return
-        json_cols = [c for c, t in cols if t == "JSON"]
+        json_cols = [c for c, t in cols if t == "JSON" and c in _PASSTHROUGH_JSON.get(table, ())]
         derived = _DERIVED.get(table, {})
         # Column names and expressions below come from our own schema, never from data.
         inner = ", ".join(f"CASE WHEN json_valid({c}) THEN {c} END AS {c}" if c in json_cols else c for c, _ in cols)
         select = ", ".join(f"{derived[c]} AS {c}" if c in derived else c for c, _ in cols)
-        for c in json_cols:
-            key = "checkpoint_id" if table in ("checkpoints", "message_events") else None
-            self.con.execute(
-                f"INSERT INTO load_errors SELECT ?, thread_id, {'checkpoint_ns' if table == 'checkpoints' else 'NULL'}, "
-                f"{key or 'NULL'}, ?, ? FROM read_parquet(?) WHERE {c} IS NOT NULL AND NOT json_valid({c})",
-                [load_id, table, f"{table}.{c} is not valid JSON; stored as NULL", files],
-            ).fetchall()
-        self.con.execute(
-            f"INSERT INTO {table} SELECT {select} FROM (SELECT {inner} FROM read_parquet(?))", [files]
-        ).fetchall()
+        statements: list[tuple[str, list]] = []
+        if table == "load_errors":
+            statements.append(("INSERT INTO load_errors SELECT ?, thread_id, checkpoint_ns, checkpoint_id, stage, reason FROM staged_batches", [load_id]))
+        else:
+            for c in json_cols:
+                key = "checkpoint_id" if table in ("checkpoints", "message_events") else None
+                statements.append((
+                    f"INSERT INTO load_errors SELECT ?, thread_id, {'checkpoint_ns' if table == 'checkpoints' else 'NULL'}, "
+                    f"{key or 'NULL'}, ?, ? FROM staged_batches WHERE {c} IS NOT NULL AND NOT json_valid({c})",
+                    [load_id, table, f"{table}.{c} is not valid JSON; stored as NULL"],
+                ))
+            statements.append((f"INSERT INTO {table} SELECT {select} FROM (SELECT {inner} FROM staged_batches)", []))
+        for sql, params in statements:
+            staged_batches = _stream(files)  # noqa: F841 - DuckDB reads it by name
+            con.execute(sql, params).fetchall()
 
     def counts(self, load_id: int) -> dict[str, int]:
         row = self.con.execute(
