@@ -216,6 +216,13 @@ def _changed_threads(reader: SourceReader, db: Path) -> tuple[frozenset[str], li
     return changed, gone
 
 
+def _prefetch_analytics() -> None:
+    try:
+        import analytics.metrics  # noqa: F401
+    except Exception:  # noqa: BLE001 - `_derive_tables` imports it again and reports the failure
+        pass
+
+
 def _derive_tables(con) -> None:
     """Tables computed from the loaded rows, written into the staged database before the swap.
 
@@ -316,7 +323,12 @@ def load(
                 writer.previous_loads()
             load_id = writer.next_load_id()
             files = {t: [r["files"][t] for r in results if t in r["files"]] for t in (*DATA_TABLES, ERROR_TABLE)}
+            # The metric tables' SQL lives in analytics, whose import (pandas) takes a
+            # few tenths of a second: it runs while DuckDB ingests, outside the GIL.
+            prefetch = threading.Thread(target=_prefetch_analytics, daemon=True)
+            prefetch.start()
             writer.ingest_all({t: f for t, f in files.items() if f}, load_id)
+            prefetch.join()
             _derive_tables(writer.con)
             counts = writer.counts(load_id)
             summary = LoadSummary(
