@@ -83,11 +83,19 @@ def ts_micros(value: Any) -> int | None:
     Rows carry timestamps this way: an int orders and converts to Arrow at C
     speed, where an aware `datetime` costs microseconds per value.
 
-    >>> ts_micros("1970-01-01T00:00:01.5+00:00")
-    1500000
+    >>> ts_micros("1970-01-01T00:00:01.5+00:00"), ts_micros("1970-01-01T01:00:00+01:00")
+    (1500000, 0)
     """
-    dt = parse_ts(value)
-    return None if dt is None else (dt - _EPOCH) // _MICROSECOND
+    if not isinstance(value, str):
+        return None
+    try:
+        dt = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    # Aware subtraction honours the offset: no conversion to UTC needed first.
+    return (dt - _EPOCH) // _MICROSECOND
 
 
 @dataclass(slots=True)
@@ -121,12 +129,14 @@ def transform_thread(bundle: ThreadBundle, key_regex: re.Pattern[str]) -> Thread
     key = parse_thread_key(thread_id, key_regex)
     cps = bundle.checkpoints
 
-    ts_of: dict[tuple[str, str], int | None] = {}
-    for cp in cps:
-        ts = ts_micros(cp.ts)
-        if ts is None and cp.ts is not None:
-            errors.append(LoadError(thread_id, cp.checkpoint_ns, cp.checkpoint_id, "checkpoint", f"unreadable ts {cp.ts!r:.60}"))
-        ts_of[(cp.checkpoint_ns, cp.checkpoint_id)] = ts
+    # Per-checkpoint work here runs once per checkpoint of the store: lists and
+    # comprehensions rather than dicts keyed by (namespace, id) tuples.
+    ts_list = [ts_micros(cp.ts) for cp in cps]
+    if None in ts_list:
+        for cp, ts in zip(cps, ts_list):
+            if ts is None and cp.ts is not None:
+                errors.append(LoadError(thread_id, cp.checkpoint_ns, cp.checkpoint_id, "checkpoint", f"unreadable ts {cp.ts!r:.60}"))
+    root_ts_of = {cp.checkpoint_id: ts for cp, ts in zip(cps, ts_list) if cp.checkpoint_ns == ""}
 
     roots = [cp for cp in cps if cp.checkpoint_ns == ""]
     root_by_id = {cp.checkpoint_id: cp for cp in roots}
@@ -136,7 +146,7 @@ def transform_thread(bundle: ThreadBundle, key_regex: re.Pattern[str]) -> Thread
     # The reader numbered them in its own (id) order; walking the root checkpoints
     # oldest first, only what follows the previous list's common prefix can be new.
     def order_key(cp: RawCheckpoint) -> tuple:
-        ts = ts_of[("", cp.checkpoint_id)]
+        ts = root_ts_of[cp.checkpoint_id]
         return (_NO_TS if ts is None else ts, cp.checkpoint_id)
 
     first_of: dict[int, RawCheckpoint] = {}
@@ -175,11 +185,13 @@ def transform_thread(bundle: ThreadBundle, key_regex: re.Pattern[str]) -> Thread
             versions_at[cp.checkpoint_id] = []
 
     # --- tree shape
-    children: dict[tuple[str, str], int] = {}
+    children: dict[str, dict[str, int]] = {}  # namespace → parent id → number of children
     for cp in cps:
         if cp.parent_checkpoint_id is not None:
-            k = (cp.checkpoint_ns, cp.parent_checkpoint_id)
-            children[k] = children.get(k, 0) + 1
+            of_ns = children.get(cp.checkpoint_ns)
+            if of_ns is None:
+                of_ns = children[cp.checkpoint_ns] = {}
+            of_ns[cp.parent_checkpoint_id] = of_ns.get(cp.parent_checkpoint_id, 0) + 1
     latest_by_ns: dict[str, str] = {}
     for cp in cps:
         if cp.checkpoint_id > latest_by_ns.get(cp.checkpoint_ns, ""):
@@ -222,7 +234,8 @@ def transform_thread(bundle: ThreadBundle, key_regex: re.Pattern[str]) -> Thread
 
     # --- checkpoints
     checkpoint_rows = []
-    for cp in cps:
+    no_children: dict[str, int] = {}
+    for cp, ts in zip(cps, ts_list):
         is_root = cp.checkpoint_ns == ""
         on_current = is_root and cp.checkpoint_id in current
         checkpoint_rows.append(
@@ -231,7 +244,7 @@ def transform_thread(bundle: ThreadBundle, key_regex: re.Pattern[str]) -> Thread
                 cp.checkpoint_ns,
                 cp.checkpoint_id,
                 cp.parent_checkpoint_id,
-                ts_of[(cp.checkpoint_ns, cp.checkpoint_id)],
+                ts,
                 None,  # step, source and run_id are read from the metadata JSON by DuckDB at ingest
                 None,
                 None,
@@ -239,7 +252,7 @@ def transform_thread(bundle: ThreadBundle, key_regex: re.Pattern[str]) -> Thread
                 versions_at.get(cp.checkpoint_id) if is_root else None,
                 is_root,
                 cp.checkpoint_id == latest_by_ns[cp.checkpoint_ns],
-                (cp.checkpoint_ns, cp.checkpoint_id) not in children,
+                cp.checkpoint_id not in children.get(cp.checkpoint_ns, no_children),
                 on_current,
                 hang_point(cp.checkpoint_id) if is_root and not on_current else None,
                 (cp.checkpoint_ns, cp.checkpoint_id) in interrupts,
@@ -269,7 +282,7 @@ def transform_thread(bundle: ThreadBundle, key_regex: re.Pattern[str]) -> Thread
                 msg.tool_call_id,
                 msg.tool_status,
                 cp.checkpoint_id,
-                ts_of[("", cp.checkpoint_id)],
+                root_ts_of[cp.checkpoint_id],
             )
         )
 
@@ -296,7 +309,7 @@ def transform_thread(bundle: ThreadBundle, key_regex: re.Pattern[str]) -> Thread
                     len(msg.content),
                     msg.non_text_blocks,
                     msg.message_id,
-                    ts_of[("", seen.checkpoint_id)] if seen is not None else None,
+                    root_ts_of[seen.checkpoint_id] if seen is not None else None,
                     seen.checkpoint_id if seen is not None else None,
                     msg.tool_calls,
                     msg.tool_call_count,
@@ -328,7 +341,7 @@ def transform_thread(bundle: ThreadBundle, key_regex: re.Pattern[str]) -> Thread
         prev = versions_at.get(parent_id, []) if parent_id is not None else []
         if cur == prev:
             continue
-        ts = ts_of[("", cp.checkpoint_id)]
+        ts = root_ts_of[cp.checkpoint_id]
         events = _diff(prev, cur, decoded, ident_of)
         for event, mid, pos, v, pv in events:
             event_rows.append((thread_id, cp.checkpoint_id, parent_id, ts, event, mid, pos, v, pv))
@@ -336,8 +349,8 @@ def transform_thread(bundle: ThreadBundle, key_regex: re.Pattern[str]) -> Thread
                 removed_current += event == "removed"
                 edited_current += event == "edited"
 
-    root_ts = [ts_of[("", cp.checkpoint_id)] for cp in roots if ts_of[("", cp.checkpoint_id)] is not None]
-    root_children = {k[1]: n for k, n in children.items() if k[0] == ""}
+    root_ts = [ts for ts in root_ts_of.values() if ts is not None]
+    root_children = children.get("", no_children)
     pending = interrupts.get(("", latest_root)) if latest_root is not None else None
     thread_row = (
         thread_id,

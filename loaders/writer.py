@@ -193,9 +193,16 @@ class DatabaseWriter:
         """
         # Biggest first, so the last table to finish is a small one.
         order = sorted(files, key=lambda t: -sum(os.path.getsize(f) for f in files[t]))
-        with ThreadPoolExecutor(max_workers=max(1, threads)) as pool:
-            for future in [pool.submit(self.ingest, t, files[t], load_id) for t in order]:
-                future.result()
+        before = self.con.execute("SELECT current_setting('threads')").fetchall()[0][0]
+        # One DuckDB thread per INSERT: a stream scan does not parallelise, and
+        # extra threads only contend with the other table's INSERT.
+        self.con.execute("SET threads = 1").fetchall()
+        try:
+            with ThreadPoolExecutor(max_workers=max(1, threads)) as pool:
+                for future in [pool.submit(self.ingest, t, files[t], load_id) for t in order]:
+                    future.result()
+        finally:
+            self.con.execute(f"SET threads = {int(before)}").fetchall()
 
     def _ingest(self, con: duckdb.DuckDBPyConnection, table: str, files: list[str], load_id: int) -> None:
         cols = con.execute(
