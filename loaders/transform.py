@@ -60,23 +60,6 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _MICROSECOND = timedelta(microseconds=1)
 
 
-def parse_ts(value: Any) -> datetime | None:
-    """A checkpoint `ts` (ISO 8601, microseconds omitted when zero) as an aware UTC datetime.
-
-    >>> parse_ts("2025-03-04T15:00:00+00:00").isoformat()
-    '2025-03-04T15:00:00+00:00'
-    """
-    if not isinstance(value, str):
-        return None
-    try:
-        dt = datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
-    return dt.astimezone(timezone.utc)
-
-
 def ts_micros(value: Any) -> int | None:
     """A checkpoint `ts` as integer microseconds since the Unix epoch (UTC); None if unreadable.
 
