@@ -197,20 +197,38 @@ def _run_parallel(jobs: list[_Job], progress: Callable[[int], None]) -> list[dic
     return results
 
 
+# The same text per thread as `SqliteReader.key_digests` (rows ordered by namespace then id).
+KEY_DIGEST_SQL = (
+    "SELECT thread_id, string_agg(length(checkpoint_ns) || ':' || checkpoint_ns || length(checkpoint_id) || ':' "
+    "|| checkpoint_id, '' ORDER BY checkpoint_ns, checkpoint_id) FROM checkpoints GROUP BY thread_id"
+)
+
+
 def _changed_threads(reader: SourceReader, db: Path) -> tuple[frozenset[str], list[str]]:
-    """Threads whose checkpoint set differs from the database's: (to load, to drop)."""
+    """Threads whose checkpoint set differs from the database's: (to load, to drop).
+
+    A reader with `key_digests` (one text per thread) is compared per thread;
+    any other by its checkpoint keys. A digest that differs only by the order
+    of its parts would reload a thread that did not change: never a wrong result.
+    """
     import duckdb
 
     con = duckdb.connect(str(db), read_only=True)
     try:
-        known: dict[str, set[tuple[str, str]]] = {}
-        for t, ns, cid in con.execute("SELECT thread_id, checkpoint_ns, checkpoint_id FROM checkpoints").fetchall():
-            known.setdefault(t, set()).add((ns, cid))
+        if hasattr(reader, "key_digests"):
+            known = dict(con.execute(KEY_DIGEST_SQL).fetchall())
+        else:
+            known = {}
+            for t, ns, cid in con.execute("SELECT thread_id, checkpoint_ns, checkpoint_id FROM checkpoints").fetchall():
+                known.setdefault(t, set()).add((ns, cid))
     finally:
         con.close()
-    seen: dict[str, set[tuple[str, str]]] = {}
-    for t, ns, cid in reader.checkpoint_keys():
-        seen.setdefault(t, set()).add((ns, cid))
+    if hasattr(reader, "key_digests"):
+        seen = dict(reader.key_digests())
+    else:
+        seen = {}
+        for t, ns, cid in reader.checkpoint_keys():
+            seen.setdefault(t, set()).add((ns, cid))
     changed = frozenset(t for t, keys in seen.items() if known.get(t) != keys)
     gone = [t for t in known if t not in seen]
     return changed, gone

@@ -248,6 +248,25 @@ class SqliteReader:
         except sqlite3.DatabaseError as exc:
             raise self._damaged(exc) from None
 
+    def key_digests(self) -> Iterator[tuple[str, str]]:
+        """(thread_id, every checkpoint key of the thread as one text) for incremental loads.
+
+        Built by SQLite from the primary-key index, so an incremental load compares
+        one value per thread instead of one Python tuple per checkpoint. The text is
+        `pipeline.KEY_DIGEST_SQL`'s, length-prefixed so that no two key sets share it.
+        """
+        try:
+            yield from (
+                r for r in self.con.execute(
+                    "SELECT thread_id, group_concat(length(checkpoint_ns) || ':' || checkpoint_ns || "
+                    "length(checkpoint_id) || ':' || checkpoint_id, '') FROM "
+                    "(SELECT thread_id, checkpoint_ns, checkpoint_id FROM checkpoints ORDER BY thread_id, checkpoint_ns, checkpoint_id) "
+                    "GROUP BY thread_id"
+                ) if type(r[0]) is str
+            )
+        except sqlite3.DatabaseError as exc:
+            raise self._damaged(exc) from None
+
     def threads(self, only: frozenset[str] | None = None) -> Iterator[ThreadBundle]:
         try:
             yield from self._threads(only)

@@ -66,3 +66,44 @@ def test_incremental_reload_reads_only_changed_threads(sqlite_store, tmp_path, m
     seen.clear()
     load_db(src, db, incremental=True, workers=1)
     assert seen == []
+
+
+def test_a_swapped_checkpoint_and_a_deleted_thread_are_seen(sqlite_store, tmp_path, monkeypatch):
+    """Same number of checkpoints but one replaced (a store edited by hand or by a
+    maintenance job), and a thread deleted: the incremental load notices both."""
+    import sqlite3
+
+    src = tmp_path / "edited.sqlite"
+    shutil.copyfile(sqlite_store.path, src)
+    db = tmp_path / "inc.duckdb"
+    load_db(src, db)
+    edited, deleted = sqlite_store.thread("simple_chat"), sqlite_store.thread("tool_calls")
+    con = sqlite3.connect(src)
+    with con:
+        # Replace the thread's newest checkpoint by a copy under another id: count, min id unchanged.
+        (last,) = con.execute(
+            "SELECT max(checkpoint_id) FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ''", (edited,)
+        ).fetchone()
+        con.execute(
+            "UPDATE checkpoints SET checkpoint_id = ? WHERE thread_id = ? AND checkpoint_ns = '' AND checkpoint_id = ?",
+            (last[:-1] + ("0" if last[-1] != "0" else "1"), edited, last),
+        )
+        con.execute("DELETE FROM checkpoints WHERE thread_id = ?", (deleted,))
+        con.execute("DELETE FROM writes WHERE thread_id = ?", (deleted,))
+    con.close()
+
+    import loaders.pipeline as pipeline
+
+    changed, gone = pipeline._changed_threads(loaders_reader(src), db)
+    assert changed == {edited} and gone == [deleted]
+    load_db(src, db, incremental=True)
+    full = tmp_path / "full.duckdb"
+    load_db(src, full)
+    assert_same_tables(db, full)
+
+
+def loaders_reader(path):
+    from loaders.records import SourceOptions
+    from loaders.registry import resolve
+
+    return resolve(str(path), None).open(str(path), SourceOptions())
