@@ -1,7 +1,7 @@
 """Load benchmark: the loader against the naive saver walk and the decode floor, in one run.
 
     .venv/bin/python bench/bench_load.py                       # 300 threads x 40 turns (built once, cached)
-    .venv/bin/python bench/bench_load.py --threads 2000 --turns 40
+    .venv/bin/python bench/bench_load.py --threads 2000 --turns 40     # the issue's shape: ~6 min to build (7 GB), ~4 min to run
     .venv/bin/python bench/bench_load.py --store path/to/checkpoints.sqlite --skip-naive
 
 Every way of reading runs in its own subprocess on the same store with a warm

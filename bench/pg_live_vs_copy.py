@@ -81,8 +81,10 @@ def child(what: str, src: str, db: str, workers: int) -> None:
 def measure(label: str, what: str, src: str, db: str = "", workers: int = 1) -> dict:
     out = subprocess.run(
         [sys.executable, __file__, "--child", what, src, db or "-", str(workers)],
-        check=True, capture_output=True, text=True,
+        capture_output=True, text=True,
     )
+    if out.returncode != 0:
+        raise SystemExit(f"{label} failed:\n{out.stderr}")
     result = {"measure": label, **json.loads(out.stdout.strip().splitlines()[-1])}
     print(json.dumps(result), flush=True)
     return result

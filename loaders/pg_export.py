@@ -394,6 +394,14 @@ def _csv_candidates(path: Path) -> list[str]:
     return []
 
 
+# DuckDB's CSV reader holds a buffer of at least one row, and sizes it from
+# max_line_size: left unbounded, it asked for the whole file at once (1.3 GB for
+# a 1.4 GB export) and failed under the memory limit. 64 MB of CSV is a 32 MB
+# `messages` blob in hex.
+CSV_MEMORY_LIMIT = "256MB"
+CSV_MAX_ROW = 64 << 20
+
+
 def _duckdb_error(exc: Exception) -> str:
     # DuckDB quotes the offending line (possibly megabytes of hex); keep where
     # and why.
@@ -463,7 +471,7 @@ class PgCsvSource:
             columns = {table: set(cols) for table, (_, cols) in files.items() if table in TABLES}
             shallow = table_shape(columns, where)
             # DuckDB's CSV reader tells NULL (an empty field) from "" (a quoted empty string).
-            con = duckdb.connect(config={"memory_limit": "256MB", "threads": 2, "preserve_insertion_order": False})
+            con = duckdb.connect(config={"memory_limit": CSV_MEMORY_LIMIT, "threads": 2, "preserve_insertion_order": False})
             try:
                 for table in TABLES:
                     file, header = files[table]
@@ -580,7 +588,8 @@ def _stage_csv(
     query = (
         f"SELECT {', '.join(wanted)} FROM read_csv(?, header = true, auto_detect = false, delim = ',', quote = '\"', "
         f"escape = '\"', allow_quoted_nulls = false, strict_mode = true, null_padding = false, "
-        f"max_line_size = 2147483647, encoding = 'utf-8', columns = {columns}){filter_sql}"
+        f"max_line_size = {int(CSV_MAX_ROW)}, buffer_size = {int(CSV_MAX_ROW)}, parallel = false, "
+        f"encoding = 'utf-8', columns = {columns}){filter_sql}"
     )
     with file.open("rb") as fh:
         fh.seek(0, os.SEEK_END)
@@ -597,9 +606,36 @@ def _stage_csv(
                 loader.add(raw, sum(len(v) for v in raw if v is not None))
         loader.flush()
     except duckdb.Error as exc:
+        # DuckDB reports a row over its line limit as a wrong column count: say what it is.
+        long_line = _first_long_line(file, CSV_MAX_ROW)
+        if long_line is not None:
+            raise SourceError(
+                f"{where}: line {long_line} is longer than {_mb(CSV_MAX_ROW)}, the longest row this reader takes "
+                "from a CSV export; load that database live (postgresql://...) or from a pg_dump instead"
+            ) from None
         raise SourceError(
             f"{where}: {_duckdb_error(exc)} (expected COPY ... WITH (FORMAT csv, HEADER true) output; a truncated file?)"
         ) from None
+
+
+def _mb(n: int) -> str:
+    return f"{n / (1 << 20):.3g} MB"
+
+
+def _first_long_line(file: Path, limit: int) -> int | None:
+    """The number of the first line of `file` longer than `limit` bytes, if any."""
+    number, length = 1, 0
+    with file.open("rb") as fh:
+        while chunk := fh.read(1 << 20):
+            start = 0
+            while (end := chunk.find(b"\n", start)) != -1:
+                if length + end - start > limit:
+                    return number
+                number, length, start = number + 1, 0, end + 1
+            length += len(chunk) - start
+            if length > limit:
+                return number
+    return None
 
 
 # --- pg_dump --------------------------------------------------------------------------

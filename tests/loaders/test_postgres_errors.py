@@ -260,3 +260,35 @@ def test_subset_options_apply_to_exports(small):
         src.close()
     assert [b.thread_id for b in bundles] == ["initech:support:sess-021"]
     assert any(w.channel == "__interrupt__" for w in bundles[0].writes)
+
+
+def test_an_export_larger_than_the_staging_memory_loads(small, tmp_path, monkeypatch):
+    """DuckDB sized its CSV buffer from an unbounded max_line_size, i.e. the whole file:
+    a 1.4 GB export failed with 'could not allocate block of size 1.3 GiB'. Scaled down
+    here: a 40 MB export under a 24 MB staging limit."""
+    import loaders.pg_export as pg_export
+
+    csv = _csv_copy(small, tmp_path)
+    header, *body = (csv / "checkpoint_blobs.csv").read_text().splitlines(keepends=True)
+    copies = []
+    k = 0
+    while sum(map(len, copies)) < 40 << 20:  # the same blob rows under new thread ids
+        copies.extend(ln.replace("acme:web:sess-001", f"acme:web:copy-{k}", 1) for ln in body if ln.startswith("acme:web:sess-001,"))
+        k += 1
+    (csv / "checkpoint_blobs.csv").write_text(header + "".join(body) + "".join(copies))
+    monkeypatch.setattr(pg_export, "CSV_MEMORY_LIMIT", "24MB")
+    monkeypatch.setattr(pg_export, "CSV_MAX_ROW", 1 << 20)
+    db = tmp_path / "big.duckdb"
+    load_db(csv, db)  # blobs of threads without checkpoints are never read: same result
+    assert table_rows(db, "messages") == table_rows(small.good, "messages")
+
+
+def test_a_row_over_the_csv_row_limit_is_named(small, tmp_path, target, monkeypatch):
+    import loaders.pg_export as pg_export
+
+    csv = _csv_copy(small, tmp_path)
+    lines = (csv / "checkpoint_blobs.csv").read_text().splitlines(keepends=True)
+    longest = max(range(len(lines)), key=lambda i: len(lines[i]))
+    monkeypatch.setattr(pg_export, "CSV_MAX_ROW", len(lines[longest]) - 2)
+    with pytest.raises(SourceError, match=rf"checkpoint_blobs.csv: line {longest + 1} is longer than .* load that database live"):
+        load_db(csv, target)
