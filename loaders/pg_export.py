@@ -400,6 +400,7 @@ def _csv_candidates(path: Path) -> list[str]:
 # `messages` blob in hex.
 CSV_MEMORY_LIMIT = "256MB"
 CSV_MAX_ROW = 64 << 20
+CSV_PIECE = 16 << 20  # see `_csv_pieces`
 
 
 def _duckdb_error(exc: Exception) -> str:
@@ -599,13 +600,21 @@ def _stage_csv(
                 # COPY ends every row with a newline; a file cut inside a row does not.
                 raise SourceError(f"{where}: the last line is incomplete (no final newline): a truncated file?")
     loader = _Loader(stage, table, shallow, where)
+    piece_path = Path(stage.dir) / f"{table}.piece.csv"
+    first_line = 2  # of the piece's first row in the whole file (line 1 is the header)
     try:
-        cur = con.execute(query, [str(file), *(channels or ())])
-        while batch := cur.fetchmany(64 if table == "checkpoint_blobs" else 1000):
-            for raw in batch:
-                loader.add(raw, sum(len(v) for v in raw if v is not None))
+        for header_line, piece in _csv_pieces(file, CSV_PIECE, CSV_MAX_ROW):
+            piece_path.write_bytes(header_line + piece)
+            try:
+                cur = con.execute(query, [str(piece_path), *(channels or ())])
+                while batch := cur.fetchmany(64 if table == "checkpoint_blobs" else 1000):
+                    for raw in batch:
+                        loader.add(raw, sum(len(v) for v in raw if v is not None))
+            except duckdb.Error as exc:
+                raise _PieceError(_duckdb_error(exc), first_line) from None
+            first_line += piece.count(b"\n")
         loader.flush()
-    except duckdb.Error as exc:
+    except (_PieceError, _RowTooLong) as exc:
         # DuckDB reports a row over its line limit as a wrong column count: say what it is.
         long_line = _first_long_line(file, CSV_MAX_ROW)
         if long_line is not None:
@@ -614,8 +623,56 @@ def _stage_csv(
                 "from a CSV export; load that database live (postgresql://...) or from a pg_dump instead"
             ) from None
         raise SourceError(
-            f"{where}: {_duckdb_error(exc)} (expected COPY ... WITH (FORMAT csv, HEADER true) output; a truncated file?)"
+            f"{where}: {exc.text()} (expected COPY ... WITH (FORMAT csv, HEADER true) output; a truncated file?)"
         ) from None
+    finally:
+        piece_path.unlink(missing_ok=True)
+
+
+class _PieceError(Exception):
+    """DuckDB's error on one piece of a CSV file; its line numbers count from the piece."""
+
+    def __init__(self, message: str, first_line: int) -> None:
+        super().__init__(message)
+        self.message, self.first_line = message, first_line
+
+    def text(self) -> str:
+        # In a piece, line 1 is the header copy and line 2 is the file's `first_line`.
+        return re.sub(r"(?<=Line: )(\d+)", lambda m: str(int(m.group(1)) + self.first_line - 2), self.message)
+
+
+class _RowTooLong(Exception):
+    pass
+
+
+def _csv_pieces(file: Path, size: int, max_row: int) -> Iterator[tuple[bytes, bytes]]:
+    """(header line, rows) pieces of about `size` bytes, cut at row ends.
+
+    DuckDB's CSV reader works on 2,048 rows at a time: 2,048 `messages` blobs of a
+    long conversation are hundreds of megabytes whatever its memory limit, so it is
+    given pieces. A newline ends a row when the quotes before it (from the start of
+    the piece, which starts a row) are balanced: COPY doubles quotes inside fields.
+    """
+    with file.open("rb") as fh:
+        header = fh.readline()
+        carry = b""
+        while True:
+            block = fh.read(size)
+            data = carry + block if carry else block
+            if not block:
+                if data:
+                    yield header, data
+                return
+            end = data.rfind(b"\n")
+            while end != -1 and data.count(b'"', 0, end) % 2:
+                end = data.rfind(b"\n", 0, end)
+            if end == -1:
+                if len(data) > max_row + size:
+                    raise _RowTooLong()
+                carry = data
+                continue
+            yield header, data[: end + 1]
+            carry = data[end + 1 :]
 
 
 def _mb(n: int) -> str:
