@@ -601,18 +601,17 @@ def _stage_csv(
                 raise SourceError(f"{where}: the last line is incomplete (no final newline): a truncated file?")
     loader = _Loader(stage, table, shallow, where)
     piece_path = Path(stage.dir) / f"{table}.piece.csv"
-    first_line = 2  # of the piece's first row in the whole file (line 1 is the header)
     try:
-        for header_line, piece in _csv_pieces(file, CSV_PIECE, CSV_MAX_ROW):
-            piece_path.write_bytes(header_line + piece)
+        for offset, parts in _csv_pieces(file, CSV_PIECE, CSV_MAX_ROW):
+            with piece_path.open("wb") as out:
+                out.writelines(parts)
             try:
                 cur = con.execute(query, [str(piece_path), *(channels or ())])
                 while batch := cur.fetchmany(64 if table == "checkpoint_blobs" else 1000):
                     for raw in batch:
                         loader.add(raw, sum(len(v) for v in raw if v is not None))
             except duckdb.Error as exc:
-                raise _PieceError(_duckdb_error(exc), first_line) from None
-            first_line += piece.count(b"\n")
+                raise _PieceError(_duckdb_error(exc), _line_at(file, offset)) from None
         loader.flush()
     except (_PieceError, _RowTooLong) as exc:
         # DuckDB reports a row over its line limit as a wrong column count: say what it is.
@@ -645,34 +644,52 @@ class _RowTooLong(Exception):
     pass
 
 
-def _csv_pieces(file: Path, size: int, max_row: int) -> Iterator[tuple[bytes, bytes]]:
-    """(header line, rows) pieces of about `size` bytes, cut at row ends.
+def _csv_pieces(file: Path, size: int, max_row: int) -> Iterator[tuple[int, list]]:
+    """(byte offset, parts) of pieces of about `size` bytes cut at row ends; the
+    parts (the header line first) are to be written one after another.
 
     DuckDB's CSV reader works on 2,048 rows at a time: 2,048 `messages` blobs of a
     long conversation are hundreds of megabytes whatever its memory limit, so it is
     given pieces. A newline ends a row when the quotes before it (from the start of
     the piece, which starts a row) are balanced: COPY doubles quotes inside fields.
+    Blocks are sliced, not joined, so no byte is copied on the way.
     """
     with file.open("rb") as fh:
         header = fh.readline()
-        carry = b""
+        offset = len(header)
+        carry: list[bytes] = []  # the start of a row begun in earlier blocks
+        carry_len = carry_quotes = 0
         while True:
             block = fh.read(size)
-            data = carry + block if carry else block
             if not block:
-                if data:
-                    yield header, data
+                if carry:
+                    yield offset, [header, *carry]
                 return
-            end = data.rfind(b"\n")
-            while end != -1 and data.count(b'"', 0, end) % 2:
-                end = data.rfind(b"\n", 0, end)
+            end = block.rfind(b"\n")
+            while end != -1 and (carry_quotes + block.count(b'"', 0, end)) % 2:
+                end = block.rfind(b"\n", 0, end)
             if end == -1:
-                if len(data) > max_row + size:
+                carry.append(block)
+                carry_len += len(block)
+                carry_quotes += block.count(b'"')
+                if carry_len > max_row:
                     raise _RowTooLong()
-                carry = data
                 continue
-            yield header, data[: end + 1]
-            carry = data[end + 1 :]
+            yield offset, [header, *carry, memoryview(block)[: end + 1]]
+            offset += carry_len + end + 1
+            tail = block[end + 1 :]
+            carry = [tail] if tail else []
+            carry_len, carry_quotes = len(tail), tail.count(b'"')
+
+
+def _line_at(file: Path, offset: int) -> int:
+    """The line number of the byte at `offset` (1-based; only for error messages)."""
+    lines = 1
+    with file.open("rb") as fh:
+        while offset > 0 and (chunk := fh.read(min(offset, 1 << 20))):
+            lines += chunk.count(b"\n")
+            offset -= len(chunk)
+    return lines
 
 
 def _mb(n: int) -> str:
