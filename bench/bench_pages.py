@@ -130,7 +130,9 @@ def cases(db: str) -> list[tuple[str, str, Callable[[], object]]]:
         "SELECT thread_id FROM threads WHERE thread_id LIKE 'globex:api:sess-2107~r%' ORDER BY last_ts DESC LIMIT 1"
     ).fetchone()[0]
     first_ts, last_ts = con.execute("SELECT min(ts), max(ts) FROM messages WHERE thread_id = ?", [thread]).fetchone()
+    corpus_first, corpus_last = con.execute("SELECT min(first_ts), max(last_ts) FROM threads").fetchone()
     con.close()
+    whole_range = Filters(since=corpus_first, until=corpus_last)  # a window that is not whole UTC days
     tenant = Filters(tenants=(busiest_tenant,))
     out = [
         # The API calls the targets name (a notebook's calls, on a path: each opens its own connection).
@@ -146,6 +148,7 @@ def cases(db: str) -> list[tuple[str, str, Callable[[], object]]]:
         ("conversations", "conversations_page(min_turns=2)", lambda: views.conversations_page(db, min_turns=2)),
         ("conversations", "conversations_page(text='refund')",
          lambda: views.conversations_page(db, Filters(text="refund"))),
+        ("conversations", "conversations_page(whole range)", lambda: views.conversations_page(db, whole_range)),
         ("transcript", "thread_choices('')", lambda: views.thread_choices(db, "", thread)),
         ("transcript", "thread_choices('refund')", lambda: views.thread_choices(db, "refund", thread)),
         ("transcript", "transcript_page(all)", lambda: views.transcript_page(db, thread)),
