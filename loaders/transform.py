@@ -37,7 +37,10 @@ def compile_thread_key(pattern: str | None) -> re.Pattern[str]:
     >>> compile_thread_key(None).match("acme:web:s1").group("session")
     's1'
     """
-    regex = re.compile(pattern or DEFAULT_THREAD_KEY_PATTERN, re.DOTALL)
+    try:
+        regex = re.compile(pattern or DEFAULT_THREAD_KEY_PATTERN, re.DOTALL)
+    except re.error as exc:
+        raise ValueError(f"invalid thread-key pattern {pattern!r}: {exc}") from None
     if "session" not in regex.groupindex:
         raise ValueError("a thread-key pattern needs a named group 'session'")
     return regex

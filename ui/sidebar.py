@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -77,8 +78,31 @@ def _load_panel() -> None:
         )
         upload = st.file_uploader("…or upload a file", type=UPLOAD_TYPES, key="load.upload")
         kind = st.selectbox("Source kind", kinds, key="load.kind")
+        pattern = st.text_input(
+            "Thread-key pattern",
+            key="load.pattern",
+            placeholder="tenant:sub:session (default)",
+            help="A regular expression with named groups `tenant`, `sub` and `session` that splits "
+            "thread ids, e.g. `^(?P<tenant>[^/]+)/(?P<session>.+)$`. Ids it does not match keep "
+            "the whole id as the session.",
+        )
+        schema = st.text_input(
+            "Postgres schema",
+            key="load.schema",
+            placeholder="public",
+            help="For a Postgres database: the schema holding the checkpoint tables.",
+        )
+        incremental = st.checkbox(
+            "Only re-read what changed",
+            key="load.incremental",
+            help="Reload a source loaded before, re-reading only threads with new or removed "
+            "checkpoints (identical result to a full load, faster on a large store).",
+        )
         if st.button("Load", key="load.go", type="primary", width="stretch"):
-            _load(spec.strip(), upload, None if kind == AUTO else kind)
+            _load(
+                spec.strip(), upload, None if kind == AUTO else kind,
+                LoadChoices(pattern.strip() or None, schema.strip() or None, incremental),
+            )
 
 
 def _save_upload(upload) -> Path:
@@ -92,7 +116,16 @@ def _save_upload(upload) -> Path:
     return path
 
 
-def _load(spec: str, upload, kind: str | None) -> None:
+@dataclass(frozen=True)
+class LoadChoices:
+    """The load panel's options, as `loaders.load` takes them."""
+
+    thread_key_pattern: str | None = None
+    schema: str | None = None
+    incremental: bool = False
+
+
+def _load(spec: str, upload, kind: str | None, choices: LoadChoices = LoadChoices()) -> None:
     """Load (or open) a source; on any failure the open database stays as it was."""
     if upload is not None:
         spec = str(_save_upload(upload))
@@ -114,7 +147,12 @@ def _load(spec: str, upload, kind: str | None) -> None:
             bar.progress(fraction, text=f"{done:,} / {total:,} threads" if total else f"{done:,} threads")
 
         try:
-            summary = loaders.load(spec, target, kind=kind, progress=progress)
+            summary = loaders.load(
+                spec, target, kind=kind, progress=progress,
+                thread_key_pattern=choices.thread_key_pattern,
+                options=loaders.SourceOptions(schema=choices.schema),
+                incremental=choices.incremental,
+            )
         except Exception as exc:  # noqa: BLE001 — the UI boundary: any failure is a message, never a dead app
             status.update(label=f"Could not load {shown}", state="error", expanded=True)
             st.error(f"{_reason(exc)}\n\nThe open database is unchanged.")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import subprocess
 import sys
@@ -157,6 +158,18 @@ def test_custom_thread_key_pattern(sqlite_store, tmp_path):
             assert (r["tenant_id"], r["sub_tenant_id"], r["session_id"]) == (tenant, None, session)
         else:
             assert (r["tenant_id"], r["session_id"]) == (None, r["thread_id"])
+
+
+@pytest.mark.parametrize("pattern, why", [("(", "invalid thread-key pattern '\\(': missing \\)"), ("^(?P<tenant>.*)$", "named group 'session'")])
+def test_a_bad_thread_key_pattern_is_one_line_and_touches_nothing(sqlite_store, tmp_path, pattern, why):
+    db = tmp_path / "k.duckdb"
+    proc = subprocess.run(
+        [sys.executable, "-m", "loaders", str(sqlite_store.path), "--db", str(db), "--thread-key-pattern", pattern, "--quiet"],
+        capture_output=True, text=True,
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert re.fullmatch(rf"error: .*{why}.*\n", proc.stderr), proc.stderr
+    assert not db.exists()
 
 
 def test_a_damaged_checkpoint_is_reported_and_the_rest_loads(sqlite_store, copy_store, tmp_path, oracle_rows):

@@ -215,3 +215,64 @@ def test_demo_database_is_rebuilt_when_the_loader_code_is_newer(tmp_path, monkey
     # An upgrade that changes what a load writes must not keep serving the old database.
     monkeypatch.setattr(database, "_writer_code_mtime_ns", lambda: target.stat().st_mtime_ns + 1)
     assert database.demo_is_stale(source, target)
+
+
+def test_load_options_reach_the_loader(app, tmp_cache):
+    """Thread-key pattern and incremental reload from the load panel, as the CLI offers them."""
+    pattern = r"^(?P<tenant>[^:]*):(?P<session>.*)$"  # no sub-tenant: "acme:web:s1" → session "web:s1"
+    at = app.run()
+    at.sidebar.text_input(key="load.pattern").set_value(pattern)
+    load(at, str(database.DEMO_SOURCE))
+    assert not at.exception, at.exception
+    db = tmp_cache / "loads" / at.query_params.get("db")
+    con = analytics.connect(db)
+    try:
+        subs, colon_sessions = con.execute(
+            "SELECT count(sub_tenant_id), count(*) FILTER (WHERE session_id LIKE '%:%') FROM threads"
+        ).fetchall()[0]
+        assert subs == 0 and colon_sessions > 0
+        assert con.execute("SELECT thread_key_pattern FROM loads").fetchall() == [(pattern,)]
+    finally:
+        con.close()
+
+    at.sidebar.checkbox(key="load.incremental").check()
+    load(at, str(database.DEMO_SOURCE))
+    assert not at.exception, at.exception
+    con = analytics.connect(db)
+    try:
+        assert [m for (m,) in con.execute("SELECT mode FROM loads ORDER BY load_id").fetchall()] == ["full", "incremental"]
+    finally:
+        con.close()
+
+
+def test_a_bad_thread_key_pattern_is_an_error_and_keeps_the_open_database(app, tmp_cache):
+    at = app.run()
+    before = sidebar_text(at)
+    at.sidebar.text_input(key="load.pattern").set_value("(")
+    load(at, str(database.DEMO_SOURCE))
+    assert not at.exception
+    errors = [e.value for e in at.sidebar.error]
+    assert errors and "invalid thread-key pattern" in errors[0] and "unchanged" in errors[0]
+    assert sidebar_text(at) == before
+    assert not list(tmp_cache.glob("loads/*.duckdb"))
+
+
+def test_the_postgres_schema_option_reads_that_schema(app, tmp_cache):
+    from storegen import run_scenarios
+    from tests.loaders.pg_util import fresh_database, saver_for
+
+    with fresh_database() as dsn:
+        with saver_for(dsn, "agents") as saver:
+            run_scenarios(saver, threads={"acme:web:pg-1": "simple_chat"})
+        at = load(app.run(), dsn)  # public holds no checkpoint tables
+        errors = [e.value for e in at.sidebar.error]
+        assert errors and "agents" in errors[0] and "unchanged" in errors[0]
+        at.sidebar.text_input(key="load.schema").set_value("agents")
+        load(at, dsn)
+        assert not at.exception, at.exception
+        db = tmp_cache / "loads" / at.query_params.get("db")
+        con = analytics.connect(db)
+        try:
+            assert con.execute("SELECT thread_id FROM threads").fetchall() == [("acme:web:pg-1",)]
+        finally:
+            con.close()
