@@ -4,8 +4,10 @@ The CLI is run as a real subprocess (`python -m loaders STORE --db EXISTING`)
 and killed with SIGKILL (no cleanup can run) or interrupted with SIGINT (Ctrl-C)
 while it writes the new database. To hit "while it writes" deterministically, a
 `sitecustomize` on the subprocess's PYTHONPATH wraps `DatabaseWriter.ingest`:
-after each table it touches a marker file and sleeps, so the test kills between
-two real DuckDB writes. A second SIGKILL test uses no slow-down at all, on a
+after each table it writes its name to a marker file and holds until the test
+creates a "go" file (or a timeout), so the test kills between two real DuckDB
+writes whatever the machine's speed (tables are ingested two at a time, on
+threads: a fixed sleep left too short a window on a busy machine). A second SIGKILL test uses no slow-down at all, on a
 larger store, killing at the first sight of the temporary database.
 """
 
@@ -42,7 +44,10 @@ if os.environ.get("TL_SLOW_INGEST"):
         _ingest(self, table, files, load_id)
         with open(os.environ["TL_SLOW_INGEST"], "a") as fh:
             fh.write(table + "\\n")
-        time.sleep(float(os.environ.get("TL_SLOW_SECONDS", "0.4")))
+        go = os.environ["TL_SLOW_INGEST"] + ".go"
+        deadline = time.monotonic() + float(os.environ.get("TL_SLOW_SECONDS", "30"))
+        while time.monotonic() < deadline and not os.path.exists(go):
+            time.sleep(0.01)
     _w.DatabaseWriter.ingest = ingest
 '''
 
@@ -153,7 +158,10 @@ def test_ctrl_c_while_writing_exits_130_and_leaves_nothing_behind(sqlite_store, 
     proc = _start(sqlite_store.path, existing, {**slow_env, "TL_SLOW_INGEST": str(progress)})
     try:
         _wait_for(lambda: progress.exists(), proc)
+        assert proc.poll() is None, proc.stderr.read()  # held after its first table
         proc.send_signal(signal.SIGINT)
+        time.sleep(0.2)  # the main thread takes the KeyboardInterrupt while the tables are held ...
+        Path(f"{progress}.go").touch()  # ... then they finish, and the load unwinds
         _, err = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
