@@ -191,7 +191,9 @@ def test_same_seed_same_store(tmp_path: Path) -> None:
                       conn.execute("SELECT * FROM writes ORDER BY 1, 2, 3, 4, 5").fetchall()))
         conn.close()
     assert dumps[0] == dumps[1] and len(dumps[0][0]) > 10
-    assert (tmp_path / "a.sqlite").read_bytes() == (tmp_path / "b.sqlite").read_bytes()
+    # Not byte for byte: LangGraph writes a step's pending writes from its task threads,
+    # and on a busy machine they reach the writes table's index in another order (same
+    # rows, another page layout). Identical rows are what a load reads.
 
 
 def test_wal_store_newest_rows_only_in_wal(wal_store: Store, tmp_path: Path) -> None:

@@ -86,9 +86,17 @@ def _bigger_store(sqlite_store, copy_store, folder: Path, copies: int) -> Path:
     return path
 
 
+def _sigint_default() -> None:
+    # A process started in the background by a shell inherits SIGINT ignored, and
+    # Python then installs no KeyboardInterrupt handler: a CI run launched with `&`
+    # made the Ctrl-C test's load finish with 0. The loader gets a terminal's default.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _start(source: Path, db: Path, env: dict) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "loaders", str(source), "--db", str(db), "--quiet"],
-                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=_sigint_default)
 
 
 def _wait_for(pred, proc: subprocess.Popen, timeout: float = 120) -> bool:
@@ -162,11 +170,11 @@ def test_ctrl_c_while_writing_exits_130_and_leaves_nothing_behind(sqlite_store, 
         proc.send_signal(signal.SIGINT)
         time.sleep(0.2)  # the main thread takes the KeyboardInterrupt while the tables are held ...
         Path(f"{progress}.go").touch()  # ... then they finish, and the load unwinds
-        _, err = proc.communicate(timeout=60)
+        out, err = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert proc.returncode == 130, err
+    assert proc.returncode == 130, (out, err, progress.read_text())
     assert err.strip().splitlines() == ["interrupted: the previous database is unchanged"]
     assert _snapshot(existing) == before
     assert _strays(existing) == []  # the half-written database was removed
