@@ -1,7 +1,7 @@
 """Fuzzing the decoder with mutated REAL checkpoint blobs (hypothesis, bounded, deterministic).
 
 Every example runs the per-row path of a load — `bundle_thread` (fast path and full path) →
-`transform_thread` → the Arrow conversion of the staged Parquet parts — on a
+`transform_thread` → the Arrow conversion of the staged parts — on a
 real thread of the session store in which one blob was mutated (bit flips,
 truncation, splices, inserted bytes, hostile length headers, random msgpack
 with extension values, random values in every message field). Properties: it
