@@ -64,7 +64,8 @@ def batches(reader: SourceReader, thread_key_pattern: str | None = None, only: f
     """Yield `(table, rows)` batches for every thread a reader holds, one thread at a time.
 
     `load_errors` batches carry `LoadError` records; every other table's rows
-    are tuples in the table's column order.
+    are tuples in the table's column order, timestamps as integer microseconds
+    since the Unix epoch (UTC; see `loaders.transform.ts_micros`).
 
     >>> for table, rows in batches(reader):  # doctest: +SKIP
     ...     print(table, len(rows))
