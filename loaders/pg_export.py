@@ -55,6 +55,7 @@ from loaders.pg_rows import (
     table_shape,
 )
 from loaders.records import SourceError, SourceOptions, ThreadBundle
+from loaders.scratch import scratch_dir
 
 _TS_RE = re.compile(TS_PATTERN)
 _PG_JSON_TYPE = {list: "array", str: "string", bool: "boolean", type(None): "null", int: "number", float: "number"}
@@ -216,7 +217,7 @@ class Stage:
     """A private SQLite file the export is copied into, then read back in thread order."""
 
     def __init__(self) -> None:
-        self.dir = tempfile.mkdtemp(prefix="transcript-lens-pg-")
+        self.dir = scratch_dir("stage")
         self.con = sqlite3.connect(os.path.join(self.dir, "stage.sqlite"), isolation_level=None, check_same_thread=False)
         for pragma in ("journal_mode=OFF", "synchronous=OFF", "temp_store=FILE", "cache_size=-65536"):
             self.con.execute(f"PRAGMA {pragma}")

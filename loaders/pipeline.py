@@ -15,7 +15,6 @@ import multiprocessing as mp
 import os
 import queue as queue_mod
 import shutil
-import tempfile
 import threading
 import time
 import traceback
@@ -28,6 +27,7 @@ from pathlib import Path
 from loaders.parts import ERROR_TABLE, PartWriter
 from loaders.records import LoadError, SourceError, SourceOptions, SourceReader
 from loaders.registry import resolve
+from loaders.scratch import remove_stale_scratch, scratch_dir
 from loaders.transform import DEFAULT_THREAD_KEY_PATTERN, compile_thread_key, transform_thread
 from loaders.writer import DATA_TABLES, SCHEMA_VERSION, DatabaseWriter, staging_schemas
 
@@ -298,7 +298,8 @@ def load(
     t0 = time.perf_counter()
     workers = workers or default_workers()
     reader = src.open(str(source), options)
-    folder = tempfile.mkdtemp(prefix="transcript-lens-parts-")
+    remove_stale_scratch()  # what loads killed outright left behind
+    folder = scratch_dir("parts")
     try:
         mode = "incremental" if incremental and db.exists() else "full"
         only: frozenset[str] | None = None

@@ -24,7 +24,6 @@ import itertools
 import json
 import shutil
 import sqlite3
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote
@@ -33,6 +32,7 @@ import ormsgpack
 
 from loaders.decode import _UNPACK_OPT, DecodeError, _outer_hook, decode_typed, plain
 from loaders.records import LoadError, Payloads, RawCheckpoint, RawWrite, SourceError, SourceOptions, ThreadBundle
+from loaders.scratch import scratch_dir
 
 _unpackb = ormsgpack.unpackb
 SPECIAL_CHANNELS = ("__interrupt__", "__resume__", "__error__")
@@ -152,7 +152,7 @@ class SqliteReader:
             if not has_wal:
                 self.con = sqlite3.connect(_uri(path, mode="ro", immutable="1"), uri=True, isolation_level=None)
             else:
-                self._tmpdir = tempfile.mkdtemp(prefix="transcript-lens-")
+                self._tmpdir = scratch_dir("snapshot")
                 self.con = sqlite3.connect(str(_snapshot(path, wal, Path(self._tmpdir))), isolation_level=None)
             self.con.text_factory = _text
             # One read transaction: every query below sees the same snapshot.

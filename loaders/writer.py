@@ -19,6 +19,8 @@ import duckdb
 import pyarrow as pa
 import pyarrow.ipc as ipc
 
+from loaders.scratch import process_gone
+
 SCHEMA_VERSION = "1"
 SCHEMA_SQL = (Path(__file__).with_name("schema.sql")).read_text()
 DATA_TABLES = ("threads", "checkpoints", "messages", "message_versions", "message_events")
@@ -104,16 +106,8 @@ def _remove_stale_temps(target: Path) -> None:
     prefix = f"{target.name}.tmp-"
     for p in target.parent.glob(f"{glob.escape(prefix)}*"):
         pid = p.name[len(prefix):].split("-", 1)[0]
-        if not pid.isdigit() or int(pid) == os.getpid():
-            continue
-        try:
-            os.kill(int(pid), 0)
-            continue  # alive (or a zombie not yet reaped): not ours to touch
-        except ProcessLookupError:
-            pass
-        except OSError:
-            continue  # alive but not ours (EPERM), or unknowable
-        p.unlink(missing_ok=True)
+        if pid.isdigit() and process_gone(int(pid)):
+            p.unlink(missing_ok=True)
 
 
 class DatabaseWriter:

@@ -115,11 +115,14 @@ def _strays(db: Path) -> list[Path]:
 
 
 def test_sigkill_while_writing_keeps_the_previous_database_and_the_next_load_succeeds(
-        sqlite_store, copy_store, existing, slow_env, tmp_path):
+        sqlite_store, copy_store, existing, slow_env, tmp_path, monkeypatch):
     store = _bigger_store(sqlite_store, copy_store, tmp_path / "src", 1)
     before = _snapshot(existing)
     progress = tmp_path / "ingested.txt"
-    proc = _start(store, existing, {**slow_env, "TL_SLOW_INGEST": str(progress)})
+    scratch = tmp_path / "tmp"  # the system temp folder of both loads
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    proc = _start(store, existing, {**slow_env, "TL_SLOW_INGEST": str(progress), "TMPDIR": str(scratch)})
     try:
         _wait_for(lambda: progress.exists() and len(progress.read_text().split()) >= 2, proc)
         assert proc.poll() is None, proc.stderr.read()
@@ -130,13 +133,40 @@ def test_sigkill_while_writing_keeps_the_previous_database_and_the_next_load_suc
         if proc.poll() is None:
             proc.kill()
     assert _snapshot(existing) == before  # byte-identical, and it opens
-    # The killed load's temporary database is still there: the next load must not trip over it ...
+    # The killed load's staged parts are still in the temp folder, named after it ...
+    left = [p.name for p in scratch.iterdir()]
+    assert [n for n in left if n.startswith(f"transcript-lens-parts-{proc.pid}-")], left
+    # ... and so is its temporary database: the next load must not trip over it ...
     load_db(store, existing, workers=1)
+    assert list(scratch.iterdir()) == []  # ... and removes both (the parts here, the database below)
     n_threads = rows(existing, "SELECT count(*) AS n FROM threads")[0]["n"]
     assert n_threads == 2 * len(sqlite_store.manifest)
     assert [r["load_id"] for r in rows(existing, "SELECT load_id FROM loads ORDER BY 1")] == [1, 2]
     # ... and it removes it: a temporary database of a process that no longer runs is garbage.
     assert _strays(existing) == []
+
+
+def test_only_scratch_folders_of_processes_that_are_gone_are_removed(sqlite_store, tmp_path, monkeypatch):
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    running = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        names = {
+            "gone": f"transcript-lens-parts-{int(done.stdout)}-abc",
+            "running": f"transcript-lens-snapshot-{running.pid}-def",
+            "not ours": "transcript-lens-notes",
+            "no pid": "transcript-lens-parts-xyz",
+        }
+        for name in names.values():
+            (scratch / name).mkdir()
+            (scratch / name / "part.arrow").write_bytes(b"x")
+        load_db(sqlite_store.path, tmp_path / "db.duckdb", workers=1)
+        assert sorted(p.name for p in scratch.iterdir()) == sorted(v for k, v in names.items() if k != "gone")
+    finally:
+        running.kill()
+        running.wait()
 
 
 def test_sigkill_at_the_first_sight_of_the_temporary_database(sqlite_store, copy_store, existing, tmp_path):
