@@ -99,6 +99,22 @@ def test_checkpoint_message_lists_rebuild_each_root_checkpoint(loaded, oracle_sa
         assert [r["message_id"] for r in got] == expected
 
 
+def test_message_version_lists_are_null_exactly_outside_the_root_namespace(loaded, sqlite_store):
+    """Subgraph checkpoints carry no version list (NULL, not []); every root checkpoint carries
+    one as long as its message list (staged from one flat array with a validity mask)."""
+    db, _ = loaded
+    (got,) = rows(
+        db,
+        "SELECT count(*) FILTER (WHERE checkpoint_ns <> '' AND message_versions IS NOT NULL) AS sub_lists, "
+        "count(*) FILTER (WHERE checkpoint_ns <> '') AS subs, "
+        "count(*) FILTER (WHERE checkpoint_ns = '' AND message_versions IS NULL) AS roots_without, "
+        "count(*) FILTER (WHERE checkpoint_ns = '' AND len(message_versions) <> coalesce(message_count, 0)) AS wrong_len "
+        "FROM checkpoints",
+    )
+    assert got["subs"] > 0 and got["sub_lists"] == 0
+    assert got["roots_without"] == 0 and got["wrong_len"] == 0
+
+
 def test_source_folder_is_byte_identical_after_a_load(sqlite_store, copy_store, tmp_path):
     src = copy_store(sqlite_store.path, tmp_path / "src")
     before = folder_fingerprint(src.parent)
