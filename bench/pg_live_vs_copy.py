@@ -11,7 +11,8 @@ checkpoints), then times, each in a fresh process:
   checkpoint_writes (CSV, bytes discarded) over one connection;
 - the live source alone (open, stream every thread, no transform);
 - `loaders.load` from the DSN with 1 worker and with the default workers;
-- `loaders.load` from a COPY CSV folder and a plain pg_dump of the same data.
+- `loaders.load` from a COPY CSV folder and a plain pg_dump of the same data, likewise
+  (an export is staged once; its workers read the stage).
 
 Prints one JSON line per measurement (seconds, peak RSS) and drops the database
 unless `--keep`.
@@ -173,7 +174,9 @@ def main() -> int:
         measure("load live, 1 worker", "load", dsn, str(work / "w1.duckdb"), 1)
         measure("load live, default workers", "load", dsn, str(work / "wn.duckdb"), 0)
         measure("load COPY CSV folder, 1 worker", "load", str(csv), str(work / "csv.duckdb"), 1)
+        measure("load COPY CSV folder, default workers", "load", str(csv), str(work / "csvn.duckdb"), 0)
         measure("load plain pg_dump, 1 worker", "load", str(plain), str(work / "dump.duckdb"), 1)
+        measure("load plain pg_dump, default workers", "load", str(plain), str(work / "dumpn.duckdb"), 0)
     finally:
         if not a.keep:
             shutil.rmtree(work, ignore_errors=True)

@@ -24,6 +24,7 @@ shorter export; pg_dump blocks end with `\\.`, so dumps do not have that gap.
 from __future__ import annotations
 
 import codecs
+import functools
 import csv
 import gzip
 import json
@@ -37,6 +38,7 @@ import tempfile
 import zipfile
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from urllib.parse import quote
 from typing import IO, Any
 
 import duckdb
@@ -54,7 +56,7 @@ from loaders.pg_rows import (
     since_text,
     table_shape,
 )
-from loaders.records import SourceError, SourceOptions, ThreadBundle
+from loaders.records import SourceError, SourceOptions, ThreadBundle, weighted_ranges
 from loaders.scratch import scratch_dir
 
 _TS_RE = re.compile(TS_PATTERN)
@@ -218,11 +220,28 @@ class Stage:
 
     def __init__(self) -> None:
         self.dir = scratch_dir("stage")
-        self.con = sqlite3.connect(os.path.join(self.dir, "stage.sqlite"), isolation_level=None, check_same_thread=False)
+        self.owned = True
+        self.con = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         for pragma in ("journal_mode=OFF", "synchronous=OFF", "temp_store=FILE", "cache_size=-65536"):
             self.con.execute(f"PRAGMA {pragma}")
         self.con.executescript(_STAGE_DDL)
         self.con.execute("BEGIN")
+
+    @property
+    def path(self) -> str:
+        return os.path.join(self.dir, "stage.sqlite")
+
+    @classmethod
+    def borrow(cls, folder: str) -> Stage:
+        """A finished stage opened again, read-only, by a worker of the same load.
+
+        The load that made it removes it; the thread list of `--threads` goes in a
+        TEMP table of this connection (it shadows the stage's own `wanted`)."""
+        stage = cls.__new__(cls)
+        stage.dir, stage.owned = folder, False
+        stage.con = sqlite3.connect(f"file:{quote(stage.path)}?mode=ro", uri=True, isolation_level=None, check_same_thread=False)
+        stage.con.execute("CREATE TEMP TABLE wanted (thread_id TEXT PRIMARY KEY)")
+        return stage
 
     def insert(self, staged_table: str, width: int, rows: list[tuple]) -> None:
         if rows:
@@ -237,7 +256,8 @@ class Stage:
         if self.con is not None:
             self.con.close()
             self.con = None
-        shutil.rmtree(self.dir, ignore_errors=True)
+        if self.owned:
+            shutil.rmtree(self.dir, ignore_errors=True)
 
 
 class StagedReader:
@@ -274,6 +294,29 @@ class StagedReader:
         sql = f"SELECT count(DISTINCT thread_id) FROM cp {'WHERE ' + where if where else ''}"
         return self.stage.con.execute(sql, params).fetchone()[0]
 
+    def split(self, n: int, min_bytes: int = 32 << 20) -> list[tuple[str | None, str | None]]:
+        """Thread-id ranges of about equal work for `n` workers, which read this stage
+        (`handoff`) instead of staging the export again.
+
+        Threads are weighed by their staged bytes (checkpoint rows and blobs); a stage
+        under `min_bytes` is not split.
+        """
+        if n <= 1 or os.path.getsize(self.stage.path) < min_bytes:
+            return [(None, None)]
+        where, params = self._filter(None)
+        rows = self.stage.con.execute(
+            "SELECT thread_id, sum(w) FROM ("
+            f"SELECT thread_id, 1 AS w FROM cp {'WHERE ' + where if where else ''} "
+            f"UNION ALL SELECT thread_id, length(blob) / 1024 FROM bl {'WHERE ' + where if where else ''}"
+            ") GROUP BY thread_id ORDER BY thread_id",
+            [*params, *params],
+        ).fetchall()
+        return weighted_ranges(rows, n)
+
+    def handoff(self) -> Callable[[SourceOptions], StagedReader]:
+        """How a worker process opens this stage (picklable: a spawned worker gets it too)."""
+        return functools.partial(_open_borrowed, self.stage.dir, self.where, self.shallow)
+
     def checkpoint_keys(self) -> Iterator[tuple[str, str, str]]:
         yield from self.stage.con.execute("SELECT thread_id, checkpoint_ns, checkpoint_id FROM cp WHERE checkpoint_id IS NOT NULL")
 
@@ -296,6 +339,10 @@ class StagedReader:
 
     def close(self) -> None:
         self.stage.close()
+
+
+def _open_borrowed(folder: str, where: str, shallow: bool, options: SourceOptions) -> StagedReader:
+    return StagedReader(Stage.borrow(folder), where, options, shallow)
 
 
 class _Loader:

@@ -93,6 +93,9 @@ class _Job:
     folder: str
     prefix: str
     schemas: dict
+    # How to open the parent's reader again without reading the source again (a
+    # staged export); None: open `spec` as the source kind says.
+    handoff: Callable[[SourceOptions], SourceReader] | None = None
 
 
 def _run_job(job: _Job, tick: Callable[[int], None], reader: SourceReader | None = None) -> dict:
@@ -100,7 +103,10 @@ def _run_job(job: _Job, tick: Callable[[int], None], reader: SourceReader | None
     already-open source (single-process loads), else the job opens its own."""
     own = reader is None
     if own:
-        reader = resolve(job.spec, job.kind).open(job.spec, job.options)
+        if job.handoff is not None:
+            reader = job.handoff(job.options)
+        else:
+            reader = resolve(job.spec, job.kind).open(job.spec, job.options)
     writer = PartWriter(Path(job.folder), job.schemas, job.prefix)
     # Rows are millions of small tuples and lists that form no cycles; the cyclic
     # collector would rescan all that are alive at every generation threshold.
@@ -326,8 +332,13 @@ def load(
         if progress:
             progress(0, total)
         if ranges and len(ranges) > 1:
-            # Workers open their own snapshot; ours would only hold a staged copy meanwhile.
-            reader.close()
+            handoff = getattr(reader, "handoff", None)
+            if handoff is not None:
+                # A staged export: workers read our stage (kept until the load ends).
+                base = replace(base, handoff=handoff())
+            else:
+                # Workers open their own snapshot; ours would only hold a staged copy meanwhile.
+                reader.close()
             jobs = [replace(base, options=replace(options, thread_range=r), prefix=f"p{i}") for i, r in enumerate(ranges)]
             results = _run_parallel(jobs, tick)
         else:

@@ -161,6 +161,26 @@ class SourceOptions:
         return clauses, params
 
 
+def weighted_ranges(weights: list[tuple[str, int]], n: int) -> list[tuple[str | None, str | None]]:
+    """Cut threads `(thread_id, weight)`, in id order, into `n` `[lo, hi)` ranges of about
+    equal weight, for `SourceOptions.thread_range`; one unbounded range when there is nothing to cut.
+
+    >>> weighted_ranges([("a", 1), ("b", 1), ("c", 2)], 2)
+    [(None, 'c'), ('c', None)]
+    """
+    total = sum(w or 0 for _, w in weights)
+    if n <= 1 or len(weights) < 2 or total <= 0:
+        return [(None, None)]
+    bounds: list[str] = []
+    acc = 0
+    for thread_id, w in weights:
+        if acc >= total * (len(bounds) + 1) / n and len(bounds) < n - 1:
+            bounds.append(thread_id)
+        acc += w or 0
+    edges = [None, *bounds, None]
+    return list(zip(edges[:-1], edges[1:]))
+
+
 class SourceReader(Protocol):
     """An opened source. Readers stream: one thread in memory at a time."""
 

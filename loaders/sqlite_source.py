@@ -31,7 +31,9 @@ from urllib.parse import quote
 import ormsgpack
 
 from loaders.decode import _UNPACK_OPT, DecodeError, _outer_hook, decode_typed, plain
-from loaders.records import LoadError, Payloads, RawCheckpoint, RawWrite, SourceError, SourceOptions, ThreadBundle
+from loaders.records import (
+    LoadError, Payloads, RawCheckpoint, RawWrite, SourceError, SourceOptions, ThreadBundle, weighted_ranges,
+)
 from loaders.scratch import scratch_dir
 
 _unpackb = ormsgpack.unpackb
@@ -213,18 +215,9 @@ class SqliteReader:
         except sqlite3.DatabaseError as exc:
             raise self._damaged(exc) from None
         rows = [r for r in rows if type(r[0]) is str]
-        size = self.path.stat().st_size
-        if n <= 1 or len(rows) < 2 or size < min_bytes:
+        if n <= 1 or self.path.stat().st_size < min_bytes:
             return [(None, None)]
-        total = sum(k * k for _, k in rows)
-        bounds: list[str] = []
-        acc = 0
-        for thread_id, k in rows:
-            if acc >= total * (len(bounds) + 1) / n and len(bounds) < n - 1:
-                bounds.append(thread_id)
-            acc += k * k
-        edges = [None, *bounds, None]
-        return list(zip(edges[:-1], edges[1:]))
+        return weighted_ranges([(t, k * k) for t, k in rows], n)
 
     def thread_count(self) -> int | None:
         where, params, wanted = self._thread_filter(None)

@@ -10,6 +10,7 @@ public API.
 from __future__ import annotations
 
 import json
+import os
 from datetime import datetime
 from types import SimpleNamespace
 
@@ -100,6 +101,38 @@ def test_a_csv_export_read_in_small_pieces_loads_the_same(exports, loaded, tmp_p
     db = tmp_path / "pieces.duckdb"
     load_db(exports["csv"], db)
     assert len(cuts) > 50  # many pieces, not one
+    for table in DATA_TABLES:
+        assert table_rows(db, table) == table_rows(loaded["live"][0], table), table
+
+
+@pytest.mark.parametrize("way", ["csv", "plain"])
+def test_an_export_split_across_workers_is_staged_once_and_loads_the_same(way, exports, loaded, tmp_path, monkeypatch):
+    import pickle
+
+    import loaders.pg_export as pg_export
+
+    split = pg_export.StagedReader.split
+    monkeypatch.setattr(pg_export.StagedReader, "split", lambda self, n: split(self, n, min_bytes=0))
+    staged = tmp_path / "stages.txt"
+    init = pg_export.Stage.__init__
+
+    def recording_init(self):  # a file, not a list: workers are other processes
+        with staged.open("a") as fh:
+            fh.write(f"{os.getpid()}\n")
+        init(self)
+
+    monkeypatch.setattr(pg_export.Stage, "__init__", recording_init)
+    reader = resolve(str(exports[way])).open(str(exports[way]), SourceOptions())
+    try:
+        ranges = reader.split(2)
+        assert len(ranges) == 2  # the forced split really splits
+        pickle.dumps(reader.handoff())  # a spawned worker (from the app's server) gets it too
+    finally:
+        reader.close()
+    staged.unlink()
+    db = tmp_path / "split.duckdb"
+    load_db(exports[way], db, workers=2)
+    assert staged.read_text().split() == [str(os.getpid())]  # staged once, by the load itself
     for table in DATA_TABLES:
         assert table_rows(db, table) == table_rows(loaded["live"][0], table), table
 
