@@ -14,9 +14,13 @@ HERE = Path(__file__).resolve().parent
 
 st.set_page_config(page_title="Transcript Lens", page_icon=":material/forum:", layout="wide")
 
-# url_path must stay the file stem: ui.state.router_guard relies on v1 and v2 page ids agreeing.
+# A page's url_path must stay its file stem: ui.state.router_guard relies on v1 and v2
+# page ids agreeing. The default page is the exception: Streamlit serves it at "/" and
+# at no other address, so the same file again, hidden, answers a typed or bookmarked
+# /overview (query params kept) under the stem.
 pages = [
-    st.Page("pages/overview.py", title="Overview", icon=":material/insights:", url_path="overview", default=True),
+    st.Page("pages/overview.py", title="Overview", icon=":material/insights:", url_path="home", default=True),
+    st.Page("pages/overview.py", title="Overview", icon=":material/insights:", url_path="overview", visibility="hidden"),
     st.Page("pages/conversations.py", title="Conversations", icon=":material/table_rows:", url_path="conversations"),
     st.Page("pages/transcript.py", title="Transcript explorer", icon=":material/forum:", url_path="transcript"),
 ]

@@ -162,3 +162,25 @@ def test_transcript_explorer_in_a_real_browser(server, browser, demo_db, tmp_pat
     assert other.get_by_text(assistant_last).count() == 0
     assert other.url == link
     context.close()
+
+
+def test_the_overview_answers_at_its_own_address(server, browser, demo_db):
+    """The default page is served at "/"; a typed or bookmarked /overview link (with its
+    filters) opens it too, instead of Streamlit's "Page not found" and a rewritten URL."""
+    con = analytics.connect(demo_db)
+    try:
+        acme = con.execute("SELECT count(*) FROM threads WHERE tenant_id = 'acme'").fetchall()[0][0]
+        total = con.execute("SELECT count(*) FROM threads").fetchall()[0][0]
+    finally:
+        con.close()
+    assert 0 < acme < total
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.set_default_timeout(30_000)
+    page.goto(f"{server}/overview?tenant=acme")
+    page.get_by_role("heading", name="Overview").wait_for()
+    settle(page)
+    assert page.get_by_text("Page not found").count() == 0
+    assert page.url == f"{server}/overview?tenant=acme"
+    threads = page.get_by_test_id("stMetric").filter(has_text="Threads").get_by_test_id("stMetricValue")
+    assert threads.inner_text().strip() == f"{acme:,}"
+    page.close()
