@@ -80,14 +80,28 @@ class Filters:
     def message_where(self, alias: str = "m") -> tuple[str, list]:
         """SQL predicate over a `messages` row: its thread passes and its ts is in the window."""
         thread_sql, params = self.thread_where("t")
-        clauses = [f"{alias}.thread_id IN (SELECT t.thread_id FROM threads t WHERE {thread_sql})"]
+        window, window_params = self._window_clauses(f"{alias}.ts")
+        clauses = [f"{alias}.thread_id IN (SELECT t.thread_id FROM threads t WHERE {thread_sql})", *window]
+        return " AND ".join(f"({c})" for c in clauses), [*params, *window_params]
+
+    def window_where(self, column: str) -> tuple[str, list]:
+        """SQL predicate: `column` within [since, until], inclusive (NULL is outside any window).
+
+        >>> Filters(since=datetime(2025, 1, 1, tzinfo=timezone.utc)).window_where("m.ts")[0]
+        'TRUE AND m.ts >= ?'
+        """
+        clauses, params = self._window_clauses(column)
+        return " AND ".join(["TRUE", *clauses]), params
+
+    def _window_clauses(self, column: str) -> tuple[list[str], list]:
+        clauses, params = [], []
         if self.since is not None:
-            clauses.append(f"{alias}.ts >= ?")
+            clauses.append(f"{column} >= ?")
             params.append(self.since)
         if self.until is not None:
-            clauses.append(f"{alias}.ts <= ?")
+            clauses.append(f"{column} <= ?")
             params.append(self.until)
-        return " AND ".join(f"({c})" for c in clauses), params
+        return clauses, params
 
 
 def _escape_like(text: str) -> str:

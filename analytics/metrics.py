@@ -170,18 +170,6 @@ def _in_scope(filters: Filters, alias: str) -> str:
     return f"{alias}.thread_id IN (SELECT thread_id FROM scope)" if _scoped(filters) else "TRUE"
 
 
-def _window(column: str, filters: Filters) -> tuple[str, list]:
-    """`column` within [since, until], inclusive (NULL is outside any window)."""
-    clauses, params = ["TRUE"], []
-    if filters.since is not None:
-        clauses.append(f"{column} >= ?")
-        params.append(filters.since)
-    if filters.until is not None:
-        clauses.append(f"{column} <= ?")
-        params.append(filters.until)
-    return " AND ".join(clauses), params
-
-
 def _scope(filters: Filters, window: bool) -> tuple[str, list]:
     """CTEs `scope` (threads that pass), `thread_msgs` (all their messages) and
     `msgs` (those messages, cut by the time window when `window`)."""
@@ -193,7 +181,7 @@ def _scope(filters: Filters, window: bool) -> tuple[str, list]:
     thread_msgs AS NOT MATERIALIZED (SELECT m.* FROM messages m WHERE {_in_scope(filters, "m")})"""
     if window and (filters.since is not None or filters.until is not None):
         # `scope` already applies the thread part of Filters.message_where; this is its ts part.
-        window_sql, window_params = _window("m.ts", filters)
+        window_sql, window_params = filters.window_where("m.ts")
         sql += f""",
     msgs AS NOT MATERIALIZED (SELECT m.* FROM thread_msgs m WHERE {window_sql})"""
         params = params + window_params
@@ -651,7 +639,7 @@ def daily_sql(filters: Filters = Filters(), fast: frozenset[str] = frozenset(), 
     []
     """
     scope_sql, params = _scope(filters, window=True)
-    started_sql, started_params = _window("first_ts", filters)
+    started_sql, started_params = filters.window_where("first_ts")
     thread_days = _aggregate_source(THREAD_DAYS_TABLE, _THREAD_DAYS, filters, fast) or _THREAD_DAYS
     thread_days = f"SELECT * FROM ({thread_days}) WHERE day_n IS NOT NULL"
     role_sums = ", ".join(f"CAST(sum({r}_messages) AS BIGINT) AS {r}_messages" for r in ROLES)
@@ -765,7 +753,7 @@ def top_tools(con_or_path: ConOrPath, filters: Filters = Filters(), limit: int =
     >>> top_tools("demo.duckdb", limit=5)  # doctest: +SKIP
     """
     scope_sql, params = _scope(filters, window=True)
-    window_sql, window_params = _window("m.ts", filters)
+    window_sql, window_params = filters.window_where("m.ts")
     params = params + window_params
     sql = f"""
     WITH {scope_sql},
