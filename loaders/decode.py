@@ -339,19 +339,13 @@ def decode_message(payload: Any) -> Message:
     'user'
     """
     cls_name: str | None = None
-    if isinstance(payload, bytes):
+    if isinstance(payload, (bytes, Ext)):
+        if isinstance(payload, Ext):
+            if payload.code not in (EXT_PYDANTIC_V1, EXT_CONSTRUCTOR_KW_ARGS):
+                raise DecodeError(f"message list holds an extension value of code {payload.code}")
+            payload = payload.data
         try:
             tup = _unpack(payload)
-        except Exception as exc:  # noqa: BLE001
-            raise DecodeError(f"invalid message payload: {exc}") from None
-        if not isinstance(tup, list) or len(tup) < 3:
-            raise DecodeError("message payload is not a [module, class, fields] array")
-        cls_name, fields = tup[1], tup[2]
-    elif isinstance(payload, Ext):
-        if payload.code not in (EXT_PYDANTIC_V1, EXT_CONSTRUCTOR_KW_ARGS):
-            raise DecodeError(f"message list holds an extension value of code {payload.code}")
-        try:
-            tup = _unpack(payload.data)
         except Exception as exc:  # noqa: BLE001
             raise DecodeError(f"invalid message payload: {exc}") from None
         if not isinstance(tup, list) or len(tup) < 3:
