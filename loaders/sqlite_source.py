@@ -273,8 +273,9 @@ class SqliteReader:
         # the primary key in order would fetch every row from the table at random to
         # read its channel (2.3 s on a 7 GB store not in the page cache); a scan in
         # table order and a sort of the few that match is sequential. A chosen set of
-        # threads is looked up by the key.
-        indexed = "" if "thread_id IN" in where else "NOT INDEXED"
+        # threads bound in the SQL (not filtered afterwards) is looked up by the key.
+        by_key = self.options.wanted(only) is not None and wanted is None
+        indexed = "" if by_key else "NOT INDEXED"
         writes = self.con.execute(
             _WRITES_SQL.format(indexed=indexed, where=f"AND {where}" if where else ""), [*SPECIAL_CHANNELS, *params]
         )
