@@ -220,25 +220,27 @@ def _changed_threads(reader: SourceReader, db: Path) -> tuple[frozenset[str], li
     """
     import duckdb
 
+    digests = getattr(reader, "key_digests", None)
     con = duckdb.connect(str(db), read_only=True)
     try:
-        if hasattr(reader, "key_digests"):
+        if digests is not None:
             known = dict(con.execute(KEY_DIGEST_SQL).fetchall())
         else:
-            known = {}
-            for t, ns, cid in con.execute("SELECT thread_id, checkpoint_ns, checkpoint_id FROM checkpoints").fetchall():
-                known.setdefault(t, set()).add((ns, cid))
+            known = _key_sets(con.execute("SELECT thread_id, checkpoint_ns, checkpoint_id FROM checkpoints").fetchall())
     finally:
         con.close()
-    if hasattr(reader, "key_digests"):
-        seen = dict(reader.key_digests())
-    else:
-        seen = {}
-        for t, ns, cid in reader.checkpoint_keys():
-            seen.setdefault(t, set()).add((ns, cid))
+    seen = dict(digests()) if digests is not None else _key_sets(reader.checkpoint_keys())
     changed = frozenset(t for t, keys in seen.items() if known.get(t) != keys)
     gone = [t for t in known if t not in seen]
     return changed, gone
+
+
+def _key_sets(keys) -> dict[str, set[tuple[str, str]]]:
+    """{thread_id: {(checkpoint_ns, checkpoint_id), …}} from key rows."""
+    out: dict[str, set[tuple[str, str]]] = {}
+    for t, ns, cid in keys:
+        out.setdefault(t, set()).add((ns, cid))
+    return out
 
 
 def _prefetch_analytics() -> None:

@@ -148,11 +148,12 @@ def transform_thread(bundle: ThreadBundle, key_regex: re.Pattern[str]) -> Thread
                 first_of[v] = cp
                 order.append(v)
         prev = cur
+    # A checkpoint without a messages channel has an empty list.
     if order == list(range(len(order))):
-        versions_at = {cp.checkpoint_id: cp.messages for cp in usable_roots}
+        versions_at = {cp.checkpoint_id: cp.messages or [] for cp in usable_roots}
     else:
         renumber = {old: new for new, old in enumerate(order)}
-        versions_at = {cp.checkpoint_id: None if cp.messages is None else [renumber[v] for v in cp.messages] for cp in usable_roots}
+        versions_at = {cp.checkpoint_id: [renumber[v] for v in cp.messages or ()] for cp in usable_roots}
     first_cp = [first_of[v] for v in order]
     decoded: list[Message | None] = []
     first_seen: dict[str, RawCheckpoint] = {}
@@ -166,9 +167,6 @@ def transform_thread(bundle: ThreadBundle, key_regex: re.Pattern[str]) -> Thread
         if msg is not None and msg.message_id is not None and msg.message_id not in first_seen:
             # Versions are numbered oldest first, so the first one met holds the id's first sighting.
             first_seen[msg.message_id] = cp
-    for cp in usable_roots:
-        if versions_at[cp.checkpoint_id] is None:
-            versions_at[cp.checkpoint_id] = []
 
     # --- tree shape
     children: dict[str, dict[str, int]] = {}  # namespace → parent id → number of children
