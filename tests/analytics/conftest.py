@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
+import duckdb
 import pytest
 
 from analytics import connect
@@ -21,3 +25,15 @@ def con(loaded):
     c = connect(loaded)
     yield c
     c.close()
+
+
+def edited_copy(db: Path, target: Path, *statements: str) -> Path:
+    """A copy of `db` at `target` with `statements` run on it (the original stays as it is)."""
+    shutil.copyfile(db, target)
+    c = duckdb.connect(str(target))
+    try:
+        for sql in statements:
+            c.execute(sql).fetchall()
+    finally:
+        c.close()
+    return target

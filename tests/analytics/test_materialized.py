@@ -15,6 +15,7 @@ from analytics import metrics, reports
 from analytics.db import connect
 from analytics.errors import BadRequest
 from analytics.filters import Filters
+from tests.analytics.conftest import edited_copy
 from tests.analytics.metrics_db import D2, T0, at, build
 from tests.loaders.test_incremental import _grow
 from tests.loaders.util import load_db, rows
@@ -120,12 +121,7 @@ def test_the_conversations_report_is_the_same_on_both_paths(con):
 @pytest.fixture()
 def doctored(loaded, tmp_path):
     """A copy whose table says every thread has -1 messages: shows which path answered."""
-    db = tmp_path / "doctored.duckdb"
-    shutil.copyfile(loaded, db)
-    c = duckdb.connect(str(db))
-    c.execute(f"UPDATE {metrics.MATERIALIZED_TABLE} SET messages = -1")
-    c.close()
-    return db
+    return edited_copy(loaded, tmp_path / "doctored.duckdb", f"UPDATE {metrics.MATERIALIZED_TABLE} SET messages = -1")
 
 
 def test_the_fast_path_is_taken_for_the_default_gap_and_any_filter(doctored, tmp_path):
@@ -163,11 +159,7 @@ def test_a_table_written_by_another_definition_is_ignored(doctored):
 
 
 def test_a_database_without_the_table_runs_the_live_query(loaded, tmp_path):
-    db = tmp_path / "old.duckdb"
-    shutil.copyfile(loaded, db)
-    c = duckdb.connect(str(db))
-    c.execute(f"DROP TABLE {metrics.MATERIALIZED_TABLE}")
-    c.close()
+    db = edited_copy(loaded, tmp_path / "old.duckdb", f"DROP TABLE {metrics.MATERIALIZED_TABLE}")
     with connect(db) as c:
         sql, _ = metrics.conversations_query(c)
         assert metrics.MATERIALIZED_TABLE not in sql

@@ -5,7 +5,6 @@ live queries' answers, with and without filters."""
 
 from __future__ import annotations
 
-import shutil
 from datetime import datetime, time, timedelta, timezone
 
 import duckdb
@@ -15,6 +14,7 @@ import pytest
 from analytics import metrics, views
 from analytics.db import connect
 from analytics.filters import Filters
+from tests.analytics.conftest import edited_copy
 from tests.analytics.metrics_db import build
 from tests.analytics.test_materialized import _corpus_filters, store_filters
 
@@ -99,14 +99,12 @@ def test_hand_made_corpus_alike_on_both_paths():
 @pytest.fixture()
 def doctored(loaded, tmp_path):
     """A copy whose tables say every latency is -1 s and every day has -1 messages."""
-    db = tmp_path / "doctored.duckdb"
-    shutil.copyfile(loaded, db)
-    c = duckdb.connect(str(db))
-    c.execute(f"UPDATE {metrics.PAIRS_TABLE} SET latency_s = -1")
-    c.execute(f"UPDATE {metrics.THREAD_DAYS_TABLE} SET messages = -1")
-    c.execute(f"UPDATE {metrics.THREAD_MODELS_TABLE} SET messages = -1")
-    c.close()
-    return db
+    return edited_copy(
+        loaded, tmp_path / "doctored.duckdb",
+        f"UPDATE {metrics.PAIRS_TABLE} SET latency_s = -1",
+        f"UPDATE {metrics.THREAD_DAYS_TABLE} SET messages = -1",
+        f"UPDATE {metrics.THREAD_MODELS_TABLE} SET messages = -1",
+    )
 
 
 def test_the_tables_are_read_where_they_answer(doctored):
@@ -135,12 +133,7 @@ def test_tables_written_by_another_definition_are_ignored(doctored):
 
 
 def test_a_database_without_the_tables_runs_the_live_queries(loaded, tmp_path):
-    db = tmp_path / "old.duckdb"
-    shutil.copyfile(loaded, db)
-    c = duckdb.connect(str(db))
-    for table in TABLES:
-        c.execute(f"DROP TABLE {table}")
-    c.close()
+    db = edited_copy(loaded, tmp_path / "old.duckdb", *(f"DROP TABLE {table}" for table in TABLES))
     with connect(db) as c:
         assert metrics._current_trend_tables(c) == set()
         assert_same(_public(c, Filters()), _live(c, Filters()), Filters())

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import shutil
 
+from loaders import SourceOptions, resolve
 from storegen import Clock, Reply, ScriptedChatModel, build_chat_graph, open_sqlite_saver, run_scenarios, say, thread_config
 from tests.loaders.util import assert_same_tables, load_db, rows
 
@@ -94,16 +95,14 @@ def test_a_swapped_checkpoint_and_a_deleted_thread_are_seen(sqlite_store, tmp_pa
 
     import loaders.pipeline as pipeline
 
-    changed, gone = pipeline._changed_threads(loaders_reader(src), db)
+    reader = resolve(str(src)).open(str(src), SourceOptions())
+    try:
+        changed, gone = pipeline._changed_threads(reader, db)
+    finally:
+        reader.close()
     assert changed == {edited} and gone == [deleted]
     load_db(src, db, incremental=True)
     full = tmp_path / "full.duckdb"
     load_db(src, full)
     assert_same_tables(db, full)
 
-
-def loaders_reader(path):
-    from loaders.records import SourceOptions
-    from loaders.registry import resolve
-
-    return resolve(str(path), None).open(str(path), SourceOptions())
