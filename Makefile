@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PYTHON ?= python3
 
-.PHONY: app test bench demo clean
+.PHONY: app test ext bench demo clean
 
 $(VENV)/.runtime: requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -17,18 +17,24 @@ $(VENV)/.dev: requirements-dev.txt $(VENV)/.runtime
 	$(VENV)/bin/pip install -q -r requirements-dev.txt
 	touch $@
 
+# The loader's C scanner (loaders/_scan.c; rebuilt only when the source changed).
+# The app runs without it (a slower pure-Python path); the tests require it.
+ext: $(VENV)/.runtime
+	$(PY) setup.py -q build_ext --inplace
+
 app: $(VENV)/.runtime
+	-$(PY) setup.py -q build_ext --inplace
 	$(VENV)/bin/streamlit run app.py
 
-test: $(VENV)/.dev
+test: $(VENV)/.dev ext
 	bash scripts/test-services.sh
 	$(PY) -m pytest -n 2 --dist loadfile -q -p no:cacheprovider
 
-bench: $(VENV)/.dev
+bench: $(VENV)/.dev ext
 	$(PY) bench/bench_load.py
 
 demo: $(VENV)/.dev
 	$(PY) demo/make_demo_store.py
 
 clean:
-	rm -rf .cache .pytest_cache .hypothesis
+	rm -rf .cache .pytest_cache .hypothesis build loaders/_scan.*.so

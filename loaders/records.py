@@ -56,13 +56,17 @@ class Payloads:
     ([0, 1], [0, 1, 2], [2])
     """
 
-    __slots__ = ("items", "_index", "_prev", "_prev_versions")
+    __slots__ = ("items", "_index", "_prev", "_prev_versions", "blob", "spans")
 
     def __init__(self) -> None:
         self.items: list[Any] = []
         self._index: dict[Any, int] = {}
         self._prev: list[Any] = []
         self._prev_versions: list[int] = []
+        # The previous list when it came from `loaders._scan` (see `scanned`): the
+        # checkpoint blob and where its payloads lie in it.
+        self.blob: bytes | None = None
+        self.spans: bytes | None = None
 
     def versions(self, payloads: list[Any]) -> list[int]:
         prev = self._prev
@@ -89,6 +93,26 @@ class Payloads:
                 items.append(payload)
             out.append(v)
         self._prev, self._prev_versions = payloads, out
+        self.blob = self.spans = None
+        return out
+
+    def scanned(self, blob: bytes, spans: bytes, common: int, tail: list[bytes]) -> list[int]:
+        """`versions` for a list found by `loaders._scan.scan(blob, self.blob, self.spans)`:
+        its first `common` payloads equal the previous list's, `tail` is the rest.
+
+        The same numbering as `versions` gives the same payloads, whichever way
+        each list of a thread arrived.
+        """
+        out = self._prev_versions[:common]
+        index, items = self._index, self.items
+        for payload in tail:
+            v = index.get(payload)
+            if v is None:
+                v = index[payload] = len(items)
+                items.append(payload)
+            out.append(v)
+        self._prev, self._prev_versions = [], out
+        self.blob, self.spans = blob, spans
         return out
 
 

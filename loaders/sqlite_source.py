@@ -36,6 +36,11 @@ from loaders.records import (
 )
 from loaders.scratch import scratch_dir
 
+try:
+    from loaders import _scan
+except ImportError:  # not built (no compiler): the ormsgpack path below does the same work, slower
+    _scan = None
+
 _unpackb = ormsgpack.unpackb
 SPECIAL_CHANNELS = ("__interrupt__", "__resume__", "__error__")
 _CHECKPOINT_COLUMNS = {"thread_id", "checkpoint_ns", "checkpoint_id", "parent_checkpoint_id", "type", "checkpoint", "metadata"}
@@ -411,6 +416,14 @@ def _fast_checkpoint(row, payloads: Payloads) -> RawCheckpoint | None:
         return None
     if metadata[:1] != "{" or "NaN" in metadata or "Infinity" in metadata:
         return None
+    if _scan is not None:
+        # Walks the blob in place and compares payloads with the previous checkpoint's
+        # where they lie; None when it is not sure (then ormsgpack decides, below).
+        found = _scan.scan(blob, payloads.blob, payloads.spans)
+        if found is not None:
+            ts, spans, common, tail = found
+            messages = payloads.scanned(blob, spans, common, tail) if spans is not None else None
+            return RawCheckpoint(thread_id, ns, cid, parent, ts, _EMPTY, messages, False, metadata)
     try:
         checkpoint = _unpackb(blob, ext_hook=_outer_hook, option=_UNPACK_OPT)
     except Exception:  # noqa: BLE001 - the full path says what is wrong

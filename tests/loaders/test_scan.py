@@ -1,0 +1,194 @@
+"""`loaders._scan` (the C checkpoint scanner) answers as the ormsgpack path does, or not at all.
+
+The scanner may decline any blob (None: the plain path decides); every answer
+it gives must equal what unpacking with ormsgpack gives: the checkpoint's `ts`
+and its `channel_values.messages` payloads. Checked on generated checkpoints,
+on byte-level mutations of them (flips, truncations, insertions) and on a real
+store; and the numbering stays first-seen numbering when a thread's lists
+arrive by either path in any mix.
+"""
+
+from __future__ import annotations
+
+import ormsgpack
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import loaders.sqlite_source as sqlite_source
+from loaders.decode import _UNPACK_OPT, _outer_hook
+from loaders.records import Payloads
+from tests.loaders.util import assert_same_tables, load_db
+
+_scan = sqlite_source._scan
+
+
+def test_the_scanner_is_built():
+    # `make test` builds it; a broken build must fail here, not silently test only the fallback.
+    assert _scan is not None, "loaders/_scan.c is not built: run `python setup.py build_ext --inplace`"
+
+
+def reference(blob: bytes):
+    """What `_fast_checkpoint`'s ormsgpack path reads from a blob: (ts, messages) or why not."""
+    try:
+        cp = ormsgpack.unpackb(blob, ext_hook=_outer_hook, option=_UNPACK_OPT)
+    except Exception:  # noqa: BLE001
+        return "error"
+    if type(cp) is not dict:
+        return "not a checkpoint"
+    values, ts = cp.get("channel_values"), cp.get("ts")
+    if type(values) is not dict or type(ts) is not str:
+        return "not a checkpoint"
+    messages = values.get("messages")
+    if messages is not None and type(messages) is not list:
+        return "not a checkpoint"
+    return ts, messages
+
+
+def scanned(blob: bytes):
+    found = _scan.scan(blob, None, None)
+    if found is None:
+        return None
+    ts, spans, common, tail = found
+    assert common == 0
+    return ts, (None if spans is None else tail)
+
+
+scalars = st.one_of(
+    st.none(), st.booleans(), st.integers(-(2**63), 2**64 - 1), st.floats(), st.text(max_size=12), st.binary(max_size=12),
+    st.builds(ormsgpack.Ext, st.integers(0, 127), st.binary(max_size=10)),  # (negative codes: by mutation)
+)
+keys = st.one_of(st.text(max_size=10), st.integers(-5, 5), st.sampled_from(["ts", "channel_values", "messages"]))
+values = st.recursive(scalars, lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(keys, inner, max_size=4)), max_leaves=20)
+payloads = st.binary(min_size=0, max_size=40)
+messages = st.lists(payloads.map(lambda b: ormsgpack.Ext(5, b)), max_size=8)
+
+
+@st.composite
+def checkpoints(draw):
+    """A checkpoint as LangGraph writes it (top-level keys in any order, extra channels)."""
+    channel_values = draw(st.dictionaries(st.text(max_size=8).filter(lambda k: k != "messages"), values, max_size=3))
+    if draw(st.booleans()):
+        channel_values["messages"] = draw(messages)
+    top = {"v": 4, "ts": draw(st.text(max_size=40)), "id": draw(st.text(max_size=36)), "channel_values": channel_values}
+    top.update(draw(st.dictionaries(st.sampled_from(["channel_versions", "versions_seen", "extra"]), values, max_size=3)))
+    order = draw(st.permutations(list(top)))
+    return ormsgpack.packb({k: top[k] for k in order}, option=ormsgpack.OPT_NON_STR_KEYS)
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@given(checkpoints())
+def test_well_formed_checkpoints_are_read_as_ormsgpack_reads_them(blob):
+    ref = reference(blob)
+    assert ref not in ("error", "not a checkpoint")
+    # Well-formed checkpoints are the scanner's job: it must not decline them.
+    assert scanned(blob) == ref
+
+
+@st.composite
+def mutated(draw):
+    blob = bytearray(draw(checkpoints()))
+    for _ in range(draw(st.integers(1, 4))):
+        kind = draw(st.sampled_from(["flip", "set", "cut", "insert"]))
+        if not blob:
+            break
+        i = draw(st.integers(0, len(blob) - 1))
+        if kind == "flip":
+            blob[i] ^= 1 << draw(st.integers(0, 7))
+        elif kind == "set":
+            blob[i] = draw(st.sampled_from([0xC1, 0xC0, 0xDD, 0xDF, 0xC9, 0xDB, 0x80, 0xFF, 0xED, 0xA0]))
+        elif kind == "cut":
+            del blob[i:]
+        else:
+            blob[i:i] = draw(st.binary(min_size=1, max_size=6))
+    return bytes(blob)
+
+
+@settings(max_examples=1500, suppress_health_check=[HealthCheck.too_slow])
+@given(mutated())
+def test_a_damaged_blob_is_declined_or_read_exactly_as_ormsgpack_reads_it(blob):
+    ref = reference(blob)
+    got = scanned(blob)
+    if got is not None:
+        assert ref not in ("error", "not a checkpoint"), f"accepted what ormsgpack refuses: {blob!r}"
+        assert got == ref
+
+
+@pytest.mark.parametrize(
+    "blob",
+    [
+        b"\x82\xa2ts\xa1x\xaechannel_values\x81\xa8messages\x91\xd4\x05\x01",  # the smallest accepted
+        b"\x82\xa2ts\xa3\xed\xa0\x80\xaechannel_values\x80",  # ts is an encoded surrogate
+        b"\x83\xa2ts\xa1x\xa2ts\xa1y\xaechannel_values\x80",  # repeated key
+        b"\x82\xa2ts\xa1x\xaechannel_values\x81\xa8messages\x91\x81\xa1a\x01",  # a plain-dict message
+        b"\x82\xa2ts\xa1x\xaechannel_values\x81\xa8messages\xdd\xff\xff\xff\xff",  # a count beyond the blob
+        b"\x82\xa2ts\xa1x\xaechannel_values\x81\x91\x01\x01",  # an array as a key (ormsgpack: a tuple)
+        b"\x82\xa2ts\xa1x\xaechannel_values\x81\xa1k" + b"\x91" * 100 + b"\xc0",  # deeper than the scanner goes
+        b"\x82\xa2ts\xa1x\xaechannel_values\x81\xa8messages\xc0",  # messages is nil
+    ],
+)
+def test_edge_cases_are_declined_or_agree(blob):
+    got = scanned(blob)
+    ref = reference(blob)
+    assert got is None or got == ref
+
+
+def test_the_smallest_checkpoint_is_accepted_and_trailing_bytes_are_ignored_like_ormsgpack():
+    blob = b"\x82\xa2ts\xa1x\xaechannel_values\x81\xa8messages\x91\xd4\x05\x01"
+    assert scanned(blob) == ("x", [b"\x01"])
+    assert scanned(blob + b"\xc1junk") == reference(blob + b"\xc1junk") == ("x", [b"\x01"])
+
+
+def _blob(payload_list: list[bytes], pad: bytes = b"") -> bytes:
+    # `pad` moves the payloads within the blob: the comparison is by content, not offset.
+    return ormsgpack.packb({"pad": pad, "ts": "t", "channel_values": {"messages": [ormsgpack.Ext(5, p) for p in payload_list]}})
+
+
+@settings(max_examples=300)
+@given(st.lists(st.tuples(st.lists(st.sampled_from([b"a", b"b", b"ab", b"", b"c" * 300]), max_size=7), st.booleans(), st.binary(max_size=3))))
+def test_numbering_is_first_seen_numbering_whichever_path_each_list_takes(lists):
+    table = Payloads()
+    reference_items: list = []
+    for items, by_scan, pad in lists:
+        expected = []
+        for item in items:
+            if item not in reference_items:
+                reference_items.append(item)
+            expected.append(reference_items.index(item))
+        if by_scan:
+            blob = _blob(items, pad)
+            prev_blob, prev_spans = table.blob, table.spans
+            ts, spans, common, tail = _scan.scan(blob, prev_blob, prev_spans)
+            if prev_blob is not None:
+                previous = scanned(prev_blob)[1]
+                shared = 0
+                while shared < min(len(previous), len(items)) and previous[shared] == items[shared]:
+                    shared += 1
+                assert common == shared
+            assert tail == items[common:]
+            got = table.scanned(blob, spans, common, tail)
+        else:
+            got = table.versions(items)
+        assert got == expected
+    assert table.items == reference_items
+
+
+def test_every_checkpoint_of_a_real_store_is_read_as_ormsgpack_reads_it(sqlite_store):
+    import sqlite3
+
+    con = sqlite3.connect(f"file:{sqlite_store.path}?mode=ro&immutable=1", uri=True)
+    blobs = [b for (b,) in con.execute("SELECT checkpoint FROM checkpoints WHERE type = 'msgpack'")]
+    con.close()
+    assert len(blobs) > 100
+    for blob in blobs:
+        assert scanned(blob) == reference(blob)
+
+
+def test_the_ormsgpack_fast_path_alone_equals_the_full_path(sqlite_store, tmp_path, monkeypatch):
+    """Without the C scanner (a machine with no compiler), the Python fast path carries the load."""
+    without, full = tmp_path / "without.duckdb", tmp_path / "full.duckdb"
+    monkeypatch.setattr(sqlite_source, "_scan", None)
+    load_db(sqlite_store.path, without, workers=1)
+    monkeypatch.setattr(sqlite_source, "_fast_checkpoint", lambda row, payloads: None)
+    load_db(sqlite_store.path, full, workers=1)
+    assert_same_tables(without, full, with_errors=True)
