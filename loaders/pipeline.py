@@ -119,12 +119,12 @@ def _run_job(job: _Job, tick: Callable[[int], None], reader: SourceReader | None
                 tick(1)
             else:
                 writer.append(table, rows)
+        files = writer.close()  # (its last batches are built with the collector still off)
     finally:
         if gc_was_enabled:
             gc.enable()
         if own:
             reader.close()
-    files = writer.close()
     return {"part": int(job.prefix[1:]), "files": files, "counts": writer.counts}
 
 
