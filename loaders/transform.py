@@ -317,16 +317,35 @@ def transform_thread(bundle: ThreadBundle, key_regex: re.Pattern[str]) -> Thread
     ]
     event_rows = []
     removed_current = edited_current = 0
+    # The idents of the list at checkpoint `chain_at`: a child that only appends to
+    # that list extends the set instead of building its parent's again (once per
+    # checkpoint, that made the events quadratic in the length of a thread).
+    chain_at: str | None = None
+    chain_ids: set = set()
     for cp in sorted(usable_roots, key=lambda c: c.checkpoint_id):
-        cur = versions_at.get(cp.checkpoint_id)
-        if cur is None:
-            continue
+        cur = versions_at[cp.checkpoint_id]
         parent_id = cp.parent_checkpoint_id
         prev = versions_at.get(parent_id, []) if parent_id is not None else []
+        on_chain = parent_id is not None and parent_id == chain_at
         if cur == prev:
+            if on_chain:
+                chain_at = cp.checkpoint_id
             continue
+        n = len(prev)
+        events = None
+        if len(cur) >= n and cur[:n] == prev:
+            if not on_chain:
+                chain_ids = set(map(ident_of.__getitem__, prev))
+            tail_ids = list(map(ident_of.__getitem__, cur[n:]))
+            if not any(map(chain_ids.__contains__, tail_ids)):
+                # Only new messages appended: each one is added (a repeated id in the tail too).
+                events = [("added", _mid(v, decoded), i, v, None) for i, v in enumerate(cur[n:], start=n)]
+                chain_ids.update(tail_ids)
+                chain_at = cp.checkpoint_id
+        if events is None:
+            events = _diff(prev, cur, decoded, ident_of)
+            chain_at = None
         ts = root_ts_of[cp.checkpoint_id]
-        events = _diff(prev, cur, decoded, ident_of)
         for event, mid, pos, v, pv in events:
             event_rows.append((thread_id, cp.checkpoint_id, parent_id, ts, event, mid, pos, v, pv))
             if cp.checkpoint_id in current:
@@ -361,14 +380,10 @@ def transform_thread(bundle: ThreadBundle, key_regex: re.Pattern[str]) -> Thread
 
 
 def _diff(prev: list[int], cur: list[int], decoded: list[Message | None], ident_of: list[Any]) -> list[tuple]:
-    """Events turning the version list `prev` into `cur`, keyed by message id."""
-    n = len(prev)
-    if len(cur) >= n and cur[:n] == prev:
-        tail = cur[n:]
-        # C-level set/map: this runs for every checkpoint, on lists that grow with the thread.
-        prev_ids = set(map(ident_of.__getitem__, prev))
-        if not any(map(prev_ids.__contains__, map(ident_of.__getitem__, tail))):
-            return [("added", _mid(v, decoded), i, v, None) for i, v in enumerate(tail, start=n)]
+    """Events turning the version list `prev` into `cur`, keyed by message id.
+
+    (Lists that only append new messages are handled by the caller, cheaper.)
+    """
 
     def index(versions: list[int]) -> dict[Any, tuple[int, int]]:
         out: dict[Any, tuple[int, int]] = {}

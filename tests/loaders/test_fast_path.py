@@ -11,15 +11,15 @@ from __future__ import annotations
 
 import datetime as dt
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 import loaders.sqlite_source as sqlite_source
-from loaders.decode import decode_typed
+from loaders.decode import decode_message, decode_typed
 from loaders.records import Payloads, RawCheckpoint, ThreadBundle
-from loaders.transform import compile_thread_key, transform_thread, ts_micros
+from loaders.transform import _diff, compile_thread_key, transform_thread, ts_micros
 from tests.loaders.util import assert_same_tables, load_db
 
 def test_fast_checkpoint_path_equals_the_full_path(sqlite_store, tmp_path, monkeypatch):
@@ -83,3 +83,52 @@ def test_versions_follow_timestamps_when_checkpoint_ids_disagree():
     transcript = [(r[4], r[12], r[13], r[26]) for r in out.messages]  # ordinal, id, ts, version
     assert transcript == [(0, "B", ts_micros(ts2), 0), (1, "A", ts_micros(ts2), 1)]
     assert ts_micros(ts2) == int(dt.datetime(2025, 1, 1, 9, tzinfo=dt.timezone.utc).timestamp()) * 1_000_000
+
+
+
+_POOL = [_payload(cls(text, id=mid)) for cls, text, mid in [
+    (HumanMessage, "hi", "h1"), (AIMessage, "hello", "a1"), (HumanMessage, "more", "h2"),
+    (AIMessage, "answer", "a2"), (AIMessage, "answer, edited", "a2"), (HumanMessage, "no id", None),
+]]
+
+
+def _events_from_scratch(lists: dict[str, list[int]], parents: dict[str, str | None], payloads: list) -> list[tuple]:
+    """Each checkpoint against its parent, every id set built anew (what the chained sets must give)."""
+    decoded = [decode_message(p) for p in payloads]
+    ident_of = [m.message_id if m.message_id is not None else ("version", v) for v, m in enumerate(decoded)]
+    events = []
+    for cid in sorted(lists):
+        cur = lists[cid]
+        prev = lists[parents[cid]] if parents[cid] is not None else []
+        if cur == prev:
+            continue
+        n = len(prev)
+        if len(cur) >= n and cur[:n] == prev and not {ident_of[v] for v in cur[n:]} & {ident_of[v] for v in prev}:
+            found = [("added", decoded[v].message_id, i, v, None) for i, v in enumerate(cur[n:], start=n)]
+        else:
+            found = _diff(prev, cur, decoded, ident_of)
+        events += [(cid, parents[cid], *e) for e in found]
+    return events
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 3), st.lists(st.integers(0, len(_POOL) - 1), max_size=6), st.booleans()), min_size=1, max_size=10))
+def test_history_events_equal_each_checkpoint_diffed_against_its_parent_from_scratch(steps):
+    """Appends, edits, removals, repeated ids and forks in any mix: the events the
+    transform derives while carrying one id set along a chain equal a fresh diff of
+    every checkpoint against its parent."""
+    table = Payloads()
+    cps, parents, lists = [], {}, {}
+    for i, (back, picks, append) in enumerate(steps):
+        cid = f"{i:03d}"
+        parent = None if i == 0 else f"{max(0, i - 1 - back):03d}"
+        chosen = (lists[parent] if parent is not None and append else []) + picks
+        lists[cid], parents[cid] = chosen, parent
+        versions = table.versions([_POOL[p] for p in chosen])
+        cps.append(RawCheckpoint("t", "", cid, parent, f"2025-01-01T10:{i:02d}:00+00:00", {}, versions, metadata_json="{}"))
+    out = transform_thread(ThreadBundle("t", cps, payloads=table.items), compile_thread_key(None))
+    # Timestamps follow ids here, so the transform keeps the reader's numbering.
+    numbered = {r[2]: r[9] for r in out.checkpoints}
+    got = [(r[1], r[2], r[4], r[5], r[6], r[7], r[8]) for r in out.message_events]
+    assert got == _events_from_scratch(numbered, parents, table.items)
+    assert any(e[2] == "added" for e in got) or not any(lists.values())
