@@ -17,6 +17,7 @@ once and shares the decoded list between the checkpoints that carry it.
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Iterable, Iterator
 from datetime import datetime, timezone
 from typing import Any, NamedTuple
@@ -195,7 +196,7 @@ def build_bundle(thread_id: str, rows: list[CheckpointRow], blobs: list[BlobRow]
     # transform's list comparisons identity hits.
     interned: dict[Any, Any] = {}
     payloads = Payloads()
-    numbered: dict[tuple[str, str], list[int]] = {}
+    numbered: dict[tuple[str, str], array] = {}
     checkpoints: list[RawCheckpoint] = []
     for row in rows:
         ns, cid = row.checkpoint_ns, row.checkpoint_id

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol
@@ -23,7 +24,9 @@ class RawCheckpoint(NamedTuple):
 
     `messages` is `state['messages']` as version numbers into the thread's
     `ThreadBundle.payloads` (each distinct payload still undecoded, see
-    `loaders.decode`), or None when the checkpoint has no messages channel.
+    `loaders.decode`), an `array('i')`, or None when the checkpoint has no
+    messages channel. (An array: it slices, compares and is staged as Arrow
+    `list<int32>` with memcpy, where a list converts int by int.)
     `damaged` checkpoints keep their row but give no messages. (A NamedTuple,
     not a dataclass: one is built per checkpoint, and this is 3x cheaper.)
     """
@@ -34,7 +37,7 @@ class RawCheckpoint(NamedTuple):
     parent_checkpoint_id: str | None
     ts: str | None
     metadata: Mapping[str, Any]
-    messages: list[int] | None
+    messages: array | None
     damaged: bool = False
     # The metadata as JSON text when the source stores it as text (SQLite): it is
     # passed through untouched (DuckDB validates it at ingest) and `metadata` is
@@ -52,8 +55,8 @@ class Payloads:
     payloads, so a thread's memory is its distinct payloads.
 
     >>> p = Payloads()
-    >>> p.versions([b"a", b"b"]), p.versions([b"a", b"b", b"c"]), p.versions([b"c"])
-    ([0, 1], [0, 1, 2], [2])
+    >>> [p.versions(x).tolist() for x in ([b"a", b"b"], [b"a", b"b", b"c"], [b"c"])]
+    [[0, 1], [0, 1, 2], [2]]
     """
 
     __slots__ = ("items", "_index", "_prev", "_prev_versions", "blob", "spans")
@@ -62,13 +65,13 @@ class Payloads:
         self.items: list[Any] = []
         self._index: dict[Any, int] = {}
         self._prev: list[Any] = []
-        self._prev_versions: list[int] = []
+        self._prev_versions = array("i")
         # The previous list when it came from `loaders._scan` (see `scanned`): the
         # checkpoint blob and where its payloads lie in it.
         self.blob: bytes | None = None
         self.spans: bytes | None = None
 
-    def versions(self, payloads: list[Any]) -> list[int]:
+    def versions(self, payloads: list[Any]) -> array:
         prev = self._prev
         n = len(prev)
         if len(payloads) >= n and payloads[:n] == prev:
@@ -96,7 +99,7 @@ class Payloads:
         self.blob = self.spans = None
         return out
 
-    def scanned(self, blob: bytes, spans: bytes, common: int, tail: list[bytes]) -> list[int]:
+    def scanned(self, blob: bytes, spans: bytes, common: int, tail: list[bytes]) -> array:
         """`versions` for a list found by `loaders._scan.scan(blob, self.blob, self.spans)`:
         its first `common` payloads equal the previous list's, `tail` is the rest.
 

@@ -14,6 +14,7 @@ each distinct payload is decoded once per thread, here.
 from __future__ import annotations
 
 import re
+from array import array
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -100,6 +101,9 @@ class ThreadRows:
 
 
 _NO_TS = 1 << 62  # sorts after every real timestamp
+# Version lists are `array('i')` (see `RawCheckpoint.messages`); an array never
+# equals a list, so an empty one is an array too. Never mutated.
+_NO_VERSIONS = array("i")
 
 
 def transform_thread(bundle: ThreadBundle, key_regex: re.Pattern[str]) -> ThreadRows:
@@ -137,7 +141,7 @@ def transform_thread(bundle: ThreadBundle, key_regex: re.Pattern[str]) -> Thread
 
     first_of: dict[int, RawCheckpoint] = {}
     order: list[int] = []  # reader numbers, in order of first appearance
-    prev: list[int] = []
+    prev = _NO_VERSIONS
     for cp in sorted(usable_roots, key=order_key):
         cur = cp.messages
         if cur is None:
@@ -150,10 +154,10 @@ def transform_thread(bundle: ThreadBundle, key_regex: re.Pattern[str]) -> Thread
         prev = cur
     # A checkpoint without a messages channel has an empty list.
     if order == list(range(len(order))):
-        versions_at = {cp.checkpoint_id: cp.messages or [] for cp in usable_roots}
+        versions_at = {cp.checkpoint_id: _NO_VERSIONS if cp.messages is None else cp.messages for cp in usable_roots}
     else:
-        renumber = {old: new for new, old in enumerate(order)}
-        versions_at = {cp.checkpoint_id: [renumber[v] for v in cp.messages or ()] for cp in usable_roots}
+        renumber = {old: new for new, old in enumerate(order)}.__getitem__
+        versions_at = {cp.checkpoint_id: array("i", map(renumber, cp.messages or ())) for cp in usable_roots}
     first_cp = [first_of[v] for v in order]
     decoded: list[Message | None] = []
     first_seen: dict[str, RawCheckpoint] = {}
@@ -232,7 +236,7 @@ def transform_thread(bundle: ThreadBundle, key_regex: re.Pattern[str]) -> Thread
                 None,  # step, source and run_id are read from the metadata JSON by DuckDB at ingest
                 None,
                 None,
-                len(cp.messages) if isinstance(cp.messages, list) else None,
+                len(cp.messages) if cp.messages is not None else None,
                 versions_at.get(cp.checkpoint_id) if is_root else None,
                 is_root,
                 cp.checkpoint_id == latest_by_ns[cp.checkpoint_ns],
@@ -273,7 +277,7 @@ def transform_thread(bundle: ThreadBundle, key_regex: re.Pattern[str]) -> Thread
     # --- transcript
     message_rows = []
     if latest_root is not None:
-        for ordinal, v in enumerate(versions_at.get(latest_root, [])):
+        for ordinal, v in enumerate(versions_at.get(latest_root, _NO_VERSIONS)):
             msg = decoded[v]
             if msg is None:
                 continue
@@ -325,7 +329,7 @@ def transform_thread(bundle: ThreadBundle, key_regex: re.Pattern[str]) -> Thread
     for cp in sorted(usable_roots, key=lambda c: c.checkpoint_id):
         cur = versions_at[cp.checkpoint_id]
         parent_id = cp.parent_checkpoint_id
-        prev = versions_at.get(parent_id, []) if parent_id is not None else []
+        prev = versions_at.get(parent_id, _NO_VERSIONS) if parent_id is not None else _NO_VERSIONS
         on_chain = parent_id is not None and parent_id == chain_at
         if cur == prev:
             if on_chain:
@@ -379,13 +383,13 @@ def transform_thread(bundle: ThreadBundle, key_regex: re.Pattern[str]) -> Thread
     return ThreadRows([thread_row], checkpoint_rows, message_rows, version_rows, event_rows, errors)
 
 
-def _diff(prev: list[int], cur: list[int], decoded: list[Message | None], ident_of: list[Any]) -> list[tuple]:
+def _diff(prev: array, cur: array, decoded: list[Message | None], ident_of: list[Any]) -> list[tuple]:
     """Events turning the version list `prev` into `cur`, keyed by message id.
 
     (Lists that only append new messages are handled by the caller, cheaper.)
     """
 
-    def index(versions: list[int]) -> dict[Any, tuple[int, int]]:
+    def index(versions: array) -> dict[Any, tuple[int, int]]:
         out: dict[Any, tuple[int, int]] = {}
         for i, v in enumerate(versions):
             out.setdefault(ident_of[v], (i, v))

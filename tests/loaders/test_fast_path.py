@@ -55,7 +55,7 @@ def test_payload_numbering_is_plain_first_seen_numbering(lists):
             if item not in reference:
                 reference.append(item)
             expected.append(reference.index(item))
-        assert table.versions(items) == expected
+        assert table.versions(items).tolist() == expected
     assert table.items == reference
 
 
@@ -73,12 +73,12 @@ def test_versions_follow_timestamps_when_checkpoint_ids_disagree():
     ts1, ts2 = "2025-01-01T10:00:00+00:00", "2025-01-01T09:00:00+00:00"
     c1 = RawCheckpoint("t", "", "1", None, ts1, {}, table.versions([a]), metadata_json="{}")
     c2 = RawCheckpoint("t", "", "2", "1", ts2, {}, table.versions([b, a]), metadata_json="{}")
-    assert c1.messages == [0] and c2.messages == [1, 0]  # the reader's numbering, by id
+    assert c1.messages.tolist() == [0] and c2.messages.tolist() == [1, 0]  # the reader's numbering, by id
     out = transform_thread(ThreadBundle("t", [c1, c2], payloads=table.items), compile_thread_key(None))
 
     versions = {r[1]: (r[2], r[13], r[14]) for r in out.message_versions}  # version → id, first checkpoint, first ts
     assert versions == {0: ("B", "2", ts_micros(ts2)), 1: ("A", "2", ts_micros(ts2))}
-    lists = {r[2]: r[9] for r in out.checkpoints}
+    lists = {r[2]: r[9].tolist() for r in out.checkpoints}
     assert lists == {"1": [1], "2": [0, 1]}
     transcript = [(r[4], r[12], r[13], r[26]) for r in out.messages]  # ordinal, id, ts, version
     assert transcript == [(0, "B", ts_micros(ts2), 0), (1, "A", ts_micros(ts2), 1)]
@@ -128,7 +128,7 @@ def test_history_events_equal_each_checkpoint_diffed_against_its_parent_from_scr
         cps.append(RawCheckpoint("t", "", cid, parent, f"2025-01-01T10:{i:02d}:00+00:00", {}, versions, metadata_json="{}"))
     out = transform_thread(ThreadBundle("t", cps, payloads=table.items), compile_thread_key(None))
     # Timestamps follow ids here, so the transform keeps the reader's numbering.
-    numbered = {r[2]: r[9] for r in out.checkpoints}
+    numbered = {r[2]: r[9].tolist() for r in out.checkpoints}
     got = [(r[1], r[2], r[4], r[5], r[6], r[7], r[8]) for r in out.message_events]
     assert got == _events_from_scratch(numbered, parents, table.items)
     assert any(e[2] == "added" for e in got) or not any(lists.values())
