@@ -39,6 +39,7 @@ MAX_DEPTH = 200
 MAX_EXT_DEPTH = 16
 
 _UNPACK_OPT = ormsgpack.OPT_NON_STR_KEYS
+_unpackb = ormsgpack.unpackb
 _orjson_dumps = orjson.dumps
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -345,9 +346,14 @@ def decode_message(payload: Any) -> Message:
                 raise DecodeError(f"message list holds an extension value of code {payload.code}")
             payload = payload.data
         try:
-            tup = _unpack(payload)
-        except Exception as exc:  # noqa: BLE001
-            raise DecodeError(f"invalid message payload: {exc}") from None
+            # Messages rarely hold extension values: without a hook ormsgpack unpacks
+            # in one call, and refuses one ("ext_hook missing") for `_unpack` to resolve.
+            tup = _unpackb(payload, option=_UNPACK_OPT)
+        except Exception:  # noqa: BLE001 - an extension value, or damage: `_unpack` decides
+            try:
+                tup = _unpack(payload)
+            except Exception as exc:  # noqa: BLE001
+                raise DecodeError(f"invalid message payload: {exc}") from None
         if not isinstance(tup, list) or len(tup) < 3:
             raise DecodeError("message payload is not a [module, class, fields] array")
         cls_name, fields = tup[1], tup[2]
@@ -367,6 +373,12 @@ def _opt_str(value: Any, what: str) -> str | None:
     if value is None or isinstance(value, str):
         return value
     raise DecodeError(f"message {what} is a {type(value).__name__}, not a string")
+
+
+_NO_TOKENS = (None, None, None)
+_TOKEN_KEYS = ("input_tokens", "output_tokens", "total_tokens")
+_MIN_BIGINT, _MAX_BIGINT = -(2**63), 2**63 - 1
+_tuple_new = tuple.__new__
 
 
 def _int_or_none(value: Any) -> int | None:
@@ -403,13 +415,17 @@ def _message_from_fields(fields: dict, cls_name: str | None) -> Message:
     tool_call_count = len(tool_calls_raw) if isinstance(tool_calls_raw, list) else 0
 
     usage = fields.get("usage_metadata")
+    tokens = _NO_TOKENS
     if usage is not None:
         if not isinstance(usage, dict):
             raise DecodeError(f"message usage_metadata is a {type(usage).__name__}, not a mapping")
-        for key in ("input_tokens", "output_tokens", "total_tokens"):
-            if usage.get(key) is not None and _int_or_none(usage[key]) is None:
-                raise DecodeError(f"message usage_metadata.{key} is a {type(usage[key]).__name__}, not an integer")
-            if usage.get(key) is not None and not -(2**63) <= usage[key] < 2**63:  # a BIGINT column
+        tokens = (usage.get("input_tokens"), usage.get("output_tokens"), usage.get("total_tokens"))
+        for key, value in zip(_TOKEN_KEYS, tokens):
+            if value is None or (type(value) is int and _MIN_BIGINT <= value <= _MAX_BIGINT):
+                continue
+            if _int_or_none(value) is None:
+                raise DecodeError(f"message usage_metadata.{key} is a {type(value).__name__}, not an integer")
+            if not _MIN_BIGINT <= value <= _MAX_BIGINT:  # a BIGINT column
                 raise DecodeError(f"message usage_metadata.{key} is out of the 64-bit range")
     response_metadata = fields.get("response_metadata")
     response_metadata = response_metadata if isinstance(response_metadata, dict) else None
@@ -420,27 +436,27 @@ def _message_from_fields(fields: dict, cls_name: str | None) -> Message:
                 model = response_metadata[key]
                 break
     additional = fields.get("additional_kwargs")
-    return Message(
-        message_id=_opt_str(fields.get("id"), "id"),
-        lc_type=lc_type,
-        role=role,
-        chat_role=chat_role,
-        name=_opt_str(fields.get("name"), "name"),
-        content=content,
-        non_text_blocks=non_text,
-        tool_calls=tool_calls,
-        tool_call_count=tool_call_count,
-        tool_names=tool_names,
-        tool_call_id=_opt_str(fields.get("tool_call_id"), "tool_call_id") if role == "tool" else None,
-        tool_status=_opt_str(fields.get("status"), "status") if role == "tool" else None,
-        input_tokens=_int_or_none(usage.get("input_tokens")) if usage else None,
-        output_tokens=_int_or_none(usage.get("output_tokens")) if usage else None,
-        total_tokens=_int_or_none(usage.get("total_tokens")) if usage else None,
-        model=model,
-        usage_metadata=to_json(usage),
-        response_metadata=to_json(response_metadata) if response_metadata else None,
-        additional_kwargs=to_json(additional) if additional else None,
-    )
+    is_tool = role == "tool"
+    # Field order of `Message`; built as a tuple, once per distinct message of a store.
+    return _tuple_new(Message, (
+        _opt_str(fields.get("id"), "id"),
+        lc_type,
+        role,
+        chat_role,
+        _opt_str(fields.get("name"), "name"),
+        content,
+        non_text,
+        tool_calls,
+        tool_call_count,
+        tool_names,
+        _opt_str(fields.get("tool_call_id"), "tool_call_id") if is_tool else None,
+        _opt_str(fields.get("status"), "status") if is_tool else None,
+        *tokens,
+        model,
+        to_json(usage),
+        to_json(response_metadata) if response_metadata else None,
+        to_json(additional) if additional else None,
+    ))
 
 
 def content_text(content: Any) -> tuple[str, int]:
