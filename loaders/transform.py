@@ -16,6 +16,8 @@ from __future__ import annotations
 import re
 from array import array
 from dataclasses import dataclass
+from itertools import islice
+from operator import attrgetter, le as _le, lt as _lt
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -101,6 +103,7 @@ class ThreadRows:
 
 
 _NO_TS = 1 << 62  # sorts after every real timestamp
+_checkpoint_id = attrgetter("checkpoint_id")
 # Version lists are `array('i')` (see `RawCheckpoint.messages`); an array never
 # equals a list, so an empty one is an array too. Never mutated.
 _NO_VERSIONS = array("i")
@@ -139,10 +142,16 @@ def transform_thread(bundle: ThreadBundle, key_regex: re.Pattern[str]) -> Thread
         ts = root_ts_of[cp.checkpoint_id]
         return (_NO_TS if ts is None else ts, cp.checkpoint_id)
 
+    # Readers hand checkpoints over by id, and ids mostly follow time: then both
+    # orders below are the given one, and checking that is cheaper than sorting.
+    usable_ids = [cp.checkpoint_id for cp in usable_roots]
+    by_id = all(map(_lt, usable_ids, islice(usable_ids, 1, None)))
+    usable_ts = [root_ts_of[cid] for cid in usable_ids]
+    by_time = by_id and None not in usable_ts and all(map(_le, usable_ts, islice(usable_ts, 1, None)))
     first_of: dict[int, RawCheckpoint] = {}
     order: list[int] = []  # reader numbers, in order of first appearance
     prev = _NO_VERSIONS
-    for cp in sorted(usable_roots, key=order_key):
+    for cp in usable_roots if by_time else sorted(usable_roots, key=order_key):
         cur = cp.messages
         if cur is None:
             continue
@@ -172,18 +181,18 @@ def transform_thread(bundle: ThreadBundle, key_regex: re.Pattern[str]) -> Thread
             # Versions are numbered oldest first, so the first one met holds the id's first sighting.
             first_seen[msg.message_id] = cp
 
-    # --- tree shape
+    # --- tree shape (checkpoints unpacked in the loop header: cheaper than attribute access)
     children: dict[str, dict[str, int]] = {}  # namespace → parent id → number of children
-    for cp in cps:
-        if cp.parent_checkpoint_id is not None:
-            of_ns = children.get(cp.checkpoint_ns)
-            if of_ns is None:
-                of_ns = children[cp.checkpoint_ns] = {}
-            of_ns[cp.parent_checkpoint_id] = of_ns.get(cp.parent_checkpoint_id, 0) + 1
     latest_by_ns: dict[str, str] = {}
-    for cp in cps:
-        if cp.checkpoint_id > latest_by_ns.get(cp.checkpoint_ns, ""):
-            latest_by_ns[cp.checkpoint_ns] = cp.checkpoint_id
+    for _, ns, cid, parent, _, _, _, _, _ in cps:
+        if parent is not None:
+            of_ns = children.get(ns)
+            if of_ns is None:
+                of_ns = children[ns] = {}
+            of_ns[parent] = of_ns.get(parent, 0) + 1
+        latest = latest_by_ns.get(ns)
+        if latest is None or cid > latest:
+            latest_by_ns[ns] = cid
     latest_root = max((cp.checkpoint_id for cp in usable_roots), default=None)
 
     current: set[str] = set()
@@ -222,29 +231,30 @@ def transform_thread(bundle: ThreadBundle, key_regex: re.Pattern[str]) -> Thread
 
     # --- checkpoints
     checkpoint_rows = []
+    add_row = checkpoint_rows.append
     no_children: dict[str, int] = {}
-    for cp, ts in zip(cps, ts_list):
-        is_root = cp.checkpoint_ns == ""
-        on_current = is_root and cp.checkpoint_id in current
-        checkpoint_rows.append(
+    for (_, ns, cid, parent, _, metadata, messages, _, metadata_json), ts in zip(cps, ts_list):
+        is_root = ns == ""
+        on_current = is_root and cid in current
+        add_row(
             (
                 thread_id,
-                cp.checkpoint_ns,
-                cp.checkpoint_id,
-                cp.parent_checkpoint_id,
+                ns,
+                cid,
+                parent,
                 ts,
                 None,  # step, source and run_id are read from the metadata JSON by DuckDB at ingest
                 None,
                 None,
-                len(cp.messages) if cp.messages is not None else None,
-                versions_at.get(cp.checkpoint_id) if is_root else None,
+                len(messages) if messages is not None else None,
+                versions_at.get(cid) if is_root else None,
                 is_root,
-                cp.checkpoint_id == latest_by_ns[cp.checkpoint_ns],
-                cp.checkpoint_id not in children.get(cp.checkpoint_ns, no_children),
+                cid == latest_by_ns[ns],
+                cid not in children.get(ns, no_children),
                 on_current,
-                hang_point(cp.checkpoint_id) if is_root and not on_current else None,
-                (cp.checkpoint_ns, cp.checkpoint_id) in interrupts,
-                cp.metadata_json if cp.metadata_json is not None else to_json(plain(cp.metadata)),
+                hang_point(cid) if is_root and not on_current else None,
+                (ns, cid) in interrupts if interrupts else False,
+                metadata_json if metadata_json is not None else to_json(plain(metadata)),
             )
         )
 
@@ -326,7 +336,7 @@ def transform_thread(bundle: ThreadBundle, key_regex: re.Pattern[str]) -> Thread
     # checkpoint, that made the events quadratic in the length of a thread).
     chain_at: str | None = None
     chain_ids: set = set()
-    for cp in sorted(usable_roots, key=lambda c: c.checkpoint_id):
+    for cp in usable_roots if by_id else sorted(usable_roots, key=_checkpoint_id):
         cur = versions_at[cp.checkpoint_id]
         parent_id = cp.parent_checkpoint_id
         prev = versions_at.get(parent_id, _NO_VERSIONS) if parent_id is not None else _NO_VERSIONS
