@@ -27,6 +27,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
 
+    # No monitor thread: with only the main thread running, load() may fork its
+    # workers (they start at once) instead of spawning them (an interpreter and
+    # the imports each, ~0.3 s).
+    tqdm.monitor_interval = 0
     bar = tqdm(desc="threads", unit="thread", file=sys.stderr, disable=args.quiet or None, dynamic_ncols=True)
 
     def progress(done: int, total: int | None) -> None:

@@ -242,6 +242,32 @@ def test_cli_loads_and_reports_errors_in_one_line(sqlite_store, tmp_path):
     assert bad.stderr.strip().splitlines()[-1].startswith("error: ") and "missing.sqlite" in bad.stderr
 
 
+_CLI_SPY = """
+import sys, threading
+import loaders.pipeline as pipeline
+from loaders.__main__ import main
+real = pipeline._run_parallel
+def spy(jobs, progress):
+    print("threads when the workers start:", threading.active_count(), file=sys.stderr)
+    return real(jobs, progress)
+pipeline._run_parallel = spy
+from loaders.sqlite_source import SqliteReader
+split = SqliteReader.split
+SqliteReader.split = lambda self, n: split(self, n, min_bytes=0)
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_the_cli_starts_no_thread_so_its_workers_are_forked(sqlite_store, tmp_path):
+    # A forked worker starts at once; a spawned one pays an interpreter and the
+    # imports (~0.3 s each). load() may only fork when the main thread is alone,
+    # and tqdm's monitor thread was a second one.
+    out = subprocess.run([sys.executable, "-c", _CLI_SPY, str(sqlite_store.path), "--db", str(tmp_path / "cli.duckdb"), "--workers", "2"],
+                         capture_output=True, text=True, check=False, cwd=Path(__file__).resolve().parents[2])
+    assert out.returncode == 0, out.stderr
+    assert "threads when the workers start: 1" in out.stderr
+
+
 def test_reload_keeps_the_load_history(sqlite_store, tmp_path):
     db = tmp_path / "h.duckdb"
     load_db(sqlite_store.path, db)
