@@ -1,12 +1,20 @@
-"""Builds the loader's one C extension in place: `python setup.py build_ext --inplace`.
+"""Builds the loader's C extensions in place: `python setup.py build_ext --inplace`.
 
-(`make app` / `make test` run it; without a compiler the loader uses its pure-Python path.)
+(`make app` / `make test` run it.) Without them the loader takes its pure-Python
+paths (same results, slower). `_readahead` also needs SQLite's header and
+library (Debian: libsqlite3-dev); it is optional: if it cannot be built, only
+the reading of large SQLite stores is slower.
 """
 
 from setuptools import Extension, setup
 
+_FLAGS = ["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter"]
+
 setup(
     name="transcript-lens",
     packages=[],
-    ext_modules=[Extension("loaders._scan", ["loaders/_scan.c"], extra_compile_args=["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter"])],
+    ext_modules=[
+        Extension("loaders._scan", ["loaders/_scan.c"], extra_compile_args=_FLAGS),
+        Extension("loaders._readahead", ["loaders/_readahead.c"], libraries=["sqlite3"], extra_compile_args=_FLAGS, optional=True),
+    ],
 )

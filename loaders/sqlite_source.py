@@ -40,6 +40,10 @@ try:
     from loaders import _scan
 except ImportError:  # not built (no compiler): the ormsgpack path below does the same work, slower
     _scan = None
+try:
+    from loaders import _readahead  # registers its VFS with SQLite
+except ImportError:  # not built, or no SQLite to build against: pages are read one by one
+    _readahead = None
 
 _unpackb = ormsgpack.unpackb
 SPECIAL_CHANNELS = ("__interrupt__", "__resume__", "__error__")
@@ -125,6 +129,18 @@ def _uri(path: Path, **params: str) -> str:
     return f"file:{quote(str(path.resolve()))}?{query}"
 
 
+def _connect_immutable(path: Path) -> sqlite3.Connection:
+    """A read-only connection to a store that does not change while it is read,
+    through the read-ahead VFS when there is one (`loaders/_readahead.c`: a
+    checkpoint blob's overflow pages in one read instead of one read each)."""
+    if _readahead is not None:
+        try:
+            return sqlite3.connect(_uri(path, mode="ro", immutable="1", vfs=_readahead.VFS_NAME), uri=True, isolation_level=None)
+        except sqlite3.OperationalError:
+            pass  # "no such vfs": this Python's sqlite3 carries a SQLite of its own
+    return sqlite3.connect(_uri(path, mode="ro", immutable="1"), uri=True, isolation_level=None)
+
+
 class SqliteSource:
     """A `SqliteSaver` file. Detected by its SQLite header."""
 
@@ -157,7 +173,7 @@ class SqliteReader:
         has_wal = wal.is_file() and wal.stat().st_size > 0
         try:
             if not has_wal:
-                self.con = sqlite3.connect(_uri(path, mode="ro", immutable="1"), uri=True, isolation_level=None)
+                self.con = _connect_immutable(path)
             else:
                 self._tmpdir = scratch_dir("snapshot")
                 self.con = sqlite3.connect(str(_snapshot(path, wal, Path(self._tmpdir))), isolation_level=None)
