@@ -170,7 +170,9 @@ def _worker(job: _Job, q) -> None:
         q.put(("error", f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}"))
 
 
-def _run_parallel(jobs: list[_Job], progress: Callable[[int], None]) -> list[dict]:
+def _run_parallel(jobs: list[_Job], progress: Callable[[int], None], started: Callable[[], None] = lambda: None) -> list[dict]:
+    """Run the jobs in worker processes; `started()` is called once they all run
+    (a thread started before a fork would be copied into the workers half-way)."""
     # fork starts a worker without re-importing anything, but forking a process
     # that runs other threads (the Streamlit server) is unsafe: spawn there.
     ctx = mp.get_context("fork" if threading.active_count() == 1 and "fork" in mp.get_all_start_methods() else "spawn")
@@ -178,6 +180,7 @@ def _run_parallel(jobs: list[_Job], progress: Callable[[int], None]) -> list[dic
     procs = [ctx.Process(target=_worker, args=(job, q), daemon=True) for job in jobs]
     for p in procs:
         p.start()
+    started()
     results: list[dict] = []
     try:
         while len(results) < len(jobs):
@@ -333,6 +336,10 @@ def load(
 
         if progress:
             progress(0, total)
+        # The metric tables' SQL lives in analytics, whose import (pandas) takes a few
+        # tenths of a second: while workers decode, this process only waits, so it
+        # imports then; a single-process load imports while DuckDB ingests.
+        prefetch = threading.Thread(target=_prefetch_analytics, daemon=True)
         if ranges and len(ranges) > 1:
             handoff = getattr(reader, "handoff", None)
             if handoff is not None:
@@ -342,7 +349,7 @@ def load(
                 # Workers open their own snapshot; ours would only hold a staged copy meanwhile.
                 reader.close()
             jobs = [replace(base, options=replace(options, thread_range=r), prefix=f"p{i}") for i, r in enumerate(ranges)]
-            results = _run_parallel(jobs, tick)
+            results = _run_parallel(jobs, tick, started=prefetch.start)
         else:
             # One pass over the reader that was opened (and, for exports, staged) above:
             # the same snapshot that decided `only`, and no second staging.
@@ -356,10 +363,8 @@ def load(
                 writer.previous_loads()
             load_id = writer.next_load_id()
             files = {t: [r["files"][t] for r in results if t in r["files"]] for t in (*DATA_TABLES, ERROR_TABLE)}
-            # The metric tables' SQL lives in analytics, whose import (pandas) takes a
-            # few tenths of a second: it runs while DuckDB ingests, outside the GIL.
-            prefetch = threading.Thread(target=_prefetch_analytics, daemon=True)
-            prefetch.start()
+            if prefetch.ident is None:
+                prefetch.start()
             writer.ingest_all({t: f for t, f in files.items() if f}, load_id)
             prefetch.join()
             _derive_tables(writer.con)
