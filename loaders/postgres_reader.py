@@ -1,0 +1,259 @@
+"""The reader of a live Postgres database (see `loaders.postgres_source`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import psycopg
+from psycopg import sql
+
+from loaders.pg_rows import (
+    MESSAGES,
+    SPECIAL_CHANNELS,
+    TABLES,
+    TS_PATTERN,
+    BlobRow,
+    CheckpointRow,
+    WriteRow,
+    assemble,
+    since_text,
+    table_shape,
+)
+from loaders.postgres_source import _first_line, mask_dsn
+from loaders.records import SourceError, SourceOptions, ThreadBundle
+
+# Rows per FETCH. Blob rows hold a whole message list each, so fewer of them.
+CHUNK_ROWS = 2000
+BLOB_CHUNK_ROWS = 100
+
+_COLUMNS_SQL = """
+SELECT c.relname, a.attname, has_table_privilege(c.oid, 'SELECT')
+FROM pg_catalog.pg_class c
+JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+WHERE n.nspname = %s AND c.relname = ANY(%s) AND c.relkind IN ('r', 'p', 'v', 'm', 'f')
+"""
+_SCHEMAS_WITH_CHECKPOINTS_SQL = """
+SELECT n.nspname FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+WHERE c.relname = 'checkpoints' AND c.relkind IN ('r', 'p', 'v', 'm', 'f') ORDER BY 1
+"""
+
+# The checkpoint JSONB is reduced on the server to what the transcript needs:
+# channel_versions, versions_seen and friends never cross the wire.
+_CHECKPOINTS_SQL = """
+SELECT thread_id, checkpoint_ns, {cid}, {parent},
+       -- a non-string ts is passed on as its JSON text, so the transform reports it as unreadable
+       CASE WHEN jsonb_typeof(checkpoint -> 'ts') = 'string' THEN checkpoint ->> 'ts' ELSE (checkpoint -> 'ts')::text END,
+       {messages_version},
+       NULLIF(jsonb_typeof(checkpoint), 'object'),
+       metadata::text
+FROM {checkpoints} {where}
+ORDER BY thread_id COLLATE "C", checkpoint_ns COLLATE "C", {cid} COLLATE "C"
+"""
+_BLOBS_SQL = """
+SELECT thread_id, checkpoint_ns, {version}, type, blob
+FROM {blobs} WHERE channel = %s {and_where}
+ORDER BY thread_id COLLATE "C"
+"""
+_WRITES_SQL = """
+SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob
+FROM {writes} WHERE channel = ANY(%s) {and_where}
+ORDER BY thread_id COLLATE "C", checkpoint_ns COLLATE "C", checkpoint_id COLLATE "C", task_id COLLATE "C", idx
+"""
+
+# Boundaries where the running total of blob bytes (in "C" order of thread id)
+# crosses k/n of the whole; the first thread of a range is its lower bound.
+_SPLIT_SQL = """
+WITH per_thread AS (
+    SELECT thread_id COLLATE "C" AS thread_id, sum(octet_length(blob)) AS bytes
+    FROM {blobs} WHERE channel = %s {and_where} GROUP BY 1
+), running AS (
+    SELECT thread_id, sum(bytes) OVER (ORDER BY thread_id) - bytes AS before, sum(bytes) OVER () AS total
+    FROM per_thread
+)
+SELECT min(thread_id) FROM running, generate_series(1, %s - 1) AS k
+WHERE total > 0 AND before >= total * k / %s AND before > 0
+GROUP BY k ORDER BY k
+"""
+
+
+class PostgresReader:
+    """An open read-only snapshot of one schema's checkpoint tables."""
+
+    def __init__(self, dsn: str, options: SourceOptions) -> None:
+        self.options = options
+        self.where = mask_dsn(dsn)
+        self.schema = options.schema or "public"
+        self._since = since_text(options.since)
+        self.conn: psycopg.Connection | None = None
+        try:
+            self.conn = psycopg.connect(dsn, autocommit=False, application_name="transcript-lens")
+        except psycopg.Error as exc:
+            raise SourceError(f"{self.where}: cannot connect ({_first_line(exc, dsn)})") from None
+        except Exception as exc:  # noqa: BLE001 - a malformed DSN raises ProgrammingError or ValueError
+            raise SourceError(f"{self.where}: not a usable Postgres DSN ({_first_line(exc, dsn)})") from None
+        try:
+            self.conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            self.shallow = self._check_schema()
+        except psycopg.Error as exc:
+            self.close()
+            raise SourceError(f"{self.where}: cannot read the checkpoint tables ({_first_line(exc)})") from None
+        except BaseException:
+            self.close()
+            raise
+
+    def _table(self, name: str) -> sql.Identifier:
+        return sql.Identifier(self.schema, name)
+
+    def _check_schema(self) -> bool:
+        columns: dict[str, set[str]] = {}
+        denied: set[str] = set()
+        for table, column, can_select in self.conn.execute(_COLUMNS_SQL, (self.schema, [*TABLES])):
+            columns.setdefault(table, set()).add(column)
+            if not can_select:
+                denied.add(table)
+        where = f"{self.where} (schema {self.schema})"
+        if "checkpoints" not in columns:
+            others = [s for (s,) in self.conn.execute(_SCHEMAS_WITH_CHECKPOINTS_SQL) if s != self.schema]
+            hint = f"; schemas with a checkpoints table: {', '.join(others)} (pick one with --schema)" if others else ""
+            raise SourceError(f"{where}: no checkpoints table (expected a database written by PostgresSaver){hint}")
+        shallow = table_shape(columns, where)
+        if denied:
+            raise SourceError(f"{where}: no SELECT privilege on {', '.join(sorted(denied))}")
+        return shallow
+
+    def describe(self) -> str:
+        return self.where if self.schema == "public" else f"{self.where} (schema {self.schema})"
+
+    # --- filters -------------------------------------------------------------------
+
+    def _filter(self, only: frozenset[str] | None) -> tuple[sql.Composable | None, list]:
+        clauses: list[sql.Composable] = []
+        params: list = []
+        ids = self.options.wanted(only)
+        if ids is not None:
+            # A hashed semi-join: `= ANY(array)` would scan the array per row.
+            clauses.append(sql.SQL("thread_id IN (SELECT unnest(%s::text[]))"))
+            params.append(ids)
+        lo, hi = self.options.bounds()
+        if lo is not None:
+            clauses.append(sql.SQL('thread_id COLLATE "C" >= %s'))
+            params.append(lo)
+        if hi is not None:
+            clauses.append(sql.SQL('thread_id COLLATE "C" < %s'))
+            params.append(hi)
+        if self._since is not None:
+            clauses.append(
+                sql.SQL(
+                    "thread_id IN (SELECT thread_id FROM {cp} WHERE checkpoint ->> 'ts' ~ %s "
+                    "AND (checkpoint ->> 'ts') COLLATE \"C\" >= %s)"
+                ).format(cp=self._table("checkpoints"))
+            )
+            params += [TS_PATTERN, self._since]
+        if not clauses:
+            return None, []
+        return sql.SQL(" AND ").join(clauses), params
+
+    def _checkpoint_sql(self, where: sql.Composable | None) -> sql.Composed:
+        if self.shallow:
+            cid, parent = sql.SQL("(checkpoint ->> 'id')"), sql.SQL("NULL::text")
+            version = sql.SQL("CASE WHEN checkpoint -> 'channel_versions' ? 'messages' THEN '' END")
+        else:
+            cid, parent = sql.SQL("checkpoint_id"), sql.SQL("parent_checkpoint_id")
+            version = sql.SQL("checkpoint -> 'channel_versions' ->> 'messages'")
+        return sql.SQL(_CHECKPOINTS_SQL).format(
+            cid=cid, parent=parent, messages_version=version, checkpoints=self._table("checkpoints"),
+            where=sql.SQL("WHERE ") + where if where is not None else sql.SQL(""),
+        )
+
+    # --- reading -------------------------------------------------------------------
+
+    def _stream(self, name: str, query: sql.Composable, params: list, chunk: int, binary: bool = False):
+        cur = self.conn.cursor(name=name, binary=binary)
+        cur.itersize = chunk
+        try:
+            cur.execute(query, params)
+            yield from cur
+        finally:
+            try:
+                cur.close()
+            except psycopg.Error:
+                pass  # the transaction already failed; close() rolls it back
+
+    def thread_count(self) -> int | None:
+        where, params = self._filter(None)
+        query = sql.SQL("SELECT count(DISTINCT thread_id) FROM {cp} {where}").format(
+            cp=self._table("checkpoints"), where=sql.SQL("WHERE ") + where if where is not None else sql.SQL(""),
+        )
+        return self._guard(lambda: self.conn.execute(query, params).fetchone()[0])
+
+    def split(self, n: int, min_bytes: int = 32 << 20) -> list[tuple[str | None, str | None]]:
+        """Up to `n` thread-id ranges `[lo, hi)` holding about equal `messages` blob bytes.
+
+        Computed on the server (only the boundaries come back); `octet_length`
+        of a TOASTed value is read from its pointer, not detoasted. Under
+        `min_bytes` of blobs nothing is split: starting workers would cost more
+        than it saves. Each worker then reads its range in its own snapshot.
+        """
+        if n <= 1:
+            return [(None, None)]
+        where, params = self._filter(None)
+        and_where = sql.SQL("AND ") + where if where is not None else sql.SQL("")
+        total_sql = sql.SQL("SELECT coalesce(sum(octet_length(blob)), 0) FROM {blobs} WHERE channel = %s {and_where}").format(
+            blobs=self._table("checkpoint_blobs"), and_where=and_where,
+        )
+        if self._guard(lambda: self.conn.execute(total_sql, [MESSAGES, *params]).fetchone()[0]) < min_bytes:
+            return [(None, None)]
+        query = sql.SQL(_SPLIT_SQL).format(blobs=self._table("checkpoint_blobs"), and_where=and_where)
+        bounds = [b for (b,) in self._guard(lambda: self.conn.execute(query, [MESSAGES, *params, n, n]).fetchall())]
+        edges: list[str | None] = [None, *dict.fromkeys(b for b in bounds if b is not None), None]
+        return [(edges[i], edges[i + 1]) for i in range(len(edges) - 1)]
+
+    def checkpoint_keys(self) -> Iterator[tuple[str, str, str]]:
+        cid = sql.SQL("(checkpoint ->> 'id')") if self.shallow else sql.SQL("checkpoint_id")
+        query = sql.SQL("SELECT thread_id, checkpoint_ns, {cid} FROM {cp} WHERE {cid} IS NOT NULL").format(
+            cid=cid, cp=self._table("checkpoints"),
+        )
+        try:
+            yield from self._stream("tl_keys", query, [], CHUNK_ROWS)
+        except psycopg.Error as exc:
+            raise SourceError(f"{self.where}: reading checkpoint keys failed ({_first_line(exc)})") from None
+
+    def threads(self, only: frozenset[str] | None = None) -> Iterator[ThreadBundle]:
+        where, params = self._filter(only)
+        and_where = sql.SQL("AND ") + where if where is not None else sql.SQL("")
+        blobs_sql = sql.SQL(_BLOBS_SQL).format(
+            version=sql.SQL("''::text") if self.shallow else sql.SQL("version"),
+            blobs=self._table("checkpoint_blobs"), and_where=and_where,
+        )
+        writes_sql = sql.SQL(_WRITES_SQL).format(writes=self._table("checkpoint_writes"), and_where=and_where)
+        streams = [
+            self._stream("tl_checkpoints", self._checkpoint_sql(where), params, CHUNK_ROWS),
+            self._stream("tl_blobs", blobs_sql, [MESSAGES, *params], BLOB_CHUNK_ROWS, binary=True),
+            self._stream("tl_writes", writes_sql, [list(SPECIAL_CHANNELS), *params], CHUNK_ROWS, binary=True),
+        ]
+        try:
+            yield from assemble(
+                map(CheckpointRow._make, streams[0]), map(BlobRow._make, streams[1]), map(WriteRow._make, streams[2]),
+                self.where,
+            )
+        except psycopg.Error as exc:
+            raise SourceError(f"{self.where}: reading checkpoints failed ({_first_line(exc)})") from None
+        finally:
+            for stream in streams:
+                stream.close()
+
+    def _guard(self, fn):
+        try:
+            return fn()
+        except psycopg.Error as exc:
+            raise SourceError(f"{self.where}: query failed ({_first_line(exc)})") from None
+
+    def close(self) -> None:
+        if self.conn is not None:
+            try:
+                self.conn.close()  # rolls the read-only transaction back
+            except psycopg.Error:
+                pass
+            self.conn = None
+
