@@ -1,13 +1,15 @@
 """Load benchmark: the loader against the naive saver walk and the decode floor, in one run.
 
     .venv/bin/python bench/bench_load.py                       # 300 threads x 40 turns (built once, cached)
-    .venv/bin/python bench/bench_load.py --threads 2000 --turns 40     # the issue's shape: ~6 min to build (7 GB), ~4 min to run
+    .venv/bin/python bench/bench_load.py --threads 2000 --turns 40     # the issue's shape: ~6 min to build (7 GB), ~5 min to run
     .venv/bin/python bench/bench_load.py --store path/to/checkpoints.sqlite --skip-naive
 
 Every way of reading runs in its own subprocess on the same store with a warm
 page cache; wall time and the peak RSS of the whole process tree (the loader's
-worker processes included) are measured from outside. Prints one table and the
-ratios the performance targets are stated in (docs/performance.md).
+worker processes included) are measured from outside. The raw read, the floor
+and the loader run `--repeat` times (default 3), interleaved, and are shown by
+their medians; the naive walk runs once. Prints one table and the ratios the
+performance targets are stated in (docs/performance.md).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import argparse
 import os
 import shutil
 import sqlite3
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -161,6 +164,8 @@ def main() -> None:
     ap.add_argument("--store", help="use this SqliteSaver file instead of building one")
     ap.add_argument("--skip-naive", action="store_true", help="skip the slow saver walk")
     ap.add_argument("--workers", type=int, help="loader worker processes (default: the loader's own choice)")
+    ap.add_argument("--repeat", type=int, default=3,
+                    help="runs of the raw read, the floor and the loader, interleaved; the table shows medians (default 3)")
     ap.add_argument("--child", choices=sorted(CHILDREN), help=argparse.SUPPRESS)
     ap.add_argument("child_store", nargs="?", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -184,21 +189,31 @@ def main() -> None:
         loader_cmd += ["--workers", str(args.workers)]
 
     naive_copy = work / "naive-copy.sqlite"  # copied just before the naive walk's clock starts
-    results: dict[str, tuple[float, float]] = {}
-    for name, cmd in [
+    fast = [
         ("raw sqlite3 read", [*me, "--child", "raw", str(store)]),
         ("floor (payloads as bytes)", [*me, "--child", "floor", str(store)]),
         ("loader (python -m loaders)", loader_cmd),
-        *([] if args.skip_naive else [("naive saver.list() walk", [*me, "--child", "naive", str(naive_copy)])]),
-    ]:
-        print(f"running: {name} ...", file=sys.stderr)
-        if name.startswith("naive"):
-            shutil.copyfile(store, naive_copy)
-        wall, rss, out = measure(cmd)
+    ]
+    # A shared machine's speed drifts by tens of percent between minutes: the fast
+    # ways run interleaved, several times, and each is shown by its median.
+    runs: dict[str, list[tuple[float, float]]] = {name: [] for name, _ in fast}
+    for i in range(max(1, args.repeat)):
+        for name, cmd in fast:
+            print(f"running: {name} ({i + 1}/{args.repeat}) ...", file=sys.stderr)
+            wall, rss, out = measure(cmd)
+            runs[name].append((wall, rss))
+            if name.startswith("loader"):
+                loaded = out.strip()
+    results: dict[str, tuple[float, float]] = {
+        name: (statistics.median(w for w, _ in r), max(m for _, m in r)) for name, r in runs.items()
+    }
+    if not args.skip_naive:
+        print("running: naive saver.list() walk (once) ...", file=sys.stderr)
+        shutil.copyfile(store, naive_copy)
+        wall, rss, _ = measure([*me, "--child", "naive", str(naive_copy)])
         naive_copy.unlink(missing_ok=True)
-        results[name] = (wall, rss)
-        if name.startswith("loader"):
-            loaded = out.strip()
+        results["naive saver.list() walk"] = (wall, rss)
+        runs["naive saver.list() walk"] = [(wall, rss)]
 
     import duckdb
 
@@ -214,10 +229,11 @@ def main() -> None:
           f"{payloads:,} message payloads, {messages:,} transcript rows); {os.cpu_count()} cores")
     print(f"loader said: {loaded}")
     print()
-    print(f"| way to read the store | wall s | transcript msgs/s | MB/s | peak memory MB (PSS, process tree) |")
-    print(f"|---|---:|---:|---:|---:|")
+    print("| way to read the store | wall s (median) | runs, s | transcript msgs/s | MB/s | peak memory MB (PSS, process tree) |")
+    print("|---|---:|---|---:|---:|---:|")
     for name, (wall, rss) in results.items():
-        print(f"| {name} | {wall:.2f} | {messages / wall:,.0f} | {size_mb / wall:,.0f} | {rss:,.0f} |")
+        each = " / ".join(f"{w:.2f}" for w, _ in runs[name])
+        print(f"| {name} | {wall:.2f} | {each} | {messages / wall:,.0f} | {size_mb / wall:,.0f} | {rss:,.0f} |")
     loader = results["loader (python -m loaders)"][0]
     floor = results["floor (payloads as bytes)"][0]
     print()
