@@ -149,6 +149,10 @@ def _worker(job: _Job, q) -> None:
         sys.meta_path.insert(0, _NoPandas())
     import loaders  # noqa: F401  (registers built-in sources in a spawned process)
 
+    # The process ends with its job: a collection of all its rows when `_run_job`
+    # re-enabled the collector (one ran at the first allocation after) buys nothing.
+    gc.disable()
+
     pending = 0
     last = time.monotonic()
 
