@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import sys
 
 from tqdm import tqdm
@@ -55,6 +56,10 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     bar.close()
     print(summary.line())
+    # The interpreter's exit runs the cyclic collector over every object of every
+    # module loaded (pandas, pyarrow, duckdb): ~0.25 s. The load is committed and
+    # closed; frozen objects are skipped by that collection.
+    gc.freeze()
     return 0
 
 
