@@ -47,3 +47,22 @@ def connection(con_or_path: ConOrPath) -> Iterator[duckdb.DuckDBPyConnection]:
         yield con
     finally:
         con.close()
+
+
+def table_comments(con: duckdb.DuckDBPyConnection, names: list[str]) -> dict[str, str | None]:
+    """{table: its comment} for those of `names` that exist in `con`'s database.
+
+    The loader's derived tables carry the fingerprint of the query that wrote
+    them as their comment; readers compare it before trusting a table.
+
+    >>> table_comments(con, ["conversation_metrics"])  # doctest: +SKIP
+    {'conversation_metrics': 'conversations_sql sha256:…'}
+    """
+    rows = con.execute(
+        "SELECT table_name, comment FROM duckdb_tables() "
+        "WHERE database_name = current_database() AND schema_name = current_schema() "
+        "AND table_name IN (SELECT unnest(?))",
+        [list(names)],
+    ).fetchall()
+    return dict(rows)
+

@@ -26,7 +26,7 @@ from typing import TypedDict
 import pandas as pd
 import pyarrow as pa
 
-from analytics.db import ConOrPath, connection
+from analytics.db import ConOrPath, connection, table_comments
 from analytics.errors import BadRequest, NotFound
 from analytics.filters import Filters
 
@@ -395,12 +395,7 @@ def materialize_conversations(con) -> None:
 
 def _materialized(con) -> bool:
     """Whether `con`'s database holds a `conversation_metrics` table written by the current query."""
-    rows = con.execute(
-        "SELECT comment FROM duckdb_tables() "
-        "WHERE database_name = current_database() AND schema_name = current_schema() AND table_name = ?",
-        [MATERIALIZED_TABLE],
-    ).fetchall()
-    return bool(rows) and rows[0][0] == _fingerprint()
+    return table_comments(con, [MATERIALIZED_TABLE]).get(MATERIALIZED_TABLE) == _fingerprint()
 
 
 # --- message-level tables the loader materializes ----------------------------------------
@@ -455,13 +450,7 @@ def materialize_trends(con) -> None:
 def _current_trend_tables(con) -> frozenset[str]:
     """The message-level tables of `con`'s database written by the current queries."""
     tables = _trend_tables()
-    rows = con.execute(
-        "SELECT table_name, comment FROM duckdb_tables() "
-        "WHERE database_name = current_database() AND schema_name = current_schema() "
-        "AND table_name IN (SELECT unnest(?))",
-        [list(tables)],
-    ).fetchall()
-    return frozenset(name for name, comment in rows if comment == tables[name][2])
+    return frozenset(name for name, comment in table_comments(con, list(tables)).items() if comment == tables[name][2])
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)

@@ -32,6 +32,8 @@ parent, and walks the parent links recursively for any thread where it is not.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import math
 import numbers
 import os
@@ -42,7 +44,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 import pyarrow as pa
 
-from analytics.db import ConOrPath, connection
+from analytics.db import ConOrPath, connection, table_comments
 from analytics.errors import BadRequest, NotFound
 from analytics.filters import Filters
 
@@ -812,23 +814,71 @@ def _flag_sql() -> tuple[str, str, list, list]:
     return cases, score, [f.name for f in RISK_FLAGS], [f.weight for f in RISK_FLAGS]
 
 
-def risks(con_or_path: ConOrPath, filters: Filters = NO_FILTERS, cap: int = DEFAULT_CAP) -> pd.DataFrame:
-    """One row per thread passing `filters`, riskiest first. Columns: `RISK_COLUMNS`.
+def risks_sql(filters: Filters = NO_FILTERS, cap: int = DEFAULT_CAP) -> tuple[str, list]:
+    """The live query of `risks()`, with its parameters.
 
-    Risks are judged on what a restart *now* would rehydrate: the window of the
-    latest root checkpoint (`cap` entries). `flags` lists the `RISK_FLAGS` that
-    apply (comma-separated, most severe first); `risk_score` is the sum of
-    their weights. One set-based query, whatever the number of threads.
-
-    >>> risks("lens.duckdb").head(10)[["thread_id", "risk_score", "flags"]]  # doctest: +SKIP
+    >>> sql, params = risks_sql(Filters(tenants=("acme",)))
     """
     cap = check_cap(cap)
     where, params = filters.thread_where("t")
     # `where` is Filters' own SQL with placeholders; values stay bound.
     cases, score, names, weights = _flag_sql()
     sql = _RISKS_SQL.format(where=where, flag_cases=cases, score=score)
+    return sql, [*params, cap, cap, cap, cap, cap, *names, *weights]
+
+
+def risks(con_or_path: ConOrPath, filters: Filters = NO_FILTERS, cap: int = DEFAULT_CAP) -> pd.DataFrame:
+    """One row per thread passing `filters`, riskiest first. Columns: `RISK_COLUMNS`.
+
+    Risks are judged on what a restart *now* would rehydrate: the window of the
+    latest root checkpoint (`cap` entries). `flags` lists the `RISK_FLAGS` that
+    apply (comma-separated, most severe first); `risk_score` is the sum of
+    their weights. One set-based query, whatever the number of threads; with
+    the default cap, a read of the loader's `risk_figures` table when the
+    database has a current one (its rows are per thread, so `filters` only
+    choose among them).
+
+    >>> risks("lens.duckdb").head(10)[["thread_id", "risk_score", "flags"]]  # doctest: +SKIP
+    """
+    cap = check_cap(cap)
     with connection(con_or_path) as con:
-        return _fetch(con, sql, [*params, cap, cap, cap, cap, cap, *names, *weights], RISK_COLUMNS)
+        if cap == DEFAULT_CAP and _risks_materialized(con):
+            where, params = filters.thread_where("t")
+            # `where` is Filters' own SQL with placeholders; the table name is ours.
+            sql = (
+                f"SELECT r.* FROM {RISKS_TABLE} AS r WHERE r.thread_id IN (SELECT t.thread_id FROM threads AS t WHERE {where}) "
+                "ORDER BY r.risk_score DESC, r.thread_id"
+            )
+            return _fetch(con, sql, params, RISK_COLUMNS)
+        return _fetch(con, *risks_sql(filters, cap), RISK_COLUMNS)
+
+
+#: Table written by the loader at the end of every load: `risks()` of every thread
+#: with the default cap (docs/schema.md), so the Resume QA overview is a scan.
+RISKS_TABLE = "risk_figures"
+
+
+@functools.cache
+def _risks_fingerprint() -> str:
+    """Identifies the query that fills `RISKS_TABLE` (stored as the table's comment);
+    a table written by another definition of a figure or flag is not read."""
+    sql, params = risks_sql()
+    return "risks_sql sha256:" + hashlib.sha256(repr((sql, params)).encode()).hexdigest()[:32]
+
+
+def materialize_risks(con) -> None:
+    """(Re)create `risk_figures` = `risks(con)` for every thread (default cap).
+
+    Called by the loader on the staged database, next to the metric tables.
+    """
+    sql, params = risks_sql()
+    con.execute("SET TimeZone = 'UTC'")
+    con.execute(f"CREATE OR REPLACE TABLE {RISKS_TABLE} AS {sql}", params)
+    con.execute(f"COMMENT ON TABLE {RISKS_TABLE} IS '{_risks_fingerprint()}'")  # hex text built above
+
+
+def _risks_materialized(con) -> bool:
+    return table_comments(con, [RISKS_TABLE]).get(RISKS_TABLE) == _risks_fingerprint()
 
 
 def _change(old: object, new: object, width: int = 60) -> str:
@@ -1034,10 +1084,10 @@ def risk_overview(con_or_path: ConOrPath, filters: Filters = NO_FILTERS, cap: in
     frame = risks(con_or_path, filters, cap)
     table = frame[list(RISK_TABLE_COLUMNS)]
     flags = table["flags"].fillna("").str.replace(",", ", ")
-    label = (
-        table["thread_id"] + " · score " + table["risk_score"].astype(str) + flags.map(lambda f: f" · {f}" if f else "")
-    )
-    return RiskOverview(table, dict(zip(table["thread_id"], label)))
+    label = table["thread_id"] + " · score " + table["risk_score"].astype(str) + (" · " + flags).where(flags != "", "")
+    # Whole columns to lists first: a (pyarrow-backed) Series iterated value by value
+    # costs ~2 µs a value, most of this call on a large database.
+    return RiskOverview(table, dict(zip(table["thread_id"].tolist(), label.tolist())))
 
 
 @dataclass(frozen=True)

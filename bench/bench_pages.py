@@ -94,6 +94,10 @@ def derive_tables(con) -> None:
         con.execute("DROP TABLE IF EXISTS conversation_metrics")
     if hasattr(metrics, "materialize_trends"):
         metrics.materialize_trends(con)
+    from analytics import resume
+
+    if hasattr(resume, "materialize_risks"):
+        resume.materialize_risks(con)
 
 
 def stale(db: Path) -> bool:
@@ -103,6 +107,10 @@ def stale(db: Path) -> bool:
     con = duckdb.connect(str(db), read_only=True)
     try:
         if hasattr(metrics, "materialize_conversations") and not metrics._materialized(con):
+            return True
+        from analytics import resume
+
+        if hasattr(resume, "materialize_risks") and not resume._risks_materialized(con):
             return True
         return hasattr(metrics, "materialize_trends") and metrics._current_trend_tables(con) != set(
             metrics._trend_tables())

@@ -271,9 +271,11 @@ def _derive_tables(con) -> None:
     would silently skip the table. analytics never imports loaders: no cycle.
     """
     from analytics.metrics import materialize_conversations, materialize_trends
+    from analytics.resume import materialize_risks
 
     materialize_conversations(con)  # sets TimeZone = 'UTC' on the staged connection, like readers
     materialize_trends(con)  # latency pairs and per thread × day (× model) sums, for the corpus trends
+    materialize_risks(con)  # the Resume QA overview's per-thread figures
 
 
 def default_workers() -> int:

@@ -11,7 +11,7 @@ import duckdb
 import pandas as pd
 import pytest
 
-from analytics import metrics, reports
+from analytics import metrics, reports, resume
 from analytics.db import connect
 from analytics.errors import BadRequest
 from analytics.filters import Filters
@@ -221,3 +221,64 @@ def test_an_incremental_reload_refreshes_the_table(sqlite_store, tmp_path):
     full = tmp_path / "full.duckdb"
     load_db(src, full)
     assert rows(db, table) == rows(full, table)
+
+
+# --- risk_figures: the Resume QA overview's table ---------------------------------------------
+
+
+def live_risks(con, filters: Filters = Filters(), cap: int = resume.DEFAULT_CAP) -> pd.DataFrame:
+    """`risks()`'s live query, executed directly (never the table)."""
+    return resume._fetch(con, *resume.risks_sql(filters, cap), resume.RISK_COLUMNS)
+
+
+def test_a_load_writes_risk_figures_with_the_live_columns_types_and_rows(con, sqlite_store):
+    assert resume._risks_materialized(con)
+    sql, params = resume.risks_sql()
+    assert column_types(con, f"SELECT * FROM {resume.RISKS_TABLE}", []) == column_types(con, sql, params)
+    pd.testing.assert_frame_equal(resume.risks(con), live_risks(con), check_exact=True)
+    assert set(resume.risks(con)["thread_id"]) == set(sqlite_store.manifest)
+    # Not vacuous: the store's restart, edit and fork scenarios are flagged.
+    assert (resume.risks(con)["risk_score"] > 0).any()
+
+
+def test_risks_with_every_filter_equal_the_live_query(con):
+    for filters in store_filters(con):
+        pd.testing.assert_frame_equal(resume.risks(con, filters), live_risks(con, filters), check_exact=True)
+
+
+@pytest.fixture()
+def doctored_risks(loaded, tmp_path):
+    """A copy whose risk table gives every thread a score of -1: shows which path answered."""
+    return edited_copy(loaded, tmp_path / "doctored-risks.duckdb", f"UPDATE {resume.RISKS_TABLE} SET risk_score = -1")
+
+
+def test_risks_read_the_table_for_the_default_cap_only(doctored_risks):
+    with connect(doctored_risks) as c:
+        assert set(resume.risks(c)["risk_score"]) == {-1}
+        assert set(resume.risk_overview(c).table["risk_score"]) == {-1}  # the page's call
+        for filters in store_filters(c):
+            assert set(resume.risks(c, filters)["risk_score"]) <= {-1}
+        other = resume.risks(c, cap=5)
+        assert (other["risk_score"] >= 0).all()
+        pd.testing.assert_frame_equal(other, live_risks(c, cap=5), check_exact=True)
+
+
+def test_a_risk_table_written_by_another_definition_is_ignored(doctored_risks):
+    c = duckdb.connect(str(doctored_risks))
+    c.execute(f"COMMENT ON TABLE {resume.RISKS_TABLE} IS 'risks_sql sha256:0000'")
+    c.close()
+    with connect(doctored_risks) as c:
+        assert not resume._risks_materialized(c)
+        pd.testing.assert_frame_equal(resume.risks(c), live_risks(c), check_exact=True)
+
+
+def test_the_hand_made_corpus_risks_alike_on_both_paths():
+    c = build(None)
+    try:
+        before = {f: resume.risks(c, f) for f in _corpus_filters()}
+        resume.materialize_risks(c)
+        assert resume._risks_materialized(c)
+        for f, want in before.items():
+            pd.testing.assert_frame_equal(resume.risks(c, f), want, check_exact=True)
+    finally:
+        c.close()
