@@ -7,7 +7,7 @@ checkpoint (smallest ts, tie → smallest id; any branch) holding its id.
 Why payloads stay bytes until here: a SqliteSaver re-serializes the whole
 message list in every checkpoint, so the same payload bytes recur in every
 later checkpoint. The reader has numbered the distinct payloads of the thread
-(`records.Payloads`), so each checkpoint arrives as a list of small ints and
+(`records.Payloads`), so each checkpoint arrives as an `array` of small ints and
 each distinct payload is decoded once per thread, here.
 """
 
