@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import operator
 import shutil
 import sqlite3
 from collections.abc import Iterator
@@ -46,6 +47,7 @@ except ImportError:  # not built, or no SQLite to build against: pages are read 
     _readahead = None
 
 _unpackb = ormsgpack.unpackb
+_first = operator.itemgetter(0)  # rows grouped by thread id (a C call per row, not a lambda's frame)
 SPECIAL_CHANNELS = ("__interrupt__", "__resume__", "__error__")
 _CHECKPOINT_COLUMNS = {"thread_id", "checkpoint_ns", "checkpoint_id", "parent_checkpoint_id", "type", "checkpoint", "metadata"}
 _WRITE_COLUMNS = {"thread_id", "checkpoint_ns", "checkpoint_id", "task_id", "idx", "channel", "type", "value"}
@@ -300,9 +302,9 @@ class SqliteReader:
         writes = self.con.execute(
             _WRITES_SQL.format(indexed=indexed, where=f"AND {where}" if where else ""), [*SPECIAL_CHANNELS, *params]
         )
-        write_groups = itertools.groupby(writes, key=lambda r: r[0])
+        write_groups = itertools.groupby(writes, key=_first)
         pending = next(write_groups, None)
-        for thread_id, rows in itertools.groupby(cps, key=lambda r: r[0]):
+        for thread_id, rows in itertools.groupby(cps, key=_first):
             problem = _key_problem(thread_id)
             if problem is not None:
                 # No id to load these rows under (a hostile or damaged file): report each, load none.
