@@ -9,15 +9,18 @@ that replaces the old one only at the end (`loaders.writer`).
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import json
 import multiprocessing as mp
 import os
 import queue as queue_mod
 import shutil
+import sys
 import threading
 import time
 import traceback
+import types
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timezone
@@ -143,8 +146,6 @@ class _NoPandas:
 
 
 def _worker(job: _Job, q) -> None:
-    import sys
-
     if "pandas" not in sys.modules:  # (already loaded when forked from a notebook: then it costs nothing)
         sys.meta_path.insert(0, _NoPandas())
     import loaders  # noqa: F401  (registers built-in sources in a spawned process)
@@ -174,16 +175,52 @@ def _worker(job: _Job, q) -> None:
         q.put(("error", f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}"))
 
 
+def _mp_context():
+    """How to start workers: fork starts one without re-importing anything, but
+    forking a process that runs other threads (the Streamlit server) is unsafe.
+    There a fork server (a clean single-threaded process, started once, with
+    `loaders` imported) forks them: a spawned worker would pay an interpreter
+    and the imports (~0.3 s) at every load."""
+    methods = mp.get_all_start_methods()
+    if threading.active_count() == 1 and "fork" in methods:
+        return mp.get_context("fork")
+    if "forkserver" in methods:
+        ctx = mp.get_context("forkserver")
+        ctx.set_forkserver_preload(["loaders"])
+        return ctx
+    return mp.get_context("spawn")
+
+
+@contextlib.contextmanager
+def _main_not_rerun(ctx):
+    """Start non-forked workers without the parent's main module.
+
+    A spawned or fork-server worker first runs the parent's `__main__` file
+    again (as `__mp_main__`). Under `streamlit run` that is the page script:
+    every worker re-ran the app (imports, and whatever the page does, a load
+    included) before its job. The workers' code is `loaders.pipeline`, which
+    they import by name; a stand-in `__main__` with no file is all they get.
+    """
+    main = sys.modules.get("__main__")
+    if ctx.get_start_method() == "fork" or main is None:
+        yield
+        return
+    sys.modules["__main__"] = types.ModuleType("__main__")
+    try:
+        yield
+    finally:
+        sys.modules["__main__"] = main
+
+
 def _run_parallel(jobs: list[_Job], progress: Callable[[int], None], started: Callable[[], None] = lambda: None) -> list[dict]:
     """Run the jobs in worker processes; `started()` is called once they all run
     (a thread started before a fork would be copied into the workers half-way)."""
-    # fork starts a worker without re-importing anything, but forking a process
-    # that runs other threads (the Streamlit server) is unsafe: spawn there.
-    ctx = mp.get_context("fork" if threading.active_count() == 1 and "fork" in mp.get_all_start_methods() else "spawn")
+    ctx = _mp_context()
     q = ctx.Queue()
     procs = [ctx.Process(target=_worker, args=(job, q), daemon=True) for job in jobs]
-    for p in procs:
-        p.start()
+    with _main_not_rerun(ctx):
+        for p in procs:
+            p.start()
     started()
     results: list[dict] = []
     try:

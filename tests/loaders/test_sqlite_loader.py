@@ -6,11 +6,15 @@ import re
 import sqlite3
 import subprocess
 import sys
+import threading
+import types
 from pathlib import Path
 
 import pytest
 
 import loaders
+import loaders.pipeline as pipeline
+from loaders.sqlite_source import SqliteReader
 from tests import oracle
 from tests.loaders.util import assert_same_tables, folder_fingerprint, load_db, rows
 
@@ -153,8 +157,6 @@ def test_old_store_without_task_path_loads(sqlite_store, copy_store, tmp_path, o
 
 
 def test_parallel_and_single_process_loads_are_identical(sqlite_store, tmp_path, monkeypatch):
-    from loaders.sqlite_source import SqliteReader
-
     split = SqliteReader.split
     # The fixture store is small; force a split so the worker path really runs.
     monkeypatch.setattr(SqliteReader, "split", lambda self, n: split(self, n, min_bytes=0))
@@ -162,6 +164,38 @@ def test_parallel_and_single_process_loads_are_identical(sqlite_store, tmp_path,
     load_db(sqlite_store.path, one, workers=1)
     load_db(sqlite_store.path, two, workers=2)
     assert_same_tables(one, two)
+
+
+def test_a_load_from_a_process_running_threads_uses_the_fork_server_and_equals_a_forked_one(sqlite_store, tmp_path, monkeypatch):
+    # The app's server runs threads, so its loads cannot fork; their workers come
+    # from a fork server. Same rows as workers forked from a single-threaded CLI.
+    split = SqliteReader.split
+    monkeypatch.setattr(SqliteReader, "split", lambda self, n: split(self, n, min_bytes=0))
+    forked, served = tmp_path / "forked.duckdb", tmp_path / "served.duckdb"
+    load_db(sqlite_store.path, forked, workers=2)
+    # Under `streamlit run` the main module is the page script; a worker must not
+    # run it again (it re-ran the whole app, a load included, in every worker).
+    marker = tmp_path / "page-script-ran"
+    page = tmp_path / "page.py"
+    page.write_text(f"open({str(marker)!r}, 'a').write('ran\\n')\n")
+    fake_main = types.ModuleType("__main__")
+    fake_main.__file__ = str(page)
+    monkeypatch.setitem(sys.modules, "__main__", fake_main)
+    methods = []
+    real = pipeline._mp_context
+    monkeypatch.setattr(pipeline, "_mp_context", lambda: methods.append(real().get_start_method()) or real())
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait, daemon=True)
+    other.start()
+    try:
+        load_db(sqlite_store.path, served, workers=2)
+    finally:
+        stop.set()
+        other.join()
+    assert methods == ["forkserver"]
+    assert_same_tables(forked, served, with_errors=True)
+    assert not marker.exists()
+    assert sys.modules["__main__"] is fake_main  # put back after the workers started
 
 
 def test_custom_thread_key_pattern(sqlite_store, tmp_path):
