@@ -20,9 +20,11 @@ $(VENV)/.dev: requirements-dev.txt $(VENV)/.runtime
 # The loader's C scanner (loaders/_scan.c; rebuilt only when the source changed).
 # The app runs without it (a slower pure-Python path); the tests require it.
 ext: $(VENV)/.runtime
+	bash scripts/build-deps.sh
 	$(PY) setup.py -q build_ext --inplace
 
 app: $(VENV)/.runtime
+	-bash scripts/build-deps.sh
 	-$(PY) setup.py -q build_ext --inplace
 	$(VENV)/bin/streamlit run app.py
 
