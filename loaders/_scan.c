@@ -20,6 +20,7 @@
  * is bounds-checked against the blob's length.
  */
 #define PY_SSIZE_T_CLEAN
+#define _GNU_SOURCE  /* memmem */
 #include <Python.h>
 #include <stdint.h>
 #include <string.h>
@@ -338,8 +339,162 @@ done:
     return result;
 }
 
+/* --- row(): a whole `checkpoints` row, the common case ---------------------------- */
+
+static PyObject *s_blob, *s_spans, *s_prev, *s_prev_versions, *s_index, *s_items, *s_append;
+
+/* Number the payloads of a scanned list into `payloads` (a records.Payloads): the
+ * first `common` versions are the previous list's, the tail is looked up or added.
+ * Returns the new version array, or NULL with an exception set. */
+static PyObject *number(PyObject *payloads, PyObject *blob, PyObject *spans, Py_ssize_t common, PyObject *tail) {
+    PyObject *prev_versions = PyObject_GetAttr(payloads, s_prev_versions);
+    if (prev_versions == NULL) return NULL;
+    PyObject *out = PySequence_GetSlice(prev_versions, 0, common);
+    Py_DECREF(prev_versions);
+    if (out == NULL) return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(tail);
+    if (n > 0) {
+        PyObject *index = PyObject_GetAttr(payloads, s_index);
+        PyObject *items = index ? PyObject_GetAttr(payloads, s_items) : NULL;
+        PyObject *append = items ? PyObject_GetAttr(out, s_append) : NULL;
+        if (append == NULL || !PyDict_Check(index) || !PyList_Check(items)) {
+            if (append != NULL) PyErr_SetString(PyExc_TypeError, "Payloads state is not a dict and a list");
+            Py_XDECREF(index); Py_XDECREF(items); Py_XDECREF(append); Py_DECREF(out);
+            return NULL;
+        }
+        for (Py_ssize_t i = 0; i < n; i++) {
+            PyObject *payload = PyList_GET_ITEM(tail, i);
+            PyObject *v = PyDict_GetItemWithError(index, payload);  /* borrowed */
+            if (v != NULL) {
+                Py_INCREF(v);
+            } else if (PyErr_Occurred()) {
+                break;
+            } else {
+                v = PyLong_FromSsize_t(PyList_GET_SIZE(items));
+                if (v == NULL || PyDict_SetItem(index, payload, v) < 0 || PyList_Append(items, payload) < 0) {
+                    Py_XDECREF(v);
+                    break;
+                }
+            }
+            PyObject *r = PyObject_CallOneArg(append, v);
+            Py_DECREF(v);
+            if (r == NULL) break;
+            Py_DECREF(r);
+        }
+        Py_DECREF(index); Py_DECREF(items); Py_DECREF(append);
+        if (PyErr_Occurred()) {
+            Py_DECREF(out);
+            return NULL;
+        }
+    }
+    PyObject *fresh = PyList_New(0);
+    if (fresh == NULL || PyObject_SetAttr(payloads, s_prev, fresh) < 0 ||
+        PyObject_SetAttr(payloads, s_prev_versions, out) < 0 || PyObject_SetAttr(payloads, s_blob, blob) < 0 ||
+        PyObject_SetAttr(payloads, s_spans, spans) < 0) {
+        Py_XDECREF(fresh);
+        Py_DECREF(out);
+        return NULL;
+    }
+    Py_DECREF(fresh);
+    return out;
+}
+
+static int is_text(PyObject *o) { return PyUnicode_CheckExact(o); }
+
+PyDoc_STRVAR(row_doc,
+"row(row, payloads, raw_checkpoint, empty) -> RawCheckpoint | None\n\n"
+"`sqlite_source._fast_checkpoint` for a `checkpoints` row (thread_id, ns, id, parent,\n"
+"type, blob, metadata) in one call: the same checks, the scan, the payload numbering\n"
+"into `payloads`, the RawCheckpoint (`raw_checkpoint` is its class, `empty` the\n"
+"metadata mapping). None, with `payloads` untouched, whenever it is not sure.");
+
+static PyObject *row(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 4 || !PyTuple_CheckExact(args[0]) || PyTuple_GET_SIZE(args[0]) != 7 || !PyType_Check(args[2])) {
+        PyErr_SetString(PyExc_TypeError, "row(row: 7-tuple, payloads, raw_checkpoint: type, empty)");
+        return NULL;
+    }
+    PyObject *r = args[0], *payloads = args[1], *type = args[2], *empty = args[3];
+    PyObject *thread_id = PyTuple_GET_ITEM(r, 0), *ns = PyTuple_GET_ITEM(r, 1), *cid = PyTuple_GET_ITEM(r, 2);
+    PyObject *parent = PyTuple_GET_ITEM(r, 3), *type_ = PyTuple_GET_ITEM(r, 4), *blob = PyTuple_GET_ITEM(r, 5);
+    PyObject *metadata = PyTuple_GET_ITEM(r, 6);
+    if (!is_text(type_) || PyUnicode_CompareWithASCIIString(type_, "msgpack") != 0 || !is_text(thread_id) ||
+        !is_text(ns) || !is_text(cid) || !PyBytes_CheckExact(blob) || (parent != Py_None && !is_text(parent)))
+        Py_RETURN_NONE;
+    /* Metadata: JSON-object text without NaN / Infinity (ASCII, so the same test on
+     * UTF-8 bytes and on text). */
+    const char *md;
+    Py_ssize_t md_len;
+    if (PyBytes_CheckExact(metadata)) {
+        md = PyBytes_AS_STRING(metadata);
+        md_len = PyBytes_GET_SIZE(metadata);
+    } else if (is_text(metadata)) {
+        md = PyUnicode_AsUTF8AndSize(metadata, &md_len);
+        if (md == NULL) {  /* lone surrogates: the Python path decides */
+            PyErr_Clear();
+            Py_RETURN_NONE;
+        }
+    } else {
+        Py_RETURN_NONE;
+    }
+    if (md_len == 0 || md[0] != '{' || memmem(md, md_len, "NaN", 3) || memmem(md, md_len, "Infinity", 8)) Py_RETURN_NONE;
+
+    PyObject *prev_blob = PyObject_GetAttr(payloads, s_blob);
+    if (prev_blob == NULL) return NULL;
+    PyObject *prev_spans = PyObject_GetAttr(payloads, s_spans);
+    if (prev_spans == NULL) {
+        Py_DECREF(prev_blob);
+        return NULL;
+    }
+    PyObject *scan_args = PyTuple_Pack(3, blob, prev_blob, prev_spans);
+    Py_DECREF(prev_blob);
+    Py_DECREF(prev_spans);
+    if (scan_args == NULL) return NULL;
+    PyObject *found = scan(NULL, scan_args);
+    Py_DECREF(scan_args);
+    if (found == NULL || found == Py_None) return found;
+    PyObject *text = NULL;
+    if (PyBytes_CheckExact(metadata)) {
+        text = PyUnicode_DecodeUTF8(md, md_len, "strict");
+        if (text == NULL) {  /* not UTF-8: the Python path reports it */
+            PyErr_Clear();
+            Py_DECREF(found);
+            Py_RETURN_NONE;
+        }
+    } else {
+        text = Py_NewRef(metadata);
+    }
+    PyObject *ts = PyTuple_GET_ITEM(found, 0), *spans = PyTuple_GET_ITEM(found, 1);
+    PyObject *messages;
+    if (spans == Py_None) {
+        messages = Py_NewRef(Py_None);
+    } else {
+        Py_ssize_t common = PyLong_AsSsize_t(PyTuple_GET_ITEM(found, 2));
+        messages = number(payloads, blob, spans, common, PyTuple_GET_ITEM(found, 3));
+        if (messages == NULL) {
+            Py_DECREF(text);
+            Py_DECREF(found);
+            return NULL;
+        }
+    }
+    PyTypeObject *tp = (PyTypeObject *)type;
+    PyObject *out = tp->tp_alloc(tp, 9);
+    if (out == NULL) {
+        Py_DECREF(messages);
+        Py_DECREF(text);
+        Py_DECREF(found);
+        return NULL;
+    }
+    PyObject *fields[9] = {thread_id, ns, cid, parent, ts, empty, messages, Py_False, text};
+    for (int i = 0; i < 9; i++) PyTuple_SET_ITEM(out, i, Py_NewRef(fields[i]));
+    Py_DECREF(messages);
+    Py_DECREF(text);
+    Py_DECREF(found);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"scan", scan, METH_VARARGS, scan_doc},
+    {"row", (PyCFunction)(void (*)(void))row, METH_FASTCALL, row_doc},
     {NULL, NULL, 0, NULL},
 };
 
@@ -348,4 +503,14 @@ static struct PyModuleDef module = {
     "The SQLite loader's checkpoint skeleton scanner (see _scan.c).", -1, methods, NULL, NULL, NULL, NULL,
 };
 
-PyMODINIT_FUNC PyInit__scan(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__scan(void) {
+    s_blob = PyUnicode_InternFromString("blob");
+    s_spans = PyUnicode_InternFromString("spans");
+    s_prev = PyUnicode_InternFromString("_prev");
+    s_prev_versions = PyUnicode_InternFromString("_prev_versions");
+    s_index = PyUnicode_InternFromString("_index");
+    s_items = PyUnicode_InternFromString("items");
+    s_append = PyUnicode_InternFromString("append");
+    if (!s_blob || !s_spans || !s_prev || !s_prev_versions || !s_index || !s_items || !s_append) return NULL;
+    return PyModule_Create(&module);
+}

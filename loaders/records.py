@@ -66,8 +66,10 @@ class Payloads:
         self._index: dict[Any, int] = {}
         self._prev: list[Any] = []
         self._prev_versions = array("i")
-        # The previous list when it came from `loaders._scan` (see `scanned`): the
-        # checkpoint blob and where its payloads lie in it.
+        # The previous list when `loaders._scan.row` numbered it: the checkpoint blob
+        # and where its payloads lie in it. That C function reads and sets these
+        # attributes and `_prev_versions`, `_index` and `items` as `versions` does,
+        # so a thread's lists may take either path in any mix (tests/loaders/test_scan.py).
         self.blob: bytes | None = None
         self.spans: bytes | None = None
 
@@ -97,25 +99,6 @@ class Payloads:
             out.append(v)
         self._prev, self._prev_versions = payloads, out
         self.blob = self.spans = None
-        return out
-
-    def scanned(self, blob: bytes, spans: bytes, common: int, tail: list[bytes]) -> array:
-        """`versions` for a list found by `loaders._scan.scan(blob, self.blob, self.spans)`:
-        its first `common` payloads equal the previous list's, `tail` is the rest.
-
-        The same numbering as `versions` gives the same payloads, whichever way
-        each list of a thread arrived.
-        """
-        out = self._prev_versions[:common]
-        index, items = self._index, self.items
-        for payload in tail:
-            v = index.get(payload)
-            if v is None:
-                v = index[payload] = len(items)
-                items.append(payload)
-            out.append(v)
-        self._prev, self._prev_versions = [], out
-        self.blob, self.spans = blob, spans
         return out
 
 

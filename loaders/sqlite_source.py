@@ -420,6 +420,13 @@ def _fast_checkpoint(row, payloads: Payloads) -> RawCheckpoint | None:
     row is anything but a well-formed msgpack checkpoint with JSON-object
     metadata (the full path then reports what is wrong). This runs once per
     checkpoint, so every check costs the whole load time."""
+    if _scan is not None:
+        # All of the below in one C call: the checks, a walk of the blob in place that
+        # compares payloads with the previous checkpoint's where they lie, and the
+        # numbering. None when it is not sure; then ormsgpack decides, below.
+        cp = _scan.row(row, payloads, RawCheckpoint, _EMPTY)
+        if cp is not None:
+            return cp
     thread_id, ns, cid, parent, type_, blob, metadata = row
     if type_ != "msgpack" or type(ns) is not str or type(cid) is not str or type(blob) is not bytes:
         return None
@@ -434,14 +441,6 @@ def _fast_checkpoint(row, payloads: Payloads) -> RawCheckpoint | None:
         return None
     if metadata[:1] != "{" or "NaN" in metadata or "Infinity" in metadata:
         return None
-    if _scan is not None:
-        # Walks the blob in place and compares payloads with the previous checkpoint's
-        # where they lie; None when it is not sure (then ormsgpack decides, below).
-        found = _scan.scan(blob, payloads.blob, payloads.spans)
-        if found is not None:
-            ts, spans, common, tail = found
-            messages = payloads.scanned(blob, spans, common, tail) if spans is not None else None
-            return RawCheckpoint(thread_id, ns, cid, parent, ts, _EMPTY, messages, False, metadata)
     try:
         checkpoint = _unpackb(blob, ext_hook=_outer_hook, option=_UNPACK_OPT)
     except Exception:  # noqa: BLE001 - the full path says what is wrong

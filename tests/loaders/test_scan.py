@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 import loaders.sqlite_source as sqlite_source
 from loaders.decode import _UNPACK_OPT, _outer_hook
-from loaders.records import Payloads
+from loaders.records import Payloads, RawCheckpoint
 from tests.loaders.util import assert_same_tables, load_db
 
 _scan = sqlite_source._scan
@@ -144,6 +144,10 @@ def _blob(payload_list: list[bytes], pad: bytes = b"") -> bytes:
     return ormsgpack.packb({"pad": pad, "ts": "t", "channel_values": {"messages": [ormsgpack.Ext(5, p) for p in payload_list]}})
 
 
+def _row(blob: bytes, metadata=b'{"step": 1}') -> tuple:
+    return ("t", "", "c", None, "msgpack", blob, metadata)
+
+
 @settings(max_examples=300)
 @given(st.lists(st.tuples(st.lists(st.sampled_from([b"a", b"b", b"ab", b"", b"c" * 300]), max_size=7), st.booleans(), st.binary(max_size=3))))
 def test_numbering_is_first_seen_numbering_whichever_path_each_list_takes(lists):
@@ -156,21 +160,52 @@ def test_numbering_is_first_seen_numbering_whichever_path_each_list_takes(lists)
                 reference_items.append(item)
             expected.append(reference_items.index(item))
         if by_scan:
-            blob = _blob(items, pad)
-            prev_blob, prev_spans = table.blob, table.spans
-            ts, spans, common, tail = _scan.scan(blob, prev_blob, prev_spans)
-            if prev_blob is not None:
-                previous = scanned(prev_blob)[1]
-                shared = 0
-                while shared < min(len(previous), len(items)) and previous[shared] == items[shared]:
-                    shared += 1
-                assert common == shared
-            assert tail == items[common:]
-            got = table.scanned(blob, spans, common, tail)
+            cp = _scan.row(_row(_blob(items, pad)), table, RawCheckpoint, {})
+            assert cp is not None
+            got = cp.messages
         else:
             got = table.versions(items)
         assert got.tolist() == expected
     assert table.items == reference_items
+
+
+def test_row_builds_the_checkpoint_the_python_path_builds(monkeypatch):
+    rows = [
+        ("acme:web:1", "", "0001", None, "msgpack", _blob([b"x", b"y"]), '{"step": 2, "note": "é"}'.encode()),
+        ("acme:web:1", "", "0002", "0001", "msgpack", _blob([b"x", b"y", b"z"], b"pad"), '{"step": 3}'),  # text metadata
+        ("acme:web:1", "", "0003", "0002", "msgpack", ormsgpack.packb({"ts": "u", "channel_values": {}}), b"{}"),
+    ]
+    fast_table, plain_table = Payloads(), Payloads()
+    fast = [_scan.row(r, fast_table, RawCheckpoint, sqlite_source._EMPTY) for r in rows]
+    monkeypatch.setattr(sqlite_source, "_scan", None)
+    plain = [sqlite_source._fast_checkpoint(r, plain_table) for r in rows]
+    assert all(type(cp) is RawCheckpoint for cp in fast + plain)
+    as_lists = lambda cps: [(*cp[:6], None if cp.messages is None else cp.messages.tolist(), *cp[7:]) for cp in cps]  # noqa: E731
+    assert as_lists(fast) == as_lists(plain)
+    assert fast[1].messages.tolist() == [0, 1, 2] and fast[2].messages is None
+    assert fast_table.items == plain_table.items == [b"x", b"y", b"z"]
+
+
+@pytest.mark.parametrize(
+    "row",
+    [
+        ("t", "", "c", None, "json", _blob([b"x"]), b"{}"),  # another serialization type
+        ("t", 1, "c", None, "msgpack", _blob([b"x"]), b"{}"),  # a key that is not text
+        ("t", "", "c", b"p", "msgpack", _blob([b"x"]), b"{}"),  # a BLOB parent
+        ("t", "", "c", None, "msgpack", bytearray(_blob([b"x"])), b"{}"),  # not bytes
+        ("t", "", "c", None, "msgpack", _blob([b"x"]), b"[1]"),  # metadata not an object
+        ("t", "", "c", None, "msgpack", _blob([b"x"]), b'{"a": NaN}'),  # not strict JSON
+        ("t", "", "c", None, "msgpack", _blob([b"x"]), b'{"a": "\xff"}'),  # not UTF-8
+        ("t", "", "c", None, "msgpack", _blob([b"x"]), None),  # no metadata
+        ("t", "", "c", None, "msgpack", b"\xc1", b"{}"),  # not msgpack
+    ],
+)
+def test_row_declines_what_the_python_path_must_judge_and_leaves_the_numbering_untouched(row):
+    table = Payloads()
+    table.versions([b"q"])
+    before = (table.items[:], table._prev_versions.tolist(), table.blob, table.spans)
+    assert _scan.row(row, table, RawCheckpoint, {}) is None
+    assert (table.items, table._prev_versions.tolist(), table.blob, table.spans) == before
 
 
 def test_every_checkpoint_of_a_real_store_is_read_as_ormsgpack_reads_it(sqlite_store):
