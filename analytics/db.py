@@ -7,6 +7,7 @@ CLI and a page.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -65,4 +66,28 @@ def table_comments(con: duckdb.DuckDBPyConnection, names: list[str]) -> dict[str
         [list(names)],
     ).fetchall()
     return dict(rows)
+
+
+def query_fingerprint(label: str, sql: str, params: list) -> str:
+    """`label sha256:<digest of the query and its parameters>`: the comment a derived
+    table carries, so a table written by another definition is never read.
+
+    >>> query_fingerprint("t", "SELECT 1", []).startswith("t sha256:")
+    True
+    """
+    return f"{label} sha256:" + hashlib.sha256(repr((sql, params)).encode()).hexdigest()[:32]
+
+
+def write_derived_table(con: duckdb.DuckDBPyConnection, table: str, sql: str, params: list, fingerprint: str) -> None:
+    """(Re)create `table` as the result of `sql` and label it with `fingerprint`.
+
+    The loader calls this on its staged database; the session time zone is UTC,
+    as `connect` sets it for readers. `table` and `fingerprint` are our own text
+    (a name and hex digits), never data: COMMENT takes no parameter.
+
+    >>> write_derived_table(con, "t", "SELECT 1 AS x", [], "t sha256:00")  # doctest: +SKIP
+    """
+    con.execute("SET TimeZone = 'UTC'")
+    con.execute(f"CREATE OR REPLACE TABLE {table} AS {sql}", params)
+    con.execute(f"COMMENT ON TABLE {table} IS '{fingerprint}'")
 

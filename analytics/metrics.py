@@ -19,14 +19,13 @@ Two scopes, both from `Filters`:
 from __future__ import annotations
 
 import functools
-import hashlib
 from datetime import datetime, timedelta, timezone
 from typing import TypedDict
 
 import pandas as pd
 import pyarrow as pa
 
-from analytics.db import ConOrPath, connection, table_comments
+from analytics.db import ConOrPath, connection, query_fingerprint, table_comments, write_derived_table
 from analytics.errors import BadRequest, NotFound
 from analytics.filters import Filters
 
@@ -375,8 +374,7 @@ def _fingerprint() -> str:
     A database written before a metric definition changed carries another
     fingerprint, so its table is ignored (live query) rather than read stale.
     """
-    sql, params = conversations_sql(Filters(), RESUME_GAP)
-    return "conversations_sql sha256:" + hashlib.sha256(repr((sql, params)).encode()).hexdigest()[:32]
+    return query_fingerprint("conversations_sql", *conversations_sql(Filters(), RESUME_GAP))
 
 
 def materialize_conversations(con) -> None:
@@ -386,11 +384,7 @@ def materialize_conversations(con) -> None:
     full and incremental loads alike (a rebuild costs one unfiltered query). Sets
     the connection's time zone to UTC, as `analytics.connect` does for readers.
     """
-    sql, params = conversations_sql(Filters(), RESUME_GAP)
-    con.execute("SET TimeZone = 'UTC'")
-    con.execute(f"CREATE OR REPLACE TABLE {MATERIALIZED_TABLE} AS {sql}", params)
-    # The fingerprint is hex text built above, never data: safe as a literal (COMMENT takes no parameter).
-    con.execute(f"COMMENT ON TABLE {MATERIALIZED_TABLE} IS '{_fingerprint()}'")
+    write_derived_table(con, MATERIALIZED_TABLE, *conversations_sql(Filters(), RESUME_GAP), _fingerprint())
 
 
 def _materialized(con) -> bool:
@@ -431,8 +425,7 @@ def _trend_tables() -> dict[str, tuple[str, list, str]]:
         (THREAD_DAYS_TABLE, _aggregate_sql(_THREAD_DAYS)),
         (THREAD_MODELS_TABLE, _aggregate_sql(_THREAD_MODELS)),
     ):
-        digest = hashlib.sha256(repr((sql, params)).encode()).hexdigest()[:32]
-        out[table] = (sql, params, f"{table} sha256:{digest}")
+        out[table] = (sql, params, query_fingerprint(table, sql, params))
     return out
 
 
@@ -441,10 +434,8 @@ def materialize_trends(con) -> None:
 
     Called by the loader next to `materialize_conversations`, on the staged database.
     """
-    con.execute("SET TimeZone = 'UTC'")
     for table, (sql, params, fingerprint) in _trend_tables().items():
-        con.execute(f"CREATE OR REPLACE TABLE {table} AS {sql}", params)
-        con.execute(f"COMMENT ON TABLE {table} IS '{fingerprint}'")  # hex text built above
+        write_derived_table(con, table, sql, params, fingerprint)
 
 
 def _current_trend_tables(con) -> frozenset[str]:

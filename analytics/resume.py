@@ -33,7 +33,6 @@ parent, and walks the parent links recursively for any thread where it is not.
 from __future__ import annotations
 
 import functools
-import hashlib
 import math
 import numbers
 import os
@@ -44,7 +43,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 import pyarrow as pa
 
-from analytics.db import ConOrPath, connection, table_comments
+from analytics.db import ConOrPath, connection, query_fingerprint, table_comments, write_derived_table
 from analytics.errors import BadRequest, NotFound
 from analytics.filters import Filters
 
@@ -862,8 +861,7 @@ RISKS_TABLE = "risk_figures"
 def _risks_fingerprint() -> str:
     """Identifies the query that fills `RISKS_TABLE` (stored as the table's comment);
     a table written by another definition of a figure or flag is not read."""
-    sql, params = risks_sql()
-    return "risks_sql sha256:" + hashlib.sha256(repr((sql, params)).encode()).hexdigest()[:32]
+    return query_fingerprint("risks_sql", *risks_sql())
 
 
 def materialize_risks(con) -> None:
@@ -871,10 +869,7 @@ def materialize_risks(con) -> None:
 
     Called by the loader on the staged database, next to the metric tables.
     """
-    sql, params = risks_sql()
-    con.execute("SET TimeZone = 'UTC'")
-    con.execute(f"CREATE OR REPLACE TABLE {RISKS_TABLE} AS {sql}", params)
-    con.execute(f"COMMENT ON TABLE {RISKS_TABLE} IS '{_risks_fingerprint()}'")  # hex text built above
+    write_derived_table(con, RISKS_TABLE, *risks_sql(), _risks_fingerprint())
 
 
 def _risks_materialized(con) -> bool:
