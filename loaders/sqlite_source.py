@@ -228,6 +228,8 @@ class SqliteReader:
         row's pages (seconds on a large file). A file under `min_bytes` is not
         split: starting workers would cost more than it saves.
         """
+        if n <= 1 or self.path.stat().st_size < min_bytes:
+            return [(None, None)]
         where, params, _ = self._thread_filter(None)
         try:
             rows = self.con.execute(
@@ -238,8 +240,6 @@ class SqliteReader:
         except sqlite3.DatabaseError as exc:
             raise self._damaged(exc) from None
         rows = [r for r in rows if type(r[0]) is str]
-        if n <= 1 or self.path.stat().st_size < min_bytes:
-            return [(None, None)]
         return weighted_ranges([(t, k * k) for t, k in rows], n)
 
     def thread_count(self) -> int | None:
