@@ -492,9 +492,105 @@ static PyObject *row(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     return out;
 }
 
+/* --- checkpoint timestamps ------------------------------------------------ */
+
+/* Days from 1970-01-01 to y-m-d, proleptic Gregorian (H. Hinnant's days_from_civil). */
+static int64_t days_from_civil(int64_t y, int m, int d) {
+    y -= m <= 2;
+    const int64_t era = (y >= 0 ? y : y - 399) / 400;
+    const int64_t yoe = y - era * 400;
+    const int64_t doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
+    const int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + doe - 719468;
+}
+
+static int digits(const unsigned char *s, int n, int *out) {
+    int v = 0;
+    for (int i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9') return 0;
+        v = v * 10 + (s[i] - '0');
+    }
+    *out = v;
+    return 1;
+}
+
+/* What LangGraph writes (`datetime.now(timezone.utc).isoformat()`):
+ * "YYYY-MM-DDTHH:MM:SS.ffffff+00:00", or without ".ffffff" when the
+ * microseconds are 0. 1 and *out = microseconds since the Unix epoch for
+ * exactly that shape with a valid date and time; 0 for anything else (the
+ * caller's Python parser then decides, so the answer never differs from it). */
+static int utc_iso_micros(const unsigned char *s, Py_ssize_t n, int64_t *out) {
+    int y, mo, d, h, mi, sec, frac = 0;
+    if (n != 25 && n != 32) return 0;
+    if (s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':') return 0;
+    if (!digits(s, 4, &y) || !digits(s + 5, 2, &mo) || !digits(s + 8, 2, &d) || !digits(s + 11, 2, &h) ||
+        !digits(s + 14, 2, &mi) || !digits(s + 17, 2, &sec))
+        return 0;
+    const unsigned char *tz = s + 19;
+    if (n == 32) {
+        if (s[19] != '.' || !digits(s + 20, 6, &frac)) return 0;
+        tz = s + 26;
+    }
+    if (memcmp(tz, "+00:00", 6) != 0) return 0;
+    static const int month_days[13] = {0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    if (y < 1 || mo < 1 || mo > 12 || d < 1 || h > 23 || mi > 59 || sec > 59) return 0;
+    int leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    if (d > month_days[mo] + (mo == 2 && leap)) return 0;
+    int64_t seconds = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec;
+    *out = seconds * 1000000 + frac;
+    return 1;
+}
+
+PyDoc_STRVAR(ts_list_doc,
+"ts_list(checkpoints, fallback) -> list\n\n"
+"Item 4 (`ts`) of every checkpoint tuple as integer microseconds since the\n"
+"Unix epoch: LangGraph's own UTC ISO form is read here, anything else (other\n"
+"offsets, other shapes, None, non-strings) is `fallback(value)`.");
+
+static PyObject *ts_list(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "ts_list(checkpoints, fallback)");
+        return NULL;
+    }
+    PyObject *cps = PySequence_Fast(args[0], "ts_list: checkpoints must be a sequence"), *fallback = args[1];
+    if (cps == NULL) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(cps);
+    PyObject *out = PyList_New(n);
+    if (out == NULL) {
+        Py_DECREF(cps);
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *cp = PySequence_Fast_GET_ITEM(cps, i);
+        if (!PyTuple_Check(cp) || PyTuple_GET_SIZE(cp) < 5) {
+            Py_DECREF(cps);
+            Py_DECREF(out);
+            PyErr_SetString(PyExc_TypeError, "ts_list: a checkpoint is not a RawCheckpoint tuple");
+            return NULL;
+        }
+        PyObject *ts = PyTuple_GET_ITEM(cp, 4), *value = NULL;
+        int64_t micros;
+        if (PyUnicode_CheckExact(ts) && PyUnicode_IS_COMPACT_ASCII(ts) &&
+            utc_iso_micros(PyUnicode_DATA(ts), PyUnicode_GET_LENGTH(ts), &micros)) {
+            value = PyLong_FromLongLong(micros);
+        } else {
+            value = PyObject_CallOneArg(fallback, ts);
+        }
+        if (value == NULL) {
+            Py_DECREF(cps);
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyList_SET_ITEM(out, i, value);
+    }
+    Py_DECREF(cps);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"scan", scan, METH_VARARGS, scan_doc},
     {"row", (PyCFunction)(void (*)(void))row, METH_FASTCALL, row_doc},
+    {"ts_list", (PyCFunction)(void (*)(void))ts_list, METH_FASTCALL, ts_list_doc},
     {NULL, NULL, 0, NULL},
 };
 

@@ -24,6 +24,11 @@ from typing import Any
 from loaders.decode import DecodeError, Message, decode_message, plain, to_json
 from loaders.records import LoadError, RawCheckpoint, ThreadBundle
 
+try:  # LangGraph's own UTC timestamps read in C (the SQLite loader's extension); same answers
+    from loaders._scan import ts_list as _ts_list
+except ImportError:  # not built: every timestamp goes through `ts_micros`
+    _ts_list = None
+
 DEFAULT_THREAD_KEY_PATTERN = r"^(?P<tenant>[^:]*):(?P<sub>[^:]*):(?P<session>.*)$"
 
 
@@ -124,7 +129,7 @@ def transform_thread(bundle: ThreadBundle, key_regex: re.Pattern[str]) -> Thread
 
     # Per-checkpoint work here runs once per checkpoint of the store: lists and
     # comprehensions rather than dicts keyed by (namespace, id) tuples.
-    ts_list = [ts_micros(cp.ts) for cp in cps]
+    ts_list = _ts_list(cps, ts_micros) if _ts_list is not None else [ts_micros(cp.ts) for cp in cps]
     if None in ts_list:
         for cp, ts in zip(cps, ts_list):
             if ts is None and cp.ts is not None:

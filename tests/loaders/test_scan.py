@@ -227,3 +227,74 @@ def test_the_ormsgpack_fast_path_alone_equals_the_full_path(sqlite_store, tmp_pa
     monkeypatch.setattr(sqlite_source, "_fast_checkpoint", lambda row, payloads: None)
     load_db(sqlite_store.path, full, workers=1)
     assert_same_tables(without, full, with_errors=True)
+
+
+# --- checkpoint timestamps: `_scan.ts_list` reads LangGraph's UTC form, the rest goes to `ts_micros`
+
+def _cps(values):
+    return [RawCheckpoint("t", "", f"c{i}", None, v, {}, None, False, None) for i, v in enumerate(values)]
+
+
+def _ts_reference(values):
+    from loaders.transform import ts_micros
+
+    return [ts_micros(v) for v in values]
+
+
+def _ts_fast(values):
+    from loaders.transform import ts_micros
+
+    calls = []
+
+    def fallback(v):
+        calls.append(v)
+        return ts_micros(v)
+
+    return _scan.ts_list(_cps(values), fallback), calls
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.datetimes(min_value=__import__("datetime").datetime(1, 1, 1), max_value=__import__("datetime").datetime(9999, 12, 31, 23, 59, 59, 999999)))
+def test_ts_list_reads_langgraph_timestamps_as_python_does(naive):
+    import datetime as dt
+
+    text = naive.replace(tzinfo=dt.timezone.utc).isoformat()  # what LangGraph writes
+    got, calls = _ts_fast([text])
+    assert got == _ts_reference([text])
+    assert calls == []  # read in C, not handed to the fallback
+
+
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_ts_list_equals_ts_micros_on_mutated_timestamps(data):
+    base = data.draw(st.sampled_from(["2024-02-29T23:59:59.999999+00:00", "1970-01-01T00:00:00+00:00", "2023-12-31T12:00:00.5+00:00"]))
+    chars = list(base)
+    for _ in range(data.draw(st.integers(1, 3))):
+        i = data.draw(st.integers(0, len(chars) - 1))
+        chars[i] = data.draw(st.sampled_from("0123456789-:T.+Z 5x\u0661"))
+    text = "".join(chars)
+    got, _ = _ts_fast([text])
+    assert got == _ts_reference([text]), text
+
+
+def test_ts_list_edge_cases():
+    values = [
+        "2024-07-31T12:34:56.789012+00:00", "2024-07-31T12:34:56+00:00", "0001-01-01T00:00:00+00:00",
+        "9999-12-31T23:59:59.999999+00:00", "1969-12-31T23:59:59.999999+00:00", "2000-02-29T00:00:00+00:00",
+        "1900-02-29T00:00:00+00:00", "2023-02-29T00:00:00+00:00", "2024-04-31T00:00:00+00:00",
+        "2024-07-31T24:00:00+00:00", "2024-07-31T23:60:00+00:00", "2024-07-31T23:59:60+00:00", "0000-01-01T00:00:00+00:00",
+        "2024-07-31T12:34:56.789012+02:00", "2024-07-31T12:34:56.789012", "2024-07-31 12:34:56+00:00",
+        "2024-07-31T12:34:56Z", "not a time", "", None, 17, b"2024-07-31T12:34:56+00:00",
+    ]
+    got, calls = _ts_fast(values)
+    assert got == _ts_reference(values)
+    assert got[:6] == [1722429296789012, 1722429296000000, -62135596800000000, 253402300799999999, -1, 951782400000000]
+    assert got[6:13] == [None] * 7
+    # Only valid dates and times in LangGraph's own shape are read in C; the fallback decides the rest.
+    assert calls == values[6:]
+
+
+def test_ts_list_needs_checkpoint_tuples():
+    with pytest.raises(TypeError):
+        _scan.ts_list([object()], lambda v: None)
+    assert _scan.ts_list((), lambda v: None) == []
