@@ -142,3 +142,74 @@ def test_history_events_equal_each_checkpoint_diffed_against_its_parent_from_scr
 
 def _comparable(rows: list[tuple]) -> list[tuple]:
     return sorted((tuple(v.tolist() if hasattr(v, "tolist") else v for v in r) for r in rows), key=repr)
+
+
+def _bundles(path, fast: bool, monkeypatch) -> tuple[list[ThreadBundle], list]:
+    """Every bundle a reader hands over, and the `after` of each `_threads` pass it made."""
+    passes = []
+    real = sqlite_source.SqliteReader._threads
+
+    def recording(self, only, after):
+        passes.append(after)
+        return real(self, only, after)
+
+    with monkeypatch.context() as m:
+        m.setattr(sqlite_source, "FAST_TEXT", fast)
+        m.setattr(sqlite_source.SqliteReader, "_threads", recording)
+        reader = sqlite_source.SqliteSource().open(str(path), sqlite_source.SourceOptions())
+        try:
+            return list(reader.threads()), passes
+        finally:
+            reader.close()
+
+
+def _edited(sqlite_store, copy_store, tmp_path, *statements):
+    import sqlite3
+
+    path = copy_store(sqlite_store.path, tmp_path)
+    con = sqlite3.connect(path)
+    for sql, params in statements:
+        con.execute(sql, params)
+    con.commit()
+    con.execute("PRAGMA journal_mode=DELETE")
+    con.close()
+    return path
+
+
+def test_text_not_utf8_mid_store_restarts_after_the_last_thread(sqlite_store, copy_store, tmp_path, monkeypatch):
+    # A bad namespace in a thread in the middle, a bad special write's task id in another:
+    # the fast decoder stops there, the read goes on with `_text` after the last thread handed over.
+    ids = sorted(sqlite_store.manifest)
+    bad_ns, bad_write = ids[len(ids) // 2], ids[-2]
+    path = _edited(
+        sqlite_store, copy_store, tmp_path,
+        ("UPDATE checkpoints SET checkpoint_ns = CAST(X'ff' AS TEXT) WHERE thread_id = ? AND checkpoint_id = "
+         "(SELECT max(checkpoint_id) FROM checkpoints WHERE thread_id = ?)", [bad_ns, bad_ns]),
+        ("INSERT INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value) VALUES (?, '', (SELECT max(checkpoint_id) FROM checkpoints WHERE thread_id = ?), "
+         "CAST(X'fe41' AS TEXT), 0, '__interrupt__', 'msgpack', X'a178')", [bad_write, bad_write]),
+    )
+    fast, passes = _bundles(path, True, monkeypatch)
+    plain, plain_passes = _bundles(path, False, monkeypatch)
+    assert fast == plain
+    assert plain_passes == [None]
+    assert passes == [None, ids[ids.index(bad_ns) - 1]]  # restarted once, after the thread before the bad one
+    assert any("checkpoint_ns is not valid UTF-8" in e.reason for b in fast for e in b.errors)
+
+
+def test_text_not_utf8_after_a_blob_thread_id_restarts_from_the_start(sqlite_store, copy_store, tmp_path, monkeypatch):
+    # BLOB ids sort after every text id; the last thread handed over has no text id to
+    # restart after, so the read starts again and skips what was handed over.
+    first, second = sorted(sqlite_store.manifest)[:2]
+    path = _edited(
+        sqlite_store, copy_store, tmp_path,
+        ("UPDATE checkpoints SET thread_id = X'01' WHERE thread_id = ?", [first]),
+        ("UPDATE checkpoints SET thread_id = X'02' WHERE thread_id = ?", [second]),
+        ("UPDATE checkpoints SET thread_id = X'03', checkpoint_ns = CAST(X'ff' AS TEXT) WHERE thread_id = "
+         "(SELECT max(thread_id) FROM checkpoints WHERE typeof(thread_id) = 'text')", []),
+    )
+    fast, passes = _bundles(path, True, monkeypatch)
+    plain, _ = _bundles(path, False, monkeypatch)
+    assert fast == plain
+    # (x'02' is not handed over when the error comes: reading on to find its end met x'03'.)
+    assert passes == [None, None]
+    assert [b.thread_id for b in fast].count("x'01'") == 1
