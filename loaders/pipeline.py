@@ -385,11 +385,12 @@ def load(
         prefetch = threading.Thread(target=_prefetch_analytics, daemon=True)
         if ranges and len(ranges) > 1:
             handoff = getattr(reader, "handoff", None)
+            handoff = handoff() if handoff is not None else None
             if handoff is not None:
-                # A staged export: workers read our stage (kept until the load ends).
-                base = replace(base, handoff=handoff())
+                # A staged export or a SQLite snapshot: workers read ours (kept until the load ends).
+                base = replace(base, handoff=handoff)
             else:
-                # Workers open their own snapshot; ours would only hold a staged copy meanwhile.
+                # Workers open the source themselves (a file read in place, a database).
                 reader.close()
             jobs = [replace(base, options=replace(options, thread_range=r), prefix=f"p{i}") for i, r in enumerate(ranges)]
             results = _run_parallel(jobs, tick, started=prefetch.start)

@@ -20,12 +20,13 @@ depends on its WAL state, so that the file and its folder stay byte-identical:
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import operator
 import shutil
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from urllib.parse import quote
 
@@ -163,23 +164,36 @@ class SqliteSource:
 class SqliteReader:
     """An opened SQLite store; see the module docstring for how it is opened."""
 
-    def __init__(self, path: Path, options: SourceOptions) -> None:
+    def __init__(self, path: Path, options: SourceOptions, *, snapshot: Path | None = None) -> None:
         self.path = path
         self.options = options
         self._tmpdir: str | None = None
+        self._snapshot: Path | None = None
+        if snapshot is not None:
+            # A worker reading the loading process's snapshot (`handoff`): same state, no second copy.
+            self._open(lambda: sqlite3.connect(str(snapshot), isolation_level=None))
+            return
         if not path.is_file():
             raise SourceError(f"{path}: no such file (expected a SqliteSaver checkpoint file)")
         with path.open("rb") as fh:
             if fh.read(16) != _SQLITE_MAGIC:
                 raise SourceError(f"{path}: not a SQLite database (expected a SqliteSaver checkpoint file)")
         wal = path.with_name(path.name + "-wal")
-        has_wal = wal.is_file() and wal.stat().st_size > 0
+        if not (wal.is_file() and wal.stat().st_size > 0):
+            self._open(lambda: _connect_immutable(path))
+            return
+
+        def connect_snapshot() -> sqlite3.Connection:
+            self._tmpdir = scratch_dir("snapshot")
+            self._snapshot = _snapshot(path, wal, Path(self._tmpdir))
+            return sqlite3.connect(str(self._snapshot), isolation_level=None)
+
+        self._open(connect_snapshot)
+
+    def _open(self, connect: Callable[[], sqlite3.Connection]) -> None:
+        path = self.path
         try:
-            if not has_wal:
-                self.con = _connect_immutable(path)
-            else:
-                self._tmpdir = scratch_dir("snapshot")
-                self.con = sqlite3.connect(str(_snapshot(path, wal, Path(self._tmpdir))), isolation_level=None)
+            self.con = connect()
             self.con.text_factory = _text
             # One read transaction: every query below sees the same snapshot.
             self.con.execute("BEGIN")
@@ -206,6 +220,16 @@ class SqliteReader:
 
     def describe(self) -> str:
         return str(self.path.resolve())
+
+    def handoff(self) -> Callable[[SourceOptions], SqliteReader] | None:
+        """How a worker process opens this reader's snapshot copy, if it took one
+        (a store with a `-wal`): every worker then reads the one committed state
+        the load started from, and the store is copied once, not once per worker.
+        None for a store read in place (`immutable=1`): workers open it themselves.
+        Picklable: a spawned worker gets it too."""
+        if self._snapshot is None:
+            return None
+        return functools.partial(_open_snapshot, str(self.path), str(self._snapshot))
 
     def _thread_filter(self, only: frozenset[str] | None) -> tuple[str, list, set[str] | None]:
         """SQL predicate for the wanted threads, and a set to filter by in Python
@@ -369,6 +393,10 @@ class SqliteReader:
         if self._tmpdir is not None:
             shutil.rmtree(self._tmpdir, ignore_errors=True)
             self._tmpdir = None
+
+
+def _open_snapshot(path: str, snapshot: str, options: SourceOptions) -> SqliteReader:
+    return SqliteReader(Path(path), options, snapshot=Path(snapshot))
 
 
 def bundle_thread(thread_id: str, rows, write_rows) -> ThreadBundle:

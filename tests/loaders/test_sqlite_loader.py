@@ -145,6 +145,49 @@ def test_wal_rows_load_and_the_wal_store_is_untouched(wal_store, copy_store, tmp
     assert rows(db, f"SELECT {MESSAGE_COLS} FROM messages ORDER BY thread_id, ordinal") == expected
 
 
+def test_a_wal_store_split_across_workers_is_copied_once_and_loads_the_same(wal_store, copy_store, tmp_path, monkeypatch):
+    import os
+    import pickle
+
+    import loaders.sqlite_source as sqlite_source
+
+    src = copy_store(wal_store.path, tmp_path / "src")
+    before = folder_fingerprint(src.parent)
+    split = SqliteReader.split
+    monkeypatch.setattr(SqliteReader, "split", lambda self, n: split(self, n, min_bytes=0))
+    copies = tmp_path / "snapshots.txt"
+    real = sqlite_source._snapshot
+
+    def recording(*args, **kw):  # a file, not a list: workers are other processes
+        with copies.open("a") as fh:
+            fh.write(f"{os.getpid()}\n")
+        return real(*args, **kw)
+
+    monkeypatch.setattr(sqlite_source, "_snapshot", recording)
+    reader = SqliteReader(src, loaders.SourceOptions())
+    try:
+        assert len(reader.split(2)) == 2  # the forced split really splits
+        pickle.dumps(reader.handoff())  # a spawned worker (from the app's server) gets it too
+    finally:
+        reader.close()
+    copies.unlink()
+    split_db, one_db = tmp_path / "split.duckdb", tmp_path / "one.duckdb"
+    load_db(src, split_db, workers=2)
+    assert copies.read_text().split() == [str(os.getpid())]  # copied once, by the load itself
+    load_db(src, one_db, workers=1)
+    assert_same_tables(split_db, one_db, with_errors=True)
+    assert set(wal_store.extra["wal_threads"]) <= {r["thread_id"] for r in rows(split_db, "SELECT thread_id FROM threads")}
+    assert folder_fingerprint(src.parent) == before
+
+
+def test_a_store_read_in_place_has_no_handoff(sqlite_store):
+    reader = SqliteReader(sqlite_store.path, loaders.SourceOptions())
+    try:
+        assert reader.handoff() is None  # workers open it themselves (immutable=1, nothing copied)
+    finally:
+        reader.close()
+
+
 def test_old_store_without_task_path_loads(sqlite_store, copy_store, tmp_path, oracle_rows):
     src = copy_store(sqlite_store.path, tmp_path / "old")
     con = sqlite3.connect(src)
