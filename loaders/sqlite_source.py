@@ -344,7 +344,8 @@ class SqliteReader:
                     continue
                 yield bundle
         finally:
-            self.con.text_factory = _text
+            if self.con is not None:  # (None: the reader was closed before this generator was)
+                self.con.text_factory = _text
 
     def _threads(self, only: frozenset[str] | None, after: str | None) -> Iterator[tuple[object, ThreadBundle]]:
         """(raw thread id, bundle) for every thread, or every thread whose id sorts after `after`."""

@@ -213,3 +213,12 @@ def test_text_not_utf8_after_a_blob_thread_id_restarts_from_the_start(sqlite_sto
     # (x'02' is not handed over when the error comes: reading on to find its end met x'03'.)
     assert passes == [None, None]
     assert [b.thread_id for b in fast].count("x'01'") == 1
+
+
+def test_a_thread_generator_outliving_its_reader_closes_cleanly(sqlite_store):
+    # A load that fails mid-read closes the reader first; the generator is closed later (or by GC).
+    reader = sqlite_source.SqliteSource().open(str(sqlite_store.path), sqlite_source.SourceOptions())
+    threads = reader.threads()
+    next(threads)
+    reader.close()
+    threads.close()  # raised AttributeError when resetting the text factory of the closed connection
