@@ -384,8 +384,8 @@ def load(
         # imports then; a single-process load imports while DuckDB ingests.
         prefetch = threading.Thread(target=_prefetch_analytics, daemon=True)
         if ranges and len(ranges) > 1:
-            handoff = getattr(reader, "handoff", None)
-            handoff = handoff() if handoff is not None else None
+            make_handoff = getattr(reader, "handoff", None)
+            handoff = make_handoff() if make_handoff is not None else None
             if handoff is not None:
                 # A staged export or a SQLite snapshot: workers read ours (kept until the load ends).
                 base = replace(base, handoff=handoff)

@@ -192,7 +192,13 @@ def weighted_ranges(weights: list[tuple[str, int]], n: int) -> list[tuple[str | 
 
 
 class SourceReader(Protocol):
-    """An opened source. Readers stream: one thread in memory at a time."""
+    """An opened source. Readers stream: one thread in memory at a time.
+
+    Optional, looked up with `getattr` by `loaders.pipeline.load`: `split(n)`
+    (thread-id ranges for `n` workers), `handoff()` (how a worker opens what
+    this reader already staged or copied, or None to open the source itself)
+    and `key_digests()` (one key text per thread, for incremental loads).
+    """
 
     def describe(self) -> str:
         """The source as it may be shown and stored (no secrets)."""
