@@ -169,14 +169,19 @@ def test_a_database_without_the_table_runs_the_live_query(loaded, tmp_path):
 # --- the hand-made corpus (threads without messages or tenant, off-branch checkpoints) ----------
 
 
+def _corpus_alike_on_both_paths(c, read, materialize, materialized) -> None:
+    """`read(c, filters)` on the hand-made corpus equals itself after `materialize(c)`, for every filter."""
+    before = {f: read(c, f) for f in _corpus_filters()}
+    materialize(c)
+    assert materialized(c)
+    for f, want in before.items():
+        pd.testing.assert_frame_equal(read(c, f), want, check_exact=True)
+
+
 def test_hand_made_corpus_alike_on_both_paths():
     c = build(None)
     try:
-        before = {f: metrics.conversations(c, f) for f in _corpus_filters()}
-        metrics.materialize_conversations(c)
-        assert metrics._materialized(c)
-        for f, want in before.items():
-            pd.testing.assert_frame_equal(metrics.conversations(c, f), want, check_exact=True)
+        _corpus_alike_on_both_paths(c, metrics.conversations, metrics.materialize_conversations, metrics._materialized)
         assert dict(metrics.conversation(c, "acme:web:empty")) == live_row(c, "acme:web:empty")
     finally:
         c.close()
@@ -275,10 +280,6 @@ def test_a_risk_table_written_by_another_definition_is_ignored(doctored_risks):
 def test_the_hand_made_corpus_risks_alike_on_both_paths():
     c = build(None)
     try:
-        before = {f: resume.risks(c, f) for f in _corpus_filters()}
-        resume.materialize_risks(c)
-        assert resume._risks_materialized(c)
-        for f, want in before.items():
-            pd.testing.assert_frame_equal(resume.risks(c, f), want, check_exact=True)
+        _corpus_alike_on_both_paths(c, resume.risks, resume.materialize_risks, resume._risks_materialized)
     finally:
         c.close()
