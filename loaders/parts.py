@@ -16,7 +16,12 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.ipc as ipc
 
-from loaders.records import LoadError
+from loaders.records import ColumnBuffers, LoadError
+
+try:  # rows → Arrow buffers in C (`loaders/_scan.c`); pyarrow's conversion is the fallback
+    from loaders._scan import stage as _stage
+except ImportError:
+    _stage = None
 
 ERROR_TABLE = "load_errors"
 
@@ -37,7 +42,13 @@ class PartWriter:
         self._writers: dict[str, ipc.RecordBatchFileWriter] = {}
         self.counts: dict[str, int] = {t: 0 for t in schemas}
 
-    def append(self, table: str, rows: list[tuple]) -> None:
+    def append(self, table: str, rows: list[tuple] | ColumnBuffers) -> None:
+        if isinstance(rows, ColumnBuffers):
+            # Already columns: whatever rows are buffered go first, so rows keep their order.
+            self._flush(table)
+            self._write(table, column_batch(self.schemas[table], rows))
+            self.counts[table] += rows.length
+            return
         if not rows:
             return
         buf = self._buffers[table]
@@ -54,14 +65,29 @@ class PartWriter:
         if not rows:
             return
         schema = self.schemas[table]
-        columns = list(zip(*rows))
-        batch = pa.Table.from_arrays([_column(c, f.type) for c, f in zip(columns, schema)], schema=schema)
+        batch = None
+        if _stage is not None:
+            try:
+                staged = _stage(rows, _kinds(schema))
+            except (TypeError, ValueError, OverflowError):
+                pass  # a value of an unexpected type: pyarrow converts (or reports) it below
+            else:
+                batch = column_batch(schema, ColumnBuffers(len(rows), dict(zip(schema.names, staged))))
+        if batch is None:
+            columns = list(zip(*rows))
+            batch = pa.Table.from_arrays([_column(c, f.type) for c, f in zip(columns, schema)], schema=schema)
+        self._write(table, batch)
+        rows.clear()
+
+    def _write(self, table: str, batch: pa.Table | pa.RecordBatch) -> None:
         writer = self._writers.get(table)
         if writer is None:
-            writer = ipc.new_file(str(self.folder / f"{table}.{self.prefix}.arrow"), schema)
+            writer = ipc.new_file(str(self.folder / f"{table}.{self.prefix}.arrow"), self.schemas[table])
             self._writers[table] = writer
-        writer.write_table(batch)
-        rows.clear()
+        if isinstance(batch, pa.RecordBatch):
+            writer.write_batch(batch)
+        else:
+            writer.write_table(batch)
 
     def close(self) -> dict[str, str]:
         """Flush everything; returns {table: Arrow IPC file path} for tables that got rows."""
@@ -86,6 +112,16 @@ def _column(values, type_: pa.DataType) -> pa.Array:
 
 
 _INT_LIST = pa.list_(pa.int32())
+_KINDS = {pa.string(): "s", pa.int32(): "i", pa.int64(): "l", pa.bool_(): "b", _INT_LIST: "L"}
+
+
+def _kinds(schema: pa.Schema) -> str:
+    """`_scan.stage`'s column kinds for a staging schema (timestamps are int64 microseconds).
+
+    >>> _kinds(pa.schema([("a", pa.string()), ("t", pa.timestamp("us", tz="UTC"))]))
+    'sl'
+    """
+    return "".join("l" if pa.types.is_timestamp(f.type) else _KINDS[f.type] for f in schema)
 
 
 def _int_lists(values) -> pa.ListArray:
@@ -119,3 +155,30 @@ def _int_lists(values) -> pa.ListArray:
         pa.Array.from_buffers(pa.int32(), len(flat), [None, pa.py_buffer(flat)]),
         mask=mask,
     )
+
+
+def column_batch(schema: pa.Schema, staged: ColumnBuffers) -> pa.RecordBatch:
+    """A record batch of `schema` over buffers built elsewhere (no copy); absent columns are NULL.
+
+    >>> column_batch(pa.schema([("a", pa.int32())]), ColumnBuffers(2, {})).to_pylist()
+    [{'a': None}, {'a': None}]
+    """
+    n = staged.length
+    arrays = []
+    for field in schema:
+        spec = staged.columns.get(field.name)
+        if spec is None:
+            arrays.append(pa.nulls(n, field.type))
+            continue
+        length, nulls, validity, offsets, data, values = spec
+        if length != n:
+            raise ValueError(f"staged column {field.name} has {length} rows, not {n}")
+        valid = pa.py_buffer(validity) if validity is not None else None
+        if pa.types.is_list(field.type):
+            child = pa.Array.from_buffers(field.type.value_type, len(values) // 4, [None, pa.py_buffer(values)])
+            arrays.append(pa.Array.from_buffers(field.type, n, [valid, pa.py_buffer(offsets)], nulls, children=[child]))
+        elif offsets is not None:
+            arrays.append(pa.Array.from_buffers(field.type, n, [valid, pa.py_buffer(offsets), pa.py_buffer(data)], nulls))
+        else:
+            arrays.append(pa.Array.from_buffers(field.type, n, [valid, pa.py_buffer(data)], nulls))
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)

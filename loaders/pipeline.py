@@ -31,7 +31,7 @@ from loaders.parts import ERROR_TABLE, PartWriter
 from loaders.records import LoadError, SourceError, SourceOptions, SourceReader
 from loaders.registry import resolve
 from loaders.scratch import remove_stale_scratch, scratch_dir
-from loaders.transform import DEFAULT_THREAD_KEY_PATTERN, compile_thread_key, transform_thread
+from loaders.transform import DEFAULT_THREAD_KEY_PATTERN, compile_thread_key, thread_batches
 from loaders.writer import DATA_TABLES, SCHEMA_VERSION, DatabaseWriter, staging_schemas
 
 TOOL_VERSION = "0.1.0"
@@ -68,20 +68,21 @@ def batches(reader: SourceReader, thread_key_pattern: str | None = None, only: f
 
     `load_errors` batches carry `LoadError` records; every other table's rows
     are tuples in the table's column order, timestamps as integer microseconds
-    since the Unix epoch (UTC; see `loaders.transform.ts_micros`).
+    since the Unix epoch (UTC; see `loaders.transform.ts_micros`), or
+    `ColumnBuffers` (columns built in C by a reader's own `batches`). One
+    `load_errors` batch per thread (maybe empty): progress counts them.
 
     >>> for table, rows in batches(reader):  # doctest: +SKIP
     ...     print(table, len(rows))
     """
     regex = compile_thread_key(thread_key_pattern)
+    own = getattr(reader, "batches", None)
+    if own is not None:
+        # A reader with a way of its own to make the rows (the SQLite reader's compiled path).
+        yield from own(regex, only)
+        return
     for bundle in reader.threads(only):
-        rows = transform_thread(bundle, regex)
-        yield "threads", rows.threads
-        yield "checkpoints", rows.checkpoints
-        yield "messages", rows.messages
-        yield "message_versions", rows.message_versions
-        yield "message_events", rows.message_events
-        yield ERROR_TABLE, rows.errors
+        yield from thread_batches(bundle, regex)
 
 
 @dataclass(frozen=True)

@@ -103,6 +103,20 @@ class Payloads:
 
 
 @dataclass(frozen=True, slots=True)
+class ColumnBuffers:
+    """Rows of one staged table as Arrow buffers per column (`loaders._digest`
+    builds them in C); a column of the table's schema that is absent is all NULL.
+
+    Each column is `(length, null_count, validity, offsets, data, list_values)`:
+    bytes in Arrow's layout (bit-packed validity and booleans, int32 offsets for
+    text and lists), None where the type has no such buffer or nothing is NULL.
+    """
+
+    length: int
+    columns: Mapping[str, tuple]
+
+
+@dataclass(frozen=True, slots=True)
 class RawWrite:
     """A pending write on a special channel (`__interrupt__`, `__resume__`, `__error__`)."""
 

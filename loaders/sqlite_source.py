@@ -133,16 +133,19 @@ def _uri(path: Path, **params: str) -> str:
     return f"file:{quote(str(path.resolve()))}?{query}"
 
 
-def _connect_immutable(path: Path) -> sqlite3.Connection:
+def _connect_immutable(path: Path) -> tuple[sqlite3.Connection, str]:
     """A read-only connection to a store that does not change while it is read,
     through the read-ahead VFS when there is one (`loaders/_readahead.c`: a
-    checkpoint blob's overflow pages in one read instead of one read each)."""
+    checkpoint blob's overflow pages in one read instead of one read each);
+    and the URI it was opened with."""
     if _readahead is not None:
+        uri = _uri(path, mode="ro", immutable="1", vfs=_readahead.VFS_NAME)
         try:
-            return sqlite3.connect(_uri(path, mode="ro", immutable="1", vfs=_readahead.VFS_NAME), uri=True, isolation_level=None)
+            return sqlite3.connect(uri, uri=True, isolation_level=None), uri
         except sqlite3.OperationalError:
             pass  # "no such vfs": this Python's sqlite3 carries a SQLite of its own
-    return sqlite3.connect(_uri(path, mode="ro", immutable="1"), uri=True, isolation_level=None)
+    uri = _uri(path, mode="ro", immutable="1")
+    return sqlite3.connect(uri, uri=True, isolation_level=None), uri
 
 
 class SqliteSource:
@@ -169,9 +172,11 @@ class SqliteReader:
         self.options = options
         self._tmpdir: str | None = None
         self._snapshot: Path | None = None
+        # What the store was opened as (a URI or a path), for `loaders._digest`'s own connection.
+        self.uri: str | None = None
         if snapshot is not None:
             # A worker reading the loading process's snapshot (`handoff`): same state, no second copy.
-            self._open(lambda: sqlite3.connect(str(snapshot), isolation_level=None))
+            self._open(lambda: (sqlite3.connect(str(snapshot), isolation_level=None), str(snapshot)))
             return
         if not path.is_file():
             raise SourceError(f"{path}: no such file (expected a SqliteSaver checkpoint file)")
@@ -183,17 +188,17 @@ class SqliteReader:
             self._open(lambda: _connect_immutable(path))
             return
 
-        def connect_snapshot() -> sqlite3.Connection:
+        def connect_snapshot() -> tuple[sqlite3.Connection, str]:
             self._tmpdir = scratch_dir("snapshot")
             self._snapshot = _snapshot(path, wal, Path(self._tmpdir))
-            return sqlite3.connect(str(self._snapshot), isolation_level=None)
+            return sqlite3.connect(str(self._snapshot), isolation_level=None), str(self._snapshot)
 
         self._open(connect_snapshot)
 
-    def _open(self, connect: Callable[[], sqlite3.Connection]) -> None:
+    def _open(self, connect: Callable[[], tuple[sqlite3.Connection, str]]) -> None:
         path = self.path
         try:
-            self.con = connect()
+            self.con, self.uri = connect()
             self.con.text_factory = _text
             # One read transaction: every query below sees the same snapshot.
             self.con.execute("BEGIN")
@@ -354,18 +359,7 @@ class SqliteReader:
             where = " AND ".join(filter(None, [where, "thread_id > ?"]))
             params = [*params, after]
         cps = self.con.execute(_CHECKPOINTS_SQL.format(where=f"WHERE {where}" if where else ""), params)
-        # Special writes are few among many (every step writes its messages): walking
-        # the primary key in order would fetch every row from the table at random to
-        # read its channel (2.3 s on a 7 GB store not in the page cache); a scan in
-        # table order and a sort of the few that match is sequential. A chosen set of
-        # threads bound in the SQL (not filtered afterwards) is looked up by the key.
-        by_key = self.options.wanted(only) is not None and wanted is None
-        indexed = "" if by_key else "NOT INDEXED"
-        writes = self.con.execute(
-            _WRITES_SQL.format(indexed=indexed, where=f"AND {where}" if where else ""), [*SPECIAL_CHANNELS, *params]
-        )
-        write_groups = itertools.groupby(writes, key=_first)
-        pending = next(write_groups, None)
+        writes = self.special_writes(only, where, params, wanted)
         for thread_id, rows in itertools.groupby(cps, key=_first):
             problem = _key_problem(thread_id)
             if problem is not None:
@@ -373,15 +367,43 @@ class SqliteReader:
                 bad = [LoadError(_shown(r[0]), _shown(r[1]), _shown(r[2]), "checkpoint", f"thread_id {problem}; row skipped") for r in rows]
                 yield thread_id, ThreadBundle(_shown(thread_id), [], [], bad)
                 continue
-            thread_writes: list = []
-            while pending is not None and (type(pending[0]) is not str or pending[0] < thread_id):
-                pending = next(write_groups, None)
-            if pending is not None and pending[0] == thread_id:
-                thread_writes = list(pending[1])
-                pending = next(write_groups, None)
+            thread_writes = writes.take(thread_id)
             if wanted is not None and thread_id not in wanted:
                 continue
             yield thread_id, bundle_thread(thread_id, rows, thread_writes)
+
+    def special_writes(self, only: frozenset[str] | None, where: str, params: list, wanted: set[str] | None) -> _WriteGroups:
+        """The `__interrupt__` / `__resume__` / `__error__` writes of the selected threads,
+        grouped by thread in thread order (`where`, `params`, `wanted`: `_thread_filter`'s)."""
+        # Special writes are few among many (every step writes its messages): walking
+        # the primary key in order would fetch every row from the table at random to
+        # read its channel (2.3 s on a 7 GB store not in the page cache); a scan in
+        # table order and a sort of the few that match is sequential. A chosen set of
+        # threads bound in the SQL (not filtered afterwards) is looked up by the key.
+        by_key = self.options.wanted(only) is not None and wanted is None
+        indexed = "" if by_key else "NOT INDEXED"
+        return _WriteGroups(self.con.execute(
+            _WRITES_SQL.format(indexed=indexed, where=f"AND {where}" if where else ""), [*SPECIAL_CHANNELS, *params]
+        ))
+
+    def checkpoint_rows(self, thread_id: str) -> list[tuple]:
+        """Every `checkpoints` row of one thread (by the key), in the reader's column order."""
+        return self.con.execute(_CHECKPOINTS_SQL.format(where="WHERE thread_id = ?"), [thread_id]).fetchall()
+
+    def batches(self, key_regex, only: frozenset[str] | None = None):
+        """`(table, rows)` of every table for the selected threads (`loaders.pipeline.batches`):
+        through `loaders._digest` where it is built, else thread by thread in Python."""
+        from loaders import sqlite_digest
+        from loaders.transform import thread_batches
+
+        if sqlite_digest.usable():
+            try:
+                yield from sqlite_digest.batches(self, key_regex, only)
+            except sqlite3.DatabaseError as exc:
+                raise self._damaged(exc) from None
+            return
+        for bundle in self.threads(only):
+            yield from thread_batches(bundle, key_regex)
 
     def close(self) -> None:
         con = getattr(self, "con", None)
@@ -394,6 +416,26 @@ class SqliteReader:
         if self._tmpdir is not None:
             shutil.rmtree(self._tmpdir, ignore_errors=True)
             self._tmpdir = None
+
+
+class _WriteGroups:
+    """Special-write rows grouped by thread id, handed out as the threads come by (in id order)."""
+
+    def __init__(self, rows) -> None:
+        self._groups = itertools.groupby(rows, key=_first)
+        self._pending = next(self._groups, None)
+
+    def take(self, thread_id: str) -> list:
+        """The rows of `thread_id`, skipping those of threads before it."""
+        pending = self._pending
+        while pending is not None and (type(pending[0]) is not str or pending[0] < thread_id):
+            pending = next(self._groups, None)
+        rows: list = []
+        if pending is not None and pending[0] == thread_id:
+            rows = list(pending[1])
+            pending = next(self._groups, None)
+        self._pending = pending
+        return rows
 
 
 def _open_snapshot(path: str, snapshot: str, options: SourceOptions) -> SqliteReader:
@@ -413,6 +455,12 @@ def bundle_thread(thread_id: str, rows, write_rows) -> ThreadBundle:
             cp = decode_checkpoint_row(row, errors, payloads)
         if cp is not None:
             append(cp)
+    writes = decode_writes(write_rows, errors)
+    return ThreadBundle(thread_id, checkpoints, writes, errors, payloads.items)
+
+
+def decode_writes(write_rows, errors: list[LoadError]) -> list[RawWrite]:
+    """Special `writes` rows (the reader's column order) → `RawWrite`s; damage is reported."""
     writes = []
     for t, ns, cid, task_id, idx, channel, type_, value in write_rows:
         if not _keys_ok((t, ns, cid), errors, "write"):
@@ -423,7 +471,7 @@ def bundle_thread(thread_id: str, rows, write_rows) -> ThreadBundle:
             errors.append(LoadError(t, ns, cid, "write", f"{channel}: {exc}"))
             continue
         writes.append(RawWrite(t, ns, cid, task_id, idx, channel, decoded))
-    return ThreadBundle(thread_id, checkpoints, writes, errors, payloads.items)
+    return writes
 
 
 def _keys_ok(row, errors: list[LoadError], stage: str) -> bool:

@@ -22,7 +22,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from loaders.decode import DecodeError, Message, decode_message, plain, to_json
-from loaders.records import LoadError, RawCheckpoint, ThreadBundle
+from loaders.records import LoadError, RawCheckpoint, RawWrite, ThreadBundle
 
 try:  # LangGraph's own UTC timestamps read in C (the SQLite loader's extension); same answers
     from loaders._scan import ts_list as _ts_list
@@ -172,19 +172,9 @@ def transform_thread(bundle: ThreadBundle, key_regex: re.Pattern[str]) -> Thread
     else:
         renumber = {old: new for new, old in enumerate(order)}.__getitem__
         versions_at = {cp.checkpoint_id: array("i", map(renumber, cp.messages or ())) for cp in usable_roots}
-    first_cp = [first_of[v] for v in order]
-    decoded: list[Message | None] = []
-    first_seen: dict[str, RawCheckpoint] = {}
-    for old, cp in zip(order, first_cp):
-        try:
-            msg = decode_message(bundle.payloads[old])
-        except DecodeError as exc:
-            msg = None
-            errors.append(LoadError(thread_id, "", cp.checkpoint_id, "message", str(exc)))
-        decoded.append(msg)
-        if msg is not None and msg.message_id is not None and msg.message_id not in first_seen:
-            # Versions are numbered oldest first, so the first one met holds the id's first sighting.
-            first_seen[msg.message_id] = cp
+    first_cids = [first_of[v].checkpoint_id for v in order]
+    first_ts = [root_ts_of[cid] for cid in first_cids]
+    decoded = decode_versions(thread_id, [bundle.payloads[old] for old in order], first_cids, errors)
 
     # --- tree shape (checkpoints unpacked in the loop header: cheaper than attribute access)
     children: dict[str, dict[str, int]] = {}  # namespace → parent id → number of children
@@ -229,10 +219,7 @@ def transform_thread(bundle: ThreadBundle, key_regex: re.Pattern[str]) -> Thread
             branch_root[p] = result
         return result
 
-    interrupts: dict[tuple[str, str], list[Any]] = {}
-    for w in bundle.writes:
-        if w.channel == "__interrupt__":
-            interrupts.setdefault((w.checkpoint_ns, w.checkpoint_id), []).append(w.value)
+    interrupts = interrupts_of(bundle.writes)
 
     # --- checkpoints
     checkpoint_rows = []
@@ -263,71 +250,9 @@ def transform_thread(bundle: ThreadBundle, key_regex: re.Pattern[str]) -> Thread
             )
         )
 
-    # --- message versions
-    version_rows = []
-    for v, msg in enumerate(decoded):
-        if msg is None:
-            continue
-        cp = first_cp[v]
-        version_rows.append(
-            (
-                thread_id,
-                v,
-                msg.message_id,
-                msg.lc_type,
-                msg.role,
-                msg.name,
-                msg.content,
-                len(msg.content),
-                msg.non_text_blocks,
-                msg.tool_calls,
-                msg.tool_call_count,
-                msg.tool_call_id,
-                msg.tool_status,
-                cp.checkpoint_id,
-                root_ts_of[cp.checkpoint_id],
-            )
-        )
-
-    # --- transcript
-    message_rows = []
-    if latest_root is not None:
-        for ordinal, v in enumerate(versions_at.get(latest_root, _NO_VERSIONS)):
-            msg = decoded[v]
-            if msg is None:
-                continue
-            seen = first_seen.get(msg.message_id) if msg.message_id is not None else None
-            message_rows.append(
-                (
-                    thread_id,
-                    key.tenant_id,
-                    key.sub_tenant_id,
-                    key.session_id,
-                    ordinal,
-                    msg.role,
-                    msg.lc_type,
-                    msg.chat_role,
-                    msg.name,
-                    msg.content,
-                    len(msg.content),
-                    msg.non_text_blocks,
-                    msg.message_id,
-                    root_ts_of[seen.checkpoint_id] if seen is not None else None,
-                    seen.checkpoint_id if seen is not None else None,
-                    msg.tool_calls,
-                    msg.tool_call_count,
-                    msg.tool_call_id,
-                    msg.tool_status,
-                    msg.input_tokens,
-                    msg.output_tokens,
-                    msg.total_tokens,
-                    msg.model,
-                    msg.usage_metadata,
-                    msg.response_metadata,
-                    msg.additional_kwargs,
-                    v,
-                )
-            )
+    version_rows = versions_rows(thread_id, decoded, first_cids, first_ts)
+    latest_versions = versions_at.get(latest_root, _NO_VERSIONS) if latest_root is not None else None
+    message_rows = transcript_rows(thread_id, key, latest_versions, decoded, first_cids, first_ts)
 
     # --- events: each root checkpoint against its parent
     ident_of = [
@@ -373,29 +298,162 @@ def transform_thread(bundle: ThreadBundle, key_regex: re.Pattern[str]) -> Thread
 
     root_ts = [ts for ts in root_ts_of.values() if ts is not None]
     root_children = children.get("", no_children)
-    pending = interrupts.get(("", latest_root)) if latest_root is not None else None
-    thread_row = (
+    thread_row = make_thread_row(
+        thread_id, key, min(root_ts) if root_ts else None, max(root_ts) if root_ts else None,
+        len(cps), len(roots), len({cp.checkpoint_ns for cp in cps}), len(message_rows), latest_root,
+        (latest_root not in root_children) if latest_root is not None else None,
+        sum(1 for cp in roots if cp.checkpoint_id not in root_children),
+        sum(1 for n in root_children.values() if n > 1),
+        interrupts.get(("", latest_root)) if latest_root is not None else None,
+        removed_current, edited_current,
+    )
+    return ThreadRows([thread_row], checkpoint_rows, message_rows, version_rows, event_rows, errors)
+
+
+# --- rows per message and per thread, shared with the SQLite digester's path
+# (`loaders.sqlite_digest`), which does the per-checkpoint half in C.
+
+def interrupts_of(writes: list[RawWrite]) -> dict[tuple[str, str], list[Any]]:
+    """(namespace, checkpoint id) → the values of its `__interrupt__` writes."""
+    interrupts: dict[tuple[str, str], list[Any]] = {}
+    for w in writes:
+        if w.channel == "__interrupt__":
+            interrupts.setdefault((w.checkpoint_ns, w.checkpoint_id), []).append(w.value)
+    return interrupts
+
+
+def decode_versions(thread_id: str, payloads: list[Any], first_cids: list[str], errors: list[LoadError]) -> list[Message | None]:
+    """Each distinct payload of a thread decoded (None, and an error naming its first
+    checkpoint, when it is not a message), in version order."""
+    decoded: list[Message | None] = []
+    append = decoded.append
+    for payload, cid in zip(payloads, first_cids):
+        try:
+            append(decode_message(payload))
+        except DecodeError as exc:
+            append(None)
+            errors.append(LoadError(thread_id, "", cid, "message", str(exc)))
+    return decoded
+
+
+def versions_rows(thread_id: str, decoded: list[Message | None], first_cids: list[str], first_ts: list[int | None]) -> list[tuple]:
+    """`message_versions` rows: every decoded version with its first checkpoint and ts."""
+    rows = []
+    for v, msg in enumerate(decoded):
+        if msg is None:
+            continue
+        rows.append(
+            (
+                thread_id,
+                v,
+                msg.message_id,
+                msg.lc_type,
+                msg.role,
+                msg.name,
+                msg.content,
+                len(msg.content),
+                msg.non_text_blocks,
+                msg.tool_calls,
+                msg.tool_call_count,
+                msg.tool_call_id,
+                msg.tool_status,
+                first_cids[v],
+                first_ts[v],
+            )
+        )
+    return rows
+
+
+def transcript_rows(
+    thread_id: str, key: ThreadKey, latest_versions, decoded: list[Message | None], first_cids: list[str], first_ts: list[int | None]
+) -> list[tuple]:
+    """`messages` rows: the latest root checkpoint's list (`latest_versions`, None when
+    there is no root checkpoint); a message's ts is its id's first sighting."""
+    if latest_versions is None:
+        return []
+    first_seen: dict[str, int] = {}
+    for v, msg in enumerate(decoded):
+        # Versions are numbered oldest first, so the first one met holds the id's first sighting.
+        if msg is not None and msg.message_id is not None and msg.message_id not in first_seen:
+            first_seen[msg.message_id] = v
+    rows = []
+    for ordinal, v in enumerate(latest_versions):
+        msg = decoded[v]
+        if msg is None:
+            continue
+        seen = first_seen.get(msg.message_id) if msg.message_id is not None else None
+        rows.append(
+            (
+                thread_id,
+                key.tenant_id,
+                key.sub_tenant_id,
+                key.session_id,
+                ordinal,
+                msg.role,
+                msg.lc_type,
+                msg.chat_role,
+                msg.name,
+                msg.content,
+                len(msg.content),
+                msg.non_text_blocks,
+                msg.message_id,
+                first_ts[seen] if seen is not None else None,
+                first_cids[seen] if seen is not None else None,
+                msg.tool_calls,
+                msg.tool_call_count,
+                msg.tool_call_id,
+                msg.tool_status,
+                msg.input_tokens,
+                msg.output_tokens,
+                msg.total_tokens,
+                msg.model,
+                msg.usage_metadata,
+                msg.response_metadata,
+                msg.additional_kwargs,
+                v,
+            )
+        )
+    return rows
+
+
+def make_thread_row(
+    thread_id: str, key: ThreadKey, first_ts: int | None, last_ts: int | None, checkpoints: int, roots: int,
+    namespaces: int, messages: int, latest_root: str | None, latest_is_leaf: bool | None, branch_count: int,
+    fork_count: int, pending: list[Any] | None, removed_current: int, edited_current: int,
+) -> tuple:
+    """The `threads` row."""
+    return (
         thread_id,
         key.tenant_id,
         key.sub_tenant_id,
         key.session_id,
-        min(root_ts) if root_ts else None,
-        max(root_ts) if root_ts else None,
-        len(cps),
-        len(roots),
-        len(cps) - len(roots),
-        len({cp.checkpoint_ns for cp in cps}),
-        len(message_rows),
+        first_ts,
+        last_ts,
+        checkpoints,
+        roots,
+        checkpoints - roots,
+        namespaces,
+        messages,
         latest_root,
-        (latest_root not in root_children) if latest_root is not None else None,
-        sum(1 for cp in roots if cp.checkpoint_id not in root_children),
-        sum(1 for n in root_children.values() if n > 1),
+        latest_is_leaf,
+        branch_count,
+        fork_count,
         bool(pending),
         to_json(plain(pending)) if pending else None,
         removed_current,
         edited_current,
     )
-    return ThreadRows([thread_row], checkpoint_rows, message_rows, version_rows, event_rows, errors)
+
+
+def thread_batches(bundle: ThreadBundle, key_regex: re.Pattern[str]):
+    """`(table, rows)` of every table for one thread (`loaders.pipeline.batches`)."""
+    rows = transform_thread(bundle, key_regex)
+    yield "threads", rows.threads
+    yield "checkpoints", rows.checkpoints
+    yield "messages", rows.messages
+    yield "message_versions", rows.message_versions
+    yield "message_events", rows.message_events
+    yield "load_errors", rows.errors
 
 
 def _diff(prev: array, cur: array, decoded: list[Message | None], ident_of: list[Any]) -> list[tuple]:

@@ -218,15 +218,18 @@ def test_keyboard_interrupt_in_process_keeps_the_database(phase, sqlite_store, e
     monkeypatch.setattr(tempfile, "tempdir", str(private_tmp))  # where the load stages its parts
     calls = {"n": 0}
     if phase == "reading":
-        real = loaders.pipeline.transform_thread
+        real = loaders.pipeline.batches
 
         def interrupted(*a, **k):
-            calls["n"] += 1
-            if calls["n"] == 5:
-                raise KeyboardInterrupt
-            return real(*a, **k)
+            # Ctrl-C at the fifth thread's rows, whichever path makes them.
+            for table, rows in real(*a, **k):
+                if table == "load_errors":
+                    calls["n"] += 1
+                    if calls["n"] == 5:
+                        raise KeyboardInterrupt
+                yield table, rows
 
-        monkeypatch.setattr(loaders.pipeline, "transform_thread", interrupted)
+        monkeypatch.setattr(loaders.pipeline, "batches", interrupted)
     else:
         real = loaders.writer.DatabaseWriter.ingest
 

@@ -16,14 +16,17 @@ from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
+import loaders.sqlite_digest as sqlite_digest
 import loaders.sqlite_source as sqlite_source
 from loaders.decode import decode_message, decode_typed
 from loaders.records import Payloads, RawCheckpoint, ThreadBundle
 from loaders.transform import _diff, compile_thread_key, transform_thread, ts_micros
-from tests.loaders.util import assert_same_tables, load_db
+from tests.loaders.util import assert_same_tables, edited_store, load_db
 
 def test_fast_checkpoint_path_equals_the_full_path(sqlite_store, tmp_path, monkeypatch):
     fast_db, full_db = tmp_path / "fast.duckdb", tmp_path / "full.duckdb"
+    # The Python path's own fast case (the compiled digester is compared in test_digest.py).
+    monkeypatch.setattr(sqlite_digest, "ENABLED", False)
     real = sqlite_source._fast_checkpoint
     taken = []
 
@@ -164,16 +167,7 @@ def _bundles(path, fast: bool, monkeypatch) -> tuple[list[ThreadBundle], list]:
 
 
 def _edited(sqlite_store, copy_store, tmp_path, *statements):
-    import sqlite3
-
-    path = copy_store(sqlite_store.path, tmp_path)
-    con = sqlite3.connect(path)
-    for sql, params in statements:
-        con.execute(sql, params)
-    con.commit()
-    con.execute("PRAGMA journal_mode=DELETE")
-    con.close()
-    return path
+    return edited_store(sqlite_store.path, tmp_path, *statements)
 
 
 def test_text_not_utf8_mid_store_restarts_after_the_last_thread(sqlite_store, copy_store, tmp_path, monkeypatch):

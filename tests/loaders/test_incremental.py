@@ -50,17 +50,19 @@ def test_incremental_reload_reads_only_changed_threads(sqlite_store, tmp_path, m
     load_db(src, db)
     _grow(src, sqlite_store.thread("simple_chat"))
 
-    import loaders.transform as transform
     import loaders.pipeline as pipeline
 
     seen: list[str] = []
-    real = transform.transform_thread
+    real = pipeline.batches
 
-    def spy(bundle, regex):
-        seen.append(bundle.thread_id)
-        return real(bundle, regex)
+    def spy(*a, **k):
+        # Every thread read gives one `threads` row, whichever path made it.
+        for table, rows in real(*a, **k):
+            if table == "threads":
+                seen.extend(r[0] for r in rows)
+            yield table, rows
 
-    monkeypatch.setattr(pipeline, "transform_thread", spy)
+    monkeypatch.setattr(pipeline, "batches", spy)
     load_db(src, db, incremental=True, workers=1)
     assert sorted(seen) == sorted({"zeta:new:s1", sqlite_store.thread("simple_chat")})
     # Nothing changed since: nothing is re-read.

@@ -53,3 +53,20 @@ def assert_same_tables(a: str | os.PathLike, b: str | os.PathLike, with_errors: 
         queries.append(("load_errors", "SELECT * EXCLUDE (load_id) FROM load_errors ORDER BY ALL"))
     for table, sql in queries:
         assert rows(a, sql) == rows(b, sql), table
+
+
+def edited_store(path: str | os.PathLike, copy_to: str | os.PathLike, *statements: tuple[str, list]) -> Path:
+    """A copy of an SQLite store (``conftest.copy_store_files``) with SQL `(statement, params)`
+    applied, checkpointed into the main file (no ``-wal`` left)."""
+    import sqlite3
+
+    from tests.conftest import copy_store_files
+
+    copy = copy_store_files(path, copy_to)
+    con = sqlite3.connect(copy)
+    for sql, params in statements:
+        con.execute(sql, params)
+    con.commit()
+    con.execute("PRAGMA journal_mode=DELETE")
+    con.close()
+    return copy

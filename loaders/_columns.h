@@ -1,0 +1,201 @@
+/* Transcript Lens: growable buffers and Arrow column builders, shared by the
+ * loader's C extensions (`_digest.c` stages checkpoints and history events,
+ * `_scan.c`'s `stage` any table's Python rows). Columns are built in Arrow's
+ * layout (bit-packed validity and booleans, int32 offsets for text and lists)
+ * and handed to Python as bytes, which `loaders.parts.column_batch` wraps
+ * without copying.
+ *
+ * Include after <Python.h>. */
+#ifndef TRANSCRIPT_LENS_COLUMNS_H
+#define TRANSCRIPT_LENS_COLUMNS_H
+#include <stdint.h>
+#include <string.h>
+
+/* --- growable buffers ---------------------------------------------------- */
+
+typedef struct {
+    char *p;
+    Py_ssize_t len, cap;
+} Buf;
+
+static inline int buf_reserve(Buf *b, Py_ssize_t extra) {
+    if (extra < 0 || b->len > PY_SSIZE_T_MAX - extra) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    if (b->len + extra <= b->cap) return 0;
+    Py_ssize_t cap = b->cap ? b->cap : 256;
+    while (cap < b->len + extra) {
+        if (cap > PY_SSIZE_T_MAX / 2) {
+            cap = b->len + extra;
+            break;
+        }
+        cap *= 2;
+    }
+    char *p = PyMem_Realloc(b->p, (size_t)cap);
+    if (p == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    b->p = p;
+    b->cap = cap;
+    return 0;
+}
+
+static inline int buf_put(Buf *b, const void *src, Py_ssize_t n) {
+    if (buf_reserve(b, n) < 0) return -1;
+    if (n) memcpy(b->p + b->len, src, (size_t)n);
+    b->len += n;
+    return 0;
+}
+
+static inline void buf_free(Buf *b) {
+    PyMem_Free(b->p);
+    b->p = NULL;
+    b->len = b->cap = 0;
+}
+
+/* --- Arrow column builders ------------------------------------------------ */
+
+enum { C_STR, C_I32, C_I64, C_BOOL, C_LIST };
+
+typedef struct {
+    int kind;
+    Buf data;   /* values (strings: UTF-8 bytes; bool: bits) */
+    Buf offs;   /* int32 offsets (strings, lists) */
+    Buf valid;  /* validity bits */
+    Buf child;  /* list values (int32) */
+    Py_ssize_t n, nulls;
+} Col;
+
+static inline int col_begin(Col *c) {
+    if (c->kind == C_STR || c->kind == C_LIST) {
+        int32_t zero = 0;
+        if (c->offs.len == 0 && buf_put(&c->offs, &zero, 4) < 0) return -1;
+    }
+    return 0;
+}
+
+static inline int set_bit(Buf *b, Py_ssize_t i, int on) {
+    Py_ssize_t need = i / 8 + 1;
+    if (b->len < need) {
+        Py_ssize_t grow = need - b->len;
+        if (buf_reserve(b, grow) < 0) return -1;
+        memset(b->p + b->len, 0, (size_t)grow);
+        b->len = need;
+    }
+    if (on) b->p[i / 8] |= (char)(1 << (i % 8));
+    return 0;
+}
+
+/* Append the next row's validity; the caller appends its value (or a placeholder). */
+static inline int col_valid(Col *c, int ok) {
+    if (col_begin(c) < 0 || set_bit(&c->valid, c->n, ok) < 0) return -1;
+    if (!ok) c->nulls++;
+    return 0;
+}
+
+static inline int col_str(Col *c, const char *p, Py_ssize_t len) {
+    if (col_valid(c, 1) < 0) return -1;
+    if (c->data.len + len > INT32_MAX) {
+        PyErr_SetString(PyExc_OverflowError, "a staged text column outgrew one Arrow batch");
+        return -1;
+    }
+    if (buf_put(&c->data, p, len) < 0) return -1;
+    int32_t end = (int32_t)c->data.len;
+    if (buf_put(&c->offs, &end, 4) < 0) return -1;
+    c->n++;
+    return 0;
+}
+
+static inline int col_null(Col *c) {
+    if (col_valid(c, 0) < 0) return -1;
+    switch (c->kind) {
+    case C_STR: {
+        int32_t end = (int32_t)c->data.len;
+        if (buf_put(&c->offs, &end, 4) < 0) return -1;
+        break;
+    }
+    case C_LIST: {
+        int32_t end = (int32_t)(c->child.len / 4);
+        if (buf_put(&c->offs, &end, 4) < 0) return -1;
+        break;
+    }
+    case C_I32: {
+        int32_t z = 0;
+        if (buf_put(&c->data, &z, 4) < 0) return -1;
+        break;
+    }
+    case C_I64: {
+        int64_t z = 0;
+        if (buf_put(&c->data, &z, 8) < 0) return -1;
+        break;
+    }
+    case C_BOOL:
+        if (set_bit(&c->data, c->n, 0) < 0) return -1;
+        break;
+    }
+    c->n++;
+    return 0;
+}
+
+static inline int col_i32(Col *c, int32_t v) {
+    if (col_valid(c, 1) < 0 || buf_put(&c->data, &v, 4) < 0) return -1;
+    c->n++;
+    return 0;
+}
+
+static inline int col_i64(Col *c, int64_t v) {
+    if (col_valid(c, 1) < 0 || buf_put(&c->data, &v, 8) < 0) return -1;
+    c->n++;
+    return 0;
+}
+
+static inline int col_bool(Col *c, int v) {
+    if (col_valid(c, 1) < 0 || set_bit(&c->data, c->n, v) < 0) return -1;
+    c->n++;
+    return 0;
+}
+
+static inline int col_list(Col *c, const int32_t *v, Py_ssize_t n) {
+    if (col_valid(c, 1) < 0) return -1;
+    if (c->child.len / 4 + n > INT32_MAX) {
+        PyErr_SetString(PyExc_OverflowError, "a staged list column outgrew one Arrow batch");
+        return -1;
+    }
+    if (buf_put(&c->child, v, n * 4) < 0) return -1;
+    int32_t end = (int32_t)(c->child.len / 4);
+    if (buf_put(&c->offs, &end, 4) < 0) return -1;
+    c->n++;
+    return 0;
+}
+
+static inline PyObject *buf_bytes(Buf *b) { return PyBytes_FromStringAndSize(b->p ? b->p : "", b->len); }
+
+/* (n, null_count, validity | None, offsets | None, data | None, child | None); resets the column. */
+static inline PyObject *col_take(Col *c) {
+    if (col_begin(c) < 0) return NULL;
+    PyObject *valid = c->nulls ? buf_bytes(&c->valid) : Py_NewRef(Py_None);
+    PyObject *offs = (c->kind == C_STR || c->kind == C_LIST) ? buf_bytes(&c->offs) : Py_NewRef(Py_None);
+    PyObject *data = c->kind == C_LIST ? Py_NewRef(Py_None) : buf_bytes(&c->data);
+    PyObject *child = c->kind == C_LIST ? buf_bytes(&c->child) : Py_NewRef(Py_None);
+    PyObject *out = NULL;
+    if (valid && offs && data && child) out = Py_BuildValue("(nnOOOO)", c->n, c->nulls, valid, offs, data, child);
+    Py_XDECREF(valid);
+    Py_XDECREF(offs);
+    Py_XDECREF(data);
+    Py_XDECREF(child);
+    if (out == NULL) return NULL;
+    c->data.len = c->offs.len = c->valid.len = c->child.len = 0;
+    c->n = c->nulls = 0;
+    return out;
+}
+
+static inline void col_free(Col *c) {
+    buf_free(&c->data);
+    buf_free(&c->offs);
+    buf_free(&c->valid);
+    buf_free(&c->child);
+}
+
+#endif
