@@ -30,7 +30,14 @@ static int utf8_ok(const unsigned char *s, Py_ssize_t n) {
     while (i < n) {
         unsigned char c = s[i];
         if (c < 0x80) {
-            i++;
+            /* ASCII runs eight bytes at a time (most text is ASCII) */
+            while (i + 8 <= n) {
+                uint64_t w;
+                memcpy(&w, s + i, 8);
+                if (w & 0x8080808080808080ULL) break;
+                i += 8;
+            }
+            if (i < n && s[i] < 0x80) i++;
             continue;
         }
         if (c >= 0xC2 && c <= 0xDF) {
@@ -83,8 +90,12 @@ typedef struct {
     const unsigned char *data; /* str/bin/ext: the bytes */
 } Head;
 
-/* Read one value's header; str, bin and ext bodies are consumed and bounds-checked. */
-static int head(Cursor *c, Head *h) {
+/* Read one value's header; str, bin and ext bodies are consumed and bounds-checked;
+ * str bodies are checked to be UTF-8 unless `trusted` (bytes already checked). */
+static int head_of(Cursor *c, Head *h, int trusted);
+static int head(Cursor *c, Head *h) { return head_of(c, h, 0); }
+
+static int head_of(Cursor *c, Head *h, int trusted) {
     const unsigned char *b;
     uint64_t n;
     if (take(c, 1, &b) < 0) return -1;
@@ -131,7 +142,7 @@ str:
     h->kind = K_STR;
     h->n = n;
     if (take(c, (Py_ssize_t)n, &h->data) < 0) return -1;
-    return utf8_ok(h->data, (Py_ssize_t)n) ? 0 : -1;
+    return trusted || utf8_ok(h->data, (Py_ssize_t)n) ? 0 : -1;
 bin:
     h->kind = K_BIN;
     h->n = n;

@@ -339,6 +339,16 @@ def decode_message(payload: Any) -> Message:
     >>> decode_message(raw).role
     'user'
     """
+    if _c_message is not None and type(payload) is bytes:
+        # The common shape in C (loaders/_scan.c); None where this decoder must decide.
+        msg = _c_message(payload, Message)
+        if msg is not None:
+            return msg
+    return decode_message_python(payload)
+
+
+def decode_message_python(payload: Any) -> Message:
+    """`decode_message` without the compiled fast path: the reference it is tested against."""
     cls_name: str | None = None
     if isinstance(payload, (bytes, Ext)):
         if isinstance(payload, Ext):
@@ -367,6 +377,12 @@ def decode_message(payload: Any) -> Message:
     if not isinstance(fields, dict):
         raise DecodeError("message fields are not a mapping")
     return _message_from_fields(fields, cls_name if isinstance(cls_name, str) else None)
+
+
+try:
+    from loaders._scan import message as _c_message
+except ImportError:  # not built: every message goes through `decode_message_python`
+    _c_message = None
 
 
 def _opt_str(value: Any, what: str) -> str | None:
