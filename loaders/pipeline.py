@@ -32,9 +32,12 @@ from loaders.records import LoadError, SourceError, SourceOptions, SourceReader
 from loaders.registry import resolve
 from loaders.scratch import remove_stale_scratch, scratch_dir
 from loaders.transform import DEFAULT_THREAD_KEY_PATTERN, compile_thread_key, thread_batches
-from loaders.writer import DATA_TABLES, SCHEMA_VERSION, DatabaseWriter, staging_schemas
+from loaders.writer import DATA_TABLES, SCHEMA_VERSION, DatabaseWriter, PartFeed, staging_schemas
 
 TOOL_VERSION = "0.1.0"
+# Thread ranges per worker of a split load: workers take them from a queue, so none
+# idles while another still works, and each is ingested as soon as it is staged.
+RANGES_PER_WORKER = 8
 
 Batch = tuple[str, list]
 Progress = Callable[[int, "int | None"], None]
@@ -102,15 +105,26 @@ class _Job:
     handoff: Callable[[SourceOptions], SourceReader] | None = None
 
 
+def _open_reader(job: _Job) -> SourceReader:
+    if job.handoff is not None:
+        return job.handoff(job.options)
+    return resolve(job.spec, job.kind).open(job.spec, job.options)
+
+
+def _narrow(reader: SourceReader, job: _Job, part: int, thread_range) -> _Job:
+    """Point an open reader at one range of threads (readers read `options` at every
+    query, so one reader, one connection and one snapshot serve all a worker's ranges)."""
+    options = replace(job.options, thread_range=thread_range)
+    reader.options = options
+    return replace(job, options=options, prefix=f"p{part}")
+
+
 def _run_job(job: _Job, tick: Callable[[int], None], reader: SourceReader | None = None) -> dict:
-    """Decode one share of the threads into Arrow IPC parts; `reader` is the caller's
-    already-open source (single-process loads), else the job opens its own."""
+    """Decode one share of the threads into Arrow IPC parts; `reader` is an already
+    open source (the caller's, or a worker's for all its ranges), else the job opens its own."""
     own = reader is None
     if own:
-        if job.handoff is not None:
-            reader = job.handoff(job.options)
-        else:
-            reader = resolve(job.spec, job.kind).open(job.spec, job.options)
+        reader = _open_reader(job)
     writer = PartWriter(Path(job.folder), job.schemas, job.prefix)
     # Rows are millions of small tuples and lists that form no cycles; the cyclic
     # collector would rescan all that are alive at every generation threshold.
@@ -146,7 +160,10 @@ class _NoPandas:
         return None
 
 
-def _worker(job: _Job, q) -> None:
+def _worker(job: _Job, tasks, q) -> None:
+    """A decode worker: takes `(part, thread range)` tasks until it gets None, staging
+    each range as parts `p<part>` and reporting it done (the loading process ingests the
+    parts in order while later ranges are still being decoded)."""
     if "pandas" not in sys.modules:  # (already loaded when forked from a notebook: then it costs nothing)
         sys.meta_path.insert(0, _NoPandas())
     import loaders  # noqa: F401  (registers built-in sources in a spawned process)
@@ -154,6 +171,10 @@ def _worker(job: _Job, q) -> None:
     # The process ends with its job: a collection of all its rows when `_run_job`
     # re-enabled the collector (one ran at the first allocation after) buys nothing.
     gc.disable()
+    # The loading process ingests what workers stage while they decode: it goes first,
+    # so that it keeps up and little is left to ingest when the last range is decoded.
+    with contextlib.suppress(OSError):
+        os.nice(10)
 
     pending = 0
     last = time.monotonic()
@@ -167,9 +188,15 @@ def _worker(job: _Job, q) -> None:
             pending, last = 0, now
 
     try:
-        result = _run_job(job, tick)
-        q.put(("progress", pending))
-        q.put(("done", result))
+        reader = _open_reader(job)
+        try:
+            while (task := tasks.get()) is not None:
+                result = _run_job(_narrow(reader, job, *task), tick, reader)
+                q.put(("progress", pending))
+                pending = 0
+                q.put(("done", result))
+        finally:
+            reader.close()
     except SourceError as exc:  # a damaged source: the parent fails with the same one-line error
         q.put(("source_error", str(exc)))
     except BaseException as exc:  # noqa: BLE001 - reported to the parent, which fails the load
@@ -213,19 +240,30 @@ def _main_not_rerun(ctx):
         sys.modules["__main__"] = main
 
 
-def _run_parallel(jobs: list[_Job], progress: Callable[[int], None], started: Callable[[], None] = lambda: None) -> list[dict]:
-    """Run the jobs in worker processes; `started()` is called once they all run
-    (a thread started before a fork would be copied into the workers half-way)."""
+def _run_parallel(
+    job: _Job, ranges: list, workers: int, progress: Callable[[int], None],
+    started: Callable[[], None] = lambda: None, staged: Callable[[dict], None] = lambda result: None,
+) -> list[dict]:
+    """Decode the thread ranges in `workers` processes, which take them in order from a
+    queue (no worker idles while another has work). `staged(result)` is called for each
+    range's parts in range order, as soon as it and every range before it are staged.
+    `started()` is called once the workers run (a thread started before a fork would be
+    copied into the workers half-way)."""
     ctx = _mp_context()
-    q = ctx.Queue()
-    procs = [ctx.Process(target=_worker, args=(job, q), daemon=True) for job in jobs]
+    q, tasks = ctx.Queue(), ctx.Queue()
+    for task in enumerate(ranges):
+        tasks.put(task)
+    for _ in range(workers):
+        tasks.put(None)
+    procs = [ctx.Process(target=_worker, args=(job, tasks, q), daemon=True) for _ in range(workers)]
     with _main_not_rerun(ctx):
         for p in procs:
             p.start()
     started()
     results: list[dict] = []
+    waiting: dict[int, dict] = {}
     try:
-        while len(results) < len(jobs):
+        while len(results) < len(ranges):
             try:
                 kind, payload = q.get(timeout=0.5)
             except queue_mod.Empty:
@@ -236,7 +274,10 @@ def _run_parallel(jobs: list[_Job], progress: Callable[[int], None], started: Ca
             if kind == "progress":
                 progress(payload)
             elif kind == "done":
-                results.append(payload)
+                waiting[payload["part"]] = payload
+                while len(results) in waiting:
+                    results.append(waiting.pop(len(results)))
+                    staged(results[-1])
             elif kind == "source_error":
                 raise SourceError(payload)
             else:
@@ -286,6 +327,39 @@ def _key_sets(keys) -> dict[str, set[tuple[str, str]]]:
     for t, ns, cid in keys:
         out.setdefault(t, set()).add((ns, cid))
     return out
+
+
+class _StreamingIngest:
+    """The loading process's half of a split load: one INSERT per table, started once
+    the workers run, reading each range's parts in range order as they are staged."""
+
+    def __init__(self, open_writer: Callable[[], tuple[DatabaseWriter, int]], schemas: dict) -> None:
+        self._open_writer = open_writer
+        self.feeds = {t: PartFeed(schemas[t]) for t in (*DATA_TABLES, ERROR_TABLE)}
+        self._wait: Callable[..., None] | None = None
+
+    def start(self) -> None:
+        self.writer, self.load_id = self._open_writer()
+        self._wait = self.writer.ingest_feeds(self.feeds, self.load_id)
+
+    def add(self, result: dict) -> None:
+        """A range's parts (`_run_job`'s result), in range order."""
+        for table, file in result["files"].items():
+            self.feeds[table].add(file)
+
+    def finish(self) -> tuple[DatabaseWriter, int]:
+        """Every range added: wait for the INSERTs to end."""
+        for feed in self.feeds.values():
+            feed.close()
+        self._wait()
+        return self.writer, self.load_id
+
+    def abandon(self) -> None:
+        """The load failed: stop the INSERTs (their errors give way to the failure)."""
+        for feed in self.feeds.values():
+            feed.close(failed=True)
+        if self._wait is not None:
+            self._wait(raise_errors=False)
 
 
 def _prefetch_analytics() -> None:
@@ -366,7 +440,7 @@ def load(
         ranges = None
         split = getattr(reader, "split", None)
         if only is None and workers > 1 and split is not None:
-            ranges = split(workers)
+            ranges = split(workers * RANGES_PER_WORKER)
 
         schemas = staging_schemas()
         base = _Job(str(source), src.kind, options, thread_key_pattern, only, folder, "p0", schemas)
@@ -384,33 +458,45 @@ def load(
         # tenths of a second: while workers decode, this process only waits, so it
         # imports then; a single-process load imports while DuckDB ingests.
         prefetch = threading.Thread(target=_prefetch_analytics, daemon=True)
-        if ranges and len(ranges) > 1:
-            make_handoff = getattr(reader, "handoff", None)
-            handoff = make_handoff() if make_handoff is not None else None
-            if handoff is not None:
-                # A staged export or a SQLite snapshot: workers read ours (kept until the load ends).
-                base = replace(base, handoff=handoff)
-            else:
-                # Workers open the source themselves (a file read in place, a database).
-                reader.close()
-            jobs = [replace(base, options=replace(options, thread_range=r), prefix=f"p{i}") for i, r in enumerate(ranges)]
-            results = _run_parallel(jobs, tick, started=prefetch.start)
-        else:
-            # One pass over the reader that was opened (and, for exports, staged) above:
-            # the same snapshot that decided `only`, and no second staging.
-            results = [_run_job(base, tick, reader)]
-        results.sort(key=lambda r: r["part"])  # thread order = range order
+        with contextlib.ExitStack() as stack:
 
-        with DatabaseWriter(db, start_from_existing=(mode == "incremental")) as writer:
-            if mode == "incremental":
-                writer.delete_threads(sorted(only | set(gone)))
+            def open_writer() -> tuple[DatabaseWriter, int]:
+                # (after the workers are forked: DuckDB runs threads of its own)
+                writer = stack.enter_context(DatabaseWriter(db, start_from_existing=(mode == "incremental")))
+                if mode == "incremental":
+                    writer.delete_threads(sorted(only | set(gone)))
+                else:
+                    writer.previous_loads()
+                return writer, writer.next_load_id()
+
+            if ranges and len(ranges) > 1:
+                make_handoff = getattr(reader, "handoff", None)
+                handoff = make_handoff() if make_handoff is not None else None
+                if handoff is not None:
+                    # A staged export or a SQLite snapshot: workers read ours (kept until the load ends).
+                    base = replace(base, handoff=handoff)
+                else:
+                    # Workers open the source themselves (a file read in place, a database).
+                    reader.close()
+                ingest = _StreamingIngest(open_writer, schemas)
+
+                def workers_started() -> None:
+                    prefetch.start()
+                    ingest.start()
+
+                try:
+                    _run_parallel(base, ranges, workers, tick, started=workers_started, staged=ingest.add)
+                except BaseException:
+                    ingest.abandon()
+                    raise
+                writer, load_id = ingest.finish()
             else:
-                writer.previous_loads()
-            load_id = writer.next_load_id()
-            files = {t: [r["files"][t] for r in results if t in r["files"]] for t in (*DATA_TABLES, ERROR_TABLE)}
-            if prefetch.ident is None:
+                # One pass over the reader that was opened (and, for exports, staged) above:
+                # the same snapshot that decided `only`, and no second staging.
+                result = _run_job(base, tick, reader)
+                writer, load_id = open_writer()
                 prefetch.start()
-            writer.ingest_all({t: f for t, f in files.items() if f}, load_id)
+                writer.ingest_all({t: [f] for t, f in result["files"].items()}, load_id)
             prefetch.join()
             _derive_tables(writer.con)
             counts = writer.counts(load_id)

@@ -379,8 +379,10 @@ class SqliteReader:
         # the primary key in order would fetch every row from the table at random to
         # read its channel (2.3 s on a 7 GB store not in the page cache); a scan in
         # table order and a sort of the few that match is sequential. A chosen set of
-        # threads bound in the SQL (not filtered afterwards) is looked up by the key.
-        by_key = self.options.wanted(only) is not None and wanted is None
+        # threads bound in the SQL (not filtered afterwards) is looked up by the key,
+        # and so is one range of a split load: a worker reads many small ranges, and a
+        # whole-table scan for each would cost more than the lookups of its own rows.
+        by_key = (self.options.wanted(only) is not None and wanted is None) or self.options.thread_range is not None
         indexed = "" if by_key else "NOT INDEXED"
         return _WriteGroups(self.con.execute(
             _WRITES_SQL.format(indexed=indexed, where=f"AND {where}" if where else ""), [*SPECIAL_CHANNELS, *params]

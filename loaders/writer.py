@@ -12,7 +12,9 @@ import glob
 import itertools
 import os
 import shutil
+import threading
 from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable
 from pathlib import Path
 
 import duckdb
@@ -22,6 +24,10 @@ import pyarrow.ipc as ipc
 from loaders.scratch import process_gone
 
 SCHEMA_VERSION = "1"
+# Rows per DuckDB row group in the databases a load writes (DuckDB's default: 122,880);
+# see `DatabaseWriter.__init__`.
+ROW_GROUP_SIZE = 20_480
+_STAGED = "staged"
 SCHEMA_SQL = (Path(__file__).with_name("schema.sql")).read_text()
 DATA_TABLES = ("threads", "checkpoints", "messages", "message_versions", "message_events")
 
@@ -69,6 +75,59 @@ def _stream(files: list[str]) -> pa.RecordBatchReader:
                     yield reader.get_batch(i)
 
     return pa.RecordBatchReader.from_batches(schema, batches())
+
+
+class PartFeed:
+    """Staged part files of one table, handed over in order while they are still being made.
+
+    A streaming ingest (`DatabaseWriter.ingest_feeds`) reads the feed's batches as one
+    stream, waiting for the next part until the feed is closed: one INSERT per table
+    for the whole load (DuckDB appends and compresses best in one statement), started
+    while the workers still decode.
+
+    >>> feed = PartFeed(schema); feed.add("checkpoints.p0.arrow"); feed.close()  # doctest: +SKIP
+    """
+
+    def __init__(self, schema: pa.Schema) -> None:
+        self.schema = schema
+        self.files: list[str] = []
+        self._cond = threading.Condition()
+        self._closed = False
+        self._failed = False
+
+    def add(self, file: str) -> None:
+        with self._cond:
+            self.files.append(file)
+            self._cond.notify_all()
+
+    def close(self, failed: bool = False) -> None:
+        """No more parts; `failed`: the load is abandoned, the ingest stops at once."""
+        with self._cond:
+            self._closed = True
+            self._failed = self._failed or failed
+            self._cond.notify_all()
+
+    def _next(self, i: int) -> str | None:
+        with self._cond:
+            while i >= len(self.files) and not self._closed and not self._failed:
+                self._cond.wait()
+            if self._failed:
+                raise RuntimeError("the load was abandoned")
+            return self.files[i] if i < len(self.files) else None
+
+    def stream(self) -> pa.RecordBatchReader:
+        """Every part's batches in order, waiting for parts not yet added."""
+
+        def batches():
+            i = 0
+            while (path := self._next(i)) is not None:
+                i += 1
+                with pa.OSFile(path) as fh:
+                    reader = ipc.open_file(fh)
+                    for k in range(reader.num_record_batches):
+                        yield reader.get_batch(k)
+
+        return pa.RecordBatchReader.from_batches(self.schema, batches())
 
 
 def create_schema(con: duckdb.DuckDBPyConnection) -> None:
@@ -126,7 +185,13 @@ class DatabaseWriter:
         if start_from_existing and self.target.exists():
             # Incremental loads edit a copy; the original stays valid until the swap.
             shutil.copyfile(self.target, self.tmp)
-        self.con = duckdb.connect(str(self.tmp))
+        # Attached rather than opened, for its row group size: DuckDB compresses and
+        # writes a table's rows a row group at a time, and with its default (122,880
+        # rows) nearly all of a load's compression waited for the end of each INSERT,
+        # after the last worker; with smaller groups it runs while workers still decode.
+        self.con = duckdb.connect()
+        self.con.execute(f"ATTACH ? AS {_STAGED} (ROW_GROUP_SIZE {ROW_GROUP_SIZE})", [str(self.tmp)]).fetchall()
+        self.con.execute(f"USE {_STAGED}").fetchall()
         self.con.execute("SET TimeZone = 'UTC'").fetchall()
         # Ingest streams staged batches; a cap keeps DuckDB from growing with the store
         # (it spills to a temp file instead), so a load's memory stays bounded.
@@ -135,6 +200,12 @@ class DatabaseWriter:
 
     def __enter__(self) -> DatabaseWriter:
         return self
+
+    def cursor(self) -> duckdb.DuckDBPyConnection:
+        """Another connection to the staged database (for statements run side by side)."""
+        con = self.con.cursor()
+        con.execute(f"USE {_STAGED}").fetchall()
+        return con
 
     def __exit__(self, *exc) -> None:
         if not self._committed:
@@ -172,7 +243,7 @@ class DatabaseWriter:
         """
         if not files:
             return
-        con = self.con.cursor()  # its own connection: `ingest_all` runs tables side by side
+        con = self.cursor()  # its own connection: `ingest_all` runs tables side by side
         try:
             self._ingest(con, table, files, load_id)
         finally:
@@ -198,7 +269,39 @@ class DatabaseWriter:
         finally:
             self.con.execute(f"SET threads = {int(before)}").fetchall()
 
-    def _ingest(self, con: duckdb.DuckDBPyConnection, table: str, files: list[str], load_id: int) -> None:
+    def ingest_feeds(self, feeds: dict[str, PartFeed], load_id: int) -> Callable[..., None]:
+        """Start one streaming INSERT per table, each in its own thread, reading its feed
+        until the feed is closed; returns `wait(raise_errors=True)`, which joins them and
+        re-raises the first failure. Parts must be added in the order their rows are to be stored."""
+        before = self.con.execute("SELECT current_setting('threads')").fetchall()[0][0]
+        self.con.execute("SET threads = 1").fetchall()  # one core per INSERT, as in `ingest_all`
+        failures: list[BaseException] = []
+
+        def run(table: str, feed: PartFeed) -> None:
+            con = self.cursor()
+            try:
+                self._ingest(con, table, feed, load_id)
+            except BaseException as exc:  # noqa: BLE001 - re-raised by wait()
+                failures.append(exc)
+                for other in feeds.values():
+                    other.close(failed=True)
+            finally:
+                con.close()
+
+        threads = [threading.Thread(target=run, args=(t, f), name=f"ingest-{t}", daemon=True) for t, f in feeds.items()]
+        for t in threads:
+            t.start()
+
+        def wait(raise_errors: bool = True) -> None:
+            for t in threads:
+                t.join()
+            self.con.execute(f"SET threads = {int(before)}").fetchall()
+            if failures and raise_errors:
+                raise failures[0]
+
+        return wait
+
+    def _ingest(self, con: duckdb.DuckDBPyConnection, table: str, files: list[str] | PartFeed, load_id: int) -> None:
         cols = con.execute(
             "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = ? ORDER BY ordinal_position",
             [table],
@@ -212,6 +315,7 @@ class DatabaseWriter:
         if table == "load_errors":
             statements.append(("INSERT INTO load_errors SELECT ?, thread_id, checkpoint_ns, checkpoint_id, stage, reason FROM staged_batches", [load_id]))
         else:
+            statements.append((f"INSERT INTO {table} SELECT {select} FROM (SELECT {inner} FROM staged_batches)", []))
             for c in json_cols:
                 key = "checkpoint_id" if table in ("checkpoints", "message_events") else None
                 statements.append((
@@ -219,9 +323,14 @@ class DatabaseWriter:
                     f"{key or 'NULL'}, ?, ? FROM staged_batches WHERE {c} IS NOT NULL AND NOT json_valid({c})",
                     [load_id, table, f"{table}.{c} is not valid JSON; stored as NULL"],
                 ))
-            statements.append((f"INSERT INTO {table} SELECT {select} FROM (SELECT {inner} FROM staged_batches)", []))
-        for sql, params in statements:
-            staged_batches = _stream(files)  # noqa: F841 - DuckDB reads it by name
+        for i, (sql, params) in enumerate(statements):
+            # A feed is read as it grows by the first statement; later ones read its files again.
+            if isinstance(files, PartFeed) and i > 0 and not files.files:
+                break
+            if isinstance(files, PartFeed):
+                staged_batches = files.stream() if i == 0 else _stream(files.files)  # noqa: F841 - DuckDB reads it by name
+            else:
+                staged_batches = _stream(files)  # noqa: F841
             con.execute(sql, params).fetchall()
 
     def counts(self, load_id: int) -> dict[str, int]:

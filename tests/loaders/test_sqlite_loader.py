@@ -324,9 +324,9 @@ import sys, threading
 import loaders.pipeline as pipeline
 from loaders.__main__ import main
 real = pipeline._run_parallel
-def spy(jobs, progress, **kw):
+def spy(*args, **kw):
     print("threads when the workers start:", threading.active_count(), file=sys.stderr)
-    return real(jobs, progress, **kw)
+    return real(*args, **kw)
 pipeline._run_parallel = spy
 from loaders.sqlite_source import SqliteReader
 split = SqliteReader.split
