@@ -36,6 +36,7 @@ import analytics  # noqa: E402
 
 from analytics import views  # noqa: E402
 from analytics.filters import Filters  # noqa: E402
+from loaders.writer import connect_for_writing  # noqa: E402
 from ui import database  # noqa: E402
 
 TARGET_S = 1.0  # any page
@@ -62,7 +63,7 @@ def build(target: Path, messages: int) -> Path:
     tmp = target.with_name(target.name + ".building")
     tmp.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(demo, tmp)
-    con = duckdb.connect(str(tmp))
+    con = connect_for_writing(tmp)  # the row groups a load writes
     con.execute("SET TimeZone = 'UTC'")
     base = con.execute("SELECT count(*) FROM messages").fetchone()[0]
     copies = max(0, -(-messages // base) - 1)

@@ -77,6 +77,23 @@ def _stream(files: list[str]) -> pa.RecordBatchReader:
     return pa.RecordBatchReader.from_batches(schema, batches())
 
 
+def connect_for_writing(path: str | os.PathLike) -> duckdb.DuckDBPyConnection:
+    """A connection that writes the database at `path` the way a load does.
+
+    Attached rather than opened, for its row group size (`ROW_GROUP_SIZE`): DuckDB
+    compresses and writes a table's rows a row group at a time, and with its default
+    (122,880 rows) nearly all of a load's compression waited for the end of each
+    INSERT, after the last worker; with smaller groups it runs while workers still
+    decode. Other connections to it: `.cursor()`, then `USE staged`.
+
+    >>> con = connect_for_writing("new.duckdb")  # doctest: +SKIP
+    """
+    con = duckdb.connect()
+    con.execute(f"ATTACH ? AS {_STAGED} (ROW_GROUP_SIZE {ROW_GROUP_SIZE})", [str(path)]).fetchall()
+    con.execute(f"USE {_STAGED}").fetchall()
+    return con
+
+
 class PartFeed:
     """Staged part files of one table, handed over in order while they are still being made.
 
@@ -185,13 +202,7 @@ class DatabaseWriter:
         if start_from_existing and self.target.exists():
             # Incremental loads edit a copy; the original stays valid until the swap.
             shutil.copyfile(self.target, self.tmp)
-        # Attached rather than opened, for its row group size: DuckDB compresses and
-        # writes a table's rows a row group at a time, and with its default (122,880
-        # rows) nearly all of a load's compression waited for the end of each INSERT,
-        # after the last worker; with smaller groups it runs while workers still decode.
-        self.con = duckdb.connect()
-        self.con.execute(f"ATTACH ? AS {_STAGED} (ROW_GROUP_SIZE {ROW_GROUP_SIZE})", [str(self.tmp)]).fetchall()
-        self.con.execute(f"USE {_STAGED}").fetchall()
+        self.con = connect_for_writing(self.tmp)
         self.con.execute("SET TimeZone = 'UTC'").fetchall()
         # Ingest streams staged batches; a cap keeps DuckDB from growing with the store
         # (it spills to a temp file instead), so a load's memory stays bounded.
