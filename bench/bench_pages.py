@@ -7,7 +7,7 @@ times each page's calls uncached, the way the app's cache wrappers make them on
 a miss (each call opens and closes its own read-only connection while one idle
 connection keeps the database loaded): median of --runs runs.
 
-    .venv/bin/python bench/bench_pages.py                      # builds .cache/bench-1m.duckdb once
+    .venv/bin/python bench/bench_pages.py                      # builds .cache/bench-1000k.duckdb once
     .venv/bin/python bench/bench_pages.py --messages 200000 --runs 3
     .venv/bin/python bench/bench_pages.py --db some.duckdb
     .venv/bin/python bench/bench_pages.py --render      # also each page's whole script run (AppTest)
