@@ -24,6 +24,9 @@ except ImportError:
     _stage = None
 
 ERROR_TABLE = "load_errors"
+# Rows per staged record batch: the loading process holds about one batch per table
+# while it ingests them (six INSERTs side by side), so this bounds its memory.
+BATCH_ROWS = 8192
 
 
 class PartWriter:
@@ -33,7 +36,7 @@ class PartWriter:
     >>> w.append("threads", rows); files = w.close()
     """
 
-    def __init__(self, folder: Path, schemas: dict[str, pa.Schema], prefix: str, flush_rows: int = 20_000) -> None:
+    def __init__(self, folder: Path, schemas: dict[str, pa.Schema], prefix: str, flush_rows: int = BATCH_ROWS) -> None:
         self.folder = folder
         self.schemas = schemas
         self.prefix = prefix

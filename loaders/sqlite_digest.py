@@ -17,6 +17,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator
 
+from loaders.parts import BATCH_ROWS
 from loaders.records import ColumnBuffers, LoadError
 from loaders.transform import (
     decode_versions, interrupts_of, make_thread_row, parse_thread_key, thread_batches, transcript_rows, versions_rows,
@@ -38,8 +39,8 @@ CHECKPOINT_COLUMNS = (
 EVENT_COLUMNS = (
     "thread_id", "checkpoint_id", "parent_checkpoint_id", "ts", "event", "message_id", "position", "version", "previous_version",
 )
-# Staged rows are handed to the part writer about as often as its own batches.
-FLUSH_ROWS = 20_000
+# Staged rows are handed to the part writer as often as it writes its own batches.
+FLUSH_ROWS = BATCH_ROWS
 FLUSH_BYTES = 64 << 20
 
 

@@ -206,7 +206,11 @@ class DatabaseWriter:
         self.con.execute("SET TimeZone = 'UTC'").fetchall()
         # Ingest streams staged batches; a cap keeps DuckDB from growing with the store
         # (it spills to a temp file instead), so a load's memory stays bounded.
+        # (A 50 MB message needs a block of that size: 128 MB was too little.) A split load
+        # runs an INSERT per table side by side with the workers: each writes a row group
+        # as soon as it is full (DuckDB buffers 5 by default).
         self.con.execute("SET memory_limit = '256MB'").fetchall()
+        self.con.execute("SET write_buffer_row_group_count = 1").fetchall()
         create_schema(self.con)
 
     def __enter__(self) -> DatabaseWriter:
