@@ -43,7 +43,7 @@ static inline int buf_reserve(Buf *b, Py_ssize_t extra) {
 }
 
 static inline int buf_put(Buf *b, const void *src, Py_ssize_t n) {
-    if (buf_reserve(b, n) < 0) return -1;
+    if (b->len + n > b->cap && buf_reserve(b, n) < 0) return -1;
     if (n) memcpy(b->p + b->len, src, (size_t)n);
     b->len += n;
     return 0;
@@ -88,10 +88,29 @@ static inline int set_bit(Buf *b, Py_ssize_t i, int on) {
     return 0;
 }
 
-/* Append the next row's validity; the caller appends its value (or a placeholder). */
+/* Append the next row's validity; the caller appends its value (or a placeholder).
+ * Validity bits are written only from a column's first NULL on (rows before it are
+ * all valid): most columns have none, and a bit per value was a third of staging. */
 static inline int col_valid(Col *c, int ok) {
-    if (col_begin(c) < 0 || set_bit(&c->valid, c->n, ok) < 0) return -1;
-    if (!ok) c->nulls++;
+    if (c->n == 0 && col_begin(c) < 0) return -1;
+    if (ok) return c->nulls ? set_bit(&c->valid, c->n, 1) : 0;
+    if (c->nulls == 0) {
+        Py_ssize_t full = c->n / 8;
+        if (buf_reserve(&c->valid, full + 1) < 0) return -1;
+        memset(c->valid.p, 0xff, (size_t)full);
+        c->valid.len = full;
+        for (Py_ssize_t i = full * 8; i < c->n; i++)
+            if (set_bit(&c->valid, i, 1) < 0) return -1;
+    }
+    c->nulls++;
+    return set_bit(&c->valid, c->n, 0);
+}
+
+/* Append 4 bytes (an offset). */
+static inline int put_i32(Buf *b, int32_t v) {
+    if (b->len + 4 > b->cap && buf_reserve(b, 4) < 0) return -1;
+    memcpy(b->p + b->len, &v, 4);
+    b->len += 4;
     return 0;
 }
 
@@ -101,9 +120,7 @@ static inline int col_str(Col *c, const char *p, Py_ssize_t len) {
         PyErr_SetString(PyExc_OverflowError, "a staged text column outgrew one Arrow batch");
         return -1;
     }
-    if (buf_put(&c->data, p, len) < 0) return -1;
-    int32_t end = (int32_t)c->data.len;
-    if (buf_put(&c->offs, &end, 4) < 0) return -1;
+    if (buf_put(&c->data, p, len) < 0 || put_i32(&c->offs, (int32_t)c->data.len) < 0) return -1;
     c->n++;
     return 0;
 }
@@ -140,7 +157,7 @@ static inline int col_null(Col *c) {
 }
 
 static inline int col_i32(Col *c, int32_t v) {
-    if (col_valid(c, 1) < 0 || buf_put(&c->data, &v, 4) < 0) return -1;
+    if (col_valid(c, 1) < 0 || put_i32(&c->data, v) < 0) return -1;
     c->n++;
     return 0;
 }
@@ -163,9 +180,7 @@ static inline int col_list(Col *c, const int32_t *v, Py_ssize_t n) {
         PyErr_SetString(PyExc_OverflowError, "a staged list column outgrew one Arrow batch");
         return -1;
     }
-    if (buf_put(&c->child, v, n * 4) < 0) return -1;
-    int32_t end = (int32_t)(c->child.len / 4);
-    if (buf_put(&c->offs, &end, 4) < 0) return -1;
+    if (buf_put(&c->child, v, n * 4) < 0 || put_i32(&c->offs, (int32_t)(c->child.len / 4)) < 0) return -1;
     c->n++;
     return 0;
 }
