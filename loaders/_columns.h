@@ -185,6 +185,48 @@ static inline int col_list(Col *c, const int32_t *v, Py_ssize_t n) {
     return 0;
 }
 
+/* Append a Python value to a column of `kind` ('s' str, 'i' int32, 'l' int64, 'b' bool,
+ * 'L' array('i') as list<int32>; None is NULL in any). -1 with TypeError / OverflowError
+ * set for a value of another type or out of range. */
+static inline int col_put(Col *c, char kind, PyObject *v) {
+    if (v == Py_None) return col_null(c);
+    switch (kind) {
+    case 's': {
+        if (!PyUnicode_Check(v)) break;
+        Py_ssize_t n;
+        const char *p = PyUnicode_AsUTF8AndSize(v, &n);
+        return p == NULL ? -1 : col_str(c, p, n);
+    }
+    case 'i':
+    case 'l': {
+        if (!PyLong_CheckExact(v)) break;
+        int overflow;
+        long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
+        if (x == -1 && PyErr_Occurred()) return -1;
+        if (overflow || (kind == 'i' && (x < INT32_MIN || x > INT32_MAX))) {
+            PyErr_SetString(PyExc_OverflowError, "an integer out of its column's range");
+            return -1;
+        }
+        return kind == 'i' ? col_i32(c, (int32_t)x) : col_i64(c, (int64_t)x);
+    }
+    case 'b':
+        if (v == Py_True || v == Py_False) return col_bool(c, v == Py_True);
+        break;
+    case 'L': {
+        if (!PyObject_CheckBuffer(v) || PyUnicode_Check(v) || PyBytes_Check(v)) break;
+        Py_buffer view;
+        if (PyObject_GetBuffer(v, &view, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0) return -1;
+        int ok = view.itemsize == 4 && view.format != NULL && strcmp(view.format, "i") == 0;
+        int r = ok ? col_list(c, view.buf, view.len / 4) : 0;
+        PyBuffer_Release(&view);
+        if (ok) return r;
+        break;
+    }
+    }
+    PyErr_Format(PyExc_TypeError, "a %.50s in a column of kind '%c'", Py_TYPE(v)->tp_name, kind);
+    return -1;
+}
+
 static inline PyObject *buf_bytes(Buf *b) { return PyBytes_FromStringAndSize(b->p ? b->p : "", b->len); }
 
 /* (n, null_count, validity | None, offsets | None, data | None, child | None); resets the column. */

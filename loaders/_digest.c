@@ -52,6 +52,18 @@ enum { K_TID, K_NS, K_CID, K_PARENT, K_TS, K_MCOUNT, K_VERSIONS, K_ROOT, K_LATES
 static const int ck_kinds[K_NCOLS] = {C_STR, C_STR, C_STR, C_STR, C_I64, C_I32, C_LIST, C_BOOL, C_BOOL, C_BOOL, C_BOOL, C_STR, C_BOOL, C_STR};
 enum { E_TID, E_CID, E_PARENT, E_TS, E_EVENT, E_MID, E_POS, E_VER, E_PREV, E_NCOLS };
 static const int ev_kinds[E_NCOLS] = {C_STR, C_STR, C_STR, C_I64, C_STR, C_STR, C_I32, C_I32, C_I32};
+/* messages and message_versions, as transform.transcript_rows / versions_rows build them. */
+#define M_NCOLS 27
+static const char m_kinds[M_NCOLS + 1] = "ssssisssssiisls" "siss" "lllssssi";
+#define V_NCOLS 15
+static const char v_kinds[V_NCOLS + 1] = "sisssssiisisssl";
+
+static int col_kind(char k) { return k == 's' ? C_STR : k == 'i' ? C_I32 : k == 'l' ? C_I64 : k == 'b' ? C_BOOL : C_LIST; }
+
+/* Fields of a decode.Message tuple. */
+enum { MSG_ID, MSG_LC_TYPE, MSG_ROLE, MSG_CHAT_ROLE, MSG_NAME, MSG_CONTENT, MSG_NON_TEXT, MSG_TOOL_CALLS, MSG_TOOL_COUNT,
+       MSG_TOOL_NAMES, MSG_TOOL_CALL_ID, MSG_TOOL_STATUS, MSG_INPUT, MSG_OUTPUT, MSG_TOTAL, MSG_MODEL, MSG_USAGE, MSG_RESPONSE,
+       MSG_ADDITIONAL, MSG_NFIELDS };
 
 /* --- one thread ------------------------------------------------------------ */
 
@@ -91,9 +103,12 @@ typedef struct {
     int32_t *parent_root; /* per root: its parent's root index, -1 none or unknown */
     unsigned char *current;
     int32_t *hang;        /* per root off the current branch: the current node it hangs from, -1 none */
+    int32_t *first_cp;    /* per version handed over: the row of its first sighting */
 
     Col ck[K_NCOLS];
     Col ev[E_NCOLS];
+    Col mc[M_NCOLS];
+    Col vc[V_NCOLS];
 } Digester;
 
 static void thread_free(Digester *d) {
@@ -105,6 +120,8 @@ static void thread_free(Digester *d) {
     PyMem_Free(d->parent_root);
     PyMem_Free(d->current);
     PyMem_Free(d->hang);
+    PyMem_Free(d->first_cp);
+    d->first_cp = NULL;
     d->rvers = NULL;
     d->rv_off = d->rv_len = NULL;
     d->grp_end = d->children = d->parent_root = d->hang = NULL;
@@ -542,6 +559,8 @@ static PyObject *digest_thread(Digester *d) {
     if (result != NULL) {
         d->ready = 1;
         d->nnew = k;
+        d->first_cp = first_cp; /* (finish() needs it) */
+        first_cp = NULL;
     }
 done:
     Py_XDECREF(payloads);
@@ -572,6 +591,8 @@ static int Digester_init(Digester *d, PyObject *args, PyObject *kwds) {
     }
     for (int i = 0; i < K_NCOLS; i++) d->ck[i].kind = ck_kinds[i];
     for (int i = 0; i < E_NCOLS; i++) d->ev[i].kind = ev_kinds[i];
+    for (int i = 0; i < M_NCOLS; i++) d->mc[i].kind = col_kind(m_kinds[i]);
+    for (int i = 0; i < V_NCOLS; i++) d->vc[i].kind = col_kind(v_kinds[i]);
     d->error = Py_NewRef(error);
     d->wanted = wanted == Py_None ? NULL : Py_NewRef(wanted);
     if (thread_reset(d) < 0) return -1;
@@ -607,6 +628,8 @@ static void Digester_dealloc(Digester *d) {
     PyMem_Free(d->vers);
     for (int i = 0; i < K_NCOLS; i++) col_free(&d->ck[i]);
     for (int i = 0; i < E_NCOLS; i++) col_free(&d->ev[i]);
+    for (int i = 0; i < M_NCOLS; i++) col_free(&d->mc[i]);
+    for (int i = 0; i < V_NCOLS; i++) col_free(&d->vc[i]);
     Py_XDECREF(d->items);
     Py_XDECREF(d->index);
     Py_XDECREF(d->wanted);
@@ -684,40 +707,18 @@ static PyObject *Digester_next(Digester *d, PyObject *unused) {
     }
 }
 
-/* Message identities and edit signatures are dense small ints from the caller. */
-static int int_list(PyObject *list, Py_ssize_t n, int32_t *out, int32_t lo, int32_t *max) {
-    if (!PyList_Check(list) || PyList_GET_SIZE(list) != n) {
-        PyErr_SetString(PyExc_ValueError, "finish(): a list per version is needed");
-        return -1;
-    }
-    for (Py_ssize_t i = 0; i < n; i++) {
-        long v = PyLong_AsLong(PyList_GET_ITEM(list, i));
-        if (v == -1 && PyErr_Occurred()) return -1;
-        if (v < lo || v > INT32_MAX - 1) {
-            PyErr_SetString(PyExc_ValueError, "finish(): numbers out of range");
-            return -1;
-        }
-        out[i] = (int32_t)v;
-        if (max && v > *max) *max = (int32_t)v;
-    }
-    return 0;
-}
-
 typedef struct {
     Digester *d;
-    PyObject *mids;
+    PyObject *decoded;  /* list: decode.Message or None per version */
     Py_ssize_t removed, edited;
 } Events;
 
-static int put_text(Col *c, const char *p, Py_ssize_t n) { return col_str(c, p, n); }
-
-static int put_opt_str(Col *c, PyObject *s) {
-    if (s == Py_None) return col_null(c);
-    Py_ssize_t n;
-    const char *p = PyUnicode_AsUTF8AndSize(s, &n);
-    if (p == NULL) return -1;
-    return col_str(c, p, n);
+static PyObject *message_id(PyObject *decoded, int32_t v) {
+    PyObject *m = PyList_GET_ITEM(decoded, v);
+    return m == Py_None ? Py_None : PyTuple_GET_ITEM(m, MSG_ID);
 }
+
+static int put_text(Col *c, const char *p, Py_ssize_t n) { return col_str(c, p, n); }
 
 enum { EV_ADDED, EV_REMOVED, EV_EDITED, EV_REORDERED };
 static const char *const ev_names[] = {"added", "removed", "edited", "reordered"};
@@ -732,7 +733,7 @@ static int event(Events *e, Py_ssize_t r, int kind, Py_ssize_t pos, int32_t v, i
     if (put_text(&ev[E_TID], d->tid.p, d->tid.len) < 0 || put_text(&ev[E_CID], CID(d, r)) < 0) return -1;
     if ((cp->par_len < 0 ? col_null(&ev[E_PARENT]) : put_text(&ev[E_PARENT], d->arena.p + cp->par_off, cp->par_len)) < 0) return -1;
     if (col_i64(&ev[E_TS], cp->ts) < 0 || put_text(&ev[E_EVENT], what, (Py_ssize_t)strlen(what)) < 0) return -1;
-    if (put_opt_str(&ev[E_MID], PyList_GET_ITEM(e->mids, mv)) < 0 || col_i32(&ev[E_POS], (int32_t)pos) < 0) return -1;
+    if (col_put(&ev[E_MID], 's', message_id(e->decoded, mv)) < 0 || col_i32(&ev[E_POS], (int32_t)pos) < 0) return -1;
     if ((v >= 0 ? col_i32(&ev[E_VER], v) : col_null(&ev[E_VER])) < 0) return -1;
     if ((pv >= 0 ? col_i32(&ev[E_PREV], pv) : col_null(&ev[E_PREV])) < 0) return -1;
     if (d->current[r]) {
@@ -743,23 +744,152 @@ static int event(Events *e, Py_ssize_t r, int kind, Py_ssize_t pos, int32_t v, i
 }
 
 PyDoc_STRVAR(finish_doc,
-"finish(idents, signatures, message_ids, interrupts) -> (removed_on_current, edited_on_current)\n\n"
-"After next() gave a thread: idents[v] numbers message v's identity (its id, or its own for\n"
-"one without), signatures[v] numbers what counts for an edit (-1: undecodable), message_ids[v]\n"
-"is its id or None; interrupts is a set of (namespace, checkpoint_id) or None. Appends the\n"
-"thread's checkpoints and message_events rows to the staged columns.");
+"finish(decoded, key, interrupts) -> (removed_on_current, edited_on_current, transcript_rows)\n\n"
+"After next() gave a thread: decoded[v] is version v's decode.Message, or None when it\n"
+"is not a message; key is (tenant_id, sub_tenant_id, session_id); interrupts a set of\n"
+"(namespace, checkpoint_id) or None. Appends the thread's checkpoints, message_events,\n"
+"message_versions and messages rows to the staged columns, as transform_thread makes them.");
+
+/* Identity of each version (its id, or its own when it has none) and what counts for an
+ * edit (Message.signature(): role, content, tool calls, name; -1 undecodable), as small
+ * ints: equal ints for equal values. */
+static int identities(PyObject *decoded, Py_ssize_t k, int32_t *ident, int32_t *sig, int32_t *max_ident) {
+    PyObject *ids = PyDict_New(), *sigs = PyDict_New();
+    int rc = -1;
+    int32_t next = 0;
+    if (ids == NULL || sigs == NULL) goto done;
+    for (Py_ssize_t v = 0; v < k; v++) {
+        PyObject *m = PyList_GET_ITEM(decoded, v);
+        sig[v] = -1;
+        if (m == Py_None || PyTuple_GET_ITEM(m, MSG_ID) == Py_None) {
+            ident[v] = next++;
+        } else {
+            PyObject *n = PyLong_FromLong(next);
+            if (n == NULL) goto done;
+            PyObject *got = PyDict_SetDefault(ids, PyTuple_GET_ITEM(m, MSG_ID), n);
+            Py_DECREF(n);
+            if (got == NULL) goto done;
+            ident[v] = (int32_t)PyLong_AsLong(got);
+            if (ident[v] == next) next++;
+        }
+        if (m != Py_None) {
+            PyObject *key = PyTuple_Pack(4, PyTuple_GET_ITEM(m, MSG_ROLE), PyTuple_GET_ITEM(m, MSG_CONTENT),
+                                         PyTuple_GET_ITEM(m, MSG_TOOL_CALLS), PyTuple_GET_ITEM(m, MSG_NAME));
+            PyObject *n = key ? PyLong_FromSsize_t(PyDict_GET_SIZE(sigs)) : NULL;
+            PyObject *got = n ? PyDict_SetDefault(sigs, key, n) : NULL;
+            Py_XDECREF(key);
+            Py_XDECREF(n);
+            if (got == NULL) goto done;
+            sig[v] = (int32_t)PyLong_AsLong(got);
+        }
+    }
+    *max_ident = next > 0 ? next - 1 : 0;
+    rc = 0;
+done:
+    Py_XDECREF(ids);
+    Py_XDECREF(sigs);
+    return rc;
+}
+
+#define FIELD(m, f) PyTuple_GET_ITEM((m), (f))
+
+static Py_ssize_t text_chars(PyObject *s) { return PyUnicode_Check(s) ? PyUnicode_GET_LENGTH(s) : 0; }
+
+/* The message_versions rows (transform.versions_rows). */
+static int version_rows(Digester *d, PyObject *decoded) {
+    Col *c = d->vc;
+    for (Py_ssize_t v = 0; v < d->nnew; v++) {
+        PyObject *m = PyList_GET_ITEM(decoded, v);
+        if (m == Py_None) continue;
+        int32_t r = d->first_cp[v];
+        if (col_str(&c[0], d->tid.p, d->tid.len) < 0 || col_i32(&c[1], (int32_t)v) < 0 ||
+            col_put(&c[2], 's', FIELD(m, MSG_ID)) < 0 || col_put(&c[3], 's', FIELD(m, MSG_LC_TYPE)) < 0 ||
+            col_put(&c[4], 's', FIELD(m, MSG_ROLE)) < 0 || col_put(&c[5], 's', FIELD(m, MSG_NAME)) < 0 ||
+            col_put(&c[6], 's', FIELD(m, MSG_CONTENT)) < 0 || col_i32(&c[7], (int32_t)text_chars(FIELD(m, MSG_CONTENT))) < 0 ||
+            col_put(&c[8], 'i', FIELD(m, MSG_NON_TEXT)) < 0 || col_put(&c[9], 's', FIELD(m, MSG_TOOL_CALLS)) < 0 ||
+            col_put(&c[10], 'i', FIELD(m, MSG_TOOL_COUNT)) < 0 || col_put(&c[11], 's', FIELD(m, MSG_TOOL_CALL_ID)) < 0 ||
+            col_put(&c[12], 's', FIELD(m, MSG_TOOL_STATUS)) < 0 || col_str(&c[13], CID(d, r)) < 0 ||
+            col_i64(&c[14], d->cps[r].ts) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* The messages rows (transform.transcript_rows): the latest root's list; a message's ts
+ * is its id's first sighting (the first version holding the id). -1, or the row count. */
+static Py_ssize_t message_rows(Digester *d, PyObject *decoded, PyObject *key) {
+    Py_ssize_t latest = d->nroots - 1;
+    if (latest < 0) return 0;
+    PyObject *first_seen = PyDict_New();
+    if (first_seen == NULL) return -1;
+    Py_ssize_t rows = -1;
+    for (Py_ssize_t v = 0; v < d->nnew; v++) {
+        PyObject *m = PyList_GET_ITEM(decoded, v);
+        if (m == Py_None || FIELD(m, MSG_ID) == Py_None) continue;
+        PyObject *n = PyLong_FromSsize_t(v);
+        if (n == NULL || PyDict_SetDefault(first_seen, FIELD(m, MSG_ID), n) == NULL) {
+            Py_XDECREF(n);
+            goto done;
+        }
+        Py_DECREF(n);
+    }
+    Col *c = d->mc;
+    Py_ssize_t count = 0;
+    const int32_t *list = d->rvers + d->rv_off[latest];
+    for (Py_ssize_t ordinal = 0; ordinal < d->rv_len[latest]; ordinal++) {
+        int32_t v = list[ordinal];
+        PyObject *m = PyList_GET_ITEM(decoded, v);
+        if (m == Py_None) continue;
+        Py_ssize_t seen = -1;
+        if (FIELD(m, MSG_ID) != Py_None) {
+            PyObject *s = PyDict_GetItemWithError(first_seen, FIELD(m, MSG_ID));
+            if (s == NULL) goto done; /* (every id is there) */
+            seen = PyLong_AsSsize_t(s);
+        }
+        int32_t r = seen >= 0 ? d->first_cp[seen] : -1;
+        if (col_str(&c[0], d->tid.p, d->tid.len) < 0 || col_put(&c[1], 's', PyTuple_GET_ITEM(key, 0)) < 0 ||
+            col_put(&c[2], 's', PyTuple_GET_ITEM(key, 1)) < 0 || col_put(&c[3], 's', PyTuple_GET_ITEM(key, 2)) < 0 ||
+            col_i32(&c[4], (int32_t)ordinal) < 0 || col_put(&c[5], 's', FIELD(m, MSG_ROLE)) < 0 ||
+            col_put(&c[6], 's', FIELD(m, MSG_LC_TYPE)) < 0 || col_put(&c[7], 's', FIELD(m, MSG_CHAT_ROLE)) < 0 ||
+            col_put(&c[8], 's', FIELD(m, MSG_NAME)) < 0 || col_put(&c[9], 's', FIELD(m, MSG_CONTENT)) < 0 ||
+            col_i32(&c[10], (int32_t)text_chars(FIELD(m, MSG_CONTENT))) < 0 || col_put(&c[11], 'i', FIELD(m, MSG_NON_TEXT)) < 0 ||
+            col_put(&c[12], 's', FIELD(m, MSG_ID)) < 0 ||
+            (r >= 0 ? col_i64(&c[13], d->cps[r].ts) : col_null(&c[13])) < 0 ||
+            (r >= 0 ? col_str(&c[14], CID(d, r)) : col_null(&c[14])) < 0 ||
+            col_put(&c[15], 's', FIELD(m, MSG_TOOL_CALLS)) < 0 || col_put(&c[16], 'i', FIELD(m, MSG_TOOL_COUNT)) < 0 ||
+            col_put(&c[17], 's', FIELD(m, MSG_TOOL_CALL_ID)) < 0 || col_put(&c[18], 's', FIELD(m, MSG_TOOL_STATUS)) < 0 ||
+            col_put(&c[19], 'l', FIELD(m, MSG_INPUT)) < 0 || col_put(&c[20], 'l', FIELD(m, MSG_OUTPUT)) < 0 ||
+            col_put(&c[21], 'l', FIELD(m, MSG_TOTAL)) < 0 || col_put(&c[22], 's', FIELD(m, MSG_MODEL)) < 0 ||
+            col_put(&c[23], 's', FIELD(m, MSG_USAGE)) < 0 || col_put(&c[24], 's', FIELD(m, MSG_RESPONSE)) < 0 ||
+            col_put(&c[25], 's', FIELD(m, MSG_ADDITIONAL)) < 0 || col_i32(&c[26], v) < 0)
+            goto done;
+        count++;
+    }
+    rows = count;
+done:
+    Py_DECREF(first_seen);
+    return rows;
+}
 
 static PyObject *Digester_finish(Digester *d, PyObject *args) {
-    PyObject *idents_l, *sigs_l, *mids, *interrupts;
-    if (!PyArg_ParseTuple(args, "OOOO", &idents_l, &sigs_l, &mids, &interrupts)) return NULL;
+    PyObject *decoded, *key, *interrupts;
+    if (!PyArg_ParseTuple(args, "OOO", &decoded, &key, &interrupts)) return NULL;
     if (!d->ready) {
         PyErr_SetString(PyExc_ValueError, "finish() without a thread from next()");
         return NULL;
     }
     Py_ssize_t k = d->nnew; /* every version in a root list is < k */
-    if (!PyList_Check(mids) || PyList_GET_SIZE(mids) != k || (interrupts != Py_None && !PyAnySet_Check(interrupts))) {
-        PyErr_SetString(PyExc_ValueError, "finish(idents, signatures, message_ids, interrupts)");
+    if (!PyList_Check(decoded) || PyList_GET_SIZE(decoded) != k || !PyTuple_Check(key) || PyTuple_GET_SIZE(key) != 3 ||
+        (interrupts != Py_None && !PyAnySet_Check(interrupts))) {
+        PyErr_SetString(PyExc_ValueError, "finish(decoded: list per version, key: 3-tuple, interrupts)");
         return NULL;
+    }
+    for (Py_ssize_t v = 0; v < k; v++) {
+        PyObject *m = PyList_GET_ITEM(decoded, v);
+        if (m != Py_None && (!PyTuple_Check(m) || PyTuple_GET_SIZE(m) != MSG_NFIELDS)) {
+            PyErr_SetString(PyExc_TypeError, "finish(): decoded versions are decode.Message tuples or None");
+            return NULL;
+        }
     }
     PyObject *result = NULL;
     int32_t *ident = PyMem_Malloc(sizeof(int32_t) * (size_t)(k ? k : 1));
@@ -771,14 +901,7 @@ static PyObject *Digester_finish(Digester *d, PyObject *args) {
         PyErr_NoMemory();
         goto done;
     }
-    if (int_list(idents_l, k, ident, 0, &max_ident) < 0 || int_list(sigs_l, k, sig, -1, NULL) < 0) goto done;
-    for (Py_ssize_t i = 0; i < k; i++) {
-        PyObject *m = PyList_GET_ITEM(mids, i);
-        if (m != Py_None && !PyUnicode_Check(m)) {
-            PyErr_SetString(PyExc_TypeError, "finish(): message ids are str or None");
-            goto done;
-        }
-    }
+    if (identities(decoded, k, ident, sig, &max_ident) < 0) goto done;
     size_t ni = (size_t)max_ident + 1;
     Py_ssize_t longest = 0;
     for (Py_ssize_t r = 0; r < d->nroots; r++)
@@ -798,7 +921,7 @@ static PyObject *Digester_finish(Digester *d, PyObject *args) {
         goto done;
     }
 
-    Events e = {d, mids, 0, 0};
+    Events e = {d, decoded, 0, 0};
     int32_t gen = 0, chain_gen = 0;
     Py_ssize_t chain_at = -1;
     static const int32_t empty[1] = {0};
@@ -913,7 +1036,10 @@ static PyObject *Digester_finish(Digester *d, PyObject *args) {
         }
         if (col_bool(&ck[K_INTERRUPT], interrupt) < 0 || put_text(&ck[K_META], d->arena.p + cp->md_off, cp->md_len) < 0) goto done;
     }
-    result = Py_BuildValue("(nn)", e.removed, e.edited);
+    if (version_rows(d, decoded) < 0) goto done;
+    Py_ssize_t transcript = message_rows(d, decoded, key);
+    if (transcript < 0) goto done;
+    result = Py_BuildValue("(nnn)", e.removed, e.edited, transcript);
 done:
     /* A failure half-way leaves the columns with a partial thread: the caller fails the load. */
     d->ready = 0;
@@ -934,7 +1060,8 @@ done:
 
 PyDoc_STRVAR(take_doc,
 "take(table) -> [column, ...] | None\n\n"
-"The staged rows of 'checkpoints' or 'message_events' so far, as Arrow buffers per column:\n"
+"The staged rows of 'checkpoints', 'message_events', 'messages' or 'message_versions' so far,\n"
+"as Arrow buffers per column:\n"
 "(length, null_count, validity, offsets, data, list_values); None when there are none.\n"
 "checkpoints lacks step, source and run_id (all NULL).");
 
@@ -947,8 +1074,14 @@ static PyObject *Digester_take(Digester *d, PyObject *arg) {
     } else if (PyUnicode_Check(arg) && PyUnicode_CompareWithASCIIString(arg, "message_events") == 0) {
         cols = d->ev;
         ncols = E_NCOLS;
+    } else if (PyUnicode_Check(arg) && PyUnicode_CompareWithASCIIString(arg, "messages") == 0) {
+        cols = d->mc;
+        ncols = M_NCOLS;
+    } else if (PyUnicode_Check(arg) && PyUnicode_CompareWithASCIIString(arg, "message_versions") == 0) {
+        cols = d->vc;
+        ncols = V_NCOLS;
     } else {
-        PyErr_SetString(PyExc_ValueError, "take('checkpoints' | 'message_events')");
+        PyErr_SetString(PyExc_ValueError, "take('checkpoints' | 'message_events' | 'messages' | 'message_versions')");
         return NULL;
     }
     if (cols[0].n == 0) Py_RETURN_NONE;
@@ -969,7 +1102,13 @@ static PyObject *Digester_pending(Digester *d, PyObject *unused) {
     Py_ssize_t bytes = 0;
     for (int i = 0; i < K_NCOLS; i++) bytes += d->ck[i].data.len + d->ck[i].child.len;
     for (int i = 0; i < E_NCOLS; i++) bytes += d->ev[i].data.len;
-    return Py_BuildValue("(nnn)", d->ck[0].n, d->ev[0].n, bytes);
+    for (int i = 0; i < M_NCOLS; i++) bytes += d->mc[i].data.len;
+    for (int i = 0; i < V_NCOLS; i++) bytes += d->vc[i].data.len;
+    Py_ssize_t most = d->ck[0].n;
+    if (d->ev[0].n > most) most = d->ev[0].n;
+    if (d->mc[0].n > most) most = d->mc[0].n;
+    if (d->vc[0].n > most) most = d->vc[0].n;
+    return Py_BuildValue("(nn)", most, bytes);
 }
 
 static PyObject *Digester_close(Digester *d, PyObject *unused) {
@@ -981,7 +1120,7 @@ static PyMethodDef Digester_methods[] = {
     {"next", (PyCFunction)Digester_next, METH_NOARGS, next_doc},
     {"finish", (PyCFunction)Digester_finish, METH_VARARGS, finish_doc},
     {"take", (PyCFunction)Digester_take, METH_O, take_doc},
-    {"pending", (PyCFunction)Digester_pending, METH_NOARGS, "pending() -> (checkpoint rows, event rows, bytes) staged so far"},
+    {"pending", (PyCFunction)Digester_pending, METH_NOARGS, "pending() -> (rows of the fullest table, bytes) staged so far"},
     {"close", (PyCFunction)Digester_close, METH_NOARGS, "close() -> None: finalize the statement, close the connection"},
     {NULL, NULL, 0, NULL},
 };

@@ -312,45 +312,6 @@ PyDoc_STRVAR(stage_doc,
 "Raises TypeError / OverflowError for a value of another type or out of range (the\n"
 "caller then converts with pyarrow, which reports it).");
 
-static int stage_value(Col *c, char kind, PyObject *v) {
-    if (v == Py_None) return col_null(c);
-    switch (kind) {
-    case 's': {
-        if (!PyUnicode_Check(v)) break;
-        Py_ssize_t n;
-        const char *p = PyUnicode_AsUTF8AndSize(v, &n);
-        return p == NULL ? -1 : col_str(c, p, n);
-    }
-    case 'i':
-    case 'l': {
-        if (!PyLong_CheckExact(v)) break;
-        int overflow;
-        long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
-        if (x == -1 && PyErr_Occurred()) return -1;
-        if (overflow || (kind == 'i' && (x < INT32_MIN || x > INT32_MAX))) {
-            PyErr_SetString(PyExc_OverflowError, "stage(): an integer out of its column's range");
-            return -1;
-        }
-        return kind == 'i' ? col_i32(c, (int32_t)x) : col_i64(c, (int64_t)x);
-    }
-    case 'b':
-        if (v == Py_True || v == Py_False) return col_bool(c, v == Py_True);
-        break;
-    case 'L': {
-        if (!PyObject_CheckBuffer(v) || PyUnicode_Check(v) || PyBytes_Check(v)) break;
-        Py_buffer view;
-        if (PyObject_GetBuffer(v, &view, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0) return -1;
-        int ok = view.itemsize == 4 && view.format != NULL && strcmp(view.format, "i") == 0;
-        int r = ok ? col_list(c, view.buf, view.len / 4) : 0;
-        PyBuffer_Release(&view);
-        if (ok) return r;
-        break;
-    }
-    }
-    PyErr_Format(PyExc_TypeError, "stage(): a %.50s in a column of kind '%c'", Py_TYPE(v)->tp_name, kind);
-    return -1;
-}
-
 static PyObject *stage(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 2 || !PyList_Check(args[0]) || !PyUnicode_Check(args[1])) {
         PyErr_SetString(PyExc_TypeError, "stage(rows: list, kinds: str)");
@@ -378,7 +339,7 @@ static PyObject *stage(PyObject *self, PyObject *const *args, Py_ssize_t nargs) 
             goto done;
         }
         for (Py_ssize_t j = 0; j < ncol; j++)
-            if (stage_value(&cols[j], kinds[j], PyTuple_GET_ITEM(row, j)) < 0) goto done;
+            if (col_put(&cols[j], kinds[j], PyTuple_GET_ITEM(row, j)) < 0) goto done;
     }
     out = PyList_New(ncol);
     if (out == NULL) goto done;

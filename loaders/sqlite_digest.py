@@ -3,10 +3,11 @@
 For a thread whose every row is in the shape real SqliteSaver stores have, the
 C digester reads the rows itself (no Python object per checkpoint), numbers
 the message payloads and does the per-checkpoint half of the transform; here
-each distinct payload is decoded once (`loaders.decode`, the one decoder),
-and the per-message and per-thread rows are built by the same functions the
-Python transform uses. The digester stages `checkpoints` and `message_events`
-as Arrow columns. A thread it is not sure of goes through the Python path
+each distinct payload is decoded once (`loaders.decode`, the one decoder), and
+the digester stages every table but `threads` and `load_errors` as Arrow
+columns from the decoded messages, rows made as `transform_thread` makes them
+(the thread's row comes from the same `make_thread_row` here). A thread it is
+not sure of goes through the Python path
 (`SqliteReader` rows, `transform_thread`), row errors and all; so does the
 rest of the store after a thread id that is not UTF-8 text. Both paths give
 the same rows (tests/loaders/test_digest.py).
@@ -19,9 +20,7 @@ from collections.abc import Iterator
 
 from loaders.parts import BATCH_ROWS
 from loaders.records import ColumnBuffers, LoadError
-from loaders.transform import (
-    decode_versions, interrupts_of, make_thread_row, parse_thread_key, thread_batches, transcript_rows, versions_rows,
-)
+from loaders.transform import decode_versions, interrupts_of, make_thread_row, parse_thread_key, thread_batches
 
 try:
     from loaders import _digest
@@ -39,6 +38,18 @@ CHECKPOINT_COLUMNS = (
 EVENT_COLUMNS = (
     "thread_id", "checkpoint_id", "parent_checkpoint_id", "ts", "event", "message_id", "position", "version", "previous_version",
 )
+MESSAGE_COLUMNS = (
+    "thread_id", "tenant_id", "sub_tenant_id", "session_id", "ordinal", "role", "lc_type", "chat_role", "name", "content",
+    "content_chars", "non_text_blocks", "message_id", "ts", "checkpoint_id", "tool_calls", "tool_call_count", "tool_call_id",
+    "tool_status", "input_tokens", "output_tokens", "total_tokens", "model", "usage_metadata", "response_metadata",
+    "additional_kwargs", "version",
+)
+VERSION_COLUMNS = (
+    "thread_id", "version", "message_id", "lc_type", "role", "name", "content", "content_chars", "non_text_blocks", "tool_calls",
+    "tool_call_count", "tool_call_id", "tool_status", "first_checkpoint_id", "first_ts",
+)
+STAGED = {"checkpoints": CHECKPOINT_COLUMNS, "message_events": EVENT_COLUMNS, "messages": MESSAGE_COLUMNS,
+          "message_versions": VERSION_COLUMNS}
 # Staged rows are handed to the part writer as often as it writes its own batches.
 FLUSH_ROWS = BATCH_ROWS
 FLUSH_BYTES = 64 << 20
@@ -80,8 +91,8 @@ def batches(reader, key_regex, only: frozenset[str] | None = None) -> Iterator[t
             else:
                 errors: list[LoadError] = []
                 yield from _thread_rows(digester, item, decode_writes(write_rows, errors), errors, key_regex)
-                rows, events, size = digester.pending()
-                if rows >= FLUSH_ROWS or events >= FLUSH_ROWS or size >= FLUSH_BYTES:
+                rows, size = digester.pending()
+                if rows >= FLUSH_ROWS or size >= FLUSH_BYTES:
                     yield from _staged(digester)
             last = thread_id
         yield from _staged(digester)
@@ -90,36 +101,24 @@ def batches(reader, key_regex, only: frozenset[str] | None = None) -> Iterator[t
 
 
 def _thread_rows(digester, item: tuple, writes, errors: list[LoadError], key_regex) -> Iterator[tuple[str, object]]:
-    """The per-message and per-thread rows of a digested thread (the C side stages the rest)."""
-    _, thread_id, payloads, first_cids, first_ts, latest, figures = item
+    """Decode a digested thread's messages; the digester stages every row but the thread's."""
+    _, thread_id, payloads, first_cids, _first_ts, _latest, figures = item
     t_first, t_last, n_checkpoints, n_roots, n_namespaces, latest_root, latest_is_leaf, branches, forks = figures
     decoded = decode_versions(thread_id, payloads, first_cids, errors)
-    # What `transform._diff` compares, as small ints: a message's identity (its id, or
-    # its own version without one) and what counts for an edit (-1: undecodable).
-    identities: dict = {}
-    signatures: dict = {}
-    idents, sigs, mids = [], [], []
-    for v, msg in enumerate(decoded):
-        mid = msg.message_id if msg is not None else None
-        mids.append(mid)
-        idents.append(identities.setdefault(mid if mid is not None else ("version", v), len(identities)))
-        sigs.append(signatures.setdefault(msg.signature(), len(signatures)) if msg is not None else -1)
     interrupts = interrupts_of(writes)
-    removed, edited = digester.finish(idents, sigs, mids, set(interrupts) if interrupts else None)
     key = parse_thread_key(thread_id, key_regex)
-    messages = transcript_rows(thread_id, key, latest, decoded, first_cids, first_ts)
+    removed, edited, transcript = digester.finish(decoded, (key.tenant_id, key.sub_tenant_id, key.session_id),
+                                                  set(interrupts) if interrupts else None)
     pending = interrupts.get(("", latest_root)) if latest_root is not None else None
     yield "threads", [make_thread_row(
-        thread_id, key, t_first, t_last, n_checkpoints, n_roots, n_namespaces, len(messages), latest_root,
+        thread_id, key, t_first, t_last, n_checkpoints, n_roots, n_namespaces, transcript, latest_root,
         latest_is_leaf, branches, forks, pending, removed, edited,
     )]
-    yield "messages", messages
-    yield "message_versions", versions_rows(thread_id, decoded, first_cids, first_ts)
     yield "load_errors", errors
 
 
 def _staged(digester) -> Iterator[tuple[str, ColumnBuffers]]:
-    for table, names in (("checkpoints", CHECKPOINT_COLUMNS), ("message_events", EVENT_COLUMNS)):
+    for table, names in STAGED.items():
         columns = digester.take(table)
         if columns is not None:
             yield table, ColumnBuffers(columns[0][0], dict(zip(names, columns)))

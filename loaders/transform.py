@@ -310,8 +310,10 @@ def transform_thread(bundle: ThreadBundle, key_regex: re.Pattern[str]) -> Thread
     return ThreadRows([thread_row], checkpoint_rows, message_rows, version_rows, event_rows, errors)
 
 
-# --- rows per message and per thread, shared with the SQLite digester's path
-# (`loaders.sqlite_digest`), which does the per-checkpoint half in C.
+# --- rows per message and per thread. The SQLite digester's path
+# (`loaders.sqlite_digest`) shares decoding, interrupts and the thread row, and
+# builds the message and version rows in C from the same decoded messages
+# (`loaders/_digest.c`, `finish`); tests/loaders/test_digest.py holds the two equal.
 
 def interrupts_of(writes: list[RawWrite]) -> dict[tuple[str, str], list[Any]]:
     """(namespace, checkpoint id) → the values of its `__interrupt__` writes."""

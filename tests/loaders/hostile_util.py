@@ -342,6 +342,8 @@ def live_writer(path: str, stop: str, progress: str, threads: int = 4, autocheck
             cfg = {"configurable": {"thread_id": f"live:{i % threads}"}}
             graph.invoke({"messages": [HumanMessage(content=f"turn {i} " + "x" * 3000, id=f"h-{i}")]}, cfg)
             i += 1
-            Path(progress).write_text(str(i))
+            # Replaced, not rewritten: a reader polling the file never sees it empty.
+            Path(f"{progress}.tmp").write_text(str(i))
+            os.replace(f"{progress}.tmp", progress)
     finally:
         conn.close()

@@ -37,6 +37,13 @@ _SERDE = JsonPlusSerializer()
 _SCHEMAS = staging_schemas()
 
 
+def test_the_digesters_columns_are_the_staging_schemas():
+    # ColumnBuffers leave absent columns NULL: a name missing here would stage a NULL column.
+    for table, names in sqlite_digest.STAGED.items():
+        derived = {"step", "source", "run_id"} if table == "checkpoints" else set()
+        assert [n for n in _SCHEMAS[table].names if n not in derived] == list(names), table
+
+
 def test_the_digester_is_built():
     # `make test` builds it; a broken build must fail here, not silently test only the Python path.
     assert sqlite_digest._digest is not None, "loaders/_digest.c is not built: run `python setup.py build_ext --inplace`"
@@ -76,8 +83,7 @@ def digest_kinds(path) -> dict[str, int]:
         while (item := d.next()) is not None:
             kinds[item[0]] = kinds.get(item[0], 0) + 1
             if item[0] == "thread":
-                n = len(item[2])
-                d.finish(list(range(n)), list(range(n)), [None] * n, None)
+                d.finish([None] * len(item[2]), (None, None, item[1]), None)
         d.close()
         return kinds
     finally:

@@ -59,7 +59,7 @@ def test_a_load_while_a_live_agent_writes_sees_one_committed_state(sqlite_store,
     dbs: list[Path] = []
     try:
         deadline = time.monotonic() + 120
-        while not (progress.exists() and progress.read_text() and int(progress.read_text()) >= 6):
+        while not (progress.exists() and int(progress.read_text()) >= 6):
             assert writer.poll() is None, writer.communicate()[1]
             assert time.monotonic() < deadline
             time.sleep(0.05)
