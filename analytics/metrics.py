@@ -22,9 +22,9 @@ import functools
 from datetime import datetime, timedelta, timezone
 from typing import TypedDict
 
-import pandas as pd
 import pyarrow as pa
 
+from analytics._pandas import pd, types_mapper
 from analytics.db import ConOrPath, connection, query_fingerprint, table_comments, write_derived_table
 from analytics.errors import BadRequest, NotFound
 from analytics.filters import Filters
@@ -229,7 +229,7 @@ _DAY_NUMBER = "CAST(floor(epoch_us({col}) / 86400000000) AS BIGINT)"
 _AS_DATE = "DATE '1970-01-01' + CAST({col} AS INTEGER)"
 
 
-_NULLABLE_INTS = {t: pd.Int64Dtype() for t in (pa.int8(), pa.int16(), pa.int32(), pa.int64())}.get
+_NULLABLE_INTS = types_mapper(lambda: {t: pd.Int64Dtype() for t in (pa.int8(), pa.int16(), pa.int32(), pa.int64())})
 
 
 def _frame(con, sql: str, params: list) -> pd.DataFrame:

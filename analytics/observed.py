@@ -44,8 +44,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO, Union
 
-import pandas as pd
 
+from analytics._pandas import pd
 from analytics.db import ConOrPath, connection
 from analytics.errors import BadRequest
 from analytics.filters import Filters, as_utc

@@ -26,9 +26,9 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
-import pandas as pd
 
 from analytics import metrics
+from analytics._pandas import pd
 from analytics.cli import command
 from analytics.db import ConOrPath, connect, connection
 from analytics.errors import AnalyticsError, BadRequest

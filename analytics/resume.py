@@ -40,9 +40,9 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-import pandas as pd
 import pyarrow as pa
 
+from analytics._pandas import pandas_dtype, pd, types_mapper
 from analytics.db import ConOrPath, connection, query_fingerprint, table_comments, write_derived_table
 from analytics.errors import BadRequest, NotFound
 from analytics.filters import Filters
@@ -247,14 +247,14 @@ def _process_paths(keys: Sequence[str]) -> list[str]:
 
 
 # Arrow → pandas keeps integers nullable and strings as `str` whatever the rows hold.
-_ARROW_TO_PANDAS = {
+_ARROW_TO_PANDAS = types_mapper(lambda: {
     pa.int8(): pd.Int64Dtype(),
     pa.int16(): pd.Int64Dtype(),
     pa.int32(): pd.Int64Dtype(),
     pa.int64(): pd.Int64Dtype(),
     pa.bool_(): pd.BooleanDtype(),
     pa.float64(): pd.Float64Dtype(),
-}.get
+})
 
 
 def _fetch(con, sql: str, params, dtypes: dict[str, str]) -> pd.DataFrame:
@@ -272,7 +272,7 @@ def _typed(frame: pd.DataFrame, dtypes: dict[str, str]) -> pd.DataFrame:
         if dtype.startswith("datetime64"):
             # A caller's connection may use another session time zone; answers are UTC.
             col = pd.to_datetime(col, utc=True).dt.as_unit("us")
-        elif col.dtype != pd.api.types.pandas_dtype(dtype):
+        elif col.dtype != pandas_dtype(dtype):
             col = col.astype(dtype)
         out[name] = col
     return pd.DataFrame(out, index=frame.index).reset_index(drop=True)
@@ -1101,11 +1101,11 @@ class ThreadQA:
     at: str = LATEST
     at_options: tuple[str, ...] = (LATEST,)
     points: pd.DataFrame = field(default_factory=lambda: _typed(pd.DataFrame(), RESUME_COLUMNS))
-    timeline: pd.DataFrame = field(default_factory=pd.DataFrame)
+    timeline: pd.DataFrame = field(default_factory=lambda: pd.DataFrame())
     risks: pd.DataFrame = field(default_factory=lambda: _typed(pd.DataFrame(), THREAD_RISK_COLUMNS))
     window_checkpoint_id: str | None = None
     window: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(WINDOW_TABLE_COLUMNS)))
-    markers: pd.DataFrame = field(default_factory=pd.DataFrame)
+    markers: pd.DataFrame = field(default_factory=lambda: pd.DataFrame())
     problem: str | None = None
 
 

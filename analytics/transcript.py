@@ -40,9 +40,9 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Literal
 
-import pandas as pd
 import pyarrow as pa
 
+from analytics._pandas import pandas_dtype, pd, types_mapper
 from analytics.db import ConOrPath, connection
 from analytics.errors import BadRequest, NotFound, Unsupported
 from analytics.filters import Filters, as_utc
@@ -231,13 +231,12 @@ SELECT
 
 # Arrow → pandas keeps integer columns nullable (a NULL token count stays <NA>,
 # not a float NaN) and strings as `str`, whatever the rows happen to hold.
-_ARROW_TO_PANDAS = {
+_ARROW_TO_PANDAS = types_mapper(lambda: {
     pa.int8(): pd.Int64Dtype(),
     pa.int16(): pd.Int64Dtype(),
     pa.int32(): pd.Int64Dtype(),
     pa.int64(): pd.Int64Dtype(),
-}.get
-_PANDAS_DTYPES = {d: pd.api.types.pandas_dtype(d) for d in ("int64", "Int64", "str", "datetime64[us, UTC]")}
+})
 
 
 def _fetch(con, sql: str, params, dtypes: dict[str, str]) -> pd.DataFrame:
@@ -246,7 +245,7 @@ def _fetch(con, sql: str, params, dtypes: dict[str, str]) -> pd.DataFrame:
         frame = frame[list(dtypes)]
     have = frame.dtypes
     for name, dtype in dtypes.items():
-        wanted = _PANDAS_DTYPES[dtype]
+        wanted = pandas_dtype(dtype)
         if have[name] == wanted:
             continue
         if dtype.startswith("datetime64"):

@@ -18,8 +18,8 @@ import json
 import sys
 
 import duckdb
-import pandas as pd
 
+from analytics._pandas import pd
 from analytics.cli import command
 from analytics.errors import AnalyticsError, BadRequest
 from analytics.transcript import SPEAKERS, TranscriptQuery, parse_time, read

@@ -16,9 +16,9 @@ from datetime import date, datetime, time, timezone
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from analytics import metrics
+from analytics._pandas import pd
 from analytics.db import ConOrPath, connection
 from analytics.errors import AnalyticsError, BadRequest, NotFound, Unsupported
 from analytics.filters import Filters

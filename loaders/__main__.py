@@ -57,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     bar.close()
     print(summary.line())
     # The interpreter's exit runs the cyclic collector over every object of every
-    # module loaded (pandas, pyarrow, duckdb): ~0.25 s. The load is committed and
+    # module loaded (pyarrow, duckdb): ~0.25 s. The load is committed and
     # closed; frozen objects are skipped by that collection.
     gc.freeze()
     return 0

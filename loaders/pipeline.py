@@ -454,9 +454,9 @@ def load(
 
         if progress:
             progress(0, total)
-        # The metric tables' SQL lives in analytics, whose import (pandas) takes a few
-        # tenths of a second: while workers decode, this process only waits, so it
-        # imports then; a single-process load imports while DuckDB ingests.
+        # The metric tables' SQL lives in analytics (imported without pandas:
+        # analytics/_pandas.py): imported while workers decode rather than after them;
+        # a single-process load imports while DuckDB ingests.
         prefetch = threading.Thread(target=_prefetch_analytics, daemon=True)
         with contextlib.ExitStack() as stack:
 
