@@ -208,16 +208,16 @@ def latency_histogram(latency_s: pd.Series, model: pd.Series, bins: int = LATENC
     edges = np.histogram_bin_edges(values, bins=bins)
     # The last bin is closed on the right, like numpy.histogram.
     idx = np.clip(np.searchsorted(edges, values, side="right") - 1, 0, len(edges) - 2)
-    counts = (
-        pd.DataFrame({"bin": idx, "model": model.fillna("(no model)").to_numpy()})
-        .value_counts()
-        .rename("pairs")
-        .reset_index()
-        .sort_values(["bin", "model"], ignore_index=True)
+    # Counted as one integer per (bin, model) pair: counting (bin, model) rows with
+    # value_counts took 0.1-0.2 s for 300k pairs, mostly hashing the model strings twice.
+    codes, names = pd.factorize(model.fillna("(no model)"), sort=True)
+    names = np.asarray(names, dtype=object)
+    counts = np.bincount(idx * len(names) + codes, minlength=(len(edges) - 1) * len(names))
+    present = np.flatnonzero(counts)  # in (bin, model) order
+    bin_, code = np.divmod(present, len(names))
+    return pd.DataFrame(
+        {"bin_start": edges[bin_], "bin_end": edges[bin_ + 1], "model": names[code], "pairs": counts[present]}
     )
-    counts["bin_start"] = edges[counts["bin"]]
-    counts["bin_end"] = edges[counts["bin"] + 1]
-    return counts[columns]
 
 
 @dataclass(frozen=True)
@@ -310,9 +310,12 @@ def conversations_page(
         "p90_s": float(values.quantile(0.9)) if len(values) else None,
     }
     turns = conv["user_turns"].value_counts().sort_index().rename("threads").rename_axis("user_turns").reset_index()
+    # Newest first, ties by thread id: `conversations()` answers by thread id, so a
+    # stable sort on last_ts alone gives that order without sorting 176k strings
+    # (0.1-0.2 s of the page on a million messages).
     matching = (
         conv[list(CONVERSATION_TABLE_COLUMNS)]
-        .sort_values(["last_ts", "thread_id"], ascending=[False, True], na_position="last")
+        .sort_values("last_ts", ascending=False, na_position="last", kind="stable")
         .reset_index(drop=True)
     )
     return ConversationsPage(

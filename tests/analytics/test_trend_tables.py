@@ -171,6 +171,26 @@ def test_the_conversations_page_with_a_text_filter_is_the_full_queries_answer(co
             assert page.total == total
 
 
+def test_the_conversations_table_is_newest_first_with_ties_and_no_time_in_thread_order(loaded, tmp_path):
+    # Ties and missing times made on purpose: the page sorts on last_ts alone and relies on
+    # conversations() answering by thread id for the order within a tie.
+    db = edited_copy(
+        loaded, tmp_path / "ties.duckdb",
+        "UPDATE conversation_metrics SET last_ts = TIMESTAMPTZ '2030-01-01 00:00:00+00' WHERE thread_id IN "
+        "(SELECT thread_id FROM conversation_metrics ORDER BY thread_id DESC LIMIT 4)",
+        "UPDATE conversation_metrics SET last_ts = NULL WHERE thread_id IN "
+        "(SELECT thread_id FROM conversation_metrics ORDER BY thread_id LIMIT 3)",
+    )
+    with connect(db) as c:
+        page = views.conversations_page(c)
+        rows = c.execute("SELECT thread_id, last_ts FROM conversation_metrics").fetchall()
+    timed = sorted((r for r in rows if r[1] is not None), key=lambda r: r[0])
+    timed.sort(key=lambda r: r[1], reverse=True)  # stable: ties keep thread-id order
+    want = [r[0] for r in timed] + sorted(r[0] for r in rows if r[1] is None)
+    assert list(page.matching["thread_id"]) == want
+    assert sum(t == datetime(2030, 1, 1, tzinfo=timezone.utc) for t in page.matching["last_ts"]) == 4
+
+
 def test_columns_pick_columns_of_the_same_rows(con):
     full = metrics.conversations(con)
     part = metrics.conversations(con, columns=("user_turns", "thread_id"))

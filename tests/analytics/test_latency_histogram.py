@@ -1,0 +1,53 @@
+"""`views.latency_histogram` against numpy.histogram run per model on the same edges."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from analytics import views
+
+_pairs = st.lists(
+    st.tuples(
+        st.floats(min_value=0, max_value=1e6, allow_nan=False, allow_infinity=False),
+        st.sampled_from(["gpt-4o", "claude", "a", "Z", None]),
+    ),
+    max_size=60,
+)
+
+
+def _reference(values: list[float], models: list[str | None], bins: int) -> pd.DataFrame:
+    edges = np.histogram_bin_edges(np.array(values, dtype=float), bins=bins)
+    named = np.array(["(no model)" if m is None else m for m in models], dtype=object)
+    rows = []
+    for name in sorted(set(named)):
+        counts, _ = np.histogram(np.array(values, dtype=float)[named == name], bins=edges)
+        rows += [(b, name, int(n)) for b, n in enumerate(counts) if n]
+    rows.sort(key=lambda r: (r[0], r[1]))  # by bin, then model
+    return pd.DataFrame({
+        "bin_start": [edges[b] for b, _, _ in rows],
+        "bin_end": [edges[b + 1] for b, _, _ in rows],
+        "model": [m for _, m, _ in rows],
+        "pairs": [n for _, _, n in rows],
+    })
+
+
+@settings(max_examples=200, deadline=None)
+@given(_pairs, st.integers(min_value=1, max_value=12), st.booleans())
+def test_every_pair_is_counted_once_in_its_bin_and_model(pairs, bins, arrow_strings):
+    values = [v for v, _ in pairs]
+    models = [m for _, m in pairs]
+    model = pd.Series(models, dtype="string[pyarrow]" if arrow_strings else object)
+    got = views.latency_histogram(pd.Series(values, dtype=float), model, bins=bins)
+    assert list(got.columns) == ["bin_start", "bin_end", "model", "pairs"]
+    if not pairs:
+        assert got.empty
+        return
+    want = _reference(values, models, bins)
+    assert got["pairs"].sum() == len(pairs)
+    assert got["bin_start"].tolist() == want["bin_start"].tolist()
+    assert got["bin_end"].tolist() == want["bin_end"].tolist()
+    assert got["model"].tolist() == want["model"].tolist()
+    assert got["pairs"].tolist() == want["pairs"].tolist()
