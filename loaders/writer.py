@@ -14,7 +14,7 @@ import os
 import shutil
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 import duckdb
@@ -66,15 +66,15 @@ def _stream(files: list[str]) -> pa.RecordBatchReader:
     """
     with pa.OSFile(files[0]) as fh:
         schema = ipc.open_file(fh).schema
+    return pa.RecordBatchReader.from_batches(schema, _part_batches(files))
 
-    def batches():
-        for path in files:
-            with pa.OSFile(path) as fh:
-                reader = ipc.open_file(fh)
-                for i in range(reader.num_record_batches):
-                    yield reader.get_batch(i)
 
-    return pa.RecordBatchReader.from_batches(schema, batches())
+def _part_batches(files: Iterable[str]) -> Iterator[pa.RecordBatch]:
+    for path in files:
+        with pa.OSFile(path) as fh:
+            reader = ipc.open_file(fh)
+            for i in range(reader.num_record_batches):
+                yield reader.get_batch(i)
 
 
 def connect_for_writing(path: str | os.PathLike) -> duckdb.DuckDBPyConnection:
@@ -124,27 +124,23 @@ class PartFeed:
             self._failed = self._failed or failed
             self._cond.notify_all()
 
-    def _next(self, i: int) -> str | None:
-        with self._cond:
-            while i >= len(self.files) and not self._closed and not self._failed:
-                self._cond.wait()
-            if self._failed:
-                raise RuntimeError("the load was abandoned")
-            return self.files[i] if i < len(self.files) else None
+    def _paths(self) -> Iterator[str]:
+        i = 0
+        while True:
+            with self._cond:
+                while i >= len(self.files) and not self._closed and not self._failed:
+                    self._cond.wait()
+                if self._failed:
+                    raise RuntimeError("the load was abandoned")
+                if i >= len(self.files):
+                    return
+                path = self.files[i]
+            i += 1
+            yield path
 
     def stream(self) -> pa.RecordBatchReader:
         """Every part's batches in order, waiting for parts not yet added."""
-
-        def batches():
-            i = 0
-            while (path := self._next(i)) is not None:
-                i += 1
-                with pa.OSFile(path) as fh:
-                    reader = ipc.open_file(fh)
-                    for k in range(reader.num_record_batches):
-                        yield reader.get_batch(k)
-
-        return pa.RecordBatchReader.from_batches(self.schema, batches())
+        return pa.RecordBatchReader.from_batches(self.schema, _part_batches(self._paths()))
 
 
 def create_schema(con: duckdb.DuckDBPyConnection) -> None:
@@ -340,12 +336,10 @@ class DatabaseWriter:
                 ))
         for i, (sql, params) in enumerate(statements):
             # A feed is read as it grows by the first statement; later ones read its files again.
-            if isinstance(files, PartFeed) and i > 0 and not files.files:
+            paths = files.files if isinstance(files, PartFeed) else files
+            if i > 0 and not paths:
                 break
-            if isinstance(files, PartFeed):
-                staged_batches = files.stream() if i == 0 else _stream(files.files)  # noqa: F841 - DuckDB reads it by name
-            else:
-                staged_batches = _stream(files)  # noqa: F841
+            staged_batches = files.stream() if i == 0 and isinstance(files, PartFeed) else _stream(paths)  # noqa: F841 - DuckDB reads it by name
             con.execute(sql, params).fetchall()
 
     def counts(self, load_id: int) -> dict[str, int]:
