@@ -359,7 +359,7 @@ static PyObject *digest_thread(Digester *d) {
     d->nroots = nroots;
     d->nitems = nitems;
 
-    PyObject *result = NULL, *payloads = NULL, *first_cids = NULL, *first_ts = NULL, *latest = NULL;
+    PyObject *result = NULL, *payloads = NULL, *first_cids = NULL;
     int32_t *ord = PyMem_Malloc(sizeof(int32_t) * (size_t)(nroots ? nroots : 1));
     int32_t *newnum = PyMem_Malloc(sizeof(int32_t) * (size_t)(nitems ? nitems : 1));
     int32_t *old_of = PyMem_Malloc(sizeof(int32_t) * (size_t)(nitems ? nitems : 1));
@@ -426,8 +426,7 @@ static PyObject *digest_thread(Digester *d) {
 
     payloads = PyList_New(k);
     first_cids = PyList_New(k);
-    first_ts = PyList_New(k);
-    if (!payloads || !first_cids || !first_ts) goto done;
+    if (!payloads || !first_cids) goto done;
     PyObject *last_cid = NULL;
     int32_t last_cp = -1;
     for (Py_ssize_t v = 0; v < k; v++) {
@@ -440,9 +439,6 @@ static PyObject *digest_thread(Digester *d) {
             Py_INCREF(last_cid);
         }
         PyList_SET_ITEM(first_cids, v, last_cid);
-        PyObject *t = PyLong_FromLongLong(d->cps[first_cp[v]].ts);
-        if (t == NULL) goto done;
-        PyList_SET_ITEM(first_ts, v, t);
     }
 
     /* Tree shape: children per row, namespace groups, parents among the roots. */
@@ -521,13 +517,6 @@ static PyObject *digest_thread(Digester *d) {
     }
     PyObject *latest_cid = NULL, *latest_leaf = NULL, *t0 = NULL, *t1 = NULL;
     if (latest_root >= 0) {
-        latest = PyList_New(d->rv_len[latest_root]);
-        if (latest == NULL) goto done;
-        for (Py_ssize_t i = 0; i < d->rv_len[latest_root]; i++) {
-            PyObject *v = PyLong_FromLong(d->rvers[d->rv_off[latest_root] + i]);
-            if (v == NULL) goto done;
-            PyList_SET_ITEM(latest, i, v);
-        }
         latest_cid = cid_str(d, latest_root);
         if (latest_cid == NULL) goto done;
         latest_leaf = PyBool_FromLong(d->children[latest_root] == 0);
@@ -540,7 +529,6 @@ static PyObject *digest_thread(Digester *d) {
             goto done;
         }
     } else {
-        latest = Py_NewRef(Py_None);
         latest_cid = Py_NewRef(Py_None);
         latest_leaf = Py_NewRef(Py_None);
         t0 = Py_NewRef(Py_None);
@@ -554,7 +542,7 @@ static PyObject *digest_thread(Digester *d) {
         Py_DECREF(t1);
         goto done;
     }
-    result = Py_BuildValue("(sNOOOO(NNnnnNNll))", "thread", tid, payloads, first_cids, first_ts, latest, t0, t1, n, nroots, nns,
+    result = Py_BuildValue("(sNOO(NNnnnNNll))", "thread", tid, payloads, first_cids, t0, t1, n, nroots, nns,
                            latest_cid, latest_leaf, branch_count, fork_count);
     if (result != NULL) {
         d->ready = 1;
@@ -565,8 +553,6 @@ static PyObject *digest_thread(Digester *d) {
 done:
     Py_XDECREF(payloads);
     Py_XDECREF(first_cids);
-    Py_XDECREF(first_ts);
-    Py_XDECREF(latest);
     PyMem_Free(ord);
     PyMem_Free(newnum);
     PyMem_Free(old_of);
@@ -653,8 +639,8 @@ static int step(Digester *d) {
 
 PyDoc_STRVAR(next_doc,
 "next() -> None | ('stop',) | ('fallback', thread_id) | ('thread', thread_id, payloads, first_checkpoint_ids,\n"
-"    first_ts, latest_versions, (first_ts, last_ts, checkpoints, roots, namespaces, latest_root,\n"
-"    latest_is_leaf, branch_count, fork_count))\n\n"
+"    (first_ts, last_ts, checkpoints, roots, namespaces, latest_root, latest_is_leaf,\n"
+"    branch_count, fork_count))\n\n"
 "Read the next thread. None: no more. 'stop': the next row's thread id is not UTF-8 text;\n"
 "read the rest without the digester. 'fallback': a row of this thread is not in the common\n"
 "shape; read the thread without it. 'thread': call finish() next.");

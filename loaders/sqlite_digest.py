@@ -102,7 +102,7 @@ def batches(reader, key_regex, only: frozenset[str] | None = None) -> Iterator[t
 
 def _thread_rows(digester, item: tuple, writes, errors: list[LoadError], key_regex) -> Iterator[tuple[str, object]]:
     """Decode a digested thread's messages; the digester stages every row but the thread's."""
-    _, thread_id, payloads, first_cids, _first_ts, _latest, figures = item
+    _, thread_id, payloads, first_cids, figures = item
     t_first, t_last, n_checkpoints, n_roots, n_namespaces, latest_root, latest_is_leaf, branches, forks = figures
     decoded = decode_versions(thread_id, payloads, first_cids, errors)
     interrupts = interrupts_of(writes)
