@@ -76,9 +76,10 @@ def build(target: Path, messages: int) -> Path:
             f"FROM (SELECT * FROM {table}) AS src CROSS JOIN copies"
         )
     # A load writes every table in thread order (workers take thread ranges in id
-    # order), so a thread's rows sit in one or two row groups and a read skips the
-    # rest; the copies are put in that order too (appended, a thread's rows would
-    # spread over many row groups: a transcript read then scans 9 of 50).
+    # order): a thread's rows are contiguous, and a read skips every row group whose
+    # thread-id range (its first 8 bytes, in DuckDB's zone maps) excludes the thread.
+    # The copies are put in that order too; appended, a thread's rows would be spread
+    # over the whole table.
     for table in _REPLACE:
         con.execute(f"CREATE TEMP TABLE in_thread_order AS SELECT * FROM {table} ORDER BY thread_id, rowid")
         con.execute(f"DELETE FROM {table}")
