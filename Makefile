@@ -17,8 +17,8 @@ $(VENV)/.dev: requirements-dev.txt $(VENV)/.runtime
 	$(VENV)/bin/pip install -q -r requirements-dev.txt
 	touch $@
 
-# The loader's C scanner (loaders/_scan.c; rebuilt only when the source changed).
-# The app runs without it (a slower pure-Python path); the tests require it.
+# The loader's C extensions (loaders/_scan.c, loaders/_readahead.c; rebuilt only when the
+# source changed). The app runs without them (the pure-Python twins); the tests require them.
 ext: $(VENV)/.runtime
 	bash scripts/build-deps.sh
 	$(PY) setup.py -q build_ext --inplace
@@ -31,6 +31,8 @@ app: $(VENV)/.runtime
 test: $(VENV)/.dev ext
 	bash scripts/test-services.sh
 	$(PY) -m pytest -n 2 --dist loadfile -q -p no:cacheprovider
+	# The loader again without any C (loaders/_native.py): the Python twins give the same tables.
+	TRANSCRIPT_LENS_PUREPYTHON=1 $(PY) -m pytest -n 2 --dist loadfile -q -p no:cacheprovider tests/loaders
 
 bench: $(VENV)/.dev ext
 	$(PY) bench/bench_load.py
@@ -39,4 +41,4 @@ demo: $(VENV)/.dev
 	$(PY) demo/make_demo_store.py
 
 clean:
-	rm -rf .cache .pytest_cache .hypothesis build loaders/_scan.*.so
+	rm -rf .cache .pytest_cache .hypothesis build loaders/_*.so loaders/_*.pyd

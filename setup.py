@@ -16,7 +16,5 @@ setup(
     ext_modules=[
         Extension("loaders._scan", ["loaders/_scan.c"], depends=["loaders/_mpscan.h", "loaders/_columns.h"], extra_compile_args=_FLAGS),
         Extension("loaders._readahead", ["loaders/_readahead.c"], libraries=["sqlite3"], extra_compile_args=_FLAGS, optional=True),
-        Extension("loaders._digest", ["loaders/_digest.c"], depends=["loaders/_mpscan.h", "loaders/_columns.h"], libraries=["sqlite3"],
-                  extra_compile_args=_FLAGS, optional=True),
     ],
 )

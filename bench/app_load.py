@@ -25,7 +25,7 @@ PAGE = """
 import json, os, sys, time
 sys.path.insert(0, {root!r})
 import streamlit as st
-import loaders, loaders.pipeline as pipeline
+import loaders.pipeline as pipeline, transcript_lens
 import multiprocessing as mp
 if {method!r} == "spawn":
     pipeline._mp_context = lambda: mp.get_context("spawn")
@@ -33,7 +33,7 @@ if not os.path.exists({out!r}):
     seconds = []
     for _ in range({runs}):
         t = time.perf_counter()
-        loaders.load({store!r}, {db!r})
+        transcript_lens.load({store!r}, {db!r})
         seconds.append(round(time.perf_counter() - t, 2))
     open({out!r}, "w").write(json.dumps(seconds))
 st.write("done")

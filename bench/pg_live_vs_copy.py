@@ -71,9 +71,9 @@ def child(what: str, src: str, db: str, workers: int) -> None:
         reader.close()
         extra.update(threads=threads, checkpoints=checkpoints)
     else:
-        import loaders
+        import transcript_lens
 
-        summary = loaders.load(src, db, workers=workers)
+        summary = transcript_lens.load(src, db, workers=workers)
         extra.update(threads=summary.threads, checkpoints=summary.checkpoints, messages=summary.messages, errors=summary.errors)
     print(json.dumps({"seconds": round(time.perf_counter() - t0, 2), **extra, **_rss_mb()}))
 

@@ -4,7 +4,7 @@
 >>> loaders.load("demo/demo.sqlite", "demo.duckdb")  # doctest: +SKIP
 """
 
-from loaders.pipeline import LoadSummary, batches, load
+from loaders.pipeline import DerivedTables, LoadSummary, batches, load
 from loaders.records import LoadError, SourceError, SourceOptions
 from loaders.registry import register, resolve, sources
 from loaders.pg_export import PgCsvSource, PgDumpSource
@@ -18,6 +18,7 @@ register(PgCsvSource())
 register(PgDumpSource())
 
 __all__ = [
+    "DerivedTables",
     "LoadError",
     "LoadSummary",
     "SourceError",

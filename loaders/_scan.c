@@ -30,14 +30,12 @@
 #include "_mpscan.h"
 
 
-PyDoc_STRVAR(scan_doc,
-"scan(blob, prev_blob, prev_spans) -> None | (ts, spans, common, tail)\n\n"
-"Walk one msgpack checkpoint in place. None: not sure, use the plain path.\n"
-"ts: the checkpoint's ts (str). spans: opaque bytes locating the message\n"
-"payloads (pass back as prev_spans with this blob as prev_blob), or None when\n"
-"channel_values has no messages. common: how many leading payloads equal the\n"
-"previous checkpoint's. tail: the payloads after those, as bytes.");
-
+/* Walk one msgpack checkpoint in place (`row`'s first step; args: blob, prev_blob,
+ * prev_spans). None: not sure, use the plain path. Else (ts, spans, common, tail):
+ * ts, the checkpoint's ts (str); spans, opaque bytes locating the message payloads
+ * (passed back as prev_spans with this blob as prev_blob), or None when
+ * channel_values has no messages; common, how many leading payloads equal the
+ * previous checkpoint's; tail, the payloads after those, as bytes. */
 static PyObject *scan(PyObject *self, PyObject *args) {
     Py_buffer blob;
     PyObject *prev_blob, *prev_spans;
@@ -163,18 +161,18 @@ static PyObject *number(PyObject *payloads, PyObject *blob, PyObject *spans, Py_
 static int is_text(PyObject *o) { return PyUnicode_CheckExact(o); }
 
 PyDoc_STRVAR(row_doc,
-"row(row, payloads, raw_checkpoint, empty) -> RawCheckpoint | None\n\n"
+"row(row, payloads, raw_checkpoint) -> RawCheckpoint | None\n\n"
 "`sqlite_source._fast_checkpoint` for a `checkpoints` row (thread_id, ns, id, parent,\n"
 "type, blob, metadata) in one call: the same checks, the scan, the payload numbering\n"
-"into `payloads`, the RawCheckpoint (`raw_checkpoint` is its class, `empty` the\n"
-"metadata mapping). None, with `payloads` untouched, whenever it is not sure.");
+"into `payloads`, the RawCheckpoint (`raw_checkpoint` is its class). None, with\n"
+"`payloads` untouched, whenever it is not sure.");
 
 static PyObject *row(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 4 || !PyTuple_CheckExact(args[0]) || PyTuple_GET_SIZE(args[0]) != 7 || !PyType_Check(args[2])) {
-        PyErr_SetString(PyExc_TypeError, "row(row: 7-tuple, payloads, raw_checkpoint: type, empty)");
+    if (nargs != 3 || !PyTuple_CheckExact(args[0]) || PyTuple_GET_SIZE(args[0]) != 7 || !PyType_Check(args[2])) {
+        PyErr_SetString(PyExc_TypeError, "row(row: 7-tuple, payloads, raw_checkpoint: type)");
         return NULL;
     }
-    PyObject *r = args[0], *payloads = args[1], *type = args[2], *empty = args[3];
+    PyObject *r = args[0], *payloads = args[1], *type = args[2];
     PyObject *thread_id = PyTuple_GET_ITEM(r, 0), *ns = PyTuple_GET_ITEM(r, 1), *cid = PyTuple_GET_ITEM(r, 2);
     PyObject *parent = PyTuple_GET_ITEM(r, 3), *type_ = PyTuple_GET_ITEM(r, 4), *blob = PyTuple_GET_ITEM(r, 5);
     PyObject *metadata = PyTuple_GET_ITEM(r, 6);
@@ -238,15 +236,15 @@ static PyObject *row(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
         }
     }
     PyTypeObject *tp = (PyTypeObject *)type;
-    PyObject *out = tp->tp_alloc(tp, 9);
+    PyObject *out = tp->tp_alloc(tp, 8);
     if (out == NULL) {
         Py_DECREF(messages);
         Py_DECREF(text);
         Py_DECREF(found);
         return NULL;
     }
-    PyObject *fields[9] = {thread_id, ns, cid, parent, ts, empty, messages, Py_False, text};
-    for (int i = 0; i < 9; i++) PyTuple_SET_ITEM(out, i, Py_NewRef(fields[i]));
+    PyObject *fields[8] = {thread_id, ns, cid, parent, ts, messages, Py_False, text};
+    for (int i = 0; i < 8; i++) PyTuple_SET_ITEM(out, i, Py_NewRef(fields[i]));
     Py_DECREF(messages);
     Py_DECREF(text);
     Py_DECREF(found);
@@ -894,7 +892,6 @@ fail:
 }
 
 static PyMethodDef methods[] = {
-    {"scan", scan, METH_VARARGS, scan_doc},
     {"row", (PyCFunction)(void (*)(void))row, METH_FASTCALL, row_doc},
     {"ts_list", (PyCFunction)(void (*)(void))ts_list, METH_FASTCALL, ts_list_doc},
     {"stage", (PyCFunction)(void (*)(void))stage, METH_FASTCALL, stage_doc},

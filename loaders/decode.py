@@ -21,6 +21,8 @@ from typing import Any, NamedTuple
 import orjson
 import ormsgpack
 
+from loaders import _native
+
 # msgpack extension codes of langgraph.checkpoint.serde.jsonplus
 EXT_CONSTRUCTOR_SINGLE_ARG = 0
 EXT_CONSTRUCTOR_POS_ARGS = 1
@@ -379,10 +381,8 @@ def decode_message_python(payload: Any) -> Message:
     return _message_from_fields(fields, cls_name if isinstance(cls_name, str) else None)
 
 
-try:
-    from loaders._scan import message as _c_message
-except ImportError:  # not built: every message goes through `decode_message_python`
-    _c_message = None
+# The common shape decoded in C (None: every message goes through `decode_message_python`).
+_c_message = _native.scan.message if _native.scan is not None else None
 
 
 def _opt_str(value: Any, what: str) -> str | None:

@@ -16,12 +16,11 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.ipc as ipc
 
+from loaders import _native
 from loaders.records import ColumnBuffers, LoadError
 
-try:  # rows → Arrow buffers in C (`loaders/_scan.c`); pyarrow's conversion is the fallback
-    from loaders._scan import stage as _stage
-except ImportError:
-    _stage = None
+# Rows → Arrow buffers in C (`loaders/_scan.c`); None: pyarrow's own conversion.
+_stage = _native.scan.stage if _native.scan is not None else None
 
 ERROR_TABLE = "load_errors"
 # Rows per staged record batch: the loading process holds about one batch per table

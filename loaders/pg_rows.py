@@ -203,12 +203,12 @@ def build_bundle(thread_id: str, rows: list[CheckpointRow], blobs: list[BlobRow]
         if cid is None:
             errors.append(LoadError(thread_id, ns, None, "checkpoint", "checkpoint has no id"))
             continue
-        md, md_json = _metadata(row.metadata, errors, (thread_id, ns, cid))
+        md_json = _metadata(row.metadata, errors, (thread_id, ns, cid))
         ts = row.ts
         if row.shape is not None:
             errors.append(LoadError(thread_id, ns, cid, "checkpoint", f"checkpoint is a JSON {row.shape}, not an object"))
             checkpoints.append(
-                RawCheckpoint(thread_id, ns, cid, row.parent_checkpoint_id, None, md, None, damaged=True, metadata_json=md_json)
+                RawCheckpoint(thread_id, ns, cid, row.parent_checkpoint_id, None, None, damaged=True, metadata=md_json)
             )
             continue
         messages = None
@@ -225,8 +225,8 @@ def build_bundle(thread_id: str, rows: list[CheckpointRow], blobs: list[BlobRow]
                 versions = numbered[key] = payloads.versions(messages)
         checkpoints.append(
             RawCheckpoint(
-                thread_id, ns, cid, row.parent_checkpoint_id, ts, md, versions,
-                damaged=damaged, metadata_json=md_json,
+                thread_id, ns, cid, row.parent_checkpoint_id, ts, versions,
+                damaged=damaged, metadata=md_json,
             )
         )
     out_writes: list[RawWrite] = []
@@ -264,17 +264,17 @@ def _decode_blob(stored, key: tuple[str, str], interned: dict, errors: list[Load
     return out
 
 
-def _metadata(raw: str | None, errors: list[LoadError], where: tuple[str, str, str]) -> tuple[dict, str | None]:
-    """Metadata JSON text → `({}, text)`: passed through, DuckDB reads step/source/run_id at ingest.
+def _metadata(raw: str | None, errors: list[LoadError], where: tuple[str, str, str]) -> str | None:
+    """Metadata JSON text, passed through (DuckDB reads step/source/run_id at ingest), or None.
 
     JSONB prints strict JSON (no NaN), so only the shape needs a (cheap) look.
     """
     if raw is None:
-        return {}, None
+        return None
     if raw.lstrip()[:1] != "{":
         errors.append(LoadError(*where, "metadata", "metadata is not a JSON object"))
-        return {}, None
-    return {}, raw
+        return None
+    return raw
 
 
 __all__ = [

@@ -23,6 +23,7 @@ import traceback
 import types
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, replace
+from typing import Protocol
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -71,19 +72,13 @@ def batches(reader: SourceReader, thread_key_pattern: str | None = None, only: f
 
     `load_errors` batches carry `LoadError` records; every other table's rows
     are tuples in the table's column order, timestamps as integer microseconds
-    since the Unix epoch (UTC; see `loaders.transform.ts_micros`), or
-    `ColumnBuffers` (columns built in C by a reader's own `batches`). One
+    since the Unix epoch (UTC; see `loaders.transform.ts_micros`). One
     `load_errors` batch per thread (maybe empty): progress counts them.
 
     >>> for table, rows in batches(reader):  # doctest: +SKIP
     ...     print(table, len(rows))
     """
     regex = compile_thread_key(thread_key_pattern)
-    own = getattr(reader, "batches", None)
-    if own is not None:
-        # A reader with a way of its own to make the rows (the SQLite reader's compiled path).
-        yield from own(regex, only)
-        return
     for bundle in reader.threads(only):
         yield from thread_batches(bundle, regex)
 
@@ -362,32 +357,23 @@ class _StreamingIngest:
             self._wait(raise_errors=False)
 
 
-def _prefetch_analytics() -> None:
-    try:
-        import analytics.metrics  # noqa: F401
-    except Exception:  # noqa: BLE001 - `_derive_tables` imports it again and reports the failure
-        pass
+class DerivedTables(Protocol):
+    """Tables computed from the loaded rows and written into the staged database before
+    it replaces the old one (per-conversation metrics and the like).
 
-
-def _derive_tables(con) -> None:
-    """Tables computed from the loaded rows, written into the staged database before the swap.
-
-    `conversation_metrics` holds `analytics.metrics.conversations()` for every thread
-    (default resume gap), so reading per-conversation figures is a scan instead of
-    several passes over every message. It is rebuilt whole on incremental loads too
-    (about one unfiltered `conversations()` call), so it always matches the data.
-
-    The SQL stays in analytics, the one definition of each metric. It is imported
-    here, lazily, rather than registered through a hook: a registry would only be
-    filled once something had imported analytics, so a plain `python -m loaders`
-    would silently skip the table. analytics never imports loaders: no cycle.
+    The loader does not know what they are: the query layer defines them and the
+    composition root (`transcript_lens.load`, the CLI) hands them to `load()`, so
+    that loaders never import analytics. `prepare()` runs in a thread while the
+    workers decode (imports, say); `write(con)` runs on the staged connection.
     """
-    from analytics.metrics import materialize_conversations, materialize_trends
-    from analytics.resume import materialize_risks
 
-    materialize_conversations(con)  # sets TimeZone = 'UTC' on the staged connection, like readers
-    materialize_trends(con)  # latency pairs and per thread × day (× model) sums, for the corpus trends
-    materialize_risks(con)  # the Resume QA overview's per-thread figures
+    def prepare(self) -> None: ...
+
+    def write(self, con) -> None: ...
+
+
+def _nothing() -> None:
+    pass
 
 
 def default_workers() -> int:
@@ -409,13 +395,15 @@ def load(
     incremental: bool = False,
     progress: Progress | None = None,
     workers: int | None = None,
+    derived: DerivedTables | None = None,
 ) -> LoadSummary:
     """Load a checkpoint store into a DuckDB database, atomically.
 
     A full load replaces the database; `incremental=True` re-reads only the
     threads whose checkpoints changed since the previous load (new threads, new
     checkpoints of old threads) and drops threads gone from the source. Nothing
-    is replaced unless the whole load succeeds.
+    is replaced unless the whole load succeeds. `derived` tables, if given, are
+    written into the new database before it replaces the old one.
 
     >>> load("demo/demo.sqlite", "demo.duckdb").messages  # doctest: +SKIP
     412
@@ -454,10 +442,9 @@ def load(
 
         if progress:
             progress(0, total)
-        # The metric tables' SQL lives in analytics (imported without pandas:
-        # analytics/_pandas.py): imported while workers decode rather than after them;
-        # a single-process load imports while DuckDB ingests.
-        prefetch = threading.Thread(target=_prefetch_analytics, daemon=True)
+        # Whatever the derived tables need is prepared while workers decode rather than
+        # after them; a single-process load prepares while DuckDB ingests.
+        prefetch = threading.Thread(target=derived.prepare if derived is not None else _nothing, daemon=True)
         with contextlib.ExitStack() as stack:
 
             def open_writer() -> tuple[DatabaseWriter, int]:
@@ -498,7 +485,8 @@ def load(
                 prefetch.start()
                 writer.ingest_all({t: [f] for t, f in result["files"].items()}, load_id)
             prefetch.join()
-            _derive_tables(writer.con)
+            if derived is not None:
+                derived.write(writer.con)
             counts = writer.counts(load_id)
             summary = LoadSummary(
                 load_id, described, src.kind, mode, str(db),
@@ -521,4 +509,4 @@ def load(
     return replace(summary, seconds=time.perf_counter() - t0)
 
 
-__all__ = ["LoadError", "LoadSummary", "SourceError", "batches", "load"]
+__all__ = ["DerivedTables", "LoadError", "LoadSummary", "SourceError", "batches", "load"]

@@ -36,13 +36,11 @@ class RawCheckpoint(NamedTuple):
     checkpoint_id: str
     parent_checkpoint_id: str | None
     ts: str | None
-    metadata: Mapping[str, Any]
     messages: array | None
     damaged: bool = False
-    # The metadata as JSON text when the source stores it as text (SQLite): it is
-    # passed through untouched (DuckDB validates it at ingest) and `metadata` is
-    # left empty. None: the transform serialises `metadata`.
-    metadata_json: str | None = None
+    # The metadata as JSON object text, passed through untouched: DuckDB validates it
+    # and reads step / source / run_id from it at ingest. None: no usable metadata.
+    metadata: str | None = None
 
 
 class Payloads:
@@ -104,7 +102,7 @@ class Payloads:
 
 @dataclass(frozen=True, slots=True)
 class ColumnBuffers:
-    """Rows of one staged table as Arrow buffers per column (`loaders._digest`
+    """Rows of one staged table as Arrow buffers per column (`loaders._scan.stage`
     builds them in C); a column of the table's schema that is absent is all NULL.
 
     Each column is `(length, null_count, validity, offsets, data, list_values)`:

@@ -32,20 +32,16 @@ from urllib.parse import quote
 
 import ormsgpack
 
+from loaders import _native
 from loaders.decode import _UNPACK_OPT, DecodeError, _outer_hook, decode_typed, plain
 from loaders.records import (
     LoadError, Payloads, RawCheckpoint, RawWrite, SourceError, SourceOptions, ThreadBundle, weighted_ranges,
 )
 from loaders.scratch import scratch_dir
 
-try:
-    from loaders import _scan
-except ImportError:  # not built (no compiler): the ormsgpack path below does the same work, slower
-    _scan = None
-try:
-    from loaders import _readahead  # registers its VFS with SQLite
-except ImportError:  # not built, or no SQLite to build against: pages are read one by one
-    _readahead = None
+# The compiled scan and read-ahead VFS (None: the ormsgpack path below and SQLite's own VFS).
+_scan = _native.scan
+_readahead = _native.readahead
 
 _unpackb = ormsgpack.unpackb
 _first = operator.itemgetter(0)  # rows grouped by thread id (a C call per row, not a lambda's frame)
@@ -133,19 +129,16 @@ def _uri(path: Path, **params: str) -> str:
     return f"file:{quote(str(path.resolve()))}?{query}"
 
 
-def _connect_immutable(path: Path) -> tuple[sqlite3.Connection, str]:
+def _connect_immutable(path: Path) -> sqlite3.Connection:
     """A read-only connection to a store that does not change while it is read,
     through the read-ahead VFS when there is one (`loaders/_readahead.c`: a
-    checkpoint blob's overflow pages in one read instead of one read each);
-    and the URI it was opened with."""
+    checkpoint blob's overflow pages in one read instead of one read each)."""
     if _readahead is not None:
-        uri = _uri(path, mode="ro", immutable="1", vfs=_readahead.VFS_NAME)
         try:
-            return sqlite3.connect(uri, uri=True, isolation_level=None), uri
+            return sqlite3.connect(_uri(path, mode="ro", immutable="1", vfs=_readahead.VFS_NAME), uri=True, isolation_level=None)
         except sqlite3.OperationalError:
             pass  # "no such vfs": this Python's sqlite3 carries a SQLite of its own
-    uri = _uri(path, mode="ro", immutable="1")
-    return sqlite3.connect(uri, uri=True, isolation_level=None), uri
+    return sqlite3.connect(_uri(path, mode="ro", immutable="1"), uri=True, isolation_level=None)
 
 
 class SqliteSource:
@@ -172,11 +165,9 @@ class SqliteReader:
         self.options = options
         self._tmpdir: str | None = None
         self._snapshot: Path | None = None
-        # What the store was opened as (a URI or a path), for `loaders._digest`'s own connection.
-        self.uri: str | None = None
         if snapshot is not None:
             # A worker reading the loading process's snapshot (`handoff`): same state, no second copy.
-            self._open(lambda: (sqlite3.connect(str(snapshot), isolation_level=None), str(snapshot)))
+            self._open(lambda: sqlite3.connect(str(snapshot), isolation_level=None))
             return
         if not path.is_file():
             raise SourceError(f"{path}: no such file (expected a SqliteSaver checkpoint file)")
@@ -188,17 +179,17 @@ class SqliteReader:
             self._open(lambda: _connect_immutable(path))
             return
 
-        def connect_snapshot() -> tuple[sqlite3.Connection, str]:
+        def connect_snapshot() -> sqlite3.Connection:
             self._tmpdir = scratch_dir("snapshot")
             self._snapshot = _snapshot(path, wal, Path(self._tmpdir))
-            return sqlite3.connect(str(self._snapshot), isolation_level=None), str(self._snapshot)
+            return sqlite3.connect(str(self._snapshot), isolation_level=None)
 
         self._open(connect_snapshot)
 
-    def _open(self, connect: Callable[[], tuple[sqlite3.Connection, str]]) -> None:
+    def _open(self, connect: Callable[[], sqlite3.Connection]) -> None:
         path = self.path
         try:
-            self.con, self.uri = connect()
+            self.con = connect()
             self.con.text_factory = _text
             # One read transaction: every query below sees the same snapshot.
             self.con.execute("BEGIN")
@@ -392,21 +383,6 @@ class SqliteReader:
         """Every `checkpoints` row of one thread (by the key), in the reader's column order."""
         return self.con.execute(_CHECKPOINTS_SQL.format(where="WHERE thread_id = ?"), [thread_id]).fetchall()
 
-    def batches(self, key_regex, only: frozenset[str] | None = None):
-        """`(table, rows)` of every table for the selected threads (`loaders.pipeline.batches`):
-        through `loaders._digest` where it is built, else thread by thread in Python."""
-        from loaders import sqlite_digest
-        from loaders.transform import thread_batches
-
-        if sqlite_digest.usable():
-            try:
-                yield from sqlite_digest.batches(self, key_regex, only)
-            except sqlite3.DatabaseError as exc:
-                raise self._damaged(exc) from None
-            return
-        for bundle in self.threads(only):
-            yield from thread_batches(bundle, key_regex)
-
     def close(self) -> None:
         con = getattr(self, "con", None)
         if con is not None:
@@ -528,8 +504,6 @@ def _strict_json(text: str) -> bool:
     return True
 
 
-_EMPTY: dict = {}
-
 
 def _fast_checkpoint(row, payloads: Payloads) -> RawCheckpoint | None:
     """The common case of `decode_checkpoint_row` in a few checks; None when the
@@ -540,7 +514,7 @@ def _fast_checkpoint(row, payloads: Payloads) -> RawCheckpoint | None:
         # All of the below in one C call: the checks, a walk of the blob in place that
         # compares payloads with the previous checkpoint's where they lie, and the
         # numbering. None when it is not sure; then ormsgpack decides, below.
-        cp = _scan.row(row, payloads, RawCheckpoint, _EMPTY)
+        cp = _scan.row(row, payloads, RawCheckpoint)
         if cp is not None:
             return cp
     thread_id, ns, cid, parent, type_, blob, metadata = row
@@ -572,7 +546,7 @@ def _fast_checkpoint(row, payloads: Payloads) -> RawCheckpoint | None:
         if type(messages) is not list:
             return None
         messages = payloads.versions(messages)
-    return RawCheckpoint(thread_id, ns, cid, parent, ts, _EMPTY, messages, False, metadata)
+    return RawCheckpoint(thread_id, ns, cid, parent, ts, messages, False, metadata)
 
 
 def decode_checkpoint_row(row, errors: list[LoadError], payloads: Payloads | None = None) -> RawCheckpoint:
@@ -586,7 +560,6 @@ def decode_checkpoint_row(row, errors: list[LoadError], payloads: Payloads | Non
     if parent is not None and _key_problem(parent) is not None:
         errors.append(LoadError(*where, "checkpoint", f"parent_checkpoint_id {_key_problem(parent)}; taken as none"))
         parent = None
-    md: dict = {}
     md_json = decode_metadata(metadata, errors, where)
     try:
         checkpoint = decode_typed(type_, blob)
@@ -597,7 +570,7 @@ def decode_checkpoint_row(row, errors: list[LoadError], payloads: Payloads | Non
             raise DecodeError("channel_values is not a mapping")
     except DecodeError as exc:
         errors.append(LoadError(*where, "checkpoint", str(exc)))
-        return RawCheckpoint(thread_id, ns, cid, parent, None, md, None, damaged=True, metadata_json=md_json)
+        return RawCheckpoint(thread_id, ns, cid, parent, None, None, damaged=True, metadata=md_json)
     ts = checkpoint.get("ts")
     if ts is not None and not isinstance(ts, str):
         errors.append(LoadError(*where, "checkpoint", f"ts is a {type(ts).__name__}, not a string"))
@@ -605,6 +578,6 @@ def decode_checkpoint_row(row, errors: list[LoadError], payloads: Payloads | Non
     messages = values.get("messages")
     if messages is not None and not isinstance(messages, list):
         errors.append(LoadError(*where, "messages", f"messages channel is a {type(messages).__name__}, not a list"))
-        return RawCheckpoint(thread_id, ns, cid, parent, ts if isinstance(ts, str) else None, md, None, damaged=True, metadata_json=md_json)
+        return RawCheckpoint(thread_id, ns, cid, parent, ts if isinstance(ts, str) else None, None, damaged=True, metadata=md_json)
     versions = payloads.versions(messages) if messages is not None else None
-    return RawCheckpoint(thread_id, ns, cid, parent, ts if isinstance(ts, str) else None, md, versions, metadata_json=md_json)
+    return RawCheckpoint(thread_id, ns, cid, parent, ts if isinstance(ts, str) else None, versions, metadata=md_json)

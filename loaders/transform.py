@@ -21,13 +21,12 @@ from operator import attrgetter, le as _le, lt as _lt
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+from loaders import _native
 from loaders.decode import DecodeError, Message, decode_message, plain, to_json
 from loaders.records import LoadError, RawCheckpoint, RawWrite, ThreadBundle
 
-try:  # LangGraph's own UTC timestamps read in C (the SQLite loader's extension); same answers
-    from loaders._scan import ts_list as _ts_list
-except ImportError:  # not built: every timestamp goes through `ts_micros`
-    _ts_list = None
+# LangGraph's own UTC timestamps read in C, same answers (None: every one goes through `ts_micros`).
+_ts_list = _native.scan.ts_list if _native.scan is not None else None
 
 DEFAULT_THREAD_KEY_PATTERN = r"^(?P<tenant>[^:]*):(?P<sub>[^:]*):(?P<session>.*)$"
 
@@ -179,7 +178,7 @@ def transform_thread(bundle: ThreadBundle, key_regex: re.Pattern[str]) -> Thread
     # --- tree shape (checkpoints unpacked in the loop header: cheaper than attribute access)
     children: dict[str, dict[str, int]] = {}  # namespace → parent id → number of children
     latest_by_ns: dict[str, str] = {}
-    for _, ns, cid, parent, _, _, _, _, _ in cps:
+    for _, ns, cid, parent, _, _, _, _ in cps:
         if parent is not None:
             of_ns = children.get(ns)
             if of_ns is None:
@@ -225,7 +224,7 @@ def transform_thread(bundle: ThreadBundle, key_regex: re.Pattern[str]) -> Thread
     checkpoint_rows = []
     add_row = checkpoint_rows.append
     no_children: dict[str, int] = {}
-    for (_, ns, cid, parent, _, metadata, messages, _, metadata_json), ts in zip(cps, ts_list):
+    for (_, ns, cid, parent, _, messages, _, metadata), ts in zip(cps, ts_list):
         is_root = ns == ""
         on_current = is_root and cid in current
         add_row(
@@ -246,7 +245,7 @@ def transform_thread(bundle: ThreadBundle, key_regex: re.Pattern[str]) -> Thread
                 on_current,
                 hang_point(cid) if is_root and not on_current else None,
                 (ns, cid) in interrupts if interrupts else False,
-                metadata_json if metadata_json is not None else to_json(plain(metadata)),
+                metadata,
             )
         )
 
@@ -310,10 +309,7 @@ def transform_thread(bundle: ThreadBundle, key_regex: re.Pattern[str]) -> Thread
     return ThreadRows([thread_row], checkpoint_rows, message_rows, version_rows, event_rows, errors)
 
 
-# --- rows per message and per thread. The SQLite digester's path
-# (`loaders.sqlite_digest`) shares decoding, interrupts and the thread row, and
-# builds the message and version rows in C from the same decoded messages
-# (`loaders/_digest.c`, `finish`); tests/loaders/test_digest.py holds the two equal.
+# --- rows per message and per thread
 
 def interrupts_of(writes: list[RawWrite]) -> dict[tuple[str, str], list[Any]]:
     """(namespace, checkpoint id) → the values of its `__interrupt__` writes."""

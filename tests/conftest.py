@@ -32,8 +32,24 @@ if str(ROOT) not in sys.path:  # `storegen` and `tests.oracle` import from the r
 
 from langgraph.checkpoint.sqlite import SqliteSaver  # noqa: E402
 
+from loaders import _native  # noqa: E402
 from storegen import build_sqlite_store, run_scenarios  # noqa: E402
 from tests import oracle  # noqa: E402
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "native: compares a C extension with its Python twin (skipped under TRANSCRIPT_LENS_PUREPYTHON=1)"
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # Without the extensions (the pure-Python run of `make test`) there is nothing to compare.
+    if _native.PURE_PYTHON:
+        skip = pytest.mark.skip(reason=f"{_native.ENV}=1: the C extensions are not loaded")
+        for item in items:
+            if "native" in item.keywords:
+                item.add_marker(skip)
 
 SIDE_SUFFIXES = ("-wal", "-shm")
 

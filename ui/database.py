@@ -125,7 +125,8 @@ def configured_db(argv: list[str] | None = None, environ: dict | None = None) ->
 def _writer_code_mtime_ns() -> int:
     """Newest change to the code that decides what a load writes (loaders, load-time metrics)."""
     root = Path(__file__).resolve().parents[1]
-    files = [*(root / "loaders").glob("*.py"), root / "loaders" / "schema.sql", root / "analytics" / "metrics.py"]
+    files = [*(root / "loaders").glob("*.py"), root / "loaders" / "schema.sql", root / "analytics" / "metrics.py",
+             root / "analytics" / "derived.py", root / "analytics" / "resume.py"]
     return max((f.stat().st_mtime_ns for f in files if f.exists()), default=0)
 
 
@@ -144,10 +145,10 @@ def ensure_demo_db(source: Path | None = None, target: Path | None = None) -> Pa
     if not source.exists():
         raise FileNotFoundError(f"the bundled demo store {source} is missing; open a database with --db PATH")
     if demo_is_stale(source, target):
-        import loaders  # a cold import of the loader costs ~1 s; only pay it when building
+        import transcript_lens  # a cold import of the loader costs ~1 s; only pay it when building
 
         # The loader writes atomically, so two processes building at once both leave a valid file.
-        loaders.load(str(source), target)
+        transcript_lens.load(str(source), target)
     return target
 
 

@@ -137,6 +137,7 @@ def _load(spec: str, upload, kind: str | None, choices: LoadChoices = LoadChoice
         _open_existing(spec)
         return
     import loaders
+    import transcript_lens
 
     target = database.load_target(spec)
     with st.status(f"Loading {shown}", expanded=True) as status:
@@ -147,7 +148,7 @@ def _load(spec: str, upload, kind: str | None, choices: LoadChoices = LoadChoice
             bar.progress(fraction, text=f"{done:,} / {total:,} threads" if total else f"{done:,} threads")
 
         try:
-            summary = loaders.load(
+            summary = transcript_lens.load(
                 spec, target, kind=kind, progress=progress,
                 thread_key_pattern=choices.thread_key_pattern,
                 options=loaders.SourceOptions(schema=choices.schema),

@@ -9,14 +9,14 @@ import duckdb
 import pytest
 
 from analytics import connect
-from tests.loaders.util import load_db
+import transcript_lens
 
 
 @pytest.fixture(scope="module")
 def loaded(sqlite_store, tmp_path_factory):
     """`sqlite_store` loaded by the real loader (read it, or copy it before changing it)."""
     db = tmp_path_factory.mktemp("loaded") / "lens.duckdb"
-    load_db(sqlite_store.path, db)
+    transcript_lens.load(sqlite_store.path, db)
     return db
 
 

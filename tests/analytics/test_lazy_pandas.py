@@ -1,6 +1,6 @@
 """`import analytics` and a whole load stay free of pandas until a DataFrame is asked for.
 
-The loader imports analytics for the SQL of its load-time tables; pandas there
+A load through `transcript_lens.load` imports analytics for its derived tables; pandas there
 would cost the loading process CPU its workers need (analytics/_pandas.py).
 Each check runs in a fresh interpreter: this one has imported pandas long ago.
 """
@@ -17,9 +17,9 @@ ROOT = Path(__file__).resolve().parents[2]
 _LOAD_THEN_READ = """
 import json, sys
 import analytics, analytics.metrics, analytics.resume, analytics.views, analytics.reports, analytics.observed
-import loaders
+import transcript_lens
 after_import = "pandas" in sys.modules
-summary = loaders.load(sys.argv[1], sys.argv[2], workers=2)
+summary = transcript_lens.load(sys.argv[1], sys.argv[2], workers=2)
 after_load = "pandas" in sys.modules
 con = analytics.connect(sys.argv[2])
 derived = con.execute("SELECT count(*) FROM conversation_metrics").fetchall()[0][0]

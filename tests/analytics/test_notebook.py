@@ -66,7 +66,7 @@ def test_notebook_runs_without_errors(executed):
 
 
 def test_notebook_answers_its_questions(executed):
-    assert "0 load errors" in _text(_outputs(executed, "loaders.load("))
+    assert "0 load errors" in _text(_outputs(executed, "transcript_lens.load("))
     first = _text(_outputs(executed, 'print(first_question["content"].item())'))
     last = _text(_outputs(executed, 'print(last_reply["content"].item())'))
     assert first.strip() and last.strip() and first != last

@@ -32,7 +32,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import analytics
-import loaders
+import transcript_lens
 from analytics import observed, resume
 from analytics.cli import main as cli_main
 from analytics.errors import BadRequest, NotFound
@@ -99,7 +99,7 @@ def _load(store: Path, tmp: Path) -> Path:
     # The loader only reads, but a copy keeps the session's store pristine for everyone else.
     copy = copy_store_files(store, tmp)
     db = tmp / "lens.duckdb"
-    loaders.load(str(copy), db)
+    transcript_lens.load(str(copy), db)
     return db
 
 

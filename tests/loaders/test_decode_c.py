@@ -28,6 +28,7 @@ from loaders.registry import resolve
 from loaders.records import SourceOptions
 
 _c = decode._c_message
+pytestmark = pytest.mark.native
 _SERDE = JsonPlusSerializer()
 ROOT = Path(__file__).resolve().parents[2]
 

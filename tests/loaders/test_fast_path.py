@@ -16,7 +16,6 @@ from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
-import loaders.sqlite_digest as sqlite_digest
 import loaders.sqlite_source as sqlite_source
 from loaders.decode import decode_message, decode_typed
 from loaders.records import Payloads, RawCheckpoint, ThreadBundle
@@ -25,8 +24,6 @@ from tests.loaders.util import assert_same_tables, edited_store, load_db
 
 def test_fast_checkpoint_path_equals_the_full_path(sqlite_store, tmp_path, monkeypatch):
     fast_db, full_db = tmp_path / "fast.duckdb", tmp_path / "full.duckdb"
-    # The Python path's own fast case (the compiled digester is compared in test_digest.py).
-    monkeypatch.setattr(sqlite_digest, "ENABLED", False)
     real = sqlite_source._fast_checkpoint
     taken = []
 
@@ -74,8 +71,8 @@ def test_versions_follow_timestamps_when_checkpoint_ids_disagree():
     a, b = _payload(HumanMessage("first asked", id="A")), _payload(AIMessage("answer", id="B"))
     table = Payloads()
     ts1, ts2 = "2025-01-01T10:00:00+00:00", "2025-01-01T09:00:00+00:00"
-    c1 = RawCheckpoint("t", "", "1", None, ts1, {}, table.versions([a]), metadata_json="{}")
-    c2 = RawCheckpoint("t", "", "2", "1", ts2, {}, table.versions([b, a]), metadata_json="{}")
+    c1 = RawCheckpoint("t", "", "1", None, ts1, table.versions([a]), metadata="{}")
+    c2 = RawCheckpoint("t", "", "2", "1", ts2, table.versions([b, a]), metadata="{}")
     assert c1.messages.tolist() == [0] and c2.messages.tolist() == [1, 0]  # the reader's numbering, by id
     out = transform_thread(ThreadBundle("t", [c1, c2], payloads=table.items), compile_thread_key(None))
 
@@ -128,7 +125,7 @@ def test_history_events_equal_each_checkpoint_diffed_against_its_parent_from_scr
         chosen = (lists[parent] if parent is not None and append else []) + picks
         lists[cid], parents[cid] = chosen, parent
         versions = table.versions([_POOL[p] for p in chosen])
-        cps.append(RawCheckpoint("t", "", cid, parent, f"2025-01-01T10:{i:02d}:00+00:00", {}, versions, metadata_json="{}"))
+        cps.append(RawCheckpoint("t", "", cid, parent, f"2025-01-01T10:{i:02d}:00+00:00", versions, metadata="{}"))
     out = transform_thread(ThreadBundle("t", cps, payloads=table.items), compile_thread_key(None))
     # Timestamps follow ids here, so the transform keeps the reader's numbering.
     numbered = {r[2]: r[9].tolist() for r in out.checkpoints}

@@ -27,6 +27,7 @@ SCHEMA = pa.schema([
 ])
 
 
+@pytest.mark.native
 def test_the_stager_is_built():
     assert parts._stage is not None, "loaders/_scan.c is not built: run `python setup.py build_ext --inplace`"
 
@@ -52,6 +53,7 @@ rows = st.lists(st.tuples(
 ), max_size=40)
 
 
+@pytest.mark.native
 @settings(max_examples=300, deadline=None)
 @given(rows)
 def test_staged_columns_equal_pyarrows(batch):
@@ -69,6 +71,7 @@ def test_staged_columns_equal_pyarrows(batch):
     ("x", 1, 1, True, 1, array("l", [1])),  # an array of another width
     (b"x", 1, 1, True, 1, None),            # bytes where text goes
 ])
+@pytest.mark.native
 def test_stage_declines_what_it_does_not_convert_exactly(row):
     with pytest.raises((TypeError, OverflowError)):
         parts._stage([row], _kinds(SCHEMA))

@@ -16,6 +16,7 @@ import loaders.sqlite_source as sqlite_source
 from tests.loaders.util import assert_same_tables, load_db
 
 _readahead = sqlite_source._readahead
+pytestmark = pytest.mark.native
 
 ROWS = [
     "SELECT * FROM checkpoints ORDER BY thread_id, checkpoint_ns, checkpoint_id",

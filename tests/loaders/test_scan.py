@@ -21,6 +21,7 @@ from loaders.records import Payloads, RawCheckpoint
 from tests.loaders.util import assert_same_tables, load_db
 
 _scan = sqlite_source._scan
+pytestmark = pytest.mark.native
 
 
 def test_the_scanner_is_built():
@@ -46,12 +47,12 @@ def reference(blob: bytes):
 
 
 def scanned(blob: bytes):
-    found = _scan.scan(blob, None, None)
-    if found is None:
+    """What `_scan.row` reads from a blob, a thread's first checkpoint: (ts, payloads) or None (declined)."""
+    table = Payloads()
+    cp = _scan.row(("t", "", "c", None, "msgpack", blob, b"{}"), table, RawCheckpoint)
+    if cp is None:
         return None
-    ts, spans, common, tail = found
-    assert common == 0
-    return ts, (None if spans is None else tail)
+    return cp.ts, (None if cp.messages is None else [table.items[v] for v in cp.messages])
 
 
 scalars = st.one_of(
@@ -160,7 +161,7 @@ def test_numbering_is_first_seen_numbering_whichever_path_each_list_takes(lists)
                 reference_items.append(item)
             expected.append(reference_items.index(item))
         if by_scan:
-            cp = _scan.row(_row(_blob(items, pad)), table, RawCheckpoint, {})
+            cp = _scan.row(_row(_blob(items, pad)), table, RawCheckpoint)
             assert cp is not None
             got = cp.messages
         else:
@@ -176,11 +177,11 @@ def test_row_builds_the_checkpoint_the_python_path_builds(monkeypatch):
         ("acme:web:1", "", "0003", "0002", "msgpack", ormsgpack.packb({"ts": "u", "channel_values": {}}), b"{}"),
     ]
     fast_table, plain_table = Payloads(), Payloads()
-    fast = [_scan.row(r, fast_table, RawCheckpoint, sqlite_source._EMPTY) for r in rows]
+    fast = [_scan.row(r, fast_table, RawCheckpoint) for r in rows]
     monkeypatch.setattr(sqlite_source, "_scan", None)
     plain = [sqlite_source._fast_checkpoint(r, plain_table) for r in rows]
     assert all(type(cp) is RawCheckpoint for cp in fast + plain)
-    as_lists = lambda cps: [(*cp[:6], None if cp.messages is None else cp.messages.tolist(), *cp[7:]) for cp in cps]  # noqa: E731
+    as_lists = lambda cps: [(*cp[:5], None if cp.messages is None else cp.messages.tolist(), *cp[6:]) for cp in cps]  # noqa: E731
     assert as_lists(fast) == as_lists(plain)
     assert fast[1].messages.tolist() == [0, 1, 2] and fast[2].messages is None
     assert fast_table.items == plain_table.items == [b"x", b"y", b"z"]
@@ -204,7 +205,7 @@ def test_row_declines_what_the_python_path_must_judge_and_leaves_the_numbering_u
     table = Payloads()
     table.versions([b"q"])
     before = (table.items[:], table._prev_versions.tolist(), table.blob, table.spans)
-    assert _scan.row(row, table, RawCheckpoint, {}) is None
+    assert _scan.row(row, table, RawCheckpoint) is None
     assert (table.items, table._prev_versions.tolist(), table.blob, table.spans) == before
 
 
@@ -232,7 +233,7 @@ def test_the_ormsgpack_fast_path_alone_equals_the_full_path(sqlite_store, tmp_pa
 # --- checkpoint timestamps: `_scan.ts_list` reads LangGraph's UTC form, the rest goes to `ts_micros`
 
 def _cps(values):
-    return [RawCheckpoint("t", "", f"c{i}", None, v, {}, None, False, None) for i, v in enumerate(values)]
+    return [RawCheckpoint("t", "", f"c{i}", None, v, None, False, None) for i, v in enumerate(values)]
 
 
 def _ts_reference(values):
