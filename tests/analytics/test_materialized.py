@@ -18,7 +18,8 @@ from analytics.filters import Filters
 from tests.analytics.conftest import edited_copy
 from tests.analytics.metrics_db import D2, T0, at, build
 from tests.loaders.test_incremental import _grow
-from tests.loaders.util import load_db, rows
+from tests.loaders.util import rows
+from transcript_lens import load as load_db  # a load that writes the derived tables
 
 
 def live(con, filters: Filters = Filters()) -> pd.DataFrame:
