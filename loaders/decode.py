@@ -21,8 +21,6 @@ from typing import Any, NamedTuple
 import orjson
 import ormsgpack
 
-from loaders import _native
-
 # msgpack extension codes of langgraph.checkpoint.serde.jsonplus
 EXT_CONSTRUCTOR_SINGLE_ARG = 0
 EXT_CONSTRUCTOR_POS_ARGS = 1
@@ -341,16 +339,6 @@ def decode_message(payload: Any) -> Message:
     >>> decode_message(raw).role
     'user'
     """
-    if _c_message is not None and type(payload) is bytes:
-        # The common shape in C (loaders/_scan.c); None where this decoder must decide.
-        msg = _c_message(payload, Message)
-        if msg is not None:
-            return msg
-    return decode_message_python(payload)
-
-
-def decode_message_python(payload: Any) -> Message:
-    """`decode_message` without the compiled fast path: the reference it is tested against."""
     cls_name: str | None = None
     if isinstance(payload, (bytes, Ext)):
         if isinstance(payload, Ext):
@@ -381,8 +369,6 @@ def decode_message_python(payload: Any) -> Message:
     return _message_from_fields(fields, cls_name if isinstance(cls_name, str) else None)
 
 
-# The common shape decoded in C (None: every message goes through `decode_message_python`).
-_c_message = _native.scan.message if _native.scan is not None else None
 
 
 def _opt_str(value: Any, what: str) -> str | None:
