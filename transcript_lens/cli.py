@@ -177,7 +177,14 @@ def run_app(args: argparse.Namespace) -> int:
             except (OSError, ValueError) as exc:
                 print(f"error: cannot build the demo database: {exc}", file=sys.stderr)
                 return 2
-    proc = subprocess.Popen(streamlit_command(args, root, db), env=env)
+    cmd = streamlit_command(args, root, db)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    if os.name == "posix":
+        # This process becomes Streamlit: signals (Ctrl-C, a service manager's SIGTERM) and
+        # the exit status are its own, and no server is left behind when we are stopped.
+        os.execve(cmd[0], cmd, env)
+    proc = subprocess.Popen(cmd, env=env)
     try:
         return proc.wait()
     except KeyboardInterrupt:  # Ctrl-C reached Streamlit too: let it shut down
