@@ -32,6 +32,9 @@ _OWN = ("load", "app")  # the subcommands defined here; the others are analytics
 
 # --- load ------------------------------------------------------------------------------
 
+#: What a load imports only for some sources, and the extra that installs it.
+_EXTRAS = {"psycopg": ("live Postgres sources", "postgres")}
+
 
 def configure_load(parser: argparse.ArgumentParser) -> None:
     """`load`'s options (also `python -m loaders`'s)."""
@@ -78,6 +81,13 @@ def run_load(args: argparse.Namespace) -> int:
     except (SourceError, ValueError, OSError) as exc:
         bar.close()
         print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except ModuleNotFoundError as exc:
+        if exc.name not in _EXTRAS:
+            raise
+        bar.close()
+        what, extra = _EXTRAS[exc.name]
+        print(f"error: {what} need {exc.name}: pip install 'transcript-lens[{extra}]'", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         bar.close()
