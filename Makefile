@@ -5,8 +5,9 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PYTHON ?= python3
 
-.PHONY: app test ext bench demo clean
+.PHONY: app test ext install bench demo clean
 
+# The pinned lock (requirements*.txt); pyproject.toml holds the ranges a `pip install` resolves.
 $(VENV)/.runtime: requirements.txt
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install -q --upgrade pip
@@ -17,28 +18,37 @@ $(VENV)/.dev: requirements-dev.txt $(VENV)/.runtime
 	$(VENV)/bin/pip install -q -r requirements-dev.txt
 	touch $@
 
+# The project itself, editable, over the pinned packages: `transcript-lens` on the venv's PATH,
+# `import analytics, loaders` from any folder or notebook server. --no-deps: the lock above
+# has them; --no-build-isolation: the pinned setuptools builds it (nothing downloaded).
+$(VENV)/.project: pyproject.toml setup.py $(VENV)/.runtime
+	-bash scripts/build-deps.sh
+	$(VENV)/bin/pip install -q --no-deps --no-build-isolation -e .
+	touch $@
+
+install: $(VENV)/.project
+
 # The loader's C extensions (loaders/_scan.c, loaders/_readahead.c; rebuilt only when the
 # source changed). The app runs without them (the pure-Python twins); the tests require them.
 ext: $(VENV)/.runtime
 	bash scripts/build-deps.sh
 	$(PY) setup.py -q build_ext --inplace
 
-app: $(VENV)/.runtime
-	-bash scripts/build-deps.sh
+app: install
 	-$(PY) setup.py -q build_ext --inplace
-	$(VENV)/bin/streamlit run app.py
+	$(VENV)/bin/transcript-lens app
 
-test: $(VENV)/.dev ext
+test: $(VENV)/.dev ext install
 	bash scripts/test-services.sh
 	$(PY) -m pytest -n 2 --dist loadfile -q -p no:cacheprovider
 	# The loader again without any C (loaders/_native.py): the Python twins give the same tables.
 	TRANSCRIPT_LENS_PUREPYTHON=1 $(PY) -m pytest -n 2 --dist loadfile -q -p no:cacheprovider tests/loaders
 
-bench: $(VENV)/.dev ext
+bench: $(VENV)/.dev ext install
 	$(PY) bench/bench_load.py
 
-demo: $(VENV)/.dev
+demo: $(VENV)/.dev install
 	$(PY) demo/make_demo_store.py
 
 clean:
-	rm -rf .cache .pytest_cache .hypothesis build loaders/_*.so loaders/_*.pyd
+	rm -rf .cache .pytest_cache .hypothesis build dist *.egg-info loaders/_*.so loaders/_*.pyd

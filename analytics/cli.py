@@ -1,44 +1,78 @@
-"""`python -m analytics …`: a thin shell over the analytics API.
+"""`python -m analytics …` and the analytics half of `transcript-lens`: thin shells over the API.
 
 Each domain module registers its own subcommand with `@command`, the way a
-plugin would; this module only dispatches.
+plugin would; this module only builds parsers and dispatches. `add_commands`
+puts the registered subcommands into any argparse tree: `main` below (prog
+`python -m analytics`) and `transcript_lens.cli` (prog `transcript-lens`) use
+it, so both take the same options and give the same exit codes.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from typing import NamedTuple
 
-_COMMANDS: dict[str, tuple[Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]] = {}
+
+class _Command(NamedTuple):
+    configure: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace], int]
+    help: str | None
 
 
-def command(name: str, configure: Callable[[argparse.ArgumentParser], None]):
-    """Register `python -m analytics NAME`; the decorated function runs it.
+_COMMANDS: dict[str, _Command] = {}
 
-    >>> @command("hello", lambda p: p.add_argument("--db"))  # doctest: +SKIP
+
+def command(name: str, configure: Callable[[argparse.ArgumentParser], None], help: str | None = None):
+    """Register the subcommand NAME (`help`: its line in the command list); the decorated function runs it.
+
+    >>> @command("hello", lambda p: p.add_argument("--db"), help="say hello")  # doctest: +SKIP
     ... def hello(args): return 0
     """
 
     def wrap(run: Callable[[argparse.Namespace], int]):
-        _COMMANDS[name] = (configure, run)
+        _COMMANDS[name] = _Command(configure, run, help)
         return run
 
     return wrap
 
 
-def main(argv: list[str] | None = None) -> int:
-    # Importing the package registers every built-in command.
+def names() -> list[str]:
+    """The registered subcommands (importing the package registers every built-in one)."""
     import analytics  # noqa: F401
+
+    return sorted(_COMMANDS)
+
+
+def add_commands(subparsers: argparse._SubParsersAction, only: Iterable[str] | None = None) -> None:
+    """Add the registered subcommands (or those named in `only`) to an argparse tree.
+
+    Each parser's `run` default runs its command: `args.run(args)` returns the exit
+    status, 2 with one `error: …` line for a mistake the API reports.
+    """
+    wanted = set(names() if only is None else only)
+    for name in names():
+        if name in wanted:
+            spec = _COMMANDS[name]
+            parser = subparsers.add_parser(name, help=spec.help)
+            spec.configure(parser)
+            parser.set_defaults(run=functools.partial(_run, spec.run))
+
+
+def _run(run: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
     from analytics.errors import AnalyticsError
 
-    parser = argparse.ArgumentParser(prog="python -m analytics", description="Transcript Lens analytics")
-    sub = parser.add_subparsers(dest="command", required=True)
-    for name, (configure, _) in sorted(_COMMANDS.items()):
-        configure(sub.add_parser(name))
-    args = parser.parse_args(argv)
     try:
-        return _COMMANDS[args.command][1](args)
+        return run(args)
     except (AnalyticsError, FileNotFoundError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m analytics", description="Transcript Lens analytics")
+    add_commands(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(argv)
+    return args.run(args)

@@ -309,7 +309,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
             spec.arguments(parser)
 
 
-@command("report", _configure)
+@command("report", _configure, help="write a CSV report from a loaded database")
 def run(args: argparse.Namespace) -> int:
     """`python -m analytics report KIND --db PATH --out FILE.csv [filters]`."""
     filters = filters_from_args(args)

@@ -55,7 +55,7 @@ def _naive(value: str | None) -> bool:
     return value is not None and pd.Timestamp(value).tzinfo is None
 
 
-@command("transcript", _configure)
+@command("transcript", _configure, help="print one thread's transcript (table, CSV or JSON)")
 def run(args: argparse.Namespace) -> int:
     """Print the transcript read as a table (default), CSV or JSON records."""
     if args.format not in FORMATS:

@@ -7,17 +7,22 @@ writes the query layer's derived tables (`analytics.derived`). The CLI
 (`transcript-lens`, `transcript_lens.cli`) and the app load through it.
 
 >>> import transcript_lens
->>> transcript_lens.load("demo/demo.sqlite", "demo.duckdb").messages  # doctest: +SKIP
+>>> transcript_lens.load(transcript_lens.demo_store(), "demo.duckdb").messages  # doctest: +SKIP
 176
 """
 
 from __future__ import annotations
 
 import os
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-import loaders
-from loaders import LoadSummary
+if TYPE_CHECKING:
+    from loaders import LoadSummary
+
+__version__ = "0.1.0"  # the package's one version (pyproject.toml reads it)
+
+_HERE = Path(__file__).resolve().parent
 
 
 class LoadTimeTables:
@@ -40,7 +45,31 @@ def load(source: str | os.PathLike, db: str | os.PathLike, **kwargs: Any) -> Loa
     Takes `loaders.load`'s keyword arguments (kind, thread_key_pattern, options,
     incremental, progress, workers).
     """
+    import loaders  # here, not at the top: `transcript-lens transcript` and `app` never pay its ~0.6 s import
+
     return loaders.load(str(source), db, derived=LoadTimeTables(), **kwargs)
 
 
-__all__ = ["LoadTimeTables", "load"]
+def app_dir() -> Path:
+    """The folder holding the app (app.py, pages/) and the demo store (demo/demo.sqlite).
+
+    The checkout in a source tree or an editable install; in an installed wheel, the copy
+    setup.py put in transcript_lens/_app/ (same layout).
+    """
+    for root in (_HERE / "_app", _HERE.parent):
+        if (root / "app.py").is_file() and (root / "pages").is_dir() and (root / "demo").is_dir():
+            return root
+    raise FileNotFoundError(f"the app's files (app.py, pages/) are neither in {_HERE / '_app'} nor in {_HERE.parent}")
+
+
+def is_checkout() -> bool:
+    """True when the package runs from its source tree (a checkout or an editable install)."""
+    return app_dir() == _HERE.parent
+
+
+def demo_store() -> Path:
+    """The bundled demo checkpoint store (conversations written by real LangGraph graphs; demo/README.md)."""
+    return app_dir() / "demo" / "demo.sqlite"
+
+
+__all__ = ["LoadTimeTables", "__version__", "app_dir", "demo_store", "is_checkout", "load"]

@@ -1,0 +1,183 @@
+"""`transcript-lens`: one tree (load, transcript, report, app) over the composition root and analytics.
+
+`load` writes the derived tables (through `transcript_lens.load`) and so does its old
+name `python -m loaders`; `transcript` / `report` are analytics' own subcommands.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import pytest
+
+import transcript_lens
+from transcript_lens import cli
+from transcript_lens.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run_module(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
+    """`python -m …` in a fresh interpreter (what the console script and the old forms run)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TRANSCRIPT_LENS_")}
+    return subprocess.run([sys.executable, "-m", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+
+
+def tables(db: Path) -> dict[str, list[tuple]]:
+    """Every table's rows, sorted; `loads` (times, paths of this load) left out."""
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        names = [r[0] for r in con.execute("SELECT table_name FROM information_schema.tables ORDER BY 1").fetchall()]
+        return {t: con.execute(f'SELECT * FROM "{t}" ORDER BY ALL').fetchall() for t in names if t != "loads"}
+    finally:
+        con.close()
+
+
+@pytest.fixture(scope="module")
+def loaded(sqlite_store, tmp_path_factory) -> tuple[Path, str]:
+    """`transcript-lens load` of the session store (a fresh interpreter): (database, stdout)."""
+    db = tmp_path_factory.mktemp("cli") / "lens.duckdb"
+    proc = run_module("transcript_lens", "load", str(sqlite_store.path), "--db", str(db), "--workers", "2")
+    assert proc.returncode == 0, proc.stderr
+    return db, proc.stdout
+
+
+def test_help_lists_every_command():
+    proc = run_module("transcript_lens", "--help")
+    assert proc.returncode == 0, proc.stderr
+    listed = proc.stdout.split("positional arguments:")[1].split("options:")[0].split()
+    assert {"load", "transcript", "report", "app"} <= set(listed)
+    for command in ("load", "transcript", "report", "app"):
+        sub = run_module("transcript_lens", command, "--help")
+        assert sub.returncode == 0, sub.stderr
+        assert sub.stdout.startswith(f"usage: transcript-lens {command} ")
+
+
+def test_version_is_the_packages():
+    proc = run_module("transcript_lens", "--version")
+    assert proc.returncode == 0 and proc.stdout.strip() == f"transcript-lens {transcript_lens.__version__}"
+
+
+def test_an_unknown_command_is_a_usage_error_naming_them_all(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["lod"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "invalid choice: 'lod'" in err and all(c in err for c in ("'load'", "'transcript'", "'report'", "'app'"))
+
+
+def test_load_writes_the_database_with_its_derived_tables_and_prints_the_summary(loaded, sqlite_store):
+    db, out = loaded
+    threads = len(sqlite_store.manifest)
+    assert out.startswith(f"loaded {threads} threads, ") and f" into {db} in " in out and out.endswith("row errors)\n")
+    got = tables(db)
+    assert len(got["threads"]) == threads
+    assert len(got["conversation_metrics"]) == threads  # analytics.derived, written by the composition root
+    assert {"risk_figures", "thread_day_metrics", "latency_pair_rows"} <= set(got)
+
+
+def test_python_m_loaders_gives_the_same_tables(loaded, sqlite_store, tmp_path):
+    db, _ = loaded
+    again = tmp_path / "again.duckdb"
+    proc = run_module("loaders", str(sqlite_store.path), "--db", str(again), "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith(f"loaded {len(sqlite_store.manifest)} threads, ")
+    assert tables(again) == tables(db)
+
+
+def test_load_mistakes_are_one_line_and_exit_2(tmp_path, capsys):
+    (tmp_path / "notes.txt").write_text("not a checkpoint store\n")
+    assert main(["load", str(tmp_path / "notes.txt"), "--db", str(tmp_path / "x.duckdb"), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: ") and "\n" not in err
+    assert not (tmp_path / "x.duckdb").exists()
+
+
+def test_a_postgres_load_without_psycopg_names_the_extra(tmp_path):
+    without = "import sys; sys.modules['psycopg'] = None; from transcript_lens.cli import main; sys.exit(main())"
+    proc = subprocess.run([sys.executable, "-c", without, "load", "postgresql://reader@127.0.0.1:9/app",
+                           "--db", str(tmp_path / "x.duckdb"), "--quiet"], cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert proc.stderr == "error: live Postgres sources need psycopg: pip install 'transcript-lens[postgres]'\n"
+
+
+def test_transcript_and_report_read_the_loaded_database(loaded, sqlite_store, tmp_path, capsys):
+    db, _ = loaded
+    thread = sqlite_store.thread("simple_chat")
+    assert main(["transcript", "--db", str(db), "--thread", thread, "--speaker", "user", "--format", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert rows and {r["role"] for r in rows} == {"user"} and rows[0]["thread_id"] == thread
+    out = tmp_path / "conversations.csv"
+    assert main(["report", "conversations", "--db", str(db), "--out", str(out)]) == 0
+    assert capsys.readouterr().out.strip() == str(out)
+    with out.open(newline="") as fh:
+        assert len(list(csv.DictReader(fh))) == len(sqlite_store.manifest)
+
+
+def test_analytics_mistakes_are_one_line_and_exit_2_under_both_names(tmp_path):
+    for prog in ("transcript_lens", "analytics"):
+        proc = run_module(prog, "transcript", "--db", str(tmp_path / "nope.duckdb"), "--thread", "a:b:c")
+        assert proc.returncode == 2, proc.stderr
+        assert proc.stderr.startswith("error: ") and proc.stderr.count("\n") == 1
+
+
+class _Exec(Exception):
+    pass
+
+
+@pytest.fixture
+def exec_spy(monkeypatch):
+    """`app` replaces the process with Streamlit: record the command instead."""
+    calls = []
+
+    def execve(path, argv, env):
+        calls.append((path, argv, env))
+        raise _Exec
+
+    monkeypatch.setattr(cli.os, "execve", execve)
+    for name in ("TRANSCRIPT_LENS_DB", "TRANSCRIPT_LENS_CACHE"):
+        monkeypatch.delenv(name, raising=False)
+    return calls
+
+
+def test_app_runs_streamlit_on_the_checkouts_app_on_loopback(loaded, exec_spy):
+    db, _ = loaded
+    with pytest.raises(_Exec):
+        main(["app", "--db", str(db), "--port", "8599", "--headless"])
+    [(path, argv, env)] = exec_spy
+    assert path == sys.executable and argv[:4] == [sys.executable, "-m", "streamlit", "run"]
+    assert argv[4] == str(ROOT / "app.py")  # a checkout (or an editable install) runs the repo's app.py
+    assert {"--server.address=127.0.0.1", "--server.port=8599", "--server.headless=true"} <= set(argv)
+    assert "--server.maxUploadSize=2048" in argv  # .streamlit/config.toml, whatever the working directory
+    assert argv[-3:] == ["--", "--db", str(db.resolve())]
+    assert "TRANSCRIPT_LENS_CACHE" not in env  # a checkout keeps its .cache/
+
+
+def test_app_without_a_database_leaves_the_demo_to_the_app_in_a_checkout(exec_spy):
+    with pytest.raises(_Exec):
+        main(["app", "--host", "0.0.0.0"])
+    [(_, argv, _)] = exec_spy
+    assert "--server.address=0.0.0.0" in argv
+    assert "--" not in argv  # no --db: the app opens $TRANSCRIPT_LENS_DB or builds the demo itself
+    assert not any(a.startswith("--server.port") or a == "--server.headless=true" for a in argv)
+
+
+def test_app_refuses_a_missing_database_in_one_line(tmp_path, exec_spy, capsys):
+    assert main(["app", "--db", str(tmp_path / "nope.duckdb")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: no Transcript Lens database at ") and "\n" not in err
+    assert exec_spy == []
+
+
+def test_app_without_streamlit_says_which_extra(monkeypatch, exec_spy, capsys):
+    real = cli.importlib.util.find_spec
+    monkeypatch.setattr(cli.importlib.util, "find_spec", lambda name: None if name == "streamlit" else real(name))
+    assert main(["app"]) == 2
+    assert capsys.readouterr().err.strip() == "error: the app needs streamlit: pip install 'transcript-lens[app]'"
+    assert exec_spy == []

@@ -1,0 +1,253 @@
+"""`transcript-lens`: the one command line of Transcript Lens, one argparse tree.
+
+    transcript-lens load SOURCE --db lens.duckdb            decode a checkpoint store into DuckDB
+    transcript-lens transcript --db lens.duckdb --thread ID  read one thread's transcript
+    transcript-lens report conversations --db lens.duckdb --out c.csv
+    transcript-lens app [--db lens.duckdb]                  the Streamlit app on 127.0.0.1:8501
+
+The composition root's CLI: `load` goes through `transcript_lens.load`, so the database
+gets the query layer's derived tables; `transcript` and `report` are the subcommands
+analytics registers (analytics/cli.py), the same ones `python -m analytics` runs;
+`python -m loaders` is `load` under its old name (loaders/__main__.py).
+
+Exit status: 0, 2 with one `error: …` line for a mistake (bad option, unusable source,
+unknown thread), 130 when interrupted (a load leaves the previous database as it was).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import importlib.util
+import os
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import transcript_lens
+
+_OWN = ("load", "app")  # the subcommands defined here; the others are analytics'
+
+
+# --- load ------------------------------------------------------------------------------
+
+#: What a load imports only for some sources, and the extra that installs it.
+_EXTRAS = {"psycopg": ("live Postgres sources", "postgres")}
+
+
+def configure_load(parser: argparse.ArgumentParser) -> None:
+    """`load`'s options (also `python -m loaders`'s)."""
+    from loaders import sources
+
+    parser.description = "Load a LangGraph checkpoint store into a Transcript Lens DuckDB database."
+    parser.add_argument("source", help="a SqliteSaver file, a postgresql:// DSN, a COPY CSV export (folder or .zip) or a pg_dump file")
+    parser.add_argument("--db", required=True, help="the DuckDB database to write (replaced atomically)")
+    parser.add_argument("--kind", choices=sorted(sources()), help="source kind (default: detected)")
+    parser.add_argument("--thread-key-pattern", help="regex with named groups tenant, sub, session (default tenant:sub:session)")
+    parser.add_argument("--incremental", action="store_true", help="re-read only threads changed since the previous load")
+    parser.add_argument("--schema", help="Postgres schema holding the checkpoint tables (default public)")
+    parser.add_argument("--threads", action="append", default=[], metavar="ID", help="load only this thread (repeatable)")
+    parser.add_argument("--since", help="Postgres: load only threads with a checkpoint at or after this ISO time")
+    parser.add_argument("--workers", type=int, help="decoding processes (default: cores, at most 4)")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.set_defaults(run=run_load)
+
+
+def run_load(args: argparse.Namespace) -> int:
+    """Load with a progress bar on stderr and the summary line on stdout."""
+    from tqdm import tqdm
+
+    from loaders import SourceError, SourceOptions
+
+    # No monitor thread: with only the main thread running, load() may fork its
+    # workers (they start at once) instead of spawning them (an interpreter and
+    # the imports each, ~0.3 s).
+    tqdm.monitor_interval = 0
+    bar = tqdm(desc="threads", unit="thread", file=sys.stderr, disable=args.quiet or None, dynamic_ncols=True)
+
+    def progress(done: int, total: int | None) -> None:
+        if total is not None and bar.total != total:
+            bar.total = total
+            bar.refresh()
+        bar.update(done - bar.n)
+
+    options = SourceOptions(schema=args.schema, threads=tuple(args.threads), since=args.since)
+    try:
+        summary = transcript_lens.load(
+            args.source, args.db, kind=args.kind, thread_key_pattern=args.thread_key_pattern,
+            options=options, incremental=args.incremental, progress=progress, workers=args.workers,
+        )
+    except (SourceError, ValueError, OSError) as exc:
+        bar.close()
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except ModuleNotFoundError as exc:
+        if exc.name not in _EXTRAS:
+            raise
+        bar.close()
+        what, extra = _EXTRAS[exc.name]
+        print(f"error: {what} need {exc.name}: pip install 'transcript-lens[{extra}]'", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        bar.close()
+        print("interrupted: the previous database is unchanged", file=sys.stderr)
+        return 130
+    bar.close()
+    print(summary.line())
+    # The interpreter's exit runs the cyclic collector over every object of every
+    # module loaded (pyarrow, duckdb): ~0.25 s. The load is committed and
+    # closed; frozen objects are skipped by that collection.
+    gc.freeze()
+    return 0
+
+
+# --- app -------------------------------------------------------------------------------
+
+_APP_EXTRA = "pip install 'transcript-lens[app]'"
+
+
+def configure_app(parser: argparse.ArgumentParser) -> None:
+    parser.description = (
+        "Run the Streamlit app: `streamlit run app.py -- --db PATH` on the app this package ships. "
+        f"Needs Streamlit and plotly ({_APP_EXTRA})."
+    )
+    parser.epilog = (
+        "Any other Streamlit setting can be given in its environment variable, e.g. "
+        "STREAMLIT_SERVER_BASE_URL_PATH=lens. Loaded sources and the demo database are kept in "
+        "$TRANSCRIPT_LENS_CACHE (default: .cache/ in a checkout, ~/.cache/transcript-lens otherwise)."
+    )
+    parser.add_argument("--db", metavar="PATH", help="the DuckDB database to open "
+                        "(default: $TRANSCRIPT_LENS_DB, else the bundled demo store, loaded on first use)")
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine "
+                        "only; 0.0.0.0 serves every network interface)")
+    parser.add_argument("--port", type=int, help="port to listen on (default 8501, or the next free one)")
+    parser.add_argument("--headless", action="store_true", help="do not open a browser")
+    parser.set_defaults(run=run_app)
+
+
+def _user_cache() -> Path:
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "transcript-lens"
+
+
+def _config_flags(config: Path) -> dict[str, str]:
+    """The app's .streamlit/config.toml as `streamlit run` flags: Streamlit reads that file
+    from the working directory only, and `transcript-lens app` runs from anywhere."""
+    if not config.is_file():
+        return {}
+    with config.open("rb") as fh:
+        data = tomllib.load(fh)
+    return {
+        f"{section}.{key}": str(value).lower() if isinstance(value, bool) else str(value)
+        for section, options in data.items()
+        for key, value in options.items()
+    }
+
+
+def streamlit_command(args: argparse.Namespace, root: Path, db: str | None) -> list[str]:
+    """The `streamlit run` command line `app` runs (an interpreter of this environment)."""
+    flags = _config_flags(root / ".streamlit" / "config.toml")
+    flags["server.address"] = args.host
+    if args.port is not None:
+        flags["server.port"] = str(args.port)
+    if args.headless:
+        flags["server.headless"] = "true"
+    cmd = [sys.executable, "-m", "streamlit", "run", str(root / "app.py")]
+    cmd += [f"--{name}={value}" for name, value in flags.items()]
+    return cmd + (["--", "--db", db] if db else [])
+
+
+def run_app(args: argparse.Namespace) -> int:
+    missing = [name for name in ("streamlit", "plotly") if importlib.util.find_spec(name) is None]
+    if missing:
+        print(f"error: the app needs {' and '.join(missing)}: {_APP_EXTRA}", file=sys.stderr)
+        return 2
+    root = transcript_lens.app_dir()
+    env = dict(os.environ)
+    db = args.db or env.get("TRANSCRIPT_LENS_DB") or None
+    if db is not None:
+        path = Path(db).expanduser()
+        if not path.is_file():
+            print(f"error: no Transcript Lens database at {db} (make one with `transcript-lens load SOURCE --db {db}`)",
+                  file=sys.stderr)
+            return 2
+        db = str(path.resolve())
+    if not transcript_lens.is_checkout():
+        # ui.database keeps its cache and finds the demo store beside the packages, where a
+        # checkout has them; an installed package has neither, so say where they are.
+        env.setdefault("TRANSCRIPT_LENS_CACHE", str(_user_cache()))
+        if db is None:
+            from ui import database
+
+            target = Path(env["TRANSCRIPT_LENS_CACHE"]) / "demo.duckdb"  # database.demo_db() in the app
+            if database.demo_is_stale(transcript_lens.demo_store(), target):
+                print(f"building the demo database {target} from the bundled store …", file=sys.stderr)
+            try:
+                db = str(database.ensure_demo_db(transcript_lens.demo_store(), target))
+            except (OSError, ValueError) as exc:
+                print(f"error: cannot build the demo database: {exc}", file=sys.stderr)
+                return 2
+    cmd = streamlit_command(args, root, db)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    if os.name == "posix":
+        # This process becomes Streamlit: signals (Ctrl-C, a service manager's SIGTERM) and
+        # the exit status are its own, and no server is left behind when we are stopped.
+        os.execve(cmd[0], cmd, env)
+    proc = subprocess.Popen(cmd, env=env)
+    try:
+        return proc.wait()
+    except KeyboardInterrupt:  # Ctrl-C reached Streamlit too: let it shut down
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.terminate()
+            proc.wait()
+        return 130
+
+
+# --- the tree --------------------------------------------------------------------------
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The `transcript-lens` tree; with `command`, only that subcommand is configured.
+
+    `main` passes the subcommand it was given, so `transcript-lens transcript` does not pay
+    for importing the loader, nor `load` for the query layer (a load imports it while its
+    workers decode). Every other argv (`--help`, a typo) gets the whole tree.
+    """
+    parser = argparse.ArgumentParser(
+        prog="transcript-lens",
+        description="Explore the conversations LangGraph agents keep in their checkpoint stores.",
+        epilog="`transcript-lens COMMAND --help` for a command's options.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {transcript_lens.__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    if command in (None, "load"):
+        configure_load(sub.add_parser("load", help="load a checkpoint store into a DuckDB database"))
+    if command not in _OWN:
+        from analytics.cli import add_commands
+
+        add_commands(sub, only=None if command is None else [command])
+    if command in (None, "app"):
+        configure_app(sub.add_parser("app", help="run the Streamlit app (on 127.0.0.1 unless --host says otherwise)"))
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    first = argv[0] if argv else None
+    if first not in _OWN:
+        from analytics.cli import names
+
+        first = first if first in names() else None
+    args = build_parser(first).parse_args(argv)
+    try:
+        return args.run(args)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
