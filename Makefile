@@ -41,6 +41,8 @@ app: install
 test: $(VENV)/.dev ext install
 	bash scripts/test-services.sh
 	$(PY) -m pytest -n 2 --dist loadfile -q -p no:cacheprovider
+	# Every docstring example of the packages runs as written.
+	$(PY) -m pytest -q -p no:cacheprovider --doctest-modules loaders analytics transcript_lens ui
 	# The loader again without any C (loaders/_native.py): the Python twins give the same tables.
 	TRANSCRIPT_LENS_PUREPYTHON=1 $(PY) -m pytest -n 2 --dist loadfile -q -p no:cacheprovider tests/loaders
 
