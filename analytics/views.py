@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from datetime import date, datetime, time, timezone
+from datetime import datetime
 from typing import Any
 
 import numpy as np
@@ -67,66 +67,6 @@ CONVERSATION_TABLE_COLUMNS = (
     "removed_messages",
     "edited_messages",
 )
-
-
-def day_window(first: date | None, last: date | None) -> tuple[datetime | None, datetime | None]:
-    """A closed range of UTC days → `since`/`until` datetimes (the whole last day included).
-
-    >>> day_window(date(2025, 1, 1), date(2025, 1, 2))[1].isoformat()
-    '2025-01-02T23:59:59.999999+00:00'
-    """
-    since = datetime.combine(first, time.min, timezone.utc) if first else None
-    until = datetime.combine(last, time.max, timezone.utc) if last else None
-    return since, until
-
-
-# --- database and filter choices ----------------------------------------------------
-
-
-def database_info(con_or_path: ConOrPath) -> dict[str, Any]:
-    """What the sidebar says about the open database: its last load and its size."""
-    with connection(con_or_path) as con:
-        counts = con.execute(
-            "SELECT (SELECT count(*) FROM threads), (SELECT count(*) FROM messages), "
-            "(SELECT count(DISTINCT tenant_id) FROM threads)"
-        ).fetchall()[0]
-        loads = con.execute(
-            "SELECT source, source_kind, finished_at, errors FROM loads ORDER BY load_id DESC LIMIT 1"
-        ).fetchall()
-        load = loads[0] if loads else None
-    info: dict[str, Any] = {"threads": counts[0], "messages": counts[1], "tenants": counts[2]}
-    if load:
-        info.update(source=load[0], source_kind=load[1], loaded_at=load[2], load_errors=load[3])
-    return info
-
-
-@dataclass(frozen=True)
-class Facets:
-    """Choices for the filter widgets."""
-
-    tenants: tuple[str, ...]
-    sub_tenants: tuple[str, ...]
-    first_day: date | None
-    last_day: date | None
-    threads: int
-
-
-def facets(con_or_path: ConOrPath) -> Facets:
-    """Tenants, sub-tenants and the UTC day range of the database."""
-    with connection(con_or_path) as con:
-        tenants = [r[0] for r in con.execute(
-            "SELECT DISTINCT tenant_id FROM threads WHERE tenant_id IS NOT NULL ORDER BY 1").fetchall()]
-        subs = [r[0] for r in con.execute(
-            "SELECT DISTINCT sub_tenant_id FROM threads WHERE sub_tenant_id IS NOT NULL ORDER BY 1").fetchall()]
-        first, last, n = con.execute(
-            "SELECT min(first_ts), max(last_ts), count(*) FROM threads").fetchall()[0]
-    return Facets(
-        tuple(tenants),
-        tuple(subs),
-        first.astimezone(timezone.utc).date() if first else None,
-        last.astimezone(timezone.utc).date() if last else None,
-        n,
-    )
 
 
 # --- overview -----------------------------------------------------------------------

@@ -34,7 +34,7 @@ import duckdb  # noqa: E402
 
 import analytics  # noqa: E402
 
-from analytics import views  # noqa: E402
+from analytics import contents, views  # noqa: E402
 from analytics.filters import Filters  # noqa: E402
 from loaders.writer import connect_for_writing  # noqa: E402
 from ui import database  # noqa: E402
@@ -169,8 +169,8 @@ def cases(db: str) -> list[tuple[str, str, Callable[[], object]]]:
         ("api", "read(thread, user, index 0)", lambda: analytics.read(db, thread, speaker="user", index=0)),
         ("api", "read(thread, since, until)", lambda: analytics.read(db, thread, since=first_ts, until=last_ts)),
         ("api", "conversations()", lambda: analytics.conversations(db)),
-        ("sidebar", "database_info", lambda: views.database_info(db)),
-        ("overview", "facets", lambda: views.facets(db)),
+        ("sidebar", "database_info", lambda: contents.database_info(db)),
+        ("overview", "facets", lambda: contents.facets(db)),
         ("overview", "overview_page()", lambda: views.overview_page(db)),
         ("overview", f"overview_page(tenant={busiest_tenant})", lambda: views.overview_page(db, tenant)),
         ("conversations", "conversations_page()", lambda: views.conversations_page(db)),

@@ -26,7 +26,7 @@ from typing import Any, TypeVar
 import duckdb
 import streamlit as st
 
-from analytics import views
+from analytics import contents, views
 from analytics.db import connect
 from analytics.filters import Filters
 from ui import database
@@ -56,13 +56,13 @@ def _warm(db: DbRef) -> str:
 
 
 @st.cache_data(show_spinner=False, max_entries=_ENTRIES)
-def database_info(db: DbRef) -> dict[str, Any]:
-    return views.database_info(_warm(db))
+def database_info(db: DbRef) -> contents.DatabaseInfo:
+    return contents.database_info(_warm(db))
 
 
 @st.cache_data(show_spinner=False, max_entries=_ENTRIES)
-def facets(db: DbRef) -> views.Facets:
-    return views.facets(_warm(db))
+def facets(db: DbRef) -> contents.Facets:
+    return contents.facets(_warm(db))
 
 
 @st.cache_data(show_spinner="Computing the overview…", max_entries=_ENTRIES)

@@ -13,7 +13,7 @@ import pytest
 
 from analytics import metrics, views
 from analytics.db import connect
-from analytics.filters import Filters
+from analytics.filters import Filters, day_window
 from tests.analytics.conftest import edited_copy
 from tests.analytics.metrics_db import build
 from tests.analytics.test_materialized import _corpus_filters, store_filters
@@ -59,10 +59,10 @@ def _day_filters(con) -> list[Filters]:
     first, last = lo.astimezone(timezone.utc).date(), hi.astimezone(timezone.utc).date()
     mid = first + (last - first) / 2
     out = [Filters(since=s, until=u) for s, u in (
-        views.day_window(first, last), views.day_window(first, first), views.day_window(mid, last),
-        views.day_window(last, None), views.day_window(None, mid))]
+        day_window(first, last), day_window(first, first), day_window(mid, last),
+        day_window(last, None), day_window(None, mid))]
     tenant = con.execute("SELECT min(tenant_id) FROM threads").fetchall()[0][0]
-    since, until = views.day_window(first, mid)
+    since, until = day_window(first, mid)
     out.append(Filters(tenants=(tenant,), since=since, until=until))
     # Not whole days: a minute into the day, an until at midnight, another zone's midnight.
     out.append(Filters(since=datetime.combine(mid, time(0, 1), timezone.utc)))
