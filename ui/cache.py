@@ -24,13 +24,17 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 import duckdb
+import pandas as pd
 import streamlit as st
 
-from analytics import contents, views
+from analytics import contents
 from analytics.db import connect
 from analytics.filters import Filters
 from ui import database
 from ui.database import DbRef
+from ui.models import conversations as conversations_model
+from ui.models import overview as overview_model
+from ui.models import transcript as transcript_model
 
 T = TypeVar("T")
 
@@ -66,20 +70,20 @@ def facets(db: DbRef) -> contents.Facets:
 
 
 @st.cache_data(show_spinner="Computing the overview…", max_entries=_ENTRIES)
-def overview(db: DbRef, filters: Filters) -> views.OverviewPage:
-    return views.overview_page(_warm(db), filters)
+def overview(db: DbRef, filters: Filters) -> overview_model.OverviewPage:
+    return overview_model.overview_page(_warm(db), filters)
 
 
 @st.cache_data(show_spinner="Computing conversation metrics…", max_entries=_ENTRIES)
 def conversations(
     db: DbRef, filters: Filters, min_turns: int, pending_only: bool, forks_only: bool
-) -> views.ConversationsPage:
-    return views.conversations_page(_warm(db), filters, min_turns, pending_only, forks_only)
+) -> conversations_model.ConversationsPage:
+    return conversations_model.conversations_page(_warm(db), filters, min_turns, pending_only, forks_only)
 
 
 @st.cache_data(show_spinner=False, max_entries=_ENTRIES)
-def thread_choices(db: DbRef, text: str, selected: str | None) -> Any:
-    return views.thread_choices(_warm(db), text, selected)
+def thread_choices(db: DbRef, text: str, selected: str | None) -> pd.DataFrame:
+    return transcript_model.thread_choices(_warm(db), text, selected)
 
 
 @st.cache_data(show_spinner="Reading the transcript…", max_entries=_ENTRIES)
@@ -91,8 +95,8 @@ def transcript(
     since: str | datetime | None,
     until: str | datetime | None,
     limit: int | None,
-) -> views.TranscriptPage:
-    return views.transcript_page(_warm(db), thread_id, speaker, index, since, until, limit)
+) -> transcript_model.TranscriptPage:
+    return transcript_model.transcript_page(_warm(db), thread_id, speaker, index, since, until, limit)
 
 
 @st.cache_data(show_spinner=False, max_entries=_ENTRIES)

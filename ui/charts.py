@@ -2,7 +2,7 @@
 
 plotly.express spends ~150 ms per figure validating and regrouping its input,
 and `update_xaxes(title_text=…)`-style calls parse "magic underscore" paths on
-every call; these builders take frames already in chart shape (analytics.views)
+every call; these builders take frames already in chart shape (ui.models)
 and pass one layout dict, ~10 ms a figure — it matters on a page with five
 charts that reruns on every click.
 """
