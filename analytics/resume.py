@@ -38,7 +38,7 @@ import numbers
 import os
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import pyarrow as pa
 
@@ -512,6 +512,19 @@ ORDER BY thread_id, checkpoint_id, position
 
 def _latest_root(con, thread_id: str) -> str | None:
     return _rows(con, "SELECT latest_checkpoint_id FROM threads WHERE thread_id = ?", [thread_id])[0][0]
+
+
+def latest_root(con_or_path: ConOrPath, thread_id: str) -> str | None:
+    """The root checkpoint a restart now resumes from (the greatest id); None for a thread without one.
+
+    Raises `NotFound` for an unknown thread.
+
+    >>> latest_root("lens.duckdb", "acme:web:sess-001")  # doctest: +SKIP
+    '1eff…'
+    """
+    with connection(con_or_path) as con:
+        _require_thread(con, thread_id)
+        return _latest_root(con, thread_id)
 
 
 def expected_window(
@@ -1031,134 +1044,3 @@ def thread_risks(con_or_path: ConOrPath, thread_id: str, cap: int = DEFAULT_CAP)
             ordinal=first,
         )
     return _typed(pd.DataFrame(rows), THREAD_RISK_COLUMNS)
-
-
-# ---------------------------------------------------------------------------
-# page-shaped answers (the Resume QA page draws these as they are)
-
-#: Columns of the ranked risk table the page shows (and its CSV download).
-RISK_TABLE_COLUMNS: tuple[str, ...] = (
-    "thread_id",
-    "risk_score",
-    "flags",
-    "window_size",
-    "truncated_by",
-    "window_no_id",
-    "window_no_ts",
-    "edited_in_window",
-    "edited_messages",
-    "removed_messages",
-    "forks",
-    "latest_not_leaf",
-    "interrupt_pending",
-    "undecodable_messages",
-    "load_errors",
-    "last_ts",
-)
-
-#: Columns of a window table on the page (and its CSV download).
-WINDOW_TABLE_COLUMNS: tuple[str, ...] = ("position", "speaker", "content", "message_id", "ts", "ordinal", "source")
-
-#: `ThreadQA.at` value for the window a restart *now* would rebuild.
-LATEST = "latest"
-
-
-@dataclass(frozen=True)
-class RiskOverview:
-    """The ranked risk table the page shows (`RISK_TABLE_COLUMNS`) and a picker label per thread."""
-
-    table: pd.DataFrame
-    labels: dict[str, str]
-
-
-def risk_overview(con_or_path: ConOrPath, filters: Filters = NO_FILTERS, cap: int = DEFAULT_CAP) -> RiskOverview:
-    """`risks()` ranked, in the page's columns, with `thread · score N · flags` labels.
-
-    >>> risk_overview("lens.duckdb", cap=50).table.head(3)  # doctest: +SKIP
-    """
-    frame = risks(con_or_path, filters, cap)
-    table = frame[list(RISK_TABLE_COLUMNS)]
-    flags = table["flags"].fillna("").str.replace(",", ", ")
-    label = table["thread_id"] + " · score " + table["risk_score"].astype(str) + (" · " + flags).where(flags != "", "")
-    # Whole columns to lists first: a (pyarrow-backed) Series iterated value by value
-    # costs ~2 µs a value, most of this call on a large database.
-    return RiskOverview(table, dict(zip(table["thread_id"].tolist(), label.tolist())))
-
-
-@dataclass(frozen=True)
-class ThreadQA:
-    """Everything the Resume QA page shows about one thread.
-
-    `at` names the window shown: `"latest"` or a resume number (`"1"`, …);
-    `at_options` lists every choice (resume numbers first, then latest).
-    `timeline` is `timeline()` plus `branch` (`current` / `other`) and `label`
-    (hover text); `markers` places each resume point on the chart both in time
-    (`before_ts`, `after_ts`) and in steps (`before_step`, `after_step`).
-    `problem` replaces a traceback (unknown thread, bad argument).
-    """
-
-    thread_id: str
-    at: str = LATEST
-    at_options: tuple[str, ...] = (LATEST,)
-    points: pd.DataFrame = field(default_factory=lambda: _typed(pd.DataFrame(), RESUME_COLUMNS))
-    timeline: pd.DataFrame = field(default_factory=lambda: pd.DataFrame())
-    risks: pd.DataFrame = field(default_factory=lambda: _typed(pd.DataFrame(), THREAD_RISK_COLUMNS))
-    window_checkpoint_id: str | None = None
-    window: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(WINDOW_TABLE_COLUMNS)))
-    markers: pd.DataFrame = field(default_factory=lambda: pd.DataFrame())
-    problem: str | None = None
-
-
-def thread_qa(
-    con_or_path: ConOrPath,
-    thread_id: str,
-    gap_minutes: float = DEFAULT_GAP_MINUTES,
-    cap: int = DEFAULT_CAP,
-    at: str | None = None,
-) -> ThreadQA:
-    """Resume points, timeline, risk details and one expected window of a thread.
-
-    `at=None` shows the window at the first resume point (the latest when there
-    is none); an `at` that names no resume point falls back the same way.
-
-    >>> qa = thread_qa("lens.duckdb", "acme:web:sess-restart", at="1")  # doctest: +SKIP
-    >>> qa.window.speaker.tolist()  # doctest: +SKIP
-    """
-    try:
-        with connection(con_or_path) as con:
-            points = resume_points(con, thread_id, gap_minutes)
-            line = timeline(con, thread_id, gap_minutes)
-            details = thread_risks(con, thread_id, cap)
-            options = tuple(str(n) for n in points["resume_no"]) + (LATEST,)
-            chosen = at if at in options else options[0]
-            if chosen == LATEST:
-                checkpoint_id = _latest_root(con, thread_id)
-            else:
-                checkpoint_id = points.loc[points["resume_no"] == int(chosen), "before_checkpoint_id"].item()
-            window = expected_window(con, thread_id, checkpoint_id, cap) if checkpoint_id else None
-    except (BadRequest, NotFound) as exc:
-        return ThreadQA(thread_id, problem=str(exc))
-    line = line.assign(
-        branch=line["on_current_branch"].map({True: "current branch", False: "other branch"}),
-        label=line["source"].fillna("?")
-        + " · step "
-        + line["step"].astype("string").fillna("?")
-        + " · "
-        + line["message_count"].astype("string").fillna("0")
-        + " messages"
-        + line["process"].map(lambda p: f" · {p}" if isinstance(p, str) else "")
-        + line["resume"].map(lambda r: f" · {r}" if isinstance(r, str) else ""),
-    )
-    shown = (window if window is not None else _typed(pd.DataFrame(), WINDOW_COLUMNS))[list(WINDOW_TABLE_COLUMNS)]
-    step_of = dict(zip(line["checkpoint_id"], line["step"]))
-    markers = pd.DataFrame(
-        {
-            "resume_no": points["resume_no"],
-            "label": "resume #" + points["resume_no"].astype(str),
-            "before_ts": points["before_ts"],
-            "after_ts": points["after_ts"],
-            "before_step": points["before_checkpoint_id"].map(step_of).astype("Int64"),
-            "after_step": points["after_checkpoint_id"].map(step_of).astype("Int64"),
-        }
-    )
-    return ThreadQA(thread_id, chosen, options, points, line, details, checkpoint_id, shown, markers)

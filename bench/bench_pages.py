@@ -38,7 +38,7 @@ from analytics import contents  # noqa: E402
 from analytics.filters import Filters  # noqa: E402
 from loaders.writer import connect_for_writing  # noqa: E402
 from ui import database  # noqa: E402
-from ui.models import conversations, overview, transcript  # noqa: E402
+from ui.models import conversations, overview, resume_qa, transcript  # noqa: E402
 
 TARGET_S = 1.0  # any page
 API_TARGETS_S = {"read": 0.020, "conversations": 0.200}  # median of a transcript read, of the conversation metrics
@@ -186,13 +186,7 @@ def cases(db: str) -> list[tuple[str, str, Callable[[], object]]]:
         ("transcript", "transcript_page(time range)",
          lambda: transcript.transcript_page(db, thread, "all", None, first_ts, last_ts)),
     ]
-    try:  # the Resume QA page is another engineer's; time it when its module is there
-        from analytics import resume
-
-        out.append(("resume_qa", "resume.risk_overview()",
-                    lambda: resume.risk_overview(db, Filters(), resume.DEFAULT_CAP)))
-    except (ImportError, AttributeError):
-        pass
+    out.append(("resume_qa", "risk_overview()", lambda: resume_qa.risk_overview(db, Filters(), resume_qa.DEFAULT_CAP)))
     return out
 
 

@@ -2,8 +2,8 @@
 
 Convention for pages (the Resume QA page included): get the open database with
 `ui.state.current_db()` (a `DbRef`), then make ONE data call through this
-module, e.g. `cache.overview(db, filters)`, or, for a function that has no
-named wrapper yet, `cache.call(analytics.resume.something, db, *args)`.
+module, e.g. `cache.overview(db, filters)` or `cache.thread_qa(db, thread, …)`, or,
+for a function that has no named wrapper yet, `cache.call(analytics.resume.something, db, *args)`.
 
 Keys include the database file's version (`DbRef`: path, mtime, size, inode),
 so a reload that replaces the file invalidates every cached answer without an
@@ -34,6 +34,7 @@ from ui import database
 from ui.database import DbRef
 from ui.models import conversations as conversations_model
 from ui.models import overview as overview_model
+from ui.models import resume_qa as resume_qa_model
 from ui.models import transcript as transcript_model
 
 T = TypeVar("T")
@@ -97,6 +98,21 @@ def transcript(
     limit: int | None,
 ) -> transcript_model.TranscriptPage:
     return transcript_model.transcript_page(_warm(db), thread_id, speaker, index, since, until, limit)
+
+
+@st.cache_data(show_spinner=False, max_entries=_ENTRIES)
+def risk_overview(db: DbRef, filters: Filters, cap: int) -> resume_qa_model.RiskOverview:
+    return resume_qa_model.risk_overview(_warm(db), filters, cap)
+
+
+@st.cache_data(show_spinner=False, max_entries=_ENTRIES)
+def thread_qa(db: DbRef, thread_id: str, gap_minutes: float, cap: int, at: str | None) -> resume_qa_model.ThreadQA:
+    return resume_qa_model.thread_qa(_warm(db), thread_id, gap_minutes, cap, at)
+
+
+@st.cache_data(show_spinner=False, max_entries=_ENTRIES)
+def observed_check(db: DbRef, data: bytes, cap: int) -> resume_qa_model.ObservedCheck:
+    return resume_qa_model.observed_check(_warm(db), data, cap)
 
 
 @st.cache_data(show_spinner=False, max_entries=_ENTRIES)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
 from pathlib import Path
@@ -19,7 +20,18 @@ def test_the_page_models_import_neither_streamlit_nor_plotly():
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
-    assert {"overview", "conversations", "transcript"} <= set(MODELS)
+    assert {"overview", "conversations", "transcript", "resume_qa"} <= set(MODELS)
+
+
+def test_pages_import_streamlit_and_ui_only():
+    for path in sorted((ROOT / "pages").glob("*.py")):
+        tree = ast.parse(path.read_text())
+        imported = {
+            (node.module if isinstance(node, ast.ImportFrom) else alias.name).split(".")[0]
+            for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))
+            for alias in node.names
+        }
+        assert imported <= {"streamlit", "ui"}, (path.name, imported)
 
 
 def test_analytics_holds_no_page_models():

@@ -6,6 +6,6 @@ problems instead of tracebacks. A page then reads widgets → one call (through
 `ui.cache`) → render, and every shape is testable without Streamlit: nothing in
 this package imports streamlit or plotly.
 
-- `overview` / `conversations` / `transcript`: one module per page;
+- `overview` / `conversations` / `transcript` / `resume_qa`: one module per page;
 - `frames`: reshaping helpers they share.
 """
