@@ -11,7 +11,7 @@ JSONL format"):
 `ObservedEntry`s, bad ones `LineError`s with their line number. `compare`
 resolves each line to a thread and a root checkpoint, groups the lines into
 one observed window per resume, computes the expected window there
-(`analytics.resume.windows_at`) and reports every divergence:
+(`analytics.resume_rehydrate.windows_at`) and reports every divergence:
 
 - `missing`: an expected entry that no observed entry stands for;
 - `extra`: an observed entry that stands for no expected entry;
@@ -50,19 +50,10 @@ from analytics.db import ConOrPath, connection
 from analytics.errors import BadRequest
 from analytics.filters import Filters, as_utc
 from analytics.resume import (
-    DEFAULT_CAP,
-    DEFAULT_GAP_MINUTES,
-    NO_FILTERS,
-    RESUME_SOURCE,
-    _fetch,
-    _typed,
-    check_cap,
-    check_gap,
-    current_chain,
-    resume_points,
-    resume_windows_sql,
-    windows_at,
+    DEFAULT_CAP, DEFAULT_GAP_MINUTES, NO_FILTERS, RESUME_SOURCE, _fetch, _typed, check_cap, check_gap,
 )
+from analytics.resume_chain import current_chain, resume_points
+from analytics.resume_rehydrate import resume_windows_sql, windows_at
 
 #: Every kind of finding, in report order.
 FINDING_KINDS: tuple[str, ...] = (

@@ -130,9 +130,9 @@ def stale(db: Path) -> bool:
     try:
         if hasattr(metrics, "materialize_conversations") and not metrics._materialized(con):
             return True
-        from analytics import resume
+        from analytics import resume_risks
 
-        if hasattr(resume, "materialize_risks") and not resume._risks_materialized(con):
+        if not resume_risks._risks_materialized(con):
             return True
         return hasattr(metrics, "materialize_trends") and metrics._current_trend_tables(con) != set(
             metrics._trend_tables())

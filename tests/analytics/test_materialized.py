@@ -11,7 +11,7 @@ import duckdb
 import pandas as pd
 import pytest
 
-from analytics import metrics, reports, resume
+from analytics import metrics, reports, resume, resume_risks
 from analytics.db import connect
 from analytics.errors import BadRequest
 from analytics.filters import Filters
@@ -237,7 +237,7 @@ def live_risks(con, filters: Filters = Filters(), cap: int = resume.DEFAULT_CAP)
 
 
 def test_a_load_writes_risk_figures_with_the_live_columns_types_and_rows(con, sqlite_store):
-    assert resume._risks_materialized(con)
+    assert resume_risks._risks_materialized(con)
     sql, params = resume.risks_sql()
     assert column_types(con, f"SELECT * FROM {resume.RISKS_TABLE}", []) == column_types(con, sql, params)
     pd.testing.assert_frame_equal(resume.risks(con), live_risks(con), check_exact=True)
@@ -272,13 +272,13 @@ def test_a_risk_table_written_by_another_definition_is_ignored(doctored_risks):
     c.execute(f"COMMENT ON TABLE {resume.RISKS_TABLE} IS 'risks_sql sha256:0000'")
     c.close()
     with connect(doctored_risks) as c:
-        assert not resume._risks_materialized(c)
+        assert not resume_risks._risks_materialized(c)
         pd.testing.assert_frame_equal(resume.risks(c), live_risks(c), check_exact=True)
 
 
 def test_the_hand_made_corpus_risks_alike_on_both_paths():
     c = build(None)
     try:
-        _corpus_alike_on_both_paths(c, resume.risks, resume.materialize_risks, resume._risks_materialized)
+        _corpus_alike_on_both_paths(c, resume.risks, resume.materialize_risks, resume_risks._risks_materialized)
     finally:
         c.close()
