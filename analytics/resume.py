@@ -19,10 +19,11 @@ answers, from the database alone:
   `analytics/resume_risks.py`.
 
 This module holds what those share (the defaults, the argument checks, the
-typed fetch) and is their public face: `analytics.resume.X` is every public
-name of the four. Comparing an *observed* window (JSONL) with the expected one
-is `analytics.observed.compare`. The workflow, the formats and every column
-are in docs/resume_qa.md.
+typed fetch; the idle-gap threshold is `analytics/resume_gap.py`) and is
+their public face: `analytics.resume.X` is every public name of the four.
+Comparing an *observed* window (JSONL) with the expected one is
+`analytics.observed.compare`. The workflow, the formats and every column are
+in docs/resume_qa.md.
 
 Ordering. `ts` is the writer's wall clock: it ties within a step and goes
 backwards across processes with skewed clocks, so checkpoints are ordered by
@@ -37,7 +38,6 @@ checkpoint and its parent (`analytics/resume_chain.py` says how).
 from __future__ import annotations
 
 import importlib
-import math
 import numbers
 from collections.abc import Sequence
 from typing import Any
@@ -47,13 +47,12 @@ import pyarrow as pa
 from analytics._pandas import pandas_dtype, pd, types_mapper
 from analytics.errors import BadRequest, NotFound
 from analytics.filters import Filters
+from analytics.resume_gap import DEFAULT_GAP_MINUTES, check_gap  # noqa: F401  (analytics.resume names)
 
 #: The tag a runtime puts on rehydrated entries (`metadata["source"]`).
 RESUME_SOURCE = "resume_rehydrate"
 #: Window size of the runtime's recency deque (`max_entries`).
 DEFAULT_CAP = 50
-#: Idle time between consecutive root checkpoints that counts as a restart.
-DEFAULT_GAP_MINUTES = 30.0
 #: Speakers the rehydrate keeps; every other role is skipped.
 SPEAKERS = ("user", "assistant")
 
@@ -90,20 +89,6 @@ def check_cap(cap: object) -> int:
     if isinstance(cap, bool) or not isinstance(cap, numbers.Integral) or cap < 0:
         raise BadRequest(f"cap must be an integer >= 0, got {cap!r}")
     return int(cap)
-
-
-def check_gap(gap_minutes: object) -> float:
-    """The idle-gap threshold in minutes: a positive finite number.
-
-    >>> check_gap(30)
-    30.0
-    """
-    if isinstance(gap_minutes, bool) or not isinstance(gap_minutes, numbers.Real):
-        raise BadRequest(f"gap_minutes must be a number, got {gap_minutes!r}")
-    value = float(gap_minutes)
-    if not math.isfinite(value) or value <= 0:
-        raise BadRequest(f"gap_minutes must be > 0, got {gap_minutes!r}")
-    return value
 
 
 def _process_paths(keys: Sequence[str]) -> list[str]:

@@ -25,16 +25,8 @@ from analytics._pandas import pd
 from analytics.db import ConOrPath, connection
 from analytics.errors import BadRequest
 from analytics.filters import Filters
-from analytics.resume import (
-    DEFAULT_GAP_MINUTES,
-    NO_FILTERS,
-    PROCESS_KEYS,
-    _fetch,
-    _process_paths,
-    _require_thread,
-    _rows,
-    check_gap,
-)
+from analytics.resume import NO_FILTERS, PROCESS_KEYS, _fetch, _process_paths, _require_thread, _rows
+from analytics.resume_gap import DEFAULT_GAP_MINUTES, gap_us
 
 __all__ = ["RESUME_COLUMNS", "current_chain", "resume_counts_sql", "resume_points"]
 
@@ -152,7 +144,7 @@ numbered AS (
 def _points_sql(filters: Filters, gap_minutes: float, process_keys: Sequence[str]) -> tuple[str, list]:
     """CTEs ending in `numbered` (resume points with `resume_no`) and their parameters."""
     where, params = filters.thread_where("t")
-    gap_us = round(check_gap(gap_minutes) * 60e6)
+    gap = gap_us(gap_minutes)
     keys = list(process_keys)
     paths = _process_paths(keys)
     if not keys:
@@ -165,7 +157,7 @@ def _points_sql(filters: Filters, gap_minutes: float, process_keys: Sequence[str
     )
     # `where` is Filters' own SQL with placeholders; values stay bound.
     sql = "WITH RECURSIVE" + _CHAIN_CTES.format(where=where) + "," + _POINTS_CTES.format(carry=carry, changes=changes)
-    return sql, [*params, paths, keys, gap_us, gap_us, gap_us]
+    return sql, [*params, paths, keys, gap, gap, gap]
 
 
 _POINTS_SELECT = """

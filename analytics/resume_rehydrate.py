@@ -20,7 +20,6 @@ from analytics.errors import NotFound
 from analytics.filters import Filters
 from analytics.resume import (
     DEFAULT_CAP,
-    DEFAULT_GAP_MINUTES,
     NO_FILTERS,
     PROCESS_KEYS,
     RESUME_SOURCE,
@@ -31,6 +30,7 @@ from analytics.resume import (
     check_cap,
 )
 from analytics.resume_chain import RESUME_COLUMNS, _points_sql
+from analytics.resume_gap import DEFAULT_GAP_MINUTES
 
 __all__ = [
     "RESUME_WINDOW_COLUMNS",

@@ -10,8 +10,9 @@ from collections.abc import Sequence
 
 from analytics._pandas import pd
 from analytics.db import ConOrPath, connection
-from analytics.resume import DEFAULT_GAP_MINUTES, PROCESS_KEYS, _process_paths, _require_thread, _typed
+from analytics.resume import PROCESS_KEYS, _process_paths, _require_thread, _typed
 from analytics.resume_chain import current_chain, resume_points
+from analytics.resume_gap import DEFAULT_GAP_MINUTES
 
 __all__ = ["TIMELINE_COLUMNS", "timeline"]
 

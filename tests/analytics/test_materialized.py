@@ -129,7 +129,7 @@ def test_the_fast_path_is_taken_for_the_default_gap_and_any_filter(doctored, tmp
         (thread,), = c.execute("SELECT min(thread_id) FROM threads").fetchall()
         assert set(metrics.conversations(c)["messages"]) == {-1}
         assert metrics.conversation(c, thread)["messages"] == -1
-        assert metrics.conversation(c, thread, resume_gap=timedelta(seconds=1800))["messages"] == -1  # same value
+        assert metrics.conversation(c, thread, gap_minutes=30)["messages"] == -1  # same value
         for filters in store_filters(c):
             assert set(metrics.conversations(c, filters)["messages"]) <= {-1}
         assert set(reports.report_frame(c, "conversations")["messages"]) == {-1}
@@ -140,13 +140,15 @@ def test_the_fast_path_is_taken_for_the_default_gap_and_any_filter(doctored, tmp
 def test_another_resume_gap_runs_the_live_query(doctored):
     with connect(doctored) as c:
         (thread,), = c.execute("SELECT min(thread_id) FROM threads").fetchall()
-        gap = timedelta(minutes=5)
-        assert (metrics.conversations(c, resume_gap=gap)["messages"] >= 0).all()
-        assert metrics.conversation(c, thread, resume_gap=gap)["messages"] >= 0
-        frame = reports.report_frame(c, "conversations", options={"resume_gap_minutes": 5})
+        assert (metrics.conversations(c, gap_minutes=5)["messages"] >= 0).all()
+        assert metrics.conversation(c, thread, gap_minutes=5)["messages"] >= 0
+        frame = reports.report_frame(c, "conversations", options={"gap_minutes": 5})
+        assert (frame["messages"] >= 0).all()
+        with pytest.warns(DeprecationWarning, match="gap_minutes"):  # the former option name still works
+            frame = reports.report_frame(c, "conversations", options={"resume_gap_minutes": 5})
         assert (frame["messages"] >= 0).all()
         with pytest.raises(BadRequest):
-            metrics.conversations(c, resume_gap=timedelta(0))  # checked on either path
+            metrics.conversations(c, gap_minutes=0)  # checked on either path
 
 
 def test_a_table_written_by_another_definition_is_ignored(doctored):

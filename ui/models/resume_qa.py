@@ -18,9 +18,9 @@ from analytics import observed, resume
 from analytics.db import ConOrPath, connection
 from analytics.errors import BadRequest, NotFound
 from analytics.filters import Filters
+from analytics.resume_gap import DEFAULT_GAP_MINUTES
 from ui.models.frames import empty
 
-DEFAULT_GAP_MINUTES = resume.DEFAULT_GAP_MINUTES
 DEFAULT_CAP = resume.DEFAULT_CAP
 RESUME_SOURCE = resume.RESUME_SOURCE
 
