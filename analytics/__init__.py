@@ -16,7 +16,9 @@ from analytics.metrics import (
     by_model, conversation, conversations, daily, latency_distribution, overview, top_models, top_tenants, top_tools,
 )
 from analytics.reports import ReportSpec, register_report, report_frame, write_report  # registers `report`
-from analytics.resume import expected_window, resume_points, risks, thread_risks
+from analytics.resume_chain import resume_points
+from analytics.resume_rehydrate import expected_window
+from analytics.resume_risks import risks, thread_risks
 from analytics.observed import compare, parse_observed  # also registers `python -m analytics report resume`
 
 __all__ = [

@@ -8,7 +8,7 @@ values bound, never formatted in.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import date, datetime, time, timezone
 
 
 def as_utc(value: datetime | None) -> datetime | None:
@@ -20,6 +20,20 @@ def as_utc(value: datetime | None) -> datetime | None:
     if value is None or value.tzinfo is not None:
         return value
     return value.replace(tzinfo=timezone.utc)
+
+
+def day_window(first: date | None, last: date | None) -> tuple[datetime | None, datetime | None]:
+    """A closed range of UTC days → `since`/`until` datetimes (the whole last day included).
+
+    The window `metrics` answers from its per-day tables (whole UTC days); a
+    missing end leaves that side open.
+
+    >>> day_window(date(2025, 1, 1), date(2025, 1, 2))[1].isoformat()
+    '2025-01-02T23:59:59.999999+00:00'
+    """
+    since = datetime.combine(first, time.min, timezone.utc) if first else None
+    until = datetime.combine(last, time.max, timezone.utc) if last else None
+    return since, until
 
 
 @dataclass(frozen=True)

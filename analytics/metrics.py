@@ -28,9 +28,7 @@ from analytics._pandas import pd, types_mapper
 from analytics.db import ConOrPath, connection, query_fingerprint, table_comments, write_derived_table
 from analytics.errors import BadRequest, NotFound
 from analytics.filters import Filters
-
-#: Idle time between consecutive root checkpoints that counts as a resume point.
-RESUME_GAP = timedelta(minutes=30)
+from analytics.resume_gap import DEFAULT_GAP_MINUTES, gap_us
 
 ROLES = ("user", "assistant", "tool", "system", "other")
 
@@ -239,12 +237,6 @@ def _frame(con, sql: str, params: list) -> pd.DataFrame:
     return table.to_pandas(types_mapper=_NULLABLE_INTS, date_as_object=False)
 
 
-def _check_gap(resume_gap: timedelta) -> int:
-    if not isinstance(resume_gap, timedelta) or resume_gap <= timedelta(0):
-        raise BadRequest(f"resume_gap must be a positive duration, got {resume_gap!r}")
-    return resume_gap // timedelta(microseconds=1)
-
-
 def _check_limit(limit: int) -> int:
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
         raise BadRequest(f"limit must be a positive integer, got {limit!r}")
@@ -268,14 +260,14 @@ _THREAD_MODELS = f"""SELECT {_DAY_NUMBER.format(col="ts")} AS day_n, thread_id, 
         FROM msgs WHERE model IS NOT NULL GROUP BY 1, thread_id, model"""
 
 
-def conversations_sql(filters: Filters = Filters(), resume_gap: timedelta = RESUME_GAP) -> tuple[str, list]:
+def conversations_sql(filters: Filters = Filters(), gap_minutes: float = DEFAULT_GAP_MINUTES) -> tuple[str, list]:
     """The query behind `conversations()`: `(sql, params)`, columns in `CONVERSATION_COLUMNS` order.
 
     >>> sql, params = conversations_sql(Filters(tenants=("acme",)))
     >>> params[0]
     ['acme']
     """
-    gap_us = _check_gap(resume_gap)
+    gap = gap_us(gap_minutes)
     scope_sql, params = _scope(filters, window=False)
     role_counts = _ROLE_COUNTS.replace("\n", "\n        ")
     sql = f"""
@@ -350,7 +342,7 @@ def conversations_sql(filters: Filters = Filters(), resume_gap: timedelta = RESU
     LEFT JOIN latency l USING (thread_id)
     LEFT JOIN resumes r USING (thread_id)
     ORDER BY t.thread_id"""
-    return sql, params + [gap_us]
+    return sql, params + [gap]
 
 
 # --- the per-thread table the loader materializes ------------------------------------------
@@ -374,7 +366,7 @@ def _fingerprint() -> str:
     A database written before a metric definition changed carries another
     fingerprint, so its table is ignored (live query) rather than read stale.
     """
-    return query_fingerprint("conversations_sql", *conversations_sql(Filters(), RESUME_GAP))
+    return query_fingerprint("conversations_sql", *conversations_sql(Filters(), DEFAULT_GAP_MINUTES))
 
 
 def materialize_conversations(con) -> None:
@@ -384,7 +376,7 @@ def materialize_conversations(con) -> None:
     full and incremental loads alike (a rebuild costs one unfiltered query). Sets
     the connection's time zone to UTC, as `analytics.connect` does for readers.
     """
-    write_derived_table(con, MATERIALIZED_TABLE, *conversations_sql(Filters(), RESUME_GAP), _fingerprint())
+    write_derived_table(con, MATERIALIZED_TABLE, *conversations_sql(Filters(), DEFAULT_GAP_MINUTES), _fingerprint())
 
 
 def _materialized(con) -> bool:
@@ -510,16 +502,16 @@ def _aggregate_source(table: str, body: str, filters: Filters, fast: frozenset[s
 
 
 def conversations_query(
-    con, filters: Filters = Filters(), resume_gap: timedelta = RESUME_GAP
+    con, filters: Filters = Filters(), gap_minutes: float = DEFAULT_GAP_MINUTES
 ) -> tuple[str, list]:
     """What `conversations()` runs on `con`: `(sql, params)`, columns in `CONVERSATION_COLUMNS` order.
 
     A read of `conversation_metrics` when the database has a current one and
-    `resume_gap` is the default; otherwise `conversations_sql(filters, resume_gap)`.
+    `gap_minutes` is the default; otherwise `conversations_sql(filters, gap_minutes)`.
     Same rows, column types and order either way.
     """
-    if _check_gap(resume_gap) != _check_gap(RESUME_GAP) or not _materialized(con):
-        return conversations_sql(filters, resume_gap)
+    if gap_us(gap_minutes) != gap_us(DEFAULT_GAP_MINUTES) or not _materialized(con):
+        return conversations_sql(filters, gap_minutes)
     thread_sql, params = filters.thread_where("t")
     # The filter applies to `threads` (its first_ts/last_ts are the checkpoint span the live
     # query's window uses; the table's first_ts/last_ts are message times).
@@ -533,7 +525,7 @@ def conversations_query(
 def conversations(
     con_or_path: ConOrPath,
     filters: Filters = Filters(),
-    resume_gap: timedelta = RESUME_GAP,
+    gap_minutes: float = DEFAULT_GAP_MINUTES,
     columns: tuple[str, ...] | None = None,
 ) -> pd.DataFrame:
     """One row per thread that passes `filters`, columns `CONVERSATION_COLUMNS`, by thread_id.
@@ -547,20 +539,22 @@ def conversations(
     >>> df[["thread_id", "user_turns", "latency_median_s"]]  # doctest: +SKIP
     """
     with connection(con_or_path) as con:
-        sql, params = conversations_query(con, filters, resume_gap)
+        sql, params = conversations_query(con, filters, gap_minutes)
         if columns is not None:
             sql = f"SELECT {_columns(columns, CONVERSATION_COLUMNS)} FROM ({sql}) ORDER BY thread_id"
         return _frame(con, sql, params)
 
 
-def conversation(con_or_path: ConOrPath, thread_id: str, resume_gap: timedelta = RESUME_GAP) -> ConversationMetrics:
+def conversation(
+    con_or_path: ConOrPath, thread_id: str, gap_minutes: float = DEFAULT_GAP_MINUTES
+) -> ConversationMetrics:
     """The `conversations()` row of one thread as a dict of plain values; `NotFound` if absent.
 
     >>> conversation("demo.duckdb", "acme:web:s1")["latency_median_s"]  # doctest: +SKIP
     2.0
     """
     with connection(con_or_path) as con:
-        sql, params = conversations_query(con, Filters(thread_ids=(thread_id,)), resume_gap)
+        sql, params = conversations_query(con, Filters(thread_ids=(thread_id,)), gap_minutes)
         rows = con.execute(sql, params).fetchall()
     if not rows:
         raise NotFound(f"no thread {thread_id!r} in the database")

@@ -11,7 +11,7 @@ JSONL format"):
 `ObservedEntry`s, bad ones `LineError`s with their line number. `compare`
 resolves each line to a thread and a root checkpoint, groups the lines into
 one observed window per resume, computes the expected window there
-(`analytics.resume.windows_at`) and reports every divergence:
+(`analytics.resume_rehydrate.windows_at`) and reports every divergence:
 
 - `missing`: an expected entry that no observed entry stands for;
 - `extra`: an observed entry that stands for no expected entry;
@@ -49,20 +49,10 @@ from analytics._pandas import pd
 from analytics.db import ConOrPath, connection
 from analytics.errors import BadRequest
 from analytics.filters import Filters, as_utc
-from analytics.resume import (
-    DEFAULT_CAP,
-    DEFAULT_GAP_MINUTES,
-    NO_FILTERS,
-    RESUME_SOURCE,
-    _fetch,
-    _typed,
-    check_cap,
-    check_gap,
-    current_chain,
-    resume_points,
-    resume_windows_sql,
-    windows_at,
-)
+from analytics.resume import DEFAULT_CAP, NO_FILTERS, RESUME_SOURCE, _fetch, _typed, check_cap
+from analytics.resume_gap import DEFAULT_GAP_MINUTES, check_gap, gap_option
+from analytics.resume_chain import current_chain, resume_points
+from analytics.resume_rehydrate import resume_windows_sql, windows_at
 
 #: Every kind of finding, in report order.
 FINDING_KINDS: tuple[str, ...] = (
@@ -794,10 +784,7 @@ def resume_report(
 
 
 def _report_rows(con, filters: Filters, options):
-    minutes = options.get("gap_minutes")
-    if minutes is None:
-        minutes = options.get("resume_gap_minutes")  # the conversations report's spelling, if that was given
-    gap = check_gap(DEFAULT_GAP_MINUTES if minutes is None else minutes)
+    gap = gap_option(options)
     cap = check_cap(DEFAULT_CAP if options.get("cap") is None else options["cap"])
     source = options.get("observed")
     if source is None:
@@ -812,12 +799,6 @@ def _report_arguments(parser) -> None:
         "--observed",
         metavar="FILE.jsonl",
         help="resume: compare these observed windows; the report lists verdicts and findings",
-    )
-    parser.add_argument(
-        "--gap-minutes",
-        type=float,
-        metavar="MIN",
-        help="resume: idle gap between checkpoints that counts as a restart (default 30)",
     )
     parser.add_argument(
         "--cap", type=int, metavar="N", help="resume: window size, user/assistant messages (default 50)"

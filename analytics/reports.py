@@ -21,7 +21,6 @@ import os
 import shutil
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +32,7 @@ from analytics.cli import command
 from analytics.db import ConOrPath, connect, connection
 from analytics.errors import AnalyticsError, BadRequest
 from analytics.filters import Filters
+from analytics.resume_gap import add_gap_argument, gap_option
 from analytics.transcript import parse_time
 
 ISO_UTC = "%Y-%m-%dT%H:%M:%S.%fZ"
@@ -207,18 +207,9 @@ TRANSCRIPT_COLUMNS = (
 
 
 def _conversation_rows(con, filters: Filters, options: Mapping[str, Any]) -> duckdb.DuckDBPyRelation:
-    minutes = options.get("resume_gap_minutes")
-    gap = metrics.RESUME_GAP if minutes is None else timedelta(minutes=minutes)
     # The loader's conversation_metrics table when it is current and the gap is the default.
-    sql, params = metrics.conversations_query(con, filters, gap)
+    sql, params = metrics.conversations_query(con, filters, gap_option(options))
     return con.sql(sql, params=params)
-
-
-def _conversation_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--resume-gap-minutes", type=float, metavar="MIN",
-        help="conversations: idle gap that counts as a resume point (default 30)",
-    )  # fmt: skip
 
 
 def _daily_rows(con, filters: Filters, options: Mapping[str, Any]) -> duckdb.DuckDBPyRelation:
@@ -260,7 +251,7 @@ def _transcript_parts(con, filters: Filters, options: Mapping[str, Any]) -> Iter
 
 register_report(ReportSpec(
     "conversations", "one row per conversation: metrics.conversations()", metrics.CONVERSATION_COLUMNS,
-    _conversation_rows, _conversation_arguments,
+    _conversation_rows,
 ))  # fmt: skip
 register_report(ReportSpec(
     "transcript", "the messages of the matching threads, in transcript order", TRANSCRIPT_COLUMNS, _transcript_rows,
@@ -304,6 +295,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--db", required=True, help="Transcript Lens DuckDB file")
     parser.add_argument("--out", required=True, metavar="FILE.csv", help="CSV file to write (replaced)")
     add_filter_arguments(parser)
+    add_gap_argument(parser)  # one flag for every kind that counts resume points (conversations, resume)
     for spec in REPORTS.values():
         if spec.arguments is not None:
             spec.arguments(parser)

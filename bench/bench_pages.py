@@ -34,10 +34,11 @@ import duckdb  # noqa: E402
 
 import analytics  # noqa: E402
 
-from analytics import views  # noqa: E402
+from analytics import contents  # noqa: E402
 from analytics.filters import Filters  # noqa: E402
 from loaders.writer import connect_for_writing  # noqa: E402
 from ui import database  # noqa: E402
+from ui.models import conversations, overview, resume_qa, transcript  # noqa: E402
 
 TARGET_S = 1.0  # any page
 API_TARGETS_S = {"read": 0.020, "conversations": 0.200}  # median of a transcript read, of the conversation metrics
@@ -129,9 +130,9 @@ def stale(db: Path) -> bool:
     try:
         if hasattr(metrics, "materialize_conversations") and not metrics._materialized(con):
             return True
-        from analytics import resume
+        from analytics import resume_risks
 
-        if hasattr(resume, "materialize_risks") and not resume._risks_materialized(con):
+        if not resume_risks._risks_materialized(con):
             return True
         return hasattr(metrics, "materialize_trends") and metrics._current_trend_tables(con) != set(
             metrics._trend_tables())
@@ -169,29 +170,23 @@ def cases(db: str) -> list[tuple[str, str, Callable[[], object]]]:
         ("api", "read(thread, user, index 0)", lambda: analytics.read(db, thread, speaker="user", index=0)),
         ("api", "read(thread, since, until)", lambda: analytics.read(db, thread, since=first_ts, until=last_ts)),
         ("api", "conversations()", lambda: analytics.conversations(db)),
-        ("sidebar", "database_info", lambda: views.database_info(db)),
-        ("overview", "facets", lambda: views.facets(db)),
-        ("overview", "overview_page()", lambda: views.overview_page(db)),
-        ("overview", f"overview_page(tenant={busiest_tenant})", lambda: views.overview_page(db, tenant)),
-        ("conversations", "conversations_page()", lambda: views.conversations_page(db)),
-        ("conversations", "conversations_page(min_turns=2)", lambda: views.conversations_page(db, min_turns=2)),
+        ("sidebar", "database_info", lambda: contents.database_info(db)),
+        ("overview", "facets", lambda: contents.facets(db)),
+        ("overview", "overview_page()", lambda: overview.overview_page(db)),
+        ("overview", f"overview_page(tenant={busiest_tenant})", lambda: overview.overview_page(db, tenant)),
+        ("conversations", "conversations_page()", lambda: conversations.conversations_page(db)),
+        ("conversations", "conversations_page(min_turns=2)", lambda: conversations.conversations_page(db, min_turns=2)),
         ("conversations", "conversations_page(text='refund')",
-         lambda: views.conversations_page(db, Filters(text="refund"))),
-        ("conversations", "conversations_page(whole range)", lambda: views.conversations_page(db, whole_range)),
-        ("transcript", "thread_choices('')", lambda: views.thread_choices(db, "", thread)),
-        ("transcript", "thread_choices('refund')", lambda: views.thread_choices(db, "refund", thread)),
-        ("transcript", "transcript_page(all)", lambda: views.transcript_page(db, thread)),
-        ("transcript", "transcript_page(user, 0)", lambda: views.transcript_page(db, thread, "user", 0)),
+         lambda: conversations.conversations_page(db, Filters(text="refund"))),
+        ("conversations", "conversations_page(whole range)", lambda: conversations.conversations_page(db, whole_range)),
+        ("transcript", "thread_choices('')", lambda: transcript.thread_choices(db, "", thread)),
+        ("transcript", "thread_choices('refund')", lambda: transcript.thread_choices(db, "refund", thread)),
+        ("transcript", "transcript_page(all)", lambda: transcript.transcript_page(db, thread)),
+        ("transcript", "transcript_page(user, 0)", lambda: transcript.transcript_page(db, thread, "user", 0)),
         ("transcript", "transcript_page(time range)",
-         lambda: views.transcript_page(db, thread, "all", None, first_ts, last_ts)),
+         lambda: transcript.transcript_page(db, thread, "all", None, first_ts, last_ts)),
     ]
-    try:  # the Resume QA page is another engineer's; time it when its module is there
-        from analytics import resume
-
-        out.append(("resume_qa", "resume.risk_overview()",
-                    lambda: resume.risk_overview(db, Filters(), resume.DEFAULT_CAP)))
-    except (ImportError, AttributeError):
-        pass
+    out.append(("resume_qa", "risk_overview()", lambda: resume_qa.risk_overview(db, Filters(), resume_qa.DEFAULT_CAP)))
     return out
 
 

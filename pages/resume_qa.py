@@ -6,12 +6,11 @@ of an uploaded observed JSONL against those windows. docs/resume_qa.md has the
 workflow, the JSONL format and every column.
 """
 
-import plotly.express as px
 import streamlit as st
 
-from analytics import observed, resume
-from ui import cache, render, state
+from ui import cache, charts, render, state
 from ui.filters import filter_bar
+from ui.models import resume_qa as qa_model
 
 url = state.Url("resume_qa")
 db = state.require_db()
@@ -28,22 +27,22 @@ gap = c_gap.number_input(
     "Idle gap (minutes)",
     min_value=1,
     step=5,
-    key=url.bind("gap", int(resume.DEFAULT_GAP_MINUTES), state.INT),
+    key=url.bind("gap", int(qa_model.DEFAULT_GAP_MINUTES), state.INT),
     help="A pause between two consecutive checkpoints longer than this counts as a restart.",
 )
 cap = c_cap.number_input(
     "Window cap",
     min_value=1,
     step=1,
-    key=url.bind("cap", resume.DEFAULT_CAP, state.INT),
+    key=url.bind("cap", qa_model.DEFAULT_CAP, state.INT),
     help="The runtime's recency-window size (max_entries): how many user/assistant messages are rehydrated.",
 )
 
 # --- threads ranked by risk --------------------------------------------------------------
-overview = cache.call(resume.risk_overview, db, filters, int(cap))
+overview = cache.risk_overview(db, filters, int(cap))
 st.subheader("Threads by risk")
 with st.expander("What the flags mean"):
-    st.markdown("\n".join(f"- **{f.name}** (weight {f.weight}): {f.meaning}" for f in resume.RISK_FLAGS))
+    st.markdown(qa_model.flag_legend())
 st.caption(f"{len(overview.table):,} threads · select a row to inspect it")
 picked = st.dataframe(
     overview.table,
@@ -54,7 +53,7 @@ picked = st.dataframe(
     column_config={
         "thread_id": st.column_config.TextColumn("thread", pinned=True),
         "risk_score": st.column_config.ProgressColumn(
-            "risk", format="%d", min_value=0, max_value=sum(f.weight for f in resume.RISK_FLAGS)
+            "risk", format="%d", min_value=0, max_value=qa_model.MAX_RISK_SCORE
         ),
         "last_ts": st.column_config.DatetimeColumn("last ts", format="YYYY-MM-DD HH:mm:ss"),
     },
@@ -81,7 +80,7 @@ if thread is None:
     st.info("Pick a thread (or select a row above) to see its resume points and expected windows.")
     st.stop()
 
-qa = cache.call(resume.thread_qa, db, thread, float(gap), int(cap), url.value("resume") or None)
+qa = cache.thread_qa(db, thread, float(gap), int(cap), url.value("resume") or None)
 if qa.problem is not None:
     url.publish()
     st.warning(qa.problem)
@@ -99,23 +98,7 @@ by_step = st.toggle(
     key=url.bind("steps", False, state.BOOL),
     help="Time shows the idle gaps; steps show the order and the branches (ts can tie or go backwards).",
 )
-x, x0, x1 = ("step", "before_step", "after_step") if by_step else ("ts", "before_ts", "after_ts")
-fig = px.scatter(
-    qa.timeline,
-    x=x,
-    y="message_count",
-    color="branch",
-    symbol="source",
-    hover_name="checkpoint_id",
-    hover_data={"label": True, "chain_position": True, "ts": True, "step": True},
-    labels={"ts": "checkpoint ts (UTC, writer's clock)", "step": "metadata.step", "message_count": "messages in state"},
-)
-for m in qa.markers.itertuples():
-    fig.add_vrect(x0=getattr(m, x0), x1=getattr(m, x1), fillcolor="orange", opacity=0.25, line_width=0)
-    fig.add_vline(
-        x=getattr(m, x1), line_dash="dash", line_color="orange", annotation_text=m.label, annotation_position="top left"
-    )
-render.chart(fig, key="resume_qa.timeline")
+render.chart(charts.resume_timeline(qa.timeline, qa.markers, by_step), key="resume_qa.timeline")
 
 if n:
     st.dataframe(qa.points, key="resume_qa.points", hide_index=True)
@@ -133,12 +116,11 @@ else:
 # --- the expected window ------------------------------------------------------------------------
 st.subheader("Expected window")
 url.set("resume", qa.at)
-at_labels = {o: ("latest checkpoint (a restart now)" if o == resume.LATEST else f"resume #{o}") for o in qa.at_options}
-st.selectbox("Rehydrated at", qa.at_options, key=at_key, format_func=at_labels.get)
+st.selectbox("Rehydrated at", qa.at_options, key=at_key, format_func=qa_model.at_label)
 url.publish()
 st.caption(
     f"Rebuilt from checkpoint `{qa.window_checkpoint_id}` · {len(qa.window)} of at most {int(cap)} entries · "
-    f"every entry tagged `source = {resume.RESUME_SOURCE}`"
+    f"every entry tagged `source = {qa_model.RESUME_SOURCE}`"
 )
 if qa.window.empty:
     st.info("Nothing to rehydrate: no user or assistant message at that checkpoint.")
@@ -159,18 +141,17 @@ st.caption(
 )
 upload = st.file_uploader("Observed JSONL", type=["jsonl", "ndjson", "json", "txt"], key="resume_qa.observed")
 if upload is not None:
-    findings, summary = cache.call(observed.compare, db, upload.getvalue(), int(cap))
-    passed = int(summary["passed"].sum())
-    uncompared = int(findings["kind"].isin(["malformed", "unresolved"]).sum())
+    check = cache.observed_check(db, upload.getvalue(), int(cap))
+    findings, summary = check.findings, check.summary
     render.headline(
         [
             ("Resumes checked", render.number(len(summary)), "Distinct (thread, checkpoint) windows in the file"),
-            ("Passed", render.number(passed), "No finding at all for that resume"),
-            ("Failed", render.number(len(summary) - passed), None),
+            ("Passed", render.number(check.passed), "No finding at all for that resume"),
+            ("Failed", render.number(check.failed), None),
             ("Findings", render.number(len(findings)), "One row per divergence, bad lines included"),
             (
                 "Lines not compared",
-                render.number(uncompared),
+                render.number(check.uncompared),
                 "Malformed lines, or lines naming an unknown thread / checkpoint",
             ),
         ]

@@ -2,8 +2,8 @@
 
 Convention for pages (the Resume QA page included): get the open database with
 `ui.state.current_db()` (a `DbRef`), then make ONE data call through this
-module, e.g. `cache.overview(db, filters)`, or, for a function that has no
-named wrapper yet, `cache.call(analytics.resume.something, db, *args)`.
+module, e.g. `cache.overview(db, filters)` or `cache.thread_qa(db, thread, …)`, or,
+for a function that has no named wrapper yet, `cache.call(analytics.resume.something, db, *args)`.
 
 Keys include the database file's version (`DbRef`: path, mtime, size, inode),
 so a reload that replaces the file invalidates every cached answer without an
@@ -24,13 +24,18 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 import duckdb
+import pandas as pd
 import streamlit as st
 
-from analytics import views
+from analytics import contents
 from analytics.db import connect
 from analytics.filters import Filters
 from ui import database
 from ui.database import DbRef
+from ui.models import conversations as conversations_model
+from ui.models import overview as overview_model
+from ui.models import resume_qa as resume_qa_model
+from ui.models import transcript as transcript_model
 
 T = TypeVar("T")
 
@@ -56,30 +61,30 @@ def _warm(db: DbRef) -> str:
 
 
 @st.cache_data(show_spinner=False, max_entries=_ENTRIES)
-def database_info(db: DbRef) -> dict[str, Any]:
-    return views.database_info(_warm(db))
+def database_info(db: DbRef) -> contents.DatabaseInfo:
+    return contents.database_info(_warm(db))
 
 
 @st.cache_data(show_spinner=False, max_entries=_ENTRIES)
-def facets(db: DbRef) -> views.Facets:
-    return views.facets(_warm(db))
+def facets(db: DbRef) -> contents.Facets:
+    return contents.facets(_warm(db))
 
 
 @st.cache_data(show_spinner="Computing the overview…", max_entries=_ENTRIES)
-def overview(db: DbRef, filters: Filters) -> views.OverviewPage:
-    return views.overview_page(_warm(db), filters)
+def overview(db: DbRef, filters: Filters) -> overview_model.OverviewPage:
+    return overview_model.overview_page(_warm(db), filters)
 
 
 @st.cache_data(show_spinner="Computing conversation metrics…", max_entries=_ENTRIES)
 def conversations(
     db: DbRef, filters: Filters, min_turns: int, pending_only: bool, forks_only: bool
-) -> views.ConversationsPage:
-    return views.conversations_page(_warm(db), filters, min_turns, pending_only, forks_only)
+) -> conversations_model.ConversationsPage:
+    return conversations_model.conversations_page(_warm(db), filters, min_turns, pending_only, forks_only)
 
 
 @st.cache_data(show_spinner=False, max_entries=_ENTRIES)
-def thread_choices(db: DbRef, text: str, selected: str | None) -> Any:
-    return views.thread_choices(_warm(db), text, selected)
+def thread_choices(db: DbRef, text: str, selected: str | None) -> pd.DataFrame:
+    return transcript_model.thread_choices(_warm(db), text, selected)
 
 
 @st.cache_data(show_spinner="Reading the transcript…", max_entries=_ENTRIES)
@@ -91,8 +96,23 @@ def transcript(
     since: str | datetime | None,
     until: str | datetime | None,
     limit: int | None,
-) -> views.TranscriptPage:
-    return views.transcript_page(_warm(db), thread_id, speaker, index, since, until, limit)
+) -> transcript_model.TranscriptPage:
+    return transcript_model.transcript_page(_warm(db), thread_id, speaker, index, since, until, limit)
+
+
+@st.cache_data(show_spinner=False, max_entries=_ENTRIES)
+def risk_overview(db: DbRef, filters: Filters, cap: int) -> resume_qa_model.RiskOverview:
+    return resume_qa_model.risk_overview(_warm(db), filters, cap)
+
+
+@st.cache_data(show_spinner=False, max_entries=_ENTRIES)
+def thread_qa(db: DbRef, thread_id: str, gap_minutes: float, cap: int, at: str | None) -> resume_qa_model.ThreadQA:
+    return resume_qa_model.thread_qa(_warm(db), thread_id, gap_minutes, cap, at)
+
+
+@st.cache_data(show_spinner=False, max_entries=_ENTRIES)
+def observed_check(db: DbRef, data: bytes, cap: int) -> resume_qa_model.ObservedCheck:
+    return resume_qa_model.observed_check(_warm(db), data, cap)
 
 
 @st.cache_data(show_spinner=False, max_entries=_ENTRIES)

@@ -2,7 +2,7 @@
 
 plotly.express spends ~150 ms per figure validating and regrouping its input,
 and `update_xaxes(title_text=…)`-style calls parse "magic underscore" paths on
-every call; these builders take frames already in chart shape (analytics.views)
+every call; these builders take frames already in chart shape (ui.models)
 and pass one layout dict, ~10 ms a figure — it matters on a page with five
 charts that reruns on every click.
 """
@@ -84,3 +84,35 @@ def grouped_bars(frame: pd.DataFrame, x: str, ys: list[str], *, ylabel: str) -> 
     """Side-by-side bars, one trace per column of `ys`."""
     traces = [go.Bar(x=frame[x], y=frame[c], name=c.replace("_", " ")) for c in ys]
     return go.Figure(data=traces, layout=_layout(x, ylabel, barmode="group"))
+
+
+def resume_timeline(timeline: pd.DataFrame, markers: pd.DataFrame, by_step: bool = False) -> go.Figure:
+    """A thread's root checkpoints (messages in state over time, or over steps) with its resume points shaded.
+
+    `timeline` and `markers` are `ui.models.resume_qa.ThreadQA`'s. The one
+    plotly.express figure of the app: one trace per branch × source, symbols by
+    source, is what px draws in a call; imported here, so the other pages never
+    load it.
+    """
+    import plotly.express as px
+
+    x, x0, x1 = ("step", "before_step", "after_step") if by_step else ("ts", "before_ts", "after_ts")
+    fig = px.scatter(
+        timeline,
+        x=x,
+        y="message_count",
+        color="branch",
+        symbol="source",
+        hover_name="checkpoint_id",
+        hover_data={"label": True, "chain_position": True, "ts": True, "step": True},
+        labels={
+            "ts": "checkpoint ts (UTC, writer's clock)", "step": "metadata.step", "message_count": "messages in state",
+        },
+    )
+    for m in markers.itertuples():
+        fig.add_vrect(x0=getattr(m, x0), x1=getattr(m, x1), fillcolor="orange", opacity=0.25, line_width=0)
+        fig.add_vline(
+            x=getattr(m, x1), line_dash="dash", line_color="orange", annotation_text=m.label,
+            annotation_position="top left",
+        )
+    return fig

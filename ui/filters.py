@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from analytics.filters import Filters
-from analytics.views import Facets, day_window
+from analytics.contents import Facets
+from analytics.filters import Filters, day_window
 from ui import state
 
 

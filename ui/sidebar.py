@@ -165,10 +165,10 @@ def _load(spec: str, upload, kind: str | None, choices: LoadChoices = LoadChoice
 
 
 def _open_existing(path: str) -> None:
-    from analytics import views
+    from analytics import contents
 
     try:
-        views.database_info(path)  # refuses files that are not a Transcript Lens database
+        contents.database_info(path)  # refuses files that are not a Transcript Lens database
     except Exception as exc:  # noqa: BLE001 — any failure to read it means "not one of ours"
         st.error(f"{path} is a DuckDB file but not a Transcript Lens database ({_reason(exc)}). "
                  "The open database is unchanged.")

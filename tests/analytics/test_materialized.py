@@ -11,7 +11,7 @@ import duckdb
 import pandas as pd
 import pytest
 
-from analytics import metrics, reports, resume
+from analytics import metrics, reports, resume, resume_risks
 from analytics.db import connect
 from analytics.errors import BadRequest
 from analytics.filters import Filters
@@ -130,7 +130,7 @@ def test_the_fast_path_is_taken_for_the_default_gap_and_any_filter(doctored, tmp
         (thread,), = c.execute("SELECT min(thread_id) FROM threads").fetchall()
         assert set(metrics.conversations(c)["messages"]) == {-1}
         assert metrics.conversation(c, thread)["messages"] == -1
-        assert metrics.conversation(c, thread, resume_gap=timedelta(seconds=1800))["messages"] == -1  # same value
+        assert metrics.conversation(c, thread, gap_minutes=30)["messages"] == -1  # same value
         for filters in store_filters(c):
             assert set(metrics.conversations(c, filters)["messages"]) <= {-1}
         assert set(reports.report_frame(c, "conversations")["messages"]) == {-1}
@@ -141,13 +141,15 @@ def test_the_fast_path_is_taken_for_the_default_gap_and_any_filter(doctored, tmp
 def test_another_resume_gap_runs_the_live_query(doctored):
     with connect(doctored) as c:
         (thread,), = c.execute("SELECT min(thread_id) FROM threads").fetchall()
-        gap = timedelta(minutes=5)
-        assert (metrics.conversations(c, resume_gap=gap)["messages"] >= 0).all()
-        assert metrics.conversation(c, thread, resume_gap=gap)["messages"] >= 0
-        frame = reports.report_frame(c, "conversations", options={"resume_gap_minutes": 5})
+        assert (metrics.conversations(c, gap_minutes=5)["messages"] >= 0).all()
+        assert metrics.conversation(c, thread, gap_minutes=5)["messages"] >= 0
+        frame = reports.report_frame(c, "conversations", options={"gap_minutes": 5})
+        assert (frame["messages"] >= 0).all()
+        with pytest.warns(DeprecationWarning, match="gap_minutes"):  # the former option name still works
+            frame = reports.report_frame(c, "conversations", options={"resume_gap_minutes": 5})
         assert (frame["messages"] >= 0).all()
         with pytest.raises(BadRequest):
-            metrics.conversations(c, resume_gap=timedelta(0))  # checked on either path
+            metrics.conversations(c, gap_minutes=0)  # checked on either path
 
 
 def test_a_table_written_by_another_definition_is_ignored(doctored):
@@ -238,7 +240,7 @@ def live_risks(con, filters: Filters = Filters(), cap: int = resume.DEFAULT_CAP)
 
 
 def test_a_load_writes_risk_figures_with_the_live_columns_types_and_rows(con, sqlite_store):
-    assert resume._risks_materialized(con)
+    assert resume_risks._risks_materialized(con)
     sql, params = resume.risks_sql()
     assert column_types(con, f"SELECT * FROM {resume.RISKS_TABLE}", []) == column_types(con, sql, params)
     pd.testing.assert_frame_equal(resume.risks(con), live_risks(con), check_exact=True)
@@ -261,7 +263,6 @@ def doctored_risks(loaded, tmp_path):
 def test_risks_read_the_table_for_the_default_cap_only(doctored_risks):
     with connect(doctored_risks) as c:
         assert set(resume.risks(c)["risk_score"]) == {-1}
-        assert set(resume.risk_overview(c).table["risk_score"]) == {-1}  # the page's call
         for filters in store_filters(c):
             assert set(resume.risks(c, filters)["risk_score"]) <= {-1}
         other = resume.risks(c, cap=5)
@@ -274,13 +275,13 @@ def test_a_risk_table_written_by_another_definition_is_ignored(doctored_risks):
     c.execute(f"COMMENT ON TABLE {resume.RISKS_TABLE} IS 'risks_sql sha256:0000'")
     c.close()
     with connect(doctored_risks) as c:
-        assert not resume._risks_materialized(c)
+        assert not resume_risks._risks_materialized(c)
         pd.testing.assert_frame_equal(resume.risks(c), live_risks(c), check_exact=True)
 
 
 def test_the_hand_made_corpus_risks_alike_on_both_paths():
     c = build(None)
     try:
-        _corpus_alike_on_both_paths(c, resume.risks, resume.materialize_risks, resume._risks_materialized)
+        _corpus_alike_on_both_paths(c, resume.risks, resume.materialize_risks, resume_risks._risks_materialized)
     finally:
         c.close()

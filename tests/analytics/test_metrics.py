@@ -193,11 +193,12 @@ def test_filters_select_threads_and_keep_whole_transcripts(con):
 
 
 def test_resume_gap_is_a_parameter(con):
-    short = row_of(metrics.conversations(con, resume_gap=timedelta(seconds=3)), "acme:web:s1")
+    short = row_of(metrics.conversations(con, gap_minutes=3 / 60), "acme:web:s1")
     roots = CORPUS.root_ts("acme:web:s1")
     assert short["resume_points"] == sum(b - a > timedelta(seconds=3) for a, b in zip(roots, roots[1:]))
-    with pytest.raises(BadRequest):
-        metrics.conversations(con, resume_gap=timedelta(0))
+    for bad in (0, -1, float("nan"), timedelta(minutes=5), "30"):
+        with pytest.raises(BadRequest):
+            metrics.conversations(con, gap_minutes=bad)
 
 
 def test_path_and_connection_answer_alike(tmp_path, con):

@@ -187,11 +187,24 @@ def test_cli_filters_by_time_text_and_thread(db, tmp_path):
 
 def test_cli_resume_gap_option(db, tmp_path):
     out = tmp_path / "c.csv"
-    assert main(["report", "conversations", "--db", str(db), "--out", str(out), "--resume-gap-minutes", "0.05"]) == 0
+    assert main(["report", "conversations", "--db", str(db), "--out", str(out), "--gap-minutes", "0.05"]) == 0
     got = pd.read_csv(out).set_index("thread_id")
     # Root checkpoints at 09:00:00, :10, :12.5, :13, :15, 10:00:00, :04, :05, :11: the gaps over
     # 3 s are 10 s, 3585 s, 4 s and 6 s (2.5, 0.5, 2 and 1 s are not).
     assert got.loc["acme:web:s1", "resume_points"] == 4
+
+
+def test_the_former_gap_flag_still_works_warns_and_is_not_listed(db, tmp_path, capsys):
+    new, old = tmp_path / "new.csv", tmp_path / "old.csv"
+    assert main(["report", "conversations", "--db", str(db), "--out", str(new), "--gap-minutes", "0.05"]) == 0
+    capsys.readouterr()
+    assert main(["report", "conversations", "--db", str(db), "--out", str(old), "--resume-gap-minutes", "0.05"]) == 0
+    assert "--resume-gap-minutes is deprecated; use --gap-minutes" in capsys.readouterr().err
+    assert old.read_text() == new.read_text()
+    with pytest.raises(SystemExit):
+        main(["report", "--help"])
+    help_text = capsys.readouterr().out
+    assert "--gap-minutes MIN" in help_text and "--resume-gap-minutes" not in help_text
 
 
 @pytest.mark.parametrize(

@@ -11,9 +11,10 @@ import duckdb
 import pandas as pd
 import pytest
 
-from analytics import metrics, views
+from analytics import metrics
 from analytics.db import connect
-from analytics.filters import Filters
+from analytics.filters import Filters, day_window
+from analytics.scope import ThreadConditions
 from tests.analytics.conftest import edited_copy
 from tests.analytics.metrics_db import build
 from tests.analytics.test_materialized import _corpus_filters, store_filters
@@ -59,10 +60,10 @@ def _day_filters(con) -> list[Filters]:
     first, last = lo.astimezone(timezone.utc).date(), hi.astimezone(timezone.utc).date()
     mid = first + (last - first) / 2
     out = [Filters(since=s, until=u) for s, u in (
-        views.day_window(first, last), views.day_window(first, first), views.day_window(mid, last),
-        views.day_window(last, None), views.day_window(None, mid))]
+        day_window(first, last), day_window(first, first), day_window(mid, last),
+        day_window(last, None), day_window(None, mid))]
     tenant = con.execute("SELECT min(tenant_id) FROM threads").fetchall()[0][0]
-    since, until = views.day_window(first, mid)
+    since, until = day_window(first, mid)
     out.append(Filters(tenants=(tenant,), since=since, until=until))
     # Not whole days: a minute into the day, an until at midnight, another zone's midnight.
     out.append(Filters(since=datetime.combine(mid, time(0, 1), timezone.utc)))
@@ -77,7 +78,7 @@ def test_a_load_writes_current_tables(con):
 
 def test_every_filter_gives_the_live_answers(con):
     filters = [Filters(), *store_filters(con), *_day_filters(con),
-               views.ThreadConditions(min_user_turns=2), views.ThreadConditions(forks_only=True)]
+               ThreadConditions(min_user_turns=2), ThreadConditions(forks_only=True)]
     for f in filters:
         assert_same(_public(con, f), _live(con, f), f)
 
@@ -142,53 +143,12 @@ def test_a_database_without_the_tables_runs_the_live_queries(loaded, tmp_path):
 def test_user_turns_from_conversation_metrics_select_the_same_threads(con):
     assert metrics._materialized(con)
     for n in (1, 2, 3, 50):
-        by_table = views.ThreadConditions(min_user_turns=n, turns_from_table=True)
-        by_messages = views.ThreadConditions(min_user_turns=n)
+        by_table = ThreadConditions(min_user_turns=n, turns_from_table=True)
+        by_messages = ThreadConditions(min_user_turns=n)
         assert metrics.MATERIALIZED_TABLE in by_table.thread_where()[0]
         assert metrics.MATERIALIZED_TABLE not in by_messages.thread_where()[0]
         pd.testing.assert_frame_equal(metrics.conversations(con, by_table), metrics.conversations(con, by_messages))
         assert_same(_public(con, by_table), _live(con, by_messages), n)
-
-
-def test_the_conversations_page_with_a_text_filter_is_the_full_queries_answer(con):
-    word = con.execute(
-        "SELECT content FROM messages WHERE role = 'user' AND content_chars > 3 ORDER BY thread_id, ordinal LIMIT 1"
-    ).fetchall()[0][0][:4]
-    tenant = con.execute("SELECT min(tenant_id) FROM threads").fetchall()[0][0]
-    for f in (Filters(text=word), Filters(text=word, tenants=(tenant,)), Filters(text="no such text at all")):
-        for turns in (0, 2):
-            page = views.conversations_page(con, f, min_turns=turns)
-            scoped = views.ThreadConditions(text=f.text, tenants=f.tenants, min_user_turns=turns)
-            conv = metrics._frame(con, *metrics.conversations_sql(scoped))
-            want = (conv[list(views.CONVERSATION_TABLE_COLUMNS)]
-                    .sort_values(["last_ts", "thread_id"], ascending=[False, True], na_position="last")
-                    .reset_index(drop=True))
-            pd.testing.assert_frame_equal(page.matching, want, check_exact=True)
-            lat = metrics._frame(con, *metrics.latency_distribution_sql(scoped))
-            pd.testing.assert_frame_equal(page.latency, views.latency_histogram(lat["latency_s"], lat["model"]))
-            (total,), = con.execute(f"SELECT count(*) FROM threads t WHERE {f.thread_where()[0]}",
-                                    f.thread_where()[1]).fetchall()
-            assert page.total == total
-
-
-def test_the_conversations_table_is_newest_first_with_ties_and_no_time_in_thread_order(loaded, tmp_path):
-    # Ties and missing times made on purpose: the page sorts on last_ts alone and relies on
-    # conversations() answering by thread id for the order within a tie.
-    db = edited_copy(
-        loaded, tmp_path / "ties.duckdb",
-        "UPDATE conversation_metrics SET last_ts = TIMESTAMPTZ '2030-01-01 00:00:00+00' WHERE thread_id IN "
-        "(SELECT thread_id FROM conversation_metrics ORDER BY thread_id DESC LIMIT 4)",
-        "UPDATE conversation_metrics SET last_ts = NULL WHERE thread_id IN "
-        "(SELECT thread_id FROM conversation_metrics ORDER BY thread_id LIMIT 3)",
-    )
-    with connect(db) as c:
-        page = views.conversations_page(c)
-        rows = c.execute("SELECT thread_id, last_ts FROM conversation_metrics").fetchall()
-    timed = sorted((r for r in rows if r[1] is not None), key=lambda r: r[0])
-    timed.sort(key=lambda r: r[1], reverse=True)  # stable: ties keep thread-id order
-    want = [r[0] for r in timed] + sorted(r[0] for r in rows if r[1] is None)
-    assert list(page.matching["thread_id"]) == want
-    assert sum(t == datetime(2030, 1, 1, tzinfo=timezone.utc) for t in page.matching["last_ts"]) == 4
 
 
 def test_columns_pick_columns_of_the_same_rows(con):

@@ -8,7 +8,7 @@ from streamlit.testing.v1 import AppTest
 
 from analytics import metrics
 from analytics.filters import Filters
-from analytics.views import day_window
+from analytics.filters import day_window
 from tests.pages.conftest import APP, TIMEOUT, metric, open_page
 
 

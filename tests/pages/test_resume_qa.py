@@ -15,6 +15,7 @@ from streamlit.testing.v1 import AppTest
 from analytics import observed, resume
 from analytics.filters import Filters
 from tests.pages.conftest import APP, TIMEOUT, captions, metric, open_page
+from ui.models import resume_qa
 
 RESTART = "globex:api:sess-2107"
 EDITED = "initech:helpdesk:sess-5005"
@@ -50,7 +51,7 @@ def _downloads(at) -> list[str]:
 
 def test_threads_are_ranked_by_risk(app, con):
     at = open_page(app, "resume_qa")
-    expected = resume.risk_overview(con, Filters(), 50).table
+    expected = resume_qa.risk_overview(con, Filters(), 50).table
     shown = _table(at, "resume_qa.risks")
     assert shown["thread_id"].tolist() == expected["thread_id"].tolist()
     assert shown["risk_score"].tolist() == expected["risk_score"].tolist()
@@ -93,11 +94,11 @@ def test_the_restart_thread_shows_its_resume_point_and_window(app, con):
 
 def test_picking_the_latest_checkpoint_shows_what_a_restart_now_rebuilds(app, con):
     at = open_page(app, "resume_qa", thread=RESTART)
-    at.selectbox(key="resume_qa.resume").set_value(resume.LATEST).run()
+    at.selectbox(key="resume_qa.resume").set_value(resume_qa.LATEST).run()
     window = _table(at, "resume_qa.window")
     latest = resume.expected_window(con, RESTART)
     assert len(window) == 8 and window["content"].tolist() == latest["content"].tolist()
-    assert at.query_params["resume"] == resume.LATEST
+    assert at.query_params["resume"] == resume_qa.LATEST
 
 
 def test_gap_and_cap_live_in_the_url_and_a_link_restores_them(app, con):

@@ -1,4 +1,4 @@
-"""`views.latency_histogram` against numpy.histogram run per model on the same edges."""
+"""`ui.models.conversations.latency_histogram` against numpy.histogram run per model on the same edges."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pandas as pd
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from analytics import views
+from ui.models.conversations import latency_histogram
 
 _pairs = st.lists(
     st.tuples(
@@ -40,7 +40,7 @@ def test_every_pair_is_counted_once_in_its_bin_and_model(pairs, bins, arrow_stri
     values = [v for v, _ in pairs]
     models = [m for _, m in pairs]
     model = pd.Series(models, dtype="string[pyarrow]" if arrow_strings else object)
-    got = views.latency_histogram(pd.Series(values, dtype=float), model, bins=bins)
+    got = latency_histogram(pd.Series(values, dtype=float), model, bins=bins)
     assert list(got.columns) == ["bin_start", "bin_end", "model", "pairs"]
     if not pairs:
         assert got.empty

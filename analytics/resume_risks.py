@@ -1,0 +1,426 @@
+"""Store-only risks to a faithful rehydrate (SPEC §5): per thread ranked, and every instance of one.
+
+Risks are judged on what a restart *now* would rehydrate: the window of the
+latest root checkpoint. `RISK_FLAGS` names each risk and its weight in
+`risk_score`; docs/resume_qa.md explains each. The loader writes `risks()` of
+every thread with the default cap into `risk_figures` (`materialize_risks`).
+
+>>> risks("lens.duckdb").head(10)[["thread_id", "risk_score", "flags"]]  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import os
+from dataclasses import dataclass
+
+from analytics._pandas import pd
+from analytics.db import ConOrPath, connection, query_fingerprint, table_comments, write_derived_table
+from analytics.filters import Filters
+from analytics.resume import DEFAULT_CAP, NO_FILTERS, _fetch, _require_thread, _rows, _typed, check_cap
+from analytics.resume_rehydrate import expected_window
+
+__all__ = [
+    "RISKS_TABLE",
+    "RISK_COLUMNS",
+    "RISK_FLAGS",
+    "THREAD_RISK_COLUMNS",
+    "RiskFlag",
+    "materialize_risks",
+    "risks",
+    "risks_sql",
+    "thread_risks",
+]
+
+
+@dataclass(frozen=True)
+class RiskFlag:
+    """One store-only risk to a faithful rehydrate, with its weight in `risk_score`."""
+
+    name: str
+    weight: int
+    meaning: str
+
+
+#: Every risk flag, most severe first (docs/resume_qa.md explains each).
+RISK_FLAGS: tuple[RiskFlag, ...] = (
+    RiskFlag(
+        "latest_not_leaf",
+        5,
+        "the latest checkpoint (greatest id) has children: writers with skewed clocks; a resume "
+        "rehydrates from the greatest id, which is not the newest turn",
+    ),
+    RiskFlag("undecodable", 4, "transcript entries the loader could not decode: the window cannot be checked"),
+    RiskFlag("no_id_in_window", 3, "window messages without an id: no turn id, cannot be deduplicated or traced"),
+    RiskFlag(
+        "edited_in_window",
+        3,
+        "a window message changed content between checkpoints: windows rebuilt before and after differ",
+    ),
+    RiskFlag("removed", 2, "messages removed from the transcript (RemoveMessage): older windows held them"),
+    RiskFlag("forked", 2, "the thread has branches: which one is current is decided by the greatest checkpoint id"),
+    RiskFlag(
+        "interrupt_pending",
+        2,
+        "the latest checkpoint waits on an interrupt: the pending request is not a message, so not in the window",
+    ),
+    RiskFlag("load_errors", 2, "rows of this thread were skipped at load (see load_errors)"),
+    RiskFlag("edited", 1, "a message changed content between checkpoints (outside the window too)"),
+    RiskFlag("no_ts_in_window", 1, "window messages without a timestamp: they cannot be placed in time"),
+    RiskFlag("truncated", 1, "more user/assistant messages than the cap: older turns are not rehydrated"),
+)
+_WEIGHT = {f.name: f.weight for f in RISK_FLAGS}
+
+#: Columns of `risks()`.
+RISK_COLUMNS: dict[str, str] = {
+    "thread_id": "str",
+    "tenant_id": "str",
+    "sub_tenant_id": "str",
+    "session_id": "str",
+    "risk_score": "Int64",
+    "flags": "str",
+    "conversational_messages": "Int64",
+    "window_size": "Int64",
+    "truncated_by": "Int64",
+    "window_no_id": "Int64",
+    "window_no_ts": "Int64",
+    "edited_messages": "Int64",
+    "edited_in_window": "Int64",
+    "removed_messages": "Int64",
+    "branches": "Int64",
+    "forks": "Int64",
+    "latest_not_leaf": "boolean",
+    "interrupt_pending": "boolean",
+    "undecodable_messages": "Int64",
+    "load_errors": "Int64",
+    "latest_checkpoint_id": "str",
+    "last_ts": "datetime64[us, UTC]",
+}
+
+#: Columns of `thread_risks()`.
+THREAD_RISK_COLUMNS: dict[str, str] = {
+    "flag": "str",
+    "weight": "Int64",
+    "checkpoint_id": "str",
+    "message_id": "str",
+    "ordinal": "Int64",
+    "position": "Int64",
+    "detail": "str",
+}
+
+
+_RISKS_SQL = """
+WITH scope AS (SELECT t.* FROM threads AS t WHERE {where}),
+edits AS (
+    -- Edits on the current branch only: another branch's edits are not in this transcript.
+    SELECT DISTINCT e.thread_id, e.message_id
+    FROM message_events AS e
+    JOIN checkpoints AS c
+      ON c.thread_id = e.thread_id AND c.checkpoint_id = e.checkpoint_id AND c.is_root AND c.on_current_branch
+    WHERE e.event = 'edited' AND e.message_id IS NOT NULL AND e.thread_id IN (SELECT thread_id FROM scope)
+),
+conv AS (
+    -- One pass over the transcript rows: position from the end, and whether the message was edited.
+    SELECT m.thread_id, m.message_id, m.ts, d.message_id IS NOT NULL AS edited,
+           row_number() OVER (PARTITION BY m.thread_id ORDER BY m.ordinal DESC) AS from_end
+    FROM messages AS m
+    LEFT JOIN edits AS d ON d.thread_id = m.thread_id AND d.message_id = m.message_id
+    WHERE m.role IN ('user', 'assistant') AND m.thread_id IN (SELECT thread_id FROM scope)
+),
+win AS (
+    SELECT thread_id,
+           count(*) AS conversational_messages,
+           count(*) FILTER (WHERE from_end <= ?) AS window_size,
+           count(*) FILTER (WHERE from_end <= ? AND message_id IS NULL) AS window_no_id,
+           count(*) FILTER (WHERE from_end <= ? AND ts IS NULL) AS window_no_ts,
+           count(*) FILTER (WHERE from_end <= ? AND edited) AS edited_in_window
+    FROM conv GROUP BY thread_id
+),
+latest AS (
+    SELECT c.thread_id, len(c.message_versions) AS list_length
+    FROM checkpoints AS c JOIN scope AS t
+      ON t.thread_id = c.thread_id AND c.checkpoint_id = t.latest_checkpoint_id AND c.is_root
+),
+errs AS (
+    SELECT thread_id, count(*) AS load_errors FROM load_errors
+    WHERE thread_id IN (SELECT thread_id FROM scope) GROUP BY thread_id
+),
+figures AS (
+    SELECT t.thread_id, t.tenant_id, t.sub_tenant_id, t.session_id,
+           coalesce(w.conversational_messages, 0) AS conversational_messages,
+           coalesce(w.window_size, 0) AS window_size,
+           greatest(coalesce(w.conversational_messages, 0) - ?, 0) AS truncated_by,
+           coalesce(w.window_no_id, 0) AS window_no_id,
+           coalesce(w.window_no_ts, 0) AS window_no_ts,
+           t.edited_message_count AS edited_messages,
+           coalesce(w.edited_in_window, 0) AS edited_in_window,
+           t.removed_message_count AS removed_messages,
+           t.branch_count AS branches,
+           t.fork_count AS forks,
+           coalesce(NOT t.latest_is_leaf, FALSE) AS latest_not_leaf,
+           t.interrupt_pending,
+           greatest(coalesce(l.list_length, 0) - t.message_count, 0) AS undecodable_messages,
+           coalesce(x.load_errors, 0) AS load_errors,
+           t.latest_checkpoint_id,
+           t.last_ts
+    FROM scope AS t
+    LEFT JOIN win AS w USING (thread_id)
+    LEFT JOIN latest AS l USING (thread_id)
+    LEFT JOIN errs AS x USING (thread_id)
+),
+flagged AS (
+    SELECT *, list_filter([{flag_cases}], lambda f: f IS NOT NULL) AS flag_list, {score} AS risk_score
+    FROM figures
+)
+SELECT thread_id, tenant_id, sub_tenant_id, session_id, risk_score,
+       array_to_string(flag_list, ',') AS flags,
+       conversational_messages, window_size, truncated_by, window_no_id, window_no_ts,
+       edited_messages, edited_in_window, removed_messages, branches, forks,
+       latest_not_leaf, interrupt_pending, undecodable_messages, load_errors, latest_checkpoint_id, last_ts
+FROM flagged
+ORDER BY risk_score DESC, thread_id
+"""
+
+
+# When each flag applies, over a `figures` row (fixed SQL; names and weights are bound).
+_FLAG_CONDITIONS: dict[str, str] = {
+    "latest_not_leaf": "latest_not_leaf",
+    "undecodable": "undecodable_messages > 0",
+    "no_id_in_window": "window_no_id > 0",
+    "edited_in_window": "edited_in_window > 0",
+    "removed": "removed_messages > 0",
+    "forked": "(forks > 0 OR branches > 1)",
+    "interrupt_pending": "interrupt_pending",
+    "load_errors": "load_errors > 0",
+    "edited": "edited_messages > 0",
+    "no_ts_in_window": "window_no_ts > 0",
+    "truncated": "truncated_by > 0",
+}
+assert list(_FLAG_CONDITIONS) == [f.name for f in RISK_FLAGS]
+
+
+def _flag_sql() -> tuple[str, str, list, list]:
+    cases = ", ".join(f"CASE WHEN {_FLAG_CONDITIONS[f.name]} THEN ? END" for f in RISK_FLAGS)
+    score = "(" + " + ".join(f"CASE WHEN {_FLAG_CONDITIONS[f.name]} THEN ? ELSE 0 END" for f in RISK_FLAGS) + ")"
+    return cases, score, [f.name for f in RISK_FLAGS], [f.weight for f in RISK_FLAGS]
+
+
+def risks_sql(filters: Filters = NO_FILTERS, cap: int = DEFAULT_CAP) -> tuple[str, list]:
+    """The live query of `risks()`, with its parameters.
+
+    >>> sql, params = risks_sql(Filters(tenants=("acme",)))
+    """
+    cap = check_cap(cap)
+    where, params = filters.thread_where("t")
+    # `where` is Filters' own SQL with placeholders; values stay bound.
+    cases, score, names, weights = _flag_sql()
+    sql = _RISKS_SQL.format(where=where, flag_cases=cases, score=score)
+    return sql, [*params, cap, cap, cap, cap, cap, *names, *weights]
+
+
+def risks(con_or_path: ConOrPath, filters: Filters = NO_FILTERS, cap: int = DEFAULT_CAP) -> pd.DataFrame:
+    """One row per thread passing `filters`, riskiest first. Columns: `RISK_COLUMNS`.
+
+    Risks are judged on what a restart *now* would rehydrate: the window of the
+    latest root checkpoint (`cap` entries). `flags` lists the `RISK_FLAGS` that
+    apply (comma-separated, most severe first); `risk_score` is the sum of
+    their weights. One set-based query, whatever the number of threads; with
+    the default cap, a read of the loader's `risk_figures` table when the
+    database has a current one (its rows are per thread, so `filters` only
+    choose among them).
+
+    >>> risks("lens.duckdb").head(10)[["thread_id", "risk_score", "flags"]]  # doctest: +SKIP
+    """
+    cap = check_cap(cap)
+    with connection(con_or_path) as con:
+        if cap == DEFAULT_CAP and _risks_materialized(con):
+            where, params = filters.thread_where("t")
+            # `where` is Filters' own SQL with placeholders; the table name is ours.
+            sql = (
+                f"SELECT r.* FROM {RISKS_TABLE} AS r WHERE r.thread_id IN (SELECT t.thread_id FROM threads AS t WHERE {where}) "
+                "ORDER BY r.risk_score DESC, r.thread_id"
+            )
+            return _fetch(con, sql, params, RISK_COLUMNS)
+        return _fetch(con, *risks_sql(filters, cap), RISK_COLUMNS)
+
+
+#: Table written by the loader at the end of every load: `risks()` of every thread
+#: with the default cap (docs/schema.md), so the Resume QA overview is a scan.
+RISKS_TABLE = "risk_figures"
+
+
+@functools.cache
+def _risks_fingerprint() -> str:
+    """Identifies the query that fills `RISKS_TABLE` (stored as the table's comment);
+    a table written by another definition of a figure or flag is not read."""
+    return query_fingerprint("risks_sql", *risks_sql())
+
+
+def materialize_risks(con) -> None:
+    """(Re)create `risk_figures` = `risks(con)` for every thread (default cap).
+
+    Called by the loader on the staged database, next to the metric tables.
+    """
+    write_derived_table(con, RISKS_TABLE, *risks_sql(), _risks_fingerprint())
+
+
+def _risks_materialized(con) -> bool:
+    return table_comments(con, [RISKS_TABLE]).get(RISKS_TABLE) == _risks_fingerprint()
+
+
+def _change(old: object, new: object, width: int = 60) -> str:
+    """`'old' → 'new'`, both cut to `width` around where they first differ (an edit is often deep inside)."""
+    a, b = _snippet(old, 10_000), _snippet(new, 10_000)
+    start = max(0, len(os.path.commonprefix([a, b])) - 20)
+
+    def cut(s: str) -> str:
+        part = s[start : start + width]
+        return ("…" if start else "") + part + ("…" if start + width < len(s) else "")
+
+    return f"{cut(a)!r} → {cut(b)!r}"
+
+
+def _snippet(text: object, width: int = 80) -> str:
+    s = "" if text is None or (isinstance(text, float) and math.isnan(text)) else " ".join(str(text).split())
+    return s if len(s) <= width else s[: width - 1] + "…"
+
+
+_EVENTS_SQL = """
+SELECT e.event, e.checkpoint_id, e.message_id, e.position,
+       pv.content AS previous_content, v.content AS content
+FROM message_events AS e
+JOIN checkpoints AS c
+  ON c.thread_id = e.thread_id AND c.checkpoint_id = e.checkpoint_id AND c.is_root AND c.on_current_branch
+LEFT JOIN message_versions AS v ON v.thread_id = e.thread_id AND v.version = e.version
+LEFT JOIN message_versions AS pv ON pv.thread_id = e.thread_id AND pv.version = e.previous_version
+WHERE e.thread_id = ? AND e.event IN ('edited', 'removed')
+ORDER BY c.step, e.checkpoint_id, e.position
+"""
+
+_FORKS_SQL = """
+SELECT p.checkpoint_id, count(*) AS children, string_agg(c.checkpoint_id, ', ' ORDER BY c.checkpoint_id) AS child_ids
+FROM checkpoints AS c
+JOIN checkpoints AS p ON p.thread_id = c.thread_id AND p.checkpoint_id = c.parent_checkpoint_id AND p.is_root
+WHERE c.thread_id = ? AND c.is_root
+GROUP BY p.checkpoint_id
+HAVING count(*) > 1
+ORDER BY p.checkpoint_id
+"""
+
+_TRANSCRIPT_GAPS_SQL = """
+SELECT o.ordinal
+FROM (SELECT generate_subscripts(c.message_versions, 1) - 1 AS ordinal
+      FROM checkpoints AS c JOIN threads AS t
+        ON t.thread_id = c.thread_id AND c.checkpoint_id = t.latest_checkpoint_id AND c.is_root
+      WHERE t.thread_id = ?) AS o
+WHERE o.ordinal NOT IN (SELECT ordinal FROM messages WHERE thread_id = ?)
+ORDER BY o.ordinal
+"""
+
+
+def thread_risks(con_or_path: ConOrPath, thread_id: str, cap: int = DEFAULT_CAP) -> pd.DataFrame:
+    """Every risk instance of one thread, one row each. Columns: `THREAD_RISK_COLUMNS`.
+
+    E.g. each window message without id (`ordinal`, `position`), each edit and
+    removal on the current branch (`checkpoint_id`, `message_id`, old → new
+    content), each fork point, the children of a latest checkpoint that is not
+    a leaf, a pending interrupt's value, each load error. Rows follow the
+    order of `RISK_FLAGS`.
+
+    >>> thread_risks("lens.duckdb", "globex::s2")[["flag", "detail"]]  # doctest: +SKIP
+    """
+    cap = check_cap(cap)
+    rows: list[dict] = []
+
+    def add(flag: str, detail: str, **where) -> None:
+        rows.append({"flag": flag, "weight": _WEIGHT[flag], "detail": detail, **where})
+
+    with connection(con_or_path) as con:
+        _require_thread(con, thread_id)
+        summary = risks(con, Filters(thread_ids=(thread_id,)), cap).iloc[0]
+        window = expected_window(con, thread_id, cap=cap)
+        events = con.sql(_EVENTS_SQL, params=[thread_id]).df()
+        forks = con.sql(_FORKS_SQL, params=[thread_id]).df()
+        latest_id, interrupt_value = _rows(
+            con, "SELECT latest_checkpoint_id, interrupt_value FROM threads WHERE thread_id = ?", [thread_id]
+        )[0]
+        children = [
+            r[0]
+            for r in _rows(
+                con,
+                "SELECT checkpoint_id FROM checkpoints WHERE thread_id = ? AND is_root AND parent_checkpoint_id = ? "
+                "ORDER BY checkpoint_id",
+                [thread_id, latest_id],
+            )
+        ]
+        gaps = [r[0] for r in _rows(con, _TRANSCRIPT_GAPS_SQL, [thread_id, thread_id])]
+        errors = _rows(
+            con,
+            "SELECT checkpoint_ns, checkpoint_id, stage, reason FROM load_errors WHERE thread_id = ? "
+            "ORDER BY checkpoint_id, stage",
+            [thread_id],
+        )
+
+    in_window = set(window["message_id"].dropna())
+    if summary["latest_not_leaf"]:
+        add(
+            "latest_not_leaf",
+            f"latest checkpoint (greatest id) has {len(children)} child checkpoint(s) with smaller ids: "
+            + ", ".join(children),
+            checkpoint_id=latest_id,
+        )
+    for ordinal in gaps:
+        add(
+            "undecodable",
+            "the loader could not decode this transcript entry (see load_errors)",
+            checkpoint_id=latest_id,
+            ordinal=ordinal,
+        )
+    for w in window.itertuples():
+        if w.message_id is None or pd.isna(w.message_id):
+            add("no_id_in_window", f"{w.speaker}: {_snippet(w.content)}", ordinal=w.ordinal, position=w.position)
+    for e in events.itertuples():
+        if e.event == "edited" and e.message_id in in_window:
+            add(
+                "edited_in_window",
+                _change(e.previous_content, e.content),
+                checkpoint_id=e.checkpoint_id,
+                message_id=e.message_id,
+                ordinal=e.position,
+            )
+    for e in events.itertuples():
+        if e.event == "removed":
+            add(
+                "removed",
+                f"removed: {_snippet(e.previous_content)!r}",
+                checkpoint_id=e.checkpoint_id,
+                message_id=e.message_id,
+            )
+    for f in forks.itertuples():
+        add("forked", f"{f.children} child checkpoints: {f.child_ids}", checkpoint_id=f.checkpoint_id)
+    if summary["interrupt_pending"]:
+        add("interrupt_pending", f"pending interrupt: {_snippet(interrupt_value, 200)}", checkpoint_id=latest_id)
+    for ns, cid, stage, reason in errors:
+        add("load_errors", f"{stage}: {reason}" + (f" (namespace {ns})" if ns else ""), checkpoint_id=cid)
+    for e in events.itertuples():
+        if e.event == "edited":
+            add(
+                "edited",
+                _change(e.previous_content, e.content),
+                checkpoint_id=e.checkpoint_id,
+                message_id=e.message_id,
+                ordinal=e.position,
+            )
+    for w in window.itertuples():
+        if pd.isna(w.ts):
+            add("no_ts_in_window", f"{w.speaker}: {_snippet(w.content)}", ordinal=w.ordinal, position=w.position)
+    if summary["truncated_by"] > 0:
+        first = int(window["ordinal"].min()) if len(window) else None
+        add(
+            "truncated",
+            f"{int(summary['truncated_by'])} older user/assistant message(s) are not rehydrated (cap {cap}); "
+            f"the window starts at ordinal {first}",
+            ordinal=first,
+        )
+    return _typed(pd.DataFrame(rows), THREAD_RISK_COLUMNS)

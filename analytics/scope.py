@@ -1,0 +1,102 @@
+"""Thread conditions beyond `Filters`: a minimum of user turns, a pending interrupt, forks.
+
+`ThreadConditions` is a `Filters` whose `thread_where` adds them as thread-level
+SQL, so every metrics function takes it as it is and a table and its charts
+describe exactly the same threads without shipping a list of ids.
+`thread_scope` builds one for a set of queries over the same threads.
+
+>>> scope = thread_scope("lens.duckdb", Filters(text="refund"), min_user_turns=2)  # doctest: +SKIP
+>>> metrics.conversations("lens.duckdb", scope.conditions)  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from analytics import metrics
+from analytics.db import ConOrPath, connection
+from analytics.errors import BadRequest
+from analytics.filters import Filters
+
+
+@dataclass(frozen=True)
+class ThreadConditions(Filters):
+    """`Filters` plus thread conditions, as thread-level SQL.
+
+    >>> ThreadConditions(forks_only=True).thread_where()[0]
+    '(t.fork_count > 0)'
+    """
+
+    min_user_turns: int = 0
+    pending_only: bool = False
+    forks_only: bool = False
+    #: Read user turns from the loader's `conversation_metrics` (same counts) instead of counting messages.
+    turns_from_table: bool = False
+
+    def thread_where(self, alias: str = "t") -> tuple[str, list]:
+        sql, params = super().thread_where(alias)
+        clauses = [] if sql == "TRUE" else [sql]
+        if self.min_user_turns > 0:
+            # user_turns in metrics is the thread's count of user messages.
+            if self.turns_from_table:
+                clauses.append(
+                    f"{alias}.thread_id IN (SELECT thread_id FROM {metrics.MATERIALIZED_TABLE} WHERE user_turns >= ?)"
+                )
+            else:
+                clauses.append(
+                    f"{alias}.thread_id IN (SELECT thread_id FROM messages WHERE role = 'user' "
+                    "GROUP BY thread_id HAVING count(*) >= ?)"
+                )
+            params = [*params, self.min_user_turns]
+        if self.pending_only:
+            clauses.append(f"coalesce({alias}.interrupt_pending, false)")
+        if self.forks_only:
+            clauses.append(f"{alias}.fork_count > 0")
+        if not clauses:
+            return "TRUE", params
+        return " AND ".join(c if c == sql else f"({c})" for c in clauses), params
+
+
+@dataclass(frozen=True)
+class ThreadScope:
+    """The conditions to hand every query of one view, and how many threads the filters alone pass."""
+
+    conditions: ThreadConditions
+    total: int  # threads passing `filters`, before the turn / interrupt / fork conditions
+
+
+def thread_scope(
+    con_or_path: ConOrPath,
+    filters: Filters = Filters(),
+    min_user_turns: int = 0,
+    pending_only: bool = False,
+    forks_only: bool = False,
+) -> ThreadScope:
+    """`filters` narrowed by the thread conditions, ready for several queries over the same threads.
+
+    A text filter scans every message's content; it is resolved to thread ids
+    here, once, instead of once per query (the same threads: the ids pass the
+    whole filter). User turns are read from `conversation_metrics` when the
+    database has a current one.
+    """
+    if isinstance(min_user_turns, bool) or not isinstance(min_user_turns, int) or min_user_turns < 0:
+        raise BadRequest(f"min_turns must be an integer >= 0, got {min_user_turns!r}")
+    with connection(con_or_path) as con:
+        where, params = filters.thread_where("t")
+        if filters.text:
+            rows = con.execute(f"SELECT t.thread_id FROM threads t WHERE {where}", params).fetchall()
+            ids = tuple(r[0] for r in rows)
+            total = len(ids)
+            if ids:
+                filters = dataclasses.replace(filters, thread_ids=ids, text=None)
+        else:
+            total = con.execute(f"SELECT count(*) FROM threads t WHERE {where}", params).fetchall()[0][0]
+        conditions = ThreadConditions(
+            **{f.name: getattr(filters, f.name) for f in dataclasses.fields(Filters)},
+            min_user_turns=min_user_turns,
+            pending_only=bool(pending_only),
+            forks_only=bool(forks_only),
+            turns_from_table=min_user_turns > 0 and metrics._materialized(con),
+        )
+    return ThreadScope(conditions, total)

@@ -1,0 +1,42 @@
+"""`analytics.resume` is the public face of the resume QA parts: every public name of each, the same object."""
+
+from __future__ import annotations
+
+import importlib
+import subprocess
+import sys
+
+import pytest
+
+from analytics import resume
+from tests.conftest import ROOT
+
+PARTS = ("resume_chain", "resume_rehydrate", "resume_timeline", "resume_risks")
+
+
+def test_every_public_name_of_a_part_is_a_name_of_resume():
+    for part in PARTS:
+        module = importlib.import_module(f"analytics.{part}")
+        assert module.__all__, part
+        for name in module.__all__:
+            assert getattr(resume, name) is getattr(module, name), (part, name)
+            assert name in dir(resume)
+    # Each name lives in one part only.
+    names = [n for part in PARTS for n in importlib.import_module(f"analytics.{part}").__all__]
+    assert len(names) == len(set(names))
+
+
+def test_the_shared_names_and_an_unknown_one():
+    from analytics import resume_chain, resume_rehydrate
+
+    assert resume_chain._fetch is resume._fetch and resume_rehydrate.DEFAULT_CAP == resume.DEFAULT_CAP == 50
+    with pytest.raises(AttributeError, match="no attribute 'no_such_name'"):
+        resume.no_such_name  # noqa: B018
+    assert not hasattr(resume, "_risks_materialized")  # private names stay in their part
+
+
+@pytest.mark.parametrize("first", ["analytics.resume_risks", "analytics.resume_timeline", "analytics.resume"])
+def test_any_part_can_be_imported_first(first):
+    code = f"import {first}; from analytics.resume import materialize_risks, timeline, expected_window; print('ok')"
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr

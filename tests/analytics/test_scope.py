@@ -1,0 +1,56 @@
+"""`analytics.scope.thread_scope`: the threads of one view, narrowed once and handed to every query."""
+
+from __future__ import annotations
+
+import pytest
+
+from analytics import metrics
+from analytics.errors import BadRequest
+from analytics.filters import Filters
+from analytics.scope import ThreadConditions, thread_scope
+
+
+def _ids(con, filters: Filters) -> list[str]:
+    where, params = filters.thread_where("t")
+    return [r[0] for r in con.execute(f"SELECT t.thread_id FROM threads t WHERE {where} ORDER BY 1", params).fetchall()]
+
+
+def test_a_text_filter_becomes_the_ids_of_its_threads(con):
+    word = con.execute(
+        "SELECT content FROM messages WHERE role = 'user' AND content_chars > 3 ORDER BY thread_id, ordinal LIMIT 1"
+    ).fetchall()[0][0][:4]
+    filters = Filters(text=word)
+    scope = thread_scope(con, filters, min_user_turns=2)
+    assert scope.conditions.text is None and sorted(scope.conditions.thread_ids) == _ids(con, filters)
+    assert scope.total == len(_ids(con, filters)) > 0
+    assert _ids(con, scope.conditions) == _ids(con, ThreadConditions(text=word, min_user_turns=2))
+
+
+def test_no_match_keeps_the_text_filter_so_nothing_matches(con):
+    scope = thread_scope(con, Filters(text="no such text at all"))
+    assert scope.total == 0 and scope.conditions.text == "no such text at all"
+    assert _ids(con, scope.conditions) == []
+
+
+def test_conditions_and_the_total_before_them(con):
+    scope = thread_scope(con, Filters(), min_user_turns=2)
+    assert scope.total == con.execute("SELECT count(*) FROM threads").fetchall()[0][0]
+    # The loaded store has a current conversation_metrics: user turns are read from it.
+    assert scope.conditions.turns_from_table and metrics._materialized(con)
+    by_messages = _ids(con, ThreadConditions(min_user_turns=2))
+    assert _ids(con, scope.conditions) == by_messages
+    assert 0 < len(by_messages) < scope.total
+
+
+def test_min_user_turns_is_checked(con):
+    for bad in (-1, 1.5, True, "2"):
+        with pytest.raises(BadRequest, match="min_turns"):
+            thread_scope(con, Filters(), min_user_turns=bad)
+
+
+def test_pending_and_forks_are_thread_flags(con):
+    flags = (({"pending_only": True}, "coalesce(interrupt_pending, false)"), ({"forks_only": True}, "fork_count > 0"))
+    for kwargs, column in flags:
+        scope = thread_scope(con, Filters(), **kwargs)
+        want = [r[0] for r in con.execute(f"SELECT thread_id FROM threads WHERE {column} ORDER BY 1").fetchall()]
+        assert _ids(con, scope.conditions) == want and len(want) > 0, kwargs

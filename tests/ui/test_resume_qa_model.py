@@ -1,0 +1,121 @@
+"""`ui.models.resume_qa`: the Resume QA page's shapes over the analytics answers they are made of.
+
+On the session store loaded by the real loader; its `second_process` thread is
+the restart (two turns, three idle hours, two more turns from a second OS process).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from analytics import resume
+from analytics.db import connect
+from analytics.filters import Filters
+from tests.analytics.conftest import edited_copy
+from ui.models import resume_qa
+from ui.models.resume_qa import LATEST, RISK_TABLE_COLUMNS, WINDOW_TABLE_COLUMNS
+
+
+@pytest.fixture()
+def restart(sqlite_store) -> str:
+    return sqlite_store.thread("second_process")
+
+
+def test_the_risk_overview_is_risks_in_the_page_columns_with_a_label_per_thread(con):
+    got = resume_qa.risk_overview(con, Filters(), 50)
+    ranked = resume.risks(con, Filters(), 50)
+    pd.testing.assert_frame_equal(got.table, ranked[list(RISK_TABLE_COLUMNS)])
+    assert list(got.labels) == ranked["thread_id"].tolist()
+    for row in ranked.itertuples():
+        flags = " · " + row.flags.replace(",", ", ") if isinstance(row.flags, str) and row.flags else ""
+        assert got.labels[row.thread_id] == f"{row.thread_id} · score {row.risk_score}{flags}"
+    assert any(" · " in label.split("score ", 1)[1] for label in got.labels.values())  # some thread has flags
+
+
+def test_the_risk_overview_reads_the_loaders_risk_table(loaded, tmp_path):
+    doctored = edited_copy(loaded, tmp_path / "doctored.duckdb", f"UPDATE {resume.RISKS_TABLE} SET risk_score = -1")
+    with connect(doctored) as c:
+        assert set(resume_qa.risk_overview(c).table["risk_score"]) == {-1}
+
+
+def test_a_restart_shows_the_window_at_its_resume_point_and_marks_it(con, restart):
+    qa = resume_qa.thread_qa(con, restart)
+    point = resume.resume_points(con, restart).iloc[0]
+    assert qa.problem is None and qa.at == "1" and qa.at_options == ("1", LATEST)
+    pd.testing.assert_frame_equal(qa.points, resume.resume_points(con, restart))
+    pd.testing.assert_frame_equal(qa.risks, resume.thread_risks(con, restart))
+    assert qa.window_checkpoint_id == point.before_checkpoint_id
+    expected = resume.expected_window(con, restart, point.before_checkpoint_id)
+    pd.testing.assert_frame_equal(qa.window, expected[list(WINDOW_TABLE_COLUMNS)])
+    # The timeline is analytics' plus the chart's legend group and hover text.
+    line = resume.timeline(con, restart)
+    pd.testing.assert_frame_equal(qa.timeline[list(line.columns)], line)
+    assert set(qa.timeline["branch"]) == {"current branch"}
+    after = qa.timeline.set_index("checkpoint_id").loc[point.after_checkpoint_id]
+    assert after["label"] == (
+        f"{after['source']} · step {after['step']} · {after['message_count']} messages · {after['process']} · after #1"
+    )
+    # One marker per resume point, in time and in steps.
+    steps = dict(zip(line["checkpoint_id"], line["step"]))
+    (marker,) = qa.markers.itertuples()
+    assert marker.label == "resume #1" and (marker.before_ts, marker.after_ts) == (point.before_ts, point.after_ts)
+    assert marker.before_step == steps[point.before_checkpoint_id]
+    assert marker.after_step == steps[point.after_checkpoint_id]
+
+
+def test_latest_and_an_unknown_choice(con, restart):
+    latest = resume_qa.thread_qa(con, restart, at=LATEST)
+    assert latest.at == LATEST and latest.window_checkpoint_id == resume.latest_root(con, restart)
+    pd.testing.assert_frame_equal(latest.window, resume.expected_window(con, restart)[list(WINDOW_TABLE_COLUMNS)])
+    assert resume_qa.thread_qa(con, restart, at="7").at == "1"  # names no resume point: the first one
+    # A gap no pause exceeds still finds the process change; a cap of 1 keeps the last message.
+    small = resume_qa.thread_qa(con, restart, gap_minutes=10_000, cap=1, at="1")
+    assert small.points["reason"].tolist() == ["process_change"] and len(small.window) == 1
+
+
+def test_a_thread_without_resume_points_shows_the_latest_window(con, sqlite_store):
+    thread = sqlite_store.threads_of("simple_chat")[0]
+    qa = resume_qa.thread_qa(con, thread)
+    assert qa.at == LATEST and qa.at_options == (LATEST,) and qa.points.empty and qa.markers.empty
+    assert len(qa.window) > 0 and qa.window_checkpoint_id == resume.latest_root(con, thread)
+
+
+def test_a_problem_instead_of_a_traceback_with_typed_empty_frames(con, sqlite_store):
+    qa = resume_qa.thread_qa(con, "no:such:thread")
+    assert "no thread 'no:such:thread'" in qa.problem
+    no_points = resume.resume_points(con, sqlite_store.threads_of("simple_chat")[0])
+    assert no_points.empty
+    pd.testing.assert_frame_equal(qa.points, no_points)
+    assert list(qa.window.columns) == list(WINDOW_TABLE_COLUMNS) and qa.window.empty
+    assert list(qa.risks.columns) == list(resume.THREAD_RISK_COLUMNS) and qa.risks.empty
+    assert "cap must be" in resume_qa.thread_qa(con, sqlite_store.threads_of("simple_chat")[0], cap=-1).problem
+
+
+def test_an_observed_check_counts_what_the_page_headlines(con, restart):
+    point = resume.resume_points(con, restart).iloc[0]
+    window = resume.expected_window(con, restart, point.before_checkpoint_id)
+    lines = [
+        {"thread_id": restart, "checkpoint_id": point.before_checkpoint_id, "position": int(w.position),
+         "speaker": w.speaker, "content": w.content}
+        for w in window.itertuples()
+    ]  # fmt: skip
+    faithful = ("\n".join(json.dumps(x) for x in lines) + "\n").encode()
+    check = resume_qa.observed_check(con, faithful)
+    assert (len(check.summary), check.passed, check.failed, check.uncompared) == (1, 1, 0, 0)
+    assert check.findings.empty
+    lines[0]["speaker"] = "assistant"
+    broken = ("\n".join(json.dumps(x) for x in lines) + "\n{oops\n" + json.dumps({**lines[1], "thread_id": "x:y:z"})
+              + "\n").encode()
+    check = resume_qa.observed_check(con, broken)
+    assert (check.passed, check.failed, check.uncompared) == (0, 1, 2)
+    assert sorted(check.findings["kind"]) == ["malformed", "unresolved", "wrong_speaker"]
+
+
+def test_labels_and_the_flag_legend():
+    assert resume_qa.at_label(LATEST) == "latest checkpoint (a restart now)" and resume_qa.at_label("3") == "resume #3"
+    legend = resume_qa.flag_legend().splitlines()
+    assert len(legend) == len(resume.RISK_FLAGS) and legend[0].startswith("- **latest_not_leaf** (weight 5): ")
+    assert resume_qa.MAX_RISK_SCORE == sum(f.weight for f in resume.RISK_FLAGS) > 0
