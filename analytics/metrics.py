@@ -25,6 +25,7 @@ from typing import TypedDict
 import pyarrow as pa
 
 from analytics._pandas import pd, types_mapper
+from analytics.catalog import CONVERSATION_METRICS, LATENCY_PAIR_ROWS, THREAD_DAY_METRICS, THREAD_MODEL_METRICS
 from analytics.db import ConOrPath, connection, query_fingerprint, table_comments, write_derived_table
 from analytics.errors import BadRequest, NotFound
 from analytics.filters import Filters
@@ -34,46 +35,9 @@ RESUME_GAP = timedelta(minutes=30)
 
 ROLES = ("user", "assistant", "tool", "system", "other")
 
-#: Column order of `conversations()` (and of the `conversations` CSV report).
-CONVERSATION_COLUMNS = (
-    "thread_id",
-    "tenant_id",
-    "sub_tenant_id",
-    "session_id",
-    "messages",
-    "user_messages",
-    "assistant_messages",
-    "tool_messages",
-    "system_messages",
-    "other_messages",
-    "user_turns",
-    "first_ts",
-    "last_ts",
-    "duration_s",
-    "first_checkpoint_ts",
-    "last_checkpoint_ts",
-    "root_checkpoints",
-    "subgraph_checkpoints",
-    "latency_pairs",
-    "latency_median_s",
-    "latency_p90_s",
-    "latency_max_s",
-    "tool_calls",
-    "distinct_tools",
-    "tool_errors",
-    "input_tokens",
-    "output_tokens",
-    "total_tokens",
-    "models",
-    "forks",
-    "branches",
-    "interrupt_pending",
-    "removed_messages",
-    "edited_messages",
-    "resume_points",
-    "mean_chars_user",
-    "mean_chars_assistant",
-)
+#: Column order of `conversations()` (and of the `conversations` CSV report): the
+#: columns of `conversation_metrics` (`analytics.catalog.CONVERSATION_METRICS`).
+CONVERSATION_COLUMNS = CONVERSATION_METRICS.names
 
 #: Column order of `daily()` (and of the `daily` CSV report).
 DAILY_COLUMNS = (
@@ -96,7 +60,8 @@ DAILY_COLUMNS = (
 
 
 class ConversationMetrics(TypedDict):
-    """One row of `conversations()` as plain Python values (see docs/metrics.md)."""
+    """One row of `conversations()` as plain Python values (see docs/metrics.md); its keys and
+    types are `CONVERSATION_METRICS`' (tests/analytics/test_catalog.py)."""
 
     thread_id: str
     tenant_id: str | None
@@ -364,7 +329,7 @@ def conversations_sql(filters: Filters = Filters(), resume_gap: timedelta = RESU
 # resume gap needs the live query.
 
 #: Table written by the loader at the end of every load (docs/schema.md).
-MATERIALIZED_TABLE = "conversation_metrics"
+MATERIALIZED_TABLE = CONVERSATION_METRICS.name
 
 
 @functools.cache
@@ -406,9 +371,9 @@ def _materialized(con) -> bool:
 #   days. Any other window runs the live message-level query.
 # Each table carries the fingerprint of its query, like `conversation_metrics`.
 
-PAIRS_TABLE = "latency_pair_rows"
-THREAD_DAYS_TABLE = "thread_day_metrics"
-THREAD_MODELS_TABLE = "thread_model_metrics"
+PAIRS_TABLE = LATENCY_PAIR_ROWS.name
+THREAD_DAYS_TABLE = THREAD_DAY_METRICS.name
+THREAD_MODELS_TABLE = THREAD_MODEL_METRICS.name
 
 
 def _aggregate_sql(body: str) -> tuple[str, list]:
@@ -582,8 +547,7 @@ def latency_distribution(
         return _frame(con, *latency_distribution_sql(filters, _current_trend_tables(con), columns))
 
 
-_PAIR_COLUMNS = (
-    "thread_id", "tenant_id", "user_ordinal", "assistant_ordinal", "user_ts", "assistant_ts", "latency_s", "model")
+_PAIR_COLUMNS = LATENCY_PAIR_ROWS.names
 
 
 def _columns(columns: tuple[str, ...], known: tuple[str, ...]) -> str:
@@ -603,8 +567,8 @@ def latency_distribution_sql(
     {_pairs_cte(filters, fast)}"""
     if columns is not None:
         return sql + f"\n    SELECT {_columns(columns, _PAIR_COLUMNS)} FROM pairs", params
-    sql += """
-    SELECT thread_id, tenant_id, user_ordinal, assistant_ordinal, user_ts, assistant_ts, latency_s, model
+    sql += f"""
+    SELECT {", ".join(_PAIR_COLUMNS)}
     FROM pairs ORDER BY thread_id, user_ordinal"""
     return sql, params
 

@@ -6,10 +6,13 @@ the Arrow schemas of the staged parts (`Table.staging_schema`), the `_scan.stage
 column kinds (`Table.stage_kinds`), which columns DuckDB computes at ingest
 (`Column.derived`) and which JSON text a source passes through unchecked
 (`Column.passthrough_json`), the golden schema's lines (`describe()`) and the
-column tables of docs/schema.md (`render_doc`).
+column tables of docs/schema.md (`render_doc`). The tables analytics writes at
+load time are declared the same way in `analytics/catalog.py` (analytics imports
+these record types; the loader never imports analytics).
 
 Change a column here, then `UPDATE_GOLDEN=1 pytest tests/loaders/test_schema_golden.py`,
-regenerate docs/schema.md's tables (`render_doc`) and bump `SCHEMA_VERSION`.
+`python scripts/schema_doc.py` (rewrites docs/schema.md's tables) and bump
+`SCHEMA_VERSION`.
 
 >>> from loaders import catalog
 >>> catalog.table("messages").column("ts").type.ddl
@@ -56,6 +59,9 @@ BOOLEAN = SqlType("BOOLEAN", "BOOLEAN", pa.bool_(), "b")
 TIMESTAMPTZ = SqlType("TIMESTAMPTZ", "TIMESTAMP WITH TIME ZONE", pa.timestamp("us", tz="UTC"), "l")
 #: Staged from `array('i')` values.
 INTEGER_LIST = SqlType("INTEGER[]", "INTEGER[]", pa.list_(pa.int32()), "L")
+#: Only in tables written by SQL (analytics' derived tables).
+DOUBLE = SqlType("DOUBLE", "DOUBLE")
+DATE = SqlType("DATE", "DATE")
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,7 @@ def test_schema_matches_the_golden_file():
     if os.environ.get("UPDATE_GOLDEN"):
         GOLDEN.write_text(describe())
     assert describe() == GOLDEN.read_text(), (
-        "schema changed: bump loaders.catalog.SCHEMA_VERSION, regenerate docs/schema.md, then UPDATE_GOLDEN=1 pytest"
+        "schema changed: bump loaders.catalog.SCHEMA_VERSION, run `python scripts/schema_doc.py`, then UPDATE_GOLDEN=1 pytest"
     )
 
 
@@ -59,4 +59,4 @@ def test_the_ddl_runs_again_on_an_existing_database():
 def test_docs_show_every_loader_table_as_the_catalogue_declares_it():
     doc = DOC.read_text()
     assert set(t.name for t in catalog.TABLES) <= set(catalog.doc_blocks(doc)), "a table has no block in docs/schema.md"
-    assert catalog.render_doc(doc, catalog.TABLES) == doc, "docs/schema.md is stale: regenerate it (loaders.catalog.render_doc)"
+    assert catalog.render_doc(doc, catalog.TABLES) == doc, "docs/schema.md is stale: run `python scripts/schema_doc.py`"
