@@ -22,13 +22,12 @@ import functools
 from datetime import datetime, timedelta, timezone
 from typing import TypedDict
 
-import pyarrow as pa
-
-from analytics._pandas import pd, types_mapper
+from analytics._pandas import pd
 from analytics.catalog import CONVERSATION_METRICS, LATENCY_PAIR_ROWS, THREAD_DAY_METRICS, THREAD_MODEL_METRICS
 from analytics.db import ConOrPath, connection, query_fingerprint, table_comments, write_derived_table
 from analytics.errors import BadRequest, NotFound
 from analytics.filters import Filters
+from analytics.frames import fetch_frame
 
 #: Idle time between consecutive root checkpoints that counts as a resume point.
 RESUME_GAP = timedelta(minutes=30)
@@ -192,16 +191,6 @@ _TOKEN_SUMS = """CAST(sum(input_tokens) AS BIGINT) AS input_tokens,
 # more (ICU). Rows are grouped by the number; only the result rows become DATEs.
 _DAY_NUMBER = "CAST(floor(epoch_us({col}) / 86400000000) AS BIGINT)"
 _AS_DATE = "DATE '1970-01-01' + CAST({col} AS INTEGER)"
-
-
-_NULLABLE_INTS = types_mapper(lambda: {t: pd.Int64Dtype() for t in (pa.int8(), pa.int16(), pa.int32(), pa.int64())})
-
-
-def _frame(con, sql: str, params: list) -> pd.DataFrame:
-    # Arrow → pandas costs a fraction of .df() on wide frames; the mapper keeps
-    # integer columns nullable, so a NULL token sum stays <NA>, not a float NaN.
-    table = con.sql(sql, params=params).to_arrow_table()
-    return table.to_pandas(types_mapper=_NULLABLE_INTS, date_as_object=False)
 
 
 def _check_gap(resume_gap: timedelta) -> int:
@@ -515,7 +504,7 @@ def conversations(
         sql, params = conversations_query(con, filters, resume_gap)
         if columns is not None:
             sql = f"SELECT {_columns(columns, CONVERSATION_COLUMNS)} FROM ({sql}) ORDER BY thread_id"
-        return _frame(con, sql, params)
+        return fetch_frame(con, sql, params)
 
 
 def conversation(con_or_path: ConOrPath, thread_id: str, resume_gap: timedelta = RESUME_GAP) -> ConversationMetrics:
@@ -544,7 +533,7 @@ def latency_distribution(
     >>> latency_distribution("demo.duckdb")["latency_s"].describe()  # doctest: +SKIP
     """
     with connection(con_or_path) as con:
-        return _frame(con, *latency_distribution_sql(filters, _current_trend_tables(con), columns))
+        return fetch_frame(con, *latency_distribution_sql(filters, _current_trend_tables(con), columns))
 
 
 _PAIR_COLUMNS = LATENCY_PAIR_ROWS.names
@@ -637,7 +626,7 @@ def daily(con_or_path: ConOrPath, filters: Filters = Filters(), latency: bool = 
     >>> daily("demo.duckdb").groupby("day")["messages"].sum()  # doctest: +SKIP
     """
     with connection(con_or_path) as con:
-        frame = _frame(con, *daily_sql(filters, _current_trend_tables(con), latency))
+        frame = fetch_frame(con, *daily_sql(filters, _current_trend_tables(con), latency))
     return frame if latency else frame.drop(columns=list(_DAILY_LATENCY))
 
 
@@ -677,7 +666,7 @@ def by_model(con_or_path: ConOrPath, filters: Filters = Filters(), latency: bool
     >>> by_model("demo.duckdb")  # doctest: +SKIP
     """
     with connection(con_or_path) as con:
-        frame = _frame(con, *_by_model_sql(filters, None, _current_trend_tables(con), latency))
+        frame = fetch_frame(con, *_by_model_sql(filters, None, _current_trend_tables(con), latency))
     return frame if latency else frame.drop(columns=list(_MODEL_LATENCY))
 
 
@@ -687,7 +676,7 @@ def top_models(con_or_path: ConOrPath, filters: Filters = Filters(), limit: int 
     >>> top_models("demo.duckdb", limit=3)["model"].tolist()  # doctest: +SKIP
     """
     with connection(con_or_path) as con:
-        return _frame(con, *_by_model_sql(filters, limit, _current_trend_tables(con)))
+        return fetch_frame(con, *_by_model_sql(filters, limit, _current_trend_tables(con)))
 
 
 def top_tools(con_or_path: ConOrPath, filters: Filters = Filters(), limit: int = 10) -> pd.DataFrame:
@@ -735,7 +724,7 @@ def top_tools(con_or_path: ConOrPath, filters: Filters = Filters(), limit: int =
     ORDER BY calls DESC, errors DESC, tool
     LIMIT ?"""
     with connection(con_or_path) as con:
-        return _frame(con, sql, params + [_check_limit(limit)])
+        return fetch_frame(con, sql, params + [_check_limit(limit)])
 
 
 def top_tenants(con_or_path: ConOrPath, filters: Filters = Filters(), limit: int = 10) -> pd.DataFrame:
@@ -758,7 +747,7 @@ def top_tenants(con_or_path: ConOrPath, filters: Filters = Filters(), limit: int
     ORDER BY t.conversations DESC, messages DESC, t.tenant_id NULLS LAST
     LIMIT ?"""
     with connection(con_or_path) as con:
-        return _frame(con, sql, params + [_check_limit(limit)])
+        return fetch_frame(con, sql, params + [_check_limit(limit)])
 
 
 def overview(con_or_path: ConOrPath, filters: Filters = Filters()) -> Overview:

@@ -1,5 +1,6 @@
 """The catalogue of the tables analytics writes at load time (`analytics/catalog.py`) against
-the queries that fill them and the tables a real load writes; docs/schema.md against both catalogues."""
+the queries that fill them and the tables a real load writes; docs/schema.md against both catalogues;
+the dtype lists of the query layer against the column types."""
 
 from __future__ import annotations
 
@@ -8,9 +9,10 @@ from datetime import datetime
 
 import pytest
 
-from analytics import catalog, metrics, reports, resume
+from analytics import catalog, metrics, reports, resume, transcript
 from analytics.derived import write_derived_tables
 from analytics.filters import Filters
+from analytics.frames import UTC_MICROS, dtype_of, dtypes_of
 from loaders import catalog as loader_catalog
 from loaders.catalog import Table
 from tests.analytics.metrics_db import build
@@ -97,6 +99,38 @@ def test_metrics_names_are_the_catalogues():
     assert metrics.MATERIALIZED_TABLE == catalog.CONVERSATION_METRICS.name
     assert metrics._PAIR_COLUMNS == catalog.LATENCY_PAIR_ROWS.names
     assert resume.RISKS_TABLE == catalog.RISK_FIGURES.name
+
+
+# pandas dtypes a column of each DuckDB type may be read as (nullable or not).
+_COMPATIBLE = {
+    "VARCHAR": {"str"}, "JSON": {"str"}, "INTEGER": {"int64", "Int64"}, "BIGINT": {"int64", "Int64"},
+    "BOOLEAN": {"bool", "boolean"}, "DOUBLE": {"float64", "Float64"}, "TIMESTAMP WITH TIME ZONE": {UTC_MICROS},
+}
+
+
+@pytest.mark.parametrize("dtypes, table", [
+    (resume.RISK_COLUMNS, catalog.RISK_FIGURES),
+    (resume.TIMELINE_COLUMNS, loader_catalog.CHECKPOINTS),
+    (resume.WINDOW_COLUMNS, loader_catalog.MESSAGES),
+    (transcript.SEARCH_COLUMNS, loader_catalog.THREADS),
+])
+def test_dtype_lists_read_catalogued_columns_as_their_type(dtypes, table):
+    shared = [n for n in dtypes if n in table.names]
+    assert shared
+    for name in shared:
+        c = table.column(name)
+        assert dtypes[name] in _COMPATIBLE[c.type.duckdb], (table.name, name, dtypes[name])
+        # A column that can be NULL needs a dtype that holds NULL.
+        assert not (c.nullable and dtypes[name] in ("int64", "bool")), (table.name, name, dtypes[name])
+    if table is catalog.RISK_FIGURES:
+        assert tuple(dtypes) == table.names
+
+
+def test_transcript_dtypes_are_the_catalogues():
+    for name, dtype in transcript.TRANSCRIPT_COLUMNS.items():
+        if name != "index":
+            assert dtype == dtype_of(loader_catalog.MESSAGES.column(name)), name
+    assert transcript.THREAD_COLUMNS == dtypes_of(loader_catalog.THREADS, *transcript.THREAD_COLUMNS)
 
 
 def test_report_columns_are_catalogued_columns():

@@ -15,6 +15,7 @@ from analytics import metrics, reports, resume
 from analytics.db import connect
 from analytics.errors import BadRequest
 from analytics.filters import Filters
+from analytics.frames import fetch_frame
 from tests.analytics.conftest import edited_copy
 from tests.analytics.metrics_db import D2, T0, at, build
 from tests.loaders.test_incremental import _grow
@@ -23,7 +24,7 @@ from tests.loaders.util import load_db, rows
 
 def live(con, filters: Filters = Filters()) -> pd.DataFrame:
     """The live query, executed directly (never the table)."""
-    return metrics._frame(con, *metrics.conversations_sql(filters))
+    return fetch_frame(con, *metrics.conversations_sql(filters))
 
 
 def live_row(con, thread_id: str) -> dict:
@@ -77,7 +78,7 @@ def test_a_load_writes_the_table_with_the_live_columns_and_types(con):
 
 
 def test_the_table_holds_exactly_the_live_rows(con, sqlite_store):
-    got = metrics._frame(con, f"SELECT * FROM {metrics.MATERIALIZED_TABLE} ORDER BY thread_id", [])
+    got = fetch_frame(con, f"SELECT * FROM {metrics.MATERIALIZED_TABLE} ORDER BY thread_id", [])
     pd.testing.assert_frame_equal(got, live(con), check_exact=True)
     assert set(got["thread_id"]) == set(sqlite_store.manifest)
 

@@ -14,6 +14,7 @@ import pytest
 from analytics import metrics, views
 from analytics.db import connect
 from analytics.filters import Filters
+from analytics.frames import fetch_frame
 from tests.analytics.conftest import edited_copy
 from tests.analytics.metrics_db import build
 from tests.analytics.test_materialized import _corpus_filters, store_filters
@@ -29,10 +30,10 @@ def _live(con, filters: Filters) -> dict:
     (row,) = cur.fetchall()
     return {
         "overview": dict(zip(names, row)),
-        "daily": metrics._frame(con, *metrics.daily_sql(filters, LIVE)),
-        "by_model": metrics._frame(con, *metrics._by_model_sql(filters, None, LIVE)),
-        "top_models": metrics._frame(con, *metrics._by_model_sql(filters, 2, LIVE)),
-        "latency": metrics._frame(con, *metrics.latency_distribution_sql(filters, LIVE)),
+        "daily": fetch_frame(con, *metrics.daily_sql(filters, LIVE)),
+        "by_model": fetch_frame(con, *metrics._by_model_sql(filters, None, LIVE)),
+        "top_models": fetch_frame(con, *metrics._by_model_sql(filters, 2, LIVE)),
+        "latency": fetch_frame(con, *metrics.latency_distribution_sql(filters, LIVE)),
     }
 
 
@@ -159,12 +160,12 @@ def test_the_conversations_page_with_a_text_filter_is_the_full_queries_answer(co
         for turns in (0, 2):
             page = views.conversations_page(con, f, min_turns=turns)
             scoped = views.ThreadConditions(text=f.text, tenants=f.tenants, min_user_turns=turns)
-            conv = metrics._frame(con, *metrics.conversations_sql(scoped))
+            conv = fetch_frame(con, *metrics.conversations_sql(scoped))
             want = (conv[list(views.CONVERSATION_TABLE_COLUMNS)]
                     .sort_values(["last_ts", "thread_id"], ascending=[False, True], na_position="last")
                     .reset_index(drop=True))
             pd.testing.assert_frame_equal(page.matching, want, check_exact=True)
-            lat = metrics._frame(con, *metrics.latency_distribution_sql(scoped))
+            lat = fetch_frame(con, *metrics.latency_distribution_sql(scoped))
             pd.testing.assert_frame_equal(page.latency, views.latency_histogram(lat["latency_s"], lat["model"]))
             (total,), = con.execute(f"SELECT count(*) FROM threads t WHERE {f.thread_where()[0]}",
                                     f.thread_where()[1]).fetchall()
