@@ -22,56 +22,19 @@ import functools
 from datetime import datetime, timedelta, timezone
 from typing import TypedDict
 
-import pyarrow as pa
-
-from analytics._pandas import pd, types_mapper
+from analytics._pandas import pd
+from analytics.catalog import CONVERSATION_METRICS, LATENCY_PAIR_ROWS, THREAD_DAY_METRICS, THREAD_MODEL_METRICS
 from analytics.db import ConOrPath, connection, query_fingerprint, table_comments, write_derived_table
 from analytics.errors import BadRequest, NotFound
 from analytics.filters import Filters
+from analytics.frames import fetch_frame
 from analytics.resume_gap import DEFAULT_GAP_MINUTES, gap_us
 
 ROLES = ("user", "assistant", "tool", "system", "other")
 
-#: Column order of `conversations()` (and of the `conversations` CSV report).
-CONVERSATION_COLUMNS = (
-    "thread_id",
-    "tenant_id",
-    "sub_tenant_id",
-    "session_id",
-    "messages",
-    "user_messages",
-    "assistant_messages",
-    "tool_messages",
-    "system_messages",
-    "other_messages",
-    "user_turns",
-    "first_ts",
-    "last_ts",
-    "duration_s",
-    "first_checkpoint_ts",
-    "last_checkpoint_ts",
-    "root_checkpoints",
-    "subgraph_checkpoints",
-    "latency_pairs",
-    "latency_median_s",
-    "latency_p90_s",
-    "latency_max_s",
-    "tool_calls",
-    "distinct_tools",
-    "tool_errors",
-    "input_tokens",
-    "output_tokens",
-    "total_tokens",
-    "models",
-    "forks",
-    "branches",
-    "interrupt_pending",
-    "removed_messages",
-    "edited_messages",
-    "resume_points",
-    "mean_chars_user",
-    "mean_chars_assistant",
-)
+#: Column order of `conversations()` (and of the `conversations` CSV report): the
+#: columns of `conversation_metrics` (`analytics.catalog.CONVERSATION_METRICS`).
+CONVERSATION_COLUMNS = CONVERSATION_METRICS.names
 
 #: Column order of `daily()` (and of the `daily` CSV report).
 DAILY_COLUMNS = (
@@ -94,7 +57,8 @@ DAILY_COLUMNS = (
 
 
 class ConversationMetrics(TypedDict):
-    """One row of `conversations()` as plain Python values (see docs/metrics.md)."""
+    """One row of `conversations()` as plain Python values (see docs/metrics.md); its keys and
+    types are `CONVERSATION_METRICS`' (tests/analytics/test_catalog.py)."""
 
     thread_id: str
     tenant_id: str | None
@@ -227,14 +191,6 @@ _DAY_NUMBER = "CAST(floor(epoch_us({col}) / 86400000000) AS BIGINT)"
 _AS_DATE = "DATE '1970-01-01' + CAST({col} AS INTEGER)"
 
 
-_NULLABLE_INTS = types_mapper(lambda: {t: pd.Int64Dtype() for t in (pa.int8(), pa.int16(), pa.int32(), pa.int64())})
-
-
-def _frame(con, sql: str, params: list) -> pd.DataFrame:
-    # Arrow → pandas costs a fraction of .df() on wide frames; the mapper keeps
-    # integer columns nullable, so a NULL token sum stays <NA>, not a float NaN.
-    table = con.sql(sql, params=params).to_arrow_table()
-    return table.to_pandas(types_mapper=_NULLABLE_INTS, date_as_object=False)
 
 
 def _check_limit(limit: int) -> int:
@@ -356,7 +312,7 @@ def conversations_sql(filters: Filters = Filters(), gap_minutes: float = DEFAULT
 # resume gap needs the live query.
 
 #: Table written by the loader at the end of every load (docs/schema.md).
-MATERIALIZED_TABLE = "conversation_metrics"
+MATERIALIZED_TABLE = CONVERSATION_METRICS.name
 
 
 @functools.cache
@@ -398,9 +354,9 @@ def _materialized(con) -> bool:
 #   days. Any other window runs the live message-level query.
 # Each table carries the fingerprint of its query, like `conversation_metrics`.
 
-PAIRS_TABLE = "latency_pair_rows"
-THREAD_DAYS_TABLE = "thread_day_metrics"
-THREAD_MODELS_TABLE = "thread_model_metrics"
+PAIRS_TABLE = LATENCY_PAIR_ROWS.name
+THREAD_DAYS_TABLE = THREAD_DAY_METRICS.name
+THREAD_MODELS_TABLE = THREAD_MODEL_METRICS.name
 
 
 def _aggregate_sql(body: str) -> tuple[str, list]:
@@ -542,7 +498,7 @@ def conversations(
         sql, params = conversations_query(con, filters, gap_minutes)
         if columns is not None:
             sql = f"SELECT {_columns(columns, CONVERSATION_COLUMNS)} FROM ({sql}) ORDER BY thread_id"
-        return _frame(con, sql, params)
+        return fetch_frame(con, sql, params)
 
 
 def conversation(
@@ -573,11 +529,10 @@ def latency_distribution(
     >>> latency_distribution("demo.duckdb")["latency_s"].describe()  # doctest: +SKIP
     """
     with connection(con_or_path) as con:
-        return _frame(con, *latency_distribution_sql(filters, _current_trend_tables(con), columns))
+        return fetch_frame(con, *latency_distribution_sql(filters, _current_trend_tables(con), columns))
 
 
-_PAIR_COLUMNS = (
-    "thread_id", "tenant_id", "user_ordinal", "assistant_ordinal", "user_ts", "assistant_ts", "latency_s", "model")
+_PAIR_COLUMNS = LATENCY_PAIR_ROWS.names
 
 
 def _columns(columns: tuple[str, ...], known: tuple[str, ...]) -> str:
@@ -597,8 +552,8 @@ def latency_distribution_sql(
     {_pairs_cte(filters, fast)}"""
     if columns is not None:
         return sql + f"\n    SELECT {_columns(columns, _PAIR_COLUMNS)} FROM pairs", params
-    sql += """
-    SELECT thread_id, tenant_id, user_ordinal, assistant_ordinal, user_ts, assistant_ts, latency_s, model
+    sql += f"""
+    SELECT {", ".join(_PAIR_COLUMNS)}
     FROM pairs ORDER BY thread_id, user_ordinal"""
     return sql, params
 
@@ -667,7 +622,7 @@ def daily(con_or_path: ConOrPath, filters: Filters = Filters(), latency: bool = 
     >>> daily("demo.duckdb").groupby("day")["messages"].sum()  # doctest: +SKIP
     """
     with connection(con_or_path) as con:
-        frame = _frame(con, *daily_sql(filters, _current_trend_tables(con), latency))
+        frame = fetch_frame(con, *daily_sql(filters, _current_trend_tables(con), latency))
     return frame if latency else frame.drop(columns=list(_DAILY_LATENCY))
 
 
@@ -707,7 +662,7 @@ def by_model(con_or_path: ConOrPath, filters: Filters = Filters(), latency: bool
     >>> by_model("demo.duckdb")  # doctest: +SKIP
     """
     with connection(con_or_path) as con:
-        frame = _frame(con, *_by_model_sql(filters, None, _current_trend_tables(con), latency))
+        frame = fetch_frame(con, *_by_model_sql(filters, None, _current_trend_tables(con), latency))
     return frame if latency else frame.drop(columns=list(_MODEL_LATENCY))
 
 
@@ -717,7 +672,7 @@ def top_models(con_or_path: ConOrPath, filters: Filters = Filters(), limit: int 
     >>> top_models("demo.duckdb", limit=3)["model"].tolist()  # doctest: +SKIP
     """
     with connection(con_or_path) as con:
-        return _frame(con, *_by_model_sql(filters, limit, _current_trend_tables(con)))
+        return fetch_frame(con, *_by_model_sql(filters, limit, _current_trend_tables(con)))
 
 
 def top_tools(con_or_path: ConOrPath, filters: Filters = Filters(), limit: int = 10) -> pd.DataFrame:
@@ -765,7 +720,7 @@ def top_tools(con_or_path: ConOrPath, filters: Filters = Filters(), limit: int =
     ORDER BY calls DESC, errors DESC, tool
     LIMIT ?"""
     with connection(con_or_path) as con:
-        return _frame(con, sql, params + [_check_limit(limit)])
+        return fetch_frame(con, sql, params + [_check_limit(limit)])
 
 
 def top_tenants(con_or_path: ConOrPath, filters: Filters = Filters(), limit: int = 10) -> pd.DataFrame:
@@ -788,7 +743,7 @@ def top_tenants(con_or_path: ConOrPath, filters: Filters = Filters(), limit: int
     ORDER BY t.conversations DESC, messages DESC, t.tenant_id NULLS LAST
     LIMIT ?"""
     with connection(con_or_path) as con:
-        return _frame(con, sql, params + [_check_limit(limit)])
+        return fetch_frame(con, sql, params + [_check_limit(limit)])
 
 
 def overview(con_or_path: ConOrPath, filters: Filters = Filters()) -> Overview:

@@ -49,7 +49,8 @@ from analytics._pandas import pd
 from analytics.db import ConOrPath, connection
 from analytics.errors import BadRequest
 from analytics.filters import Filters, as_utc
-from analytics.resume import DEFAULT_CAP, NO_FILTERS, RESUME_SOURCE, _fetch, _typed, check_cap
+from analytics.frames import fetch_frame, typed
+from analytics.resume import DEFAULT_CAP, NO_FILTERS, RESUME_SOURCE, check_cap
 from analytics.resume_gap import DEFAULT_GAP_MINUTES, check_gap, gap_option
 from analytics.resume_chain import current_chain, resume_points
 from analytics.resume_rehydrate import resume_windows_sql, windows_at
@@ -619,7 +620,7 @@ def compare(con_or_path: ConOrPath, observed: Source, cap: int = DEFAULT_CAP) ->
     for err, key in errors:
         if key is None:
             finding_rows.append(_error_row(err, None))
-    findings = _typed(pd.DataFrame(finding_rows), FINDING_COLUMNS)
+    findings = typed(pd.DataFrame(finding_rows), FINDING_COLUMNS)
     if len(findings):
         rank = {k: i for i, k in enumerate(FINDING_KINDS)}
         findings = (
@@ -630,7 +631,7 @@ def compare(con_or_path: ConOrPath, observed: Source, cap: int = DEFAULT_CAP) ->
             .drop(columns=["_k", "_p"])
             .reset_index(drop=True)
         )
-    return findings, _typed(pd.DataFrame(summary_rows), SUMMARY_COLUMNS)
+    return findings, typed(pd.DataFrame(summary_rows), SUMMARY_COLUMNS)
 
 
 def _error_row(err: LineError, key: tuple[str, str] | None) -> dict:
@@ -757,7 +758,7 @@ def _findings_report(con, filters: Filters, gap_minutes: float, cap: int, observ
         na_position="last",
         kind="stable",
     )
-    return _typed(frame.reset_index(drop=True), _REPORT_DTYPES)
+    return typed(frame.reset_index(drop=True), _REPORT_DTYPES)
 
 
 def resume_report(
@@ -779,7 +780,7 @@ def resume_report(
     with connection(con_or_path) as con:
         if observed is None:
             inner, params = resume_windows_sql(filters, gap_minutes, cap)
-            return _fetch(con, _WINDOW_REPORT_SQL.format(inner=inner), params, _REPORT_DTYPES)
+            return fetch_frame(con, _WINDOW_REPORT_SQL.format(inner=inner), params, _REPORT_DTYPES)
         return _findings_report(con, filters, check_gap(gap_minutes), check_cap(cap), observed)
 
 

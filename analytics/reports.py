@@ -34,6 +34,7 @@ from analytics.errors import AnalyticsError, BadRequest
 from analytics.filters import Filters
 from analytics.resume_gap import add_gap_argument, gap_option
 from analytics.transcript import parse_time
+from loaders.catalog import DATE, MESSAGES, TIMESTAMPTZ
 
 ISO_UTC = "%Y-%m-%dT%H:%M:%S.%fZ"
 ISO_DATE = "%Y-%m-%d"
@@ -83,14 +84,15 @@ def _quote(identifier: str) -> str:
 
 
 def _as_text(name: str, type_name: str) -> str:
+    """A column of a report's relation as its CSV text (`type_name`: DuckDB's name of its type)."""
     col = _quote(name)
-    if type_name == "TIMESTAMP WITH TIME ZONE":
+    if type_name == TIMESTAMPTZ.duckdb:
         # The UTC wall clock from epoch microseconds: independent of the session time
         # zone, and half the cost of a per-row AT TIME ZONE conversion.
         return f"strftime(make_timestamp(epoch_us({col})), '{ISO_UTC}') AS {col}"
     if type_name.startswith("TIMESTAMP"):  # naive timestamps are UTC throughout the project
         return f"strftime(CAST({col} AS TIMESTAMP), '{ISO_UTC}') AS {col}"
-    if type_name == "DATE":
+    if type_name == DATE.duckdb:
         return f"strftime({col}, '{ISO_DATE}') AS {col}"
     return col
 
@@ -179,7 +181,8 @@ def _write_parts(spec: ReportSpec, parts: Iterable[duckdb.DuckDBPyRelation], pat
 
 # --- built-in kinds ------------------------------------------------------------------
 
-TRANSCRIPT_COLUMNS = (
+#: Columns of the `transcript` report: `messages` columns (checked against the catalogue), in this order.
+TRANSCRIPT_COLUMNS = MESSAGES.pick(
     "thread_id",
     "tenant_id",
     "sub_tenant_id",

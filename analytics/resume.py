@@ -42,9 +42,6 @@ import numbers
 from collections.abc import Sequence
 from typing import Any
 
-import pyarrow as pa
-
-from analytics._pandas import pandas_dtype, pd, types_mapper
 from analytics.errors import BadRequest, NotFound
 from analytics.filters import Filters
 from analytics.resume_gap import DEFAULT_GAP_MINUTES, check_gap  # noqa: F401  (analytics.resume names)
@@ -101,38 +98,6 @@ def _process_paths(keys: Sequence[str]) -> list[str]:
             raise BadRequest(f"process key {key!r} must be a non-empty name without quotes or backslashes")
         paths.append(f'$."{key}"')
     return paths
-
-
-# Arrow → pandas keeps integers nullable and strings as `str` whatever the rows hold.
-_ARROW_TO_PANDAS = types_mapper(lambda: {
-    pa.int8(): pd.Int64Dtype(),
-    pa.int16(): pd.Int64Dtype(),
-    pa.int32(): pd.Int64Dtype(),
-    pa.int64(): pd.Int64Dtype(),
-    pa.bool_(): pd.BooleanDtype(),
-    pa.float64(): pd.Float64Dtype(),
-})
-
-
-def _fetch(con, sql: str, params, dtypes: dict[str, str]) -> pd.DataFrame:
-    frame = con.sql(sql, params=params).to_arrow_table().to_pandas(types_mapper=_ARROW_TO_PANDAS)
-    return _typed(frame, dtypes)
-
-
-def _typed(frame: pd.DataFrame, dtypes: dict[str, str]) -> pd.DataFrame:
-    """`frame` with exactly `dtypes`' columns, in order, with those dtypes (empty frames too)."""
-    out = {}
-    for name, dtype in dtypes.items():
-        col = (
-            frame[name] if name in frame.columns else pd.Series([None] * len(frame), index=frame.index, dtype="object")
-        )
-        if dtype.startswith("datetime64"):
-            # A caller's connection may use another session time zone; answers are UTC.
-            col = pd.to_datetime(col, utc=True).dt.as_unit("us")
-        elif col.dtype != pandas_dtype(dtype):
-            col = col.astype(dtype)
-        out[name] = col
-    return pd.DataFrame(out, index=frame.index).reset_index(drop=True)
 
 
 def _rows(con, sql: str, params: list) -> list[tuple]:

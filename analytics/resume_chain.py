@@ -25,7 +25,8 @@ from analytics._pandas import pd
 from analytics.db import ConOrPath, connection
 from analytics.errors import BadRequest
 from analytics.filters import Filters
-from analytics.resume import NO_FILTERS, PROCESS_KEYS, _fetch, _process_paths, _require_thread, _rows
+from analytics.frames import fetch_frame
+from analytics.resume import NO_FILTERS, PROCESS_KEYS, _process_paths, _require_thread, _rows
 from analytics.resume_gap import DEFAULT_GAP_MINUTES, gap_us
 
 __all__ = ["RESUME_COLUMNS", "current_chain", "resume_counts_sql", "resume_points"]
@@ -195,7 +196,7 @@ def resume_points(
             _require_thread(con, thread_id)
             filters = Filters(thread_ids=(thread_id,))
         sql, params = _points_sql(filters, gap_minutes, process_keys)
-        return _fetch(con, sql + _POINTS_SELECT, params, RESUME_COLUMNS)
+        return fetch_frame(con, sql + _POINTS_SELECT, params, RESUME_COLUMNS)
 
 
 def resume_counts_sql(

@@ -18,15 +18,14 @@ from analytics._pandas import pd
 from analytics.db import ConOrPath, connection
 from analytics.errors import NotFound
 from analytics.filters import Filters
+from analytics.frames import fetch_frame, typed
 from analytics.resume import (
     DEFAULT_CAP,
     NO_FILTERS,
     PROCESS_KEYS,
     RESUME_SOURCE,
-    _fetch,
     _require_thread,
     _rows,
-    _typed,
     check_cap,
 )
 from analytics.resume_chain import RESUME_COLUMNS, _points_sql
@@ -147,7 +146,7 @@ def expected_window(
         if checkpoint_id is None:
             checkpoint_id = _latest_root(con, thread_id)
             if checkpoint_id is None:
-                return _typed(pd.DataFrame(), WINDOW_COLUMNS)
+                return typed(pd.DataFrame(), WINDOW_COLUMNS)
         elif not _rows(
             con,
             "SELECT 1 FROM checkpoints WHERE thread_id = ? AND checkpoint_id = ? AND is_root",
@@ -155,7 +154,7 @@ def expected_window(
         ):
             raise NotFound(f"no root checkpoint {checkpoint_id!r} in thread {thread_id!r}")
         sql = "WITH targets AS (SELECT ? AS thread_id, ? AS checkpoint_id)," + _WINDOW_CTES + _WINDOW_SELECT
-        return _fetch(con, sql, [thread_id, checkpoint_id, cap, RESUME_SOURCE], WINDOW_COLUMNS)
+        return fetch_frame(con, sql, [thread_id, checkpoint_id, cap, RESUME_SOURCE], WINDOW_COLUMNS)
 
 
 def windows_at(con_or_path: ConOrPath, targets: Sequence[tuple[str, str]], cap: int = DEFAULT_CAP) -> pd.DataFrame:
@@ -174,7 +173,7 @@ def windows_at(con_or_path: ConOrPath, targets: Sequence[tuple[str, str]], cap: 
         + _WINDOW_SELECT
     )
     with connection(con_or_path) as con:
-        return _fetch(con, sql, [threads, checkpoints, cap, RESUME_SOURCE], WINDOW_COLUMNS)
+        return fetch_frame(con, sql, [threads, checkpoints, cap, RESUME_SOURCE], WINDOW_COLUMNS)
 
 
 _RESUME_WINDOWS_SELECT = """
@@ -228,4 +227,4 @@ def resume_windows(
     """
     sql, params = resume_windows_sql(filters, gap_minutes, cap, process_keys)
     with connection(con_or_path) as con:
-        return _fetch(con, sql, params, RESUME_WINDOW_COLUMNS)
+        return fetch_frame(con, sql, params, RESUME_WINDOW_COLUMNS)

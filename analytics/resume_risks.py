@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from analytics._pandas import pd
 from analytics.db import ConOrPath, connection, query_fingerprint, table_comments, write_derived_table
 from analytics.filters import Filters
-from analytics.resume import DEFAULT_CAP, NO_FILTERS, _fetch, _require_thread, _rows, _typed, check_cap
+from analytics.frames import fetch_frame, typed
+from analytics.resume import DEFAULT_CAP, NO_FILTERS, _require_thread, _rows, check_cap
 from analytics.resume_rehydrate import expected_window
 
 __all__ = [
@@ -241,8 +242,8 @@ def risks(con_or_path: ConOrPath, filters: Filters = NO_FILTERS, cap: int = DEFA
                 f"SELECT r.* FROM {RISKS_TABLE} AS r WHERE r.thread_id IN (SELECT t.thread_id FROM threads AS t WHERE {where}) "
                 "ORDER BY r.risk_score DESC, r.thread_id"
             )
-            return _fetch(con, sql, params, RISK_COLUMNS)
-        return _fetch(con, *risks_sql(filters, cap), RISK_COLUMNS)
+            return fetch_frame(con, sql, params, RISK_COLUMNS)
+        return fetch_frame(con, *risks_sql(filters, cap), RISK_COLUMNS)
 
 
 #: Table written by the loader at the end of every load: `risks()` of every thread
@@ -423,4 +424,4 @@ def thread_risks(con_or_path: ConOrPath, thread_id: str, cap: int = DEFAULT_CAP)
             f"the window starts at ordinal {first}",
             ordinal=first,
         )
-    return _typed(pd.DataFrame(rows), THREAD_RISK_COLUMNS)
+    return typed(pd.DataFrame(rows), THREAD_RISK_COLUMNS)

@@ -10,7 +10,8 @@ from collections.abc import Sequence
 
 from analytics._pandas import pd
 from analytics.db import ConOrPath, connection
-from analytics.resume import PROCESS_KEYS, _process_paths, _require_thread, _typed
+from analytics.frames import typed
+from analytics.resume import PROCESS_KEYS, _process_paths, _require_thread
 from analytics.resume_chain import current_chain, resume_points
 from analytics.resume_gap import DEFAULT_GAP_MINUTES
 
@@ -92,4 +93,4 @@ def timeline(
     )
     frame["resume_no"] = frame["checkpoint_id"].map(number).astype("Int64")
     frame = frame.sort_values(["chain_position", "ts", "checkpoint_id"], na_position="last", kind="stable")
-    return _typed(frame, TIMELINE_COLUMNS)
+    return typed(frame, TIMELINE_COLUMNS)

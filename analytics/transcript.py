@@ -40,55 +40,33 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Literal
 
-import pyarrow as pa
-
-from analytics._pandas import pandas_dtype, pd, types_mapper
+from analytics._pandas import pd
 from analytics.db import ConOrPath, connection
 from analytics.errors import BadRequest, NotFound, Unsupported
 from analytics.filters import Filters, as_utc
+from analytics.frames import dtypes_of, fetch_frame
+from loaders.catalog import MESSAGES, THREADS
 
 Speaker = Literal["user", "assistant", "all"]
 NO_FILTERS = Filters()  # frozen, so one shared default is safe
 SPEAKERS: tuple[str, ...] = ("user", "assistant", "all")
 
 # Columns of a `read` answer, in order, with the dtype each one always has
-# (an empty answer included, so callers can concatenate and compare frames).
+# (an empty answer included, so callers can concatenate and compare frames):
+# `index`, then `messages` columns typed as the catalogue declares them.
 TRANSCRIPT_COLUMNS: dict[str, str] = {
     "index": "int64",
-    "ordinal": "int64",
-    "role": "str",
-    "content": "str",
-    "message_id": "str",
-    "ts": "datetime64[us, UTC]",
-    "checkpoint_id": "str",
-    "name": "str",
-    "lc_type": "str",
-    "chat_role": "str",
-    "content_chars": "Int64",
-    "non_text_blocks": "Int64",
-    "tool_calls": "str",
-    "tool_call_count": "Int64",
-    "tool_call_id": "str",
-    "tool_status": "str",
-    "input_tokens": "Int64",
-    "output_tokens": "Int64",
-    "total_tokens": "Int64",
-    "model": "str",
-    "thread_id": "str",
-    "tenant_id": "str",
-    "sub_tenant_id": "str",
-    "session_id": "str",
+    **dtypes_of(
+        MESSAGES,
+        "ordinal", "role", "content", "message_id", "ts", "checkpoint_id", "name", "lc_type", "chat_role",
+        "content_chars", "non_text_blocks", "tool_calls", "tool_call_count", "tool_call_id", "tool_status",
+        "input_tokens", "output_tokens", "total_tokens", "model", "thread_id", "tenant_id", "sub_tenant_id", "session_id",
+    ),
 }
 
-THREAD_COLUMNS: dict[str, str] = {
-    "thread_id": "str",
-    "tenant_id": "str",
-    "sub_tenant_id": "str",
-    "session_id": "str",
-    "message_count": "int64",
-    "first_ts": "datetime64[us, UTC]",
-    "last_ts": "datetime64[us, UTC]",
-}
+THREAD_COLUMNS: dict[str, str] = dtypes_of(
+    THREADS, "thread_id", "tenant_id", "sub_tenant_id", "session_id", "message_count", "first_ts", "last_ts"
+)
 
 SEARCH_COLUMNS: dict[str, str] = {
     **THREAD_COLUMNS,
@@ -229,33 +207,6 @@ SELECT
 """
 
 
-# Arrow → pandas keeps integer columns nullable (a NULL token count stays <NA>,
-# not a float NaN) and strings as `str`, whatever the rows happen to hold.
-_ARROW_TO_PANDAS = types_mapper(lambda: {
-    pa.int8(): pd.Int64Dtype(),
-    pa.int16(): pd.Int64Dtype(),
-    pa.int32(): pd.Int64Dtype(),
-    pa.int64(): pd.Int64Dtype(),
-})
-
-
-def _fetch(con, sql: str, params, dtypes: dict[str, str]) -> pd.DataFrame:
-    frame = con.sql(sql, params=params).to_arrow_table().to_pandas(types_mapper=_ARROW_TO_PANDAS)
-    if list(frame.columns) != list(dtypes):
-        frame = frame[list(dtypes)]
-    have = frame.dtypes
-    for name, dtype in dtypes.items():
-        wanted = pandas_dtype(dtype)
-        if have[name] == wanted:
-            continue
-        if dtype.startswith("datetime64"):
-            # A caller's own connection may use another session time zone; answers are UTC.
-            frame[name] = pd.to_datetime(frame[name], utc=True).dt.as_unit("us")
-        else:
-            frame[name] = frame[name].astype(wanted)
-    return frame
-
-
 def read(con_or_path: ConOrPath, query: TranscriptQuery | str, **kwargs) -> pd.DataFrame:
     """Read one thread's transcript under the SPEC §4 contract (see the module docstring).
 
@@ -283,7 +234,7 @@ def read(con_or_path: ConOrPath, query: TranscriptQuery | str, **kwargs) -> pd.D
         "limit": query.limit,
     }
     with connection(con_or_path) as con:
-        frame = _fetch(con, _READ_SQL, params, TRANSCRIPT_COLUMNS)
+        frame = fetch_frame(con, _READ_SQL, params, TRANSCRIPT_COLUMNS)
         if frame.empty:
             known, has_messages, stamped = con.sql(_DIAGNOSE_SQL, params={"thread_id": query.thread_id}).fetchall()[0]
             if not known and not has_messages:
@@ -314,7 +265,7 @@ def threads(con_or_path: ConOrPath, filters: Filters = NO_FILTERS) -> pd.DataFra
     where, params = filters.thread_where("t")
     with connection(con_or_path) as con:
         # `where` is Filters' own SQL with placeholders; the values stay bound.
-        return _fetch(con, _THREADS_SQL.format(where=where), params, THREAD_COLUMNS)
+        return fetch_frame(con, _THREADS_SQL.format(where=where), params, THREAD_COLUMNS)
 
 
 _SEARCH_SQL = """
@@ -374,4 +325,4 @@ def search_threads(
     sql = _SEARCH_SQL.replace("$text", "?").replace("$limit", "?").format(where=where)
     params = [text, text, *where_params, text, limit]
     with connection(con_or_path) as con:
-        return _fetch(con, sql, params, SEARCH_COLUMNS)
+        return fetch_frame(con, sql, params, SEARCH_COLUMNS)

@@ -17,12 +17,12 @@ import pyarrow as pa
 import pyarrow.ipc as ipc
 
 from loaders import _native
+from loaders.catalog import ERROR_TABLE, STAGE_KINDS
 from loaders.records import ColumnBuffers, LoadError
 
 # Rows → Arrow buffers in C (`loaders/_scan.c`); None: pyarrow's own conversion.
 _stage = _native.scan.stage if _native.scan is not None else None
 
-ERROR_TABLE = "load_errors"
 # Rows per staged record batch: the loading process holds about one batch per table
 # while it ingests them (six INSERTs side by side), so this bounds its memory.
 BATCH_ROWS = 8192
@@ -43,6 +43,7 @@ class PartWriter:
         self.prefix = prefix
         self.flush_rows = flush_rows
         self._buffers: dict[str, list[tuple]] = {t: [] for t in schemas}
+        self._kinds = {t: _kinds(s) for t, s in schemas.items()}
         self._writers: dict[str, ipc.RecordBatchFileWriter] = {}
         self.counts: dict[str, int] = {t: 0 for t in schemas}
 
@@ -62,6 +63,7 @@ class PartWriter:
             self._flush(table)
 
     def append_errors(self, errors: list[LoadError]) -> None:
+        # The staged columns of `load_errors` (the writer adds the load id).
         self.append(ERROR_TABLE, [(e.thread_id, e.checkpoint_ns, e.checkpoint_id, e.stage, e.reason) for e in errors])
 
     def _flush(self, table: str) -> None:
@@ -72,7 +74,7 @@ class PartWriter:
         batch = None
         if _stage is not None:
             try:
-                staged = _stage(rows, _kinds(schema))
+                staged = _stage(rows, self._kinds[table])
             except (TypeError, ValueError, OverflowError):
                 pass  # a value of an unexpected type: pyarrow converts (or reports) it below
             else:
@@ -116,16 +118,16 @@ def _column(values, type_: pa.DataType) -> pa.Array:
 
 
 _INT_LIST = pa.list_(pa.int32())
-_KINDS = {pa.string(): "s", pa.int32(): "i", pa.int64(): "l", pa.bool_(): "b", _INT_LIST: "L"}
 
 
 def _kinds(schema: pa.Schema) -> str:
-    """`_scan.stage`'s column kinds for a staging schema (timestamps are int64 microseconds).
+    """`_scan.stage`'s column kinds for a staging schema, from the catalogue's types
+    (`loaders.catalog.STAGE_KINDS`; timestamps are int64 microseconds).
 
     >>> _kinds(pa.schema([("a", pa.string()), ("t", pa.timestamp("us", tz="UTC"))]))
     'sl'
     """
-    return "".join("l" if pa.types.is_timestamp(f.type) else _KINDS[f.type] for f in schema)
+    return "".join(STAGE_KINDS[f.type] for f in schema)
 
 
 def _int_lists(values) -> pa.ListArray:

@@ -93,7 +93,8 @@ def ts_micros(value: Any) -> int | None:
 
 @dataclass(slots=True)
 class ThreadRows:
-    """Rows of every table for one thread, as tuples in the tables' column order.
+    """Rows of every table for one thread, as tuples of the table's staged columns in
+    catalogue order (`loaders.catalog`; tests/loaders/test_catalog.py holds every tuple to it).
 
     TIMESTAMPTZ columns hold integer microseconds since the Unix epoch, UTC (see `ts_micros`).
     """
@@ -234,7 +235,7 @@ def transform_thread(bundle: ThreadBundle, key_regex: re.Pattern[str]) -> Thread
                 cid,
                 parent,
                 ts,
-                None,  # step, source and run_id are read from the metadata JSON by DuckDB at ingest
+                None,  # step, source and run_id: `Column.derived`, read from the metadata JSON at ingest
                 None,
                 None,
                 len(messages) if messages is not None else None,

@@ -21,41 +21,50 @@ import duckdb
 import pyarrow as pa
 import pyarrow.ipc as ipc
 
+# DATA_TABLES, SCHEMA_VERSION and staging_schemas are the catalogue's, also importable from here.
+from loaders.catalog import DATA_TABLES, SCHEMA_VERSION, TABLES, Table, ddl, staging_schemas  # noqa: F401
 from loaders.scratch import process_gone
 
-SCHEMA_VERSION = "1"
 # Rows per DuckDB row group in the databases a load writes (DuckDB's default: 122,880);
 # see `DatabaseWriter.__init__`.
 ROW_GROUP_SIZE = 20_480
 _STAGED = "staged"
-SCHEMA_SQL = (Path(__file__).with_name("schema.sql")).read_text()
-DATA_TABLES = ("threads", "checkpoints", "messages", "message_versions", "message_events")
-
-_ARROW_TYPES = {
-    "VARCHAR": pa.string(),
-    "JSON": pa.string(),
-    "INTEGER": pa.int32(),
-    "BIGINT": pa.int64(),
-    "BOOLEAN": pa.bool_(),
-    "TIMESTAMP WITH TIME ZONE": pa.timestamp("us", tz="UTC"),
-    "INTEGER[]": pa.list_(pa.int32()),
-}
 _counter = itertools.count()
+_LOAD_ID = object()  # in a statement's parameters: the id of the load being written
 
-# JSON columns whose text comes from the store as it is (metadata is JSON text in
-# SqliteSaver and JSONB in Postgres), not from `loaders.decode.to_json`.
-_PASSTHROUGH_JSON = {"checkpoints": ("metadata",)}
 
-# Columns computed by DuckDB at ingest from other columns of the staged row
-# (metadata is JSON text already; parsing it in Python per checkpoint is the slow way).
-_DERIVED = {
-    "checkpoints": {
-        "step": "CASE WHEN json_type(metadata, '$.step') IN ('BIGINT', 'UBIGINT') "
-        "THEN TRY_CAST(json_extract(metadata, '$.step') AS INTEGER) END",
-        "source": "CASE WHEN json_type(metadata, '$.source') = 'VARCHAR' THEN json_extract_string(metadata, '$.source') END",
-        "run_id": "CASE WHEN json_type(metadata, '$.run_id') = 'VARCHAR' THEN json_extract_string(metadata, '$.run_id') END",
-    }
-}
+def _ingest_statements(table: Table) -> list[tuple[str, tuple]]:
+    """`(sql, params)` of the INSERTs that ingest `table`'s staged parts (read as `staged_batches`):
+    its rows, then one `load_errors` INSERT per passthrough JSON column.
+
+    JSON text a source passed through (`Column.passthrough_json`) is validated here,
+    in DuckDB: a value that is not strict JSON becomes NULL and is reported in
+    `load_errors` instead of failing the load. Every other JSON column was
+    written by `loaders.decode.to_json`, which only writes strict JSON. Column
+    names and expressions come from the catalogue, never from data.
+    """
+    staged = table.staged_columns
+    inner = ", ".join(
+        f"CASE WHEN json_valid({c.name}) THEN {c.name} END AS {c.name}" if c.passthrough_json else c.name for c in staged
+    )
+    # A column that is not staged is the load id (the only one: tests/loaders/test_catalog.py);
+    # a derived one is computed here from the staged row.
+    outer = ", ".join("?" if not c.staged else f"{c.derived} AS {c.name}" if c.derived else c.name for c in table.columns)
+    load_ids = (_LOAD_ID,) * sum(not c.staged for c in table.columns)
+    statements = [(f"INSERT INTO {table.name} SELECT {outer} FROM (SELECT {inner} FROM staged_batches)", load_ids)]
+    ns = "checkpoint_ns" if "checkpoint_ns" in table.names else "NULL"
+    key = "checkpoint_id" if table.name in ("checkpoints", "message_events") else "NULL"
+    for c in staged:
+        if c.passthrough_json:
+            statements.append((
+                f"INSERT INTO load_errors SELECT ?, thread_id, {ns}, {key}, ?, ? "
+                f"FROM staged_batches WHERE {c.name} IS NOT NULL AND NOT json_valid({c.name})",
+                (_LOAD_ID, table.name, f"{table.name}.{c.name} is not valid JSON; stored as NULL"),
+            ))
+    return statements
+
+
+_INGEST = {t.name: _ingest_statements(t) for t in TABLES if t.staged}
 
 
 def _stream(files: list[str]) -> pa.RecordBatchReader:
@@ -144,28 +153,8 @@ class PartFeed:
 
 
 def create_schema(con: duckdb.DuckDBPyConnection) -> None:
-    con.execute(SCHEMA_SQL).fetchall()
-
-
-def staging_schemas() -> dict[str, pa.Schema]:
-    """Arrow schemas of the staged parts: the data tables as in the DDL, errors without load_id."""
-    con = duckdb.connect()
-    try:
-        create_schema(con)
-        schemas = {t: arrow_schema(con, t) for t in DATA_TABLES}
-        errors = arrow_schema(con, "load_errors")
-        schemas["load_errors"] = pa.schema([f for f in errors if f.name != "load_id"])
-        return schemas
-    finally:
-        con.close()
-
-
-def arrow_schema(con: duckdb.DuckDBPyConnection, table: str) -> pa.Schema:
-    cols = con.execute(
-        "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = ? ORDER BY ordinal_position",
-        [table],
-    ).fetchall()
-    return pa.schema([(name, _ARROW_TYPES[dtype]) for name, dtype in cols])
+    """Create every table of the catalogue (those that do not exist yet)."""
+    con.execute(ddl()).fetchall()
 
 
 def _remove_stale_temps(target: Path) -> None:
@@ -245,13 +234,8 @@ class DatabaseWriter:
         return self.con.execute("SELECT coalesce(max(load_id), 0) + 1 FROM loads").fetchall()[0][0]
 
     def ingest(self, table: str, files: list[str], load_id: int) -> None:
-        """Insert staged Arrow IPC parts (in order) into `table`, streamed a batch at a time.
-
-        JSON text a source passed through (`_PASSTHROUGH_JSON`) is validated here,
-        in DuckDB: a value that is not strict JSON becomes NULL and is reported in
-        `load_errors` instead of failing the load. Every other JSON column was
-        written by `loaders.decode.to_json`, which only writes strict JSON.
-        """
+        """Insert staged Arrow IPC parts (in order) into `table`, streamed a batch at a time
+        (passthrough JSON validated on the way: `_ingest_statements`)."""
         if not files:
             return
         con = self.cursor()  # its own connection: `ingest_all` runs tables side by side
@@ -313,34 +297,13 @@ class DatabaseWriter:
         return wait
 
     def _ingest(self, con: duckdb.DuckDBPyConnection, table: str, files: list[str] | PartFeed, load_id: int) -> None:
-        cols = con.execute(
-            "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = ? ORDER BY ordinal_position",
-            [table],
-        ).fetchall()
-        json_cols = [c for c, t in cols if t == "JSON" and c in _PASSTHROUGH_JSON.get(table, ())]
-        derived = _DERIVED.get(table, {})
-        # Column names and expressions below come from our own schema, never from data.
-        inner = ", ".join(f"CASE WHEN json_valid({c}) THEN {c} END AS {c}" if c in json_cols else c for c, _ in cols)
-        select = ", ".join(f"{derived[c]} AS {c}" if c in derived else c for c, _ in cols)
-        statements: list[tuple[str, list]] = []
-        if table == "load_errors":
-            statements.append(("INSERT INTO load_errors SELECT ?, thread_id, checkpoint_ns, checkpoint_id, stage, reason FROM staged_batches", [load_id]))
-        else:
-            statements.append((f"INSERT INTO {table} SELECT {select} FROM (SELECT {inner} FROM staged_batches)", []))
-            for c in json_cols:
-                key = "checkpoint_id" if table in ("checkpoints", "message_events") else None
-                statements.append((
-                    f"INSERT INTO load_errors SELECT ?, thread_id, {'checkpoint_ns' if table == 'checkpoints' else 'NULL'}, "
-                    f"{key or 'NULL'}, ?, ? FROM staged_batches WHERE {c} IS NOT NULL AND NOT json_valid({c})",
-                    [load_id, table, f"{table}.{c} is not valid JSON; stored as NULL"],
-                ))
-        for i, (sql, params) in enumerate(statements):
+        for i, (sql, params) in enumerate(_INGEST[table]):
             # A feed is read as it grows by the first statement; later ones read its files again.
             paths = files.files if isinstance(files, PartFeed) else files
             if i > 0 and not paths:
                 break
             staged_batches = files.stream() if i == 0 and isinstance(files, PartFeed) else _stream(paths)  # noqa: F841 - DuckDB reads it by name
-            con.execute(sql, params).fetchall()
+            con.execute(sql, [load_id if p is _LOAD_ID else p for p in params]).fetchall()
 
     def counts(self, load_id: int) -> dict[str, int]:
         row = self.con.execute(

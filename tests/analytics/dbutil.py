@@ -1,6 +1,6 @@
 """Build small Transcript Lens databases for tests, without the loader.
 
-The tables come from `loaders/schema.sql`, so a schema change shows up here
+The tables come from the loader's catalogue (`loaders.catalog`), so a schema change shows up here
 too. Only what a test describes is filled in: `messages`, `threads` and one
 root checkpoint per distinct message `ts` (a linear, fork-free history).
 
@@ -21,17 +21,12 @@ from pathlib import Path
 
 import duckdb
 
-SCHEMA_SQL = Path(__file__).resolve().parents[2] / "loaders" / "schema.sql"
+from loaders import catalog
+
 
 _ROLE_TO_LC_TYPE = {"user": "human", "assistant": "ai", "tool": "tool", "system": "system", "other": "chat"}
 
-MESSAGE_COLUMNS = [
-    "thread_id", "tenant_id", "sub_tenant_id", "session_id", "ordinal", "role", "lc_type",
-    "chat_role", "name", "content", "content_chars", "non_text_blocks", "message_id", "ts",
-    "checkpoint_id", "tool_calls", "tool_call_count", "tool_call_id", "tool_status",
-    "input_tokens", "output_tokens", "total_tokens", "model", "usage_metadata",
-    "response_metadata", "additional_kwargs", "version",
-]  # fmt: skip
+MESSAGE_COLUMNS = list(catalog.MESSAGES.names)
 
 
 @dataclass(frozen=True)
@@ -124,7 +119,7 @@ def message_rows(thread_id: str, msgs: Sequence[Msg]) -> list[dict]:
 
 
 def create_schema(con: duckdb.DuckDBPyConnection) -> None:
-    con.execute(SCHEMA_SQL.read_text())
+    con.execute(catalog.ddl())
 
 
 def insert_threads(con: duckdb.DuckDBPyConnection, transcripts: Mapping[str, Sequence[Msg]]) -> None:

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import duckdb
 
-from tests.analytics.dbutil import SCHEMA_SQL, Msg, build_db
+from tests.analytics.dbutil import Msg, build_db, create_schema
 
 T0 = datetime(2025, 3, 1, 9, 0, 0, tzinfo=timezone.utc)
 D2 = datetime(2025, 3, 2, 0, 0, 0, tzinfo=timezone.utc)
@@ -171,7 +171,7 @@ def synthetic(path: str | os.PathLike, threads: int = 50_000, messages: int = 20
     con = duckdb.connect(str(path))
     try:
         con.execute("SET TimeZone = 'UTC'")
-        con.execute(SCHEMA_SQL.read_text())
+        create_schema(con)
         con.execute(
             """
             CREATE TEMP TABLE gen AS

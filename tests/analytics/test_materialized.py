@@ -15,6 +15,7 @@ from analytics import metrics, reports, resume, resume_risks
 from analytics.db import connect
 from analytics.errors import BadRequest
 from analytics.filters import Filters
+from analytics.frames import fetch_frame
 from tests.analytics.conftest import edited_copy
 from tests.analytics.metrics_db import D2, T0, at, build
 from tests.loaders.test_incremental import _grow
@@ -24,7 +25,7 @@ from transcript_lens import load as load_db  # a load that writes the derived ta
 
 def live(con, filters: Filters = Filters()) -> pd.DataFrame:
     """The live query, executed directly (never the table)."""
-    return metrics._frame(con, *metrics.conversations_sql(filters))
+    return fetch_frame(con, *metrics.conversations_sql(filters))
 
 
 def live_row(con, thread_id: str) -> dict:
@@ -78,7 +79,7 @@ def test_a_load_writes_the_table_with_the_live_columns_and_types(con):
 
 
 def test_the_table_holds_exactly_the_live_rows(con, sqlite_store):
-    got = metrics._frame(con, f"SELECT * FROM {metrics.MATERIALIZED_TABLE} ORDER BY thread_id", [])
+    got = fetch_frame(con, f"SELECT * FROM {metrics.MATERIALIZED_TABLE} ORDER BY thread_id", [])
     pd.testing.assert_frame_equal(got, live(con), check_exact=True)
     assert set(got["thread_id"]) == set(sqlite_store.manifest)
 
@@ -236,7 +237,7 @@ def test_an_incremental_reload_refreshes_the_table(sqlite_store, tmp_path):
 
 def live_risks(con, filters: Filters = Filters(), cap: int = resume.DEFAULT_CAP) -> pd.DataFrame:
     """`risks()`'s live query, executed directly (never the table)."""
-    return resume._fetch(con, *resume.risks_sql(filters, cap), resume.RISK_COLUMNS)
+    return fetch_frame(con, *resume.risks_sql(filters, cap), resume.RISK_COLUMNS)
 
 
 def test_a_load_writes_risk_figures_with_the_live_columns_types_and_rows(con, sqlite_store):

@@ -29,7 +29,7 @@ def test_every_public_name_of_a_part_is_a_name_of_resume():
 def test_the_shared_names_and_an_unknown_one():
     from analytics import resume_chain, resume_rehydrate
 
-    assert resume_chain._fetch is resume._fetch and resume_rehydrate.DEFAULT_CAP == resume.DEFAULT_CAP == 50
+    assert resume_chain._rows is resume._rows and resume_rehydrate.DEFAULT_CAP == resume.DEFAULT_CAP == 50
     with pytest.raises(AttributeError, match="no attribute 'no_such_name'"):
         resume.no_such_name  # noqa: B018
     assert not hasattr(resume, "_risks_materialized")  # private names stay in their part

@@ -23,14 +23,14 @@ import pytest
 import analytics
 from analytics import observed, resume
 from analytics.filters import Filters
+from loaders import catalog
 
-SCHEMA = Path(__file__).resolve().parents[2] / "loaders" / "schema.sql"
 T0 = datetime(2025, 5, 1, 10, 0, tzinfo=UTC)
 
 
 def _db(path: Path) -> duckdb.DuckDBPyConnection:
     con = duckdb.connect(str(path))
-    con.execute(SCHEMA.read_text())
+    con.execute(catalog.ddl())
     return con
 
 

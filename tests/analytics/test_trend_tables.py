@@ -14,6 +14,7 @@ import pytest
 from analytics import metrics
 from analytics.db import connect
 from analytics.filters import Filters, day_window
+from analytics.frames import fetch_frame
 from analytics.scope import ThreadConditions
 from tests.analytics.conftest import edited_copy
 from tests.analytics.metrics_db import build
@@ -30,10 +31,10 @@ def _live(con, filters: Filters) -> dict:
     (row,) = cur.fetchall()
     return {
         "overview": dict(zip(names, row)),
-        "daily": metrics._frame(con, *metrics.daily_sql(filters, LIVE)),
-        "by_model": metrics._frame(con, *metrics._by_model_sql(filters, None, LIVE)),
-        "top_models": metrics._frame(con, *metrics._by_model_sql(filters, 2, LIVE)),
-        "latency": metrics._frame(con, *metrics.latency_distribution_sql(filters, LIVE)),
+        "daily": fetch_frame(con, *metrics.daily_sql(filters, LIVE)),
+        "by_model": fetch_frame(con, *metrics._by_model_sql(filters, None, LIVE)),
+        "top_models": fetch_frame(con, *metrics._by_model_sql(filters, 2, LIVE)),
+        "latency": fetch_frame(con, *metrics.latency_distribution_sql(filters, LIVE)),
     }
 
 

@@ -9,6 +9,7 @@ import pandas as pd
 from analytics import metrics
 from analytics.db import connect
 from analytics.filters import Filters
+from analytics.frames import fetch_frame
 from analytics.scope import ThreadConditions
 from tests.analytics.conftest import edited_copy
 from ui.models.conversations import CONVERSATION_TABLE_COLUMNS, conversations_page, latency_histogram
@@ -23,12 +24,12 @@ def test_the_conversations_page_with_a_text_filter_is_the_full_queries_answer(co
         for turns in (0, 2):
             page = conversations_page(con, f, min_turns=turns)
             scoped = ThreadConditions(text=f.text, tenants=f.tenants, min_user_turns=turns)
-            conv = metrics._frame(con, *metrics.conversations_sql(scoped))
+            conv = fetch_frame(con, *metrics.conversations_sql(scoped))
             want = (conv[list(CONVERSATION_TABLE_COLUMNS)]
                     .sort_values(["last_ts", "thread_id"], ascending=[False, True], na_position="last")
                     .reset_index(drop=True))
             pd.testing.assert_frame_equal(page.matching, want, check_exact=True)
-            lat = metrics._frame(con, *metrics.latency_distribution_sql(scoped))
+            lat = fetch_frame(con, *metrics.latency_distribution_sql(scoped))
             pd.testing.assert_frame_equal(page.latency, latency_histogram(lat["latency_s"], lat["model"]))
             (total,), = con.execute(f"SELECT count(*) FROM threads t WHERE {f.thread_where()[0]}",
                                     f.thread_where()[1]).fetchall()

@@ -1,0 +1,185 @@
+"""The tables analytics writes into every loaded database, declared once like the loader's.
+
+`conversation_metrics`, the trend tables and `risk_figures` are `CREATE TABLE … AS`
+the live queries (`analytics.derived`), so their columns are whatever those
+queries select; they are declared here — name, DuckDB type, whether the figure
+can be NULL, one line of meaning — with the record types of `loaders.catalog`
+(analytics imports the loader's catalogue; the loader never imports analytics).
+tests/analytics/test_catalog.py holds each declaration to its query and to the
+table a real load writes; `CONVERSATION_COLUMNS` and the table names in
+`analytics.metrics` come from here. docs/schema.md shows every table of both
+catalogues; `python scripts/schema_doc.py` regenerates its tables (`--check`:
+only say whether they are current).
+
+>>> CONVERSATION_METRICS.column("latency_median_s").type.ddl
+'DOUBLE'
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from loaders import catalog as loader_catalog
+from loaders.catalog import (
+    BIGINT, BOOLEAN, DOUBLE, INTEGER, SESSION_ID, SUB_TENANT_ID, TENANT_ID, THREAD_ID, TIMESTAMPTZ, VARCHAR,
+    Column, SqlType, Table, render_doc,
+)
+
+
+def _c(name: str, type_: SqlType, doc: str, *, null: bool = True) -> Column:
+    return Column(name, type_, null, doc)
+
+
+def _count(name: str, doc: str) -> Column:
+    return _c(name, BIGINT, doc, null=False)
+
+
+_KEY = (THREAD_ID, TENANT_ID, SUB_TENANT_ID, SESSION_ID)
+_MESSAGES = _count("messages", "rows of the transcript")
+_ROLE_COUNTS = tuple(
+    _count(f"{role}_messages", f"messages with `role = '{role}'`")
+    for role in ("user", "assistant", "tool", "system", "other")
+)
+_TOKENS = tuple(
+    _c(f"{kind}_tokens", BIGINT, f"sum of `messages.{kind}_tokens`; NULL when no message has it")
+    for kind in ("input", "output", "total")
+)
+_DAY_N = _c("day_n", BIGINT, "UTC day as days since 1970-01-01; NULL for messages without ts")
+_FIRST_TS = _c("first_ts", TIMESTAMPTZ, "smallest `ts` of the messages; NULL if none has a ts")
+_LAST_TS = _c("last_ts", TIMESTAMPTZ, "greatest `ts` of the messages; NULL if none has a ts")
+_TOOL_CALLS = _count("tool_calls", "sum of `tool_call_count` (calls requested by assistant messages)")
+_EDITED = _c("edited_messages", INTEGER, "`threads.edited_message_count` (current branch)", null=False)
+_REMOVED = _c("removed_messages", INTEGER, "`threads.removed_message_count` (current branch)", null=False)
+_FORKS = _c("forks", INTEGER, "`threads.fork_count`: root checkpoints with more than one child", null=False)
+_BRANCHES = _c("branches", INTEGER, "`threads.branch_count`: root leaves", null=False)
+_INTERRUPT = _c(
+    "interrupt_pending", BOOLEAN, "`threads.interrupt_pending`: the latest root checkpoint carries an interrupt", null=False
+)
+
+CONVERSATION_METRICS = Table(
+    "conversation_metrics",
+    "per-conversation metrics, computed at load time",
+    (
+        *_KEY,
+        _MESSAGES,
+        *_ROLE_COUNTS,
+        _count("user_turns", "= `user_messages` (every user message is a turn)"),
+        _FIRST_TS,
+        _LAST_TS,
+        _c("duration_s", DOUBLE, "`last_ts − first_ts` in seconds"),
+        _c("first_checkpoint_ts", TIMESTAMPTZ, "`threads.first_ts`: smallest ts of any root checkpoint, any branch"),
+        _c("last_checkpoint_ts", TIMESTAMPTZ, "`threads.last_ts`: greatest ts of any root checkpoint, any branch"),
+        _c("root_checkpoints", INTEGER, "`threads.root_checkpoint_count`", null=False),
+        _c("subgraph_checkpoints", INTEGER, "`threads.subgraph_checkpoint_count`", null=False),
+        _count("latency_pairs", "user→assistant pairs (docs/metrics.md)"),
+        _c("latency_median_s", DOUBLE, "median latency of the pairs, seconds (`quantile_cont`); NULL without pairs"),
+        _c("latency_p90_s", DOUBLE, "90th percentile of the pairs' latencies, seconds; NULL without pairs"),
+        _c("latency_max_s", DOUBLE, "greatest latency of the pairs, seconds; NULL without pairs"),
+        _TOOL_CALLS,
+        _count("distinct_tools", "distinct `name`s in the assistant messages' `tool_calls` JSON"),
+        _count("tool_errors", "tool messages with `tool_status = 'error'`"),
+        *_TOKENS,
+        _c("models", VARCHAR, "distinct `model` values, sorted, joined with `,` (NULL when none)"),
+        _FORKS,
+        _BRANCHES,
+        _INTERRUPT,
+        _REMOVED,
+        _EDITED,
+        _count(
+            "resume_points",
+            "idle gaps longer than 30 minutes between consecutive root checkpoints of the current branch, by ts",
+        ),
+        _c("mean_chars_user", DOUBLE, "mean `content_chars` of user messages"),
+        _c("mean_chars_assistant", DOUBLE, "mean `content_chars` of assistant messages"),
+    ),
+)
+
+LATENCY_PAIR_ROWS = Table(
+    "latency_pair_rows",
+    "every user→assistant pair of every thread, computed at load time",
+    (
+        THREAD_ID,
+        TENANT_ID,
+        _c("user_ordinal", INTEGER, "`messages.ordinal` of the question", null=False),
+        _c("assistant_ordinal", INTEGER, "`messages.ordinal` of its reply (the next assistant message with a ts)", null=False),
+        _c("user_ts", TIMESTAMPTZ, "`ts` of the question", null=False),
+        _c("assistant_ts", TIMESTAMPTZ, "`ts` of the reply", null=False),
+        _c("latency_s", DOUBLE, "`assistant_ts − user_ts` in seconds (negative when writers' clocks disagree)", null=False),
+        _c("model", VARCHAR, "`model` of the reply"),
+    ),
+)
+
+THREAD_DAY_METRICS = Table(
+    "thread_day_metrics",
+    "per thread × UTC day sums over the messages, computed at load time",
+    (
+        _DAY_N,
+        THREAD_ID,
+        TENANT_ID,
+        _count("messages", "messages of the thread stamped that day"),
+        *_ROLE_COUNTS,
+        _TOOL_CALLS,
+        *_TOKENS,
+        _FIRST_TS,
+        _LAST_TS,
+    ),
+)
+
+THREAD_MODEL_METRICS = Table(
+    "thread_model_metrics",
+    "per thread × UTC day × model sums over the messages naming a model, computed at load time",
+    (
+        _DAY_N,
+        THREAD_ID,
+        _c("model", VARCHAR, "`messages.model`", null=False),
+        _count("messages", "messages of the thread that day naming the model"),
+        *_TOKENS,
+    ),
+)
+
+RISK_FIGURES = Table(
+    "risk_figures",
+    "the Resume QA overview, computed at load time",
+    (
+        *_KEY,
+        _c("risk_score", INTEGER, "sum of the weights of `flags`", null=False),
+        _c("flags", VARCHAR, "the risk flags that apply, most severe first, joined with `,` (empty when none)", null=False),
+        _count("conversational_messages", "user + assistant messages in the transcript"),
+        _count("window_size", "entries in the window a restart now rebuilds (at most 50)"),
+        _count("truncated_by", "conversational messages that fell off the window"),
+        _count("window_no_id", "window messages without an id"),
+        _count("window_no_ts", "window messages without a timestamp"),
+        _EDITED,
+        _count("edited_in_window", "window messages edited on the current branch"),
+        _REMOVED,
+        _BRANCHES,
+        _FORKS,
+        _c("latest_not_leaf", BOOLEAN, "the latest root checkpoint has children (`NOT threads.latest_is_leaf`)", null=False),
+        _INTERRUPT,
+        _count("undecodable_messages", "entries of the latest message list the loader could not decode"),
+        _count("load_errors", "`load_errors` rows of the thread"),
+        _c("latest_checkpoint_id", VARCHAR, "`threads.latest_checkpoint_id`"),
+        _c("last_ts", TIMESTAMPTZ, "`threads.last_ts`"),
+    ),
+)
+
+#: Every table analytics writes at load time (`analytics.derived.write_derived_tables`).
+DERIVED_TABLES: tuple[Table, ...] = (
+    CONVERSATION_METRICS, LATENCY_PAIR_ROWS, THREAD_DAY_METRICS, THREAD_MODEL_METRICS, RISK_FIGURES,
+)
+#: Every table of a loaded database: the loader's, then the derived ones.
+ALL_TABLES: tuple[Table, ...] = (*loader_catalog.TABLES, *DERIVED_TABLES)
+
+SCHEMA_DOC = Path(__file__).resolve().parents[1] / "docs" / "schema.md"
+
+
+def schema_doc(text: str) -> str:
+    """`text` (docs/schema.md) with the block of every table regenerated; raises when a block
+    names no table, or a table has no block."""
+    names = loader_catalog.doc_blocks(text)
+    known = {t.name for t in ALL_TABLES}
+    if set(names) - known or known - set(names) or len(names) != len(set(names)):
+        raise ValueError(
+            f"docs/schema.md blocks {names} do not name each of the tables {sorted(known)} once"
+        )
+    return render_doc(text, ALL_TABLES)
