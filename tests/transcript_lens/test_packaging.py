@@ -153,7 +153,7 @@ def test_the_sdist_has_what_the_wheel_is_built_from(built):
     with tarfile.open(built.sdist) as tf:
         top = f"transcript_lens-{transcript_lens.__version__}/"
         names = {n.removeprefix(top) for n in tf.getnames()}
-    assert {"pyproject.toml", "setup.py", "MANIFEST.in", "README.md", "requirements.txt", "loaders/schema.sql",
+    assert {"pyproject.toml", "setup.py", "MANIFEST.in", "README.md", "requirements.txt",
             *C_SOURCES, *APP_FILES} <= names
     assert not [n for n in names if n.endswith((".so", ".pyd"))]
 
@@ -162,10 +162,11 @@ def test_the_wheel_holds_the_packages_the_app_and_the_extension_sources(built):
     names = built.wheel_names()
     assert built.wheel.name.startswith(f"transcript_lens-{transcript_lens.__version__}-")
     for package in PACKAGES:
-        modules = {f"{package}/{p.name}" for p in (ROOT / package).glob("*.py")}
+        # Every module, subpackages included (ui/models/ was once left out of the wheel).
+        modules = {p.relative_to(ROOT).as_posix() for p in (ROOT / package).rglob("*.py") if "_app" not in p.parts}
         assert modules <= names, modules - names
     assert {f"transcript_lens/_app/{f}" for f in APP_FILES} <= names
-    assert {*C_SOURCES, "loaders/schema.sql"} <= names
+    assert set(C_SOURCES) <= names
     compiled = {n.split("/")[1].split(".")[0] for n in names if n.startswith("loaders/_") and n.endswith((".so", ".pyd"))}
     built_here = {name for name, mod in (("_scan", _native.scan), ("_readahead", _native.readahead)) if mod is not None}
     assert built_here <= compiled  # what this machine can compile (make test: both), the wheel has compiled
