@@ -1,4 +1,4 @@
-"""Typed errors of the analytics API (SPEC §4)."""
+"""Typed errors of the analytics API (contract §4)."""
 
 
 class AnalyticsError(Exception):

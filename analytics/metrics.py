@@ -1,4 +1,4 @@
-"""Per-conversation metrics and corpus trends (SPEC §6).
+"""Per-conversation metrics and corpus trends (contract §8).
 
 Every figure is defined in docs/metrics.md. Each function is one set-based
 DuckDB query (no per-thread Python); docs/metrics.md has their timings on a

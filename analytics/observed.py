@@ -1,4 +1,4 @@
-"""Observed rehydrate windows (JSONL) compared with the expected ones (SPEC §5).
+"""Observed rehydrate windows (JSONL) compared with the expected ones (contract §5).
 
 A runtime that logs what it put back into its recency deque after a restart
 writes one JSON object per rehydrated entry (docs/resume_qa.md, "The observed
@@ -226,7 +226,7 @@ def _identity(obj: dict) -> dict:
 def _entry(number: int, obj: dict) -> ObservedEntry:
     ident = {key: _opt_str(obj, key) for key in _IDENTITY}
     if ident["sub_tenant_id"] == "":
-        ident["sub_tenant_id"] = None  # an empty sub-tenant is NULL in the database (SPEC §3)
+        ident["sub_tenant_id"] = None  # an empty sub-tenant is NULL in the database (contract §3)
     if not ident["thread_id"] and not ident["session_id"]:
         raise ValueError("names no thread: give thread_id, or tenant_id / sub_tenant_id / session_id")
     speaker = obj.get("speaker")

@@ -1,4 +1,4 @@
-"""CSV reports (SPEC §7): one registry of report kinds, one writer, one CLI.
+"""CSV reports (contract §9): one registry of report kinds, one writer, one CLI.
 
 A kind is a `ReportSpec`: its documented columns and a function that builds
 the rows as a DuckDB relation. `write_report` hands that relation to DuckDB's

@@ -1,4 +1,4 @@
-"""Restart-resume fidelity QA (SPEC §5): resume points, expected windows, store-only risks.
+"""Restart-resume fidelity QA (contract §5): resume points, expected windows, store-only risks.
 
 On the first turn after a restart a runtime rebuilds its recency window from
 the durable transcript: the last `cap` user/assistant messages of
@@ -55,7 +55,7 @@ SPEAKERS = ("user", "assistant")
 
 #: Top-level checkpoint-metadata keys that name a run, a process or a host.
 #: LangGraph copies every scalar `config["configurable"]` / `config["metadata"]`
-#: entry into checkpoint metadata (FORMATS §5), so these are whatever the
+#: entry into checkpoint metadata (contract §7.13), so these are whatever the
 #: runtime put in its config. A change of any of them between a checkpoint and
 #: the nearest ancestor carrying the same key is a resume point.
 PROCESS_KEYS: tuple[str, ...] = (

@@ -1,4 +1,4 @@
-"""Resume points: where a thread was resumed, along the chain of its current branch (SPEC §5).
+"""Resume points: where a thread was resumed, along the chain of its current branch (contract §5).
 
 A resume point is a pair of consecutive root checkpoints of the current branch
 (`before` → `after`, parent → child) with an idle gap above a threshold
@@ -9,7 +9,7 @@ Ordering. `ts` is the writer's wall clock: it ties within a step and goes
 backwards across processes with skewed clocks, so checkpoints are ordered by
 their parent chain, never by `ts`; gaps are *measured* on `ts` between a
 checkpoint and its parent. In SQL the chain order on the current branch is
-`metadata.step` (it grows by one per checkpoint along a branch, FORMATS §5);
+`metadata.step` (it grows by one per checkpoint along a branch, contract §7.13);
 the query checks that every checkpoint's predecessor in that order is its
 parent, and walks the parent links recursively for any thread where it is not.
 `current_chain` walks them in Python for one thread.

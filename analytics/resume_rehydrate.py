@@ -1,4 +1,4 @@
-"""Expected windows (SPEC §5): what a resume from a root checkpoint rebuilds.
+"""Expected windows (contract §5): what a resume from a root checkpoint rebuilds.
 
 The rehydrate rule: the last `cap` user/assistant messages of the message list
 at that root checkpoint (tool, system and other rows skipped), oldest first,
@@ -64,7 +64,7 @@ RESUME_WINDOW_COLUMNS: dict[str, str] = {
 
 # The rehydrate rule over a set of (thread, root checkpoint) targets: unnest the
 # checkpoint's message list, keep user/assistant versions, keep the last `cap`.
-# `ts` follows SPEC §3 (oldest root checkpoint of any branch holding the id).
+# `ts` follows contract §3 (oldest root checkpoint of any branch holding the id).
 _WINDOW_CTES = """
 lists AS (
     SELECT c.thread_id, c.checkpoint_id,
@@ -128,7 +128,7 @@ def expected_window(
     checkpoint_id: str | None = None,
     cap: int = DEFAULT_CAP,
 ) -> pd.DataFrame:
-    """The window a resume from `checkpoint_id` rebuilds (SPEC §5). Columns: `WINDOW_COLUMNS`.
+    """The window a resume from `checkpoint_id` rebuilds (contract §5). Columns: `WINDOW_COLUMNS`.
 
     The last `cap` user/assistant messages of the message list at that root
     checkpoint (tool, system and other rows skipped), oldest first:

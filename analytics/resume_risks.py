@@ -1,4 +1,4 @@
-"""Store-only risks to a faithful rehydrate (SPEC §5): per thread ranked, and every instance of one.
+"""Store-only risks to a faithful rehydrate (contract §5): per thread ranked, and every instance of one.
 
 Risks are judged on what a restart *now* would rehydrate: the window of the
 latest root checkpoint. `RISK_FLAGS` names each risk and its weight in

@@ -1,4 +1,4 @@
-"""Reading one thread's transcript with the SPEC §4 query contract.
+"""Reading one thread's transcript under the query contract (contract §4).
 
 The order of operations is the contract (it follows the legacy
 `TranscriptService.read`):
@@ -13,7 +13,7 @@ The order of operations is the contract (it follows the legacy
    empty, never an error);
 4. `limit` keeps the first rows (`rows[:limit]`).
 
-Decisions where the SPEC is silent (also in `TranscriptQuery`'s docstring):
+Decisions where the contract is silent (also in `TranscriptQuery`'s docstring):
 
 - a thread that is not in `threads` raises `NotFound` (an empty frame would
   look like an empty conversation); a known thread with no messages reads empty;
@@ -21,7 +21,7 @@ Decisions where the SPEC is silent (also in `TranscriptQuery`'s docstring):
   view: a user-only time read of a thread whose assistant rows have `ts` is an
   ordinary (maybe empty) answer. A thread without messages has no timestamps,
   so a time-range read of it raises `Unsupported` too;
-- `since > until` is a bad request (almost always swapped arguments; the SPEC
+- `since > until` is a bad request (almost always swapped arguments; the contract
   avoids answering empty where the question cannot be right); `since == until`
   is fine and selects one checkpoint's messages;
 - naive datetimes (and ISO strings without an offset) are UTC; strings are
@@ -116,7 +116,7 @@ def _optional_int(value: object, what: str) -> int | None:
 
 @dataclass(frozen=True)
 class TranscriptQuery:
-    """One transcript read (SPEC §4), validated at construction.
+    """One transcript read (contract §4), validated at construction.
 
     - `speaker`: `"user"`, `"assistant"` or `"all"` (every row, tool/system/other too);
     - `index`: one row of the speaker's view, negative from the end; out of range → empty;
@@ -208,7 +208,7 @@ SELECT
 
 
 def read(con_or_path: ConOrPath, query: TranscriptQuery | str, **kwargs) -> pd.DataFrame:
-    """Read one thread's transcript under the SPEC §4 contract (see the module docstring).
+    """Read one thread's transcript under the query contract (contract §4; see the module docstring).
 
     `query` is a `TranscriptQuery`, or a thread id with the query fields as keywords.
     Raises `NotFound` for a thread not in the database and `Unsupported` for a

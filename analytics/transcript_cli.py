@@ -1,4 +1,4 @@
-"""`python -m analytics transcript`: one thread's transcript under the SPEC §4 contract.
+"""`python -m analytics transcript`: one thread's transcript under the query contract (contract §4).
 
     python -m analytics transcript --db lens.duckdb --thread acme:eu:42 --speaker user --index 0
     python -m analytics transcript --db lens.duckdb --thread acme:eu:42 \\

@@ -1,7 +1,7 @@
 """Safe decoding of LangGraph serde payloads into plain data.
 
 LangGraph's own decoder imports and calls whatever module and name a payload
-carries (FORMATS §9). Nothing here ever imports, calls or constructs anything
+carries (contract §6.2). Nothing here ever imports, calls or constructs anything
 named by the data: msgpack extension types are unpacked into their raw
 `[module, name, fields, …]` arrays and read as data.
 
@@ -300,7 +300,7 @@ _TYPE_BY_CLASS = {
 
 
 class Message(NamedTuple):
-    """One message as plain fields (SPEC §2). (A NamedTuple: one is built per
+    """One message as plain fields (contract §2). (A NamedTuple: one is built per
     distinct payload, and a frozen dataclass costs several times more.)"""
 
     message_id: str | None
@@ -398,7 +398,7 @@ def _message_from_fields(fields: dict, cls_name: str | None) -> Message:
         raise DecodeError("message has no type")
     if lc_type is not None and not isinstance(lc_type, str):
         raise DecodeError(f"message type is a {type(lc_type).__name__}, not a string")
-    # SPEC §3 maps roles by message type only: a plain dict without `type` (an
+    # contract §3 maps roles by message type only: a plain dict without `type` (an
     # `operator.add` list of API-style dicts) is an unknown type, so `other`; its
     # own `role` is kept in `chat_role`.
     role = _ROLE_BY_TYPE.get(lc_type, "other") if lc_type is not None else "other"
@@ -462,7 +462,7 @@ def _message_from_fields(fields: dict, cls_name: str | None) -> Message:
 
 
 def content_text(content: Any) -> tuple[str, int]:
-    """SPEC §3 content: a string as-is; a block list → its text parts joined with a newline.
+    """contract §3 content: a string as-is; a block list → its text parts joined with a newline.
 
     Returns the text and the number of non-text blocks.
 

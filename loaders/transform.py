@@ -1,4 +1,4 @@
-"""One thread's checkpoints → rows of every table (SPEC §3).
+"""One thread's checkpoints → rows of every table (contract §3).
 
 The transcript is `state['messages']` of the latest root checkpoint (greatest
 checkpoint id in namespace ''). A message's `ts` is that of the oldest root

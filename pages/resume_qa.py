@@ -1,4 +1,4 @@
-"""Resume QA (SPEC §5): would a restart rebuild each conversation's recent-turn window faithfully?
+"""Resume QA (contract §5): would a restart rebuild each conversation's recent-turn window faithfully?
 
 Threads ranked by the risks visible in the store, one thread's checkpoint
 timeline with its resume points, the window each resume rebuilds, and the diff

@@ -1,4 +1,4 @@
-"""Transcript explorer: one thread read under the SPEC §4 contract, as a chat or a table."""
+"""Transcript explorer: one thread read under the query contract (contract §4), as a chat or a table."""
 
 import streamlit as st
 

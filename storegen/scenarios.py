@@ -420,7 +420,7 @@ SCENARIOS: dict[str, Scenario] = {
     "second_process": scenario_second_process,
 }
 
-# thread id → scenario. Covers the thread-key shapes of SPEC §3: empty sub-tenant,
+# thread id → scenario. Covers the thread-key shapes of contract §3: empty sub-tenant,
 # no colons, two parts, and a session that itself contains colons.
 DEFAULT_THREADS: dict[str, str] = {
     "acme:web:sess-001": "simple_chat",

@@ -120,7 +120,7 @@ def oracle_saver(sqlite_store: Store, tmp_path_factory: pytest.TempPathFactory) 
 
 @pytest.fixture(scope="session")
 def oracle_rows(oracle_saver: SqliteSaver) -> list[dict[str, Any]]:
-    """``oracle.expected_messages`` of ``sqlite_store`` (SPEC §3 rows)."""
+    """``oracle.expected_messages`` of ``sqlite_store`` (contract §3 rows)."""
     return oracle.expected_messages(oracle_saver)
 
 

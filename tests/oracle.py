@@ -1,4 +1,4 @@
-"""Reference implementation of SPEC §3 (transcript rows) and §5 (rehydrate window).
+"""Reference implementation of contract §3 (transcript rows) and §5 (rehydrate window).
 
 Independent of the project's ``loaders`` / ``analytics``: it reads a store only
 through a saver's PUBLIC API (``list`` / ``get_tuple``) with STRICT msgpack
@@ -82,7 +82,7 @@ def _field(msg: Any, name: str) -> Any:
 
 
 def role_of(lc_type: str | None) -> str:
-    """SPEC §3 role of a stored message ``type`` (chunks map like their base type).
+    """contract §3 role of a stored message ``type`` (chunks map like their base type).
 
     Example:
         >>> role_of("human"), role_of("AIMessageChunk"), role_of("chat"), role_of(None)
@@ -183,7 +183,7 @@ def _rows_for_thread(thread_id: str, tuples: list[CheckpointTuple]) -> list[dict
 
 
 def expected_messages(saver: BaseCheckpointSaver) -> list[dict[str, Any]]:
-    """SPEC §3 rows for every thread, ordered by (thread_id, ordinal). Keys: ``MESSAGE_KEYS``."""
+    """contract §3 rows for every thread, ordered by (thread_id, ordinal). Keys: ``MESSAGE_KEYS``."""
     rows: list[dict[str, Any]] = []
     for thread_id, tuples in sorted(tuples_by_thread(saver).items()):
         rows.extend(_rows_for_thread(thread_id, tuples))
@@ -222,7 +222,7 @@ def expected_window(
     checkpoint_id: str | None = None,
     cap: int = 50,
 ) -> list[tuple[str, str, str | None]]:
-    """SPEC §5: last ``cap`` user/assistant messages of the transcript at a root checkpoint.
+    """contract §5: last ``cap`` user/assistant messages of the transcript at a root checkpoint.
 
     ``checkpoint_id=None`` means the latest root checkpoint. Tool, system and
     other rows are skipped. Returns ``[(role, content, message_id), ...]`` oldest first.

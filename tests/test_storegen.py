@@ -210,7 +210,7 @@ def test_wal_store_newest_rows_only_in_wal(wal_store: Store, tmp_path: Path) -> 
     assert set(wal_store.extra["wal_threads"]) <= seen_full - seen_main
 
 
-# --- the oracle answers what SPEC §3 / §5 say on known threads ----------------
+# --- the oracle answers what contract §3 / §5 say on known threads ----------------
 
 
 def test_oracle_simple_chat(sqlite_store: Store, oracle_rows: list[dict[str, Any]]) -> None:

@@ -1,4 +1,4 @@
-"""Restart-resume QA (SPEC §5) on real stores written by real graphs through real savers.
+"""Restart-resume QA (contract §5) on real stores written by real graphs through real savers.
 
 Two stores: the session's `sqlite_store` (every storegen scenario, including
 `second_process`: two turns, three idle hours, two more turns written by a
@@ -272,7 +272,7 @@ def test_default_window_is_the_tail_of_the_transcript(con):
         assert window["content"].tolist() == tail["content"].tolist()
         assert window["speaker"].tolist() == tail["role"].tolist()
         assert window["message_id"].fillna("").tolist() == tail["message_id"].fillna("").tolist()
-        # ts follows SPEC §3: the messages table's ts, NULL exactly where it is NULL.
+        # ts follows contract §3: the messages table's ts, NULL exactly where it is NULL.
         assert window["ts"].tolist() == tail["ts"].tolist()
         assert set(window["source"]) <= {"resume_rehydrate"}
 
@@ -500,7 +500,7 @@ def test_lines_name_threads_and_resumes_in_every_documented_way(con, restart, sq
     latest = [{k: v for k, v in line.items() if k != "checkpoint_id"} for line in lines]
     findings, summary = observed.compare(con, _jsonl(latest))
     assert summary["named_by"].tolist() == ["latest"] and findings["kind"].value_counts().to_dict() == {"missing": 4}
-    # An empty sub-tenant is NULL in the database (SPEC §3): "" and a missing key both find `globex::s2`.
+    # An empty sub-tenant is NULL in the database (contract §3): "" and a missing key both find `globex::s2`.
     edit = sqlite_store.thread("edit")
     window = resume.expected_window(con, edit)
     for sub_value in ({"sub_tenant_id": ""}, {}):

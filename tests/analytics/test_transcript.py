@@ -1,4 +1,4 @@
-"""SPEC §4, rule by rule, on a hand-written transcript (see `test_transcript_property` for random ones)."""
+"""contract §4, rule by rule, on a hand-written transcript (see `test_transcript_property` for random ones)."""
 
 from __future__ import annotations
 
@@ -448,7 +448,7 @@ def test_empty_search_lists_threads(con):
 
 
 # End to end: a real store written by real graphs, loaded by the real loader,
-# read under the contract, checked against the SPEC §3 oracle + the §4 reference.
+# read under the contract, checked against the contract §3 oracle + the §4 reference.
 
 
 def test_reads_of_a_loaded_store_match_the_oracle(loaded, oracle_rows):

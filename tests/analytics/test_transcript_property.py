@@ -1,6 +1,6 @@
-"""`read` against a plain-Python reading of SPEC §4, over generated transcripts and queries.
+"""`read` against a plain-Python reading of contract §4, over generated transcripts and queries.
 
-The reference below is written from the SPEC text, step by step, with list
+The reference below is written from the contract's text (docs/contract.md §4), step by step, with list
 slicing; `read` does the same in one DuckDB query. Any disagreement (a row,
 its number, or the error raised) is a bug in one of them.
 """
@@ -38,7 +38,7 @@ class Spec:
 
 
 def reference(msgs: list[Msg], spec: Spec) -> list[tuple[int, int]] | type[Exception]:
-    """SPEC §4 literally: the (index, ordinal) pairs a read answers, or the error it raises."""
+    """contract §4 literally: the (index, ordinal) pairs a read answers, or the error it raises."""
     if spec.speaker not in ("user", "assistant", "all"):
         return BadRequest
     if spec.limit is not None and spec.limit < 0:

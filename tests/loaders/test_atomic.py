@@ -1,4 +1,4 @@
-"""Atomic loads (SPEC §8): a load killed or interrupted at any point leaves the previous database.
+"""Atomic loads (contract §10): a load killed or interrupted at any point leaves the previous database.
 
 The CLI is run as a real subprocess (`python -m loaders STORE --db EXISTING`)
 and killed with SIGKILL (no cleanup can run) or interrupted with SIGINT (Ctrl-C)

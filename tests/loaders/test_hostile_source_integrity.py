@@ -1,4 +1,4 @@
-"""Source integrity (SPEC §2 "opened read-only; never modified") and consistent snapshots of a live store.
+"""Source integrity (contract §2 "opened read-only; never modified") and consistent snapshots of a live store.
 
 - A load never writes the source: file, `-wal`, `-shm` and folder stay
   byte-identical, also when the folder and files are read-only, and for

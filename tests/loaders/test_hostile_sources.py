@@ -1,4 +1,4 @@
-"""Files that are not checkpoint stores (SPEC §2 "clear error", §8 "existing database untouched").
+"""Files that are not checkpoint stores (contract §2 "clear error", §8 "existing database untouched").
 
 Every case goes through the CLI (`python -m loaders SOURCE --db EXISTING`): exit
 code 2, exactly one line on stderr that names the path and says what was

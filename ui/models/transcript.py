@@ -1,4 +1,4 @@
-"""The transcript explorer: the thread picker's choices and one transcript read under SPEC §4.
+"""The transcript explorer: the thread picker's choices and one transcript read under contract §4.
 
 >>> transcript_page("demo.duckdb", "acme:web:sess-1002", speaker="user", index=0).rows  # doctest: +SKIP
 """
@@ -99,7 +99,7 @@ def transcript_page(
     until: str | datetime | None = None,
     limit: int | None = None,
 ) -> TranscriptPage:
-    """`read()` under the SPEC §4 contract, plus the thread's metrics row for the header.
+    """`read()` under the query contract (contract §4), plus the thread's metrics row for the header.
 
     A `BadRequest` / `Unsupported` / `NotFound` comes back as `problem` (and empty
     rows) so a page shows a message, not a traceback; anything else still raises.

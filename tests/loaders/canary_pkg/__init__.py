@@ -2,7 +2,7 @@
 
 Hostile checkpoint payloads name this package (`tests.loaders.canary_pkg`) as
 the module of a class or callable. A decoder that imports what a payload names
-(LangGraph's default `JsonPlusSerializer` does, FORMATS §9) fires the canary:
+(LangGraph's default `JsonPlusSerializer` does, contract §6.2) fires the canary:
 
 - on import: sets ``os.environ["TL_CANARY_IMPORTED"] = "1"`` and creates the
   file ``imported-<pid>`` in the folder named by ``$TL_CANARY_DIR`` (if set);
