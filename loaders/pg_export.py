@@ -51,13 +51,14 @@ from loaders.pg_rows import (
     TS_PATTERN,
     BlobRow,
     CheckpointRow,
+    PostgresOptions,
     WriteRow,
     assemble,
-    since_text,
     table_shape,
 )
-from loaders.records import SourceError, SourceOptions, ThreadBundle, weighted_ranges
+from loaders.records import SourceError, ThreadBundle, weighted_ranges
 from loaders.scratch import scratch_dir
+from loaders.source import SPLIT_MIN_BYTES, Capabilities, Source, SourceReader
 
 _TS_RE = re.compile(TS_PATTERN)
 _PG_JSON_TYPE = {list: "array", str: "string", bool: "boolean", type(None): "null", int: "number", float: "number"}
@@ -260,15 +261,17 @@ class Stage:
             shutil.rmtree(self.dir, ignore_errors=True)
 
 
-class StagedReader:
+class StagedReader(SourceReader):
     """Reads a finished `Stage` the way `PostgresReader` reads a live database."""
 
-    def __init__(self, stage: Stage, where: str, options: SourceOptions, shallow: bool) -> None:
+    capabilities = Capabilities(split=True, handoff=True)
+
+    def __init__(self, stage: Stage, where: str, options: PostgresOptions, shallow: bool) -> None:
         self.stage = stage
         self.where = where
         self.options = options
         self.shallow = shallow
-        self._since = since_text(options.since)
+        self._since = options.since_ts
 
     def describe(self) -> str:
         return self.where
@@ -281,7 +284,7 @@ class StagedReader:
             con.execute("DELETE FROM wanted")
             con.executemany("INSERT OR IGNORE INTO wanted VALUES (?)", ((t,) for t in ids))
             clauses.append("thread_id IN (SELECT thread_id FROM wanted)")
-        more, more_params = self.options.bounds_sql()
+        more, more_params = self.thread_range.sql()
         clauses += more
         params += more_params
         if self._since is not None:
@@ -294,7 +297,7 @@ class StagedReader:
         sql = f"SELECT count(DISTINCT thread_id) FROM cp {'WHERE ' + where if where else ''}"
         return self.stage.con.execute(sql, params).fetchone()[0]
 
-    def split(self, n: int, min_bytes: int = 32 << 20) -> list[tuple[str | None, str | None]]:
+    def split(self, n: int, min_bytes: int = SPLIT_MIN_BYTES) -> list[tuple[str | None, str | None]]:
         """Thread-id ranges of about equal work for `n` workers, which read this stage
         (`handoff`) instead of staging the export again.
 
@@ -313,7 +316,7 @@ class StagedReader:
         ).fetchall()
         return weighted_ranges(rows, n)
 
-    def handoff(self) -> Callable[[SourceOptions], StagedReader]:
+    def handoff(self) -> Callable[[PostgresOptions], StagedReader]:
         """How a worker process opens this stage (picklable: a spawned worker gets it too)."""
         return functools.partial(_open_borrowed, self.stage.dir, self.where, self.shallow)
 
@@ -341,7 +344,7 @@ class StagedReader:
         self.stage.close()
 
 
-def _open_borrowed(folder: str, where: str, shallow: bool, options: SourceOptions) -> StagedReader:
+def _open_borrowed(folder: str, where: str, shallow: bool, options: PostgresOptions) -> StagedReader:
     return StagedReader(Stage.borrow(folder), where, options, shallow)
 
 
@@ -470,7 +473,7 @@ def _duckdb_error(exc: Exception) -> str:
     return text if len(text) <= 300 else text[:300] + "…"
 
 
-class PgCsvSource:
+class PgCsvSource(Source):
     """A folder or .zip of `COPY <table> TO ... WITH (FORMAT csv, HEADER true)` files.
 
     Detected when the folder or zip holds a `<table>.csv` (or `.csv.gz`) named after a
@@ -478,6 +481,8 @@ class PgCsvSource:
     """
 
     kind = "postgres-csv"
+    label = "COPY CSV export of a PostgresSaver database (a folder or .zip)"
+    options_class = PostgresOptions
 
     def detect(self, spec: str) -> bool:
         path = Path(spec)
@@ -510,10 +515,9 @@ class PgCsvSource:
                 return True
         return False
 
-    def open(self, spec: str, options: SourceOptions) -> StagedReader:
+    def open_reader(self, spec: str, options: PostgresOptions) -> StagedReader:
         path = Path(spec)
         where = str(path.resolve())
-        since_text(options.since)  # a bad --since fails before any staging work
         stage = Stage()
         try:
             files = self._collect(path, stage.dir)
@@ -855,7 +859,7 @@ def _is_plain_dump(path: Path) -> bool:
     return any(m in head for m in _PLAIN_MARKERS) or _COPY_LINE_RE.search(head) is not None
 
 
-class PgDumpSource:
+class PgDumpSource(Source):
     """A `pg_dump` of a PostgresSaver database.
 
     Plain SQL (optionally gzip-compressed) is parsed directly: its
@@ -865,15 +869,16 @@ class PgDumpSource:
     """
 
     kind = "pg-dump"
+    label = "pg_dump of a PostgresSaver database (plain SQL, maybe gzipped, or -Fc / -Fd / -Ft)"
+    options_class = PostgresOptions
 
     def detect(self, spec: str) -> bool:
         path = Path(spec)
         return _archive_kind(path) is not None or _is_plain_dump(path)
 
-    def open(self, spec: str, options: SourceOptions) -> StagedReader:
+    def open_reader(self, spec: str, options: PostgresOptions) -> StagedReader:
         path = Path(spec)
         where = str(path.resolve())
-        since_text(options.since)
         if not path.exists():
             raise SourceError(f"{where}: no such file (expected a pg_dump file)")
         archive = _archive_kind(path)

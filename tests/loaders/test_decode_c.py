@@ -25,7 +25,7 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from loaders import decode
 from loaders.decode import DecodeError, Message, decode_message_python, decode_typed
 from loaders.registry import resolve
-from loaders.records import SourceOptions
+from loaders import SourceOptions
 
 _c = decode._c_message
 pytestmark = pytest.mark.native

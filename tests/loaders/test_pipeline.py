@@ -74,7 +74,7 @@ def test_ranges_are_ingested_while_later_ones_are_decoded(sqlite_store, tmp_path
             ranges = reader_ranges.split(2 * pipeline.RANGES_PER_WORKER)
         finally:
             reader_ranges.close()
-        if j.options.thread_range == ranges[-1]:
+        if j.thread_range == ranges[-1]:
             deadline = time.monotonic() + 20
             while not fed.exists() and time.monotonic() < deadline:
                 time.sleep(0.05)

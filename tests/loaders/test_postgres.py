@@ -18,7 +18,7 @@ import pytest
 from langchain_core.messages import HumanMessage
 
 import loaders
-from loaders import SourceOptions
+from loaders import PostgresOptions, SourceOptions
 from loaders.postgres_source import PostgresSource, mask_dsn
 from loaders.registry import resolve
 from storegen import open_sqlite_saver
@@ -241,7 +241,7 @@ def test_each_blob_version_is_decoded_once_and_shared(pg, monkeypatch):
     assert shared > 0  # the stores do have checkpoints that carry an unchanged list
 
 
-def _thread_ids(src, options: SourceOptions) -> list[str]:
+def _thread_ids(src, options) -> list[str]:
     reader = resolve(str(src)).open(str(src), options)
     try:
         ids = [b.thread_id for b in reader.threads()]
@@ -261,10 +261,10 @@ def test_threads_and_since_select_a_subset(way, exports, pg, tmp_path):
     with oracle_saver(pg.dsn) as saver:
         expected = sorted({c["thread_id"] for c in oracle.expected_checkpoints(saver) if c["ts"] >= cutoff})
     assert 0 < len(expected) < len(pg.manifest) + len(pg.awkward)
-    assert _thread_ids(exports[way], SourceOptions(since=since)) == expected
-    assert _thread_ids(exports[way], SourceOptions(since=since, threads=tuple(some))) == sorted(set(some) & set(expected))
+    assert _thread_ids(exports[way], PostgresOptions(since=since)) == expected
+    assert _thread_ids(exports[way], {"since": since, "threads": tuple(some)}) == sorted(set(some) & set(expected))
     with pytest.raises(ValueError, match="not an ISO 8601"):
-        load_db(exports[way], tmp_path / "bad.duckdb", options=SourceOptions(since="yesterday"))
+        load_db(exports[way], tmp_path / "bad.duckdb", options={"since": "yesterday"})
     assert not (tmp_path / "bad.duckdb").exists()
 
 
@@ -307,7 +307,8 @@ def test_split_ranges_cover_every_thread_once(pg):
     assert len(ranges) == 3 and ranges[0][0] is None and ranges[-1][1] is None
     parts = []
     for r in ranges:
-        part = PostgresSource().open(pg.dsn, SourceOptions(thread_range=r))
+        part = PostgresSource().open(pg.dsn, SourceOptions())
+        part.narrow(r)
         parts.append([b.thread_id for b in part.threads()])
         part.close()
     assert all(parts) and [t for p in parts for t in p] == everything

@@ -156,14 +156,14 @@ def test_a_wal_store_split_across_workers_is_copied_once_and_loads_the_same(wal_
     split = SqliteReader.split
     monkeypatch.setattr(SqliteReader, "split", lambda self, n: split(self, n, min_bytes=0))
     copies = tmp_path / "snapshots.txt"
-    real = sqlite_source._snapshot
+    real = sqlite_source.snapshot_copy
 
     def recording(*args, **kw):  # a file, not a list: workers are other processes
         with copies.open("a") as fh:
             fh.write(f"{os.getpid()}\n")
         return real(*args, **kw)
 
-    monkeypatch.setattr(sqlite_source, "_snapshot", recording)
+    monkeypatch.setattr(sqlite_source, "snapshot_copy", recording)
     reader = SqliteReader(src, loaders.SourceOptions())
     try:
         assert len(reader.split(2)) == 2  # the forced split really splits
