@@ -92,12 +92,12 @@ def test_the_four_ways_load_identical_tables(loaded, pg):
 def test_a_csv_export_read_in_small_pieces_loads_the_same(exports, loaded, tmp_path, monkeypatch):
     """CSV files are handed to DuckDB in pieces cut at row ends; pieces of 2 kB cut
     next to quoted newlines, doubled quotes and backslashes of the awkward threads."""
-    import loaders.pg_export as pg_export
+    from loaders.pg_export import csv_stage
 
-    monkeypatch.setattr(pg_export, "CSV_PIECE", 2048)
+    monkeypatch.setattr(csv_stage, "CSV_PIECE", 2048)
     cuts = []
-    real = pg_export._csv_pieces
-    monkeypatch.setattr(pg_export, "_csv_pieces", lambda *a: (cuts.append(1) or p for p in real(*a)))
+    real = csv_stage.csv_pieces
+    monkeypatch.setattr(csv_stage, "csv_pieces", lambda *a: (cuts.append(1) or p for p in real(*a)))
     db = tmp_path / "pieces.duckdb"
     load_db(exports["csv"], db)
     assert len(cuts) > 50  # many pieces, not one
@@ -109,19 +109,20 @@ def test_a_csv_export_read_in_small_pieces_loads_the_same(exports, loaded, tmp_p
 def test_an_export_split_across_workers_is_staged_once_and_loads_the_same(way, exports, loaded, tmp_path, monkeypatch):
     import pickle
 
-    import loaders.pg_export as pg_export
+    from loaders.pg_export.stage import Stage
+    from loaders.pg_export.staged_reader import StagedReader
 
-    split = pg_export.StagedReader.split
-    monkeypatch.setattr(pg_export.StagedReader, "split", lambda self, n: split(self, n, min_bytes=0))
+    split = StagedReader.split
+    monkeypatch.setattr(StagedReader, "split", lambda self, n: split(self, n, min_bytes=0))
     staged = tmp_path / "stages.txt"
-    init = pg_export.Stage.__init__
+    init = Stage.__init__
 
     def recording_init(self):  # a file, not a list: workers are other processes
         with staged.open("a") as fh:
             fh.write(f"{os.getpid()}\n")
         init(self)
 
-    monkeypatch.setattr(pg_export.Stage, "__init__", recording_init)
+    monkeypatch.setattr(Stage, "__init__", recording_init)
     reader = resolve(str(exports[way])).open(str(exports[way]), SourceOptions())
     try:
         ranges = reader.split(2)
