@@ -12,6 +12,7 @@ import pytest
 import loaders
 from loaders import pipeline
 from loaders.sqlite_source import SqliteReader
+from tests.loaders.conformance import force_split
 from tests.loaders.util import assert_same_tables, folder_fingerprint, load_db
 
 TABLES = ("threads", "checkpoints", "messages", "message_versions", "message_events")
@@ -20,8 +21,7 @@ TABLES = ("threads", "checkpoints", "messages", "message_versions", "message_eve
 @pytest.fixture
 def forced_split(monkeypatch):
     """The fixture stores are small: split them anyway, into as many ranges as asked."""
-    split = SqliteReader.split
-    monkeypatch.setattr(SqliteReader, "split", lambda self, n: split(self, n, min_bytes=0))
+    force_split(monkeypatch, SqliteReader)
 
 
 def physical(db) -> dict[str, list[tuple]]:
