@@ -2,7 +2,7 @@
 
 Built-in sources register here exactly as an extension would: call
 `register(source)` with a `loaders.source.Source`, or expose an entry point
-in the group `transcript_lens.sources` whose object is one.
+in the group `transcript_lens.sources` naming one (or its class).
 """
 
 from __future__ import annotations
@@ -40,7 +40,8 @@ def sources() -> dict[str, Source]:
     if not _entry_points_loaded:
         _entry_points_loaded = True
         for ep in entry_points(group="transcript_lens.sources"):
-            register(ep.load())
+            found = ep.load()
+            register(found() if isinstance(found, type) else found)  # a Source, or its class
     return dict(_SOURCES)
 
 

@@ -89,3 +89,32 @@ def test_every_registered_kind_has_a_case():
 @pytest.mark.parametrize("name", CASES)
 def test_conformance(name, check, cases, graphs_reference, tmp_path, monkeypatch):
     check(cases[name], conformance.Context(list(cases.values()), graphs_reference, tmp_path, monkeypatch))
+
+
+def test_the_contract_is_enforced_where_it_is_declared():
+    with pytest.raises(TypeError, match="not a loaders.source.Source"):
+        loaders.register(object())
+
+    class Unlabelled(JsonlDirSource):
+        label = ""
+
+    with pytest.raises(TypeError, match="label must be a non-empty string"):
+        loaders.register(Unlabelled())
+    with pytest.raises(TypeError, match="declares key_digests\\(\\) but does not implement it"):
+        type("Boasting", (loaders.SourceReader,), {"capabilities": loaders.Capabilities(key_digests=True)})
+    with pytest.raises(TypeError, match="implements handoff\\(\\) but does not declare it"):
+        type("Shy", (loaders.SourceReader,), {"handoff": lambda self: None})
+
+
+def test_an_entry_point_may_name_a_source_or_its_class(monkeypatch):
+    from loaders import registry
+
+    class Renamed(JsonlDirSource):
+        kind = "jsonl-dir-again"
+
+    eps = [type("EP", (), {"load": staticmethod(lambda: Renamed)})(), type("EP", (), {"load": staticmethod(JsonlDirSource)})()]
+    monkeypatch.setattr(registry, "entry_points", lambda group: eps if group == "transcript_lens.sources" else [])
+    monkeypatch.setattr(registry, "_entry_points_loaded", False)
+    monkeypatch.setattr(registry, "_SOURCES", dict(registry._SOURCES))
+    known = loaders.sources()
+    assert isinstance(known["jsonl-dir-again"], Renamed) and isinstance(known["jsonl-dir"], JsonlDirSource)
