@@ -30,8 +30,8 @@ from typing import Any, Protocol
 from loaders.parts import ERROR_TABLE, PartWriter
 from loaders.records import LoadError, SourceError
 from loaders.registry import resolve
-from loaders.source import Source, SourceOptions, SourceReader
 from loaders.scratch import remove_stale_scratch, scratch_dir
+from loaders.source import Source, SourceOptions, SourceReader
 from loaders.transform import DEFAULT_THREAD_KEY_PATTERN, compile_thread_key, thread_batches
 from loaders.writer import DATA_TABLES, SCHEMA_VERSION, DatabaseWriter, PartFeed, staging_schemas
 
@@ -120,6 +120,8 @@ def _run_job(job: _Job, tick: Callable[[int], None], reader: SourceReader | None
     own = reader is None
     if own:
         reader = _open_reader(job)
+        if job.thread_range != (None, None):
+            reader.narrow(job.thread_range)
     writer = PartWriter(Path(job.folder), job.schemas, job.prefix)
     # Rows are millions of small tuples and lists that form no cycles; the cyclic
     # collector would rescan all that are alive at every generation threshold.
