@@ -5,10 +5,12 @@
 """
 
 from loaders.pipeline import DerivedTables, LoadSummary, batches, load
-from loaders.records import LoadError, SourceError, SourceOptions
-from loaders.registry import register, resolve, sources
 from loaders.pg_export import PgCsvSource, PgDumpSource
+from loaders.pg_rows import PostgresOptions
 from loaders.postgres_source import PostgresSource
+from loaders.records import LoadError, SourceError
+from loaders.registry import describe, redact, register, resolve, sources
+from loaders.source import Capabilities, NotSupported, Source, SourceOptions, SourceReader
 from loaders.sqlite_source import SqliteSource
 
 # Built-ins register exactly the way an extension does.
@@ -18,13 +20,20 @@ register(PgCsvSource())
 register(PgDumpSource())
 
 __all__ = [
+    "Capabilities",
     "DerivedTables",
     "LoadError",
     "LoadSummary",
+    "NotSupported",
+    "PostgresOptions",
+    "Source",
     "SourceError",
     "SourceOptions",
+    "SourceReader",
     "batches",
+    "describe",
     "load",
+    "redact",
     "register",
     "resolve",
     "sources",

@@ -38,7 +38,7 @@ MAX_DEPTH = 200
 # holding a UUID is 3): deeper is refused (see `_unpack`).
 MAX_EXT_DEPTH = 16
 
-_UNPACK_OPT = ormsgpack.OPT_NON_STR_KEYS
+UNPACK_OPT = ormsgpack.OPT_NON_STR_KEYS
 _unpackb = ormsgpack.unpackb
 _orjson_dumps = orjson.dumps
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -64,7 +64,7 @@ class JsonPayload(str):
     __slots__ = ()
 
 
-def _outer_hook(code: int, data: bytes) -> Any:
+def outer_hook(code: int, data: bytes) -> Any:
     # Message payloads (code 5) stay raw bytes: equality on bytes is what lets
     # the loader decode each distinct message once per thread.
     if code == EXT_PYDANTIC_V2:
@@ -95,7 +95,7 @@ def decode_typed(type_tag: str | None, data: bytes | None) -> Any:
         return bytes(data)
     if type_tag == "msgpack":
         try:
-            return ormsgpack.unpackb(data, ext_hook=_outer_hook, option=_UNPACK_OPT)
+            return ormsgpack.unpackb(data, ext_hook=outer_hook, option=UNPACK_OPT)
         except (ormsgpack.MsgpackDecodeError, ValueError, TypeError, RecursionError) as exc:
             raise DecodeError(f"invalid msgpack: {exc}") from None
     if type_tag == "json":
@@ -140,7 +140,7 @@ def _unpack(data: bytes, ext_depth: int = 0, depth: int = 0) -> Any:
         nested = True
         return Ext(code, payload)
 
-    value = ormsgpack.unpackb(data, ext_hook=hook, option=_UNPACK_OPT)
+    value = ormsgpack.unpackb(data, ext_hook=hook, option=UNPACK_OPT)
     return _resolve(value, ext_depth + 1, depth) if nested else value
 
 
@@ -348,7 +348,7 @@ def decode_message(payload: Any) -> Message:
         try:
             # Messages rarely hold extension values: without a hook ormsgpack unpacks
             # in one call, and refuses one ("ext_hook missing") for `_unpack` to resolve.
-            tup = _unpackb(payload, option=_UNPACK_OPT)
+            tup = _unpackb(payload, option=UNPACK_OPT)
         except Exception:  # noqa: BLE001 - an extension value, or damage: `_unpack` decides
             try:
                 tup = _unpack(payload)

@@ -1,8 +1,8 @@
-"""What every Postgres-shaped source shares: table shapes, and rows → `ThreadBundle`s.
+"""What every Postgres-shaped source shares: options, table shapes, and rows → `ThreadBundle`s.
 
 A `PostgresSaver` keeps `state['messages']` outside the checkpoint, in a
 `checkpoint_blobs` row keyed by `(thread, ns, 'messages', version)` where the
-version is `checkpoint.channel_versions.messages` (FORMATS §2.2). One blob row
+version is `checkpoint.channel_versions.messages` (contract §7.5). One blob row
 is shared by every checkpoint that carries that version. The live database and
 the staged exports all hand three streams to `assemble()`, each ordered by
 thread id in code-point order (= `COLLATE "C"` = UTF-8 byte order):
@@ -19,12 +19,13 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, NamedTuple
 
 from loaders.decode import DecodeError, decode_typed, plain
-from loaders.records import LoadError, Payloads, RawCheckpoint, RawWrite, SourceError, ThreadBundle
-from loaders.sqlite_source import SPECIAL_CHANNELS
+from loaders.records import SPECIAL_CHANNELS, LoadError, Payloads, RawCheckpoint, RawWrite, SourceError, ThreadBundle
+from loaders.source import SourceOptions
 
 MESSAGES = "messages"
 TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes")
@@ -128,6 +129,32 @@ def since_text(since: str | None) -> str | None:
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=timezone.utc)
     return dt.astimezone(timezone.utc).isoformat()
+
+
+@dataclass(frozen=True, slots=True)
+class PostgresOptions(SourceOptions):
+    """The options of the Postgres kinds (live, COPY CSV export, pg_dump).
+
+    `schema`: the schema holding the checkpoint tables (default `public`; of a
+    dump, the one schema it holds them in). `since`: only threads with a
+    checkpoint at or after this ISO time (naive = UTC); checked here, so a bad
+    value fails before anything is opened.
+
+    >>> PostgresOptions(since="2025-03-03T10:00:00+01:00").since_ts
+    '2025-03-03T09:00:00+00:00'
+    """
+
+    schema: str | None = None
+    since: str | None = None
+
+    def __post_init__(self) -> None:
+        SourceOptions.__post_init__(self)
+        since_text(self.since)
+
+    @property
+    def since_ts(self) -> str | None:
+        """`since` as langgraph writes a checkpoint ts (see `since_text`)."""
+        return since_text(self.since)
 
 
 class _Follower:
@@ -241,7 +268,7 @@ def build_bundle(thread_id: str, rows: list[CheckpointRow], blobs: list[BlobRow]
 
 
 def _decode_blob(stored, key: tuple[str, str], interned: dict, errors: list[LoadError], where: tuple[str, str, str]) -> Any:
-    # A version without a blob row is "no value" (FORMATS §2.2), as is a
+    # A version without a blob row is "no value" (contract §7.5), as is a
     # legacy `empty` row.
     if stored is None:
         return None
@@ -278,6 +305,6 @@ def _metadata(raw: str | None, errors: list[LoadError], where: tuple[str, str, s
 
 
 __all__ = [
-    "BlobRow", "CheckpointRow", "MESSAGES", "SPECIAL_CHANNELS", "TABLES", "TS_PATTERN", "WriteRow",
+    "BlobRow", "CheckpointRow", "MESSAGES", "PostgresOptions", "SPECIAL_CHANNELS", "TABLES", "TS_PATTERN", "WriteRow",
     "assemble", "build_bundle", "since_text", "table_shape",
 ]

@@ -21,17 +21,17 @@ import threading
 import time
 import traceback
 import types
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, replace
-from typing import Protocol
 from datetime import datetime, timezone
 from pathlib import Path
-
+from typing import Any, Protocol
 
 from loaders.parts import ERROR_TABLE, PartWriter
-from loaders.records import LoadError, SourceError, SourceOptions, SourceReader
+from loaders.records import LoadError, SourceError
 from loaders.registry import resolve
 from loaders.scratch import remove_stale_scratch, scratch_dir
+from loaders.source import Source, SourceOptions, SourceReader
 from loaders.transform import DEFAULT_THREAD_KEY_PATTERN, compile_thread_key, thread_batches
 from loaders.writer import DATA_TABLES, SCHEMA_VERSION, DatabaseWriter, PartFeed, staging_schemas
 
@@ -85,10 +85,10 @@ def batches(reader: SourceReader, thread_key_pattern: str | None = None, only: f
 
 @dataclass(frozen=True)
 class _Job:
-    """One worker's share: a source, options (maybe a thread range) and where to stage."""
+    """One worker's share: a source and its options, a thread range and where to stage."""
 
+    source: Source  # (the instance, not its kind: a worker needs no registry lookup)
     spec: str
-    kind: str
     options: SourceOptions
     thread_key_pattern: str | None
     only: frozenset[str] | None
@@ -98,20 +98,20 @@ class _Job:
     # How to open the parent's reader again without reading the source again (a
     # staged export); None: open `spec` as the source kind says.
     handoff: Callable[[SourceOptions], SourceReader] | None = None
+    thread_range: tuple[str | None, str | None] = (None, None)
 
 
 def _open_reader(job: _Job) -> SourceReader:
     if job.handoff is not None:
         return job.handoff(job.options)
-    return resolve(job.spec, job.kind).open(job.spec, job.options)
+    return job.source.open_reader(job.spec, job.options)
 
 
 def _narrow(reader: SourceReader, job: _Job, part: int, thread_range) -> _Job:
-    """Point an open reader at one range of threads (readers read `options` at every
-    query, so one reader, one connection and one snapshot serve all a worker's ranges)."""
-    options = replace(job.options, thread_range=thread_range)
-    reader.options = options
-    return replace(job, options=options, prefix=f"p{part}")
+    """Point an open reader at one range of threads (`SourceReader.narrow`: one reader,
+    one connection and one snapshot serve all a worker's ranges)."""
+    reader.narrow(thread_range)
+    return replace(job, thread_range=thread_range, prefix=f"p{part}")
 
 
 def _run_job(job: _Job, tick: Callable[[int], None], reader: SourceReader | None = None) -> dict:
@@ -120,6 +120,8 @@ def _run_job(job: _Job, tick: Callable[[int], None], reader: SourceReader | None
     own = reader is None
     if own:
         reader = _open_reader(job)
+        if job.thread_range != (None, None):
+            reader.narrow(job.thread_range)
     writer = PartWriter(Path(job.folder), job.schemas, job.prefix)
     # Rows are millions of small tuples and lists that form no cycles; the cyclic
     # collector would rescan all that are alive at every generation threshold.
@@ -295,22 +297,22 @@ KEY_DIGEST_SQL = (
 def _changed_threads(reader: SourceReader, db: Path) -> tuple[frozenset[str], list[str]]:
     """Threads whose checkpoint set differs from the database's: (to load, to drop).
 
-    A reader with `key_digests` (one text per thread) is compared per thread;
-    any other by its checkpoint keys. A digest that differs only by the order
-    of its parts would reload a thread that did not change: never a wrong result.
+    A reader that declares `key_digests` (one text per thread) is compared per
+    thread; any other by its checkpoint keys. A digest that differs only by the
+    order of its parts would reload a thread that did not change: never a wrong result.
     """
     import duckdb
 
-    digests = getattr(reader, "key_digests", None)
+    digests = reader.capabilities.key_digests
     con = duckdb.connect(str(db), read_only=True)
     try:
-        if digests is not None:
+        if digests:
             known = dict(con.execute(KEY_DIGEST_SQL).fetchall())
         else:
             known = _key_sets(con.execute("SELECT thread_id, checkpoint_ns, checkpoint_id FROM checkpoints").fetchall())
     finally:
         con.close()
-    seen = dict(digests()) if digests is not None else _key_sets(reader.checkpoint_keys())
+    seen = dict(reader.key_digests()) if digests else _key_sets(reader.checkpoint_keys())
     changed = frozenset(t for t, keys in seen.items() if known.get(t) != keys)
     gone = [t for t in known if t not in seen]
     return changed, gone
@@ -391,13 +393,17 @@ def load(
     *,
     kind: str | None = None,
     thread_key_pattern: str | None = None,
-    options: SourceOptions = SourceOptions(),
+    options: SourceOptions | Mapping[str, Any] | None = None,
     incremental: bool = False,
     progress: Progress | None = None,
     workers: int | None = None,
     derived: DerivedTables | None = None,
 ) -> LoadSummary:
     """Load a checkpoint store into a DuckDB database, atomically.
+
+    `options` are the source kind's (`Source.options`): its options class, or a
+    mapping such as `{"schema": "agents"}` (None values = not given); one the
+    kind does not take is a `SourceError` naming the kind.
 
     A full load replaces the database; `incremental=True` re-reads only the
     threads whose checkpoints changed since the previous load (new threads, new
@@ -410,11 +416,12 @@ def load(
     """
     db = Path(db)
     src = resolve(str(source), kind)
+    options = src.options(options)
     compile_thread_key(thread_key_pattern)  # fail before touching anything
     started = datetime.now(timezone.utc)
     t0 = time.perf_counter()
     workers = workers or default_workers()
-    reader = src.open(str(source), options)
+    reader = src.open_reader(str(source), options)
     remove_stale_scratch()  # what loads killed outright left behind
     folder = scratch_dir("parts")
     try:
@@ -426,12 +433,11 @@ def load(
         total = len(only) if only is not None else reader.thread_count()
         described = reader.describe()
         ranges = None
-        split = getattr(reader, "split", None)
-        if only is None and workers > 1 and split is not None:
-            ranges = split(workers * RANGES_PER_WORKER)
+        if only is None and workers > 1 and reader.capabilities.split:
+            ranges = reader.split(workers * RANGES_PER_WORKER)
 
         schemas = staging_schemas()
-        base = _Job(str(source), src.kind, options, thread_key_pattern, only, folder, "p0", schemas)
+        base = _Job(src, str(source), options, thread_key_pattern, only, folder, "p0", schemas)
         done = 0
 
         def tick(n: int) -> None:
@@ -457,8 +463,7 @@ def load(
                 return writer, writer.next_load_id()
 
             if ranges and len(ranges) > 1:
-                make_handoff = getattr(reader, "handoff", None)
-                handoff = make_handoff() if make_handoff is not None else None
+                handoff = reader.handoff() if reader.capabilities.handoff else None
                 if handoff is not None:
                     # A staged export or a SQLite snapshot: workers read ours (kept until the load ends).
                     base = replace(base, handoff=handoff)

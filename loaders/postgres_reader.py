@@ -14,13 +14,14 @@ from loaders.pg_rows import (
     TS_PATTERN,
     BlobRow,
     CheckpointRow,
+    PostgresOptions,
     WriteRow,
     assemble,
-    since_text,
     table_shape,
 )
-from loaders.postgres_source import _first_line, mask_dsn
-from loaders.records import SourceError, SourceOptions, ThreadBundle
+from loaders.postgres_source import first_line, mask_dsn
+from loaders.records import SourceError, ThreadBundle
+from loaders.source import SPLIT_MIN_BYTES, Capabilities, SourceReader
 
 # Rows per FETCH. Blob rows hold a whole message list each, so fewer of them.
 CHUNK_ROWS = 2000
@@ -77,27 +78,30 @@ GROUP BY k ORDER BY k
 """
 
 
-class PostgresReader:
-    """An open read-only snapshot of one schema's checkpoint tables."""
+class PostgresReader(SourceReader):
+    """An open read-only snapshot of one schema's checkpoint tables. Split loads: each
+    worker opens its own (no handoff), reading its ranges in one snapshot of its own."""
 
-    def __init__(self, dsn: str, options: SourceOptions) -> None:
+    capabilities = Capabilities(split=True)
+
+    def __init__(self, dsn: str, options: PostgresOptions) -> None:
         self.options = options
         self.where = mask_dsn(dsn)
         self.schema = options.schema or "public"
-        self._since = since_text(options.since)
+        self._since = options.since_ts
         self.conn: psycopg.Connection | None = None
         try:
             self.conn = psycopg.connect(dsn, autocommit=False, application_name="transcript-lens")
         except psycopg.Error as exc:
-            raise SourceError(f"{self.where}: cannot connect ({_first_line(exc, dsn)})") from None
+            raise SourceError(f"{self.where}: cannot connect ({first_line(exc, dsn)})") from None
         except Exception as exc:  # noqa: BLE001 - a malformed DSN raises ProgrammingError or ValueError
-            raise SourceError(f"{self.where}: not a usable Postgres DSN ({_first_line(exc, dsn)})") from None
+            raise SourceError(f"{self.where}: not a usable Postgres DSN ({first_line(exc, dsn)})") from None
         try:
             self.conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
             self.shallow = self._check_schema()
         except psycopg.Error as exc:
             self.close()
-            raise SourceError(f"{self.where}: cannot read the checkpoint tables ({_first_line(exc)})") from None
+            raise SourceError(f"{self.where}: cannot read the checkpoint tables ({first_line(exc)})") from None
         except BaseException:
             self.close()
             raise
@@ -135,7 +139,7 @@ class PostgresReader:
             # A hashed semi-join: `= ANY(array)` would scan the array per row.
             clauses.append(sql.SQL("thread_id IN (SELECT unnest(%s::text[]))"))
             params.append(ids)
-        lo, hi = self.options.bounds()
+        lo, hi = self.thread_range
         if lo is not None:
             clauses.append(sql.SQL('thread_id COLLATE "C" >= %s'))
             params.append(lo)
@@ -187,7 +191,7 @@ class PostgresReader:
         )
         return self._guard(lambda: self.conn.execute(query, params).fetchone()[0])
 
-    def split(self, n: int, min_bytes: int = 32 << 20) -> list[tuple[str | None, str | None]]:
+    def split(self, n: int, min_bytes: int = SPLIT_MIN_BYTES) -> list[tuple[str | None, str | None]]:
         """Up to `n` thread-id ranges `[lo, hi)` holding about equal `messages` blob bytes.
 
         Computed on the server (only the boundaries come back); `octet_length`
@@ -217,7 +221,7 @@ class PostgresReader:
         try:
             yield from self._stream("tl_keys", query, [], CHUNK_ROWS)
         except psycopg.Error as exc:
-            raise SourceError(f"{self.where}: reading checkpoint keys failed ({_first_line(exc)})") from None
+            raise SourceError(f"{self.where}: reading checkpoint keys failed ({first_line(exc)})") from None
 
     def threads(self, only: frozenset[str] | None = None) -> Iterator[ThreadBundle]:
         where, params = self._filter(only)
@@ -238,7 +242,7 @@ class PostgresReader:
                 self.where,
             )
         except psycopg.Error as exc:
-            raise SourceError(f"{self.where}: reading checkpoints failed ({_first_line(exc)})") from None
+            raise SourceError(f"{self.where}: reading checkpoints failed ({first_line(exc)})") from None
         finally:
             for stream in streams:
                 stream.close()
@@ -247,7 +251,7 @@ class PostgresReader:
         try:
             return fn()
         except psycopg.Error as exc:
-            raise SourceError(f"{self.where}: query failed ({_first_line(exc)})") from None
+            raise SourceError(f"{self.where}: query failed ({first_line(exc)})") from None
 
     def close(self) -> None:
         if self.conn is not None:

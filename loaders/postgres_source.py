@@ -7,7 +7,7 @@ blobs and special-channel writes in chunks, each ordered by
 `thread_id COLLATE "C"` so the server's order is Python's string order and
 `pg_rows.assemble()` can merge-join them holding one thread at a time.
 
->>> reader = PostgresSource().open("postgresql://app@db/agents", SourceOptions())  # doctest: +SKIP
+>>> reader = PostgresSource().open("postgresql://app@db/agents", {"schema": "public"})  # doctest: +SKIP
 >>> next(reader.threads()).thread_id  # doctest: +SKIP
 'acme:web:sess-001'
 """
@@ -18,7 +18,8 @@ import re
 from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
-from loaders.records import SourceOptions
+from loaders.pg_rows import PostgresOptions
+from loaders.source import Source
 
 if TYPE_CHECKING:
     from loaders.postgres_reader import PostgresReader
@@ -56,7 +57,7 @@ def mask_dsn(dsn: str) -> str:
 _KEYWORD_PASSWORD = re.compile(r"password\s*=\s*(?:'(?:[^'\\]|\\.)*'|\S+)")
 
 
-def _secrets(dsn: str) -> list[str]:
+def dsn_secrets(dsn: str) -> list[str]:
     """The password of a DSN as written and as decoded (longest first), to scrub from messages."""
     found: list[str] = []
     if "://" not in dsn:
@@ -66,33 +67,46 @@ def _secrets(dsn: str) -> list[str]:
         userinfo = parts.netloc.rsplit("@", 1)[0] if "@" in parts.netloc else ""
         if ":" in userinfo:
             found.append(userinfo.split(":", 1)[1])
-        for k, v in parse_qsl(parts.query, keep_blank_values=True):
-            if k == "password":
-                found.append(v)
-        if ":" in userinfo:
-            found.append(unquote(found[0]))
+        for pair in parts.query.split("&"):
+            key, _, value = pair.partition("=")
+            if unquote(key) == "password":
+                found.append(value)
     except ValueError:
         pass
+    found += [unquote(s) for s in found]  # as written and as libpq decodes it
     return sorted({s for s in found if s}, key=len, reverse=True)
 
 
-def _first_line(exc: BaseException, dsn: str = "") -> str:
+def first_line(exc: BaseException, dsn: str = "") -> str:
+    """The first line of an error, with the password of `dsn` scrubbed."""
     # libpq quotes the offending token of a malformed DSN, which may be the password.
     text = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-    for secret in _secrets(dsn):
+    for secret in dsn_secrets(dsn):
         text = text.replace(secret, "***")
     return text
 
 
-class PostgresSource:
-    """A live database written by `PostgresSaver`; detected by a `postgresql://` or `postgres://` DSN."""
+class PostgresSource(Source):
+    """A live database written by `PostgresSaver`; detected by a `postgresql://` or `postgres://` DSN
+    (a keyword DSN, `host=… dbname=…`, is read with kind `postgres` named)."""
 
     kind = "postgres"
+    label = "Postgres database written by PostgresSaver (a DSN)"
+    options_class = PostgresOptions
 
     def detect(self, spec: str) -> bool:
         return spec.startswith(DSN_PREFIXES)
 
-    def open(self, spec: str, options: SourceOptions) -> PostgresReader:
+    def describe(self, spec: str) -> str:
+        return mask_dsn(spec)
+
+    def secrets(self, spec: str) -> list[str]:
+        return dsn_secrets(spec)
+
+    def short_name(self, spec: str) -> str:
+        return self.kind  # a DSN's parts are no file name (a keyword DSN's are its password)
+
+    def open_reader(self, spec: str, options: PostgresOptions) -> PostgresReader:
         # psycopg (~70 ms to import) only when a database is opened: a SQLite load,
         # and each of its workers, never pays for it.
         from loaders.postgres_reader import PostgresReader

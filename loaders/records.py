@@ -1,11 +1,17 @@
-"""Records that cross from a source reader to the transform (typed, frozen)."""
+"""Records that cross from a source reader to the transform (typed, frozen).
+
+The contract a source implements (`Source`, `SourceReader`, options) is `loaders.source`.
+"""
 
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple, Protocol
+from typing import Any, NamedTuple
+
+# The pending-write channels a transcript needs (interrupts, resumes, errors); every other write is skipped.
+SPECIAL_CHANNELS = ("__interrupt__", "__resume__", "__error__")
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,53 +145,9 @@ class ThreadBundle:
     payloads: list[Any] = field(default_factory=list)
 
 
-@dataclass(frozen=True, slots=True)
-class SourceOptions:
-    """What a caller may ask of any source."""
-
-    schema: str | None = None
-    threads: tuple[str, ...] = ()
-    since: str | None = None
-    # [lo, hi) over thread ids (None = unbounded): one worker's share of a split source.
-    thread_range: tuple[str | None, str | None] | None = None
-
-    def wanted(self, only: frozenset[str] | None = None) -> list[str] | None:
-        """The thread subset to read: `threads` intersected with the pipeline's `only`; None = all.
-
-        >>> SourceOptions(threads=("a", "b")).wanted(frozenset({"b", "c"}))
-        ['b']
-        """
-        wanted = set(self.threads)
-        if only is not None:
-            wanted = (wanted & only) if wanted else set(only)
-        elif not wanted:
-            return None
-        return sorted(wanted)
-
-    def bounds(self) -> tuple[str | None, str | None]:
-        """`[lo, hi)` over thread ids for one worker of a split load; (None, None) = all."""
-        return self.thread_range or (None, None)
-
-    def bounds_sql(self) -> tuple[list[str], list]:
-        """`bounds()` as SQLite predicates on `thread_id` with their parameters.
-
-        >>> SourceOptions(thread_range=("b", None)).bounds_sql()
-        (['thread_id >= ?'], ['b'])
-        """
-        lo, hi = self.bounds()
-        clauses, params = [], []
-        if lo is not None:
-            clauses.append("thread_id >= ?")
-            params.append(lo)
-        if hi is not None:
-            clauses.append("thread_id < ?")
-            params.append(hi)
-        return clauses, params
-
-
 def weighted_ranges(weights: list[tuple[str, int]], n: int) -> list[tuple[str | None, str | None]]:
     """Cut threads `(thread_id, weight)`, in id order, into `n` `[lo, hi)` ranges of about
-    equal weight, for `SourceOptions.thread_range`; one unbounded range when there is nothing to cut.
+    equal weight, for `SourceReader.split`; one unbounded range when there is nothing to cut.
 
     >>> weighted_ranges([("a", 1), ("b", 1), ("c", 2)], 2)
     [(None, 'c'), ('c', None)]
@@ -201,42 +163,6 @@ def weighted_ranges(weights: list[tuple[str, int]], n: int) -> list[tuple[str | 
         acc += w or 0
     edges = [None, *bounds, None]
     return list(zip(edges[:-1], edges[1:]))
-
-
-class SourceReader(Protocol):
-    """An opened source. Readers stream: one thread in memory at a time.
-
-    Optional, looked up with `getattr` by `loaders.pipeline.load`: `split(n)`
-    (thread-id ranges for `n` workers), `handoff()` (how a worker opens what
-    this reader already staged or copied, or None to open the source itself)
-    and `key_digests()` (one key text per thread, for incremental loads).
-    """
-
-    def describe(self) -> str:
-        """The source as it may be shown and stored (no secrets)."""
-
-    def thread_count(self) -> int | None:
-        """How many threads `threads()` will yield, if cheap to know (for progress)."""
-
-    def checkpoint_keys(self) -> Iterator[tuple[str, str, str]]:
-        """Every `(thread_id, checkpoint_ns, checkpoint_id)`, for incremental loads."""
-
-    def threads(self, only: frozenset[str] | None = None) -> Iterator[ThreadBundle]:
-        """Yield every thread (or only these), ordered by thread id."""
-
-    def close(self) -> None: ...
-
-
-class Source(Protocol):
-    """A kind of source: how to recognise it and how to open it."""
-
-    kind: str
-
-    def detect(self, spec: str) -> bool:
-        """True when `spec` (a path or a DSN) is this kind of source."""
-
-    def open(self, spec: str, options: SourceOptions) -> SourceReader:
-        """Open it read-only; raise `SourceError` naming the path and what was expected."""
 
 
 class SourceError(Exception):

@@ -1,25 +1,35 @@
-"""The one place sources are registered.
+"""The one place sources are registered, and where the app asks about them.
 
 Built-in sources register here exactly as an extension would: call
-`register(source)`, or expose an entry point in the group
-`transcript_lens.sources` whose object is a `Source`.
+`register(source)` with a `loaders.source.Source`, or expose an entry point
+in the group `transcript_lens.sources` naming one (or its class).
 """
 
 from __future__ import annotations
 
 from importlib.metadata import entry_points
 
-from loaders.records import Source, SourceError
+from loaders.records import SourceError
+from loaders.source import Source, SourceOptions
 
 _SOURCES: dict[str, Source] = {}
 _entry_points_loaded = False
 
 
 def register(source: Source) -> Source:
-    """Make a source kind available to `load()` and the CLI.
+    """Make a source kind available to `load()`, the CLI and the app (a kind registered
+    again is replaced).
 
     >>> register(SqliteSource())  # doctest: +SKIP
     """
+    if not isinstance(source, Source):
+        raise TypeError(f"{source!r} is not a loaders.source.Source (the contract a source kind implements)")
+    for attr in ("kind", "label"):
+        value = getattr(source, attr, None)
+        if not isinstance(value, str) or not value.strip():
+            raise TypeError(f"{type(source).__name__}.{attr} must be a non-empty string")
+    if not (isinstance(source.options_class, type) and issubclass(source.options_class, SourceOptions)):
+        raise TypeError(f"{type(source).__name__}.options_class must be a SourceOptions subclass")
     _SOURCES[source.kind] = source
     return source
 
@@ -30,7 +40,8 @@ def sources() -> dict[str, Source]:
     if not _entry_points_loaded:
         _entry_points_loaded = True
         for ep in entry_points(group="transcript_lens.sources"):
-            register(ep.load())
+            found = ep.load()
+            register(found() if isinstance(found, type) else found)  # a Source, or its class
     return dict(_SOURCES)
 
 
@@ -48,5 +59,33 @@ def resolve(spec: str, kind: str | None = None) -> Source:
         except OSError:
             continue
     raise SourceError(
-        f"{spec}: not a recognised checkpoint source (expected one of: {', '.join(known)})"
+        f"{redact(spec, spec)}: not a recognised checkpoint source (expected one of: {', '.join(known)})"
     )
+
+
+def redact(text: str, spec: str) -> str:
+    """`text` with every secret that any registered kind finds in `spec` replaced by `***`
+    (for a spec no kind claims, or a message that may quote it).
+
+    >>> import loaders
+    >>> loaders.redact("host=db password=s3cret: bad", "host=db password=s3cret")
+    'host=db password=***: bad'
+    """
+    for source in sources().values():
+        text = source.redact(text, spec)
+    return text
+
+
+def describe(spec: str, kind: str | None = None) -> str:
+    """`spec` as its kind shows it (a DSN's password masked); a spec of no known kind
+    with every secret any kind finds in it masked.
+
+    >>> import loaders
+    >>> loaders.describe("postgresql://app:s3cret@db/agents")
+    'postgresql://app:***@db/agents'
+    """
+    try:
+        source = resolve(spec, kind)
+    except SourceError:
+        return redact(spec, spec)
+    return source.describe(spec)

@@ -2,7 +2,7 @@
 
 Read-only and side-effect free: LangGraph's own saver runs `setup()` (DDL,
 `PRAGMA journal_mode=WAL`) even on a read and leaves `-wal`/`-shm` files
-behind (FORMATS §1.1), so this reader never uses it. How the file is opened
+behind (contract §7.1), so this reader never uses it. How the file is opened
 depends on its WAL state, so that the file and its folder stay byte-identical:
 
 - no `-wal` with data: `immutable=1`; SQLite creates no side file;
@@ -33,19 +33,19 @@ from urllib.parse import quote
 import ormsgpack
 
 from loaders import _native
-from loaders.decode import _UNPACK_OPT, DecodeError, _outer_hook, decode_typed, plain
+from loaders.decode import UNPACK_OPT, DecodeError, decode_typed, outer_hook, plain
 from loaders.records import (
-    LoadError, Payloads, RawCheckpoint, RawWrite, SourceError, SourceOptions, ThreadBundle, weighted_ranges,
+    SPECIAL_CHANNELS, LoadError, Payloads, RawCheckpoint, RawWrite, SourceError, ThreadBundle, weighted_ranges,
 )
 from loaders.scratch import scratch_dir
+from loaders.source import SPLIT_MIN_BYTES, Capabilities, Source, SourceOptions, SourceReader
 
-# The compiled scan and read-ahead VFS (None: the ormsgpack path below and SQLite's own VFS).
-_scan = _native.scan
-_readahead = _native.readahead
+# The compiled scan and read-ahead VFS (None: the ormsgpack path below and SQLite's own VFS; tests switch them off).
+native_scan = _native.scan
+native_readahead = _native.readahead
 
 _unpackb = ormsgpack.unpackb
 _first = operator.itemgetter(0)  # rows grouped by thread id (a C call per row, not a lambda's frame)
-SPECIAL_CHANNELS = ("__interrupt__", "__resume__", "__error__")
 FAST_TEXT = True  # read TEXT with sqlite3's own decoder until a value is not UTF-8 (`_threads_decoded`); tests turn it off
 _CHECKPOINT_COLUMNS = {"thread_id", "checkpoint_ns", "checkpoint_id", "parent_checkpoint_id", "type", "checkpoint", "metadata"}
 _WRITE_COLUMNS = {"thread_id", "checkpoint_ns", "checkpoint_id", "task_id", "idx", "channel", "type", "value"}
@@ -71,7 +71,7 @@ def _wal_id(wal: Path) -> bytes | None:
     return head[12:24] if len(head) == 32 else None
 
 
-def _snapshot(path: Path, wal: Path, folder: Path, attempts: int = 50) -> Path:
+def snapshot_copy(path: Path, wal: Path, folder: Path, attempts: int = 50) -> Path:
     """Copy a WAL-mode store (main file, then `-wal`) into `folder`; see the module docstring."""
     copy = folder / path.name
     copy_wal = copy.with_name(copy.name + "-wal")
@@ -133,18 +133,19 @@ def _connect_immutable(path: Path) -> sqlite3.Connection:
     """A read-only connection to a store that does not change while it is read,
     through the read-ahead VFS when there is one (`loaders/_readahead.c`: a
     checkpoint blob's overflow pages in one read instead of one read each)."""
-    if _readahead is not None:
+    if native_readahead is not None:
         try:
-            return sqlite3.connect(_uri(path, mode="ro", immutable="1", vfs=_readahead.VFS_NAME), uri=True, isolation_level=None)
+            return sqlite3.connect(_uri(path, mode="ro", immutable="1", vfs=native_readahead.VFS_NAME), uri=True, isolation_level=None)
         except sqlite3.OperationalError:
             pass  # "no such vfs": this Python's sqlite3 carries a SQLite of its own
     return sqlite3.connect(_uri(path, mode="ro", immutable="1"), uri=True, isolation_level=None)
 
 
-class SqliteSource:
+class SqliteSource(Source):
     """A `SqliteSaver` file. Detected by its SQLite header."""
 
     kind = "sqlite"
+    label = "SQLite file written by SqliteSaver"
 
     def detect(self, spec: str) -> bool:
         p = Path(spec)
@@ -153,12 +154,14 @@ class SqliteSource:
         with p.open("rb") as fh:
             return fh.read(16) == _SQLITE_MAGIC
 
-    def open(self, spec: str, options: SourceOptions) -> SqliteReader:
+    def open_reader(self, spec: str, options: SourceOptions) -> SqliteReader:
         return SqliteReader(Path(spec), options)
 
 
-class SqliteReader:
+class SqliteReader(SourceReader):
     """An opened SQLite store; see the module docstring for how it is opened."""
+
+    capabilities = Capabilities(split=True, handoff=True, key_digests=True)
 
     def __init__(self, path: Path, options: SourceOptions, *, snapshot: Path | None = None) -> None:
         self.path = path
@@ -181,7 +184,7 @@ class SqliteReader:
 
         def connect_snapshot() -> sqlite3.Connection:
             self._tmpdir = scratch_dir("snapshot")
-            self._snapshot = _snapshot(path, wal, Path(self._tmpdir))
+            self._snapshot = snapshot_copy(path, wal, Path(self._tmpdir))
             return sqlite3.connect(str(self._snapshot), isolation_level=None)
 
         self._open(connect_snapshot)
@@ -232,7 +235,7 @@ class SqliteReader:
         when the id list is too long to bind (SQLite caps bound parameters)."""
         selected = self.options.wanted(only)
         wanted = set(selected) if selected is not None else None
-        clauses, params = self.options.bounds_sql()
+        clauses, params = self.thread_range.sql()
         if wanted is not None and len(wanted) <= 500:
             ids = sorted(wanted)
             clauses.append(f"thread_id IN ({','.join('?' * len(ids))})" if ids else "FALSE")
@@ -240,7 +243,7 @@ class SqliteReader:
             wanted = None
         return " AND ".join(clauses), params, wanted
 
-    def split(self, n: int, min_bytes: int = 32 << 20) -> list[tuple[str | None, str | None]]:
+    def split(self, n: int, min_bytes: int = SPLIT_MIN_BYTES) -> list[tuple[str | None, str | None]]:
         """Thread-id ranges holding about equal decoding work, for `n` workers.
 
         A thread of k checkpoints holds about k²/2 message payloads (each checkpoint
@@ -311,7 +314,7 @@ class SqliteReader:
             raise self._damaged(exc) from None
 
     def _threads_decoded(self, only: frozenset[str] | None) -> Iterator[ThreadBundle]:
-        """`_threads` with sqlite3's own UTF-8 decoding while the text is valid.
+        """`threads_after` with sqlite3's own UTF-8 decoding while the text is valid.
 
         `_text` (a Python call per TEXT value, five per checkpoint row) costs about
         2 % of a load; the built-in `str` factory decodes in C but raises on the
@@ -324,7 +327,7 @@ class SqliteReader:
         self.con.text_factory = str if FAST_TEXT else _text
         try:
             try:
-                for raw_id, bundle in self._threads(only, None):
+                for raw_id, bundle in self.threads_after(only, None):
                     yield bundle
                     done, last = done + 1, raw_id
                 return
@@ -334,7 +337,7 @@ class SqliteReader:
             self.con.text_factory = _text
             after = last if type(last) is str else None
             skip = 0 if after is not None else done
-            for raw_id, bundle in self._threads(only, after):
+            for raw_id, bundle in self.threads_after(only, after):
                 if skip:
                     skip -= 1
                     continue
@@ -343,14 +346,14 @@ class SqliteReader:
             if self.con is not None:  # (None: the reader was closed before this generator was)
                 self.con.text_factory = _text
 
-    def _threads(self, only: frozenset[str] | None, after: str | None) -> Iterator[tuple[object, ThreadBundle]]:
+    def threads_after(self, only: frozenset[str] | None, after: str | None) -> Iterator[tuple[object, ThreadBundle]]:
         """(raw thread id, bundle) for every thread, or every thread whose id sorts after `after`."""
         where, params, wanted = self._thread_filter(only)
         if after is not None:
             where = " AND ".join(filter(None, [where, "thread_id > ?"]))
             params = [*params, after]
         cps = self.con.execute(_CHECKPOINTS_SQL.format(where=f"WHERE {where}" if where else ""), params)
-        writes = self.special_writes(only, where, params, wanted)
+        writes = self._special_writes(only, where, params, wanted)
         for thread_id, rows in itertools.groupby(cps, key=_first):
             problem = _key_problem(thread_id)
             if problem is not None:
@@ -363,7 +366,7 @@ class SqliteReader:
                 continue
             yield thread_id, bundle_thread(thread_id, rows, thread_writes)
 
-    def special_writes(self, only: frozenset[str] | None, where: str, params: list, wanted: set[str] | None) -> _WriteGroups:
+    def _special_writes(self, only: frozenset[str] | None, where: str, params: list, wanted: set[str] | None) -> _WriteGroups:
         """The `__interrupt__` / `__resume__` / `__error__` writes of the selected threads,
         grouped by thread in thread order (`where`, `params`, `wanted`: `_thread_filter`'s)."""
         # Special writes are few among many (every step writes its messages): walking
@@ -373,15 +376,11 @@ class SqliteReader:
         # threads bound in the SQL (not filtered afterwards) is looked up by the key,
         # and so is one range of a split load: a worker reads many small ranges, and a
         # whole-table scan for each would cost more than the lookups of its own rows.
-        by_key = (self.options.wanted(only) is not None and wanted is None) or self.options.thread_range is not None
+        by_key = (self.options.wanted(only) is not None and wanted is None) or self.thread_range != (None, None)
         indexed = "" if by_key else "NOT INDEXED"
         return _WriteGroups(self.con.execute(
             _WRITES_SQL.format(indexed=indexed, where=f"AND {where}" if where else ""), [*SPECIAL_CHANNELS, *params]
         ))
-
-    def checkpoint_rows(self, thread_id: str) -> list[tuple]:
-        """Every `checkpoints` row of one thread (by the key), in the reader's column order."""
-        return self.con.execute(_CHECKPOINTS_SQL.format(where="WHERE thread_id = ?"), [thread_id]).fetchall()
 
     def close(self) -> None:
         con = getattr(self, "con", None)
@@ -428,7 +427,7 @@ def bundle_thread(thread_id: str, rows, write_rows) -> ThreadBundle:
     checkpoints = []
     append = checkpoints.append
     for row in rows:
-        cp = _fast_checkpoint(row, payloads)
+        cp = fast_checkpoint(row, payloads)
         if cp is None and _keys_ok(row, errors, "checkpoint"):
             cp = decode_checkpoint_row(row, errors, payloads)
         if cp is not None:
@@ -462,7 +461,7 @@ def _keys_ok(row, errors: list[LoadError], stage: str) -> bool:
 
 
 def decode_metadata(raw, errors: list[LoadError], where: tuple[str, str, str]) -> str | None:
-    """SqliteSaver metadata is UTF-8 JSON text stored as a BLOB (FORMATS §1.2).
+    """SqliteSaver metadata is UTF-8 JSON text stored as a BLOB (contract §7.2).
 
     It is passed on as text: DuckDB validates it and extracts `step`, `source`
     and `run_id` at ingest (`loaders.writer`), which is much cheaper than
@@ -505,16 +504,16 @@ def _strict_json(text: str) -> bool:
 
 
 
-def _fast_checkpoint(row, payloads: Payloads) -> RawCheckpoint | None:
+def fast_checkpoint(row, payloads: Payloads) -> RawCheckpoint | None:
     """The common case of `decode_checkpoint_row` in a few checks; None when the
     row is anything but a well-formed msgpack checkpoint with JSON-object
     metadata (the full path then reports what is wrong). This runs once per
     checkpoint, so every check costs the whole load time."""
-    if _scan is not None:
+    if native_scan is not None:
         # All of the below in one C call: the checks, a walk of the blob in place that
         # compares payloads with the previous checkpoint's where they lie, and the
         # numbering. None when it is not sure; then ormsgpack decides, below.
-        cp = _scan.row(row, payloads, RawCheckpoint)
+        cp = native_scan.row(row, payloads, RawCheckpoint)
         if cp is not None:
             return cp
     thread_id, ns, cid, parent, type_, blob, metadata = row
@@ -532,7 +531,7 @@ def _fast_checkpoint(row, payloads: Payloads) -> RawCheckpoint | None:
     if metadata[:1] != "{" or "NaN" in metadata or "Infinity" in metadata:
         return None
     try:
-        checkpoint = _unpackb(blob, ext_hook=_outer_hook, option=_UNPACK_OPT)
+        checkpoint = _unpackb(blob, ext_hook=outer_hook, option=UNPACK_OPT)
     except Exception:  # noqa: BLE001 - the full path says what is wrong
         return None
     if type(checkpoint) is not dict:

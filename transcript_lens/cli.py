@@ -58,7 +58,7 @@ def run_load(args: argparse.Namespace) -> int:
     """Load with a progress bar on stderr and the summary line on stdout."""
     from tqdm import tqdm
 
-    from loaders import SourceError, SourceOptions
+    from loaders import SourceError
 
     # No monitor thread: with only the main thread running, load() may fork its
     # workers (they start at once) instead of spawning them (an interpreter and
@@ -72,7 +72,8 @@ def run_load(args: argparse.Namespace) -> int:
             bar.refresh()
         bar.update(done - bar.n)
 
-    options = SourceOptions(schema=args.schema, threads=tuple(args.threads), since=args.since)
+    # Only what was given (None: not given): a kind that does not take a given option fails naming it.
+    options = {"threads": tuple(args.threads), "schema": args.schema, "since": args.since}
     try:
         summary = transcript_lens.load(
             args.source, args.db, kind=args.kind, thread_key_pattern=args.thread_key_pattern,

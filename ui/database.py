@@ -125,7 +125,7 @@ def configured_db(argv: list[str] | None = None, environ: dict | None = None) ->
 def _writer_code_mtime_ns() -> int:
     """Newest change to the code that decides what a load writes (the loader, and analytics' derived tables)."""
     root = Path(__file__).resolve().parents[1]
-    files = [*(root / "loaders").glob("*.py"), *(root / "analytics").glob("*.py")]
+    files = [*(root / "loaders").rglob("*.py"), *(root / "analytics").glob("*.py")]
     return max((f.stat().st_mtime_ns for f in files if f.exists()), default=0)
 
 
@@ -161,11 +161,12 @@ def is_duckdb_file(path: str | os.PathLike) -> bool:
         return False
 
 
-def load_target(spec: str) -> Path:
-    """The database a source is loaded into: stable per source, so reloading replaces it."""
+def load_target(spec: str, source) -> Path:
+    """The database a source (`spec` of the kind `source`, a `loaders.Source`) is loaded
+    into: stable per source, so reloading replaces it; named as the kind names its specs
+    (`Source.short_name`: never a DSN's password)."""
     digest = hashlib.sha256(spec.encode()).hexdigest()[:12]
-    stem = "postgres" if "://" in spec else Path(spec.rstrip("/")).name or "source"
-    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", stem)[:40].strip("-.") or "source"
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", source.short_name(spec))[:40].strip("-.") or "source"
     return loads_dir() / f"{slug}-{digest}.duckdb"
 
 

@@ -6,7 +6,6 @@ import hashlib
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
 import streamlit as st
 
@@ -17,19 +16,18 @@ _FLASH = "tl.flash"
 UPLOAD_TYPES = ["sqlite", "sqlite3", "db", "zip", "sql", "dump", "pgdump", "duckdb"]
 
 
-def masked(spec: str) -> str:
-    """A source as it may be shown: a DSN's password hidden.
+def shown(spec: str, kind: str | None = None) -> str:
+    """A source as the sidebar shows it: as its kind describes it (a DSN's password masked);
+    a spec of no known kind with every password any kind finds in it masked.
 
-    >>> masked("postgresql://u:secret@h/db")
-    'postgresql://u:***@h/db'
+    >>> shown("postgresql://u@h/db?password=secret")
+    'postgresql://u@h/db?password=%2A%2A%2A'
+    >>> shown("host=h dbname=db password=secret", "postgres")
+    'host=h dbname=db password=***'
     """
-    if "://" not in spec:
-        return spec
-    parts = urlsplit(spec)
-    if parts.password is None:
-        return spec
-    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
-    return urlunsplit(parts._replace(netloc=netloc))
+    import loaders  # the registry: each kind shows its own specs
+
+    return loaders.describe(spec, kind)
 
 
 def render() -> None:
@@ -60,14 +58,16 @@ def _database_panel() -> None:
     if "source" in info:
         loaded = info["loaded_at"].strftime("%Y-%m-%d %H:%M UTC") if info.get("loaded_at") else "?"
         errors = f" · {info['load_errors']} row errors" if info.get("load_errors") else ""
-        st.caption(f"from {info['source_kind']} `{masked(str(info['source']))}`, loaded {loaded}{errors}")
+        st.caption(f"from {info['source_kind']} `{shown(str(info['source']), info['source_kind'])}`, loaded {loaded}{errors}")
     st.caption(f"`{db.path}`")
 
 
 def _load_panel() -> None:
     import loaders  # the registry: whatever source kinds are installed right now
 
-    kinds = [AUTO, *loaders.sources()]
+    registered = loaders.sources()
+    kinds = [AUTO, *registered]
+    with_schema = [k for k, s in registered.items() if "schema" in s.options_class.names()]
     with st.expander("Load a source", expanded=state.current_db() is None):
         spec = st.text_input(
             "Path or DSN",
@@ -77,7 +77,10 @@ def _load_panel() -> None:
             "or a Transcript Lens .duckdb to open as is. The kind is detected from what you give.",
         )
         upload = st.file_uploader("…or upload a file", type=UPLOAD_TYPES, key="load.upload")
-        kind = st.selectbox("Source kind", kinds, key="load.kind")
+        kind = st.selectbox(
+            "Source kind", kinds, key="load.kind",
+            help="\n".join(f"- `{k}`: {s.label}" for k, s in registered.items()),
+        )
         pattern = st.text_input(
             "Thread-key pattern",
             key="load.pattern",
@@ -90,7 +93,7 @@ def _load_panel() -> None:
             "Postgres schema",
             key="load.schema",
             placeholder="public",
-            help="For a Postgres database: the schema holding the checkpoint tables.",
+            help=f"For {', '.join(f'`{k}`' for k in with_schema)}: the schema holding the checkpoint tables.",
         )
         incremental = st.checkbox(
             "Only re-read what changed",
@@ -124,6 +127,10 @@ class LoadChoices:
     schema: str | None = None
     incremental: bool = False
 
+    def source_options(self) -> dict[str, str | None]:
+        """The source options chosen (None: not given; a kind that does not take one given says so)."""
+        return {"schema": self.schema}
+
 
 def _load(spec: str, upload, kind: str | None, choices: LoadChoices = LoadChoices()) -> None:
     """Load (or open) a source; on any failure the open database stays as it was."""
@@ -132,15 +139,20 @@ def _load(spec: str, upload, kind: str | None, choices: LoadChoices = LoadChoice
     if not spec:
         st.error("Give a path or a DSN, or upload a file.")
         return
-    shown = masked(spec)
     if database.is_duckdb_file(spec):
         _open_existing(spec)
         return
     import loaders
     import transcript_lens
 
-    target = database.load_target(spec)
-    with st.status(f"Loading {shown}", expanded=True) as status:
+    try:
+        source = loaders.resolve(spec, kind)
+    except loaders.SourceError as exc:
+        st.error(f"{_reason(exc, spec)}\n\nThe open database is unchanged.")
+        return
+    where = source.describe(spec)
+    target = database.load_target(spec, source)
+    with st.status(f"Loading {where}", expanded=True) as status:
         bar = st.progress(0.0, text="opening the source…")
 
         def progress(done: int, total: int | None) -> None:
@@ -149,14 +161,14 @@ def _load(spec: str, upload, kind: str | None, choices: LoadChoices = LoadChoice
 
         try:
             summary = transcript_lens.load(
-                spec, target, kind=kind, progress=progress,
+                spec, target, kind=source.kind, progress=progress,
                 thread_key_pattern=choices.thread_key_pattern,
-                options=loaders.SourceOptions(schema=choices.schema),
+                options=choices.source_options(),
                 incremental=choices.incremental,
             )
         except Exception as exc:  # noqa: BLE001 — the UI boundary: any failure is a message, never a dead app
-            status.update(label=f"Could not load {shown}", state="error", expanded=True)
-            st.error(f"{_reason(exc)}\n\nThe open database is unchanged.")
+            status.update(label=f"Could not load {where}", state="error", expanded=True)
+            st.error(f"{_reason(exc, spec)}\n\nThe open database is unchanged.")
             return
         status.update(label=summary.line(), state="complete", expanded=False)
     state.open_db(target)
@@ -170,7 +182,7 @@ def _open_existing(path: str) -> None:
     try:
         contents.database_info(path)  # refuses files that are not a Transcript Lens database
     except Exception as exc:  # noqa: BLE001 — any failure to read it means "not one of ours"
-        st.error(f"{path} is a DuckDB file but not a Transcript Lens database ({_reason(exc)}). "
+        st.error(f"{path} is a DuckDB file but not a Transcript Lens database ({_reason(exc, path)}). "
                  "The open database is unchanged.")
         return
     state.open_db(path)
@@ -178,9 +190,9 @@ def _open_existing(path: str) -> None:
     st.rerun()
 
 
-def _reason(exc: Exception) -> str:
+def _reason(exc: Exception, spec: str) -> str:
+    """An error as the sidebar shows it: its text, with the secrets of `spec` (a password) masked."""
     import loaders
 
-    if isinstance(exc, loaders.SourceError):
-        return masked(str(exc))
-    return masked(f"{type(exc).__name__}: {exc}")
+    text = str(exc) if isinstance(exc, loaders.SourceError) else f"{type(exc).__name__}: {exc}"
+    return loaders.redact(text, spec)

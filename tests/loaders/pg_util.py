@@ -32,7 +32,7 @@ from langgraph.graph import START, MessagesState, StateGraph
 from psycopg import sql
 from psycopg.rows import dict_row
 
-from storegen import DEFAULT_START, DEFAULT_THREADS, run_scenarios
+from storegen import DEFAULT_START, DEFAULT_THREADS, Clock, deterministic, run_scenarios
 from storegen.build import SPACING
 from tests import oracle
 
@@ -114,13 +114,19 @@ AWKWARD_TEXT = 'tab\there, "quoted", comma; new\nline, cr\r, back\\slash, \\N, \
 AWKWARD_THREADS = ("a:b:Zed", "a:b:alpha", "a:b:Ärger", "a:b:_x", "a:b:Alpha", 'odd:\t"sub",:new\nline\\')
 
 
-def write_awkward_threads(saver: PostgresSaver) -> list[str]:
-    """Threads whose ids, content and metadata need every escape; returns their ids."""
+def write_awkward_threads(saver) -> list[str]:
+    """Threads whose ids, content and metadata need every escape; returns their ids.
+
+    Deterministic (seeded ids, frozen clock, after `write_scenarios`' threads), so
+    two savers written by it hold the same rows."""
     graph = echo_graph(saver)
+    start = DEFAULT_START + len(DEFAULT_THREADS) * SPACING
     for i, tid in enumerate(AWKWARD_THREADS):
         cfg = {"configurable": {"thread_id": tid, "user_id": AWKWARD_TEXT}}
-        graph.invoke({"messages": [HumanMessage(content=f"{AWKWARD_TEXT} #{i}", id=f"awk-{i}")]}, cfg)
-        graph.invoke({"messages": [HumanMessage(content=["block", {"type": "text", "text": AWKWARD_TEXT}])]}, cfg)
+        with deterministic(f"awkward:{tid}"), Clock(start + i * SPACING) as clock:
+            graph.invoke({"messages": [HumanMessage(content=f"{AWKWARD_TEXT} #{i}", id=f"awk-{i}")]}, cfg)
+            clock.advance(seconds=30)
+            graph.invoke({"messages": [HumanMessage(content=["block", {"type": "text", "text": AWKWARD_TEXT}])]}, cfg)
     return list(AWKWARD_THREADS)
 
 

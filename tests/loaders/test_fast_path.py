@@ -1,6 +1,6 @@
 """The loader's fast paths give exactly what the plain paths give.
 
-- `sqlite_source._fast_checkpoint` (the common case in a few checks) against
+- `sqlite_source.fast_checkpoint` (the common case in a few checks) against
   `decode_checkpoint_row` (every check, every error message), on a real store;
 - `records.Payloads` (common prefix by equality, then a lookup) against plain
   first-seen numbering;
@@ -24,7 +24,7 @@ from tests.loaders.util import assert_same_tables, edited_store, load_db
 
 def test_fast_checkpoint_path_equals_the_full_path(sqlite_store, tmp_path, monkeypatch):
     fast_db, full_db = tmp_path / "fast.duckdb", tmp_path / "full.duckdb"
-    real = sqlite_source._fast_checkpoint
+    real = sqlite_source.fast_checkpoint
     taken = []
 
     def counting(row, payloads):
@@ -32,12 +32,12 @@ def test_fast_checkpoint_path_equals_the_full_path(sqlite_store, tmp_path, monke
         taken.append(cp is not None)
         return cp
 
-    monkeypatch.setattr(sqlite_source, "_fast_checkpoint", counting)
+    monkeypatch.setattr(sqlite_source, "fast_checkpoint", counting)
     load_db(sqlite_store.path, fast_db, workers=1)
     # The test means something only if the fast path carried the real store.
     assert len(taken) > 100 and sum(taken) / len(taken) > 0.95
 
-    monkeypatch.setattr(sqlite_source, "_fast_checkpoint", lambda row, payloads: None)
+    monkeypatch.setattr(sqlite_source, "fast_checkpoint", lambda row, payloads: None)
     load_db(sqlite_store.path, full_db, workers=1)
     assert_same_tables(fast_db, full_db, with_errors=True)
 
@@ -145,9 +145,9 @@ def _comparable(rows: list[tuple]) -> list[tuple]:
 
 
 def _bundles(path, fast: bool, monkeypatch) -> tuple[list[ThreadBundle], list]:
-    """Every bundle a reader hands over, and the `after` of each `_threads` pass it made."""
+    """Every bundle a reader hands over, and the `after` of each `threads_after` pass it made."""
     passes = []
-    real = sqlite_source.SqliteReader._threads
+    real = sqlite_source.SqliteReader.threads_after
 
     def recording(self, only, after):
         passes.append(after)
@@ -155,7 +155,7 @@ def _bundles(path, fast: bool, monkeypatch) -> tuple[list[ThreadBundle], list]:
 
     with monkeypatch.context() as m:
         m.setattr(sqlite_source, "FAST_TEXT", fast)
-        m.setattr(sqlite_source.SqliteReader, "_threads", recording)
+        m.setattr(sqlite_source.SqliteReader, "threads_after", recording)
         reader = sqlite_source.SqliteSource().open(str(path), sqlite_source.SourceOptions())
         try:
             return list(reader.threads()), passes

@@ -144,7 +144,7 @@ def test_a_wal_restart_between_copying_the_file_and_its_wal_is_not_a_torn_snapsh
         return out
 
     monkeypatch.setattr(sqlite_source.shutil, "copyfile", copyfile)
-    real_snapshot = sqlite_source._snapshot
+    real_snapshot = sqlite_source.snapshot_copy
     checks = []
 
     def snapshot(*a, **kw):
@@ -154,7 +154,7 @@ def test_a_wal_restart_between_copying_the_file_and_its_wal_is_not_a_torn_snapsh
         con.close()
         return copy
 
-    monkeypatch.setattr(sqlite_source, "_snapshot", snapshot)
+    monkeypatch.setattr(sqlite_source, "snapshot_copy", snapshot)
     db = tmp_path / "raced.duckdb"
     try:
         load_db(src, db, workers=1)

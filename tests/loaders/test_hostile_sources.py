@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from loaders.__main__ import main
+from tests.loaders.conformance import force_split
 from tests.loaders.hostile_util import tree_fingerprint
 from tests.loaders.util import load_db
 
@@ -155,8 +156,7 @@ def test_a_damaged_store_fails_the_same_way_in_parallel_workers(sqlite_store, ex
     from loaders import SourceError
     from loaders.sqlite_source import SqliteReader
 
-    split = SqliteReader.split
-    monkeypatch.setattr(SqliteReader, "split", lambda self, n: split(self, n, min_bytes=0))
+    force_split(monkeypatch, SqliteReader)
     source = _make("damaged-page", sqlite_store.path, tmp_path)
     before = tree_fingerprint(existing.parent)
     with pytest.raises(SourceError, match=r"damaged.sqlite: unreadable SQLite file") as err:

@@ -12,6 +12,7 @@ import pytest
 import loaders
 from loaders import pipeline
 from loaders.sqlite_source import SqliteReader
+from tests.loaders.conformance import force_split
 from tests.loaders.util import assert_same_tables, folder_fingerprint, load_db
 
 TABLES = ("threads", "checkpoints", "messages", "message_versions", "message_events")
@@ -20,8 +21,7 @@ TABLES = ("threads", "checkpoints", "messages", "message_versions", "message_eve
 @pytest.fixture
 def forced_split(monkeypatch):
     """The fixture stores are small: split them anyway, into as many ranges as asked."""
-    split = SqliteReader.split
-    monkeypatch.setattr(SqliteReader, "split", lambda self, n: split(self, n, min_bytes=0))
+    force_split(monkeypatch, SqliteReader)
 
 
 def physical(db) -> dict[str, list[tuple]]:
@@ -74,7 +74,7 @@ def test_ranges_are_ingested_while_later_ones_are_decoded(sqlite_store, tmp_path
             ranges = reader_ranges.split(2 * pipeline.RANGES_PER_WORKER)
         finally:
             reader_ranges.close()
-        if j.options.thread_range == ranges[-1]:
+        if j.thread_range == ranges[-1]:
             deadline = time.monotonic() + 20
             while not fed.exists() and time.monotonic() < deadline:
                 time.sleep(0.05)

@@ -1,103 +1,59 @@
 """Postgres sources against a real server: live, COPY CSV (folder, zip), pg_dump (plain, custom).
 
-One database per module, written by real graphs through `PostgresSaver`
-(storegen's scenarios plus threads whose ids and text need every escape),
-exported the way an operator would (`psql \\copy`, `pg_dump`), then loaded
-all four ways. The oracle reads the same database through the saver's
-public API.
+The conformance graphs (tests/loaders/conformance.py: storegen's scenarios plus
+threads whose ids and text need every escape) written through `PostgresSaver`
+and exported the way an operator would (`psql \\copy`, `pg_dump`): the kit
+already holds every way to the same tables as the SqliteSaver store
+(test_conformance.py); here, what is particular to Postgres. The oracle reads
+the same database through the saver's public API.
 """
 
 from __future__ import annotations
 
-import json
 import os
 from datetime import datetime
-from types import SimpleNamespace
 
 import pytest
 from langchain_core.messages import HumanMessage
 
-import loaders
-from loaders import SourceOptions
+from loaders import PostgresOptions, SourceOptions
+from loaders.pg_export import csv_stage
+from loaders.pg_export.stage import Stage
+from loaders.pg_export.staged_reader import StagedReader
 from loaders.postgres_source import PostgresSource, mask_dsn
 from loaders.registry import resolve
-from storegen import open_sqlite_saver
 from tests import oracle
-from tests.loaders.pg_util import (
-    AWKWARD_TEXT,
-    DATA_TABLES,
-    echo_graph,
-    export_csv,
-    fresh_database,
-    oracle_saver,
-    pg_dump,
-    saver_for,
-    table_rows,
-    write_awkward_threads,
-    write_scenarios,
-    zip_folder,
-)
+from tests.loaders.conformance import force_split
+from tests.loaders.pg_util import AWKWARD_TEXT, DATA_TABLES, echo_graph, oracle_saver, saver_for, table_rows
 from tests.loaders.util import load_db, rows
 
 MESSAGE_COLS = ", ".join(oracle.MESSAGE_KEYS)
-KINDS = {"live": "postgres", "csv": "postgres-csv", "zip": "postgres-csv", "plain": "pg-dump", "custom": "pg-dump"}
 
 
 @pytest.fixture(scope="module")
-def pg():
-    with fresh_database() as dsn:
-        with saver_for(dsn) as saver:
-            manifest = write_scenarios(saver)
-            awkward = write_awkward_threads(saver)
-        yield SimpleNamespace(dsn=dsn, manifest=manifest, awkward=awkward)
+def pg(graphs_pg):
+    """The conformance graphs in a PostgresSaver database (`dsn`, `manifest`, `awkward`)."""
+    return graphs_pg
 
 
 @pytest.fixture(scope="module")
-def exports(pg, tmp_path_factory):
-    d = tmp_path_factory.mktemp("pg_exports")
-    csv = export_csv(pg.dsn, d / "csv")
-    return {
-        "live": pg.dsn,
-        "csv": csv,
-        "zip": zip_folder(csv, d / "export.zip", prefix="export/"),
-        "plain": pg_dump(pg.dsn, d / "data.sql"),
-        "custom": pg_dump(pg.dsn, d / "data.dump", "-Fc"),
-    }
+def exports(graphs_pg, graphs_exports):
+    return {"live": graphs_pg.dsn, **graphs_exports}
 
 
 @pytest.fixture(scope="module")
 def loaded(exports, tmp_path_factory):
     out = tmp_path_factory.mktemp("pg_loaded")
-    return {way: (out / f"{way}.duckdb", load_db(src, out / f"{way}.duckdb")) for way, src in exports.items()}
-
-
-def test_each_export_is_detected_as_its_kind(exports, loaded):
-    for way, src in exports.items():
-        assert resolve(str(src)).kind == KINDS[way]
-        assert loaded[way][1].source_kind == KINDS[way]
-
-
-def test_the_four_ways_load_identical_tables(loaded, pg):
-    live_db, summary = loaded["live"]
-    assert summary.errors == 0
-    assert summary.threads == len(pg.manifest) + len(pg.awkward)
-    for table in DATA_TABLES:
-        expected = table_rows(live_db, table)
-        assert expected, table
-        for way, (db, s) in loaded.items():
-            assert s.errors == 0, way
-            assert table_rows(db, table) == expected, (way, table)
+    return {way: (out / f"{way}.duckdb", load_db(exports[way], out / f"{way}.duckdb")) for way in ("live", "csv")}
 
 
 def test_a_csv_export_read_in_small_pieces_loads_the_same(exports, loaded, tmp_path, monkeypatch):
     """CSV files are handed to DuckDB in pieces cut at row ends; pieces of 2 kB cut
     next to quoted newlines, doubled quotes and backslashes of the awkward threads."""
-    import loaders.pg_export as pg_export
-
-    monkeypatch.setattr(pg_export, "CSV_PIECE", 2048)
+    monkeypatch.setattr(csv_stage, "CSV_PIECE", 2048)
     cuts = []
-    real = pg_export._csv_pieces
-    monkeypatch.setattr(pg_export, "_csv_pieces", lambda *a: (cuts.append(1) or p for p in real(*a)))
+    real = csv_stage.csv_pieces
+    monkeypatch.setattr(csv_stage, "csv_pieces", lambda *a: (cuts.append(1) or p for p in real(*a)))
     db = tmp_path / "pieces.duckdb"
     load_db(exports["csv"], db)
     assert len(cuts) > 50  # many pieces, not one
@@ -109,19 +65,16 @@ def test_a_csv_export_read_in_small_pieces_loads_the_same(exports, loaded, tmp_p
 def test_an_export_split_across_workers_is_staged_once_and_loads_the_same(way, exports, loaded, tmp_path, monkeypatch):
     import pickle
 
-    import loaders.pg_export as pg_export
-
-    split = pg_export.StagedReader.split
-    monkeypatch.setattr(pg_export.StagedReader, "split", lambda self, n: split(self, n, min_bytes=0))
+    force_split(monkeypatch, StagedReader)
     staged = tmp_path / "stages.txt"
-    init = pg_export.Stage.__init__
+    init = Stage.__init__
 
     def recording_init(self):  # a file, not a list: workers are other processes
         with staged.open("a") as fh:
             fh.write(f"{os.getpid()}\n")
         init(self)
 
-    monkeypatch.setattr(pg_export.Stage, "__init__", recording_init)
+    monkeypatch.setattr(Stage, "__init__", recording_init)
     reader = resolve(str(exports[way])).open(str(exports[way]), SourceOptions())
     try:
         ranges = reader.split(2)
@@ -145,27 +98,6 @@ def test_messages_and_checkpoints_equal_the_savers_view(loaded, pg):
     assert rows(db, f"SELECT {MESSAGE_COLS} FROM messages ORDER BY thread_id, ordinal") == expected_messages
     cols = ", ".join(oracle.CHECKPOINT_KEYS)
     assert rows(db, f"SELECT {cols} FROM checkpoints ORDER BY thread_id, checkpoint_ns, checkpoint_id") == expected_checkpoints
-
-
-def test_the_same_scenarios_through_sqlite_give_the_same_rows(loaded, pg, tmp_path):
-    """storegen is deterministic (seeded ids, frozen clock): both savers hold the same conversations."""
-    saver = open_sqlite_saver(tmp_path / "same.sqlite")
-    try:
-        assert write_scenarios(saver) == pg.manifest
-    finally:
-        saver.conn.close()
-    sqlite_db = tmp_path / "sqlite.duckdb"
-    load_db(tmp_path / "same.sqlite", sqlite_db)
-    pg_db, _ = loaded["live"]
-    ours = set(pg.manifest)
-    for table in ("threads", "messages", "message_versions", "message_events"):
-        pg_rows = [r for r in table_rows(pg_db, table) if r[0] in ours]
-        assert pg_rows == table_rows(sqlite_db, table), table
-    # Metadata is JSONB in Postgres: same content, keys in another order.
-    pg_cps = [r for r in table_rows(pg_db, "checkpoints") if r[0] in ours]
-    sq_cps = table_rows(sqlite_db, "checkpoints")
-    assert [r[:-1] for r in pg_cps] == [r[:-1] for r in sq_cps]
-    assert [json.loads(r[-1]) for r in pg_cps] == [json.loads(r[-1]) for r in sq_cps]
 
 
 def test_awkward_ids_and_text_survive_every_escape(loaded, pg):
@@ -241,7 +173,7 @@ def test_each_blob_version_is_decoded_once_and_shared(pg, monkeypatch):
     assert shared > 0  # the stores do have checkpoints that carry an unchanged list
 
 
-def _thread_ids(src, options: SourceOptions) -> list[str]:
+def _thread_ids(src, options) -> list[str]:
     reader = resolve(str(src)).open(str(src), options)
     try:
         ids = [b.thread_id for b in reader.threads()]
@@ -261,10 +193,10 @@ def test_threads_and_since_select_a_subset(way, exports, pg, tmp_path):
     with oracle_saver(pg.dsn) as saver:
         expected = sorted({c["thread_id"] for c in oracle.expected_checkpoints(saver) if c["ts"] >= cutoff})
     assert 0 < len(expected) < len(pg.manifest) + len(pg.awkward)
-    assert _thread_ids(exports[way], SourceOptions(since=since)) == expected
-    assert _thread_ids(exports[way], SourceOptions(since=since, threads=tuple(some))) == sorted(set(some) & set(expected))
+    assert _thread_ids(exports[way], PostgresOptions(since=since)) == expected
+    assert _thread_ids(exports[way], {"since": since, "threads": tuple(some)}) == sorted(set(some) & set(expected))
     with pytest.raises(ValueError, match="not an ISO 8601"):
-        load_db(exports[way], tmp_path / "bad.duckdb", options=SourceOptions(since="yesterday"))
+        load_db(exports[way], tmp_path / "bad.duckdb", options={"since": "yesterday"})
     assert not (tmp_path / "bad.duckdb").exists()
 
 
@@ -294,20 +226,3 @@ def test_incremental_load_reads_new_and_dropped_threads(pg, tmp_path):
     third = load_db(pg.dsn, db, incremental=True)
     assert third.threads == first.threads
     assert not rows(db, "SELECT 1 FROM threads WHERE thread_id = 'inc:x:1'")
-
-
-def test_split_ranges_cover_every_thread_once(pg):
-    reader = PostgresSource().open(pg.dsn, SourceOptions())
-    try:
-        everything = [b.thread_id for b in reader.threads()]
-        ranges = reader.split(3, min_bytes=0)
-        assert reader.split(3) == [(None, None)]  # a small store is not worth workers
-    finally:
-        reader.close()
-    assert len(ranges) == 3 and ranges[0][0] is None and ranges[-1][1] is None
-    parts = []
-    for r in ranges:
-        part = PostgresSource().open(pg.dsn, SourceOptions(thread_range=r))
-        parts.append([b.thread_id for b in part.threads()])
-        part.close()
-    assert all(parts) and [t for p in parts for t in p] == everything

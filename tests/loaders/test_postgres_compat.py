@@ -15,7 +15,7 @@ from langgraph.checkpoint.postgres.base import MIGRATIONS
 from langgraph.checkpoint.postgres.shallow import ShallowPostgresSaver
 from psycopg.rows import dict_row
 
-from loaders import SourceError, SourceOptions
+from loaders import PostgresOptions, SourceError
 from storegen import run_scenarios
 from tests import oracle
 from tests.loaders.pg_util import DATA_TABLES, export_csv, fresh_database, pg_dump, saver_for, table_rows, with_search_path
@@ -98,7 +98,7 @@ def compat(tmp_path_factory):
 
 def test_a_partially_migrated_schema_loads_like_the_current_one(compat):
     db = compat.out / "legacy.duckdb"
-    summary = load_db(compat.dsn, db, options=SourceOptions(schema="legacy"))
+    summary = load_db(compat.dsn, db, options=PostgresOptions(schema="legacy"))
     assert summary.errors == 0 and summary.source.endswith("(schema legacy)")
     for table in DATA_TABLES:
         assert table_rows(db, table) == table_rows(compat.public_db, table), table
@@ -107,7 +107,7 @@ def test_a_partially_migrated_schema_loads_like_the_current_one(compat):
 @pytest.fixture(scope="module")
 def odd(compat):
     live = compat.out / "odd_live.duckdb"
-    load_db(compat.dsn, live, options=SourceOptions(schema="odd"))
+    load_db(compat.dsn, live, options=PostgresOptions(schema="odd"))
     dump = pg_dump(compat.dsn, compat.out / "odd.sql", "-n", "odd")
     staged = compat.out / "odd_dump.duckdb"
     load_db(dump, staged)
@@ -149,7 +149,7 @@ def test_damaged_rows_are_reported_and_skipped_the_same_live_and_from_a_dump(com
 
 def test_shallow_saver_schema_loads_its_latest_checkpoints(compat, tmp_path):
     db = tmp_path / "shallow.duckdb"
-    summary = load_db(compat.dsn, db, options=SourceOptions(schema="shallow"))
+    summary = load_db(compat.dsn, db, options=PostgresOptions(schema="shallow"))
     assert summary.errors == 0
     with psycopg.connect(with_search_path(compat.dsn, "shallow"), autocommit=True, prepare_threshold=0, row_factory=dict_row) as con:
         expected = oracle.expected_messages(ShallowPostgresSaver(con, serde=oracle.strict_serde()))
@@ -170,13 +170,13 @@ def test_a_dump_of_several_schemas_needs_schema(compat, tmp_path):
     with pytest.raises(SourceError, match="pick one with --schema"):
         load_db(dump, tmp_path / "x.duckdb")
     db = tmp_path / "legacy.duckdb"
-    load_db(dump, db, options=SourceOptions(schema="legacy"))
+    load_db(dump, db, options=PostgresOptions(schema="legacy"))
     assert table_rows(db, "messages") == table_rows(compat.public_db, "messages")
 
 
 def test_an_unknown_schema_names_the_ones_that_exist(compat, tmp_path):
     with pytest.raises(SourceError, match=r"no checkpoints table.*legacy, odd, public, shallow.*--schema"):
-        load_db(compat.dsn, tmp_path / "x.duckdb", options=SourceOptions(schema="nope"))
+        load_db(compat.dsn, tmp_path / "x.duckdb", options=PostgresOptions(schema="nope"))
     assert not (tmp_path / "x.duckdb").exists()
 
 
@@ -192,7 +192,7 @@ def test_a_schema_name_that_needs_quoting(compat, tmp_path):
             )
     try:
         db = tmp_path / "quoted.duckdb"
-        load_db(compat.dsn, db, options=SourceOptions(schema=schema))
+        load_db(compat.dsn, db, options=PostgresOptions(schema=schema))
         assert table_rows(db, "messages") == table_rows(compat.public_db, "messages")
         dump = pg_dump(compat.dsn, tmp_path / "quoted.sql", "-n", '"' + schema.replace('"', '""') + '"')
         assert b'COPY "Agent ""Data""; DROP".checkpoints' in dump.read_bytes()

@@ -13,7 +13,7 @@ from types import SimpleNamespace
 import pytest
 
 from loaders import SourceError, SourceOptions
-from loaders.pg_export import copy_text_field
+from loaders.pg_export.copy_text import copy_text_field
 from loaders.registry import resolve
 from storegen import run_scenarios
 from tests.loaders.pg_util import dsn_for, export_csv, fresh_database, pg_dump, saver_for, table_rows, zip_folder
@@ -266,7 +266,7 @@ def test_an_export_larger_than_the_staging_memory_loads(small, tmp_path, monkeyp
     """DuckDB sized its CSV buffer from an unbounded max_line_size, i.e. the whole file:
     a 1.4 GB export failed with 'could not allocate block of size 1.3 GiB'. Scaled down
     here: a 40 MB export under a 24 MB staging limit."""
-    import loaders.pg_export as pg_export
+    from loaders.pg_export import csv_stage
 
     csv = _csv_copy(small, tmp_path)
     header, *body = (csv / "checkpoint_blobs.csv").read_text().splitlines(keepends=True)
@@ -276,19 +276,19 @@ def test_an_export_larger_than_the_staging_memory_loads(small, tmp_path, monkeyp
         copies.extend(ln.replace("acme:web:sess-001", f"acme:web:copy-{k}", 1) for ln in body if ln.startswith("acme:web:sess-001,"))
         k += 1
     (csv / "checkpoint_blobs.csv").write_text(header + "".join(body) + "".join(copies))
-    monkeypatch.setattr(pg_export, "CSV_MEMORY_LIMIT", "24MB")
-    monkeypatch.setattr(pg_export, "CSV_MAX_ROW", 1 << 20)
+    monkeypatch.setattr(csv_stage, "CSV_MEMORY_LIMIT", "24MB")
+    monkeypatch.setattr(csv_stage, "CSV_MAX_ROW", 1 << 20)
     db = tmp_path / "big.duckdb"
     load_db(csv, db)  # blobs of threads without checkpoints are never read: same result
     assert table_rows(db, "messages") == table_rows(small.good, "messages")
 
 
 def test_a_row_over_the_csv_row_limit_is_named(small, tmp_path, target, monkeypatch):
-    import loaders.pg_export as pg_export
+    from loaders.pg_export import csv_stage
 
     csv = _csv_copy(small, tmp_path)
     lines = (csv / "checkpoint_blobs.csv").read_text().splitlines(keepends=True)
     longest = max(range(len(lines)), key=lambda i: len(lines[i]))
-    monkeypatch.setattr(pg_export, "CSV_MAX_ROW", len(lines[longest]) - 2)
+    monkeypatch.setattr(csv_stage, "CSV_MAX_ROW", len(lines[longest]) - 2)
     with pytest.raises(SourceError, match=rf"checkpoint_blobs.csv: line {longest + 1} is longer than .* load that database live"):
         load_db(csv, target)

@@ -15,7 +15,7 @@ import pytest
 import loaders.sqlite_source as sqlite_source
 from tests.loaders.util import assert_same_tables, load_db
 
-_readahead = sqlite_source._readahead
+_readahead = sqlite_source.native_readahead
 pytestmark = pytest.mark.native
 
 ROWS = [
@@ -80,6 +80,6 @@ def test_the_sqlite_reader_opens_stores_through_it(sqlite_store):
 def test_a_load_through_it_equals_a_load_without_it(sqlite_store, tmp_path, monkeypatch):
     with_vfs, without = tmp_path / "with.duckdb", tmp_path / "without.duckdb"
     load_db(sqlite_store.path, with_vfs, workers=1)
-    monkeypatch.setattr(sqlite_source, "_readahead", None)
+    monkeypatch.setattr(sqlite_source, "native_readahead", None)
     load_db(sqlite_store.path, without, workers=1)
     assert_same_tables(with_vfs, without, with_errors=True)

@@ -16,6 +16,7 @@ import loaders
 import loaders.pipeline as pipeline
 from loaders.sqlite_source import SqliteReader
 from tests import oracle
+from tests.loaders.conformance import force_split
 from tests.loaders.util import assert_same_tables, folder_fingerprint, load_db, rows
 
 MESSAGE_COLS = ", ".join(oracle.MESSAGE_KEYS)
@@ -153,17 +154,16 @@ def test_a_wal_store_split_across_workers_is_copied_once_and_loads_the_same(wal_
 
     src = copy_store(wal_store.path, tmp_path / "src")
     before = folder_fingerprint(src.parent)
-    split = SqliteReader.split
-    monkeypatch.setattr(SqliteReader, "split", lambda self, n: split(self, n, min_bytes=0))
+    force_split(monkeypatch, SqliteReader)
     copies = tmp_path / "snapshots.txt"
-    real = sqlite_source._snapshot
+    real = sqlite_source.snapshot_copy
 
     def recording(*args, **kw):  # a file, not a list: workers are other processes
         with copies.open("a") as fh:
             fh.write(f"{os.getpid()}\n")
         return real(*args, **kw)
 
-    monkeypatch.setattr(sqlite_source, "_snapshot", recording)
+    monkeypatch.setattr(sqlite_source, "snapshot_copy", recording)
     reader = SqliteReader(src, loaders.SourceOptions())
     try:
         assert len(reader.split(2)) == 2  # the forced split really splits
@@ -200,9 +200,8 @@ def test_old_store_without_task_path_loads(sqlite_store, copy_store, tmp_path, o
 
 
 def test_parallel_and_single_process_loads_are_identical(sqlite_store, tmp_path, monkeypatch):
-    split = SqliteReader.split
     # The fixture store is small; force a split so the worker path really runs.
-    monkeypatch.setattr(SqliteReader, "split", lambda self, n: split(self, n, min_bytes=0))
+    force_split(monkeypatch, SqliteReader)
     one, two = tmp_path / "one.duckdb", tmp_path / "two.duckdb"
     load_db(sqlite_store.path, one, workers=1)
     load_db(sqlite_store.path, two, workers=2)
@@ -212,8 +211,7 @@ def test_parallel_and_single_process_loads_are_identical(sqlite_store, tmp_path,
 def test_a_load_from_a_process_running_threads_uses_the_fork_server_and_equals_a_forked_one(sqlite_store, tmp_path, monkeypatch):
     # The app's server runs threads, so its loads cannot fork; their workers come
     # from a fork server. Same rows as workers forked from a single-threaded CLI.
-    split = SqliteReader.split
-    monkeypatch.setattr(SqliteReader, "split", lambda self, n: split(self, n, min_bytes=0))
+    force_split(monkeypatch, SqliteReader)
     forked, served = tmp_path / "forked.duckdb", tmp_path / "served.duckdb"
     load_db(sqlite_store.path, forked, workers=2)
     # Under `streamlit run` the main module is the page script; a worker must not

@@ -6,6 +6,7 @@ import os
 import shutil
 import time
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 from streamlit.runtime.pages_manager import PagesManager
@@ -276,3 +277,52 @@ def test_the_postgres_schema_option_reads_that_schema(app, tmp_cache):
             assert con.execute("SELECT thread_id FROM threads").fetchall() == [("acme:web:pg-1",)]
         finally:
             con.close()
+
+
+def everything_shown(at) -> str:
+    """All the sidebar shows (text, messages, labels, status) and the URL's query, not what was typed in."""
+    shown = [str(getattr(node, "proto", "")) for node in at.sidebar if getattr(node, "type", "") != "text_input"]
+    return "\n".join([*shown, repr(dict(at.query_params))])
+
+
+def test_the_sidebar_shows_a_source_as_its_kind_describes_it():
+    from ui import sidebar
+
+    for spec, secret in [
+        ("postgresql://app:S3cret@db/agents", "S3cret"),
+        ("postgresql://app@db/agents?sslmode=require&password=S3cret", "S3cret"),
+        ("postgres://app@db/agents?password=p%40S3cret", "S3cret"),
+        ("host=db dbname=agents password=S3cret", "S3cret"),
+        ("host=db dbname=agents password='S3 cret'", "S3 cret"),
+    ]:
+        for kind in (None, "postgres", "no-such-kind"):
+            assert secret not in sidebar.shown(spec, kind), (spec, kind)
+        assert secret not in sidebar._reason(RuntimeError(f"cannot use {spec}"), spec)
+    assert sidebar.shown("/data/store.sqlite", "sqlite") == "/data/store.sqlite"
+
+
+def test_a_dsn_password_never_appears_in_the_sidebar(app, tmp_cache):
+    from storegen import run_scenarios
+    from tests.loaders.pg_util import fresh_database, saver_for
+
+    with fresh_database() as dsn:
+        with saver_for(dsn) as saver:
+            run_scenarios(saver, threads={"acme:web:pg-1": "simple_chat"})
+        parts = urlsplit(dsn)
+        url = dsn.replace("postgresql://postgres@", "postgresql://postgres:S3cret-user@") + "?password=S3cret-query"
+        keyword = f"host={parts.hostname} port={parts.port} dbname={parts.path[1:]} user=postgres password=S3cret-kw"
+        missing = url.replace(parts.path, "/tl_no_such_database")
+        at = app.run()
+        for spec, kind, loads in [
+            (url, "auto-detect", True), (keyword, "postgres", True),  # loaded: the source is shown under the database
+            (keyword, "auto-detect", False),  # no kind claims it: an error quoting it
+            (missing, "auto-detect", False),  # the server refuses: an error naming it
+        ]:
+            at.sidebar.selectbox(key="load.kind").set_value(kind)
+            load(at, spec)
+            assert not at.exception, at.exception
+            assert bool(at.sidebar.success) == loads and bool(at.sidebar.error) != loads, (spec, kind)
+            text = everything_shown(at)
+            assert "S3cret" not in text, (spec, kind)
+            assert ("dbname=" if spec == keyword else "postgres") in text  # the source itself was shown
+        assert at.query_params.get("db", "").startswith("postgres-")
