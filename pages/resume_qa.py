@@ -83,7 +83,7 @@ if thread is None:
 qa = cache.thread_qa(db, thread, float(gap), int(cap), url.value("resume") or None)
 if qa.problem is not None:
     url.publish()
-    st.warning(qa.problem)
+    render.problem(qa.problem)
     st.stop()
 
 # --- the thread's timeline -------------------------------------------------------------------

@@ -71,10 +71,7 @@ if t:
     )
 
 if view.problem is not None:
-    if view.problem.kind == "bad_request":
-        st.error(f"That request cannot be answered: {view.problem.message}", icon=":material/error:")
-    else:
-        st.warning(view.problem.message, icon=":material/warning:")
+    render.problem(view.problem)
 elif view.rows.empty:
     st.info("No message matches (an index past the end or an empty time range answers empty).")
 else:

@@ -10,6 +10,8 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from ui.models.problems import Problem
+
 #: Messages longer than this (characters or lines) show a preview and fold the rest.
 LONG_CHARS = 1500
 LONG_LINES = 25
@@ -57,6 +59,15 @@ def download(frame: pd.DataFrame, file_name: str, key: str, label: str = "Downlo
 
 def chart(fig, key: str) -> None:
     st.plotly_chart(fig, key=key, width="stretch")
+
+
+def problem(found: Problem) -> None:
+    """What a page shows instead of a traceback (`ui.models.problems`): a request that
+    cannot be answered is an error, a missing or unsupported thing a warning."""
+    if found.kind == "bad_request":
+        st.error(f"That request cannot be answered: {found.message}", icon=":material/error:")
+    else:
+        st.warning(found.message, icon=":material/warning:")
 
 
 def no_data(what: str) -> None:

@@ -85,13 +85,13 @@ def test_a_thread_without_resume_points_shows_the_latest_window(con, sqlite_stor
 
 def test_a_problem_instead_of_a_traceback_with_typed_empty_frames(con, sqlite_store):
     qa = resume_qa.thread_qa(con, "no:such:thread")
-    assert "no thread 'no:such:thread'" in qa.problem
+    assert qa.problem.kind == "not_found" and "no thread 'no:such:thread'" in qa.problem.message
     no_points = resume.resume_points(con, sqlite_store.threads_of("simple_chat")[0])
     assert no_points.empty
     pd.testing.assert_frame_equal(qa.points, no_points)
     assert list(qa.window.columns) == list(WINDOW_TABLE_COLUMNS) and qa.window.empty
     assert list(qa.risks.columns) == list(resume.THREAD_RISK_COLUMNS) and qa.risks.empty
-    assert "cap must be" in resume_qa.thread_qa(con, sqlite_store.threads_of("simple_chat")[0], cap=-1).problem
+    assert "cap must be" in resume_qa.thread_qa(con, sqlite_store.threads_of("simple_chat")[0], cap=-1).problem.message
 
 
 def test_an_observed_check_counts_what_the_page_headlines(con, restart):

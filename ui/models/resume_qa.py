@@ -20,6 +20,7 @@ from analytics.errors import BadRequest, NotFound
 from analytics.filters import Filters
 from analytics.resume_gap import DEFAULT_GAP_MINUTES
 from ui.models.frames import empty
+from ui.models.problems import Problem, problem_of
 
 DEFAULT_CAP = resume.DEFAULT_CAP
 RESUME_SOURCE = resume.RESUME_SOURCE
@@ -114,7 +115,7 @@ class ThreadQA:
     window_checkpoint_id: str | None = None
     window: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(WINDOW_TABLE_COLUMNS)))
     markers: pd.DataFrame = field(default_factory=lambda: pd.DataFrame())
-    problem: str | None = None
+    problem: Problem | None = None
 
 
 def _hover(line: pd.DataFrame) -> pd.Series:
@@ -171,7 +172,7 @@ def thread_qa(
                 checkpoint_id = points.loc[points["resume_no"] == int(chosen), "before_checkpoint_id"].item()
             window = resume.expected_window(con, thread_id, checkpoint_id, cap) if checkpoint_id else None
     except (BadRequest, NotFound) as exc:
-        return ThreadQA(thread_id, problem=str(exc))
+        return ThreadQA(thread_id, problem=problem_of(exc))
     line = line.assign(
         branch=line["on_current_branch"].map({True: "current branch", False: "other branch"}),
         label=_hover(line),

@@ -13,10 +13,11 @@ import pandas as pd
 
 from analytics import metrics
 from analytics.db import ConOrPath, connection
-from analytics.errors import AnalyticsError, BadRequest, NotFound, Unsupported
+from analytics.errors import AnalyticsError, NotFound
 from analytics.filters import Filters
 from analytics.transcript import TRANSCRIPT_COLUMNS, TranscriptQuery, read, search_threads, threads
 from ui.models.frames import empty
+from ui.models.problems import Problem, problem_of
 
 #: Columns of the transcript table view (and of its CSV download), in order.
 TRANSCRIPT_TABLE_COLUMNS = (
@@ -59,14 +60,6 @@ def thread_choices(
 
 
 @dataclass(frozen=True)
-class Problem:
-    """A contract error turned into something a page can show: kind is bad_request / unsupported / not_found."""
-
-    kind: str
-    message: str
-
-
-@dataclass(frozen=True)
 class TranscriptPage:
     """One transcript read, its table shape and the thread's summary; `problem` instead of a traceback."""
 
@@ -74,9 +67,6 @@ class TranscriptPage:
     table: pd.DataFrame  # TRANSCRIPT_TABLE_COLUMNS: what the table view and the CSV show
     thread: dict[str, Any] = field(default_factory=dict)
     problem: Problem | None = None
-
-
-_PROBLEM_KINDS = ((BadRequest, "bad_request"), (Unsupported, "unsupported"), (NotFound, "not_found"))
 
 
 def _shown_time(value: str | datetime | None) -> str | datetime | None:
@@ -113,8 +103,7 @@ def transcript_page(
             )
             rows = read(con, query)
         except AnalyticsError as exc:
-            kind = next((k for cls, k in _PROBLEM_KINDS if isinstance(exc, cls)), "bad_request")
-            problem = Problem(kind, str(exc))
+            problem = problem_of(exc)
             rows = empty(TRANSCRIPT_COLUMNS)
         if not (problem and problem.kind == "not_found"):
             try:
