@@ -212,13 +212,17 @@ class Source(ABC):
     Subclasses set `kind` (the name users pass as `--kind` and the `loads`
     table stores), `label` (what it is, for people) and, if they take options
     beyond `SourceOptions`, `options_class`; and implement `detect` and
-    `open_reader`. A spec that holds secrets (a DSN's password) overrides
+    `open_reader`; a kind that can be one uploaded file names its endings in
+    `upload_suffixes`. A spec that holds secrets (a DSN's password) overrides
     `describe` and `secrets`.
     """
 
     kind: ClassVar[str]
     label: ClassVar[str]
     options_class: ClassVar[type[SourceOptions]] = SourceOptions
+    # File name endings (no dot) of a source of this kind that can be uploaded as one file
+    # (the app's upload widget offers every registered kind's); () for a server or a folder.
+    upload_suffixes: ClassVar[tuple[str, ...]] = ()
 
     @abstractmethod
     def detect(self, spec: str) -> bool:

@@ -146,6 +146,7 @@ class SqliteSource(Source):
 
     kind = "sqlite"
     label = "SQLite file written by SqliteSaver"
+    upload_suffixes = ("sqlite", "sqlite3", "db")
 
     def detect(self, spec: str) -> bool:
         p = Path(spec)

@@ -13,7 +13,8 @@ from ui import cache, database, state
 
 AUTO = "auto-detect"
 _FLASH = "tl.flash"
-UPLOAD_TYPES = ["sqlite", "sqlite3", "db", "zip", "sql", "dump", "pgdump", "duckdb"]
+# Besides every registered kind's own (`Source.upload_suffixes`): a loaded database, opened as is.
+DATABASE_SUFFIXES = ("duckdb",)
 
 
 def shown(spec: str, kind: str | None = None) -> str:
@@ -62,6 +63,16 @@ def _database_panel() -> None:
     st.caption(f"`{db.path}`")
 
 
+def upload_types(kinds) -> list[str]:
+    """The file endings the upload widget takes: every kind's own, then a database's.
+
+    >>> from loaders import sources
+    >>> upload_types(sources().values())
+    ['sqlite', 'sqlite3', 'db', 'zip', 'sql', 'dump', 'pgdump', 'duckdb']
+    """
+    return list(dict.fromkeys([*(s for kind in kinds for s in kind.upload_suffixes), *DATABASE_SUFFIXES]))
+
+
 def _load_panel() -> None:
     import loaders  # the registry: whatever source kinds are installed right now
 
@@ -76,7 +87,7 @@ def _load_panel() -> None:
             help="A SqliteSaver file, a Postgres DSN, a CSV export folder or .zip, a pg_dump file, "
             "or a Transcript Lens .duckdb to open as is. The kind is detected from what you give.",
         )
-        upload = st.file_uploader("…or upload a file", type=UPLOAD_TYPES, key="load.upload")
+        upload = st.file_uploader("…or upload a file", type=upload_types(registered.values()), key="load.upload")
         kind = st.selectbox(
             "Source kind", kinds, key="load.kind",
             help="\n".join(f"- `{k}`: {s.label}" for k, s in registered.items()),

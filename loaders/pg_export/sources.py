@@ -38,6 +38,7 @@ class PgCsvSource(Source):
 
     kind = "postgres-csv"
     label = "COPY CSV export of a PostgresSaver database (a folder or .zip)"
+    upload_suffixes = ("zip",)
     options_class = PostgresOptions
 
     def detect(self, spec: str) -> bool:
@@ -60,6 +61,7 @@ class PgDumpSource(Source):
 
     kind = "pg-dump"
     label = "pg_dump of a PostgresSaver database (plain SQL, maybe gzipped, or -Fc / -Fd / -Ft)"
+    upload_suffixes = ("sql", "dump", "pgdump")
     options_class = PostgresOptions
 
     def detect(self, spec: str) -> bool:

@@ -136,6 +136,10 @@ def check_declarations(case: Case, ctx: Context) -> None:
     assert isinstance(source, Source) and source.kind == case.kind
     assert isinstance(source.label, str) and source.label.strip()
     assert issubclass(source.options_class, SourceOptions)
+    # Upload endings: bare, lower-case (the app's upload widget offers them as they are).
+    assert all(isinstance(s, str) and s and s == s.lower() and "." not in s for s in source.upload_suffixes)
+    if Path(case.spec).is_file() and Path(case.spec).suffix:
+        assert Path(case.spec).suffix[1:] in source.upload_suffixes, "a one-file spec its kind cannot take as an upload"
     with case.open() as reader:
         assert isinstance(reader, SourceReader)
         assert isinstance(reader.capabilities, Capabilities)
