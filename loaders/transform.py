@@ -456,15 +456,27 @@ def thread_batches(bundle: ThreadBundle, key_regex: re.Pattern[str]):
 
 
 def _diff(prev: array, cur: array, decoded: list[Message | None], ident_of: list[Any]) -> list[tuple]:
-    """Events turning the version list `prev` into `cur`, keyed by message id.
+    """Events turning the version list `prev` into `cur`, keyed by message id
+    (a message without one by its payload), occurrence by occurrence: the k-th copy
+    of an id in one list matches the k-th in the other, so a repeated message that
+    is appended (an `operator.add` list) is added, and one copy dropped is removed.
 
     (Lists that only append new messages are handled by the caller, cheaper.)
+
+    >>> m = lambda mid: Message(mid, "ai", "assistant", None, None, "OK", 0, None, 0, (), None, None, None, None, None, None, None, None, None)
+    >>> decoded = [m(None), m(None)]
+    >>> _diff(array("i", [0, 1]), array("i", [0, 1, 1]), decoded, [("version", 0), ("version", 1)])
+    [('added', None, 2, 1, None)]
     """
 
     def index(versions: array) -> dict[Any, tuple[int, int]]:
         out: dict[Any, tuple[int, int]] = {}
+        seen: dict[Any, int] = {}
         for i, v in enumerate(versions):
-            out.setdefault(ident_of[v], (i, v))
+            ident = ident_of[v]
+            k = seen.get(ident, 0)
+            seen[ident] = k + 1
+            out[(ident, k)] = (i, v)
         return out
 
     before, after = index(prev), index(cur)
