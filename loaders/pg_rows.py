@@ -132,19 +132,15 @@ def since_text(since: str | None) -> str | None:
 
 
 @dataclass(frozen=True, slots=True)
-class PostgresOptions(SourceOptions):
-    """The options of the Postgres kinds (live, COPY CSV export, pg_dump).
+class SinceOptions(SourceOptions):
+    """The options of a COPY CSV export: `since`, only threads with a checkpoint at or
+    after this ISO time (naive = UTC); checked here, so a bad value fails before
+    anything is opened. (An export's files are its tables: it has no schema to pick.)
 
-    `schema`: the schema holding the checkpoint tables (default `public`; of a
-    dump, the one schema it holds them in). `since`: only threads with a
-    checkpoint at or after this ISO time (naive = UTC); checked here, so a bad
-    value fails before anything is opened.
-
-    >>> PostgresOptions(since="2025-03-03T10:00:00+01:00").since_ts
+    >>> SinceOptions(since="2025-03-03T10:00:00+01:00").since_ts
     '2025-03-03T09:00:00+00:00'
     """
 
-    schema: str | None = None
     since: str | None = None
 
     def __post_init__(self) -> None:
@@ -155,6 +151,19 @@ class PostgresOptions(SourceOptions):
     def since_ts(self) -> str | None:
         """`since` as langgraph writes a checkpoint ts (see `since_text`)."""
         return since_text(self.since)
+
+
+@dataclass(frozen=True, slots=True)
+class PostgresOptions(SinceOptions):
+    """The options of a live Postgres database and of a pg_dump: `since`, and `schema`,
+    the schema holding the checkpoint tables (default `public`; of a dump, the one
+    schema it holds them in).
+
+    >>> PostgresOptions(schema="app").names()
+    ('threads', 'since', 'schema')
+    """
+
+    schema: str | None = None
 
 
 class _Follower:
@@ -305,6 +314,6 @@ def _metadata(raw: str | None, errors: list[LoadError], where: tuple[str, str, s
 
 
 __all__ = [
-    "BlobRow", "CheckpointRow", "MESSAGES", "PostgresOptions", "SPECIAL_CHANNELS", "TABLES", "TS_PATTERN", "WriteRow",
+    "BlobRow", "CheckpointRow", "MESSAGES", "PostgresOptions", "SinceOptions", "SPECIAL_CHANNELS", "TABLES", "TS_PATTERN", "WriteRow",
     "assemble", "build_bundle", "since_text", "table_shape",
 ]

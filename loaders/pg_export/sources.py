@@ -12,12 +12,12 @@ from loaders.pg_export.dump import is_plain_dump, stage_dump
 from loaders.pg_export.restore import stage_archive
 from loaders.pg_export.stage import Stage
 from loaders.pg_export.staged_reader import StagedReader
-from loaders.pg_rows import PostgresOptions
+from loaders.pg_rows import PostgresOptions, SinceOptions
 from loaders.records import SourceError
 from loaders.source import Source
 
 
-def _staged(where: str, options: PostgresOptions, fill: Callable[[Stage], bool]) -> StagedReader:
+def _staged(where: str, options: SinceOptions, fill: Callable[[Stage], bool]) -> StagedReader:
     """A new stage filled by `fill` (which returns `shallow`), read back; removed if filling fails."""
     stage = Stage()
     try:
@@ -39,12 +39,12 @@ class PgCsvSource(Source):
     kind = "postgres-csv"
     label = "COPY CSV export of a PostgresSaver database (a folder or .zip)"
     upload_suffixes = ("zip",)
-    options_class = PostgresOptions
+    options_class = SinceOptions
 
     def detect(self, spec: str) -> bool:
         return looks_like_export(Path(spec))
 
-    def open_reader(self, spec: str, options: PostgresOptions) -> StagedReader:
+    def open_reader(self, spec: str, options: SinceOptions) -> StagedReader:
         path = Path(spec)
         where = str(path.resolve())
         return _staged(where, options, lambda stage: stage_csv_export(stage, path, where))

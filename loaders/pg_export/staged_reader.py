@@ -7,7 +7,7 @@ import os
 from collections.abc import Callable, Iterator
 
 from loaders.pg_export.stage import Stage
-from loaders.pg_rows import BlobRow, CheckpointRow, PostgresOptions, WriteRow, assemble
+from loaders.pg_rows import BlobRow, CheckpointRow, SinceOptions, WriteRow, assemble
 from loaders.records import ThreadBundle, weighted_ranges
 from loaders.source import SPLIT_MIN_BYTES, Capabilities, SourceReader
 
@@ -17,7 +17,7 @@ class StagedReader(SourceReader):
 
     capabilities = Capabilities(split=True, handoff=True)
 
-    def __init__(self, stage: Stage, where: str, options: PostgresOptions, shallow: bool) -> None:
+    def __init__(self, stage: Stage, where: str, options: SinceOptions, shallow: bool) -> None:
         self.stage = stage
         self.where = where
         self.options = options
@@ -67,7 +67,7 @@ class StagedReader(SourceReader):
         ).fetchall()
         return weighted_ranges(rows, n)
 
-    def handoff(self) -> Callable[[PostgresOptions], StagedReader]:
+    def handoff(self) -> Callable[[SinceOptions], StagedReader]:
         """How a worker process opens this stage (picklable: a spawned worker gets it too)."""
         return functools.partial(_open_borrowed, self.stage.dir, self.where, self.shallow)
 
@@ -95,5 +95,5 @@ class StagedReader(SourceReader):
         self.stage.close()
 
 
-def _open_borrowed(folder: str, where: str, shallow: bool, options: PostgresOptions) -> StagedReader:
+def _open_borrowed(folder: str, where: str, shallow: bool, options: SinceOptions) -> StagedReader:
     return StagedReader(Stage.borrow(folder), where, options, shallow)
