@@ -4,13 +4,11 @@ The router only: the shared sidebar (open database, load a source) and the
 pages. With no --db and no TRANSCRIPT_LENS_DB it opens the bundled demo store.
 """
 
-from pathlib import Path
 
 import streamlit as st
 
 from ui import sidebar
 
-HERE = Path(__file__).resolve().parent
 
 st.set_page_config(page_title="Transcript Lens", page_icon=":material/forum:", layout="wide")
 
@@ -23,10 +21,8 @@ pages = [
     st.Page("pages/overview.py", title="Overview", icon=":material/insights:", url_path="overview", visibility="hidden"),
     st.Page("pages/conversations.py", title="Conversations", icon=":material/table_rows:", url_path="conversations"),
     st.Page("pages/transcript.py", title="Transcript explorer", icon=":material/forum:", url_path="transcript"),
+    st.Page("pages/resume_qa.py", title="Resume QA", icon=":material/restart_alt:", url_path="resume_qa"),
 ]
-# Resume QA is another engineer's page; the app runs with or without it.
-if (HERE / "pages" / "resume_qa.py").exists():
-    pages.append(st.Page("pages/resume_qa.py", title="Resume QA", icon=":material/restart_alt:", url_path="resume_qa"))
 
 page = st.navigation(pages)
 sidebar.render()

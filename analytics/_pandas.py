@@ -1,9 +1,9 @@
 """pandas, imported when an answer first becomes a DataFrame.
 
-`import analytics` stays cheap because the loader imports it for the SQL of
-its load-time tables (`loaders.pipeline._derive_tables`) and never builds a
-DataFrame: importing pandas costs a loading process 0.4-0.6 CPU-seconds while
-its decode workers need both cores (docs/performance.md). Modules write
+`import analytics` stays cheap because a load imports it for the SQL of the
+derived tables (`transcript_lens.LoadTimeTables`, while the workers decode) and
+never builds a DataFrame: importing pandas costs a loading process 0.4-0.6
+CPU-seconds while its decode workers need both cores (docs/performance.md). Modules write
 `from analytics._pandas import pd` and use `pd` as they would pandas;
 tests/analytics/test_lazy_pandas.py holds `import analytics` free of it.
 

@@ -17,7 +17,6 @@ only say whether they are current).
 
 from __future__ import annotations
 
-from pathlib import Path
 
 from loaders import catalog as loader_catalog
 from loaders.catalog import (
@@ -36,9 +35,12 @@ def _count(name: str, doc: str) -> Column:
 
 _KEY = (THREAD_ID, TENANT_ID, SUB_TENANT_ID, SESSION_ID)
 _MESSAGES = _count("messages", "rows of the transcript")
+#: The roles a message can have (contract §3.3), in the order their counts are columns.
+ROLES = ("user", "assistant", "tool", "system", "other")
+
 _ROLE_COUNTS = tuple(
     _count(f"{role}_messages", f"messages with `role = '{role}'`")
-    for role in ("user", "assistant", "tool", "system", "other")
+    for role in ROLES
 )
 _TOKENS = tuple(
     _c(f"{kind}_tokens", BIGINT, f"sum of `messages.{kind}_tokens`; NULL when no message has it")
@@ -170,7 +172,6 @@ DERIVED_TABLES: tuple[Table, ...] = (
 #: Every table of a loaded database: the loader's, then the derived ones.
 ALL_TABLES: tuple[Table, ...] = (*loader_catalog.TABLES, *DERIVED_TABLES)
 
-SCHEMA_DOC = Path(__file__).resolve().parents[1] / "docs" / "schema.md"
 
 
 def schema_doc(text: str) -> str:

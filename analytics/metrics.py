@@ -23,14 +23,13 @@ from datetime import datetime, timedelta, timezone
 from typing import TypedDict
 
 from analytics._pandas import pd
-from analytics.catalog import CONVERSATION_METRICS, LATENCY_PAIR_ROWS, THREAD_DAY_METRICS, THREAD_MODEL_METRICS
+from analytics.catalog import CONVERSATION_METRICS, LATENCY_PAIR_ROWS, ROLES, THREAD_DAY_METRICS, THREAD_MODEL_METRICS
 from analytics.db import ConOrPath, connection, query_fingerprint, table_comments, write_derived_table
 from analytics.errors import BadRequest, NotFound
 from analytics.filters import Filters
 from analytics.frames import fetch_frame
 from analytics.resume_gap import DEFAULT_GAP_MINUTES, gap_us
 
-ROLES = ("user", "assistant", "tool", "system", "other")
 
 #: Column order of `conversations()` (and of the `conversations` CSV report): the
 #: columns of `conversation_metrics` (`analytics.catalog.CONVERSATION_METRICS`).
@@ -200,7 +199,7 @@ def _check_limit(limit: int) -> int:
 
 
 # Per thread and UTC day (day_n NULL: messages without ts): what `daily()` sums per
-# tenant and `overview()` per scope. Also the body of the loader's `thread_day_metrics`.
+# tenant and `overview()` per scope. Also the body of the load-time `thread_day_metrics`.
 _THREAD_DAYS = f"""SELECT {_DAY_NUMBER.format(col="ts")} AS day_n, thread_id, any_value(tenant_id) AS tenant_id,
                count(*) AS messages,
                {_ROLE_COUNTS.replace(chr(10), chr(10) + "               ")},
@@ -301,9 +300,9 @@ def conversations_sql(filters: Filters = Filters(), gap_minutes: float = DEFAULT
     return sql, params + [gap]
 
 
-# --- the per-thread table the loader materializes ------------------------------------------
+# --- the per-thread table written at load time (analytics.derived) -------------------------
 # `conversations_sql(Filters())` is a few passes over every message and checkpoint
-# (~0.7 s on a million messages). The loader runs it once per load, into the staged
+# (~0.7 s on a million messages). A load runs it once (analytics.derived), into the staged
 # database (`materialize_conversations`), and `conversations()` / `conversation()` /
 # the conversations report then read that table instead. Every `Filters` field is a
 # thread-level predicate for these figures (`thread_where`; `text` is a semi-join on
@@ -311,7 +310,7 @@ def conversations_sql(filters: Filters = Filters(), gap_minutes: float = DEFAULT
 # the table's threads gives exactly the live query's rows. Only a non-default
 # resume gap needs the live query.
 
-#: Table written by the loader at the end of every load (docs/schema.md).
+#: Table written at the end of every load by analytics.derived (docs/schema.md).
 MATERIALIZED_TABLE = CONVERSATION_METRICS.name
 
 
@@ -328,7 +327,7 @@ def _fingerprint() -> str:
 def materialize_conversations(con) -> None:
     """(Re)create `conversation_metrics` = `conversations(con)` (every thread, default resume gap).
 
-    Called by the loader on the staged database before it is swapped in, after
+    Called at load time (`analytics.derived`, through `transcript_lens.load`) on the staged database before it is swapped in, after
     full and incremental loads alike (a rebuild costs one unfiltered query). Sets
     the connection's time zone to UTC, as `analytics.connect` does for readers.
     """
@@ -340,10 +339,10 @@ def _materialized(con) -> bool:
     return table_comments(con, [MATERIALIZED_TABLE]).get(MATERIALIZED_TABLE) == _fingerprint()
 
 
-# --- message-level tables the loader materializes ----------------------------------------
+# --- message-level tables written at load time (analytics.derived) ----------------------
 # The corpus trends' heavy parts are the same for every scope: the latency pairs
 # (a join of every question with its reply) and per-thread sums over every message.
-# The loader writes them once per load, from the live queries' own SQL:
+# A load writes them once (analytics.derived), from the live queries' own SQL:
 # - `latency_pair_rows` = `latency_distribution_sql(Filters())`: a pair belongs to a
 #   `Filters` exactly when its thread passes `thread_where` and its question's ts is in
 #   the window (replies come from the whole thread either way), so every filter reads it;
@@ -380,7 +379,7 @@ def _trend_tables() -> dict[str, tuple[str, list, str]]:
 def materialize_trends(con) -> None:
     """(Re)create `latency_pair_rows`, `thread_day_metrics` and `thread_model_metrics`.
 
-    Called by the loader next to `materialize_conversations`, on the staged database.
+    Called at load time next to `materialize_conversations` (`analytics.derived`), on the staged database.
     """
     for table, (sql, params, fingerprint) in _trend_tables().items():
         write_derived_table(con, table, sql, params, fingerprint)
@@ -561,7 +560,7 @@ def latency_distribution_sql(
 def daily_sql(filters: Filters = Filters(), fast: frozenset[str] = frozenset(), latency: bool = True) -> tuple[str, list]:
     """The query behind `daily()`: `(sql, params)`, columns in `DAILY_COLUMNS` order.
 
-    The per-thread-day and pair rows come from the loader's tables named in `fast`
+    The per-thread-day and pair rows come from the load-time tables named in `fast`
     (`_current_trend_tables(con)`) where they can answer `filters`; else the live query.
 
     >>> daily_sql()[1]
@@ -761,7 +760,7 @@ def overview(con_or_path: ConOrPath, filters: Filters = Filters()) -> Overview:
 
 
 def overview_sql(filters: Filters = Filters(), fast: frozenset[str] = frozenset()) -> tuple[str, list]:
-    """The query behind `overview()`; the loader's tables named in `fast` answer where they can."""
+    """The query behind `overview()`; the load-time tables named in `fast` answer where they can."""
     scope_sql, params = _scope(filters, window=True)
     days = _aggregate_source(THREAD_DAYS_TABLE, _THREAD_DAYS, filters, fast)
     models = _aggregate_source(THREAD_MODELS_TABLE, _THREAD_MODELS, filters, fast)

@@ -210,7 +210,7 @@ TRANSCRIPT_COLUMNS = MESSAGES.pick(
 
 
 def _conversation_rows(con, filters: Filters, options: Mapping[str, Any]) -> duckdb.DuckDBPyRelation:
-    # The loader's conversation_metrics table when it is current and the gap is the default.
+    # The load-time conversation_metrics table when it is current and the gap is the default.
     sql, params = metrics.conversations_query(con, filters, gap_option(options))
     return con.sql(sql, params=params)
 

@@ -2,7 +2,7 @@
 
 Risks are judged on what a restart *now* would rehydrate: the window of the
 latest root checkpoint. `RISK_FLAGS` names each risk and its weight in
-`risk_score`; docs/resume_qa.md explains each. The loader writes `risks()` of
+`risk_score`; docs/resume_qa.md explains each. A load writes `risks()` of
 every thread with the default cap into `risk_figures` (`materialize_risks`).
 
 >>> risks("lens.duckdb").head(10)[["thread_id", "risk_score", "flags"]]  # doctest: +SKIP
@@ -227,7 +227,7 @@ def risks(con_or_path: ConOrPath, filters: Filters = NO_FILTERS, cap: int = DEFA
     latest root checkpoint (`cap` entries). `flags` lists the `RISK_FLAGS` that
     apply (comma-separated, most severe first); `risk_score` is the sum of
     their weights. One set-based query, whatever the number of threads; with
-    the default cap, a read of the loader's `risk_figures` table when the
+    the default cap, a read of the load-time `risk_figures` table when the
     database has a current one (its rows are per thread, so `filters` only
     choose among them).
 
@@ -246,7 +246,7 @@ def risks(con_or_path: ConOrPath, filters: Filters = NO_FILTERS, cap: int = DEFA
         return fetch_frame(con, *risks_sql(filters, cap), RISK_COLUMNS)
 
 
-#: Table written by the loader at the end of every load: `risks()` of every thread
+#: Table written at the end of every load (analytics.derived): `risks()` of every thread
 #: with the default cap (docs/schema.md), so the Resume QA overview is a scan.
 RISKS_TABLE = "risk_figures"
 
@@ -261,7 +261,7 @@ def _risks_fingerprint() -> str:
 def materialize_risks(con) -> None:
     """(Re)create `risk_figures` = `risks(con)` for every thread (default cap).
 
-    Called by the loader on the staged database, next to the metric tables.
+    Called at load time (`analytics.derived`) on the staged database, next to the metric tables.
     """
     write_derived_table(con, RISKS_TABLE, *risks_sql(), _risks_fingerprint())
 

@@ -31,7 +31,7 @@ class ThreadConditions(Filters):
     min_user_turns: int = 0
     pending_only: bool = False
     forks_only: bool = False
-    #: Read user turns from the loader's `conversation_metrics` (same counts) instead of counting messages.
+    #: Read user turns from the load-time `conversation_metrics` (same counts) instead of counting messages.
     turns_from_table: bool = False
 
     def thread_where(self, alias: str = "t") -> tuple[str, list]:

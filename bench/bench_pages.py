@@ -97,19 +97,10 @@ def build(target: Path, messages: int) -> Path:
 
 
 def derive_tables(con) -> None:
-    """What `loaders.pipeline._derive_tables` writes at the end of a load, on `con`."""
-    from analytics import metrics
+    """What a load through `transcript_lens.load` writes at its end, on `con`."""
+    from analytics.derived import write_derived_tables
 
-    if hasattr(metrics, "materialize_conversations"):
-        metrics.materialize_conversations(con)
-    else:
-        con.execute("DROP TABLE IF EXISTS conversation_metrics")
-    if hasattr(metrics, "materialize_trends"):
-        metrics.materialize_trends(con)
-    from analytics import resume
-
-    if hasattr(resume, "materialize_risks"):
-        resume.materialize_risks(con)
+    write_derived_tables(con)
 
 
 def in_thread_order(db: Path) -> bool:
@@ -128,14 +119,13 @@ def stale(db: Path) -> bool:
 
     con = duckdb.connect(str(db), read_only=True)
     try:
-        if hasattr(metrics, "materialize_conversations") and not metrics._materialized(con):
+        if not metrics._materialized(con):
             return True
         from analytics import resume_risks
 
         if not resume_risks._risks_materialized(con):
             return True
-        return hasattr(metrics, "materialize_trends") and metrics._current_trend_tables(con) != set(
-            metrics._trend_tables())
+        return metrics._current_trend_tables(con) != set(metrics._trend_tables())
     finally:
         con.close()
 

@@ -1,40 +1,57 @@
 """Transcript Lens loaders: checkpoint stores → a DuckDB database of transcripts.
 
+Names are imported on first use (PEP 562), so `import loaders.catalog` (the
+query layer reads the column catalogue) does not import the pipeline, the
+sources or the C extensions; the built-in sources register on the first
+`sources()` / `resolve()` (`loaders.registry`).
+
 >>> import loaders
 >>> loaders.load("demo/demo.sqlite", "demo.duckdb")  # doctest: +SKIP
+>>> sorted(loaders.sources())[:2]
+['pg-dump', 'postgres']
 """
 
-from loaders.pipeline import DerivedTables, LoadSummary, batches, load
-from loaders.pg_export import PgCsvSource, PgDumpSource
-from loaders.pg_rows import PostgresOptions
-from loaders.postgres_source import PostgresSource
-from loaders.records import LoadError, SourceError
-from loaders.registry import describe, redact, register, resolve, sources
-from loaders.source import Capabilities, NotSupported, Source, SourceOptions, SourceReader
-from loaders.sqlite_source import SqliteSource
+from __future__ import annotations
 
-# Built-ins register exactly the way an extension does.
-register(SqliteSource())
-register(PostgresSource())
-register(PgCsvSource())
-register(PgDumpSource())
+import importlib
+from typing import Any
 
-__all__ = [
-    "Capabilities",
-    "DerivedTables",
-    "LoadError",
-    "LoadSummary",
-    "NotSupported",
-    "PostgresOptions",
-    "Source",
-    "SourceError",
-    "SourceOptions",
-    "SourceReader",
-    "batches",
-    "describe",
-    "load",
-    "redact",
-    "register",
-    "resolve",
-    "sources",
-]
+_EXPORTS = {
+    "DerivedTables": "loaders.pipeline",
+    "LoadSummary": "loaders.pipeline",
+    "batches": "loaders.pipeline",
+    "load": "loaders.pipeline",
+    "PgCsvSource": "loaders.pg_export",
+    "PgDumpSource": "loaders.pg_export",
+    "PostgresOptions": "loaders.pg_rows",
+    "SinceOptions": "loaders.pg_rows",
+    "PostgresSource": "loaders.postgres_source",
+    "LoadError": "loaders.records",
+    "SourceError": "loaders.records",
+    "describe": "loaders.registry",
+    "redact": "loaders.registry",
+    "register": "loaders.registry",
+    "resolve": "loaders.registry",
+    "sources": "loaders.registry",
+    "Capabilities": "loaders.source",
+    "NotSupported": "loaders.source",
+    "Source": "loaders.source",
+    "SourceOptions": "loaders.source",
+    "SourceReader": "loaders.source",
+    "SqliteSource": "loaders.sqlite_source",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'loaders' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # once: later lookups are plain attribute reads
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORTS})

@@ -1,6 +1,5 @@
-/* Transcript Lens: growable buffers and Arrow column builders, shared by the
- * loader's C extensions (`_digest.c` stages checkpoints and history events,
- * `_scan.c`'s `stage` any table's Python rows). Columns are built in Arrow's
+/* Transcript Lens: growable buffers and Arrow column builders for `_scan.c`'s
+ * `stage` (any table's Python rows). Columns are built in Arrow's
  * layout (bit-packed validity and booleans, int32 offsets for text and lists)
  * and handed to Python as bytes, which `loaders.parts.column_batch` wraps
  * without copying.

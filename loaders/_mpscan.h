@@ -1,6 +1,5 @@
-/* Transcript Lens: the msgpack checkpoint skeleton scanner, shared by the loader's
- * C extensions (`_scan.c`: one row at a time for the Python reader; `_digest.c`:
- * whole threads straight from SQLite). See `_scan.c` for what it promises: it
+/* Transcript Lens: the msgpack checkpoint skeleton scanner behind `_scan.c`'s
+ * `row` (one checkpoint row at a time for the Python reader). See `_scan.c` for what it promises: it
  * never decides on its own; every function answers "not sure" (-1) for input it
  * does not fully understand, and every read is bounds-checked.
  *

@@ -2,7 +2,7 @@
 
 Every compiled fast path has a pure-Python twin that gives the same results
 (msgpack's pattern): `loaders/_scan.c` (checkpoint scan and payload numbering,
-message decoding, timestamps, Arrow staging) and `loaders/_readahead.c` (a
+timestamps, Arrow staging: byte-level work, no transcript rule) and `loaders/_readahead.c` (a
 read-ahead SQLite VFS). Callers take the names below and fall back to their twin
 when one is None: the extension is not built (no compiler, no SQLite header), or
 the environment sets `TRANSCRIPT_LENS_PUREPYTHON=1`, which `make test` uses to run

@@ -28,14 +28,16 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from loaders.parts import ERROR_TABLE, PartWriter
+from loaders.version import __version__
 from loaders.records import LoadError, SourceError
 from loaders.registry import resolve
 from loaders.scratch import remove_stale_scratch, scratch_dir
 from loaders.source import Source, SourceOptions, SourceReader
 from loaders.transform import DEFAULT_THREAD_KEY_PATTERN, compile_thread_key, thread_batches
-from loaders.writer import DATA_TABLES, SCHEMA_VERSION, DatabaseWriter, PartFeed, staging_schemas
+from loaders.catalog import DATA_TABLES, SCHEMA_VERSION, staging_schemas
+from loaders.writer import DatabaseWriter, PartFeed
 
-TOOL_VERSION = "0.1.0"
+TOOL_VERSION = __version__  # stored in `loads` and `meta` (loaders/version.py)
 # Thread ranges per worker of a split load: workers take them from a queue, so none
 # idles while another still works, and each is ingested as soon as it is staged.
 RANGES_PER_WORKER = 8

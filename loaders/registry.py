@@ -2,11 +2,15 @@
 
 Built-in sources register here exactly as an extension would: call
 `register(source)` with a `loaders.source.Source`, or expose an entry point
-in the group `transcript_lens.sources` naming one (or its class).
+in the group `transcript_lens.sources` naming one (or its class). The
+built-ins are named below the same way (`module:Class`) and loaded with the
+entry points on the first `sources()` / `resolve()`, so importing the package
+(for `loaders.catalog`, say) opens no source module.
 """
 
 from __future__ import annotations
 
+import importlib
 from importlib.metadata import entry_points
 
 from loaders.records import SourceError
@@ -14,6 +18,18 @@ from loaders.source import Source, SourceOptions
 
 _SOURCES: dict[str, Source] = {}
 _entry_points_loaded = False
+# Detection order: the first kind whose `detect` accepts a spec is the one.
+BUILTINS = (
+    "loaders.sqlite_source:SqliteSource",
+    "loaders.postgres_source:PostgresSource",
+    "loaders.pg_export:PgCsvSource",
+    "loaders.pg_export:PgDumpSource",
+)
+
+
+def _load(target: str) -> object:
+    module, _, name = target.partition(":")
+    return getattr(importlib.import_module(module), name)
 
 
 def register(source: Source) -> Source:
@@ -39,9 +55,16 @@ def sources() -> dict[str, Source]:
     global _entry_points_loaded
     if not _entry_points_loaded:
         _entry_points_loaded = True
-        for ep in entry_points(group="transcript_lens.sources"):
-            found = ep.load()
-            register(found() if isinstance(found, type) else found)  # a Source, or its class
+        # Kinds registered before this first call keep their place after the built-ins
+        # (a built-in's kind registered again is replaced, as `register` says).
+        early = dict(_SOURCES)
+        _SOURCES.clear()
+        found = [_load(target) for target in BUILTINS]
+        found += [ep.load() for ep in entry_points(group="transcript_lens.sources")]
+        for item in found:
+            register(item() if isinstance(item, type) else item)  # a Source, or its class
+        for source in early.values():
+            register(source)
     return dict(_SOURCES)
 
 

@@ -21,8 +21,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.ipc as ipc
 
-# DATA_TABLES, SCHEMA_VERSION and staging_schemas are the catalogue's, also importable from here.
-from loaders.catalog import DATA_TABLES, SCHEMA_VERSION, TABLES, Table, ddl, staging_schemas  # noqa: F401
+from loaders.catalog import DATA_TABLES, TABLES, Table, ddl
 from loaders.scratch import process_gone
 
 # Rows per DuckDB row group in the databases a load writes (DuckDB's default: 122,880);

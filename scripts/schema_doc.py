@@ -12,7 +12,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from analytics.catalog import SCHEMA_DOC, schema_doc  # noqa: E402
+from analytics.catalog import schema_doc  # noqa: E402
+
+SCHEMA_DOC = Path(__file__).resolve().parents[1] / "docs" / "schema.md"
 
 
 def main(argv: list[str]) -> int:

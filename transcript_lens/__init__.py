@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from loaders import LoadSummary
 
-__version__ = "0.1.0"  # the package's one version (pyproject.toml reads it)
+from loaders.version import __version__  # the package's one version (pyproject.toml reads it there)
 
 _HERE = Path(__file__).resolve().parent
 

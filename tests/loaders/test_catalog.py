@@ -15,7 +15,7 @@ from loaders import catalog, parts
 from loaders.catalog import ERROR_TABLE, TABLES
 from loaders.parts import PartWriter, _column, _kinds, column_batch
 from loaders.records import ColumnBuffers, LoadError
-from loaders.writer import staging_schemas
+from loaders.catalog import staging_schemas
 from tests.loaders.util import load_db, rows
 
 LOADERS = Path(catalog.__file__).parent

@@ -33,7 +33,7 @@ from loaders.records import RawWrite
 from loaders.parts import _column
 from loaders.sqlite_source import bundle_thread
 from loaders.transform import compile_thread_key, transform_thread
-from loaders.writer import staging_schemas
+from loaders.catalog import staging_schemas
 from tests import oracle
 from tests.loaders.hostile_util import RawExt, StoreEditor, pack, unpack
 from tests.loaders.util import load_db, rows

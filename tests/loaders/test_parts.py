@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from loaders import parts
 from loaders.parts import PartWriter, _column, _kinds, column_batch
 from loaders.records import ColumnBuffers
-from loaders.writer import staging_schemas
+from loaders.catalog import staging_schemas
 
 SCHEMA = pa.schema([
     ("s", pa.string()), ("i", pa.int32()), ("l", pa.int64()), ("b", pa.bool_()),

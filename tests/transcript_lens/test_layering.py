@@ -14,7 +14,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 LOADERS = ROOT / "loaders"
 FORBIDDEN = ("analytics", "transcript_lens")
-MODULES = sorted(f"loaders.{p.stem}" for p in LOADERS.glob("*.py") if p.stem not in ("__init__", "__main__"))
+# Every module of the package, subpackages included (loaders/pg_export/).
+FILES = sorted(p for p in LOADERS.rglob("*.py") if p.name != "__main__.py" or p.parent != LOADERS)
+MODULES = sorted(
+    ".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__") for p in FILES
+)
 
 _IMPORT_ALL = """
 import importlib, json, sys
@@ -46,7 +50,7 @@ def imported_names(path: Path) -> list[tuple[int, str]]:
 
 
 def test_importing_every_loader_module_imports_neither_analytics_nor_the_composition_root():
-    assert "loaders.pipeline" in MODULES and "loaders.postgres_reader" in MODULES
+    assert {"loaders.pipeline", "loaders.postgres_reader", "loaders.pg_export.dump"} <= set(MODULES)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     proc = subprocess.run([sys.executable, "-c", _IMPORT_ALL, *MODULES], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=120)
@@ -57,7 +61,7 @@ def test_importing_every_loader_module_imports_neither_analytics_nor_the_composi
 def test_no_file_of_loaders_but_main_imports_analytics_or_transcript_lens():
     offenders = [
         f"{path.relative_to(ROOT)}:{line}: {name}"
-        for path in sorted(LOADERS.glob("*.py")) if path.name != "__main__.py"
+        for path in FILES
         for line, name in imported_names(path) if _top(name) in FORBIDDEN
     ]
     assert offenders == []
@@ -74,3 +78,18 @@ def test_the_check_sees_the_import_forms_it_forbids(tmp_path):
         "analytics.derived", "transcript_lens", "analytics", "analytics.views",
     ]
     assert [n for _, n in imported_names(LOADERS / "__main__.py") if _top(n) in FORBIDDEN] == ["transcript_lens.cli"]
+
+
+_QUERY_SIDE = """
+import json, sys
+import analytics, analytics.frames, analytics.catalog, analytics.reports
+print(json.dumps(sorted(m for m in sys.modules if m.startswith("loaders"))))
+"""
+
+
+def test_the_query_layer_reads_the_column_catalogue_without_importing_the_loader():
+    # `loaders.catalog` alone: no pipeline, no source, no C extension (loaders/__init__.py is lazy).
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    proc = subprocess.run([sys.executable, "-c", _QUERY_SIDE], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout.strip().splitlines()[-1]) == ["loaders", "loaders.catalog"]

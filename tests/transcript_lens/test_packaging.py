@@ -94,7 +94,7 @@ def test_the_pinned_lock_satisfies_every_declared_range(lock, groups):
 
 def test_the_version_is_single_sourced():
     assert "version" not in PYPROJECT["project"] and "version" in PYPROJECT["project"]["dynamic"]
-    assert PYPROJECT["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "transcript_lens.__version__"}
+    assert PYPROJECT["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "loaders.version.__version__"}
     assert PYPROJECT["project"]["scripts"] == {"transcript-lens": "transcript_lens.cli:main"}
 
 
