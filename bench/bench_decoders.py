@@ -25,20 +25,20 @@ Per checkpoint (every sampled row):
 - msgspec: `msgspec.msgpack.Decoder(ext_hook=...)`, payloads kept as memoryviews
   into the blob or copied to bytes (msgspec is not a requirement: `pip install msgspec`;
   its rows are skipped without it);
-- `sqlite_source._fast_checkpoint(row, payloads)`, a fresh `records.Payloads()` per
+- `sqlite_source.fast_checkpoint(row, payloads)`, a fresh `records.Payloads()` per
   thread: with `loaders._scan` (the C scan: checks, walk in place, numbering),
-  with `_scan = None` (ormsgpack and `Payloads.versions`), and with its
-  ormsgpack call replaced by msgspec (bytes payloads; one Python frame more per call).
+  with `native_scan = None` (ormsgpack and `Payloads.versions`, its pure-Python
+  twin), and with its ormsgpack call replaced by msgspec (bytes payloads; one
+  Python frame more per call).
 
 Per distinct message payload of the sample (`Payloads.items` of every thread):
 
 - `ormsgpack.unpackb(payload)` alone (the unpacking a decode needs, no fields read);
-- `loaders._scan.message` (the C decoder `decode.decode_message` tries first);
-- `decode.decode_message` (that dispatch, as a load calls it);
-- `decode.decode_message_python` (the pure-Python decoder it falls back to).
+- `decode.decode_message` (the one decoder, in Python, as a load calls it; a C
+  decoder of the common shape was retired in session 6: it repeated the rules).
 
 Before timing, each alternative's results are compared with the reference's
-(the `_scan` numbering, the Python message decoder) and the counts printed.
+(the `_scan` numbering) and the counts printed.
 """
 
 from __future__ import annotations
@@ -108,11 +108,11 @@ def decoder_way(decode_one: Callable[[bytes], object]) -> Callable[[list[list[tu
 
 
 def fast_checkpoint_way(scan, unpackb) -> Callable[[list[list[tuple]]], list]:
-    """`_fast_checkpoint` over every thread with `_scan` and `_unpackb` set as given."""
+    """`fast_checkpoint` over every thread with `_scan` and `_unpackb` set as given."""
     def run(threads: list[list[tuple]], keep: bool = False) -> list:
-        saved = sqlite_source._scan, sqlite_source._unpackb
-        sqlite_source._scan, sqlite_source._unpackb = scan, unpackb
-        fast = sqlite_source._fast_checkpoint
+        saved = sqlite_source.native_scan, sqlite_source._unpackb
+        sqlite_source.native_scan, sqlite_source._unpackb = scan, unpackb
+        fast = sqlite_source.fast_checkpoint
         out = []
         try:
             for rows in threads:
@@ -121,7 +121,7 @@ def fast_checkpoint_way(scan, unpackb) -> Callable[[list[list[tuple]]], list]:
                 if keep:
                     out.append((cps, payloads.items))
         finally:
-            sqlite_source._scan, sqlite_source._unpackb = saved
+            sqlite_source.native_scan, sqlite_source._unpackb = saved
         return out
     return run
 
@@ -142,20 +142,6 @@ def unpack_messages(groups: list[list]) -> None:
     for payloads in groups:
         for p in payloads:
             unpackb(p, option=opt)
-
-
-def c_messages(groups: list[list]) -> None:
-    message, message_type = decode._c_message, decode.Message
-    for payloads in groups:
-        for p in payloads:
-            message(p, message_type)
-
-
-def python_messages(groups: list[list]) -> None:
-    decode_one = decode.decode_message_python
-    for payloads in groups:
-        for p in payloads:
-            decode_one(p)
 
 
 def loader_messages(groups: list[list]) -> None:
@@ -230,7 +216,7 @@ def main() -> None:
     args = ap.parse_args()
     if not args.store.is_file():
         raise SystemExit(f"{args.store}: no such store (bench/bench_load.py builds bench/out/bench-300x40.sqlite)")
-    if sqlite_source._scan is None or decode._c_message is None:
+    if sqlite_source.native_scan is None:
         raise SystemExit("loaders._scan is not built: python setup.py build_ext --inplace")
 
     t0 = time.perf_counter()
@@ -246,13 +232,13 @@ def main() -> None:
           f"{'cold (whole sample at once)' if args.cold else 'warm (each thread read just before its timing)'}")
 
     # Checks, untimed: every way numbers the payloads as `_scan` does.
-    scan_way = fast_checkpoint_way(sqlite_source._scan, ormsgpack.unpackb)
+    scan_way = fast_checkpoint_way(sqlite_source.native_scan, ormsgpack.unpackb)
     ref = scan_way(threads, keep=True)
     thread_payloads = [items for _, items in ref]
     payloads = [p for items in thread_payloads for p in items]
-    checks = {"_fast_checkpoint, _scan = None": fast_checkpoint_way(None, ormsgpack.unpackb)}
+    checks = {"fast_checkpoint, _scan = None": fast_checkpoint_way(None, ormsgpack.unpackb)}
     if msgspec is not None:
-        checks["_fast_checkpoint, msgspec"] = fast_checkpoint_way(None, msgspec_unpackb())
+        checks["fast_checkpoint, msgspec"] = fast_checkpoint_way(None, msgspec_unpackb())
     scanned = sum(cp is not None for cps, _ in ref for cp in cps)
     print(f"_scan.row accepted {scanned:,} of {n_rows:,} rows; {len(payloads):,} distinct message payloads")
     for name, way in checks.items():
@@ -264,45 +250,29 @@ def main() -> None:
         per_cp["msgspec (payloads as memoryview)"] = decoder_way(msgspec.msgpack.Decoder(ext_hook=_keep).decode)
         per_cp["msgspec (payloads as bytes)"] = decoder_way(
             msgspec.msgpack.Decoder(ext_hook=lambda code, data: bytes(data)).decode)
-    per_cp["_fast_checkpoint, _scan (C)"] = scan_way
+    per_cp["fast_checkpoint, _scan (C)"] = scan_way
     per_cp.update(checks)
     runs = time_rounds(per_cp, threads, args.rounds, args.cold)
-    table("Per checkpoint: decode only (floor, msgspec) and checks + decode + numbering (_fast_checkpoint)",
+    table("Per checkpoint: decode only (floor, msgspec) and checks + decode + numbering (fast_checkpoint)",
           "checkpoint", n_rows, runs)
     cp_cpu = {n: statistics.median(c for c, _ in r) for n, r in runs.items()}
 
-    # Messages: the C decoder's answers against the Python decoder's, then timed.
-    c_message, message_type = decode._c_message, decode.Message
-    declined = mismatched = 0
-    for p in payloads:
-        c = c_message(p, message_type)
-        if c is None:
-            declined += 1
-        elif c != decode.decode_message_python(p):
-            mismatched += 1
-    print(f"\n_scan.message declined {declined:,} of {len(payloads):,} payloads (the Python decoder takes those); "
-          f"{mismatched} answers differ from decode_message_python")
+    # Messages: the one decoder against the bare unpacking it needs.
     per_msg = {
         "ormsgpack.unpackb(payload) only": unpack_messages,
-        "_scan.message (C)": c_messages,
-        "decode_message (C first, as a load calls it)": loader_messages,
-        "decode_message_python": python_messages,
+        "decode_message (as a load calls it)": loader_messages,
     }
     runs_msg = time_rounds(per_msg, thread_payloads, args.rounds, args.cold)
     table("Per distinct message payload", "message", len(payloads), runs_msg)
     msg_cpu = {n: statistics.median(c for c, _ in r) for n, r in runs_msg.items()}
 
     print("\nRatios (median CPU, this run):")
-    scan = cp_cpu["_fast_checkpoint, _scan (C)"]
+    scan = cp_cpu["fast_checkpoint, _scan (C)"]
     for name, cpu in cp_cpu.items():
-        if name != "_fast_checkpoint, _scan (C)":
-            print(f"  {name} / _fast_checkpoint with _scan = {cpu / scan:.2f}x")
-    c_msg, py_msg = msg_cpu["_scan.message (C)"], msg_cpu["decode_message_python"]
-    print(f"  decode_message_python / _scan.message = {py_msg / c_msg:.2f}x")
-    total_py, total_c = cp_cpu["_fast_checkpoint, _scan = None"] + py_msg, scan + c_msg
-    print(f"  the sample's scan + message decode: with C {total_c:.2f} s CPU, in Python {total_py:.2f} s CPU "
-          f"({total_py / total_c:.2f}x)")
-
+        if name != "fast_checkpoint, _scan (C)":
+            print(f"  {name} / fast_checkpoint with _scan = {cpu / scan:.2f}x")
+    unpack, decoded = msg_cpu["ormsgpack.unpackb(payload) only"], msg_cpu["decode_message (as a load calls it)"]
+    print(f"  decode_message / the bare unpacking = {decoded / unpack:.2f}x")
 
 if __name__ == "__main__":
     main()
