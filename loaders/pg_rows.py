@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, NamedTuple
 
@@ -141,7 +141,9 @@ class SinceOptions(SourceOptions):
     '2025-03-03T09:00:00+00:00'
     """
 
-    since: str | None = None
+    since: str | None = field(default=None, metadata={
+        "label": "Since", "placeholder": "2025-03-01T00:00Z",
+        "help": "load only threads with a checkpoint at or after this ISO time (naive = UTC)"})
 
     def __post_init__(self) -> None:
         SourceOptions.__post_init__(self)
@@ -163,7 +165,9 @@ class PostgresOptions(SinceOptions):
     ('threads', 'since', 'schema')
     """
 
-    schema: str | None = None
+    schema: str | None = field(default=None, metadata={
+        "label": "Postgres schema", "placeholder": "public",
+        "help": "the schema holding the checkpoint tables (default public)"})
 
 
 class _Follower:

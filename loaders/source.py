@@ -120,6 +120,37 @@ class SourceOptions:
         return tuple(f.name for f in fields(cls))
 
 
+class OptionSpec(NamedTuple):
+    """One source option as the CLI and the app offer it: declared once, on the kind's
+    options class (a dataclass field's `metadata`: label, help, placeholder)."""
+
+    name: str
+    label: str
+    help: str
+    placeholder: str
+    kinds: tuple[str, ...]  # the registered kinds that take it
+
+
+def option_specs(kinds: Mapping[str, Source]) -> list[OptionSpec]:
+    """Every option beyond `threads` that some kind in `kinds` takes, in declaration order.
+
+    >>> from loaders import sources
+    >>> [(o.name, o.kinds) for o in option_specs(sources())]
+    [('since', ('postgres', 'postgres-csv', 'pg-dump')), ('schema', ('postgres', 'pg-dump'))]
+    """
+    found: dict[str, tuple[Any, list[str]]] = {}
+    for kind, source in kinds.items():
+        for f in fields(source.options_class):
+            if f.name in SourceOptions.names():
+                continue
+            found.setdefault(f.name, (f, []))[1].append(kind)
+    return [
+        OptionSpec(name, f.metadata.get("label", name), f.metadata.get("help", ""), f.metadata.get("placeholder", ""),
+                   tuple(kinds_of))
+        for name, (f, kinds_of) in found.items()
+    ]
+
+
 def _given(options: SourceOptions) -> dict[str, Any]:
     """The fields of `options` that differ from their defaults (what a caller asked for)."""
     out = {}
@@ -283,5 +314,6 @@ class Source(ABC):
 
 
 __all__ = [
-    "SPLIT_MIN_BYTES", "Capabilities", "NotSupported", "Source", "SourceOptions", "SourceReader", "ThreadRange",
+    "SPLIT_MIN_BYTES", "Capabilities", "NotSupported", "OptionSpec", "Source", "SourceOptions", "SourceReader",
+    "ThreadRange", "option_specs",
 ]

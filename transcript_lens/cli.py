@@ -39,16 +39,21 @@ _EXTRAS = {"psycopg": ("live Postgres sources", "postgres")}
 def configure_load(parser: argparse.ArgumentParser) -> None:
     """`load`'s options (also `python -m loaders`'s)."""
     from loaders import sources
+    from loaders.source import option_specs
 
     parser.description = "Load a LangGraph checkpoint store into a Transcript Lens DuckDB database."
-    parser.add_argument("source", help="a SqliteSaver file, a postgresql:// DSN, a COPY CSV export (folder or .zip) or a pg_dump file")
+    kinds = sources()
+    parser.add_argument("source", help="the store, of a registered kind (detected): " + "; ".join(
+        f"{kind}: {source.label}" for kind, source in kinds.items()))
     parser.add_argument("--db", required=True, help="the DuckDB database to write (replaced atomically)")
-    parser.add_argument("--kind", choices=sorted(sources()), help="source kind (default: detected)")
+    parser.add_argument("--kind", choices=sorted(kinds), help="source kind (default: detected)")
     parser.add_argument("--thread-key-pattern", help="regex with named groups tenant, sub, session (default tenant:sub:session)")
     parser.add_argument("--incremental", action="store_true", help="re-read only threads changed since the previous load")
-    parser.add_argument("--schema", help="Postgres schema holding the checkpoint tables (default public)")
     parser.add_argument("--threads", action="append", default=[], metavar="ID", help="load only this thread (repeatable)")
-    parser.add_argument("--since", help="Postgres: load only threads with a checkpoint at or after this ISO time")
+    # Each kind's own options, as its options class declares them (loaders.source.option_specs).
+    for option in option_specs(kinds):
+        parser.add_argument(f"--{option.name.replace('_', '-')}", dest=f"option_{option.name}", metavar=option.name.upper(),
+                            help=f"{option.help} ({', '.join(option.kinds)})")
     parser.add_argument("--workers", type=int, help="decoding processes (default: cores, at most 4)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.set_defaults(run=run_load)
@@ -73,7 +78,8 @@ def run_load(args: argparse.Namespace) -> int:
         bar.update(done - bar.n)
 
     # Only what was given (None: not given): a kind that does not take a given option fails naming it.
-    options = {"threads": tuple(args.threads), "schema": args.schema, "since": args.since}
+    given = {k.removeprefix("option_"): v for k, v in vars(args).items() if k.startswith("option_")}
+    options = {"threads": tuple(args.threads), **given}
     try:
         summary = transcript_lens.load(
             args.source, args.db, kind=args.kind, thread_key_pattern=args.thread_key_pattern,

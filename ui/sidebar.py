@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import streamlit as st
@@ -75,10 +75,11 @@ def upload_types(kinds) -> list[str]:
 
 def _load_panel() -> None:
     import loaders  # the registry: whatever source kinds are installed right now
+    from loaders.source import option_specs
 
     registered = loaders.sources()
     kinds = [AUTO, *registered]
-    with_schema = [k for k, s in registered.items() if "schema" in s.options_class.names()]
+    offered = option_specs(registered)  # each kind's own options, as its options class declares them
     with st.expander("Load a source", expanded=state.current_db() is None):
         spec = st.text_input(
             "Path or DSN",
@@ -100,12 +101,13 @@ def _load_panel() -> None:
             "thread ids, e.g. `^(?P<tenant>[^/]+)/(?P<session>.+)$`. Ids it does not match keep "
             "the whole id as the session.",
         )
-        schema = st.text_input(
-            "Postgres schema",
-            key="load.schema",
-            placeholder="public",
-            help=f"For {', '.join(f'`{k}`' for k in with_schema)}: the schema holding the checkpoint tables.",
-        )
+        given = {
+            option.name: st.text_input(
+                option.label, key=f"load.{option.name}", placeholder=option.placeholder,
+                help=f"For {', '.join(f'`{k}`' for k in option.kinds)}: {option.help}.",
+            ).strip() or None
+            for option in offered
+        }
         incremental = st.checkbox(
             "Only re-read what changed",
             key="load.incremental",
@@ -115,7 +117,7 @@ def _load_panel() -> None:
         if st.button("Load", key="load.go", type="primary", width="stretch"):
             _load(
                 spec.strip(), upload, None if kind == AUTO else kind,
-                LoadChoices(pattern.strip() or None, schema.strip() or None, incremental),
+                LoadChoices(pattern.strip() or None, given, incremental),
             )
 
 
@@ -135,12 +137,13 @@ class LoadChoices:
     """The load panel's options, as `loaders.load` takes them."""
 
     thread_key_pattern: str | None = None
-    schema: str | None = None
+    # The source options typed in (None: not given; a kind that does not take one given says so).
+    options: dict[str, str | None] = field(default_factory=dict)
     incremental: bool = False
 
     def source_options(self) -> dict[str, str | None]:
-        """The source options chosen (None: not given; a kind that does not take one given says so)."""
-        return {"schema": self.schema}
+        """The source options chosen, as `loaders.load` takes them."""
+        return dict(self.options)
 
 
 def _load(spec: str, upload, kind: str | None, choices: LoadChoices = LoadChoices()) -> None:

@@ -181,3 +181,30 @@ def test_app_without_streamlit_says_which_extra(monkeypatch, exec_spy, capsys):
     assert main(["app"]) == 2
     assert capsys.readouterr().err.strip() == "error: the app needs streamlit: pip install 'transcript-lens[app]'"
     assert exec_spy == []
+
+
+def test_a_registered_kinds_own_option_is_a_load_flag_with_its_declared_help(monkeypatch):
+    # "One module + one registration": the CLI (and the app) offer an option from its declaration.
+    import argparse
+    from dataclasses import dataclass, field
+
+    from loaders import registry
+    from loaders.source import SourceOptions
+    from tests.loaders.example_source import JsonlDirSource
+
+    @dataclass(frozen=True, slots=True)
+    class ShelfOptions(SourceOptions):
+        shelf: str | None = field(default=None, metadata={"label": "Shelf", "help": "the shelf to read"})
+
+    class Shelved(JsonlDirSource):
+        kind, options_class = "shelved", ShelfOptions
+
+    monkeypatch.setattr(registry, "_SOURCES", dict(registry.sources()))
+    registry.register(Shelved())
+    from transcript_lens.cli import configure_load
+
+    parser = argparse.ArgumentParser()
+    configure_load(parser)
+    assert "the shelf to read (shelved)" in " ".join(parser.format_help().split())
+    args = parser.parse_args(["x", "--db", "y", "--shelf", "top"])
+    assert args.option_shelf == "top" and args.option_schema is None
