@@ -341,8 +341,8 @@ def thread_risks(con_or_path: ConOrPath, thread_id: str, cap: int = DEFAULT_CAP)
         _require_thread(con, thread_id)
         summary = risks(con, Filters(thread_ids=(thread_id,)), cap).iloc[0]
         window = expected_window(con, thread_id, cap=cap)
-        events = con.sql(_EVENTS_SQL, params=[thread_id]).df()
-        forks = con.sql(_FORKS_SQL, params=[thread_id]).df()
+        events = fetch_frame(con, _EVENTS_SQL, [thread_id])
+        forks = fetch_frame(con, _FORKS_SQL, [thread_id])
         latest_id, interrupt_value = _rows(
             con, "SELECT latest_checkpoint_id, interrupt_value FROM threads WHERE thread_id = ?", [thread_id]
         )[0]

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from analytics._pandas import pd
 from analytics.db import ConOrPath, connection
-from analytics.frames import typed
+from analytics.frames import fetch_frame, typed
 from analytics.resume import PROCESS_KEYS, _process_paths, _require_thread
 from analytics.resume_chain import current_chain, resume_points
 from analytics.resume_gap import DEFAULT_GAP_MINUTES
@@ -69,7 +69,7 @@ def timeline(
     paths = _process_paths(keys)
     with connection(con_or_path) as con:
         _require_thread(con, thread_id)
-        frame = con.sql(_TIMELINE_SQL, params=[paths, thread_id]).df()
+        frame = fetch_frame(con, _TIMELINE_SQL, [paths, thread_id])
         points = resume_points(con, thread_id, gap_minutes, process_keys=keys)
         chain = current_chain(con, thread_id)
     position = {cid: i + 1 for i, (cid, _) in enumerate(chain)}
