@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from ui import cache, charts, render, state
+from ui import cache, charts, columns, render, state
 from ui.filters import filter_bar
 
 url = state.Url("conversations")
@@ -30,14 +30,7 @@ picked = st.dataframe(
     on_select="rerun",
     selection_mode="single-row",
     hide_index=True,
-    column_config={
-        "thread_id": st.column_config.TextColumn("thread", pinned=True),
-        "duration_s": st.column_config.NumberColumn("duration (s)", format="%.1f"),
-        "latency_median_s": st.column_config.NumberColumn("median latency (s)", format="%.2f"),
-        "latency_p90_s": st.column_config.NumberColumn("p90 latency (s)", format="%.2f"),
-        "first_ts": st.column_config.DatetimeColumn("first ts", format="YYYY-MM-DD HH:mm:ss"),
-        "last_ts": st.column_config.DatetimeColumn("last ts", format="YYYY-MM-DD HH:mm:ss"),
-    },
+    column_config=columns.conversations(),
 )
 render.download(view.table, "conversations.csv", key="conversations.csv")
 if shown < matching:

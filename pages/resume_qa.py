@@ -8,7 +8,7 @@ workflow, the JSONL format and every column.
 
 import streamlit as st
 
-from ui import cache, charts, render, state
+from ui import cache, charts, columns, render, state
 from ui.filters import filter_bar
 from ui.models import resume_qa as qa_model
 
@@ -50,13 +50,7 @@ picked = st.dataframe(
     on_select="rerun",
     selection_mode="single-row",
     hide_index=True,
-    column_config={
-        "thread_id": st.column_config.TextColumn("thread", pinned=True),
-        "risk_score": st.column_config.ProgressColumn(
-            "risk", format="%d", min_value=0, max_value=qa_model.MAX_RISK_SCORE
-        ),
-        "last_ts": st.column_config.DatetimeColumn("last ts", format="YYYY-MM-DD HH:mm:ss"),
-    },
+    column_config=columns.risks(qa_model.MAX_RISK_SCORE),
 )
 render.download(overview.table, "resume_risks.csv", key="resume_qa.risks_csv")
 
@@ -102,7 +96,7 @@ render.chart(charts.resume_timeline(qa.timeline, qa.markers, by_step), key="resu
 
 if n:
     st.dataframe(qa.points, key="resume_qa.points", hide_index=True)
-    render.download(qa.points, f"resume_points-{thread.replace(':', '_')}.csv", key="resume_qa.points_csv")
+    render.download(qa.points, render.file_name("resume_points", thread), key="resume_qa.points_csv")
 else:
     st.info("No resume point at this gap: the window below is what a restart now would rebuild.")
 
@@ -111,7 +105,7 @@ if qa.risks.empty:
     st.success("Nothing in the store makes this thread's window doubtful.", icon=":material/check_circle:")
 else:
     st.dataframe(qa.risks, key="resume_qa.thread_risks", hide_index=True)
-    render.download(qa.risks, f"resume_risks-{thread.replace(':', '_')}.csv", key="resume_qa.thread_risks_csv")
+    render.download(qa.risks, render.file_name("resume_risks", thread), key="resume_qa.thread_risks_csv")
 
 # --- the expected window ------------------------------------------------------------------------
 st.subheader("Expected window")
@@ -129,9 +123,9 @@ else:
         qa.window,
         key="resume_qa.window",
         hide_index=True,
-        column_config={"ts": st.column_config.DatetimeColumn("ts", format="YYYY-MM-DD HH:mm:ss")},
+        column_config=columns.window(),
     )
-    render.download(qa.window, f"expected_window-{thread.replace(':', '_')}-{qa.at}.csv", key="resume_qa.window_csv")
+    render.download(qa.window, render.file_name("expected_window", thread, qa.at), key="resume_qa.window_csv")
 
 # --- observed windows ---------------------------------------------------------------------------
 st.subheader("Compare an observed window")

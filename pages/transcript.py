@@ -59,16 +59,8 @@ view = cache.transcript(
     db, thread, speaker, None if index is None else int(index), since, until, None if limit is None else int(limit)
 )
 
-t = view.thread
-if t:
-    first, last = render.ts_text(t.get("first_ts")), render.ts_text(t.get("last_ts"))
-    flags = [f"{t['forks']} fork(s)"] if t.get("forks") else []
-    flags += ["pending interrupt"] if t.get("interrupt_pending") else []
-    st.caption(
-        f"tenant `{t.get('tenant_id')}` · sub-tenant `{t.get('sub_tenant_id')}` · session `{t.get('session_id')}` · "
-        f"{t.get('messages')} messages ({t.get('user_messages')} user, {t.get('assistant_messages')} assistant) · "
-        f"{first} → {last}" + (" · " + " · ".join(flags) if flags else "")
-    )
+if view.thread:
+    st.caption(render.thread_caption(view.thread))
 
 if view.problem is not None:
     render.problem(view.problem)
@@ -80,4 +72,4 @@ else:
         st.dataframe(view.table, hide_index=True, key="transcript.table")
     else:
         render.chat(view.rows, raw=raw)
-    render.download(view.table, f"transcript-{thread.replace(':', '_')}.csv", key="transcript.csv")
+    render.download(view.table, render.file_name("transcript", thread), key="transcript.csv")

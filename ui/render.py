@@ -61,6 +61,26 @@ def chart(fig, key: str) -> None:
     st.plotly_chart(fig, key=key, width="stretch")
 
 
+def file_name(kind: str, thread_id: str, *parts: object) -> str:
+    """A CSV download's name for one thread (`:` is not welcome in file names everywhere).
+
+    >>> file_name("expected_window", "acme:web:s1", 2)
+    'expected_window-acme_web_s1-2.csv'
+    """
+    return "-".join([kind, thread_id.replace(":", "_"), *map(str, parts)]) + ".csv"
+
+
+def thread_caption(t: dict[str, Any]) -> str:
+    """One line about a thread (its `conversations()` row): key parts, counts, time span, flags."""
+    flags = [f"{t['forks']} fork(s)"] if t.get("forks") else []
+    flags += ["pending interrupt"] if t.get("interrupt_pending") else []
+    return (
+        f"tenant `{t.get('tenant_id')}` · sub-tenant `{t.get('sub_tenant_id')}` · session `{t.get('session_id')}` · "
+        f"{t.get('messages')} messages ({t.get('user_messages')} user, {t.get('assistant_messages')} assistant) · "
+        f"{ts_text(t.get('first_ts'))} → {ts_text(t.get('last_ts'))}" + (" · " + " · ".join(flags) if flags else "")
+    )
+
+
 def problem(found: Problem) -> None:
     """What a page shows instead of a traceback (`ui.models.problems`): a request that
     cannot be answered is an error, a missing or unsupported thing a warning."""
