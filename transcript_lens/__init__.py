@@ -67,9 +67,19 @@ def is_checkout() -> bool:
     return app_dir() == _HERE.parent
 
 
+def cache_dir() -> Path:
+    """Where the app keeps the demo database, uploads and loaded sources: `$TRANSCRIPT_LENS_CACHE`,
+    else `.cache/` in a checkout (gitignored), else the user's cache (`~/.cache/transcript-lens`)."""
+    if os.environ.get("TRANSCRIPT_LENS_CACHE"):
+        return Path(os.environ["TRANSCRIPT_LENS_CACHE"])
+    if is_checkout():
+        return _HERE.parent / ".cache"
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "transcript-lens"
+
+
 def demo_store() -> Path:
     """The bundled demo checkpoint store (conversations written by real LangGraph graphs; demo/README.md)."""
     return app_dir() / "demo" / "demo.sqlite"
 
 
-__all__ = ["LoadTimeTables", "__version__", "app_dir", "demo_store", "is_checkout", "load"]
+__all__ = ["LoadTimeTables", "__version__", "app_dir", "cache_dir", "demo_store", "is_checkout", "load"]

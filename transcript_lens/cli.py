@@ -133,10 +133,6 @@ def configure_app(parser: argparse.ArgumentParser) -> None:
     parser.set_defaults(run=run_app)
 
 
-def _user_cache() -> Path:
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "transcript-lens"
-
-
 def _config_flags(config: Path) -> dict[str, str]:
     """The app's .streamlit/config.toml as `streamlit run` flags: Streamlit reads that file
     from the working directory only, and `transcript-lens app` runs from anywhere."""
@@ -180,9 +176,9 @@ def run_app(args: argparse.Namespace) -> int:
             return 2
         db = str(path.resolve())
     if not transcript_lens.is_checkout():
-        # ui.database keeps its cache and finds the demo store beside the packages, where a
-        # checkout has them; an installed package has neither, so say where they are.
-        env.setdefault("TRANSCRIPT_LENS_CACHE", str(_user_cache()))
+        # The demo database is built here, before Streamlit starts, so that a first run says
+        # so on the terminal; the app finds it through the same `transcript_lens.cache_dir()`.
+        env.setdefault("TRANSCRIPT_LENS_CACHE", str(transcript_lens.cache_dir()))
         if db is None:
             from ui import database
 

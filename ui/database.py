@@ -14,16 +14,17 @@ import sys
 from pathlib import Path
 from typing import NamedTuple
 
-REPO = Path(__file__).resolve().parent.parent
-DEMO_SOURCE = REPO / "demo" / "demo.sqlite"
+import transcript_lens
+
+# The bundled store and the cache: where the package says they are (a checkout, or a wheel's copy).
+DEMO_SOURCE = transcript_lens.demo_store()
 ENV_DB = "TRANSCRIPT_LENS_DB"
-ENV_CACHE = "TRANSCRIPT_LENS_CACHE"
 _DUCKDB_MAGIC = b"DUCK"
 
 
 def cache_dir() -> Path:
-    """Where the demo database, uploads and loaded sources live (gitignored)."""
-    return Path(os.environ.get(ENV_CACHE) or REPO / ".cache")
+    """Where the demo database, uploads and loaded sources live (`transcript_lens.cache_dir`)."""
+    return transcript_lens.cache_dir()
 
 
 def demo_db() -> Path:

@@ -208,3 +208,17 @@ def test_a_registered_kinds_own_option_is_a_load_flag_with_its_declared_help(mon
     assert "the shelf to read (shelved)" in " ".join(parser.format_help().split())
     args = parser.parse_args(["x", "--db", "y", "--shelf", "top"])
     assert args.option_shelf == "top" and args.option_schema is None
+
+
+def test_the_app_cache_is_the_env_s_else_the_checkout_s_else_the_user_s(monkeypatch, tmp_path):
+    import transcript_lens
+    from ui import database
+
+    monkeypatch.setenv("TRANSCRIPT_LENS_CACHE", str(tmp_path / "c"))
+    assert transcript_lens.cache_dir() == database.cache_dir() == tmp_path / "c"
+    monkeypatch.delenv("TRANSCRIPT_LENS_CACHE")
+    assert transcript_lens.is_checkout() and transcript_lens.cache_dir() == transcript_lens.app_dir() / ".cache"
+    monkeypatch.setattr(transcript_lens, "is_checkout", lambda: False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert database.cache_dir() == tmp_path / "xdg" / "transcript-lens"
+    assert database.DEMO_SOURCE == transcript_lens.demo_store()
