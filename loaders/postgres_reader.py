@@ -19,7 +19,7 @@ from loaders.pg_rows import (
     assemble,
     table_shape,
 )
-from loaders.postgres_source import first_line, mask_dsn
+from loaders.dsn import first_line, mask_dsn
 from loaders.records import SourceError, ThreadBundle
 from loaders.source import SPLIT_MIN_BYTES, Capabilities, SourceReader
 

@@ -20,7 +20,8 @@ from loaders import PostgresOptions, SourceOptions
 from loaders.pg_export import csv_stage
 from loaders.pg_export.stage import Stage
 from loaders.pg_export.staged_reader import StagedReader
-from loaders.postgres_source import PostgresSource, mask_dsn
+from loaders.dsn import mask_dsn
+from loaders.postgres_source import PostgresSource
 from loaders.registry import resolve
 from tests import oracle
 from tests.loaders.conformance import force_split
