@@ -50,7 +50,7 @@ from analytics.db import ConOrPath, connection
 from analytics.errors import BadRequest
 from analytics.filters import Filters, as_utc
 from analytics.frames import fetch_frame, typed
-from analytics.resume import DEFAULT_CAP, NO_FILTERS, RESUME_SOURCE, check_cap
+from analytics.resume_common import DEFAULT_CAP, NO_FILTERS, RESUME_SOURCE, check_cap
 from analytics.resume_gap import DEFAULT_GAP_MINUTES, check_gap, gap_option
 from analytics.resume_chain import current_chain, resume_points
 from analytics.resume_rehydrate import resume_windows_sql, windows_at

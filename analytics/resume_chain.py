@@ -26,7 +26,7 @@ from analytics.db import ConOrPath, connection
 from analytics.errors import BadRequest
 from analytics.filters import Filters
 from analytics.frames import fetch_frame
-from analytics.resume import NO_FILTERS, PROCESS_KEYS, _process_paths, _require_thread, _rows
+from analytics.resume_common import NO_FILTERS, PROCESS_KEYS, _process_paths, _require_thread, _rows
 from analytics.resume_gap import DEFAULT_GAP_MINUTES, gap_us
 
 __all__ = ["RESUME_COLUMNS", "current_chain", "resume_counts_sql", "resume_points"]

@@ -19,7 +19,7 @@ from analytics.db import ConOrPath, connection
 from analytics.errors import NotFound
 from analytics.filters import Filters
 from analytics.frames import fetch_frame, typed
-from analytics.resume import (
+from analytics.resume_common import (
     DEFAULT_CAP,
     NO_FILTERS,
     PROCESS_KEYS,

@@ -19,7 +19,7 @@ from analytics._pandas import pd
 from analytics.db import ConOrPath, connection, query_fingerprint, table_comments, write_derived_table
 from analytics.filters import Filters
 from analytics.frames import fetch_frame, typed
-from analytics.resume import DEFAULT_CAP, NO_FILTERS, _require_thread, _rows, check_cap
+from analytics.resume_common import DEFAULT_CAP, NO_FILTERS, _require_thread, _rows, check_cap
 from analytics.resume_rehydrate import expected_window
 
 __all__ = [

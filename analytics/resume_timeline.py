@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from analytics._pandas import pd
 from analytics.db import ConOrPath, connection
 from analytics.frames import fetch_frame, typed
-from analytics.resume import PROCESS_KEYS, _process_paths, _require_thread
+from analytics.resume_common import PROCESS_KEYS, _process_paths, _require_thread
 from analytics.resume_chain import current_chain, resume_points
 from analytics.resume_gap import DEFAULT_GAP_MINUTES
 

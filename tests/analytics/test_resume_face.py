@@ -1,4 +1,4 @@
-"""`analytics.resume` is the public face of the resume QA parts: every public name of each, the same object."""
+"""`analytics.resume` is the public face of the resume QA parts: every public name of each, the same object, imported explicitly."""
 
 from __future__ import annotations
 
@@ -27,9 +27,12 @@ def test_every_public_name_of_a_part_is_a_name_of_resume():
 
 
 def test_the_shared_names_and_an_unknown_one():
-    from analytics import resume_chain, resume_rehydrate
+    from analytics import resume_chain, resume_common, resume_rehydrate
 
-    assert resume_chain._rows is resume._rows and resume_rehydrate.DEFAULT_CAP == resume.DEFAULT_CAP == 50
+    assert resume_chain._rows is resume_common._rows and resume_rehydrate.DEFAULT_CAP == resume.DEFAULT_CAP == 50
+    # The face names what it exports, statically: no lookup on first use.
+    assert set(resume.__all__) >= {n for part in PARTS for n in importlib.import_module(f"analytics.{part}").__all__}
+    assert not hasattr(resume, "__getattr__")
     with pytest.raises(AttributeError, match="no attribute 'no_such_name'"):
         resume.no_such_name  # noqa: B018
     assert not hasattr(resume, "_risks_materialized")  # private names stay in their part
