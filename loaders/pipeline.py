@@ -297,11 +297,19 @@ KEY_DIGEST_SQL = (
 
 
 def _changed_threads(reader: SourceReader, db: Path) -> tuple[frozenset[str], list[str]]:
-    """Threads whose checkpoint set differs from the database's: (to load, to drop).
+    """Threads whose checkpoint set differs from the database's, and threads that were
+    waiting on a human: (to load, to drop).
 
     A reader that declares `key_digests` (one text per thread) is compared per
     thread; any other by its checkpoint keys. A digest that differs only by the
     order of its parts would reload a thread that did not change: never a wrong result.
+
+    A pending interrupt can change with no new checkpoint: a resume that meets the
+    next `interrupt()` of the same task only adds writes to the checkpoint it
+    resumed from. Those threads (few: the human-in-the-loop backlog) are read again
+    every time. (A thread with no pending interrupt gets new writes only when a new
+    checkpoint comes with them, except a task re-run from an unchanged checkpoint
+    after an error: the database does not keep writes, so that case needs a full load.)
     """
     import duckdb
 
@@ -312,10 +320,11 @@ def _changed_threads(reader: SourceReader, db: Path) -> tuple[frozenset[str], li
             known = dict(con.execute(KEY_DIGEST_SQL).fetchall())
         else:
             known = _key_sets(con.execute("SELECT thread_id, checkpoint_ns, checkpoint_id FROM checkpoints").fetchall())
+        waiting = {t for (t,) in con.execute("SELECT thread_id FROM threads WHERE interrupt_pending").fetchall()}
     finally:
         con.close()
     seen = dict(reader.key_digests()) if digests else _key_sets(reader.checkpoint_keys())
-    changed = frozenset(t for t, keys in seen.items() if known.get(t) != keys)
+    changed = frozenset(t for t, keys in seen.items() if known.get(t) != keys or t in waiting)
     gone = [t for t in known if t not in seen]
     return changed, gone
 

@@ -22,6 +22,10 @@ def _grow(path, existing_thread: str) -> None:
         saver.conn.close()
 
 
+def _waiting(db) -> set[str]:
+    return {r["thread_id"] for r in rows(db, "SELECT thread_id FROM threads WHERE interrupt_pending")}
+
+
 def test_incremental_reload_equals_a_full_reload(sqlite_store, tmp_path):
     src = tmp_path / "grow.sqlite"
     shutil.copyfile(sqlite_store.path, src)
@@ -63,12 +67,14 @@ def test_incremental_reload_reads_only_changed_threads(sqlite_store, tmp_path, m
             yield table, rows
 
     monkeypatch.setattr(pipeline, "batches", spy)
+    waiting = _waiting(db)
+    assert waiting  # the fixture store has threads left at an interrupt
     load_db(src, db, incremental=True, workers=1)
-    assert sorted(seen) == sorted({"zeta:new:s1", sqlite_store.thread("simple_chat")})
-    # Nothing changed since: nothing is re-read.
+    assert sorted(seen) == sorted({"zeta:new:s1", sqlite_store.thread("simple_chat"), *waiting})
+    # Nothing changed since: only the threads waiting on a human are read again.
     seen.clear()
     load_db(src, db, incremental=True, workers=1)
-    assert seen == []
+    assert sorted(seen) == sorted(_waiting(db))
 
 
 def test_a_swapped_checkpoint_and_a_deleted_thread_are_seen(sqlite_store, tmp_path, monkeypatch):
@@ -102,9 +108,46 @@ def test_a_swapped_checkpoint_and_a_deleted_thread_are_seen(sqlite_store, tmp_pa
         changed, gone = pipeline._changed_threads(reader, db)
     finally:
         reader.close()
-    assert changed == {edited} and gone == [deleted]
+    assert changed == {edited, *_waiting(db)} and gone == [deleted]
     load_db(src, db, incremental=True)
     full = tmp_path / "full.duckdb"
     load_db(src, full)
     assert_same_tables(db, full)
 
+
+
+def test_a_pending_interrupt_that_changed_without_a_new_checkpoint_is_reloaded(tmp_path):
+    """Found by an independent check: a resume that meets the node's next `interrupt()` only
+    adds writes to the checkpoint it resumed from, and the incremental load kept the first
+    question as the pending one."""
+    import sqlite3
+
+    from langchain_core.messages import AIMessage, HumanMessage
+    from langgraph.checkpoint.sqlite import SqliteSaver
+    from langgraph.graph import START, MessagesState, StateGraph
+    from langgraph.types import Command, interrupt
+
+    def ask(state):
+        first = interrupt({"ask": "first?"})
+        second = interrupt({"ask": "second?"})
+        return {"messages": [AIMessage(content=f"{first} {second}")]}
+
+    src, db, full = tmp_path / "hitl.sqlite", tmp_path / "inc.duckdb", tmp_path / "full.duckdb"
+    conn = sqlite3.connect(src, check_same_thread=False)
+    try:
+        graph = StateGraph(MessagesState)
+        graph.add_node("ask", ask)
+        graph.add_edge(START, "ask")
+        app = graph.compile(checkpointer=SqliteSaver(conn))
+        config = {"configurable": {"thread_id": "acme:web:hitl"}}
+        app.invoke({"messages": [HumanMessage(content="hi")]}, config)
+        load_db(src, db, workers=1)
+        keys = rows(db, "SELECT checkpoint_id FROM checkpoints ORDER BY 1")
+        app.invoke(Command(resume="one"), config)  # now "second?" waits, on the same checkpoint
+    finally:
+        conn.close()
+    load_db(src, db, incremental=True, workers=1)
+    load_db(src, full, workers=1)
+    assert rows(db, "SELECT checkpoint_id FROM checkpoints ORDER BY 1") == keys  # no checkpoint came
+    assert "second?" in rows(db, "SELECT interrupt_value FROM threads")[0]["interrupt_value"]
+    assert_same_tables(db, full)
