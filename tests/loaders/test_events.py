@@ -12,11 +12,9 @@ import sqlite3
 from typing import Annotated, TypedDict
 
 from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage
-from langgraph.checkpoint.sqlite import SqliteSaver
-from langgraph.graph import START, StateGraph
 from langgraph.graph.message import add_messages
 
-from tests.loaders.util import load_db, rows
+from tests.loaders.util import load_db, one_node_app, rows
 
 _EVENTS = """
 SELECT c.step, e.event, e.position FROM message_events e
@@ -35,10 +33,7 @@ class Chat(TypedDict):
 def _store(path, state, node, inputs, thread="acme:web:s1"):
     conn = sqlite3.connect(path, check_same_thread=False)
     try:
-        graph = StateGraph(state)
-        graph.add_node("chat", node)
-        graph.add_edge(START, "chat")
-        app = graph.compile(checkpointer=SqliteSaver(conn))
+        app = one_node_app(conn, state, node)
         config = {"configurable": {"thread_id": thread}}
         for value in inputs:
             app.invoke(value, config)

@@ -7,7 +7,7 @@ import shutil
 
 from loaders import SourceOptions, resolve
 from storegen import Clock, Reply, ScriptedChatModel, build_chat_graph, open_sqlite_saver, run_scenarios, say, thread_config
-from tests.loaders.util import assert_same_tables, load_db, rows
+from tests.loaders.util import assert_same_tables, load_db, one_node_app, rows
 
 def _grow(path, existing_thread: str) -> None:
     """New threads, plus one more turn on an existing thread, written by real graphs."""
@@ -123,8 +123,7 @@ def test_a_pending_interrupt_that_changed_without_a_new_checkpoint_is_reloaded(t
     import sqlite3
 
     from langchain_core.messages import AIMessage, HumanMessage
-    from langgraph.checkpoint.sqlite import SqliteSaver
-    from langgraph.graph import START, MessagesState, StateGraph
+    from langgraph.graph import MessagesState
     from langgraph.types import Command, interrupt
 
     def ask(state):
@@ -135,10 +134,7 @@ def test_a_pending_interrupt_that_changed_without_a_new_checkpoint_is_reloaded(t
     src, db, full = tmp_path / "hitl.sqlite", tmp_path / "inc.duckdb", tmp_path / "full.duckdb"
     conn = sqlite3.connect(src, check_same_thread=False)
     try:
-        graph = StateGraph(MessagesState)
-        graph.add_node("ask", ask)
-        graph.add_edge(START, "ask")
-        app = graph.compile(checkpointer=SqliteSaver(conn))
+        app = one_node_app(conn, MessagesState, ask)
         config = {"configurable": {"thread_id": "acme:web:hitl"}}
         app.invoke({"messages": [HumanMessage(content="hi")]}, config)
         load_db(src, db, workers=1)

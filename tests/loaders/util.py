@@ -79,3 +79,17 @@ def edited_store(path: str | os.PathLike, copy_to: str | os.PathLike, *statement
     con.execute("PRAGMA journal_mode=DELETE")
     con.close()
     return copy
+
+
+def one_node_app(conn, state, node):
+    """A real graph of one node (`START → node`) over a real `SqliteSaver` on `conn`.
+
+    >>> app = one_node_app(sqlite3.connect(path, check_same_thread=False), MessagesState, node)  # doctest: +SKIP
+    """
+    from langgraph.checkpoint.sqlite import SqliteSaver
+    from langgraph.graph import START, StateGraph
+
+    graph = StateGraph(state)
+    graph.add_node("node", node)
+    graph.add_edge(START, "node")
+    return graph.compile(checkpointer=SqliteSaver(conn))
