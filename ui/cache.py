@@ -18,6 +18,7 @@ strings, numbers, datetimes); results are pickled, so return plain data or frame
 
 from __future__ import annotations
 
+import atexit
 import threading
 from collections.abc import Callable
 from datetime import datetime
@@ -131,6 +132,14 @@ def call(fn: Callable[..., T], db: DbRef, *args: Any, **kwargs: Any) -> T:
 
 
 _prewarmed: set[DbRef] = set()
+_prewarm_threads: list[threading.Thread] = []
+
+
+def _finish_prewarm(timeout: float = 60.0) -> None:
+    """At exit, wait for the prewarm threads: a daemon thread still inside DuckDB while the
+    interpreter finalizes aborts the process ("terminate called … exception not rethrown")."""
+    for thread in _prewarm_threads:
+        thread.join(timeout)
 
 
 def prewarm(db: DbRef) -> None:
@@ -153,7 +162,12 @@ def prewarm(db: DbRef) -> None:
         except Exception:  # noqa: BLE001 — best effort: the page computes (and reports) it anyway
             pass
 
-    threading.Thread(target=work, name=f"prewarm-{db.name}", daemon=True).start()
+    thread = threading.Thread(target=work, name=f"prewarm-{db.name}", daemon=True)
+    with _held_lock:
+        if not _prewarm_threads:
+            atexit.register(_finish_prewarm)
+        _prewarm_threads.append(thread)
+    thread.start()
 
 
 def clear() -> None:
