@@ -13,6 +13,27 @@ from typing import Any, NamedTuple
 # The pending-write channels a transcript needs (interrupts, resumes, errors); every other write is skipped.
 SPECIAL_CHANNELS = ("__interrupt__", "__resume__", "__error__")
 
+# The most bytes (UTF-8) a key column may hold: thread_id, checkpoint_ns, checkpoint_id,
+# task_id, channel. Real ids are UUIDs or short composite keys; a key is copied into
+# every staged row of its thread, so an unbounded one multiplies a small store into
+# gigabytes (issue 18). A longer key is a reported row error, never loaded.
+KEY_MAX_BYTES = 4096
+
+
+def key_too_long(value: object) -> str | None:
+    """Why a key value is refused for its size, if it is (text or bytes; others pass).
+
+    >>> key_too_long("t1") is None, key_too_long("x" * 5000)
+    (True, 'is 5000 bytes long, over the 4096-byte limit for a key')
+    """
+    if isinstance(value, str):
+        size = len(value) if len(value) * 4 <= KEY_MAX_BYTES else len(value.encode("utf-8", "surrogatepass"))
+    elif isinstance(value, (bytes, bytearray, memoryview)):
+        size = len(value)
+    else:
+        return None
+    return None if size <= KEY_MAX_BYTES else f"is {size} bytes long, over the {KEY_MAX_BYTES}-byte limit for a key"
+
 
 @dataclass(frozen=True, slots=True)
 class LoadError:
