@@ -120,10 +120,10 @@ def failure_line(exc: BaseException, source: str, db: str | os.PathLike, kind: s
         except Exception:  # noqa: BLE001 - describing must not hide the failure
             shown = loaders.redact(source, source)
         where = f"loading {shown} into {db}"
+    text = loaders.redact(text, source)  # (before it is cut: a password cut in two would not be found)
     if len(text) > _LINE_MAX:
         text = text[:_LINE_MAX] + "…"
-    line = text if where is None else f"{text} ({where})"
-    return loaders.redact(line, source)
+    return text if where is None else f"{text} ({where})"
 
 
 def _first_line(exc: BaseException) -> str:

@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import duckdb
+import psycopg
 import pytest
 
 from loaders import registry
@@ -104,6 +105,9 @@ FAILURES = {
     "unicode": (UnicodeDecodeError("utf-8", b"\xff", 0, 1, "invalid start byte"),
                 "UnicodeDecodeError: 'utf-8' codec can't decode byte 0xff in position 0: invalid start byte"),
     "runtime": (RuntimeError("something\nwith a second line"), "RuntimeError: something"),
+    "psycopg": (psycopg.errors.QueryCanceled("canceling statement due to statement timeout"),
+                "Postgres: canceling statement due to statement timeout"),
+    "long": (ValueError("x" * 5000), "x" * 400 + "…"),
 }
 
 
