@@ -11,6 +11,19 @@ import re
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
 DSN_PREFIXES = ("postgresql://", "postgres://")
+# A keyword/value DSN starts with one of libpq's connection keywords (`host=db dbname=agents`).
+_KEYWORD_DSN = re.compile(
+    r"\s*(?:host|hostaddr|port|dbname|user|password|passfile|service|sslmode|options|application_name|connect_timeout)\s*="
+)
+
+
+def looks_like_dsn(spec: str) -> bool:
+    """A `postgresql://` URL, or a keyword/value DSN.
+
+    >>> looks_like_dsn("host=db dbname=agents"), looks_like_dsn("postgres://db/x"), looks_like_dsn("store.sqlite")
+    (True, True, False)
+    """
+    return spec.startswith(DSN_PREFIXES) or _KEYWORD_DSN.match(spec) is not None
 
 
 def mask_dsn(dsn: str) -> str:

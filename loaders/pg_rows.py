@@ -12,7 +12,13 @@ thread id in code-point order (= `COLLATE "C"` = UTF-8 byte order):
 - `WriteRow`s of the special channels.
 
 `assemble()` merge-joins them one thread at a time, decodes each blob version
-once and shares the decoded list between the checkpoints that carry it.
+once and shares the decoded list between the checkpoints that carry it. It checks
+the order as it goes: a thread met again after its rows ended fails the source
+(`SourceError`), and a row repeating the key before it is reported and skipped.
+
+Rows with a key column (`KEY_COLUMNS`) over `records.KEY_MAX_BYTES` never reach it:
+the readers leave them out in their queries and count them (`OversizedKeys`), and
+`assemble()` reports them with their thread.
 """
 
 from __future__ import annotations
@@ -24,7 +30,9 @@ from datetime import datetime, timezone
 from typing import Any, NamedTuple
 
 from loaders.decode import DecodeError, decode_typed, plain
-from loaders.records import SPECIAL_CHANNELS, LoadError, Payloads, RawCheckpoint, RawWrite, SourceError, ThreadBundle
+from loaders.records import (
+    KEY_MAX_BYTES, SPECIAL_CHANNELS, LoadError, Payloads, RawCheckpoint, RawWrite, SourceError, ThreadBundle,
+)
 from loaders.source import SourceOptions
 
 MESSAGES = "messages"
@@ -158,8 +166,10 @@ class SinceOptions(SourceOptions):
 @dataclass(frozen=True, slots=True)
 class PostgresOptions(SinceOptions):
     """The options of a live Postgres database and of a pg_dump: `since`, and `schema`,
-    the schema holding the checkpoint tables (default `public`; of a dump, the one
-    schema it holds them in).
+    the schema holding the checkpoint tables. Given, it wins over the DSN's search_path;
+    not given, a live database is read where a PostgresSaver on the same DSN reads (the
+    schema its search_path finds `checkpoints` in, e.g. from `options=-csearch_path=agents`,
+    else `public`), and a dump in the one schema it holds them in.
 
     >>> PostgresOptions(schema="app").names()
     ('threads', 'since', 'schema')
@@ -167,7 +177,43 @@ class PostgresOptions(SinceOptions):
 
     schema: str | None = field(default=None, metadata={
         "label": "Postgres schema", "placeholder": "public",
-        "help": "the schema holding the checkpoint tables (default public)"})
+        "help": "the schema holding the checkpoint tables (wins over a DSN's search_path; default: where the DSN's "
+                "search_path finds them, as PostgresSaver would, else public; of a dump, the one it holds)"})
+
+
+class OversizedKeys(NamedTuple):
+    """Rows of one table skipped for a key column over `KEY_MAX_BYTES`, as a reader counted
+    them (of the key, only its size and first characters are ever fetched).
+
+    >>> OversizedKeys(None, "checkpoints", "thread_id", 3, 100000, "aaaa").error().reason
+    "thread_id 'aaaa'… is 100000 bytes long, over the 4096-byte limit for a key: 3 checkpoints rows skipped"
+    """
+
+    thread_id: str | None  # None: the thread id itself is the oversized key
+    table: str  # checkpoints, checkpoint_blobs or checkpoint_writes
+    column: str  # the first key column of those rows that is over the limit
+    rows: int
+    longest: int  # bytes
+    begins: str  # the longest one's first characters
+
+    def error(self) -> LoadError:
+        reason = (
+            f"{self.column} {self.begins!r}… is {self.longest} bytes long, over the {KEY_MAX_BYTES}-byte limit "
+            f"for a key: {self.rows} {self.table} row{'s' if self.rows != 1 else ''} skipped"
+        )
+        return LoadError(self.thread_id, None, None, _STAGE_OF[self.table], reason)
+
+
+# The key columns a reader caps (`KEY_MAX_BYTES`), per table, in the order they are checked.
+# (`channel` of writes is one of SPECIAL_CHANNELS, and a blob's version is only looked up.)
+KEY_COLUMNS = {
+    "checkpoints": ("thread_id", "checkpoint_ns", "checkpoint_id"),
+    "checkpoint_blobs": ("thread_id", "checkpoint_ns"),
+    "checkpoint_writes": ("thread_id", "checkpoint_ns", "checkpoint_id", "task_id"),
+}
+_STAGE_OF = {"checkpoints": "checkpoint", "checkpoint_blobs": "messages", "checkpoint_writes": "write"}
+# How many characters of an oversized key a message shows.
+KEY_SHOWN = 32
 
 
 class _Follower:
@@ -185,7 +231,7 @@ class _Follower:
         row = self._next
         while row is not None and row[0] <= thread_id:
             if self._last is not None and row[0] < self._last:
-                raise SourceError(f"{self.where}: {self.what} rows are not ordered by thread id")
+                raise _disorder(self.where, self.what)
             self._last = row[0]
             if row[0] == thread_id:
                 out.append(row)
@@ -194,33 +240,118 @@ class _Follower:
         return out
 
 
+def _disorder(where: str, what: str) -> SourceError:
+    # Rows are grouped by thread as they stream: a thread met again after its group ended
+    # would be loaded twice (or half). The readers sort in code-point order (COLLATE "C").
+    return SourceError(f"{where}: {what} rows are not ordered by thread id (a damaged index or a collation that is not byte order?)")
+
+
+def _in_key_order(rows: list, key, what: str, where: str, errors: list[LoadError]) -> list:
+    """One thread's rows, checked to come in strictly increasing key order: a row with the
+    key of the one before it (a table without its primary key) is reported and skipped;
+    a key that goes back means the source's order is not ours (SourceError)."""
+    out = []
+    last = None
+    for row in rows:
+        k = key(row)
+        if k is None:  # no key to order by (a checkpoint without an id): build_bundle reports it
+            out.append(row)
+            continue
+        if last is not None and k <= last:
+            if k < last:
+                raise SourceError(f"{where}: {what} rows of thread {row[0]!r:.80} are not ordered by their key")
+            rest = f" (task_id, idx) {k[2:]!r:.200}" if len(k) > 2 else ""  # (the error row names the others)
+            errors.append(LoadError(row[0], row[1], row[2], _STAGE_OF[what], f"a second {what} row with the same key{rest}: skipped"))
+            continue
+        last = k
+        out.append(row)
+    return out
+
+
+def _checkpoint_key(row: CheckpointRow) -> tuple | None:
+    return None if row.checkpoint_id is None else (row.checkpoint_ns, row.checkpoint_id)
+
+
+def _write_key(row: WriteRow) -> tuple:
+    return (row.checkpoint_ns, row.checkpoint_id, row.task_id, row.idx)
+
+
+def _oversized_groups(oversized: Iterable[OversizedKeys], where: str) -> Iterator[tuple[str | None, list[LoadError]]]:
+    """`(thread_id, errors)` per thread of an ordered `OversizedKeys` stream; the rows of
+    oversized thread ids (thread_id None) come first, as one group."""
+    current: str | None = None
+    errors: list[LoadError] = []
+    started = False
+    for row in oversized:
+        if started and row.thread_id != current:
+            if row.thread_id is None or (current is not None and row.thread_id < current):
+                raise _disorder(where, "oversized key")
+            yield current, errors
+            errors = []
+        current, started = row.thread_id, True
+        errors.append(row.error())
+    if started:
+        yield current, errors
+
+
 def assemble(
     checkpoints: Iterable[CheckpointRow],
     blobs: Iterable[BlobRow],
     writes: Iterable[WriteRow],
     where: str,
+    oversized: Iterable[OversizedKeys] = (),
 ) -> Iterator[ThreadBundle]:
     """Merge-join the three ordered streams into one `ThreadBundle` per thread.
 
-    Blob and write rows of threads without checkpoints are skipped.
+    Blob and write rows of threads without checkpoints are skipped. `oversized` (ordered
+    by thread id, the rows of oversized thread ids first) are the rows the reader left out
+    for their key size: reported with their thread, or, of an oversized thread id, with
+    the first thread (a bundle of errors only when there is none).
 
     >>> list(assemble([], [], [], "db"))
     []
     """
     blob_rows = _Follower(blobs, "checkpoint_blobs", where)
     write_rows = _Follower(writes, "checkpoint_writes", where)
+    problems = _oversized_groups(oversized, where)
+    problem = next(problems, None)
+    stray: list[LoadError] = []  # of oversized thread ids: reported with the first bundle
+    if problem is not None and problem[0] is None:
+        stray, problem = problem[1], next(problems, None)
+
+    def bundle(thread_id: str, rows: list[CheckpointRow]) -> ThreadBundle:
+        nonlocal problem, stray
+        errors, stray = stray, []
+        if problem is not None and problem[0] == thread_id:
+            errors += problem[1]
+            problem = next(problems, None)
+        rows = _in_key_order(rows, _checkpoint_key, "checkpoints", where, errors)
+        thread_writes = _in_key_order(write_rows.take(thread_id), _write_key, "checkpoint_writes", where, errors)
+        out = build_bundle(thread_id, rows, blob_rows.take(thread_id), thread_writes)
+        out.errors[:0] = errors
+        return out
+
+    def problems_before(thread_id: str | None) -> Iterator[ThreadBundle]:
+        # Threads all of whose rows were left out: their errors alone.
+        while problem is not None and (thread_id is None or problem[0] < thread_id):
+            yield bundle(problem[0], [])
+
     current: str | None = None
     rows: list[CheckpointRow] = []
     for row in checkpoints:
         if row.thread_id != current:
             if current is not None:
                 if row.thread_id < current:
-                    raise SourceError(f"{where}: checkpoints rows are not ordered by thread id")
-                yield build_bundle(current, rows, blob_rows.take(current), write_rows.take(current))
+                    raise _disorder(where, "checkpoints")
+                yield bundle(current, rows)
+            yield from problems_before(row.thread_id)
             current, rows = row.thread_id, []
         rows.append(row)
     if current is not None:
-        yield build_bundle(current, rows, blob_rows.take(current), write_rows.take(current))
+        yield bundle(current, rows)
+    yield from problems_before(None)
+    if stray:
+        yield ThreadBundle("", [], errors=stray)
 
 
 _FAILED = object()
@@ -318,6 +449,6 @@ def _metadata(raw: str | None, errors: list[LoadError], where: tuple[str, str, s
 
 
 __all__ = [
-    "BlobRow", "CheckpointRow", "MESSAGES", "PostgresOptions", "SinceOptions", "SPECIAL_CHANNELS", "TABLES", "TS_PATTERN", "WriteRow",
+    "BlobRow", "CheckpointRow", "KEY_COLUMNS", "MESSAGES", "OversizedKeys", "PostgresOptions", "SinceOptions", "SPECIAL_CHANNELS", "TABLES", "TS_PATTERN", "WriteRow",
     "assemble", "build_bundle", "since_text", "table_shape",
 ]

@@ -199,7 +199,7 @@ def _worker(job: _Job, tasks, q) -> None:
     except SourceError as exc:  # a damaged source: the parent fails with the same one-line error
         q.put(("source_error", str(exc)))
     except BaseException as exc:  # noqa: BLE001 - reported to the parent, which fails the load
-        q.put(("error", f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}"))
+        q.put(("error", (f"{type(exc).__name__}: {exc}", traceback.format_exc())))
 
 
 def _mp_context():
@@ -239,6 +239,11 @@ def _main_not_rerun(ctx):
         sys.modules["__main__"] = main
 
 
+class WorkerFailed(RuntimeError):
+    """A decode worker raised, or died: the message names what (one line first); the
+    worker's traceback, when it sent one, is a note (shown with the traceback)."""
+
+
 def _run_parallel(
     job: _Job, ranges: list, workers: int, progress: Callable[[int], None],
     started: Callable[[], None] = lambda: None, staged: Callable[[dict], None] = lambda result: None,
@@ -266,9 +271,10 @@ def _run_parallel(
             try:
                 kind, payload = q.get(timeout=0.5)
             except queue_mod.Empty:
-                dead = [p for p in procs if p.exitcode not in (None, 0)]
+                dead = [p.exitcode for p in procs if p.exitcode not in (None, 0)]
                 if dead:
-                    raise RuntimeError(f"a load worker died (exit code {dead[0].exitcode})") from None
+                    how = f"killed by signal {-dead[0]}" if dead[0] < 0 else f"exit code {dead[0]}"
+                    raise WorkerFailed(f"a load worker died ({how})") from None
                 continue
             if kind == "progress":
                 progress(payload)
@@ -280,7 +286,10 @@ def _run_parallel(
             elif kind == "source_error":
                 raise SourceError(payload)
             else:
-                raise RuntimeError(f"a load worker failed: {payload}")
+                message, worker_traceback = payload
+                failed = WorkerFailed(f"a load worker failed: {message}")
+                failed.add_note(f"in the worker:\n{worker_traceback}")
+                raise failed
     finally:
         for p in procs:
             if p.is_alive():

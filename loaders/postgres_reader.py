@@ -8,19 +8,22 @@ import psycopg
 from psycopg import sql
 
 from loaders.pg_rows import (
+    KEY_COLUMNS,
+    KEY_SHOWN,
     MESSAGES,
     SPECIAL_CHANNELS,
     TABLES,
     TS_PATTERN,
     BlobRow,
     CheckpointRow,
+    OversizedKeys,
     PostgresOptions,
     WriteRow,
     assemble,
     table_shape,
 )
 from loaders.dsn import first_line, mask_dsn
-from loaders.records import SourceError, ThreadBundle
+from loaders.records import KEY_MAX_BYTES, SourceError, ThreadBundle
 from loaders.source import SPLIT_MIN_BYTES, Capabilities, SourceReader
 
 # Rows per FETCH. Blob rows hold a whole message list each, so fewer of them.
@@ -33,6 +36,15 @@ FROM pg_catalog.pg_class c
 JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
 JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
 WHERE n.nspname = %s AND c.relname = ANY(%s) AND c.relkind IN ('r', 'p', 'v', 'm', 'f')
+"""
+# The schema a PostgresSaver on this connection uses: the one its unqualified `checkpoints`
+# resolves to through the search_path (the DSN's `options=-csearch_path=…`, PGOPTIONS, the
+# role's or database's setting), else the first schema of the path (where setup() creates it).
+_SAVER_SCHEMA_SQL = """
+SELECT coalesce(
+    (SELECT n.nspname FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+     WHERE c.oid = to_regclass('checkpoints')),
+    current_schema(), 'public')
 """
 _SCHEMAS_WITH_CHECKPOINTS_SQL = """
 SELECT n.nspname FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
@@ -62,6 +74,17 @@ FROM {writes} WHERE channel = ANY(%s) {and_where}
 ORDER BY thread_id COLLATE "C", checkpoint_ns COLLATE "C", checkpoint_id COLLATE "C", task_id COLLATE "C", idx
 """
 
+# One table's share of `PostgresReader._oversized_sql`: `k` is the first key column over the
+# limit (index into pg_rows.KEY_COLUMNS), `v` its value, which stays on the server.
+_OVERSIZED_ARM_SQL = """
+SELECT CASE WHEN k = 0 THEN NULL ELSE thread_id END AS tid, {table_name}::text AS tbl, k, count(*), max(octet_length(v)),
+       left(min(v COLLATE "C"), {shown})
+FROM (SELECT thread_id, k, CASE k {value} END AS v
+      FROM (SELECT *, CASE {first} END AS k FROM {table} {where}) AS keyed
+      WHERE k IS NOT NULL) AS oversized
+GROUP BY thread_id, k
+"""
+
 # Boundaries where the running total of blob bytes (in "C" order of thread id)
 # crosses k/n of the whole; the first thread of a range is its lower bound.
 _SPLIT_SQL = """
@@ -79,7 +102,8 @@ GROUP BY k ORDER BY k
 
 
 class PostgresReader(SourceReader):
-    """An open read-only snapshot of one schema's checkpoint tables. Split loads: each
+    """An open read-only snapshot of one schema's checkpoint tables: `--schema`, else the one a
+    PostgresSaver connected with the same DSN would use (its search_path). Split loads: each
     worker opens its own (no handoff), reading its ranges in one snapshot of its own."""
 
     capabilities = Capabilities(split=True)
@@ -87,7 +111,7 @@ class PostgresReader(SourceReader):
     def __init__(self, dsn: str, options: PostgresOptions) -> None:
         self.options = options
         self.where = mask_dsn(dsn)
-        self.schema = options.schema or "public"
+        self.schema = options.schema  # None: the connection's (see _SAVER_SCHEMA_SQL), once connected
         self._since = options.since_ts
         self.conn: psycopg.Connection | None = None
         try:
@@ -98,6 +122,8 @@ class PostgresReader(SourceReader):
             raise SourceError(f"{self.where}: not a usable Postgres DSN ({first_line(exc, dsn)})") from None
         try:
             self.conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            if self.schema is None:
+                self.schema = self.conn.execute(_SAVER_SCHEMA_SQL).fetchone()[0]
             self.shallow = self._check_schema()
         except psycopg.Error as exc:
             self.close()
@@ -131,8 +157,21 @@ class PostgresReader(SourceReader):
 
     # --- filters -------------------------------------------------------------------
 
-    def _filter(self, only: frozenset[str] | None) -> tuple[sql.Composable | None, list]:
-        clauses: list[sql.Composable] = []
+    def _keys(self, table: str) -> list[sql.Composable]:
+        """The key columns of `table` that are capped (`pg_rows.KEY_COLUMNS`), as SQL."""
+        return [
+            sql.SQL("(checkpoint ->> 'id')") if self.shallow and name == "checkpoint_id" and table == "checkpoints"
+            else sql.Identifier(name)
+            for name in KEY_COLUMNS[table]
+        ]
+
+    def _filter(self, only: frozenset[str] | None, table: str | None = None) -> tuple[sql.Composable | None, list]:
+        """The rows to read: of the threads asked for (`only`, `--threads`, the range, `--since`),
+        and of `table`, only those whose keys are within `KEY_MAX_BYTES` (octet_length: the
+        others are never fetched; `_oversized_sql` counts them)."""
+        clauses: list[sql.Composable] = [
+            sql.SQL("octet_length({}) <= {}").format(key, sql.Literal(KEY_MAX_BYTES)) for key in self._keys(table)
+        ] if table is not None else []
         params: list = []
         ids = self.options.wanted(only)
         if ids is not None:
@@ -185,7 +224,7 @@ class PostgresReader(SourceReader):
                 pass  # the transaction already failed; close() rolls it back
 
     def thread_count(self) -> int | None:
-        where, params = self._filter(None)
+        where, params = self._filter(None, "checkpoints")
         query = sql.SQL("SELECT count(DISTINCT thread_id) FROM {cp} {where}").format(
             cp=self._table("checkpoints"), where=sql.SQL("WHERE ") + where if where is not None else sql.SQL(""),
         )
@@ -201,7 +240,7 @@ class PostgresReader(SourceReader):
         """
         if n <= 1:
             return [(None, None)]
-        where, params = self._filter(None)
+        where, params = self._filter(None, "checkpoint_blobs")
         and_where = sql.SQL("AND ") + where if where is not None else sql.SQL("")
         total_sql = sql.SQL("SELECT coalesce(sum(octet_length(blob)), 0) FROM {blobs} WHERE channel = %s {and_where}").format(
             blobs=self._table("checkpoint_blobs"), and_where=and_where,
@@ -214,32 +253,66 @@ class PostgresReader(SourceReader):
         return [(edges[i], edges[i + 1]) for i in range(len(edges) - 1)]
 
     def checkpoint_keys(self) -> Iterator[tuple[str, str, str]]:
-        cid = sql.SQL("(checkpoint ->> 'id')") if self.shallow else sql.SQL("checkpoint_id")
-        query = sql.SQL("SELECT thread_id, checkpoint_ns, {cid} FROM {cp} WHERE {cid} IS NOT NULL").format(
-            cid=cid, cp=self._table("checkpoints"),
+        cid = self._keys("checkpoints")[2]
+        capped, params = self._filter(None, "checkpoints")
+        query = sql.SQL("SELECT thread_id, checkpoint_ns, {cid} FROM {cp} WHERE {cid} IS NOT NULL AND {capped}").format(
+            cid=cid, cp=self._table("checkpoints"), capped=capped,
         )
         try:
-            yield from self._stream("tl_keys", query, [], CHUNK_ROWS)
+            yield from self._stream("tl_keys", query, params, CHUNK_ROWS)
         except psycopg.Error as exc:
             raise SourceError(f"{self.where}: reading checkpoint keys failed ({first_line(exc)})") from None
 
+    def _oversized_sql(self, only: frozenset[str] | None) -> tuple[sql.Composed, list]:
+        """Per thread and table, the rows `_filter` leaves out for a key over `KEY_MAX_BYTES`:
+        how many, the longest's size and first characters (never the key itself; an
+        oversized thread id is grouped by on the server and shown only by its start)."""
+        arms, params = [], []
+        cap = sql.Literal(KEY_MAX_BYTES)
+        # (Only the channels that are read: the other rows are skipped whatever their keys.)
+        for table, channels in (("checkpoints", None), ("checkpoint_blobs", [MESSAGES]), ("checkpoint_writes", list(SPECIAL_CHANNELS))):
+            keys = self._keys(table)
+            where, more = self._filter(only)
+            conditions = [where] if where is not None else []
+            if channels is not None:
+                conditions.insert(0, sql.SQL("channel = ANY(%s)"))
+                more = [channels, *more]
+            first = sql.SQL(" ").join(
+                sql.SQL("WHEN octet_length({}) > {} THEN {}").format(key, cap, sql.Literal(i)) for i, key in enumerate(keys)
+            )
+            value = sql.SQL(" ").join(sql.SQL("WHEN {} THEN {}").format(sql.Literal(i), key) for i, key in enumerate(keys))
+            arms.append(sql.SQL(_OVERSIZED_ARM_SQL).format(
+                table_name=sql.Literal(table), first=first, value=value, table=self._table(table),
+                where=sql.SQL("WHERE ") + sql.SQL(" AND ").join(conditions) if conditions else sql.SQL(""),
+                shown=sql.Literal(KEY_SHOWN),
+            ))
+            params += more
+        query = sql.SQL("SELECT * FROM ({}) AS arms ORDER BY tid COLLATE \"C\" NULLS FIRST, tbl, k").format(
+            sql.SQL(" UNION ALL ").join(arms))
+        return query, params
+
     def threads(self, only: frozenset[str] | None = None) -> Iterator[ThreadBundle]:
-        where, params = self._filter(only)
-        and_where = sql.SQL("AND ") + where if where is not None else sql.SQL("")
+        where, params = self._filter(only, "checkpoints")
+        blob_where, blob_params = self._filter(only, "checkpoint_blobs")
+        write_where, write_params = self._filter(only, "checkpoint_writes")
         blobs_sql = sql.SQL(_BLOBS_SQL).format(
             version=sql.SQL("''::text") if self.shallow else sql.SQL("version"),
-            blobs=self._table("checkpoint_blobs"), and_where=and_where,
+            blobs=self._table("checkpoint_blobs"), and_where=sql.SQL("AND ") + blob_where,
         )
-        writes_sql = sql.SQL(_WRITES_SQL).format(writes=self._table("checkpoint_writes"), and_where=and_where)
+        writes_sql = sql.SQL(_WRITES_SQL).format(writes=self._table("checkpoint_writes"), and_where=sql.SQL("AND ") + write_where)
+        oversized_sql, oversized_params = self._oversized_sql(only)
         streams = [
             self._stream("tl_checkpoints", self._checkpoint_sql(where), params, CHUNK_ROWS),
-            self._stream("tl_blobs", blobs_sql, [MESSAGES, *params], BLOB_CHUNK_ROWS, binary=True),
-            self._stream("tl_writes", writes_sql, [list(SPECIAL_CHANNELS), *params], CHUNK_ROWS, binary=True),
+            self._stream("tl_blobs", blobs_sql, [MESSAGES, *blob_params], BLOB_CHUNK_ROWS, binary=True),
+            self._stream("tl_writes", writes_sql, [list(SPECIAL_CHANNELS), *write_params], CHUNK_ROWS, binary=True),
+            self._stream("tl_oversized", oversized_sql, oversized_params, CHUNK_ROWS),
         ]
+        oversized = (OversizedKeys(tid, table, KEY_COLUMNS[table][k], n, longest, begins)
+                     for tid, table, k, n, longest, begins in streams[3])
         try:
             yield from assemble(
                 map(CheckpointRow._make, streams[0]), map(BlobRow._make, streams[1]), map(WriteRow._make, streams[2]),
-                self.where,
+                self.where, oversized,
             )
         except psycopg.Error as exc:
             raise SourceError(f"{self.where}: reading checkpoints failed ({first_line(exc)})") from None

@@ -14,9 +14,10 @@ blobs and special-channel writes in chunks, each ordered by
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
 
-from loaders.dsn import DSN_PREFIXES, dsn_secrets, mask_dsn
+from loaders.dsn import DSN_PREFIXES, dsn_secrets, looks_like_dsn, mask_dsn
 from loaders.pg_rows import PostgresOptions
 from loaders.source import Source
 
@@ -24,15 +25,16 @@ if TYPE_CHECKING:
     from loaders.postgres_reader import PostgresReader
 
 class PostgresSource(Source):
-    """A live database written by `PostgresSaver`; detected by a `postgresql://` or `postgres://` DSN
-    (a keyword DSN, `host=… dbname=…`, is read with kind `postgres` named)."""
+    """A live database written by `PostgresSaver`; detected by a `postgresql://` or `postgres://` DSN,
+    or a keyword DSN (`host=… dbname=…`) that is not the name of a file another kind reads."""
 
     kind = "postgres"
     label = "Postgres database written by PostgresSaver (a DSN)"
     options_class = PostgresOptions
 
     def detect(self, spec: str) -> bool:
-        return spec.startswith(DSN_PREFIXES)
+        # (A file or folder so named is a path: the export kinds after this one may read it.)
+        return spec.startswith(DSN_PREFIXES) or (looks_like_dsn(spec) and not os.path.lexists(spec))
 
     def describe(self, spec: str) -> str:
         return mask_dsn(spec)

@@ -11,6 +11,7 @@ entry points on the first `sources()` / `resolve()`, so importing the package
 from __future__ import annotations
 
 import importlib
+import os
 from importlib.metadata import entry_points
 
 from loaders.records import SourceError
@@ -69,7 +70,10 @@ def sources() -> dict[str, Source]:
 
 
 def resolve(spec: str, kind: str | None = None) -> Source:
-    """The source for `spec`: the named kind, or the first whose `detect` accepts it."""
+    """The source for `spec`: the named kind, or the first whose `detect` accepts it.
+
+    A spec no kind accepts is a `SourceError`: `<path>: no such file` for a path that does not exist.
+    """
     known = sources()
     if kind is not None:
         if kind not in known:
@@ -81,6 +85,9 @@ def resolve(spec: str, kind: str | None = None) -> Source:
                 return source
         except OSError:
             continue
+    if "://" not in spec and not os.path.lexists(spec):
+        # A path (no kind's URL): the likeliest mistake is a typo, so say that, not "unrecognised".
+        raise SourceError(f"{redact(spec, spec)}: no such file")
     raise SourceError(
         f"{redact(spec, spec)}: not a recognised checkpoint source (expected one of: {', '.join(known)})"
     )

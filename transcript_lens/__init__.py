@@ -39,15 +39,115 @@ class LoadTimeTables:
         write_derived_tables(con)
 
 
+class LoadFailed(Exception):
+    """A load that did not happen, as one line: `<what> (<where>)`; the database it was to
+    replace is as it was. The exception behind it is `__cause__` (the CLI prints its
+    traceback with `--debug` or `TRANSCRIPT_LENS_DEBUG=1`).
+
+    >>> load("missing.sqlite", "lens.duckdb")  # doctest: +SKIP
+    Traceback (most recent call last):
+    transcript_lens.LoadFailed: no such file: missing.sqlite
+    """
+
+
+#: What a load imports only for some sources, and the extra that installs it.
+_EXTRAS = {"psycopg": ("live Postgres sources", "postgres")}
+# A message is cut here: DuckDB quotes the offending key of a failed constraint (any size).
+_LINE_MAX = 400
+
+
 def load(source: str | os.PathLike, db: str | os.PathLike, **kwargs: Any) -> LoadSummary:
     """`loaders.load` plus the derived tables: what every user-facing load does.
 
     Takes `loaders.load`'s keyword arguments (kind, thread_key_pattern, options,
-    incremental, progress, workers).
+    incremental, progress, workers). This is the one place a failed load is caught:
+    every error (a damaged source, DuckDB, memory, a dead worker, a bug) becomes a
+    `LoadFailed` of one line, and the previous database is left as it was.
+    KeyboardInterrupt passes through.
     """
-    import loaders  # here, not at the top: `transcript-lens transcript` and `app` never pay its ~0.6 s import
+    try:
+        import loaders  # here, not at the top: `transcript-lens transcript` and `app` never pay its ~0.6 s import
 
-    return loaders.load(str(source), db, derived=LoadTimeTables(), **kwargs)
+        _refuse_foreign_target(Path(db))
+        return loaders.load(str(source), db, derived=LoadTimeTables(), **kwargs)
+    except LoadFailed:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the one catch place (see the docstring)
+        raise LoadFailed(failure_line(exc, str(source), db, kwargs.get("kind"))) from exc
+
+
+def is_duckdb_file(path: str | os.PathLike) -> bool:
+    """True for a DuckDB database file (its header's magic bytes).
+
+    >>> is_duckdb_file(demo_store())
+    False
+    """
+    try:
+        with Path(path).open("rb") as fh:
+            return fh.read(12)[8:12] == b"DUCK"
+    except OSError:
+        return False
+
+
+def _refuse_foreign_target(db: Path) -> None:
+    # A load replaces its database; a file that is not one (a mistyped --db naming the
+    # store itself, say) is refused rather than overwritten. An empty file holds nothing.
+    if db.is_file() and db.stat().st_size > 0 and not is_duckdb_file(db):
+        raise LoadFailed(f"not a DuckDB database, so not replaced: {db} (name a new file or a Transcript Lens database)")
+
+
+def failure_line(exc: BaseException, source: str, db: str | os.PathLike, kind: str | None = None) -> str:
+    """The one line a failed load is reported with (secrets of `source` masked).
+
+    A `SourceError` already names what and where; anything else is `<what> (<where>)`,
+    what being its kind and first line (an OSError's file in it), where the load.
+
+    >>> failure_line(OverflowError("too big"), "s.sqlite", "x.duckdb")
+    'OverflowError: too big (loading s.sqlite into x.duckdb)'
+    """
+    import loaders
+
+    where = None
+    if isinstance(exc, loaders.SourceError):
+        text = _first_line(exc)
+    elif isinstance(exc, ModuleNotFoundError) and exc.name in _EXTRAS:
+        what, extra = _EXTRAS[exc.name]
+        text = f"{what} need {exc.name}: pip install 'transcript-lens[{extra}]'"
+    else:
+        text = _what(exc)
+        try:
+            shown = loaders.describe(source, kind)
+        except Exception:  # noqa: BLE001 - describing must not hide the failure
+            shown = loaders.redact(source, source)
+        where = f"loading {shown} into {db}"
+    text = loaders.redact(text, source)  # (before it is cut: a password cut in two would not be found)
+    if len(text) > _LINE_MAX:
+        text = text[:_LINE_MAX] + "…"
+    return text if where is None else f"{text} ({where})"
+
+
+def _first_line(exc: BaseException) -> str:
+    return next((ln.strip() for ln in str(exc).splitlines() if ln.strip()), type(exc).__name__)
+
+
+def _what(exc: BaseException) -> str:
+    """An unexpected exception as the first half of the line: its kind and first line."""
+    import duckdb
+
+    from loaders.pipeline import WorkerFailed
+
+    if isinstance(exc, MemoryError):
+        return "out of memory"
+    if isinstance(exc, OSError) and exc.strerror:
+        return f"{exc.strerror}: {exc.filename}" if exc.filename else exc.strerror
+    if isinstance(exc, duckdb.Error):
+        return f"DuckDB: {_first_line(exc)}"  # its text starts with its kind ("Constraint Error: …")
+    if type(exc) is ValueError or isinstance(exc, WorkerFailed):
+        return _first_line(exc)  # a bad option's own message; a worker's names its exception
+    module = type(exc).__module__.split(".")[0]
+    if module == "psycopg":
+        return f"Postgres: {_first_line(exc)}"
+    return f"{type(exc).__name__}: {_first_line(exc)}"
 
 
 def app_dir() -> Path:
@@ -82,4 +182,7 @@ def demo_store() -> Path:
     return app_dir() / "demo" / "demo.sqlite"
 
 
-__all__ = ["LoadTimeTables", "__version__", "app_dir", "cache_dir", "demo_store", "is_checkout", "load"]
+__all__ = [
+    "LoadFailed", "LoadTimeTables", "__version__", "app_dir", "cache_dir", "demo_store", "failure_line", "is_checkout",
+    "is_duckdb_file", "load",
+]

@@ -11,7 +11,9 @@ analytics registers (analytics/cli.py), the same ones `python -m analytics` runs
 `python -m loaders` is `load` under its old name (loaders/__main__.py).
 
 Exit status: 0, 2 with one `error: …` line for a mistake (bad option, unusable source,
-unknown thread), 130 when interrupted (a load leaves the previous database as it was).
+unknown thread) or any failed load (`transcript_lens.load` is where every load error is
+caught; `load --debug` adds the traceback), 130 when interrupted (a load leaves the
+previous database as it was).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import os
 import subprocess
 import sys
 import tomllib
+import traceback
 from pathlib import Path
 
 import transcript_lens
@@ -32,8 +35,8 @@ _OWN = ("load", "app")  # the subcommands defined here; the others are analytics
 
 # --- load ------------------------------------------------------------------------------
 
-#: What a load imports only for some sources, and the extra that installs it.
-_EXTRAS = {"psycopg": ("live Postgres sources", "postgres")}
+#: Set to print a failed load's full traceback (as `load --debug` does).
+DEBUG_ENV = "TRANSCRIPT_LENS_DEBUG"
 
 
 def configure_load(parser: argparse.ArgumentParser) -> None:
@@ -56,14 +59,18 @@ def configure_load(parser: argparse.ArgumentParser) -> None:
                             help=f"{option.help} ({', '.join(option.kinds)})")
     parser.add_argument("--workers", type=int, help="decoding processes (default: cores, at most 4)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument("--debug", action="store_true",
+                        help=f"on a failure, print the full traceback before the one-line error (also {DEBUG_ENV}=1)")
+    parser.epilog = (
+        "Exit status: 0 when loaded; 2 with one line `error: <what> (<where>)` when the load failed for any "
+        "reason (the previous database is then unchanged); 130 when interrupted."
+    )
     parser.set_defaults(run=run_load)
 
 
 def run_load(args: argparse.Namespace) -> int:
     """Load with a progress bar on stderr and the summary line on stdout."""
     from tqdm import tqdm
-
-    from loaders import SourceError
 
     # No monitor thread: with only the main thread running, load() may fork its
     # workers (they start at once) instead of spawning them (an interpreter and
@@ -85,16 +92,11 @@ def run_load(args: argparse.Namespace) -> int:
             args.source, args.db, kind=args.kind, thread_key_pattern=args.thread_key_pattern,
             options=options, incremental=args.incremental, progress=progress, workers=args.workers,
         )
-    except (SourceError, ValueError, OSError) as exc:
+    except transcript_lens.LoadFailed as exc:
         bar.close()
+        if args.debug or os.environ.get(DEBUG_ENV, "") not in ("", "0"):
+            traceback.print_exception(exc.__cause__ or exc, file=sys.stderr)
         print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except ModuleNotFoundError as exc:
-        if exc.name not in _EXTRAS:
-            raise
-        bar.close()
-        what, extra = _EXTRAS[exc.name]
-        print(f"error: {what} need {exc.name}: pip install 'transcript-lens[{extra}]'", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         bar.close()
@@ -187,7 +189,7 @@ def run_app(args: argparse.Namespace) -> int:
                 print(f"building the demo database {target} from the bundled store …", file=sys.stderr)
             try:
                 db = str(database.ensure_demo_db(transcript_lens.demo_store(), target))
-            except (OSError, ValueError) as exc:
+            except (OSError, transcript_lens.LoadFailed) as exc:
                 print(f"error: cannot build the demo database: {exc}", file=sys.stderr)
                 return 2
     cmd = streamlit_command(args, root, db)

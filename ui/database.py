@@ -19,7 +19,6 @@ import transcript_lens
 # The bundled store and the cache: where the package says they are (a checkout, or a wheel's copy).
 DEMO_SOURCE = transcript_lens.demo_store()
 ENV_DB = "TRANSCRIPT_LENS_DB"
-_DUCKDB_MAGIC = b"DUCK"
 
 
 def cache_dir() -> Path:
@@ -154,12 +153,7 @@ def ensure_demo_db(source: Path | None = None, target: Path | None = None) -> Pa
 
 def is_duckdb_file(path: str | os.PathLike) -> bool:
     """True for a DuckDB database file (the header magic), which is opened rather than loaded."""
-    p = Path(path)
-    try:
-        with p.open("rb") as fh:
-            return fh.read(12)[8:12] == _DUCKDB_MAGIC
-    except (IsADirectoryError, FileNotFoundError, PermissionError, OSError):
-        return False
+    return transcript_lens.is_duckdb_file(path)
 
 
 def load_target(spec: str, source) -> Path:

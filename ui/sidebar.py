@@ -207,6 +207,8 @@ def _open_existing(path: str) -> None:
 def _reason(exc: Exception, spec: str) -> str:
     """An error as the sidebar shows it: its text, with the secrets of `spec` (a password) masked."""
     import loaders
+    import transcript_lens
 
-    text = str(exc) if isinstance(exc, loaders.SourceError) else f"{type(exc).__name__}: {exc}"
+    # A failed load is already one line (`transcript_lens.load`, the one place load errors are caught).
+    text = str(exc) if isinstance(exc, (loaders.SourceError, transcript_lens.LoadFailed)) else f"{type(exc).__name__}: {exc}"
     return loaders.redact(text, spec)

@@ -3,13 +3,15 @@ and `StageLoader`, which feeds it one table's rows in batches."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import sqlite3
 from urllib.parse import quote
 
 from loaders.pg_export.rows import STAGED, Problem, row_key
-from loaders.records import SourceError
+from loaders.pg_rows import KEY_COLUMNS, KEY_SHOWN
+from loaders.records import SourceError, key_too_long
 from loaders.scratch import scratch_dir
 
 _FLUSH_ROWS = 1000
@@ -23,6 +25,11 @@ CREATE TABLE bl (thread_id TEXT NOT NULL, checkpoint_ns TEXT NOT NULL, version T
 CREATE TABLE wr (thread_id TEXT NOT NULL, checkpoint_ns TEXT NOT NULL, checkpoint_id TEXT NOT NULL, task_id TEXT NOT NULL,
                  idx INTEGER NOT NULL, channel TEXT NOT NULL, type TEXT, blob BLOB);
 CREATE TABLE wanted (thread_id TEXT PRIMARY KEY);
+-- Rows left out for a key over KEY_MAX_BYTES (pg_rows.OversizedKeys): `k` indexes
+-- pg_rows.KEY_COLUMNS of `tbl`. An oversized thread id is kept as its first characters
+-- (`whole` 0; what the thread filters compare) and grouped by its digest (`gkey`).
+CREATE TABLE ov (thread_id TEXT NOT NULL, whole INTEGER NOT NULL, gkey TEXT NOT NULL, tbl TEXT NOT NULL,
+                 k INTEGER NOT NULL, bytes INTEGER NOT NULL, begins TEXT NOT NULL);
 """
 # Built after the bulk insert (faster than maintaining them row by row). The
 # reads walk these indexes, so no sort ever holds blobs in memory.
@@ -62,6 +69,18 @@ class Stage:
         stage.con.execute("CREATE TEMP TABLE wanted (thread_id TEXT PRIMARY KEY)")
         return stage
 
+    def oversized(self, table: str, k: int, row: tuple) -> None:
+        """Note a row left out because its key column `k` (of `KEY_COLUMNS[table]`) is too long."""
+        value = row[k]
+        size = len(value.encode("utf-8", "surrogatepass"))
+        thread_id = row[0]
+        whole = k > 0  # (the keys before k are within the limit, the thread id first)
+        gkey = thread_id if whole else hashlib.sha256(thread_id.encode("utf-8", "surrogatepass")).hexdigest()
+        self.con.execute(
+            "INSERT INTO ov VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (thread_id if whole else thread_id[:KEY_SHOWN], int(whole), gkey, table, k, size, value[:KEY_SHOWN]),
+        )
+
     def insert(self, staged_table: str, width: int, rows: list[tuple]) -> None:
         if rows:
             self.con.executemany(f"INSERT INTO {staged_table} VALUES ({','.join('?' * width)})", rows)
@@ -93,10 +112,16 @@ class StageLoader:
 
     def add(self, raw: tuple, size: int, line: int | None = None) -> None:
         try:
-            self.rows.append(self.stager(raw, self.shallow))
+            row = self.stager(raw, self.shallow)
         except Problem as exc:
             at = f"line {line}" if line is not None else f"row ({row_key(self.table, raw)})"
             raise SourceError(f"{self.where}: {self.table} {at}: {exc}") from None
+        # A staged row's key columns lead it, in KEY_COLUMNS order; an oversized one is never staged.
+        for k in range(len(KEY_COLUMNS[self.table])):
+            if key_too_long(row[k]):
+                self.stage.oversized(self.table, k, row)
+                return
+        self.rows.append(row)
         self.bytes += size
         if len(self.rows) >= _FLUSH_ROWS or self.bytes >= _FLUSH_BYTES:
             self.flush()

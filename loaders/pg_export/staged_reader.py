@@ -7,7 +7,7 @@ import os
 from collections.abc import Callable, Iterator
 
 from loaders.pg_export.stage import Stage
-from loaders.pg_rows import BlobRow, CheckpointRow, SinceOptions, WriteRow, assemble
+from loaders.pg_rows import KEY_COLUMNS, BlobRow, CheckpointRow, OversizedKeys, SinceOptions, WriteRow, assemble
 from loaders.records import ThreadBundle, weighted_ranges
 from loaders.source import SPLIT_MIN_BYTES, Capabilities, SourceReader
 
@@ -85,10 +85,17 @@ class StagedReader(SourceReader):
         wrs = con.execute(
             f"SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob FROM wr {w} "
             "ORDER BY thread_id, checkpoint_ns, checkpoint_id, task_id, idx", params)
+        ovs = con.execute(
+            f"SELECT CASE WHEN whole THEN thread_id END AS tid, tbl, k, count(*), max(bytes), min(begins) FROM ov {w} "
+            "GROUP BY gkey, tbl, k ORDER BY tid NULLS FIRST, tbl, k", params)
+        oversized = (OversizedKeys(tid, table, KEY_COLUMNS[table][k], n, longest, begins)
+                     for tid, table, k, n, longest, begins in ovs)
         try:
-            yield from assemble(map(CheckpointRow._make, cps), map(BlobRow._make, bls), map(WriteRow._make, wrs), self.where)
+            yield from assemble(
+                map(CheckpointRow._make, cps), map(BlobRow._make, bls), map(WriteRow._make, wrs), self.where, oversized,
+            )
         finally:
-            for cur in (cps, bls, wrs):
+            for cur in (cps, bls, wrs, ovs):
                 cur.close()
 
     def close(self) -> None:

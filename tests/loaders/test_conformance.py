@@ -24,7 +24,7 @@ KEYWORD_SECRET = "S3cret-kw"
 CASES = {
     "sqlite": ("sqlite", True),
     "postgres": ("postgres", True),
-    "postgres-keyword-dsn": ("postgres", False),
+    "postgres-keyword-dsn": ("postgres", True),
     "postgres-csv-folder": ("postgres-csv", True),
     "postgres-csv-zip": ("postgres-csv", True),
     "pg-dump-plain": ("pg-dump", True),

@@ -98,7 +98,7 @@ def _make(case: str, store: Path, d: Path) -> Path:
 
 
 CASES = {
-    "missing": r"not a recognised checkpoint source \(expected one of: sqlite",
+    "missing": r": no such file$",
     "empty-file": r"not a recognised checkpoint source \(expected one of: sqlite",
     "text-file": r"not a recognised checkpoint source \(expected one of: sqlite",
     "binary-junk": r"not a recognised checkpoint source \(expected one of: sqlite",

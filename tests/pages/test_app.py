@@ -315,7 +315,7 @@ def test_a_dsn_password_never_appears_in_the_sidebar(app, tmp_cache):
         at = app.run()
         for spec, kind, loads in [
             (url, "auto-detect", True), (keyword, "postgres", True),  # loaded: the source is shown under the database
-            (keyword, "auto-detect", False),  # no kind claims it: an error quoting it
+            (keyword, "auto-detect", True),  # a keyword DSN is detected as postgres too
             (missing, "auto-detect", False),  # the server refuses: an error naming it
         ]:
             at.sidebar.selectbox(key="load.kind").set_value(kind)
