@@ -18,12 +18,12 @@ from array import array
 from collections import Counter
 from dataclasses import dataclass
 from itertools import islice
-from operator import attrgetter, le as _le, lt as _lt
+from operator import attrgetter, itemgetter, le as _le, lt as _lt
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from loaders import _native
-from loaders.decode import DecodeError, Message, decode_message, plain, same_message, to_json
+from loaders.decode import DecodeError, Ext, Message, decode_message, plain, same_message, to_json
 from loaders.records import LoadError, RawCheckpoint, RawWrite, ThreadBundle
 
 # LangGraph's own UTC timestamps read in C, same answers (None: every one goes through `ts_micros`).
@@ -168,7 +168,8 @@ def transform_thread(bundle: ThreadBundle, key_regex: re.Pattern[str]) -> Thread
                 order.append(v)
         prev = cur
     first_cids = [first_of[v].checkpoint_id for v in order]
-    decoded = decode_versions(thread_id, [bundle.payloads[old] for old in order], first_cids, errors)
+    payloads = [bundle.payloads[old] for old in order]
+    decoded = decode_versions(thread_id, payloads, first_cids, errors)
     # The reader told payloads apart by their bytes: the same message in other bytes
     # (another serializer, another field order) is one version, the first one met.
     into = merge_equal_versions(decoded)
@@ -181,6 +182,7 @@ def transform_thread(bundle: ThreadBundle, key_regex: re.Pattern[str]) -> Thread
             kept: dict[int, int] = {}
             final = [kept.setdefault(v, len(kept)) if v == target else kept[target] for v, target in enumerate(into)]
             decoded = [decoded[v] for v in kept]
+            payloads = [payloads[v] for v in kept]
             first_cids = [first_cids[v] for v in kept]
         renumber = {old: final[v] for v, old in enumerate(order)}.__getitem__
         versions_at = {cp.checkpoint_id: array("i", map(renumber, cp.messages or ())) for cp in usable_roots}
@@ -317,7 +319,58 @@ def transform_thread(bundle: ThreadBundle, key_regex: re.Pattern[str]) -> Thread
         interrupts.get(("", latest_root)) if latest_root is not None else None,
         removed_current, edited_current,
     )
-    return ThreadRows([thread_row], checkpoint_rows, message_rows, version_rows, event_rows, errors)
+    # Staged text and list bytes of the big tables, for the writer's byte budget
+    # (`parts.PartWriter`), from lengths known per thread and per version: measuring
+    # value by value (`parts.RowSizer`) cost 0.6 µs a row. A message's text is
+    # about its payload's size (strings are stored as they are; JSON of small values
+    # can be a few times longer, and the writer checks each staged batch exactly).
+    tlen = len(thread_id)
+    cid_len = max(map(len, map(_checkpoint_id, cps)))
+    vbytes = list(map(_payload_bytes, payloads))
+    mid_len = max(map(len, filter(None, map(_mid_of, filter(None, decoded)))), default=0)
+    checkpoint_bytes = (
+        len(cps) * (tlen + max(map(len, map(_checkpoint_ns, cps))) + 3 * cid_len)  # id, parent, hang point
+        + sum(map(len, filter(None, map(_metadata, cps))))
+        + 4 * sum(map(len, versions_at.values()))
+    )
+    key_len = tlen + sum(len(k) for k in (key.tenant_id, key.sub_tenant_id, key.session_id) if k)
+    return ThreadRows(
+        [thread_row],
+        SizedRows(checkpoint_rows, checkpoint_bytes),
+        SizedRows(message_rows, len(message_rows) * (key_len + cid_len + 9) + sum(map(vbytes.__getitem__, latest_versions or ()))),
+        SizedRows(version_rows, len(version_rows) * (tlen + cid_len) + sum(vbytes)),
+        SizedRows(event_rows, len(event_rows) * (tlen + 2 * cid_len + mid_len + 8)),
+        errors,
+    )
+
+
+class SizedRows(list):
+    """Rows with `nbytes`, an estimate of their staged text and list bytes, which
+    `parts.PartWriter` takes instead of measuring them value by value.
+
+    >>> SizedRows([("t", "hello")], 6).nbytes
+    6
+    """
+
+    __slots__ = ("nbytes",)
+
+    def __init__(self, rows: list[tuple], nbytes: int) -> None:
+        super().__init__(rows)
+        self.nbytes = nbytes
+
+
+_checkpoint_ns = itemgetter(RawCheckpoint._fields.index("checkpoint_ns"))
+_metadata = itemgetter(RawCheckpoint._fields.index("metadata"))
+_mid_of = itemgetter(Message._fields.index("message_id"))
+
+
+def _payload_bytes(payload: Any) -> int:
+    """The size of an undecoded payload (msgpack bytes, legacy JSON text, an `Ext`, a plain dict)."""
+    if isinstance(payload, (bytes, str)):
+        return len(payload)
+    if isinstance(payload, Ext):
+        return len(payload.data)
+    return len(repr(payload))
 
 
 # --- rows per message and per thread
