@@ -56,9 +56,14 @@ class Ext(NamedTuple):
 
 
 class JsonPayload(str):
-    """A message from a legacy `json`-tagged checkpoint, kept as canonical JSON text.
+    """A message from a legacy `json`-tagged checkpoint, kept as its JSON text.
 
     It is a `str` so that it hashes and compares like the msgpack bytes payloads.
+    Its keys stay in the order stored, as msgpack payloads' do: the JSON columns
+    decoded from it are then the same text as from an msgpack copy of the same
+    message (sorted keys made every tool call look edited when a store moved from
+    `json` to `msgpack`). Equal messages whose text still differs are merged by
+    value (`same_message`).
     """
 
     __slots__ = ()
@@ -116,7 +121,7 @@ def _from_legacy_json(value: Any) -> Any:
         return clean_text(value)
     if isinstance(value, dict):
         if value.get("lc") in (1, 2) and value.get("type") == "constructor" and isinstance(value.get("id"), list):
-            return JsonPayload(clean_text(json.dumps(value, sort_keys=True, ensure_ascii=False)))
+            return JsonPayload(clean_text(json.dumps(value, ensure_ascii=False)))
         return {clean_text(k): _from_legacy_json(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_from_legacy_json(v) for v in value]
@@ -326,6 +331,57 @@ class Message(NamedTuple):
     def signature(self) -> tuple:
         """What counts for an edit: same id, but other role, content or tool calls."""
         return (self.role, self.content, self.tool_calls, self.name)
+
+    def edited_from(self, other: Message) -> bool:
+        """contract §3.7: role, text content, tool calls or name differ (tool calls by
+        value: the same calls written with their keys in another order are no edit).
+
+        >>> a = Message("m", "ai", "assistant", None, None, "", 0, '[{"name":"f","id":"1"}]', 1, ("f",), *[None] * 9)
+        >>> a.edited_from(a._replace(tool_calls='[{"id":"1","name":"f"}]')), a.edited_from(a._replace(content="x"))
+        (False, True)
+        """
+        if self.signature() == other.signature():
+            return False
+        return (self.role, self.content, self.name) != (other.role, other.content, other.name) or not same_json(
+            self.tool_calls, other.tool_calls
+        )
+
+
+# The JSON text fields of `Message`: equal values may be written with keys in another order.
+_JSON_FIELDS = frozenset(Message._fields.index(f) for f in ("tool_calls", "usage_metadata", "response_metadata", "additional_kwargs"))
+
+
+def same_json(a: str | None, b: str | None) -> bool:
+    """Two JSON texts (`to_json`) of equal values: object key order does not count.
+
+    >>> same_json('{"a":1,"b":[2]}', '{"b":[2],"a":1}'), same_json('[1,2]', '[2,1]'), same_json(None, "null")
+    (True, False, False)
+    """
+    if a == b:
+        return True
+    if a is None or b is None:
+        return False
+    # `json`, not orjson: orjson reads an integer over 64 bits (which `to_json` writes) as a float.
+    return json.loads(a) == json.loads(b)
+
+
+def same_message(a: Message, b: Message) -> bool:
+    """The same decoded value: every field equal, JSON text fields as parsed values.
+
+    The one message, written by two serializers (a legacy `json` checkpoint and an
+    msgpack one) or two langchain-core releases, has payloads that differ in bytes
+    and field order: as decoded records they are equal.
+
+    >>> a = Message(None, "ai", "assistant", None, None, "OK", 0, None, 0, (), None, None, None, None, None, None, None, '{"a":1,"b":2}', None)
+    >>> same_message(a, a._replace(response_metadata='{"b":2,"a":1}')), same_message(a, a._replace(content="ok"))
+    (True, False)
+    """
+    if a == b:
+        return True
+    for i, (x, y) in enumerate(zip(a, b)):
+        if x != y and not (i in _JSON_FIELDS and same_json(x, y)):
+            return False
+    return True
 
 
 def decode_message(payload: Any) -> Message:

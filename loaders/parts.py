@@ -5,13 +5,16 @@ table, as Arrow record batches in a private folder; the main process then
 ingests the parts into DuckDB batch by batch (`loaders.writer`). Arrow IPC is
 the in-memory layout written out as it is: no encoding on either side, where
 Parquet cost as much CPU as the ingest itself. Memory per worker is one
-thread plus one batch per table.
+thread plus the rows it buffers, at most `BATCH_BYTES` over all tables.
 """
 
 from __future__ import annotations
 
 from array import array
+from collections.abc import Iterator
+from operator import itemgetter
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.ipc as ipc
@@ -26,10 +29,19 @@ _stage = _native.scan.stage if _native.scan is not None else None
 # Rows per staged record batch: the loading process holds about one batch per table
 # while it ingests them (six INSERTs side by side), so this bounds its memory.
 BATCH_ROWS = 8192
+# Bytes per staged record batch, and what a writer buffers over all its tables: every
+# staged byte counts, not only rows (a thread of 1 MB messages, a 4 kB thread id copied
+# into every row). A single row over it is staged alone. Six streams side by side at
+# ingest hold about six batches: 32 MiB keeps that a fifth of a 1 GB load.
+BATCH_BYTES = 32 << 20
+# Staged bytes per value besides its text or list items (offsets, fixed-width values).
+_WIDTH = {"s": 4, "L": 4, "i": 4, "l": 8, "b": 1}
 
 
 class PartWriter:
-    """Buffer rows per table; write an Arrow record batch every `flush_rows` rows.
+    """Buffer rows per table; write an Arrow record batch every `flush_rows` rows or
+    `flush_bytes` staged bytes, whichever comes first (the bytes of all tables' buffers
+    count together). No batch holds more than `flush_bytes`, but for a single row over it.
 
     >>> import tempfile
     >>> w = PartWriter(Path(tempfile.mkdtemp()), {"t": pa.schema([("a", pa.int32())])}, "p0")
@@ -37,13 +49,20 @@ class PartWriter:
     ({'t': 2}, ['t'])
     """
 
-    def __init__(self, folder: Path, schemas: dict[str, pa.Schema], prefix: str, flush_rows: int = BATCH_ROWS) -> None:
+    def __init__(
+        self, folder: Path, schemas: dict[str, pa.Schema], prefix: str, flush_rows: int = BATCH_ROWS,
+        flush_bytes: int | None = None,
+    ) -> None:
         self.folder = folder
         self.schemas = schemas
         self.prefix = prefix
         self.flush_rows = flush_rows
+        self.flush_bytes = BATCH_BYTES if flush_bytes is None else flush_bytes  # (read here: tests set it)
         self._buffers: dict[str, list[tuple]] = {t: [] for t in schemas}
         self._kinds = {t: _kinds(s) for t, s in schemas.items()}
+        self._sizers = {t: RowSizer(k) for t, k in self._kinds.items()}
+        self._bytes: dict[str, int] = {t: 0 for t in schemas}  # estimated staged bytes buffered
+        self._buffered = 0  # the sum of `_bytes`
         self._writers: dict[str, ipc.RecordBatchFileWriter] = {}
         self.counts: dict[str, int] = {t: 0 for t in schemas}
 
@@ -59,8 +78,16 @@ class PartWriter:
         buf = self._buffers[table]
         buf.extend(rows)
         self.counts[table] += len(rows)
-        if len(buf) >= self.flush_rows:
+        # Rows from `loaders.transform` carry their text and list bytes (`SizedRows.nbytes`).
+        nbytes = getattr(rows, "nbytes", None)
+        size = self._sizers[table].total(rows) if nbytes is None else nbytes + len(rows) * self._sizers[table].fixed
+        self._bytes[table] += size
+        self._buffered += size
+        if len(buf) >= self.flush_rows or self._bytes[table] >= self.flush_bytes:
             self._flush(table)
+        elif self._buffered >= self.flush_bytes:
+            for other in self._buffers:
+                self._flush(other)
 
     def append_errors(self, errors: list[LoadError]) -> None:
         # The staged columns of `load_errors` (the writer adds the load id).
@@ -70,20 +97,38 @@ class PartWriter:
         rows = self._buffers[table]
         if not rows:
             return
+        if self._bytes[table] <= self.flush_bytes:
+            self._stage_rows(table, rows)  # (a thread's rows past `flush_rows` go along: one batch)
+        else:
+            for piece in self._sizers[table].cut(rows, self.flush_rows, self.flush_bytes):
+                self._stage_rows(table, piece)
+        rows.clear()
+        self._buffered -= self._bytes[table]
+        self._bytes[table] = 0
+
+    def _stage_rows(self, table: str, rows: list[tuple]) -> None:
+        """Stage rows as one record batch, or as halves when it is over the cap after all
+        (the estimate counts a character as a byte), down to a single row."""
+        batch = self._batch(table, rows)
+        if len(rows) > 1 and batch.nbytes > self.flush_bytes:
+            del batch
+            half = len(rows) // 2
+            self._stage_rows(table, rows[:half])
+            self._stage_rows(table, rows[half:])
+        else:
+            self._write(table, batch)
+
+    def _batch(self, table: str, rows: list[tuple]) -> pa.Table | pa.RecordBatch:
         schema = self.schemas[table]
-        batch = None
         if _stage is not None:
             try:
                 staged = _stage(rows, self._kinds[table])
             except (TypeError, ValueError, OverflowError):
                 pass  # a value of an unexpected type: pyarrow converts (or reports) it below
             else:
-                batch = column_batch(schema, ColumnBuffers(len(rows), dict(zip(schema.names, staged))))
-        if batch is None:
-            columns = list(zip(*rows))
-            batch = pa.Table.from_arrays([_column(c, f.type) for c, f in zip(columns, schema)], schema=schema)
-        self._write(table, batch)
-        rows.clear()
+                return column_batch(schema, ColumnBuffers(len(rows), dict(zip(schema.names, staged))))
+        columns = list(zip(*rows))
+        return pa.Table.from_arrays([_column(c, f.type) for c, f in zip(columns, schema)], schema=schema)
 
     def _write(self, table: str, batch: pa.Table | pa.RecordBatch) -> None:
         writer = self._writers.get(table)
@@ -104,6 +149,62 @@ class PartWriter:
             writer.close()
             files[table] = str(self.folder / f"{table}.{self.prefix}.arrow")
         return files
+
+
+class RowSizer:
+    """Staged bytes of rows, estimated at C speed (`map`/`len` down each text and list
+    column): a character counts one byte, a list item four, plus each value's offset or
+    fixed width. Anything without a length (a value pyarrow will refuse) counts nothing.
+
+    >>> RowSizer("sLi").total([("abc", array("i", [1, 2]), 7), (None, None, None)])
+    35
+    """
+
+    __slots__ = ("text", "lists", "fixed")
+
+    def __init__(self, kinds: str) -> None:
+        self.text = [itemgetter(i) for i, k in enumerate(kinds) if k == "s"]
+        self.lists = [itemgetter(i) for i, k in enumerate(kinds) if k == "L"]
+        self.fixed = sum(_WIDTH.get(k, 8) for k in kinds)
+
+    def total(self, rows: list[tuple]) -> int:
+        try:
+            size = len(rows) * self.fixed
+            for get in self.text:
+                size += sum(map(len, filter(None, map(get, rows))))
+            for get in self.lists:
+                size += 4 * sum(map(len, filter(None, map(get, rows))))
+            return size
+        except TypeError:  # a value without a length: row by row, counting what has one
+            return sum(map(self.row, rows))
+
+    def row(self, row: tuple) -> int:
+        size = self.fixed
+        for get in self.text:
+            size += _len(get(row))
+        for get in self.lists:
+            size += 4 * _len(get(row))
+        return size
+
+    def cut(self, rows: list[tuple], max_rows: int, max_bytes: int) -> Iterator[list[tuple]]:
+        """Consecutive pieces of `rows` of at most `max_rows` rows and `max_bytes` bytes (a row
+        over `max_bytes` alone). Row by row in Python: only for buffers over a cap."""
+        start, size = 0, 0
+        for i, row in enumerate(rows):
+            n = self.row(row)
+            if i > start and (size + n > max_bytes or i - start >= max_rows):
+                yield rows[start:i]
+                start, size = i, 0
+            size += n
+        if start < len(rows):
+            yield rows[start:]
+
+
+def _len(value: Any) -> int:
+    try:
+        return len(value) if value is not None else 0
+    except TypeError:
+        return 0
 
 
 def _column(values, type_: pa.DataType) -> pa.Array:

@@ -27,6 +27,12 @@ from loaders.scratch import process_gone
 # Rows per DuckDB row group in the databases a load writes (DuckDB's default: 122,880);
 # see `DatabaseWriter.__init__`.
 ROW_GROUP_SIZE = 20_480
+# Staged bytes per INSERT transaction. DuckDB keeps what a transaction appended to a row
+# group in memory until it commits (long text is not spilled), then needs about as much
+# again to commit: one INSERT of 300 MB of 1 MB messages failed under a 256 MB limit
+# and peaked near 1 GB under 512 MB. Committed a slice at a time, the row group is
+# written out as it grows. A normal table stages far less: one INSERT, as before.
+INSERT_BYTES = 64 << 20
 _STAGED = "staged"
 _counter = itertools.count()
 _LOAD_ID = object()  # in a statement's parameters: the id of the load being written
@@ -83,6 +89,30 @@ def _part_batches(files: Iterable[str]) -> Iterator[pa.RecordBatch]:
             reader = ipc.open_file(fh)
             for i in range(reader.num_record_batches):
                 yield reader.get_batch(i)
+
+
+def _commits(stream: pa.RecordBatchReader, max_bytes: int) -> Iterator[pa.RecordBatchReader]:
+    """`stream` as consecutive streams of at most `max_bytes` (a larger batch alone), one
+    INSERT and so one transaction each (see `INSERT_BYTES`); none for an empty stream.
+
+    >>> b = pa.record_batch([pa.array(["x" * 100])], names=["s"])
+    >>> [len(list(r)) for r in _commits(pa.RecordBatchReader.from_batches(b.schema, [b] * 5), 2 * b.nbytes)]
+    [2, 2, 1]
+    """
+    batches = iter(stream)
+    pending = next(batches, None)
+
+    def upto() -> Iterator[pa.RecordBatch]:
+        nonlocal pending
+        size = 0
+        while pending is not None and (size == 0 or size + pending.nbytes <= max_bytes):
+            batch, pending = pending, None
+            size += batch.nbytes
+            yield batch  # before reading on: a feed's next part may not be staged yet
+            pending = next(batches, None)
+
+    while pending is not None:
+        yield pa.RecordBatchReader.from_batches(stream.schema, upto())
 
 
 def connect_for_writing(path: str | os.PathLike) -> duckdb.DuckDBPyConnection:
@@ -193,6 +223,9 @@ class DatabaseWriter:
         # (A 50 MB message needs a block of that size: 128 MB was too little.) A split load
         # runs an INSERT per table side by side with the workers: each writes a row group
         # as soon as it is full (DuckDB buffers 5 by default).
+        # Long text is not spilled: a row group's worth of it must fit, committed a slice at a time
+        # (`INSERT_BYTES`; 300 messages of 1 MB: a 0.55 GB peak for the whole load, where 512 MB
+        # gave 0.7 GB and more room for long text in one row group).
         self.con.execute("SET memory_limit = '256MB'").fetchall()
         self.con.execute("SET write_buffer_row_group_count = 1").fetchall()
         create_schema(self.con)
@@ -301,8 +334,14 @@ class DatabaseWriter:
             paths = files.files if isinstance(files, PartFeed) else files
             if i > 0 and not paths:
                 break
-            staged_batches = files.stream() if i == 0 and isinstance(files, PartFeed) else _stream(paths)  # noqa: F841 - DuckDB reads it by name
-            con.execute(sql, [load_id if p is _LOAD_ID else p for p in params]).fetchall()
+            stream = files.stream() if i == 0 and isinstance(files, PartFeed) else _stream(paths)
+            values = [load_id if p is _LOAD_ID else p for p in params]
+            if i > 0:  # (these only read the rows again and insert the few invalid ones)
+                staged_batches = stream  # noqa: F841 - DuckDB reads it by name
+                con.execute(sql, values).fetchall()
+                continue
+            for staged_batches in _commits(stream, INSERT_BYTES):  # noqa: B007 - DuckDB reads it by name
+                con.execute(sql, values).fetchall()
 
     def counts(self, load_id: int) -> dict[str, int]:
         row = self.con.execute(

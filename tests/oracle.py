@@ -16,6 +16,7 @@ Example:
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 import sqlite3
 from collections import defaultdict
@@ -243,3 +244,98 @@ def expected_window(
         if role in ("user", "assistant"):
             window.append((role, content_text(_field(m, "content")), _field(m, "id")))
     return window[-cap:] if cap > 0 else []
+
+
+# --- contract §3.7: events, edits and removals, by decoded value -----------------------------
+#
+# Also run by scripts/legacy_stores.py inside venvs of older LangGraph releases, with that
+# release's own saver and decoder: keep this part to what every release since 0.2 has.
+
+
+def message_value(m: Any) -> str:
+    """A decoded message's whole value as text, comparable across serializers (dict key order aside).
+
+    Example:
+        >>> message_value({"b": 1, "a": 2})
+        '{"a": 2, "b": 1}'
+    """
+    if not isinstance(m, dict):
+        m = m.model_dump() if hasattr(m, "model_dump") else m.dict()
+    return json.dumps(m, sort_keys=True, default=repr)
+
+
+def _edit_signature(m: Any) -> tuple:
+    # An edit is the same id with another role, text content, tool calls or name.
+    lc_type = _field(m, "type")
+    calls = [dict(c) for c in _field(m, "tool_calls") or []] if role_of(lc_type) == "assistant" else []
+    return (role_of(lc_type), content_text(_field(m, "content")), calls, _field(m, "name"))
+
+
+def list_events(prev: list[Any], cur: list[Any]) -> list[tuple[str, int]]:
+    """``(event, position)`` turning the message list ``prev`` into ``cur``.
+
+    Messages are matched by id, a message without id by its value (``message_value``),
+    the k-th copy in one list with the k-th in the other.
+
+    Example:
+        >>> list_events([{"id": None, "content": "OK"}], [{"id": None, "content": "OK"}] * 2)
+        [('added', 1)]
+    """
+
+    def index(msgs: list[Any]) -> dict[tuple, tuple[int, Any]]:
+        out: dict[tuple, tuple[int, Any]] = {}
+        seen: dict[tuple, int] = {}
+        for i, m in enumerate(msgs):
+            mid = _field(m, "id")
+            ident = ("id", mid) if mid is not None else ("value", message_value(m))
+            k = seen.get(ident, 0)
+            seen[ident] = k + 1
+            out[(ident, k)] = (i, m)
+        return out
+
+    before, after = index(prev), index(cur)
+    found = [("removed", i) for key, (i, _) in before.items() if key not in after]
+    common_before = [k for k in before if k in after]
+    common_after = [k for k in after if k in before]
+    moved = {a for a, b in zip(common_after, common_before) if a != b}
+    for key, (i, m) in after.items():
+        if key not in before:
+            found.append(("added", i))
+            continue
+        if _edit_signature(before[key][1]) != _edit_signature(m):
+            found.append(("edited", i))
+        if key in moved:
+            found.append(("reordered", i))
+    return found
+
+
+def expected_events(saver: BaseCheckpointSaver, thread_ids: list[str]) -> dict[str, dict[str, Any]]:
+    """Per thread: every root checkpoint's list against its parent's (``list_events``) and the
+    current-branch ``edited_message_count`` / ``removed_message_count`` (contract §3.7, §3.8).
+
+    ``events`` are ``[checkpoint_id, event, position]``, sorted.
+    """
+    out = {}
+    for thread_id in thread_ids:
+        roots: dict[str, tuple[str | None, list[Any]]] = {}
+        for tup in saver.list({"configurable": {"thread_id": thread_id}}):
+            conf = tup.config["configurable"]
+            if conf.get("checkpoint_ns", "") != "":
+                continue
+            parent = (tup.parent_config or {}).get("configurable", {}).get("checkpoint_id")
+            roots[conf["checkpoint_id"]] = (parent, _messages(tup) or [])
+        current: set[str] = set()
+        node = max(roots, default=None)
+        while node in roots and node not in current:
+            current.add(node)
+            node = roots[node][0]
+        events, edited, removed = [], 0, 0
+        for cid in sorted(roots):
+            parent, msgs = roots[cid]
+            for event, pos in list_events(roots[parent][1] if parent in roots else [], msgs):
+                events.append([cid, event, pos])
+                if cid in current:
+                    edited += event == "edited"
+                    removed += event == "removed"
+        out[thread_id] = {"edited_message_count": edited, "removed_message_count": removed, "events": sorted(events)}
+    return out

@@ -89,3 +89,55 @@ def test_a_removed_message_with_an_id_is_one_removal(tmp_path):
     events = rows(db, _EVENTS, ["acme:web:s1"])
     assert [e["event"] for e in events].count("removed") == 1
     assert rows(db, "SELECT removed_message_count FROM threads") == [{"removed_message_count": 1}]
+
+
+def _keys_reversed(value):
+    """`value` with every mapping's keys in reverse order (what another serializer or
+    langchain-core release may write for the same message)."""
+    if isinstance(value, dict):
+        return {k: _keys_reversed(v) for k, v in reversed(value.items())}
+    if isinstance(value, list):
+        return [_keys_reversed(v) for v in value]
+    return value
+
+
+def test_the_same_messages_in_other_bytes_are_no_edit_and_no_removal(tmp_path):
+    """Every message of the latest checkpoints re-written with its fields (and its tool
+    calls' keys) in another order: the same values, other bytes. Found on stores begun by
+    an old release and continued by a newer one: unchanged messages without ids counted as
+    removed and re-added, and a tool call as edited."""
+    from tests.loaders.hostile_util import RawExt, StoreEditor, pack
+
+    def reply(s):
+        n = len(s["messages"])
+        return {"messages": [AIMessage(content="", tool_calls=[{"name": "add", "args": {"a": n, "b": 1}, "id": f"c{n}"}],
+                                       response_metadata={"model_name": "m", "finish_reason": "tool_calls"})]}
+
+    store = tmp_path / "s.sqlite"
+    for thread, state in (("acme:web:plain", PlainList), ("acme:web:chat", Chat)):
+        _, _, conn = _store(store, state, reply, [{"messages": [HumanMessage(content=q)]} for q in ("q1", "q2", "q3")], thread)
+        conn.close()
+    before = tmp_path / "before.duckdb"
+    load_db(store, before, workers=1)
+
+    ed = StoreEditor(store)
+    for thread in ("acme:web:plain", "acme:web:chat"):
+        for cid in ed.root_ids(thread)[-3:]:
+            def rewrite(cp):
+                msgs = cp["channel_values"]["messages"]
+                for i, m in enumerate(msgs):
+                    payload = m.fields()
+                    payload[2] = _keys_reversed(payload[2])
+                    msgs[i] = RawExt(m.code, pack(payload))
+            ed.edit(thread, cid, rewrite)
+    ed.close()
+    after = tmp_path / "after.duckdb"
+    load_db(store, after, workers=1)
+
+    events = "SELECT thread_id, checkpoint_id, event, position FROM message_events ORDER BY ALL"
+    counts = "SELECT thread_id, edited_message_count, removed_message_count, message_count FROM threads ORDER BY ALL"
+    versions = "SELECT thread_id, count(*) AS n FROM message_versions GROUP BY ALL ORDER BY ALL"
+    assert rows(after, events) == rows(before, events)
+    assert rows(after, counts) == rows(before, counts)
+    assert rows(after, versions) == rows(before, versions)
+    assert {r["event"] for r in rows(after, events)} == {"added"}
