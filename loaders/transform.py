@@ -29,6 +29,12 @@ from loaders.records import LoadError, RawCheckpoint, RawWrite, ThreadBundle
 # LangGraph's own UTC timestamps read in C, same answers (None: every one goes through `ts_micros`).
 _ts_list = _native.scan.ts_list if _native.scan is not None else None
 
+# DuckDB parses a checkpoint's metadata JSON at ingest (step, source, run_id), which takes
+# several times its size in memory at once under the writer's memory limit: metadata
+# longer than this is reported and not loaded (its checkpoint still is). Real metadata is
+# a few hundred bytes; a LangGraph 0.2 checkpoint's `writes` in it, some kilobytes.
+METADATA_MAX_CHARS = 8 << 20
+
 DEFAULT_THREAD_KEY_PATTERN = r"^(?P<tenant>[^:]*):(?P<sub>[^:]*):(?P<session>.*)$"
 
 
@@ -239,6 +245,11 @@ def transform_thread(bundle: ThreadBundle, key_regex: re.Pattern[str]) -> Thread
     no_children: dict[str, int] = {}
     for (_, ns, cid, parent, _, messages, _, metadata), ts in zip(cps, ts_list):
         is_root = ns == ""
+        if metadata is not None and len(metadata) > METADATA_MAX_CHARS:
+            errors.append(LoadError(thread_id, ns, cid, "metadata", (
+                f"metadata is {len(metadata)} characters long, over the {METADATA_MAX_CHARS}-character limit; "
+                "not loaded (step, source and run_id are NULL)")))
+            metadata = None
         on_current = is_root and cid in current
         add_row(
             (

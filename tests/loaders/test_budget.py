@@ -185,3 +185,27 @@ def test_the_transforms_estimate_follows_the_staged_bytes(tmp_path):
         sizer = RowSizer(_kinds(schemas[table]))
         measured = sizer.total(list(got)) - len(got) * sizer.fixed
         assert measured > 0 and 0.8 <= got.nbytes / measured <= 3, (table, got.nbytes, measured)
+
+
+def test_a_50_mb_metadata_is_reported_and_its_checkpoint_still_loads(sqlite_store, copy_store, tmp_path):
+    """DuckDB parses metadata at ingest under the writer's memory limit: 50 MB of it
+    failed the whole load (out of memory). Now that one metadata is a reported row error."""
+    src = copy_store(sqlite_store.path, tmp_path / "src")
+    load_db(src, tmp_path / "clean.duckdb", workers=1)
+    con = sqlite3.connect(src)
+    t, ns, cid = con.execute("SELECT thread_id, checkpoint_ns, checkpoint_id FROM checkpoints ORDER BY thread_id, checkpoint_id LIMIT 1").fetchone()
+    con.execute("UPDATE checkpoints SET metadata = ? WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
+                [('{"source": "loop", "step": 1, "junk": "' + "x" * 50_000_000 + '"}').encode(), t, ns, cid])
+    con.commit()
+    con.close()
+    db = tmp_path / "big.duckdb"
+    load_db(src, db, workers=1)
+    errors = rows(db, "SELECT thread_id, checkpoint_ns, checkpoint_id, stage FROM load_errors")
+    assert errors == [{"thread_id": t, "checkpoint_ns": ns, "checkpoint_id": cid, "stage": "metadata"}]
+    assert rows(db, "SELECT step, source FROM checkpoints WHERE checkpoint_id = ?", [cid]) == [{"step": None, "source": None}]
+    # Everything else as from the undamaged store (that checkpoint's metadata aside).
+    sql = "SELECT * EXCLUDE (step, source, run_id, metadata) FROM checkpoints ORDER BY ALL"
+    assert rows(db, sql) == rows(tmp_path / "clean.duckdb", sql)
+    others = "SELECT checkpoint_id, step, source, run_id, metadata FROM checkpoints WHERE checkpoint_id != ? ORDER BY ALL"
+    assert rows(db, others, [cid]) == rows(tmp_path / "clean.duckdb", others, [cid])
+    assert rows(db, "SELECT * FROM messages ORDER BY ALL") == rows(tmp_path / "clean.duckdb", "SELECT * FROM messages ORDER BY ALL")
