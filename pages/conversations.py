@@ -11,10 +11,10 @@ db = state.require_db()
 
 st.title("Conversations")
 filters = filter_bar(url, cache.facets(db))
-c1, c2, c3, c4, _ = st.columns([3, 2, 2, 2, 3], vertical_alignment="bottom")
+c1, c2, c3, c4, _ = st.columns([3, 3, 2, 2, 2], vertical_alignment="bottom")
 sort = c1.selectbox("Sort by", columns.SORTABLE, format_func=columns.SORT_LABELS.get,
                     key=url.bind("sort", "last_ts", state.choice(columns.SORTABLE)))
-order = c2.segmented_control("Order", ["desc", "asc"], format_func={"desc": "High → low", "asc": "Low → high"}.get,
+order = c2.segmented_control("Order", ["desc", "asc"], format_func={"desc": "↓ High first", "asc": "↑ Low first"}.get,
                              key=url.bind("order", "desc", state.choice(("desc", "asc"))))
 pending = c3.checkbox("Pending interrupt only", key=url.bind("pending", False, state.BOOL))
 forks = c4.checkbox("Forked threads only", key=url.bind("forks", False, state.BOOL))
@@ -32,8 +32,8 @@ view = cache.conversations(db, filters, pending, forks, ranges, sort, descending
 st.session_state[page_key] = view.page  # a page past the end (an old link) shows the last one
 
 shown, config = columns.conversations_table(view.table)
-st.caption(render.rows_caption(view.offset, len(view.table), view.matching, view.total)
-           + f" · sorted by {columns.SORT_LABELS[sort].lower()}, {'high → low' if descending else 'low → high'}"
+st.caption(render.rows_caption(view.offset, len(view.table), view.matching, view.total, view.in_database)
+           + f" · sorted by {columns.SORT_LABELS[sort]}, {'high first' if descending else 'low first'}"
            + " · select a row to open its transcript")  # fmt: skip
 picked = st.dataframe(
     shown, key="conversations.table", on_select="rerun", selection_mode="single-row", hide_index=True,
@@ -44,7 +44,7 @@ p1.number_input(f"Page (of {view.pages:,})", min_value=1, max_value=view.pages, 
 with p2:
     render.download_data(
         lambda: cache.conversations_csv(db, view.conditions, sort, descending), "conversations.csv",
-        key="conversations.csv", label=f"Download CSV (all {view.matching:,} rows, this order)",
+        key="conversations.csv", label=f"Download all {view.matching:,} rows (CSV)",
     )
 url.publish()
 

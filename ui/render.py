@@ -137,17 +137,20 @@ def date_span(first: Any, last: Any) -> str:
     return f"{first:%b %d} → {last:%b %d}"
 
 
-def rows_caption(offset: int, shown: int, matching: int, total: int) -> str:
-    """Which rows of how many a page of a table shows.
+def rows_caption(offset: int, shown: int, matching: int, total: int, in_database: int) -> str:
+    """Which rows of how many a page of a table shows, and of how many threads before the conditions.
 
-    >>> rows_caption(50, 50, 176142, 176142)
+    >>> rows_caption(50, 50, 176142, 176142, 176142)
     'rows 51–100 of 176,142 threads'
-    >>> rows_caption(0, 12, 12, 31)
-    'rows 1–12 of 12 threads (31 before the turn, interrupt, fork and range conditions)'
+    >>> rows_caption(0, 12, 12, 12, 31)
+    'rows 1–12 of 12 threads (31 in the database)'
+    >>> rows_caption(0, 6, 6, 12, 31)
+    'rows 1–6 of 6 threads (12 before the flags and metric ranges, 31 in the database)'
     """
     head = f"rows {offset + 1:,}–{offset + shown:,}" if shown else "no rows"
-    tail = f" ({total:,} before the turn, interrupt, fork and range conditions)" if total != matching else ""
-    return f"{head} of {matching:,} threads{tail}"
+    notes = [f"{total:,} before the flags and metric ranges"] if total != matching else []
+    notes += [f"{in_database:,} in the database"] if in_database != matching else []
+    return f"{head} of {matching:,} threads" + (f" ({', '.join(notes)})" if notes else "")
 
 
 def number(value: Any) -> str:

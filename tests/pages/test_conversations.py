@@ -63,7 +63,7 @@ def test_every_thread_newest_first_with_readable_cells(app, con):
     assert "None" not in cells and "nan" not in cells and all(isinstance(c, str) for c in cells)
     assert any(" m " in c or c.endswith(" s") for c in shown["duration_s"])  # durations in units, not seconds
     assert len(at.get("plotly_chart")) == 4
-    assert [d.label for d in at.get("download_button")] == [f"Download CSV (all {len(conv)} rows, this order)"]
+    assert [d.label for d in at.get("download_button")] == [f"Download all {len(conv)} rows (CSV)"]
 
 
 def test_sort_order_and_page_come_from_the_url(app, con, small_pages):

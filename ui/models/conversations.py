@@ -33,6 +33,7 @@ class ConversationsPage:
     table: pd.DataFrame  # metrics.LIST_COLUMNS: rows offset+1 … offset+len of the sort
     matching: int  # threads passing every condition (the sort's rows; the CSV's rows)
     total: int  # threads passing `filters`, before the turn / interrupt / fork / range conditions
+    in_database: int  # every thread of the database
     page: int  # 1-based, clamped to the last page
     pages: int  # at least 1
     offset: int  # rows before this page
@@ -98,6 +99,7 @@ def conversations_page(
         scope = thread_scope(con, filters, min_turns, pending_only, forks_only, ranges)
         scoped = scope.conditions
         ((matching,),) = con.execute(*metrics.conversation_count_sql(con, scoped)).fetchall()
+        ((in_database,),) = con.execute(*metrics.conversation_count_sql(con)).fetchall()
         pages = max(1, -(-matching // page_size))
         page = min(max(1, int(page)), pages)
         offset = (page - 1) * page_size
@@ -119,7 +121,7 @@ def conversations_page(
         "p90_s": float(values.quantile(0.9)) if len(values) else None,
     }
     return ConversationsPage(
-        table, matching, scope.total, page, pages, offset, scoped,
+        table, matching, scope.total, in_database, page, pages, offset, scoped,
         latency_histogram(latency["latency_s"], latency["model"]), summary, tokens, turns, activity,
     )  # fmt: skip
 
