@@ -523,7 +523,7 @@ _PREVIEW = f"""
                      trim(regexp_replace(arg_min(left(content, {4 * PREVIEW_CHARS}), ordinal), '\\s+', ' ', 'g'))
                        AS text
               FROM messages
-              WHERE role = 'user' AND content_chars > 0 AND thread_id IN (SELECT thread_id FROM listed)
+              WHERE role = 'user' AND content_chars > 0 AND {{listed_only}}
               GROUP BY thread_id)"""
 
 
@@ -581,9 +581,15 @@ def conversation_list_sql(
     elif offset:
         page = " OFFSET ?"
         params = [*params, _check_offset(offset)]
+    # A page: sort, cut, then previews of its rows only. Every row of every thread (the whole
+    # CSV): previews in one pass over the user messages and one sort at the end (sorting
+    # before and after held the rows twice: 500 MB against 430 MB for 176k threads).
+    page_order = f" ORDER BY {_order_by('c', sort, descending)}{page}" if page else ""
+    narrow = bool(page) or _scoped(filters)
+    listed_only = "thread_id IN (SELECT thread_id FROM listed)" if narrow else "TRUE"
     sql = f"""
-    WITH listed AS MATERIALIZED (SELECT * FROM ({base}) c ORDER BY {_order_by("c", sort, descending)}{page}),
-    preview AS ({_PREVIEW})
+    WITH listed AS {"MATERIALIZED" if narrow else "NOT MATERIALIZED"} (SELECT * FROM ({base}) c{page_order}),
+    preview AS ({_PREVIEW.format(listed_only=listed_only)})
     SELECT {", ".join(f"l.{c}" for c in CONVERSATION_COLUMNS)}, p.{PREVIEW_COLUMN}
     FROM listed l LEFT JOIN preview p USING (thread_id)
     ORDER BY {_order_by("l", sort, descending)}"""
