@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date, datetime, time, timezone
 
+from analytics.errors import BadRequest
+
 
 def as_utc(value: datetime | None) -> datetime | None:
     """Naive datetimes are UTC (the CLI and the app say so).
@@ -120,3 +122,37 @@ class Filters:
 
 def _escape_like(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+@dataclass(frozen=True)
+class Range:
+    """`column` within [low, high], inclusive; a None end is open. A thread whose value is
+    NULL (e.g. no latency pair) is outside every range that has an end.
+
+    >>> range_where((Range("tool_calls", 1, None),), ("tool_calls",), "cm")
+    ('(cm.tool_calls >= ?)', [1])
+    """
+
+    column: str
+    low: float | None = None
+    high: float | None = None
+
+
+def range_where(ranges: tuple[Range, ...], known: tuple[str, ...], alias: str) -> tuple[str, list]:
+    """SQL predicate for `ranges` over a row aliased `alias`; a column outside `known` is refused.
+
+    Column names come from `known` (a code constant), never from the caller's text.
+    """
+    clauses: list[str] = []
+    params: list = []
+    for r in ranges:
+        if r.column not in known:
+            raise BadRequest(f"cannot filter on {r.column!r}; range columns: {', '.join(known)}")
+        column = known[known.index(r.column)]
+        for value, op in ((r.low, ">="), (r.high, "<=")):
+            if value is not None:
+                clauses.append(f"{alias}.{column} {op} ?")
+                params.append(value)
+    if not clauses:
+        return "TRUE", []
+    return "(" + " AND ".join(clauses) + ")", params

@@ -4,8 +4,10 @@ A kind is a `ReportSpec`: its documented columns and a function that builds
 the rows as a DuckDB relation. `write_report` hands that relation to DuckDB's
 own CSV writer (no pandas; a large kind part by part, so memory stays bounded);
 `report_frame` returns the very same rows as a DataFrame, so what a page
-shows is exactly what it offers for download. Both render timestamps as
-ISO-8601 UTC text (`2025-03-01T09:00:12.500000Z`) and dates as `YYYY-MM-DD`.
+shows is exactly what it offers for download. One format for every kind, the
+app's downloads included: timestamps as ISO-8601 UTC text
+(`2025-03-01T09:00:12.500000Z`), dates as `YYYY-MM-DD`, booleans `true`/`false`,
+floating-point figures rounded to `FLOAT_DECIMALS` decimals.
 
 Other modules add kinds the way the built-ins are added:
 
@@ -38,6 +40,8 @@ from loaders.catalog import DATE, MESSAGES, TIMESTAMPTZ
 
 ISO_UTC = "%Y-%m-%dT%H:%M:%S.%fZ"
 ISO_DATE = "%Y-%m-%d"
+#: Decimals of a DOUBLE column in a CSV (seconds to the millisecond; 1.9396370000000003 → 1.94).
+FLOAT_DECIMALS = 3
 
 #: (connection, filters, options) → the report's rows, columns exactly `ReportSpec.columns`.
 BuildRows = Callable[[duckdb.DuckDBPyConnection, Filters, Mapping[str, Any]], duckdb.DuckDBPyRelation]
@@ -94,6 +98,8 @@ def _as_text(name: str, type_name: str) -> str:
         return f"strftime(CAST({col} AS TIMESTAMP), '{ISO_UTC}') AS {col}"
     if type_name == DATE.duckdb:
         return f"strftime({col}, '{ISO_DATE}') AS {col}"
+    if type_name in ("DOUBLE", "FLOAT"):
+        return f"round({col}, {FLOAT_DECIMALS}) AS {col}"
     return col
 
 
@@ -210,9 +216,36 @@ TRANSCRIPT_COLUMNS = MESSAGES.pick(
 
 
 def _conversation_rows(con, filters: Filters, options: Mapping[str, Any]) -> duckdb.DuckDBPyRelation:
-    # The load-time conversation_metrics table when it is current and the gap is the default.
-    sql, params = metrics.conversations_query(con, filters, gap_option(options))
+    # The load-time conversation_metrics table when it is current and the gap is the default;
+    # sorted (and cut) in DuckDB, so the app's download and the CLI's file are the same rows.
+    # Options `sort` (a column; default thread_id), `desc` (descending), `limit` (the first N rows).
+    sql, params = metrics.conversation_list_sql(
+        con, filters, options.get("sort") or "thread_id", bool(options.get("desc")),
+        _limit_option(options.get("limit")), gap_minutes=gap_option(options),
+    )
     return con.sql(sql, params=params)
+
+
+def _limit_option(value: Any) -> int | None:
+    if value is None:
+        return None
+    try:
+        limit = int(value)
+    except (TypeError, ValueError):
+        limit = 0
+    if limit < 1 or str(value).strip() != str(limit):
+        raise BadRequest(f"--limit must be a positive integer, got {value!r}")
+    return limit
+
+
+def _conversation_arguments(parser: argparse.ArgumentParser) -> None:
+    # Checked by the report (one `error:` line naming the valid columns), not by argparse's choices
+    # (a usage block listing 37 names).
+    parser.add_argument("--sort", metavar="COLUMN",
+                        help="conversations: sort by this column (default thread_id; ties by thread_id, "
+                             "empty values last)")
+    parser.add_argument("--desc", action="store_true", help="conversations: sort descending")
+    parser.add_argument("--limit", metavar="N", help="conversations: keep the first N rows of the sort")
 
 
 def _daily_rows(con, filters: Filters, options: Mapping[str, Any]) -> duckdb.DuckDBPyRelation:
@@ -253,8 +286,8 @@ def _transcript_parts(con, filters: Filters, options: Mapping[str, Any]) -> Iter
 
 
 register_report(ReportSpec(
-    "conversations", "one row per conversation: metrics.conversations()", metrics.CONVERSATION_COLUMNS,
-    _conversation_rows,
+    "conversations", "one row per conversation: metrics.conversation_list()", metrics.LIST_COLUMNS,
+    _conversation_rows, arguments=_conversation_arguments,
 ))  # fmt: skip
 register_report(ReportSpec(
     "transcript", "the messages of the matching threads, in transcript order", TRANSCRIPT_COLUMNS, _transcript_rows,

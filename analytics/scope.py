@@ -1,4 +1,5 @@
-"""Thread conditions beyond `Filters`: a minimum of user turns, a pending interrupt, forks.
+"""Thread conditions beyond `Filters`: a minimum of user turns, a pending interrupt, forks,
+ranges on metric columns (`metrics.RANGE_COLUMNS`).
 
 `ThreadConditions` is a `Filters` whose `thread_where` adds them as thread-level
 SQL, so every metrics function takes it as it is and a table and its charts
@@ -17,7 +18,7 @@ from dataclasses import dataclass
 from analytics import metrics
 from analytics.db import ConOrPath, connection
 from analytics.errors import BadRequest
-from analytics.filters import Filters
+from analytics.filters import Filters, Range, range_where
 
 
 @dataclass(frozen=True)
@@ -31,7 +32,10 @@ class ThreadConditions(Filters):
     min_user_turns: int = 0
     pending_only: bool = False
     forks_only: bool = False
-    #: Read user turns from the load-time `conversation_metrics` (same counts) instead of counting messages.
+    #: Per-thread metric ranges (`Range` over `metrics.RANGE_COLUMNS`).
+    ranges: tuple[Range, ...] = ()
+    #: Read user turns and ranged metrics from the load-time `conversation_metrics` (same values)
+    #: instead of computing them.
     turns_from_table: bool = False
 
     def thread_where(self, alias: str = "t") -> tuple[str, list]:
@@ -49,6 +53,16 @@ class ThreadConditions(Filters):
                     "GROUP BY thread_id HAVING count(*) >= ?)"
                 )
             params = [*params, self.min_user_turns]
+        if self.ranges:
+            # Over the whole-thread metrics, like the list rows themselves (`metrics.conversations_query`).
+            range_sql, range_params = range_where(self.ranges, metrics.RANGE_COLUMNS, "cm")
+            if self.turns_from_table:
+                source, source_params = metrics.MATERIALIZED_TABLE, []
+            else:
+                live, source_params = metrics.conversations_sql(Filters())
+                source = f"({live})"
+            clauses.append(f"{alias}.thread_id IN (SELECT cm.thread_id FROM {source} cm WHERE {range_sql})")
+            params = [*params, *source_params, *range_params]
         if self.pending_only:
             clauses.append(f"coalesce({alias}.interrupt_pending, false)")
         if self.forks_only:
@@ -72,6 +86,7 @@ def thread_scope(
     min_user_turns: int = 0,
     pending_only: bool = False,
     forks_only: bool = False,
+    ranges: tuple[Range, ...] = (),
 ) -> ThreadScope:
     """`filters` narrowed by the thread conditions, ready for several queries over the same threads.
 
@@ -97,6 +112,7 @@ def thread_scope(
             min_user_turns=min_user_turns,
             pending_only=bool(pending_only),
             forks_only=bool(forks_only),
-            turns_from_table=min_user_turns > 0 and metrics._materialized(con),
+            ranges=tuple(ranges),
+            turns_from_table=(min_user_turns > 0 or bool(ranges)) and metrics._materialized(con),
         )
     return ThreadScope(conditions, total)

@@ -1,41 +1,52 @@
-"""Conversations: one row per thread with its metrics; a selected row opens its transcript."""
+"""Conversations: the matching threads sorted and paged in DuckDB, their CSV, charts; a row opens its transcript."""
 
 import streamlit as st
 
 from ui import cache, charts, columns, render, state
 from ui.filters import filter_bar
+from ui.ranges import range_filters
 
 url = state.Url("conversations")
 db = state.require_db()
 
 st.title("Conversations")
 filters = filter_bar(url, cache.facets(db))
-c1, c2, c3, _ = st.columns([2, 2, 2, 6])
-min_turns = c1.number_input("Min user turns", min_value=0, step=1, key=url.bind("min_turns", 0, state.INT))
-pending = c2.checkbox("Pending interrupt only", key=url.bind("pending", False, state.BOOL))
-forks = c3.checkbox("Forked threads only", key=url.bind("forks", False, state.BOOL))
-url.publish()
+c1, c2, c3, c4, _ = st.columns([3, 3, 2, 2, 2], vertical_alignment="bottom")
+sort = c1.selectbox("Sort by", columns.SORTABLE, format_func=columns.SORT_LABELS.get,
+                    key=url.bind("sort", "last_ts", state.choice(columns.SORTABLE)))
+order = c2.segmented_control("Order", ["desc", "asc"], format_func={"desc": "↓ High first", "asc": "↑ Low first"}.get,
+                             key=url.bind("order", "desc", state.choice(("desc", "asc"))))
+pending = c3.checkbox("Pending interrupt only", key=url.bind("pending", False, state.BOOL))
+forks = c4.checkbox("Forked threads only", key=url.bind("forks", False, state.BOOL))
+ranges = range_filters(url)
+descending = order != "asc"  # a deselected segmented control (None) keeps the default order
 
-view = cache.conversations(db, filters, int(min_turns), pending, forks)
+# A new question starts on its first page; the same question keeps the page it is on.
+page_key = url.bind("page", 1, state.INT)
+question = (filters, ranges, pending, forks, sort, descending)
+if st.session_state.get("conversations.question", question) != question:
+    st.session_state[page_key] = 1
+st.session_state["conversations.question"] = question
 
-shown, matching = len(view.table), len(view.matching)
-st.caption(
-    f"{matching:,} of {view.total:,} threads"
-    + (f" · the {shown:,} most recently active shown" if shown < matching else "")
-    + " · select a row to open its transcript"
-)
+view = cache.conversations(db, filters, pending, forks, ranges, sort, descending, st.session_state[page_key])
+st.session_state[page_key] = view.page  # a page past the end (an old link) shows the last one
+
+shown, config = columns.conversations_table(view.table)
+st.caption(render.rows_caption(view.offset, len(view.table), view.matching, view.total, view.in_database)
+           + f" · sorted by {columns.SORT_LABELS[sort]}, {'high first' if descending else 'low first'}"
+           + " · select a row to open its transcript")  # fmt: skip
 picked = st.dataframe(
-    view.table,
-    key="conversations.table",
-    on_select="rerun",
-    selection_mode="single-row",
-    hide_index=True,
-    column_config=columns.conversations(),
+    shown, key="conversations.table", on_select="rerun", selection_mode="single-row", hide_index=True,
+    column_config=config,
 )
-render.download(view.table, "conversations.csv", key="conversations.csv")
-if shown < matching:
-    render.download(view.matching, "conversations-all.csv", key="conversations.all_csv",
-                    label=f"Download all {matching:,} rows")
+p1, p2, _ = st.columns([2, 3, 7], vertical_alignment="bottom")
+p1.number_input(f"Page (of {view.pages:,})", min_value=1, max_value=view.pages, step=1, key=page_key)
+with p2:
+    render.download_data(
+        lambda: cache.conversations_csv(db, view.conditions, sort, descending), "conversations.csv",
+        key="conversations.csv", label=f"Download all {view.matching:,} rows (CSV)",
+    )
+url.publish()
 
 if picked.selection.rows:
     thread_id = view.table["thread_id"].iloc[picked.selection.rows[0]]

@@ -78,9 +78,17 @@ def overview(db: DbRef, filters: Filters) -> overview_model.OverviewPage:
 
 @st.cache_data(show_spinner="Computing conversation metrics…", max_entries=_ENTRIES)
 def conversations(
-    db: DbRef, filters: Filters, min_turns: int, pending_only: bool, forks_only: bool
+    db: DbRef, filters: Filters, pending_only: bool, forks_only: bool, ranges: tuple, sort: str, descending: bool,
+    page: int,
 ) -> conversations_model.ConversationsPage:
-    return conversations_model.conversations_page(_warm(db), filters, min_turns, pending_only, forks_only)
+    return conversations_model.conversations_page(
+        _warm(db), filters, 0, pending_only, forks_only, ranges, sort, descending, page
+    )
+
+
+def conversations_csv(db: DbRef, conditions: Filters, sort: str, descending: bool) -> bytes:
+    """Not cached: built on a download click, every row, by DuckDB."""
+    return conversations_model.conversations_csv(_warm(db), conditions, sort, descending)
 
 
 @st.cache_data(show_spinner=False, max_entries=_ENTRIES)
@@ -158,7 +166,7 @@ def prewarm(db: DbRef) -> None:
         try:
             facets(db)
             overview(db, Filters())
-            conversations(db, Filters(), 0, False, False)
+            conversations(db, Filters(), False, False, (), "last_ts", True, 1)  # the page's default view
         except Exception:  # noqa: BLE001 — best effort: the page computes (and reports) it anyway
             pass
 

@@ -1,26 +1,75 @@
 """How each page's tables label and format their columns (st.column_config), in one place.
 
 Pages pass these to `st.dataframe`; the frames themselves (and their CSVs) keep the
-column names of the page models (`ui.models`).
+column names of the page models (`ui.models`). The Conversations table is text made
+here (`conversations_table`): units and "—" that a number column cannot show.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
 import streamlit as st
+
+from ui import render
 
 _TS = "YYYY-MM-DD HH:mm:ss"
 
 
-def conversations() -> dict:
-    """The Conversations table: one row per thread."""
-    return {
-        "thread_id": st.column_config.TextColumn("thread", pinned=True),
-        "duration_s": st.column_config.NumberColumn("duration (s)", format="%.1f"),
-        "latency_median_s": st.column_config.NumberColumn("median latency (s)", format="%.2f"),
-        "latency_p90_s": st.column_config.NumberColumn("p90 latency (s)", format="%.2f"),
-        "first_ts": st.column_config.DatetimeColumn("first ts", format=_TS),
-        "last_ts": st.column_config.DatetimeColumn("last ts", format=_TS),
-    }
+@dataclass(frozen=True)
+class Shown:
+    """A column of the Conversations table: a `metrics.LIST_COLUMNS` name, its header and its cell text."""
+
+    column: str
+    label: str
+    cell: Callable[[Any], str]
+    help: str | None = None
+    width: str | None = None
+
+
+def _flag(value: Any) -> str:
+    return "" if render.is_missing(value) or not value else "yes"
+
+
+#: The Conversations table's columns, in order (the CSV has every `metrics.LIST_COLUMNS` column).
+CONVERSATION_TABLE = (
+    Shown("thread_id", "Thread", render.text, width="medium"),
+    Shown("first_user_message", "First question", render.text, "The thread's first user message (shortened)",
+          width="large"),
+    Shown("last_ts", "Last active (UTC)", render.minute_text, "Time of the last message"),
+    Shown("duration_s", "Duration", render.duration, "Last message time − first message time"),
+    Shown("user_turns", "User turns", render.number),
+    Shown("messages", "Messages", render.number),
+    Shown("tool_calls", "Tool calls", render.number),
+    Shown("tool_errors", "Tool errors", render.number, "Tool results with status error"),
+    Shown("input_tokens", "Input tokens", render.number),
+    Shown("output_tokens", "Output tokens", render.number),
+    Shown("latency_median_s", "Median reply", render.seconds, "Median user → assistant reply time"),
+    Shown("latency_p90_s", "p90 reply", render.seconds, "90th percentile user → assistant reply time"),
+    Shown("models", "Models", render.text),
+    Shown("tenant_id", "Tenant", render.text),
+    Shown("sub_tenant_id", "Sub-tenant", render.text),
+    Shown("first_ts", "Started (UTC)", render.minute_text, "Time of the first message"),
+    Shown("forks", "Forks", render.number),
+    Shown("interrupt_pending", "Pending interrupt", _flag),
+    Shown("resume_points", "Resumes", render.number, "Restarts after a gap in the checkpoints"),
+)  # fmt: skip
+#: What the table can be sorted by (in DuckDB, over every matching thread): every shown metric.
+SORTABLE = tuple(c.column for c in CONVERSATION_TABLE if c.column != "first_user_message")
+SORT_LABELS = {c.column: c.label for c in CONVERSATION_TABLE}
+
+
+def conversations_table(rows: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
+    """One page of `metrics.conversation_list` rows as the table shows them: text cells
+    (durations as "2 h 14 m", "—" for unknown, never "None"), and their st.column_config."""
+    shown = pd.DataFrame({c.column: [c.cell(v) for v in rows[c.column]] for c in CONVERSATION_TABLE},
+                         index=rows.index, dtype=object)  # fmt: skip
+    config = {c.column: st.column_config.TextColumn(c.label, help=c.help, width=c.width) for c in CONVERSATION_TABLE}
+    config["thread_id"] = st.column_config.TextColumn("Thread", pinned=True, width="medium")
+    return shown, config
 
 
 def risks(max_score: int) -> dict:

@@ -45,10 +45,15 @@ def ts_text(ts: Any) -> str:
 
 def download(frame: pd.DataFrame, file_name: str, key: str, label: str = "Download CSV") -> None:
     """A CSV of exactly `frame` (what the table next to it shows)."""
+    download_data(lambda: frame.to_csv(index=False).encode("utf-8"), file_name, key, label)
+
+
+def download_data(build, file_name: str, key: str, label: str = "Download CSV") -> None:
+    """A CSV download whose bytes `build()` makes on click (e.g. DuckDB writing every row of a report)."""
     st.download_button(
         label,
         # Deferred: the CSV of a 100k-row table is built on click, not on every rerun.
-        data=lambda: frame.to_csv(index=False).encode("utf-8"),
+        data=build,
         file_name=file_name,
         mime="text/csv",
         key=key,
@@ -132,12 +137,64 @@ def date_span(first: Any, last: Any) -> str:
     return f"{first:%b %d} → {last:%b %d}"
 
 
+def rows_caption(offset: int, shown: int, matching: int, total: int, in_database: int) -> str:
+    """Which rows of how many a page of a table shows, and of how many threads before the conditions.
+
+    >>> rows_caption(50, 50, 176142, 176142, 176142)
+    'rows 51–100 of 176,142 threads'
+    >>> rows_caption(0, 12, 12, 12, 31)
+    'rows 1–12 of 12 threads (31 in the database)'
+    >>> rows_caption(0, 6, 6, 12, 31)
+    'rows 1–6 of 6 threads (12 before the flags and metric ranges, 31 in the database)'
+    """
+    head = f"rows {offset + 1:,}–{offset + shown:,}" if shown else "no rows"
+    notes = [f"{total:,} before the flags and metric ranges"] if total != matching else []
+    notes += [f"{in_database:,} in the database"] if in_database != matching else []
+    return f"{head} of {matching:,} threads" + (f" ({', '.join(notes)})" if notes else "")
+
+
 def number(value: Any) -> str:
     return _number(value)
 
 
 def seconds(value: Any) -> str:
     return _number(value, "{:.1f} s")
+
+
+def duration(value: Any) -> str:
+    """Seconds as a short human span, two units at most ("—" when unknown).
+
+    >>> [duration(v) for v in (0.4, 42, 605.4, 8040, 97200, None)]
+    ['0.4 s', '42 s', '10 m 05 s', '2 h 14 m', '1 d 3 h', '—']
+    """
+    if is_missing(value):
+        return "—"
+    s = float(value)
+    if s < 10:
+        return f"{s:.1f} s"
+    s = int(round(s))
+    if s < 60:
+        return f"{s} s"
+    m, sec = divmod(s, 60)
+    if m < 60:
+        return f"{m} m {sec:02d} s"
+    h, m = divmod(m, 60)
+    if h < 24:
+        return f"{h} h {m} m"
+    d, h = divmod(h, 24)
+    return f"{d} d {h} h"
+
+
+def minute_text(ts: Any) -> str:
+    """A UTC time to the minute for a table cell ("2025-03-05 19:45"; "—" when unknown)."""
+    if is_missing(ts):
+        return "—"
+    return pd.Timestamp(ts).tz_convert("UTC").strftime("%Y-%m-%d %H:%M")
+
+
+def text(value: Any) -> str:
+    """A text cell: the value, or "—" (never "None")."""
+    return "—" if is_missing(value) or value == "" else str(value)
 
 
 # --- chat -----------------------------------------------------------------------------

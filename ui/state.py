@@ -53,6 +53,7 @@ def _last(raw: list[str]) -> str:
 TEXT = Codec(_last, lambda v: [v] if v else [])
 LIST = Codec(list, lambda v: [str(x) for x in v or ()])
 INT = Codec(lambda raw: int(_last(raw)), lambda v: [] if v is None else [str(int(v))])
+FLOAT = Codec(lambda raw: float(_last(raw)), lambda v: [] if v is None else [f"{float(v):g}"])
 BOOL = Codec(lambda raw: _last(raw).lower() in ("1", "true", "yes", "on"), lambda v: ["1"] if v else [])
 DATE = Codec(lambda raw: date.fromisoformat(_last(raw)), lambda v: [v.isoformat()] if v else [])
 

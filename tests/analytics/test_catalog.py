@@ -138,7 +138,8 @@ def test_transcript_dtypes_are_the_catalogues():
 
 def test_report_columns_are_catalogued_columns():
     assert set(reports.TRANSCRIPT_COLUMNS) <= set(loader_catalog.MESSAGES.names)
-    assert reports.REPORTS["conversations"].columns == catalog.CONVERSATION_METRICS.names
+    # The catalogued metrics, then a preview of the first user message (docs/metrics.md).
+    assert reports.REPORTS["conversations"].columns == (*catalog.CONVERSATION_METRICS.names, "first_user_message")
 
 
 # --- docs/schema.md ------------------------------------------------------------------------------

@@ -56,7 +56,7 @@ def test_file_is_exactly_report_frame(db, tmp_path, kind):
 def test_conversations_round_trip_with_iso_utc_timestamps(db, tmp_path):
     out = reports.write_report(db, "conversations", tmp_path / "c.csv")
     got = pd.read_csv(out)
-    assert tuple(got.columns) == metrics.CONVERSATION_COLUMNS
+    assert tuple(got.columns) == metrics.LIST_COLUMNS == (*metrics.CONVERSATION_COLUMNS, "first_user_message")
     frame = metrics.conversations(db)
     assert got["thread_id"].tolist() == frame["thread_id"].tolist()
     for col in ("first_ts", "last_ts", "first_checkpoint_ts", "last_checkpoint_ts"):
@@ -65,7 +65,7 @@ def test_conversations_round_trip_with_iso_utc_timestamps(db, tmp_path):
         # Parsed back, they are the same instants.
         assert pd.to_datetime(got[col], utc=True).tolist() == frame[col].tolist()
     assert got["messages"].tolist() == frame["messages"].tolist()
-    assert got["latency_median_s"].fillna(-1).tolist() == frame["latency_median_s"].fillna(-1).tolist()
+    assert got["latency_median_s"].fillna(-1).tolist() == frame["latency_median_s"].round(3).fillna(-1).tolist()
     assert got.loc[got.thread_id == "acme:web:s1", "models"].item() == "claude-3,gpt-4o"
 
 
@@ -231,3 +231,70 @@ def test_cli_refuses_an_unknown_kind(db, tmp_path, capsys):
         main(["report", "nope", "--db", str(db), "--out", str(tmp_path / "x.csv")])
     assert exc.value.code == 2
     assert "invalid choice" in capsys.readouterr().err
+
+
+# --- one CSV format; the sorted conversations -------------------------------------------
+
+
+def test_one_format_z_times_true_false_and_rounded_floats(loaded, tmp_path):
+    out = reports.write_report(loaded, "conversations", tmp_path / "c.csv")
+    with out.open(newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    frame = metrics.conversations(loaded)
+    assert {r["interrupt_pending"] for r in rows} <= {"true", "false"}
+    assert all(ISO_UTC.match(r["last_ts"]) for r in rows if r["last_ts"])
+    by_id = frame.set_index("thread_id")
+    floats = [c for c in metrics.CONVERSATION_COLUMNS if str(frame[c].dtype) == "float64"]
+    assert {"duration_s", "latency_median_s", "mean_chars_user"} <= set(floats)
+    unrounded = 0
+    for r in rows:
+        for c in floats:
+            want = by_id.loc[r["thread_id"], c]
+            if pd.isna(want):
+                assert r[c] == ""
+                continue
+            decimals = r[c].partition(".")[2]
+            assert len(decimals) <= reports.FLOAT_DECIMALS, (c, r[c])
+            assert float(r[c]) == round(float(want), reports.FLOAT_DECIMALS)
+            unrounded += round(float(want), 3) != float(want)
+    assert unrounded  # the store has figures with more decimals, so rounding was exercised
+
+
+def pandas_sorted(frame: pd.DataFrame, column: str, descending: bool) -> list[str]:
+    """Independent of the SQL: thread_id order, then a stable sort on `column` with NULLs last."""
+    frame = frame.sort_values("thread_id", kind="stable")
+    return frame.sort_values(column, ascending=not descending, na_position="last", kind="stable")["thread_id"].tolist()
+
+
+@pytest.mark.parametrize("column", ["duration_s", "latency_median_s", "total_tokens", "last_ts", "models",
+                                    "interrupt_pending", "tool_errors"])
+@pytest.mark.parametrize("desc", [False, True])
+def test_cli_sort_is_a_pandas_sort_of_the_whole_table(loaded, tmp_path, column, desc):
+    out = tmp_path / "sorted.csv"
+    argv = ["report", "conversations", "--db", str(loaded), "--out", str(out), "--sort", column]
+    assert main(argv + (["--desc"] if desc else [])) == 0
+    got = read_text_csv(out)["thread_id"].tolist()
+    assert got == pandas_sorted(metrics.conversations(loaded), column, desc)
+    assert main(argv + ["--limit", "3"] + (["--desc"] if desc else [])) == 0
+    assert read_text_csv(out)["thread_id"].tolist() == got[:3]
+
+
+def test_cli_default_order_is_thread_id(loaded, tmp_path):
+    out = reports.write_report(loaded, "conversations", tmp_path / "c.csv")
+    assert read_text_csv(out)["thread_id"].tolist() == sorted(metrics.conversations(loaded)["thread_id"])
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--sort", "duration; DROP TABLE messages"], "cannot sort by"),
+    (["--sort", "first_user_message"], "cannot sort by"),
+    (["--limit", "0"], "--limit must be a positive integer"),
+    (["--limit", "ten"], "--limit must be a positive integer"),
+])  # fmt: skip
+def test_cli_sort_mistakes_are_one_line_naming_the_valid_columns(db, tmp_path, capsys, flags, message):
+    out = tmp_path / "x.csv"
+    assert main(["report", "conversations", "--db", str(db), "--out", str(out), *flags]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: ") and message in err and "\n" not in err
+    if flags[0] == "--sort":
+        assert "duration_s" in err and "latency_p90_s" in err  # the valid ones, named
+    assert not out.exists()

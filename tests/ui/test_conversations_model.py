@@ -1,56 +1,154 @@
-"""`ui.models.conversations.conversations_page` against the analytics queries it composes."""
+"""`ui.models.conversations.conversations_page` against the analytics queries it composes,
+and against pandas sorts and filters of the whole table."""
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+import csv
+import io
+import re
 
 import pandas as pd
+import pytest
 
-from analytics import metrics
+from analytics import metrics, reports
 from analytics.db import connect
-from analytics.filters import Filters
+from analytics.errors import BadRequest
+from analytics.filters import Filters, Range
 from analytics.frames import fetch_frame
 from analytics.scope import ThreadConditions
 from tests.analytics.conftest import edited_copy
-from ui.models.conversations import CONVERSATION_TABLE_COLUMNS, conversations_page, latency_histogram
+from ui.models.conversations import conversations_csv, conversations_page, latency_histogram
 
 
-def test_the_conversations_page_with_a_text_filter_is_the_full_queries_answer(con):
+def pandas_sorted(frame: pd.DataFrame, column: str, descending: bool) -> list[str]:
+    """The expected order, by pandas: thread ids first, then a stable sort on `column`, NULLs last."""
+    frame = frame.sort_values("thread_id", kind="stable")
+    return frame.sort_values(column, ascending=not descending, na_position="last", kind="stable")["thread_id"].tolist()
+
+
+def every_page(con, page_size: int, **kwargs) -> list[str]:
+    first = conversations_page(con, page_size=page_size, **kwargs)
+    ids = first.table["thread_id"].tolist()
+    for page in range(2, first.pages + 1):
+        view = conversations_page(con, page=page, page_size=page_size, **kwargs)
+        assert view.offset == (page - 1) * page_size and view.matching == first.matching
+        ids += view.table["thread_id"].tolist()
+    return ids
+
+
+@pytest.mark.parametrize("column", ["duration_s", "latency_p90_s", "input_tokens", "first_ts", "models", "forks"])
+def test_paging_a_sort_gives_every_thread_once_in_pandas_order(con, column):
+    # The live query, not the load-time table the page reads: an independent source of the rows.
+    full = fetch_frame(con, *metrics.conversations_sql())
+    assert len(full) > 7
+    for descending in (False, True):
+        ids = every_page(con, 3, sort=column, descending=descending)
+        assert ids == pandas_sorted(full, column, descending), (column, descending)
+        assert sorted(ids) == sorted(full["thread_id"])  # each exactly once
+
+
+def test_every_sort_column_pages_in_pandas_order(con):
+    full = fetch_frame(con, *metrics.conversations_sql())
+    for column in metrics.SORT_COLUMNS:
+        for descending in (False, True):
+            ids = []
+            for offset in range(0, len(full), 4):
+                page = metrics.conversation_list(con, sort=column, descending=descending, limit=4, offset=offset)
+                ids += page["thread_id"].tolist()
+            assert ids == pandas_sorted(full, column, descending), (column, descending)
+
+
+def test_ties_and_missing_values_are_broken_by_thread_id(loaded, tmp_path):
+    db = edited_copy(
+        loaded, tmp_path / "ties.duckdb",
+        "UPDATE conversation_metrics SET duration_s = 42.0 WHERE thread_id IN "
+        "(SELECT thread_id FROM conversation_metrics ORDER BY thread_id DESC LIMIT 4)",
+        "UPDATE conversation_metrics SET duration_s = NULL WHERE thread_id IN "
+        "(SELECT thread_id FROM conversation_metrics ORDER BY thread_id LIMIT 3)",
+    )  # fmt: skip
+    with connect(db) as c:
+        full = fetch_frame(c, "SELECT * FROM conversation_metrics")
+        for descending in (False, True):
+            ids = every_page(c, 2, sort="duration_s", descending=descending)
+            assert ids == pandas_sorted(full, "duration_s", descending)
+            assert ids[-3:] == sorted(full.loc[full["duration_s"].isna(), "thread_id"])  # NULLs last both ways
+        csv_ids = [r["thread_id"] for r in csv.DictReader(io.StringIO(conversations_csv(c, Filters(), "duration_s").decode()))]
+        assert csv_ids == pandas_sorted(full, "duration_s", True)
+
+
+def test_range_filters_keep_the_threads_pandas_keeps_and_the_charts_follow(con):
+    full = metrics.conversations(con)
+    ranges = (Range("user_turns", 2, None), Range("duration_s", None, full["duration_s"].median()),
+              Range("tool_calls", 0, 5))  # fmt: skip
+    keep = full[(full["user_turns"] >= 2) & (full["duration_s"] <= full["duration_s"].median())
+                & full["tool_calls"].between(0, 5)]  # fmt: skip
+    assert 0 < len(keep) < len(full)
+    page = conversations_page(con, ranges=ranges, sort="thread_id", descending=False)
+    assert page.table["thread_id"].tolist() == sorted(keep["thread_id"])
+    assert page.matching == len(keep) and page.total == len(full)
+    assert page.turns["threads"].sum() == len(keep)
+    assert dict(zip(page.turns["user_turns"], page.turns["threads"])) == keep["user_turns"].value_counts().to_dict()
+    lat = metrics.latency_distribution(con, Filters(thread_ids=tuple(keep["thread_id"])))
+    assert page.latency_summary["pairs"] == len(lat)
+    # A NULL is outside a bounded range (threads without a reply have no latency).
+    bounded = conversations_page(con, ranges=(Range("latency_median_s", 0, None),))
+    assert bounded.matching == full["latency_median_s"].notna().sum()
+    with pytest.raises(BadRequest, match="range columns"):
+        conversations_page(con, ranges=(Range("content; --", 1, 2),))
+
+
+def test_the_page_with_a_text_filter_is_the_full_queries_answer(con):
     word = con.execute(
         "SELECT content FROM messages WHERE role = 'user' AND content_chars > 3 ORDER BY thread_id, ordinal LIMIT 1"
     ).fetchall()[0][0][:4]
     tenant = con.execute("SELECT min(tenant_id) FROM threads").fetchall()[0][0]
     for f in (Filters(text=word), Filters(text=word, tenants=(tenant,)), Filters(text="no such text at all")):
         for turns in (0, 2):
-            page = conversations_page(con, f, min_turns=turns)
+            page = conversations_page(con, f, min_turns=turns, page_size=1000)
             scoped = ThreadConditions(text=f.text, tenants=f.tenants, min_user_turns=turns)
             conv = fetch_frame(con, *metrics.conversations_sql(scoped))
-            want = (conv[list(CONVERSATION_TABLE_COLUMNS)]
-                    .sort_values(["last_ts", "thread_id"], ascending=[False, True], na_position="last")
-                    .reset_index(drop=True))
-            pd.testing.assert_frame_equal(page.matching, want, check_exact=True)
+            assert page.table["thread_id"].tolist() == pandas_sorted(conv, "last_ts", True)
+            pd.testing.assert_frame_equal(
+                page.table[list(metrics.CONVERSATION_COLUMNS)],
+                conv.set_index("thread_id").loc[page.table["thread_id"]].reset_index(), check_exact=True)
             lat = fetch_frame(con, *metrics.latency_distribution_sql(scoped))
             pd.testing.assert_frame_equal(page.latency, latency_histogram(lat["latency_s"], lat["model"]))
             (total,), = con.execute(f"SELECT count(*) FROM threads t WHERE {f.thread_where()[0]}",
                                     f.thread_where()[1]).fetchall()
-            assert page.total == total
+            assert page.total == total and page.matching == len(conv)
 
 
-def test_the_conversations_table_is_newest_first_with_ties_and_no_time_in_thread_order(loaded, tmp_path):
-    # Ties and missing times made on purpose: the page sorts on last_ts alone and relies on
-    # conversations() answering by thread id for the order within a tie.
-    db = edited_copy(
-        loaded, tmp_path / "ties.duckdb",
-        "UPDATE conversation_metrics SET last_ts = TIMESTAMPTZ '2030-01-01 00:00:00+00' WHERE thread_id IN "
-        "(SELECT thread_id FROM conversation_metrics ORDER BY thread_id DESC LIMIT 4)",
-        "UPDATE conversation_metrics SET last_ts = NULL WHERE thread_id IN "
-        "(SELECT thread_id FROM conversation_metrics ORDER BY thread_id LIMIT 3)",
-    )
-    with connect(db) as c:
-        page = conversations_page(c)
-        rows = c.execute("SELECT thread_id, last_ts FROM conversation_metrics").fetchall()
-    timed = sorted((r for r in rows if r[1] is not None), key=lambda r: r[0])
-    timed.sort(key=lambda r: r[1], reverse=True)  # stable: ties keep thread-id order
-    want = [r[0] for r in timed] + sorted(r[0] for r in rows if r[1] is None)
-    assert list(page.matching["thread_id"]) == want
-    assert sum(t == datetime(2030, 1, 1, tzinfo=timezone.utc) for t in page.matching["last_ts"]) == 4
+def test_a_page_past_the_end_is_the_last_page_and_a_bad_sort_is_refused(con):
+    n = metrics.conversations(con).shape[0]
+    last = conversations_page(con, page=10_000, page_size=4)
+    assert last.page == last.pages == -(-n // 4) and len(last.table) == n - 4 * (last.pages - 1)
+    with pytest.raises(BadRequest, match="cannot sort by 'nope'; sort columns: thread_id"):
+        conversations_page(con, sort="nope")
+
+
+def test_preview_is_the_first_user_message_folded_and_cut(con):
+    page = conversations_page(con, sort="thread_id", descending=False, page_size=1000)
+    firsts = dict(con.execute(
+        "SELECT thread_id, arg_min(content, ordinal) FROM messages WHERE role = 'user' AND content_chars > 0 "
+        "GROUP BY thread_id").fetchall())  # fmt: skip
+    for tid, preview in zip(page.table["thread_id"], page.table["first_user_message"]):
+        if tid not in firsts:
+            assert preview is None or pd.isna(preview)
+            continue
+        folded = re.sub(r"\s+", " ", firsts[tid][: 4 * metrics.PREVIEW_CHARS]).strip()
+        want = folded if len(folded) <= metrics.PREVIEW_CHARS else folded[: metrics.PREVIEW_CHARS - 1] + "…"
+        assert preview == want
+
+
+def test_the_csv_is_every_filtered_row_in_the_sort_as_the_cli_writes_it(con, loaded, tmp_path):
+    conditions = conversations_page(con, ranges=(Range("user_turns", 1, None),)).conditions
+    data = conversations_csv(loaded, conditions, "duration_s", descending=True)
+    rows = list(csv.DictReader(io.StringIO(data.decode("utf-8"))))
+    full = metrics.conversations(con)
+    assert [r["thread_id"] for r in rows] == pandas_sorted(full[full["user_turns"] >= 1], "duration_s", True)
+    assert list(rows[0]) == list(metrics.LIST_COLUMNS)
+    cli = reports.write_report(loaded, "conversations", tmp_path / "cli.csv", conditions,
+                               {"sort": "duration_s", "desc": True})  # fmt: skip
+    assert cli.read_bytes() == data
+    assert all(re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z", r["last_ts"]) for r in rows if r["last_ts"])
+    assert {r["interrupt_pending"] for r in rows} <= {"true", "false"}

@@ -1,11 +1,13 @@
-"""The conversations page: one row per thread with its metrics, and charts over the same threads.
+"""The conversations page: a page of the sorted threads with their metrics, and charts over all of them.
 
 >>> conversations_page("demo.duckdb", min_turns=2).table.head()  # doctest: +SKIP
 """
 
 from __future__ import annotations
 
+import tempfile
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -13,49 +15,33 @@ import pandas as pd
 
 from analytics import metrics
 from analytics.db import ConOrPath, connection
-from analytics.filters import Filters
-from analytics.scope import thread_scope
+from analytics.filters import Filters, Range
+from analytics.frames import fetch_frame
+from analytics.reports import write_report
+from analytics.scope import ThreadConditions, thread_scope
 from ui.models.frames import per_day
 
-#: Columns of the conversations table (and of its CSV download), in order.
-CONVERSATION_TABLE_COLUMNS = (
-    "thread_id",
-    "tenant_id",
-    "sub_tenant_id",
-    "messages",
-    "user_turns",
-    "assistant_messages",
-    "tool_calls",
-    "first_ts",
-    "last_ts",
-    "duration_s",
-    "latency_median_s",
-    "latency_p90_s",
-    "total_tokens",
-    "models",
-    "forks",
-    "interrupt_pending",
-    "resume_points",
-    "removed_messages",
-    "edited_messages",
-)
-
 LATENCY_BINS = 40
-#: Rows the conversations table draws; beyond this a browser table only costs (34 MB for 176k threads).
-TABLE_MAX = 5_000
+#: Rows per page of the table: sorted and cut in DuckDB, so a page ships this many rows however many match.
+PAGE_SIZE = 50
 
 
 @dataclass(frozen=True)
 class ConversationsPage:
-    """The conversations table (one row per thread) and its charts, over the same threads."""
+    """One page of the sorted conversations (one row per thread) and charts over all the matching threads."""
 
-    table: pd.DataFrame  # CONVERSATION_TABLE_COLUMNS, most recently active first, at most TABLE_MAX rows
-    matching: pd.DataFrame  # every matching thread (same columns and order): the "all rows" download
-    total: int  # threads passing `filters` before the turn / interrupt / fork conditions
+    table: pd.DataFrame  # metrics.LIST_COLUMNS: rows offset+1 … offset+len of the sort
+    matching: int  # threads passing every condition (the sort's rows; the CSV's rows)
+    total: int  # threads passing `filters`, before the turn / interrupt / fork / range conditions
+    in_database: int  # every thread of the database
+    page: int  # 1-based, clamped to the last page
+    pages: int  # at least 1
+    offset: int  # rows before this page
+    conditions: ThreadConditions  # the threads, ready for `conversations_csv`
     latency: pd.DataFrame  # histogram of user→assistant pairs: bin_start, bin_end, model, pairs
     latency_summary: dict[str, Any]  # pairs, median_s, p90_s over the same pairs
     tokens_by_model: pd.DataFrame  # model, kind (input/output), tokens
-    turns: pd.DataFrame  # user_turns, threads (a histogram of the table)
+    turns: pd.DataFrame  # user_turns, threads (a histogram of the matching threads)
     activity: pd.DataFrame  # day, active_conversations, messages, user_messages
 
 
@@ -93,16 +79,32 @@ def conversations_page(
     min_turns: int = 0,
     pending_only: bool = False,
     forks_only: bool = False,
+    ranges: tuple[Range, ...] = (),
+    sort: str = metrics.DEFAULT_SORT,
+    descending: bool = True,
+    page: int = 1,
+    page_size: int | None = None,
 ) -> ConversationsPage:
-    """`metrics.conversations` narrowed by user turns, pending interrupt and forks, with its charts.
+    """Page `page` of the matching threads sorted by `sort`, with charts over all of them.
 
-    The conditions are applied in SQL (`analytics.scope`), so the table and every
-    chart describe exactly the same threads.
+    The conditions are applied in SQL (`analytics.scope`) and the sort and the page
+    in DuckDB (`metrics.conversation_list_sql`), so the table, its CSV and every
+    chart describe exactly the same threads, at any corpus size.
+
+    >>> conversations_page("demo.duckdb", sort="duration_s", page=2).table.head()  # doctest: +SKIP
     """
+    metrics.sort_column(sort)  # a bad sort is refused before any query runs
+    page_size = page_size or PAGE_SIZE
     with connection(con_or_path) as con:
-        scope = thread_scope(con, filters, min_turns, pending_only, forks_only)
+        scope = thread_scope(con, filters, min_turns, pending_only, forks_only, ranges)
         scoped = scope.conditions
-        conv = metrics.conversations(con, scoped, columns=CONVERSATION_TABLE_COLUMNS)  # user_turns included
+        ((matching,),) = con.execute(*metrics.conversation_count_sql(con, scoped)).fetchall()
+        ((in_database,),) = con.execute(*metrics.conversation_count_sql(con)).fetchall()
+        pages = max(1, -(-matching // page_size))
+        page = min(max(1, int(page)), pages)
+        offset = (page - 1) * page_size
+        table = fetch_frame(con, *metrics.conversation_list_sql(con, scoped, sort, descending, page_size, offset))
+        turns = fetch_frame(con, *metrics.turns_histogram_sql(con, scoped))
         latency = metrics.latency_distribution(con, scoped, columns=("latency_s", "model"))
         models = metrics.by_model(con, scoped, latency=False)  # the page draws their tokens
         daily = metrics.daily(con, scoped, latency=False)  # and daily activity
@@ -118,22 +120,20 @@ def conversations_page(
         "median_s": float(values.median()) if len(values) else None,
         "p90_s": float(values.quantile(0.9)) if len(values) else None,
     }
-    turns = conv["user_turns"].value_counts().sort_index().rename("threads").rename_axis("user_turns").reset_index()
-    # Newest first, ties by thread id: `conversations()` answers by thread id, so a
-    # stable sort on last_ts alone gives that order without sorting 176k strings
-    # (0.1-0.2 s of the page on a million messages).
-    matching = (
-        conv[list(CONVERSATION_TABLE_COLUMNS)]
-        .sort_values("last_ts", ascending=False, na_position="last", kind="stable")
-        .reset_index(drop=True)
-    )
     return ConversationsPage(
-        matching.head(TABLE_MAX),
-        matching,
-        scope.total,
-        latency_histogram(latency["latency_s"], latency["model"]),
-        summary,
-        tokens,
-        turns,
-        activity,
-    )
+        table, matching, scope.total, in_database, page, pages, offset, scoped,
+        latency_histogram(latency["latency_s"], latency["model"]), summary, tokens, turns, activity,
+    )  # fmt: skip
+
+
+def conversations_csv(
+    con_or_path: ConOrPath, conditions: Filters, sort: str = metrics.DEFAULT_SORT, descending: bool = True
+) -> bytes:
+    """Every row of the sorted list as the `conversations` CSV report (the CLI's very format and columns).
+
+    DuckDB writes the file; the bytes are read back once, on the download click.
+    """
+    with tempfile.TemporaryDirectory(prefix="tl-conversations-") as tmp:
+        out = write_report(con_or_path, "conversations", Path(tmp) / "conversations.csv", conditions,
+                           {"sort": sort, "desc": descending})  # fmt: skip
+        return out.read_bytes()
