@@ -4,15 +4,21 @@ import streamlit as st
 
 from ui import cache, charts, render, state
 from ui.filters import filter_bar
+from ui.models import overview as model
 
 url = state.Url("overview")
 db = state.require_db()
 
 st.title("Overview")
-filters = filter_bar(url, cache.facets(db))
+facets = cache.facets(db)
+filters = filter_bar(url, facets)
+auto = model.resolve_bucket(model.AUTO, facets, filters)
+choice = st.radio("Bucket", model.BUCKET_CHOICES, key=url.bind("by", model.AUTO, state.choice(model.BUCKET_CHOICES)),
+                  format_func=lambda c: model.bucket_label(c, auto), horizontal=True,
+                  help="Trends per UTC day, ISO week (from Monday) or month; Auto picks from the date range")
 url.publish()
 
-view = cache.overview(db, filters)
+view = cache.overview(db, filters, model.resolve_bucket(choice, facets, filters))
 h = view.headline
 
 first, last = h["first_ts"], h["last_ts"]
@@ -29,7 +35,7 @@ render.headline([
      f"input {render.number(h['input_tokens'])} · output {render.number(h['output_tokens'])} (usage_metadata)"),
 ])
 render.headline([
-    ("Date range", render.date_span(first, last), span_help),
+    (*render.date_span(first, last), span_help),
     ("Assistant messages", render.number(h["assistant_messages"]), None),
     ("Tool calls", render.number(h["tool_calls"]), None),
     ("Models", render.number(h["models"]), None),
@@ -37,14 +43,21 @@ render.headline([
      f"Reply ts − user ts at checkpoint granularity, over {render.number(h['latency_pairs'])} pairs"),
 ], widths=[2, 1, 1, 1, 1])
 
-left, right = st.columns(2)
-with left:
-    render.chart_panel("Messages per day by role", view.messages_by_role, "messages with a timestamp",
-                       lambda f: charts.bars(f, "day", "messages", "role"), key="ov_by_role")
-with right:
-    render.chart_panel("Active threads per day", view.activity, "activity",
-                       lambda f: charts.grouped_bars(f, "day", ["active_conversations", "conversations_started"],
-                                                     ylabel="threads"), key="ov_activity")
+
+
+def panel(title, frame, empty, build, key, file_name, caption=None) -> None:
+    """A chart with its table and CSV beneath (folded)."""
+    if render.chart_panel(title, frame, empty, build, key=key, caption=caption):
+        with st.expander("Table"):
+            st.dataframe(frame, hide_index=True, key=f"{key}_table")
+            render.download(frame, file_name, key=f"{key}_csv")
+
+
+for row in range(0, len(model.TREND_PANELS), 2):
+    for col, p in zip(st.columns(2), model.TREND_PANELS[row:row + 2]):
+        with col:
+            panel(p.title, getattr(view, p.field), p.empty, lambda f, p=p: charts.trend(p.field, f, view.by),
+                  f"ov_{p.field}", model.csv_name(p.field, view.by), p.caption)
 
 cols = st.columns(3)
 tops = [
@@ -54,8 +67,5 @@ tops = [
 ]
 for col, (title, frame, x, y, what, file_name) in zip(cols, tops):
     with col:
-        if render.chart_panel(title, frame, what, lambda f, x=x, y=y: charts.bars(
-                f, x, y, horizontal=True, ylabel="", hover=list(f.columns)), key=f"ov_{what}"):
-            with st.expander("Table"):
-                st.dataframe(frame, hide_index=True, key=f"ov_{what}_table")
-                render.download(frame, file_name, key=f"ov_{what}_csv")
+        panel(title, frame, what, lambda f, x=x, y=y: charts.bars(f, x, y, horizontal=True, ylabel="",
+                                                                  hover=list(f.columns)), f"ov_{what}", file_name)
