@@ -1,4 +1,4 @@
-"""Overview: headline numbers and trends over the filtered conversations."""
+"""Overview: headline numbers, trends per day / week / month, the top lists, over the filtered conversations."""
 
 import streamlit as st
 
@@ -12,10 +12,15 @@ db = state.require_db()
 st.title("Overview")
 facets = cache.facets(db)
 filters = filter_bar(url, facets)
+tiles = st.container()  # the headline, drawn above the trend controls once the numbers are in
 auto = model.resolve_bucket(model.AUTO, facets, filters)
-choice = st.radio("Bucket", model.BUCKET_CHOICES, key=url.bind("by", model.AUTO, state.choice(model.BUCKET_CHOICES)),
-                  format_func=lambda c: model.bucket_label(c, auto), horizontal=True,
-                  help="Trends per UTC day, ISO week (from Monday) or month; Auto picks from the date range")
+views = tuple(model.TREND_VIEWS)
+left, right = st.columns([3, 2])
+trend_view = left.radio("Trends", views, key=url.bind("trend", views[0], state.choice(views)), horizontal=True,
+                        format_func=lambda v: model.TREND_VIEWS[v][0])
+choice = right.radio("Bucket", model.BUCKET_CHOICES, key=url.bind("by", model.AUTO, state.choice(model.BUCKET_CHOICES)),
+                     format_func=lambda c: model.bucket_label(c, auto), horizontal=True,
+                     help="Trends per UTC day, ISO week (from Monday) or month; Auto picks from the date range")
 url.publish()
 
 view = cache.overview(db, filters, model.resolve_bucket(choice, facets, filters))
@@ -26,23 +31,23 @@ span_help = (
     f"First and last message checkpoint time: {render.ts_text(first)} → {render.ts_text(last)}"
     if first is not None and last is not None else "No message has a checkpoint time"
 )
-render.headline([
-    ("Threads", render.number(h["threads"]), "Conversations (threads) that pass the filters"),
-    ("Messages", render.number(h["messages"]), "Transcript messages, every role"),
-    ("Tenants", render.number(h["tenants"]), "Distinct tenants (threads outside the key pattern count as one)"),
-    ("User turns", render.number(h["user_turns"]), "Messages from the user"),
-    ("Tokens", render.number(h["total_tokens"]),
-     f"input {render.number(h['input_tokens'])} · output {render.number(h['output_tokens'])} (usage_metadata)"),
-])
-render.headline([
-    (*render.date_span(first, last), span_help),
-    ("Assistant messages", render.number(h["assistant_messages"]), None),
-    ("Tool calls", render.number(h["tool_calls"]), None),
-    ("Models", render.number(h["models"]), None),
-    ("Median reply latency", render.seconds(h["latency_median_s"]),
-     f"Reply ts − user ts at checkpoint granularity, over {render.number(h['latency_pairs'])} pairs"),
-], widths=[2, 1, 1, 1, 1])
-
+with tiles:
+    render.headline([
+        ("Threads", render.number(h["threads"]), "Conversations (threads) that pass the filters"),
+        ("Messages", render.number(h["messages"]), "Transcript messages, every role"),
+        ("Tenants", render.number(h["tenants"]), "Distinct tenants (threads outside the key pattern count as one)"),
+        ("User turns", render.number(h["user_turns"]), "Messages from the user"),
+        ("Tokens", render.number(h["total_tokens"]),
+         f"input {render.number(h['input_tokens'])} · output {render.number(h['output_tokens'])} (usage_metadata)"),
+    ])
+    render.headline([
+        (*render.date_span(first, last), span_help),
+        ("Assistant messages", render.number(h["assistant_messages"]), None),
+        ("Tool calls", render.number(h["tool_calls"]), None),
+        ("Models", render.number(h["models"]), None),
+        ("Median reply latency", render.seconds(h["latency_median_s"]),
+         f"Reply ts − user ts at checkpoint granularity, over {render.number(h['latency_pairs'])} pairs"),
+    ], widths=[2, 1, 1, 1, 1])
 
 
 def panel(title, frame, empty, build, key, file_name, caption=None) -> None:
@@ -53,11 +58,10 @@ def panel(title, frame, empty, build, key, file_name, caption=None) -> None:
             render.download(frame, file_name, key=f"{key}_csv")
 
 
-for row in range(0, len(model.TREND_PANELS), 2):
-    for col, p in zip(st.columns(2), model.TREND_PANELS[row:row + 2]):
-        with col:
-            panel(p.title, getattr(view, p.field), p.empty, lambda f, p=p: charts.trend(p.field, f, view.by),
-                  f"ov_{p.field}", model.csv_name(p.field, view.by), p.caption)
+for col, p in zip(st.columns(2), model.trend_panels(trend_view)):
+    with col:
+        panel(p.title, getattr(view, p.field), p.empty, lambda f, p=p: charts.trend(p.field, f, view.by),
+              f"ov_{p.field}", model.csv_name(p.field, view.by), p.caption)
 
 cols = st.columns(3)
 tops = [

@@ -34,21 +34,27 @@ def test_headline_numbers_are_the_analytics_figures(app, con):
 
 def test_charts_and_top_tables(app, con):
     at = open_page(app, "overview")
-    assert len(at.get("plotly_chart")) == len(model.TREND_PANELS) + 3  # the trends, tenants, models, tools
+    shown = len(model.trend_panels("activity"))  # the first trend view
+    assert len(at.get("plotly_chart")) == shown + 3  # its trends, tenants, models, tools
     tables = [d.value for d in at.dataframe]
-    assert len(tables) == len(model.TREND_PANELS) + 3
+    assert len(tables) == shown + 3
     tenants, models, tools = tables[-3:]
     expected = metrics.top_tools(con, limit=10)
     assert tools["tool"].tolist() == expected["tool"].tolist()
     assert tools["calls"].tolist() == expected["calls"].tolist()
     assert models["model"].tolist() == metrics.top_models(con)["model"].tolist()
     assert tenants["conversations"].tolist() == metrics.top_tenants(con)["conversations"].tolist()
-    assert len(at.get("download_button")) == len(model.TREND_PANELS) + 3
+    assert len(at.get("download_button")) == shown + 3
 
 
 def trend_table(at, field: str) -> pd.DataFrame:
-    # Tables in page order (AppTest does not expose a dataframe's key); every trend draws on the demo.
-    return at.dataframe[[p.field for p in model.TREND_PANELS].index(field)].value
+    """The table of trend `field`, switching to its view (AppTest does not expose a dataframe's key,
+    so tables are found in page order; every trend draws on the demo)."""
+    view = next(v for v in model.TREND_VIEWS if field in model.TREND_VIEWS[v][1])
+    if at.radio(key="overview.trend").value != view:
+        at.radio(key="overview.trend").set_value(view).run()
+        assert not at.exception
+    return at.dataframe[[p.field for p in model.trend_panels(view)].index(field)].value
 
 
 def test_bucket_switches_day_week_month_and_lives_in_the_url(app, con):
@@ -71,12 +77,15 @@ def test_bucket_switches_day_week_month_and_lives_in_the_url(app, con):
     assert dict(at.query_params) == {"by": "month"}
     assert all(p.day == 1 for p in trend_table(at, "conversations")["period"])
     latency = trend_table(at, "latency")
+    assert dict(at.query_params) == {"by": "month", "trend": "latency"}
     month = trends.trends(con, by="month")
     assert latency["reply_latency_p50_s"].tolist() == month["reply_latency_p50_s"].tolist()
 
     # A shared link opens the same bucket; back to Auto, the URL is clean.
-    fresh = open_page(AppTest.from_file(APP, default_timeout=TIMEOUT), "overview", by="month")
+    fresh = open_page(AppTest.from_file(APP, default_timeout=TIMEOUT), "overview", by="month", trend="latency")
     assert fresh.radio(key="overview.by").value == "month"
+    assert fresh.radio(key="overview.trend").value == "latency"
+    assert len(fresh.get("plotly_chart")) == len(model.trend_panels("latency")) + 3
     assert trend_table(fresh, "conversations")["period"].tolist() == trend_table(at, "conversations")["period"].tolist()
     at.radio(key="overview.by").set_value(model.AUTO).run()
     assert dict(at.query_params) == {}

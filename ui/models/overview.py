@@ -38,7 +38,7 @@ class TrendPanel:
     caption: str
 
 
-#: The trend charts, in page order (two per row).
+#: The trend charts.
 TREND_PANELS = (
     TrendPanel("conversations", "Conversations", "messages with a timestamp",
                "Threads with at least one message stamped in the period"),
@@ -54,6 +54,26 @@ TREND_PANELS = (
     TrendPanel("problems", "Tool errors and interrupts", "periods",
                "Tool results with status error; root checkpoints carrying an interrupt"),
 )
+
+
+#: The trend views of the page, two charts at most each: only the chosen view is drawn, as
+#: every plotly chart costs the browser about half a second of first render.
+TREND_VIEWS = {
+    "activity": ("Activity", ("conversations", "messages_by_role")),
+    "tokens": ("Tokens and models", ("tokens", "model_mix")),
+    "tools": ("Tools, errors, interrupts", ("tool_calls", "problems")),
+    "latency": ("Reply latency", ("latency",)),
+}
+_PANELS = {p.field: p for p in TREND_PANELS}
+
+
+def trend_panels(view: str) -> tuple[TrendPanel, ...]:
+    """The panels of trend view `view` (a `TREND_VIEWS` key).
+
+    >>> [p.title for p in trend_panels("tokens")]
+    ['Tokens in / out', 'Model mix']
+    """
+    return tuple(_PANELS[f] for f in TREND_VIEWS[view][1])
 
 
 def bucket_label(choice: str, resolved: str) -> str:
