@@ -90,6 +90,10 @@ def columns(split: str | None = None) -> tuple[str, ...]:
     return TREND_COLUMNS if col is None else (TREND_COLUMNS[0], col, *TREND_COLUMNS[1:])
 
 
+def _as_date(value: date | datetime) -> date:
+    return value.date() if isinstance(value, datetime) else value
+
+
 def default_bucket(first: date | datetime | None, last: date | datetime | None) -> str:
     """The bucket for a date range: days up to two months, ISO weeks up to a year, months beyond.
 
@@ -98,7 +102,7 @@ def default_bucket(first: date | datetime | None, last: date | datetime | None) 
     """
     if first is None or last is None:
         return "day"
-    span = (last - first) if type(first) is type(last) else timedelta(0)
+    span = _as_date(last) - _as_date(first)
     if span <= timedelta(days=62):
         return "day"
     return "week" if span <= timedelta(days=366) else "month"
@@ -129,8 +133,7 @@ _CALL_ROWS = """
 def _units(filters: Filters, split: str | None, fast: frozenset[str]) -> tuple[str, bool]:
     """The `units` CTE body: rows (day_n, thread_id, split, messages, role counts, tool_calls,
     tool_errors, tokens) that sum to the figures; and whether it needs `_CALL_ROWS`."""
-    tokens = "CAST(sum(input_tokens) AS BIGINT) AS input_tokens, CAST(sum(output_tokens) AS BIGINT) AS " \
-             "output_tokens, CAST(sum(total_tokens) AS BIGINT) AS total_tokens"
+    tokens = metrics._TOKEN_SUMS
     errors = f"""
         SELECT {_DAY_N.format(col="ts")} AS day_n, thread_id, {{split}} AS split, 0 AS messages, {_ZERO_ROLES},
                0 AS tool_calls, count(*) AS tool_errors, NULL::BIGINT AS input_tokens, NULL::BIGINT AS output_tokens,
@@ -237,7 +240,9 @@ def trends_sql(
     return sql, params + ck_params
 
 
-def model_mix_sql(filters: Filters = Filters(), by: str = "day", fast: frozenset[str] = frozenset()) -> tuple[str, list]:
+def model_mix_sql(
+    filters: Filters = Filters(), by: str = "day", fast: frozenset[str] = frozenset()
+) -> tuple[str, list]:
     """Per period × model (messages naming one): messages, input/output tokens; by period, most messages first."""
     period = _period(by, "day_n")
     scope_sql, params = metrics._scope(filters, window=True)
@@ -272,7 +277,9 @@ def tool_calls_sql(filters: Filters = Filters(), by: str = "day") -> tuple[str, 
     return sql, params + window_params
 
 
-def trends(con_or_path: ConOrPath, filters: Filters = Filters(), by: str = "day", split: str | None = None) -> pd.DataFrame:
+def trends(
+    con_or_path: ConOrPath, filters: Filters = Filters(), by: str = "day", split: str | None = None
+) -> pd.DataFrame:
     """One row per period (× `split` value): columns `columns(split)`; `period` is the bucket's first UTC day.
 
     >>> trends("demo.duckdb", by="month", split="tenant")[["period", "tenant_id", "messages"]]  # doctest: +SKIP

@@ -157,29 +157,41 @@ _PERIOD_LABEL = {"day": "day (UTC)", "week": "week starting Monday (UTC)", "mont
 
 def trend(name: str, frame: pd.DataFrame, by: str) -> go.Figure:
     """The overview chart `name` (an `OverviewPage` trend field) of `frame`, bucketed `by`."""
-    fig = _trend(name, frame, by)
-    # Legends above the plot: in a half-width column, a legend at the side takes a third of it.
-    fig.update_layout(legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0), yaxis=dict(rangemode="tozero"))
+    fig, top = _trend(name, frame, by)
+    yaxis = dict(rangemode="tozero")
+    if name != "latency" and top <= 10:
+        yaxis["dtick"] = 1  # counts this small: whole-number ticks, not 0.5 steps
+    # Legends above the plot (in a half-width column one at the side takes a third of it), in trace order.
+    fig.update_layout(legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0, traceorder="normal"), yaxis=yaxis)
     return fig
 
 
-def _trend(name: str, frame: pd.DataFrame, by: str) -> go.Figure:
+def _stacked_top(frame: pd.DataFrame, y: str) -> float:
+    return float(frame.groupby("period")[y].sum().max())
+
+
+def _trend(name: str, frame: pd.DataFrame, by: str) -> tuple[go.Figure, float]:
+    """The figure and its highest bar (for the y ticks)."""
     axis = dict(xlabel=_PERIOD_LABEL[by], xaxis=period_axis(by, frame["period"].nunique()))
-    if name == "conversations":
-        return bars(frame, "period", "conversations", ylabel="threads", **axis)
-    if name == "messages_by_role":
-        return bars(frame, "period", "messages", "role", ylabel="messages", **axis)
-    if name == "tokens":
-        return grouped_bars(frame, "period", ["input_tokens", "output_tokens"], ylabel="tokens",
-                            names={"input_tokens": "input", "output_tokens": "output"}, **axis)
-    if name == "tool_calls":
-        return bars(frame, "period", "calls", "tool", ylabel="tool calls", **axis)
-    if name == "model_mix":
-        return bars(frame, "period", "messages", "model", ylabel="messages", **axis)
+    stacked = {  # name: (y, color, ylabel)
+        "conversations": ("conversations", None, "threads"),
+        "messages_by_role": ("messages", "role", "messages"),
+        "tool_calls": ("calls", "tool", "tool calls"),
+        "model_mix": ("messages", "model", "messages"),
+        "latency_pairs": ("latency_pairs", None, "questions answered"),
+    }
+    grouped = {  # name: (ys, ylabel, legend names)
+        "tokens": (["input_tokens", "output_tokens"], "tokens", {"input_tokens": "input", "output_tokens": "output"}),
+        "problems": (["tool_errors", "interrupts"], "count", {"tool_errors": "tool errors"}),
+    }
+    if name in stacked:
+        y, color, ylabel = stacked[name]
+        return bars(frame, "period", y, color, ylabel=ylabel, **axis), _stacked_top(frame, y)
+    if name in grouped:
+        ys, ylabel, names = grouped[name]
+        return grouped_bars(frame, "period", ys, ylabel=ylabel, names=names, **axis), float(frame[ys].max().max())
     if name == "latency":
-        return lines(frame, "period", ["reply_latency_p50_s", "reply_latency_p90_s"], ylabel="seconds",
-                     names={"reply_latency_p50_s": "p50", "reply_latency_p90_s": "p90"}, **axis)
-    if name == "problems":
-        return grouped_bars(frame, "period", ["tool_errors", "interrupts"], ylabel="count",
-                            names={"tool_errors": "tool errors", "interrupts": "interrupts"}, **axis)
+        ys = ["reply_latency_p50_s", "reply_latency_p90_s"]
+        fig = lines(frame, "period", ys, ylabel="seconds", names=dict(zip(ys, ["p50", "p90"])), **axis)
+        return fig, float(frame[ys].max().max())
     raise ValueError(f"no trend chart named {name!r}")

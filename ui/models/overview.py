@@ -51,6 +51,8 @@ TREND_PANELS = (
     TrendPanel("model_mix", "Model mix", "messages naming a model", "Messages naming each model (response_metadata)"),
     TrendPanel("latency", "Reply latency p50 / p90", "user→assistant pairs",
                "Reply ts − question ts (checkpoint time), in the period of the question"),
+    TrendPanel("latency_pairs", "Questions answered", "user→assistant pairs",
+               "User messages of the period with a later stamped reply: what the percentiles are over"),
     TrendPanel("problems", "Tool errors and interrupts", "periods",
                "Tool results with status error; root checkpoints carrying an interrupt"),
 )
@@ -62,7 +64,7 @@ TREND_VIEWS = {
     "activity": ("Activity", ("conversations", "messages_by_role")),
     "tokens": ("Tokens and models", ("tokens", "model_mix")),
     "tools": ("Tools, errors, interrupts", ("tool_calls", "problems")),
-    "latency": ("Reply latency", ("latency",)),
+    "latency": ("Reply latency", ("latency", "latency_pairs")),
 }
 _PANELS = {p.field: p for p in TREND_PANELS}
 
@@ -86,7 +88,9 @@ def bucket_label(choice: str, resolved: str) -> str:
 
 
 def csv_name(field: str, by: str) -> str:
-    """>>> csv_name("tool_calls", "week")
+    """The CSV name of a trend table.
+
+    >>> csv_name("tool_calls", "week")
     'trend_tool_calls_by_week.csv'
     """
     return f"trend_{field}_by_{by}.csv"
@@ -104,6 +108,7 @@ class OverviewPage:
     tool_calls: pd.DataFrame  # period, tool, calls, errors
     model_mix: pd.DataFrame  # period, model, messages, input_tokens, output_tokens
     latency: pd.DataFrame  # period, latency_pairs, reply_latency_p50_s, reply_latency_p90_s
+    latency_pairs: pd.DataFrame  # period, latency_pairs
     problems: pd.DataFrame  # period, tool_errors, interrupts
     top_tenants: pd.DataFrame
     top_models: pd.DataFrame
@@ -182,6 +187,7 @@ def overview_page(
         model_mix=mix,
         latency=paired[["period", "latency_pairs", "reply_latency_p50_s", "reply_latency_p90_s"]].reset_index(
             drop=True),
+        latency_pairs=paired[["period", "latency_pairs"]].reset_index(drop=True),
         problems=rows[["period", "tool_errors", "interrupts"]].reset_index(drop=True),
         top_tenants=_label_tenants(tenants),
         top_models=models,
