@@ -264,3 +264,18 @@ def test_cli_writes_exactly_the_columns(loaded, tmp_path, split, tenant):
     again = tmp_path / "again.csv"
     assert tl_main([a if a != str(out) else str(again) for a in argv]) == 0
     assert again.read_text() == out.read_text()
+
+
+def test_report_file_is_report_frame_and_by_defaults_to_the_range(loaded, tmp_path):
+    from analytics import reports
+
+    for options in ({"by": "month", "split": "tool"}, {}):
+        out = reports.write_report(loaded, "trends", tmp_path / "t.csv", options=options)
+        got = pd.read_csv(out, dtype=str, keep_default_na=False)
+        want = reports.report_frame(loaded, "trends", options=options)
+        assert list(got.columns) == list(want.columns) == list(trends.columns(options.get("split")))
+        assert got["period"].tolist() == want["period"].tolist()
+    with connect(loaded) as con:
+        h = metrics.overview(con)
+        by = trends.default_bucket(h["first_ts"], h["last_ts"])
+        assert got["period"].tolist() == trends.trends(con, by=by)["period"].dt.strftime("%Y-%m-%d").tolist()
