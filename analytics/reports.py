@@ -28,7 +28,7 @@ from typing import Any
 
 import duckdb
 
-from analytics import metrics
+from analytics import metrics, trends
 from analytics._pandas import pd
 from analytics.cli import command
 from analytics.db import ConOrPath, connect, connection
@@ -67,6 +67,11 @@ class ReportSpec:
     #: Optional: the rows of `build` again, as consecutive parts, for reports too
     #: big to sort in memory; `write_report` then writes them part by part.
     parts: BuildParts | None = None
+    #: Optional: the columns for given options, when they depend on them (`trends --split`).
+    columns_of: Callable[[Mapping[str, Any]], tuple[str, ...]] | None = None
+
+    def columns_for(self, options: Mapping[str, Any]) -> tuple[str, ...]:
+        return self.columns if self.columns_of is None else self.columns_of(options)
 
 
 REPORTS: dict[str, ReportSpec] = {}
@@ -110,10 +115,13 @@ def _spec(kind: str) -> ReportSpec:
     return spec
 
 
-def _as_csv_rows(spec: ReportSpec, rel: duckdb.DuckDBPyRelation) -> duckdb.DuckDBPyRelation:
-    if tuple(rel.columns) != spec.columns:
+def _as_csv_rows(
+    spec: ReportSpec, rel: duckdb.DuckDBPyRelation, options: Mapping[str, Any]
+) -> duckdb.DuckDBPyRelation:
+    documented = spec.columns_for(options)
+    if tuple(rel.columns) != documented:
         # The column order is a documented contract; a kind that drifts from it is a bug.
-        raise AssertionError(f"report {spec.name!r} built columns {rel.columns}, documented {list(spec.columns)}")
+        raise AssertionError(f"report {spec.name!r} built columns {rel.columns}, documented {list(documented)}")
     return rel.project(", ".join(_as_text(n, str(t)) for n, t in zip(rel.columns, rel.types)))
 
 
@@ -126,8 +134,9 @@ def report_frame(
     ['day', 'tenant_id', 'conversations_started']
     """
     spec = _spec(kind)
+    options = options or {}
     with connection(con_or_path) as con:
-        return _as_csv_rows(spec, spec.build(con, filters, options or {})).df()
+        return _as_csv_rows(spec, spec.build(con, filters, options), options).df()
 
 
 def write_report(
@@ -157,9 +166,10 @@ def write_report(
     try:
         with connection(con_or_path) as con:
             if spec.parts is None:
-                _write_csv(_as_csv_rows(spec, spec.build(con, filters, options)), tmp, header=True)
+                _write_csv(_as_csv_rows(spec, spec.build(con, filters, options), options), tmp, header=True)
             else:
-                _write_parts(spec, (_as_csv_rows(spec, p) for p in spec.parts(con, filters, options)), tmp)
+                parts = (_as_csv_rows(spec, p, options) for p in spec.parts(con, filters, options))
+                _write_parts(spec.columns_for(options), parts, tmp)
         os.replace(tmp, out)
     finally:
         tmp.unlink(missing_ok=True)
@@ -171,12 +181,12 @@ def _write_csv(rows: duckdb.DuckDBPyRelation, path: Path, header: bool) -> None:
     rows.write_csv(str(path), sep=",", header=header, encoding="utf-8", overwrite=True)
 
 
-def _write_parts(spec: ReportSpec, parts: Iterable[duckdb.DuckDBPyRelation], path: Path) -> None:
+def _write_parts(columns: tuple[str, ...], parts: Iterable[duckdb.DuckDBPyRelation], path: Path) -> None:
     piece = path.with_name(path.name + ".part")
     try:
         with path.open("wb") as sink:
             # Column names are plain identifiers; written here, an empty report still has its header.
-            sink.write((",".join(spec.columns) + "\n").encode())
+            sink.write((",".join(columns) + "\n").encode())
             for rows in parts:
                 _write_csv(rows, piece, header=False)
                 with piece.open("rb") as source:
@@ -292,6 +302,31 @@ register_report(ReportSpec(
 register_report(ReportSpec(
     "transcript", "the messages of the matching threads, in transcript order", TRANSCRIPT_COLUMNS, _transcript_rows,
     parts=_transcript_parts,
+))  # fmt: skip
+def _trend_options(options: Mapping[str, Any]) -> tuple[str | None, str | None]:
+    return options.get("by"), options.get("split")
+
+
+def _trend_rows(con, filters: Filters, options: Mapping[str, Any]) -> duckdb.DuckDBPyRelation:
+    by, split = _trend_options(options)
+    if by is None:  # chosen from the data range in scope, as the Overview page chooses it
+        h = metrics.overview(con, filters)
+        by = trends.default_bucket(h["first_ts"], h["last_ts"])
+    sql, params = trends.trends_sql(filters, by, split, metrics._current_trend_tables(con))
+    return con.sql(sql, params=params)
+
+
+def _trend_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--by", choices=trends.BUCKETS, help="trends: bucket by UTC day, ISO week (Monday) or month "
+                        "(default: from the date range, as the Overview page)")
+    parser.add_argument("--split", choices=sorted(trends.SPLITS), help="trends: one row per period and model, tool "
+                        "or tenant")
+
+
+register_report(ReportSpec(
+    "trends", "per day / ISO week / month (--by), optionally --split model|tool|tenant: trends.trends()",
+    trends.TREND_COLUMNS, _trend_rows, arguments=_trend_arguments,
+    columns_of=lambda options: trends.columns(_trend_options(options)[1]),
 ))  # fmt: skip
 register_report(ReportSpec(
     "daily", "per UTC day and tenant: metrics.daily()", metrics.DAILY_COLUMNS, _daily_rows,

@@ -1,18 +1,29 @@
-"""Overview: headline numbers and trends over the filtered conversations."""
+"""Overview: headline numbers, trends per day / week / month, the top lists, over the filtered conversations."""
 
 import streamlit as st
 
 from ui import cache, charts, render, state
 from ui.filters import filter_bar
+from ui.models import overview as model
 
 url = state.Url("overview")
 db = state.require_db()
 
 st.title("Overview")
-filters = filter_bar(url, cache.facets(db))
+facets = cache.facets(db)
+filters = filter_bar(url, facets)
+tiles = st.container()  # the headline, drawn above the trend controls once the numbers are in
+auto = model.resolve_bucket(model.AUTO, facets, filters)
+views = tuple(model.TREND_VIEWS)
+left, right = st.columns([3, 2])
+trend_view = left.radio("Trends", views, key=url.bind("trend", views[0], state.choice(views)), horizontal=True,
+                        format_func=lambda v: model.TREND_VIEWS[v][0])
+choice = right.radio("Bucket", model.BUCKET_CHOICES, key=url.bind("by", model.AUTO, state.choice(model.BUCKET_CHOICES)),
+                     format_func=lambda c: model.bucket_label(c, auto), horizontal=True,
+                     help="Trends per UTC day, ISO week (from Monday) or month; Auto picks from the date range")
 url.publish()
 
-view = cache.overview(db, filters)
+view = cache.overview(db, filters, model.resolve_bucket(choice, facets, filters))
 h = view.headline
 
 first, last = h["first_ts"], h["last_ts"]
@@ -20,31 +31,37 @@ span_help = (
     f"First and last message checkpoint time: {render.ts_text(first)} → {render.ts_text(last)}"
     if first is not None and last is not None else "No message has a checkpoint time"
 )
-render.headline([
-    ("Threads", render.number(h["threads"]), "Conversations (threads) that pass the filters"),
-    ("Messages", render.number(h["messages"]), "Transcript messages, every role"),
-    ("Tenants", render.number(h["tenants"]), "Distinct tenants (threads outside the key pattern count as one)"),
-    ("User turns", render.number(h["user_turns"]), "Messages from the user"),
-    ("Tokens", render.number(h["total_tokens"]),
-     f"input {render.number(h['input_tokens'])} · output {render.number(h['output_tokens'])} (usage_metadata)"),
-])
-render.headline([
-    ("Date range", render.date_span(first, last), span_help),
-    ("Assistant messages", render.number(h["assistant_messages"]), None),
-    ("Tool calls", render.number(h["tool_calls"]), None),
-    ("Models", render.number(h["models"]), None),
-    ("Median reply latency", render.seconds(h["latency_median_s"]),
-     f"Reply ts − user ts at checkpoint granularity, over {render.number(h['latency_pairs'])} pairs"),
-], widths=[2, 1, 1, 1, 1])
+with tiles:
+    render.headline([
+        ("Threads", render.number(h["threads"]), "Conversations (threads) that pass the filters"),
+        ("Messages", render.number(h["messages"]), "Transcript messages, every role"),
+        ("Tenants", render.number(h["tenants"]), "Distinct tenants (threads outside the key pattern count as one)"),
+        ("User turns", render.number(h["user_turns"]), "Messages from the user"),
+        ("Tokens", render.number(h["total_tokens"]),
+         f"input {render.number(h['input_tokens'])} · output {render.number(h['output_tokens'])} (usage_metadata)"),
+    ])
+    render.headline([
+        (*render.date_span(first, last), span_help),
+        ("Assistant messages", render.number(h["assistant_messages"]), None),
+        ("Tool calls", render.number(h["tool_calls"]), None),
+        ("Models", render.number(h["models"]), None),
+        ("Median reply latency", render.seconds(h["latency_median_s"]),
+         f"Reply ts − user ts at checkpoint granularity, over {render.number(h['latency_pairs'])} pairs"),
+    ], widths=[2, 1, 1, 1, 1])
 
-left, right = st.columns(2)
-with left:
-    render.chart_panel("Messages per day by role", view.messages_by_role, "messages with a timestamp",
-                       lambda f: charts.bars(f, "day", "messages", "role"), key="ov_by_role")
-with right:
-    render.chart_panel("Active threads per day", view.activity, "activity",
-                       lambda f: charts.grouped_bars(f, "day", ["active_conversations", "conversations_started"],
-                                                     ylabel="threads"), key="ov_activity")
+
+def panel(title, frame, empty, build, key, file_name, caption=None) -> None:
+    """A chart with its table and CSV beneath (folded)."""
+    if render.chart_panel(title, frame, empty, build, key=key, caption=caption):
+        with st.expander("Table"):
+            st.dataframe(frame, hide_index=True, key=f"{key}_table")
+            render.download(frame, file_name, key=f"{key}_csv")
+
+
+for col, p in zip(st.columns(2), model.trend_panels(trend_view)):
+    with col:
+        panel(p.title, getattr(view, p.field), p.empty, lambda f, p=p: charts.trend(p.field, f, view.by),
+              f"ov_{p.field}", model.csv_name(p.field, view.by), p.caption)
 
 cols = st.columns(3)
 tops = [
@@ -54,8 +71,5 @@ tops = [
 ]
 for col, (title, frame, x, y, what, file_name) in zip(cols, tops):
     with col:
-        if render.chart_panel(title, frame, what, lambda f, x=x, y=y: charts.bars(
-                f, x, y, horizontal=True, ylabel="", hover=list(f.columns)), key=f"ov_{what}"):
-            with st.expander("Table"):
-                st.dataframe(frame, hide_index=True, key=f"ov_{what}_table")
-                render.download(frame, file_name, key=f"ov_{what}_csv")
+        panel(title, frame, what, lambda f, x=x, y=y: charts.bars(f, x, y, horizontal=True, ylabel="",
+                                                                  hover=list(f.columns)), f"ov_{what}", file_name)

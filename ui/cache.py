@@ -2,7 +2,7 @@
 
 Convention for pages (the Resume QA page included): get the open database with
 `ui.state.current_db()` (a `DbRef`), then make ONE data call through this
-module, e.g. `cache.overview(db, filters)` or `cache.thread_qa(db, thread, …)`, or,
+module, e.g. `cache.overview(db, filters, by)` or `cache.thread_qa(db, thread, …)`, or,
 for a function that has no named wrapper yet, `cache.call(analytics.resume.something, db, *args)`.
 
 Keys include the database file's version (`DbRef`: path, mtime, size, inode),
@@ -72,8 +72,8 @@ def facets(db: DbRef) -> contents.Facets:
 
 
 @st.cache_data(show_spinner="Computing the overview…", max_entries=_ENTRIES)
-def overview(db: DbRef, filters: Filters) -> overview_model.OverviewPage:
-    return overview_model.overview_page(_warm(db), filters)
+def overview(db: DbRef, filters: Filters, by: str) -> overview_model.OverviewPage:
+    return overview_model.overview_page(_warm(db), filters, by)
 
 
 @st.cache_data(show_spinner="Computing conversation metrics…", max_entries=_ENTRIES)
@@ -164,8 +164,8 @@ def prewarm(db: DbRef) -> None:
 
     def work() -> None:
         try:
-            facets(db)
-            overview(db, Filters())
+            found = facets(db)
+            overview(db, Filters(), overview_model.resolve_bucket(overview_model.AUTO, found, Filters()))
             conversations(db, Filters(), False, False, (), "last_ts", True, 1)  # the page's default view
         except Exception:  # noqa: BLE001 — best effort: the page computes (and reports) it anyway
             pass

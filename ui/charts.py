@@ -9,15 +9,36 @@ charts that reruns on every click.
 
 from __future__ import annotations
 
+import math
+
 import pandas as pd
 import plotly.graph_objects as go
 
+_DAY_MS = 86_400_000
+#: About this many ticks at most on a period axis.
+_TICKS = 7
 
-def _layout(xlabel: str, ylabel: str, **extra) -> dict:
+
+def period_axis(by: str, periods: int) -> dict:
+    """An x-axis of periods (each named by its first UTC day): ticks on period starts, a year in every label.
+
+    >>> period_axis("month", 30)["dtick"]
+    'M5'
+    """
+    step = max(1, math.ceil(periods / _TICKS))
+    if by == "month":
+        return dict(type="date", dtick=f"M{step}", tickformat="%b %Y", hoverformat="%b %Y")
+    days = step * (7 if by == "week" else 1)
+    # 1970-01-05 is a Monday: week ticks fall on ISO week starts.
+    return dict(type="date", dtick=days * _DAY_MS, tick0="1970-01-05", tickformat="%b %d<br>%Y",
+                hoverformat="%a %b %d, %Y")
+
+
+def _layout(xlabel: str, ylabel: str, xaxis: dict | None = None, **extra) -> dict:
     return dict(
         margin=dict(l=10, r=10, t=30, b=10),
         legend=dict(title=dict(text="")),
-        xaxis=dict(title=dict(text=xlabel)),
+        xaxis=dict(title=dict(text=xlabel), **(xaxis or {})),
         yaxis=dict(title=dict(text=ylabel)),
         **extra,
     )
@@ -51,13 +72,14 @@ def bars(
     xlabel: str | None = None,
     ylabel: str | None = None,
     hover: list[str] | None = None,
+    xaxis: dict | None = None,
 ) -> go.Figure:
-    """Bars of `y` by `x`, one stacked trace per `color` value."""
+    """Bars of `y` by `x`, one stacked trace per `color` value (`xaxis`: extra x-axis layout, e.g. `period_axis`)."""
     traces = [
         go.Bar(x=part[x], y=part[y], name=name, orientation="h" if horizontal else "v", **_hover(part, hover))
         for name, part in _groups(frame, color)
     ]
-    layout = _layout(x if xlabel is None else xlabel, y if ylabel is None else ylabel,
+    layout = _layout(x if xlabel is None else xlabel, y if ylabel is None else ylabel, xaxis,
                      barmode="stack", showlegend=color is not None)
     if horizontal:
         layout["yaxis"].update(autorange="reversed", type="category")
@@ -74,16 +96,26 @@ def histogram_bars(frame: pd.DataFrame, color: str, xlabel: str) -> go.Figure:
     return go.Figure(data=traces, layout=_layout(xlabel, "pairs", barmode="stack", bargap=0))
 
 
-def lines(frame: pd.DataFrame, x: str, ys: list[str], *, ylabel: str = "count") -> go.Figure:
-    """One line per column of `ys` over `x`."""
-    traces = [go.Scatter(x=frame[x], y=frame[c], name=c.replace("_", " "), mode="lines+markers") for c in ys]
-    return go.Figure(data=traces, layout=_layout(x, ylabel))
+def _name(column: str, names: dict[str, str] | None) -> str:
+    return (names or {}).get(column, column.replace("_", " "))
 
 
-def grouped_bars(frame: pd.DataFrame, x: str, ys: list[str], *, ylabel: str) -> go.Figure:
-    """Side-by-side bars, one trace per column of `ys`."""
-    traces = [go.Bar(x=frame[x], y=frame[c], name=c.replace("_", " ")) for c in ys]
-    return go.Figure(data=traces, layout=_layout(x, ylabel, barmode="group"))
+def lines(
+    frame: pd.DataFrame, x: str, ys: list[str], *, ylabel: str = "count", xlabel: str | None = None,
+    names: dict[str, str] | None = None, xaxis: dict | None = None,
+) -> go.Figure:
+    """One line per column of `ys` over `x` (`names`: legend names by column)."""
+    traces = [go.Scatter(x=frame[x], y=frame[c], name=_name(c, names), mode="lines+markers") for c in ys]
+    return go.Figure(data=traces, layout=_layout(x if xlabel is None else xlabel, ylabel, xaxis))
+
+
+def grouped_bars(
+    frame: pd.DataFrame, x: str, ys: list[str], *, ylabel: str, xlabel: str | None = None,
+    names: dict[str, str] | None = None, xaxis: dict | None = None,
+) -> go.Figure:
+    """Side-by-side bars, one trace per column of `ys` (`names`: legend names by column)."""
+    traces = [go.Bar(x=frame[x], y=frame[c], name=_name(c, names)) for c in ys]
+    return go.Figure(data=traces, layout=_layout(x if xlabel is None else xlabel, ylabel, xaxis, barmode="group"))
 
 
 def resume_timeline(timeline: pd.DataFrame, markers: pd.DataFrame, by_step: bool = False) -> go.Figure:
@@ -116,3 +148,50 @@ def resume_timeline(timeline: pd.DataFrame, markers: pd.DataFrame, by_step: bool
             annotation_position="top left",
         )
     return fig
+
+
+# --- the overview's trends (frames of ui.models.overview.OverviewPage) ---------------------
+
+_PERIOD_LABEL = {"day": "day (UTC)", "week": "week starting Monday (UTC)", "month": "month (UTC)"}
+
+
+def trend(name: str, frame: pd.DataFrame, by: str) -> go.Figure:
+    """The overview chart `name` (an `OverviewPage` trend field) of `frame`, bucketed `by`."""
+    fig, top = _trend(name, frame, by)
+    yaxis = dict(rangemode="tozero")
+    if name != "latency" and top <= 10:
+        yaxis["dtick"] = 1  # counts this small: whole-number ticks, not 0.5 steps
+    # Legends above the plot (in a half-width column one at the side takes a third of it), in trace order.
+    fig.update_layout(legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0, traceorder="normal"), yaxis=yaxis)
+    return fig
+
+
+def _stacked_top(frame: pd.DataFrame, y: str) -> float:
+    return float(frame.groupby("period")[y].sum().max())
+
+
+def _trend(name: str, frame: pd.DataFrame, by: str) -> tuple[go.Figure, float]:
+    """The figure and its highest bar (for the y ticks)."""
+    axis = dict(xlabel=_PERIOD_LABEL[by], xaxis=period_axis(by, frame["period"].nunique()))
+    stacked = {  # name: (y, color, ylabel)
+        "conversations": ("conversations", None, "threads"),
+        "messages_by_role": ("messages", "role", "messages"),
+        "tool_calls": ("calls", "tool", "tool calls"),
+        "model_mix": ("messages", "model", "messages"),
+        "latency_pairs": ("latency_pairs", None, "questions answered"),
+    }
+    grouped = {  # name: (ys, ylabel, legend names)
+        "tokens": (["input_tokens", "output_tokens"], "tokens", {"input_tokens": "input", "output_tokens": "output"}),
+        "problems": (["tool_errors", "interrupts"], "count", {"tool_errors": "tool errors"}),
+    }
+    if name in stacked:
+        y, color, ylabel = stacked[name]
+        return bars(frame, "period", y, color, ylabel=ylabel, **axis), _stacked_top(frame, y)
+    if name in grouped:
+        ys, ylabel, names = grouped[name]
+        return grouped_bars(frame, "period", ys, ylabel=ylabel, names=names, **axis), float(frame[ys].max().max())
+    if name == "latency":
+        ys = ["reply_latency_p50_s", "reply_latency_p90_s"]
+        fig = lines(frame, "period", ys, ylabel="seconds", names=dict(zip(ys, ["p50", "p90"])), **axis)
+        return fig, float(frame[ys].max().max())
+    raise ValueError(f"no trend chart named {name!r}")

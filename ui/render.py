@@ -124,17 +124,20 @@ def headline(items: list[tuple[str, Any, str | None]], widths: list[int] | None 
         col.metric(label, value, help=help_text, border=True)
 
 
-def date_span(first: Any, last: Any) -> str:
-    """A short day range for a metric tile ("Mar 03 → Mar 15"; years shown when they differ).
+def date_span(first: Any, last: Any) -> tuple[str, str]:
+    """A metric tile's (label, value) for a day range; the year is always shown, in the label when
+    both ends share it (the value must fit a narrow tile).
 
     >>> date_span(datetime(2025, 3, 3), datetime(2025, 3, 15))
-    'Mar 03 → Mar 15'
+    ('Date range 2025', 'Mar 3 → Mar 15')
+    >>> date_span(datetime(2024, 12, 30), datetime(2025, 1, 2))
+    ('Date range', 'Dec 2024 → Jan 2025')
     """
     if is_missing(first) or is_missing(last):
-        return "—"
+        return "Date range", "—"
     if first.year != last.year:
-        return f"{first:%b %Y} → {last:%b %Y}"
-    return f"{first:%b %d} → {last:%b %d}"
+        return "Date range", f"{first:%b %Y} → {last:%b %Y}"
+    return f"Date range {last.year}", f"{first:%b} {first.day} → {last:%b} {last.day}"
 
 
 def rows_caption(offset: int, shown: int, matching: int, total: int, in_database: int) -> str:

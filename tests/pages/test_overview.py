@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from datetime import date
 
+import pandas as pd
 from streamlit.testing.v1 import AppTest
 
-from analytics import metrics
+from analytics import metrics, trends
 from analytics.filters import Filters
 from analytics.filters import day_window
 from tests.pages.conftest import APP, TIMEOUT, metric, open_page
+from ui.models import overview as model
 
 
 def n(value) -> str:
@@ -25,20 +27,78 @@ def test_headline_numbers_are_the_analytics_figures(app, con):
     assert metric(at, "User turns") == n(h["user_turns"])
     assert metric(at, "Tokens") == n(h["total_tokens"])
     first, last = h["first_ts"], h["last_ts"]
-    assert metric(at, "Date range") == f"{first:%b %d} → {last:%b %d}"  # the demo spans one year
+    assert first.year == last.year  # the demo spans one year: it is named once, in the label
+    assert metric(at, f"Date range {last.year}") == f"{first:%b} {first.day} → {last:%b} {last.day}"
     assert metric(at, "Tool calls") == n(h["tool_calls"])
 
 
 def test_charts_and_top_tables(app, con):
     at = open_page(app, "overview")
-    assert len(at.get("plotly_chart")) == 5  # by role, activity, tenants, models, tools
-    tenants, models, tools = (d.value for d in at.dataframe)
+    shown = len(model.trend_panels("activity"))  # the first trend view
+    assert len(at.get("plotly_chart")) == shown + 3  # its trends, tenants, models, tools
+    tables = [d.value for d in at.dataframe]
+    assert len(tables) == shown + 3
+    tenants, models, tools = tables[-3:]
     expected = metrics.top_tools(con, limit=10)
     assert tools["tool"].tolist() == expected["tool"].tolist()
     assert tools["calls"].tolist() == expected["calls"].tolist()
     assert models["model"].tolist() == metrics.top_models(con)["model"].tolist()
     assert tenants["conversations"].tolist() == metrics.top_tenants(con)["conversations"].tolist()
-    assert len(at.get("download_button")) == 3
+    assert len(at.get("download_button")) == shown + 3
+
+
+def trend_table(at, field: str) -> pd.DataFrame:
+    """The table of trend `field`, switching to its view (AppTest does not expose a dataframe's key,
+    so tables are found in page order; every trend draws on the demo)."""
+    view = next(v for v in model.TREND_VIEWS if field in model.TREND_VIEWS[v][1])
+    if at.radio(key="overview.trend").value != view:
+        at.radio(key="overview.trend").set_value(view).run()
+        assert not at.exception
+    return at.dataframe[[p.field for p in model.trend_panels(view)].index(field)].value
+
+
+def test_bucket_switches_day_week_month_and_lives_in_the_url(app, con):
+    at = open_page(app, "overview")
+    assert at.radio(key="overview.by").value == model.AUTO  # the demo spans two weeks: days
+    days = trend_table(at, "conversations")
+    assert days["period"].tolist() == trends.trends(con, by="day").query("messages > 0")["period"].dt.date.tolist()
+
+    at.radio(key="overview.by").set_value("week").run()
+    assert not at.exception
+    assert dict(at.query_params) == {"by": "week"}
+    weeks = trend_table(at, "conversations")
+    assert all(p.weekday() == 0 for p in weeks["period"])  # ISO weeks start on Monday
+    want = trends.trends(con, by="week")
+    assert weeks["conversations"].tolist() == want.query("messages > 0")["conversations"].tolist()
+    roles = trend_table(at, "messages_by_role").groupby("period")["messages"].sum()
+    assert roles.tolist() == want.query("messages > 0")["messages"].tolist()
+
+    at.radio(key="overview.by").set_value("month").run()
+    assert dict(at.query_params) == {"by": "month"}
+    assert all(p.day == 1 for p in trend_table(at, "conversations")["period"])
+    latency = trend_table(at, "latency")
+    assert dict(at.query_params) == {"by": "month", "trend": "latency"}
+    month = trends.trends(con, by="month")
+    assert latency["reply_latency_p50_s"].tolist() == month["reply_latency_p50_s"].tolist()
+
+    # A shared link opens the same bucket; back to Auto, the URL is clean.
+    fresh = open_page(AppTest.from_file(APP, default_timeout=TIMEOUT), "overview", by="month", trend="latency")
+    assert fresh.radio(key="overview.by").value == "month"
+    assert fresh.radio(key="overview.trend").value == "latency"
+    assert len(fresh.get("plotly_chart")) == len(model.trend_panels("latency")) + 3
+    assert trend_table(fresh, "conversations")["period"].tolist() == trend_table(at, "conversations")["period"].tolist()
+    at.radio(key="overview.by").set_value(model.AUTO).run()
+    assert dict(at.query_params) == {}
+    assert trend_table(at, "conversations")["period"].tolist() == days["period"].tolist()
+
+
+def test_auto_bucket_follows_the_date_range(app, con):
+    at = open_page(app, "overview", **{"from": "2025-03-05", "to": "2025-03-06"})
+    assert model.bucket_label(model.AUTO, "day") in at.radio(key="overview.by").options
+    since, until = day_window(date(2025, 3, 5), date(2025, 3, 6))
+    assert trend_table(at, "conversations")["period"].tolist() == [date(2025, 3, 5), date(2025, 3, 6)]
+    assert trend_table(at, "tokens")["input_tokens"].sum() == trends.trends(
+        con, Filters(since=since, until=until))["input_tokens"].sum()
 
 
 def test_tenant_and_day_filters_come_from_the_url(app, con):
