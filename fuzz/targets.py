@@ -95,7 +95,8 @@ def thread_rows(data: bytes) -> list[tuple]:
     """A thread's `checkpoints` rows from an input (fuzz/common.py's records).
 
     flags & 7: the metadata (7: record 0 is the metadata, bytes when flags & 8, else text);
-    flags & 0x10: each row's parent is the row before; flags & 0x20: a subgraph namespace.
+    flags & 0x10: each row's parent is the row before; flags & 0x20: a subgraph namespace;
+    flags & 0x40: a namespace over `records.KEY_MAX_BYTES` (both paths must treat it alike).
     Every other record is one checkpoint blob, in checkpoint-id order.
     """
     flags, recs = decode_records(data)
@@ -107,6 +108,8 @@ def thread_rows(data: bytes) -> list[tuple]:
     else:
         metadata = METADATA[variant]
     ns = "sub:1" if flags & 0x20 else ""
+    if flags & 0x40:
+        ns += "n" * (records.KEY_MAX_BYTES + 1)
     rows, parent = [], None
     for i, blob in enumerate(recs):
         cid = f"1ef{i:05d}"
@@ -341,18 +344,24 @@ def patched_image(data: bytes) -> bytes:
     return bytes(image)
 
 
+# Python's sqlite3 raises UnicodeDecodeError, not a sqlite3 error, when SQLite's message quotes
+# damaged schema text that is not UTF-8 (reported to the loader: issue 18, fuzz finding 2).
+_READ_ERRORS = (sqlite3.Error, UnicodeDecodeError)
+
+
 def _read_all(path: Path, vfs: str | None):
     extra = f"&vfs={vfs}" if vfs else ""
     try:
         con = sqlite3.connect(f"file:{path}?mode=ro&immutable=1{extra}", uri=True)
-    except sqlite3.Error as exc:
+    except _READ_ERRORS as exc:
         return ("connect error", type(exc).__name__, str(exc))
+    con.text_factory = bytes  # the stored bytes, compared exactly
     try:
         out = []
         for sql in READS:
             try:
                 out.append(("ok", con.execute(sql).fetchall()))
-            except sqlite3.Error as exc:
+            except _READ_ERRORS as exc:
                 out.append(("error", type(exc).__name__, str(exc)))
         return out
     finally:
