@@ -91,12 +91,14 @@ def _numbering(table):
 METADATA = [b'{"step": 1, "source": "loop"}', '{"step": 2}', b"{}", None, b"[1]", '{"a": NaN}', b'{"x": "\xff"}']
 
 
-def thread_rows(data: bytes) -> list[tuple]:
+def thread_rows(data: bytes, odd: bool = False) -> list[tuple]:
     """A thread's `checkpoints` rows from an input (fuzz/common.py's records).
 
     flags & 7: the metadata (7: record 0 is the metadata, bytes when flags & 8, else text);
     flags & 0x10: each row's parent is the row before; flags & 0x20: a subgraph namespace;
-    flags & 0x40: a namespace over `records.KEY_MAX_BYTES` (both paths must treat it alike).
+    flags & 0x40: a namespace over `records.KEY_MAX_BYTES` (both paths must treat it alike);
+    flags & 0x80 with `odd`: every row but the first is of a shape only the Python path judges (another
+    type tag, a BLOB key or parent, text metadata with a lone surrogate), in turn.
     Every other record is one checkpoint blob, in checkpoint-id order.
     """
     flags, recs = decode_records(data)
@@ -113,10 +115,24 @@ def thread_rows(data: bytes) -> list[tuple]:
     rows, parent = [], None
     for i, blob in enumerate(recs):
         cid = f"1ef{i:05d}"
-        rows.append(("t", ns, cid, parent, "msgpack", blob, metadata))
+        row = ("t", ns, cid, parent, "msgpack", blob, metadata)
+        if odd and flags & 0x80 and i:
+            row = _odd(row, i % 4)
+        rows.append(row)
         if flags & 0x10:
             parent = cid
     return rows
+
+
+def _odd(row: tuple, which: int) -> tuple:
+    t, ns, cid, parent, type_, blob, metadata = row
+    if which == 0:
+        return (t, ns, cid, parent, "json", blob, metadata)
+    if which == 1:
+        return (t, ns, cid.encode(), parent, type_, blob, metadata)
+    if which == 2:
+        return (t, ns, cid, b"p", type_, blob, metadata)
+    return (t, ns, cid, parent, type_, blob, '{"a": "\ud800"}')
 
 
 def _py_fast(row, table):
@@ -133,7 +149,7 @@ def target_row(data: bytes) -> None:
     - neither: `decode_checkpoint_row` reports the same errors on both tables.
     Then the whole thread through `bundle_thread`, compiled and pure: the same bundle.
     """
-    rows = thread_rows(data)
+    rows = thread_rows(data, odd=True)
     if not rows:
         return
     RawCheckpoint, Payloads = records.RawCheckpoint, records.Payloads
