@@ -26,11 +26,12 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 from fuzz.common import EXT_ENV, ROOT
-from fuzz.targets import TARGETS
+from fuzz.targets import TARGETS, scratch_root
 
 # libFuzzer's -max_len per target: row and thread inputs hold several real checkpoint blobs.
 MAX_LEN = {"row": 131072, "thread": 131072, "ts_list": 4096, "stage": 16384, "readahead": 4096}
@@ -90,8 +91,12 @@ def run_target(name: str, fuzz_dir: Path, seconds: int, smoke: bool, env: dict[s
         args.append("-seed=1")
     args += [str(corpus), str(seeds)]
     start = time.monotonic()
-    with log.open("w") as fh:
-        proc = subprocess.run(args, env=env, cwd=ROOT, stdout=fh, stderr=subprocess.STDOUT)
+    scratch = tempfile.mkdtemp(prefix="tl-fuzz-", dir=scratch_root())
+    try:
+        with log.open("w") as fh:
+            proc = subprocess.run(args, env={**env, "TL_FUZZ_SCRATCH": scratch}, cwd=ROOT, stdout=fh, stderr=subprocess.STDOUT)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
     text = log.read_text(errors="replace")
     stats = {k: int(v) for k, v in _STAT.findall(text)}
     found = sorted(str(p) for p in set(crashes.iterdir()) - before)

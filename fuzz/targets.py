@@ -11,7 +11,9 @@ input a store can hold.
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import sqlite3
 import tempfile
 from array import array
@@ -47,12 +49,18 @@ def bind() -> None:
     pa, ipc = pyarrow, pyarrow.ipc
     REGEX = transform.compile_thread_key(None)
     SCHEMAS = catalog.staging_schemas()
-    # Scratch files in memory where there is a tmpfs (a SQLite image per readahead input).
-    base = "/dev/shm" if os.path.isdir("/dev/shm") else None
-    _SCRATCH = Path(tempfile.mkdtemp(prefix="tl-fuzz-", dir=base))
+    # Scratch files (a SQLite image per readahead input, a thread's parts) in the folder the campaign
+    # made and removes (libFuzzer ends the process without Python's exit handlers), else in one of ours.
+    _SCRATCH = Path(tempfile.mkdtemp(prefix="tl-fuzz-", dir=os.environ.get("TL_FUZZ_SCRATCH") or scratch_root()))
+    atexit.register(shutil.rmtree, _SCRATCH, True)
     bases = os.environ.get("TL_FUZZ_BASES")
     if bases:
         _BASES[:] = [p.read_bytes() for p in sorted(Path(bases).glob("*.sqlite"))]
+
+
+def scratch_root() -> str | None:
+    """A tmpfs when there is one: scratch files are written once per input."""
+    return "/dev/shm" if os.path.isdir("/dev/shm") else None
 
 
 @contextmanager
