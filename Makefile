@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PYTHON ?= python3
 
-.PHONY: app test ext install bench demo clean
+.PHONY: app test ext install bench demo clean fuzz fuzz-smoke
 
 # The pinned lock (requirements*.txt); pyproject.toml holds the ranges a `pip install` resolves.
 $(VENV)/.runtime: requirements.txt
@@ -51,6 +51,24 @@ bench: $(VENV)/.dev ext install
 
 demo: $(VENV)/.dev install
 	$(PY) demo/make_demo_store.py
+
+# Differential fuzzing of the C extensions against their Python twins under ASan + UBSan (fuzz/README.md):
+# FUZZ_SECONDS per target, one target at a time; `fuzz-smoke` runs every target, FUZZ_SMOKE_SECONDS in all,
+# and fails on any crash, sanitizer report or mismatch. Both install clang and build atheris on first use.
+FUZZ_DIR ?= build/fuzz
+FUZZ_SECONDS ?= 600
+FUZZ_SMOKE_SECONDS ?= 120
+FUZZ_TARGETS ?= row,thread,ts_list,stage,readahead
+
+fuzz: $(VENV)/.dev
+	PY=$(PY) bash scripts/build-sanitized.sh $(FUZZ_DIR)
+	[ -d $(FUZZ_DIR)/seeds/row ] || PYTHONPATH=. $(PY) -m fuzz.seeds $(FUZZ_DIR)/seeds
+	PYTHONPATH=. $(PY) -m fuzz.campaign --dir $(FUZZ_DIR) --seconds $(FUZZ_SECONDS) --targets $(FUZZ_TARGETS)
+
+fuzz-smoke: $(VENV)/.dev
+	PY=$(PY) bash scripts/build-sanitized.sh $(FUZZ_DIR)
+	[ -d $(FUZZ_DIR)/seeds/row ] || PYTHONPATH=. $(PY) -m fuzz.seeds $(FUZZ_DIR)/seeds
+	PYTHONPATH=. $(PY) -m fuzz.campaign --dir $(FUZZ_DIR) --seconds $(FUZZ_SMOKE_SECONDS) --targets $(FUZZ_TARGETS) --smoke
 
 clean:
 	rm -rf .cache .pytest_cache .hypothesis build dist *.egg-info loaders/_*.so loaders/_*.pyd

@@ -214,7 +214,14 @@ static inline int col_put(Col *c, char kind, PyObject *v) {
     case 'L': {
         if (!PyObject_CheckBuffer(v) || PyUnicode_Check(v) || PyBytes_Check(v)) break;
         Py_buffer view;
-        if (PyObject_GetBuffer(v, &view, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0) return -1;
+        if (PyObject_GetBuffer(v, &view, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0) {
+            /* A buffer that is not one C-contiguous block (a strided view): not ours to
+             * copy, declined with the TypeError below like any other value; BufferError
+             * would escape the caller's fallback (found by fuzz/, target `stage`). */
+            if (!PyErr_ExceptionMatches(PyExc_BufferError)) return -1;
+            PyErr_Clear();
+            break;
+        }
         int ok = view.itemsize == 4 && view.format != NULL && strcmp(view.format, "i") == 0;
         int r = ok ? col_list(c, view.buf, view.len / 4) : 0;
         PyBuffer_Release(&view);
