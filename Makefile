@@ -45,6 +45,8 @@ test: $(VENV)/.dev ext install
 	$(PY) -m pytest -q -p no:cacheprovider --doctest-modules loaders analytics transcript_lens ui
 	# The loader again without any C (loaders/_native.py): the Python twins give the same tables.
 	TRANSCRIPT_LENS_PUREPYTHON=1 $(PY) -m pytest -n 2 --dist loadfile -q -p no:cacheprovider tests/loaders
+	# Two minutes of differential fuzzing of the C extensions under ASan + UBSan (fuzz/README.md).
+	$(MAKE) fuzz-smoke
 
 bench: $(VENV)/.dev ext install
 	$(PY) bench/bench_load.py
