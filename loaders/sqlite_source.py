@@ -38,12 +38,15 @@ Damaged and crafted files (issue 18) are read under three rules:
   of the first thread range, in a thread of its own while the rows are decoded);
   what it finds is one `load_errors` row without a thread (stage `file`). An
   error SQLite raises while reading a thread makes that thread one `load_errors`
-  row (stage `file`, the thread named) and the read goes on after it; each thread
-  is read by one reader, so a split load and a single-process one report the
-  same rows. When a table or its key index cannot be read from its root page
-  (`_check_roots`), no thread can be: the load fails with one line. A damaged primary-key index makes `thread_count` unknown and the
-  load single-process (`split`); incremental loads then fail with one line
-  (`key_digests`).
+  row (stage `file`, the thread named) after it was read again alone, and the
+  read goes on after it: the next thread is asked of the key index and of the
+  table (either may be the damaged one), and special writes are read the other
+  way (scan or key) once one way met damage. Each thread is read by one reader,
+  so a split load and a single-process one report the same rows. A table or key
+  index that cannot be read from its root page (`_check_roots`) leaves no thread
+  to read: the load fails with one line. A damaged key index makes `thread_count`
+  unknown and incremental loads fail with one line (`key_digests`); a damaged or
+  disordered one makes the load single-process (`split`).
 """
 
 from __future__ import annotations
@@ -304,7 +307,12 @@ class SqliteReader(SourceReader):
         self.options = options
         self._tmpdir: str | None = None
         self._snapshot: Path | None = None
-        self._writes_by_key = False  # set once a scan of `writes` met damage
+        # How special writes are read once damage was met reading them (None: as `threads_after`
+        # chooses), and the ways that met damage ({True: by key, False: by a scan}).
+        self._writes_by_key: bool | None = None
+        self._writes_failed: set[bool] = set()
+        self._writes: _WriteGroups | None = None  # the special writes being read
+        self._checkpoints = "checkpoints"  # "checkpoints NOT INDEXED" where its key index met damage (`_next_thread`)
         self._reading: object = _NOTHING  # the raw id of the thread being read
         if snapshot is not None:
             # A worker reading the loading process's snapshot (`handoff`): same state, no second copy.
@@ -373,7 +381,7 @@ class SqliteReader(SourceReader):
                   f"ELSE -{keys.size('parent_checkpoint_id')} END")
         self._checkpoints_sql = (
             f"SELECT thread_id, checkpoint_ns, checkpoint_id, {parent}, type, checkpoint, metadata "
-            f"FROM checkpoints WHERE {self._fits}{{where}} ORDER BY {_KEY_ORDER}"
+            f"FROM {{table}} WHERE {self._fits}{{where}} ORDER BY {_KEY_ORDER}"
         )
         fit = {c: keys.fits(c) for c in _WRITE_KEYS}
         cut = ", ".join(f"CASE WHEN {fit[c]} THEN {c} ELSE substr({c}, 1, {_SHOWN_CHARS}) END" for c in _WRITE_KEYS)
@@ -444,8 +452,8 @@ class SqliteReader(SourceReader):
         primary-key index alone: summing `length(checkpoint)` instead reads every
         row's pages (seconds on a large file). A file under `min_bytes` is not
         split: starting workers would cost more than it saves; nor is one whose key
-        index is not BINARY (each range would sort the whole table) or damaged (one
-        process reads on past the damage and reports it).
+        index is not BINARY (each range would sort the whole table), damaged or out
+        of order (one process reads on past the damage and reports it, or fails).
         """
         if n <= 1 or self.path.stat().st_size < min_bytes:
             return [(None, None)]
@@ -460,16 +468,11 @@ class SqliteReader(SourceReader):
             ).fetchall()
         except sqlite3.DatabaseError:
             return [(None, None)]
-        self._check_ascending([r[0] for r in rows])
+        before = self._order.before
+        if any(before(a[0], b[0]) is False for a, b in zip(rows, rows[1:])):
+            return [(None, None)]  # (an index out of order: the one reader fails in one line, or reads on)
         rows = [r for r in rows if type(r[0]) is str]
         return weighted_ranges([(t, k * k) for t, k in rows], n)
-
-    def _check_ascending(self, thread_ids: list) -> None:
-        """Thread ids as an index gave them, one per thread: each after the one before."""
-        before = self._order.before
-        for a, b in zip(thread_ids, thread_ids[1:]):
-            if before(a, b) is False:
-                raise self._out_of_order(a, b)
 
     def _out_of_order(self, prev, cur, table: str = "checkpoints") -> SourceError:
         return SourceError(
@@ -519,7 +522,6 @@ class SqliteReader(SourceReader):
             ).fetchall()
         except sqlite3.DatabaseError as exc:
             raise self._damaged(exc) from None
-        self._check_ascending([r[0] for r in rows])
         yield from (r for r in rows if type(r[0]) is str)
 
     # --- threads ------------------------------------------------------------------
@@ -539,25 +541,29 @@ class SqliteReader(SourceReader):
 
     def _oversized(self, only: frozenset[str] | None) -> Iterator[ThreadBundle]:
         """Checkpoint rows with a key over `KEY_MAX_BYTES`, reported from the key index alone
-        (their keys cut short), in bundles of at most 1,000 errors."""
+        (their keys cut short), in bundles of at most 1,000 errors; from the table when the
+        index is damaged."""
         where, params, _ = self._thread_filter(only)
         cut = ", ".join(
             f"substr({c}, 1, {_SHOWN_CHARS}), length({c}) > {_SHOWN_CHARS}, {self._keys.size(c)}" for c in _CHECKPOINT_KEYS
         )
-        sql = (
-            f"SELECT {cut} FROM checkpoints WHERE NOT ({self._fits}){' AND ' + where if where else ''} ORDER BY {_KEY_ORDER}"
-        )
+        sql = f"SELECT {cut} FROM {{table}} WHERE NOT ({self._fits}){' AND ' + where if where else ''} ORDER BY {_KEY_ORDER}"
         errors: list[LoadError] = []
+        done = 0  # rows reported (the table gives them again in the same order)
         try:
-            for row in self.con.execute(sql, params):
-                shown = [_cut(row[i], row[i + 1]) for i in (0, 3, 6)]
-                column, size = next((c, row[i + 2]) for c, i in zip(_CHECKPOINT_KEYS, (0, 3, 6)) if key_size_problem(row[i + 2]))
-                if errors and (len(errors) >= 1000 or errors[-1].thread_id != shown[0]):
-                    yield ThreadBundle(None, [], [], errors)
-                    errors = []
-                errors.append(LoadError(*shown, "checkpoint", f"{column} {key_size_problem(size)}; row skipped"))
+            try:
+                for row in itertools.islice(self.con.execute(sql.format(table="checkpoints"), params), done, None):
+                    if errors and (len(errors) >= 1000 or errors[-1].thread_id != _cut(row[0], row[1])):
+                        yield ThreadBundle(None, [], [], errors)
+                        errors = []
+                    errors.append(_oversized_error(row))
+                    done += 1
+            except sqlite3.DatabaseError:  # (the key index is damaged: the table may not be)
+                for row in itertools.islice(self.con.execute(sql.format(table="checkpoints NOT INDEXED"), params), done, None):
+                    errors.append(_oversized_error(row))
         except sqlite3.DatabaseError as exc:
-            errors.append(LoadError(None, None, None, "file", f"SQLite reports the file damaged: the keys could not be measured ({exc})"))
+            reason = f"SQLite reports the file damaged: the keys could not be measured ({exc})"
+            errors.append(LoadError(None, None, None, "file", reason))
         if errors:
             yield ThreadBundle(None, [], [], errors)
 
@@ -589,7 +595,8 @@ class SqliteReader(SourceReader):
                     self.con.text_factory = _text
                 if damage is not None:
                     self._check_roots()
-                    self._writes_by_key = True  # (the scan of `writes` may be what failed)
+                    if self._writes is not None and self._writes.failed:
+                        self._other_writes_read()
                     failed, self._reading = self._reading, _NOTHING
                     bundles, after = self._after_damage(only, after, failed, damage)
                     yield from bundles
@@ -599,39 +606,43 @@ class SqliteReader(SourceReader):
             if self.con is not None:  # (None: the reader was closed before this generator was)
                 self.con.text_factory = _text
 
+    def _other_writes_read(self) -> None:
+        """Special writes met damage: read them the other way (by key, or by a scan of the
+        table: damage in the table or in its index), or by key when both met it (then a
+        thread whose writes cannot be read is reported)."""
+        failed = self._writes.by_key
+        self._writes_failed.add(failed)
+        self._writes_by_key = True if (not failed) in self._writes_failed else not failed
+
     def _check_roots(self) -> None:
-        """Fail the source when a table or key index cannot be read from its root page:
-        then no thread can be read, and the file is unusable, not damaged in places."""
-        for sql in (
-            "SELECT 1 FROM checkpoints NOT INDEXED LIMIT 1",
-            f"SELECT thread_id FROM checkpoints ORDER BY {_KEY_ORDER} LIMIT 1",
-            "SELECT 1 FROM writes NOT INDEXED LIMIT 1",
-            f"SELECT thread_id FROM writes ORDER BY {_KEY_ORDER}, task_id COLLATE BINARY, idx LIMIT 1",
+        """Fail the source when a table or key index cannot be read from its root page (its
+        first and its last row both fail): then no thread can be read, and the file is
+        unusable, not damaged in places."""
+        for tree, order in (
+            ("checkpoints NOT INDEXED", ["rowid"]), ("checkpoints", _KEY_ORDER.split(", ")),
+            ("writes NOT INDEXED", ["rowid"]), ("writes", [*_KEY_ORDER.split(", "), "task_id COLLATE BINARY", "idx"]),
         ):
-            try:
-                self.con.execute(sql).fetchall()
-            except sqlite3.DatabaseError as exc:
-                raise self._damaged(exc) from None
+            failed = []
+            for direction in ("ASC", "DESC"):
+                try:
+                    self.con.execute(
+                        f"SELECT thread_id FROM {tree} ORDER BY {', '.join(f'{o} {direction}' for o in order)} LIMIT 1"
+                    ).fetchall()
+                except sqlite3.OperationalError as exc:
+                    if not str(exc).startswith("no such column"):  # (a table WITHOUT ROWID: its key is its order)
+                        failed.append(exc)
+                except sqlite3.DatabaseError as exc:
+                    failed.append(exc)
+            if len(failed) == 2:
+                raise self._damaged(failed[0]) from None
 
     def _after_damage(self, only, after, failed, exc: sqlite3.DatabaseError) -> tuple[list[ThreadBundle], object]:
         """The bundles of the thread whose read failed (read again alone, by its key:
         other pages; or an error row naming it) and the position after it; `_NOTHING`
         as the position when there is no thread to name (the read ends there)."""
         where, params, wanted = self._thread_filter(only)
-        if failed is _NOTHING:  # (before a thread's first row: the next one, by the key index)
-            clauses, args = [where] if where else [], list(params)
-            if after is not None:
-                clause, more = self._key_sql(after, ">")
-                clauses.append(clause)
-                args.extend(more)
-            try:
-                row = self.con.execute(
-                    f"SELECT thread_id FROM checkpoints WHERE {self._fits}{''.join(' AND ' + c for c in clauses)} "
-                    f"ORDER BY {_THREAD} LIMIT 1", args,
-                ).fetchone()
-            except sqlite3.DatabaseError as again:
-                exc, row = again, None
-            failed = _NOTHING if row is None else row[0]
+        if failed is _NOTHING:  # (before a thread's first row: the next one)
+            failed, exc = self._next_thread(where, params, after, exc)
         prev = None if after is _AFTER_NULL else after
         if failed is _NOTHING or (after is not None and self._order.before(prev, failed) is False):
             # (no thread to name, or none past the last: the read cannot go on)
@@ -639,14 +650,56 @@ class SqliteReader(SourceReader):
             reason = f"SQLite reports the file damaged: reading stopped{where_} ({exc})"
             return [ThreadBundle(None, [], [], [LoadError(None, None, None, "file", reason)])], _NOTHING
         clause, args = self._key_sql(failed, "=")
-        try:
-            bundles = [b for _, b in self._bundles(" AND ".join(filter(None, [where, clause])), [*params, *args], wanted, _NOTHING, True)]
-        except sqlite3.DatabaseError as again:
+        alone = (" AND ".join(filter(None, [where, clause])), [*params, *args])
+        bundles = None
+        for _ in range(2):  # (twice when its special writes met damage: the second time read the other way)
+            by_key = True if self._writes_by_key is None else self._writes_by_key
+            try:
+                bundles = [b for _, b in self._bundles(*alone, wanted, _NOTHING, by_key)]
+                break
+            except sqlite3.DatabaseError as again:
+                exc = again
+                if self._writes is None or not self._writes.failed:
+                    break
+                self._other_writes_read()
+                if self._writes_by_key == by_key:
+                    break  # (both ways met damage)
+        if bundles is None:
             shown = _shown(failed)
-            reason = f"SQLite reports the file damaged: the thread could not be read ({again})"
+            reason = f"SQLite reports the file damaged: the thread could not be read ({exc})"
             bundles = [ThreadBundle(shown, [], [], [LoadError(shown, None, None, "file", reason)])]
         self._reading = _NOTHING
         return bundles, (_AFTER_NULL if failed is None else failed)
+
+    def _next_thread(self, where: str, params: list, after, exc: sqlite3.DatabaseError) -> tuple[object, sqlite3.DatabaseError]:
+        """The raw id of the first thread after `after` (`_NOTHING`: none), asked of the key
+        index and of the table (a scan of its rows' first pages: the key index may end early
+        or skip ahead where it is damaged). The reads go on the way that found it first: by
+        the index (one damaged thread costs one thread), else by the table."""
+        clauses, args = [where] if where else [], list(params)
+        if after is not None:
+            clause, more = self._key_sql(after, ">")
+            clauses.append(clause)
+            args.extend(more)
+        sql = (f"SELECT thread_id FROM {{table}} WHERE {self._fits}{''.join(' AND ' + c for c in clauses)} "
+               f"ORDER BY {_THREAD} LIMIT 1")
+        found = {}
+        for table in ("checkpoints", "checkpoints NOT INDEXED"):
+            try:
+                row = self.con.execute(sql.format(table=table), args).fetchone()
+            except sqlite3.DatabaseError as again:
+                exc = again
+                continue
+            if row is not None:
+                found[table] = row[0]
+        if not found:
+            return _NOTHING, exc
+        by_index, by_table = found.get("checkpoints", _NOTHING), found.get("checkpoints NOT INDEXED", _NOTHING)
+        if by_index is _NOTHING or (by_table is not _NOTHING and self._order.before(by_table, by_index)):
+            self._checkpoints = "checkpoints NOT INDEXED"
+            return by_table, exc
+        self._checkpoints = "checkpoints"
+        return by_index, exc
 
     def _key_sql(self, raw_id, op: str) -> tuple[str, list]:
         """`thread_id <op> raw_id` in SQL (`op`: ">" or "="), for any value a thread id can hold."""
@@ -667,12 +720,15 @@ class SqliteReader(SourceReader):
             where = " AND ".join(filter(None, [where, clause]))
             params = [*params, *args]
         prev = _NOTHING if after is None else (None if after is _AFTER_NULL else after)
-        by_key = self._writes_by_key or (self.options.wanted(only) is not None and wanted is None) or self.thread_range != (None, None)
+        by_key = self._writes_by_key
+        if by_key is None:
+            by_key = (self.options.wanted(only) is not None and wanted is None) or self.thread_range != (None, None)
         return self._bundles(where, params, wanted, prev, by_key)
 
     def _bundles(self, where: str, params: list, wanted: set[str] | None, prev, by_key: bool) -> Iterator[tuple[object, ThreadBundle]]:
         and_where = f" AND {where}" if where else ""
-        cps = self.con.execute(self._checkpoints_sql.format(where=and_where), params)
+        cps = self.con.execute(self._checkpoints_sql.format(table=self._checkpoints, where=and_where), params)
+        self._writes = None
         writes = self._special_writes(and_where, params, by_key)
         before = self._order.before
         for thread_id, rows in itertools.groupby(cps, key=_first):
@@ -707,10 +763,16 @@ class SqliteReader(SourceReader):
         # threads bound in the SQL (not filtered afterwards) is looked up by the key,
         # and so is one range of a split load: a worker reads many small ranges, and a
         # whole-table scan for each would cost more than the lookups of its own rows.
-        # (So is every read after damage: a scan would meet it again.)
+        # (After damage, `_other_writes_read` may choose otherwise.)
         indexed = "" if by_key else "NOT INDEXED"
-        rows = self.con.execute(self._writes_sql.format(indexed=indexed, where=and_where), [*SPECIAL_CHANNELS, *params])
-        return _WriteGroups(rows, self._order, functools.partial(self._out_of_order, table="writes"))
+        groups = self._writes = _WriteGroups(self._order, functools.partial(self._out_of_order, table="writes"), by_key)
+        try:
+            rows = self.con.execute(self._writes_sql.format(indexed=indexed, where=and_where), [*SPECIAL_CHANNELS, *params])
+        except sqlite3.DatabaseError:
+            groups.failed = True
+            raise
+        groups.start(rows)  # (its first row: a scan sorts them all here)
+        return groups
 
     def close(self) -> None:
         con = getattr(self, "con", None)
@@ -723,6 +785,13 @@ class SqliteReader(SourceReader):
         if self._tmpdir is not None:
             shutil.rmtree(self._tmpdir, ignore_errors=True)
             self._tmpdir = None
+
+
+def _oversized_error(row) -> LoadError:
+    """The error of a checkpoint row from `SqliteReader._oversized`: (cut key, was cut, size) x 3."""
+    shown = [_cut(row[i], row[i + 1]) for i in (0, 3, 6)]
+    column, size = next((c, row[i + 2]) for c, i in zip(_CHECKPOINT_KEYS, (0, 3, 6)) if key_size_problem(row[i + 2]))
+    return LoadError(*shown, "checkpoint", f"{column} {key_size_problem(size)}; row skipped")
 
 
 def _cut(prefix, was_cut) -> str | None:
@@ -787,22 +856,30 @@ class _WriteGroups:
     """Special-write rows grouped by thread id, handed out as the threads come by (in the
     file's order, `_Order`); rows with a key over the size cap become errors (`drain`)."""
 
-    def __init__(self, rows, order: _Order, out_of_order: Callable[[object, object], SourceError]) -> None:
+    def __init__(self, order: _Order, out_of_order: Callable[[object, object], SourceError], by_key: bool) -> None:
         self._order = order
         self._out_of_order = out_of_order
+        self.by_key = by_key  # how the rows are read (by key, or by a scan of the table)
+        self.failed = False  # SQLite raised while they were read
         self._errors: list[LoadError] = []
-        self._groups = itertools.groupby(self._sized(rows), key=_first)
         self._prev: object = _NOTHING
+
+    def start(self, rows) -> None:
+        self._groups = itertools.groupby(self._sized(rows), key=_first)
         self._pending = self._next()
 
     def _sized(self, rows):
-        for row in rows:
-            if row[8] is None:
-                yield row[:8]
-                continue
-            column, size = row[8], row[9]
-            shown = [_cut(v, c == column) for v, c in zip(row[:3], _WRITE_KEYS)]
-            self._errors.append(LoadError(*shown, "write", f"{row[5]}: {column} {key_size_problem(size)}; row skipped"))
+        try:
+            for row in rows:
+                if row[8] is None:
+                    yield row[:8]
+                    continue
+                column, size = row[8], row[9]
+                shown = [_cut(v, c == column) for v, c in zip(row[:3], _WRITE_KEYS)]
+                self._errors.append(LoadError(*shown, "write", f"{row[5]}: {column} {key_size_problem(size)}; row skipped"))
+        except sqlite3.DatabaseError:
+            self.failed = True
+            raise
 
     def _next(self):
         group = next(self._groups, None)

@@ -372,6 +372,24 @@ def test_damaged_pages_are_reported_and_every_thread_accounted_for(many, tmp_pat
     assert all(r["reason"].startswith("SQLite reports the file damaged: ") for r in thread_rows)
 
 
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("tree", ["sqlite_autoindex_checkpoints_1", "writes", "sqlite_autoindex_writes_1"])
+def test_a_damaged_key_index_or_writes_table_loses_no_thread_silently(many, tmp_path, monkeypatch, seed, tree):
+    # A leaf page header of the tree damaged, and bytes inside another of its pages: the
+    # reader goes on by the table where the key index fails, and reads special writes the
+    # other way (scan or key) where one way fails.
+    store, oracle_db = many
+    copy = copy_store_files(store, tmp_path)
+    rng = random.Random(seed)
+    leaf, other = rng.sample(table_pages(copy, tree)["leaf"], 2)
+    damage_pages(copy, [(leaf, 0, 8), (other, rng.randrange(8, 4000), 24)], rng)
+    single, split = _both_loads(monkeypatch, copy, tmp_path / "loads")
+    _accounted(single, oracle_db)
+    assert_same_tables(single, split, with_errors=True)
+    file_rows = rows(single, "SELECT reason FROM load_errors WHERE thread_id IS NULL AND stage = 'file'")
+    assert file_rows and all(r["reason"].startswith("SQLite reports the file damaged: ") for r in file_rows)
+
+
 def test_a_thread_sqlite_cannot_read_is_named_and_the_read_goes_on(many, tmp_path, monkeypatch):
     # One checkpoint's overflow page pointer (in its table cell) aimed past the end of the
     # file: SQLite raises while reading that thread; it becomes one row naming it, and
