@@ -32,6 +32,15 @@ def key_too_long(value: object) -> str | None:
         size = len(value)
     else:
         return None
+    return key_size_problem(size)
+
+
+def key_size_problem(size: int) -> str | None:
+    """`key_too_long` for a key known by its size only (a reader that measured it without fetching it).
+
+    >>> key_size_problem(4096) is None, key_size_problem(4097)
+    (True, 'is 4097 bytes long, over the 4096-byte limit for a key')
+    """
     return None if size <= KEY_MAX_BYTES else f"is {size} bytes long, over the {KEY_MAX_BYTES}-byte limit for a key"
 
 

@@ -16,6 +16,37 @@ depends on its WAL state, so that the file and its folder stay byte-identical:
   main file meanwhile is then also in the copied `-wal`, which overrides it,
   and a half-written last frame of a live writer fails SQLite's checksums. A
   restarted `-wal` holds only newer frames, so the copy is taken again.
+
+Damaged and crafted files (issue 18) are read under three rules:
+
+- **Key sizes** are capped (`records.KEY_MAX_BYTES`, UTF-8 bytes in every file
+  encoding) in SQL: a checkpoint row whose thread_id, checkpoint_ns or
+  checkpoint_id is longer is never fetched; it is listed from the primary-key
+  index alone, its keys cut to 64 characters, and reported (one `load_errors`
+  row per checkpoint row). A longer parent id is taken as none and reported, a
+  special write with a longer key is reported and skipped.
+- **Order** is the file's: SQLite sorts TEXT by the bytes of the file's encoding
+  (BINARY collation), and UTF-16 code units do not sort as code points. Every
+  query sorts and compares with an explicit `COLLATE BINARY` (a key column
+  declared NOCASE is then sorted instead of read off its index, and such a file
+  is not split), and the orders Python relies on come from `_Order`. A thread's
+  rows must come in strictly increasing key order; an index that says otherwise
+  (damage) fails the load with one line naming the threads.
+- **File damage**: `PRAGMA quick_check` runs on files up to `QUICK_CHECK_MAX_BYTES`
+  (256 MiB: it reads every page, about 1 GB/s measured, so a larger file would
+  pay a second or more) when all threads are read, once per load (by the reader
+  of the first thread range, in a thread of its own while the rows are decoded);
+  what it finds is one `load_errors` row without a thread (stage `file`). An
+  error SQLite raises while reading a thread makes that thread one `load_errors`
+  row (stage `file`, the thread named) after it was read again alone, and the
+  read goes on after it: the next thread is asked of the key index and of the
+  table (either may be the damaged one), and special writes are read the other
+  way (scan or key) once one way met damage. Each thread is read by one reader,
+  so a split load and a single-process one report the same rows. A table or key
+  index that cannot be read from its root page (`_check_roots`) leaves no thread
+  to read: the load fails with one line. A damaged key index makes `thread_count`
+  unknown and incremental loads fail with one line (`key_digests`); a damaged or
+  disordered one makes the load single-process (`split`).
 """
 
 from __future__ import annotations
@@ -26,6 +57,7 @@ import json
 import operator
 import shutil
 import sqlite3
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from urllib.parse import quote
@@ -35,7 +67,8 @@ import ormsgpack
 from loaders import _native
 from loaders.decode import UNPACK_OPT, DecodeError, decode_typed, outer_hook, plain
 from loaders.records import (
-    SPECIAL_CHANNELS, LoadError, Payloads, RawCheckpoint, RawWrite, SourceError, ThreadBundle, weighted_ranges,
+    KEY_MAX_BYTES, SPECIAL_CHANNELS, LoadError, Payloads, RawCheckpoint, RawWrite, SourceError, ThreadBundle,
+    key_size_problem, weighted_ranges,
 )
 from loaders.scratch import scratch_dir
 from loaders.source import SPLIT_MIN_BYTES, Capabilities, Source, SourceOptions, SourceReader
@@ -51,14 +84,20 @@ _CHECKPOINT_COLUMNS = {"thread_id", "checkpoint_ns", "checkpoint_id", "parent_ch
 _WRITE_COLUMNS = {"thread_id", "checkpoint_ns", "checkpoint_id", "task_id", "idx", "channel", "type", "value"}
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 
-_CHECKPOINTS_SQL = (
-    "SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata "
-    "FROM checkpoints {where} ORDER BY thread_id, checkpoint_ns, checkpoint_id"
-)
-_WRITES_SQL = (
-    "SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value "
-    "FROM writes {indexed} WHERE channel IN (?, ?, ?) {where} ORDER BY thread_id, checkpoint_ns, checkpoint_id, task_id, idx"
-)
+# Keys are always sorted and compared by SQLite's BINARY collation, whatever a column
+# declares (see the module docstring): on a BINARY index this costs nothing.
+_THREAD = "thread_id COLLATE BINARY"
+_KEY_ORDER = f"{_THREAD}, checkpoint_ns COLLATE BINARY, checkpoint_id COLLATE BINARY"
+_CHECKPOINT_KEYS = ("thread_id", "checkpoint_ns", "checkpoint_id")
+_WRITE_KEYS = ("thread_id", "checkpoint_ns", "checkpoint_id", "task_id")
+_SHOWN_CHARS = 64  # how much of an oversized key `load_errors` shows
+
+QUICK_CHECK_MAX_BYTES = 256 << 20
+_QUICK_CHECK_FINDINGS = 10  # asked of SQLite; the first three are shown
+# The text encodings of a SQLite file, as Python codecs (None: UTF-8, where str order is the file's).
+_CODECS = {"UTF-8": None, "UTF-16le": "utf-16-le", "UTF-16be": "utf-16-be"}
+_NOTHING = object()  # no thread yet
+_AFTER_NULL = object()  # a restart position after the threads whose id is NULL
 
 
 def _wal_id(wal: Path) -> bytes | None:
@@ -94,16 +133,106 @@ def snapshot_copy(path: Path, wal: Path, folder: Path, attempts: int = 50) -> Pa
 
 class _BadText(str):
     """A TEXT value that is not valid UTF-8, decoded with U+FFFD replacements: only ever
-    shown in `load_errors`, never loaded as a key (two such values may look alike)."""
+    shown in `load_errors`, never loaded as a key. It equals only a `_BadText` of the same
+    `raw` bytes (as SQLite gave them): a valid id that looks alike is another thread."""
 
-    __slots__ = ()
+    raw: bytes
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is _BadText and self.raw == other.raw
+
+    def __ne__(self, other: object) -> bool:
+        return not self.__eq__(other)
+
+    __hash__ = str.__hash__
 
 
 def _text(raw: bytes) -> str:
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError:
-        return _BadText(raw.decode("utf-8", "replace"))
+        bad = _BadText(raw.decode("utf-8", "replace"))
+        bad.raw = raw
+        return bad
+
+
+def _utf8_size(codec: str, raw: bytes) -> int:
+    """The UTF-8 size of UTF-16 text given as its bytes (`tl_utf8_size` in SQL)."""
+    try:
+        return len(raw.decode(codec, "surrogatepass").encode("utf-8", "surrogatepass"))
+    except UnicodeDecodeError:  # an odd byte out: as the text reads back
+        return len(raw.decode(codec, "replace").encode("utf-8"))
+
+
+class _KeySql:
+    """SQL measuring key values in UTF-8 bytes (the unit of `KEY_MAX_BYTES`) without
+    fetching them. In a UTF-8 file that is their stored size; UTF-16 text takes 1/2 to
+    3/2 of its stored size in UTF-8, so only a stored size in between is measured, by
+    `tl_utf8_size` (Python, on a value of at most 8 kB)."""
+
+    def __init__(self, codec: str | None) -> None:
+        self.codec = codec
+
+    def size(self, col: str) -> str:
+        stored = f"ifnull(length(CAST({col} AS BLOB)), 0)"
+        if self.codec is None:
+            return stored
+        return f"(CASE WHEN typeof({col}) = 'text' THEN tl_utf8_size(CAST({col} AS BLOB)) ELSE {stored} END)"
+
+    def fits(self, col: str) -> str:
+        stored = f"ifnull(length(CAST({col} AS BLOB)), 0)"
+        if self.codec is None:
+            return f"{stored} <= {KEY_MAX_BYTES}"
+        return (
+            f"(CASE WHEN typeof({col}) <> 'text' THEN {stored} <= {KEY_MAX_BYTES} "
+            f"WHEN {stored} <= {KEY_MAX_BYTES * 2 // 3} THEN 1 WHEN {stored} > {KEY_MAX_BYTES * 2} THEN 0 "
+            f"ELSE tl_utf8_size(CAST({col} AS BLOB)) <= {KEY_MAX_BYTES} END)"
+        )
+
+    def all_fit(self, cols: tuple[str, ...]) -> str:
+        return " AND ".join(self.fits(c) for c in cols)
+
+
+class _Order:
+    """Where key values sort in one file, as SQLite sorts them: NULL, numbers, text, BLOBs;
+    text by the bytes of the file's encoding (BINARY collation).
+
+    >>> _Order("utf-16-le").before("\u4e2d", "a"), _Order(None).before("\u4e2d", "a")
+    (True, False)
+    """
+
+    __slots__ = ("codec",)
+
+    def __init__(self, codec: str | None) -> None:
+        self.codec = codec
+
+    def stored(self, text: str) -> bytes | None:
+        """The bytes of `text` in the file (None: a `_BadText` not representable)."""
+        if isinstance(text, _BadText):
+            if self.codec is None:
+                return text.raw
+            try:
+                return text.raw.decode("utf-8", "surrogatepass").encode(self.codec, "surrogatepass")
+            except UnicodeError:
+                return None
+        return text.encode(self.codec or "utf-8", "surrogatepass")
+
+    def key(self, value) -> tuple | None:
+        if value is None:
+            return (0, 0)
+        if isinstance(value, (int, float)):
+            return (1, value)
+        if isinstance(value, bytes):
+            return (3, value)
+        stored = self.stored(value)
+        return None if stored is None else (2, stored)
+
+    def before(self, a, b) -> bool | None:
+        """Whether `a` sorts strictly before `b` (None: cannot tell). Runs once per thread."""
+        if self.codec is None and type(a) is str and type(b) is str:
+            return a < b
+        ka, kb = self.key(a), self.key(b)
+        return None if ka is None or kb is None else ka < kb
 
 
 def _key_problem(value) -> str | None:
@@ -113,6 +242,15 @@ def _key_problem(value) -> str | None:
     if isinstance(value, _BadText):
         return "is not valid UTF-8 text"
     return f"is {'NULL' if value is None else 'a ' + type(value).__name__}, not text"
+
+
+def _parent_problem(parent) -> str | None:
+    """`_key_problem` of a parent id; the checkpoints query gives one over the size cap
+    as minus its size (`SqliteReader._open`: it is never fetched), so a stored integer
+    below that reads as one too: both are taken as none."""
+    if type(parent) is int and parent < -KEY_MAX_BYTES:
+        return key_size_problem(-parent)
+    return _key_problem(parent)
 
 
 def _shown(value) -> str | None:
@@ -160,7 +298,7 @@ class SqliteSource(Source):
 
 
 class SqliteReader(SourceReader):
-    """An opened SQLite store; see the module docstring for how it is opened."""
+    """An opened SQLite store; see the module docstring for how it is opened and how damage is read."""
 
     capabilities = Capabilities(split=True, handoff=True, key_digests=True)
 
@@ -169,9 +307,16 @@ class SqliteReader(SourceReader):
         self.options = options
         self._tmpdir: str | None = None
         self._snapshot: Path | None = None
+        # How special writes are read once damage was met reading them (None: as `threads_after`
+        # chooses), and the ways that met damage ({True: by key, False: by a scan}).
+        self._writes_by_key: bool | None = None
+        self._writes_failed: set[bool] = set()
+        self._writes: _WriteGroups | None = None  # the special writes being read
+        self._checkpoints = "checkpoints"  # "checkpoints NOT INDEXED" where its key index met damage (`_next_thread`)
+        self._reading: object = _NOTHING  # the raw id of the thread being read
         if snapshot is not None:
             # A worker reading the loading process's snapshot (`handoff`): same state, no second copy.
-            self._open(lambda: sqlite3.connect(str(snapshot), isolation_level=None))
+            self._open(lambda: sqlite3.connect(str(snapshot), isolation_level=None), snapshot)
             return
         if not path.is_file():
             raise SourceError(f"{path}: no such file (expected a SqliteSaver checkpoint file)")
@@ -180,7 +325,7 @@ class SqliteReader(SourceReader):
                 raise SourceError(f"{path}: not a SQLite database (expected a SqliteSaver checkpoint file)")
         wal = path.with_name(path.name + "-wal")
         if not (wal.is_file() and wal.stat().st_size > 0):
-            self._open(lambda: _connect_immutable(path))
+            self._open(lambda: _connect_immutable(path), None)
             return
 
         def connect_snapshot() -> sqlite3.Connection:
@@ -188,9 +333,9 @@ class SqliteReader(SourceReader):
             self._snapshot = snapshot_copy(path, wal, Path(self._tmpdir))
             return sqlite3.connect(str(self._snapshot), isolation_level=None)
 
-        self._open(connect_snapshot)
+        self._open(connect_snapshot, None)
 
-    def _open(self, connect: Callable[[], sqlite3.Connection]) -> None:
+    def _open(self, connect: Callable[[], sqlite3.Connection], copy: Path | None) -> None:
         path = self.path
         try:
             self.con = connect()
@@ -198,12 +343,56 @@ class SqliteReader(SourceReader):
             # One read transaction: every query below sees the same snapshot.
             self.con.execute("BEGIN")
             self._check_schema()
+            codec = _CODECS.get(self.con.execute("PRAGMA encoding").fetchone()[0])
+            page_size = self.con.execute("PRAGMA page_size").fetchone()[0]
+            self._bytes = page_size * self.con.execute("PRAGMA page_count").fetchone()[0]
         except sqlite3.DatabaseError as exc:
             self.close()
             raise SourceError(f"{path}: unreadable SQLite file ({exc})") from None
         except SourceError:
             self.close()
             raise
+        copy = copy if copy is not None else self._snapshot
+        # A second connection to the same unchanging state, for `PRAGMA quick_check` in a thread
+        # (SQLite's own VFS: the read-ahead one serves the reading connection).
+        if copy is not None:
+            self._second = functools.partial(sqlite3.connect, str(copy), isolation_level=None, check_same_thread=False)
+        else:
+            self._second = functools.partial(
+                sqlite3.connect, _uri(path, mode="ro", immutable="1"), uri=True, isolation_level=None, check_same_thread=False,
+            )
+        self._order = _Order(codec)
+        self._keys = _KeySql(codec)
+        if codec is not None:
+            self.con.create_function("tl_utf8_size", 1, functools.partial(_utf8_size, codec), deterministic=True)
+        self._queries()
+
+    def _queries(self) -> None:
+        """The reading queries, with the size cap of the file's encoding (`_KeySql`).
+
+        Checkpoints: rows whose keys fit (the others are `_oversized`); a parent id
+        that does not fit comes as minus its size (`_parent_problem`). Special writes:
+        every row, a key that does not fit cut short, with the column's name and size
+        in two more columns (few rows: a Python check each is cheap there).
+        """
+        keys = self._keys
+        self._fits = keys.all_fit(_CHECKPOINT_KEYS)
+        parent = (f"CASE WHEN {keys.fits('parent_checkpoint_id')} THEN parent_checkpoint_id "
+                  f"ELSE -{keys.size('parent_checkpoint_id')} END")
+        self._checkpoints_sql = (
+            f"SELECT thread_id, checkpoint_ns, checkpoint_id, {parent}, type, checkpoint, metadata "
+            f"FROM {{table}} WHERE {self._fits}{{where}} ORDER BY {_KEY_ORDER}"
+        )
+        fit = {c: keys.fits(c) for c in _WRITE_KEYS}
+        cut = ", ".join(f"CASE WHEN {fit[c]} THEN {c} ELSE substr({c}, 1, {_SHOWN_CHARS}) END" for c in _WRITE_KEYS)
+        too_long = " ".join(f"WHEN NOT {fit[c]} THEN '{c}'" for c in _WRITE_KEYS)
+        size = " ".join(f"WHEN NOT {fit[c]} THEN {keys.size(c)}" for c in _WRITE_KEYS)
+        self._writes_sql = (
+            f"SELECT {cut}, idx, channel, type, CASE WHEN {' AND '.join(fit.values())} THEN value END, "
+            f"CASE {too_long} END, CASE {size} END "
+            f"FROM writes {{indexed}} WHERE channel COLLATE BINARY IN (?, ?, ?){{where}} "
+            f"ORDER BY {_KEY_ORDER}, task_id COLLATE BINARY, idx"
+        )
 
     def _check_schema(self) -> None:
         tables = {r[0] for r in self.con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
@@ -236,13 +425,24 @@ class SqliteReader(SourceReader):
         when the id list is too long to bind (SQLite caps bound parameters)."""
         selected = self.options.wanted(only)
         wanted = set(selected) if selected is not None else None
-        clauses, params = self.thread_range.sql()
+        clauses, params = self.thread_range.sql(_THREAD)
         if wanted is not None and len(wanted) <= 500:
             ids = sorted(wanted)
-            clauses.append(f"thread_id IN ({','.join('?' * len(ids))})" if ids else "FALSE")
+            clauses.append(f"{_THREAD} IN ({','.join('?' * len(ids))})" if ids else "FALSE")
             params.extend(ids)
             wanted = None
         return " AND ".join(clauses), params, wanted
+
+    def _key_index_binary(self) -> bool:
+        """Whether an index orders checkpoints by (thread_id, checkpoint_ns, checkpoint_id)
+        under BINARY: else every read sorts (a key column declared NOCASE, say)."""
+        for (name,) in self.con.execute("SELECT name FROM pragma_index_list('checkpoints')").fetchall():
+            cols = self.con.execute(
+                "SELECT name, coll FROM pragma_index_xinfo(?) WHERE key ORDER BY seqno", (name,)
+            ).fetchall()[:3]
+            if [c for c, _ in cols] == list(_CHECKPOINT_KEYS) and all(coll == "BINARY" for _, coll in cols):
+                return True
+        return False
 
     def split(self, n: int, min_bytes: int = SPLIT_MIN_BYTES) -> list[tuple[str | None, str | None]]:
         """Thread-id ranges holding about equal decoding work, for `n` workers.
@@ -251,31 +451,45 @@ class SqliteReader(SourceReader):
         re-serializes the whole list), so threads are weighed by k², counted from the
         primary-key index alone: summing `length(checkpoint)` instead reads every
         row's pages (seconds on a large file). A file under `min_bytes` is not
-        split: starting workers would cost more than it saves.
+        split: starting workers would cost more than it saves; nor is one whose key
+        index is not BINARY (each range would sort the whole table), damaged or out
+        of order (one process reads on past the damage and reports it, or fails).
         """
         if n <= 1 or self.path.stat().st_size < min_bytes:
             return [(None, None)]
         where, params, _ = self._thread_filter(None)
         try:
+            if not self._key_index_binary():
+                return [(None, None)]
             rows = self.con.execute(
-                f"SELECT thread_id, count(*) FROM checkpoints {'WHERE ' + where if where else ''} "
-                "GROUP BY thread_id ORDER BY thread_id",
+                f"SELECT thread_id, count(*) FROM checkpoints WHERE {self._keys.fits('thread_id')}"
+                f"{' AND ' + where if where else ''} GROUP BY {_THREAD} ORDER BY {_THREAD}",
                 params,
             ).fetchall()
-        except sqlite3.DatabaseError as exc:
-            raise self._damaged(exc) from None
+        except sqlite3.DatabaseError:
+            return [(None, None)]
+        before = self._order.before
+        if any(before(a[0], b[0]) is False for a, b in zip(rows, rows[1:])):
+            return [(None, None)]  # (an index out of order: the one reader fails in one line, or reads on)
         rows = [r for r in rows if type(r[0]) is str]
         return weighted_ranges([(t, k * k) for t, k in rows], n)
 
+    def _out_of_order(self, prev, cur, table: str = "checkpoints") -> SourceError:
+        return SourceError(
+            f"{self.path}: the {table} index is out of order (damaged): thread {_shown(cur)!r:.80} comes after "
+            f"thread {_shown(prev)!r:.80}; rebuild it on a copy (sqlite3 copy.sqlite REINDEX) and load the copy"
+        )
+
     def thread_count(self) -> int | None:
+        """Distinct thread ids (None when the key index is damaged: the read reports it)."""
         where, params, wanted = self._thread_filter(None)
         if wanted is not None:
             return len(wanted)
-        sql = f"SELECT COUNT(DISTINCT thread_id) FROM checkpoints {'WHERE ' + where if where else ''}"
+        sql = f"SELECT COUNT(DISTINCT {_THREAD}) FROM checkpoints {'WHERE ' + where if where else ''}"
         try:
             return self.con.execute(sql, params).fetchone()[0]
-        except sqlite3.DatabaseError as exc:
-            raise self._damaged(exc) from None
+        except sqlite3.DatabaseError:
+            return None
 
     def _damaged(self, exc: sqlite3.DatabaseError) -> SourceError:
         # Pages found damaged while reading (the header and schema were fine): the
@@ -283,9 +497,12 @@ class SqliteReader(SourceReader):
         return SourceError(f"{self.path}: unreadable SQLite file ({exc})")
 
     def checkpoint_keys(self) -> Iterator[tuple[str, str, str]]:
-        # Rows whose thread_id is not clean text are never loaded (see `threads`).
+        # Rows whose thread_id is not clean text, or whose keys are too long, are never loaded (see `threads`).
         try:
-            yield from (k for k in self.con.execute("SELECT thread_id, checkpoint_ns, checkpoint_id FROM checkpoints") if type(k[0]) is str)
+            yield from (
+                k for k in self.con.execute(f"SELECT thread_id, checkpoint_ns, checkpoint_id FROM checkpoints WHERE {self._fits}")
+                if type(k[0]) is str
+            )
         except sqlite3.DatabaseError as exc:
             raise self._damaged(exc) from None
 
@@ -297,79 +514,248 @@ class SqliteReader(SourceReader):
         `pipeline.KEY_DIGEST_SQL`'s, length-prefixed so that no two key sets share it.
         """
         try:
-            yield from (
-                r for r in self.con.execute(
-                    "SELECT thread_id, group_concat(length(checkpoint_ns) || ':' || checkpoint_ns || "
-                    "length(checkpoint_id) || ':' || checkpoint_id, '') FROM "
-                    "(SELECT thread_id, checkpoint_ns, checkpoint_id FROM checkpoints ORDER BY thread_id, checkpoint_ns, checkpoint_id) "
-                    "GROUP BY thread_id"
-                ) if type(r[0]) is str
-            )
+            rows = self.con.execute(
+                "SELECT thread_id, group_concat(length(checkpoint_ns) || ':' || checkpoint_ns || "
+                "length(checkpoint_id) || ':' || checkpoint_id, '') FROM "
+                f"(SELECT thread_id, checkpoint_ns, checkpoint_id FROM checkpoints WHERE {self._fits} ORDER BY {_KEY_ORDER}) "
+                f"GROUP BY {_THREAD} ORDER BY {_THREAD}"
+            ).fetchall()
         except sqlite3.DatabaseError as exc:
             raise self._damaged(exc) from None
+        yield from (r for r in rows if type(r[0]) is str)
+
+    # --- threads ------------------------------------------------------------------
 
     def threads(self, only: frozenset[str] | None = None) -> Iterator[ThreadBundle]:
+        check = None
+        if self.thread_range.lo is None and self.options.wanted(only) is None and self._bytes <= QUICK_CHECK_MAX_BYTES:
+            check = _QuickCheck(self._second)  # once per load: the reader of the first range (or of all)
         try:
+            yield from self._oversized(only)
             yield from self._threads_decoded(only)
-        except sqlite3.DatabaseError as exc:
-            raise self._damaged(exc) from None
+            if check is not None and check.wait():
+                yield ThreadBundle(None, [], [], [LoadError(None, None, None, "file", check.reason())])
+        finally:
+            if check is not None:
+                check.cancel()
 
-    def _threads_decoded(self, only: frozenset[str] | None) -> Iterator[ThreadBundle]:
-        """`threads_after` with sqlite3's own UTF-8 decoding while the text is valid.
-
-        `_text` (a Python call per TEXT value, five per checkpoint row) costs about
-        2 % of a load; the built-in `str` factory decodes in C but raises on the
-        first value that is not UTF-8. Then the read starts again with `_text`:
-        after the last thread handed over when its id was text (ids come in
-        order), else from the start, skipping the threads already handed over.
-        """
-        done = 0  # threads handed over
-        last: object = None  # the raw id of the last one
-        self.con.text_factory = str if FAST_TEXT else _text
+    def _oversized(self, only: frozenset[str] | None) -> Iterator[ThreadBundle]:
+        """Checkpoint rows with a key over `KEY_MAX_BYTES`, reported from the key index alone
+        (their keys cut short), in bundles of at most 1,000 errors; from the table when the
+        index is damaged."""
+        where, params, _ = self._thread_filter(only)
+        cut = ", ".join(
+            f"substr({c}, 1, {_SHOWN_CHARS}), length({c}) > {_SHOWN_CHARS}, {self._keys.size(c)}" for c in _CHECKPOINT_KEYS
+        )
+        sql = f"SELECT {cut} FROM {{table}} WHERE NOT ({self._fits}){' AND ' + where if where else ''} ORDER BY {_KEY_ORDER}"
+        errors: list[LoadError] = []
+        done = 0  # rows reported (the table gives them again in the same order)
         try:
             try:
-                for raw_id, bundle in self.threads_after(only, None):
-                    yield bundle
-                    done, last = done + 1, raw_id
-                return
-            except sqlite3.OperationalError as exc:
-                if self.con.text_factory is _text or not str(exc).startswith("Could not decode to UTF-8"):
-                    raise
-            self.con.text_factory = _text
-            after = last if type(last) is str else None
-            skip = 0 if after is not None else done
-            for raw_id, bundle in self.threads_after(only, after):
-                if skip:
-                    skip -= 1
-                    continue
-                yield bundle
+                for row in itertools.islice(self.con.execute(sql.format(table="checkpoints"), params), done, None):
+                    if errors and (len(errors) >= 1000 or errors[-1].thread_id != _cut(row[0], row[1])):
+                        yield ThreadBundle(None, [], [], errors)
+                        errors = []
+                    errors.append(_oversized_error(row))
+                    done += 1
+            except sqlite3.DatabaseError:  # (the key index is damaged: the table may not be)
+                for row in itertools.islice(self.con.execute(sql.format(table="checkpoints NOT INDEXED"), params), done, None):
+                    errors.append(_oversized_error(row))
+        except sqlite3.DatabaseError as exc:
+            reason = f"SQLite reports the file damaged: the keys could not be measured ({exc})"
+            errors.append(LoadError(None, None, None, "file", reason))
+        if errors:
+            yield ThreadBundle(None, [], [], errors)
+
+    def _threads_decoded(self, only: frozenset[str] | None) -> Iterator[ThreadBundle]:
+        """`threads_after` from the start, again after any thread where the read stopped.
+
+        sqlite3's built-in `str` text factory decodes UTF-8 in C (`_text`, a Python
+        call per TEXT value, five per checkpoint row, costs about 2 % of a load) but
+        raises on the first value that is not UTF-8: the read then goes on with
+        `_text` after the last thread handed over. An error SQLite raises while a
+        thread is read (a damaged page) makes that thread one error row
+        (`_after_damage`), and the read goes on after it.
+        """
+        after = None  # where the next read starts: after this raw thread id (None: at the first)
+        self.con.text_factory = str if FAST_TEXT else _text
+        try:
+            while True:
+                damage, self._reading = None, _NOTHING
+                try:
+                    for raw_id, bundle in self.threads_after(only, after):
+                        self._reading = _NOTHING
+                        yield bundle
+                        if raw_id is not _NOTHING:
+                            after = _AFTER_NULL if raw_id is None else raw_id
+                    return
+                except sqlite3.DatabaseError as exc:
+                    if not (self.con.text_factory is str and str(exc).startswith("Could not decode to UTF-8")):
+                        damage = exc
+                    self.con.text_factory = _text
+                if damage is not None:
+                    self._check_roots()
+                    if self._writes is not None and self._writes.failed:
+                        self._other_writes_read()
+                    failed, self._reading = self._reading, _NOTHING
+                    bundles, after = self._after_damage(only, after, failed, damage)
+                    yield from bundles
+                    if after is _NOTHING:
+                        return
         finally:
             if self.con is not None:  # (None: the reader was closed before this generator was)
                 self.con.text_factory = _text
 
-    def threads_after(self, only: frozenset[str] | None, after: str | None) -> Iterator[tuple[object, ThreadBundle]]:
-        """(raw thread id, bundle) for every thread, or every thread whose id sorts after `after`."""
+    def _other_writes_read(self) -> None:
+        """Special writes met damage: read them the other way (by key, or by a scan of the
+        table: damage in the table or in its index), or by key when both met it (then a
+        thread whose writes cannot be read is reported)."""
+        failed = self._writes.by_key
+        self._writes_failed.add(failed)
+        self._writes_by_key = True if (not failed) in self._writes_failed else not failed
+
+    def _check_roots(self) -> None:
+        """Fail the source when a table or key index cannot be read from its root page (its
+        first and its last row both fail): then no thread can be read, and the file is
+        unusable, not damaged in places."""
+        for tree, order in (
+            ("checkpoints NOT INDEXED", ["rowid"]), ("checkpoints", _KEY_ORDER.split(", ")),
+            ("writes NOT INDEXED", ["rowid"]), ("writes", [*_KEY_ORDER.split(", "), "task_id COLLATE BINARY", "idx"]),
+        ):
+            failed = []
+            for direction in ("ASC", "DESC"):
+                try:
+                    self.con.execute(
+                        f"SELECT thread_id FROM {tree} ORDER BY {', '.join(f'{o} {direction}' for o in order)} LIMIT 1"
+                    ).fetchall()
+                except sqlite3.OperationalError as exc:
+                    if not str(exc).startswith("no such column"):  # (a table WITHOUT ROWID: its key is its order)
+                        failed.append(exc)
+                except sqlite3.DatabaseError as exc:
+                    failed.append(exc)
+            if len(failed) == 2:
+                raise self._damaged(failed[0]) from None
+
+    def _after_damage(self, only, after, failed, exc: sqlite3.DatabaseError) -> tuple[list[ThreadBundle], object]:
+        """The bundles of the thread whose read failed (read again alone, by its key:
+        other pages; or an error row naming it) and the position after it; `_NOTHING`
+        as the position when there is no thread to name (the read ends there)."""
+        where, params, wanted = self._thread_filter(only)
+        if failed is _NOTHING:  # (before a thread's first row: the next one)
+            failed, exc = self._next_thread(where, params, after, exc)
+        prev = None if after is _AFTER_NULL else after
+        if failed is _NOTHING or (after is not None and self._order.before(prev, failed) is False):
+            # (no thread to name, or none past the last: the read cannot go on)
+            where_ = "" if after is None else f" after thread {_shown(prev)!r:.80}"
+            reason = f"SQLite reports the file damaged: reading stopped{where_} ({exc})"
+            return [ThreadBundle(None, [], [], [LoadError(None, None, None, "file", reason)])], _NOTHING
+        clause, args = self._key_sql(failed, "=")
+        alone = (" AND ".join(filter(None, [where, clause])), [*params, *args])
+        bundles = None
+        for _ in range(2):  # (twice when its special writes met damage: the second time read the other way)
+            by_key = True if self._writes_by_key is None else self._writes_by_key
+            try:
+                bundles = [b for _, b in self._bundles(*alone, wanted, _NOTHING, by_key)]
+                break
+            except sqlite3.DatabaseError as again:
+                exc = again
+                if self._writes is None or not self._writes.failed:
+                    break
+                self._other_writes_read()
+                if self._writes_by_key == by_key:
+                    break  # (both ways met damage)
+        if bundles is None:
+            shown = _shown(failed)
+            reason = f"SQLite reports the file damaged: the thread could not be read ({exc})"
+            bundles = [ThreadBundle(shown, [], [], [LoadError(shown, None, None, "file", reason)])]
+        self._reading = _NOTHING
+        return bundles, (_AFTER_NULL if failed is None else failed)
+
+    def _next_thread(self, where: str, params: list, after, exc: sqlite3.DatabaseError) -> tuple[object, sqlite3.DatabaseError]:
+        """The raw id of the first thread after `after` (`_NOTHING`: none), asked of the key
+        index and of the table (a scan of its rows' first pages: the key index may end early
+        or skip ahead where it is damaged). The reads go on the way that found it first: by
+        the index (one damaged thread costs one thread), else by the table."""
+        clauses, args = [where] if where else [], list(params)
+        if after is not None:
+            clause, more = self._key_sql(after, ">")
+            clauses.append(clause)
+            args.extend(more)
+        sql = (f"SELECT thread_id FROM {{table}} WHERE {self._fits}{''.join(' AND ' + c for c in clauses)} "
+               f"ORDER BY {_THREAD} LIMIT 1")
+        found = {}
+        for table in ("checkpoints", "checkpoints NOT INDEXED"):
+            try:
+                row = self.con.execute(sql.format(table=table), args).fetchone()
+            except sqlite3.DatabaseError as again:
+                exc = again
+                continue
+            if row is not None:
+                found[table] = row[0]
+        if not found:
+            return _NOTHING, exc
+        by_index, by_table = found.get("checkpoints", _NOTHING), found.get("checkpoints NOT INDEXED", _NOTHING)
+        if by_index is _NOTHING or (by_table is not _NOTHING and self._order.before(by_table, by_index)):
+            self._checkpoints = "checkpoints NOT INDEXED"
+            return by_table, exc
+        self._checkpoints = "checkpoints"
+        return by_index, exc
+
+    def _key_sql(self, raw_id, op: str) -> tuple[str, list]:
+        """`thread_id <op> raw_id` in SQL (`op`: ">" or "="), for any value a thread id can hold."""
+        if raw_id is None or raw_id is _AFTER_NULL:
+            return ("thread_id IS NOT NULL" if op == ">" else "thread_id IS NULL"), []
+        if isinstance(raw_id, _BadText):
+            stored = self._order.stored(raw_id)
+            if stored is None:
+                raise SourceError(f"{self.path}: cannot read on after the thread id {raw_id!r:.80} (not text of the file's encoding)")
+            return f"{_THREAD} {op} CAST(? AS TEXT)", [stored]
+        return f"{_THREAD} {op} ?", [raw_id]
+
+    def threads_after(self, only: frozenset[str] | None, after) -> Iterator[tuple[object, ThreadBundle]]:
+        """(raw thread id, bundle) for every thread, or every thread whose raw id sorts after `after`."""
         where, params, wanted = self._thread_filter(only)
         if after is not None:
-            where = " AND ".join(filter(None, [where, "thread_id > ?"]))
-            params = [*params, after]
-        cps = self.con.execute(_CHECKPOINTS_SQL.format(where=f"WHERE {where}" if where else ""), params)
-        writes = self._special_writes(only, where, params, wanted)
+            clause, args = self._key_sql(after, ">")
+            where = " AND ".join(filter(None, [where, clause]))
+            params = [*params, *args]
+        prev = _NOTHING if after is None else (None if after is _AFTER_NULL else after)
+        by_key = self._writes_by_key
+        if by_key is None:
+            by_key = (self.options.wanted(only) is not None and wanted is None) or self.thread_range != (None, None)
+        return self._bundles(where, params, wanted, prev, by_key)
+
+    def _bundles(self, where: str, params: list, wanted: set[str] | None, prev, by_key: bool) -> Iterator[tuple[object, ThreadBundle]]:
+        and_where = f" AND {where}" if where else ""
+        cps = self.con.execute(self._checkpoints_sql.format(table=self._checkpoints, where=and_where), params)
+        self._writes = None
+        writes = self._special_writes(and_where, params, by_key)
+        before = self._order.before
         for thread_id, rows in itertools.groupby(cps, key=_first):
+            # A thread's rows come together, so each thread id sorts after the one before
+            # (one comparison per thread); an index that says otherwise is damaged.
+            if prev is not _NOTHING and before(prev, thread_id) is False:
+                raise self._out_of_order(prev, thread_id)
+            prev = self._reading = thread_id
             problem = _key_problem(thread_id)
             if problem is not None:
                 # No id to load these rows under (a hostile or damaged file): report each, load none.
                 bad = [LoadError(_shown(r[0]), _shown(r[1]), _shown(r[2]), "checkpoint", f"thread_id {problem}; row skipped") for r in rows]
-                yield thread_id, ThreadBundle(_shown(thread_id), [], [], bad)
+                yield thread_id, ThreadBundle(_shown(thread_id), [], [], bad + writes.drain())
                 continue
             thread_writes = writes.take(thread_id)
             if wanted is not None and thread_id not in wanted:
                 continue
-            yield thread_id, bundle_thread(thread_id, rows, thread_writes)
+            bundle = bundle_thread(thread_id, rows, thread_writes)
+            bundle.errors.extend(writes.drain())
+            yield thread_id, bundle
+        errors = writes.finish()
+        if errors:
+            yield _NOTHING, ThreadBundle(None, [], [], errors)
 
-    def _special_writes(self, only: frozenset[str] | None, where: str, params: list, wanted: set[str] | None) -> _WriteGroups:
+    def _special_writes(self, and_where: str, params: list, by_key: bool) -> _WriteGroups:
         """The `__interrupt__` / `__resume__` / `__error__` writes of the selected threads,
-        grouped by thread in thread order (`where`, `params`, `wanted`: `_thread_filter`'s)."""
+        grouped by thread in thread order (`and_where`, `params`: the checkpoints query's)."""
         # Special writes are few among many (every step writes its messages): walking
         # the primary key in order would fetch every row from the table at random to
         # read its channel (2.3 s on a 7 GB store not in the page cache); a scan in
@@ -377,11 +763,16 @@ class SqliteReader(SourceReader):
         # threads bound in the SQL (not filtered afterwards) is looked up by the key,
         # and so is one range of a split load: a worker reads many small ranges, and a
         # whole-table scan for each would cost more than the lookups of its own rows.
-        by_key = (self.options.wanted(only) is not None and wanted is None) or self.thread_range != (None, None)
+        # (After damage, `_other_writes_read` may choose otherwise.)
         indexed = "" if by_key else "NOT INDEXED"
-        return _WriteGroups(self.con.execute(
-            _WRITES_SQL.format(indexed=indexed, where=f"AND {where}" if where else ""), [*SPECIAL_CHANNELS, *params]
-        ))
+        groups = self._writes = _WriteGroups(self._order, functools.partial(self._out_of_order, table="writes"), by_key)
+        try:
+            rows = self.con.execute(self._writes_sql.format(indexed=indexed, where=and_where), [*SPECIAL_CHANNELS, *params])
+        except sqlite3.DatabaseError:
+            groups.failed = True
+            raise
+        groups.start(rows)  # (its first row: a scan sorts them all here)
+        return groups
 
     def close(self) -> None:
         con = getattr(self, "con", None)
@@ -396,24 +787,133 @@ class SqliteReader(SourceReader):
             self._tmpdir = None
 
 
-class _WriteGroups:
-    """Special-write rows grouped by thread id, handed out as the threads come by (in id order)."""
+def _oversized_error(row) -> LoadError:
+    """The error of a checkpoint row from `SqliteReader._oversized`: (cut key, was cut, size) x 3."""
+    shown = [_cut(row[i], row[i + 1]) for i in (0, 3, 6)]
+    column, size = next((c, row[i + 2]) for c, i in zip(_CHECKPOINT_KEYS, (0, 3, 6)) if key_size_problem(row[i + 2]))
+    return LoadError(*shown, "checkpoint", f"{column} {key_size_problem(size)}; row skipped")
 
-    def __init__(self, rows) -> None:
-        self._groups = itertools.groupby(rows, key=_first)
-        self._pending = next(self._groups, None)
+
+def _cut(prefix, was_cut) -> str | None:
+    """A key cut to its first `_SHOWN_CHARS` characters, as `load_errors` shows it."""
+    shown = _shown(prefix)
+    return f"{shown}…" if was_cut and shown is not None else shown
+
+
+class _QuickCheck:
+    """`PRAGMA quick_check` on a connection of its own, in a thread: SQLite releases the
+    GIL while it runs, so it costs the load's wall time little next to the decoding."""
+
+    def __init__(self, connect: Callable[[], sqlite3.Connection]) -> None:
+        self.findings: list[str] = []
+        self._con: sqlite3.Connection | None = None
+        self._lock = threading.Lock()
+        self._cancelled = False
+        self._thread = threading.Thread(target=self._run, args=(connect,), name="sqlite-quick-check", daemon=True)
+        self._thread.start()
+
+    def _run(self, connect: Callable[[], sqlite3.Connection]) -> None:
+        try:
+            con = connect()
+        except sqlite3.Error as exc:
+            self.findings = [str(exc)]
+            return
+        with self._lock:
+            if self._cancelled:
+                con.close()
+                return
+            self._con = con
+        try:
+            found = [r[0] for r in con.execute(f"PRAGMA quick_check({_QUICK_CHECK_FINDINGS})")]
+            self.findings = [] if found == ["ok"] else [str(f) for f in found]
+        except sqlite3.Error as exc:  # (quick_check itself stopped at damage)
+            if not self._cancelled:
+                self.findings = [str(exc)]
+        finally:
+            with self._lock:
+                self._con = None
+            con.close()
+
+    def wait(self) -> list[str]:
+        self._thread.join()
+        return self.findings
+
+    def reason(self) -> str:
+        shown = [" ".join(f.replace("*** in database main ***", "").split()) for f in self.findings[:3]]
+        more = len(self.findings) - len(shown)
+        tail = f" (and {more}{' or more' if len(self.findings) >= _QUICK_CHECK_FINDINGS else ''} more)" if more else ""
+        return f"SQLite reports the file damaged: {'; '.join(shown)}{tail}"
+
+    def cancel(self) -> None:
+        with self._lock:
+            self._cancelled = True
+            if self._con is not None:
+                self._con.interrupt()
+        self._thread.join()
+
+
+class _WriteGroups:
+    """Special-write rows grouped by thread id, handed out as the threads come by (in the
+    file's order, `_Order`); rows with a key over the size cap become errors (`drain`)."""
+
+    def __init__(self, order: _Order, out_of_order: Callable[[object, object], SourceError], by_key: bool) -> None:
+        self._order = order
+        self._out_of_order = out_of_order
+        self.by_key = by_key  # how the rows are read (by key, or by a scan of the table)
+        self.failed = False  # SQLite raised while they were read
+        self._errors: list[LoadError] = []
+        self._prev: object = _NOTHING
+
+    def start(self, rows) -> None:
+        self._groups = itertools.groupby(self._sized(rows), key=_first)
+        self._pending = self._next()
+
+    def _sized(self, rows):
+        try:
+            for row in rows:
+                if row[8] is None:
+                    yield row[:8]
+                    continue
+                column, size = row[8], row[9]
+                shown = [_cut(v, c == column) for v, c in zip(row[:3], _WRITE_KEYS)]
+                self._errors.append(LoadError(*shown, "write", f"{row[5]}: {column} {key_size_problem(size)}; row skipped"))
+        except sqlite3.DatabaseError:
+            self.failed = True
+            raise
+
+    def _next(self):
+        group = next(self._groups, None)
+        if group is not None:
+            if self._prev is not _NOTHING and self._order.before(self._prev, group[0]) is False:
+                raise self._out_of_order(self._prev, group[0])
+            self._prev = group[0]
+        return group
 
     def take(self, thread_id: str) -> list:
         """The rows of `thread_id`, skipping those of threads before it."""
         pending = self._pending
-        while pending is not None and (type(pending[0]) is not str or pending[0] < thread_id):
-            pending = next(self._groups, None)
+        before = self._order.before
+        while pending is not None and (type(pending[0]) is not str or before(pending[0], thread_id)):
+            pending = self._next()
         rows: list = []
         if pending is not None and pending[0] == thread_id:
             rows = list(pending[1])
-            pending = next(self._groups, None)
+            pending = self._next()
         self._pending = pending
         return rows
+
+    def drain(self) -> list[LoadError]:
+        """The errors met so far (each once)."""
+        errors, self._errors = self._errors, []
+        return errors
+
+    def finish(self) -> list[LoadError]:
+        """Read the rest (threads with no checkpoint to load): its errors and those not drained."""
+        while self._pending is not None:
+            for _ in self._pending[1]:
+                pass
+            self._pending = self._next()
+        return self.drain()
 
 
 def _open_snapshot(path: str, snapshot: str, options: SourceOptions) -> SqliteReader:
@@ -557,8 +1057,9 @@ def decode_checkpoint_row(row, errors: list[LoadError], payloads: Payloads | Non
     payloads = payloads if payloads is not None else Payloads()
     thread_id, ns, cid, parent, type_, blob, metadata = row
     where = (thread_id, ns, cid)
-    if parent is not None and _key_problem(parent) is not None:
-        errors.append(LoadError(*where, "checkpoint", f"parent_checkpoint_id {_key_problem(parent)}; taken as none"))
+    problem = None if parent is None else _parent_problem(parent)
+    if problem is not None:
+        errors.append(LoadError(*where, "checkpoint", f"parent_checkpoint_id {problem}; taken as none"))
         parent = None
     md_json = decode_metadata(metadata, errors, where)
     try:

@@ -347,3 +347,71 @@ def live_writer(path: str, stop: str, progress: str, threads: int = 4, autocheck
             os.replace(f"{progress}.tmp", progress)
     finally:
         conn.close()
+
+
+# --- whole stores written by real graphs, then damaged (issue 18) -------------------
+
+
+def saver_store(path: str | os.PathLike, threads: dict[str, str], *, encoding: str | None = None,
+                ddl: str | None = None, **run: Any) -> Path:
+    """A fresh SqliteSaver file holding storegen's scenarios for `threads` ({thread_id: scenario}).
+
+    `encoding` (`PRAGMA encoding`, e.g. "UTF-16le") and `ddl` (tables of our own, which the
+    saver's `CREATE TABLE IF NOT EXISTS` then keeps) are applied before the saver's setup;
+    `run` goes to `storegen.run_scenarios` (`start=`, say). The same `threads` give the same rows.
+    """
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    from storegen import remove_store, run_scenarios
+
+    path = Path(path)
+    remove_store(path)
+    conn = sqlite3.connect(path, check_same_thread=False)
+    if encoding is not None:
+        conn.execute(f"PRAGMA encoding = '{encoding}'")
+    if ddl is not None:
+        conn.executescript(ddl)
+    saver = SqliteSaver(conn)
+    saver.setup()
+    conn.execute("PRAGMA synchronous = OFF")
+    try:
+        run_scenarios(saver, threads=threads, **run)
+    finally:
+        conn.close()  # (the last connection checkpoints the WAL into the file)
+    return path
+
+
+def add_threads(path: str | os.PathLike, threads: dict[str, str], **run: Any) -> None:
+    """Run more of storegen's scenarios into an existing store (its tables as they are)."""
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    from storegen import run_scenarios
+
+    conn = sqlite3.connect(path, check_same_thread=False)
+    try:
+        run_scenarios(SqliteSaver(conn), threads=threads, **run)
+    finally:
+        conn.close()
+
+
+def table_pages(path: str | os.PathLike, table: str) -> dict[str, list[int]]:
+    """{page type ('internal', 'leaf', 'overflow'): page numbers} of one b-tree, from `dbstat`."""
+    con = sqlite3.connect(f"file:{Path(path).resolve()}?mode=ro", uri=True)
+    try:
+        out: dict[str, list[int]] = {}
+        for pageno, kind in con.execute("SELECT pageno, pagetype FROM dbstat WHERE name = ? ORDER BY pageno", [table]):
+            out.setdefault(kind, []).append(pageno)
+        return out
+    finally:
+        con.close()
+
+
+def damage_pages(path: str | os.PathLike, spots: list[tuple[int, int, int]], rng) -> None:
+    """Overwrite bytes with random ones: `spots` are (page number from 1, offset in the page, length)."""
+    with open(path, "r+b") as fh:
+        fh.seek(16)
+        size = int.from_bytes(fh.read(2), "big")
+        size = 65536 if size == 1 else size
+        for page, offset, length in spots:
+            fh.seek((page - 1) * size + offset)
+            fh.write(bytes(rng.randrange(256) for _ in range(length)))
