@@ -346,9 +346,11 @@ class SqliteReader(SourceReader):
             codec = _CODECS.get(self.con.execute("PRAGMA encoding").fetchone()[0])
             page_size = self.con.execute("PRAGMA page_size").fetchone()[0]
             self._bytes = page_size * self.con.execute("PRAGMA page_count").fetchone()[0]
-        except sqlite3.DatabaseError as exc:
+        except (sqlite3.DatabaseError, UnicodeDecodeError, MemoryError) as exc:
+            # (UnicodeDecodeError: SQLite's own error message quotes schema text that is not
+            # UTF-8; MemoryError: SQLITE_NOMEM on a header that claims an absurd size.)
             self.close()
-            raise SourceError(f"{path}: unreadable SQLite file ({exc})") from None
+            raise SourceError(f"{path}: unreadable SQLite file ({_why(exc)})") from None
         except SourceError:
             self.close()
             raise
@@ -800,6 +802,16 @@ def _cut(prefix, was_cut) -> str | None:
     return f"{shown}…" if was_cut and shown is not None else shown
 
 
+def _why(exc: BaseException) -> str:
+    """An error SQLite raised, as one line: a MemoryError (SQLITE_NOMEM) carries no message,
+    and a UnicodeDecodeError is sqlite3 failing to decode SQLite's message about damaged text."""
+    if isinstance(exc, MemoryError):
+        return "SQLite ran out of memory reading it (a damaged header or page)"
+    if isinstance(exc, UnicodeDecodeError):
+        return "SQLite's error message quotes text that is not UTF-8 (damaged schema or page)"
+    return str(exc)
+
+
 class _QuickCheck:
     """`PRAGMA quick_check` on a connection of its own, in a thread: SQLite releases the
     GIL while it runs, so it costs the load's wall time little next to the decoding."""
@@ -815,8 +827,8 @@ class _QuickCheck:
     def _run(self, connect: Callable[[], sqlite3.Connection]) -> None:
         try:
             con = connect()
-        except sqlite3.Error as exc:
-            self.findings = [str(exc)]
+        except (sqlite3.Error, UnicodeDecodeError, MemoryError) as exc:
+            self.findings = [_why(exc)]
             return
         with self._lock:
             if self._cancelled:
@@ -826,9 +838,9 @@ class _QuickCheck:
         try:
             found = [r[0] for r in con.execute(f"PRAGMA quick_check({_QUICK_CHECK_FINDINGS})")]
             self.findings = [] if found == ["ok"] else [str(f) for f in found]
-        except sqlite3.Error as exc:  # (quick_check itself stopped at damage)
+        except (sqlite3.Error, UnicodeDecodeError, MemoryError) as exc:  # (quick_check itself stopped at damage)
             if not self._cancelled:
-                self.findings = [str(exc)]
+                self.findings = [f"quick_check stopped: {_why(exc)}"]
         finally:
             with self._lock:
                 self._con = None

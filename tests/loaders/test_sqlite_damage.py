@@ -533,3 +533,35 @@ def test_a_bad_thread_id_is_not_the_valid_one_it_looks_like(base, tmp_path, monk
     load_db(oracle, oracle_db, workers=1)
     assert_same_tables(db, oracle_db)
     assert {r["reason"] for r in rows(db, ERRORS)} == {"thread_id is not valid UTF-8 text; row skipped"}
+
+
+# --- found by `make fuzz` (fuzz/README.md) ----------------------------------------------------
+
+def test_schema_text_that_is_not_utf8_is_refused_in_one_line_naming_the_file(base, tmp_path):
+    """SQLite's error about a damaged schema quotes the schema text; sqlite3 failed to decode
+    that message (UnicodeDecodeError, with no file name) instead of the source error."""
+    store = tmp_path / "bad-schema.sqlite"
+    data = bytearray(base.read_bytes())
+    at = data.index(b"CREATE TABLE writes (") + len(b"CREATE TABLE writes ")
+    data[at:at + 8] = b"\xce" * 8  # (from the parenthesis on: SQLite quotes that text in its error)
+    store.write_bytes(bytes(data))
+    with pytest.raises(loaders.SourceError) as err:
+        load_db(store, tmp_path / "out.duckdb")
+    assert str(err.value).startswith(f"{store}: unreadable SQLite file (") and "\n" not in str(err.value)
+
+
+def test_a_quick_check_out_of_memory_is_a_file_level_row_not_an_escape(tmp_path):
+    """A damaged file (kept from the fuzzer) on which `PRAGMA quick_check` raises MemoryError
+    (SQLITE_NOMEM): the load goes on, with the check's failure as the file-level row."""
+    import gzip
+
+    store = tmp_path / "nomem.sqlite"
+    store.write_bytes(gzip.decompress((Path(__file__).parent / "damaged" / "quick-check-nomem.sqlite.gz").read_bytes()))
+    con = sqlite3.connect(f"file:{store}?mode=ro&immutable=1", uri=True)
+    with pytest.raises(MemoryError):  # (what makes this file the case)
+        con.execute("PRAGMA quick_check(10)").fetchall()
+    con.close()
+    load_db(store, tmp_path / "out.duckdb", workers=1)
+    file_rows = rows(tmp_path / "out.duckdb", "SELECT reason FROM load_errors WHERE thread_id IS NULL")
+    assert file_rows == [{"reason": "SQLite reports the file damaged: quick_check stopped: SQLite ran out of memory reading it (a damaged header or page)"}]
+    assert rows(tmp_path / "out.duckdb", "SELECT count(*) AS n FROM checkpoints")[0]["n"] > 0
