@@ -939,7 +939,15 @@ def bundle_thread(thread_id: str, rows, write_rows) -> ThreadBundle:
     payloads = Payloads()
     checkpoints = []
     append = checkpoints.append
+    prev_ns = prev_cid = None
     for row in rows:
+        if row[2] == prev_cid and row[1] == prev_ns:
+            # Rows come sorted by key, so a key stored twice (a table without its primary
+            # key) comes twice in a row: the copy is reported, never loaded as a second checkpoint.
+            errors.append(LoadError(_shown(row[0]), _shown(row[1]), _shown(row[2]), "checkpoint",
+                                    "a second checkpoint row with the same key: skipped"))
+            continue
+        prev_ns, prev_cid = row[1], row[2]
         cp = fast_checkpoint(row, payloads)
         if cp is None and _keys_ok(row, errors, "checkpoint"):
             cp = decode_checkpoint_row(row, errors, payloads)

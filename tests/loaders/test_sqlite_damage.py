@@ -565,3 +565,24 @@ def test_a_quick_check_out_of_memory_is_a_file_level_row_not_an_escape(tmp_path)
     file_rows = rows(tmp_path / "out.duckdb", "SELECT reason FROM load_errors WHERE thread_id IS NULL")
     assert file_rows == [{"reason": "SQLite reports the file damaged: quick_check stopped: SQLite ran out of memory reading it (a damaged header or page)"}]
     assert rows(tmp_path / "out.duckdb", "SELECT count(*) AS n FROM checkpoints")[0]["n"] > 0
+
+
+def test_a_checkpoint_stored_twice_is_reported_once_and_loaded_once(base, base_db, tmp_path):
+    """A checkpoints table without its primary key holding some rows twice: before, every
+    copy loaded as another checkpoint, with no load_errors row."""
+    store = tmp_path / "no-pk.sqlite"
+    store.write_bytes(base.read_bytes())
+    con = sqlite3.connect(store)
+    con.executescript(
+        "CREATE TABLE c2 (thread_id TEXT, checkpoint_ns TEXT, checkpoint_id TEXT, parent_checkpoint_id TEXT, "
+        "type TEXT, checkpoint BLOB, metadata BLOB);"
+        "INSERT INTO c2 SELECT * FROM checkpoints; INSERT INTO c2 SELECT * FROM checkpoints WHERE rowid % 3 = 0;"
+        "DROP TABLE checkpoints; ALTER TABLE c2 RENAME TO checkpoints;"
+    )
+    twice = con.execute("SELECT count(*) FROM checkpoints").fetchone()[0] - con.execute(
+        "SELECT count(*) FROM (SELECT DISTINCT thread_id, checkpoint_ns, checkpoint_id FROM checkpoints)").fetchone()[0]
+    con.close()
+    assert twice > 0
+    db = load_db(store, tmp_path / "out.duckdb", workers=1).db
+    assert rows(db, "SELECT count(*) AS n FROM load_errors WHERE reason LIKE 'a second checkpoint row with the same key%'") == [{"n": twice}]
+    assert_same_tables(base_db, db)
