@@ -51,6 +51,7 @@ Damaged and crafted files (issue 18) are read under three rules:
 
 from __future__ import annotations
 
+import collections
 import functools
 import itertools
 import json
@@ -864,6 +865,12 @@ class _QuickCheck:
         self._thread.join()
 
 
+# A thread's special writes read at most (a crafted store may hold millions on one
+# checkpoint; a real one holds one per interrupt, resume or failed task).
+SPECIAL_WRITES_MAX = 20_000
+SPECIAL_WRITES_MAX_BYTES = 64 << 20
+
+
 class _WriteGroups:
     """Special-write rows grouped by thread id, handed out as the threads come by (in the
     file's order, `_Order`); rows with a key over the size cap become errors (`drain`)."""
@@ -909,10 +916,29 @@ class _WriteGroups:
             pending = self._next()
         rows: list = []
         if pending is not None and pending[0] == thread_id:
-            rows = list(pending[1])
+            rows = self._bounded(thread_id, pending[1])
             pending = self._next()
         self._pending = pending
         return rows
+
+    def _bounded(self, thread_id: str, group) -> list:
+        """A thread's rows, at most `SPECIAL_WRITES_MAX` of them and `SPECIAL_WRITES_MAX_BYTES`
+        of values: the last ones, which belong to its latest checkpoints (the pending
+        interrupt); the earlier ones are counted in one error row, never held."""
+        kept: collections.deque = collections.deque()
+        size = dropped = 0
+        for row in group:
+            kept.append(row)
+            size += len(row[7]) if isinstance(row[7], (bytes, str)) else 0
+            while len(kept) > SPECIAL_WRITES_MAX or (size > SPECIAL_WRITES_MAX_BYTES and len(kept) > 1):
+                old = kept.popleft()
+                size -= len(old[7]) if isinstance(old[7], (bytes, str)) else 0
+                dropped += 1
+        if dropped:
+            self._errors.append(LoadError(thread_id, None, None, "write", (
+                f"{dropped} earlier special writes (__interrupt__ / __resume__ / __error__) skipped: a thread's "
+                f"last {SPECIAL_WRITES_MAX} or {SPECIAL_WRITES_MAX_BYTES >> 20} MiB of them are read")))
+        return list(kept)
 
     def drain(self) -> list[LoadError]:
         """The errors met so far (each once)."""

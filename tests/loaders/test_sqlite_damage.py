@@ -586,3 +586,27 @@ def test_a_checkpoint_stored_twice_is_reported_once_and_loaded_once(base, base_d
     db = load_db(store, tmp_path / "out.duckdb", workers=1).db
     assert rows(db, "SELECT count(*) AS n FROM load_errors WHERE reason LIKE 'a second checkpoint row with the same key%'") == [{"n": twice}]
     assert_same_tables(base_db, db)
+
+
+def test_a_flood_of_special_writes_is_bounded_and_the_pending_interrupt_survives(base, base_db, tmp_path, monkeypatch):
+    """A million `__error__` writes on one early checkpoint were all held in memory (716 MB).
+    A thread's special writes are now read up to a cap, keeping the last (its latest
+    checkpoints', where the pending interrupt is); the earlier ones are one error row."""
+    monkeypatch.setattr(sqlite_source, "SPECIAL_WRITES_MAX", 50)
+    thread = "initech:support:sess-021"  # (an interrupt pending at its latest checkpoint)
+    store = tmp_path / "flood.sqlite"
+    store.write_bytes(base.read_bytes())
+    con = sqlite3.connect(store)
+    first = con.execute("SELECT min(checkpoint_id) FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ''", [thread]).fetchone()[0]
+    before = con.execute("SELECT count(*) FROM writes WHERE thread_id = ? AND channel IN ('__interrupt__', '__resume__', '__error__')", [thread]).fetchone()[0]
+    con.executemany("INSERT INTO writes VALUES (?, '', ?, ?, '', 0, '__error__', 'msgpack', ?)",
+                    [(thread, first, f"flood{i:04d}", b"\xa4boom") for i in range(300)])
+    con.commit()
+    con.close()
+    db = load_db(store, tmp_path / "out.duckdb", workers=1).db
+    assert rows(db, "SELECT thread_id, stage, reason FROM load_errors") == [{
+        "thread_id": thread, "stage": "write",
+        "reason": f"{before + 300 - 50} earlier special writes (__interrupt__ / __resume__ / __error__) skipped: "
+                  "a thread's last 50 or 64 MiB of them are read",
+    }]
+    assert_same_tables(base_db, db)  # the pending interrupt included (threads.interrupt_pending, pending_interrupt)
