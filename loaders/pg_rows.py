@@ -31,7 +31,7 @@ from typing import Any, NamedTuple
 
 from loaders.decode import DecodeError, decode_typed, plain
 from loaders.records import (
-    KEY_MAX_BYTES, SPECIAL_CHANNELS, LoadError, Payloads, RawCheckpoint, RawWrite, SourceError, ThreadBundle,
+    KEY_MAX_BYTES, SPECIAL_CHANNELS, LoadError, Payloads, RawCheckpoint, RawWrite, SourceError, SpecialWritesTail, ThreadBundle,
 )
 from loaders.source import SourceOptions
 
@@ -226,18 +226,20 @@ class _Follower:
         self.what = what
         self.where = where
 
-    def take(self, thread_id: str) -> list[tuple]:
+    def take(self, thread_id: str, tail: SpecialWritesTail | None = None) -> list[tuple]:
+        """The rows of `thread_id` (into `tail` when given: kept bounded as they stream)."""
         out: list[tuple] = []
+        add = tail.add if tail is not None else out.append
         row = self._next
         while row is not None and row[0] <= thread_id:
             if self._last is not None and row[0] < self._last:
                 raise _disorder(self.where, self.what)
             self._last = row[0]
             if row[0] == thread_id:
-                out.append(row)
+                add(row)
             row = next(self._rows, None)
         self._next = row
-        return out
+        return tail.rows() if tail is not None else out
 
 
 def _disorder(where: str, what: str) -> SourceError:
@@ -326,7 +328,10 @@ def assemble(
             errors += problem[1]
             problem = next(problems, None)
         rows = _in_key_order(rows, _checkpoint_key, "checkpoints", where, errors)
-        thread_writes = _in_key_order(write_rows.take(thread_id), _write_key, "checkpoint_writes", where, errors)
+        tail = SpecialWritesTail(7)  # (a WriteRow's blob)
+        thread_writes = _in_key_order(write_rows.take(thread_id, tail), _write_key, "checkpoint_writes", where, errors)
+        if tail.dropped:
+            errors.append(tail.error(thread_id))
         out = build_bundle(thread_id, rows, blob_rows.take(thread_id), thread_writes)
         out.errors[:0] = errors
         return out

@@ -13,6 +13,57 @@ from typing import Any, NamedTuple
 # The pending-write channels a transcript needs (interrupts, resumes, errors); every other write is skipped.
 SPECIAL_CHANNELS = ("__interrupt__", "__resume__", "__error__")
 
+# A thread's special writes held at most (a crafted store may hold millions on one
+# checkpoint; a real one holds one per interrupt, resume or failed task). Readers keep the
+# LAST ones, which belong to the latest checkpoints (where a pending interrupt is).
+SPECIAL_WRITES_MAX = 20_000
+SPECIAL_WRITES_MAX_BYTES = 64 << 20
+
+
+class SpecialWritesTail:
+    """The last `SPECIAL_WRITES_MAX` rows / `SPECIAL_WRITES_MAX_BYTES` of values of one
+    thread's special writes, kept as they stream by; the earlier ones are only counted.
+
+    >>> tail = SpecialWritesTail(value_at=1, max_rows=2)
+    >>> for row in [("t", b"a"), ("t", b"b"), ("t", b"c")]: tail.add(row)
+    >>> tail.rows(), tail.dropped
+    ([('t', b'b'), ('t', b'c')], 1)
+    """
+
+    __slots__ = ("_kept", "_size", "_value_at", "_max_rows", "_max_bytes", "dropped")
+
+    def __init__(self, value_at: int, max_rows: int | None = None, max_bytes: int | None = None) -> None:
+        from collections import deque
+
+        self._kept: deque = deque()
+        self._size = self.dropped = 0
+        self._value_at = value_at
+        self._max_rows = SPECIAL_WRITES_MAX if max_rows is None else max_rows
+        self._max_bytes = SPECIAL_WRITES_MAX_BYTES if max_bytes is None else max_bytes
+
+    def add(self, row: tuple) -> None:
+        kept = self._kept
+        kept.append(row)
+        self._size += _value_size(row[self._value_at])
+        while len(kept) > self._max_rows or (self._size > self._max_bytes and len(kept) > 1):
+            self._size -= _value_size(kept.popleft()[self._value_at])
+            self.dropped += 1
+
+    def rows(self) -> list:
+        return list(self._kept)
+
+    def error(self, thread_id: str) -> LoadError | None:
+        """The one error row of what was dropped, if anything was."""
+        if not self.dropped:
+            return None
+        return LoadError(thread_id, None, None, "write", (
+            f"{self.dropped} earlier special writes (__interrupt__ / __resume__ / __error__) skipped: a thread's "
+            f"last {self._max_rows} or {self._max_bytes >> 20} MiB of them are read"))
+
+
+def _value_size(value: object) -> int:
+    return len(value) if isinstance(value, (bytes, str, memoryview)) else 0
+
 # The most bytes (UTF-8) a key column may hold: thread_id, checkpoint_ns, checkpoint_id,
 # task_id, channel. Real ids are UUIDs or short composite keys; a key is copied into
 # every staged row of its thread, so an unbounded one multiplies a small store into

@@ -51,7 +51,6 @@ Damaged and crafted files (issue 18) are read under three rules:
 
 from __future__ import annotations
 
-import collections
 import functools
 import itertools
 import json
@@ -68,8 +67,8 @@ import ormsgpack
 from loaders import _native
 from loaders.decode import UNPACK_OPT, DecodeError, decode_typed, outer_hook, plain
 from loaders.records import (
-    KEY_MAX_BYTES, SPECIAL_CHANNELS, LoadError, Payloads, RawCheckpoint, RawWrite, SourceError, ThreadBundle,
-    key_size_problem, weighted_ranges,
+    KEY_MAX_BYTES, SPECIAL_CHANNELS, LoadError, Payloads, RawCheckpoint, RawWrite, SourceError, SpecialWritesTail,
+    ThreadBundle, key_size_problem, weighted_ranges,
 )
 from loaders.scratch import scratch_dir
 from loaders.source import SPLIT_MIN_BYTES, Capabilities, Source, SourceOptions, SourceReader
@@ -865,12 +864,6 @@ class _QuickCheck:
         self._thread.join()
 
 
-# A thread's special writes read at most (a crafted store may hold millions on one
-# checkpoint; a real one holds one per interrupt, resume or failed task).
-SPECIAL_WRITES_MAX = 20_000
-SPECIAL_WRITES_MAX_BYTES = 64 << 20
-
-
 class _WriteGroups:
     """Special-write rows grouped by thread id, handed out as the threads come by (in the
     file's order, `_Order`); rows with a key over the size cap become errors (`drain`)."""
@@ -922,23 +915,14 @@ class _WriteGroups:
         return rows
 
     def _bounded(self, thread_id: str, group) -> list:
-        """A thread's rows, at most `SPECIAL_WRITES_MAX` of them and `SPECIAL_WRITES_MAX_BYTES`
-        of values: the last ones, which belong to its latest checkpoints (the pending
-        interrupt); the earlier ones are counted in one error row, never held."""
-        kept: collections.deque = collections.deque()
-        size = dropped = 0
+        """A thread's rows, bounded (`records.SpecialWritesTail`): the earlier ones are one error row."""
+        tail = SpecialWritesTail(7)
         for row in group:
-            kept.append(row)
-            size += len(row[7]) if isinstance(row[7], (bytes, str)) else 0
-            while len(kept) > SPECIAL_WRITES_MAX or (size > SPECIAL_WRITES_MAX_BYTES and len(kept) > 1):
-                old = kept.popleft()
-                size -= len(old[7]) if isinstance(old[7], (bytes, str)) else 0
-                dropped += 1
-        if dropped:
-            self._errors.append(LoadError(thread_id, None, None, "write", (
-                f"{dropped} earlier special writes (__interrupt__ / __resume__ / __error__) skipped: a thread's "
-                f"last {SPECIAL_WRITES_MAX} or {SPECIAL_WRITES_MAX_BYTES >> 20} MiB of them are read")))
-        return list(kept)
+            tail.add(row)
+        error = tail.error(thread_id)
+        if error is not None:
+            self._errors.append(error)
+        return tail.rows()
 
     def drain(self) -> list[LoadError]:
         """The errors met so far (each once)."""
@@ -971,7 +955,7 @@ def bundle_thread(thread_id: str, rows, write_rows) -> ThreadBundle:
             # Rows come sorted by key, so a key stored twice (a table without its primary
             # key) comes twice in a row: the copy is reported, never loaded as a second checkpoint.
             errors.append(LoadError(_shown(row[0]), _shown(row[1]), _shown(row[2]), "checkpoint",
-                                    "a second checkpoint row with the same key: skipped"))
+                                    "a second checkpoints row with the same key: skipped"))
             continue
         prev_ns, prev_cid = row[1], row[2]
         cp = fast_checkpoint(row, payloads)

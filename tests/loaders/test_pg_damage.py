@@ -20,6 +20,7 @@ from psycopg import sql
 from loaders import PostgresOptions, SourceError
 from loaders.pg_rows import CheckpointRow, assemble
 from loaders.postgres_reader import PostgresReader
+from loaders import records
 from loaders.records import KEY_MAX_BYTES
 from storegen import DEFAULT_START, Clock, deterministic
 from storegen.build import SPACING
@@ -239,3 +240,24 @@ def test_a_dsn_naming_a_search_path_is_read_there(form, pg, tmp_path):
     public = tmp_path / "public.duckdb"
     load_db(dsn, public, options=PostgresOptions(schema="public"))
     _same_tables(public, pg.clean)
+
+
+def test_a_flood_of_special_writes_is_bounded_as_from_sqlite(pg, tmp_path, monkeypatch):
+    """Special writes are kept bounded as they stream (`records.SpecialWritesTail`, the one
+    rule both readers use): the earlier ones of a thread are one error row."""
+    monkeypatch.setattr(records, "SPECIAL_WRITES_MAX", 50)
+    with psycopg.connect(pg.dsn, autocommit=True) as con:
+        copy_schema(con, "flood")
+        first = con.execute("SELECT min(checkpoint_id) FROM flood.checkpoints WHERE thread_id = 'a'").fetchone()[0]
+        with con.cursor() as cur:
+            cur.executemany(
+                "INSERT INTO flood.checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob) "
+                "VALUES ('a', '', %s, %s, 0, '__error__', 'msgpack', %s)",
+                [(first, f"flood{i:04d}", b"\xa4boom") for i in range(300)])
+        before = con.execute("SELECT count(*) FROM public.checkpoint_writes WHERE thread_id = 'a' "
+                             "AND channel IN ('__interrupt__', '__resume__', '__error__')").fetchone()[0]
+    db = tmp_path / "flood.duckdb"
+    load_db(pg.dsn, db, options=PostgresOptions(schema="flood"))
+    assert _errors(db) == [("a", None, None, "write", f"{before + 300 - 50} earlier special writes (__interrupt__ / "
+                            "__resume__ / __error__) skipped: a thread's last 50 or 64 MiB of them are read")]
+    _same_tables(db, pg.clean)

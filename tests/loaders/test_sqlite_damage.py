@@ -23,7 +23,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.graph import MessagesState
 
 import loaders
-from loaders import sqlite_source
+from loaders import records, sqlite_source
 from loaders.records import KEY_MAX_BYTES
 from loaders.source import SourceOptions
 from storegen import DEFAULT_START
@@ -584,7 +584,7 @@ def test_a_checkpoint_stored_twice_is_reported_once_and_loaded_once(base, base_d
     con.close()
     assert twice > 0
     db = load_db(store, tmp_path / "out.duckdb", workers=1).db
-    assert rows(db, "SELECT count(*) AS n FROM load_errors WHERE reason LIKE 'a second checkpoint row with the same key%'") == [{"n": twice}]
+    assert rows(db, "SELECT count(*) AS n FROM load_errors WHERE reason LIKE 'a second checkpoints row with the same key%'") == [{"n": twice}]
     assert_same_tables(base_db, db)
 
 
@@ -592,7 +592,7 @@ def test_a_flood_of_special_writes_is_bounded_and_the_pending_interrupt_survives
     """A million `__error__` writes on one early checkpoint were all held in memory (716 MB).
     A thread's special writes are now read up to a cap, keeping the last (its latest
     checkpoints', where the pending interrupt is); the earlier ones are one error row."""
-    monkeypatch.setattr(sqlite_source, "SPECIAL_WRITES_MAX", 50)
+    monkeypatch.setattr(records, "SPECIAL_WRITES_MAX", 50)
     thread = "initech:support:sess-021"  # (an interrupt pending at its latest checkpoint)
     store = tmp_path / "flood.sqlite"
     store.write_bytes(base.read_bytes())
