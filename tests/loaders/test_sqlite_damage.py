@@ -346,7 +346,7 @@ def _accounted(db: Path, oracle_db: Path) -> None:
 
 
 @pytest.mark.parametrize("seed", range(6))
-@pytest.mark.parametrize("checked", [True, False], ids=["quick_check", "too-big-to-check"])
+@pytest.mark.parametrize("checked", [True, False], ids=["integrity_check", "too-big-to-check"])
 def test_damaged_pages_are_reported_and_every_thread_accounted_for(many, tmp_path, monkeypatch, seed, checked):
     store, oracle_db = many
     copy = copy_store_files(store, tmp_path)
@@ -358,7 +358,7 @@ def test_damaged_pages_are_reported_and_every_thread_accounted_for(many, tmp_pat
     damage_pages(copy, [(leaf, 0, 8), (overflow, 0, 4), (other_leaf, rng.randrange(8, 4000), 24),
                         (other_overflow, rng.randrange(4, 4000), 24)], rng)
     if not checked:
-        monkeypatch.setattr(sqlite_source, "QUICK_CHECK_MAX_BYTES", 0)
+        monkeypatch.setattr(sqlite_source, "INTEGRITY_CHECK_MAX_BYTES", 0)
     single, split = _both_loads(monkeypatch, copy, tmp_path / "loads")
     _accounted(single, oracle_db)
     assert_same_tables(single, split, with_errors=True)  # the two paths report alike
@@ -405,7 +405,7 @@ def test_a_thread_sqlite_cannot_read_is_named_and_the_read_goes_on(many, tmp_pat
     with open(copy, "r+b") as fh:
         fh.seek(_overflow_pointer(copy, rowid))
         fh.write(b"\xff" * 4)
-    monkeypatch.setattr(sqlite_source, "QUICK_CHECK_MAX_BYTES", 0)
+    monkeypatch.setattr(sqlite_source, "INTEGRITY_CHECK_MAX_BYTES", 0)
     for db in _both_loads(monkeypatch, copy, tmp_path / "loads"):
         errors = rows(db, ERRORS)
         assert [(e["thread_id"], e["stage"]) for e in errors] == [(victim, "file")], errors
@@ -550,20 +550,21 @@ def test_schema_text_that_is_not_utf8_is_refused_in_one_line_naming_the_file(bas
     assert str(err.value).startswith(f"{store}: unreadable SQLite file (") and "\n" not in str(err.value)
 
 
-def test_a_quick_check_out_of_memory_is_a_file_level_row_not_an_escape(tmp_path):
-    """A damaged file (kept from the fuzzer) on which `PRAGMA quick_check` raises MemoryError
-    (SQLITE_NOMEM): the load goes on, with the check's failure as the file-level row."""
+def test_a_check_that_stops_at_damage_is_a_file_level_row_not_an_escape(tmp_path):
+    """A damaged file kept from the fuzzer: `PRAGMA quick_check` ran out of memory on it
+    (MemoryError, which escaped), `PRAGMA integrity_check` stops with an error. Either way
+    the load goes on, with the check's failure as the file-level row."""
     import gzip
 
     store = tmp_path / "nomem.sqlite"
     store.write_bytes(gzip.decompress((Path(__file__).parent / "damaged" / "quick-check-nomem.sqlite.gz").read_bytes()))
     con = sqlite3.connect(f"file:{store}?mode=ro&immutable=1", uri=True)
-    with pytest.raises(MemoryError):  # (what makes this file the case)
-        con.execute("PRAGMA quick_check(10)").fetchall()
+    with pytest.raises((MemoryError, sqlite3.DatabaseError)):  # (what makes this file the case)
+        con.execute("PRAGMA integrity_check(10)").fetchall()
     con.close()
     load_db(store, tmp_path / "out.duckdb", workers=1)
     file_rows = rows(tmp_path / "out.duckdb", "SELECT reason FROM load_errors WHERE thread_id IS NULL")
-    assert file_rows == [{"reason": "SQLite reports the file damaged: quick_check stopped: SQLite ran out of memory reading it (a damaged header or page)"}]
+    assert [r["reason"].split(": database")[0] for r in file_rows] == ["SQLite reports the file damaged: integrity_check stopped"]
     assert rows(tmp_path / "out.duckdb", "SELECT count(*) AS n FROM checkpoints")[0]["n"] > 0
 
 
@@ -610,3 +611,25 @@ def test_a_flood_of_special_writes_is_bounded_and_the_pending_interrupt_survives
                   "a thread's last 50 or 64 MiB of them are read",
     }]
     assert_same_tables(base_db, db)  # the pending interrupt included (threads.interrupt_pending, pending_interrupt)
+
+
+def test_a_table_row_whose_key_disagrees_with_its_index_is_a_file_level_row(base, base_db, tmp_path):
+    """Keys are read off the primary-key index; a row whose key in the table no longer
+    matches its index entry (damage `quick_check` does not look for; the damage sweep,
+    bench/damage_sweep.py, met it) is what `integrity_check` reports."""
+    store = tmp_path / "index.sqlite"
+    store.write_bytes(base.read_bytes())
+    con = sqlite3.connect(store)
+    cid = con.execute("SELECT checkpoint_id FROM checkpoints ORDER BY rowid DESC LIMIT 1").fetchone()[0]
+    con.close()
+    page_size = int.from_bytes(store.read_bytes()[16:18], "big")
+    data = bytearray(store.read_bytes())
+    leaves = table_pages(store, "checkpoints")["leaf"]
+    hits = [p for p in leaves if cid.encode() in data[(p - 1) * page_size:p * page_size]]
+    at = data.index(cid.encode(), (hits[0] - 1) * page_size) + len(cid) - 1
+    data[at] = ord("0") if data[at] != ord("0") else ord("1")  # the table's copy of the key only
+    store.write_bytes(bytes(data))
+    db = load_db(store, tmp_path / "out.duckdb", workers=1).db
+    (row,) = rows(db, "SELECT reason FROM load_errors WHERE thread_id IS NULL")
+    assert row["reason"].startswith("SQLite reports the file damaged: ") and "index" in row["reason"]
+    assert_same_tables(base_db, db)  # (what the index says, as before: the blob is the row's)
