@@ -28,6 +28,7 @@ _EXPORTS = {
     "PostgresSource": "loaders.postgres_source",
     "LoadError": "loaders.records",
     "SourceError": "loaders.records",
+    "TargetError": "loaders.records",
     "describe": "loaders.registry",
     "redact": "loaders.registry",
     "register": "loaders.registry",

@@ -35,7 +35,7 @@ from loaders.scratch import remove_stale_scratch, scratch_dir
 from loaders.source import Source, SourceOptions, SourceReader
 from loaders.transform import DEFAULT_THREAD_KEY_PATTERN, compile_thread_key, thread_batches
 from loaders.catalog import DATA_TABLES, SCHEMA_VERSION, staging_schemas
-from loaders.writer import DatabaseWriter, PartFeed
+from loaders.writer import DatabaseWriter, PartFeed, refuse_foreign_target
 
 TOOL_VERSION = __version__  # stored in `loads` and `meta` (loaders/version.py)
 # Thread ranges per worker of a split load: workers take them from a queue, so none
@@ -435,6 +435,7 @@ def load(
     412
     """
     db = Path(db)
+    refuse_foreign_target(db)  # before anything is read or written
     src = resolve(str(source), kind)
     options = src.options(options)
     compile_thread_key(thread_key_pattern)  # fail before touching anything

@@ -248,3 +248,9 @@ def weighted_ranges(weights: list[tuple[str, int]], n: int) -> list[tuple[str | 
 
 class SourceError(Exception):
     """The source itself is unusable (missing, unknown or damaged)."""
+
+
+class TargetError(SourceError):
+    """The database a load was to write is not one it may replace (a file that is not a
+    DuckDB database: a mistyped `--db` naming the store itself, say). A `SourceError`
+    for its callers: nothing was touched, and the message names the file."""

@@ -18,6 +18,8 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 import duckdb
+
+from loaders.records import TargetError
 import pyarrow as pa
 import pyarrow.ipc as ipc
 
@@ -131,6 +133,26 @@ def connect_for_writing(path: str | os.PathLike) -> duckdb.DuckDBPyConnection:
     con.execute(f"USE {_STAGED}").fetchall()
     return con
 
+
+
+def is_duckdb_file(path: str | os.PathLike) -> bool:
+    """True for a DuckDB database file (its header's magic bytes).
+
+    >>> is_duckdb_file(__file__)
+    False
+    """
+    try:
+        with Path(path).open("rb") as fh:
+            return fh.read(12)[8:12] == b"DUCK"
+    except OSError:
+        return False
+
+
+def refuse_foreign_target(db: Path) -> None:
+    """A load replaces its database: a file that is not one is refused, never overwritten
+    (an empty file holds nothing)."""
+    if db.is_file() and db.stat().st_size > 0 and not is_duckdb_file(db):
+        raise TargetError(f"not a DuckDB database, so not replaced: {db} (name a new file or a Transcript Lens database)")
 
 class PartFeed:
     """Staged part files of one table, handed over in order while they are still being made.

@@ -68,7 +68,6 @@ def load(source: str | os.PathLike, db: str | os.PathLike, **kwargs: Any) -> Loa
     try:
         import loaders  # here, not at the top: `transcript-lens transcript` and `app` never pay its ~0.6 s import
 
-        _refuse_foreign_target(Path(db))
         return loaders.load(str(source), db, derived=LoadTimeTables(), **kwargs)
     except LoadFailed:
         raise
@@ -77,23 +76,14 @@ def load(source: str | os.PathLike, db: str | os.PathLike, **kwargs: Any) -> Loa
 
 
 def is_duckdb_file(path: str | os.PathLike) -> bool:
-    """True for a DuckDB database file (its header's magic bytes).
+    """True for a DuckDB database file (`loaders.writer.is_duckdb_file`, the one test of it).
 
     >>> is_duckdb_file(demo_store())
     False
     """
-    try:
-        with Path(path).open("rb") as fh:
-            return fh.read(12)[8:12] == b"DUCK"
-    except OSError:
-        return False
+    from loaders.writer import is_duckdb_file as test
 
-
-def _refuse_foreign_target(db: Path) -> None:
-    # A load replaces its database; a file that is not one (a mistyped --db naming the
-    # store itself, say) is refused rather than overwritten. An empty file holds nothing.
-    if db.is_file() and db.stat().st_size > 0 and not is_duckdb_file(db):
-        raise LoadFailed(f"not a DuckDB database, so not replaced: {db} (name a new file or a Transcript Lens database)")
+    return test(path)
 
 
 def failure_line(exc: BaseException, source: str, db: str | os.PathLike, kind: str | None = None) -> str:

@@ -24,6 +24,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
+import loaders
 import loaders.pipeline
 import loaders.writer
 from loaders.__main__ import main
@@ -259,3 +260,15 @@ def test_a_failed_load_never_leaves_a_half_database_that_opens(sqlite_store, exi
         assert con.execute("SELECT count(*) FROM messages").fetchone()[0] > 0
     finally:
         con.close()
+
+
+def test_the_api_refuses_to_replace_a_file_that_is_not_a_duckdb_database(sqlite_store, copy_store, tmp_path):
+    """`loaders.load(store, db=<the store itself>)` from a notebook: before, only the CLI and
+    the app refused, and the API replaced the checkpoint store with a DuckDB database."""
+    src = copy_store(sqlite_store.path, tmp_path / "src")
+    before = sha256(src)
+    with pytest.raises(loaders.TargetError, match=f"not a DuckDB database, so not replaced: {src}"):
+        loaders.load(str(src), src)
+    assert sha256(src) == before
+    (tmp_path / "empty.duckdb").touch()  # an empty file holds nothing: replaced
+    assert loaders.load(str(src), tmp_path / "empty.duckdb").threads > 0
