@@ -31,7 +31,8 @@ from typing import Any, NamedTuple
 
 from loaders.decode import DecodeError, decode_typed, plain
 from loaders.records import (
-    KEY_MAX_BYTES, SPECIAL_CHANNELS, LoadError, Payloads, RawCheckpoint, RawWrite, SourceError, SpecialWritesTail, ThreadBundle,
+    SPECIAL_CHANNELS, LoadError, Payloads, RawCheckpoint, RawWrite, SourceError, SpecialWritesTail, ThreadBundle,
+    key_size_problem, second_copy,
 )
 from loaders.source import SourceOptions
 
@@ -198,8 +199,8 @@ class OversizedKeys(NamedTuple):
 
     def error(self) -> LoadError:
         reason = (
-            f"{self.column} {self.begins!r}… is {self.longest} bytes long, over the {KEY_MAX_BYTES}-byte limit "
-            f"for a key: {self.rows} {self.table} row{'s' if self.rows != 1 else ''} skipped"
+            f"{self.column} {self.begins!r}… {key_size_problem(self.longest)}: "
+            f"{self.rows} {self.table} row{'s' if self.rows != 1 else ''} skipped"
         )
         return LoadError(self.thread_id, None, None, _STAGE_OF[self.table], reason)
 
@@ -263,7 +264,7 @@ def _in_key_order(rows: list, key, what: str, where: str, errors: list[LoadError
             if k < last:
                 raise SourceError(f"{where}: {what} rows of thread {row[0]!r:.80} are not ordered by their key")
             rest = f" (task_id, idx) {k[2:]!r:.200}" if len(k) > 2 else ""  # (the error row names the others)
-            errors.append(LoadError(row[0], row[1], row[2], _STAGE_OF[what], f"a second {what} row with the same key{rest}: skipped"))
+            errors.append(LoadError(row[0], row[1], row[2], _STAGE_OF[what], second_copy(what, rest)))
             continue
         last = k
         out.append(row)

@@ -6,6 +6,7 @@ The contract a source implements (`Source`, `SourceReader`, options) is `loaders
 from __future__ import annotations
 
 from array import array
+from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -33,8 +34,6 @@ class SpecialWritesTail:
     __slots__ = ("_kept", "_size", "_value_at", "_max_rows", "_max_bytes", "dropped")
 
     def __init__(self, value_at: int, max_rows: int | None = None, max_bytes: int | None = None) -> None:
-        from collections import deque
-
         self._kept: deque = deque()
         self._size = self.dropped = 0
         self._value_at = value_at
@@ -84,6 +83,16 @@ def key_too_long(value: object) -> str | None:
     else:
         return None
     return key_size_problem(size)
+
+
+def second_copy(table: str, rest: str = "") -> str:
+    """The reason a row whose key repeats the row before it (a table without its primary
+    key) is skipped, from every reader; `rest` names more of the key.
+
+    >>> second_copy("checkpoints")
+    'a second checkpoints row with the same key: skipped'
+    """
+    return f"a second {table} row with the same key{rest}: skipped"
 
 
 def key_size_problem(size: int) -> str | None:

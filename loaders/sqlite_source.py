@@ -71,7 +71,7 @@ from loaders import _native
 from loaders.decode import UNPACK_OPT, DecodeError, decode_typed, outer_hook, plain
 from loaders.records import (
     KEY_MAX_BYTES, SPECIAL_CHANNELS, LoadError, Payloads, RawCheckpoint, RawWrite, SourceError, SpecialWritesTail,
-    ThreadBundle, key_size_problem, weighted_ranges,
+    ThreadBundle, key_size_problem, second_copy, weighted_ranges,
 )
 from loaders.scratch import scratch_dir
 from loaders.source import SPLIT_MIN_BYTES, Capabilities, Source, SourceOptions, SourceReader
@@ -957,8 +957,7 @@ def bundle_thread(thread_id: str, rows, write_rows) -> ThreadBundle:
         if row[2] == prev_cid and row[1] == prev_ns:
             # Rows come sorted by key, so a key stored twice (a table without its primary
             # key) comes twice in a row: the copy is reported, never loaded as a second checkpoint.
-            errors.append(LoadError(_shown(row[0]), _shown(row[1]), _shown(row[2]), "checkpoint",
-                                    "a second checkpoints row with the same key: skipped"))
+            errors.append(LoadError(_shown(row[0]), _shown(row[1]), _shown(row[2]), "checkpoint", second_copy("checkpoints")))
             continue
         prev_ns, prev_cid = row[1], row[2]
         cp = fast_checkpoint(row, payloads)
