@@ -21,14 +21,10 @@ forks = c4.checkbox("Forked threads only", key=url.bind("forks", False, state.BO
 ranges = range_filters(url)
 descending = order != "asc"  # a deselected segmented control (None) keeps the default order
 
-# A new question starts on its first page; the same question keeps the page it is on.
 page_key = url.bind("page", 1, state.INT)
-question = (filters, ranges, pending, forks, sort, descending)
-if st.session_state.get("conversations.question", question) != question:
-    st.session_state[page_key] = 1
-st.session_state["conversations.question"] = question
+page = state.first_page_on_new_question(page_key, (filters, ranges, pending, forks, sort, descending))
 
-view = cache.conversations(db, filters, pending, forks, ranges, sort, descending, st.session_state[page_key])
+view = cache.conversations(db, filters, pending, forks, ranges, sort, descending, page)
 st.session_state[page_key] = view.page  # a page past the end (an old link) shows the last one
 
 shown, config = columns.conversations_table(view.table)

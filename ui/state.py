@@ -246,3 +246,13 @@ def subset(options: tuple[str, ...] | list[str]) -> Codec:
     """A list whose values must be among `options` (unknown values in a link are dropped)."""
     allowed = set(options)
     return Codec(lambda raw: [v for v in raw if v in allowed], LIST.encode)
+
+
+def first_page_on_new_question(page_key: str, question: Any) -> int:
+    """The page to show: back to 1 when `question` (filters, sort, …) differs from the
+    last run's, else the page the user is on (`page_key`, bound to the URL)."""
+    seen = f"{page_key}.question"
+    if st.session_state.get(seen, question) != question:
+        st.session_state[page_key] = 1
+    st.session_state[seen] = question
+    return st.session_state[page_key]
