@@ -20,6 +20,8 @@ from analytics.resume_chain import resume_points
 from analytics.resume_rehydrate import expected_window
 from analytics.resume_risks import risks, thread_risks
 from analytics.observed import compare, parse_observed  # also registers `python -m analytics report resume`
+from analytics import workspace  # the review workspace (also registers `annotations`, `queues`, `report annotations`)
+from analytics.workspace import annotate, annotations, create_queue, progress, queue_items, queues
 
 __all__ = [
     "AnalyticsError",
@@ -29,17 +31,23 @@ __all__ = [
     "ReportSpec",
     "TranscriptQuery",
     "Unsupported",
+    "annotate",
+    "annotations",
     "by_model",
     "compare",
     "connect",
     "connection",
     "conversation",
     "conversations",
+    "create_queue",
     "daily",
     "expected_window",
     "latency_distribution",
     "overview",
     "parse_observed",
+    "progress",
+    "queue_items",
+    "queues",
     "read",
     "register_report",
     "report_frame",
@@ -50,5 +58,6 @@ __all__ = [
     "top_models",
     "top_tenants",
     "top_tools",
+    "workspace",
     "write_report",
 ]

@@ -1,0 +1,136 @@
+"""Saved views: a name for one page of the app with its URL query parameters (its filters, sort, page).
+
+Every filter of every page lives in the URL (`ui.state`), so a view is exactly a
+page and its query parameters; reopening it opens that URL. The open database
+(`db`) is left out: a workspace belongs to its database, and the app adds it back.
+
+>>> v = save_view(ws, "acme refunds", "conversations", {"tenant": ["acme"], "q": ["refund"]}, author="ana")  # doctest: +SKIP
+>>> v.query_string()  # doctest: +SKIP
+'tenant=acme&q=refund'
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from collections.abc import Mapping
+from dataclasses import dataclass
+from urllib.parse import urlencode
+
+from analytics.errors import BadRequest, NotFound
+from analytics.workspace.annotating import check_author, default_author
+from analytics.workspace.store import Workspace, takes_workspace, now
+
+_PAGE = re.compile(r"^[a-z][a-z0-9_]{0,40}$")
+#: Query parameters a view never keeps (the app's own, not the view's).
+LEFT_OUT = ("db", "view")
+
+
+@dataclass(frozen=True)
+class SavedView:
+    view_id: int
+    name: str
+    page: str
+    params: dict[str, list[str]]
+    created_by: str
+    created_at: str
+    updated_at: str
+
+    def query_string(self) -> str:
+        """The view's parameters as a URL query string (no leading `?`).
+
+        >>> SavedView(1, "v", "conversations", {"tenant": ["a", "b"]}, "x", "", "").query_string()
+        'tenant=a&tenant=b'
+        """
+        return urlencode(self.params, doseq=True)
+
+    def path(self) -> str:
+        """`/page?query` (relative to the app's address)."""
+        query = self.query_string()
+        return f"/{self.page}" + (f"?{query}" if query else "")
+
+
+def normalize(params: Mapping[str, object]) -> dict[str, list[str]]:
+    """Query parameters as `{name: [values]}`, strings only, `db` and `view` left out.
+
+    >>> normalize({"tenant": "acme", "sub": ["a", "b"], "db": "x.duckdb", "page": 2})
+    {'tenant': ['acme'], 'sub': ['a', 'b'], 'page': ['2']}
+    """
+    out: dict[str, list[str]] = {}
+    for key, value in params.items():
+        if not isinstance(key, str) or key in LEFT_OUT:
+            continue
+        values = list(value) if isinstance(value, (list, tuple)) else [value]
+        if any(v is None or isinstance(v, (dict, list, tuple)) for v in values):
+            raise BadRequest(f"a view parameter is text or a list of text; {key!r} is {value!r}")
+        if values:
+            out[key] = [str(v) for v in values]
+    return out
+
+
+def _row(row: tuple) -> SavedView:
+    view_id, name, page, params, *rest = row
+    return SavedView(view_id, name, page, json.loads(params), *rest)
+
+
+_SELECT = "SELECT view_id, name, page, params, created_by, created_at, updated_at FROM saved_views"
+
+
+@takes_workspace
+def save_view(
+    ws: Workspace, name: str, page: str, params: Mapping[str, object], author: str | None = None,
+    replace: bool = False,
+) -> SavedView:
+    """Save `page` with `params` as `name`; a name taken is refused unless `replace`."""
+    if not isinstance(name, str) or not name.strip() or len(name.strip()) > 100:
+        raise BadRequest(f"a view name is 1–100 characters, got {name!r}")
+    name = name.strip()
+    if not isinstance(page, str) or not _PAGE.match(page):
+        raise BadRequest(f"a view's page is a page's URL path (e.g. conversations), got {page!r}")
+    author = check_author(author if author is not None else default_author())
+    params_json = json.dumps(normalize(params), ensure_ascii=False)
+    stamp = now()
+    with ws.write() as conn:
+        try:
+            if replace:
+                conn.execute(
+                    "INSERT INTO saved_views (name, page, params, created_by, created_at, updated_at) "
+                    "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (name) DO UPDATE SET page = excluded.page, "
+                    "params = excluded.params, created_by = excluded.created_by, updated_at = excluded.updated_at",
+                    (name, page, params_json, author, stamp, stamp),
+                )
+            else:
+                conn.execute(
+                    "INSERT INTO saved_views (name, page, params, created_by, created_at, updated_at) "
+                    "VALUES (?, ?, ?, ?, ?, ?)", (name, page, params_json, author, stamp, stamp),
+                )
+        except sqlite3.IntegrityError:
+            raise BadRequest(f"a view named {name!r} exists already") from None
+        return _row(conn.execute(f"{_SELECT} WHERE name = ?", (name,)).fetchone())
+
+
+@takes_workspace
+def saved_views(ws: Workspace) -> list[SavedView]:
+    """Every saved view, by name."""
+    with ws.read() as conn:
+        return [_row(r) for r in conn.execute(f"{_SELECT} ORDER BY name COLLATE NOCASE, view_id").fetchall()]
+
+
+@takes_workspace
+def get_view(ws: Workspace, view: int | str) -> SavedView:
+    """A saved view by id or name (NotFound otherwise)."""
+    column = "name" if isinstance(view, str) else "view_id"
+    with ws.read() as conn:
+        row = conn.execute(f"{_SELECT} WHERE {column} = ?", (view,)).fetchone()
+    if row is None:
+        raise NotFound(f"no saved view {view!r}")
+    return _row(row)
+
+
+@takes_workspace
+def delete_view(ws: Workspace, view: int | str) -> None:
+    column = "name" if isinstance(view, str) else "view_id"
+    with ws.write() as conn:
+        if conn.execute(f"DELETE FROM saved_views WHERE {column} = ?", (view,)).rowcount == 0:
+            raise NotFound(f"no saved view {view!r}")
