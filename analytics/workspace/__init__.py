@@ -18,8 +18,8 @@ from analytics.workspace.annotating import (
     COLUMNS, VERDICTS, Annotation, annotate, default_author, delete_annotation, edit_annotation,
 )
 from analytics.workspace.jsonl import ImportFailed, ImportSummary, export_jsonl, import_jsonl
-from analytics.workspace.labels import Label, define_label, labels, rename_label, retire_label
-from analytics.workspace.queues import (
+from analytics.workspace.label_set import Label, define_label, labels, rename_label, retire_label
+from analytics.workspace.queueing import (
     Queue, QueueItem, assign, create_queue, delete_queue, get_queue, item, mark, progress, queue_items, queues, step,
 )
 from analytics.workspace.resolve import Anchor

@@ -27,7 +27,7 @@ import duckdb
 from analytics._pandas import pd
 from analytics.db import connection
 from analytics.errors import BadRequest, NotFound
-from analytics.workspace.labels import check_name
+from analytics.workspace.label_set import check_name
 from analytics.workspace.resolve import RESOLVED_COLUMNS, Anchor, resolve_sql
 from analytics.workspace.store import Conflict, Workspace, now, takes_workspace, workspace_of
 

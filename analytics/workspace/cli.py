@@ -30,7 +30,7 @@ from analytics.errors import BadRequest
 from analytics.filters import Filters
 from analytics.reports import ReportSpec, add_filter_arguments, filters_from_args, register_report
 from analytics.workspace import annotating as notes
-from analytics.workspace import jsonl, labels, queues
+from analytics.workspace import jsonl, label_set, queueing
 from analytics.workspace.review import annotations as listed
 from analytics.workspace.store import ENV, Workspace, as_workspace, workspace_of
 
@@ -132,12 +132,12 @@ def _labels(args: argparse.Namespace) -> int:
     if args.add:
         if not args.color:
             raise BadRequest("--add needs --color #rrggbb")
-        labels.define_label(ws, args.add, args.color, args.description)
+        label_set.define_label(ws, args.add, args.color, args.description)
     if args.rename:
-        labels.rename_label(ws, *args.rename)
+        label_set.rename_label(ws, *args.rename)
     if args.retire:
-        labels.retire_label(ws, args.retire)
-    for label in labels.labels(ws):
+        label_set.retire_label(ws, args.retire)
+    for label in label_set.labels(ws):
         retired = " (retired)" if label.retired else ""
         print(f"{label.color}  {label.name}{retired}" + (f"  — {label.description}" if label.description else ""))
     return 0
@@ -170,7 +170,7 @@ def _configure_queues(parser: argparse.ArgumentParser) -> None:
 def run_queues(args: argparse.Namespace) -> int:
     ws = _ws(args)
     if args.action == "create":
-        q = queues.create_queue(
+        q = queueing.create_queue(
             _database(args), args.name, conditions=filters_from_args(args), sort=metrics.sort_column(args.sort),
             descending=not args.asc, sample=args.sample, seed=args.seed, assignees=args.assign,
             description=args.description, author=args.author, workspace=ws,
@@ -178,7 +178,7 @@ def run_queues(args: argparse.Namespace) -> int:
         sampled = f" (a sample of {q.matching:,}, seed {q.seed})" if q.sample_size else ""
         print(f"queue {q.queue_id} {q.name!r}: {q.items} threads{sampled}")
         return 0
-    frame = queues.progress(ws)
+    frame = queueing.progress(ws)
     if frame.empty:
         print(f"no review queues in {ws.path}", file=sys.stderr)
         return 0

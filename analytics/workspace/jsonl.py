@@ -39,7 +39,7 @@ from analytics.workspace.annotating import (
     STORED_COLUMNS, Annotation, check_author, check_content, database_source, default_author, insert, labelled,
     locate, new_annotation,
 )
-from analytics.workspace.labels import ensure_labels
+from analytics.workspace.label_set import ensure_labels
 from analytics.workspace.resolve import Anchor
 from analytics.workspace.store import Workspace, takes_workspace, workspace_of
 

@@ -142,7 +142,7 @@ class ReviewCounts:
 def review_counts(con: duckdb.DuckDBPyConnection, ws: Workspace, filters: Filters = Filters()) -> ReviewCounts:
     """Annotations, annotated threads, verdicts and per-label counts of the threads `filters` keeps;
     orphaned annotations of the whole workspace."""
-    from analytics.workspace.labels import labels as label_set
+    from analytics.workspace.label_set import labels as label_set
 
     everything = with_status(con, stored(ws))
     scope = _threads_in_scope(con, filters)

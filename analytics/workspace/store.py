@@ -212,10 +212,14 @@ def as_workspace(ws_or_db: Workspace | str | os.PathLike) -> Workspace:
 
 
 def workspace_of(db, workspace=None) -> Workspace:
-    """The workspace a call on database `db` uses: `workspace` when given (a `Workspace` or
-    a database path), else the one beside `db` (which must then be a path, not a connection)."""
+    """The workspace a call on database `db` uses: `workspace` when given (a `Workspace`, or
+    the path of a workspace file), else the one beside `db` (which must then be a path).
+
+    >>> workspace_of("/data/lens.duckdb", "/data/team.sqlite").path.name
+    'team.sqlite'
+    """
     if workspace is not None:
-        return as_workspace(workspace)
+        return workspace if isinstance(workspace, Workspace) else Workspace(workspace)
     if db is None or not isinstance(db, (str, os.PathLike)):
         from analytics.errors import BadRequest
 
