@@ -7,7 +7,7 @@ pages. With no --db and no TRANSCRIPT_LENS_DB it opens the bundled demo store.
 
 import streamlit as st
 
-from ui import sidebar
+from ui import review, sidebar, state
 
 
 st.set_page_config(page_title="Transcript Lens", page_icon=":material/forum:", layout="wide")
@@ -22,8 +22,10 @@ pages = [
     st.Page("pages/conversations.py", title="Conversations", icon=":material/table_rows:", url_path="conversations"),
     st.Page("pages/transcript.py", title="Transcript explorer", icon=":material/forum:", url_path="transcript"),
     st.Page("pages/resume_qa.py", title="Resume QA", icon=":material/restart_alt:", url_path="resume_qa"),
+    st.Page("pages/review.py", title="Review", icon=":material/rate_review:", url_path="review"),
 ]
 
 page = st.navigation(pages)
 sidebar.render()
+review.sidebar(state.current_db(), page.url_path if page.url_path not in ("", "home") else "overview")
 page.run()

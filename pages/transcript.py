@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from ui import cache, render, state
+from ui import cache, render, review, state
 
 SPEAKERS = ("all", "user", "assistant")
 MODES = ("index", "time")
@@ -12,6 +12,7 @@ url = state.Url("transcript")
 db = state.require_db()
 
 st.title("Transcript explorer")
+review.flash()
 
 pick, find = st.columns([3, 2])
 text = find.text_input("Find threads", key=url.bind("find", ""), placeholder="id, tenant or text in a message")
@@ -71,5 +72,5 @@ else:
     if table_view:
         st.dataframe(view.table, hide_index=True, key="transcript.table")
     else:
-        render.chat(view.rows, raw=raw)
+        review.transcript(db, review.workspace_of(db), thread, view.rows, raw=raw, key="transcript")
     render.download(view.table, render.file_name("transcript", thread), key="transcript.csv")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
@@ -228,8 +229,9 @@ def _tool_calls(value: Any) -> list[dict]:
     return calls if isinstance(calls, list) else [calls]
 
 
-def message(row: pd.Series, raw: bool = False) -> None:
-    """One transcript row as a chat message: who, where in the view and the thread, when, which id."""
+def message(row: pd.Series, raw: bool = False, footer: Callable[[pd.Series], None] | None = None) -> None:
+    """One transcript row as a chat message: who, where in the view and the thread, when, which id;
+    `footer(row)` draws more inside the message, last (its review annotations)."""
     role = str(row["role"])
     with st.chat_message(role, avatar=_AVATARS.get(role, _AVATARS["other"])):
         bits = [f"**{role}**"]
@@ -260,6 +262,8 @@ def message(row: pd.Series, raw: bool = False) -> None:
         blocks = row.get("non_text_blocks")
         if not is_missing(blocks) and blocks:
             st.caption(f"+ {blocks} non-text block{'s' if blocks > 1 else ''} (images, files) not shown")
+        if footer is not None:
+            footer(row)
 
 
 def chat(rows: pd.DataFrame, raw: bool = False) -> None:

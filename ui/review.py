@@ -1,0 +1,456 @@
+"""The review workspace in the app: the reviewer's name, annotation chips and the annotate /
+edit dialogs, the Conversations review filters, columns and queue dialog, the Overview's
+review numbers, and saved views in the sidebar.
+
+Pages call one function each (`notes`, `annotate_button`, `orphans`, `review_filters`,
+`review_columns`, `queue_button`, `overview_numbers`); the data comes through `ui.cache`
+(keyed by the workspace's revision) and every write through `analytics.workspace`.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+from urllib.parse import quote, unquote, urlencode
+
+import pandas as pd
+import streamlit as st
+
+from analytics import workspace
+from analytics.errors import AnalyticsError
+from analytics.filters import Filters
+from analytics.workspace.views import LEFT_OUT
+from ui import cache, database, render, state
+from ui.database import DbRef, WsRef
+from ui.models.review import NO_COLOR, VERDICT_MARKS, Note
+
+REVIEWER_KEY = "tl.reviewer"
+#: The browser-session cookie that remembers the reviewer's name (no expiry: gone when the browser closes).
+COOKIE = "tl_reviewer"
+_SET_COOKIE = "tl.reviewer.set"
+_FLASH = "tl.review.flash"
+#: The app's pages by URL path, for links to a saved view (`page_link` takes the file).
+PAGE_FILES = {
+    "overview": "pages/overview.py", "conversations": "pages/conversations.py", "transcript": "pages/transcript.py",
+    "resume_qa": "pages/resume_qa.py", "review": "pages/review.py",
+}
+
+
+def workspace_of(db: DbRef) -> WsRef:
+    """The open database's review workspace as of now (`database.workspace_ref`)."""
+    return database.workspace_ref(db)
+
+
+# --- who is reviewing -------------------------------------------------------------------
+
+
+def reviewer() -> str | None:
+    """The name this browser session annotates as (typed once, remembered in a session cookie)."""
+    if REVIEWER_KEY not in st.session_state:
+        try:
+            remembered = st.context.cookies.get(COOKIE) or ""
+        except Exception:  # noqa: BLE001 — no browser (a bare script run): nothing remembered
+            remembered = ""
+        st.session_state[REVIEWER_KEY] = unquote(remembered)[:100]
+    return (st.session_state[REVIEWER_KEY] or "").strip() or None
+
+
+def _remember_name() -> None:
+    st.session_state[_SET_COOKIE] = True
+
+
+def set_reviewer(name: str) -> None:
+    """Take `name` as this session's reviewer (before the sidebar's field is drawn in this run)."""
+    st.session_state[REVIEWER_KEY] = name.strip()
+    _remember_name()
+
+
+def reviewer_input() -> None:
+    """The sidebar's name field; a change is written to the browser-session cookie."""
+    reviewer()
+    st.text_input(
+        "Reviewer", key=REVIEWER_KEY, on_change=_remember_name, placeholder="your name", max_chars=100,
+        help="Stamped on the annotations you make; remembered in this browser until it is closed.",
+    )
+    if st.session_state.pop(_SET_COOKIE, False):
+        value = quote(st.session_state[REVIEWER_KEY].strip())
+        st.html(f"<script>document.cookie = '{COOKIE}={value}; path=/; SameSite=Lax';</script>",
+                unsafe_allow_javascript=True, width="content")
+
+
+# --- chips and notes ----------------------------------------------------------------------
+
+
+def _text_color(color: str) -> str:
+    """Black or white, whichever reads on `color` (#rrggbb).
+
+    >>> _text_color("#ffeb3b"), _text_color("#1565c0")
+    ('#000', '#fff')
+    """
+    r, g, b = (int(color[i:i + 2], 16) for i in (1, 3, 5))
+    return "#000" if 0.299 * r + 0.587 * g + 0.114 * b > 150 else "#fff"
+
+
+def chip(text: str, color: str | None) -> str:
+    """A label as a coloured chip (HTML; the text escaped, the colour a checked #rrggbb)."""
+    color = color or NO_COLOR
+    return (f'<span style="background:{color};color:{_text_color(color)};border-radius:0.7rem;'
+            f'padding:0.05rem 0.55rem;margin-right:0.3rem;font-size:0.8rem;white-space:nowrap">'
+            f"{html.escape(text)}</span>")
+
+
+_VERDICT_COLORS = {"pass": "#2e7d32", "fail": "#c62828"}
+
+
+def note_html(note: Note) -> str:
+    """One annotation on one line: its label chip, verdict, note, who and when."""
+    parts = []
+    if note.label:
+        parts.append(chip(note.label, note.color))
+    if note.verdict:
+        parts.append(f'<b style="color:{_VERDICT_COLORS[note.verdict]}">{VERDICT_MARKS[note.verdict]}</b>')
+    if note.note:
+        parts.append(html.escape(note.note).replace("\n", "<br>"))
+    edited = " (edited)" if note.revision > 1 else ""
+    parts.append(f'<span style="opacity:0.6;font-size:0.8rem">— {html.escape(note.author)}, {note.when()}{edited}</span>')
+    return " ".join(parts)
+
+
+def notes(db: DbRef, ws: WsRef, found: list[Note], key: str) -> None:
+    """Annotations, one per line, each with an edit button."""
+    for note in found:
+        text, edit = st.columns([20, 1], vertical_alignment="center")
+        text.markdown(note_html(note), unsafe_allow_html=True)
+        if edit.button("", icon=":material/edit:", key=f"{key}.edit.{note.annotation_id}", type="tertiary",
+                       help="Edit or delete this annotation"):
+            edit_dialog(db, ws, note)
+
+
+def flash() -> None:
+    """The last write's confirmation (set before the rerun that shows it)."""
+    said = st.session_state.pop(_FLASH, None)
+    if said:
+        st.toast(said, icon=":material/check_circle:")
+
+
+# --- the dialogs --------------------------------------------------------------------------
+
+
+def _name_field(key: str) -> str | None:
+    """The reviewer's name, asked for here when the sidebar has none yet."""
+    name = reviewer()
+    if name:
+        st.caption(f"As **{name}** (change it in the sidebar)")
+        return name
+    typed = st.text_input("Your name", key=key, max_chars=100, help="Remembered for this browser session")
+    return typed.strip() or None
+
+
+def _content_fields(key: str, labels: list[workspace.Label], note: Note | None = None) -> tuple:
+    offered = [label.name for label in labels if not label.retired]
+    if note is not None and note.label and note.label not in offered:
+        offered.append(note.label)  # a retired label stays on the annotation that carries it
+    colors = {label.name: label.color for label in labels}
+    label = st.selectbox(
+        "Label", offered, index=offered.index(note.label) if note and note.label else None, key=f"{key}.label",
+        placeholder="no label", format_func=lambda n: f"● {n}",
+        help="The label set is edited on the Review page (Labels)",
+    )
+    if label:
+        st.markdown(chip(label, colors.get(label)), unsafe_allow_html=True)
+    verdict = st.segmented_control(
+        "Verdict", list(VERDICT_MARKS), format_func=VERDICT_MARKS.get, key=f"{key}.verdict",
+        default=note.verdict if note else None,
+    )
+    text = st.text_area("Note", value=note.note or "" if note else "", key=f"{key}.note", max_chars=10_000,
+                        placeholder="what is right or wrong here")
+    return label, verdict, text
+
+
+@st.dialog("Annotate", width="medium")
+def annotate_dialog(db: DbRef, ws: WsRef, where: str, targets: Mapping[str, Mapping[str, Any]],
+                    labels: list[workspace.Label]) -> None:
+    """Annotate one of `targets` ({what it is called: annotate()'s keyword arguments})."""
+    st.markdown(where)
+    choice = st.radio("On", list(targets), key="annotate.on", horizontal=True) if len(targets) > 1 else next(iter(targets))
+    name = _name_field("annotate.name")
+    label, verdict, text = _content_fields("annotate", labels)
+    if st.button("Save", type="primary", key="annotate.save", icon=":material/check:"):
+        if not name:
+            st.error("Type your name first: it is stamped on the annotation.")
+            return
+        try:
+            made = workspace.annotate(cache.db_path(db), **targets[choice], label=label, verdict=verdict,
+                                      note=text or None, author=name, workspace=ws.workspace, origin="app")
+        except AnalyticsError as exc:
+            st.error(str(exc))
+            return
+        if name != reviewer():
+            set_reviewer(name)
+        st.session_state[_FLASH] = f"Annotated {made.target}" + (f" · {made.label}" if made.label else "")
+        st.rerun()
+
+
+@st.dialog("Edit annotation", width="medium")
+def edit_dialog(db: DbRef, ws: WsRef, note: Note) -> None:
+    st.markdown(note_html(note), unsafe_allow_html=True)
+    labels = cache.labels(ws)
+    name = _name_field("edit.name")
+    label, verdict, text = _content_fields(f"edit.{note.annotation_id}", labels, note)
+    save, delete = st.columns(2)
+    try:
+        if save.button("Save", type="primary", key="edit.save", icon=":material/check:"):
+            if not name:
+                st.error("Type your name first.")
+                return
+            workspace.edit_annotation(ws.workspace, note.annotation_id, note.revision, label=label, verdict=verdict,
+                                      note=text or None, author=name)
+            st.session_state[_FLASH] = "Annotation saved"
+            st.rerun()
+        if delete.button("Delete", key="edit.delete", icon=":material/delete:"):
+            workspace.delete_annotation(ws.workspace, note.annotation_id, note.revision)
+            st.session_state[_FLASH] = "Annotation deleted"
+            st.rerun()
+    except workspace.Conflict as exc:
+        st.warning(f"{exc}. Close this and open it again to see the newer version.")
+    except AnalyticsError as exc:
+        st.error(str(exc))
+
+
+def annotate_button(db: DbRef, ws: WsRef, key: str, where: str, targets: Mapping[str, Mapping[str, Any]],
+                    labels: list[workspace.Label], label: str = "Annotate") -> None:
+    """A small button opening the annotate dialog for `targets`."""
+    if st.button(label, key=key, icon=":material/edit_note:", type="tertiary"):
+        annotate_dialog(db, ws, where, targets, labels)
+
+
+def orphans(found: list[Note]) -> None:
+    """The thread's orphaned annotations: kept, and said why."""
+    if not found:
+        return
+    with st.expander(f"{len(found)} orphaned annotation{'s' if len(found) > 1 else ''} "
+                     "(what they were on is gone after a reload)", icon=":material/link_off:"):
+        for note in found:
+            st.markdown(f"On {note.where()} — **{note.orphan_reason}**", unsafe_allow_html=False)
+            if note.excerpt:
+                st.caption(f"It read: “{note.excerpt}”")
+            st.markdown(note_html(note), unsafe_allow_html=True)
+
+
+def _message_targets(thread_id: str, row: pd.Series) -> dict[str, dict[str, Any]]:
+    message_id = None if render.is_missing(row["message_id"]) else row["message_id"]
+    on = {"thread_id": thread_id, **({"message_id": message_id} if message_id else {"ordinal": int(row["ordinal"])})}
+    targets = {"this message": on}
+    if not render.is_missing(row.get("checkpoint_id")):
+        targets["the checkpoint that saved it"] = {"thread_id": thread_id, "checkpoint_id": row["checkpoint_id"]}
+    return targets
+
+
+def _excerpt(text: Any, chars: int = 80) -> str:
+    text = "" if render.is_missing(text) else " ".join(str(text).split())
+    return text if len(text) <= chars else text[: chars - 1] + "…"
+
+
+def transcript(db: DbRef, ws: WsRef, thread_id: str, rows: pd.DataFrame, raw: bool = False, key: str = "review") -> None:
+    """`rows` (a transcript read) as a chat, each message with its annotations and an Annotate
+    button; the thread's own annotations above, its orphaned ones below."""
+    key = f"rv.{key}"  # (never a page's own `<page>.<param>` widget key)
+    found = cache.thread_annotations(db, ws, thread_id)
+    shown = rows.head(render.CHAT_MAX)
+    # A checkpoint's annotations go with the first shown message it saved; the others with the thread.
+    first_of = {}
+    for ordinal, checkpoint in zip(shown["ordinal"], shown["checkpoint_id"]):
+        if not render.is_missing(checkpoint):
+            first_of.setdefault(checkpoint, int(ordinal))
+    unplaced = [n for cp, ns in found.by_checkpoint.items() if cp not in first_of for n in ns]
+    with st.container(border=True):
+        head, button = st.columns([5, 1], vertical_alignment="center")
+        hidden = sum(len(ns) for o, ns in found.by_ordinal.items() if o not in set(shown["ordinal"]))
+        head.markdown("**Review of this thread**" + (f" · {hidden} annotation(s) on messages not in this view"
+                                                      if hidden else ""))
+        with button:
+            annotate_button(db, ws, f"{key}.thread", f"Thread `{thread_id}`", {"the thread": {"thread_id": thread_id}},
+                            found.labels, label="Annotate thread")
+        notes(db, ws, [*found.thread, *unplaced], f"{key}.t")
+        if not found.thread and not unplaced:
+            st.caption("No annotation on the thread itself.")
+    def footer(row: pd.Series) -> None:  # inside the message: its annotations, and the button to add one
+        ordinal = int(row["ordinal"])
+        here = list(found.by_ordinal.get(ordinal, []))
+        checkpoint = row.get("checkpoint_id")
+        if not render.is_missing(checkpoint) and first_of.get(checkpoint) == ordinal:
+            here += found.by_checkpoint.get(checkpoint, [])
+        said, button = st.columns([9, 2], vertical_alignment="top")
+        with said:
+            notes(db, ws, here, f"{key}.m{ordinal}")
+        with button:
+            annotate_button(db, ws, f"{key}.m{ordinal}.add", f"{row['role']} message, ordinal {ordinal}: "
+                            f"“{_excerpt(row['content'])}”", _message_targets(thread_id, row), found.labels)
+
+    for _, row in shown.iterrows():
+        render.message(row, raw, footer=footer)
+    if len(rows) > render.CHAT_MAX:
+        st.info(f"Showing the first {render.CHAT_MAX} of {len(rows):,} messages; set a limit or switch to the table view.")
+    orphans(found.orphaned)
+
+
+# --- Conversations ------------------------------------------------------------------------
+
+
+def review_filters(url: state.Url, ws: WsRef, filters: Filters, where=st) -> Filters:
+    """"Has label" and "Failed review" (bound to the URL); `filters` narrowed to the threads they keep."""
+    names = tuple(label.name for label in cache.labels(ws))
+    left, right, _ = where.columns([4, 2, 4], vertical_alignment="bottom")
+    chosen = left.multiselect("Has label", names, key=url.bind("label", [], state.subset(names)),
+                              placeholder="any or no label",
+                              help="Threads carrying every chosen label (on the thread, a message or a checkpoint)")
+    failed = right.checkbox("Failed review", key=url.bind("failed", False, state.BOOL),
+                            help="Threads with a fail verdict on the thread or any of its messages")
+    if not chosen and not failed:
+        return filters
+    return replace(filters, within=cache.threads_with(ws, tuple(chosen), bool(failed)))
+
+
+def review_columns(shown: pd.DataFrame, config: dict, thread_ids: pd.Series, ws: WsRef) -> tuple[pd.DataFrame, dict]:
+    """The Conversations table with its Labels and Review columns (after the thread and the question)."""
+    cells = cache.review_columns(ws, tuple(thread_ids))
+    out = shown.copy()
+    at = list(out.columns).index("thread_id") + 1
+    out.insert(at, "review", cells["review"].to_numpy())
+    out.insert(at, "labels", cells["labels"].to_numpy())
+    config = {**config, "labels": st.column_config.TextColumn("Labels", help="Review labels on the thread or its "
+                                                               "messages"),
+              "review": st.column_config.TextColumn("Review", help="✗ fail / ✓ pass verdicts, notes")}
+    return out, config
+
+
+@st.dialog("New review queue", width="medium")
+def queue_dialog(db: DbRef, ws: WsRef, conditions: Filters, sort: str, descending: bool, view: dict,
+                 matching: int) -> None:
+    st.markdown(f"From the **{matching:,}** threads of this view, in its order.")
+    name = st.text_input("Queue name", key="queue.name", max_chars=100)
+    sample = st.toggle("Take a random sample", key="queue.sampled", value=matching > 20)
+    size = seed = None
+    if sample:
+        left, right = st.columns(2)
+        size = left.number_input("Threads", min_value=1, max_value=max(1, matching), value=min(10, matching),
+                                 key="queue.size")
+        seed = right.number_input("Seed", min_value=0, value=None, step=1, key="queue.seed", placeholder="random",
+                                  help="The same view, size and seed give the same threads")
+    reviewers = st.text_input("Reviewers", key="queue.reviewers", placeholder="ana, ben (empty: anyone)",
+                              help="Items are dealt round-robin to these names")
+    author = _name_field("queue.author")
+    if st.button("Create queue", type="primary", key="queue.create", icon=":material/playlist_add:"):
+        if not author:
+            st.error("Type your name first.")
+            return
+        try:
+            q = workspace.create_queue(
+                cache.db_path(db), name, conditions=conditions, sort=sort, descending=descending,
+                sample=int(size) if sample else None, seed=None if seed is None else int(seed),
+                assignees=[r.strip() for r in reviewers.split(",") if r.strip()], view=view, author=author,
+                workspace=ws.workspace,
+            )
+        except AnalyticsError as exc:
+            st.error(str(exc))
+            return
+        st.session_state[_FLASH] = f"Queue {q.name!r}: {q.items} threads"
+        st.switch_page(PAGE_FILES["review"], query_params=state.link_params(queue=str(q.queue_id)))
+
+
+def queue_button(db: DbRef, ws: WsRef, conditions: Filters, sort: str, descending: bool, view: dict,
+                 matching: int) -> None:
+    if st.button("Review queue…", key="conversations.queue", icon=":material/playlist_add_check:",
+                 disabled=matching == 0, help="Make a review queue of these threads (all, or a random sample)"):
+        queue_dialog(db, ws, conditions, sort, descending, view, matching)
+
+
+# --- Overview -----------------------------------------------------------------------------
+
+
+def overview_numbers(db: DbRef, ws: WsRef, filters: Filters) -> None:
+    """The review numbers of the threads in scope, and the count per label in its colour."""
+    counts = cache.review_counts(db, ws, filters)
+    st.subheader("Review")
+    if counts.annotations == 0 and counts.orphaned == 0:
+        st.caption("No annotations yet: annotate threads and messages in the Transcript explorer, or walk a "
+                   "review queue (Review).")
+        return
+    cols = st.columns(5)
+    tiles = [
+        ("Annotated threads", counts.threads, "Threads in scope with at least one annotation"),
+        ("Annotations", counts.annotations, "On the threads in scope, their messages and checkpoints"),
+        ("Pass", counts.passes, "Pass verdicts"),
+        ("Fail", counts.fails, f"Fail verdicts, on {counts.failed_threads} thread(s)"),
+        ("Orphaned", counts.orphaned, "Annotations whose thread, message or checkpoint is gone after a reload "
+                                      "(whole workspace)"),
+    ]
+    for col, (label, value, help_text) in zip(cols, tiles):
+        col.metric(label, f"{value:,}", help=help_text, border=True)
+    if not counts.by_label.empty:
+        st.markdown(" ".join(chip(f"{r.label} · {r.annotations}", r.color) for r in counts.by_label.itertuples()),
+                    unsafe_allow_html=True)
+
+
+# --- the sidebar: name and saved views ----------------------------------------------------
+
+
+def _current_params() -> dict[str, list[str]]:
+    return {key: st.query_params.get_all(key) for key in st.query_params}
+
+
+def share_link(page: str, params: Mapping[str, list[str]]) -> str:
+    """The full address of `page` with `params` (and the open database), as this browser reaches the app."""
+    try:
+        here = st.context.url or ""
+    except Exception:  # noqa: BLE001
+        here = ""
+    base = here.rstrip("/")
+    for path in PAGE_FILES:  # the current page's own path is not part of the app's base address
+        if base.endswith("/" + path):
+            base = base[: -len(path) - 1]
+            break
+    query = urlencode({**params, **_db_param()}, doseq=True)
+    return f"{base}/{page}" + (f"?{query}" if query else "")
+
+
+def _db_param() -> dict[str, str]:
+    return {k: v for k, v in state.link_params().items() if k == state.DB_PARAM}
+
+
+def sidebar(db: DbRef | None, page: str) -> None:
+    """The reviewer's name, the saved views (links) and saving or sharing the current view."""
+    if db is None:
+        return
+    with st.sidebar:
+        st.subheader("Review")
+        reviewer_input()
+        ws = database.workspace_ref(db)
+        try:
+            saved = workspace.saved_views(ws.workspace)
+        except AnalyticsError as exc:
+            st.warning(str(exc))
+            return
+        with st.expander(f"Saved views ({len(saved)})", icon=":material/bookmarks:", expanded=False):
+            for view in saved:
+                st.page_link(PAGE_FILES.get(view.page, PAGE_FILES["overview"]), label=view.name,
+                             icon=":material/bookmark:", query_params={**view.params, **_db_param()},
+                             help=f"{view.page} · {view.query_string() or 'no filters'} · by {view.created_by}")
+            if not saved:
+                st.caption("No saved views yet.")
+            params = {k: v for k, v in _current_params().items() if k not in LEFT_OUT}
+            name = st.text_input("Save this view as", key="views.name", max_chars=100, placeholder="a name")
+            replace_it = st.checkbox("Replace a view of that name", key="views.replace")
+            if st.button("Save view", key="views.save", icon=":material/bookmark_add:", disabled=not name.strip()):
+                try:
+                    workspace.save_view(ws.workspace, name, page, params, author=reviewer() or "app",
+                                        replace=replace_it)
+                except AnalyticsError as exc:
+                    st.error(str(exc))
+                else:
+                    st.session_state[_FLASH] = f"Saved the view {name.strip()!r}"
+                    st.rerun()
+            st.caption("Link to this view (copy to share):")
+            st.code(share_link(page, params), language=None, wrap_lines=True)
