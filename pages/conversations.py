@@ -46,7 +46,7 @@ with p2:
         key="conversations.csv", label=f"Download all {view.matching:,} rows (CSV)",
     )
 with p3:
-    review.queue_button(db, ws, view.conditions, sort, descending, url.params(), view.matching)
+    review.queue_button(view.conditions, sort, descending, url.params(), view.matching)
 url.publish()
 
 if picked.selection.rows:

@@ -22,7 +22,7 @@ from analytics import workspace
 from analytics.errors import AnalyticsError
 from analytics.filters import Filters
 from analytics.workspace.views import LEFT_OUT
-from ui import cache, database, render, state
+from ui import cache, database, render, review_dialogs, state
 from ui.database import DbRef, WsRef
 from ui.models.review import NO_COLOR, VERDICT_MARKS, Note
 
@@ -50,10 +50,10 @@ def reviewer() -> str | None:
     """The name this browser session annotates as (typed once, remembered in a session cookie)."""
     if REVIEWER_KEY not in st.session_state:
         try:
-            remembered = st.context.cookies.get(COOKIE) or ""
+            remembered = st.context.cookies.get(COOKIE)
         except Exception:  # noqa: BLE001 — no browser (a bare script run): nothing remembered
-            remembered = ""
-        st.session_state[REVIEWER_KEY] = unquote(remembered)[:100]
+            remembered = None
+        st.session_state[REVIEWER_KEY] = unquote(remembered)[:100] if isinstance(remembered, str) else ""
     return (st.session_state[REVIEWER_KEY] or "").strip() or None
 
 
@@ -118,14 +118,19 @@ def note_html(note: Note) -> str:
     return " ".join(parts)
 
 
-def notes(db: DbRef, ws: WsRef, found: list[Note], key: str) -> None:
+def notes(found: list[Note], key: str) -> None:
     """Annotations, one per line, each with an edit button."""
     for note in found:
         text, edit = st.columns([20, 1], vertical_alignment="center")
         text.markdown(note_html(note), unsafe_allow_html=True)
-        if edit.button("", icon=":material/edit:", key=f"{key}.edit.{note.annotation_id}", type="tertiary",
-                       help="Edit or delete this annotation"):
-            edit_dialog(db, ws, note)
+        edit.button("", icon=":material/edit:", key=f"{key}.edit.{note.annotation_id}", type="tertiary",
+                    help="Edit or delete this annotation", on_click=review_dialogs.open_dialog, args=("edit",),
+                    kwargs={"note": note})
+
+
+def say(text: str) -> None:
+    """Confirm a write on the next run (`flash`), after the rerun that shows it."""
+    st.session_state[_FLASH] = text
 
 
 def flash() -> None:
@@ -135,95 +140,10 @@ def flash() -> None:
         st.toast(said, icon=":material/check_circle:")
 
 
-# --- the dialogs --------------------------------------------------------------------------
-
-
-def _name_field(key: str) -> str | None:
-    """The reviewer's name, asked for here when the sidebar has none yet."""
-    name = reviewer()
-    if name:
-        st.caption(f"As **{name}** (change it in the sidebar)")
-        return name
-    typed = st.text_input("Your name", key=key, max_chars=100, help="Remembered for this browser session")
-    return typed.strip() or None
-
-
-def _content_fields(key: str, labels: list[workspace.Label], note: Note | None = None) -> tuple:
-    offered = [label.name for label in labels if not label.retired]
-    if note is not None and note.label and note.label not in offered:
-        offered.append(note.label)  # a retired label stays on the annotation that carries it
-    colors = {label.name: label.color for label in labels}
-    label = st.selectbox(
-        "Label", offered, index=offered.index(note.label) if note and note.label else None, key=f"{key}.label",
-        placeholder="no label", format_func=lambda n: f"● {n}",
-        help="The label set is edited on the Review page (Labels)",
-    )
-    if label:
-        st.markdown(chip(label, colors.get(label)), unsafe_allow_html=True)
-    verdict = st.segmented_control(
-        "Verdict", list(VERDICT_MARKS), format_func=VERDICT_MARKS.get, key=f"{key}.verdict",
-        default=note.verdict if note else None,
-    )
-    text = st.text_area("Note", value=note.note or "" if note else "", key=f"{key}.note", max_chars=10_000,
-                        placeholder="what is right or wrong here")
-    return label, verdict, text
-
-
-@st.dialog("Annotate", width="medium")
-def annotate_dialog(db: DbRef, ws: WsRef, where: str, targets: Mapping[str, Mapping[str, Any]],
-                    labels: list[workspace.Label]) -> None:
-    """Annotate one of `targets` ({what it is called: annotate()'s keyword arguments})."""
-    st.markdown(where)
-    choice = st.radio("On", list(targets), key="annotate.on", horizontal=True) if len(targets) > 1 else next(iter(targets))
-    name = _name_field("annotate.name")
-    label, verdict, text = _content_fields("annotate", labels)
-    if st.button("Save", type="primary", key="annotate.save", icon=":material/check:"):
-        if not name:
-            st.error("Type your name first: it is stamped on the annotation.")
-            return
-        try:
-            made = workspace.annotate(cache.db_path(db), **targets[choice], label=label, verdict=verdict,
-                                      note=text or None, author=name, workspace=ws.workspace, origin="app")
-        except AnalyticsError as exc:
-            st.error(str(exc))
-            return
-        if name != reviewer():
-            set_reviewer(name)
-        st.session_state[_FLASH] = f"Annotated {made.target}" + (f" · {made.label}" if made.label else "")
-        st.rerun()
-
-
-@st.dialog("Edit annotation", width="medium")
-def edit_dialog(db: DbRef, ws: WsRef, note: Note) -> None:
-    st.markdown(note_html(note), unsafe_allow_html=True)
-    labels = cache.labels(ws)
-    name = _name_field("edit.name")
-    label, verdict, text = _content_fields(f"edit.{note.annotation_id}", labels, note)
-    save, delete = st.columns(2)
-    try:
-        if save.button("Save", type="primary", key="edit.save", icon=":material/check:"):
-            if not name:
-                st.error("Type your name first.")
-                return
-            workspace.edit_annotation(ws.workspace, note.annotation_id, note.revision, label=label, verdict=verdict,
-                                      note=text or None, author=name)
-            st.session_state[_FLASH] = "Annotation saved"
-            st.rerun()
-        if delete.button("Delete", key="edit.delete", icon=":material/delete:"):
-            workspace.delete_annotation(ws.workspace, note.annotation_id, note.revision)
-            st.session_state[_FLASH] = "Annotation deleted"
-            st.rerun()
-    except workspace.Conflict as exc:
-        st.warning(f"{exc}. Close this and open it again to see the newer version.")
-    except AnalyticsError as exc:
-        st.error(str(exc))
-
-
-def annotate_button(db: DbRef, ws: WsRef, key: str, where: str, targets: Mapping[str, Mapping[str, Any]],
-                    labels: list[workspace.Label], label: str = "Annotate") -> None:
-    """A small button opening the annotate dialog for `targets`."""
-    if st.button(label, key=key, icon=":material/edit_note:", type="tertiary"):
-        annotate_dialog(db, ws, where, targets, labels)
+def annotate_button(key: str, where: str, targets: Mapping[str, Mapping[str, Any]], label: str = "Annotate") -> None:
+    """A small button opening the annotate dialog for `targets` ({what it is called: annotate()'s arguments})."""
+    st.button(label, key=key, icon=":material/edit_note:", type="tertiary", on_click=review_dialogs.open_dialog,
+              args=("annotate",), kwargs={"where": where, "targets": dict(targets)})
 
 
 def orphans(found: list[Note]) -> None:
@@ -271,9 +191,9 @@ def transcript(db: DbRef, ws: WsRef, thread_id: str, rows: pd.DataFrame, raw: bo
         head.markdown("**Review of this thread**" + (f" · {hidden} annotation(s) on messages not in this view"
                                                       if hidden else ""))
         with button:
-            annotate_button(db, ws, f"{key}.thread", f"Thread `{thread_id}`", {"the thread": {"thread_id": thread_id}},
-                            found.labels, label="Annotate thread")
-        notes(db, ws, [*found.thread, *unplaced], f"{key}.t")
+            annotate_button(f"{key}.thread", f"Thread `{thread_id}`", {"the thread": {"thread_id": thread_id}},
+                            label="Annotate thread")
+        notes([*found.thread, *unplaced], f"{key}.t")
         if not found.thread and not unplaced:
             st.caption("No annotation on the thread itself.")
     def footer(row: pd.Series) -> None:  # inside the message: its annotations, and the button to add one
@@ -284,10 +204,10 @@ def transcript(db: DbRef, ws: WsRef, thread_id: str, rows: pd.DataFrame, raw: bo
             here += found.by_checkpoint.get(checkpoint, [])
         said, button = st.columns([9, 2], vertical_alignment="top")
         with said:
-            notes(db, ws, here, f"{key}.m{ordinal}")
+            notes(here, f"{key}.m{ordinal}")
         with button:
-            annotate_button(db, ws, f"{key}.m{ordinal}.add", f"{row['role']} message, ordinal {ordinal}: "
-                            f"“{_excerpt(row['content'])}”", _message_targets(thread_id, row), found.labels)
+            annotate_button(f"{key}.m{ordinal}.add", f"{row['role']} message, ordinal {ordinal}: "
+                            f"“{_excerpt(row['content'])}”", _message_targets(thread_id, row))
 
     for _, row in shown.iterrows():
         render.message(row, raw, footer=footer)
@@ -326,45 +246,12 @@ def review_columns(shown: pd.DataFrame, config: dict, thread_ids: pd.Series, ws:
     return out, config
 
 
-@st.dialog("New review queue", width="medium")
-def queue_dialog(db: DbRef, ws: WsRef, conditions: Filters, sort: str, descending: bool, view: dict,
-                 matching: int) -> None:
-    st.markdown(f"From the **{matching:,}** threads of this view, in its order.")
-    name = st.text_input("Queue name", key="queue.name", max_chars=100)
-    sample = st.toggle("Take a random sample", key="queue.sampled", value=matching > 20)
-    size = seed = None
-    if sample:
-        left, right = st.columns(2)
-        size = left.number_input("Threads", min_value=1, max_value=max(1, matching), value=min(10, matching),
-                                 key="queue.size")
-        seed = right.number_input("Seed", min_value=0, value=None, step=1, key="queue.seed", placeholder="random",
-                                  help="The same view, size and seed give the same threads")
-    reviewers = st.text_input("Reviewers", key="queue.reviewers", placeholder="ana, ben (empty: anyone)",
-                              help="Items are dealt round-robin to these names")
-    author = _name_field("queue.author")
-    if st.button("Create queue", type="primary", key="queue.create", icon=":material/playlist_add:"):
-        if not author:
-            st.error("Type your name first.")
-            return
-        try:
-            q = workspace.create_queue(
-                cache.db_path(db), name, conditions=conditions, sort=sort, descending=descending,
-                sample=int(size) if sample else None, seed=None if seed is None else int(seed),
-                assignees=[r.strip() for r in reviewers.split(",") if r.strip()], view=view, author=author,
-                workspace=ws.workspace,
-            )
-        except AnalyticsError as exc:
-            st.error(str(exc))
-            return
-        st.session_state[_FLASH] = f"Queue {q.name!r}: {q.items} threads"
-        st.switch_page(PAGE_FILES["review"], query_params=state.link_params(queue=str(q.queue_id)))
-
-
-def queue_button(db: DbRef, ws: WsRef, conditions: Filters, sort: str, descending: bool, view: dict,
-                 matching: int) -> None:
-    if st.button("Review queue…", key="conversations.queue", icon=":material/playlist_add_check:",
-                 disabled=matching == 0, help="Make a review queue of these threads (all, or a random sample)"):
-        queue_dialog(db, ws, conditions, sort, descending, view, matching)
+def queue_button(conditions: Filters, sort: str, descending: bool, view: dict, matching: int) -> None:
+    st.button("Review queue…", key="conversations.queue", icon=":material/playlist_add_check:",
+              disabled=matching == 0, help="Make a review queue of these threads (all, or a random sample)",
+              on_click=review_dialogs.open_dialog, args=("queue",),
+              kwargs={"conditions": conditions, "sort": sort, "descending": descending, "view": view,
+                      "matching": matching})
 
 
 # --- Overview -----------------------------------------------------------------------------
@@ -404,9 +291,10 @@ def _current_params() -> dict[str, list[str]]:
 def share_link(page: str, params: Mapping[str, list[str]]) -> str:
     """The full address of `page` with `params` (and the open database), as this browser reaches the app."""
     try:
-        here = st.context.url or ""
-    except Exception:  # noqa: BLE001
-        here = ""
+        here = st.context.url
+    except Exception:  # noqa: BLE001 — no browser (a bare script run)
+        here = None
+    here = here if isinstance(here, str) else ""
     base = here.rstrip("/")
     for path in PAGE_FILES:  # the current page's own path is not part of the app's base address
         if base.endswith("/" + path):
@@ -421,9 +309,15 @@ def _db_param() -> dict[str, str]:
 
 
 def sidebar(db: DbRef | None, page: str) -> None:
-    """The reviewer's name, the saved views (links) and saving or sharing the current view."""
+    """The reviewer's name, the saved views (links) and saving or sharing the current view; and
+    the review dialog a button opened, if any (drawn on every run until saved or dismissed)."""
     if db is None:
         return
+    _sidebar(db, page)
+    review_dialogs.show(db)
+
+
+def _sidebar(db: DbRef, page: str) -> None:
     with st.sidebar:
         st.subheader("Review")
         reviewer_input()
@@ -450,7 +344,7 @@ def sidebar(db: DbRef | None, page: str) -> None:
                 except AnalyticsError as exc:
                     st.error(str(exc))
                 else:
-                    st.session_state[_FLASH] = f"Saved the view {name.strip()!r}"
+                    say(f"Saved the view {name.strip()!r}")
                     st.rerun()
             st.caption("Link to this view (copy to share):")
             st.code(share_link(page, params), language=None, wrap_lines=True)
