@@ -30,6 +30,7 @@ REVIEWER_KEY = "tl.reviewer"
 #: The browser-session cookie that remembers the reviewer's name (no expiry: gone when the browser closes).
 COOKIE = "tl_reviewer"
 _SET_COOKIE = "tl.reviewer.set"
+_PENDING = "tl.reviewer.pending"
 _FLASH = "tl.review.flash"
 #: The app's pages by URL path, for links to a saved view (`page_link` takes the file).
 PAGE_FILES = {
@@ -48,6 +49,9 @@ def workspace_of(db: DbRef) -> WsRef:
 
 def reviewer() -> str | None:
     """The name this browser session annotates as (typed once, remembered in a session cookie)."""
+    if _PENDING in st.session_state:  # typed in a dialog: taken before the sidebar's field is drawn
+        st.session_state[REVIEWER_KEY] = st.session_state.pop(_PENDING)
+        _remember_name()
     if REVIEWER_KEY not in st.session_state:
         try:
             remembered = st.context.cookies.get(COOKIE)
@@ -62,9 +66,8 @@ def _remember_name() -> None:
 
 
 def set_reviewer(name: str) -> None:
-    """Take `name` as this session's reviewer (before the sidebar's field is drawn in this run)."""
-    st.session_state[REVIEWER_KEY] = name.strip()
-    _remember_name()
+    """Take `name` as this session's reviewer from the next run on (typed in a dialog)."""
+    st.session_state[_PENDING] = name.strip()
 
 
 def reviewer_input() -> None:

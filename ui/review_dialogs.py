@@ -51,7 +51,7 @@ def show(db: DbRef) -> None:
 
 
 def _name_field(key: str) -> str | None:
-    """The reviewer's name, asked for here when the sidebar has none yet."""
+    """The reviewer's name, asked for here when the sidebar has none yet (then remembered as the sidebar's)."""
     from ui import review
 
     name = review.reviewer()
@@ -59,6 +59,8 @@ def _name_field(key: str) -> str | None:
         st.caption(f"As **{name}** (change it in the sidebar)")
         return name
     typed = st.text_input("Your name", key=key, max_chars=100, help="Remembered for this browser session")
+    if typed.strip():
+        review.set_reviewer(typed)
     return typed.strip() or None
 
 
@@ -103,8 +105,6 @@ def _annotate(db: DbRef, ws: WsRef, key: str, where: str, targets: dict[str, dic
         except AnalyticsError as exc:
             st.error(str(exc))
             return
-        if name != review.reviewer():
-            review.set_reviewer(name)
         _done(f"Annotated the {made.target}" + (f" · {made.label}" if made.label else ""))
 
 

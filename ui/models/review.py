@@ -141,7 +141,8 @@ class QueueView:
 
 
 def queue_view(ws: Workspace, queue: int, position: int | None, assignee: str | None = None) -> QueueView:
-    """Item `position` of `queue` (None: the first of `assignee`'s, or of all, pending first)."""
+    """Item `position` of `queue`; when there is none (or, walking `assignee`'s items, it is not
+    theirs), their first pending item, else their first."""
     q = get_queue(ws, queue)
     current = None
     if position is not None:
@@ -149,6 +150,8 @@ def queue_view(ws: Workspace, queue: int, position: int | None, assignee: str | 
             current = item(ws, q.queue_id, position)
         except LookupError:
             current = None
+        if current is not None and assignee is not None and current.assignee != assignee:
+            current = None  # walking one reviewer's items: another's is not one of them
     if current is None:
         current = (step(ws, q.queue_id, 0, assignee=assignee, pending_only=True)
                    or step(ws, q.queue_id, 0, assignee=assignee))  # fmt: skip
