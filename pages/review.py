@@ -17,4 +17,5 @@ if url.value("queue") is None:
 else:
     queue_walk.walk(db, ws, url)
 queue_walk.label_editor(ws)
+review.orphan_table(db, ws)
 url.publish()

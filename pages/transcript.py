@@ -21,6 +21,7 @@ choices = cache.thread_choices(db, text, url.value("thread"))
 labels = dict(zip(choices["thread_id"], choices["label"]))
 if url.value("thread") is not None and url.value("thread") not in labels:
     st.warning(f"Thread `{url.value('thread')}` is not in this database.")
+    review.orphan_table(db, review.workspace_of(db), url.value("thread"), expanded=True)  # its annotations are kept
     url.set("thread", None)
 thread = pick.selectbox(
     "Thread", list(labels), key=thread_key, index=None, format_func=labels.get, placeholder="Pick a thread…",

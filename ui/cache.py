@@ -171,6 +171,12 @@ def threads_with(ws: WsRef, labels: tuple[str, ...], failed: bool) -> tuple[str,
 
 
 @st.cache_data(show_spinner=False, max_entries=_ENTRIES)
+def orphaned(db: DbRef, ws: WsRef, thread_id: str | None = None) -> pd.DataFrame:
+    with connection(_warm(db)) as con:
+        return review_model.orphaned(con, ws.workspace, thread_id)
+
+
+@st.cache_data(show_spinner=False, max_entries=_ENTRIES)
 def labels(ws: WsRef) -> list[workspace.Label]:
     return workspace.labels(ws.workspace)
 

@@ -219,6 +219,19 @@ def transcript(db: DbRef, ws: WsRef, thread_id: str, rows: pd.DataFrame, raw: bo
     orphans(found.orphaned)
 
 
+def orphan_table(db: DbRef, ws: WsRef, thread_id: str | None = None, expanded: bool = False) -> None:
+    """The orphaned annotations of the workspace (or of one thread that is gone) as a table."""
+    rows = cache.orphaned(db, ws, thread_id)
+    if rows.empty:
+        return
+    with st.expander(f"Orphaned annotations ({len(rows):,})", icon=":material/link_off:", expanded=expanded):
+        st.caption("Kept, never dropped: what they were on is not in the database after a reload (another source, "
+                   "a thread erased, a message removed). `excerpt` is the message as it was when annotated.")
+        st.dataframe(rows, hide_index=True, key=f"rv.orphans.{thread_id or 'all'}",
+                     column_config={"orphan_reason": st.column_config.TextColumn("why"),
+                                    "thread_id": st.column_config.TextColumn("thread", pinned=True)})
+
+
 # --- Conversations ------------------------------------------------------------------------
 
 

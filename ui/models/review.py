@@ -110,6 +110,16 @@ def thread_annotations(con: duckdb.DuckDBPyConnection, ws: Workspace, thread_id:
     return out
 
 
+ORPHAN_COLUMNS = ("thread_id", "orphan_reason", "target", "label", "verdict", "note", "excerpt", "author",
+                  "created_at", "source")
+
+
+def orphaned(con: duckdb.DuckDBPyConnection, ws: Workspace, thread_id: str | None = None) -> pd.DataFrame:
+    """The orphaned annotations (of one thread, or all), newest first, in `ORPHAN_COLUMNS`."""
+    rows = listed(con, thread_id, status="orphaned", workspace=ws)
+    return rows[list(ORPHAN_COLUMNS)].iloc[::-1].reset_index(drop=True)
+
+
 def review_columns(ws: Workspace, thread_ids: Sequence[str]) -> pd.DataFrame:
     """`thread_id`, `labels` (`a, b`), `review` (`✗ 1 · ✓ 2 · 3 notes`) for these threads, in order."""
     found = thread_summaries(ws, list(thread_ids))
