@@ -188,7 +188,7 @@ def transcript(db: DbRef, ws: WsRef, thread_id: str, rows: pd.DataFrame, raw: bo
         if not render.is_missing(checkpoint):
             first_of.setdefault(checkpoint, int(ordinal))
     unplaced = [n for cp, ns in found.by_checkpoint.items() if cp not in first_of for n in ns]
-    with st.container(border=True):
+    with st.container(border=True, key=f"{key.replace('.', '-')}-thread"):  # (class st-key-…: tests find it)
         head, button = st.columns([5, 1], vertical_alignment="center")
         hidden = sum(len(ns) for o, ns in found.by_ordinal.items() if o not in set(shown["ordinal"]))
         head.markdown("**Review of this thread**" + (f" · {hidden} annotation(s) on messages not in this view"
