@@ -28,7 +28,7 @@ from analytics._pandas import pd
 from analytics.db import connection
 from analytics.errors import BadRequest, NotFound
 from analytics.workspace.label_set import check_name
-from analytics.workspace.resolve import RESOLVED_COLUMNS, Anchor, resolve_sql
+from analytics.workspace.resolve import RESOLVED_COLUMNS, Anchor, resolve_sql, resolve_sql_lists
 from analytics.workspace.store import Conflict, Workspace, now, takes_workspace, workspace_of
 
 VERDICTS = ("pass", "fail")
@@ -318,11 +318,8 @@ def stored(
 
 
 def records(rows: pd.DataFrame) -> list[Annotation]:
-    """The rows of a `stored()` frame as `Annotation`s (missing values as None)."""
-    return [
-        Annotation(*(None if v is None or v is pd.NA or v != v else v for v in r))
-        for r in rows[list(STORED_COLUMNS)].itertuples(index=False, name=None)
-    ]
+    """The rows of a `stored()` frame as `Annotation`s."""
+    return [Annotation(*r) for r in rows[list(STORED_COLUMNS)].itertuples(index=False, name=None)]
 
 
 def with_status(con: duckdb.DuckDBPyConnection | None, rows: pd.DataFrame) -> pd.DataFrame:
@@ -331,12 +328,13 @@ def with_status(con: duckdb.DuckDBPyConnection | None, rows: pd.DataFrame) -> pd
     Without a database (`con` None) every status is NULL.
     """
     out = rows.rename(columns={"ordinal": "annotated_ordinal"})
-    anchors = [row.anchor for row in records(rows)]
-    if con is not None and anchors:
-        found = pd.DataFrame([list(vars(f).values()) for f in locate(con, anchors)],
-                             columns=list(RESOLVED_COLUMNS[1:]), dtype=object)
+    if con is not None and len(rows):
+        # The stored fields straight into the query (checked when written); one row back per annotation.
+        fields = ("target", "thread_id", "message_id", "ordinal", "checkpoint_ns", "checkpoint_id", "content_digest")
+        found = con.execute(*resolve_sql_lists(*(rows[f].tolist() for f in fields))).df()
+        found = found.astype(object).where(found.notna(), None)
     else:
-        found = pd.DataFrame({c: [None] * len(rows) for c in RESOLVED_COLUMNS[1:]}, dtype=object)
+        found = pd.DataFrame({c: [None] * len(rows) for c in RESOLVED_COLUMNS}, dtype=object)
     out = out.reset_index(drop=True)
     for column in ("status", "orphan_reason", "tenant_id", "sub_tenant_id"):
         out[column] = found[column].to_numpy()

@@ -153,9 +153,15 @@ ORDER BY i
 
 def resolve_sql(anchors: Sequence[Anchor]) -> tuple[str, list]:
     """Where each anchor is in the database now (`RESOLVED_COLUMNS`, one row per anchor, by index)."""
-    columns: list[list] = [[] for _ in range(8)]
-    for i, a in enumerate(anchors):
-        for col, value in zip(columns, (i, a.target, a.thread_id, a.message_id, a.ordinal, a.checkpoint_ns,
-                                        a.checkpoint_id, a.content_digest)):
-            col.append(value)
-    return _SQL, columns
+    return resolve_sql_lists(
+        [a.target for a in anchors], [a.thread_id for a in anchors], [a.message_id for a in anchors],
+        [a.ordinal for a in anchors], [a.checkpoint_ns for a in anchors], [a.checkpoint_id for a in anchors],
+        [a.content_digest for a in anchors],
+    )
+
+
+def resolve_sql_lists(targets: list, thread_ids: list, message_ids: list, ordinals: list, checkpoint_ns: list,
+                      checkpoint_ids: list, digests: list) -> tuple[str, list]:
+    """`resolve_sql` from the anchors' fields as parallel lists (stored annotations: checked when written)."""
+    return _SQL, [list(range(len(targets))), targets, thread_ids, message_ids, ordinals, checkpoint_ns,
+                  checkpoint_ids, digests]

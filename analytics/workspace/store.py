@@ -187,7 +187,7 @@ class Workspace:
         if not self.exists():
             return 0
         try:
-            with closing(sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=BUSY_SECONDS)) as conn:
+            with closing(sqlite3.connect(f"{self.path.as_uri()}?mode=ro", uri=True, timeout=BUSY_SECONDS)) as conn:
                 row = conn.execute("SELECT value FROM workspace WHERE key = 'revision'").fetchone()
         except sqlite3.Error:
             return -1  # not migrated yet (being created right now): the next run asks again

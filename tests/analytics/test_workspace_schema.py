@@ -171,3 +171,14 @@ def test_the_constraints_of_migration_one_hold(tmp_path):
         conn.execute(insert, base)
         with pytest.raises(sqlite3.IntegrityError):
             conn.execute("INSERT INTO labels (name, color, position, created_at) VALUES ('x', 'green', 9, 'x')")
+
+
+def test_a_workspace_in_a_folder_with_an_awkward_name_works(tmp_path):
+    folder = tmp_path / "odd name #1 ?ü"
+    folder.mkdir()
+    ws = Workspace(folder / "w.sqlite")
+    with ws.write():
+        pass
+    with ws.write():
+        pass
+    assert ws.revision() == 2  # read through a read-only URI: the path is quoted, not pasted
