@@ -38,7 +38,13 @@ class DeltaState(TypedDict):
     messages: Annotated[list, DeltaChannel(_messages_delta_reducer, snapshot_frequency=3)]
 
 
-def _n(state: DeltaState) -> int:
+class RareSnapshotState(TypedDict):
+    """The default cadence (a snapshot every 100 updates): every list is replayed from writes."""
+
+    messages: Annotated[list, DeltaChannel(_messages_delta_reducer)]
+
+
+def _n(state: dict) -> int:
     return len(state["messages"])
 
 
@@ -53,20 +59,20 @@ def chat_graph(saver: BaseCheckpointSaver):
 def fanout_graph(saver: BaseCheckpointSaver):
     """A planner asks two tools at once, each run as its own Send task in one step (their
     writes replay in task-path order), then a summary."""
-    def plan(state: DeltaState) -> dict:
+    def plan(state: RareSnapshotState) -> dict:
         calls = [{"name": "lookup", "args": {"q": f"part {i}"}, "id": f"call-{_n(state)}-{i}", "type": "tool_call"} for i in range(3)]
         return {"messages": [AIMessage(content="", tool_calls=calls)]}
 
-    def route(state: DeltaState) -> list[Send]:
+    def route(state: RareSnapshotState) -> list[Send]:
         return [Send("tool", call) for call in state["messages"][-1].tool_calls]
 
     def tool(call: dict) -> dict:
         return {"messages": [ToolMessage(content=f"result for {call['args']['q']}", tool_call_id=call["id"], name="lookup")]}
 
-    def summary(state: DeltaState) -> dict:
+    def summary(state: RareSnapshotState) -> dict:
         return {"messages": [AIMessage(content=f"summary of {_n(state)} messages")]}
 
-    g = StateGraph(DeltaState)
+    g = StateGraph(RareSnapshotState)
     g.add_node("plan", plan).add_node("tool", tool).add_node("summary", summary)
     g.add_edge(START, "plan").add_conditional_edges("plan", route, ["tool"]).add_edge("tool", "summary").add_edge("summary", END)
     return g.compile(checkpointer=saver)
