@@ -26,9 +26,9 @@ def _text(value: str | None, column: str) -> str:
     return value
 
 
-def _bytea(value: str | None, column: str) -> bytes | None:
-    if value is None:
-        return None
+def _bytea(value: str | bytes | None, column: str) -> bytes | None:
+    if value is None or isinstance(value, bytes):  # (bytes: a source that reads them as bytes, `loaders.mysql_source`)
+        return value
     if not value.startswith("\\x"):
         raise Problem(f"{column} is not bytea hex output (expected \\x followed by hex digits; was bytea_output = escape?)")
     try:
