@@ -51,9 +51,16 @@ FETCH_ROWS = 500  # rows per fetch of the unbuffered cursor (blob rows hold a wh
 
 def _wanted(table: str) -> tuple[tuple[str | None, ...], str | None, tuple[str, ...] | None]:
     """The columns a table's stager takes (None: not in this schema), the column its
-    channel filter reads, and the channels it keeps (`loaders.pg_export.rows`)."""
+    channel filter reads, and the channels it keeps (`loaders.pg_export.rows`).
+
+    A write's `task_path` is not taken: the MySQL saver's `get_tuple` hands a checkpoint's
+    pending writes over ordered by `(task_id, idx)` (`langgraph.checkpoint.mysql.utils.
+    deserialize_pending_writes`), and the runtime replays a DeltaChannel's writes in that
+    order (`BaseCheckpointSaver.get_delta_channel_history`); staged without it, the rebuild
+    (`loaders.delta`) orders them so too, and gives what `graph.get_state()` gives there."""
     channels = channel_filter(table)
-    return source_columns(table, False), ("channel" if channels else None), channels
+    columns = tuple(None if c == "task_path" else c for c in source_columns(table, False))
+    return columns, ("channel" if channels else None), channels
 
 
 # --- live -------------------------------------------------------------------------------
@@ -126,7 +133,7 @@ def _check_tables(columns: dict[str, set[str]], where: str) -> None:
     if "checkpoints" not in columns:
         raise SourceError(f"{where}: no checkpoints table (expected a database written by langgraph-checkpoint-mysql)")
     for table in TABLES:
-        wanted = [c for c in _wanted(table)[0] if c is not None and c != "task_path"]
+        wanted = [c for c in _wanted(table)[0] if c is not None]
         lacking = [c for c in wanted if c not in columns.get(table, ())]
         if lacking:
             raise SourceError(f"{where}: table {table} lacks column(s) {', '.join(lacking)} (a shallow saver's "
@@ -264,7 +271,7 @@ def _stage_dump(stage: Stage, lines, where: str) -> bool:
                 raise SourceError(f"{where}: line {line_no}: INSERT INTO {table} without its columns (no CREATE TABLE "
                                   "before it: dump with the table definitions, or with --complete-insert)")
             wanted, channel_col, channels = _wanted(table)
-            lacking = [c for c in wanted if c is not None and c != "task_path" and c not in names]
+            lacking = [c for c in wanted if c is not None and c not in names]
             if lacking:
                 raise SourceError(f"{where}: table {table} lacks column(s) {', '.join(lacking)} (not langgraph-checkpoint-mysql's tables)")
             binary = {"blob"}

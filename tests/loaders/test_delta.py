@@ -161,3 +161,17 @@ def test_a_reducer_other_than_the_messages_one_is_reported(tmp_path):
     reasons = [r["reason"] for r in rows(db, "SELECT reason FROM load_errors WHERE stage = 'messages'")]
     assert any("the channel's reducer is not the messages reducer (_messages_delta_reducer)" in r for r in reasons)
     assert rows(db, "SELECT count(*) AS n FROM checkpoints WHERE thread_id = 'numbers'")[0]["n"] > 0
+
+
+def test_mysql_live_and_dump_are_what_the_runtime_rebuilds(tmp_path):
+    from tests.loaders.mysql_util import fresh_mysql_database, mysql_saver, mysqldump
+
+    with fresh_mysql_database() as db:
+        with mysql_saver(db.admin_dsn) as saver:
+            manifest = write_delta_threads(saver)
+            expected = runtime_view(saver, manifest)
+        for name, spec in (("live", db.reader_dsn), ("dump", str(mysqldump(db.name, tmp_path / "d.sql")))):
+            out = tmp_path / f"{name}.duckdb"
+            summary = loaders.load(spec, out, workers=1)
+            assert summary.errors == 0, (name, rows(out, "SELECT * FROM load_errors"))
+            assert_as_the_runtime(out, expected)

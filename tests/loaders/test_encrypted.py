@@ -183,3 +183,15 @@ def test_postgres_exports_of_an_encrypted_database(export, graphs_reference, tmp
             db = tmp_path / f"{name}.duckdb"
             loaders.load(source, db, aes_key=KEY.encode(), workers=1)
             assert_same_tables(db, graphs_reference, with_errors=True, json_columns=("metadata",))
+
+
+def test_mysql_live_and_dump_of_an_encrypted_database(graphs_reference, tmp_path):
+    from tests.loaders.mysql_util import fresh_mysql_database, mysql_saver, mysqldump
+
+    with fresh_mysql_database() as db:
+        with mysql_saver(db.admin_dsn, serde=encrypting()) as saver:
+            conformance.write_graphs(saver)
+        for name, spec in (("live", db.reader_dsn), ("dump", str(mysqldump(db.name, tmp_path / "d.sql")))):
+            out = tmp_path / f"{name}.duckdb"
+            loaders.load(spec, out, aes_key=KEY.encode(), workers=1)
+            assert_same_tables(out, graphs_reference, with_errors=True, json_columns=("metadata",))
