@@ -92,11 +92,24 @@ def key_from_file(path: str | os.PathLike[str]) -> AesKey:
         raise SourceError(f"{path}: {exc}") from None
 
 
-def key_from_env(env: Mapping[str, str] | None = None) -> AesKey | None:
+class KeyProblem:
+    """A key that cannot be used (`LANGGRAPH_AES_KEY` of a wrong length): a store without
+    encrypted values loads as ever, and each encrypted value is a row error saying why."""
+
+    __slots__ = ("reason",)
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+    def __repr__(self) -> str:
+        return f"KeyProblem({self.reason!r})"
+
+
+def key_from_env(env: Mapping[str, str] | None = None) -> AesKey | KeyProblem | None:
     """The key in `LANGGRAPH_AES_KEY` (its UTF-8 bytes, as the saver reads it); None when unset.
 
-    >>> key_from_env({"LANGGRAPH_AES_KEY": "0123456789abcdef"})
-    AesKey(<16 bytes>)
+    >>> key_from_env({"LANGGRAPH_AES_KEY": "0123456789abcdef"}), key_from_env({"LANGGRAPH_AES_KEY": "short"})
+    (AesKey(<16 bytes>), KeyProblem('LANGGRAPH_AES_KEY: an AES key must be 16, 24 or 32 bytes long, not 5'))
     """
     text = (os.environ if env is None else env).get(ENV_VAR)
     if not text:
@@ -104,19 +117,19 @@ def key_from_env(env: Mapping[str, str] | None = None) -> AesKey | None:
     try:
         return AesKey(text.encode("utf-8", "surrogateescape"))
     except SourceError as exc:
-        raise SourceError(f"{ENV_VAR}: {exc}") from None
+        return KeyProblem(f"{ENV_VAR}: {exc}")
 
 
-def resolve_key(key_file: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None) -> AesKey | None:
+def resolve_key(key_file: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None) -> AesKey | KeyProblem | None:
     """The key a load uses: the file's when one is named, else `LANGGRAPH_AES_KEY`'s, else None."""
     return key_from_file(key_file) if key_file is not None else key_from_env(env)
 
 
-_current: AesKey | None = None
+_current: AesKey | KeyProblem | None = None
 
 
 @contextmanager
-def using(key: AesKey | None) -> Iterator[None]:
+def using(key: AesKey | KeyProblem | None) -> Iterator[None]:
     """Decrypt with `key` inside the block (None: no key; encrypted values are reported)."""
     global _current
     before, _current = _current, key
@@ -126,7 +139,7 @@ def using(key: AesKey | None) -> Iterator[None]:
         _current = before
 
 
-def current() -> AesKey | None:
+def current() -> AesKey | KeyProblem | None:
     return _current
 
 
@@ -140,6 +153,8 @@ def decrypt(type_tag: str, data: bytes) -> tuple[str, bytes]:
     key = _current
     if key is None:
         raise CipherError(f"encrypted value ({type_tag!r:.60}) not decrypted: no key given ({HINT})")
+    if isinstance(key, KeyProblem):
+        raise CipherError(f"encrypted value ({type_tag!r:.60}) not decrypted: {key.reason}")
     if len(data) < NONCE_BYTES + TAG_BYTES:
         raise CipherError(f"encrypted value ({type_tag!r:.60}) not decrypted: {len(data)} bytes, shorter than "
                           f"the {NONCE_BYTES}-byte nonce and {TAG_BYTES}-byte tag")

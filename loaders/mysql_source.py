@@ -274,10 +274,9 @@ def _stage_dump(stage: Stage, lines, where: str) -> bool:
             lacking = [c for c in wanted if c is not None and c not in names]
             if lacking:
                 raise SourceError(f"{where}: table {table} lacks column(s) {', '.join(lacking)} (not langgraph-checkpoint-mysql's tables)")
-            binary = {"blob"}
             plan = ([names.index(c) if c in names else None for c in wanted],
                     names.index(channel_col) if channel_col else None, {c.encode() for c in channels or ()},
-                    [c in binary for c in wanted], len(names), wanted)
+                    [c == "blob" for c in wanted], len(names), wanted)
             loader = StageLoader(stage, table, False, where)
             seen.add(table)
             pos = m.end()

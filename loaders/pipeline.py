@@ -105,7 +105,7 @@ class _Job:
     thread_range: tuple[str | None, str | None] = (None, None)
     # The key encrypted values are decrypted with (`loaders.cipher`; never part of the options,
     # which the `loads` table records).
-    aes_key: cipher.AesKey | None = None
+    aes_key: cipher.AesKey | cipher.KeyProblem | None = None
 
 
 def _open_reader(job: _Job) -> SourceReader:

@@ -195,3 +195,14 @@ def test_mysql_live_and_dump_of_an_encrypted_database(graphs_reference, tmp_path
             out = tmp_path / f"{name}.duckdb"
             loaders.load(spec, out, aes_key=KEY.encode(), workers=1)
             assert_same_tables(out, graphs_reference, with_errors=True, json_columns=("metadata",))
+
+
+def test_a_key_of_a_wrong_length_in_the_environment_fails_only_encrypted_rows(encrypted_sqlite, graphs_sqlite, graphs_reference, tmp_path, monkeypatch):
+    monkeypatch.setenv("LANGGRAPH_AES_KEY", "short")
+    db = tmp_path / "plain.duckdb"
+    loaders.load(str(graphs_sqlite), db, workers=1)  # a store without encrypted values: as ever
+    assert_same_tables(db, graphs_reference, with_errors=True)
+    loaders.load(str(encrypted_sqlite), db, workers=1)
+    reasons = {r["reason"] for r in rows(db, "SELECT reason FROM load_errors")}
+    assert reasons and all(r.endswith("not decrypted: LANGGRAPH_AES_KEY: an AES key must be 16, 24 or 32 bytes long, not 5")
+                           for r in reasons)
