@@ -57,6 +57,10 @@ def configure_load(parser: argparse.ArgumentParser) -> None:
     for option in option_specs(kinds):
         parser.add_argument(f"--{option.name.replace('_', '-')}", dest=f"option_{option.name}", metavar=option.name.upper(),
                             help=f"{option.help} ({', '.join(option.kinds)})")
+    parser.add_argument("--aes-key-file", metavar="PATH", help=(
+        "a file holding the AES key (16, 24 or 32 bytes; one trailing newline is ignored) of a store written with "
+        "LangGraph's EncryptedSerializer; default: the LANGGRAPH_AES_KEY variable, as the saver reads it. Used only "
+        "to decrypt; never shown or stored"))
     parser.add_argument("--workers", type=int, help="decoding processes (default: cores, at most 4)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.add_argument("--debug", action="store_true",
@@ -91,6 +95,7 @@ def run_load(args: argparse.Namespace) -> int:
         summary = transcript_lens.load(
             args.source, args.db, kind=args.kind, thread_key_pattern=args.thread_key_pattern,
             options=options, incremental=args.incremental, progress=progress, workers=args.workers,
+            aes_key_file=args.aes_key_file,
         )
     except transcript_lens.LoadFailed as exc:
         bar.close()
