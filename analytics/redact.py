@@ -41,6 +41,8 @@ from stdnum import iban as _iban
 from stdnum import luhn as _luhn
 from stdnum.us import ssn as _ssn
 
+from analytics.errors import BadRequest
+
 #: The environment switch of a deployment: set (to anything but "" or "0"), every read masks.
 ENV = "TRANSCRIPT_LENS_REDACT"
 #: A TOML file with the `[redact]` table of `RedactConfig.from_toml`.
@@ -87,7 +89,7 @@ class RedactConfig:
             try:
                 re.compile(pattern)
             except re.error as exc:
-                raise ValueError(f"redaction pattern {kind!r} is not a valid regular expression: {exc}") from None
+                raise BadRequest(f"redaction pattern {kind!r} is not a valid regular expression: {exc}") from None
             kinds[name] = pattern
         object.__setattr__(self, "patterns", tuple(kinds.items()))
         object.__setattr__(self, "terms", tuple(t for t in (s.strip() for s in self.terms) if t))
@@ -95,7 +97,7 @@ class RedactConfig:
         regions = tuple(r.upper() for r in self.phone_regions)
         unknown = [r for r in regions if r not in phonenumbers.SUPPORTED_REGIONS]
         if unknown:
-            raise ValueError(f"unknown phone region(s) {', '.join(unknown)} (ISO 3166 codes such as US, GB, DE)")
+            raise BadRequest(f"unknown phone region(s) {', '.join(unknown)} (ISO 3166 codes such as US, GB, DE)")
         object.__setattr__(self, "phone_regions", regions)
 
     @classmethod
@@ -112,14 +114,14 @@ class RedactConfig:
         try:
             data = tomllib.loads(path.read_text(encoding="utf-8"))
         except FileNotFoundError:
-            raise ValueError(f"{path}: no such redaction config file") from None
+            raise BadRequest(f"{path}: no such redaction config file") from None
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise ValueError(f"{path}: not a TOML file ({exc})") from None
+            raise BadRequest(f"{path}: not a TOML file ({exc})") from None
         table = data.get("redact", {})
         known = {"patterns", "terms", "terms_kind", "phone_regions"}
         extra = set(table) - known
         if extra:
-            raise ValueError(f"{path}: unknown [redact] key(s) {', '.join(sorted(extra))}; known: {', '.join(sorted(known))}")
+            raise BadRequest(f"{path}: unknown [redact] key(s) {', '.join(sorted(extra))}; known: {', '.join(sorted(known))}")
         return cls(
             patterns=dict(table.get("patterns", {})),
             terms=tuple(table.get("terms", ())),
@@ -137,7 +139,7 @@ class RedactConfig:
 def _kind_name(kind: str) -> str:
     name = re.sub(r"[^A-Za-z0-9]+", "_", kind).strip("_").upper()
     if not name:
-        raise ValueError(f"redaction kind {kind!r} has no letters or digits")
+        raise BadRequest(f"redaction kind {kind!r} has no letters or digits")
     return name
 
 

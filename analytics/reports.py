@@ -31,9 +31,10 @@ import duckdb
 from analytics import metrics, trends
 from analytics._pandas import pd
 from analytics.cli import command
-from analytics.db import ConOrPath, connect, connection
+from analytics.db import ConOrPath, applied_policy, connect, connection
 from analytics.errors import AnalyticsError, BadRequest
 from analytics.filters import Filters
+from analytics.policy import mask_arrow
 from analytics.resume_gap import add_gap_argument, gap_option
 from analytics.transcript import parse_time
 from loaders.catalog import DATE, MESSAGES, TIMESTAMPTZ
@@ -136,7 +137,7 @@ def report_frame(
     spec = _spec(kind)
     options = options or {}
     with connection(con_or_path) as con:
-        return _as_csv_rows(spec, spec.build(con, filters, options), options).df()
+        return _masked(con, _as_csv_rows(spec, spec.build(con, filters, options), options)).df()
 
 
 def write_report(
@@ -166,14 +167,23 @@ def write_report(
     try:
         with connection(con_or_path) as con:
             if spec.parts is None:
-                _write_csv(_as_csv_rows(spec, spec.build(con, filters, options), options), tmp, header=True)
+                _write_csv(_masked(con, _as_csv_rows(spec, spec.build(con, filters, options), options)), tmp, header=True)
             else:
-                parts = (_as_csv_rows(spec, p, options) for p in spec.parts(con, filters, options))
+                parts = (_masked(con, _as_csv_rows(spec, p, options)) for p in spec.parts(con, filters, options))
                 _write_parts(spec.columns_for(options), parts, tmp)
         os.replace(tmp, out)
     finally:
         tmp.unlink(missing_ok=True)
     return out
+
+
+def _masked(con: duckdb.DuckDBPyConnection, rows: duckdb.DuckDBPyRelation) -> duckdb.DuckDBPyRelation:
+    """`rows` as they may leave the tool: on a connection that masks personal data, every
+    text column masked (ids and labels too: a thread key can hold an email; contract §11)."""
+    policy = applied_policy(con)
+    if not policy.redact:
+        return rows
+    return con.from_arrow(mask_arrow(rows.to_arrow_table(), policy, every_text_column=True))
 
 
 def _write_csv(rows: duckdb.DuckDBPyRelation, path: Path, header: bool) -> None:
