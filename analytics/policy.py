@@ -83,7 +83,8 @@ def deployment_policy(environ: Mapping[str, str] | None = None) -> Policy:
     env = os.environ if environ is None else environ
     redact = env.get(REDACT_ENV, "") not in ("", "0")
     tenants = env.get(TENANTS_ENV)
-    scope = frozenset(t.strip() for t in tenants.split(",") if t.strip()) if tenants else None
+    # Set, even to nothing, it scopes: an empty list allows no tenant (never "all").
+    scope = None if tenants is None else frozenset(t.strip() for t in tenants.split(",") if t.strip())
     return Policy(redact, scope)
 
 
