@@ -28,7 +28,6 @@ import ipaddress
 import os
 import re
 import threading
-import tomllib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,6 +41,7 @@ from stdnum import luhn as _luhn
 from stdnum.us import ssn as _ssn
 
 from analytics.errors import BadRequest
+from analytics.tomltable import read_table
 
 #: The environment switch of a deployment: set (to anything but "" or "0"), every read masks.
 ENV = "TRANSCRIPT_LENS_REDACT"
@@ -110,18 +110,7 @@ class RedactConfig:
             [redact.patterns]
             EMPLOYEE_ID = 'EMP-\\d{6}'
         """
-        path = Path(path)
-        try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise BadRequest(f"{path}: no such redaction config file") from None
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise BadRequest(f"{path}: not a TOML file ({exc})") from None
-        table = data.get("redact", {})
-        known = {"patterns", "terms", "terms_kind", "phone_regions"}
-        extra = set(table) - known
-        if extra:
-            raise BadRequest(f"{path}: unknown [redact] key(s) {', '.join(sorted(extra))}; known: {', '.join(sorted(known))}")
+        table = read_table(path, "redact", {"patterns", "terms", "terms_kind", "phone_regions"})
         return cls(
             patterns=dict(table.get("patterns", {})),
             terms=tuple(table.get("terms", ())),

@@ -23,13 +23,13 @@ from __future__ import annotations
 
 import fnmatch
 import os
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from analytics.policy import TENANTS_ENV, Policy, deployment_policy
 from analytics.redact import ENV as REDACT_ENV
+from analytics.tomltable import read_table
 
 CONFIG_ENV = "TRANSCRIPT_LENS_CONFIG"
 READ_ONLY_ENV = "TRANSCRIPT_LENS_READ_ONLY"
@@ -128,16 +128,7 @@ def load_config(path: str | os.PathLike) -> dict:
         "ops@example.com" = ["acme", "globex"]
     """
     p = Path(path)
-    try:
-        data = tomllib.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ConfigError(f"{p}: no such config file") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{p}: not a TOML file ({exc})") from None
-    app = data.get("app", {})
-    unknown = set(app) - _KEYS
-    if unknown:
-        raise ConfigError(f"{p}: unknown [app] key(s) {', '.join(sorted(unknown))}; known: {', '.join(sorted(_KEYS))}")
+    app = read_table(p, "app", _KEYS, ConfigError)
     for key, kind in (("read_only", bool), ("redact", bool), ("identity_header", str)):
         if key in app and not isinstance(app[key], kind):
             raise ConfigError(f"{p}: [app] {key} must be {kind.__name__}")

@@ -129,7 +129,7 @@ def test_config_errors_name_the_problem(tmp_path):
     config = RedactConfig.from_toml(good)
     assert config.phone_regions == ("DE",) and config.patterns == (("TICKET", "TCK-[0-9]+"),)
     assert Redactor(config).text("Zed: TCK-12, 030 901820") == "<NAME_1>: <TICKET_1>, <PHONE_1>"
-    with pytest.raises(ValueError, match="no such redaction config"):
+    with pytest.raises(ValueError, match="no such config file"):
         RedactConfig.from_toml(tmp_path / "missing.toml")
 
 
