@@ -137,6 +137,18 @@ def configure_app(parser: argparse.ArgumentParser) -> None:
                         "only; 0.0.0.0 serves every network interface)")
     parser.add_argument("--port", type=int, help="port to listen on (default 8501, or the next free one)")
     parser.add_argument("--headless", action="store_true", help="do not open a browser")
+    shared = parser.add_argument_group(
+        "serving others (docs/privacy.md)",
+        "Each restricts what the app lets its users reach; a flag adds to the --config file, never removes from it.")
+    shared.add_argument("--config", metavar="FILE.toml", help="the deployment's [app] table: read_only, redact, tenants, "
+                        "source_roots, named sources, users → tenants, identity_header (also TRANSCRIPT_LENS_CONFIG)")
+    shared.add_argument("--redact", action="store_true", help="mask personal data on every page and download; "
+                        "users cannot switch it off")
+    shared.add_argument("--tenants", metavar="A,B", help="only these tenants' threads, on every page, search and download")
+    shared.add_argument("--read-only", action="store_true", help="no 'Load a source': only the database given")
+    shared.add_argument("--source-root", action="append", default=[], metavar="DIR",
+                        help="'Load a source' reads paths only inside DIR (repeatable); typed DSNs are refused "
+                             "(name them in --config instead)")
     parser.set_defaults(run=run_app)
 
 
@@ -167,6 +179,25 @@ def streamlit_command(args: argparse.Namespace, root: Path, db: str | None) -> l
     return cmd + (["--", "--db", db] if db else [])
 
 
+def _deployment_environment(args: argparse.Namespace, env: dict[str, str]) -> dict[str, str]:
+    """The server's environment for the flags of "serving others" (ui.access reads it)."""
+    from ui import access
+
+    config_path = args.config or env.get(access.CONFIG_ENV)
+    config = access.load_config(config_path) if config_path else {}
+    out = access.server_environment(config, redact=args.redact, tenants=args.tenants, read_only=args.read_only,
+                                    source_roots=tuple(args.source_root))
+    if config_path:
+        out[access.CONFIG_ENV] = str(Path(config_path).resolve())
+    if args.host not in ("127.0.0.1", "localhost", "::1") and not (
+        args.read_only or config.get("read_only") or args.source_root or config.get("source_roots") or config.get("sources")
+    ):
+        print(f"warning: serving {args.host} with 'Load a source' unrestricted: anyone who reaches the port can make "
+              "the server read any file or database it can reach (see --read-only, --source-root, --config)",
+              file=sys.stderr)
+    return out
+
+
 def run_app(args: argparse.Namespace) -> int:
     missing = [name for name in ("streamlit", "plotly") if importlib.util.find_spec(name) is None]
     if missing:
@@ -174,6 +205,11 @@ def run_app(args: argparse.Namespace) -> int:
         return 2
     root = transcript_lens.app_dir()
     env = dict(os.environ)
+    try:
+        env.update(_deployment_environment(args, env))
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     db = args.db or env.get("TRANSCRIPT_LENS_DB") or None
     if db is not None:
         path = Path(db).expanduser()
