@@ -31,6 +31,8 @@ def _c(name: str, type_: SqlType, doc: str, *, null: bool = True) -> Column:
     return Column(name, type_, null, doc)
 
 
+_SCOPE = _c("scope", TEXT, "JSON list of the tenants its maker was limited to (`TRANSCRIPT_LENS_TENANTS`); NULL: "
+            "none. A reader limited to some tenants sees only what was made within them")
 _AUTHOR = "who (the name a reviewer typed, `--author`, or `$TRANSCRIPT_LENS_AUTHOR` / the login name from the API)"
 
 MIGRATIONS = Table(
@@ -115,6 +117,7 @@ QUEUES = Table(
         _c("sample_size", INTEGER, "size of the random sample taken of them; NULL when every thread was taken"),
         _c("seed", INTEGER, "the sample's seed (the same view, size and seed give the same threads)"),
         _c("source", TEXT, "the database's source when the queue was made (`loads.source`, passwords masked)"),
+        _SCOPE,
     ),
     primary_key=("queue_id",),
 )
@@ -146,6 +149,7 @@ SAVED_VIEWS = Table(
         _c("created_by", TEXT, _AUTHOR, null=False),
         _c("created_at", TIME, "when it was saved", null=False),
         _c("updated_at", TIME, "when it was last saved over", null=False),
+        _SCOPE,
     ),
     primary_key=("view_id",),
 )

@@ -25,7 +25,7 @@ from typing import Any
 import duckdb
 
 from analytics import metrics
-from analytics.cli import command
+from analytics.cli import add_policy_arguments, command
 from analytics.errors import BadRequest
 from analytics.filters import Filters
 from analytics.reports import ReportSpec, add_filter_arguments, filters_from_args, register_report
@@ -39,6 +39,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--db", required=True, help="the Transcript Lens DuckDB database (its workspace is beside it)")
     parser.add_argument("--workspace", metavar="FILE",
                         help=f"the workspace file (default: ${ENV}, else DB.workspace.sqlite beside --db)")
+    add_policy_arguments(parser, nested=True)
 
 
 def _ws(args: argparse.Namespace) -> Workspace:
@@ -106,13 +107,14 @@ def _import(args: argparse.Namespace) -> int:
 
 def _export(args: argparse.Namespace) -> int:
     ws = _ws(args)
+    db = args.db if Path(args.db).is_file() else None
     if args.out == "-":
-        count = jsonl.export_jsonl(ws, sys.stdout)
+        count = jsonl.export_jsonl(ws, sys.stdout, db)
     else:
         out = Path(args.out)
         if not out.parent.is_dir():
             raise BadRequest(f"cannot write {out}: no directory {out.parent}")
-        count = jsonl.export_jsonl(ws, out)
+        count = jsonl.export_jsonl(ws, out, db)
     print(f"exported {count} annotations from {ws.path}", file=sys.stderr)
     return 0
 

@@ -39,6 +39,8 @@ from analytics.workspace.annotating import (
     STORED_COLUMNS, Annotation, check_author, check_content, database_source, default_author, insert, labelled,
     locate, new_annotation,
 )
+from analytics.db import applied_policy
+from analytics.workspace.guard import EXPORT_TEXT, masked, reader_policy
 from analytics.workspace.label_set import ensure_labels
 from analytics.workspace.resolve import Anchor
 from analytics.workspace.store import Workspace, takes_workspace, workspace_of
@@ -76,11 +78,25 @@ class ImportFailed(BadRequest):
 
 
 @takes_workspace
-def export_lines(ws: Workspace) -> Iterator[str]:
-    """Every annotation as one JSON line (the stored fields, `STORED_COLUMNS`), oldest first."""
+def export_lines(ws: Workspace, db=None) -> Iterator[str]:
+    """Every annotation as one JSON line (the stored fields, `STORED_COLUMNS`), oldest first.
+
+    Under the deployment's policy (`guard`): a tenant scope exports only the annotations
+    of threads the scoped database `db` holds (so it needs `db`); masking masks the free
+    text and the keys (an export leaves the tool, as a masked CSV report does).
+    """
     from analytics.workspace.annotating import stored
+    from analytics.workspace.review import annotations
 
     rows = stored(ws)
+    policy = reader_policy()
+    if policy.tenants is not None:
+        if db is None:
+            raise BadRequest("under a tenant scope an export needs the database (--db) to tell whose annotations "
+                             "are whose")
+        rows = rows[rows["annotation_id"].isin(set(annotations(db, workspace=ws)["annotation_id"]))]
+    if policy.redact:
+        rows = masked(rows, EXPORT_TEXT)
     for record in rows[list(STORED_COLUMNS)].itertuples(index=False, name=None):
         values = {k: (None if v is None or v != v else v) for k, v in zip(STORED_COLUMNS, record)}  # NA → null
         for k in ("ordinal", "revision"):
@@ -89,15 +105,16 @@ def export_lines(ws: Workspace) -> Iterator[str]:
 
 
 @takes_workspace
-def export_jsonl(ws: Workspace, out: str | os.PathLike | IO[str]) -> int:
-    """Write every annotation to `out` (a path, replaced atomically, or an open text file); how many."""
+def export_jsonl(ws: Workspace, out: str | os.PathLike | IO[str], db=None) -> int:
+    """Write every annotation to `out` (a path, replaced atomically, or an open text file); how many.
+    `db`: the loaded database (needed under a tenant scope: `export_lines`)."""
     if not isinstance(out, (str, os.PathLike)):
-        return sum(out.write(line + "\n") > 0 for line in export_lines(ws))
+        return sum(out.write(line + "\n") > 0 for line in export_lines(ws, db))
     path = Path(out)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.partial")
     try:
         with tmp.open("w", encoding="utf-8") as fh:
-            count = sum(fh.write(line + "\n") > 0 for line in export_lines(ws))
+            count = sum(fh.write(line + "\n") > 0 for line in export_lines(ws, db))
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
@@ -211,11 +228,21 @@ def import_jsonl(
     else:
         parsed = read_lines(source, author)
     ws = workspace_of(db, workspace)
-    found, origin_source = [None] * len(parsed), None
-    if db is not None and (isinstance(db, duckdb.DuckDBPyConnection) or Path(db).is_file()):
+    found, origin_source, scoped = [None] * len(parsed), None, reader_policy().tenants is not None
+    looked_up = db is not None and (isinstance(db, duckdb.DuckDBPyConnection) or Path(db).is_file())
+    if looked_up:
         with connection(db) as con:
             found = locate(con, [p.anchor for p in parsed])
             origin_source = database_source(con)
+            scoped = applied_policy(con).tenants is not None
+    if scoped:  # a reader limited to some tenants writes about their threads only
+        if not looked_up:
+            raise ImportFailed("under a tenant scope an import needs the database (--db) to check each thread")
+        outside = [f"line {p.number}: thread {p.anchor.thread_id!r} is not in the database you may read"
+                   for p, where in zip(parsed, found) if where.orphan_reason == "thread gone"]
+        if outside:
+            raise ImportFailed(f"{len(outside)} line(s) about threads outside your tenants, nothing imported:\n"
+                               + "\n".join(outside[:SHOWN_ERRORS]))
     rows = []
     for line, where in zip(parsed, found):
         row = new_annotation(line.anchor, where, line.label, line.verdict, line.note, line.author, "import",

@@ -81,7 +81,8 @@ CREATE TABLE queues (
     matching INTEGER NOT NULL,
     sample_size INTEGER,
     seed INTEGER,
-    source TEXT
+    source TEXT,
+    scope TEXT CHECK (scope IS NULL OR (json_valid(scope) AND json_type(scope) = 'array'))
 );
 CREATE TABLE queue_items (
     queue_id INTEGER NOT NULL REFERENCES queues (queue_id) ON DELETE CASCADE,
@@ -102,7 +103,8 @@ CREATE TABLE saved_views (
     params TEXT NOT NULL CHECK (json_valid(params) AND json_type(params) = 'object'),
     created_by TEXT NOT NULL,
     created_at TEXT NOT NULL,
-    updated_at TEXT NOT NULL
+    updated_at TEXT NOT NULL,
+    scope TEXT CHECK (scope IS NULL OR (json_valid(scope) AND json_type(scope) = 'array'))
 );
 INSERT INTO labels (name, color, description, position, created_at) VALUES
     ('good answer', '#2e7d32', 'Correct, helpful and complete', 1, :now),

@@ -28,6 +28,8 @@ from analytics.db import connection
 from analytics.errors import BadRequest, NotFound
 from analytics.filters import Filters
 from analytics.workspace.annotating import check_author, database_source, default_author
+from analytics.db import applied_policy
+from analytics.workspace.guard import reader_policy, scope_json, within_scope
 from analytics.workspace.store import Workspace, now, takes_workspace, workspace_of
 
 #: A queue holds at most this many threads (a bigger view is sampled).
@@ -47,6 +49,7 @@ class Queue:
     sample_size: int | None
     seed: int | None
     source: str | None
+    scope: tuple[str, ...] | None  # the tenants its maker was limited to (None: none)
     items: int
     done: int
 
@@ -68,16 +71,23 @@ class QueueItem:
 
 _QUEUE_SQL = """
 SELECT q.queue_id, q.name, q.description, q.created_by, q.created_at, q.view, q.matching, q.sample_size, q.seed,
-       q.source, count(i.position), count(i.position) FILTER (WHERE i.status = 'done')
+       q.source, q.scope, count(i.position), count(i.position) FILTER (WHERE i.status = 'done')
 FROM queues q LEFT JOIN queue_items i USING (queue_id)
-WHERE {where}
+WHERE {where} AND {within}
 GROUP BY q.queue_id ORDER BY q.queue_id"""
+
+
+def _select(where: str, params: Sequence) -> tuple[str, list]:
+    """The queues matching `where` that the reader may see (`guard`: made within their tenant scope)."""
+    within, scope_params = within_scope("q.scope", reader_policy().tenants)
+    return _QUEUE_SQL.format(where=where, within=within), [*params, *scope_params]
 _ITEM_SQL = "SELECT queue_id, position, thread_id, assignee, status, done_by, done_at FROM queue_items"
 
 
 def _queue(row: tuple) -> Queue:
     values = list(row)
     values[5] = json.loads(values[5]) if values[5] else None
+    values[10] = tuple(json.loads(values[10])) if values[10] else None
     return Queue(*values)
 
 
@@ -140,6 +150,7 @@ def create_queue(
     with connection(db) as con:
         ids = [r[0] for r in con.execute(*metrics.conversation_ids_sql(con, conditions, sort, descending)).fetchall()]
         source = database_source(con)
+        scope = scope_json(applied_policy(con).tenants)  # the threads it could list: those tenants' only
     if not ids:
         raise BadRequest("the view matches no thread: nothing to review")
     chosen, seed = pick(ids, sample, seed)
@@ -149,9 +160,9 @@ def create_queue(
         try:
             cur = conn.execute(
                 "INSERT INTO queues (name, description, created_by, created_at, view, matching, sample_size, seed, "
-                "source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "source, scope) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (name, description, author, now(), json.dumps(view) if view is not None else None, len(ids),
-                 sample, seed, source),
+                 sample, seed, source, scope),
             )
         except sqlite3.IntegrityError:
             raise BadRequest(f"a queue named {name!r} exists already") from None
@@ -165,7 +176,7 @@ def create_queue(
 
 def _get_queue(conn: sqlite3.Connection, queue: int | str) -> Queue:
     column = "q.name" if isinstance(queue, str) else "q.queue_id"
-    row = conn.execute(_QUEUE_SQL.format(where=f"{column} = ?"), (queue,)).fetchone()
+    row = conn.execute(*_select(f"{column} = ?", [queue])).fetchone()
     if row is None:
         raise NotFound(f"no review queue {queue!r}")
     return _queue(row)
@@ -175,7 +186,7 @@ def _get_queue(conn: sqlite3.Connection, queue: int | str) -> Queue:
 def queues(ws: Workspace) -> list[Queue]:
     """Every queue with its counts, oldest first."""
     with ws.read() as conn:
-        return [_queue(r) for r in conn.execute(_QUEUE_SQL.format(where="1")).fetchall()]
+        return [_queue(r) for r in conn.execute(*_select("1", [])).fetchall()]
 
 
 @takes_workspace
@@ -207,6 +218,7 @@ def step(
         raise BadRequest(f"direction is 1 or -1, got {direction!r}")
     op, order = (">", "ASC") if direction == 1 else ("<", "DESC")
     with ws.read() as conn:
+        _get_queue(conn, queue)  # (one the reader may see)
         row = conn.execute(
             f"{_ITEM_SQL} WHERE queue_id = ? AND position {op} ? AND (? IS NULL OR assignee = ?) "
             f"AND (NOT ? OR status = 'pending') ORDER BY position {order} LIMIT 1",
@@ -218,6 +230,7 @@ def step(
 @takes_workspace
 def item(ws: Workspace, queue: int, position: int) -> QueueItem:
     with ws.read() as conn:
+        _get_queue(conn, queue)
         row = conn.execute(f"{_ITEM_SQL} WHERE queue_id = ? AND position = ?", (queue, position)).fetchone()
     if row is None:
         raise NotFound(f"review queue {queue} has no item {position}")
@@ -229,6 +242,7 @@ def mark(ws: Workspace, queue: int, position: int, done: bool = True, by: str | 
     """Mark an item done (or pending again); who and when are kept."""
     by = check_author(by if by is not None else default_author())
     with ws.write() as conn:
+        _get_queue(conn, queue)
         changed = conn.execute(
             "UPDATE queue_items SET status = ?, done_by = ?, done_at = ? WHERE queue_id = ? AND position = ?",
             ("done", by, now(), queue, position) if done else ("pending", None, None, queue, position),
@@ -257,8 +271,8 @@ def assign(ws: Workspace, queue: int, assignee: str | None, positions: Sequence[
 def delete_queue(ws: Workspace, queue: int) -> None:
     """Delete a queue and its items (the annotations made while walking it stay)."""
     with ws.write() as conn:
-        if conn.execute("DELETE FROM queues WHERE queue_id = ?", (queue,)).rowcount == 0:
-            raise NotFound(f"no review queue {queue!r}")
+        _get_queue(conn, queue)
+        conn.execute("DELETE FROM queues WHERE queue_id = ?", (queue,))
 
 
 PROGRESS_COLUMNS = ("queue_id", "queue", "assignee", "items", "done", "pending", "done_pct")
@@ -268,6 +282,7 @@ PROGRESS_COLUMNS = ("queue_id", "queue", "assignee", "items", "done", "pending",
 def progress(ws: Workspace, queue: int | None = None) -> pd.DataFrame:
     """Items, done and pending per queue and reviewer (`(anyone)`: unassigned items), after
     each queue's total, a row whose assignee is `(all)`."""
+    visible = [q.queue_id for q in queues(ws)]
     with ws.read() as conn:
         rows = conn.execute(
             """
@@ -280,8 +295,9 @@ def progress(ws: Workspace, queue: int | None = None) -> pd.DataFrame:
                 SELECT q.queue_id, q.name, '(all)', 0, count(*), count(*) FILTER (WHERE status = 'done')
                 FROM queue_items i JOIN queues q USING (queue_id) WHERE ? IS NULL OR q.queue_id = ?
                 GROUP BY q.queue_id)
+            WHERE queue_id IN (SELECT value FROM json_each(?))
             ORDER BY queue_id, part, assignee""",
-            (queue, queue, queue, queue),
+            (queue, queue, queue, queue, json.dumps(visible)),
         ).fetchall()
     frame = pd.DataFrame(rows, columns=list(PROGRESS_COLUMNS[:5]))
     frame["pending"] = frame["items"] - frame["done"]

@@ -21,6 +21,7 @@ from analytics.db import connection
 from analytics.errors import BadRequest
 from analytics.filters import Filters
 from analytics.workspace.annotating import COLUMNS, VERDICTS, stored, with_status
+from analytics.workspace.guard import shown
 from analytics.workspace.resolve import TARGETS
 from analytics.workspace.store import Workspace, takes_workspace, workspace_of
 
@@ -52,7 +53,9 @@ def annotations(
     the message's current `ordinal`, the thread's tenant; columns `COLUMNS`, oldest first.
 
     `db` is the loaded database (a path, or a connection with `workspace=`); `filters`
-    keeps annotations whose thread passes them (so none of a thread that is gone).
+    keeps annotations whose thread passes them (so none of a thread that is gone). Read
+    under the connection's policy (`guard`): a tenant scope shows only its threads'
+    annotations, masking masks the notes and excerpts.
 
     >>> annotations("lens.duckdb", "acme:web:sess-1")[["target", "label", "status"]]  # doctest: +SKIP
     """
@@ -66,7 +69,7 @@ def annotations(
     ids = [thread_id] if isinstance(thread_id, str) else thread_id
     rows = stored(ws, ids, label=label, verdict=verdict, target=target, author=author)
     with connection(db) as con:
-        out = with_status(con, rows)
+        out = shown(con, with_status(con, rows))  # the reader's policy: their tenants, masked text
         scope = _threads_in_scope(con, filters) if filters is not None else None
     if scope is not None:
         out = out[out["thread_id"].isin(scope)]
@@ -144,7 +147,7 @@ def review_counts(con: duckdb.DuckDBPyConnection, ws: Workspace, filters: Filter
     orphaned annotations of the whole workspace."""
     from analytics.workspace.label_set import labels as label_set
 
-    everything = with_status(con, stored(ws))
+    everything = shown(con, with_status(con, stored(ws)))
     scope = _threads_in_scope(con, filters)
     if scope is None:  # every thread of the database: not those that are gone
         rows = everything[everything["orphan_reason"].fillna("") != "thread gone"]

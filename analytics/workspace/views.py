@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
 from analytics.errors import BadRequest, NotFound
 from analytics.workspace.annotating import check_author, default_author
-from analytics.workspace.store import Workspace, takes_workspace, now
+from analytics.workspace.guard import reader_policy, scope_json, within_scope
+from analytics.workspace.store import Workspace, now, takes_workspace
 
 _PAGE = re.compile(r"^[a-z][a-z0-9_]{0,40}$")
 #: Query parameters a view never keeps (the app's own, not the view's).
@@ -36,6 +36,7 @@ class SavedView:
     created_by: str
     created_at: str
     updated_at: str
+    scope: tuple[str, ...] | None = None  # the tenants its maker was limited to (None: none)
 
     def query_string(self) -> str:
         """The view's parameters as a URL query string (no leading `?`).
@@ -70,11 +71,17 @@ def normalize(params: Mapping[str, object]) -> dict[str, list[str]]:
 
 
 def _row(row: tuple) -> SavedView:
-    view_id, name, page, params, *rest = row
-    return SavedView(view_id, name, page, json.loads(params), *rest)
+    view_id, name, page, params, *rest, scope = row
+    return SavedView(view_id, name, page, json.loads(params), *rest, tuple(json.loads(scope)) if scope else None)
 
 
-_SELECT = "SELECT view_id, name, page, params, created_by, created_at, updated_at FROM saved_views"
+_SELECT = "SELECT view_id, name, page, params, created_by, created_at, updated_at, scope FROM saved_views"
+
+
+def _visible(where: str, params: list) -> tuple[str, list]:
+    """`_SELECT` of the views matching `where` that the reader may see (`guard`)."""
+    within, scope_params = within_scope("scope", reader_policy().tenants)
+    return f"{_SELECT} WHERE {where} AND {within}", [*params, *scope_params]
 
 
 @takes_workspace
@@ -90,31 +97,27 @@ def save_view(
         raise BadRequest(f"a view's page is a page's URL path (e.g. conversations), got {page!r}")
     author = check_author(author if author is not None else default_author())
     params_json = json.dumps(normalize(params), ensure_ascii=False)
-    stamp = now()
+    stamp, scope = now(), scope_json(reader_policy().tenants)
     with ws.write() as conn:
-        try:
-            if replace:
-                conn.execute(
-                    "INSERT INTO saved_views (name, page, params, created_by, created_at, updated_at) "
-                    "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (name) DO UPDATE SET page = excluded.page, "
-                    "params = excluded.params, created_by = excluded.created_by, updated_at = excluded.updated_at",
-                    (name, page, params_json, author, stamp, stamp),
-                )
-            else:
-                conn.execute(
-                    "INSERT INTO saved_views (name, page, params, created_by, created_at, updated_at) "
-                    "VALUES (?, ?, ?, ?, ?, ?)", (name, page, params_json, author, stamp, stamp),
-                )
-        except sqlite3.IntegrityError:
-            raise BadRequest(f"a view named {name!r} exists already") from None
+        taken = conn.execute(f"{_SELECT} WHERE name = ?", (name,)).fetchone()
+        if taken is not None and not (replace and conn.execute(*_visible("name = ?", [name])).fetchone()):
+            raise BadRequest(f"a view named {name!r} exists already")  # (one the reader cannot see is not replaced)
+        conn.execute(
+            "INSERT INTO saved_views (name, page, params, created_by, created_at, updated_at, scope) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (name) DO UPDATE SET page = excluded.page, "
+            "params = excluded.params, created_by = excluded.created_by, updated_at = excluded.updated_at, "
+            "scope = excluded.scope",
+            (name, page, params_json, author, stamp, stamp, scope),
+        )
         return _row(conn.execute(f"{_SELECT} WHERE name = ?", (name,)).fetchone())
 
 
 @takes_workspace
 def saved_views(ws: Workspace) -> list[SavedView]:
     """Every saved view, by name."""
+    sql, params = _visible("1", [])
     with ws.read() as conn:
-        return [_row(r) for r in conn.execute(f"{_SELECT} ORDER BY name COLLATE NOCASE, view_id").fetchall()]
+        return [_row(r) for r in conn.execute(f"{sql} ORDER BY name COLLATE NOCASE, view_id", params).fetchall()]
 
 
 @takes_workspace
@@ -122,7 +125,7 @@ def get_view(ws: Workspace, view: int | str) -> SavedView:
     """A saved view by id or name (NotFound otherwise)."""
     column = "name" if isinstance(view, str) else "view_id"
     with ws.read() as conn:
-        row = conn.execute(f"{_SELECT} WHERE {column} = ?", (view,)).fetchone()
+        row = conn.execute(*_visible(f"{column} = ?", [view])).fetchone()
     if row is None:
         raise NotFound(f"no saved view {view!r}")
     return _row(row)
@@ -132,5 +135,7 @@ def get_view(ws: Workspace, view: int | str) -> SavedView:
 def delete_view(ws: Workspace, view: int | str) -> None:
     column = "name" if isinstance(view, str) else "view_id"
     with ws.write() as conn:
-        if conn.execute(f"DELETE FROM saved_views WHERE {column} = ?", (view,)).rowcount == 0:
+        found = conn.execute(*_visible(f"{column} = ?", [view])).fetchone()
+        if found is None:
             raise NotFound(f"no saved view {view!r}")
+        conn.execute("DELETE FROM saved_views WHERE view_id = ?", (found[0],))
