@@ -230,7 +230,24 @@ def test_a_view_is_saved_from_the_sidebar_and_reopens_exactly(db):
     assert fresh.text_input(key="conversations.q").value == "order"
 
 
-def test_two_sessions_annotating_at_once_lose_nothing(db):
+@pytest.fixture()
+def one_script_cache(monkeypatch):
+    """Compile scripts under one lock, as a server's one ScriptCache does for all its sessions: each
+    AppTest has its own cache, and CPython 3.11's compiler is not safe to run in two threads at once
+    ("AST constructor recursion depth mismatch"), which no server meets."""
+    from streamlit.runtime.scriptrunner.script_cache import ScriptCache
+
+    lock = threading.Lock()
+    compile_once = ScriptCache.get_bytecode
+
+    def get_bytecode(self, script_path):
+        with lock:
+            return compile_once(self, script_path)
+
+    monkeypatch.setattr(ScriptCache, "get_bytecode", get_bytecode)
+
+
+def test_two_sessions_annotating_at_once_lose_nothing(db, one_script_cache):
     msgs = _messages(db)
     sessions = [open_page(_app(), "transcript", thread=THREAD) for _ in range(2)]
     for at, name in zip(sessions, ("ana", "ben")):
@@ -257,7 +274,7 @@ def test_two_sessions_annotating_at_once_lose_nothing(db):
     assert sorted(got[got["author"] == "ana"]["ordinal"]) == [o for o, *_ in msgs]
 
 
-def test_a_load_replacing_the_database_while_a_session_annotates_loses_nothing(db):
+def test_a_load_replacing_the_database_while_a_session_annotates_loses_nothing(db, one_script_cache):
     msgs = _messages(db)
     at = open_page(_app(), "transcript", thread=THREAD)
     at.text_input(key="tl.reviewer").set_value("ana").run()
