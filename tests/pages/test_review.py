@@ -302,3 +302,35 @@ def test_a_load_replacing_the_database_while_a_session_annotates_loses_nothing(d
     at.run()  # the session reads the reloaded database and still shows every annotation in place
     shown = markdown_texts(at)
     assert all(any(f"note {o}" in t for t in shown) for o, *_ in msgs)
+
+
+def test_the_label_set_is_edited_on_the_review_page_and_orphans_are_listed(db, tmp_path):
+    at = open_page(_app(), "review")
+    assert any("No review queue yet" in i.value for i in at.info)
+    form_name = [t for t in at.text_input if t.label == "Label"][0]
+    form_name.set_value("refund wrong")
+    [t for t in at.text_input if t.label == "Meaning"][0].set_value("refund amount or policy")
+    at.color_picker[0].set_value("#d32f2f")
+    [b for b in at.button if b.label == "Add or update label"][0].click().run()
+    assert not at.exception, at.exception
+    label = next(x for x in ws_api.labels(db) if x.name == "refund wrong")
+    assert (label.color, label.description) == ("#d32f2f", "refund amount or policy")
+    assert any(">refund wrong</span>" in t for t in markdown_texts(at))
+    at.selectbox(key="labels.retire").set_value("refund wrong").run()
+    at.button(key="labels.retire.go").click().run()
+    assert next(x for x in ws_api.labels(db) if x.name == "refund wrong").retired
+    assert any(">refund wrong (retired)</span>" in t for t in markdown_texts(at))
+    # An annotation whose thread is gone is listed with why, and what its message said.
+    (tmp_path / "old.jsonl").write_text(
+        '{"thread_id": "old:web:1", "message_id": "m-1", "label": "hallucination", "excerpt": "Refund: $500"}\n')
+    ws_api.import_jsonl(db, tmp_path / "old.jsonl", author="eval")
+    at = open_page(_app(), "review")
+    (orphans,) = [e for e in at.expander if e.label.startswith("Orphaned annotations")]
+    assert orphans.label == "Orphaned annotations (1)"
+    table = orphans.dataframe[0].value
+    assert table[["thread_id", "orphan_reason", "label", "excerpt"]].values.tolist() == [
+        ["old:web:1", "thread gone", "hallucination", "Refund: $500"]]
+    # A link to that thread says it is gone and shows what was said of it.
+    at = open_page(_app(), "transcript", thread="old:web:1")
+    assert any("is not in this database" in w.value for w in at.warning)
+    assert [e.label for e in at.expander if e.label.startswith("Orphaned")] == ["Orphaned annotations (1)"]
