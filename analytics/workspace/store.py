@@ -154,6 +154,10 @@ class Workspace:
             conn.execute("BEGIN")
             try:
                 yield conn
+            except sqlite3.IntegrityError:
+                raise
+            except sqlite3.DatabaseError as exc:
+                raise self._damaged(exc) from exc
             finally:
                 conn.execute("ROLLBACK")
 
@@ -173,9 +177,18 @@ class Workspace:
                     "UPDATE workspace SET value = CAST(value AS INTEGER) + 1 WHERE key = 'revision'"
                 )
                 conn.execute("COMMIT")
+            except sqlite3.DatabaseError as exc:
+                conn.execute("ROLLBACK")
+                if isinstance(exc, sqlite3.IntegrityError):
+                    raise  # a constraint the write broke: its caller words it
+                raise self._damaged(exc) from exc
             except BaseException:
                 conn.execute("ROLLBACK")
                 raise
+
+    def _damaged(self, exc: sqlite3.DatabaseError) -> WorkspaceError:
+        """What SQLite says about the file (damaged, or not the schema its migrations claim), naming it."""
+        return WorkspaceError(f"the review workspace {self.path} cannot be used: {exc}")
 
     # --- facts -----------------------------------------------------------------------
 

@@ -182,3 +182,17 @@ def test_a_workspace_in_a_folder_with_an_awkward_name_works(tmp_path):
     with ws.write():
         pass
     assert ws.revision() == 2  # read through a read-only URI: the path is quoted, not pasted
+
+
+def test_a_workspace_whose_tables_are_not_what_its_migrations_say_is_named_in_the_error(tmp_path):
+    ws = Workspace(tmp_path / "w.sqlite")
+    with ws.write():
+        pass
+    conn = sqlite3.connect(ws.path)
+    conn.execute("ALTER TABLE saved_views DROP COLUMN scope")  # as a hand edit, or an old build, would leave it
+    conn.commit()
+    conn.close()
+    from analytics.workspace import saved_views
+
+    with pytest.raises(WorkspaceError, match=r"review workspace .*w\.sqlite cannot be used: no such column: scope"):
+        saved_views(ws)

@@ -84,7 +84,8 @@ def _shown_in_place(page, server, thread: str, expected: dict) -> None:
 
 def test_a_reviewer_walks_a_queue_and_every_annotation_survives_reloads(server, db, tmp_path):
     with chromium() as browser:
-        page = browser.new_page(viewport={"width": 1400, "height": 1100})
+        context = browser.new_context(viewport={"width": 1400, "height": 1100})
+        page = context.new_page()
         page.set_default_timeout(30_000)
         page.goto(f"{server}/conversations")
         page.get_by_role("heading", name="Conversations").wait_for()
@@ -93,6 +94,15 @@ def test_a_reviewer_walks_a_queue_and_every_annotation_survives_reloads(server, 
         name.fill("ana")
         name.press("Enter")
         settle(page)
+        # Typed once per browser session: a new tab (a new Streamlit session) already knows it.
+        page.wait_for_function("() => document.cookie.includes('tl_reviewer=ana')")
+        tab = context.new_page()
+        tab.set_default_timeout(30_000)
+        tab.goto(f"{server}/overview")
+        tab.get_by_role("heading", name="Overview").wait_for()
+        settle(tab)
+        assert tab.get_by_role("textbox", name="Reviewer").input_value() == "ana"
+        tab.close()
 
         # A filter, then a queue of 10 of its threads (a seeded sample, in the view's order).
         page.get_by_test_id("stMultiSelect").filter(has_text="Tenant").first.click()  # (before Sub-tenant)
