@@ -47,7 +47,7 @@ test: $(VENV)/.dev ext install
 	TRANSCRIPT_LENS_PUREPYTHON=1 $(PY) -m pytest -n 2 --dist loadfile -q -p no:cacheprovider tests/loaders
 	# Two minutes of differential fuzzing of the C extensions under ASan + UBSan (fuzz/README.md).
 	# Not `readahead`: its open finding (docs/security.md, "Fuzzing") would fail every run that meets it.
-	$(MAKE) fuzz-smoke FUZZ_TARGETS=row,thread,ts_list,stage
+	$(MAKE) fuzz-smoke FUZZ_TARGETS=row,thread,ts_list,stage,rows
 
 bench: $(VENV)/.dev ext install
 	$(PY) bench/bench_load.py
