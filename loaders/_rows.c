@@ -565,12 +565,12 @@ static PyObject *Rows_get_reading(Rows *r, void *closure) { return Py_NewRef(r->
 static PyGetSetDef Rows_getset[] = {
     {"reading", (getter)Rows_get_reading, NULL,
      "The raw id of the thread the Python reader would have been reading when the last error was raised.", NULL},
-    {NULL},
+    {NULL, NULL, NULL, NULL, NULL},
 };
 
 static PyMethodDef Rows_methods[] = {
     {"close", (PyCFunction)Rows_close, METH_NOARGS, "Finalize the statement; the iterator ends."},
-    {NULL},
+    {NULL, NULL, 0, NULL},
 };
 
 static PyTypeObject RowsType = {
@@ -673,7 +673,7 @@ static PyObject *Store_rows(Store *st, PyObject *args) {
 static PyMethodDef Store_methods[] = {
     {"rows", (PyCFunction)Store_rows, METH_VARARGS, rows_doc},
     {"close", (PyCFunction)Store_close, METH_NOARGS, "Close the connection (rows still open end with an error)."},
-    {NULL},
+    {NULL, NULL, 0, NULL},
 };
 
 static PyTypeObject StoreType = {
