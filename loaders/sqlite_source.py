@@ -770,11 +770,14 @@ class SqliteReader(SourceReader):
         (`bundle_thread`). Through `_rows.Store` (`loaders/_rows.c`: SQLite's C API, each blob scanned
         where SQLite holds it) when built, else the sqlite3 cursor (raw rows, grouped lazily). Both
         raise where the other does, with `_reading` naming the same thread."""
-        if native_rows is None or self._rows_uri is None or not all(type(p) in (str, bytes, int) for p in params):
+        if self._store is None and native_rows is not None and self._rows_uri is not None:
+            try:
+                self._store = self._open_store()
+            except (sqlite3.Error, MemoryError):
+                self._rows_uri = None  # (a second connection refused: this one reads on, as without C)
+        if self._store is None or native_rows is None or not all(type(p) in (str, bytes, int) for p in params):
             cursor = self.con.execute(sql, params)
             return ((thread_id, rows, None, 0) for thread_id, rows in itertools.groupby(cursor, key=_first))
-        if self._store is None:
-            self._store = self._open_store()
         return self._charged(self._store.rows(sql, params))
 
     def _charged(self, rows) -> Iterator[tuple[object, list, Payloads, int]]:

@@ -94,6 +94,16 @@ def test_the_c_rows_are_used(store, monkeypatch):
     assert len(opened) == 1 and type(opened[0]).__name__ == "Store"
 
 
+def test_a_store_c_cannot_open_is_read_by_the_cursor(store, monkeypatch):
+    # (a second connection refused: the reader's own one reads on, the same rows)
+    def refused(self):
+        raise sqlite3.OperationalError("unable to open database file")
+
+    want = _read(store, True)
+    monkeypatch.setattr(sqlite_source.SqliteReader, "_open_store", refused)
+    assert _read(store, True) == want
+
+
 def _edited(store: Path, tmp_path: Path, *sql: tuple[str, list]) -> Path:
     copy = copy_store_files(store, tmp_path)
     editor = StoreEditor(copy)
