@@ -338,6 +338,23 @@ def _changed_threads(reader: SourceReader, db: Path) -> tuple[frozenset[str], li
     return changed, gone
 
 
+def _schema_version(db: Path) -> str | None:
+    """`meta.schema_version` of an existing database (None when it has none or is not one)."""
+    import duckdb
+
+    try:
+        con = duckdb.connect(str(db), read_only=True)
+    except duckdb.Error:
+        return None
+    try:
+        found = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchall()
+    except duckdb.Error:
+        return None
+    finally:
+        con.close()
+    return found[0][0] if found else None
+
+
 def _key_sets(keys) -> dict[str, set[tuple[str, str]]]:
     """{thread_id: {(checkpoint_ns, checkpoint_id), …}} from key rows."""
     out: dict[str, set[tuple[str, str]]] = {}
@@ -446,7 +463,9 @@ def load(
     remove_stale_scratch()  # what loads killed outright left behind
     folder = scratch_dir("parts")
     try:
-        mode = "incremental" if incremental and db.exists() else "full"
+        # A database written under another schema cannot take new rows beside its old ones:
+        # an incremental load of it is a full one.
+        mode = "incremental" if incremental and db.exists() and _schema_version(db) == SCHEMA_VERSION else "full"
         only: frozenset[str] | None = None
         gone: list[str] = []
         if mode == "incremental":
