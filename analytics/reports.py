@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -174,6 +175,26 @@ def write_report(
     finally:
         tmp.unlink(missing_ok=True)
     return out
+
+
+def frame_csv(frame: pd.DataFrame) -> bytes:
+    """A DataFrame as CSV in the reports' one format (ISO-8601 UTC times, `true`/`false`,
+    floats to `FLOAT_DECIMALS`), for answers that are frames rather than report kinds
+    (a transcript diff, a page's table).
+
+    >>> frame_csv(pd.DataFrame({"ok": [True], "s": [1.23456]})).decode()
+    'ok,s\ntrue,1.235\n'
+    """
+    con = duckdb.connect()
+    try:
+        rel = con.from_df(frame)
+        rows = rel.project(", ".join(_as_text(n, str(t)) for n, t in zip(rel.columns, rel.types)))
+        with tempfile.TemporaryDirectory(prefix="tl-csv-") as tmp:
+            path = Path(tmp) / "frame.csv"
+            _write_csv(rows, path, header=True)
+            return path.read_bytes()
+    finally:
+        con.close()
 
 
 def _write_csv(rows: duckdb.DuckDBPyRelation, path: Path, header: bool) -> None:
