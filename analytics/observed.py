@@ -32,7 +32,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from analytics._pandas import pd
-from analytics.align import SIMILARITY, pair, similar  # noqa: F401  (similar, SIMILARITY: part of this module's face)
+from analytics.align import SIMILARITY, merged_order, pair, similar  # noqa: F401  (similar, SIMILARITY: this module's face too)
 from analytics.db import ConOrPath, connection
 from analytics.frames import typed
 from analytics.observed_attribution import LEAD_S, TOLERANCE_S, Target, Window, attribute
@@ -96,12 +96,62 @@ SUMMARY_COLUMNS: dict[str, str] = {
 }
 
 
+#: Columns of `ObservedComparison.rows`: both windows side by side, one row per entry of either.
+ALIGNED_COLUMNS: dict[str, str] = {
+    "window": "int64",
+    "expected_position": "Int64",
+    "expected_speaker": "str",
+    "expected_content": "str",
+    "message_id": "str",
+    "observed_position": "Int64",
+    "observed_speaker": "str",
+    "observed_content": "str",
+    "line": "Int64",
+    "findings": "str",
+    "text_diff": "str",
+}
+
+
+@dataclass(frozen=True)
+class ObservedComparison:
+    """`compare()`'s answer with the windows side by side: `findings`, `summary` and `rows`
+    (`ALIGNED_COLUMNS`: each expected entry with the observed one standing for it, in window order)."""
+
+    findings: pd.DataFrame
+    summary: pd.DataFrame
+    rows: pd.DataFrame
+
+
 @dataclass(frozen=True)
 class _Exp:
     position: int
     speaker: str
     content: str
     message_id: str | None
+
+
+def _aligned(window: int, expected: list[_Exp], observed: list[ObservedEntry], findings: list[dict]) -> list[dict]:
+    """One window's entries side by side (`ALIGNED_COLUMNS`), each with the kinds of finding it carries."""
+    alignment = pair(expected, observed)
+    kinds: dict[tuple, list[str]] = defaultdict(list)
+    for f in findings:
+        kinds[(f["expected_position"], f["observed_position"])].append(f["kind"])
+    rows = []
+    for i, j in merged_order(len(expected), len(observed), alignment):
+        e = expected[i] if i is not None else None
+        o = observed[j] if j is not None else None
+        key = (e.position if e else None, o.position if o else None)
+        rows.append({
+            "window": window,
+            "expected_position": key[0], "expected_speaker": e.speaker if e else None,
+            "expected_content": e.content if e else None,
+            "message_id": (e.message_id if e else None) or (o.message_id if o else None),
+            "observed_position": key[1], "observed_speaker": o.speaker if o else None,
+            "observed_content": o.content if o else None, "line": o.line if o else None,
+            "findings": ", ".join(kinds.get(key, [])) or None,
+            "text_diff": inline(e.content, o.content) if e and o and e.content != o.content else None,
+        })  # fmt: skip
+    return rows
 
 
 def _findings_for(window: int, w: Window, expected: list[_Exp], observed: list[ObservedEntry]) -> tuple[list[dict], int]:
@@ -213,6 +263,8 @@ def compare(
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Compare observed windows with the expected ones; return `(findings, summary)`.
 
+    (`compare_detail` answers the same with the windows side by side as well.)
+
     `observed` is a JSONL path, its bytes, a file object or an `ObservedLog`.
     Each line is resolved to a thread (`thread_id`, or tenant / sub-tenant /
     session) and placed in a window, and each window at a resume point
@@ -227,6 +279,21 @@ def compare(
     >>> findings, summary = compare("lens.duckdb", "observed.jsonl", cap=50)  # doctest: +SKIP
     >>> summary[["resume_no", "attributed_by", "verdict"]].values.tolist()  # doctest: +SKIP
     [[1, 'time', 'pass'], [2, 'time', 'fail']]
+    """
+    result = compare_detail(con_or_path, observed, cap, gap_minutes, tolerance_s)
+    return result.findings, result.summary
+
+
+def compare_detail(
+    con_or_path: ConOrPath,
+    observed: Source,
+    cap: int = DEFAULT_CAP,
+    gap_minutes: float = DEFAULT_GAP_MINUTES,
+    tolerance_s: float = TOLERANCE_S,
+) -> ObservedComparison:
+    """`compare()`, with `rows`: every window's expected and observed entries side by side.
+
+    >>> compare_detail("lens.duckdb", "observed.jsonl").rows.query("window == 1")  # doctest: +SKIP
     """
     cap = check_cap(cap)
     gap_minutes = check_gap(gap_minutes)
@@ -257,10 +324,12 @@ def compare(
 
     finding_rows: list[dict] = []
     summary_rows: list[dict] = []
+    aligned: list[dict] = []
     for number, w in enumerate(windows, start=1):
         entries = _entries(w)
         expected = expected_cache.get((w.thread_id, w.target.checkpoint_id), [])
         rows, faithful = _findings_for(number, w, expected, entries)
+        aligned.extend(_aligned(number, expected, entries, rows))
         rows.extend(_error_row(err, w, number) for err in sorted(w.errors, key=lambda e: e.line))
         finding_rows.extend(rows)
         counts = {kind: sum(r["kind"] == kind for r in rows) for kind in FINDING_KINDS}
@@ -304,7 +373,9 @@ def compare(
             .drop(columns=["_w", "_k", "_p"])
             .reset_index(drop=True)
         )
-    return findings, typed(pd.DataFrame(summary_rows), SUMMARY_COLUMNS)
+    return ObservedComparison(
+        findings, typed(pd.DataFrame(summary_rows), SUMMARY_COLUMNS), typed(pd.DataFrame(aligned), ALIGNED_COLUMNS)
+    )
 
 
 def _error_row(err: LineError, w: Window | None, window: int | None, thread_id: str | None = None) -> dict:
