@@ -162,7 +162,7 @@ _SIDE_FIELDS = (
 def diff_counts(frame: pd.DataFrame) -> dict[str, int]:
     """How many rows of a `diff()` answer have each status, plus `moved`.
 
-    >>> diff_counts(typed(pd.DataFrame({"status": ["same", "edited"], "moved": [False, True]}), DIFF_COLUMNS))
+    >>> diff_counts(pd.DataFrame({"status": ["same", "edited"], "moved": [False, True]}))
     {'same': 1, 'edited': 1, 'added': 0, 'removed': 0, 'moved': 1}
     """
     counts = {s: int((frame["status"] == s).sum()) for s in DIFF_STATUSES}

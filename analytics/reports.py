@@ -182,8 +182,8 @@ def frame_csv(frame: pd.DataFrame) -> bytes:
     floats to `FLOAT_DECIMALS`), for answers that are frames rather than report kinds
     (a transcript diff, a page's table).
 
-    >>> frame_csv(pd.DataFrame({"ok": [True], "s": [1.23456]})).decode()
-    'ok,s\ntrue,1.235\n'
+    >>> frame_csv(pd.DataFrame({"ok": [True], "s": [1.23456]})).decode().splitlines()
+    ['ok,s', 'true,1.235']
     """
     con = duckdb.connect()
     try:

@@ -75,12 +75,3 @@ def inline(old: str | None, new: str | None) -> str:
     """
     marks = {"=": "{}", "-": "[-{}-]", "+": "{{+{}+}}"}
     return "".join(marks[s.op].format(s.text) for s in segments(old, new))
-
-
-def changed(old: str | None, new: str | None) -> bool:
-    """Whether the two texts differ at all (None reads as empty).
-
-    >>> changed(None, ""), changed("a", "b")
-    (False, True)
-    """
-    return (old or "") != (new or "")

@@ -59,7 +59,17 @@ def _run_messages(history: model.ThreadHistory, ns: str) -> None:
 def _subgraph(history: model.ThreadHistory, marker: model.Marker) -> None:
     runs = history.runs
     run = runs[runs["checkpoint_ns"] == marker.run].iloc[0]
-    nested = runs[runs["checkpoint_ns"].str.startswith(marker.run + "|")]
+    parent_of = dict(zip(runs["checkpoint_ns"], runs["parent_ns"]))
+
+    def inside(ns: str) -> bool:  # a run nested (at any depth) in the one started here
+        ns = parent_of.get(ns)
+        while isinstance(ns, str):
+            if ns == marker.run:
+                return True
+            ns = parent_of.get(ns)
+        return False
+
+    nested = runs[runs["checkpoint_ns"].map(inside)]
     title = f"↳ {marker.text}" + (f", {len(nested)} nested" if len(nested) else "")
     with st.expander(title):
         st.caption(f"namespace `{run['checkpoint_ns']}` · {render.ts_text(run['first_ts'])} → {render.ts_text(run['last_ts'])}"
