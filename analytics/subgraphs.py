@@ -34,8 +34,7 @@ from analytics.db import ConOrPath, connection
 from analytics.filters import Filters
 from analytics.frames import dtypes_of, fetch_frame, typed
 from analytics.resume_common import _require_thread
-from loaders.catalog import SUBGRAPH_MESSAGES
-from loaders.subgraphs import enclosing_namespace
+from loaders.catalog import SUBGRAPH_MESSAGES, enclosing_namespace
 
 __all__ = ["RUN_COLUMNS", "SUBGRAPH_MESSAGE_COLUMNS", "subgraph_messages", "subgraph_runs", "subgraph_runs_of"]
 

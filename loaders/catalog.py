@@ -26,6 +26,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 import pyarrow as pa
 
@@ -207,6 +208,25 @@ MODEL = _c("model", VARCHAR, "`response_metadata.model_name` (else `model`, else
 CHECKPOINT_NS = _c(
     "checkpoint_ns", VARCHAR, "`''` for the root graph, `node:task_id[|node:task_id…]` for subgraphs", null=False
 )
+
+
+def enclosing_namespace(ns: str, parents: Any) -> str | None:
+    """The namespace a subgraph run of `ns` started from, as its `metadata.parents` names it; None when unknown.
+
+    The longest key of `parents` that starts `ns` (`''`, the root, for a top-level run): so
+    `tools:<id>|1`, a second call inside one task, hangs from the root, and
+    `research:<id>|fetch:<id>` from `research:<id>`. (What `checkpoint_ns` means, used by the
+    loader's `subgraph_messages` and the query layer's subgraph runs alike.)
+
+    >>> enclosing_namespace("research:a|fetch:b", {"": "c1", "research:a": "c2"})
+    'research:a'
+    >>> enclosing_namespace("tools:t|1", {"": "c1"}), enclosing_namespace("x:y", None)
+    ('', None)
+    """
+    if not isinstance(parents, dict):
+        return None
+    keys = [k for k in parents if isinstance(k, str) and k != ns and (k == "" or ns.startswith(k + "|"))]
+    return max(keys, key=len) if keys else None
 
 
 def _from_metadata(name: str, type_: SqlType, doc: str) -> Column:

@@ -10,11 +10,10 @@ versions, events or `ts` (those are the root namespace's alone).
 Only the run's own messages are rows: those the list the run started from
 does not hold (by id; by payload for a message without one), that list being
 the enclosing namespace's checkpoint that `metadata.parents` names (the root
-checkpoint for a top-level run). The input is the enclosing list itself, and
-a subgraph given the whole conversation would otherwise store it again for
-every run. When that list is not loaded, every message of the run is a row. The enclosing namespace is the longest key
-of `parents` that starts `checkpoint_ns` (so `tools:<id>|1`, a second call in
-one task, hangs from the root, and `research:<id>|fetch:<id>` from `research:<id>`).
+checkpoint for a top-level run; `loaders.catalog.enclosing_namespace`). The
+input is the enclosing list itself, and a subgraph given the whole
+conversation would otherwise store it again for every run. When that list is
+not loaded, every message of the run is a row.
 
 Payloads are the thread's (`ThreadBundle.payloads`): those a root list holds
 were decoded already and are passed in, so only what a subgraph alone said is
@@ -27,24 +26,11 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from loaders.catalog import enclosing_namespace
 from loaders.decode import DecodeError, Message, decode_message
 from loaders.records import LoadError, RawCheckpoint
 
 _NO_TS = 1 << 62  # sorts after every real timestamp
-
-
-def enclosing_namespace(ns: str, parents: Any) -> str | None:
-    """The namespace a run of `ns` started from, as its `metadata.parents` names it; None when unknown.
-
-    >>> enclosing_namespace("research:a|fetch:b", {"": "c1", "research:a": "c2"})
-    'research:a'
-    >>> enclosing_namespace("tools:t|1", {"": "c1"}), enclosing_namespace("x:y", None)
-    ('', None)
-    """
-    if not isinstance(parents, dict):
-        return None
-    keys = [k for k in parents if isinstance(k, str) and k != ns and (k == "" or ns.startswith(k + "|"))]
-    return max(keys, key=len) if keys else None
 
 
 def _parents(metadata: str | None) -> Any:
