@@ -338,21 +338,24 @@ def _changed_threads(reader: SourceReader, db: Path) -> tuple[frozenset[str], li
     return changed, gone
 
 
-def _schema_version(db: Path) -> str | None:
-    """`meta.schema_version` of an existing database (None when it has none or is not one)."""
+def _other_schema(db: Path) -> bool:
+    """Whether an existing database says it was written under another schema version.
+
+    One that cannot be read says nothing: the incremental load then reports what is wrong with it.
+    """
     import duckdb
 
     try:
         con = duckdb.connect(str(db), read_only=True)
     except duckdb.Error:
-        return None
+        return False
     try:
         found = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchall()
     except duckdb.Error:
-        return None
+        return False
     finally:
         con.close()
-    return found[0][0] if found else None
+    return bool(found) and found[0][0] != SCHEMA_VERSION
 
 
 def _key_sets(keys) -> dict[str, set[tuple[str, str]]]:
@@ -465,7 +468,7 @@ def load(
     try:
         # A database written under another schema cannot take new rows beside its old ones:
         # an incremental load of it is a full one.
-        mode = "incremental" if incremental and db.exists() and _schema_version(db) == SCHEMA_VERSION else "full"
+        mode = "incremental" if incremental and db.exists() and not _other_schema(db) else "full"
         only: frozenset[str] | None = None
         gone: list[str] = []
         if mode == "incremental":
