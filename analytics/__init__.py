@@ -20,6 +20,7 @@ from analytics.resume_chain import resume_points
 from analytics.resume_rehydrate import expected_window
 from analytics.resume_risks import risks, thread_risks
 from analytics.observed import compare, parse_observed  # (with analytics.observed_report: `report resume`)
+from analytics.retention import retention  # also registers `report retention`
 from analytics.backlog import backlog
 from analytics.branches import branches, checkpoint_tree
 from analytics.diff import diff
@@ -56,6 +57,7 @@ __all__ = [
     "register_report",
     "report_frame",
     "resume_points",
+    "retention",
     "risks",
     "search_threads",
     "subgraph_messages",
