@@ -33,8 +33,8 @@ from dataclasses import dataclass
 
 from analytics._pandas import pd
 from analytics.align import SIMILARITY, merged_order, pair, similar  # noqa: F401  (similar, SIMILARITY: this module's face too)
-from analytics.db import ConOrPath, connection
-from analytics.frames import typed
+from analytics.db import ConOrPath, applied_policy, connection
+from analytics.frames import mask_frame, typed
 from analytics.observed_attribution import LEAD_S, TOLERANCE_S, Target, Window, attribute
 from analytics.observed_log import LineError, ObservedEntry, ObservedLog, Source, parse_observed, template_lines  # noqa: F401
 from analytics.resume_common import DEFAULT_CAP, RESUME_SOURCE, check_cap
@@ -309,7 +309,8 @@ def compare_detail(
                 return
             for key in wanted:
                 expected_cache[key] = []
-            for w in windows_at(con, wanted, cap).itertuples(index=False):
+            # As stored: the runtime logged the text itself; what leaves here is masked (below).
+            for w in windows_at(con, wanted, cap, mask=False).itertuples(index=False):
                 mid = None if pd.isna(w.message_id) else w.message_id
                 expected_cache[(w.thread_id, w.checkpoint_id)].append(_Exp(int(w.position), w.speaker, w.content, mid))
 
@@ -321,6 +322,7 @@ def compare_detail(
 
         windows, unplaced = attribute(con, items, gap_minutes, score, LEAD_S, tolerance_s)
         expected_at([(w.thread_id, w.target.checkpoint_id) for w in windows])
+        policy = applied_policy(con)
 
     finding_rows: list[dict] = []
     summary_rows: list[dict] = []
@@ -373,8 +375,11 @@ def compare_detail(
             .drop(columns=["_w", "_k", "_p"])
             .reset_index(drop=True)
         )
+    # Compared as stored and as logged; answered as the connection reads (masked under redaction).
     return ObservedComparison(
-        findings, typed(pd.DataFrame(summary_rows), SUMMARY_COLUMNS), typed(pd.DataFrame(aligned), ALIGNED_COLUMNS)
+        mask_frame(findings, policy, FINDING_COLUMNS),
+        mask_frame(typed(pd.DataFrame(summary_rows), SUMMARY_COLUMNS), policy, SUMMARY_COLUMNS),
+        mask_frame(typed(pd.DataFrame(aligned), ALIGNED_COLUMNS), policy, ALIGNED_COLUMNS),
     )
 
 

@@ -36,7 +36,7 @@ from analytics.cli import command
 from analytics.db import ConOrPath, applied_policy, connect, connection
 from analytics.errors import AnalyticsError, BadRequest
 from analytics.filters import Filters
-from analytics.policy import mask_arrow
+from analytics.policy import effective, mask_arrow
 from analytics.resume_gap import add_gap_argument, gap_option
 from analytics.transcript import parse_time
 from loaders.catalog import DATE, MESSAGES, TIMESTAMPTZ
@@ -199,7 +199,8 @@ def _masked(con: duckdb.DuckDBPyConnection, rows: duckdb.DuckDBPyRelation) -> du
 def frame_csv(frame: pd.DataFrame) -> bytes:
     """A DataFrame as CSV in the reports' one format (ISO-8601 UTC times, `true`/`false`,
     floats to `FLOAT_DECIMALS`), for answers that are frames rather than report kinds
-    (a transcript diff, a page's table).
+    (a transcript diff, a page's table); under the deployment's masking, every text
+    column masked, as a report's are.
 
     >>> frame_csv(pd.DataFrame({"ok": [True], "s": [1.23456]})).decode().splitlines()
     ['ok,s', 'true,1.235']
@@ -208,6 +209,9 @@ def frame_csv(frame: pd.DataFrame) -> bytes:
     try:
         rel = con.from_df(frame)
         rows = rel.project(", ".join(_as_text(n, str(t)) for n, t in zip(rel.columns, rel.types)))
+        policy = effective()
+        if policy.redact:  # a CSV leaving the tool: every text column, as the reports mask theirs
+            rows = con.from_arrow(mask_arrow(rows.to_arrow_table(), policy, every_text_column=True))
         with tempfile.TemporaryDirectory(prefix="tl-csv-") as tmp:
             path = Path(tmp) / "frame.csv"
             _write_csv(rows, path, header=True)
