@@ -42,6 +42,7 @@ def test_branch_picker_and_diff_in_a_real_browser(server, browser, demo_db, tmp_
     page.get_by_text("Branch 2 (abandoned, original run) forks here").wait_for()
     picker = page.get_by_test_id("stSelectbox").filter(has_text="Read branch")
     picker.click()
+    page.keyboard.type("branch 2")  # (typing opens the list, as a user filters it)
     page.get_by_role("option", name="branch 2 · abandoned").click()
     page.wait_for_function("() => new URL(location.href).searchParams.get('branch') === '2'")
     settle(page)
