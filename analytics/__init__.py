@@ -19,8 +19,15 @@ from analytics.reports import ReportSpec, register_report, report_frame, write_r
 from analytics.resume_chain import resume_points
 from analytics.resume_rehydrate import expected_window
 from analytics.resume_risks import risks, thread_risks
-from analytics.observed import compare, parse_observed  # also registers `python -m analytics report resume`
+from analytics.observed import compare, parse_observed  # (with analytics.observed_report: `report resume`)
 from analytics.retention import retention  # also registers `report retention`
+from analytics.backlog import backlog
+from analytics.branches import branches, checkpoint_tree
+from analytics.diff import diff
+from analytics.history import edit_log
+from analytics.subgraphs import subgraph_messages, subgraph_runs
+from analytics import history_reports  # noqa: F401  (registers the branches, edits, subgraphs and backlog reports)
+from analytics import history_cli  # noqa: F401  (registers `python -m analytics diff`)
 
 __all__ = [
     "AnalyticsError",
@@ -30,13 +37,18 @@ __all__ = [
     "ReportSpec",
     "TranscriptQuery",
     "Unsupported",
+    "backlog",
+    "branches",
     "by_model",
+    "checkpoint_tree",
     "compare",
     "connect",
     "connection",
     "conversation",
     "conversations",
     "daily",
+    "diff",
+    "edit_log",
     "expected_window",
     "latency_distribution",
     "overview",
@@ -48,6 +60,8 @@ __all__ = [
     "retention",
     "risks",
     "search_threads",
+    "subgraph_messages",
+    "subgraph_runs",
     "thread_risks",
     "top_models",
     "top_tenants",

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from ui import cache, render, state
+from ui import cache, history, render, state
 
 SPEAKERS = ("all", "user", "assistant")
 MODES = ("index", "time")
@@ -73,3 +73,6 @@ else:
     else:
         render.chat(view.rows, raw=raw)
     render.download(view.table, render.file_name("transcript", thread), key="transcript.csv")
+
+# --- History (issue 20): branch tree and picker, compare with…, edit log, subgraph runs (ui/history.py) ---
+history.section(db, thread, url)
