@@ -22,6 +22,7 @@ pages = [
     st.Page("pages/conversations.py", title="Conversations", icon=":material/table_rows:", url_path="conversations"),
     st.Page("pages/transcript.py", title="Transcript explorer", icon=":material/forum:", url_path="transcript"),
     st.Page("pages/resume_qa.py", title="Resume QA", icon=":material/restart_alt:", url_path="resume_qa"),
+    st.Page("pages/backlog.py", title="Waiting on a human", icon=":material/pending_actions:", url_path="backlog"),
     st.Page("pages/review.py", title="Review", icon=":material/rate_review:", url_path="review"),
 ]
 

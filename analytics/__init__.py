@@ -19,8 +19,15 @@ from analytics.reports import ReportSpec, register_report, report_frame, write_r
 from analytics.resume_chain import resume_points
 from analytics.resume_rehydrate import expected_window
 from analytics.resume_risks import risks, thread_risks
-from analytics.observed import compare, parse_observed  # also registers `python -m analytics report resume`
+from analytics.observed import compare, parse_observed  # (with analytics.observed_report: `report resume`)
 from analytics.retention import retention  # also registers `report retention`
+from analytics.backlog import backlog
+from analytics.branches import branches, checkpoint_tree
+from analytics.diff import diff
+from analytics.history import edit_log
+from analytics.subgraphs import subgraph_messages, subgraph_runs
+from analytics import history_reports  # noqa: F401  (registers the branches, edits, subgraphs and backlog reports)
+from analytics import history_cli  # noqa: F401  (registers `python -m analytics diff`)
 from analytics import workspace  # the review workspace (also registers `annotations`, `queues`, `report annotations`)
 from analytics.workspace import annotate, annotations, create_queue, progress, queue_items, queues
 
@@ -34,7 +41,10 @@ __all__ = [
     "Unsupported",
     "annotate",
     "annotations",
+    "backlog",
+    "branches",
     "by_model",
+    "checkpoint_tree",
     "compare",
     "connect",
     "connection",
@@ -42,6 +52,8 @@ __all__ = [
     "conversations",
     "create_queue",
     "daily",
+    "diff",
+    "edit_log",
     "expected_window",
     "latency_distribution",
     "overview",
@@ -56,6 +68,8 @@ __all__ = [
     "retention",
     "risks",
     "search_threads",
+    "subgraph_messages",
+    "subgraph_runs",
     "thread_risks",
     "top_models",
     "top_tenants",

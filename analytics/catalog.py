@@ -162,6 +162,7 @@ RISK_FIGURES = Table(
         _count("load_errors", "`load_errors` rows of the thread"),
         _c("latest_checkpoint_id", VARCHAR, "`threads.latest_checkpoint_id`"),
         _c("last_ts", TIMESTAMPTZ, "`threads.last_ts`"),
+        _count("resume_points", "restarts of the thread: `resume_points()` at the default 30-minute gap"),
     ),
 )
 

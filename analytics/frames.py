@@ -20,7 +20,7 @@ import pyarrow as pa
 
 from analytics._pandas import pandas_dtype, pd, types_mapper
 from analytics.db import applied_policy
-from analytics.policy import mask_arrow
+from analytics.policy import Policy, mask_arrow
 from loaders.catalog import Column, Table
 
 #: Arrow → pandas: integer columns stay nullable (a NULL token count is <NA>, not a
@@ -66,16 +66,35 @@ def dtypes_of(table: Table, *names: str) -> dict[str, str]:
     return {name: dtype_of(table.column(name)) for name in names or table.names}
 
 
-def fetch_frame(con, sql: str, params=None, dtypes: Mapping[str, str] | None = None) -> pd.DataFrame:
+def fetch_frame(
+    con, sql: str, params=None, dtypes: Mapping[str, str] | None = None, *, mask: bool = True
+) -> pd.DataFrame:
     """The answer to `sql` (with `params`) as a DataFrame; with `dtypes`, exactly `typed(frame, dtypes)`.
 
     Arrow → pandas costs a fraction of `.df()` on wide frames. Without `dtypes` the
     columns are the query's, typed by `ARROW_TO_PANDAS`. On a connection that masks
-    personal data (`analytics.policy`), the text is masked here, on its way out.
+    personal data (`analytics.policy`), the text is masked here, on its way out —
+    unless `mask=False`: for a caller that compares the text with text from elsewhere
+    (an observed log) and masks what it answers itself (`mask_frame`).
     """
-    table = mask_arrow(con.sql(sql, params=params).to_arrow_table(), applied_policy(con))
+    table = con.sql(sql, params=params).to_arrow_table()
+    if mask:
+        table = mask_arrow(table, applied_policy(con))
     frame = table.to_pandas(types_mapper=ARROW_TO_PANDAS, date_as_object=False)
     return frame if dtypes is None else typed(frame, dtypes)
+
+
+def mask_frame(frame: pd.DataFrame, policy: Policy, dtypes: Mapping[str, str]) -> pd.DataFrame:
+    """A frame the caller built, masked as `fetch_frame`'s answers are under `policy`
+    (`applied_policy(con)` of the connection it read from), typed by `dtypes`.
+
+    >>> mask_frame(pd.DataFrame({"content": ["mail bob@example.com"]}), Policy(redact=True), {"content": "str"}).content.tolist()
+    ['mail <EMAIL_1>']
+    """
+    if not policy.redact or frame.empty:
+        return frame
+    table = mask_arrow(pa.Table.from_pandas(frame, preserve_index=False), policy)
+    return typed(table.to_pandas(types_mapper=ARROW_TO_PANDAS, date_as_object=False), dtypes)
 
 
 def fetch_rows(con, sql: str, params=None) -> list[tuple]:

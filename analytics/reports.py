@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,7 +36,7 @@ from analytics.cli import command
 from analytics.db import ConOrPath, applied_policy, connect, connection
 from analytics.errors import AnalyticsError, BadRequest
 from analytics.filters import Filters
-from analytics.policy import mask_arrow
+from analytics.policy import effective, mask_arrow
 from analytics.resume_gap import add_gap_argument, gap_option
 from analytics.transcript import parse_time
 from loaders.catalog import DATE, MESSAGES, TIMESTAMPTZ
@@ -193,6 +194,30 @@ def _masked(con: duckdb.DuckDBPyConnection, rows: duckdb.DuckDBPyRelation) -> du
     if not policy.redact:
         return rows
     return con.from_arrow(mask_arrow(rows.to_arrow_table(), policy, every_text_column=True))
+
+
+def frame_csv(frame: pd.DataFrame) -> bytes:
+    """A DataFrame as CSV in the reports' one format (ISO-8601 UTC times, `true`/`false`,
+    floats to `FLOAT_DECIMALS`), for answers that are frames rather than report kinds
+    (a transcript diff, a page's table); under the deployment's masking, every text
+    column masked, as a report's are.
+
+    >>> frame_csv(pd.DataFrame({"ok": [True], "s": [1.23456]})).decode().splitlines()
+    ['ok,s', 'true,1.235']
+    """
+    con = duckdb.connect()
+    try:
+        rel = con.from_df(frame)
+        rows = rel.project(", ".join(_as_text(n, str(t)) for n, t in zip(rel.columns, rel.types)))
+        policy = effective()
+        if policy.redact:  # a CSV leaving the tool: every text column, as the reports mask theirs
+            rows = con.from_arrow(mask_arrow(rows.to_arrow_table(), policy, every_text_column=True))
+        with tempfile.TemporaryDirectory(prefix="tl-csv-") as tmp:
+            path = Path(tmp) / "frame.csv"
+            _write_csv(rows, path, header=True)
+            return path.read_bytes()
+    finally:
+        con.close()
 
 
 def _write_csv(rows: duckdb.DuckDBPyRelation, path: Path, header: bool) -> None:

@@ -157,10 +157,14 @@ def expected_window(
         return fetch_frame(con, sql, [thread_id, checkpoint_id, cap, RESUME_SOURCE], WINDOW_COLUMNS)
 
 
-def windows_at(con_or_path: ConOrPath, targets: Sequence[tuple[str, str]], cap: int = DEFAULT_CAP) -> pd.DataFrame:
+def windows_at(
+    con_or_path: ConOrPath, targets: Sequence[tuple[str, str]], cap: int = DEFAULT_CAP, *, mask: bool = True
+) -> pd.DataFrame:
     """Expected windows at many `(thread_id, checkpoint_id)` root checkpoints in one query.
 
-    Unknown pairs simply give no rows. Columns: `WINDOW_COLUMNS`.
+    Unknown pairs simply give no rows. Columns: `WINDOW_COLUMNS`. `mask=False` (the
+    observed-log comparison, which masks what it answers): the text as stored, whatever
+    the connection masks (`analytics.frames.fetch_frame`).
 
     >>> windows_at("lens.duckdb", [("acme:web:sess-001", "1eff…")], cap=3)  # doctest: +SKIP
     """
@@ -173,7 +177,7 @@ def windows_at(con_or_path: ConOrPath, targets: Sequence[tuple[str, str]], cap: 
         + _WINDOW_SELECT
     )
     with connection(con_or_path) as con:
-        return fetch_frame(con, sql, [threads, checkpoints, cap, RESUME_SOURCE], WINDOW_COLUMNS)
+        return fetch_frame(con, sql, [threads, checkpoints, cap, RESUME_SOURCE], WINDOW_COLUMNS, mask=mask)
 
 
 _RESUME_WINDOWS_SELECT = """

@@ -19,7 +19,9 @@ from analytics._pandas import pd
 from analytics.db import ConOrPath, connection, query_fingerprint, table_comments, write_derived_table
 from analytics.filters import Filters
 from analytics.frames import fetch_frame, typed
+from analytics.resume_chain import resume_counts_sql
 from analytics.resume_common import DEFAULT_CAP, NO_FILTERS, _require_thread, _rows, check_cap
+from analytics.resume_gap import DEFAULT_GAP_MINUTES, check_gap
 from analytics.resume_rehydrate import expected_window
 
 __all__ = [
@@ -97,6 +99,7 @@ RISK_COLUMNS: dict[str, str] = {
     "load_errors": "Int64",
     "latest_checkpoint_id": "str",
     "last_ts": "datetime64[us, UTC]",
+    "resume_points": "Int64",
 }
 
 #: Columns of `thread_risks()`.
@@ -113,6 +116,7 @@ THREAD_RISK_COLUMNS: dict[str, str] = {
 
 _RISKS_SQL = """
 WITH scope AS (SELECT t.* FROM threads AS t WHERE {where}),
+restarts AS ({restarts}),
 edits AS (
     -- Edits on the current branch only: another branch's edits are not in this transcript.
     SELECT DISTINCT e.thread_id, e.message_id
@@ -164,8 +168,10 @@ figures AS (
            greatest(coalesce(l.list_length, 0) - t.message_count, 0) AS undecodable_messages,
            coalesce(x.load_errors, 0) AS load_errors,
            t.latest_checkpoint_id,
-           t.last_ts
+           t.last_ts,
+           coalesce(rp.resume_points, 0) AS resume_points
     FROM scope AS t
+    LEFT JOIN restarts AS rp USING (thread_id)
     LEFT JOIN win AS w USING (thread_id)
     LEFT JOIN latest AS l USING (thread_id)
     LEFT JOIN errs AS x USING (thread_id)
@@ -178,7 +184,8 @@ SELECT thread_id, tenant_id, sub_tenant_id, session_id, risk_score,
        array_to_string(flag_list, ',') AS flags,
        conversational_messages, window_size, truncated_by, window_no_id, window_no_ts,
        edited_messages, edited_in_window, removed_messages, branches, forks,
-       latest_not_leaf, interrupt_pending, undecodable_messages, load_errors, latest_checkpoint_id, last_ts
+       latest_not_leaf, interrupt_pending, undecodable_messages, load_errors, latest_checkpoint_id, last_ts,
+       resume_points
 FROM flagged
 ORDER BY risk_score DESC, thread_id
 """
@@ -207,7 +214,9 @@ def _flag_sql() -> tuple[str, str, list, list]:
     return cases, score, [f.name for f in RISK_FLAGS], [f.weight for f in RISK_FLAGS]
 
 
-def risks_sql(filters: Filters = NO_FILTERS, cap: int = DEFAULT_CAP) -> tuple[str, list]:
+def risks_sql(
+    filters: Filters = NO_FILTERS, cap: int = DEFAULT_CAP, gap_minutes: float = DEFAULT_GAP_MINUTES
+) -> tuple[str, list]:
     """The live query of `risks()`, with its parameters.
 
     >>> sql, params = risks_sql(Filters(tenants=("acme",)))
@@ -215,27 +224,35 @@ def risks_sql(filters: Filters = NO_FILTERS, cap: int = DEFAULT_CAP) -> tuple[st
     cap = check_cap(cap)
     where, params = filters.thread_where("t")
     # `where` is Filters' own SQL with placeholders; values stay bound.
+    restarts, restart_params = resume_counts_sql(filters, check_gap(gap_minutes))
     cases, score, names, weights = _flag_sql()
-    sql = _RISKS_SQL.format(where=where, flag_cases=cases, score=score)
-    return sql, [*params, cap, cap, cap, cap, cap, *names, *weights]
+    sql = _RISKS_SQL.format(where=where, restarts=restarts, flag_cases=cases, score=score)
+    return sql, [*params, *restart_params, cap, cap, cap, cap, cap, *names, *weights]
 
 
-def risks(con_or_path: ConOrPath, filters: Filters = NO_FILTERS, cap: int = DEFAULT_CAP) -> pd.DataFrame:
+def risks(
+    con_or_path: ConOrPath,
+    filters: Filters = NO_FILTERS,
+    cap: int = DEFAULT_CAP,
+    gap_minutes: float = DEFAULT_GAP_MINUTES,
+) -> pd.DataFrame:
     """One row per thread passing `filters`, riskiest first. Columns: `RISK_COLUMNS`.
 
     Risks are judged on what a restart *now* would rehydrate: the window of the
     latest root checkpoint (`cap` entries). `flags` lists the `RISK_FLAGS` that
     apply (comma-separated, most severe first); `risk_score` is the sum of
-    their weights. One set-based query, whatever the number of threads; with
-    the default cap, a read of the load-time `risk_figures` table when the
-    database has a current one (its rows are per thread, so `filters` only
-    choose among them).
+    their weights; `resume_points` counts the thread's restarts at
+    `gap_minutes` (`resume_points()`). One set-based query, whatever the number
+    of threads; with the default cap and gap, a read of the load-time
+    `risk_figures` table when the database has a current one (its rows are per
+    thread, so `filters` only choose among them).
 
-    >>> risks("lens.duckdb").head(10)[["thread_id", "risk_score", "flags"]]  # doctest: +SKIP
+    >>> risks("lens.duckdb").head(10)[["thread_id", "risk_score", "flags", "resume_points"]]  # doctest: +SKIP
     """
     cap = check_cap(cap)
+    gap_minutes = check_gap(gap_minutes)
     with connection(con_or_path) as con:
-        if cap == DEFAULT_CAP and _risks_materialized(con):
+        if cap == DEFAULT_CAP and gap_minutes == DEFAULT_GAP_MINUTES and _risks_materialized(con):
             where, params = filters.thread_where("t")
             # `where` is Filters' own SQL with placeholders; the table name is ours.
             sql = (
@@ -243,7 +260,7 @@ def risks(con_or_path: ConOrPath, filters: Filters = NO_FILTERS, cap: int = DEFA
                 "ORDER BY r.risk_score DESC, r.thread_id"
             )
             return fetch_frame(con, sql, params, RISK_COLUMNS)
-        return fetch_frame(con, *risks_sql(filters, cap), RISK_COLUMNS)
+        return fetch_frame(con, *risks_sql(filters, cap, gap_minutes), RISK_COLUMNS)
 
 
 #: Table written at the end of every load (analytics.derived): `risks()` of every thread

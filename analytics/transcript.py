@@ -123,10 +123,12 @@ class TranscriptQuery:
     - `index`: one row of the speaker's view, negative from the end; out of range → empty;
     - `since` / `until`: inclusive bounds on `ts` (datetime or ISO string; naive = UTC);
       `since > until` and `index` together with either are `BadRequest`;
-    - `limit`: keep the first `limit` rows (≥ 0), applied last.
+    - `limit`: keep the first `limit` rows (≥ 0), applied last;
+    - `checkpoint_id`: read the message list of that root checkpoint of the thread (any branch, any
+      point in its history) under the same rules; None reads the transcript (the latest root checkpoint).
 
     >>> TranscriptQuery("acme:eu:42", speaker="user", index=0)
-    TranscriptQuery(thread_id='acme:eu:42', speaker='user', index=0, since=None, until=None, limit=None)
+    TranscriptQuery(thread_id='acme:eu:42', speaker='user', index=0, since=None, until=None, limit=None, checkpoint_id=None)
     >>> TranscriptQuery("t", index=0, since="2025-01-01")
     Traceback (most recent call last):
     ...
@@ -139,6 +141,7 @@ class TranscriptQuery:
     since: datetime | None = None
     until: datetime | None = None
     limit: int | None = None
+    checkpoint_id: str | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.thread_id, str) or not self.thread_id:
@@ -155,6 +158,8 @@ class TranscriptQuery:
             raise BadRequest(
                 "index cannot be combined with since/until (index selects within the speaker's view; use one or the other)"
             )
+        if self.checkpoint_id is not None and (not isinstance(self.checkpoint_id, str) or not self.checkpoint_id):
+            raise BadRequest(f"checkpoint_id must be a non-empty string or None, got {self.checkpoint_id!r}")
         if since is not None and until is not None and since > until:
             raise BadRequest(f"since ({since.isoformat()}) is after until ({until.isoformat()})")
         object.__setattr__(self, "index", index)
@@ -170,15 +175,16 @@ class TranscriptQuery:
 # One pass over the thread's rows. `view` numbers the speaker's rows and
 # counts them (for negative indices); `timed` applies the closed ts range;
 # the final WHERE picks the index, and LIMIT (NULL = no limit) caps last.
+# `{rows}` is where the rows come from: the transcript, or one root checkpoint's list.
 _READ_SQL = """
-WITH view AS (
+WITH {rows},
+view AS (
     SELECT
         m.*,
         row_number() OVER (ORDER BY m.ordinal) - 1 AS view_index,
         count(*) OVER () AS view_size
-    FROM messages AS m
-    WHERE m.thread_id = $thread_id
-      AND ($speaker = 'all' OR m.role = $speaker)
+    FROM source AS m
+    WHERE ($speaker = 'all' OR m.role = $speaker)
 ),
 timed AS (
     SELECT * FROM view
@@ -200,11 +206,41 @@ ORDER BY ordinal
 LIMIT $limit
 """
 
+_TRANSCRIPT_ROWS = "source AS (SELECT * FROM messages WHERE thread_id = $thread_id)"
+
+# The list of one root checkpoint, as `messages` rows would hold it (contract §3 rules at
+# that checkpoint): each entry's version, `ts` and `checkpoint_id` from the oldest
+# sighting of its id (versions are numbered by first appearance, so the smallest version
+# with the id is the one the loader stamps `messages.ts` from).
+_CHECKPOINT_ROWS = """listed AS (
+    SELECT unnest(c.message_versions) AS version, generate_subscripts(c.message_versions, 1) - 1 AS ordinal
+    FROM checkpoints AS c
+    WHERE c.thread_id = $thread_id AND c.checkpoint_id = $checkpoint_id AND c.is_root
+),
+first_seen AS (
+    SELECT message_id, arg_min(first_ts, version) AS ts, arg_min(first_checkpoint_id, version) AS checkpoint_id
+    FROM message_versions
+    WHERE thread_id = $thread_id AND message_id IN (
+        SELECT v.message_id FROM listed JOIN message_versions AS v ON v.thread_id = $thread_id AND v.version = listed.version)
+    GROUP BY message_id
+),
+source AS (
+    SELECT l.ordinal, v.role, v.content, v.message_id, f.ts, f.checkpoint_id, v.name, v.lc_type, v.chat_role,
+           v.content_chars, v.non_text_blocks, v.tool_calls, v.tool_call_count, v.tool_call_id, v.tool_status,
+           v.input_tokens, v.output_tokens, v.total_tokens, v.model,
+           t.thread_id, t.tenant_id, t.sub_tenant_id, t.session_id
+    FROM listed AS l
+    JOIN message_versions AS v ON v.thread_id = $thread_id AND v.version = l.version
+    LEFT JOIN first_seen AS f ON f.message_id = v.message_id
+    JOIN threads AS t ON t.thread_id = $thread_id
+)"""
+
 _DIAGNOSE_SQL = """
+WITH {rows}
 SELECT
     EXISTS (SELECT 1 FROM threads WHERE thread_id = $thread_id) AS known,
-    EXISTS (SELECT 1 FROM messages WHERE thread_id = $thread_id) AS has_messages,
-    (SELECT count(ts) FROM messages WHERE thread_id = $thread_id) AS stamped
+    EXISTS (SELECT 1 FROM source) AS has_messages,
+    (SELECT count(ts) FROM source) AS stamped
 """
 
 
@@ -212,8 +248,11 @@ def read(con_or_path: ConOrPath, query: TranscriptQuery | str, *, redact: bool =
     """Read one thread's transcript under the query contract (contract §4; see the module docstring).
 
     `query` is a `TranscriptQuery`, or a thread id with the query fields as keywords.
-    Raises `NotFound` for a thread not in the database and `Unsupported` for a
-    time-range read of a thread without any timestamp. On your own connection,
+    With `checkpoint_id`, the same rules read that root checkpoint's list instead (an
+    abandoned branch's last checkpoint, the state before an operator's edit, …).
+    Raises `NotFound` for a thread not in the database (or a checkpoint that is not one
+    of its root checkpoints) and `Unsupported` for a time-range read of a thread
+    without any timestamp. On your own connection,
     finish any open `execute()` result first (fetch it all or `con.complete()`):
     DuckDB refuses new work while one is pending, and this read never discards yours.
     `redact=True` masks personal data in the text (analytics.redact; the deployment's
@@ -238,18 +277,32 @@ def read(con_or_path: ConOrPath, query: TranscriptQuery | str, *, redact: bool =
         "index": query.index,
         "limit": query.limit,
     }
+    at = query.checkpoint_id
+    rows, where = (_TRANSCRIPT_ROWS, {}) if at is None else (_CHECKPOINT_ROWS, {"checkpoint_id": at})
     with connection(con_or_path, Policy(redact=True) if redact else None) as con:
-        frame = fetch_frame(con, _READ_SQL, params, TRANSCRIPT_COLUMNS)
+        if at is not None and not _is_root_checkpoint(con, query.thread_id, at):
+            raise NotFound(f"no root checkpoint {at!r} in thread {query.thread_id!r}")
+        frame = fetch_frame(con, _READ_SQL.format(rows=rows), {**params, **where}, TRANSCRIPT_COLUMNS)
         if frame.empty:
-            known, has_messages, stamped = con.sql(_DIAGNOSE_SQL, params={"thread_id": query.thread_id}).fetchall()[0]
+            diagnose = _DIAGNOSE_SQL.format(rows=rows)
+            known, has_messages, stamped = con.sql(diagnose, params={"thread_id": query.thread_id, **where}).fetchall()[0]
             if not known and not has_messages:
                 raise NotFound(f"no thread {query.thread_id!r} in this database")
             if query.is_time_range and stamped == 0:
                 raise Unsupported(
-                    f"thread {query.thread_id!r} has no message timestamps, so it cannot answer a time-range "
-                    "read (since/until); read it by index instead"
+                    f"thread {query.thread_id!r} has no message timestamps"
+                    + (f" at checkpoint {at!r}" if at is not None else "")
+                    + ", so it cannot answer a time-range read (since/until); read it by index instead"
                 )
     return frame
+
+
+def _is_root_checkpoint(con, thread_id: str, checkpoint_id: str) -> bool:
+    found = con.sql(
+        "SELECT 1 FROM checkpoints WHERE thread_id = $t AND checkpoint_id = $c AND is_root",
+        params={"t": thread_id, "c": checkpoint_id},
+    ).fetchall()
+    return bool(found)
 
 
 _THREADS_SQL = """

@@ -3,6 +3,7 @@
     python -m analytics transcript --db lens.duckdb --thread acme:eu:42 --speaker user --index 0
     python -m analytics transcript --db lens.duckdb --thread acme:eu:42 \\
         --since 2025-01-31T14:00 --until 2025-01-31T15:00 --format csv > window.csv
+    python -m analytics transcript --db lens.duckdb --thread acme:eu:42 --branch 2   # an abandoned branch
 
 Times are UTC: `--since` / `--until` without an offset are read as UTC, and
 every printed `ts` is UTC (the table says so on stderr; CSV and JSON carry
@@ -39,6 +40,10 @@ def _configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--until", metavar="ISO", help="inclusive upper bound on ts; no offset = UTC")
     p.add_argument("--limit", metavar="N", help="keep the first N rows (applied last)")
     p.add_argument("--format", default="table", metavar="{table,csv,json}", help="default: table")
+    # A branch or an older state of the thread, read under the same rules (analytics/history_cli.py).
+    from analytics.history_cli import add_side_arguments
+
+    add_side_arguments(p)
 
 
 def _int_arg(value: str | None, flag: str) -> int | None:
@@ -55,13 +60,20 @@ def _naive(value: str | None) -> bool:
     return value is not None and pd.Timestamp(value).tzinfo is None
 
 
-@command("transcript", _configure, help="print one thread's transcript (table, CSV or JSON)")
-def run(args: argparse.Namespace) -> int:
-    """Print the transcript read as a table (default), CSV or JSON records."""
+def check_format_and_speaker(args: argparse.Namespace) -> None:
+    """`--format` and `--speaker` as this command (and `diff`) take them; a mistake is a `BadRequest`."""
     if args.format not in FORMATS:
         raise BadRequest(f"--format must be one of {', '.join(FORMATS)}; got {args.format!r}")
     if args.speaker not in SPEAKERS:
         raise BadRequest(f"--speaker must be one of {', '.join(SPEAKERS)}; got {args.speaker!r}")
+
+
+@command("transcript", _configure, help="print one thread's transcript (table, CSV or JSON)")
+def run(args: argparse.Namespace) -> int:
+    """Print the transcript read as a table (default), CSV or JSON records."""
+    check_format_and_speaker(args)
+    from analytics.history_cli import checkpoint_of
+
     query = TranscriptQuery(
         args.thread,
         speaker=args.speaker,
@@ -69,6 +81,7 @@ def run(args: argparse.Namespace) -> int:
         since=_time_arg(args.since, "--since"),
         until=_time_arg(args.until, "--until"),
         limit=_int_arg(args.limit, "--limit"),
+        checkpoint_id=checkpoint_of(args.db, args.thread, args.checkpoint, args.branch, "--checkpoint / --branch"),
     )
     try:
         frame = read(args.db, query)
@@ -101,6 +114,8 @@ def _time_arg(value: str | None, flag: str) -> str | None:
 
 def _table_header(query: TranscriptQuery, rows: int, naive: list[str]) -> str:
     parts = [f"thread {query.thread_id}", f"speaker={query.speaker}"]
+    if query.checkpoint_id is not None:
+        parts.append(f"at checkpoint {query.checkpoint_id}")
     if query.index is not None:
         parts.append(f"index={query.index}")
     if query.since is not None:

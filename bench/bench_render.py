@@ -29,7 +29,7 @@ CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
         "--disable-sync", "--no-first-run"]
 PAGES = [("/", "Overview"), ("/conversations", "Conversations"), ("/transcript", "Transcript explorer"),
-         ("/resume_qa", "Resume QA"), ("/review", "Review")]
+         ("/resume_qa", "Resume QA"), ("/backlog", "Waiting on a human"), ("/review", "Review")]
 
 
 def _free_port() -> int:

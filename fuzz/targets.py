@@ -27,13 +27,14 @@ scan = readahead = rows = None
 sqlite_source = transform = parts = records = None
 pa = ipc = None
 REGEX = SCHEMAS = None
+DATA_TABLES: tuple[str, ...] = ()
 _BASES: list[bytes] = []
 _SCRATCH: Path | None = None
 
 
 def bind() -> None:
     """Import the loader (after `common.use_sanitized_extensions`) and what the targets need."""
-    global scan, readahead, rows, sqlite_source, transform, parts, records, pa, ipc, REGEX, SCHEMAS, _SCRATCH
+    global scan, readahead, rows, sqlite_source, transform, parts, records, pa, ipc, REGEX, SCHEMAS, DATA_TABLES, _SCRATCH
     import pyarrow
     import pyarrow.ipc
 
@@ -49,6 +50,7 @@ def bind() -> None:
     pa, ipc = pyarrow, pyarrow.ipc
     REGEX = transform.compile_thread_key(None)
     SCHEMAS = catalog.staging_schemas()
+    DATA_TABLES = catalog.DATA_TABLES
     # Scratch files (a SQLite image per readahead input, a thread's parts) in the folder the campaign
     # made and removes (libFuzzer ends the process without Python's exit handlers), else in one of ours.
     _SCRATCH = Path(tempfile.mkdtemp(prefix="tl-fuzz-", dir=os.environ.get("TL_FUZZ_SCRATCH") or scratch_root()))
@@ -200,7 +202,7 @@ def _staged(thread_rows_) -> dict:
     folder = Path(tempfile.mkdtemp(dir=_SCRATCH))
     try:
         writer = parts.PartWriter(folder, SCHEMAS, "p0", flush_rows=7)  # several batches per table
-        for table in ("threads", "checkpoints", "messages", "message_versions", "message_events"):
+        for table in DATA_TABLES:
             writer.append(table, getattr(thread_rows_, table))
         writer.append_errors(thread_rows_.errors)
         out = {}
@@ -234,8 +236,7 @@ def target_thread(data: bytes) -> None:
         with ctx:
             bundle = sqlite_source.bundle_thread("t", rows, [])
             trows = transform.transform_thread(bundle, REGEX)
-            out[mode] = (_norm([getattr(trows, f) for f in ("threads", "checkpoints", "messages", "message_versions",
-                                                          "message_events")]), trows.errors, _staged(trows))
+            out[mode] = (_norm([getattr(trows, f) for f in DATA_TABLES]), trows.errors, _staged(trows))
     (rc, ec, sc), (rp, ep, sp) = out["compiled"], out["pure"]
     if rc != rp:
         raise Mismatch("transform_thread rows differ between the compiled and the pure-Python paths")

@@ -26,11 +26,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 import pyarrow as pa
 
 #: Stored in `meta` by every load; bump it on any change to the tables below.
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 
 
 @dataclass(frozen=True)
@@ -202,9 +203,34 @@ TOOL_CALL_COUNT = _c("tool_call_count", INTEGER, "number of tool calls of an ass
 TOOL_CALL_ID = _c("tool_call_id", VARCHAR, "for a tool message, the call it answers")
 TOOL_STATUS = _c("tool_status", VARCHAR, "for a tool message, `success` / `error` as stored")
 
+CHAT_ROLE = _c("chat_role", VARCHAR, "the free-text `role` of a `ChatMessage` (or of a plain-dict message); NULL otherwise")
+INPUT_TOKENS = _c("input_tokens", BIGINT, "`usage_metadata.input_tokens`")
+OUTPUT_TOKENS = _c("output_tokens", BIGINT, "`usage_metadata.output_tokens`")
+TOTAL_TOKENS = _c("total_tokens", BIGINT, "`usage_metadata.total_tokens`")
+MODEL = _c("model", VARCHAR, "`response_metadata.model_name` (else `model`, else `model_id`)")
+
 CHECKPOINT_NS = _c(
     "checkpoint_ns", VARCHAR, "`''` for the root graph, `node:task_id[|node:task_id…]` for subgraphs", null=False
 )
+
+
+def enclosing_namespace(ns: str, parents: Any) -> str | None:
+    """The namespace a subgraph run of `ns` started from, as its `metadata.parents` names it; None when unknown.
+
+    The longest key of `parents` that starts `ns` (`''`, the root, for a top-level run): so
+    `tools:<id>|1`, a second call inside one task, hangs from the root, and
+    `research:<id>|fetch:<id>` from `research:<id>`. (What `checkpoint_ns` means, used by the
+    loader's `subgraph_messages` and the query layer's subgraph runs alike.)
+
+    >>> enclosing_namespace("research:a|fetch:b", {"": "c1", "research:a": "c2"})
+    'research:a'
+    >>> enclosing_namespace("tools:t|1", {"": "c1"}), enclosing_namespace("x:y", None)
+    ('', None)
+    """
+    if not isinstance(parents, dict):
+        return None
+    keys = [k for k in parents if isinstance(k, str) and k != ns and (k == "" or ns.startswith(k + "|"))]
+    return max(keys, key=len) if keys else None
 
 
 def _from_metadata(name: str, type_: SqlType, doc: str) -> Column:
@@ -345,7 +371,7 @@ MESSAGES = Table(
         _c("ordinal", INTEGER, "0-based position in the latest root checkpoint's message list", null=False),
         ROLE,
         LC_TYPE,
-        _c("chat_role", VARCHAR, "the free-text `role` of a `ChatMessage` (or of a plain-dict message); NULL otherwise"),
+        CHAT_ROLE,
         NAME,
         CONTENT,
         CONTENT_CHARS,
@@ -361,10 +387,10 @@ MESSAGES = Table(
         TOOL_CALL_COUNT,
         TOOL_CALL_ID,
         TOOL_STATUS,
-        _c("input_tokens", BIGINT, "`usage_metadata.input_tokens`"),
-        _c("output_tokens", BIGINT, "`usage_metadata.output_tokens`"),
-        _c("total_tokens", BIGINT, "`usage_metadata.total_tokens`"),
-        _c("model", VARCHAR, "`response_metadata.model_name` (else `model`, else `model_id`)"),
+        INPUT_TOKENS,
+        OUTPUT_TOKENS,
+        TOTAL_TOKENS,
+        MODEL,
         _c("usage_metadata", JSON, "the whole `usage_metadata`"),
         _c("response_metadata", JSON, "the whole `response_metadata`", personal=True),
         _c("additional_kwargs", JSON, "the whole `additional_kwargs`", personal=True),
@@ -390,6 +416,11 @@ MESSAGE_VERSIONS = Table(
         TOOL_CALL_COUNT,
         TOOL_CALL_ID,
         TOOL_STATUS,
+        CHAT_ROLE,
+        INPUT_TOKENS,
+        OUTPUT_TOKENS,
+        TOTAL_TOKENS,
+        MODEL,
         _c("first_checkpoint_id", VARCHAR, "oldest root checkpoint (smallest ts, tie → smallest id) holding this exact payload"),
         _c("first_ts", TIMESTAMPTZ, "its ts"),
     ),
@@ -418,7 +449,41 @@ MESSAGE_EVENTS = Table(
     staged=True,
 )
 
-TABLES: tuple[Table, ...] = (META, LOADS, LOAD_ERRORS, THREADS, CHECKPOINTS, MESSAGES, MESSAGE_VERSIONS, MESSAGE_EVENTS)
+SUBGRAPH_MESSAGES = Table(
+    "subgraph_messages",
+    "what each subgraph run said: the messages of its namespace's latest checkpoint that the list it started "
+    "from does not hold (never part of a transcript)",
+    (
+        THREAD_ID,
+        CHECKPOINT_NS,
+        _c("checkpoint_id", VARCHAR, "the namespace's latest checkpoint (greatest id), whose list this is", null=False),
+        _c("ordinal", INTEGER, "0-based position in that list", null=False),
+        ROLE,
+        LC_TYPE,
+        NAME,
+        CONTENT,
+        CONTENT_CHARS,
+        NON_TEXT_BLOCKS,
+        _c("message_id", VARCHAR, "the message's `id`; NULL when it has none"),
+        _c(
+            "ts", TIMESTAMPTZ,
+            "`ts` of the oldest checkpoint of this namespace (smallest ts, tie → smallest id) holding this exact payload",
+        ),
+        TOOL_CALLS,
+        TOOL_CALL_COUNT,
+        TOOL_CALL_ID,
+        TOOL_STATUS,
+        INPUT_TOKENS,
+        OUTPUT_TOKENS,
+        TOTAL_TOKENS,
+        MODEL,
+    ),
+    staged=True,
+)
+
+TABLES: tuple[Table, ...] = (
+    META, LOADS, LOAD_ERRORS, THREADS, CHECKPOINTS, MESSAGES, MESSAGE_VERSIONS, MESSAGE_EVENTS, SUBGRAPH_MESSAGES,
+)
 _BY_NAME = {t.name: t for t in TABLES}
 
 #: Staged rows of skipped, damaged source rows (`LoadError` records; the writer adds the load id).

@@ -344,6 +344,26 @@ def _changed_threads(reader: SourceReader, db: Path) -> tuple[frozenset[str], li
     return changed, gone
 
 
+def _other_schema(db: Path) -> bool:
+    """Whether an existing database says it was written under another schema version.
+
+    One that cannot be read says nothing: the incremental load then reports what is wrong with it.
+    """
+    import duckdb
+
+    try:
+        con = duckdb.connect(str(db), read_only=True)
+    except duckdb.Error:
+        return False
+    try:
+        found = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchall()
+    except duckdb.Error:
+        return False
+    finally:
+        con.close()
+    return bool(found) and found[0][0] != SCHEMA_VERSION
+
+
 def _key_sets(keys) -> dict[str, set[tuple[str, str]]]:
     """{thread_id: {(checkpoint_ns, checkpoint_id), …}} from key rows."""
     out: dict[str, set[tuple[str, str]]] = {}
@@ -456,7 +476,9 @@ def load(
     remove_stale_scratch()  # what loads killed outright left behind
     folder = scratch_dir("parts")
     try:
-        mode = "incremental" if incremental and db.exists() else "full"
+        # A database written under another schema cannot take new rows beside its old ones:
+        # an incremental load of it is a full one.
+        mode = "incremental" if incremental and db.exists() and not _other_schema(db) else "full"
         only: frozenset[str] | None = None
         gone: list[str] = []
         if mode == "incremental":

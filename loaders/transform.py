@@ -25,6 +25,7 @@ from typing import Any
 from loaders import _native
 from loaders.decode import DecodeError, Ext, JsonPayload, Message, decode_message, plain, same_message, to_json
 from loaders.records import LoadError, RawCheckpoint, RawWrite, ThreadBundle
+from loaders.subgraphs import subgraph_rows
 
 # LangGraph's own UTC timestamps read in C, same answers (None: every one goes through `ts_micros`).
 _ts_list = _native.scan.ts_list if _native.scan is not None else None
@@ -111,6 +112,7 @@ class ThreadRows:
     messages: list[tuple]
     message_versions: list[tuple]
     message_events: list[tuple]
+    subgraph_messages: list[tuple]
     errors: list[LoadError]
 
 
@@ -130,7 +132,7 @@ def transform_thread(bundle: ThreadBundle, key_regex: re.Pattern[str]) -> Thread
     errors = list(bundle.errors)
     if not bundle.checkpoints:
         # Nothing loadable (e.g. rows skipped for a damaged key): only the errors.
-        return ThreadRows([], [], [], [], [], errors)
+        return ThreadRows([], [], [], [], [], [], errors)
     key = parse_thread_key(thread_id, key_regex)
     cps = bundle.checkpoints
 
@@ -185,6 +187,11 @@ def transform_thread(bundle: ThreadBundle, key_regex: re.Pattern[str]) -> Thread
     first_cids = [first_of[v].checkpoint_id for v in order]
     payloads = [bundle.payloads[old] for old in order]
     decoded = decode_versions(thread_id, payloads, first_cids, errors)
+    # Subgraph lists repeat root payloads: what a root list holds is decoded once, here.
+    sub_rows = (
+        subgraph_rows(thread_id, cps, ts_list, bundle.payloads, dict(zip(order, decoded)), errors)
+        if len(roots) != len(cps) else []
+    )
     # The reader told payloads apart by their bytes: the same message in other bytes
     # (another serializer, another field order) is one version, the first one met.
     into = merge_equal_versions(decoded)
@@ -371,6 +378,7 @@ def transform_thread(bundle: ThreadBundle, key_regex: re.Pattern[str]) -> Thread
         SizedRows(message_rows, len(message_rows) * (key_len + cid_len + 9) + sum(map(vbytes.__getitem__, latest_versions or ()))),
         SizedRows(version_rows, len(version_rows) * (tlen + cid_len) + sum(vbytes)),
         SizedRows(event_rows, len(event_rows) * (tlen + 2 * cid_len + mid_len + 8)),
+        sub_rows,
         errors,
     )
 
@@ -492,9 +500,11 @@ def versions_rows(thread_id: str, decoded: list[Message | None], first_cids: lis
     for v, msg in enumerate(decoded):
         if msg is None:
             continue
-        mid, lc_type, role, _, name, content, non_text, tool_calls, tool_call_count, _, tool_call_id, tool_status, *_ = msg
+        (mid, lc_type, role, chat_role, name, content, non_text, tool_calls, tool_call_count, _, tool_call_id, tool_status,
+         input_tokens, output_tokens, total_tokens, model, *_) = msg
         append((thread_id, v, mid, lc_type, role, name, content, len(content), non_text, tool_calls, tool_call_count,
-                tool_call_id, tool_status, first_cids[v], first_ts[v]))
+                tool_call_id, tool_status, chat_role, input_tokens, output_tokens, total_tokens, model, first_cids[v],
+                first_ts[v]))
     return rows
 
 
@@ -564,6 +574,7 @@ def thread_batches(bundle: ThreadBundle, key_regex: re.Pattern[str]):
     yield "messages", rows.messages
     yield "message_versions", rows.message_versions
     yield "message_events", rows.message_events
+    yield "subgraph_messages", rows.subgraph_messages
     yield "load_errors", rows.errors
 
 

@@ -9,6 +9,7 @@ workflow, the JSONL format and every column.
 import streamlit as st
 
 from ui import cache, charts, columns, render, state
+from ui import resume_qa as qa_view
 from ui.filters import filter_bar
 from ui.models import resume_qa as qa_model
 
@@ -39,11 +40,16 @@ cap = c_cap.number_input(
 )
 
 # --- threads ranked by risk --------------------------------------------------------------
-overview = cache.risk_overview(db, filters, int(cap))
 st.subheader("Threads by risk")
+restarted = st.toggle(
+    "Restarted threads only", key=url.bind("restarted", False, state.BOOL),
+    help="Threads with at least one resume point at this idle gap (or a change of run / process id).",
+)
+overview = cache.risk_overview(db, filters, int(cap), float(gap), restarted)
 with st.expander("What the flags mean"):
     st.markdown(qa_model.flag_legend())
-st.caption(f"{len(overview.table):,} threads · select a row to inspect it")
+st.caption(f"{len(overview.table):,} threads · `resume_points`: restarts at this gap (sort by it with its header) · "
+           "select a row to inspect it")  # fmt: skip
 picked = st.dataframe(
     overview.table,
     key="resume_qa.risks",
@@ -125,22 +131,34 @@ else:
         hide_index=True,
         column_config=columns.window(),
     )
-    render.download(qa.window, render.file_name("expected_window", thread, qa.at), key="resume_qa.window_csv")
+    d1, d2, _ = st.columns([2, 3, 7])
+    with d1:
+        render.download(qa.window, render.file_name("expected_window", thread, qa.at), key="resume_qa.window_csv")
+    with d2:
+        st.download_button(
+            "Download as JSONL template", data=qa.template, file_name=render.file_name("expected_window", thread, qa.at)
+            .replace(".csv", ".jsonl"), mime="application/jsonl", key="resume_qa.window_jsonl",
+            icon=":material/data_object:", on_click="ignore",
+            help="The lines a faithful runtime logs for this rehydrate, in the observed format: a template for "
+                 "your runtime's log (compare it below and it passes).",
+        )  # fmt: skip
 
 # --- observed windows ---------------------------------------------------------------------------
 st.subheader("Compare an observed window")
 st.caption(
-    "Upload the JSONL your runtime logged when it rehydrated (one line per entry: thread, speaker, content, "
-    "position, optional metadata.source and checkpoint_id / resume_at). Every resume in the file is checked."
+    "Upload the JSONL your runtime logged when it rehydrated, in its own field names (one line per entry: thread, "
+    "speaker, content, position, optional metadata.source / turn_id, and the time it was logged: recorded_at, "
+    "resume_at, ts, timestamp, time or logged_at, ISO or epoch). Each window is placed at the resume it belongs to: "
+    "by checkpoint_id, else by its time (at or just after the resume's first checkpoint), else by position order."
 )
 upload = st.file_uploader("Observed JSONL", type=["jsonl", "ndjson", "json", "txt"], key="resume_qa.observed")
 if upload is not None:
-    check = cache.observed_check(db, upload.getvalue(), int(cap))
+    check = cache.observed_check(db, upload.getvalue(), int(cap), float(gap))
     findings, summary = check.findings, check.summary
     render.headline(
         [
-            ("Resumes checked", render.number(len(summary)), "Distinct (thread, checkpoint) windows in the file"),
-            ("Passed", render.number(check.passed), "No finding at all for that resume"),
+            ("Windows checked", render.number(len(summary)), "Observed windows in the file, each placed at a resume"),
+            ("Passed", render.number(check.passed), "No finding at all for that window"),
             ("Failed", render.number(check.failed), None),
             ("Findings", render.number(len(findings)), "One row per divergence, bad lines included"),
             (
@@ -158,3 +176,11 @@ if upload is not None:
     else:
         st.dataframe(findings, key="resume_qa.findings", hide_index=True)
         render.download(findings, "resume_findings.csv", key="resume_qa.findings_csv", label="Download findings CSV")
+    if len(summary):
+        st.subheader("Expected and observed, side by side")
+        labels = check.window_labels
+        failed = [w for w, ok in zip(summary["window"], summary["passed"]) if not ok]
+        window = st.selectbox("Window", list(labels), index=list(labels).index(failed[0]) if failed else 0,
+                              format_func=labels.get, key="resume_qa.window_pick")  # fmt: skip
+        st.caption(summary.loc[summary["window"] == window, "attribution"].item())
+        qa_view.side_by_side(check.side_by_side(window))

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from ui import cache, render, review, state
+from ui import cache, history, render, review, state
 
 SPEAKERS = ("all", "user", "assistant")
 MODES = ("index", "time")
@@ -75,3 +75,6 @@ else:
     else:
         review.transcript(db, review.workspace_of(db), thread, view.rows, raw=raw, key="transcript")
     render.download(view.table, render.file_name("transcript", thread), key="transcript.csv")
+
+# --- History (issue 20): branch tree and picker, compare with…, edit log, subgraph runs (ui/history.py) ---
+history.section(db, thread, url)

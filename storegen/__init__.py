@@ -15,6 +15,7 @@ from storegen.graphs import (
     LegacyState,
     build_agent_graph,
     build_chat_graph,
+    build_delegating_graph,
     build_operator_add_graph,
     build_research_graph,
 )
@@ -35,6 +36,7 @@ from storegen.scenarios import (
     scenario_simple_chat,
     scenario_subgraph,
     scenario_tool_calls,
+    scenario_tool_subgraph,
     store_location,
     thread_config,
 )
@@ -43,11 +45,11 @@ from storegen.tools import ALL_TOOLS, CODING_TOOLS, HELPDESK_TOOLS, SUPPORT_TOOL
 __all__ = [
     "ALL_TOOLS", "CLAUDE", "CODING_TOOLS", "DEFAULT_START", "DEFAULT_THREADS", "GPT", "SCENARIOS",
     "HELPDESK_TOOLS", "SUPPORT_TOOLS", "UTC", "Clock", "IdSource", "LegacyState", "Reply", "ScriptedChatModel",
-    "build_agent_graph", "build_bench_store", "build_chat_graph", "build_operator_add_graph",
+    "build_agent_graph", "build_bench_store", "build_chat_graph", "build_delegating_graph", "build_operator_add_graph",
     "build_research_graph", "build_sqlite_store", "clock_scope", "current_clock", "current_ids",
     "deterministic", "make_ai_message", "open_sqlite_saver", "remove_store", "run_scenarios", "say",
     "scenario_edit", "scenario_interrupt_pending", "scenario_interrupt_resumed", "scenario_list_content",
     "scenario_operator_add", "scenario_remove_message", "scenario_replay_branch", "scenario_second_process",
-    "scenario_simple_chat", "scenario_subgraph", "scenario_tool_calls", "select_threads", "store_location",
+    "scenario_simple_chat", "scenario_subgraph", "scenario_tool_calls", "scenario_tool_subgraph", "select_threads", "store_location",
     "thread_config",
 ]

@@ -18,8 +18,8 @@ from collections.abc import Sequence
 from typing import Annotated, Any, Literal, TypedDict
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, ChatMessage, RemoveMessage, SystemMessage, ToolMessage
-from langchain_core.tools import BaseTool
+from langchain_core.messages import AIMessage, BaseMessage, ChatMessage, HumanMessage, RemoveMessage, SystemMessage, ToolMessage
+from langchain_core.tools import BaseTool, tool
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.graph.state import CompiledStateGraph
@@ -171,6 +171,39 @@ def build_research_graph(model: BaseChatModel, checkpointer: Checkpointer = None
     root.add_edge("research", "answer")
     root.add_edge("answer", END)
     return root.compile(checkpointer=checkpointer)
+
+
+def build_delegating_graph(
+    model: BaseChatModel, researcher: BaseChatModel, checkpointer: Checkpointer = None
+) -> CompiledStateGraph:
+    """An agent whose ``ask_researcher`` tool runs a sub-agent graph with a state of its own.
+
+    root:       START → agent ⇄ tools (ToolNode) → END
+    researcher: START → think → END, invoked inside the tool with the question only
+
+    The sub-agent's checkpoints land in ``tools:<task_id>`` (a second call within
+    the same task in ``tools:<task_id>|1``); its messages are never handed back:
+    the tool returns only the last one's text, as a ``ToolMessage``.
+    """
+    sub = StateGraph(MessagesState)
+    sub.add_node("think", _reply_node(researcher))
+    sub.add_edge(START, "think")
+    sub.add_edge("think", END)
+    sub_graph = sub.compile()
+
+    @tool
+    def ask_researcher(question: str) -> str:
+        """Ask the research sub-agent one question; returns its answer."""
+        out = sub_graph.invoke({"messages": [HumanMessage(question)]})
+        return str(out["messages"][-1].content)
+
+    g = StateGraph(MessagesState)
+    g.add_node("agent", _reply_node(model))
+    g.add_node("tools", ToolNode([ask_researcher]))
+    g.add_edge(START, "agent")
+    g.add_conditional_edges("agent", tools_condition, ["tools", END])
+    g.add_edge("tools", "agent")
+    return g.compile(checkpointer=checkpointer)
 
 
 class LegacyState(TypedDict):

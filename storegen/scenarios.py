@@ -32,7 +32,13 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command
 
 from storegen.clock import Clock, clock_scope
-from storegen.graphs import build_agent_graph, build_chat_graph, build_operator_add_graph, build_research_graph
+from storegen.graphs import (
+    build_agent_graph,
+    build_chat_graph,
+    build_delegating_graph,
+    build_operator_add_graph,
+    build_research_graph,
+)
 from storegen.ids import current_ids
 from storegen.models import CLAUDE, Reply, ScriptedChatModel
 from storegen.tools import SUPPORT_TOOLS
@@ -169,6 +175,22 @@ def scenario_subgraph(checkpointer: BaseCheckpointSaver, thread_id: str, clock: 
         cfg = thread_config(thread_id)
         say(graph, cfg, "How do I stream tokens from a LangGraph agent?", c, think=0)
         say(graph, cfg, "And how do I make the conversation persist across restarts?", c, think=240)
+
+
+def scenario_tool_subgraph(checkpointer: BaseCheckpointSaver, thread_id: str, clock: Clock | dt.datetime | None = None) -> None:
+    """An agent delegates a question to a research sub-agent run inside a tool (its own namespace and state)."""
+    model = ScriptedChatModel(
+        replies=[
+            Reply("", [("ask_researcher", {"question": "Which LangGraph savers support Postgres?"})]),
+            Reply("PostgresSaver (sync) and AsyncPostgresSaver both store checkpoints in Postgres."),
+        ]
+    )
+    researcher = ScriptedChatModel(
+        replies=[Reply("Postgres: langgraph-checkpoint-postgres ships PostgresSaver and AsyncPostgresSaver.", model=CLAUDE)]
+    )
+    with clock_scope(clock) as c:
+        graph = build_delegating_graph(model, researcher, checkpointer)
+        say(graph, thread_config(thread_id), "Which savers can I use with Postgres?", c, think=0)
 
 
 def scenario_edit(checkpointer: BaseCheckpointSaver, thread_id: str, clock: Clock | dt.datetime | None = None) -> None:
@@ -418,6 +440,7 @@ SCENARIOS: dict[str, Scenario] = {
     "operator_add": scenario_operator_add,
     "list_content": scenario_list_content,
     "second_process": scenario_second_process,
+    "tool_subgraph": scenario_tool_subgraph,
 }
 
 # thread id → scenario. Covers the thread-key shapes of contract §3: empty sub-tenant,
@@ -435,4 +458,5 @@ DEFAULT_THREADS: dict[str, str] = {
     "acme:web:a:b": "list_content",
     "acme:web:sess-restart": "second_process",
     "beta:sess-9": "simple_chat",
+    "acme:api:sess-004": "tool_subgraph",
 }

@@ -246,6 +246,49 @@ def expected_window(
     return window[-cap:] if cap > 0 else []
 
 
+# --- contract §3.9: what each subgraph run said -------------------------------------------------
+
+
+def expected_subgraph_messages(saver: BaseCheckpointSaver) -> list[dict[str, Any]]:
+    """Per subgraph namespace: the messages of its latest checkpoint (greatest id) that the list
+    the run started from does not hold, ordered by (thread, namespace, ordinal).
+
+    The run started from the enclosing namespace's checkpoint named in ``metadata.parents``:
+    the longest key there that starts the namespace (``""`` for a top-level run). Keys:
+    thread_id, checkpoint_ns, checkpoint_id, ordinal, role, content, message_id.
+    """
+    rows: list[dict[str, Any]] = []
+    for thread_id, tuples in sorted(tuples_by_thread(saver).items()):
+        by_ns: dict[str, list[CheckpointTuple]] = defaultdict(list)
+        for tup in tuples:
+            ns = tup.config["configurable"].get("checkpoint_ns", "")
+            if ns:
+                by_ns[ns].append(tup)
+        for ns, group in sorted(by_ns.items()):
+            latest = _latest(group)
+            parents = (latest.metadata or {}).get("parents") or {}
+            outer = max((k for k in parents if k == "" or ns.startswith(k + "|")), key=len)
+            start = saver.get_tuple(
+                {"configurable": {"thread_id": thread_id, "checkpoint_ns": outer, "checkpoint_id": parents[outer]}}
+            )
+            held = {_field(m, "id") or message_value(m) for m in (_messages(start) or [])}
+            for ordinal, m in enumerate(_messages(latest) or []):
+                if (_field(m, "id") or message_value(m)) in held:
+                    continue
+                rows.append(
+                    {
+                        "thread_id": thread_id,
+                        "checkpoint_ns": ns,
+                        "checkpoint_id": latest.config["configurable"]["checkpoint_id"],
+                        "ordinal": ordinal,
+                        "role": role_of(_field(m, "type")),
+                        "content": content_text(_field(m, "content")),
+                        "message_id": _field(m, "id"),
+                    }
+                )
+    return rows
+
+
 # --- contract §3.7: events, edits and removals, by decoded value -----------------------------
 #
 # Also run by scripts/legacy_stores.py inside venvs of older LangGraph releases, with that

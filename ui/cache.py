@@ -111,8 +111,8 @@ def transcript(
 
 
 @st.cache_data(show_spinner=False, max_entries=_ENTRIES)
-def risk_overview(db: DbRef, filters: Filters, cap: int) -> resume_qa_model.RiskOverview:
-    return resume_qa_model.risk_overview(_warm(db), filters, cap)
+def risk_overview(db: DbRef, filters: Filters, cap: int, gap: float, restarted: bool) -> resume_qa_model.RiskOverview:
+    return resume_qa_model.risk_overview(_warm(db), filters, cap, gap, restarted)
 
 
 @st.cache_data(show_spinner=False, max_entries=_ENTRIES)
@@ -121,8 +121,8 @@ def thread_qa(db: DbRef, thread_id: str, gap_minutes: float, cap: int, at: str |
 
 
 @st.cache_data(show_spinner=False, max_entries=_ENTRIES)
-def observed_check(db: DbRef, data: bytes, cap: int) -> resume_qa_model.ObservedCheck:
-    return resume_qa_model.observed_check(_warm(db), data, cap)
+def observed_check(db: DbRef, data: bytes, cap: int, gap: float) -> resume_qa_model.ObservedCheck:
+    return resume_qa_model.observed_check(_warm(db), data, cap, gap)
 
 
 @st.cache_data(show_spinner=False, max_entries=_ENTRIES)

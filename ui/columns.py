@@ -77,6 +77,8 @@ def risks(max_score: int) -> dict:
     return {
         "thread_id": st.column_config.TextColumn("thread", pinned=True),
         "risk_score": st.column_config.ProgressColumn("risk", format="%d", min_value=0, max_value=max_score),
+        "resume_points": st.column_config.NumberColumn(
+            "resume points", help="Restarts: idle gaps over the threshold and changes of run / process id"),
         "last_ts": st.column_config.DatetimeColumn("last ts", format=_TS),
     }
 

@@ -408,8 +408,8 @@ def test_a_faithful_observed_window_passes(con, restart):
     thread, point, lines = restart
     findings, summary = observed.compare(con, _jsonl(lines))
     assert findings.empty
-    assert summary[["thread_id", "checkpoint_id", "named_by", "verdict"]].values.tolist() == [
-        [thread, point.before_checkpoint_id, "checkpoint_id", "pass"]
+    assert summary[["thread_id", "checkpoint_id", "resume_no", "attributed_by", "confidence", "verdict"]].values.tolist() == [
+        [thread, point.before_checkpoint_id, 1, "checkpoint_id", "exact", "pass"]
     ]
     assert summary.iloc[0][["expected_entries", "observed_entries", "matched"]].tolist() == [4, 4, 4]
 
@@ -438,13 +438,14 @@ def test_each_divergence_is_reported_as_its_kind(con, restart, kind):
     assert findings["kind"].tolist() == [kind]
     assert summary["verdict"].tolist() == ["fail"] and summary[kind].tolist() == [1]
     f = findings.iloc[0]
-    assert (f.thread_id, f.checkpoint_id) == (thread, point.before_checkpoint_id)
+    assert (f.thread_id, f.checkpoint_id, f.resume_no, f.window) == (thread, point.before_checkpoint_id, 1, 1)
     if kind == "missing":
         assert f.expected_position == 1 and pd.isna(f.line) and f.expected_content == lines[1]["content"]
     elif kind == "extra":
         assert f.observed_content == "I never said this." and f.line == 3 and pd.isna(f.expected_position)
     elif kind == "altered_content":
         assert f.expected_content == lines[3]["content"] and "UTC" in f.observed_content and f.line == 4
+        assert "[-local time-]{+UTC+}" in f.text_diff
     elif kind == "wrong_speaker":
         assert (f.expected_speaker, f.observed_speaker) == ("user", "assistant")
     elif kind == "wrong_source":
@@ -490,16 +491,17 @@ def test_malformed_lines_are_reported_and_the_rest_compared(con, restart):
 def test_lines_name_threads_and_resumes_in_every_documented_way(con, restart, sqlite_store):
     thread, point, lines = restart
     tenant, sub, session = thread.split(":", 2)
+    # A restart time inside the idle gap before the resume's first checkpoint (a `resume_at`) is that resume.
     by_key = [{**{k: v for k, v in line.items() if k not in ("thread_id", "checkpoint_id")},
                "tenant_id": tenant, "sub_tenant_id": sub, "session_id": session,
                "resume_at": (point.after_ts - pd.Timedelta(minutes=5)).isoformat()} for line in lines]  # fmt: skip
     findings, summary = observed.compare(con, _jsonl(by_key))
-    assert findings.empty and summary["named_by"].tolist() == ["resume_at"]
-    assert summary["checkpoint_id"].tolist() == [point.before_checkpoint_id]
-    # No naming at all: the latest checkpoint (a restart now) — the 4 lines miss the 4 later messages.
-    latest = [{k: v for k, v in line.items() if k != "checkpoint_id"} for line in lines]
-    findings, summary = observed.compare(con, _jsonl(latest))
-    assert summary["named_by"].tolist() == ["latest"] and findings["kind"].value_counts().to_dict() == {"missing": 4}
+    assert findings.empty and summary[["attributed_by", "confidence"]].values.tolist() == [["time", "medium"]]
+    assert summary["checkpoint_id"].tolist() == [point.before_checkpoint_id] and summary["resume_no"].tolist() == [1]
+    # No naming at all: matched by position order to the thread's resume points (then a restart now).
+    bare = [{k: v for k, v in line.items() if k != "checkpoint_id"} for line in lines]
+    findings, summary = observed.compare(con, _jsonl(bare))
+    assert findings.empty and summary[["attributed_by", "resume_no"]].values.tolist() == [["position order", 1]]
     # An empty sub-tenant is NULL in the database (contract §3): "" and a missing key both find `globex::s2`.
     edit = sqlite_store.thread("edit")
     window = resume.expected_window(con, edit)
@@ -516,12 +518,13 @@ def test_unresolvable_and_duplicate_lines(con, restart):
         {**lines[0], "thread_id": "no:such:thread"},
         {**lines[0], "checkpoint_id": "1eff0000-0000-6000-8000-000000000000"},
         {**lines[0], "resume_at": "2000-01-01T00:00:00Z", "checkpoint_id": None},
-        {**lines[1], "content": "same position again"},
     ]
-    findings, summary = observed.compare(con, _jsonl(lines + extra))
+    # A position repeated right away is one window's duplicate (a position that comes back lower starts a window).
+    duplicate = {**lines[3], "content": "same position again"}
+    findings, summary = observed.compare(con, _jsonl(lines + [duplicate] + extra))
     kinds = dict(zip(findings["line"], findings["kind"]))
-    assert kinds == {5: "unresolved", 6: "unresolved", 7: "unresolved", 8: "malformed"}
-    assert "duplicate position 1 (also on line 2)" in findings.set_index("line").loc[8, "detail"]
+    assert kinds == {5: "malformed", 6: "unresolved", 7: "unresolved", 8: "unresolved"}
+    assert "duplicate position 3 (also on line 4)" in findings.set_index("line").loc[5, "detail"]
     assert summary["verdict"].tolist() == ["fail"]  # the duplicate names this resume
 
 

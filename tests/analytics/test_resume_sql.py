@@ -178,7 +178,9 @@ def build_corpus(path: str | Path, threads: int = 2000, messages: int = 50) -> P
     )
     con.execute(
         """
-        INSERT INTO message_versions
+        INSERT INTO message_versions (thread_id, version, message_id, lc_type, role, name, content, content_chars,
+                                      non_text_blocks, tool_calls, tool_call_count, tool_call_id, tool_status,
+                                      first_checkpoint_id, first_ts)
         SELECT th.thread_id, v, CASE WHEN th.n % 13 = 0 AND v = $m - 2 THEN NULL ELSE printf('m-%d-%d', th.n, v) END,
                NULL, CASE WHEN v % 5 = 4 THEN 'tool' WHEN v % 2 = 0 THEN 'user' ELSE 'assistant' END, NULL,
                'message ' || v || ' of thread ' || th.n, 30, 0, NULL, 0, NULL, NULL,

@@ -26,7 +26,7 @@ kind to:
   declared) is the pipeline's text of the keys;
 - split (if declared): the ranges cover every thread once, in order, read
   through `narrow` on one reader (and through `handoff`, if declared);
-- load: the tables (threads, checkpoints, messages, message_versions,
+- load: the tables (threads, checkpoints, messages, message_versions, subgraph_messages,
   message_events, load_errors) equal the reference's; an incremental reload of
   the unchanged source reads nothing and changes nothing; a split load across
   two workers gives the same tables.

@@ -32,13 +32,13 @@ from langgraph.graph import START, MessagesState, StateGraph
 from psycopg import sql
 from psycopg.rows import dict_row
 
+from loaders.catalog import DATA_TABLES  # noqa: F401  (the tables a test compares)
 from storegen import DEFAULT_START, DEFAULT_THREADS, Clock, deterministic, run_scenarios
 from storegen.build import SPACING
 from tests import oracle
 
 ADMIN_DSN = os.environ.get("TL_PG_ADMIN_DSN", "postgresql://postgres@127.0.0.1:5432/postgres")
 TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes", "checkpoint_migrations")
-DATA_TABLES = ("threads", "checkpoints", "messages", "message_versions", "message_events")
 
 
 def dsn_for(database: str, base: str = ADMIN_DSN) -> str:

@@ -28,11 +28,12 @@ import loaders
 import loaders.pipeline
 import loaders.writer
 from loaders.__main__ import main
+from loaders.catalog import DATA_TABLES
 from tests.loaders.hostile_util import StoreEditor, sha256
 from tests.loaders.util import load_db, rows
 
 ROOT = Path(__file__).resolve().parents[2]
-TABLES = ("threads", "checkpoints", "messages", "message_versions", "message_events")
+TABLES = DATA_TABLES
 
 SITECUSTOMIZE = '''
 import os

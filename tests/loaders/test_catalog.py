@@ -34,7 +34,9 @@ def test_tables_and_columns_are_declared_once_with_a_doc():
 
 def test_staged_tables_are_the_data_tables_and_the_errors():
     assert staging_schemas().keys() == {*catalog.DATA_TABLES, ERROR_TABLE}
-    assert catalog.DATA_TABLES == ("threads", "checkpoints", "messages", "message_versions", "message_events")
+    assert catalog.DATA_TABLES == (
+        "threads", "checkpoints", "messages", "message_versions", "message_events", "subgraph_messages"
+    )
 
 
 def test_only_the_load_id_of_an_error_is_not_staged():

@@ -17,6 +17,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 import loaders.sqlite_source as sqlite_source
+from loaders.catalog import MESSAGE_VERSIONS
 from loaders.decode import decode_message, decode_typed
 from loaders.records import Payloads, RawCheckpoint, ThreadBundle
 from loaders.transform import _diff, compile_thread_key, transform_thread, ts_micros
@@ -79,7 +80,9 @@ def test_versions_follow_timestamps_when_checkpoint_ids_disagree():
     assert c1.messages.tolist() == [0] and c2.messages.tolist() == [1, 0]  # the reader's numbering, by id
     out = transform_thread(ThreadBundle("t", [c1, c2], payloads=table.items), compile_thread_key(None))
 
-    versions = {r[1]: (r[2], r[13], r[14]) for r in out.message_versions}  # version → id, first checkpoint, first ts
+    at = MESSAGE_VERSIONS.names.index
+    # version → id, first checkpoint, first ts
+    versions = {r[1]: (r[2], r[at("first_checkpoint_id")], r[at("first_ts")]) for r in out.message_versions}
     assert versions == {0: ("B", "2", ts_micros(ts2)), 1: ("A", "2", ts_micros(ts2))}
     lists = {r[2]: r[9].tolist() for r in out.checkpoints}
     assert lists == {"1": [1], "2": [0, 1]}

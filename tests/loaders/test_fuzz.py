@@ -35,13 +35,14 @@ from loaders.sqlite_source import bundle_thread
 from loaders.transform import compile_thread_key, transform_thread
 from loaders.catalog import staging_schemas
 from tests import oracle
+from loaders.catalog import DATA_TABLES
 from tests.loaders.hostile_util import RawExt, StoreEditor, pack, unpack
 from tests.loaders.util import load_db, rows
 
 ROOT = Path(__file__).resolve().parents[2]
 REGEX = compile_thread_key(None)
 SCHEMAS = staging_schemas()
-TABLES = ("threads", "checkpoints", "messages", "message_versions", "message_events")
+TABLES = DATA_TABLES
 # Deterministic and bounded in the suite; a longer random campaign: TL_FUZZ_EXAMPLES=5000 pytest tests/loaders/test_fuzz.py
 _CAMPAIGN = int(os.environ.get("TL_FUZZ_EXAMPLES", "0"))
 FUZZ = settings(max_examples=_CAMPAIGN or 200, deadline=None, derandomize=not _CAMPAIGN, database=None,

@@ -147,3 +147,20 @@ def test_a_pending_interrupt_that_changed_without_a_new_checkpoint_is_reloaded(t
     assert rows(db, "SELECT checkpoint_id FROM checkpoints ORDER BY 1") == keys  # no checkpoint came
     assert "second?" in rows(db, "SELECT interrupt_value FROM threads")[0]["interrupt_value"]
     assert_same_tables(db, full)
+
+
+def test_incremental_load_of_a_database_written_under_another_schema_is_a_full_load(sqlite_store, tmp_path):
+    # An older database lacks tables and columns this loader writes: new rows cannot sit beside its old ones.
+    import duckdb
+
+    db = tmp_path / "old.duckdb"
+    load_db(sqlite_store.path, db)
+    con = duckdb.connect(str(db))
+    con.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
+    con.execute("DROP TABLE subgraph_messages")
+    con.close()
+    summary = load_db(sqlite_store.path, db, incremental=True)
+    assert summary.mode == "full"
+    fresh = tmp_path / "fresh.duckdb"
+    load_db(sqlite_store.path, fresh)
+    assert_same_tables(db, fresh)

@@ -12,10 +12,11 @@ import pytest
 import loaders
 from loaders import pipeline
 from loaders.sqlite_source import SqliteReader
+from loaders.catalog import DATA_TABLES
 from tests.loaders.conformance import force_split
 from tests.loaders.util import assert_same_tables, folder_fingerprint, load_db
 
-TABLES = ("threads", "checkpoints", "messages", "message_versions", "message_events")
+TABLES = DATA_TABLES
 
 
 @pytest.fixture

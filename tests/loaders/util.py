@@ -20,6 +20,7 @@ TABLE_ORDER = [
     ("message_versions", "thread_id, version"),
     ("message_events", "thread_id, checkpoint_id, event, position"),
     ("threads", "thread_id"),
+    ("subgraph_messages", "thread_id, checkpoint_ns, ordinal"),
 ]
 
 

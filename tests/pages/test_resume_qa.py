@@ -149,7 +149,7 @@ def _observed_lines(con) -> list[dict]:
 def test_a_faithful_upload_passes(app, con):
     at = open_page(app, "resume_qa", thread=RESTART)
     _upload(at, _observed_lines(con))
-    assert metric(at, "Resumes checked") == "1" and metric(at, "Passed") == "1" and metric(at, "Failed") == "0"
+    assert metric(at, "Windows checked") == "1" and metric(at, "Passed") == "1" and metric(at, "Failed") == "0"
     assert any("matches its expected window" in s.value for s in at.success)
     summary = _table(at, "resume_qa.summary")
     assert summary["verdict"].tolist() == ["pass"] and summary["thread_id"].tolist() == [RESTART]
@@ -186,3 +186,47 @@ def test_the_timeline_can_be_drawn_in_checkpoint_order(app, con):
     assert xs == sorted(line["step"].tolist())
     assert {trace["legendgroup"].split(",")[0] for trace in spec["data"]} == {"current branch", "other branch"}
     assert spec["layout"]["xaxis"]["title"]["text"] == "metadata.step"
+
+
+def test_restarted_threads_are_findable_and_their_resume_points_sortable(app, con):
+    at = open_page(app, "resume_qa")
+    shown = _table(at, "resume_qa.risks")
+    expected = resume.risks(con)
+    assert shown["resume_points"].tolist() == expected["resume_points"].tolist()
+    assert shown.set_index("thread_id").at[RESTART, "resume_points"] == len(resume.resume_points(con, RESTART))
+    at.toggle(key="resume_qa.restarted").set_value(True).run()
+    restarted = _table(at, "resume_qa.risks")
+    assert RESTART in set(restarted["thread_id"]) and (restarted["resume_points"] > 0).all()
+    assert set(restarted["thread_id"]) == set(expected.loc[expected["resume_points"] > 0, "thread_id"])
+    assert at.query_params["restarted"] == "1"
+    # Another idle gap counts other restarts: the column follows the page's gap.
+    at.number_input(key="resume_qa.gap").set_value(1).run()
+    again = _table(at, "resume_qa.risks")
+    assert again["resume_points"].tolist() == resume.risks(con, gap_minutes=1).query("resume_points > 0")["resume_points"].tolist()
+
+
+def test_a_finding_is_shown_beside_its_expected_entry(app, con):
+    lines = _observed_lines(con)
+    lines[3]["content"] = lines[3]["content"].replace("local time", "UTC")
+    at = open_page(app, "resume_qa", thread=RESTART)
+    _upload(at, lines)
+    assert at.selectbox(key="resume_qa.window_pick").value == 1
+    boxes = [m.value for m in at.markdown if "border:1px solid #e6e6e6" in m.value]
+    assert len(boxes) == 8  # four expected entries, four observed ones
+    altered = [b for b in boxes if "altered_content" in b]
+    assert len(altered) == 2
+    assert '<del style="background:#fdd;color:#a00">local time</del>' in altered[0]
+    assert '<ins style="background:#dfd;color:#060;text-decoration:none">UTC</ins>' in altered[1]
+
+
+def test_the_expected_window_downloads_as_a_jsonl_template_that_passes(app, con):
+    at = open_page(app, "resume_qa", thread=RESTART)
+    assert "Download as JSONL template" in _downloads(at)
+    qa = resume_qa.thread_qa(con, RESTART, at="1")
+    findings, summary = observed.compare(con, qa.template())
+    assert findings.empty and summary[["resume_no", "attributed_by", "verdict"]].values.tolist() == [
+        [1, "checkpoint_id", "pass"]
+    ]
+    assert {json.loads(line)["recorded_at"] for line in qa.template().decode().splitlines()} == {
+        resume.resume_points(con, RESTART).iloc[0]["after_ts"].isoformat()
+    }

@@ -30,6 +30,7 @@ RISK_TABLE_COLUMNS: tuple[str, ...] = (
     "thread_id",
     "risk_score",
     "flags",
+    "resume_points",
     "window_size",
     "truncated_by",
     "window_no_id",
@@ -80,10 +81,19 @@ class RiskOverview:
     labels: dict[str, str]
 
 
-def risk_overview(con_or_path: ConOrPath, filters: Filters = Filters(), cap: int = DEFAULT_CAP) -> RiskOverview:
-    """`risks()` ranked, in the page's columns, with `thread · score N · flags` labels."""
-    frame = resume.risks(con_or_path, filters, cap)
-    table = frame[list(RISK_TABLE_COLUMNS)]
+def risk_overview(
+    con_or_path: ConOrPath,
+    filters: Filters = Filters(),
+    cap: int = DEFAULT_CAP,
+    gap_minutes: float = DEFAULT_GAP_MINUTES,
+    restarted_only: bool = False,
+) -> RiskOverview:
+    """`risks()` ranked, in the page's columns, with `thread · score N · flags` labels; `restarted_only`
+    keeps the threads with a resume point at `gap_minutes`."""
+    frame = resume.risks(con_or_path, filters, cap, gap_minutes)
+    if restarted_only:
+        frame = frame[frame["resume_points"] > 0]
+    table = frame[list(RISK_TABLE_COLUMNS)].reset_index(drop=True)
     flags = table["flags"].fillna("").str.replace(",", ", ")
     label = table["thread_id"] + " · score " + table["risk_score"].astype(str) + (" · " + flags).where(flags != "", "")
     # Whole columns to lists first: a (pyarrow-backed) Series iterated value by value
@@ -116,6 +126,15 @@ class ThreadQA:
     window: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(WINDOW_TABLE_COLUMNS)))
     markers: pd.DataFrame = field(default_factory=lambda: pd.DataFrame())
     problem: Problem | None = None
+
+    def template(self) -> bytes:
+        """The window shown as observed JSONL: the lines a faithful runtime would log for this rehydrate
+        (with `recorded_at` = the resume's first post-restart checkpoint, when it is a resume point)."""
+        after = None
+        if self.at != LATEST:
+            after = self.points.loc[self.points["resume_no"] == int(self.at), "after_ts"].iloc[0]
+        window = self.window.assign(checkpoint_id=self.window_checkpoint_id)
+        return observed.template_lines(window, self.thread_id, after)
 
 
 def _hover(line: pd.DataFrame) -> pd.Series:
@@ -186,20 +205,37 @@ def thread_qa(
 
 @dataclass(frozen=True)
 class ObservedCheck:
-    """`observed.compare()` of an uploaded JSONL, with the counts the page's headline shows."""
+    """`observed.compare_detail()` of an uploaded JSONL, with the counts the page's headline shows."""
 
     findings: pd.DataFrame
-    summary: pd.DataFrame  # one row per observed resume
-    passed: int  # resumes without any finding
+    summary: pd.DataFrame  # one row per observed window
+    rows: pd.DataFrame  # every window's entries side by side (observed.ALIGNED_COLUMNS)
+    passed: int  # windows without any finding
     uncompared: int  # malformed lines and lines naming an unknown thread / checkpoint
 
     @property
     def failed(self) -> int:
         return len(self.summary) - self.passed
 
+    @property
+    def window_labels(self) -> dict[int, str]:
+        """`window · thread · resume #N (or the checkpoint) · attributed by … (confidence) · verdict` per window."""
+        out = {}
+        for s in self.summary.itertuples():
+            where = f"resume #{s.resume_no}" if pd.notna(s.resume_no) else f"checkpoint {s.checkpoint_id}"
+            out[int(s.window)] = f"window {s.window} · {s.thread_id} · {where} · {s.attributed_by} ({s.confidence}) · {s.verdict}"
+        return out
 
-def observed_check(con_or_path: ConOrPath, data: bytes, cap: int = DEFAULT_CAP) -> ObservedCheck:
+    def side_by_side(self, window: int) -> pd.DataFrame:
+        """One window's expected and observed entries side by side, with the findings each carries."""
+        return self.rows[self.rows["window"] == window].drop(columns=["window"]).reset_index(drop=True)
+
+
+def observed_check(
+    con_or_path: ConOrPath, data: bytes, cap: int = DEFAULT_CAP, gap_minutes: float = DEFAULT_GAP_MINUTES
+) -> ObservedCheck:
     """Compare the observed windows in `data` (JSONL) with the expected ones."""
-    findings, summary = observed.compare(con_or_path, data, cap)
+    result = observed.compare_detail(con_or_path, data, cap, gap_minutes)
+    findings, summary = result.findings, result.summary
     uncompared = int(findings["kind"].isin(["malformed", "unresolved"]).sum())
-    return ObservedCheck(findings, summary, int(summary["passed"].sum()), uncompared)
+    return ObservedCheck(findings, summary, result.rows, int(summary["passed"].sum()), uncompared)

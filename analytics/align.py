@@ -1,0 +1,185 @@
+"""Aligning two lists of messages: which entry of one stands for which of the other.
+
+One rule for both places that compare message lists: Resume QA (an observed
+window against the expected one, contract §5.6) and the transcript diff (two
+branches, two checkpoints, two threads). Items only need `message_id`,
+`speaker` and `content`.
+
+Anchors first: the same message id, then the same speaker and text, then the
+same text, each claimed in list order so repeated texts pair up in turn.
+Anchors off one longest in-order run are *moved* (reordered). What is left is
+paired within the stretch between two in-order anchors, same speaker, in
+order, when the texts are `similar`: those entries stand for each other with
+their text altered. Anything still unpaired is only on its side.
+
+>>> from collections import namedtuple
+>>> M = namedtuple("M", "message_id speaker content")
+>>> a = [M(None, "user", "Hi"), M(None, "assistant", "The review is on Tuesday.")]
+>>> b = [M(None, "user", "Hi"), M(None, "assistant", "The review is on Wednesday.")]
+>>> pair(a, b)
+Alignment(pairs={0: 0, 1: 1}, moved=set(), how={0: 'speaker and text', 1: 'similar text'})
+"""
+
+from __future__ import annotations
+
+import bisect
+import difflib
+from collections import defaultdict, deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+#: Texts at least this similar (difflib ratio) stand for the same entry when nothing else matches.
+SIMILARITY = 0.5
+
+
+class Item(Protocol):
+    message_id: str | None
+    speaker: str
+    content: str
+
+
+@dataclass(frozen=True)
+class Alignment:
+    """`pairs`: right index → left index; `moved`: right indexes of pairs out of order;
+    `how`: right index → what paired it (`message id`, `speaker and text`, `text`, `similar text`)."""
+
+    pairs: dict[int, int]
+    moved: set[int]
+    how: dict[int, str]
+
+
+def similar(expected: str, observed: str) -> bool:
+    """Whether a text is recognisably the other one, altered.
+
+    One a prefix of the other (a truncated or extended text), or a difflib
+    similarity of at least `SIMILARITY` (whitespace runs count as one space).
+
+    >>> similar("The review is on Tuesday at 10:00.", "The review is on Wednesday at 10:00.")
+    True
+    >>> similar("Question 21: what is step 21?", "I never said this.")
+    False
+    """
+    a, b = " ".join(expected.split()), " ".join(observed.split())
+    if not a or not b:
+        return a == b
+    if a.startswith(b) or b.startswith(a):
+        return True
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    return (
+        matcher.real_quick_ratio() >= SIMILARITY
+        and matcher.quick_ratio() >= SIMILARITY
+        and matcher.ratio() >= SIMILARITY
+    )
+
+
+def increasing(seq: Sequence[int]) -> set[int]:
+    """Indexes (into `seq`) of one longest strictly increasing subsequence.
+
+    >>> sorted(increasing([0, 2, 1, 3]))
+    [0, 2, 3]
+    """
+    tails: list[int] = []  # tails[k] = index in seq of the smallest tail of an increasing run of length k+1
+    tail_values: list[int] = []
+    prev: list[int | None] = [None] * len(seq)
+    for i, value in enumerate(seq):
+        k = bisect.bisect_left(tail_values, value)
+        if k > 0:
+            prev[i] = tails[k - 1]
+        if k == len(tails):
+            tails.append(i)
+            tail_values.append(value)
+        else:
+            tails[k] = i
+            tail_values[k] = value
+    keep: set[int] = set()
+    node = tails[-1] if tails else None
+    while node is not None:
+        keep.add(node)
+        node = prev[node]
+    return keep
+
+
+def pair(left: Sequence[Item], right: Sequence[Item]) -> Alignment:
+    """Pair right entries (by index) with left ones; see the module docstring for the rule."""
+    pairs: dict[int, int] = {}
+    how: dict[int, str] = {}
+    free_left = set(range(len(left)))
+
+    def claim(key: Callable[[Any], Any], label: str) -> None:
+        buckets: dict[object, deque[int]] = defaultdict(deque)
+        for i, e in enumerate(left):
+            k = key(e)
+            if i in free_left and k is not None:
+                buckets[k].append(i)
+        for j, o in enumerate(right):
+            if j in pairs:
+                continue
+            k = key(o)
+            bucket = buckets.get(k) if k is not None else None
+            if bucket:
+                i = bucket.popleft()
+                pairs[j] = i
+                how[j] = label
+                free_left.discard(i)
+
+    claim(lambda m: m.message_id, "message id")
+    claim(lambda m: (m.speaker, m.content), "speaker and text")
+    claim(lambda m: m.content, "text")
+
+    anchors = sorted(pairs)  # right indexes, in right order
+    keep = increasing([pairs[j] for j in anchors])
+    in_order = [anchors[k] for k in sorted(keep)]
+    in_order_set = set(in_order)
+    moved = {j for j in anchors if j not in in_order_set}
+
+    # Stretch number of an entry = how many in-order anchors precede it on its side.
+    anchor_left = [pairs[j] for j in in_order]
+    left_over: dict[tuple[int, str], list[int]] = defaultdict(list)
+    for i in sorted(free_left):
+        left_over[(bisect.bisect_left(anchor_left, i), left[i].speaker)].append(i)
+    for j in range(len(right)):
+        if j in pairs:
+            continue
+        candidates = left_over.get((bisect.bisect_left(in_order, j), right[j].speaker), [])
+        for k, i in enumerate(candidates):
+            if similar(left[i].content, right[j].content):
+                pairs[j] = i
+                how[j] = "similar text"
+                del candidates[: k + 1]  # keep the pairing in order within the stretch
+                break
+    return Alignment(pairs, moved, how)
+
+
+def merged_order(n_left: int, n_right: int, alignment: Alignment) -> list[tuple[int | None, int | None]]:
+    """Both lists as one sequence of `(left index, right index)`, diff-style: the pairs in
+    order, and in each gap between two of them the left-only entries, then the right-only
+    ones (a moved pair stands where its right entry is).
+
+    >>> merged_order(3, 2, Alignment({0: 0, 1: 2}, set(), {}))
+    [(0, 0), (1, None), (2, 1)]
+    >>> merged_order(1, 1, Alignment({}, set(), {}))
+    [(0, None), (None, 0)]
+    """
+    out: list[tuple[int | None, int | None]] = []
+    placed = set(alignment.pairs.values())
+    next_left = next_right = 0
+
+    def flush(left_upto: int, right_upto: int) -> None:
+        nonlocal next_left, next_right
+        for i in range(next_left, left_upto):
+            if i not in placed:
+                out.append((i, None))
+        for j in range(next_right, right_upto):
+            out.append((alignment.pairs.get(j), j))  # right-only, or a moved pair
+        next_left, next_right = max(next_left, left_upto), max(next_right, right_upto)
+
+    for j in sorted(alignment.pairs):
+        if j in alignment.moved:
+            continue
+        i = alignment.pairs[j]
+        flush(i, j)
+        out.append((i, j))
+        next_left, next_right = i + 1, j + 1
+    flush(n_left, n_right)
+    return out

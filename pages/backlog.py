@@ -1,0 +1,56 @@
+"""Waiting on a human: threads whose latest checkpoint waits on an interrupt() (contract §3.10), longest first."""
+
+import streamlit as st
+
+from ui import cache, render, state
+from ui.filters import filter_bar
+from ui.models import backlog as model
+
+url = state.Url("backlog")
+db = state.require_db()
+
+st.title("Waiting on a human")
+st.caption(
+    "Threads whose latest checkpoint waits on an `interrupt()` (an approval, a question): who, since when, "
+    "and what the graph asked. The wait runs from that checkpoint's time to the newest checkpoint in the "
+    "database (a snapshot's “now”) or to the wall clock."
+)
+filters = filter_bar(url, cache.facets(db), text=False)
+c1, c2, c3, _ = st.columns([3, 3, 3, 3], vertical_alignment="bottom")
+until = c1.segmented_control(
+    "Waited until", ["store", "now"], format_func={"store": "Newest checkpoint", "now": "Now"}.get,
+    key=url.bind("until", "store", state.choice(("store", "now"))),
+) or "store"
+sort = c2.selectbox("Sort by", model.SORTABLE, format_func=model.SORT_LABELS.get,
+                    key=url.bind("sort", "waited_s", state.choice(model.SORTABLE)))  # fmt: skip
+order = c3.segmented_control("Order", ["desc", "asc"], format_func={"desc": "↓ High first", "asc": "↑ Low first"}.get,
+                             key=url.bind("order", "desc", state.choice(("desc", "asc"))))  # fmt: skip
+url.publish()
+
+view = cache.call(model.backlog_page, db, filters, until, sort, order != "asc")
+render.headline([
+    ("Waiting", render.number(len(view.frame)), "Threads whose latest checkpoint waits on an interrupt"),
+    ("Longest wait", model.waited_text(view.longest_s), None),
+    ("Median wait", model.waited_text(view.median_s), None),
+    ("Measured until (UTC)", model.short_time(view.reference_ts),
+     f"{render.ts_text(view.reference_ts)}: the newest checkpoint in the database, or now"),
+])  # fmt: skip
+if view.frame.empty:
+    st.success("No thread is waiting on a human for these filters.", icon=":material/check_circle:")
+    st.stop()
+st.caption(f"{len(view.frame):,} waiting · sorted by {model.SORT_LABELS[sort]} · select a row to open its transcript")
+picked = st.dataframe(
+    view.table, key="backlog.table", on_select="rerun", selection_mode="single-row", hide_index=True,
+    column_config={
+        "thread_id": st.column_config.TextColumn("Thread", pinned=True),
+        "tenant_id": "Tenant", "sub_tenant_id": "Sub-tenant", "waited": "Waited",
+        "waiting_since": st.column_config.DatetimeColumn("Waiting since (UTC)", format="YYYY-MM-DD HH:mm"),
+        "request": st.column_config.TextColumn("Request (the interrupt's value)", width="large"),
+        "last_message": st.column_config.TextColumn("Last message", width="medium"),
+        "interrupts": "Interrupts", "messages": "Messages",
+    },
+)  # fmt: skip
+render.download_data(view.csv, "waiting_on_a_human.csv", key="backlog.csv", label="Download every row (CSV)")
+if picked.selection.rows:
+    thread_id = view.frame["thread_id"].iloc[picked.selection.rows[0]]
+    st.switch_page("pages/transcript.py", query_params=state.link_params(thread=thread_id))
