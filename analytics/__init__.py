@@ -12,6 +12,8 @@ from analytics.errors import AnalyticsError, BadRequest, NotFound, Unsupported
 from analytics.filters import Filters
 from analytics.transcript import TranscriptQuery, read, search_threads
 from analytics import transcript_cli  # noqa: F401  (registers `python -m analytics transcript`)
+from analytics.search import SearchQuery, search
+from analytics.transcript_context import in_context
 from analytics.metrics import (
     by_model, conversation, conversations, daily, latency_distribution, overview, top_models, top_tenants, top_tools,
 )
@@ -20,6 +22,7 @@ from analytics.resume_chain import resume_points
 from analytics.resume_rehydrate import expected_window
 from analytics.resume_risks import risks, thread_risks
 from analytics.observed import compare, parse_observed  # also registers `python -m analytics report resume`
+from analytics import search_cli  # noqa: F401,E402  (registers `search` and `report search`)
 
 __all__ = [
     "AnalyticsError",
@@ -27,6 +30,7 @@ __all__ = [
     "Filters",
     "NotFound",
     "ReportSpec",
+    "SearchQuery",
     "TranscriptQuery",
     "Unsupported",
     "by_model",
@@ -37,6 +41,7 @@ __all__ = [
     "conversations",
     "daily",
     "expected_window",
+    "in_context",
     "latency_distribution",
     "overview",
     "parse_observed",
@@ -45,6 +50,7 @@ __all__ = [
     "report_frame",
     "resume_points",
     "risks",
+    "search",
     "search_threads",
     "thread_risks",
     "top_models",
