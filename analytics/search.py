@@ -200,12 +200,17 @@ def report_sql(query: SearchQuery) -> tuple[str, list]:
 
 
 def _fold(text: str) -> str:
-    """`text` lower-cased one character at a time (a character whose lower case is longer keeps
-    its place), final sigma as σ: the same length as `text`, so a position found in it is one in `text`."""
+    """`text` lower-cased one character at a time, as DuckDB's `lower()` does (a character whose
+    Python lower case is longer, like "İ" → "i̇", keeps its first letter), final sigma as σ: the
+    same length as `text`, so a position found in it is one in `text`.
+
+    >>> _fold("İSTANBUL Σίσυφος")
+    'istanbul σίσυφοσ'
+    """
     out = []
     for ch in text:
-        low = ch.lower()
-        out.append("σ" if low == "ς" else low if len(low) == 1 else ch)
+        low = ch.lower()[:1] or ch
+        out.append("σ" if low == "ς" else low)
     return "".join(out)
 
 
