@@ -15,7 +15,7 @@ st.set_page_config(page_title="Transcript Lens", page_icon=":material/forum:", l
 
 pages = nav.pages()
 page = st.navigation(pages, position="hidden")
-nav.draw(st.sidebar, pages)  # before the page: links hold the state on screen, widgets changed in this run included
+nav.draw(st.sidebar, pages, page)  # before the page: its links hold the state this run shows
 sidebar.render()
 page.run()
 state.flush()  # a page that stopped early leaves a pending URL change to its next publish

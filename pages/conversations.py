@@ -46,7 +46,7 @@ url.publish()
 
 if picked.selection.rows:
     thread_id = view.table["thread_id"].iloc[picked.selection.rows[0]]
-    st.switch_page("pages/transcript.py", query_params=state.link_params(thread=thread_id))
+    state.go_to("transcript", f"Open {thread_id} in the transcript explorer", thread=thread_id)
 
 left, right = st.columns(2)
 with left:

@@ -42,7 +42,7 @@ if view != "filtered":
     st.caption(render.thread_caption(conv.thread))
     focus, note = model.focus_of(conv, at, None if number is None else int(number))
     start = state.kept_while("transcript.start", (thread, at, number))
-    win = model.window(conv, focus, start, note=note)
+    win = model.window(conv, focus, start, size=model.CHAT_WINDOW, note=note)
     if win.note:
         st.warning(win.note)
     if table_view:

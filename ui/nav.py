@@ -53,9 +53,15 @@ def pages() -> list[st.Page]:
     return out
 
 
-def draw(where, pages_: list[st.Page]) -> None:
+def stem(page: st.Page) -> str:
+    """The page's file stem, the name its widgets and params go by (the default page's address is "home")."""
+    return PAGES[0].stem if page.url_path in ("", "home") else page.url_path
+
+
+def draw(where, pages_: list[st.Page], current: st.Page) -> None:
     """The links to every visible page, each carrying the state that travels with it."""
     visible = [p for p in pages_ if getattr(p, "visibility", "visible") != "hidden"]
     with where:
         for page, spec in zip(visible, PAGES):
-            st.page_link(page, label=spec.title, icon=spec.icon, query_params=state.nav_params(spec.stem, spec.shared))
+            params = state.nav_params(spec.stem, spec.shared, stem(current))
+            st.page_link(page, label=spec.title, icon=spec.icon, query_params=params)

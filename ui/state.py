@@ -27,12 +27,14 @@ current shared filters and the open database (`nav_params`).
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 import streamlit as st
 
@@ -48,7 +50,6 @@ _PROBLEM = "tl.db_problem"
 _PENDING = "tl.url_pending"  # session: {param: raw values} to write with the next publish
 _SHARED_VALUES = "tl.shared"  # session: {shared param: raw values last published}
 _PAGE_PARAMS = "tl.page_params"  # session: {page: its query params when last published}
-_LAST_PAGE = "tl.last_page"  # session: the page that published last (the one on screen)
 _BINDINGS = "tl.bindings"  # session: {page: {param: (default, codec)}} as that page last bound them
 _demo_lock = threading.Lock()
 
@@ -150,7 +151,6 @@ class Url:
             seen[self.key(param)] = raw
         params = _write(wanted)
         st.session_state.setdefault(_PAGE_PARAMS, {})[self.page] = params
-        st.session_state[_LAST_PAGE] = self.page
         st.session_state.setdefault(_BINDINGS, {})[self.page] = dict(self._bound)
         shared = st.session_state.setdefault(_SHARED_VALUES, {})
         for param in SHARED:
@@ -191,28 +191,34 @@ def flush() -> None:
         _write({})
 
 
-def _fresh() -> tuple[dict[str, dict[str, list[str]]], dict[str, list[str]]]:
-    """Every page's last params and the shared filters, with the page on screen read from its
-    widgets as they are now (a widget changed since its page last published is already there)."""
-    pages = {k: dict(v) for k, v in st.session_state.get(_PAGE_PARAMS, {}).items()}
-    shared = dict(st.session_state.get(_SHARED_VALUES, {}))
-    last = st.session_state.get(_LAST_PAGE)
-    for param, (default, codec) in st.session_state.get(_BINDINGS, {}).get(last, {}).items():
-        key = f"{last}.{param}"
-        if key not in st.session_state:
-            continue
-        value = st.session_state[key]
-        raw = [] if value == default else codec.encode(value)
-        pages.setdefault(last, {})[param] = raw
-        if param in SHARED:
-            shared[param] = raw
-    return pages, shared
+def _now(page: str) -> dict[str, list[str]]:
+    """The params of `page` as this run will show them, before the page has run: what the URL
+    says, except where a widget changed since (the same rule as `Url.bind`)."""
+    url = {k: st.query_params.get_all(k) for k in st.query_params}
+    out = dict(url)
+    seen = st.session_state.get(_SEEN, {})
+    for param, (default, codec) in st.session_state.get(_BINDINGS, {}).get(page, {}).items():
+        key = f"{page}.{param}"
+        if key in st.session_state and seen.get(key) == url.get(param, []):
+            value = st.session_state[key]
+            out[param] = [] if value == default else codec.encode(value)
+    return {k: v for k, v in out.items() if v}
 
 
-def nav_params(page: str, shared: tuple[str, ...]) -> dict[str, list[str] | str]:
+def nav_params(page: str, shared: tuple[str, ...], current: str | None = None) -> dict[str, list[str] | str]:
     """Query params for a navigation link to `page`: its own params from the last time it was
-    shown, the current values of the `shared` filters it takes, and the open database."""
-    pages, values = _fresh()
+    shown, the current values of the `shared` filters it takes, and the open database.
+
+    `current` is the page this run shows: its state is read as it is now (a widget just changed,
+    or a link just opened), since the links are drawn before it runs."""
+    pages = {k: dict(v) for k, v in st.session_state.get(_PAGE_PARAMS, {}).items()}
+    values = dict(st.session_state.get(_SHARED_VALUES, {}))
+    if current is not None:
+        now = _now(current)
+        pages[current] = now
+        bound = st.session_state.get(_BINDINGS, {}).get(current)
+        takes = SHARED if bound is None else [p for p in SHARED if p in bound]  # a first visit: what the URL says
+        values.update({p: now.get(p, []) for p in takes if p in now or bound is not None})
     out = {k: list(v) for k, v in pages.get(page, {}).items() if k not in SHARED}
     for param in shared:
         if values.get(param):
@@ -363,6 +369,33 @@ def link_params(**params: Any) -> dict[str, Any]:
     if name:
         out[DB_PARAM] = name
     return out
+
+
+def go_to(page: str, label: str, **params: Any) -> None:
+    """Open `pages/<page>.py` at `params` (plus the open database) as ONE browser history entry,
+    then stop this page.
+
+    `st.switch_page(…, query_params=…)` first rewrites this page's URL with the target's
+    params and then changes page: two history entries, and browser Back lands on this page
+    with the other page's params (its own filters gone). Here the browser is told to go
+    there the way its Back and Forward buttons do (a history entry and a `popstate`, which
+    Streamlit answers by running that page with that URL). A link to the same place is
+    drawn too, for a browser that runs no script.
+    """
+    query = link_params(**params)
+    target = json.dumps(f"{page}?{urlencode(query, doseq=True)}")
+    st.html(
+        "<script>(function () {"
+        f"  const url = new URL({target}, window.location.href);"
+        "  if (url.href !== window.location.href) {"
+        "    window.history.pushState({}, '', url);"
+        "    window.dispatchEvent(new PopStateEvent('popstate'));"
+        "  }"
+        "})();</script>",
+        unsafe_allow_javascript=True,
+    )
+    st.page_link(f"pages/{page}.py", label=label, icon=":material/open_in_new:", query_params=query)
+    st.stop()
 
 
 def subset(options: tuple[str, ...] | list[str]) -> Codec:
