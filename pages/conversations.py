@@ -11,7 +11,7 @@ db = state.require_db()
 
 st.title("Conversations")
 filters = filter_bar(url, cache.facets(db))
-c1, c2, c3, c4, _ = st.columns([3, 3, 2, 2, 2], vertical_alignment="bottom")
+c1, c2, c3, c4, _ = st.columns([3, 3, 2.6, 2.4, 1], vertical_alignment="bottom")
 sort = c1.selectbox("Sort by", columns.SORTABLE, format_func=columns.SORT_LABELS.get,
                     key=url.bind("sort", "last_ts", state.choice(columns.SORTABLE)))
 order = c2.segmented_control("Order", ["desc", "asc"], format_func={"desc": "↓ High first", "asc": "↑ Low first"}.get,

@@ -41,7 +41,13 @@ def download_data(build, file_name: str, key: str, label: str = "Download CSV") 
 
 
 def chart(fig, key: str) -> None:
-    st.plotly_chart(fig, key=key, width="stretch")
+    """Draw a chart of `ui.charts`: an ECharts option dict, or (the Resume QA timeline) a plotly figure."""
+    if isinstance(fig, dict):
+        from ui.charts import HEIGHT
+
+        st.echarts_chart(fig, key=key, height=HEIGHT)
+    else:
+        st.plotly_chart(fig, key=key, width="stretch")
 
 
 def file_name(kind: str, thread_id: str, *parts: object) -> str:

@@ -64,7 +64,7 @@ def test_every_thread_newest_first_with_readable_cells(app, con):
     cells = shown.to_numpy().ravel().tolist()
     assert "None" not in cells and "nan" not in cells and all(isinstance(c, str) for c in cells)
     assert any(" m " in c or c.endswith(" s") for c in shown["duration_s"])  # durations in units, not seconds
-    assert len(at.get("plotly_chart")) == 4
+    assert len(at.get("echarts_chart")) == 4
     assert [d.label for d in at.get("download_button")] == [f"Download all {len(conv)} rows (CSV)"]
 
 
