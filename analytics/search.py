@@ -4,11 +4,14 @@
 message (thread, position, speaker, time, a snippet around the first match and where
 the match is in it), newest first, a page at a time, with how many messages and
 threads match in all. The match is a case-insensitive substring test, the same on
-every script: both sides are lower-cased by DuckDB's Unicode `lower()` ("ÄRGER"
-finds "ärger", "İstanbul" finds "istanbul"), the text typed is put in Unicode NFC
-form and, when its decomposed (NFD) spelling differs, text stored that way matches
-too ("é" typed finds "e" + combining accent); Greek final sigma matches σ. Nothing
-is indexed: each search reads the messages in scope once (docs/performance.md).
+every script: the text typed becomes a case-insensitive regular expression
+(`pattern`) that DuckDB's RE2 and Python's `re` read alike — Unicode simple case
+folding ("ÄRGER" finds "ärger", "ΣΊΣΥΦΟΣ" finds "Σίσυφος" with its final ς, "STRAẞE"
+finds "straße"), a Turkish dotted capital İ as i, and both the composed (NFC) and
+the decomposed (NFD) spelling of accented letters ("é" typed finds "e" + combining
+accent). Nothing is indexed: each search reads the messages in scope once; RE2
+reads them in about half the CPU of lower-casing every message
+(docs/performance.md).
 
 `in_`: `"messages"` searches message text; `"tool_calls"` the calls assistants made
 (tool names and arguments, as `name(arg=value)`). `speaker` keeps one role.
@@ -19,6 +22,7 @@ is indexed: each search reads the messages in scope once (docs/performance.md).
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from dataclasses import dataclass
 
@@ -107,8 +111,24 @@ def spellings(text: str) -> list[str]:
     return [nfc] if nfd == nfc else [nfc, nfd]
 
 
-def _sigma(text: str) -> bool:
-    return any(c in text for c in "σςΣ")
+_SPECIAL = set("\\.^$|?*+()[]{}")
+_DOTTED_I = "[iIİ]"  # İ lower-cases to i (DuckDB, Turkish); case folding alone does not pair them
+
+
+def pattern(text: str) -> str:
+    """The case-insensitive regular expression a search runs (RE2 in DuckDB, `re` for snippets).
+
+    >>> print(pattern("Straße (1.5)"))
+    (?i)(?:Straße \\(1\\.5\\))
+    >>> print(pattern("İzmir"))
+    (?i)(?:[iIİ]zm[iIİ]r|[iIİ]\u0307zm[iIİ]r)
+    >>> [len(p) for p in pattern("é")[7:-1].split("|")]  # é composed, then e + accent
+    [1, 2]
+    """
+    def literal(spelling: str) -> str:
+        return "".join(_DOTTED_I if c in "iIİ" else "\\" + c if c in _SPECIAL else c for c in spelling)
+
+    return "(?i)(?:" + "|".join(literal(s) for s in spellings(text)) + ")"
 
 
 # The searched text as SQL over a `messages` row `m`: a message's content, or its tool
@@ -128,26 +148,19 @@ def match_sql(query: SearchQuery, alias: str = "m") -> tuple[str, list]:
     """`(sql, params)`: the predicate "this `messages` row matches", its role scope included.
 
     >>> match_sql(SearchQuery("Refund"))
-    ('(contains(lower(m.content), lower(?)))', ['Refund'])
+    ('(regexp_matches(m.content, ?))', ['(?i)(?:Refund)'])
     >>> match_sql(SearchQuery("x", speaker="user", in_="tool_calls"))[0].startswith("(m.role = ?) AND (m.tool_calls IS NOT NULL)")
     True
     """
     target = _TARGETS[query.in_].replace("m.", f"{alias}.")
-    folded = f"lower({target})"
-    needles = spellings(query.text)
-    if _sigma(query.text):  # final sigma ς lower-cases apart from σ: fold both to σ
-        folded = f"replace({folded}, 'ς', 'σ')"
-        tests = " OR ".join(f"contains({folded}, replace(lower(?), 'ς', 'σ'))" for _ in needles)
-    else:
-        tests = " OR ".join(f"contains({folded}, lower(?))" for _ in needles)
     clauses, params = [], []
     if query.speaker != "all":
         clauses.append(f"{alias}.role = ?")
         params.append(query.speaker)
     if query.in_ == "tool_calls":
         clauses.append(f"{alias}.tool_calls IS NOT NULL")
-    clauses.append(tests)
-    return " AND ".join(f"({c})" for c in clauses), [*params, *needles]
+    clauses.append(f"regexp_matches({target}, ?)")
+    return " AND ".join(f"({c})" for c in clauses), [*params, pattern(query.text)]
 
 
 _SEARCH_SQL = """
@@ -192,47 +205,30 @@ def report_sql(query: SearchQuery) -> tuple[str, list]:
     """`(sql, params)` of every hit (no paging), with the whole text searched: the `search` report.
 
     >>> report_sql(SearchQuery("refund"))[1]
-    ['refund']
+    ['(?i)(?:refund)']
     """
     scope, scope_params = query.filters.message_where("m")
     match, match_params = match_sql(query)
     return _REPORT_SQL.format(scope=scope, match=match, target=_TARGETS[query.in_]), [*scope_params, *match_params]
 
 
-def _fold(text: str) -> str:
-    """`text` lower-cased one character at a time, as DuckDB's `lower()` does (a character whose
-    Python lower case is longer, like "İ" → "i̇", keeps its first letter), final sigma as σ: the
-    same length as `text`, so a position found in it is one in `text`.
-
-    >>> _fold("İSTANBUL Σίσυφος")
-    'istanbul σίσυφοσ'
-    """
-    out = []
-    for ch in text:
-        low = ch.lower()[:1] or ch
-        out.append("σ" if low == "ς" else low)
-    return "".join(out)
-
-
 def snippet(text: str | None, needle: str, context: int = SNIPPET_CONTEXT) -> tuple[str, int | None, int | None]:
-    """The part of `text` around the first case-insensitive match of `needle`: (snippet, start, end),
-    start/end within the snippet; (the opening of `text`, None, None) when it cannot be placed.
+    """The part of `text` around the first match of `needle` (as a search matches it): (snippet,
+    start, end), start/end within the snippet; (the opening of `text`, None, None) when none.
 
     >>> snippet("Hello, I would like a REFUND for my order", "refund", context=8)
     ('… like a REFUND for my …', 9, 15)
     """
     if not text:
         return "", None, None
-    folded = _fold(text)
-    for form in spellings(needle):
-        at = folded.find(_fold(form))
-        if at >= 0:
-            end = at + len(form)
-            lo, hi = max(0, at - context), min(len(text), end + context)
-            head, tail = ("…" if lo > 0 else ""), ("…" if hi < len(text) else "")
-            return head + text[lo:hi] + tail, at - lo + len(head), end - lo + len(head)
-    cut = text[: 2 * context]
-    return cut + ("…" if len(text) > len(cut) else ""), None, None
+    found = re.search(pattern(needle), text)
+    if found is None:
+        cut = text[: 2 * context]
+        return cut + ("…" if len(text) > len(cut) else ""), None, None
+    at, end = found.span()
+    lo, hi = max(0, at - context), min(len(text), end + context)
+    head, tail = ("…" if lo > 0 else ""), ("…" if hi < len(text) else "")
+    return head + text[lo:hi] + tail, at - lo + len(head), end - lo + len(head)
 
 
 def _one_line(text: str) -> str:
