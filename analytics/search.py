@@ -4,12 +4,9 @@
 message (thread, position, speaker, time, a snippet around the first match and where
 the match is in it), newest first, a page at a time, with how many messages and
 threads match in all. The match is a case-insensitive substring test, the same on
-every script: the text typed becomes a case-insensitive regular expression
-(`pattern`) that DuckDB's RE2 and Python's `re` read alike — Unicode simple case
-folding ("ÄRGER" finds "ärger", "ΣΊΣΥΦΟΣ" finds "Σίσυφος" with its final ς, "STRAẞE"
-finds "straße"), a Turkish dotted capital İ as i, and both the composed (NFC) and
-the decomposed (NFD) spelling of accented letters ("é" typed finds "e" + combining
-accent). Nothing is indexed: each search reads the messages in scope once; RE2
+every script and the same as every other text question of the app
+(`analytics.text_match`: Unicode case folding, İ as i, composed and decomposed
+accents). Nothing is indexed: each search reads the messages in scope once; RE2
 reads them in about half the CPU of lower-casing every message
 (docs/performance.md).
 
@@ -22,7 +19,6 @@ reads them in about half the CPU of lower-casing every message
 
 from __future__ import annotations
 
-import re
 import unicodedata
 from dataclasses import dataclass
 
@@ -31,14 +27,13 @@ from analytics.db import ConOrPath, connection
 from analytics.errors import BadRequest
 from analytics.filters import Filters
 from analytics.frames import dtypes_of, fetch_frame, typed
+from analytics.text_match import contains_sql, pattern, snippet, spellings  # noqa: F401 (this module's API too)
 from loaders.catalog import MESSAGES
 
 #: Roles a search can keep (contract §3.3); `"all"` keeps every one.
 SEARCH_SPEAKERS = ("all", "user", "assistant", "tool", "system", "other")
 #: Where to look: message text, or the tool calls of assistant messages (names and arguments).
 SEARCH_IN = ("messages", "tool_calls")
-#: Characters of text kept on each side of the match in a snippet.
-SNIPPET_CONTEXT = 80
 PAGE_SIZE = 50
 #: The longest text a search takes (a pasted page is a mistake, not a query).
 MAX_TEXT = 500
@@ -100,37 +95,6 @@ class SearchResult:
     offset: int  # hits before this page
 
 
-def spellings(text: str) -> list[str]:
-    """The forms of `text` a stored message may use: NFC, and NFD when it differs.
-
-    >>> [len(s) for s in spellings("é")]
-    [1, 2]
-    """
-    nfc = unicodedata.normalize("NFC", text)
-    nfd = unicodedata.normalize("NFD", nfc)
-    return [nfc] if nfd == nfc else [nfc, nfd]
-
-
-_SPECIAL = set("\\.^$|?*+()[]{}")
-_DOTTED_I = "[iIİ]"  # İ lower-cases to i (DuckDB, Turkish); case folding alone does not pair them
-
-
-def pattern(text: str) -> str:
-    """The case-insensitive regular expression a search runs (RE2 in DuckDB, `re` for snippets).
-
-    >>> print(pattern("Straße (1.5)"))
-    (?i)(?:Straße \\(1\\.5\\))
-    >>> print(pattern("İzmir"))
-    (?i)(?:[iIİ]zm[iIİ]r|[iIİ]\u0307zm[iIİ]r)
-    >>> [len(p) for p in pattern("é")[7:-1].split("|")]  # é composed, then e + accent
-    [1, 2]
-    """
-    def literal(spelling: str) -> str:
-        return "".join(_DOTTED_I if c in "iIİ" else "\\" + c if c in _SPECIAL else c for c in spelling)
-
-    return "(?i)(?:" + "|".join(literal(s) for s in spellings(text)) + ")"
-
-
 # The searched text as SQL over a `messages` row `m`: a message's content, or its tool
 # calls as `name(args-json)` (the arguments as DuckDB writes JSON: non-ASCII as is).
 _TARGETS = {
@@ -159,7 +123,7 @@ def match_sql(query: SearchQuery, alias: str = "m") -> tuple[str, list]:
         params.append(query.speaker)
     if query.in_ == "tool_calls":
         clauses.append(f"{alias}.tool_calls IS NOT NULL")
-    clauses.append(f"regexp_matches({target}, ?)")
+    clauses.append(contains_sql(target))
     return " AND ".join(f"({c})" for c in clauses), [*params, pattern(query.text)]
 
 
@@ -210,25 +174,6 @@ def report_sql(query: SearchQuery) -> tuple[str, list]:
     scope, scope_params = query.filters.message_where("m")
     match, match_params = match_sql(query)
     return _REPORT_SQL.format(scope=scope, match=match, target=_TARGETS[query.in_]), [*scope_params, *match_params]
-
-
-def snippet(text: str | None, needle: str, context: int = SNIPPET_CONTEXT) -> tuple[str, int | None, int | None]:
-    """The part of `text` around the first match of `needle` (as a search matches it): (snippet,
-    start, end), start/end within the snippet; (the opening of `text`, None, None) when none.
-
-    >>> snippet("Hello, I would like a REFUND for my order", "refund", context=8)
-    ('… like a REFUND for my …', 9, 15)
-    """
-    if not text:
-        return "", None, None
-    found = re.search(pattern(needle), text)
-    if found is None:
-        cut = text[: 2 * context]
-        return cut + ("…" if len(text) > len(cut) else ""), None, None
-    at, end = found.span()
-    lo, hi = max(0, at - context), min(len(text), end + context)
-    head, tail = ("…" if lo > 0 else ""), ("…" if hi < len(text) else "")
-    return head + text[lo:hi] + tail, at - lo + len(head), end - lo + len(head)
 
 
 def _one_line(text: str) -> str:

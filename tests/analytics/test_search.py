@@ -209,3 +209,17 @@ def test_any_piece_of_a_message_finds_that_message_in_any_case(intl_db, data):
         for c in piece
     )
     assert (thread, ordinal) in hits(intl_db, flip)
+
+
+@pytest.mark.parametrize("text", ["ΣΊΣΥΦΟΣ", "café", "istanbul", "RÜCKERSTATTUNG", "50%", "(1.5)"])
+def test_the_text_filter_and_the_thread_picker_find_the_threads_search_finds(intl_db, text):
+    """One rule for every text question: Search, the "text in messages" filter, the picker."""
+    threads = {t for t, _ in hits(intl_db, text)}
+    con = analytics.connect(intl_db)
+    try:
+        filtered = set(analytics.conversations(con, analytics.Filters(text=text))["thread_id"])
+        picked = analytics.search_threads(con, text, limit=None)
+        by_message = set(picked.loc[picked["match_count"] > 0, "thread_id"])
+    finally:
+        con.close()
+    assert filtered == by_message == threads
