@@ -12,15 +12,18 @@ db = state.require_db()
 
 st.title("Transcript explorer")
 thread = thread_picker(url, db)
-c_view, c_jump, c_msg, c_table, c_raw = st.columns([3, 2.8, 1.6, 1.1, 1.4], vertical_alignment="bottom")
+c_view, c_jump, c_msg, c_show = st.columns([3, 2.7, 1.5, 1.6], vertical_alignment="bottom")
+toggles = c_show.popover("Display", icon=":material/tune:", width="stretch")
 view = c_view.segmented_control(
     "View", model.VIEWS, format_func=model.VIEW_LABELS.get, required=True,
     key=url.bind("view", "conversation", state.choice(model.VIEWS), absent=model.view_of_link),
     help="The whole conversation with what happened between messages, or a read under the query contract "
          "(speaker → time range → index → limit)",
 )
-table_view = c_table.toggle("Table", key=url.bind("table", False, state.BOOL), help="All rows as a table")
-raw = c_raw.toggle("Raw text", key=url.bind("raw", False, state.BOOL), help="Show text as typed, not as markdown")
+table_view = toggles.toggle("Table of every row", key=url.bind("table", False, state.BOOL))
+raw = toggles.toggle("Text as typed (not markdown)", key=url.bind("raw", False, state.BOOL))
+show_ids = toggles.toggle("Message ids", key=url.bind("ids", False, state.BOOL),
+                          help="Each message's id, the checkpoint that first held it and its stored position")
 
 if view != "filtered":
     at_key, msg_key = url.key("at"), url.key("msg")
@@ -51,14 +54,14 @@ if view != "filtered":
         if win.earlier:
             st.button(f"Show earlier messages ({win.earlier:,} before)", icon=":material/expand_less:",
                       on_click=state.put, args=("transcript.start", win.start_before))
-        chat.draw(win.items, focus=win.focus, raw=raw)
+        chat.draw(win.items, focus=win.focus, raw=raw, show_ids=show_ids)
         if win.later:
             st.button(f"Show later messages ({win.later:,} after)", icon=":material/expand_more:",
                       on_click=state.put, args=("transcript.start", win.start_after))
     render.download(conv.table, render.file_name("transcript", thread), key="transcript.csv")
     st.stop()
 
-c_speaker, c_mode, c_a, c_b, c_limit = st.columns([2, 2, 2, 2, 1])
+c_speaker, c_mode, c_a, c_b, c_limit = st.columns([2.8, 2.6, 2, 2, 1])
 speaker = c_speaker.radio("Speaker", model.SPEAKERS, key=url.bind("speaker", "all", state.choice(model.SPEAKERS)),
                           horizontal=True)
 mode = c_mode.radio("Select", model.READ_MODES, key=url.bind("mode", "index", state.choice(model.READ_MODES)),
@@ -99,7 +102,7 @@ else:
     if table_view:
         st.dataframe(read.table, hide_index=True, key="transcript.table")
     else:
-        chat.draw(read.items, raw=raw)
+        chat.draw(read.items, raw=raw, show_ids=show_ids)
         if len(read.rows) > len(read.items):
             st.info(f"Showing the first {len(read.items)} of {len(read.rows):,} messages; set a limit or use the table.")
     render.download(read.table, render.file_name("transcript", thread), key="transcript.csv")

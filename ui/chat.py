@@ -48,14 +48,15 @@ Extra = Callable[[MessageItem], None]
 
 def draw(
     entries: Sequence[TranscriptItem], focus: int | None = None, raw: bool = False, extra: Extra | None = None,
-    key: str = "chat",
+    key: str = "chat", show_ids: bool = False,
 ) -> None:
-    """Draw the items in order; highlight message `focus` and scroll it into view."""
+    """Draw the items in order; highlight message `focus` and scroll it into view; `show_ids`
+    adds each message's ids under its header."""
     if focus is not None:
         highlight(focus, key)
     for item in entries:
         if isinstance(item, MessageItem):
-            message(item, raw=raw, extra=extra, key=key)
+            message(item, raw=raw, extra=extra, key=key, show_ids=show_ids)
         else:
             marker(item)
     if focus is not None:
@@ -115,12 +116,17 @@ def _seconds(value: float) -> str:
 
 
 def ids(item: MessageItem) -> str:
-    """The tooltip of a message's header: its identifiers, for looking it up elsewhere."""
+    """A message's identifiers, for looking it up elsewhere (drawn when asked: a tooltip on every
+    header cost the browser a second per hundred messages).
+
+    >>> ids(MessageItem(3, 2, "user", "User", "hi", None, message_id="m-1", checkpoint_id="c-9"))
+    'message id `m-1` · first saved in checkpoint `c-9` · ordinal 2'
+    """
     lines = [f"message id `{item.message_id}`" if item.message_id else "no message id (so no time of its own)"]
     if item.checkpoint_id:
         lines.append(f"first saved in checkpoint `{item.checkpoint_id}`")
-    lines.append(f"position {item.ordinal} in the stored list (ordinal)")
-    return "  \n".join(lines)
+    lines.append(f"ordinal {item.ordinal}")
+    return " · ".join(lines)
 
 
 def content(text: str, raw: bool = False) -> None:
@@ -172,7 +178,9 @@ def _code(text: str) -> str:
     return f"{fence}{text}{fence}" if fence == "`" else f"{fence} {text} {fence}"
 
 
-def tool_call(call: ToolCall, raw: bool = False, extra: Extra | None = None, key: str = "chat") -> None:
+def tool_call(
+    call: ToolCall, raw: bool = False, extra: Extra | None = None, key: str = "chat", show_ids: bool = False
+) -> None:
     """One call, `name(args)`, and beneath it the tool's result with its status."""
     st.markdown(f":material/build: {_code(call.signature)}")
     if call.cut:
@@ -182,24 +190,30 @@ def tool_call(call: ToolCall, raw: bool = False, extra: Extra | None = None, key
     if result is None:
         return
     with st.container(key=f"{key}-msg-{result.number}"):
-        st.caption(f"↳ {_status(result)} · Message {result.number} · {clock(result.ts)}", help=ids(result))
+        st.caption(f"↳ {_status(result)} · Message {result.number} · {clock(result.ts)}")
+        if show_ids:
+            st.caption(ids(result))
         _result_text(result.content)
         if extra is not None:
             extra(result)
 
 
-def message(item: MessageItem, raw: bool = False, extra: Extra | None = None, key: str = "chat") -> None:
+def message(
+    item: MessageItem, raw: bool = False, extra: Extra | None = None, key: str = "chat", show_ids: bool = False
+) -> None:
     """One message as a chat bubble: header, text, tool calls with results, later edits."""
     with st.container(key=f"{key}-msg-{item.number}"):
         with st.chat_message(item.role, avatar=_AVATARS.get(item.role, _AVATARS["other"])):
-            st.caption(header(item), help=ids(item))
+            st.caption(header(item))
+            if show_ids:
+                st.caption(ids(item))
             if item.role == "tool":
                 st.caption(_status(item) + (f" · answers call `{item.tool_call_id}`" if item.tool_call_id else ""))
                 _result_text(item.content)
             elif item.content or not item.tool_calls:  # a message that only calls tools has nothing to say
                 content(item.content, raw)
             for call in item.tool_calls:
-                tool_call(call, raw, extra, key)
+                tool_call(call, raw, extra, key, show_ids)
             for edit in item.edits:
                 with st.expander(f"Edited later ({clock(edit.ts)}): show the text before", icon=":material/edit_note:"):
                     st.text(edit.before or "(no text)")

@@ -346,3 +346,17 @@ def test_long_content_is_collapsed():
     assert any("time unknown" in c for c in captions(at))
     assert any("2 non-text blocks" in c for c in captions(at))
     assert pd.notna(at.markdown[0].value)
+
+
+def test_ids_are_one_toggle_away(app, con):
+    thread = "acme:web:sess-1002"
+    rows = analytics.read(con, thread)
+    at = open_page(app, "transcript", thread=thread)
+    assert not any("message id" in c for c in captions(at))  # plain labels by default
+    at.toggle(key="transcript.ids").set_value(True).run()
+    assert at.query_params["ids"] == "1"
+    shown = [c for c in captions(at) if c.startswith("message id")]
+    assert len(shown) == len(rows)
+    first = rows.iloc[0]
+    assert shown[0] == (f"message id `{first['message_id']}` · first saved in checkpoint `{first['checkpoint_id']}` · "
+                        "ordinal 0")

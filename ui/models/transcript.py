@@ -68,8 +68,9 @@ FIRST_QUESTION = "first-question"
 LAST_REPLY = "last-reply"
 JUMPS = (FIRST_QUESTION, LAST_REPLY)
 JUMP_LABELS = {FIRST_QUESTION: "First question", LAST_REPLY: "Last reply"}
-#: Messages drawn at once; a longer conversation is drawn a window at a time around the focus.
-CHAT_WINDOW = 100
+#: Messages drawn at once; a longer conversation is drawn a window at a time around the focus
+#: (a hundred messages kept the browser's main thread busy for over a second: bench/bench_render.py).
+CHAT_WINDOW = 50
 #: A filtered read draws at most this many messages (the table view and the CSV have all of them).
 CHAT_MAX = 300
 
