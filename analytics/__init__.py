@@ -22,6 +22,7 @@ from analytics.resume_chain import resume_points
 from analytics.resume_rehydrate import expected_window
 from analytics.resume_risks import risks, thread_risks
 from analytics.observed import compare, parse_observed  # also registers `python -m analytics report resume`
+from analytics.retention import retention  # also registers `report retention`
 from analytics import search_cli  # noqa: F401,E402  (registers `search` and `report search`)
 
 __all__ = [
@@ -49,6 +50,7 @@ __all__ = [
     "register_report",
     "report_frame",
     "resume_points",
+    "retention",
     "risks",
     "search",
     "search_threads",

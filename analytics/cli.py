@@ -10,9 +10,11 @@ it, so both take the same options and give the same exit codes.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
+import os
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import NamedTuple
 
 
@@ -58,14 +60,52 @@ def add_commands(subparsers: argparse._SubParsersAction, only: Iterable[str] | N
             spec = _COMMANDS[name]
             parser = subparsers.add_parser(name, help=spec.help)
             spec.configure(parser)
+            _add_policy_arguments(parser)
             parser.set_defaults(run=functools.partial(_run, spec.run))
+
+
+def _add_policy_arguments(parser: argparse.ArgumentParser) -> None:
+    """What every command that reads a database takes: masking (analytics.policy)."""
+    from analytics.redact import CONFIG_ENV, ENV
+
+    group = parser.add_argument_group("personal data")
+    group.add_argument("--redact", action="store_true",
+                       help=f"mask emails, phone numbers, cards, IBANs, IP addresses, SSNs and configured terms in "
+                            f"everything written (also {ENV}=1)")
+    group.add_argument("--redact-config", metavar="FILE.toml",
+                       help=f"extra patterns and terms to mask, a [redact] table (also {CONFIG_ENV}; docs/privacy.md)")
+
+
+@contextlib.contextmanager
+def _policy_environment(args: argparse.Namespace) -> Iterator[None]:
+    # The command's flags become this process's deployment policy for the command's
+    # duration: every connection the API opens then reads through it (analytics.policy).
+    from analytics.redact import CONFIG_ENV, ENV, RedactConfig
+
+    wanted = {}
+    if getattr(args, "redact", False):
+        wanted[ENV] = "1"
+    if getattr(args, "redact_config", None):
+        RedactConfig.from_toml(args.redact_config)  # a bad file is an error before anything is read
+        wanted[CONFIG_ENV] = str(args.redact_config)
+    saved = {k: os.environ.get(k) for k in wanted}
+    os.environ.update(wanted)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 def _run(run: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
     from analytics.errors import AnalyticsError
 
     try:
-        return run(args)
+        with _policy_environment(args):
+            return run(args)
     except (AnalyticsError, FileNotFoundError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

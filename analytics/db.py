@@ -9,20 +9,27 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Union
 
 import duckdb
 
+from analytics.policy import Policy, effective
+from analytics.policy import apply as apply_policy
+
 ConOrPath = Union[duckdb.DuckDBPyConnection, str, os.PathLike]
 
 
-def connect(path: str | os.PathLike) -> duckdb.DuckDBPyConnection:
-    """Open a database read-only, with the session time zone set to UTC.
+def connect(
+    path: str | os.PathLike, *, redact: bool = False, tenants: Iterable[str] | None = None, policy: Policy | None = None
+) -> duckdb.DuckDBPyConnection:
+    """Open a database read-only, with the session time zone set to UTC, under the
+    deployment's policy plus what is asked here (`analytics.policy`): personal data
+    masked (`redact`), only some tenants' rows (`tenants`).
 
-    >>> con = connect("demo.duckdb")  # doctest: +SKIP
+    >>> con = connect("demo.duckdb", redact=True, tenants=["acme"])  # doctest: +SKIP
     """
     p = Path(path)
     if not p.is_file():
@@ -30,24 +37,76 @@ def connect(path: str | os.PathLike) -> duckdb.DuckDBPyConnection:
     con = duckdb.connect(str(p), read_only=True)
     # Timestamps are stored as TIMESTAMPTZ; UTC keeps every reader's output identical.
     con.execute("SET TimeZone = 'UTC'")
+    _apply(con, effective(_asked(redact, tenants, policy)))
     return con
 
 
 @contextmanager
-def connection(con_or_path: ConOrPath) -> Iterator[duckdb.DuckDBPyConnection]:
-    """Yield a connection; close it afterwards only if we opened it.
+def connection(con_or_path: ConOrPath, policy: Policy | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
+    """Yield a connection under the deployment's policy and `policy`; close it afterwards
+    only if we opened it. A connection given that reads more than that policy allows (one
+    opened with `duckdb.connect`, or with less masking) is not used itself: a cursor of it
+    under the policy is, so the caller's connection keeps reading what it read.
 
     >>> with connection("demo.duckdb") as con:  # doctest: +SKIP
     ...     con.sql("select count(*) from messages")
     """
     if isinstance(con_or_path, duckdb.DuckDBPyConnection):
-        yield con_or_path
+        held = applied_policy(con_or_path)
+        wanted = effective(policy).stricter(held)
+        if held.covers(wanted):
+            yield con_or_path
+            return
+        cur = con_or_path.cursor()
+        try:
+            cur.execute("SET TimeZone = 'UTC'")
+            _apply(cur, wanted)
+            yield cur
+        finally:
+            cur.close()
         return
-    con = connect(con_or_path)
+    con = connect(con_or_path, policy=policy)
     try:
         yield con
     finally:
         con.close()
+
+
+# The policy a connection was opened under, as a one-row temporary table (a connection
+# carries no attribute of ours; a cursor of it starts without the table, as it starts
+# without the views).
+_POLICY_TABLE = "tl_policy"
+
+
+def _asked(redact: bool, tenants: Iterable[str] | None, policy: Policy | None) -> Policy:
+    asked = Policy(redact=redact, tenants=None if tenants is None else frozenset(tenants))
+    return asked.stricter(policy)
+
+
+def _apply(con: duckdb.DuckDBPyConnection, policy: Policy) -> None:
+    if policy.is_open:
+        return
+    apply_policy(con, policy)
+    con.execute(
+        f"CREATE OR REPLACE TEMP TABLE {_POLICY_TABLE} AS SELECT ?::BOOLEAN AS redact, ?::VARCHAR[] AS tenants",
+        [policy.redact, None if policy.tenants is None else sorted(policy.tenants)],
+    ).fetchall()
+
+
+def applied_policy(con: duckdb.DuckDBPyConnection) -> Policy:
+    """The policy `con` reads under (an open one for a connection not opened here; the
+    redaction config is not recorded).
+
+    >>> applied_policy(duckdb.connect()).is_open
+    True
+    """
+    rows = con.execute(
+        "SELECT count(*) FROM duckdb_tables() WHERE database_name = 'temp' AND table_name = ?", [_POLICY_TABLE]
+    ).fetchall()
+    if not rows[0][0]:
+        return Policy()
+    redact, tenants = con.execute(f"SELECT redact, tenants FROM temp.main.{_POLICY_TABLE}").fetchall()[0]
+    return Policy(bool(redact), None if tenants is None else frozenset(tenants))
 
 
 def table_comments(con: duckdb.DuckDBPyConnection, names: list[str]) -> dict[str, str | None]:

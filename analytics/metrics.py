@@ -27,7 +27,7 @@ from analytics.catalog import CONVERSATION_METRICS, LATENCY_PAIR_ROWS, ROLES, TH
 from analytics.db import ConOrPath, connection, query_fingerprint, table_comments, write_derived_table
 from analytics.errors import BadRequest, NotFound
 from analytics.filters import Filters
-from analytics.frames import fetch_frame
+from analytics.frames import fetch_frame, fetch_rows
 from analytics.resume_gap import DEFAULT_GAP_MINUTES, gap_us
 
 
@@ -633,7 +633,7 @@ def conversation(
     """
     with connection(con_or_path) as con:
         sql, params = conversations_query(con, Filters(thread_ids=(thread_id,)), gap_minutes)
-        rows = con.execute(sql, params).fetchall()
+        rows = fetch_rows(con, sql, params)
     if not rows:
         raise NotFound(f"no thread {thread_id!r} in the database")
     return ConversationMetrics(**dict(zip(CONVERSATION_COLUMNS, rows[0])))

@@ -27,13 +27,15 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import orjson
 
 from analytics import metrics, trends
 from analytics._pandas import pd
 from analytics.cli import command
-from analytics.db import ConOrPath, connect, connection
+from analytics.db import ConOrPath, applied_policy, connect, connection
 from analytics.errors import AnalyticsError, BadRequest
 from analytics.filters import Filters
+from analytics.policy import mask_arrow
 from analytics.resume_gap import add_gap_argument, gap_option
 from analytics.transcript import parse_time
 from loaders.catalog import DATE, MESSAGES, TIMESTAMPTZ
@@ -136,7 +138,7 @@ def report_frame(
     spec = _spec(kind)
     options = options or {}
     with connection(con_or_path) as con:
-        return _as_csv_rows(spec, spec.build(con, filters, options), options).df()
+        return _masked(con, _as_csv_rows(spec, spec.build(con, filters, options), options)).df()
 
 
 def write_report(
@@ -146,7 +148,9 @@ def write_report(
     filters: Filters = Filters(),
     options: Mapping[str, Any] | None = None,
 ) -> Path:
-    """Write report `kind` as a UTF-8 CSV with a header row; returns the path written.
+    """Write report `kind` as a UTF-8 CSV with a header row (a path ending `.json`: a JSON
+    array of objects, `.jsonl`: one object per line, with the same values); returns the
+    path written.
 
     DuckDB writes the rows (a kind with `parts` part by part, each sorted on
     its own) to a temporary file renamed into place at the end, so memory stays
@@ -166,9 +170,15 @@ def write_report(
     try:
         with connection(con_or_path) as con:
             if spec.parts is None:
-                _write_csv(_as_csv_rows(spec, spec.build(con, filters, options), options), tmp, header=True)
+                parts = iter([_masked(con, _as_csv_rows(spec, spec.build(con, filters, options), options))])
             else:
-                parts = (_as_csv_rows(spec, p, options) for p in spec.parts(con, filters, options))
+                parts = (_masked(con, _as_csv_rows(spec, p, options)) for p in spec.parts(con, filters, options))
+            json_format = JSON_SUFFIXES.get(out.suffix.lower())
+            if json_format is not None:
+                _write_json(parts, tmp, lines=json_format == "lines")
+            elif spec.parts is None:
+                _write_csv(next(parts), tmp, header=True)
+            else:
                 _write_parts(spec.columns_for(options), parts, tmp)
         os.replace(tmp, out)
     finally:
@@ -176,9 +186,42 @@ def write_report(
     return out
 
 
+def _masked(con: duckdb.DuckDBPyConnection, rows: duckdb.DuckDBPyRelation) -> duckdb.DuckDBPyRelation:
+    """`rows` as they may leave the tool: on a connection that masks personal data, every
+    text column masked (ids and labels too: a thread key can hold an email; contract §11)."""
+    policy = applied_policy(con)
+    if not policy.redact:
+        return rows
+    return con.from_arrow(mask_arrow(rows.to_arrow_table(), policy, every_text_column=True))
+
+
 def _write_csv(rows: duckdb.DuckDBPyRelation, path: Path, header: bool) -> None:
     # The path is handed to DuckDB as a value, never spliced into SQL text.
     rows.write_csv(str(path), sep=",", header=header, encoding="utf-8", overwrite=True)
+
+
+#: Output file suffixes written as JSON instead of CSV: an array, or one object per line.
+JSON_SUFFIXES = {".json": "array", ".jsonl": "lines", ".ndjson": "lines"}
+
+
+def _write_json(parts: Iterable[duckdb.DuckDBPyRelation], path: Path, lines: bool) -> None:
+    # The CSV's values (ISO UTC text for times, rounded floats), as JSON scalars.
+    first = True
+    with path.open("wb") as sink:
+        if not lines:
+            sink.write(b"[")
+        for rows in parts:
+            for batch in rows.to_arrow_reader(batch_size=10_000):
+                for record in batch.to_pylist():
+                    if not lines and not first:
+                        sink.write(b",")
+                    sink.write(b"\n" if not lines else b"")
+                    sink.write(orjson.dumps(record))
+                    if lines:
+                        sink.write(b"\n")
+                    first = False
+        if not lines:
+            sink.write(b"\n]\n")
 
 
 def _write_parts(columns: tuple[str, ...], parts: Iterable[duckdb.DuckDBPyRelation], path: Path) -> None:

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 from analytics.errors import BadRequest, NotFound
 from analytics.filters import Filters
+from analytics.frames import fetch_rows
 
 #: The tag a runtime puts on rehydrated entries (`metadata["source"]`).
 RESUME_SOURCE = "resume_rehydrate"
@@ -71,8 +72,7 @@ def _process_paths(keys: Sequence[str]) -> list[str]:
 
 
 def _rows(con, sql: str, params: list) -> list[tuple]:
-    # fetchall() finishes the result; a half-read one (fetchone) blocks the caller's connection.
-    return con.sql(sql, params=params).fetchall()
+    return fetch_rows(con, sql, params)
 
 
 def _require_thread(con, thread_id: str) -> None:

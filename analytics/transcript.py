@@ -44,6 +44,7 @@ from analytics._pandas import pd
 from analytics.db import ConOrPath, connection
 from analytics.errors import BadRequest, NotFound, Unsupported
 from analytics.filters import Filters, as_utc
+from analytics.policy import Policy
 from analytics.frames import dtypes_of, fetch_frame, typed
 from analytics.text_match import pattern, snippet
 from loaders.catalog import MESSAGES, THREADS
@@ -208,7 +209,7 @@ SELECT
 """
 
 
-def read(con_or_path: ConOrPath, query: TranscriptQuery | str, **kwargs) -> pd.DataFrame:
+def read(con_or_path: ConOrPath, query: TranscriptQuery | str, *, redact: bool = False, **kwargs) -> pd.DataFrame:
     """Read one thread's transcript under the query contract (contract §4; see the module docstring).
 
     `query` is a `TranscriptQuery`, or a thread id with the query fields as keywords.
@@ -216,8 +217,12 @@ def read(con_or_path: ConOrPath, query: TranscriptQuery | str, **kwargs) -> pd.D
     time-range read of a thread without any timestamp. On your own connection,
     finish any open `execute()` result first (fetch it all or `con.complete()`):
     DuckDB refuses new work while one is pending, and this read never discards yours.
+    `redact=True` masks personal data in the text (analytics.redact; the deployment's
+    `TRANSCRIPT_LENS_REDACT=1` masks whatever is asked here).
 
     >>> read("demo.duckdb", TranscriptQuery("acme:eu:42", speaker="user", index=0))  # doctest: +SKIP
+    >>> read("demo.duckdb", "acme:eu:42", redact=True).content.tolist()  # doctest: +SKIP
+    ['My email is <EMAIL_1>', …]
     >>> read(con, "acme:eu:42", speaker="assistant", index=-1).content.item()  # doctest: +SKIP
     """
     if isinstance(query, str):
@@ -234,7 +239,7 @@ def read(con_or_path: ConOrPath, query: TranscriptQuery | str, **kwargs) -> pd.D
         "index": query.index,
         "limit": query.limit,
     }
-    with connection(con_or_path) as con:
+    with connection(con_or_path, Policy(redact=True) if redact else None) as con:
         frame = fetch_frame(con, _READ_SQL, params, TRANSCRIPT_COLUMNS)
         if frame.empty:
             known, has_messages, stamped = con.sql(_DIAGNOSE_SQL, params={"thread_id": query.thread_id}).fetchall()[0]

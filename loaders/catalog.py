@@ -73,6 +73,8 @@ class Column:
     a source hands over as it is; the ingest stores it only when it is valid JSON
     and reports it in `load_errors` otherwise. `staged=False`: not in the staged
     parts at all; the writer binds the load's id (`load_errors.load_id`).
+    `personal`: free text or JSON from the conversation (what a user, a model or a tool
+    wrote), masked when data is read with redaction on (`analytics.policy`).
     """
 
     name: str
@@ -82,6 +84,7 @@ class Column:
     derived: str | None = None
     passthrough_json: bool = False
     staged: bool = True
+    personal: bool = False
 
     def ddl(self) -> str:
         return f"{self.name} {self.type.ddl}{'' if self.nullable else ' NOT NULL'}"
@@ -155,7 +158,8 @@ class Table:
     def markdown(self) -> str:
         """The column table docs/schema.md shows for it."""
         rows = [  # (a `|` in a cell, code spans included, is written `\|`)
-            f"| {c.name} | {c.type.ddl}{'' if c.nullable else ' NOT NULL'} | {c.doc.replace('|', chr(92) + '|')} |"
+            f"| {c.name} | {c.type.ddl}{'' if c.nullable else ' NOT NULL'} | {c.doc.replace('|', chr(92) + '|')}"
+            f"{' (personal: masked when redacting)' if c.personal else ''} |"
             for c in self.columns
         ]
         return "\n".join(["| column | type | meaning |", "|---|---|---|", *rows]) + "\n"
@@ -189,11 +193,11 @@ ROLE = _c(
     "`user` / `assistant` / `tool` / `system` / `other` (human, ai, tool, system and their chunks; anything else is `other`)",
     null=False,
 )
-NAME = _c("name", VARCHAR, "the message's `name` field")
-CONTENT = _c("content", VARCHAR, "text: a string as-is; a list of blocks → its text parts joined with `\\n`")
+NAME = _c("name", VARCHAR, "the message's `name` field", personal=True)
+CONTENT = _c("content", VARCHAR, "text: a string as-is; a list of blocks → its text parts joined with `\\n`", personal=True)
 CONTENT_CHARS = _c("content_chars", INTEGER, "length of `content` in characters")
 NON_TEXT_BLOCKS = _c("non_text_blocks", INTEGER, "content blocks that are not text (images, files, …), counted not inlined")
-TOOL_CALLS = _c("tool_calls", JSON, "assistant tool calls as stored (`[{name, args, id, type}]`); NULL when none")
+TOOL_CALLS = _c("tool_calls", JSON, "assistant tool calls as stored (`[{name, args, id, type}]`); NULL when none", personal=True)
 TOOL_CALL_COUNT = _c("tool_call_count", INTEGER, "number of tool calls of an assistant message (0 otherwise)")
 TOOL_CALL_ID = _c("tool_call_id", VARCHAR, "for a tool message, the call it answers")
 TOOL_STATUS = _c("tool_status", VARCHAR, "for a tool message, `success` / `error` as stored")
@@ -264,7 +268,7 @@ LOAD_ERRORS = Table(
         _c("checkpoint_ns", VARCHAR, "its checkpoint namespace, when known"),
         _c("checkpoint_id", VARCHAR, "its checkpoint, when known"),
         _c("stage", VARCHAR, "`checkpoint`, `metadata`, `messages`, `message`, `write`, `source`, or the table whose JSON was invalid", null=False),
-        _c("reason", VARCHAR, "what was wrong", null=False),
+        _c("reason", VARCHAR, "what was wrong", null=False, personal=True),
     ),
     staged=True,
 )
@@ -289,7 +293,7 @@ THREADS = Table(
         _c("branch_count", INTEGER, "root leaves (1 for a linear thread)", null=False),
         _c("fork_count", INTEGER, "root checkpoints with more than one child", null=False),
         _c("interrupt_pending", BOOLEAN, "the latest root checkpoint carries an `__interrupt__` write", null=False),
-        _c("interrupt_value", JSON, "the pending interrupt's value(s)"),
+        _c("interrupt_value", JSON, "the pending interrupt's value(s)", personal=True),
         _c("removed_message_count", INTEGER, "`removed` events on the current branch", null=False),
         _c("edited_message_count", INTEGER, "`edited` events on the current branch", null=False),
     ),
@@ -327,7 +331,8 @@ CHECKPOINTS = Table(
         ),
         _c("has_interrupt", BOOLEAN, "an `__interrupt__` write is keyed on this checkpoint", null=False),
         # JSON text in SqliteSaver, JSONB in Postgres: passed through, not written by `to_json`.
-        _c("metadata", JSON, "the whole checkpoint metadata (NULL when it is not valid JSON: see `load_errors`)", passthrough_json=True),
+        _c("metadata", JSON, "the whole checkpoint metadata (NULL when it is not valid JSON: see `load_errors`)", passthrough_json=True,
+           personal=True),
     ),
     staged=True,
 )
@@ -361,8 +366,8 @@ MESSAGES = Table(
         _c("total_tokens", BIGINT, "`usage_metadata.total_tokens`"),
         _c("model", VARCHAR, "`response_metadata.model_name` (else `model`, else `model_id`)"),
         _c("usage_metadata", JSON, "the whole `usage_metadata`"),
-        _c("response_metadata", JSON, "the whole `response_metadata`"),
-        _c("additional_kwargs", JSON, "the whole `additional_kwargs`"),
+        _c("response_metadata", JSON, "the whole `response_metadata`", personal=True),
+        _c("additional_kwargs", JSON, "the whole `additional_kwargs`", personal=True),
         _c("version", INTEGER, "the `message_versions.version` of this exact payload"),
     ),
     staged=True,

@@ -21,6 +21,8 @@ from typing import Any, NamedTuple
 import orjson
 import ormsgpack
 
+from loaders import cipher
+
 # msgpack extension codes of langgraph.checkpoint.serde.jsonplus
 EXT_CONSTRUCTOR_SINGLE_ARG = 0
 EXT_CONSTRUCTOR_POS_ARGS = 1
@@ -111,7 +113,12 @@ def decode_typed(type_tag: str | None, data: bytes | None) -> Any:
     if type_tag == "pickle":
         raise DecodeError("pickle-tagged value not decoded (unpickling would run code from the store)")
     if "+" in type_tag:
-        raise DecodeError(f"encrypted value ({type_tag!r:.60}) not decoded: no key is used by this tool")
+        # EncryptedSerializer (`<tag>+aes`): decrypted with the load's key, then decoded as `<tag>`.
+        try:
+            inner, plaintext = cipher.decrypt(type_tag, data)
+        except cipher.CipherError as exc:
+            raise DecodeError(str(exc)) from None
+        return decode_typed(inner, plaintext)
     raise DecodeError(f"unknown serialization type {type_tag!r:.60}")
 
 

@@ -24,12 +24,13 @@ the readers leave them out in their queries and count them (`OversizedKeys`), an
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, NamedTuple
 
-from loaders.decode import DecodeError, decode_typed, plain
+from loaders import delta, delta_read
+from loaders.decode import EXT_DELTA_SNAPSHOT, DecodeError, Ext, decode_typed, plain
 from loaders.records import (
     SPECIAL_CHANNELS, LoadError, Payloads, RawCheckpoint, RawWrite, SourceError, SpecialWritesTail, ThreadBundle,
     key_size_problem, second_copy,
@@ -303,13 +304,15 @@ def assemble(
     writes: Iterable[WriteRow],
     where: str,
     oversized: Iterable[OversizedKeys] = (),
+    delta_writes: Callable[[str], Iterable[tuple]] | None = None,
 ) -> Iterator[ThreadBundle]:
     """Merge-join the three ordered streams into one `ThreadBundle` per thread.
 
     Blob and write rows of threads without checkpoints are skipped. `oversized` (ordered
     by thread id, the rows of oversized thread ids first) are the rows the reader left out
     for their key size: reported with their thread, or, of an oversized thread id, with
-    the first thread (a bundle of errors only when there is none).
+    the first thread (a bundle of errors only when there is none). `delta_writes(thread_id)`
+    gives a DeltaChannel thread's `messages` writes (`loaders.delta_read.WriteRows`).
 
     >>> list(assemble([], [], [], "db"))
     []
@@ -333,8 +336,11 @@ def assemble(
         thread_writes = _in_key_order(write_rows.take(thread_id, tail), _write_key, "checkpoint_writes", where, errors)
         if tail.dropped:
             errors.append(tail.error(thread_id))
-        out = build_bundle(thread_id, rows, blob_rows.take(thread_id), thread_writes)
+        blobs = blob_rows.take(thread_id)
+        out = build_bundle(thread_id, rows, blobs, thread_writes)
         out.errors[:0] = errors
+        if delta_writes is not None and delta.marked(out):  # a DeltaChannel thread: its messages rebuilt (loaders.delta)
+            out = delta_read.postgres_thread(out, rows, blobs, delta_writes)
         return out
 
     def problems_before(thread_id: str | None) -> Iterator[ThreadBundle]:
@@ -425,6 +431,8 @@ def _decode_blob(stored, key: tuple[str, str], interned: dict, errors: list[Load
     type_, blob = stored
     try:
         value = decode_typed(type_, blob)
+        if type(value) is Ext and value.code == EXT_DELTA_SNAPSHOT:  # a DeltaChannel snapshot: its value
+            value = delta.stored_value(value)
     except DecodeError as exc:
         errors.append(LoadError(*where, "messages", f"messages blob version {key[1]}: {exc}"))
         return _FAILED

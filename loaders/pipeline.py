@@ -27,6 +27,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Protocol
 
+from loaders import cipher
+from loaders.cipher import AesKey
 from loaders.parts import ERROR_TABLE, PartWriter
 from loaders.version import __version__
 from loaders.records import LoadError, SourceError
@@ -82,7 +84,7 @@ def batches(reader: SourceReader, thread_key_pattern: str | None = None, only: f
     """
     regex = compile_thread_key(thread_key_pattern)
     for bundle in reader.threads(only):
-        yield from thread_batches(bundle, regex)
+        yield from thread_batches(cipher.one_hint_per_thread(bundle), regex)
 
 
 @dataclass(frozen=True)
@@ -101,6 +103,9 @@ class _Job:
     # staged export); None: open `spec` as the source kind says.
     handoff: Callable[[SourceOptions], SourceReader] | None = None
     thread_range: tuple[str | None, str | None] = (None, None)
+    # The key encrypted values are decrypted with (`loaders.cipher`; never part of the options,
+    # which the `loads` table records).
+    aes_key: cipher.AesKey | cipher.KeyProblem | None = None
 
 
 def _open_reader(job: _Job) -> SourceReader:
@@ -130,12 +135,13 @@ def _run_job(job: _Job, tick: Callable[[int], None], reader: SourceReader | None
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        for table, rows in batches(reader, job.thread_key_pattern, job.only):
-            if table == ERROR_TABLE:
-                writer.append_errors(rows)
-                tick(1)
-            else:
-                writer.append(table, rows)
+        with cipher.using(job.aes_key):
+            for table, rows in batches(reader, job.thread_key_pattern, job.only):
+                if table == ERROR_TABLE:
+                    writer.append_errors(rows)
+                    tick(1)
+                else:
+                    writer.append(table, rows)
         files = writer.close()  # (its last batches are built with the collector still off)
     finally:
         if gc_was_enabled:
@@ -418,6 +424,7 @@ def load(
     progress: Progress | None = None,
     workers: int | None = None,
     derived: DerivedTables | None = None,
+    aes_key: AesKey | bytes | None = None,
 ) -> LoadSummary:
     """Load a checkpoint store into a DuckDB database, atomically.
 
@@ -429,7 +436,9 @@ def load(
     threads whose checkpoints changed since the previous load (new threads, new
     checkpoints of old threads) and drops threads gone from the source. Nothing
     is replaced unless the whole load succeeds. `derived` tables, if given, are
-    written into the new database before it replaces the old one.
+    written into the new database before it replaces the old one. Values an
+    `EncryptedSerializer` wrote are decrypted with `aes_key` (`loaders.cipher`;
+    None: the key in `LANGGRAPH_AES_KEY`, if set); without a key they are reported.
 
     >>> load("demo/demo.sqlite", "demo.duckdb").messages  # doctest: +SKIP
     412
@@ -439,6 +448,7 @@ def load(
     src = resolve(str(source), kind)
     options = src.options(options)
     compile_thread_key(thread_key_pattern)  # fail before touching anything
+    aes_key = cipher.key_from_env() if aes_key is None else aes_key if isinstance(aes_key, AesKey) else AesKey(aes_key)
     started = datetime.now(timezone.utc)
     t0 = time.perf_counter()
     workers = workers or default_workers()
@@ -458,7 +468,7 @@ def load(
             ranges = reader.split(workers * RANGES_PER_WORKER)
 
         schemas = staging_schemas()
-        base = _Job(src, str(source), options, thread_key_pattern, only, folder, "p0", schemas)
+        base = _Job(src, str(source), options, thread_key_pattern, only, folder, "p0", schemas, aes_key=aes_key)
         done = 0
 
         def tick(n: int) -> None:

@@ -148,6 +148,7 @@ class PostgresReader(SourceReader):
             hint = f"; schemas with a checkpoints table: {', '.join(others)} (pick one with --schema)" if others else ""
             raise SourceError(f"{where}: no checkpoints table (expected a database written by PostgresSaver){hint}")
         shallow = table_shape(columns, where)
+        self._has_task_path = "task_path" in columns.get("checkpoint_writes", ())
         if denied:
             raise SourceError(f"{where}: no SELECT privilege on {', '.join(sorted(denied))}")
         return shallow
@@ -312,13 +313,25 @@ class PostgresReader(SourceReader):
         try:
             yield from assemble(
                 map(CheckpointRow._make, streams[0]), map(BlobRow._make, streams[1]), map(WriteRow._make, streams[2]),
-                self.where, oversized,
+                self.where, oversized, self._delta_writes,
             )
         except psycopg.Error as exc:
             raise SourceError(f"{self.where}: reading checkpoints failed ({first_line(exc)})") from None
         finally:
             for stream in streams:
                 stream.close()
+
+    def _delta_writes(self, thread_id: str) -> list[tuple]:
+        """A DeltaChannel thread's `messages` writes (`loaders.delta_read.WriteRows`), asked in the
+        load's snapshot while its cursors stream (rare: only threads `delta.marked` are asked)."""
+        cap = sql.Literal(KEY_MAX_BYTES)
+        query = sql.SQL(
+            "SELECT checkpoint_ns, checkpoint_id, {path}, task_id, idx, type, blob FROM {writes} "
+            "WHERE thread_id = %s AND channel = %s AND octet_length(checkpoint_ns) <= {cap} "
+            "AND octet_length(checkpoint_id) <= {cap} AND octet_length(task_id) <= {cap}"
+        ).format(path=sql.Identifier("task_path") if self._has_task_path else sql.SQL("''"),
+                 writes=self._table("checkpoint_writes"), cap=cap)
+        return self._guard(lambda: self.conn.execute(query, [thread_id, MESSAGES]).fetchall())
 
     def _guard(self, fn):
         try:

@@ -25,6 +25,8 @@ BUILTINS = (
     "loaders.postgres_source:PostgresSource",
     "loaders.pg_export:PgCsvSource",
     "loaders.pg_export:PgDumpSource",
+    "loaders.mysql_source:MysqlSource",
+    "loaders.mysql_source:MysqlDumpSource",
 )
 
 

@@ -68,7 +68,8 @@ from urllib.parse import quote
 import ormsgpack
 
 from loaders import _native
-from loaders.decode import UNPACK_OPT, DecodeError, decode_typed, outer_hook, plain
+from loaders import delta, delta_read
+from loaders.decode import EXT_DELTA_SNAPSHOT, UNPACK_OPT, DecodeError, Ext, decode_typed, outer_hook, plain
 from loaders.records import (
     KEY_MAX_BYTES, SPECIAL_CHANNELS, LoadError, Payloads, RawCheckpoint, RawWrite, SourceError, SpecialWritesTail,
     ThreadBundle, key_size_problem, second_copy, weighted_ranges,
@@ -753,6 +754,8 @@ class SqliteReader(SourceReader):
                 continue
             bundle = bundle_thread(thread_id, rows, thread_writes)
             bundle.errors.extend(writes.drain())
+            if delta.marked(bundle):  # a DeltaChannel thread: its messages are rebuilt (loaders.delta)
+                bundle = delta_read.sqlite_thread(self.con, bundle, self._fits, self._keys.all_fit(_WRITE_KEYS))
             yield thread_id, bundle
         errors = writes.finish()
         if errors:
@@ -1109,6 +1112,12 @@ def decode_checkpoint_row(row, errors: list[LoadError], payloads: Payloads | Non
         errors.append(LoadError(*where, "checkpoint", f"ts is a {type(ts).__name__}, not a string"))
         ts = None
     messages = values.get("messages")
+    if type(messages) is Ext and messages.code == EXT_DELTA_SNAPSHOT:  # a DeltaChannel snapshot: its value (loaders.delta)
+        try:
+            messages = delta.stored_value(messages)
+        except DecodeError as exc:
+            errors.append(LoadError(*where, "messages", str(exc)))
+            return RawCheckpoint(thread_id, ns, cid, parent, ts if isinstance(ts, str) else None, None, damaged=True, metadata=md_json)
     if messages is not None and not isinstance(messages, list):
         errors.append(LoadError(*where, "messages", f"messages channel is a {type(messages).__name__}, not a list"))
         return RawCheckpoint(thread_id, ns, cid, parent, ts if isinstance(ts, str) else None, None, damaged=True, metadata=md_json)

@@ -51,7 +51,11 @@ class LoadFailed(Exception):
 
 
 #: What a load imports only for some sources, and the extra that installs it.
-_EXTRAS = {"psycopg": ("live Postgres sources", "postgres")}
+_EXTRAS = {
+    "psycopg": ("live Postgres sources", "postgres"),
+    "pymysql": ("live MySQL / MariaDB sources", "mysql"),
+    "Crypto": ("encrypted values (AES, pycryptodome)", "aes"),
+}
 # A message is cut here: DuckDB quotes the offending key of a failed constraint (any size).
 _LINE_MAX = 400
 
@@ -60,7 +64,8 @@ def load(source: str | os.PathLike, db: str | os.PathLike, **kwargs: Any) -> Loa
     """`loaders.load` plus the derived tables: what every user-facing load does.
 
     Takes `loaders.load`'s keyword arguments (kind, thread_key_pattern, options,
-    incremental, progress, workers). This is the one place a failed load is caught:
+    incremental, progress, workers, aes_key), and `aes_key_file`: a file holding
+    the key of an encrypted store (else `LANGGRAPH_AES_KEY` is read). This is the one place a failed load is caught:
     every error (a damaged source, DuckDB, memory, a dead worker, a bug) becomes a
     `LoadFailed` of one line, and the previous database is left as it was.
     KeyboardInterrupt passes through.
@@ -68,6 +73,11 @@ def load(source: str | os.PathLike, db: str | os.PathLike, **kwargs: Any) -> Loa
     try:
         import loaders  # here, not at the top: `transcript-lens transcript` and `app` never pay its ~0.6 s import
 
+        key_file = kwargs.pop("aes_key_file", None)
+        if key_file is not None:
+            from loaders.cipher import key_from_file
+
+            kwargs["aes_key"] = key_from_file(key_file)
         return loaders.load(str(source), db, derived=LoadTimeTables(), **kwargs)
     except LoadFailed:
         raise

@@ -57,6 +57,10 @@ def configure_load(parser: argparse.ArgumentParser) -> None:
     for option in option_specs(kinds):
         parser.add_argument(f"--{option.name.replace('_', '-')}", dest=f"option_{option.name}", metavar=option.name.upper(),
                             help=f"{option.help} ({', '.join(option.kinds)})")
+    parser.add_argument("--aes-key-file", metavar="PATH", help=(
+        "a file holding the AES key (16, 24 or 32 bytes; one trailing newline is ignored) of a store written with "
+        "LangGraph's EncryptedSerializer; default: the LANGGRAPH_AES_KEY variable, as the saver reads it. Used only "
+        "to decrypt; never shown or stored"))
     parser.add_argument("--workers", type=int, help="decoding processes (default: cores, at most 4)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.add_argument("--debug", action="store_true",
@@ -91,6 +95,7 @@ def run_load(args: argparse.Namespace) -> int:
         summary = transcript_lens.load(
             args.source, args.db, kind=args.kind, thread_key_pattern=args.thread_key_pattern,
             options=options, incremental=args.incremental, progress=progress, workers=args.workers,
+            aes_key_file=args.aes_key_file,
         )
     except transcript_lens.LoadFailed as exc:
         bar.close()
@@ -132,6 +137,18 @@ def configure_app(parser: argparse.ArgumentParser) -> None:
                         "only; 0.0.0.0 serves every network interface)")
     parser.add_argument("--port", type=int, help="port to listen on (default 8501, or the next free one)")
     parser.add_argument("--headless", action="store_true", help="do not open a browser")
+    shared = parser.add_argument_group(
+        "serving others (docs/privacy.md)",
+        "Each restricts what the app lets its users reach; a flag adds to the --config file, never removes from it.")
+    shared.add_argument("--config", metavar="FILE.toml", help="the deployment's [app] table: read_only, redact, tenants, "
+                        "source_roots, named sources, users → tenants, identity_header (also TRANSCRIPT_LENS_CONFIG)")
+    shared.add_argument("--redact", action="store_true", help="mask personal data on every page and download; "
+                        "users cannot switch it off")
+    shared.add_argument("--tenants", metavar="A,B", help="only these tenants' threads, on every page, search and download")
+    shared.add_argument("--read-only", action="store_true", help="no 'Load a source': only the database given")
+    shared.add_argument("--source-root", action="append", default=[], metavar="DIR",
+                        help="'Load a source' reads paths only inside DIR (repeatable); typed DSNs are refused "
+                             "(name them in --config instead)")
     parser.set_defaults(run=run_app)
 
 
@@ -162,6 +179,25 @@ def streamlit_command(args: argparse.Namespace, root: Path, db: str | None) -> l
     return cmd + (["--", "--db", db] if db else [])
 
 
+def _deployment_environment(args: argparse.Namespace, env: dict[str, str]) -> dict[str, str]:
+    """The server's environment for the flags of "serving others" (ui.access reads it)."""
+    from ui import access
+
+    config_path = args.config or env.get(access.CONFIG_ENV)
+    config = access.load_config(config_path) if config_path else {}
+    out = access.server_environment(config, redact=args.redact, tenants=args.tenants, read_only=args.read_only,
+                                    source_roots=tuple(args.source_root))
+    if config_path:
+        out[access.CONFIG_ENV] = str(Path(config_path).resolve())
+    if args.host not in ("127.0.0.1", "localhost", "::1") and not (
+        args.read_only or config.get("read_only") or args.source_root or config.get("source_roots") or config.get("sources")
+    ):
+        print(f"warning: serving {args.host} with 'Load a source' unrestricted: anyone who reaches the port can make "
+              "the server read any file or database it can reach (see --read-only, --source-root, --config)",
+              file=sys.stderr)
+    return out
+
+
 def run_app(args: argparse.Namespace) -> int:
     missing = [name for name in ("streamlit", "plotly") if importlib.util.find_spec(name) is None]
     if missing:
@@ -169,6 +205,11 @@ def run_app(args: argparse.Namespace) -> int:
         return 2
     root = transcript_lens.app_dir()
     env = dict(os.environ)
+    try:
+        env.update(_deployment_environment(args, env))
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     db = args.db or env.get("TRANSCRIPT_LENS_DB") or None
     if db is not None:
         path = Path(db).expanduser()

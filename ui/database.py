@@ -253,7 +253,9 @@ def linkable_name(path: str | os.PathLike) -> str | None:
 
 
 def from_linkable_name(name: str) -> Path | None:
-    """The database a URL names, if the server knows that name and the file is there; else None.
+    """The database a URL names, if the server knows that name, the file is there and the
+    deployment lets users open it (`ui.access`: a read-only app opens only the database it was
+    started on; with source folders, only files inside them besides that one); else None.
 
     >>> from_linkable_name("../../etc/passwd") is None
     True
@@ -261,4 +263,13 @@ def from_linkable_name(name: str) -> Path | None:
     if not isinstance(name, str) or not _NAME.match(name):
         return None
     p = known_databases().get(name)
-    return p if p is not None and p.is_file() else None
+    if p is None or not p.is_file():
+        return None
+    from ui import access
+
+    deployment = access.from_environment()
+    if p == default_db_path():
+        return p
+    if deployment.read_only or deployment.path_refusal(p) is not None:
+        return None
+    return p

@@ -84,9 +84,9 @@ def _load_panel() -> None:
         spec = st.text_input(
             "Path or DSN",
             key="load.spec",
-            placeholder="store.sqlite · postgresql://… · export.zip · dump.sql · existing .duckdb",
-            help="A SqliteSaver file, a Postgres DSN, a CSV export folder or .zip, a pg_dump file, "
-            "or a Transcript Lens .duckdb to open as is. The kind is detected from what you give.",
+            placeholder="store.sqlite · postgresql://… · mysql://… · export.zip · dump.sql · existing .duckdb",
+            help="A SqliteSaver file, a Postgres or MySQL / MariaDB DSN, a CSV export folder or .zip, a pg_dump "
+            "or mysqldump file, or a Transcript Lens .duckdb to open as is. The kind is detected from what you give.",
         )
         upload = st.file_uploader("…or upload a file", type=upload_types(registered.values()), key="load.upload")
         kind = st.selectbox(
@@ -108,6 +108,11 @@ def _load_panel() -> None:
             ).strip() or None
             for option in offered
         }
+        key_file = st.text_input(
+            "AES key file", key="load.aes_key_file", placeholder="(default: LANGGRAPH_AES_KEY)",
+            help="For a store written with LangGraph's EncryptedSerializer: a file holding its AES key. Used only "
+            "to decrypt, never shown or stored.",
+        ).strip() or None
         incremental = st.checkbox(
             "Only re-read what changed",
             key="load.incremental",
@@ -117,7 +122,7 @@ def _load_panel() -> None:
         if st.button("Load", key="load.go", type="primary", width="stretch"):
             _load(
                 spec.strip(), upload, None if kind == AUTO else kind,
-                LoadChoices(pattern.strip() or None, given, incremental),
+                LoadChoices(pattern.strip() or None, given, incremental, key_file),
             )
 
 
@@ -140,6 +145,7 @@ class LoadChoices:
     # The source options typed in (None: not given; a kind that does not take one given says so).
     options: dict[str, str | None] = field(default_factory=dict)
     incremental: bool = False
+    aes_key_file: str | None = None  # (the key itself never passes through the app)
 
     def source_options(self) -> dict[str, str | None]:
         """The source options chosen, as `loaders.load` takes them."""
@@ -178,7 +184,7 @@ def _load(spec: str, upload, kind: str | None, choices: LoadChoices = LoadChoice
                 spec, target, kind=source.kind, progress=progress,
                 thread_key_pattern=choices.thread_key_pattern,
                 options=choices.source_options(),
-                incremental=choices.incremental,
+                incremental=choices.incremental, aes_key_file=choices.aes_key_file,
             )
         except Exception as exc:  # noqa: BLE001 — the UI boundary: any failure is a message, never a dead app
             status.update(label=f"Could not load {where}", state="error", expanded=True)

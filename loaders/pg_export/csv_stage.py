@@ -71,7 +71,7 @@ def _stage_csv(
     position = {name: i for i, name in enumerate(header)}
     # Columns are named c0..cN, never after the header, so nothing from the
     # file is ever spliced into SQL.
-    wanted = [f"c{position[c]}" if c is not None else "NULL" for c in source_columns(table, shallow)]
+    wanted = [f"c{position[c]}" if c is not None and c in position else "NULL" for c in source_columns(table, shallow)]
     channels = channel_filter(table)
     filter_sql = f" WHERE c{position['channel']} IN ({','.join('?' * len(channels))})" if channels else ""
     columns = "{" + ", ".join(f"'c{i}': 'VARCHAR'" for i in range(len(header))) + "}"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from loaders.pg_export.archive import read_head
 from loaders.pg_export.copy_text import copy_text_field, idents, python_encoding
-from loaders.pg_export.rows import channel_filter, source_columns
+from loaders.pg_export.rows import OPTIONAL_COLUMNS, channel_filter, source_columns
 from loaders.pg_export.stage import Stage, StageLoader
 from loaders.pg_rows import TABLES, table_shape
 from loaders.records import SourceError
@@ -108,10 +108,10 @@ class _DumpBlock:
         # checks at the end that all three agree.
         shallow = "checkpoint_id" not in cols if name == "checkpoints" else "version" not in cols
         needed = source_columns(name, shallow and name != "checkpoint_writes")
-        lacking = [c for c in needed if c is not None and c not in cols]
+        lacking = [c for c in needed if c is not None and c not in cols and c not in OPTIONAL_COLUMNS]
         if lacking:
             raise SourceError(f"{where}: COPY {name} lacks column{'s' if len(lacking) > 1 else ''} {', '.join(lacking)}")
-        self.positions = [cols.index(c) if c is not None else None for c in needed]
+        self.positions = [cols.index(c) if c is not None and c in cols else None for c in needed]
         self.width = len(cols)
         channels = channel_filter(name)
         self.channel_at = cols.index("channel") if channels else -1

@@ -26,9 +26,9 @@ def _text(value: str | None, column: str) -> str:
     return value
 
 
-def _bytea(value: str | None, column: str) -> bytes | None:
-    if value is None:
-        return None
+def _bytea(value: str | bytes | None, column: str) -> bytes | None:
+    if value is None or isinstance(value, bytes):  # (bytes: a source that reads them as bytes, `loaders.mysql_source`)
+        return value
     if not value.startswith("\\x"):
         raise Problem(f"{column} is not bytea hex output (expected \\x followed by hex digits; was bytea_output = escape?)")
     try:
@@ -92,8 +92,9 @@ def stage_blob(raw: tuple, shallow: bool) -> tuple:
 
 
 def stage_write(raw: tuple, shallow: bool) -> tuple:
-    """`(thread_id, ns, checkpoint_id, task_id, idx, channel, type, blob)` text → a staged `wr` row."""
-    thread_id, ns, cid, task_id, idx, channel, type_, blob = raw
+    """`(thread_id, ns, checkpoint_id, task_id, idx, channel, type, blob, task_path)` text → a staged
+    `wr` row (a `messages` write: a `dw` row, read for DeltaChannel threads only)."""
+    thread_id, ns, cid, task_id, idx, channel, type_, blob, task_path = raw
     try:
         idx_value = int(_text(idx, "idx"))
     except ValueError:
@@ -103,7 +104,7 @@ def stage_write(raw: tuple, shallow: bool) -> tuple:
         raise Problem("blob is NULL")
     return (
         _text(thread_id, "thread_id"), _text(ns, "checkpoint_ns"), _text(cid, "checkpoint_id"),
-        _text(task_id, "task_id"), idx_value, _text(channel, "channel"), type_, blob_value,
+        _text(task_id, "task_id"), idx_value, _text(channel, "channel"), type_, blob_value, task_path or "",
     )
 
 
@@ -112,7 +113,7 @@ def stage_write(raw: tuple, shallow: bool) -> tuple:
 STAGED = {
     "checkpoints": ("cp", stage_checkpoint, 9),
     "checkpoint_blobs": ("bl", stage_blob, 5),
-    "checkpoint_writes": ("wr", stage_write, 8),
+    "checkpoint_writes": ("wr", stage_write, 9),
 }
 
 
@@ -124,12 +125,16 @@ def source_columns(table: str, shallow: bool) -> tuple[str | None, ...]:
         return ("thread_id", "checkpoint_ns", "checkpoint_id", "parent_checkpoint_id", "checkpoint", "metadata")
     if table == "checkpoint_blobs":
         return ("thread_id", "checkpoint_ns", None if shallow else "version", "type", "blob")
-    return ("thread_id", "checkpoint_ns", "checkpoint_id", "task_id", "idx", "channel", "type", "blob")
+    return ("thread_id", "checkpoint_ns", "checkpoint_id", "task_id", "idx", "channel", "type", "blob", "task_path")
+
+
+# Columns an export may lack (a table from before the saver's migration that added it): staged as NULL.
+OPTIONAL_COLUMNS = frozenset({"task_path"})
 
 
 def expected_columns(table: str) -> tuple[str, ...]:
     """The columns an export of `table` holds (for messages about a wrong header)."""
-    return ("v",) if table == MIGRATIONS else tuple(c for c in source_columns(table, False) if c)
+    return ("v",) if table == MIGRATIONS else tuple(c for c in source_columns(table, False) if c and c not in OPTIONAL_COLUMNS)
 
 
 def channel_filter(table: str) -> tuple[str, ...] | None:
@@ -137,7 +142,7 @@ def channel_filter(table: str) -> tuple[str, ...] | None:
     if table == "checkpoint_blobs":
         return (MESSAGES,)
     if table == "checkpoint_writes":
-        return SPECIAL_CHANNELS
+        return (*SPECIAL_CHANNELS, MESSAGES)  # (messages writes: DeltaChannel threads, `loaders.delta_read`)
     return None
 
 

@@ -10,7 +10,7 @@ import sqlite3
 from urllib.parse import quote
 
 from loaders.pg_export.rows import STAGED, Problem, row_key
-from loaders.pg_rows import KEY_COLUMNS, KEY_SHOWN
+from loaders.pg_rows import KEY_COLUMNS, KEY_SHOWN, MESSAGES
 from loaders.records import SourceError, key_too_long
 from loaders.scratch import scratch_dir
 
@@ -23,7 +23,10 @@ CREATE TABLE cp (thread_id TEXT NOT NULL, checkpoint_ns TEXT NOT NULL, checkpoin
                  ts_key TEXT);
 CREATE TABLE bl (thread_id TEXT NOT NULL, checkpoint_ns TEXT NOT NULL, version TEXT NOT NULL, type TEXT, blob BLOB);
 CREATE TABLE wr (thread_id TEXT NOT NULL, checkpoint_ns TEXT NOT NULL, checkpoint_id TEXT NOT NULL, task_id TEXT NOT NULL,
-                 idx INTEGER NOT NULL, channel TEXT NOT NULL, type TEXT, blob BLOB);
+                 idx INTEGER NOT NULL, channel TEXT NOT NULL, type TEXT, blob BLOB, task_path TEXT);
+-- The `messages` writes, apart: read only for DeltaChannel threads (loaders.delta_read).
+CREATE TABLE dw (thread_id TEXT NOT NULL, checkpoint_ns TEXT NOT NULL, checkpoint_id TEXT NOT NULL, task_id TEXT NOT NULL,
+                 idx INTEGER NOT NULL, channel TEXT NOT NULL, type TEXT, blob BLOB, task_path TEXT);
 CREATE TABLE wanted (thread_id TEXT PRIMARY KEY);
 -- Rows left out for a key over KEY_MAX_BYTES (pg_rows.OversizedKeys): `k` indexes
 -- pg_rows.KEY_COLUMNS of `tbl`. An oversized thread id is kept as its first characters
@@ -38,6 +41,7 @@ CREATE INDEX cp_order ON cp (thread_id, checkpoint_ns, checkpoint_id);
 CREATE INDEX cp_ts ON cp (ts_key, thread_id);
 CREATE INDEX bl_order ON bl (thread_id);
 CREATE INDEX wr_order ON wr (thread_id, checkpoint_ns, checkpoint_id, task_id, idx);
+CREATE INDEX dw_thread ON dw (thread_id);
 """
 
 
@@ -108,6 +112,7 @@ class StageLoader:
         self.shallow = shallow
         self.where = where
         self.rows: list[tuple] = []
+        self.messages_writes: list[tuple] = []  # (staged in `dw`)
         self.bytes = 0
 
     def add(self, raw: tuple, size: int, line: int | None = None) -> None:
@@ -121,11 +126,15 @@ class StageLoader:
             if key_too_long(row[k]):
                 self.stage.oversized(self.table, k, row)
                 return
-        self.rows.append(row)
+        if self.table == "checkpoint_writes" and row[5] == MESSAGES:
+            self.messages_writes.append(row)
+        else:
+            self.rows.append(row)
         self.bytes += size
         if len(self.rows) >= _FLUSH_ROWS or self.bytes >= _FLUSH_BYTES:
             self.flush()
 
     def flush(self) -> None:
         self.stage.insert(self.staged_table, self.width, self.rows)
-        self.rows, self.bytes = [], 0
+        self.stage.insert("dw", self.width, self.messages_writes)
+        self.rows, self.messages_writes, self.bytes = [], [], 0

@@ -93,10 +93,17 @@ class StagedReader(SourceReader):
         try:
             yield from assemble(
                 map(CheckpointRow._make, cps), map(BlobRow._make, bls), map(WriteRow._make, wrs), self.where, oversized,
+                self._delta_writes,
             )
         finally:
             for cur in (cps, bls, wrs, ovs):
                 cur.close()
+
+    def _delta_writes(self, thread_id: str) -> list[tuple]:
+        """A DeltaChannel thread's `messages` writes (`loaders.delta_read.WriteRows`)."""
+        return self.stage.con.execute(
+            "SELECT checkpoint_ns, checkpoint_id, task_path, task_id, idx, type, blob FROM dw WHERE thread_id = ?", (thread_id,)
+        ).fetchall()
 
     def close(self) -> None:
         self.stage.close()

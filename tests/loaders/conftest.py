@@ -15,6 +15,7 @@ import pytest
 
 import loaders
 from tests.loaders import conformance
+from tests.loaders.mysql_util import fresh_mysql_database, mysql_saver, mysqldump
 from tests.loaders.pg_util import fresh_database, saver_for
 
 
@@ -44,6 +45,16 @@ def graphs_pg() -> Iterator[SimpleNamespace]:
 def graphs_exports(graphs_pg: SimpleNamespace, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """`graphs_pg` exported: COPY CSV (`csv` folder, `zip`), pg_dump (`plain`, `custom`)."""
     return conformance.postgres_exports(graphs_pg.dsn, tmp_path_factory.mktemp("graphs_exports"))
+
+
+@pytest.fixture(scope="session")
+def graphs_mysql(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimpleNamespace]:
+    """The conformance graphs written by langgraph-checkpoint-mysql's saver into a fresh MariaDB
+    database: `reader_dsn` (a SELECT-only user with a password) and `dump` (its mysqldump --hex-blob)."""
+    with fresh_mysql_database() as db:
+        with mysql_saver(db.admin_dsn) as saver:
+            conformance.write_graphs(saver)
+        yield SimpleNamespace(reader_dsn=db.reader_dsn, dump=mysqldump(db.name, tmp_path_factory.mktemp("mysql") / "dump.sql"))
 
 
 @pytest.fixture(scope="session")

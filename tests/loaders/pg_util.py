@@ -110,8 +110,10 @@ def echo_graph(checkpointer):
 
 # Text that every escape layer meets: COPY text (\t \n \r \\ \N), CSV (" , newline), JSON (\\ \").
 AWKWARD_TEXT = 'tab\there, "quoted", comma; new\nline, cr\r, back\\slash, \\N, \\x41, ✓ Ärger 😀'
-# Ordered differently by Python (code points) and by an ICU collation.
-AWKWARD_THREADS = ("a:b:Zed", "a:b:alpha", "a:b:Ärger", "a:b:_x", "a:b:Alpha", 'odd:\t"sub",:new\nline\\')
+# Ordered differently by Python (code points) and by an ICU collation. No two differ only by
+# case or accents: the MySQL savers' keys compare under utf8mb4_general_ci, where such ids are
+# one thread (the saver itself then continues one thread with the other's input).
+AWKWARD_THREADS = ("a:b:Zed", "a:b:alpha", "a:b:Ärger", "a:b:_x", "a:b:Beta", 'odd:\t"sub",:new\nline\\')
 
 
 def write_awkward_threads(saver) -> list[str]:

@@ -14,6 +14,7 @@ import loaders
 from tests.loaders import conformance
 from tests.loaders.conformance import Case
 from tests.loaders.example_source import FORMAT, JsonlDirSource
+from tests.loaders.mysql_util import READER_PASSWORD
 
 loaders.register(JsonlDirSource())  # the one registration the example kind needs
 
@@ -30,6 +31,8 @@ CASES = {
     "pg-dump-plain": ("pg-dump", True),
     "pg-dump-custom": ("pg-dump", True),
     "jsonl-dir": ("jsonl-dir", True),
+    "mysql": ("mysql", True),
+    "mysql-dump": ("mysql-dump", True),
 }
 
 
@@ -63,7 +66,7 @@ def _keyword_dsn(dsn: str) -> str:
 
 
 @pytest.fixture(scope="session")
-def cases(graphs_sqlite, graphs_pg, graphs_exports, tmp_path_factory) -> dict[str, Case]:
+def cases(graphs_sqlite, graphs_pg, graphs_exports, graphs_mysql, tmp_path_factory) -> dict[str, Case]:
     url = graphs_pg.dsn.replace("postgresql://postgres@", f"postgresql://postgres:{URL_SECRETS[0]}@")
     specs = {
         "sqlite": (graphs_sqlite, ()),
@@ -74,6 +77,8 @@ def cases(graphs_sqlite, graphs_pg, graphs_exports, tmp_path_factory) -> dict[st
         "pg-dump-plain": (graphs_exports["plain"], ()),
         "pg-dump-custom": (graphs_exports["custom"], ()),
         "jsonl-dir": (dump_sqlite_store(graphs_sqlite, tmp_path_factory.mktemp("jsonl") / "dumps"), ()),
+        "mysql": (graphs_mysql.reader_dsn, (READER_PASSWORD,)),
+        "mysql-dump": (graphs_mysql.dump, ()),
     }
     return {
         name: Case(name, kind, str(specs[name][0]), specs[name][1], detected)

@@ -132,7 +132,8 @@ def build_hostile_store(ed: StoreEditor, src: str, mdir: Path) -> dict[str, Case
     ed.set(t, latest, type="pickle", checkpoint=pickle_bomb(mdir / "pickle-checkpoint"))
     ed.add_write(t, latest, "__interrupt__", "pickle", pickle_bomb(mdir / "pickle-write"))
     t = "hostile:encrypted"
-    clone(t, keep=n - 2, errors=[("checkpoint", "encrypted", latest), ("write", "encrypted", latest)])
+    # Without a key: one row error for the thread, naming both tags and what to pass (loaders.cipher).
+    clone(t, keep=n - 2, errors=[("checkpoint", r"^2 encrypted values \(json\+aes, msgpack\+aes\) not decrypted: no key given", None)])
     ed.set(t, latest, type="msgpack+aes", checkpoint=bytes(range(48)) + pack({"v": 4}))
     ed.add_write(t, latest, "__interrupt__", "json+aes", bytes(range(40)))
     t = "hostile:unknown-tag"

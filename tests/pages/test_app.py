@@ -332,3 +332,26 @@ def test_a_dsn_password_never_appears_in_the_sidebar(app, tmp_cache):
             assert "S3cret" not in text, (spec, kind)
             assert ("dbname=" if spec == keyword else "postgres") in text  # the source itself was shown
         assert at.query_params.get("db", "").startswith("postgres-")
+
+
+def test_an_encrypted_store_loads_with_its_key_file(app, tmp_cache, tmp_path, monkeypatch):
+    """The load panel's "AES key file" reaches the loader; without it each thread says what to pass."""
+    from tests.loaders import conformance
+    from tests.loaders.test_encrypted import KEY, encrypting, sqlite_saver
+
+    monkeypatch.delenv("LANGGRAPH_AES_KEY", raising=False)
+    store = tmp_path / "secret.sqlite"
+    saver = sqlite_saver(store, encrypting())
+    try:
+        conformance.write_awkward_threads(saver)
+    finally:
+        saver.conn.close()
+    key = tmp_path / "aes.key"
+    key.write_text(KEY + "\n")
+    at = load(app.run(), str(store))
+    assert "6 row errors" in sidebar_text(at)  # one per thread, naming what to pass
+    at.sidebar.text_input(key="load.aes_key_file").set_value(str(key))
+    at.sidebar.button(key="load.go").click().run()
+    assert not at.exception, at.exception
+    text = sidebar_text(at)
+    assert "6 threads · 24 messages" in text and "row error" not in text and KEY not in text

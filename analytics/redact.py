@@ -1,0 +1,373 @@
+"""Masking personal data at read time (contract §11): what a transcript says, minus who said it.
+
+A checkpoint store keeps verbatim text (the runtime needs it to resume), so masking
+can only happen when the data is read. A `Redactor` finds emails, phone numbers
+(national and E.164 forms), payment card numbers (Luhn-checked), IBANs (checksum),
+IPv4/IPv6 addresses, US social security numbers, configured patterns and a list of
+names or terms, and replaces each by a placeholder that keeps its kind and is
+stable per value for the life of the redactor (one export, one page view):
+
+>>> r = Redactor()
+>>> r.text("Mail bob@example.com or BOB@example.com, card 4111 1111 1111 1111; order A-1043")
+'Mail <EMAIL_1> or <EMAIL_1>, card <CARD_1>; order A-1043'
+
+Decoys stay as they are: order numbers, digit runs that fail the Luhn check,
+version strings, ISO times. Validation comes from maintained libraries
+(`phonenumbers`, `python-stdnum`, the standard `ipaddress`), not one big regex.
+
+JSON columns (tool-call arguments, metadata) are masked value by value, so the
+result is still the same JSON with placeholders for the personal values:
+
+>>> r.json_text('{"to": "bob@example.com", "amount": 12}')
+'{"to":"<EMAIL_1>","amount":12}'
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import re
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import orjson
+import phonenumbers
+from phonenumbers import Leniency, PhoneNumberFormat
+from stdnum import iban as _iban
+from stdnum import luhn as _luhn
+from stdnum.us import ssn as _ssn
+
+from analytics.errors import BadRequest
+from analytics.tomltable import read_table
+
+#: The environment switch of a deployment: set (to anything but "" or "0"), every read masks.
+ENV = "TRANSCRIPT_LENS_REDACT"
+#: A TOML file with the `[redact]` table of `RedactConfig.from_toml`.
+CONFIG_ENV = "TRANSCRIPT_LENS_REDACT_CONFIG"
+
+#: The kinds built in, in the order they are looked for (a later kind never takes
+#: text an earlier one took: an email's digits are not a phone number).
+KINDS = ("EMAIL", "IBAN", "CARD", "SSN", "IP", "PHONE")
+
+
+def enabled_by_environment() -> bool:
+    """Whether the deployment asks every read to mask (`TRANSCRIPT_LENS_REDACT=1`).
+
+    >>> os.environ.pop(ENV, None); enabled_by_environment()
+    False
+    """
+    return os.environ.get(ENV, "") not in ("", "0")
+
+
+@dataclass(frozen=True)
+class RedactConfig:
+    """What to mask besides the built-in kinds.
+
+    `patterns`: kind name → regular expression (each match is one value of that kind);
+    `terms`: names or words masked wherever they stand as whole words, any case
+    (kind `terms_kind`); `phone_regions`: the countries whose national number forms
+    are recognised (E.164 `+…` forms are recognised from anywhere).
+
+    >>> RedactConfig(patterns={"employee id": r"EMP-[0-9]{6}"}).patterns
+    (('EMPLOYEE_ID', 'EMP-[0-9]{6}'),)
+    """
+
+    #: Given as a mapping; held as (kind, pattern) pairs, so a config is hashable.
+    patterns: tuple[tuple[str, str], ...] = ()
+    terms: tuple[str, ...] = ()
+    terms_kind: str = "NAME"
+    phone_regions: tuple[str, ...] = ("US", "GB")
+
+    def __post_init__(self) -> None:
+        kinds = {}
+        pairs = self.patterns.items() if isinstance(self.patterns, dict) else self.patterns
+        for kind, pattern in pairs:
+            name = _kind_name(kind)
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise BadRequest(f"redaction pattern {kind!r} is not a valid regular expression: {exc}") from None
+            kinds[name] = pattern
+        object.__setattr__(self, "patterns", tuple(kinds.items()))
+        object.__setattr__(self, "terms", tuple(t for t in (s.strip() for s in self.terms) if t))
+        object.__setattr__(self, "terms_kind", _kind_name(self.terms_kind))
+        regions = tuple(r.upper() for r in self.phone_regions)
+        unknown = [r for r in regions if r not in phonenumbers.SUPPORTED_REGIONS]
+        if unknown:
+            raise BadRequest(f"unknown phone region(s) {', '.join(unknown)} (ISO 3166 codes such as US, GB, DE)")
+        object.__setattr__(self, "phone_regions", regions)
+
+    @classmethod
+    def from_toml(cls, path: str | Path) -> RedactConfig:
+        """Read the `[redact]` table of a TOML file:
+
+            [redact]
+            phone_regions = ["US", "GB", "DE"]
+            terms = ["Alice Example", "Project Falcon"]
+            [redact.patterns]
+            EMPLOYEE_ID = 'EMP-\\d{6}'
+        """
+        table = read_table(path, "redact", {"patterns", "terms", "terms_kind", "phone_regions"})
+        return cls(
+            patterns=dict(table.get("patterns", {})),
+            terms=tuple(table.get("terms", ())),
+            terms_kind=table.get("terms_kind", "NAME"),
+            phone_regions=tuple(table.get("phone_regions", cls.phone_regions)),
+        )
+
+    @classmethod
+    def from_environment(cls) -> RedactConfig:
+        """The config file named by `TRANSCRIPT_LENS_REDACT_CONFIG`, or the defaults."""
+        path = os.environ.get(CONFIG_ENV)
+        return cls.from_toml(path) if path else cls()
+
+
+def _kind_name(kind: str) -> str:
+    name = re.sub(r"[^A-Za-z0-9]+", "_", kind).strip("_").upper()
+    if not name:
+        raise BadRequest(f"redaction kind {kind!r} has no letters or digits")
+    return name
+
+
+class Finding(NamedTuple):
+    """One personal value in a text: `text[start:end]`, its kind and its canonical form
+    (what makes two spellings the same value: digits of a card, E.164 of a phone)."""
+
+    start: int
+    end: int
+    kind: str
+    value: str
+
+
+# --- detectors: text → candidate findings (validated), each kind on its own ----------------------
+
+_EMAIL = re.compile(r"(?<![\w.+%-])[\w+%-][\w.+%'-]*@[^\W_](?:[\w-]*[^\W_])?(?:\.[^\W_](?:[\w-]*[^\W_])?)*\.[^\W\d_]{2,}(?![\w-])")
+_IBAN = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}[0-9]{2}(?:[ ]?[A-Z0-9]){11,30}(?![A-Za-z0-9])")
+_CARD = re.compile(r"(?<![0-9.,-])[0-9](?:[ -]?[0-9]){12,18}(?![0-9]|[.,-][0-9])")
+_SSN = re.compile(r"(?<![0-9-])([0-9]{3})([- ])([0-9]{2})\2([0-9]{4})(?![0-9]|-[0-9])")
+_IPV4 = re.compile(r"(?<![0-9.])(?:[0-9]{1,3}\.){3}[0-9]{1,3}(?![0-9]|\.[0-9])")
+_IPV6 = re.compile(r"(?<![\w:.])(?=[0-9A-Fa-f:]*:[0-9A-Fa-f:]*:)[0-9A-Fa-f:]{2,39}(?:%[\w.]+)?(?:(?<=:)(?:[0-9]{1,3}\.){3}[0-9]{1,3})?(?![\w:])")
+# Version context before a dotted quad: `v1.2.3.4`, `version 10.0.0.1`, `release 4.1.0.2`.
+_VERSION_BEFORE = re.compile(r"(?:\b(?:v|ver|version|release|build|rev)[\s.:=-]*|[vV])$", re.IGNORECASE)
+# A run of seven digits or more, separators allowed: the only texts a phone number can hide in.
+_PHONE_HINT = re.compile(r"[0-9](?:[\s().\-/]{0,3}[0-9]){6,}")
+# North American numbers written with separators, `(555) 010-4477`, `555-010-4477`: numbers of
+# fictional area codes (555 in films and test data) fail `phonenumbers`' validity check but are
+# written to be read as phone numbers; `+1 …` and national forms of real ones are found below.
+_NANP = re.compile(r"(?<![0-9-])(?:\+?1[ .-]?)?(?:\([2-9][0-9]{2}\)\s?[0-9]{3}|[2-9][0-9]{2}[.-][2-9][0-9]{2})[.-][0-9]{4}(?![0-9]|-[0-9])")
+
+
+def _emails(text: str) -> Iterator[Finding]:
+    if "@" not in text:
+        return
+    for m in _EMAIL.finditer(text):
+        yield Finding(m.start(), m.end(), "EMAIL", m.group().casefold())
+
+
+def _ibans(text: str) -> Iterator[Finding]:
+    for m in _IBAN.finditer(text):
+        value = _iban.compact(m.group())
+        if _iban.is_valid(value):
+            yield Finding(m.start(), m.end(), "IBAN", value)
+
+
+def _cards(text: str) -> Iterator[Finding]:
+    for m in _CARD.finditer(text):
+        raw = m.group()
+        seps = set(raw) - set("0123456789")
+        if len(seps) > 1:  # `1234 5678-9012 3456`: not how a card number is written
+            continue
+        digits = raw.replace(" ", "").replace("-", "")
+        if 13 <= len(digits) <= 19 and digits[0] != "0" and _luhn.is_valid(digits):
+            yield Finding(m.start(), m.end(), "CARD", digits)
+
+
+def _ssns(text: str) -> Iterator[Finding]:
+    for m in _SSN.finditer(text):
+        digits = m.group(1) + m.group(3) + m.group(4)
+        if _ssn.is_valid(digits):
+            yield Finding(m.start(), m.end(), "SSN", digits)
+
+
+def _ips(text: str) -> Iterator[Finding]:
+    if "." in text:
+        for m in _IPV4.finditer(text):
+            if _VERSION_BEFORE.search(text, max(0, m.start() - 12), m.start()):
+                continue
+            try:
+                address = ipaddress.IPv4Address(m.group())
+            except ValueError:
+                continue
+            yield Finding(m.start(), m.end(), "IP", str(address))
+    if text.count(":") >= 2:
+        for m in _IPV6.finditer(text):
+            raw = m.group()
+            if raw.count(":") < 2 or not any(c not in ":" for c in raw):
+                continue
+            try:
+                address = ipaddress.IPv6Address(raw)
+            except ValueError:
+                continue
+            if "::" not in raw and raw.count(":") < 7 and "." not in raw:
+                continue  # `12:30:45`: a time, not an address
+            yield Finding(m.start(), m.end(), "IP", address.compressed)
+
+
+def _phones(regions: tuple[str, ...]) -> Callable[[str], Iterator[Finding]]:
+    def find(text: str) -> Iterator[Finding]:
+        if not _PHONE_HINT.search(text):
+            return
+        for m in _NANP.finditer(text):
+            digits = re.sub(r"[^0-9]", "", m.group())
+            yield Finding(m.start(), m.end(), "PHONE", "+1" + digits[-10:])
+        for region in regions:
+            for match in phonenumbers.PhoneNumberMatcher(text, region, leniency=Leniency.VALID):
+                if _glued(text, match.start, match.end):
+                    continue
+                value = phonenumbers.format_number(match.number, PhoneNumberFormat.E164)
+                yield Finding(match.start, match.end, "PHONE", value)
+
+    return find
+
+
+def _glued(text: str, start: int, end: int) -> bool:
+    """Whether digits at text[start:end] are part of a longer token (`ORD-2025-000123`,
+    `INV/2025/0001234`): an identifier, not a number someone would dial."""
+    before = text[start - 1] if start else " "
+    after = text[end] if end < len(text) else " "
+    return before.isalnum() or before in "-_/#" or after.isalnum() or (after in "-_/" and text[end + 1:end + 2].isalnum())
+
+
+def _pattern(kind: str, regex: re.Pattern[str]) -> Callable[[str], Iterator[Finding]]:
+    def find(text: str) -> Iterator[Finding]:
+        for m in regex.finditer(text):
+            if m.end() > m.start():
+                yield Finding(m.start(), m.end(), kind, m.group())
+
+    return find
+
+
+def _terms(kind: str, terms: tuple[str, ...]) -> Callable[[str], Iterator[Finding]]:
+    # Longest first, so "Alice Example" wins over "Alice"; whole words only, any case.
+    alternation = "|".join(re.escape(t) for t in sorted(set(terms), key=len, reverse=True))
+    regex = re.compile(rf"(?<!\w)(?:{alternation})(?!\w)", re.IGNORECASE)
+
+    def find(text: str) -> Iterator[Finding]:
+        for m in regex.finditer(text):
+            yield Finding(m.start(), m.end(), kind, m.group().casefold())
+
+    return find
+
+
+def find_personal_data(text: str, config: RedactConfig | None = None) -> list[Finding]:
+    """Every personal value in `text`, in text order, none overlapping.
+
+    >>> [f.kind for f in find_personal_data("ip 10.0.0.7, v1.2.3.4, SSN 123-45-6789, +44 20 7946 0958")]
+    ['IP', 'SSN', 'PHONE']
+    """
+    return _Finder.of(config or RedactConfig()).find(text)
+
+
+class _Finder:
+    """The detectors of one config, in priority order."""
+
+    _cache: dict[RedactConfig, _Finder] = {}
+
+    def __init__(self, config: RedactConfig) -> None:
+        self.detectors: list[Callable[[str], Iterable[Finding]]] = [
+            _emails, _ibans, _cards, _ssns, _ips, _phones(config.phone_regions)
+        ]
+        # Configured patterns come before the built-in kinds: an operator's pattern for
+        # their own ids is more specific than "some digits".
+        custom = [_pattern(kind, re.compile(p)) for kind, p in config.patterns]
+        if config.terms:
+            custom.append(_terms(config.terms_kind, config.terms))
+        self.detectors[:0] = custom
+
+    @classmethod
+    def of(cls, config: RedactConfig) -> _Finder:
+        finder = cls._cache.get(config)
+        if finder is None:
+            finder = cls._cache[config] = cls(config)
+        return finder
+
+    def find(self, text: str) -> list[Finding]:
+        taken: list[Finding] = []
+        for detect in self.detectors:
+            for f in detect(text):
+                if not any(f.start < t.end and t.start < f.end for t in taken):
+                    taken.append(f)
+        taken.sort()
+        return taken
+
+
+class Redactor:
+    """Masks texts and JSON values; the same value gets the same placeholder for the life
+    of the redactor (make one per export or page view). Thread-safe.
+
+    >>> r = Redactor()
+    >>> r.text("+1 415 555 2671 / (415) 555-2671 / 10.0.0.1"), r.counts()
+    ('<PHONE_1> / <PHONE_1> / <IP_1>', {'IP': 1, 'PHONE': 1})
+    """
+
+    def __init__(self, config: RedactConfig | None = None) -> None:
+        self.config = config or RedactConfig()
+        self._finder = _Finder.of(self.config)
+        self._numbers: dict[str, dict[str, int]] = {}
+        self._lock = threading.Lock()
+
+    def placeholder(self, kind: str, value: str) -> str:
+        with self._lock:
+            of_kind = self._numbers.setdefault(kind, {})
+            n = of_kind.get(value)
+            if n is None:
+                n = of_kind[value] = len(of_kind) + 1
+        return f"<{kind}_{n}>"
+
+    def counts(self) -> dict[str, int]:
+        """How many distinct values of each kind were masked so far."""
+        with self._lock:
+            return {kind: len(values) for kind, values in sorted(self._numbers.items())}
+
+    def text(self, text: str | None) -> str | None:
+        """`text` with every personal value replaced by its placeholder (None stays None)."""
+        if not text:
+            return text
+        findings = self._finder.find(text)
+        if not findings:
+            return text
+        out, at = [], 0
+        for f in findings:
+            out.append(text[at:f.start])
+            out.append(self.placeholder(f.kind, f.value))
+            at = f.end
+        out.append(text[at:])
+        return "".join(out)
+
+    def value(self, value: Any) -> Any:
+        """A decoded JSON value with its strings masked (and numbers that are personal
+        data as written, e.g. a card number stored as an integer, made placeholder strings)."""
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, dict):
+            return {self.text(k) if isinstance(k, str) else k: self.value(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self.value(v) for v in value]
+        if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**6:
+            masked = self.text(str(value))
+            return value if masked == str(value) else masked
+        return value
+
+    def json_text(self, text: str | None) -> str | None:
+        """A JSON document (as text) with its values masked; text that is not JSON is
+        masked as text."""
+        if not text:
+            return text
+        try:
+            decoded = orjson.loads(text)
+        except orjson.JSONDecodeError:
+            return self.text(text)
+        return orjson.dumps(self.value(decoded)).decode()

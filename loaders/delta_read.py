@@ -1,0 +1,99 @@
+"""What `loaders.delta` needs of a DeltaChannel thread, read from each kind of store.
+
+The readers call one function here for a thread `delta.marked` says has delta
+channels (rare: every other thread costs one metadata check). Each returns the
+thread's bundle with its messages rebuilt (`delta.rebuild`, `delta.apply`):
+
+- `sqlite_thread`: the thread's checkpoints decoded again (their `channel_versions`)
+  and its `messages` writes, by key, from a SqliteSaver file;
+- `postgres_thread`: the checkpoint rows and `messages` blobs the reader already
+  holds, and the `messages` writes a callable fetches (live database, staged export).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from loaders import delta
+from loaders.decode import DecodeError, decode_typed
+from loaders.delta import CHANNEL, FAILED, NOTHING, DeltaCheckpoint, DeltaWrite
+from loaders.records import LoadError, ThreadBundle
+
+# `(checkpoint_ns, checkpoint_id, task_path, task_id, idx, type, blob)` of one `messages` write.
+WriteRows = Iterable[tuple[str, str, str, str, int, str | None, bytes | None]]
+
+
+def _writes(thread_id: str, rows: WriteRows, errors: list[LoadError]) -> list[DeltaWrite]:
+    out = []
+    for ns, cid, task_path, task_id, idx, type_, blob in rows:
+        try:
+            value = decode_typed(type_, blob)
+        except DecodeError as exc:
+            errors.append(LoadError(thread_id, ns, cid, "write", f"{CHANNEL}: {exc}"))
+            value = FAILED  # (what depends on it is not rebuilt)
+        out.append(DeltaWrite(ns, cid, task_path or "", task_id, idx, value))
+    return out
+
+
+def _rebuilt(bundle: ThreadBundle, checkpoints: list[DeltaCheckpoint], writes: list[DeltaWrite],
+             errors: list[LoadError]) -> ThreadBundle:
+    lists, problems = delta.rebuild(bundle.thread_id, checkpoints, writes)
+    return delta.apply(bundle, lists, [*errors, *problems])
+
+
+def sqlite_thread(con: sqlite3.Connection, bundle: ThreadBundle, checkpoint_fits: str, write_fits: str) -> ThreadBundle:
+    """`bundle` of a SqliteSaver file rebuilt; `*_fits`: the reader's SQL of keys within the size cap."""
+    thread_id = bundle.thread_id
+    errors: list[LoadError] = []
+    has_path = any(r[1] == "task_path" for r in con.execute("SELECT * FROM pragma_table_info('writes')"))
+    try:
+        rows = con.execute(
+            "SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint FROM checkpoints "
+            f"WHERE thread_id = ? AND {checkpoint_fits}", (thread_id,)).fetchall()
+        write_rows = con.execute(
+            f"SELECT checkpoint_ns, checkpoint_id, {'task_path' if has_path else chr(39) * 2}, task_id, idx, type, value "
+            f"FROM writes WHERE thread_id = ? AND channel = ? AND {write_fits}", (thread_id, CHANNEL)).fetchall()
+    except sqlite3.DatabaseError as exc:
+        reason = f"DeltaChannel {CHANNEL} not rebuilt: SQLite could not read the thread again ({exc})"
+        return ThreadBundle(thread_id, bundle.checkpoints, bundle.writes, [*bundle.errors, LoadError(thread_id, None, None, "messages", reason)], bundle.payloads)
+    checkpoints = []
+    for ns, cid, parent, type_, blob in rows:
+        if not (isinstance(ns, str) and isinstance(cid, str)):
+            continue
+        stored, versioned = FAILED, True  # (a checkpoint that does not decode was reported by the reader)
+        try:
+            cp = decode_typed(type_, blob)
+            values, versions = cp.get("channel_values") or {}, cp.get("channel_versions") or {}
+            stored, versioned = delta.stored_value(values.get(CHANNEL, NOTHING)), CHANNEL in versions
+        except (DecodeError, AttributeError):
+            pass
+        checkpoints.append(DeltaCheckpoint(ns, cid, parent if isinstance(parent, str) else None, stored, versioned))
+    return _rebuilt(bundle, checkpoints, _writes(thread_id, write_rows, errors), errors)
+
+
+def postgres_thread(bundle: ThreadBundle, rows: list, blobs: list, fetch_writes: Callable[[str], WriteRows]) -> ThreadBundle:
+    """`bundle` of a PostgresSaver thread rebuilt from its `pg_rows.CheckpointRow`s and
+    `BlobRow`s (a blob stands for every checkpoint whose channel version it has)."""
+    thread_id = bundle.thread_id
+    errors: list[LoadError] = []
+    stored_blobs = {(b.checkpoint_ns, b.version): (b.type, b.blob) for b in blobs}
+    decoded: dict[Any, Any] = {}
+    checkpoints = []
+    for row in rows:
+        if row.checkpoint_id is None or row.shape is not None:
+            continue
+        ver = row.messages_version
+        stored = NOTHING
+        blob = stored_blobs.get((row.checkpoint_ns, ver)) if ver is not None else None
+        if blob is not None and blob[0] != "empty" and blob[1] is not None:
+            key = (row.checkpoint_ns, ver)
+            if key not in decoded:
+                try:
+                    decoded[key] = delta.stored_value(decode_typed(*blob))
+                except DecodeError:
+                    decoded[key] = FAILED  # (reported by the reader)
+            stored = decoded[key]
+        checkpoints.append(DeltaCheckpoint(row.checkpoint_ns, row.checkpoint_id, row.parent_checkpoint_id, stored, ver is not None))
+    return _rebuilt(bundle, checkpoints, _writes(thread_id, fetch_writes(thread_id), errors), errors)

@@ -1,0 +1,167 @@
+"""Read-time masking and tenant scope (analytics.policy), tried the way a leak would happen:
+every table, every API answer and every report of a store full of planted personal data."""
+
+from __future__ import annotations
+
+import duckdb
+import pandas as pd
+import pytest
+
+import analytics
+import transcript_lens
+from analytics import Filters, reports
+from analytics.cli import main as analytics_main
+from analytics.catalog import ALL_TABLES
+from analytics.db import applied_policy
+from analytics.frames import fetch_frame
+from analytics.policy import TENANTS_ENV, Policy
+from analytics.redact import ENV as REDACT_ENV
+from tests.analytics.pii_store import DECOYS, PLANTED, build_pii_store
+
+ALL_PLANTED = [v for values in PLANTED.values() for v in values]
+
+
+@pytest.fixture(scope="module")
+def pii_db(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("pii")
+    db = folder / "lens.duckdb"
+    transcript_lens.load(build_pii_store(folder / "pii.sqlite"), db)
+    return db
+
+
+@pytest.fixture(autouse=True)
+def no_deployment_policy(monkeypatch):
+    monkeypatch.delenv(REDACT_ENV, raising=False)
+    monkeypatch.delenv(TENANTS_ENV, raising=False)
+
+
+def _text(answer) -> str:
+    if isinstance(answer, pd.DataFrame):
+        return answer.astype(str).to_csv()
+    return repr(answer)
+
+
+def _api_answers(con, tmp_path) -> dict[str, str]:
+    """Every public way to read the database, with the text each answer holds."""
+    threads = [t for t in fetch_frame(con, "SELECT thread_id FROM threads ORDER BY 1").thread_id]
+    out = {}
+    for t in threads:
+        out[f"read {t}"] = _text(analytics.read(con, t))
+        out[f"conversation {t}"] = _text(analytics.conversation(con, t))
+        out[f"thread_risks {t}"] = _text(analytics.thread_risks(con, t))
+        out[f"expected_window {t}"] = _text(analytics.expected_window(con, t))
+    for name in ("conversations", "overview", "by_model", "daily", "top_models", "top_tools", "top_tenants", "risks"):
+        out[name] = _text(getattr(analytics, name)(con))
+    out["search"] = _text(analytics.search_threads(con, "Charged"))
+    for kind in sorted(reports.REPORTS):
+        out[f"report_frame {kind}"] = _text(analytics.report_frame(con, kind))
+        path = reports.write_report(con, kind, tmp_path / f"{kind}.csv")
+        out[f"write_report {kind}"] = path.read_text(encoding="utf-8")
+    return out
+
+
+def test_unmasked_answers_hold_the_planted_values(pii_db, tmp_path):
+    # The store really holds what the masked tests must not find (else they prove nothing).
+    with analytics.connect(pii_db) as con:
+        text = "".join(_api_answers(con, tmp_path).values())
+    assert all(v in text for v in ALL_PLANTED)
+
+
+def test_masked_answers_hold_no_planted_value_and_every_decoy(pii_db, tmp_path):
+    with analytics.connect(pii_db, redact=True) as con:
+        answers = _api_answers(con, tmp_path)
+    leaks = {name: [v for v in ALL_PLANTED if v in text] for name, text in answers.items()}
+    assert {k: v for k, v in leaks.items() if v} == {}
+    reads = "".join(text for name, text in answers.items() if name.startswith("read "))
+    assert all(d in reads for d in DECOYS)
+    assert "<EMAIL_1>" in reads and "<CARD_1>" in reads and "<IBAN_1>" in reads
+
+
+def test_every_table_read_through_the_query_layer_is_masked(pii_db):
+    with analytics.connect(pii_db, redact=True) as con:
+        names = [r[0] for r in con.execute("SELECT table_name FROM duckdb_tables() WHERE NOT temporary").fetchall()]
+        assert {t.name for t in ALL_TABLES} <= set(names)
+        for table in names:
+            text = _text(fetch_frame(con, f'SELECT * FROM "{table}"'))
+            assert [v for v in ALL_PLANTED if v in text] == [], table
+
+
+def test_one_placeholder_per_value_across_answers(pii_db):
+    with analytics.connect(pii_db, redact=True) as con:
+        a = analytics.read(con, "acme:web:s1")
+        b = analytics.read(con, "acme:web:s2")
+    email_in = lambda frame: {w for c in frame.content for w in c.replace(".", " ").replace(",", " ").split() if w.startswith("<EMAIL_")}  # noqa: E731
+    assert email_in(a) == email_in(b) and len(email_in(a)) == 1
+    assert '"email":"' + next(iter(email_in(a))) + '"' in a.tool_calls.dropna().iloc[0]
+
+
+def test_tenant_scope_reaches_no_other_tenant(pii_db, tmp_path):
+    raw = duckdb.connect(str(pii_db), read_only=True)
+    with analytics.connect(pii_db, tenants=["acme"]) as con:
+        for (table,) in raw.execute("SELECT table_name FROM duckdb_tables()").fetchall():
+            columns = [r[0] for r in raw.execute(f'DESCRIBE "{table}"').fetchall()]
+            if "thread_id" not in columns:
+                continue
+            want = raw.execute(f"""SELECT count(*) FROM "{table}" WHERE thread_id IN
+                                   (SELECT thread_id FROM threads WHERE tenant_id = 'acme')""").fetchall()
+            assert con.execute(f'SELECT count(*) FROM "{table}"').fetchall() == want, table
+        answers = _api_answers(con, tmp_path)
+        with pytest.raises(analytics.NotFound):
+            analytics.read(con, "globex:web:s1")
+    leaks = {name: text for name, text in answers.items() if "globex" in text or PLANTED["globex"][0] in text}
+    assert leaks == {}
+    assert "acme:web:s1" in answers["conversations"] and PLANTED["acme"][0] in answers["read acme:web:s1"]
+
+
+def test_the_deployment_policy_cannot_be_lowered(pii_db, monkeypatch):
+    monkeypatch.setenv(REDACT_ENV, "1")
+    monkeypatch.setenv(TENANTS_ENV, "acme,globex")
+    with analytics.connect(pii_db, redact=False) as con:
+        assert applied_policy(con) == Policy(redact=True, tenants=frozenset({"acme", "globex"}))
+        assert PLANTED["acme"][0] not in _text(analytics.read(con, "acme:web:s1"))
+    with analytics.connect(pii_db, tenants=["globex", "initech"]) as con:
+        assert applied_policy(con).tenants == {"globex"}
+        assert analytics.conversations(con).thread_id.tolist() == ["globex:web:s1", "globex:web:s2"]
+    # A connection opened around the API (duckdb.connect) is read through the policy too.
+    raw = duckdb.connect(str(pii_db), read_only=True)
+    assert PLANTED["acme"][0] not in _text(analytics.read(raw, "acme:web:s1"))
+    assert applied_policy(raw).is_open  # the caller's own connection is left as it was
+
+
+def test_read_redact_on_an_open_connection(pii_db):
+    raw = duckdb.connect(str(pii_db), read_only=True)
+    masked = analytics.read(raw, "globex:web:s1", redact=True)
+    assert PLANTED["globex"][0] not in _text(masked) and "<EMAIL_" in _text(masked)
+    assert PLANTED["globex"][0] in _text(analytics.read(raw, "globex:web:s1"))
+
+
+def test_cli_redact_flag_on_every_command(pii_db, tmp_path, capsys):
+    out = tmp_path / "t.csv"
+    assert analytics_main(["report", "transcript", "--db", str(pii_db), "--out", str(out), "--redact"]) == 0
+    text = out.read_text(encoding="utf-8")
+    assert [v for v in ALL_PLANTED if v in text] == [] and "<EMAIL_" in text
+    assert analytics_main(["transcript", "--db", str(pii_db), "--thread", "acme:web:s1", "--format", "json", "--redact"]) == 0
+    printed = capsys.readouterr().out
+    assert PLANTED["acme"][0] not in printed and "<EMAIL_" in printed
+    # The flag lasts for its command only.
+    assert analytics_main(["transcript", "--db", str(pii_db), "--thread", "acme:web:s1", "--format", "json"]) == 0
+    assert PLANTED["acme"][0] in capsys.readouterr().out
+
+
+def test_cli_redact_config_adds_terms_and_names_a_bad_file(pii_db, tmp_path, capsys):
+    config = tmp_path / "redact.toml"
+    config.write_text("[redact]\nterms = ['A-1043']\n")
+    out = tmp_path / "t.csv"
+    args = ["report", "transcript", "--db", str(pii_db), "--out", str(out), "--redact", "--redact-config", str(config)]
+    assert analytics_main(args) == 0
+    assert "A-1043" not in out.read_text(encoding="utf-8") and "<NAME_1>" in out.read_text(encoding="utf-8")
+    config.write_text("[redact]\npatterns = { X = '(' }\n")
+    assert analytics_main(args) == 2
+    assert "not a valid regular expression" in capsys.readouterr().err
+
+
+def test_filters_stay_on_raw_values(pii_db):
+    # Filters run in SQL on what is stored; masking changes only what is returned.
+    with analytics.connect(pii_db, redact=True) as con:
+        frame = analytics.conversations(con, Filters(text="dana.scully"))
+    assert sorted(frame.thread_id) == ["acme:web:s1", "acme:web:s2"]

@@ -1,0 +1,150 @@
+"""Masking personal data (analytics.redact): each kind found in the forms people write it,
+decoys left alone, one placeholder per value, JSON kept JSON."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from analytics.redact import KINDS, RedactConfig, Redactor, find_personal_data
+
+# (kind, value as written in a message)
+PLANTED = [
+    ("EMAIL", "bob@example.com"),
+    ("EMAIL", "alice.o'neil+tag@mail.example.co.uk"),
+    ("EMAIL", "josé.müller@exämple.de"),
+    ("PHONE", "(415) 555-2671"),
+    ("PHONE", "+1 415-555-2671"),
+    ("PHONE", "415.555.2671"),
+    ("PHONE", "+44 20 7946 0958"),
+    ("PHONE", "020 7946 0958"),
+    ("PHONE", "+49 30 901820"),
+    ("PHONE", "+33 1 42 68 53 00"),
+    ("PHONE", "555-867-5309"),
+    ("PHONE", "(415) 555-0199"),
+    ("CARD", "4111 1111 1111 1111"),
+    ("CARD", "4111-1111-1111-1111"),
+    ("CARD", "5500005555555559"),
+    ("CARD", "3782 822463 10005"),
+    ("IBAN", "DE89 3704 0044 0532 0130 00"),
+    ("IBAN", "GB82WEST12345698765432"),
+    ("IBAN", "FR1420041010050500013M02606"),
+    ("IP", "192.168.1.20"),
+    ("IP", "8.8.8.8"),
+    ("IP", "2001:db8::8a2e:370:7334"),
+    ("IP", "fe80::1"),
+    ("IP", "2001:0db8:85a3:0000:0000:8a2e:0370:7334"),
+    ("SSN", "123-45-6789"),
+    ("SSN", "536 22 8726"),
+]
+
+# Look like personal data to a careless pattern; are not.
+DECOYS = [
+    "order A-1043",
+    "ORD-2025-000123",
+    "order #100234567",
+    "INV/2025/0001234",
+    "4111 1111 1111 1112",  # fails Luhn
+    "1234567812345678",  # fails Luhn
+    "v1.2.3.4",
+    "version 10.0.0.1",
+    "release 1.2.3",
+    "build 2025.03.05.1",
+    "2025-03-05T19:45:00Z",
+    "2025-03-05 19:45:00.123456+00:00",
+    "2025/03/05",
+    "05.03.2025",
+    "epoch 1741203900",
+    "took 12:30:45",
+    "id 1f0a2b3c-4d5e-6f70-8a9b-0c1d2e3f4a5b",
+    "$1,299.00",
+    "sha 3f786850e387550fdab836ed7e6dc881de23001b",
+    "std::vector",
+    "ISBN 978-3-16-148410-0",
+    "SSN-like 000-12-3456",  # area 000 is never issued
+    "999.999.999.999",
+    "DE00 1234 5678 9012 3456 78",  # IBAN shape, bad checksum
+]
+
+
+@pytest.mark.parametrize("kind,value", PLANTED)
+def test_each_kind_is_found_where_it_stands(kind, value):
+    text = f"Hi, it is {value}, thanks."
+    findings = find_personal_data(text)
+    assert [(f.kind, text[f.start:f.end]) for f in findings] == [(kind, value)]
+    masked = Redactor().text(text)
+    assert value not in masked and masked == f"Hi, it is <{kind}_1>, thanks."
+
+
+@pytest.mark.parametrize("decoy", DECOYS)
+def test_decoys_stay(decoy):
+    text = f"Note: {decoy}."
+    assert find_personal_data(text) == []
+    assert Redactor().text(text) == text
+
+
+def test_same_value_same_placeholder_across_spellings_and_texts():
+    r = Redactor()
+    assert r.text("call (415) 555-2671") == "call <PHONE_1>"
+    assert r.text("or +1 415 555 2671, or bob@example.com") == "or <PHONE_1>, or <EMAIL_1>"
+    assert r.text("BOB@EXAMPLE.COM and carol@example.com") == "<EMAIL_1> and <EMAIL_2>"
+    assert r.text("4111-1111-1111-1111 is 4111111111111111") == "<CARD_1> is <CARD_1>"
+    assert r.counts() == {"CARD": 1, "EMAIL": 2, "PHONE": 1}
+    # A new redactor (another export) numbers from 1 again.
+    assert Redactor().text("carol@example.com") == "<EMAIL_1>"
+
+
+def test_json_values_are_masked_and_stay_json():
+    r = Redactor()
+    args = json.dumps({"email": "bob@example.com", "card": 4111111111111111, "order": "A-1043",
+                       "nested": [{"phone": "+44 20 7946 0958"}], "amount": 12.5, "ok": True})
+    out = json.loads(r.json_text(args))
+    assert out == {"email": "<EMAIL_1>", "card": "<CARD_1>", "order": "A-1043",
+                   "nested": [{"phone": "<PHONE_1>"}], "amount": 12.5, "ok": True}
+    assert r.json_text("not json: bob@example.com") == "not json: <EMAIL_1>"
+    assert r.json_text(None) is None
+
+
+def test_configured_patterns_and_terms():
+    config = RedactConfig(patterns={"employee id": r"EMP-[0-9]{6}"}, terms=("Alice Example", "Falcon"))
+    r = Redactor(config)
+    text = "alice example (EMP-004211) asked about project FALCON; Falconry is fine; mail alice@example.com"
+    assert r.text(text) == "<NAME_1> (<EMPLOYEE_ID_1>) asked about project <NAME_2>; Falconry is fine; mail <EMAIL_1>"
+
+
+def test_config_errors_name_the_problem(tmp_path):
+    with pytest.raises(ValueError, match="not a valid regular expression"):
+        RedactConfig(patterns={"x": "("})
+    with pytest.raises(ValueError, match="unknown phone region"):
+        RedactConfig(phone_regions=("XX",))
+    bad = tmp_path / "r.toml"
+    bad.write_text("[redact]\nterm = ['x']\n")
+    with pytest.raises(ValueError, match=r"unknown \[redact\] key\(s\) term"):
+        RedactConfig.from_toml(bad)
+    good = tmp_path / "ok.toml"
+    good.write_text("[redact]\nterms = ['Zed']\nphone_regions = ['de']\n[redact.patterns]\nTICKET = 'TCK-[0-9]+'\n")
+    config = RedactConfig.from_toml(good)
+    assert config.phone_regions == ("DE",) and config.patterns == (("TICKET", "TCK-[0-9]+"),)
+    assert Redactor(config).text("Zed: TCK-12, 030 901820") == "<NAME_1>: <TICKET_1>, <PHONE_1>"
+    with pytest.raises(ValueError, match="no such config file"):
+        RedactConfig.from_toml(tmp_path / "missing.toml")
+
+
+_filler = st.sampled_from(["Hello", "order", "please", "Grüße", "注文", "thanks!", "\n", ",", "the", "ok"])
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.one_of(_filler, st.sampled_from(PLANTED), st.sampled_from(DECOYS)), min_size=1, max_size=12))
+def test_mixed_text_loses_every_planted_value_and_keeps_every_decoy(parts):
+    words = [p[1] if isinstance(p, tuple) else p for p in parts]
+    text = " ; ".join(words)
+    masked = Redactor().text(text)
+    for p in parts:
+        if isinstance(p, tuple):
+            assert p[1] not in masked
+        elif p in DECOYS:
+            assert p in masked
+    assert set(KINDS) >= {f.kind for f in find_personal_data(text)}

@@ -1,0 +1,177 @@
+"""DeltaChannel threads (issue 23 item 2): the messages channel rebuilt as the runtime does.
+
+The stores are written by real graphs (`storegen.delta`) through real savers with
+the installed langgraph; the oracle is the runtime itself: `graph.get_state()` for
+the transcript and `get_state_history()` for what every root checkpoint holds
+(the runtime rebuilds both from snapshots and writes). Message `ts` follows the
+SPEC rule: the oldest root checkpoint, on any branch, whose rebuilt list holds the id.
+"""
+
+from __future__ import annotations
+
+import operator
+import sqlite3
+from pathlib import Path
+from typing import Annotated, TypedDict
+
+import pytest
+from langgraph.channels.delta import DeltaChannel
+from langgraph.checkpoint.postgres import PostgresSaver
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.graph import END, START, StateGraph
+
+import loaders
+from loaders.decode import content_text
+from storegen.delta import GRAPHS, SCENARIOS, write_delta_store, write_delta_threads
+from tests.loaders.pg_util import export_csv, fresh_database, pg_dump
+from tests.loaders.util import rows
+
+
+def runtime_view(saver, manifest: dict[str, str]) -> dict[str, dict]:
+    """Per thread, what the runtime rebuilds: the transcript `(id, type, text)`, each root
+    checkpoint's message ids, and each message id's SPEC ts (oldest holder; ties: smallest id)."""
+    out = {}
+    for thread_id, name in manifest.items():
+        graph = GRAPHS[name](saver)
+        cfg = {"configurable": {"thread_id": thread_id}}
+        transcript = [(m.id, m.type, content_text(m.content)[0]) for m in graph.get_state(cfg).values.get("messages", [])]
+        lists, first = {}, {}
+        for snap in graph.get_state_history(cfg):
+            conf = snap.config["configurable"]
+            if conf.get("checkpoint_ns", ""):
+                continue
+            cid = conf["checkpoint_id"]
+            ids = [m.id for m in snap.values.get("messages", [])] if "messages" in snap.values else None
+            lists[cid] = ids
+            for mid in ids or ():
+                key = (snap.created_at, cid)
+                if mid is not None and (mid not in first or key < first[mid]):
+                    first[mid] = key
+        out[thread_id] = {"transcript": transcript, "lists": lists, "ts": {m: k[0] for m, k in first.items()}}
+    return out
+
+
+def loaded_view(db: Path, thread_id: str) -> dict:
+    transcript = [(r["message_id"], r["lc_type"], r["content"]) for r in rows(
+        db, "SELECT message_id, lc_type, content FROM messages WHERE thread_id = ? ORDER BY ordinal", [thread_id])]
+    ids = {r["version"]: r["message_id"] for r in rows(
+        db, "SELECT version, message_id FROM message_versions WHERE thread_id = ?", [thread_id])}
+    lists = {r["checkpoint_id"]: None if r["v"] is None else [ids[v] for v in r["v"]] for r in rows(
+        db, "SELECT checkpoint_id, message_versions AS v FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ''",
+        [thread_id])}
+    ts = {r["message_id"]: r["ts"] for r in rows(
+        db, "SELECT message_id, strftime(ts, '%Y-%m-%dT%H:%M:%S.%f+00:00') AS ts FROM messages "
+            "WHERE thread_id = ? AND message_id IS NOT NULL", [thread_id])}
+    return {"transcript": transcript, "lists": lists, "ts": ts}
+
+
+def assert_as_the_runtime(db: Path, expected: dict[str, dict]) -> None:
+    for thread_id, want in expected.items():
+        got = loaded_view(db, thread_id)
+        assert got["transcript"] == want["transcript"], thread_id
+        assert got["lists"] == want["lists"], thread_id
+        want_ts = {m: want["ts"][m] for m, *_ in want["transcript"] if m in want["ts"]}
+        assert {m: got["ts"][m] for m in want_ts} == {m: _iso(t) for m, t in want_ts.items()}, thread_id
+
+
+def _iso(created_at: str) -> str:
+    from datetime import datetime, timezone
+
+    return datetime.fromisoformat(created_at).astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f+00:00")
+
+
+@pytest.fixture(scope="module")
+def delta_sqlite(tmp_path_factory) -> tuple[Path, dict[str, dict]]:
+    path = tmp_path_factory.mktemp("delta") / "delta.sqlite"
+    manifest = write_delta_store(path)
+    conn = sqlite3.connect(path, check_same_thread=False)
+    try:
+        expected = runtime_view(SqliteSaver(conn), manifest)
+    finally:
+        conn.close()
+    return path, expected
+
+
+def test_the_store_keeps_most_lists_only_as_writes(delta_sqlite):
+    """(What the rebuild is for: most checkpoints store no messages value.)"""
+    path, expected = delta_sqlite
+    con = sqlite3.connect(path)
+    counted = con.execute("SELECT count(*), sum(CAST(metadata AS TEXT) LIKE '%counters_since_delta_snapshot%') FROM checkpoints").fetchone()
+    con.close()
+    assert counted[1] > counted[0] / 2
+    assert all(want["transcript"] for want in expected.values())
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_sqlite_threads_are_what_the_runtime_rebuilds(delta_sqlite, tmp_path, workers):
+    path, expected = delta_sqlite
+    db = tmp_path / "db.duckdb"
+    summary = loaders.load(str(path), db, workers=workers)
+    assert summary.errors == 0, rows(db, "SELECT * FROM load_errors")
+    assert sorted(expected) == sorted(f"delta:{name}" for name in SCENARIOS)
+    assert_as_the_runtime(db, expected)
+
+
+def test_an_incremental_load_after_more_turns(delta_sqlite, tmp_path):
+    path, _ = delta_sqlite
+    copy = tmp_path / "grow.sqlite"
+    copy.write_bytes(path.read_bytes())
+    db = tmp_path / "db.duckdb"
+    loaders.load(str(copy), db, workers=1)
+    conn = sqlite3.connect(copy, check_same_thread=False)
+    try:
+        saver = SqliteSaver(conn)
+        GRAPHS["chat"](saver).invoke({"messages": [("user", "one more")]}, {"configurable": {"thread_id": "delta:chat"}})
+        expected = runtime_view(saver, {"delta:chat": "chat"})
+    finally:
+        conn.close()
+    loaders.load(str(copy), db, workers=1, incremental=True)
+    assert_as_the_runtime(db, expected)
+
+
+def test_postgres_live_and_exports_are_what_the_runtime_rebuilds(tmp_path):
+    with fresh_database() as dsn:
+        with PostgresSaver.from_conn_string(dsn) as saver:
+            saver.setup()
+            manifest = write_delta_threads(saver)
+            expected = runtime_view(saver, manifest)
+        specs = {"live": dsn, "csv": str(export_csv(dsn, tmp_path / "csv")), "dump": str(pg_dump(dsn, tmp_path / "d.sql"))}
+        for name, spec in specs.items():
+            db = tmp_path / f"{name}.duckdb"
+            summary = loaders.load(spec, db, workers=1)
+            assert summary.errors == 0, (name, rows(db, "SELECT * FROM load_errors"))
+            assert_as_the_runtime(db, expected)
+
+
+class NumbersState(TypedDict):
+    messages: Annotated[list, DeltaChannel(operator.add, snapshot_frequency=2)]
+
+
+def test_a_reducer_other_than_the_messages_one_is_reported(tmp_path):
+    """`operator.add` over numbers: not a messages reducer. Reported, nothing invented, nothing imported."""
+    path = tmp_path / "numbers.sqlite"
+    conn = sqlite3.connect(path, check_same_thread=False)
+    graph = (StateGraph(NumbersState).add_node("count", lambda s: {"messages": [len(s["messages"])]})
+             .add_edge(START, "count").add_edge("count", END).compile(checkpointer=SqliteSaver(conn)))
+    for _ in range(3):
+        graph.invoke({"messages": [7]}, {"configurable": {"thread_id": "numbers"}})
+    conn.close()
+    db = tmp_path / "db.duckdb"
+    loaders.load(str(path), db, workers=1)
+    reasons = [r["reason"] for r in rows(db, "SELECT reason FROM load_errors WHERE stage = 'messages'")]
+    assert any("the channel's reducer is not the messages reducer (_messages_delta_reducer)" in r for r in reasons)
+    assert rows(db, "SELECT count(*) AS n FROM checkpoints WHERE thread_id = 'numbers'")[0]["n"] > 0
+
+
+def test_mysql_live_and_dump_are_what_the_runtime_rebuilds(tmp_path):
+    from tests.loaders.mysql_util import fresh_mysql_database, mysql_saver, mysqldump
+
+    with fresh_mysql_database() as db:
+        with mysql_saver(db.admin_dsn) as saver:
+            manifest = write_delta_threads(saver)
+            expected = runtime_view(saver, manifest)
+        for name, spec in (("live", db.reader_dsn), ("dump", str(mysqldump(db.name, tmp_path / "d.sql")))):
+            out = tmp_path / f"{name}.duckdb"
+            summary = loaders.load(spec, out, workers=1)
+            assert summary.errors == 0, (name, rows(out, "SELECT * FROM load_errors"))
+            assert_as_the_runtime(out, expected)
