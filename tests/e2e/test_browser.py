@@ -104,6 +104,14 @@ def settle(page) -> None:
     page.locator('[data-testid="stApp"][data-test-script-state="notRunning"]').wait_for()
 
 
+def download(page, button: str, path: Path) -> pd.DataFrame:
+    """Click the download button named `button`; the CSV it gives, read as text cells."""
+    with page.expect_download() as info:
+        page.get_by_role("button", name=button).click()
+    info.value.save_as(path)
+    return pd.read_csv(path, keep_default_na=False)
+
+
 def test_transcript_explorer_in_a_real_browser(server, browser, demo_db, tmp_path):
     expected = analytics.read(str(demo_db), THREAD, speaker="user", index=0)
     first = expected["content"].item()
@@ -149,11 +157,7 @@ def test_transcript_explorer_in_a_real_browser(server, browser, demo_db, tmp_pat
     page.get_by_text("1 message(s)").wait_for()
     assert page.get_by_text(assistant_last).count() == 0
 
-    with page.expect_download() as info:
-        page.get_by_role("button", name="Download CSV").click()
-    path = tmp_path / "transcript.csv"
-    info.value.save_as(path)
-    csv = pd.read_csv(path, keep_default_na=False)
+    csv = download(page, "Download CSV", tmp_path / "transcript.csv")
     assert len(csv) == len(expected) == 1
     assert csv["index"].tolist() == expected["index"].tolist()
     assert csv["ordinal"].tolist() == expected["ordinal"].tolist()
@@ -221,11 +225,7 @@ def test_conversations_sorted_by_duration_download_in_the_grid_order(server, bro
     settle(page)
     page.get_by_text("sorted by Duration, high first").wait_for()
     shown = _grid_column(page, 1, 10)  # column 0 is the row selector
-    with page.expect_download() as info:
-        page.get_by_role("button", name="Download all").click()
-    path = tmp_path / "conversations.csv"
-    info.value.save_as(path)
-    csv = pd.read_csv(path, keep_default_na=False)
+    csv = download(page, "Download all", tmp_path / "conversations.csv")
     assert csv["thread_id"].head(10).tolist() == shown
     durations = pd.to_numeric(csv["duration_s"].replace("", None))
     assert durations.dropna().is_monotonic_decreasing and durations.head(10).notna().all()
