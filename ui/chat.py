@@ -188,6 +188,8 @@ def tool_call(
             st.json(call.args, expanded=True)
     result = call.result
     if result is None:
+        if call.unanswered:
+            st.caption("↳ no result in the transcript (not run, or still waiting)")
         return
     with st.container(key=f"{key}-msg-{result.number}"):
         st.caption(f"↳ {_status(result)} · Message {result.number} · {clock(result.ts)}")

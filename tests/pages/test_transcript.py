@@ -136,6 +136,8 @@ def test_removed_messages_can_be_read_and_edits_show_the_text_before(app, con):
 def test_a_pending_interrupt_is_the_last_thing_shown(app):
     at = open_page(app, "transcript", thread="acme:web:sess-1008")
     assert [w.value for w in at.warning] == ["**Waiting for human input**: Approve this action? (action: issue_refund)"]
+    # The call waiting for the approval has no result, and says so; the answered one does not.
+    assert sum(c.startswith("↳ no result in the transcript") for c in captions(at)) == 1
     assert "waiting for human input" in next(c for c in captions(at) if c.startswith("tenant"))
 
 

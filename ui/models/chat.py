@@ -47,6 +47,7 @@ class ToolCall:
     call_id: str | None
     signature: str  # `name(arg="value", …)`, cut at SIGNATURE_CHARS
     result: MessageItem | None = None
+    unanswered: bool = False  # no tool message of the transcript answers it (e.g. waiting for approval)
 
     @property
     def cut(self) -> bool:
@@ -324,6 +325,10 @@ def items(
         if m.kind == "edited" and m.ordinal is not None:
             edits.setdefault(m.ordinal, []).append(Edit(m.ts, m.texts[0][1] if m.texts else None))
     rows = [message_item(r, tuple(edits.get(int(r["ordinal"]), ()))) for r in messages.to_dict("records")]
+    if nest:  # the whole transcript: a call no tool message answers says so
+        answered = {r.tool_call_id for r in rows if r.role == "tool" and r.tool_call_id}
+        rows = [replace(r, tool_calls=tuple(replace(c, unanswered=bool(c.call_id) and c.call_id not in answered)
+                                            for c in r.tool_calls)) if r.tool_calls else r for r in rows]
     by_after: dict[int, list[Marker]] = {}
     for m in placed:
         by_after.setdefault(m.after_ordinal, []).append(m)
