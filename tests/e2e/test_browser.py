@@ -273,6 +273,16 @@ def test_search_a_phrase_and_land_on_the_message(server, browser, demo_db):
     assert "Full refund please" in target.inner_text()
     # The whole conversation is there, each message (tool results beneath their calls too) in its place.
     assert page.locator("[class*='st-key-chat-msg-']").count() == len(analytics.read(str(demo_db), thread))
+    # Jumping elsewhere changes two params at once (msg goes, at comes): still one step of Back.
+    page.get_by_test_id("stButtonGroup").filter(has_text="Last reply").get_by_text("Last reply").click()
+    page.wait_for_function("() => new URL(location.href).searchParams.get('at') === 'last-reply'")
+    settle(page)
+    assert "msg=" not in page.url
+    page.go_back()
+    page.wait_for_function(f"() => new URL(location.href).searchParams.get('msg') === '{ordinal + 1}'")
+    settle(page)
+    assert "at=" not in page.url
+    assert "rgba(230, 160, 0" in page.locator(f".st-key-chat-msg-{ordinal + 1}").evaluate("e => getComputedStyle(e).boxShadow")
     page.close()
 
 
