@@ -60,7 +60,7 @@ demo: $(VENV)/.dev install
 FUZZ_DIR ?= build/fuzz
 FUZZ_SECONDS ?= 600
 FUZZ_SMOKE_SECONDS ?= 120
-FUZZ_TARGETS ?= row,thread,ts_list,stage,readahead
+FUZZ_TARGETS ?= row,thread,ts_list,stage,readahead,rows
 
 fuzz: $(VENV)/.dev
 	PY=$(PY) bash scripts/build-sanitized.sh $(FUZZ_DIR)

@@ -2,10 +2,10 @@
 
 `pip install .` (or `python -m build`) builds everything; `python setup.py build_ext --inplace`
 builds the extensions next to their sources (`make app` / `make test` do, before installing the
-project editable). Both extensions are optional: without a compiler the loader takes its
+project editable). Every extension is optional: without a compiler the loader takes its
 pure-Python paths (same results, slower; `make test` fails on a missing one, tests/loaders/
-test_native.py). `_readahead` also needs SQLite's header and library (Debian: libsqlite3-dev);
-without it only the reading of large SQLite stores is slower.
+test_native.py). `_readahead` and `_rows` also need SQLite's header and library (Debian:
+libsqlite3-dev); without them only the reading of large SQLite stores is slower.
 
 app.py, pages/, demo/demo.sqlite and .streamlit/config.toml stay at the top of the repository
 (`streamlit run app.py` works in a checkout); a built wheel carries a copy of them in
@@ -48,5 +48,7 @@ setup(
                   extra_compile_args=_FLAGS, optional=True),
         Extension("loaders._readahead", ["loaders/_readahead.c"], libraries=["sqlite3"], extra_compile_args=_FLAGS,
                   optional=True),
+        Extension("loaders._rows", ["loaders/_rows.c"], depends=["loaders/_mpscan.h"], libraries=["sqlite3"],
+                  extra_compile_args=_FLAGS, optional=True),
     ],
 )

@@ -34,7 +34,7 @@ from fuzz.common import EXT_ENV, ROOT
 from fuzz.targets import TARGETS, scratch_root
 
 # libFuzzer's -max_len per target: row and thread inputs hold several real checkpoint blobs.
-MAX_LEN = {"row": 131072, "thread": 131072, "ts_list": 4096, "stage": 16384, "readahead": 4096}
+MAX_LEN = {"row": 131072, "thread": 131072, "ts_list": 4096, "stage": 16384, "readahead": 4096, "rows": 4096}
 _STAT = re.compile(r"^stat::(\w+):\s+(\d+)", re.M)
 
 

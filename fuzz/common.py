@@ -29,7 +29,7 @@ class Mismatch(AssertionError):
 
 
 def use_sanitized_extensions() -> None:
-    """Load `loaders._scan` / `loaders._readahead` from the sanitizer build, or fail."""
+    """Load `loaders._scan` / `loaders._readahead` / `loaders._rows` from the sanitizer build, or fail."""
     ext = os.environ.get(EXT_ENV)
     if not ext:
         raise SystemExit(f"{EXT_ENV} is not set: run the targets through `python -m fuzz.campaign` (make fuzz)")
@@ -38,7 +38,7 @@ def use_sanitized_extensions() -> None:
     loaders.__path__.insert(0, str(Path(ext).resolve()))
     from loaders import _native
 
-    for name, mod in (("_scan", _native.scan), ("_readahead", _native.readahead)):
+    for name, mod in (("_scan", _native.scan), ("_readahead", _native.readahead), ("_rows", _native.rows)):
         if mod is None or not str(Path(mod.__file__).resolve()).startswith(str(Path(ext).resolve())):
             where = "not loaded" if mod is None else mod.__file__
             raise SystemExit(f"loaders.{name} is not the sanitizer build in {ext} ({where})")

@@ -159,6 +159,8 @@ def build(seeds: Path) -> dict[str, int]:
         counts["thread"] = counts["row"]
         images = bases([scenarios, bench], seeds / "bases")
         counts["readahead"] = readahead_seeds(images, seeds / "readahead")
+        shutil.copytree(seeds / "readahead", seeds / "rows")  # (the same damaged images, read whole)
+        counts["rows"] = counts["readahead"]
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return counts

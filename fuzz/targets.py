@@ -23,7 +23,7 @@ from pathlib import Path
 from fuzz.common import Mismatch, Reader, decode_records, read_value
 
 # Bound by `bind()` after the sanitized extensions are loaded (fuzz/run.py).
-scan = readahead = None
+scan = readahead = rows = None
 sqlite_source = transform = parts = records = None
 pa = ipc = None
 REGEX = SCHEMAS = None
@@ -33,7 +33,7 @@ _SCRATCH: Path | None = None
 
 def bind() -> None:
     """Import the loader (after `common.use_sanitized_extensions`) and what the targets need."""
-    global scan, readahead, sqlite_source, transform, parts, records, pa, ipc, REGEX, SCHEMAS, _SCRATCH
+    global scan, readahead, rows, sqlite_source, transform, parts, records, pa, ipc, REGEX, SCHEMAS, _SCRATCH
     import pyarrow
     import pyarrow.ipc
 
@@ -44,7 +44,7 @@ def bind() -> None:
     import loaders.transform
     from loaders import _native
 
-    scan, readahead = _native.scan, _native.readahead
+    scan, readahead, rows = _native.scan, _native.readahead, _native.rows
     sqlite_source, transform, parts, records = loaders.sqlite_source, loaders.transform, loaders.parts, loaders.records
     pa, ipc = pyarrow, pyarrow.ipc
     REGEX = transform.compile_thread_key(None)
@@ -422,10 +422,49 @@ def target_readahead(data: bytes) -> None:
         raise Mismatch(f"the read-ahead VFS reads differently (query {first}): {str(got)[:300]} vs {str(want)[:300]}")
 
 
+# --- rows: the C row source (`_rows.Store`) vs the sqlite3 cursor, a whole read of a damaged store --
+
+def _reader_output(path: Path, native: bool):
+    """Everything `SqliteReader.threads` hands over (or how it ends), with the C rows or the cursor."""
+    saved = sqlite_source.native_rows
+    sqlite_source.native_rows = rows if native else None
+    try:
+        try:
+            reader = sqlite_source.SqliteSource().open(str(path), sqlite_source.SourceOptions())
+        except Exception as exc:  # noqa: BLE001 - an unreadable file: compared, both ways
+            return ("refused", type(exc).__name__, str(exc))
+        out = []
+        try:
+            for b in reader.threads(None):
+                out.append((type(b.thread_id).__name__, b.thread_id, [_view(cp) for cp in b.checkpoints], b.writes, b.errors,
+                            [(type(p).__name__, p) for p in b.payloads]))
+        except _READ_ERRORS + (records.SourceError,) as exc:
+            out.append(("raised", type(exc).__name__, str(exc)))
+        finally:
+            reader.close()
+        return out
+    finally:
+        sqlite_source.native_rows = saved
+
+
+def target_rows(data: bytes) -> None:
+    """A damaged copy of a real store (the `readahead` target's inputs) read whole by the SQLite reader,
+    its checkpoint rows stepped and scanned in C (`_rows`) and through the sqlite3 cursor: the same
+    bundles, load errors and exceptions (where SQLite raises, and which thread the reader charges)."""
+    if not _BASES:
+        raise SystemExit("TL_FUZZ_BASES names no *.sqlite stores (python -m fuzz.seeds builds them)")
+    path = _SCRATCH / "rows.sqlite"
+    path.write_bytes(patched_image(data))
+    got, want = _reader_output(path, True), _reader_output(path, False)
+    if got != want:
+        raise Mismatch(f"the C row source reads differently: {str(got)[:400]} vs {str(want)[:400]}")
+
+
 TARGETS = {
     "row": target_row,
     "thread": target_thread,
     "ts_list": target_ts_list,
     "stage": target_stage,
     "readahead": target_readahead,
+    "rows": target_rows,
 }

@@ -291,7 +291,7 @@ static int digits(const unsigned char *s, int n, int *out) {
  * microseconds are 0. 1 and *out = microseconds since the Unix epoch for
  * exactly that shape with a valid date and time; 0 for anything else (the
  * caller's Python parser then decides, so the answer never differs from it). */
-static int utc_iso_micros(const unsigned char *s, Py_ssize_t n, int64_t *out) {
+static inline int utc_iso_micros(const unsigned char *s, Py_ssize_t n, int64_t *out) {
     int y, mo, d, h, mi, sec, frac = 0;
     if (n != 25 && n != 32) return 0;
     if (s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':') return 0;

@@ -77,9 +77,11 @@ from loaders.records import (
 from loaders.scratch import scratch_dir
 from loaders.source import SPLIT_MIN_BYTES, Capabilities, Source, SourceOptions, SourceReader
 
-# The compiled scan and read-ahead VFS (None: the ormsgpack path below and SQLite's own VFS; tests switch them off).
+# The compiled scan, read-ahead VFS and row source (None: the ormsgpack path below, SQLite's own VFS,
+# the sqlite3 module's cursor; tests switch them off).
 native_scan = _native.scan
 native_readahead = _native.readahead
+native_rows = _native.rows
 
 _unpackb = ormsgpack.unpackb
 _first = operator.itemgetter(0)  # rows grouped by thread id (a C call per row, not a lambda's frame)
@@ -318,6 +320,8 @@ class SqliteReader(SourceReader):
         self._writes: _WriteGroups | None = None  # the special writes being read
         self._checkpoints = "checkpoints"  # "checkpoints NOT INDEXED" where its key index met damage (`_next_thread`)
         self._reading: object = _NOTHING  # the raw id of the thread being read
+        self._rows_uri: str | None = None  # how `_rows.Store` opens this state (None: the sqlite3 cursor reads rows)
+        self._store = None  # that `_rows.Store`, opened at the first read
         if snapshot is not None:
             # A worker reading the loading process's snapshot (`handoff`): same state, no second copy.
             self._open(lambda: sqlite3.connect(str(snapshot), isolation_level=None), snapshot)
@@ -367,6 +371,8 @@ class SqliteReader(SourceReader):
             self._second = functools.partial(
                 sqlite3.connect, _uri(path, mode="ro", immutable="1"), uri=True, isolation_level=None, check_same_thread=False,
             )
+        if codec is None:  # (UTF-16 keys are measured by a Python function of this connection: `_KeySql`)
+            self._rows_uri = _uri(copy, mode="ro") if copy is not None else _uri(path, mode="ro", immutable="1")
         self._order = _Order(codec)
         self._keys = _KeySql(codec)
         if codec is not None:
@@ -733,11 +739,11 @@ class SqliteReader(SourceReader):
 
     def _bundles(self, where: str, params: list, wanted: set[str] | None, prev, by_key: bool) -> Iterator[tuple[object, ThreadBundle]]:
         and_where = f" AND {where}" if where else ""
-        cps = self.con.execute(self._checkpoints_sql.format(table=self._checkpoints, where=and_where), params)
+        cps = self._thread_rows(self._checkpoints_sql.format(table=self._checkpoints, where=and_where), params)
         self._writes = None
         writes = self._special_writes(and_where, params, by_key)
         before = self._order.before
-        for thread_id, rows in itertools.groupby(cps, key=_first):
+        for thread_id, rows, payloads, fast in cps:
             # A thread's rows come together, so each thread id sorts after the one before
             # (one comparison per thread); an index that says otherwise is damaged.
             if prev is not _NOTHING and before(prev, thread_id) is False:
@@ -752,7 +758,7 @@ class SqliteReader(SourceReader):
             thread_writes = writes.take(thread_id)
             if wanted is not None and thread_id not in wanted:
                 continue
-            bundle = bundle_thread(thread_id, rows, thread_writes)
+            bundle = bundle_thread(thread_id, rows, thread_writes, payloads, fast)
             bundle.errors.extend(writes.drain())
             if delta.marked(bundle):  # a DeltaChannel thread: its messages are rebuilt (loaders.delta)
                 bundle = delta_read.sqlite_thread(self.con, bundle, self._fits, self._keys.all_fit(_WRITE_KEYS))
@@ -760,6 +766,44 @@ class SqliteReader(SourceReader):
         errors = writes.finish()
         if errors:
             yield _NOTHING, ThreadBundle(None, [], [], errors)
+
+    def _thread_rows(self, sql: str, params: list) -> Iterator[tuple[object, object, Payloads | None, int]]:
+        """The checkpoints query's rows grouped by thread: (raw id, rows, payloads, fast), where the
+        first `fast` rows are `RawCheckpoint`s numbered into `payloads` and the others are raw rows
+        (`bundle_thread`). Through `_rows.Store` (`loaders/_rows.c`: SQLite's C API, each blob scanned
+        where SQLite holds it) when built, else the sqlite3 cursor (raw rows, grouped lazily). Both
+        raise where the other does, with `_reading` naming the same thread."""
+        if self._store is None and native_rows is not None and self._rows_uri is not None:
+            try:
+                self._store = self._open_store()
+            except (sqlite3.Error, MemoryError):
+                self._rows_uri = None  # (a second connection refused: this one reads on, as without C)
+        if self._store is None or native_rows is None or not all(type(p) in (str, bytes, int) for p in params):
+            cursor = self.con.execute(sql, params)
+            return ((thread_id, rows, None, 0) for thread_id, rows in itertools.groupby(cursor, key=_first))
+        return self._charged(self._store.rows(sql, params))
+
+    def _charged(self, rows) -> Iterator[tuple[object, list, Payloads, int]]:
+        """`_rows.Rows`, with the thread an error is charged to (`Rows.reading`) set as `_reading`."""
+        while True:
+            try:
+                group = next(rows)
+            except StopIteration:
+                return
+            except BaseException:
+                self._reading = rows.reading
+                raise
+            yield group
+
+    def _open_store(self):
+        """`_rows.Store` on this reader's state: through the read-ahead VFS when the file is read in place."""
+        hooks = (_text, _sqlite_error, RawCheckpoint, Payloads, _NOTHING)
+        if native_readahead is not None and "immutable=1" in self._rows_uri:
+            try:
+                return native_rows.Store(f"{self._rows_uri}&vfs={native_readahead.VFS_NAME}", *hooks)
+            except sqlite3.OperationalError:
+                pass  # (no such vfs)
+        return native_rows.Store(self._rows_uri, *hooks)
 
     def _special_writes(self, and_where: str, params: list, by_key: bool) -> _WriteGroups:
         """The `__interrupt__` / `__resume__` / `__error__` writes of the selected threads,
@@ -783,6 +827,9 @@ class SqliteReader(SourceReader):
         return groups
 
     def close(self) -> None:
+        store, self._store = getattr(self, "_store", None), None
+        if store is not None:
+            store.close()
         con = getattr(self, "con", None)
         if con is not None:
             try:
@@ -806,6 +853,31 @@ def _cut(prefix, was_cut) -> str | None:
     """A key cut to its first `_SHOWN_CHARS` characters, as `load_errors` shows it."""
     shown = _shown(prefix)
     return f"{shown}…" if was_cut and shown is not None else shown
+
+
+# The sqlite3 module's exception classes by SQLite's primary result code (CPython's
+# `get_exception_class`), for the errors `_rows.Store` meets: the same class and message either way.
+_SQLITE_ERRORS = {
+    **dict.fromkeys((2, 12), sqlite3.InternalError),
+    **dict.fromkeys((1, 3, 4, 5, 6, 8, 9, 10, 13, 14, 15, 16, 17), sqlite3.OperationalError),
+    18: sqlite3.DataError,
+    **dict.fromkeys((19, 20), sqlite3.IntegrityError),
+    **dict.fromkeys((21, 25), sqlite3.InterfaceError),
+}
+_SQLITE_NOMEM = 7
+
+
+def _sqlite_error(code: int, message: str) -> BaseException:
+    """The exception sqlite3 raises for SQLite's (extended) result `code` and `message`.
+
+    >>> type(_sqlite_error(11, "database disk image is malformed")).__name__, type(_sqlite_error(7, "")).__name__
+    ('DatabaseError', 'MemoryError')
+    """
+    if code & 0xFF == _SQLITE_NOMEM:
+        return MemoryError()
+    exc = _SQLITE_ERRORS.get(code & 0xFF, sqlite3.DatabaseError)(message)
+    exc.sqlite_errorcode = code
+    return exc
 
 
 def _why(exc: BaseException) -> str:
@@ -948,14 +1020,21 @@ def _open_snapshot(path: str, snapshot: str, options: SourceOptions) -> SqliteRe
     return SqliteReader(Path(path), options, snapshot=Path(snapshot))
 
 
-def bundle_thread(thread_id: str, rows, write_rows) -> ThreadBundle:
+def bundle_thread(thread_id: str, rows, write_rows, payloads: Payloads | None = None, fast: int = 0) -> ThreadBundle:
     """One thread's `checkpoints` and special `writes` rows (in the reader's column
-    order, by checkpoint id) → `ThreadBundle`; damage is reported, never raised."""
+    order, by checkpoint id) → `ThreadBundle`; damage is reported, never raised.
+
+    The first `fast` rows may already be `RawCheckpoint`s numbered into `payloads`
+    (`_rows.Rows`: well-formed rows, no key repeated), the rest raw rows, numbered on.
+    """
     errors: list[LoadError] = []
-    payloads = Payloads()
+    payloads = Payloads() if payloads is None else payloads
     checkpoints = []
-    append = checkpoints.append
     prev_ns = prev_cid = None
+    if fast:
+        checkpoints, rows = rows[:fast], rows[fast:]
+        _, prev_ns, prev_cid = checkpoints[-1][:3]
+    append = checkpoints.append
     for row in rows:
         if row[2] == prev_cid and row[1] == prev_ns:
             # Rows come sorted by key, so a key stored twice (a table without its primary

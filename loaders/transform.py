@@ -23,7 +23,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from loaders import _native
-from loaders.decode import DecodeError, Ext, Message, decode_message, plain, same_message, to_json
+from loaders.decode import DecodeError, Ext, JsonPayload, Message, decode_message, plain, same_message, to_json
 from loaders.records import LoadError, RawCheckpoint, RawWrite, ThreadBundle
 
 # LangGraph's own UTC timestamps read in C, same answers (None: every one goes through `ts_micros`).
@@ -141,11 +141,20 @@ def transform_thread(bundle: ThreadBundle, key_regex: re.Pattern[str]) -> Thread
         for cp, ts in zip(cps, ts_list):
             if ts is None and cp.ts is not None:
                 errors.append(LoadError(thread_id, cp.checkpoint_ns, cp.checkpoint_id, "checkpoint", f"unreadable ts {cp.ts!r:.60}"))
-    root_ts_of = {cp.checkpoint_id: ts for cp, ts in zip(cps, ts_list) if cp.checkpoint_ns == ""}
-
-    roots = [cp for cp in cps if cp.checkpoint_ns == ""]
-    root_by_id = {cp.checkpoint_id: cp for cp in roots}
-    usable_roots = [cp for cp in roots if not cp.damaged]
+    # A thread of root checkpoints only, none damaged (no subgraph, the common case): the
+    # lists below are `cps` itself, built in C by `map` (an attribute read per checkpoint
+    # and a comprehension each cost more than the rest of this block).
+    flat = not any(map(_checkpoint_ns, cps)) and not any(map(_damaged, cps))
+    if flat:
+        ids = list(map(_checkpoint_id, cps))
+        root_ts_of = dict(zip(ids, ts_list))
+        roots = usable_roots = cps
+        root_by_id = dict(zip(ids, cps))
+    else:
+        root_ts_of = {cp.checkpoint_id: ts for cp, ts in zip(cps, ts_list) if cp.checkpoint_ns == ""}
+        roots = [cp for cp in cps if cp.checkpoint_ns == ""]
+        root_by_id = {cp.checkpoint_id: cp for cp in roots}
+        usable_roots = [cp for cp in roots if not cp.damaged]
 
     # --- versions: distinct payloads numbered by first appearance in (ts, id) order.
     # The reader numbered them in its own (id) order; walking the root checkpoints
@@ -156,7 +165,7 @@ def transform_thread(bundle: ThreadBundle, key_regex: re.Pattern[str]) -> Thread
 
     # Readers hand checkpoints over by id, and ids mostly follow time: then both
     # orders below are the given one, and checking that is cheaper than sorting.
-    usable_ids = [cp.checkpoint_id for cp in usable_roots]
+    usable_ids = ids if flat else [cp.checkpoint_id for cp in usable_roots]
     by_id = all(map(_lt, usable_ids, islice(usable_ids, 1, None)))
     usable_ts = [root_ts_of[cid] for cid in usable_ids]
     by_time = by_id and None not in usable_ts and all(map(_le, usable_ts, islice(usable_ts, 1, None)))
@@ -181,7 +190,10 @@ def transform_thread(bundle: ThreadBundle, key_regex: re.Pattern[str]) -> Thread
     into = merge_equal_versions(decoded)
     # A checkpoint without a messages channel has an empty list.
     if into is None and order == list(range(len(order))):
-        versions_at = {cp.checkpoint_id: _NO_VERSIONS if cp.messages is None else cp.messages for cp in usable_roots}
+        lists = list(map(_messages, usable_roots))
+        if None in lists:
+            lists = [_NO_VERSIONS if m is None else m for m in lists]
+        versions_at = dict(zip(usable_ids, lists))
     else:
         final = range(len(order))  # each version's number once merged ones are dropped
         if into is not None:
@@ -197,16 +209,22 @@ def transform_thread(bundle: ThreadBundle, key_regex: re.Pattern[str]) -> Thread
     # --- tree shape (checkpoints unpacked in the loop header: cheaper than attribute access)
     children: dict[str, dict[str, int]] = {}  # namespace → parent id → number of children
     latest_by_ns: dict[str, str] = {}
-    for _, ns, cid, parent, _, _, _, _ in cps:
-        if parent is not None:
-            of_ns = children.get(ns)
-            if of_ns is None:
-                of_ns = children[ns] = {}
-            of_ns[parent] = of_ns.get(parent, 0) + 1
-        latest = latest_by_ns.get(ns)
-        if latest is None or cid > latest:
-            latest_by_ns[ns] = cid
-    latest_root = max((cp.checkpoint_id for cp in usable_roots), default=None)
+    if flat:
+        parents = [p for p in map(_parent_id, cps) if p is not None]
+        if parents:
+            children[""] = Counter(parents)
+        latest_by_ns[""] = latest_root = max(ids)
+    else:
+        for _, ns, cid, parent, _, _, _, _ in cps:
+            if parent is not None:
+                of_ns = children.get(ns)
+                if of_ns is None:
+                    of_ns = children[ns] = {}
+                of_ns[parent] = of_ns.get(parent, 0) + 1
+            latest = latest_by_ns.get(ns)
+            if latest is None or cid > latest:
+                latest_by_ns[ns] = cid
+        latest_root = max((cp.checkpoint_id for cp in usable_roots), default=None)
 
     current: set[str] = set()
     node = latest_root
@@ -282,51 +300,53 @@ def transform_thread(bundle: ThreadBundle, key_regex: re.Pattern[str]) -> Thread
         msg.message_id if msg is not None and msg.message_id is not None else ("version", v)
         for v, msg in enumerate(decoded)
     ]
+    mid_of = [msg.message_id if msg is not None else None for msg in decoded]
     event_rows = []
+    add_events = event_rows.extend
     removed_current = edited_current = 0
     # The idents of the list at checkpoint `chain_at`: a child that only appends to
     # that list extends the set instead of building its parent's again (once per
     # checkpoint, that made the events quadratic in the length of a thread).
     chain_at: str | None = None
     chain_ids: set = set()
-    for cp in usable_roots if by_id else sorted(usable_roots, key=_checkpoint_id):
-        cur = versions_at[cp.checkpoint_id]
-        parent_id = cp.parent_checkpoint_id
+    for _, _, cid, parent_id, _, _, _, _ in usable_roots if by_id else sorted(usable_roots, key=_checkpoint_id):
+        cur = versions_at[cid]
         prev = versions_at.get(parent_id, _NO_VERSIONS) if parent_id is not None else _NO_VERSIONS
         on_chain = parent_id is not None and parent_id == chain_at
         if cur == prev:
             if on_chain:
-                chain_at = cp.checkpoint_id
+                chain_at = cid
             continue
         n = len(prev)
-        events = None
         if len(cur) >= n and cur[:n] == prev:
             if not on_chain:
                 chain_ids = set(map(ident_of.__getitem__, prev))
-            tail_ids = list(map(ident_of.__getitem__, cur[n:]))
+            tail = cur[n:]
+            tail_ids = list(map(ident_of.__getitem__, tail))
             if not any(map(chain_ids.__contains__, tail_ids)):
                 # Only new messages appended: each one is added (a repeated id in the tail too).
-                events = [("added", _mid(v, decoded), i, v, None) for i, v in enumerate(cur[n:], start=n)]
+                ts = root_ts_of[cid]
+                add_events([(thread_id, cid, parent_id, ts, "added", mid_of[v], i, v, None) for i, v in enumerate(tail, n)])
                 chain_ids.update(tail_ids)
-                chain_at = cp.checkpoint_id
-        if events is None:
-            events = _diff(prev, cur, decoded, ident_of)
-            chain_at = None
-        ts = root_ts_of[cp.checkpoint_id]
-        for event, mid, pos, v, pv in events:
-            event_rows.append((thread_id, cp.checkpoint_id, parent_id, ts, event, mid, pos, v, pv))
-            if cp.checkpoint_id in current:
-                removed_current += event == "removed"
-                edited_current += event == "edited"
+                chain_at = cid
+                continue
+        events = _diff(prev, cur, decoded, ident_of)
+        chain_at = None
+        ts = root_ts_of[cid]
+        add_events([(thread_id, cid, parent_id, ts, event, mid, pos, v, pv) for event, mid, pos, v, pv in events])
+        if cid in current:
+            removed_current += sum(e[0] == "removed" for e in events)
+            edited_current += sum(e[0] == "edited" for e in events)
 
     root_ts = [ts for ts in root_ts_of.values() if ts is not None]
     root_children = children.get("", no_children)
     thread_row = make_thread_row(
         thread_id, key, min(root_ts) if root_ts else None, max(root_ts) if root_ts else None,
-        len(cps), len(roots), len({cp.checkpoint_ns for cp in cps}), len(message_rows), latest_root,
+        len(cps), len(roots), len(set(map(_checkpoint_ns, cps))), len(message_rows), latest_root,
         (latest_root not in root_children) if latest_root is not None else None,
-        sum(1 for cp in roots if cp.checkpoint_id not in root_children),
-        sum(1 for n in root_children.values() if n > 1),
+        # (root ids are distinct: one namespace) leaves, and parents of more than one root
+        len(roots) - len(root_children.keys() & set(map(_checkpoint_id, roots))),
+        len(root_children) - list(root_children.values()).count(1),
         interrupts.get(("", latest_root)) if latest_root is not None else None,
         removed_current, edited_current,
     )
@@ -337,7 +357,7 @@ def transform_thread(bundle: ThreadBundle, key_regex: re.Pattern[str]) -> Thread
     # can be a few times longer, and the writer checks each staged batch exactly).
     tlen = len(thread_id)
     cid_len = max(map(len, map(_checkpoint_id, cps)))
-    vbytes = list(map(_payload_bytes, payloads))
+    vbytes = list(map(len, payloads)) if set(map(type, payloads)) <= _SIZED else list(map(_payload_bytes, payloads))
     mid_len = max(map(len, filter(None, map(_mid_of, filter(None, decoded)))), default=0)
     checkpoint_bytes = (
         len(cps) * (tlen + max(map(len, map(_checkpoint_ns, cps))) + 3 * cid_len)  # id, parent, hang point
@@ -370,7 +390,21 @@ class SizedRows(list):
         self.nbytes = nbytes
 
 
+# `versions_rows` and `transcript_rows` unpack a `Message` in one step (per message, its
+# attributes cost a descriptor call each), in this field order.
+_MESSAGE_FIELDS = (
+    "message_id", "lc_type", "role", "chat_role", "name", "content", "non_text_blocks", "tool_calls", "tool_call_count",
+    "tool_names", "tool_call_id", "tool_status", "input_tokens", "output_tokens", "total_tokens", "model", "usage_metadata",
+    "response_metadata", "additional_kwargs",
+)
+if Message._fields != _MESSAGE_FIELDS:
+    raise ImportError(f"loaders.transform unpacks decode.Message as {_MESSAGE_FIELDS}; it is now {Message._fields}")
+
 _checkpoint_ns = itemgetter(RawCheckpoint._fields.index("checkpoint_ns"))
+_parent_id = itemgetter(RawCheckpoint._fields.index("parent_checkpoint_id"))
+_damaged = itemgetter(RawCheckpoint._fields.index("damaged"))
+_messages = itemgetter(RawCheckpoint._fields.index("messages"))
+_SIZED = {bytes, str, JsonPayload}  # payloads whose size is their len() (`_payload_bytes`)
 _metadata = itemgetter(RawCheckpoint._fields.index("metadata"))
 _mid_of = itemgetter(Message._fields.index("message_id"))
 
@@ -454,28 +488,13 @@ def merge_equal_versions(decoded: list[Message | None]) -> list[int] | None:
 def versions_rows(thread_id: str, decoded: list[Message | None], first_cids: list[str], first_ts: list[int | None]) -> list[tuple]:
     """`message_versions` rows: every decoded version with its first checkpoint and ts."""
     rows = []
+    append = rows.append
     for v, msg in enumerate(decoded):
         if msg is None:
             continue
-        rows.append(
-            (
-                thread_id,
-                v,
-                msg.message_id,
-                msg.lc_type,
-                msg.role,
-                msg.name,
-                msg.content,
-                len(msg.content),
-                msg.non_text_blocks,
-                msg.tool_calls,
-                msg.tool_call_count,
-                msg.tool_call_id,
-                msg.tool_status,
-                first_cids[v],
-                first_ts[v],
-            )
-        )
+        mid, lc_type, role, _, name, content, non_text, tool_calls, tool_call_count, _, tool_call_id, tool_status, *_ = msg
+        append((thread_id, v, mid, lc_type, role, name, content, len(content), non_text, tool_calls, tool_call_count,
+                tool_call_id, tool_status, first_cids[v], first_ts[v]))
     return rows
 
 
@@ -492,42 +511,19 @@ def transcript_rows(
         if msg is not None and msg.message_id is not None and msg.message_id not in first_seen:
             first_seen[msg.message_id] = v
     rows = []
+    append = rows.append
+    tenant, sub, session = key.tenant_id, key.sub_tenant_id, key.session_id
     for ordinal, v in enumerate(latest_versions):
         msg = decoded[v]
         if msg is None:
             continue
-        seen = first_seen.get(msg.message_id) if msg.message_id is not None else None
-        rows.append(
-            (
-                thread_id,
-                key.tenant_id,
-                key.sub_tenant_id,
-                key.session_id,
-                ordinal,
-                msg.role,
-                msg.lc_type,
-                msg.chat_role,
-                msg.name,
-                msg.content,
-                len(msg.content),
-                msg.non_text_blocks,
-                msg.message_id,
-                first_ts[seen] if seen is not None else None,
-                first_cids[seen] if seen is not None else None,
-                msg.tool_calls,
-                msg.tool_call_count,
-                msg.tool_call_id,
-                msg.tool_status,
-                msg.input_tokens,
-                msg.output_tokens,
-                msg.total_tokens,
-                msg.model,
-                msg.usage_metadata,
-                msg.response_metadata,
-                msg.additional_kwargs,
-                v,
-            )
-        )
+        (mid, lc_type, role, chat_role, name, content, non_text, tool_calls, tool_call_count, _, tool_call_id, tool_status,
+         input_tokens, output_tokens, total_tokens, model, usage, response, additional) = msg
+        seen = first_seen.get(mid) if mid is not None else None
+        append((thread_id, tenant, sub, session, ordinal, role, lc_type, chat_role, name, content, len(content), non_text, mid,
+                first_ts[seen] if seen is not None else None, first_cids[seen] if seen is not None else None, tool_calls,
+                tool_call_count, tool_call_id, tool_status, input_tokens, output_tokens, total_tokens, model, usage,
+                response, additional, v))
     return rows
 
 

@@ -7,7 +7,7 @@
 # 2. atheris, built from its source release with that clang into FUZZ_DIR/site (not into the venv): only a
 #    source build writes asan_with_fuzzer.so, the ASan runtime with libFuzzer linked in that a fuzzed native
 #    extension needs (LD_PRELOAD; the PyPI wheel has none). About 3 minutes, once: pip caches the wheel;
-# 3. loaders/_scan.c and loaders/_readahead.c compiled with AddressSanitizer, UBSan (every report aborts)
+# 3. loaders/_scan.c, loaders/_readahead.c and loaders/_rows.c compiled with AddressSanitizer, UBSan (every report aborts)
 #    and libFuzzer's coverage into FUZZ_DIR/ext/loaders/. The in-place .so files next to the sources are
 #    never touched; fuzz/common.py puts FUZZ_DIR/ext/loaders first on `loaders.__path__`.
 # Idempotent: each step is skipped when its result is there and newer than its inputs.
@@ -62,9 +62,10 @@ build() {  # build NAME SOURCE [LIBS...]
 }
 build _scan loaders/_scan.c
 build _readahead loaders/_readahead.c -lsqlite3
+build _rows loaders/_rows.c -lsqlite3
 
 # A build without the instrumentation would fuzz blind and find nothing: refuse it.
-for so in "$EXT"/_scan"$SUFFIX" "$EXT"/_readahead"$SUFFIX"; do
+for so in "$EXT"/_scan"$SUFFIX" "$EXT"/_readahead"$SUFFIX" "$EXT"/_rows"$SUFFIX"; do
   nm "$so" | grep __asan_report >/dev/null || { echo "build-sanitized: $so has no AddressSanitizer checks" >&2; exit 1; }
   nm "$so" | grep __sanitizer_cov >/dev/null || { echo "build-sanitized: $so has no coverage counters" >&2; exit 1; }
 done

@@ -23,6 +23,9 @@ from loaders.transform import _diff, compile_thread_key, transform_thread, ts_mi
 from tests.loaders.util import assert_same_tables, edited_store, load_db
 
 def test_fast_checkpoint_path_equals_the_full_path(sqlite_store, tmp_path, monkeypatch):
+    # Rows through the sqlite3 cursor, so that each goes through `fast_checkpoint` (the C row
+    # source makes the same RawCheckpoints itself: tests/loaders/test_rows.py holds it to this path).
+    monkeypatch.setattr(sqlite_source, "native_rows", None)
     fast_db, full_db = tmp_path / "fast.duckdb", tmp_path / "full.duckdb"
     real = sqlite_source.fast_checkpoint
     taken = []
@@ -144,8 +147,9 @@ def _comparable(rows: list[tuple]) -> list[tuple]:
     return sorted((tuple(v.tolist() if hasattr(v, "tolist") else v for v in r) for r in rows), key=repr)
 
 
-def _bundles(path, fast: bool, monkeypatch) -> tuple[list[ThreadBundle], list]:
-    """Every bundle a reader hands over, and the `after` of each `threads_after` pass it made."""
+def _bundles(path, fast: bool, monkeypatch, c_rows: bool = False) -> tuple[list[ThreadBundle], list]:
+    """Every bundle a reader hands over, and the `after` of each `threads_after` pass it made:
+    rows through the sqlite3 cursor (whose text decoder `FAST_TEXT` is), or the C row source."""
     passes = []
     real = sqlite_source.SqliteReader.threads_after
 
@@ -154,6 +158,8 @@ def _bundles(path, fast: bool, monkeypatch) -> tuple[list[ThreadBundle], list]:
         return real(self, only, after)
 
     with monkeypatch.context() as m:
+        if not c_rows:
+            m.setattr(sqlite_source, "native_rows", None)
         m.setattr(sqlite_source, "FAST_TEXT", fast)
         m.setattr(sqlite_source.SqliteReader, "threads_after", recording)
         reader = sqlite_source.SqliteSource().open(str(path), sqlite_source.SourceOptions())
@@ -184,6 +190,8 @@ def test_text_not_utf8_mid_store_restarts_after_the_last_thread(sqlite_store, co
     assert fast == plain
     assert plain_passes == [None]
     assert passes == [None, ids[ids.index(bad_ns) - 1]]  # restarted once, after the thread before the bad one
+    if sqlite_source.native_rows is not None:  # (C reads such text as the reader's text factory does)
+        assert _bundles(path, True, monkeypatch, c_rows=True)[0] == plain
     assert any("checkpoint_ns is not valid UTF-8" in e.reason for b in fast for e in b.errors)
 
 
@@ -203,6 +211,8 @@ def test_text_not_utf8_after_a_blob_thread_id_restarts_after_it(sqlite_store, co
     assert fast == plain
     # (x'02' is not handed over when the error comes: reading on to find its end met x'03'.)
     assert passes == [None, b"\x01"]
+    if sqlite_source.native_rows is not None:
+        assert _bundles(path, True, monkeypatch, c_rows=True)[0] == plain
     assert [b.thread_id for b in fast].count("x'01'") == 1
 
 
