@@ -362,3 +362,13 @@ def test_ids_are_one_toggle_away(app, con):
     first = rows.iloc[0]
     assert shown[0] == (f"message id `{first['message_id']}` · first saved in checkpoint `{first['checkpoint_id']}` · "
                         "ordinal 0")
+
+
+def test_raw_text_shows_messages_as_typed(app, con):
+    thread = "acme:web:sess-1001"
+    first = analytics.read(con, thread)["content"].iloc[0]
+    at = open_page(app, "transcript", thread=thread)
+    assert first in markdown_texts(at) and first not in [t.value for t in at.text]
+    at.toggle(key="transcript.raw").set_value(True).run()
+    assert at.query_params["raw"] == "1"
+    assert first in [t.value for t in at.text] and first not in markdown_texts(at)
