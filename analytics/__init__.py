@@ -12,6 +12,8 @@ from analytics.errors import AnalyticsError, BadRequest, NotFound, Unsupported
 from analytics.filters import Filters
 from analytics.transcript import TranscriptQuery, read, search_threads
 from analytics import transcript_cli  # noqa: F401  (registers `python -m analytics transcript`)
+from analytics.search import SearchQuery, search
+from analytics.transcript_context import in_context
 from analytics.metrics import (
     by_model, conversation, conversations, daily, latency_distribution, overview, top_models, top_tenants, top_tools,
 )
@@ -28,6 +30,7 @@ from analytics.history import edit_log
 from analytics.subgraphs import subgraph_messages, subgraph_runs
 from analytics import history_reports  # noqa: F401  (registers the branches, edits, subgraphs and backlog reports)
 from analytics import history_cli  # noqa: F401  (registers `python -m analytics diff`)
+from analytics import search_cli  # noqa: F401,E402  (registers `search` and `report search`)
 
 __all__ = [
     "AnalyticsError",
@@ -35,6 +38,7 @@ __all__ = [
     "Filters",
     "NotFound",
     "ReportSpec",
+    "SearchQuery",
     "TranscriptQuery",
     "Unsupported",
     "backlog",
@@ -50,6 +54,7 @@ __all__ = [
     "diff",
     "edit_log",
     "expected_window",
+    "in_context",
     "latency_distribution",
     "overview",
     "parse_observed",
@@ -59,6 +64,7 @@ __all__ = [
     "resume_points",
     "retention",
     "risks",
+    "search",
     "search_threads",
     "subgraph_messages",
     "subgraph_runs",
