@@ -12,6 +12,8 @@ from analytics.errors import AnalyticsError, BadRequest, NotFound, Unsupported
 from analytics.filters import Filters
 from analytics.transcript import TranscriptQuery, read, search_threads
 from analytics import transcript_cli  # noqa: F401  (registers `python -m analytics transcript`)
+from analytics.search import SearchQuery, search
+from analytics.transcript_context import in_context
 from analytics.metrics import (
     by_model, conversation, conversations, daily, latency_distribution, overview, top_models, top_tenants, top_tools,
 )
@@ -30,6 +32,7 @@ from analytics import history_reports  # noqa: F401  (registers the branches, ed
 from analytics import history_cli  # noqa: F401  (registers `python -m analytics diff`)
 from analytics import workspace  # the review workspace (also registers `annotations`, `queues`, `report annotations`)
 from analytics.workspace import annotate, annotations, create_queue, progress, queue_items, queues
+from analytics import search_cli  # noqa: F401,E402  (registers `search` and `report search`)
 
 __all__ = [
     "AnalyticsError",
@@ -37,6 +40,7 @@ __all__ = [
     "Filters",
     "NotFound",
     "ReportSpec",
+    "SearchQuery",
     "TranscriptQuery",
     "Unsupported",
     "annotate",
@@ -55,6 +59,7 @@ __all__ = [
     "diff",
     "edit_log",
     "expected_window",
+    "in_context",
     "latency_distribution",
     "overview",
     "parse_observed",
@@ -67,6 +72,7 @@ __all__ = [
     "resume_points",
     "retention",
     "risks",
+    "search",
     "search_threads",
     "subgraph_messages",
     "subgraph_runs",

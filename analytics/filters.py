@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, time, timezone
 
 from analytics.errors import BadRequest
+from analytics.text_match import contains_sql, pattern
 
 
 def as_utc(value: datetime | None) -> datetime | None:
@@ -45,7 +46,8 @@ class Filters:
     - `tenants` / `sub_tenants`: keep threads whose tenant / sub-tenant is one of these;
     - `since` / `until`: keep threads active in the window (inclusive), and, for
       message-level figures, messages whose `ts` is in it;
-    - `text`: keep threads with a message whose content contains it (case-insensitive);
+    - `text`: keep threads with a message whose content contains it (case-insensitive, any
+      script: `analytics.text_match`, the rule Search uses);
     - `thread_ids`: keep only these threads (empty: no restriction);
     - `within`: keep only these threads when it is not None, an empty tuple keeping none
       (a set computed elsewhere, e.g. the threads carrying a review label).
@@ -93,10 +95,9 @@ class Filters:
             clauses.append(f"{alias}.first_ts <= ?")
             params.append(self.until)
         if self.text:
-            clauses.append(
-                f"{alias}.thread_id IN (SELECT thread_id FROM messages WHERE content ILIKE ? ESCAPE '\\')"
-            )
-            params.append(f"%{_escape_like(self.text)}%")
+            # The one rule of finding a text (analytics.text_match), as Search finds it.
+            clauses.append(f"{alias}.thread_id IN (SELECT thread_id FROM messages WHERE {contains_sql('content')})")
+            params.append(pattern(self.text))
         if not clauses:
             return "TRUE", []
         return " AND ".join(f"({c})" for c in clauses), params
@@ -126,10 +127,6 @@ class Filters:
             clauses.append(f"{column} <= ?")
             params.append(self.until)
         return clauses, params
-
-
-def _escape_like(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 @dataclass(frozen=True)

@@ -35,9 +35,10 @@ from analytics._pandas import pd
 from analytics.cli import command
 from analytics.db import ConOrPath, applied_policy, connect, connection
 from analytics.errors import AnalyticsError, BadRequest
-from analytics.filters import Filters
+from analytics.filters import Filters, Range
 from analytics.policy import effective, mask_arrow
 from analytics.resume_gap import add_gap_argument, gap_option
+from analytics.scope import ThreadConditions, thread_scope
 from analytics.transcript import parse_time
 from loaders.catalog import DATE, MESSAGES, TIMESTAMPTZ
 
@@ -293,10 +294,34 @@ TRANSCRIPT_COLUMNS = MESSAGES.pick(
 )
 
 
+def _ranges(options: Mapping[str, Any]) -> tuple[Range, ...]:
+    """`--min COLUMN=VALUE` / `--max COLUMN=VALUE` as ranges (several on one column combine).
+
+    >>> _ranges({"min": ["duration_s=60"], "max": ["tool_errors=0", "duration_s=3600"]})
+    (Range(column='duration_s', low=60.0, high=3600.0), Range(column='tool_errors', low=None, high=0.0))
+    """
+    bounds: dict[str, list[float | None]] = {}
+    for end, flag in ((0, "min"), (1, "max")):
+        for given in options.get(flag) or ():
+            column, sep, value = str(given).partition("=")
+            try:
+                number = float(value)
+            except ValueError:
+                number = None
+            if not sep or number is None or column.strip() not in metrics.RANGE_COLUMNS:
+                raise BadRequest(f"--{flag} {given!r}: give COLUMN=NUMBER, COLUMN one of {', '.join(metrics.RANGE_COLUMNS)}")
+            bounds.setdefault(column.strip(), [None, None])[end] = number
+    return tuple(Range(column, low, high) for column, (low, high) in bounds.items())
+
+
 def _conversation_rows(con, filters: Filters, options: Mapping[str, Any]) -> duckdb.DuckDBPyRelation:
     # The load-time conversation_metrics table when it is current and the gap is the default;
     # sorted (and cut) in DuckDB, so the app's download and the CLI's file are the same rows.
-    # Options `sort` (a column; default thread_id), `desc` (descending), `limit` (the first N rows).
+    # Options `sort` (a column; default thread_id), `desc` (descending), `limit` (the first N rows),
+    # `min` / `max` (COLUMN=VALUE ranges on the metrics, as the app's "Metric ranges").
+    ranges = _ranges(options)
+    if ranges and not isinstance(filters, ThreadConditions):
+        filters = thread_scope(con, filters, ranges=ranges).conditions
     sql, params = metrics.conversation_list_sql(
         con, filters, options.get("sort") or "thread_id", bool(options.get("desc")),
         _limit_option(options.get("limit")), gap_minutes=gap_option(options),
@@ -324,6 +349,11 @@ def _conversation_arguments(parser: argparse.ArgumentParser) -> None:
                              "empty values last)")
     parser.add_argument("--desc", action="store_true", help="conversations: sort descending")
     parser.add_argument("--limit", metavar="N", help="conversations: keep the first N rows of the sort")
+    ranged = ", ".join(metrics.RANGE_COLUMNS)
+    parser.add_argument("--min", action="append", default=[], metavar="COLUMN=VALUE",
+                        help=f"conversations: keep threads whose COLUMN is at least VALUE (repeatable; {ranged})")
+    parser.add_argument("--max", action="append", default=[], metavar="COLUMN=VALUE",
+                        help="conversations: keep threads whose COLUMN is at most VALUE (repeatable)")
 
 
 def _daily_rows(con, filters: Filters, options: Mapping[str, Any]) -> duckdb.DuckDBPyRelation:

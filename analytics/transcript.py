@@ -45,7 +45,8 @@ from analytics.db import ConOrPath, connection
 from analytics.errors import BadRequest, NotFound, Unsupported
 from analytics.filters import Filters, as_utc
 from analytics.policy import Policy
-from analytics.frames import dtypes_of, fetch_frame
+from analytics.frames import dtypes_of, fetch_frame, typed
+from analytics.text_match import pattern, snippet
 from loaders.catalog import MESSAGES, THREADS
 
 Speaker = Literal["user", "assistant", "all"]
@@ -326,6 +327,7 @@ def threads(con_or_path: ConOrPath, filters: Filters = NO_FILTERS) -> pd.DataFra
         return fetch_frame(con, _THREADS_SQL.format(where=where), params, THREAD_COLUMNS)
 
 
+# A text is found as Search finds it (analytics.text_match: `$pattern` is its expression).
 _SEARCH_SQL = """
 WITH hits AS (
     SELECT
@@ -334,20 +336,19 @@ WITH hits AS (
         arg_min(m.content, m.ordinal) AS first_match,
         min(m.ordinal) AS first_match_ordinal
     FROM messages AS m
-    WHERE contains(lower(m.content), lower($text))
+    WHERE regexp_matches(m.content, $pattern)
     GROUP BY m.thread_id
 )
 SELECT
     t.thread_id, t.tenant_id, t.sub_tenant_id, t.session_id, t.message_count, t.first_ts, t.last_ts,
     coalesce(h.match_count, 0) AS match_count,
     h.first_match_ordinal,
-    CASE WHEN h.first_match IS NULL THEN NULL ELSE
-        substr(h.first_match, greatest(1, strpos(lower(h.first_match), lower($text)) - 40), 120)
-    END AS snippet
+    h.first_match AS snippet
 FROM threads AS t
 LEFT JOIN hits AS h USING (thread_id)
 WHERE ({where})
-  AND (h.thread_id IS NOT NULL OR contains(lower(concat_ws(':', t.thread_id, t.tenant_id, t.sub_tenant_id, t.session_id)), lower($text)))
+  AND (h.thread_id IS NOT NULL
+       OR regexp_matches(concat_ws(':', t.thread_id, t.tenant_id, t.sub_tenant_id, t.session_id), $pattern))
 ORDER BY (h.thread_id IS NULL), match_count DESC, t.last_ts DESC NULLS LAST, t.thread_id
 LIMIT $limit
 """
@@ -356,7 +357,8 @@ LIMIT $limit
 def search_threads(
     con_or_path: ConOrPath, text: str, limit: int | None = 50, filters: Filters = NO_FILTERS
 ) -> pd.DataFrame:
-    """Threads whose id/key parts or any message contain `text` (case-insensitive), best first.
+    """Threads whose id/key parts or any message contain `text` (as Search finds it:
+    `analytics.text_match`), best first.
 
     Columns: those of `threads()` plus match_count (messages containing the
     text), first_match_ordinal and snippet (around the first match). Threads
@@ -380,7 +382,10 @@ def search_threads(
         )
     where, where_params = filters.thread_where("t")
     # Filters' placeholders are positional, so the named ones are spelled out positionally too.
-    sql = _SEARCH_SQL.replace("$text", "?").replace("$limit", "?").format(where=where)
-    params = [text, text, *where_params, text, limit]
+    sql = _SEARCH_SQL.replace("$pattern", "?").replace("$limit", "?").format(where=where)
+    expression = pattern(text.strip())
+    params = [expression, *where_params, expression, limit]
     with connection(con_or_path) as con:
-        return fetch_frame(con, sql, params, SEARCH_COLUMNS)
+        found = fetch_frame(con, sql, params, SEARCH_COLUMNS)
+    found["snippet"] = [None if not isinstance(t, str) else snippet(t, text.strip(), 40)[0] for t in found["snippet"]]
+    return typed(found, SEARCH_COLUMNS)

@@ -13,7 +13,7 @@ st.title("Conversations")
 review.flash()
 ws = review.workspace_of(db)
 filters = filter_bar(url, cache.facets(db))
-c1, c2, c3, c4, _ = st.columns([3, 3, 2, 2, 2], vertical_alignment="bottom")
+c1, c2, c3, c4, _ = st.columns([3, 3, 2.6, 2.4, 1], vertical_alignment="bottom")
 sort = c1.selectbox("Sort by", columns.SORTABLE, format_func=columns.SORT_LABELS.get,
                     key=url.bind("sort", "last_ts", state.choice(columns.SORTABLE)))
 order = c2.segmented_control("Order", ["desc", "asc"], format_func={"desc": "↓ High first", "asc": "↑ Low first"}.get,
@@ -51,7 +51,7 @@ url.publish()
 
 if picked.selection.rows:
     thread_id = view.table["thread_id"].iloc[picked.selection.rows[0]]
-    st.switch_page("pages/transcript.py", query_params=state.link_params(thread=thread_id))
+    state.go_to("transcript", f"Open {thread_id} in the transcript explorer", thread=thread_id)
 
 left, right = st.columns(2)
 with left:

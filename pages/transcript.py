@@ -1,38 +1,76 @@
-"""Transcript explorer: one thread read under the query contract (contract §4), as a chat or a table."""
+"""Transcript explorer: one thread as the whole conversation (what happened between messages
+marked, a message scrolled to and highlighted), or read under the query contract (contract §4)."""
 
 import streamlit as st
 
-from ui import cache, history, render, review, state
-
-SPEAKERS = ("all", "user", "assistant")
-MODES = ("index", "time")
-MODE_LABELS = {"index": "By position (index)", "time": "By time range"}
+from ui import cache, chat, history, render, review, state
+from ui.models import transcript as model
+from ui.thread_picker import thread_picker
 
 url = state.Url("transcript")
 db = state.require_db()
 
 st.title("Transcript explorer")
 review.flash()
-
-pick, find = st.columns([3, 2])
-text = find.text_input("Find threads", key=url.bind("find", ""), placeholder="id, tenant or text in a message")
-thread_key = url.bind("thread", None)
-choices = cache.thread_choices(db, text, url.value("thread"))
-labels = dict(zip(choices["thread_id"], choices["label"]))
-if url.value("thread") is not None and url.value("thread") not in labels:
-    st.warning(f"Thread `{url.value('thread')}` is not in this database.")
-    review.orphan_table(db, review.workspace_of(db), url.value("thread"), expanded=True)  # its annotations are kept
-    url.set("thread", None)
-thread = pick.selectbox(
-    "Thread", list(labels), key=thread_key, index=None, format_func=labels.get, placeholder="Pick a thread…",
-    help="Type to filter; the search box on the right also looks inside messages.",
+ws = review.workspace_of(db)
+thread = thread_picker(url, db, on_missing=lambda gone: review.orphan_table(db, ws, gone, expanded=True))
+c_view, c_jump, c_msg, c_show = st.columns([3, 2.7, 1.5, 1.6], vertical_alignment="bottom")
+toggles = c_show.popover("Display", icon=":material/tune:", width="stretch")
+view = c_view.segmented_control(
+    "View", model.VIEWS, format_func=model.VIEW_LABELS.get, required=True,
+    key=url.bind("view", "conversation", state.choice(model.VIEWS), absent=model.view_of_link),
+    help="The whole conversation with what happened between messages, or a read under the query contract "
+         "(speaker → time range → index → limit)",
 )
+table_view = toggles.toggle("Table of every row", key=url.bind("table", False, state.BOOL))
+raw = toggles.toggle("Text as typed (not markdown)", key=url.bind("raw", False, state.BOOL))
+show_ids = toggles.toggle("Message ids", key=url.bind("ids", False, state.BOOL),
+                          help="Each message's id, the checkpoint that first held it and its stored position")
 
-c_speaker, c_mode, c_a, c_b, c_limit = st.columns([2, 2, 2, 2, 1])
-speaker = c_speaker.radio("Speaker", SPEAKERS, key=url.bind("speaker", "all", state.choice(SPEAKERS)), horizontal=True)
-mode = c_mode.radio(
-    "Select", MODES, key=url.bind("mode", "index", state.choice(MODES)), format_func=MODE_LABELS.get, horizontal=True
-)
+if view != "filtered":
+    at_key, msg_key = url.key("at"), url.key("msg")
+    at = c_jump.segmented_control(
+        "Jump to", model.JUMPS, format_func=model.JUMP_LABELS.get, key=url.bind("at", None, state.choice(model.JUMPS)),
+        on_change=state.clear, args=(msg_key,),
+    )
+    number = c_msg.number_input("Message", min_value=1, step=1, value=None, placeholder="number",
+                                key=url.bind("msg", None, state.INT), on_change=state.clear, args=(at_key,))
+    url.drop(*model.FILTERED_PARAMS)
+    url.publish()
+    if thread is None:
+        st.info("Pick a thread to read its conversation.")
+        st.stop()
+    conv = cache.conversation(db, thread, model.DEFAULT_GAP_MINUTES)
+    if conv.problem is not None:
+        render.problem(conv.problem)
+        st.stop()
+    st.caption(render.thread_caption(conv.thread))
+    focus, note = model.focus_of(conv, at, None if number is None else int(number))
+    start = state.kept_while("transcript.start", (thread, at, number))
+    win = model.window(conv, focus, start, size=model.CHAT_WINDOW, note=note)
+    if win.note:
+        st.warning(win.note)
+    if table_view:
+        st.dataframe(conv.table, hide_index=True, key="transcript.table")
+    else:
+        if win.earlier:
+            st.button(f"Show earlier messages ({win.earlier:,} before)", icon=":material/expand_less:",
+                      on_click=state.put, args=("transcript.start", win.start_before))
+        notes = review.thread_review(db, ws, thread, win.items, key="transcript")  # the thread's own box, above
+        chat.draw(win.items, focus=win.focus, raw=raw, show_ids=show_ids, extra=notes)  # each message's inside it
+        review.orphans(db, ws, thread)
+        if win.later:
+            st.button(f"Show later messages ({win.later:,} after)", icon=":material/expand_more:",
+                      on_click=state.put, args=("transcript.start", win.start_after))
+    render.download(conv.table, render.file_name("transcript", thread), key="transcript.csv")
+    history.section(db, thread, url)  # branch tree, compare with…, edit log, subgraph runs (ui/history.py)
+    st.stop()
+
+c_speaker, c_mode, c_a, c_b, c_limit = st.columns([2.8, 2.6, 2, 2, 1])
+speaker = c_speaker.radio("Speaker", model.SPEAKERS, key=url.bind("speaker", "all", state.choice(model.SPEAKERS)),
+                          horizontal=True)
+mode = c_mode.radio("Select", model.READ_MODES, key=url.bind("mode", "index", state.choice(model.READ_MODES)),
+                    format_func=model.READ_MODE_LABELS.get, horizontal=True)
 index = since = until = None
 if mode == "index":
     index = c_a.number_input(
@@ -48,33 +86,31 @@ else:
     url.drop("index")
 limit = c_limit.number_input("Limit", value=None, min_value=0, step=1, key=url.bind("limit", None, state.INT),
                              placeholder="none", help="Keep the first N rows, applied last")
-t_table, t_raw, _ = st.columns([2, 2, 8])
-table_view = t_table.toggle("Table view", key=url.bind("table", False, state.BOOL))
-raw = t_raw.toggle("Raw text", key=url.bind("raw", False, state.BOOL), help="Show content as plain text, not markdown")
+url.drop("at", "msg")
 url.publish()
 
 if thread is None:
     st.info("Pick a thread to read its transcript.")
     st.stop()
 
-view = cache.transcript(
+read = cache.transcript(
     db, thread, speaker, None if index is None else int(index), since, until, None if limit is None else int(limit)
 )
-
-if view.thread:
-    st.caption(render.thread_caption(view.thread))
-
-if view.problem is not None:
-    render.problem(view.problem)
-elif view.rows.empty:
+if read.thread:
+    st.caption(render.thread_caption(read.thread))
+if read.problem is not None:
+    render.problem(read.problem)
+elif read.rows.empty:
     st.info("No message matches (an index past the end or an empty time range answers empty).")
 else:
-    st.caption(f"{len(view.rows):,} message(s)")
+    st.caption(f"{len(read.rows):,} message(s)")
     if table_view:
-        st.dataframe(view.table, hide_index=True, key="transcript.table")
+        st.dataframe(read.table, hide_index=True, key="transcript.table")
     else:
-        review.transcript(db, review.workspace_of(db), thread, view.rows, raw=raw, key="transcript")
-    render.download(view.table, render.file_name("transcript", thread), key="transcript.csv")
-
-# --- History (issue 20): branch tree and picker, compare with…, edit log, subgraph runs (ui/history.py) ---
+        notes = review.thread_review(db, ws, thread, read.items, key="transcript")
+        chat.draw(read.items, raw=raw, show_ids=show_ids, extra=notes)
+        review.orphans(db, ws, thread)
+        if len(read.rows) > len(read.items):
+            st.info(f"Showing the first {len(read.items)} of {len(read.rows):,} messages; set a limit or use the table.")
+    render.download(read.table, render.file_name("transcript", thread), key="transcript.csv")
 history.section(db, thread, url)

@@ -37,6 +37,7 @@ from ui.models import conversations as conversations_model
 from ui.models import overview as overview_model
 from ui.models import resume_qa as resume_qa_model
 from ui.models import review as review_model
+from ui.models import search as search_model
 from ui.models import transcript as transcript_model
 
 T = TypeVar("T")
@@ -97,6 +98,11 @@ def thread_choices(db: DbRef, text: str, selected: str | None) -> pd.DataFrame:
     return transcript_model.thread_choices(_warm(db), text, selected)
 
 
+@st.cache_data(show_spinner="Reading the conversation…", max_entries=_ENTRIES)
+def conversation(db: DbRef, thread_id: str, gap_minutes: float) -> transcript_model.Conversation:
+    return transcript_model.conversation(_warm(db), thread_id, gap_minutes)
+
+
 @st.cache_data(show_spinner="Reading the transcript…", max_entries=_ENTRIES)
 def transcript(
     db: DbRef,
@@ -108,6 +114,18 @@ def transcript(
     limit: int | None,
 ) -> transcript_model.TranscriptPage:
     return transcript_model.transcript_page(_warm(db), thread_id, speaker, index, since, until, limit)
+
+
+@st.cache_data(show_spinner="Searching…", max_entries=_ENTRIES)
+def search(
+    db: DbRef, text: str, speaker: str, in_: str, filters: Filters, page: int
+) -> search_model.SearchPage:
+    return search_model.search_page(_warm(db), text, speaker, in_, filters, page)
+
+
+def search_csv(db: DbRef, text: str, speaker: str, in_: str, filters: Filters) -> bytes:
+    """Not cached: built on a download click, every hit, by DuckDB."""
+    return search_model.search_csv(_warm(db), text, speaker, in_, filters)
 
 
 @st.cache_data(show_spinner=False, max_entries=_ENTRIES)

@@ -1,47 +1,67 @@
-"""Plotly figures for the pages, built with graph_objects from plain dicts.
+"""Charts for the pages: ECharts option dicts (`st.echarts_chart`), built from frames in chart shape.
 
-plotly.express spends ~150 ms per figure validating and regrouping its input,
-and `update_xaxes(title_text=…)`-style calls parse "magic underscore" paths on
-every call; these builders take frames already in chart shape (ui.models)
-and pass one layout dict, ~10 ms a figure — it matters on a page with five
-charts that reruns on every click.
+Why ECharts: the browser parses plotly.js (4.7 MB) before drawing the first plotly
+chart of a visit, a single main-thread task of 1–4 s under load in headless
+Chromium (bench/bench_render.py: a page with one plotly chart froze 2–4 s; four
+ECharts charts 0.3–0.6 s, drawn in half the time). The Resume QA timeline keeps its
+plotly.express figure (`resume_timeline`), loaded only when a thread is inspected.
+
+Every builder returns a plain, JSON-compatible dict (numbers as Python floats and
+ints, missing values as None); `ui.render.chart` draws it. Period axes are
+categories named the way people read them ("Mar 3, 2025", "wk of Mar 3, 2025",
+"Mar 2025").
 """
 
 from __future__ import annotations
 
 import math
+from datetime import date, datetime
+from typing import Any
 
 import pandas as pd
-import plotly.graph_objects as go
 
-_DAY_MS = 86_400_000
-#: About this many ticks at most on a period axis.
-_TICKS = 7
+#: Chart height in pixels.
+HEIGHT = 340
 
 
-def period_axis(by: str, periods: int) -> dict:
-    """An x-axis of periods (each named by its first UTC day): ticks on period starts, a year in every label.
+def _plain(value: Any) -> Any:
+    """A cell as JSON: numbers as int/float, missing as None, times as ISO text."""
+    if value is None or value is pd.NA or value is pd.NaT:
+        return None
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if hasattr(value, "item"):
+        value = value.item()
+    if isinstance(value, (datetime, date)):
+        return value.isoformat()
+    return value
 
-    >>> period_axis("month", 30)["dtick"]
-    'M5'
+
+def period_label(value: Any, by: str) -> str:
+    """How a period (named by its first UTC day) reads on an axis.
+
+    >>> period_label(date(2025, 3, 3), "week"), period_label(date(2025, 3, 1), "month")
+    ('wk of Mar 3, 2025', 'Mar 2025')
     """
-    step = max(1, math.ceil(periods / _TICKS))
+    day = pd.Timestamp(value)
     if by == "month":
-        return dict(type="date", dtick=f"M{step}", tickformat="%b %Y", hoverformat="%b %Y")
-    days = step * (7 if by == "week" else 1)
-    # 1970-01-05 is a Monday: week ticks fall on ISO week starts.
-    return dict(type="date", dtick=days * _DAY_MS, tick0="1970-01-05", tickformat="%b %d<br>%Y",
-                hoverformat="%a %b %d, %Y")
+        return f"{day:%b %Y}"
+    text = f"{day:%b} {day.day}, {day.year}"
+    return f"wk of {text}" if by == "week" else text
 
 
-def _layout(xlabel: str, ylabel: str, xaxis: dict | None = None, **extra) -> dict:
-    return dict(
-        margin=dict(l=10, r=10, t=30, b=10),
-        legend=dict(title=dict(text="")),
-        xaxis=dict(title=dict(text=xlabel), **(xaxis or {})),
-        yaxis=dict(title=dict(text=ylabel)),
-        **extra,
-    )
+def _base(xlabel: str, ylabel: str, legend: bool) -> dict:
+    """The frame every chart shares: legend on top, the x axis named beneath, the y axis named
+    above it when there is no legend (the two would collide); no animation (a first render
+    draws once, and a reader sees the final bars at once)."""
+    return {
+        "animation": False,
+        "grid": {"left": 8, "right": 16, "top": 34 if legend else 12, "bottom": 28 if xlabel else 8, "containLabel": True},
+        "legend": {"show": legend, "top": 0, "left": 0, "type": "scroll"},
+        "tooltip": {"trigger": "axis", "axisPointer": {"type": "shadow"}},
+        "xAxis": {"name": xlabel, "nameLocation": "middle", "nameGap": 26},
+        "yAxis": {} if legend or not ylabel else {"name": ylabel},
+    }
 
 
 def _groups(frame: pd.DataFrame, color: str | None):
@@ -52,14 +72,9 @@ def _groups(frame: pd.DataFrame, color: str | None):
         yield ("(none)" if pd.isna(name) else str(name)), part
 
 
-def _hover(part: pd.DataFrame, hover: list[str] | None) -> dict:
-    if not hover:
-        return {}
-    template = "<br>".join(f"{h}: %{{customdata[{i}]}}" for i, h in enumerate(hover))
-    return {
-        "customdata": part[hover].astype(object).to_numpy(),
-        "hovertemplate": template + "<extra>%{fullData.name}</extra>",
-    }
+def _categories(values: pd.Series, labels: dict | None = None) -> list:
+    ordered = sorted(values.dropna().unique().tolist()) if pd.api.types.is_numeric_dtype(values) else list(dict.fromkeys(values))
+    return [(labels or {}).get(v, _plain(v)) for v in ordered], ordered
 
 
 def bars(
@@ -72,53 +87,97 @@ def bars(
     xlabel: str | None = None,
     ylabel: str | None = None,
     hover: list[str] | None = None,
-    xaxis: dict | None = None,
-) -> go.Figure:
-    """Bars of `y` by `x`, one stacked trace per `color` value (`xaxis`: extra x-axis layout, e.g. `period_axis`)."""
-    traces = [
-        go.Bar(x=part[x], y=part[y], name=name, orientation="h" if horizontal else "v", **_hover(part, hover))
-        for name, part in _groups(frame, color)
-    ]
-    layout = _layout(x if xlabel is None else xlabel, y if ylabel is None else ylabel, xaxis,
-                     barmode="stack", showlegend=color is not None)
+    labels: dict | None = None,
+) -> dict:
+    """Bars of `y` by `x`, stacked per `color` value; `horizontal` draws bars of length `x` for
+    each `y` top-down (a ranking, as plotly's `orientation="h"`); `hover` columns go into the
+    tooltip (one series, no `color`); `labels` names the category values."""
+    cat, val = (y, x) if horizontal else (x, y)
+    option = _base("" if horizontal else (x if xlabel is None else xlabel), val if ylabel is None else ylabel,
+                   color is not None)
+    if hover:
+        if color is not None:
+            raise ValueError("hover columns are for a single series (no color)")
+        dims = list(dict.fromkeys([cat, val, *hover]))
+        option["dataset"] = {"dimensions": dims,
+                             "source": [[_plain(v) for v in row] for row in frame[dims].itertuples(index=False)]}
+        encode = {"x": val, "y": cat} if horizontal else {"x": cat, "y": val}
+        option["series"] = [{"type": "bar", "name": val, "encode": {**encode, "tooltip": dims[1:]}}]
+        option["tooltip"] = {"trigger": "item"}
+        category: dict = {"type": "category"}
+    else:
+        names, order = _categories(frame[cat], labels)
+        option["series"] = []
+        for name, part in _groups(frame, color):
+            value = dict(zip(part[cat].tolist(), part[val].tolist()))
+            option["series"].append({"type": "bar", "name": name or val, "stack": "all",
+                                     "data": [_plain(value.get(v)) for v in order]})
+        category = {"type": "category", "data": names}
     if horizontal:
-        layout["yaxis"].update(autorange="reversed", type="category")
-    return go.Figure(data=traces, layout=layout)
+        option["xAxis"] = {"type": "value"}
+        option["yAxis"] = {**category, "inverse": True}
+    else:
+        option["xAxis"].update(category)
+        option["yAxis"].update({"type": "value"})
+    return option
 
 
-def histogram_bars(frame: pd.DataFrame, color: str, xlabel: str) -> go.Figure:
-    """Pre-binned counts (bin_start, bin_end, pairs) drawn as adjoining bars."""
-    traces = [
-        go.Bar(x=part["bin_start"], y=part["pairs"], name=name, offset=0,
-               width=(part["bin_end"] - part["bin_start"]).tolist(), **_hover(part, ["bin_start", "bin_end", "pairs"]))
-        for name, part in _groups(frame, color)
-    ]
-    return go.Figure(data=traces, layout=_layout(xlabel, "pairs", barmode="stack", bargap=0))
+def histogram_bars(frame: pd.DataFrame, color: str, xlabel: str) -> dict:
+    """Pre-binned counts (bin_start, bin_end, pairs), stacked per `color`, one bar per bin; the
+    empty bins between the first and the last are drawn too (as gaps), so the axis keeps its scale."""
+    starts = sorted(frame["bin_start"].unique().tolist())
+    width = float((frame["bin_end"] - frame["bin_start"]).max()) if len(frame) else 0.0
+    if width > 0:
+        count = int(round((max(starts) - starts[0]) / width)) + 1
+        starts = [starts[0] + i * width for i in range(count)]
+        frame = frame.assign(bin_start=[starts[int(round((b - starts[0]) / width))] for b in frame["bin_start"]])
+    labels = {b: f"{b:.1f}–{b + width:.1f}" for b in starts}
+    option = bars(frame, "bin_start", "pairs", color, xlabel=xlabel, ylabel="pairs", labels=labels)
+    option["xAxis"]["data"] = [labels[b] for b in starts]
+    for series in option["series"]:
+        value = dict(zip(frame.loc[frame[color].fillna("(none)").astype(str) == series["name"], "bin_start"],
+                         frame.loc[frame[color].fillna("(none)").astype(str) == series["name"], "pairs"]))
+        series["data"] = [_plain(value.get(b)) for b in starts]
+        series["barCategoryGap"] = "0%"
+    return option
 
 
 def _name(column: str, names: dict[str, str] | None) -> str:
     return (names or {}).get(column, column.replace("_", " "))
 
 
+def _multi(frame: pd.DataFrame, x: str, ys: list[str], kind: str, ylabel: str, xlabel: str | None,
+           names: dict[str, str] | None, labels: dict | None) -> dict:
+    axis, order = _categories(frame[x], labels)
+    rows = frame.set_index(x)
+    option = _base(x if xlabel is None else xlabel, ylabel, True)
+    option["xAxis"].update({"type": "category", "data": axis})
+    option["yAxis"].update({"type": "value"})
+    option["series"] = [
+        {"type": kind, "name": _name(c, names), "data": [_plain(rows.at[v, c]) for v in order],
+         **({"symbolSize": 5} if kind == "line" else {})}
+        for c in ys
+    ]
+    return option
+
+
 def lines(
     frame: pd.DataFrame, x: str, ys: list[str], *, ylabel: str = "count", xlabel: str | None = None,
-    names: dict[str, str] | None = None, xaxis: dict | None = None,
-) -> go.Figure:
-    """One line per column of `ys` over `x` (`names`: legend names by column)."""
-    traces = [go.Scatter(x=frame[x], y=frame[c], name=_name(c, names), mode="lines+markers") for c in ys]
-    return go.Figure(data=traces, layout=_layout(x if xlabel is None else xlabel, ylabel, xaxis))
+    names: dict[str, str] | None = None, labels: dict | None = None,
+) -> dict:
+    """One line per column of `ys` over `x` (`names`: legend names by column; `labels`: x values' names)."""
+    return _multi(frame, x, ys, "line", ylabel, xlabel, names, labels)
 
 
 def grouped_bars(
     frame: pd.DataFrame, x: str, ys: list[str], *, ylabel: str, xlabel: str | None = None,
-    names: dict[str, str] | None = None, xaxis: dict | None = None,
-) -> go.Figure:
-    """Side-by-side bars, one trace per column of `ys` (`names`: legend names by column)."""
-    traces = [go.Bar(x=frame[x], y=frame[c], name=_name(c, names)) for c in ys]
-    return go.Figure(data=traces, layout=_layout(x if xlabel is None else xlabel, ylabel, xaxis, barmode="group"))
+    names: dict[str, str] | None = None, labels: dict | None = None,
+) -> dict:
+    """Side-by-side bars, one series per column of `ys` (`names`: legend names by column)."""
+    return _multi(frame, x, ys, "bar", ylabel, xlabel, names, labels)
 
 
-def resume_timeline(timeline: pd.DataFrame, markers: pd.DataFrame, by_step: bool = False) -> go.Figure:
+def resume_timeline(timeline: pd.DataFrame, markers: pd.DataFrame, by_step: bool = False):
     """A thread's root checkpoints (messages in state over time, or over steps) with its resume points shaded.
 
     `timeline` and `markers` are `ui.models.resume_qa.ThreadQA`'s. The one
@@ -155,24 +214,10 @@ def resume_timeline(timeline: pd.DataFrame, markers: pd.DataFrame, by_step: bool
 _PERIOD_LABEL = {"day": "day (UTC)", "week": "week starting Monday (UTC)", "month": "month (UTC)"}
 
 
-def trend(name: str, frame: pd.DataFrame, by: str) -> go.Figure:
+def trend(name: str, frame: pd.DataFrame, by: str) -> dict:
     """The overview chart `name` (an `OverviewPage` trend field) of `frame`, bucketed `by`."""
-    fig, top = _trend(name, frame, by)
-    yaxis = dict(rangemode="tozero")
-    if name != "latency" and top <= 10:
-        yaxis["dtick"] = 1  # counts this small: whole-number ticks, not 0.5 steps
-    # Legends above the plot (in a half-width column one at the side takes a third of it), in trace order.
-    fig.update_layout(legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0, traceorder="normal"), yaxis=yaxis)
-    return fig
-
-
-def _stacked_top(frame: pd.DataFrame, y: str) -> float:
-    return float(frame.groupby("period")[y].sum().max())
-
-
-def _trend(name: str, frame: pd.DataFrame, by: str) -> tuple[go.Figure, float]:
-    """The figure and its highest bar (for the y ticks)."""
-    axis = dict(xlabel=_PERIOD_LABEL[by], xaxis=period_axis(by, frame["period"].nunique()))
+    labels = {p: period_label(p, by) for p in frame["period"].unique()}
+    axis = dict(xlabel=_PERIOD_LABEL[by], labels=labels)
     stacked = {  # name: (y, color, ylabel)
         "conversations": ("conversations", None, "threads"),
         "messages_by_role": ("messages", "role", "messages"),
@@ -186,12 +231,14 @@ def _trend(name: str, frame: pd.DataFrame, by: str) -> tuple[go.Figure, float]:
     }
     if name in stacked:
         y, color, ylabel = stacked[name]
-        return bars(frame, "period", y, color, ylabel=ylabel, **axis), _stacked_top(frame, y)
-    if name in grouped:
+        option = bars(frame, "period", y, color, ylabel=ylabel, **axis)
+    elif name in grouped:
         ys, ylabel, names = grouped[name]
-        return grouped_bars(frame, "period", ys, ylabel=ylabel, names=names, **axis), float(frame[ys].max().max())
-    if name == "latency":
+        option = grouped_bars(frame, "period", ys, ylabel=ylabel, names=names, **axis)
+    elif name == "latency":
         ys = ["reply_latency_p50_s", "reply_latency_p90_s"]
-        fig = lines(frame, "period", ys, ylabel="seconds", names=dict(zip(ys, ["p50", "p90"])), **axis)
-        return fig, float(frame[ys].max().max())
-    raise ValueError(f"no trend chart named {name!r}")
+        option = lines(frame, "period", ys, ylabel="seconds", names=dict(zip(ys, ["p50", "p90"])), **axis)
+    else:
+        raise ValueError(f"no trend chart named {name!r}")
+    option["yAxis"]["minInterval"] = 0 if name == "latency" else 1  # counts: whole-number ticks
+    return option

@@ -58,7 +58,7 @@ CONVERSATION_TABLE = (
     Shown("resume_points", "Resumes", render.number, "Restarts after a gap in the checkpoints"),
 )  # fmt: skip
 #: What the table can be sorted by (in DuckDB, over every matching thread): every shown metric.
-SORTABLE = tuple(c.column for c in CONVERSATION_TABLE if c.column != "first_user_message")
+SORTABLE = tuple(c.column for c in CONVERSATION_TABLE)
 SORT_LABELS = {c.column: c.label for c in CONVERSATION_TABLE}
 
 

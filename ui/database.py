@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import os
 import re
 import sys
@@ -165,23 +166,113 @@ def load_target(spec: str, source) -> Path:
     return loads_dir() / f"{slug}-{digest}.duckdb"
 
 
-_LINKABLE = re.compile(r"^[A-Za-z0-9._-]+\.duckdb$")
+# --- databases a URL can name ----------------------------------------------------------
+#
+# A shared link names the open database by a name this server knows, never by a path:
+# the demo ("demo"), the database given on the command line (its file name), every
+# database in the loads folder (its file name), and every file opened from the sidebar
+# (registered in `opened.json` in the cache folder under its stem and a digest of its
+# path). A name is looked up in that list and nothing else; an unknown one opens nothing.
+
+DEMO_NAME = "demo"
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,120}$")
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-.")[:60] or "db"
+
+
+def _opened_file() -> Path:
+    return cache_dir() / "opened.json"
+
+
+def _opened() -> dict[str, str]:
+    try:
+        data = json.loads(_opened_file().read_text())
+    except (OSError, ValueError):
+        return {}
+    return {k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, str)} if isinstance(data, dict) else {}
+
+
+def remember_opened(path: str | os.PathLike) -> str:
+    """Register a database opened by path (from the sidebar) under a stable name; return the name.
+
+    The name is the file's stem and a digest of its full path, so two files of one name differ.
+    """
+    p = Path(path).resolve()
+    known = name_of(p)
+    if known is not None:
+        return known
+    name = f"{_slug(p.stem)}-{hashlib.sha256(str(p).encode()).hexdigest()[:8]}"
+    entries = {**_opened(), name: str(p)}
+    target = _opened_file()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f"{target.name}.{os.getpid()}")
+    tmp.write_text(json.dumps(entries, indent=1, sort_keys=True))
+    os.replace(tmp, target)  # concurrent sessions: the last writer wins, each writes a whole file
+    return name
+
+
+def default_db_path() -> Path:
+    """The database a session opens when its URL names none: the configured one, else the demo."""
+    configured = configured_db()
+    return (configured if configured is not None else demo_db()).resolve()
+
+
+def known_databases() -> dict[str, Path]:
+    """{name: path} of every database a URL may name (see above); the first claim on a name wins."""
+    out: dict[str, Path] = {}
+    configured = configured_db()
+    if configured is not None:
+        p = configured.resolve()
+        name = _slug(p.stem)
+        out[name if name != DEMO_NAME else f"{name}-{hashlib.sha256(str(p).encode()).hexdigest()[:8]}"] = p
+    out.setdefault(DEMO_NAME, demo_db().resolve())
+    try:
+        loaded = sorted(loads_dir().glob("*.duckdb"))
+    except OSError:
+        loaded = []
+    for p in loaded:
+        if _NAME.match(p.name):
+            out.setdefault(p.name, p.resolve())
+    for name, path in _opened().items():
+        if _NAME.match(name):
+            out.setdefault(name, Path(path))
+    return out
+
+
+def name_of(path: str | os.PathLike) -> str | None:
+    """The name a URL uses for the database at `path`; None when the server has no name for it."""
+    p = Path(path).resolve()
+    return next((name for name, known in known_databases().items() if known == p), None)
 
 
 def linkable_name(path: str | os.PathLike) -> str | None:
-    """The URL name of a database in the loads folder; None for any other path (never put in a URL)."""
-    p = Path(path).resolve()
-    if p.parent == loads_dir().resolve() and _LINKABLE.match(p.name):
-        return p.name
-    return None
+    """The URL name of the database at `path` (`name_of`); kept for callers of the loads-folder era."""
+    return name_of(path)
 
 
 def from_linkable_name(name: str) -> Path | None:
-    """The loads-folder database a URL names, if it exists; anything else is refused."""
-    if not _LINKABLE.match(name or ""):
+    """The database a URL names, if the server knows that name, the file is there and the
+    deployment lets users open it (`ui.access`: a read-only app opens only the database it was
+    started on; with source folders, only files inside them besides that one); else None.
+
+    >>> from_linkable_name("../../etc/passwd") is None
+    True
+    """
+    if not isinstance(name, str) or not _NAME.match(name):
         return None
-    p = loads_dir() / name
-    return p if p.is_file() else None
+    p = known_databases().get(name)
+    if p is None or not p.is_file():
+        return None
+    from ui import access
+
+    deployment = access.from_environment()
+    if p == default_db_path():
+        return p
+    if deployment.read_only or deployment.path_refusal(p) is not None:
+        return None
+    return p
 
 
 class WsRef(NamedTuple):
@@ -209,4 +300,3 @@ def workspace_ref(db: DbRef) -> WsRef:
 
     ws = Workspace.beside(db.path)
     return WsRef(str(ws.path), db.path, ws.revision())
-

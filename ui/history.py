@@ -9,6 +9,7 @@ edit log of every branch). Hidden, the section is one line (`history_summary`, o
 
 from __future__ import annotations
 
+import hashlib
 import html
 
 import pandas as pd
@@ -16,10 +17,11 @@ import streamlit as st
 
 from analytics.history import edit_log
 from analytics.reports import frame_csv
-from ui import cache, diffs, render, state
+from ui import cache, chat, diffs, render, state
 from ui.database import DbRef
 from ui.history_charts import branch_tree
 from ui.models import history as model
+from ui.models.chat import message_item
 
 _TS = "YYYY-MM-DD HH:mm:ss"
 COMPARE_KINDS = ("branch", "checkpoint", "thread")
@@ -48,10 +50,9 @@ def _note(kind: str, text: str, body: str = "") -> None:
 
 def _run_messages(history: model.ThreadHistory, ns: str) -> None:
     said = history.run_messages[history.run_messages["checkpoint_ns"] == ns]
+    key = "history-run-" + hashlib.sha256(ns.encode()).hexdigest()[:12]  # a run's bubbles, apart from the chat's
     for _, r in said.iterrows():
-        row = r.copy()
-        row["index"] = r["ordinal"]
-        render.message(row)
+        chat.message(message_item(r), key=key)
         if pd.notna(r["transcript_ordinal"]):
             st.caption(f"↑ handed back: ordinal {int(r['transcript_ordinal'])} of the transcript")
 
@@ -98,7 +99,7 @@ def transcript(history: model.ThreadHistory) -> None:
         _marker(history, m)
     shown = history.rows.head(render.CHAT_MAX)
     for _, row in shown.iterrows():
-        render.message(row)
+        chat.message(message_item(row), key="history")
         for m in by_after.get(int(row["ordinal"]), []):
             _marker(history, m)
     if len(history.rows) > render.CHAT_MAX:

@@ -12,7 +12,8 @@ import streamlit as st
 
 from analytics import workspace
 from analytics.errors import AnalyticsError, NotFound
-from ui import cache, review, state
+from ui import cache, chat, review, state
+from ui.models import transcript as transcript_model
 from ui.database import DbRef, WsRef
 from ui.models.review import queue_view
 
@@ -123,13 +124,20 @@ def walk(db: DbRef, ws: WsRef, url: state.Url) -> None:
     else:
         done.button("Mark pending", key="review.undo", icon=":material/undo:", width="stretch",
                     on_click=_mark, args=(ws, url, q.queue_id, it.position, False, None))
-    page = cache.transcript(db, it.thread_id, "all", None, None, None, None)
-    if page.problem is not None:
-        st.warning(f"{page.problem.message} — the thread may be gone since the queue was made; its annotations "
-                   "are kept (orphaned).")
+    conv = cache.conversation(db, it.thread_id, transcript_model.DEFAULT_GAP_MINUTES)
     st.page_link("pages/transcript.py", label="Open in the Transcript explorer", icon=":material/forum:",
                  query_params=state.link_params(thread=it.thread_id))
-    review.transcript(db, ws, it.thread_id, page.rows, key="review.walk")
+    if conv.problem is not None:
+        st.warning(f"{conv.problem.message} — the thread may be gone since the queue was made; what was said of it "
+                   "is kept (orphaned).")
+        review.orphan_table(db, ws, it.thread_id, expanded=True)
+        return
+    win = transcript_model.window(conv)
+    notes = review.thread_review(db, ws, it.thread_id, win.items, key="review.walk")
+    chat.draw(win.items, extra=notes)
+    if win.later:
+        st.caption(f"{win.later:,} later message(s): open the thread in the Transcript explorer to read them.")
+    review.orphans(db, ws, it.thread_id)
 
 
 def label_editor(ws: WsRef) -> None:

@@ -2,38 +2,16 @@
 
 from __future__ import annotations
 
-import json
-import math
-from collections.abc import Callable
+import html
 from datetime import datetime
 from typing import Any
 
 import pandas as pd
 import streamlit as st
 
+from ui.models.frames import is_missing
 from ui.models.problems import Problem
-
-#: Messages longer than this (characters or lines) show a preview and fold the rest.
-LONG_CHARS = 1500
-LONG_LINES = 25
-PREVIEW_CHARS = 600
-#: Chat view draws at most this many messages (the table view and the CSV have all of them).
-CHAT_MAX = 300
-
-_AVATARS = {
-    "user": "user",
-    "assistant": "assistant",
-    "tool": ":material/build:",
-    "system": ":material/settings:",
-    "other": ":material/help:",
-}
-
-
-def is_missing(value: Any) -> bool:
-    if value is None or value is pd.NA or value is pd.NaT:
-        return True
-    return isinstance(value, float) and math.isnan(value)
-
+from ui.models.transcript import CHAT_MAX  # noqa: F401  (the one cap on messages drawn at once)
 
 def ts_text(ts: Any) -> str:
     """A checkpoint time in UTC, or "time unknown" (the store has no per-message clock)."""
@@ -64,7 +42,13 @@ def download_data(build, file_name: str, key: str, label: str = "Download CSV") 
 
 
 def chart(fig, key: str) -> None:
-    st.plotly_chart(fig, key=key, width="stretch")
+    """Draw a chart of `ui.charts`: an ECharts option dict, or (the Resume QA timeline) a plotly figure."""
+    if isinstance(fig, dict):
+        from ui.charts import HEIGHT
+
+        st.echarts_chart(fig, key=key, height=HEIGHT)
+    else:
+        st.plotly_chart(fig, key=key, width="stretch")
 
 
 def file_name(kind: str, thread_id: str, *parts: object) -> str:
@@ -77,14 +61,51 @@ def file_name(kind: str, thread_id: str, *parts: object) -> str:
 
 
 def thread_caption(t: dict[str, Any]) -> str:
-    """One line about a thread (its `conversations()` row): key parts, counts, time span, flags."""
-    flags = [f"{t['forks']} fork(s)"] if t.get("forks") else []
-    flags += ["pending interrupt"] if t.get("interrupt_pending") else []
-    return (
-        f"tenant `{t.get('tenant_id')}` · sub-tenant `{t.get('sub_tenant_id')}` · session `{t.get('session_id')}` · "
-        f"{t.get('messages')} messages ({t.get('user_messages')} user, {t.get('assistant_messages')} assistant) · "
-        f"{ts_text(t.get('first_ts'))} → {ts_text(t.get('last_ts'))}" + (" · " + " · ".join(flags) if flags else "")
-    )
+    """One line about a thread (its `conversations()` row) in plain words: who, how much, when, flags.
+
+    >>> thread_caption({"tenant_id": "acme", "sub_tenant_id": None, "session_id": "s1", "messages": 8,
+    ...     "user_messages": 2, "assistant_messages": 4, "tool_messages": 2, "duration_s": 65.2, "first_ts": None,
+    ...     "last_ts": None, "interrupt_pending": True, "forks": 0, "removed_messages": 2, "edited_messages": 0})
+    'tenant **acme** · no sub-tenant · session **s1** · 8 messages (2 from the user, 4 from the assistant, 2 tool results) · time unknown · waiting for human input · 2 removed'
+    """
+    tenant = f"tenant **{t['tenant_id']}**" if not is_missing(t.get("tenant_id")) else "no tenant"
+    sub = f"sub-tenant **{t['sub_tenant_id']}**" if not is_missing(t.get("sub_tenant_id")) else "no sub-tenant"
+    parts = [tenant, sub, f"session **{t.get('session_id')}**"]
+    counts = [f"{t.get('user_messages', 0)} from the user", f"{t.get('assistant_messages', 0)} from the assistant"]
+    counts += [f"{t['tool_messages']} tool results"] if t.get("tool_messages") else []
+    parts.append(f"{t.get('messages', 0)} messages ({', '.join(counts)})")
+    first, last = t.get("first_ts"), t.get("last_ts")
+    if is_missing(first) or is_missing(last):
+        parts.append("time unknown")
+    else:
+        parts.append(f"{minute_text(first)} → {minute_text(last)} UTC ({duration(t.get('duration_s'))})")
+    if not is_missing(t.get("total_tokens")):
+        parts.append(f"{number(t['total_tokens'])} tokens")
+    flags = ["waiting for human input"] if t.get("interrupt_pending") else []
+    flags += [f"{t['forks']} fork(s)"] if t.get("forks") else []
+    flags += [f"{t['removed_messages']} removed"] if t.get("removed_messages") else []
+    flags += [f"{t['edited_messages']} edited"] if t.get("edited_messages") else []
+    return " · ".join(parts + flags)
+
+
+def highlighted(before: str, match: str, after: str) -> str:
+    """A snippet as HTML with the match marked (the text escaped: it is data, never markup).
+
+    >>> highlighted("a <b> ", "refund", " c")
+    '<span class="tl-snippet">a &lt;b&gt; <mark>refund</mark> c</span>'
+    """
+    mark = f"<mark>{html.escape(match)}</mark>" if match else ""
+    return f'<span class="tl-snippet">{html.escape(before)}{mark}{html.escape(after)}</span>'
+
+
+def search_hit(hit, link: dict[str, Any]) -> None:
+    """One search hit: a link to the message in its conversation, who and when, the snippet."""
+    with st.container(border=True, gap="xsmall"):
+        with st.container(horizontal=True, vertical_alignment="center", gap="small"):
+            st.page_link("pages/transcript.py", label=f"{hit.thread_id} · Message {hit.number}",
+                         icon=":material/forum:", query_params=link)
+            st.caption(f"{hit.speaker} · {ts_text(hit.ts)}" + (f" · tenant {hit.tenant_id}" if hit.tenant_id else ""))
+        st.html(highlighted(hit.before, hit.match, hit.after))
 
 
 def problem(found: Problem) -> None:
@@ -199,76 +220,3 @@ def minute_text(ts: Any) -> str:
 def text(value: Any) -> str:
     """A text cell: the value, or "—" (never "None")."""
     return "—" if is_missing(value) or value == "" else str(value)
-
-
-# --- chat -----------------------------------------------------------------------------
-
-
-def _content(text: Any, raw: bool) -> None:
-    text = "" if is_missing(text) else str(text)
-    if not text:
-        st.caption("(no text content)")
-        return
-    show = st.text if raw else st.markdown
-    if len(text) > LONG_CHARS or text.count("\n") > LONG_LINES:
-        cut = text[:PREVIEW_CHARS].rsplit("\n", 1)[0] if "\n" in text[:PREVIEW_CHARS] else text[:PREVIEW_CHARS]
-        show(cut + " …")
-        with st.expander(f"Show the whole message ({len(text):,} characters)"):
-            show(text)
-    else:
-        show(text)
-
-
-def _tool_calls(value: Any) -> list[dict]:
-    if is_missing(value) or value == "":
-        return []
-    try:
-        calls = json.loads(value) if isinstance(value, str) else value
-    except ValueError:
-        return [{"raw": str(value)}]
-    return calls if isinstance(calls, list) else [calls]
-
-
-def message(row: pd.Series, raw: bool = False, footer: Callable[[pd.Series], None] | None = None) -> None:
-    """One transcript row as a chat message: who, where in the view and the thread, when, which id;
-    `footer(row)` draws more inside the message, last (its review annotations)."""
-    role = str(row["role"])
-    with st.chat_message(role, avatar=_AVATARS.get(role, _AVATARS["other"])):
-        bits = [f"**{role}**"]
-        if role == "other" and not is_missing(row.get("lc_type")):
-            bits[0] += f" ({row['lc_type']})"
-        if not is_missing(row.get("name")):
-            bits.append(f"name `{row['name']}`")
-        bits += [f"#{row['index']} in view", f"ordinal {row['ordinal']}", ts_text(row["ts"])]
-        bits.append(f"id `{row['message_id']}`" if not is_missing(row["message_id"]) else "no message id")
-        if not is_missing(row.get("model")):
-            bits.append(f"model `{row['model']}`")
-        if not is_missing(row.get("total_tokens")):
-            bits.append(f"{row['total_tokens']:,} tokens")
-        st.caption(" · ".join(bits))
-        if role == "tool":
-            status = "" if is_missing(row.get("tool_status")) else f" · {row['tool_status']}"
-            call = "" if is_missing(row.get("tool_call_id")) else f" · answers `{row['tool_call_id']}`"
-            with st.expander(f"Tool result{status}{call}", icon=":material/output:"):
-                _content(row["content"], raw=True)
-        else:
-            _content(row["content"], raw)
-        calls = _tool_calls(row.get("tool_calls"))
-        if calls:
-            names = ", ".join(str(c.get("name", "?")) for c in calls)
-            title = f"{len(calls)} tool call{'s' if len(calls) > 1 else ''}: {names}"
-            with st.expander(title, icon=":material/build:"):
-                st.json(calls, expanded=True)
-        blocks = row.get("non_text_blocks")
-        if not is_missing(blocks) and blocks:
-            st.caption(f"+ {blocks} non-text block{'s' if blocks > 1 else ''} (images, files) not shown")
-        if footer is not None:
-            footer(row)
-
-
-def chat(rows: pd.DataFrame, raw: bool = False) -> None:
-    shown = rows.head(CHAT_MAX)
-    for _, row in shown.iterrows():
-        message(row, raw)
-    if len(rows) > CHAT_MAX:
-        st.info(f"Showing the first {CHAT_MAX} of {len(rows):,} messages; set a limit or switch to the table view.")

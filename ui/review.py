@@ -10,7 +10,7 @@ Pages call one function each (`notes`, `annotate_button`, `orphans`, `review_fil
 from __future__ import annotations
 
 import html
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 from urllib.parse import quote, unquote, urlencode
@@ -24,6 +24,7 @@ from analytics.filters import Filters
 from analytics.workspace.views import LEFT_OUT
 from ui import cache, database, render, review_dialogs, state
 from ui.database import DbRef, WsRef
+from ui.models.chat import MessageItem
 from ui.models.review import NO_COLOR, VERDICT_MARKS, Note
 
 REVIEWER_KEY = "tl.reviewer"
@@ -149,8 +150,75 @@ def annotate_button(key: str, where: str, targets: Mapping[str, Mapping[str, Any
               args=("annotate",), kwargs={"where": where, "targets": dict(targets)})
 
 
-def orphans(found: list[Note]) -> None:
-    """The thread's orphaned annotations: kept, and said why."""
+def _message_targets(thread_id: str, item: MessageItem) -> dict[str, dict[str, Any]]:
+    on = {"thread_id": thread_id, **({"message_id": item.message_id} if item.message_id else {"ordinal": item.ordinal})}
+    targets = {"this message": on}
+    if item.checkpoint_id:
+        targets["the checkpoint that saved it"] = {"thread_id": thread_id, "checkpoint_id": item.checkpoint_id}
+    return targets
+
+
+def _excerpt(text: Any, chars: int = 80) -> str:
+    text = "" if render.is_missing(text) else " ".join(str(text).split())
+    return text if len(text) <= chars else text[: chars - 1] + "…"
+
+
+def _messages(items: Sequence[Any]) -> list[MessageItem]:
+    """The messages chat items show, tool results drawn beneath their call included, in order."""
+    found = []
+    for item in items:
+        if isinstance(item, MessageItem):
+            found.append(item)
+            found += [c.result for c in item.tool_calls if c.result is not None]
+    return found
+
+
+def thread_review(db: DbRef, ws: WsRef, thread_id: str, items: Sequence[Any],
+                  key: str = "review") -> Callable[[MessageItem], None]:
+    """Draw the thread's review box (its own annotations, "Annotate thread"); return the `extra`
+    that `ui.chat.draw` calls inside each message of `items`: its annotations and an Annotate button.
+
+    >>> chat.draw(items, extra=thread_review(db, ws, thread, items))  # doctest: +SKIP
+    """
+    key = f"rv.{key}"  # (never a page's own `<page>.<param>` widget key)
+    found = cache.thread_annotations(db, ws, thread_id)
+    shown = _messages(items)
+    # A checkpoint's annotations go with the first shown message it saved; the others with the thread.
+    first_of: dict[str, int] = {}
+    for item in shown:
+        if item.checkpoint_id:
+            first_of.setdefault(item.checkpoint_id, item.ordinal)
+    unplaced = [n for cp, ns in found.by_checkpoint.items() if cp not in first_of for n in ns]
+    drawn = {item.ordinal for item in shown}
+    with st.container(border=True, key=f"{key.replace('.', '-')}-thread"):  # (class st-key-…: tests find it)
+        head, button = st.columns([5, 1], vertical_alignment="center")
+        hidden = sum(len(ns) for o, ns in found.by_ordinal.items() if o not in drawn)
+        head.markdown("**Review of this thread**" + (f" · {hidden} annotation(s) on messages not shown here"
+                                                      if hidden else ""))
+        with button:
+            annotate_button(f"{key}.thread", f"Thread `{thread_id}`", {"the thread": {"thread_id": thread_id}},
+                            label="Annotate thread")
+        notes([*found.thread, *unplaced], f"{key}.t")
+        if not found.thread and not unplaced:
+            st.caption("No annotation on the thread itself.")
+
+    def extra(item: MessageItem) -> None:  # inside the message: its annotations, and the button to add one
+        here = list(found.by_ordinal.get(item.ordinal, []))
+        if item.checkpoint_id and first_of.get(item.checkpoint_id) == item.ordinal:
+            here += found.by_checkpoint.get(item.checkpoint_id, [])
+        said, button = st.columns([9, 2], vertical_alignment="top")
+        with said:
+            notes(here, f"{key}.m{item.ordinal}")
+        with button:
+            annotate_button(f"{key}.m{item.ordinal}.add", f"{item.speaker} message {item.number}: "
+                            f"“{_excerpt(item.content)}”", _message_targets(thread_id, item))
+
+    return extra
+
+
+def orphans(db: DbRef, ws: WsRef, thread_id: str) -> None:
+    """The thread's orphaned annotations (under its transcript): kept, and said why."""
+    found = cache.thread_annotations(db, ws, thread_id).orphaned
     if not found:
         return
     with st.expander(f"{len(found)} orphaned annotation{'s' if len(found) > 1 else ''} "
@@ -160,63 +228,6 @@ def orphans(found: list[Note]) -> None:
             if note.excerpt:
                 st.caption(f"It read: “{note.excerpt}”")
             st.markdown(note_html(note), unsafe_allow_html=True)
-
-
-def _message_targets(thread_id: str, row: pd.Series) -> dict[str, dict[str, Any]]:
-    message_id = None if render.is_missing(row["message_id"]) else row["message_id"]
-    on = {"thread_id": thread_id, **({"message_id": message_id} if message_id else {"ordinal": int(row["ordinal"])})}
-    targets = {"this message": on}
-    if not render.is_missing(row.get("checkpoint_id")):
-        targets["the checkpoint that saved it"] = {"thread_id": thread_id, "checkpoint_id": row["checkpoint_id"]}
-    return targets
-
-
-def _excerpt(text: Any, chars: int = 80) -> str:
-    text = "" if render.is_missing(text) else " ".join(str(text).split())
-    return text if len(text) <= chars else text[: chars - 1] + "…"
-
-
-def transcript(db: DbRef, ws: WsRef, thread_id: str, rows: pd.DataFrame, raw: bool = False, key: str = "review") -> None:
-    """`rows` (a transcript read) as a chat, each message with its annotations and an Annotate
-    button; the thread's own annotations above, its orphaned ones below."""
-    key = f"rv.{key}"  # (never a page's own `<page>.<param>` widget key)
-    found = cache.thread_annotations(db, ws, thread_id)
-    shown = rows.head(render.CHAT_MAX)
-    # A checkpoint's annotations go with the first shown message it saved; the others with the thread.
-    first_of = {}
-    for ordinal, checkpoint in zip(shown["ordinal"], shown["checkpoint_id"]):
-        if not render.is_missing(checkpoint):
-            first_of.setdefault(checkpoint, int(ordinal))
-    unplaced = [n for cp, ns in found.by_checkpoint.items() if cp not in first_of for n in ns]
-    with st.container(border=True, key=f"{key.replace('.', '-')}-thread"):  # (class st-key-…: tests find it)
-        head, button = st.columns([5, 1], vertical_alignment="center")
-        hidden = sum(len(ns) for o, ns in found.by_ordinal.items() if o not in set(shown["ordinal"]))
-        head.markdown("**Review of this thread**" + (f" · {hidden} annotation(s) on messages not in this view"
-                                                      if hidden else ""))
-        with button:
-            annotate_button(f"{key}.thread", f"Thread `{thread_id}`", {"the thread": {"thread_id": thread_id}},
-                            label="Annotate thread")
-        notes([*found.thread, *unplaced], f"{key}.t")
-        if not found.thread and not unplaced:
-            st.caption("No annotation on the thread itself.")
-    def footer(row: pd.Series) -> None:  # inside the message: its annotations, and the button to add one
-        ordinal = int(row["ordinal"])
-        here = list(found.by_ordinal.get(ordinal, []))
-        checkpoint = row.get("checkpoint_id")
-        if not render.is_missing(checkpoint) and first_of.get(checkpoint) == ordinal:
-            here += found.by_checkpoint.get(checkpoint, [])
-        said, button = st.columns([9, 2], vertical_alignment="top")
-        with said:
-            notes(here, f"{key}.m{ordinal}")
-        with button:
-            annotate_button(f"{key}.m{ordinal}.add", f"{row['role']} message, ordinal {ordinal}: "
-                            f"“{_excerpt(row['content'])}”", _message_targets(thread_id, row))
-
-    for _, row in shown.iterrows():
-        render.message(row, raw, footer=footer)
-    if len(rows) > render.CHAT_MAX:
-        st.info(f"Showing the first {render.CHAT_MAX} of {len(rows):,} messages; set a limit or switch to the table view.")
-    orphans(found.orphaned)
 
 
 def orphan_table(db: DbRef, ws: WsRef, thread_id: str | None = None, expanded: bool = False) -> None:

@@ -14,16 +14,27 @@ whenever the URL changed behind the widget's back (back/forward, an edited or
 pasted link, `st.switch_page(..., query_params=...)`); otherwise the widget's
 own value wins and `publish` writes it back. Values equal to their default are
 left out of the URL to keep links short.
+
+One view, one history entry: `publish` sends the whole query string once (the
+browser adds a history entry per change Streamlit sends), so browser Back goes
+to the previous view, whose URL restores it.
+
+State that travels: the shared filters (`SHARED`: tenant, sub-tenant, days,
+text) a page binds are remembered for the session, and so is every page's last
+URL; the navigation (`ui.nav`) links each page with its own last params, the
+current shared filters and the open database (`nav_params`).
 """
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 import streamlit as st
 
@@ -31,9 +42,15 @@ from ui import database
 from ui.database import DbRef
 
 DB_KEY = "tl.db"  # session: path of the open database
-DB_PARAM = "db"  # URL: name of a database in the loads folder (never a path)
-_SEEN = "tl.url_seen"  # session: {param: raw URL values last read or written}
+DB_PARAM = "db"  # URL: the name the server knows the open database by (never a path); absent: the default
+#: URL params of the filter bar shared by the pages: they carry from page to page.
+SHARED = ("tenant", "sub", "from", "to", "q")
+_SEEN = "tl.url_seen"  # session: {"<page>.<param>": raw URL values last read or written}
 _PROBLEM = "tl.db_problem"
+_PENDING = "tl.url_pending"  # session: {param: raw values} to write with the next publish
+_SHARED_VALUES = "tl.shared"  # session: {shared param: raw values last published}
+_PAGE_PARAMS = "tl.page_params"  # session: {page: its query params when last published}
+_BINDINGS = "tl.bindings"  # session: {page: {param: (default, codec)}} as that page last bound them
 _demo_lock = threading.Lock()
 
 
@@ -76,23 +93,33 @@ class Url:
     def __init__(self, page: str) -> None:
         self.page = page
         self._bound: dict[str, tuple[Any, Codec]] = {}
+        self._absent: dict[str, Callable[[Any], Any]] = {}
+        self._dropped: set[str] = set()
 
     def key(self, param: str) -> str:
         return f"{self.page}.{param}"
 
-    def bind(self, param: str, default: Any, codec: Codec = TEXT) -> str:
-        """Make sure the widget keyed `<page>.<param>` starts from the URL; return that key."""
+    def bind(
+        self, param: str, default: Any, codec: Codec = TEXT, absent: Callable[[Any], Any] | None = None
+    ) -> str:
+        """Make sure the widget keyed `<page>.<param>` starts from the URL; return that key.
+
+        `absent(query_params)`, when given, is the value to take when the URL lacks
+        `param` (an older link's spelling of it); else `default`.
+        """
         key = self.key(param)
         self._bound[param] = (default, codec)
+        if absent is not None:
+            self._absent[param] = absent
         raw = st.query_params.get_all(param)
         seen = st.session_state.setdefault(_SEEN, {})
-        if key not in st.session_state or seen.get(param) != raw:
+        if key not in st.session_state or seen.get(key) != raw:
             try:
-                value = codec.decode(raw) if raw else default
+                value = codec.decode(raw) if raw else (absent(st.query_params) if absent else default)
             except (ValueError, TypeError):
                 value = default  # a hand-edited link with a bad value falls back, it does not crash the page
             st.session_state[key] = value
-            seen[param] = raw
+            seen[key] = raw
         return key
 
     def value(self, param: str) -> Any:
@@ -102,36 +129,126 @@ class Url:
         """Change a bound value from code (before its widget is drawn in this run)."""
         st.session_state[self.key(param)] = value
 
+    def _raw(self, param: str) -> list[str]:
+        default, codec = self._bound[param]
+        value = st.session_state.get(self.key(param), default)
+        return [] if value == default else codec.encode(value)
+
     def publish(self) -> None:
-        """Write every bound value to the URL (defaults removed); only what changed is sent."""
+        """Write every bound value to the URL (defaults removed) in one change, so the browser
+        keeps one history entry per view; remember the page's params and the shared filters.
+
+        A param bound with `absent` is left out when the rest of the URL already implies its value."""
         seen = st.session_state.setdefault(_SEEN, {})
-        for param, (default, codec) in self._bound.items():
+        wanted = {param: self._raw(param) for param in self._bound if param not in self._absent}
+        wanted.update({param: [] for param in self._dropped})
+        implied = {k: v for k, v in wanted.items() if v}
+        for param, absent in self._absent.items():
+            default, codec = self._bound[param]
             value = st.session_state.get(self.key(param), default)
-            raw = [] if value == default else codec.encode(value)
-            if st.query_params.get_all(param) != raw:
-                if raw:
-                    st.query_params[param] = raw if len(raw) > 1 else raw[0]
-                elif param in st.query_params:
-                    del st.query_params[param]
-            seen[param] = raw
+            wanted[param] = [] if value == absent(implied) else codec.encode(value)
+        for param, raw in wanted.items():
+            seen[self.key(param)] = raw
+        params = _write(wanted)
+        st.session_state.setdefault(_PAGE_PARAMS, {})[self.page] = params
+        st.session_state.setdefault(_BINDINGS, {})[self.page] = dict(self._bound)
+        shared = st.session_state.setdefault(_SHARED_VALUES, {})
+        for param in SHARED:
+            if param in self._bound:
+                shared[param] = wanted[param]
 
     def drop(self, *params: str) -> None:
-        """Remove params this view does not use right now (e.g. the other mode's inputs) from the URL."""
+        """Leave params this view does not use right now (e.g. the other mode's inputs) out of the URL."""
         seen = st.session_state.setdefault(_SEEN, {})
         for param in params:
-            if param in st.query_params:
-                del st.query_params[param]
-            seen[param] = []
+            self._dropped.add(param)
+            self._bound.pop(param, None)
+            seen[self.key(param)] = []
 
     def params(self) -> dict[str, list[str] | str]:
         """The bound values as query params (for a link to this view from elsewhere)."""
         out: dict[str, list[str] | str] = {}
-        for param, (default, codec) in self._bound.items():
-            value = st.session_state.get(self.key(param), default)
-            raw = [] if value == default else codec.encode(value)
+        for param in self._bound:
+            raw = self._raw(param)
             if raw:
                 out[param] = raw if len(raw) > 1 else raw[0]
         return out
+
+
+def _write(changes: dict[str, list[str]]) -> dict[str, list[str]]:
+    """Apply `changes` (and any pending ones) to the URL as one query string; return the params it then has."""
+    current = {k: st.query_params.get_all(k) for k in st.query_params}
+    wanted = {**current, **st.session_state.pop(_PENDING, {}), **changes}
+    wanted = {k: v for k, v in wanted.items() if v}
+    if wanted != current:
+        st.query_params.from_dict({k: v if len(v) > 1 else v[0] for k, v in wanted.items()})
+    return wanted
+
+
+def flush() -> None:
+    """Write what is still pending (e.g. the open database, on a page that stopped before publishing)."""
+    if st.session_state.get(_PENDING):
+        _write({})
+
+
+def _now(page: str) -> dict[str, list[str]]:
+    """The params of `page` as this run will show them, before the page has run: what the URL
+    says, except where a widget changed since (the same rule as `Url.bind`)."""
+    url = {k: st.query_params.get_all(k) for k in st.query_params}
+    out = dict(url)
+    seen = st.session_state.get(_SEEN, {})
+    for param, (default, codec) in st.session_state.get(_BINDINGS, {}).get(page, {}).items():
+        key = f"{page}.{param}"
+        if key in st.session_state and seen.get(key) == url.get(param, []):
+            value = st.session_state[key]
+            out[param] = [] if value == default else codec.encode(value)
+    return {k: v for k, v in out.items() if v}
+
+
+def nav_params(page: str, shared: tuple[str, ...], current: str | None = None) -> dict[str, list[str] | str]:
+    """Query params for a navigation link to `page`: its own params from the last time it was
+    shown, the current values of the `shared` filters it takes, and the open database.
+
+    `current` is the page this run shows: its state is read as it is now (a widget just changed,
+    or a link just opened), since the links are drawn before it runs."""
+    pages = {k: dict(v) for k, v in st.session_state.get(_PAGE_PARAMS, {}).items()}
+    values = dict(st.session_state.get(_SHARED_VALUES, {}))
+    if current is not None:
+        now = _now(current)
+        pages[current] = now
+        bound = st.session_state.get(_BINDINGS, {}).get(current)
+        takes = SHARED if bound is None else [p for p in SHARED if p in bound]  # a first visit: what the URL says
+        values.update({p: now.get(p, []) for p in takes if p in now or bound is not None})
+    out = {k: list(v) for k, v in pages.get(page, {}).items() if k not in SHARED}
+    for param in shared:
+        if values.get(param):
+            out[param] = list(values[param])
+    out.pop(DB_PARAM, None)
+    name = _db_param()
+    if name:
+        out[DB_PARAM] = [name]
+    return {k: v if len(v) > 1 else v[0] for k, v in out.items() if v}
+
+
+def clear(*keys: str) -> None:
+    """A widget callback: empty the widgets (or bound values) `keys` (e.g. the other of two exclusive inputs)."""
+    for key in keys:
+        st.session_state[key] = None
+
+
+def put(key: str, value: Any) -> None:
+    """A widget callback: set `key` to `value` (e.g. a button that moves a window)."""
+    st.session_state[key] = value
+
+
+def kept_while(key: str, question: Any, default: Any = None) -> Any:
+    """A session value that holds while `question` (thread, focus, …) stays the same, and goes
+    back to `default` when it changes (not in the URL: e.g. which part of a long list is drawn)."""
+    seen = f"{key}.question"
+    if st.session_state.get(seen, question) != question or key not in st.session_state:
+        st.session_state[key] = default
+    st.session_state[seen] = question
+    return st.session_state[key]
 
 
 # --- the open database ----------------------------------------------------------------
@@ -146,24 +263,28 @@ def _default_db() -> Path:
 
 
 def current_db() -> DbRef | None:
-    """The database this session reads (initialised from the URL, the command line, env, or the demo)."""
+    """The database this session reads: the one the URL names (by a name the server knows), else
+    the command line's, env's or the demo; a name the server does not know says so."""
     raw = st.query_params.get_all(DB_PARAM)
     seen = st.session_state.setdefault(_SEEN, {})
-    if raw and seen.get(DB_PARAM) != raw:
+    if seen.get(DB_PARAM) != raw or DB_KEY not in st.session_state:
         seen[DB_PARAM] = raw
-        linked = database.from_linkable_name(raw[-1])
+        linked = database.from_linkable_name(raw[-1]) if raw else None
+        if raw and linked is None:
+            known = ", ".join(sorted(database.known_databases())[:6])
+            st.session_state[_PROBLEM] = (
+                f"The link is for a database named “{raw[-1]}”, which this server does not know "
+                f"(it knows: {known}). Showing the default database instead."
+            )
         if linked is not None:
             st.session_state[DB_KEY] = str(linked)
         else:
-            st.session_state[_PROBLEM] = (
-                f"The link names a database ({raw[-1]!r}) that is not here; showing the default."
-            )
-    if DB_KEY not in st.session_state:
-        try:
-            st.session_state[DB_KEY] = str(_default_db())
-        except Exception as exc:  # noqa: BLE001 — the app must still start and offer "load a source"
-            st.session_state[_PROBLEM] = f"No database open: {exc}"
-            return None
+            try:
+                st.session_state[DB_KEY] = str(_default_db())
+            except Exception as exc:  # noqa: BLE001 — the app must still start and offer "load a source"
+                st.session_state[_PROBLEM] = f"No database open: {exc}"
+                st.session_state.pop(DB_KEY, None)
+                return None
     try:
         db = database.ref(st.session_state[DB_KEY])
     except FileNotFoundError:
@@ -173,24 +294,33 @@ def current_db() -> DbRef | None:
     return db
 
 
+def _db_param() -> str | None:
+    """The URL name of the open database; None for the default one (a link without `db` opens it)."""
+    path = st.session_state.get(DB_KEY)
+    if not path or Path(path).resolve() == database.default_db_path():
+        return None
+    return database.name_of(path)
+
+
 def _publish_db(db: DbRef) -> None:
-    # Only loads-folder databases are linkable; a URL never carries a filesystem path.
-    name = database.linkable_name(db.path)
+    # Pending until the page publishes its own params: one URL change per view.
+    name = _db_param()
     raw = [name] if name else []
     if st.query_params.get_all(DB_PARAM) != raw:
-        if name:
-            st.query_params[DB_PARAM] = name
-        elif DB_PARAM in st.query_params:
-            del st.query_params[DB_PARAM]
+        st.session_state.setdefault(_PENDING, {})[DB_PARAM] = raw
     st.session_state.setdefault(_SEEN, {})[DB_PARAM] = raw
 
 
 def open_db(path: str | Path) -> DbRef:
-    """Make `path` the session's database (the caller has checked it is one)."""
-    st.session_state[DB_KEY] = str(Path(path).resolve())
+    """Make `path` the session's database (the caller has checked it is one); it gets a name a link can use."""
+    resolved = Path(path).resolve()
+    if database.name_of(resolved) is None:
+        database.remember_opened(resolved)
+    st.session_state[DB_KEY] = str(resolved)
     st.session_state.pop(_PROBLEM, None)
-    db = database.ref(path)
+    db = database.ref(resolved)
     _publish_db(db)
+    flush()  # now: the caller reruns before any page publishes
     return db
 
 
@@ -233,13 +363,39 @@ def require_db() -> DbRef:
 
 
 def link_params(**params: Any) -> dict[str, Any]:
-    """Query params for `st.switch_page`, keeping the open database in the link."""
-    db = st.session_state.get(DB_KEY)
-    name = database.linkable_name(db) if db else None
+    """Query params for `st.switch_page` / `st.page_link`, keeping the open database in the link."""
+    name = _db_param()
     out = {k: v for k, v in params.items() if v not in (None, "", [], ())}
     if name:
         out[DB_PARAM] = name
     return out
+
+
+def go_to(page: str, label: str, **params: Any) -> None:
+    """Open `pages/<page>.py` at `params` (plus the open database) as ONE browser history entry,
+    then stop this page.
+
+    `st.switch_page(…, query_params=…)` first rewrites this page's URL with the target's
+    params and then changes page: two history entries, and browser Back lands on this page
+    with the other page's params (its own filters gone). Here the browser is told to go
+    there the way its Back and Forward buttons do (a history entry and a `popstate`, which
+    Streamlit answers by running that page with that URL). A link to the same place is
+    drawn too, for a browser that runs no script.
+    """
+    query = link_params(**params)
+    target = json.dumps(f"{page}?{urlencode(query, doseq=True)}")
+    st.html(
+        "<script>(function () {"
+        f"  const url = new URL({target}, window.location.href);"
+        "  if (url.href !== window.location.href) {"
+        "    window.history.pushState({}, '', url);"
+        "    window.dispatchEvent(new PopStateEvent('popstate'));"
+        "  }"
+        "})();</script>",
+        unsafe_allow_javascript=True,
+    )
+    st.page_link(f"pages/{page}.py", label=label, icon=":material/open_in_new:", query_params=query)
+    st.stop()
 
 
 def subset(options: tuple[str, ...] | list[str]) -> Codec:

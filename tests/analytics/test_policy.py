@@ -50,12 +50,17 @@ def _api_answers(con, tmp_path) -> dict[str, str]:
         out[f"conversation {t}"] = _text(analytics.conversation(con, t))
         out[f"thread_risks {t}"] = _text(analytics.thread_risks(con, t))
         out[f"expected_window {t}"] = _text(analytics.expected_window(con, t))
+        context = analytics.in_context(con, t)
+        out[f"in_context {t}"] = _text(context.messages) + _text(context.markers)
     for name in ("conversations", "overview", "by_model", "daily", "top_models", "top_tools", "top_tenants", "risks"):
         out[name] = _text(getattr(analytics, name)(con))
     out["search"] = _text(analytics.search_threads(con, "Charged"))
+    out["search messages"] = _text(analytics.search(con, "Charged", limit=1000).hits)
+    out["search tool calls"] = _text(analytics.search(con, "e", in_="tool_calls", limit=1000).hits)
+    needs = {"search": Filters(text="e")}  # a report that needs its --text
     for kind in sorted(reports.REPORTS):
-        out[f"report_frame {kind}"] = _text(analytics.report_frame(con, kind))
-        path = reports.write_report(con, kind, tmp_path / f"{kind}.csv")
+        out[f"report_frame {kind}"] = _text(analytics.report_frame(con, kind, needs.get(kind, Filters())))
+        path = reports.write_report(con, kind, tmp_path / f"{kind}.csv", needs.get(kind, Filters()))
         out[f"write_report {kind}"] = path.read_text(encoding="utf-8")
     return out
 
@@ -165,3 +170,13 @@ def test_filters_stay_on_raw_values(pii_db):
     with analytics.connect(pii_db, redact=True) as con:
         frame = analytics.conversations(con, Filters(text="dana.scully"))
     assert sorted(frame.thread_id) == ["acme:web:s1", "acme:web:s2"]
+
+
+def test_under_masking_a_search_for_personal_data_is_refused(pii_db):
+    email = next(v for v in ALL_PLANTED if "@" in v)
+    with analytics.connect(pii_db) as con:
+        assert analytics.search(con, email).total > 0  # the value is there to find
+    with analytics.connect(pii_db, redact=True) as con:
+        with pytest.raises(analytics.BadRequest, match="personal data is masked in this app.*email"):
+            analytics.search(con, email)
+        assert analytics.search(con, "Charged").total > 0  # any other text is searched as before

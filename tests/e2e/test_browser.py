@@ -1,8 +1,11 @@
 """End to end: `streamlit run app.py` in a subprocess, driven by Debian's Chromium through Playwright.
 
-Opens the app, goes to the transcript explorer, picks a thread, sets speaker and
-index, sees the message, downloads the CSV and checks its rows against the
-analytics API; then opens the copied link in a new page and sees the same view.
+- the transcript explorer: a thread typed into the picker, the whole conversation, the
+  filtered read (speaker, index), its CSV against the analytics API, the copied link;
+- Conversations sorted by duration: the downloaded CSV is in the grid's order;
+- Search: a phrase typed, a hit clicked, the conversation opens scrolled to that message;
+- browser Back restores the filters of the page it returns to, and a filter chosen on one
+  page is still chosen on the next.
 """
 
 from __future__ import annotations
@@ -41,6 +44,14 @@ def browser():
         yield b
 
 
+def download(page, button: str, path: Path) -> pd.DataFrame:
+    """Click the download button named `button`; the CSV it gives, read as text cells."""
+    with page.expect_download() as info:
+        page.get_by_role("button", name=button).click()
+    info.value.save_as(path)
+    return pd.read_csv(path, keep_default_na=False)
+
+
 def test_transcript_explorer_in_a_real_browser(server, browser, demo_db, tmp_path):
     expected = analytics.read(str(demo_db), THREAD, speaker="user", index=0)
     first = expected["content"].item()
@@ -58,13 +69,23 @@ def test_transcript_explorer_in_a_real_browser(server, browser, demo_db, tmp_pat
     page.get_by_role("heading", name="Transcript explorer").wait_for()
     settle(page)
 
+    # Narrow the list to other threads, then type the id anyway: the picker finds it.
+    find = page.get_by_test_id("stTextInput").filter(has_text="Find threads").locator("input")
+    find.fill("globex")
+    find.press("Enter")
+    page.wait_for_function("() => new URL(location.href).searchParams.get('find') === 'globex'")
+    settle(page)
     picker = page.get_by_test_id("stSelectbox").filter(has_text="Thread")
     picker.click()
+    assert page.get_by_role("option", name=THREAD).count() == 0  # not in the list
     page.keyboard.type(THREAD)
-    page.get_by_role("option", name=THREAD).first.click()
-    page.get_by_text(assistant_last).wait_for()  # the whole transcript first (speaker "all")
+    page.keyboard.press("Enter")
+    page.get_by_text(assistant_last).wait_for()  # the whole conversation
     settle(page)
+    page.get_by_text('lookup_order(order_id="A-1043")').wait_for()  # a tool call as a call
 
+    page.get_by_test_id("stButtonGroup").filter(has_text="Filtered read").get_by_text("Filtered read").click()
+    settle(page)
     page.get_by_test_id("stRadio").filter(has_text="Speaker").get_by_text("user", exact=True).click()
     settle(page)
     index = page.get_by_test_id("stNumberInput").filter(has_text="Index").locator("input")
@@ -76,11 +97,7 @@ def test_transcript_explorer_in_a_real_browser(server, browser, demo_db, tmp_pat
     page.get_by_text("1 message(s)").wait_for()
     assert page.get_by_text(assistant_last).count() == 0
 
-    with page.expect_download() as info:
-        page.get_by_role("button", name="Download CSV").click()
-    path = tmp_path / "transcript.csv"
-    info.value.save_as(path)
-    csv = pd.read_csv(path, keep_default_na=False)
+    csv = download(page, "Download CSV", tmp_path / "transcript.csv")
     assert len(csv) == len(expected) == 1
     assert csv["index"].tolist() == expected["index"].tolist()
     assert csv["ordinal"].tolist() == expected["ordinal"].tolist()
@@ -92,6 +109,7 @@ def test_transcript_explorer_in_a_real_browser(server, browser, demo_db, tmp_pat
     # The URL is the view: a new page opened on it shows the same message.
     link = page.url
     assert f"thread={THREAD.replace(':', '%3A')}" in link and "speaker=user" in link and "index=0" in link
+    assert "find=" in link  # the find box is part of the view
     other = context.new_page()
     other.set_default_timeout(30_000)
     other.goto(link)
@@ -123,4 +141,137 @@ def test_the_overview_answers_at_its_own_address(server, browser, demo_db):
     assert page.url == f"{server}/overview?tenant=acme"
     threads = page.get_by_test_id("stMetric").filter(has_text="Threads").get_by_test_id("stMetricValue")
     assert threads.inner_text().strip() == f"{acme:,}"
+    page.close()
+
+
+def _grid_column(page, column: int, rows: int) -> list[str]:
+    """The text of the first `rows` cells of a dataframe column, as the grid draws them (its
+    accessible cells: `glide-cell-<column>-<row>`)."""
+    cells = page.get_by_test_id("stDataFrame").first
+    cells.locator(f"#glide-cell-{column}-{rows - 1}").wait_for(state="attached")
+    return [cells.locator(f"#glide-cell-{column}-{r}").text_content() for r in range(rows)]
+
+
+def test_conversations_sorted_by_duration_download_in_the_grid_order(server, browser, demo_db, tmp_path):
+    context = browser.new_context(accept_downloads=True, viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    page.set_default_timeout(30_000)
+    page.goto(f"{server}/conversations")
+    page.get_by_role("heading", name="Conversations").wait_for()
+    settle(page)
+    page.get_by_test_id("stSelectbox").filter(has_text="Sort by").click()
+    page.get_by_role("option", name="Duration", exact=True).click()
+    page.wait_for_function("() => new URL(location.href).searchParams.get('sort') === 'duration_s'")
+    settle(page)
+    page.get_by_text("sorted by Duration, high first").wait_for()
+    shown = _grid_column(page, 1, 10)  # column 0 is the row selector
+    csv = download(page, "Download all", tmp_path / "conversations.csv")
+    assert csv["thread_id"].head(10).tolist() == shown
+    durations = pd.to_numeric(csv["duration_s"].replace("", None))
+    assert durations.dropna().is_monotonic_decreasing and durations.head(10).notna().all()
+    con = analytics.connect(demo_db)
+    try:
+        longest = con.execute("SELECT thread_id FROM conversation_metrics ORDER BY duration_s DESC NULLS LAST, thread_id "
+                              "LIMIT 10").fetchall()
+    finally:
+        con.close()
+    assert shown == [t for (t,) in longest]
+    context.close()
+
+
+def test_search_a_phrase_and_land_on_the_message(server, browser, demo_db):
+    phrase = "refund please"
+    hits = analytics.search(str(demo_db), phrase)
+    assert hits.total == 1
+    thread, ordinal = hits.hits["thread_id"].item(), int(hits.hits["ordinal"].item())
+    page = browser.new_page(viewport={"width": 1400, "height": 700})
+    page.set_default_timeout(30_000)
+    page.goto(server)
+    page.get_by_role("heading", name="Overview").wait_for()
+    settle(page)
+    page.get_by_role("link", name="Search").click()
+    page.get_by_role("heading", name="Search").wait_for()
+    settle(page)
+    box = page.get_by_test_id("stTextInput").filter(has_text="Search messages").locator("input")
+    box.fill(phrase.upper())  # any case
+    box.press("Enter")
+    settle(page)
+    page.get_by_text("1 messages in 1 conversations").wait_for()
+    mark = page.locator(".tl-snippet mark")
+    assert mark.inner_text() == "refund please"
+    page.get_by_role("link", name=f"{thread} · Message {ordinal + 1}").click()
+    page.get_by_role("heading", name="Transcript explorer").wait_for()
+    settle(page)
+    assert f"msg={ordinal + 1}" in page.url
+    target = page.locator(f".st-key-chat-msg-{ordinal + 1}")
+    target.wait_for()
+    page.wait_for_function(
+        "sel => { const r = document.querySelector(sel).getBoundingClientRect(); return r.top >= 0 && r.bottom <= innerHeight; }",
+        arg=f".st-key-chat-msg-{ordinal + 1}",
+    )  # scrolled into view
+    assert "rgba(230, 160, 0" in target.evaluate("e => getComputedStyle(e).boxShadow")  # and highlighted
+    assert "Full refund please" in target.inner_text()
+    # The whole conversation is there, each message (tool results beneath their calls too) in its place.
+    assert page.locator("[class*='st-key-chat-msg-']").count() == len(analytics.read(str(demo_db), thread))
+    # Jumping elsewhere changes two params at once (msg goes, at comes): still one step of Back.
+    page.get_by_test_id("stButtonGroup").filter(has_text="Last reply").get_by_text("Last reply").click()
+    page.wait_for_function("() => new URL(location.href).searchParams.get('at') === 'last-reply'")
+    settle(page)
+    assert "msg=" not in page.url
+    page.go_back()
+    page.wait_for_function(f"() => new URL(location.href).searchParams.get('msg') === '{ordinal + 1}'")
+    settle(page)
+    assert "at=" not in page.url
+    assert "rgba(230, 160, 0" in page.locator(f".st-key-chat-msg-{ordinal + 1}").evaluate("e => getComputedStyle(e).boxShadow")
+    page.close()
+
+
+def test_back_restores_the_filters_and_filters_travel_between_pages(server, browser, demo_db):
+    con = analytics.connect(demo_db)
+    try:
+        acme = con.execute("SELECT count(*) FROM threads WHERE tenant_id = 'acme'").fetchall()[0][0]
+    finally:
+        con.close()
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.set_default_timeout(30_000)
+    page.goto(server)
+    page.get_by_role("heading", name="Overview").wait_for()
+    settle(page)
+    tenant = page.get_by_test_id("stMultiSelect").filter(has=page.get_by_text("Tenant", exact=True))
+    tenant.click()
+    page.get_by_role("option", name="acme", exact=True).click()
+    page.keyboard.press("Escape")
+    page.wait_for_function("() => new URL(location.href).searchParams.get('tenant') === 'acme'")
+    settle(page)
+    # The tenant travels to Conversations through the navigation.
+    page.get_by_role("link", name="Conversations").click()
+    page.get_by_role("heading", name="Conversations").wait_for()
+    settle(page)
+    assert "tenant=acme" in page.url
+    page.get_by_text(f"rows 1–{acme} of {acme} threads").wait_for()
+    page.get_by_test_id("stSelectbox").filter(has_text="Sort by").click()
+    page.get_by_role("option", name="Duration", exact=True).click()
+    page.wait_for_function("() => new URL(location.href).searchParams.get('sort') === 'duration_s'")
+    settle(page)
+    listing = page.url
+    first = _grid_column(page, 1, 1)[0]
+    # Open a row's transcript, then go Back.
+    page.get_by_test_id("stDataFrame").first.locator("#glide-cell-1-0").wait_for(state="attached")
+    box = page.get_by_test_id("stDataFrame").first.bounding_box()
+    page.mouse.click(box["x"] + 12, box["y"] + 36 + 17)  # the row marker of the first row (selection)
+    page.get_by_role("heading", name="Transcript explorer").wait_for()
+    settle(page)
+    assert f"thread={first.replace(':', '%3A')}" in page.url
+    page.go_back()
+    page.get_by_role("heading", name="Conversations").wait_for()
+    settle(page)
+    assert page.url == listing
+    page.get_by_text(f"rows 1–{acme} of {acme} threads").wait_for()
+    page.get_by_text("sorted by Duration, high first").wait_for()
+    assert tenant.get_by_text("acme", exact=True).count() == 1
+    # One step further back: the Conversations page before the sort, still for acme.
+    page.go_back()
+    settle(page)
+    page.get_by_text("sorted by Last active (UTC), high first").wait_for()
+    page.get_by_text(f"rows 1–{acme} of {acme} threads").wait_for()
     page.close()

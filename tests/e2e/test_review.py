@@ -190,7 +190,7 @@ def test_a_reviewer_walks_a_queue_and_every_annotation_survives_reloads(server, 
         gone = ws_api.annotations(db)
         assert len(gone) == 5 and set(gone["orphan_reason"]) == {"thread gone"}
         page.goto(f"{server}/transcript?thread={first}")
-        page.get_by_text("is not in this database").wait_for()
+        page.get_by_text(f"No thread {first} in this database").wait_for()
         page.get_by_text("Orphaned annotations (3)").wait_for()
         page.goto(f"{server}/review")
         page.get_by_test_id("stMainBlockContainer").get_by_role("heading", name="Review", exact=True).wait_for()

@@ -112,7 +112,7 @@ def metric(at, label: str) -> str:
     raise AssertionError(f"no metric {label!r}: {[m.label for m in at.metric]}")
 
 
-def open_page(at, page: str, **params):
+def open_page(at, page: str, /, **params):
     """Open `pages/<page>.py` through the router with these query params (a pasted link)."""
     at.query_params.clear()
     at.query_params.update(params)

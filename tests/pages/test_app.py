@@ -126,7 +126,7 @@ def test_loading_a_source_opens_it_and_links_it(app, tmp_cache, con):
     bad.query_params["db"] = "../../etc/passwd"
     bad.run()
     assert "(bundled demo)" in sidebar_text(bad)
-    assert any("not here" in w.value for w in bad.sidebar.warning)
+    assert any("“../../etc/passwd”, which this server does not know" in w.value for w in bad.sidebar.warning)
 
 
 def test_an_existing_duckdb_is_opened_not_loaded(app, tmp_cache, tmp_path, demo_db):
@@ -136,6 +136,12 @@ def test_an_existing_duckdb_is_opened_not_loaded(app, tmp_cache, tmp_path, demo_
     assert not at.exception
     assert "**mine.duckdb**" in sidebar_text(at)
     assert not (tmp_cache / "loads").exists()
+    # It gets a name a link can carry (never its path), and a new session on that link opens it.
+    name = at.query_params["db"]
+    assert name.startswith("mine-") and "/" not in name and str(tmp_path) not in name
+    fresh = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    fresh.query_params["db"] = name
+    assert "**mine.duckdb**" in sidebar_text(fresh.run())
 
 
 def test_sidebar_offers_every_registered_source_kind(app):

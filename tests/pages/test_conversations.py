@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from urllib.parse import quote
+
 import pandas as pd
 import pytest
 import streamlit as st
@@ -62,7 +64,7 @@ def test_every_thread_newest_first_with_readable_cells(app, con):
     cells = shown.to_numpy().ravel().tolist()
     assert "None" not in cells and "nan" not in cells and all(isinstance(c, str) for c in cells)
     assert any(" m " in c or c.endswith(" s") for c in shown["duration_s"])  # durations in units, not seconds
-    assert len(at.get("plotly_chart")) == 4
+    assert len(at.get("echarts_chart")) == 4
     assert [d.label for d in at.get("download_button")] == [f"Download all {len(conv)} rows (CSV)"]
 
 
@@ -156,8 +158,15 @@ def test_selecting_a_row_opens_the_transcript(app, con, small_pages):
     at.session_state["conversations.table"] = {"selection": {"rows": [3], "columns": [], "cells": []}}
     at.run()
     assert not at.exception
+    # The browser is sent to the transcript as one history entry (tests/e2e clicks it and goes Back).
+    script = next(h.proto.body for h in at.get("html") if "PopStateEvent" in h.proto.body)
+    target = f"transcript?thread={quote(want[3])}"
+    assert target in script
+    link = next(lnk for lnk in at.main.get("page_link") if lnk.proto.label.startswith("Open "))
+    assert link.proto.label == f"Open {want[3]} in the transcript explorer" and link.proto.query_string == target[11:]
+    # Following it opens that thread (the link a browser without scripts clicks).
+    at = open_page(at, "transcript", thread=want[3])
     assert [t.value for t in at.title] == ["Transcript explorer"]
-    assert at.query_params.get("thread") == want[3]
     first = analytics.read(con, want[3], speaker="user", index=0)["content"]
     assert first.empty or first.item() in markdown_texts(at)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from datetime import date
 
 import pandas as pd
@@ -35,9 +37,15 @@ def test_headline_numbers_are_the_analytics_figures(app, con):
 def test_charts_and_top_tables(app, con):
     at = open_page(app, "overview")
     shown = len(model.trend_panels("activity"))  # the first trend view
-    assert len(at.get("plotly_chart")) == shown + 3  # its trends, tenants, models, tools
+    charts = at.get("echarts_chart")
+    assert len(charts) == shown + 3  # its trends, tenants, models, tools
     tables = [d.value for d in at.dataframe]
     assert len(tables) == shown + 3
+    # Each chart draws its table: the bars add up to the table's column.
+    first = json.loads(charts[0].proto.spec)
+    assert sum(v or 0 for series in first["series"] for v in series["data"]) == tables[0]["conversations"].sum()
+    tenants_chart = json.loads(charts[shown].proto.spec)
+    assert [row[0] for row in tenants_chart["dataset"]["source"]] == tables[shown]["tenant_id"].tolist()
     tenants, models, tools = tables[-3:]
     expected = metrics.top_tools(con, limit=10)
     assert tools["tool"].tolist() == expected["tool"].tolist()
@@ -85,7 +93,7 @@ def test_bucket_switches_day_week_month_and_lives_in_the_url(app, con):
     fresh = open_page(AppTest.from_file(APP, default_timeout=TIMEOUT), "overview", by="month", trend="latency")
     assert fresh.radio(key="overview.by").value == "month"
     assert fresh.radio(key="overview.trend").value == "latency"
-    assert len(fresh.get("plotly_chart")) == len(model.trend_panels("latency")) + 3
+    assert len(fresh.get("echarts_chart")) == len(model.trend_panels("latency")) + 3
     assert trend_table(fresh, "conversations")["period"].tolist() == trend_table(at, "conversations")["period"].tolist()
     at.radio(key="overview.by").set_value(model.AUTO).run()
     assert dict(at.query_params) == {}

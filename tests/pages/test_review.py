@@ -332,5 +332,5 @@ def test_the_label_set_is_edited_on_the_review_page_and_orphans_are_listed(db, t
         ["old:web:1", "thread gone", "hallucination", "Refund: $500"]]
     # A link to that thread says it is gone and shows what was said of it.
     at = open_page(_app(), "transcript", thread="old:web:1")
-    assert any("is not in this database" in w.value for w in at.warning)
+    assert any("No thread `old:web:1` in this database" in w.value for w in at.warning)
     assert [e.label for e in at.expander if e.label.startswith("Orphaned")] == ["Orphaned annotations (1)"]

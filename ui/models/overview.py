@@ -58,8 +58,8 @@ TREND_PANELS = (
 )
 
 
-#: The trend views of the page, two charts at most each: only the chosen view is drawn, as
-#: every plotly chart costs the browser about half a second of first render.
+#: The trend views of the page, two charts at most each: only the chosen view is drawn (each
+#: chart costs the browser some first-render time, and a page of eight is hard to read).
 TREND_VIEWS = {
     "activity": ("Activity", ("conversations", "messages_by_role")),
     "tokens": ("Tokens and models", ("tokens", "model_mix")),

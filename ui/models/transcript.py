@@ -1,6 +1,10 @@
-"""The transcript explorer: the thread picker's choices and one transcript read under contract §4.
+"""The transcript explorer's page model: the thread picker's choices, one thread's whole
+conversation as chat items (`ui.models.chat`) with the part to draw around a focused
+message, and the filtered read of contract §4.
 
->>> transcript_page("demo.duckdb", "acme:web:sess-1002", speaker="user", index=0).rows  # doctest: +SKIP
+>>> conv = conversation("demo.duckdb", "acme:web:sess-1002")  # doctest: +SKIP
+>>> window(conv, focus_of(conv, LAST_REPLY)).focus  # doctest: +SKIP
+8
 """
 
 from __future__ import annotations
@@ -15,7 +19,10 @@ from analytics import metrics
 from analytics.db import ConOrPath, connection
 from analytics.errors import AnalyticsError, NotFound
 from analytics.filters import Filters
+from analytics.resume_gap import DEFAULT_GAP_MINUTES
 from analytics.transcript import TRANSCRIPT_COLUMNS, TranscriptQuery, read, search_threads, threads
+from analytics.transcript_context import in_context
+from ui.models import chat
 from ui.models.frames import empty
 from ui.models.problems import Problem, problem_of
 
@@ -37,12 +44,42 @@ TRANSCRIPT_TABLE_COLUMNS = (
     "output_tokens",
     "total_tokens",
 )
+#: The two views of a thread: the whole conversation, or a read under the query contract (contract §4).
+VIEWS = ("conversation", "filtered")
+VIEW_LABELS = {"conversation": "Whole conversation", "filtered": "Filtered read"}
+#: The filtered read's URL params; an older link with any of them (and no `view`) opens the filtered read.
+FILTERED_PARAMS = ("speaker", "mode", "index", "since", "until", "limit")
+SPEAKERS = ("all", "user", "assistant")
+READ_MODES = ("index", "time")
+READ_MODE_LABELS = {"index": "By position (index)", "time": "By time range"}
+
+
+def view_of_link(params: Any) -> str:
+    """The view a link without `view` asks for: the filtered read when it carries the read's params.
+
+    >>> view_of_link({"thread": "t", "speaker": "user", "index": "0"}), view_of_link({"thread": "t"})
+    ('filtered', 'conversation')
+    """
+    return "filtered" if any(p in params for p in FILTERED_PARAMS) else "conversation"
+
+
+#: Where "Jump to" can go besides a message number.
+FIRST_QUESTION = "first-question"
+LAST_REPLY = "last-reply"
+JUMPS = (FIRST_QUESTION, LAST_REPLY)
+JUMP_LABELS = {FIRST_QUESTION: "First question", LAST_REPLY: "Last reply"}
+#: Messages drawn at once; a longer conversation is drawn a window at a time around the focus
+#: (a hundred messages kept the browser's main thread busy for over a second: bench/bench_render.py).
+CHAT_WINDOW = 50
+#: A filtered read draws at most this many messages (the table view and the CSV have all of them).
+CHAT_MAX = 300
 
 
 def thread_choices(
     con_or_path: ConOrPath, text: str = "", selected: str | None = None, limit: int = 200
 ) -> pd.DataFrame:
-    """Threads for the picker (thread_id, label), best match first; `selected` always included.
+    """Threads for the picker (thread_id, label), best match first; `selected` always included
+    when it exists (so a thread id typed or linked is found however many threads there are).
 
     Empty `text` lists the most recently active threads.
     """
@@ -59,14 +96,133 @@ def thread_choices(
     return pd.DataFrame({"thread_id": found["thread_id"], "label": label})
 
 
+# --- the whole conversation ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Conversation:
+    """One thread read whole, as chat items; `problem` instead of a traceback."""
+
+    thread_id: str
+    items: tuple[chat.TranscriptItem, ...] = ()
+    table: pd.DataFrame = field(default_factory=lambda: empty({c: TRANSCRIPT_COLUMNS[c] for c in TRANSCRIPT_TABLE_COLUMNS}))
+    thread: dict[str, Any] = field(default_factory=dict)  # its `metrics.conversations()` row
+    numbers: tuple[int, ...] = ()  # every message number, in order
+    first_question: int | None = None
+    last_reply: int | None = None
+    markers: int = 0
+    problem: Problem | None = None
+
+
+def conversation(con_or_path: ConOrPath, thread_id: str, gap_minutes: float = DEFAULT_GAP_MINUTES) -> Conversation:
+    """The whole transcript of `thread_id` with its markers (`analytics.transcript_context`)."""
+    with connection(con_or_path) as con:
+        try:
+            ctx = in_context(con, thread_id, gap_minutes)
+            thread = dict(metrics.conversation(con, thread_id))
+        except NotFound as exc:
+            return Conversation(thread_id, problem=problem_of(exc))
+    # The whole conversation has no "index of the read" (that is the filtered read's numbering).
+    items = tuple(chat.items(ctx.messages.drop(columns="index"), ctx.markers, gap_minutes))
+    m = ctx.messages
+    users, replies = m.loc[m["role"] == "user", "ordinal"], m.loc[m["role"] == "assistant", "ordinal"]
+    table = m.assign(index=range(len(m)))[list(TRANSCRIPT_TABLE_COLUMNS)]
+    return Conversation(
+        thread_id, items, table, thread, tuple(int(o) + 1 for o in m["ordinal"]),
+        int(users.min()) + 1 if len(users) else None, int(replies.max()) + 1 if len(replies) else None,
+        sum(isinstance(i, chat.Marker) for i in items),
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Window:
+    """The part of a conversation drawn now: `items` around the focused message."""
+
+    items: tuple[chat.TranscriptItem, ...]
+    focus: int | None  # the message number to scroll to and highlight
+    first: int | None  # first and last message number drawn
+    last: int | None
+    earlier: int  # messages before the window
+    later: int  # and after it
+    start_before: int | None = None  # the `start` that shows the previous window (None: at the beginning)
+    start_after: int | None = None  # and the next one
+    note: str | None = None  # why the focus asked for is not there
+
+
+def focus_of(conv: Conversation, at: str | None = None, number: int | None = None) -> tuple[int | None, str | None]:
+    """The message to focus: `number` when given, else `at` (FIRST_QUESTION / LAST_REPLY); and a
+    note when that message does not exist.
+
+    >>> focus_of(Conversation("t", numbers=(1, 2, 3), first_question=1, last_reply=3), LAST_REPLY)
+    (3, None)
+    >>> focus_of(Conversation("t", numbers=(1, 2, 3)), number=9)
+    (None, 'There is no message 9: this conversation has messages 1–3.')
+    """
+    if number is not None:
+        if number in conv.numbers:
+            return number, None
+        span = f"messages {conv.numbers[0]}–{conv.numbers[-1]}" if conv.numbers else "no messages"
+        return None, f"There is no message {number}: this conversation has {span}."
+    if at == FIRST_QUESTION:
+        return conv.first_question, None if conv.first_question else "This conversation has no question from the user."
+    if at == LAST_REPLY:
+        return conv.last_reply, None if conv.last_reply else "This conversation has no reply from the assistant."
+    return None, None
+
+
+def _top_level(entries: tuple[chat.TranscriptItem, ...]) -> list[tuple[int, list[int]]]:
+    """(position in `entries`, message numbers it shows) of each drawn message."""
+    out = []
+    for pos, item in enumerate(entries):
+        if isinstance(item, chat.MessageItem):
+            out.append((pos, chat.numbers([item])))
+    return out
+
+
+def window(
+    conv: Conversation, focus: int | None = None, start: int | None = None, size: int = CHAT_WINDOW, note: str | None = None
+) -> Window:
+    """At most `size` drawn messages: from message `start` when given, else around `focus`, else from the top.
+
+    Markers between the drawn messages come along; those before the first message
+    only when the window starts at the top, those after the last only at the end.
+    """
+    drawn = _top_level(conv.items)
+    if not drawn:
+        return Window(conv.items, None, None, None, 0, 0, note=note)
+    at = 0
+    if start is not None:
+        at = next((i for i, (_, nums) in enumerate(drawn) if nums[-1] >= start), len(drawn) - 1)
+    elif focus is not None:
+        hit = next((i for i, (_, nums) in enumerate(drawn) if focus in nums), 0)
+        at = max(0, hit - size // 3)
+    at = max(0, min(at, len(drawn) - size)) if len(drawn) > size else 0
+    end = min(len(drawn), at + size)
+    lo = 0 if at == 0 else drawn[at][0]
+    hi = len(conv.items) if end == len(drawn) else drawn[end][0]
+    shown = conv.items[lo:hi]
+    nums = chat.numbers(shown)
+    earlier = sum(len(n) for _, n in drawn[:at])
+    later = sum(len(n) for _, n in drawn[end:])
+    before = None if at == 0 else drawn[max(0, at - size)][1][0]
+    after = None if end == len(drawn) else drawn[end][1][0]
+    return Window(tuple(shown), focus if focus in nums else None, nums[0] if nums else None,
+                  nums[-1] if nums else None, earlier, later, before, after, note)  # fmt: skip
+
+
+# --- the filtered read (contract §4) ---------------------------------------------------
+
+
 @dataclass(frozen=True)
 class TranscriptPage:
-    """One transcript read, its table shape and the thread's summary; `problem` instead of a traceback."""
+    """One transcript read, its table shape, its chat items and the thread's summary;
+    `problem` instead of a traceback."""
 
     rows: pd.DataFrame  # analytics.transcript.read() columns
     table: pd.DataFrame  # TRANSCRIPT_TABLE_COLUMNS: what the table view and the CSV show
     thread: dict[str, Any] = field(default_factory=dict)
     problem: Problem | None = None
+    items: tuple[chat.TranscriptItem, ...] = ()  # the first CHAT_MAX rows as messages
 
 
 def _shown_time(value: str | datetime | None) -> str | datetime | None:
@@ -110,4 +266,5 @@ def transcript_page(
                 thread = dict(metrics.conversation(con, thread_id))
             except NotFound:
                 thread = {}
-    return TranscriptPage(rows, rows[list(TRANSCRIPT_TABLE_COLUMNS)], thread, problem)
+    items = tuple(chat.items(rows.head(CHAT_MAX), nest=False))  # every row of the read is one message
+    return TranscriptPage(rows, rows[list(TRANSCRIPT_TABLE_COLUMNS)], thread, problem, items)

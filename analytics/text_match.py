@@ -1,0 +1,79 @@
+"""How a text is found in a message, one rule for every text question (search, the "text in
+messages" thread filter, the thread picker): a case-insensitive regular expression that
+DuckDB's RE2 and Python's `re` read alike.
+
+Unicode simple case folding ("ÄRGER" finds "ärger", "ΣΊΣΥΦΟΣ" finds "Σίσυφος" with its
+final ς, "STRAẞE" finds "straße"), a Turkish dotted capital İ as i, and both the composed
+(NFC) and the decomposed (NFD) spelling of accented letters ("é" typed finds "e" +
+combining accent). Every character typed is literal (`%`, `_`, `.` and `*` mean
+themselves).
+
+>>> print(pattern("Straße (1.5)"))
+(?i)(?:Straße \\(1\\.5\\))
+>>> import re
+>>> bool(re.search(pattern("ΣΊΣΥΦΟΣ"), "Ο Σίσυφος"))
+True
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+#: Characters of text kept on each side of the match in a snippet.
+SNIPPET_CONTEXT = 80
+_SPECIAL = set("\\.^$|?*+()[]{}")
+_DOTTED_I = "[iIİ]"  # İ lower-cases to i (DuckDB, Turkish); case folding alone does not pair them
+
+
+def spellings(text: str) -> list[str]:
+    """The forms of `text` a stored message may use: NFC, and NFD when it differs.
+
+    >>> [len(s) for s in spellings("é")]
+    [1, 2]
+    """
+    nfc = unicodedata.normalize("NFC", text)
+    nfd = unicodedata.normalize("NFD", nfc)
+    return [nfc] if nfd == nfc else [nfc, nfd]
+
+
+def pattern(text: str) -> str:
+    """The case-insensitive regular expression that finds `text` (RE2 in DuckDB, `re` in Python).
+
+    >>> print(pattern("İzmir"))
+    (?i)(?:[iIİ]zm[iIİ]r|[iIİ]\u0307zm[iIİ]r)
+    >>> [len(p) for p in pattern("é")[7:-1].split("|")]  # é composed, then e + accent
+    [1, 2]
+    """
+    def literal(spelling: str) -> str:
+        return "".join(_DOTTED_I if c in "iIİ" else "\\" + c if c in _SPECIAL else c for c in spelling)
+
+    return "(?i)(?:" + "|".join(literal(s) for s in spellings(text)) + ")"
+
+
+def contains_sql(column: str) -> str:
+    """SQL: `column` contains the text whose `pattern` is bound to the one placeholder.
+
+    >>> contains_sql("m.content")
+    'regexp_matches(m.content, ?)'
+    """
+    return f"regexp_matches({column}, ?)"
+
+
+def snippet(text: str | None, needle: str, context: int = SNIPPET_CONTEXT) -> tuple[str, int | None, int | None]:
+    """The part of `text` around the first match of `needle` (as a search matches it): (snippet,
+    start, end), start/end within the snippet; (the opening of `text`, None, None) when none.
+
+    >>> snippet("Hello, I would like a REFUND for my order", "refund", context=8)
+    ('… like a REFUND for my …', 9, 15)
+    """
+    if not text:
+        return "", None, None
+    found = re.search(pattern(needle), text)
+    if found is None:
+        cut = text[: 2 * context]
+        return cut + ("…" if len(text) > len(cut) else ""), None, None
+    at, end = found.span()
+    lo, hi = max(0, at - context), min(len(text), end + context)
+    head, tail = ("…" if lo > 0 else ""), ("…" if hi < len(text) else "")
+    return head + text[lo:hi] + tail, at - lo + len(head), end - lo + len(head)

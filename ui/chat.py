@@ -1,0 +1,245 @@
+"""Drawing a conversation: `draw(items)` draws `ui.models.chat` items — messages (tool calls
+as `name(args)` with their result beneath) and the markers between them — and scrolls to
+and highlights one message.
+
+Other views hang their own things onto a message with `extra`, a function called
+inside each message (and each nested tool result) after its content:
+
+>>> draw(view.items, focus=8, extra=lambda item: st.caption(f"notes on {item.message_id}"))  # doctest: +SKIP
+
+Every message sits in a container keyed `<key>-msg-<number>` (CSS class
+`st-key-<key>-msg-<number>`), so a page can draw two conversations side by side
+under different `key`s.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+
+import streamlit as st
+
+from ui.models.chat import Marker, MessageItem, ToolCall, TranscriptItem, clock, duration
+
+#: Messages longer than this (characters or lines) show a preview and fold the rest.
+LONG_CHARS = 1500
+LONG_LINES = 25
+PREVIEW_CHARS = 600
+
+_AVATARS = {
+    "user": "user",
+    "assistant": "assistant",
+    "tool": ":material/build:",
+    "system": ":material/settings:",
+    "other": ":material/help:",
+}
+_MARKERS = {  # kind → (icon, badge colour)
+    "removed": (":material/delete_sweep:", "red"),
+    "pause": (":material/schedule:", "gray"),
+    "restart": (":material/restart_alt:", "orange"),
+    "interrupt": (":material/front_hand:", "violet"),
+    "edited": (":material/edit_note:", "blue"),
+    "pending": (":material/front_hand:", "orange"),
+}
+_FOLDS = {"removed": "Show the removed messages", "edited": "Show the text before the edit"}
+
+Extra = Callable[[MessageItem], None]
+
+
+def draw(
+    entries: Sequence[TranscriptItem], focus: int | None = None, raw: bool = False, extra: Extra | None = None,
+    key: str = "chat", show_ids: bool = False,
+) -> None:
+    """Draw the items in order; highlight message `focus` and scroll it into view; `show_ids`
+    adds each message's ids under its header."""
+    if focus is not None:
+        highlight(focus, key)
+    for item in entries:
+        if isinstance(item, MessageItem):
+            message(item, raw=raw, extra=extra, key=key, show_ids=show_ids)
+        else:
+            marker(item)
+    if focus is not None:
+        scroll_to(focus, key)
+
+
+def highlight(number: int, key: str = "chat") -> None:
+    """Mark message `number` (a style rule; it takes no room on the page)."""
+    st.html(
+        f"<style>.st-key-{key}-msg-{number} {{ background: rgba(255, 196, 0, 0.14); border-radius: 0.6rem;"
+        " box-shadow: 0 0 0 2px rgba(230, 160, 0, 0.75); padding: 0.25rem 0.4rem; }</style>"
+    )
+
+
+def scroll_to(number: int, key: str = "chat") -> None:
+    """Scroll message `number` to the middle of the view once, when it is drawn (a script that runs
+    again only when the message asked for changes)."""
+    target = json.dumps(f".st-key-{key}-msg-{number}")
+    st.html(
+        "<script>(function () {"
+        f"  const pick = () => document.querySelector({target});"
+        "  let tries = 0;"
+        "  const go = () => { const el = pick();"
+        "    if (el) { el.scrollIntoView({block: 'center'}); } else if (tries++ < 40) { setTimeout(go, 100); } };"
+        "  setTimeout(go, 50);"
+        "})();</script>",
+        unsafe_allow_javascript=True,
+    )
+
+
+def header(item: MessageItem) -> str:
+    """The line above a message: who, which message, when, how fast and with what.
+
+    >>> from datetime import datetime, timezone
+    >>> header(MessageItem(2, 1, "assistant", "Assistant", "hi", datetime(2025, 3, 3, 10, 5, tzinfo=timezone.utc),
+    ...        model="gpt-4o-mini", input_tokens=120, output_tokens=40, latency_s=0.9, since_question_s=0.9))
+    '**Assistant** · Message 2 · 2025-03-03 10:05:00 UTC · replied in 0.9 s · gpt-4o-mini · 120 in / 40 out tokens'
+    """
+    bits = [f"**{item.speaker}**", f"Message {item.number}"]
+    if item.index is not None:
+        bits.append(f"#{item.index} of the read")
+    bits.append(clock(item.ts))
+    if item.latency_s is not None:
+        bits.append(f"replied in {_seconds(item.latency_s)}")
+    elif item.role == "assistant" and item.since_question_s is not None:
+        bits.append(f"{_seconds(item.since_question_s)} after the question")
+    if item.model:
+        bits.append(item.model)
+    if item.input_tokens is not None or item.output_tokens is not None:
+        given = lambda v: "?" if v is None else f"{v:,}"  # noqa: E731
+        bits.append(f"{given(item.input_tokens)} in / {given(item.output_tokens)} out tokens")
+    return " · ".join(bits)
+
+
+def _seconds(value: float) -> str:
+    return f"{value:.1f} s" if abs(value) < 60 else duration(value)
+
+
+def ids(item: MessageItem) -> str:
+    """A message's identifiers, for looking it up elsewhere (drawn when asked: a tooltip on every
+    header cost the browser a second per hundred messages).
+
+    >>> ids(MessageItem(3, 2, "user", "User", "hi", None, message_id="m-1", checkpoint_id="c-9"))
+    'message id `m-1` · first saved in checkpoint `c-9` · ordinal 2'
+    """
+    lines = [f"message id `{item.message_id}`" if item.message_id else "no message id (so no time of its own)"]
+    if item.checkpoint_id:
+        lines.append(f"first saved in checkpoint `{item.checkpoint_id}`")
+    lines.append(f"ordinal {item.ordinal}")
+    return " · ".join(lines)
+
+
+def content(text: str, raw: bool = False) -> None:
+    """A message's text (markdown, or as typed with `raw`), long ones folded after a preview."""
+    if not text:
+        st.caption("(no text content)")
+        return
+    show = st.text if raw else st.markdown
+    if len(text) > LONG_CHARS or text.count("\n") > LONG_LINES:
+        cut = text[:PREVIEW_CHARS].rsplit("\n", 1)[0] if "\n" in text[:PREVIEW_CHARS] else text[:PREVIEW_CHARS]
+        show(cut + " …")
+        with st.expander(f"Show the whole message ({len(text):,} characters)"):
+            show(text)
+    else:
+        show(text)
+
+
+def _result_text(text: str) -> None:
+    """A tool's output as plain text (JSON on one line); a long one folded after a preview,
+    and JSON shown indented there."""
+    try:
+        data = json.loads(text) if text[:1] in "[{" else None
+    except ValueError:
+        data = None
+    body = json.dumps(data, ensure_ascii=False) if data is not None else text
+    if not body:
+        st.caption("(empty result)")
+    elif len(body) > LONG_CHARS or body.count("\n") > LONG_LINES:
+        st.text(body[:PREVIEW_CHARS] + " …")
+        with st.expander(f"Show the whole result ({len(body):,} characters)"):
+            if data is not None:
+                st.json(data, expanded=True)
+            else:
+                st.text(body)
+    else:
+        st.text(body)
+
+
+def _status(item: MessageItem) -> str:
+    if item.tool_status == "error":
+        return ":red[:material/error: error]"
+    if item.tool_status == "success":
+        return ":green[:material/check_circle: success]"
+    return "result"
+
+
+def _code(text: str) -> str:
+    fence = "``" if "`" in text else "`"
+    return f"{fence}{text}{fence}" if fence == "`" else f"{fence} {text} {fence}"
+
+
+def tool_call(
+    call: ToolCall, raw: bool = False, extra: Extra | None = None, key: str = "chat", show_ids: bool = False
+) -> None:
+    """One call, `name(args)`, and beneath it the tool's result with its status."""
+    st.markdown(f":material/build: {_code(call.signature)}")
+    if call.cut:
+        with st.expander("All arguments"):
+            st.json(call.args, expanded=True)
+    result = call.result
+    if result is None:
+        if call.unanswered:
+            st.caption("↳ no result in the transcript (not run, or still waiting)")
+        return
+    with st.container(key=f"{key}-msg-{result.number}"):
+        st.caption(f"↳ {_status(result)} · Message {result.number} · {clock(result.ts)}")
+        if show_ids:
+            st.caption(ids(result))
+        _result_text(result.content)
+        if extra is not None:
+            extra(result)
+
+
+def message(
+    item: MessageItem, raw: bool = False, extra: Extra | None = None, key: str = "chat", show_ids: bool = False
+) -> None:
+    """One message as a chat bubble: header, text, tool calls with results, later edits."""
+    with st.container(key=f"{key}-msg-{item.number}"):
+        with st.chat_message(item.role, avatar=_AVATARS.get(item.role, _AVATARS["other"])):
+            st.caption(header(item))
+            if show_ids:
+                st.caption(ids(item))
+            if item.role == "tool":
+                st.caption(_status(item) + (f" · answers call `{item.tool_call_id}`" if item.tool_call_id else ""))
+                _result_text(item.content)
+            elif item.content or not item.tool_calls:  # a message that only calls tools has nothing to say
+                content(item.content, raw)
+            for call in item.tool_calls:
+                tool_call(call, raw, extra, key, show_ids)
+            for edit in item.edits:
+                with st.expander(f"Edited later ({clock(edit.ts)}): show the text before", icon=":material/edit_note:"):
+                    st.text(edit.before or "(no text)")
+            if item.non_text_blocks:
+                n = item.non_text_blocks
+                st.caption(f"+ {n} non-text block{'s' if n > 1 else ''} (images, files) not shown")
+            if extra is not None:
+                extra(item)
+
+
+def marker(m: Marker) -> None:
+    """What happened between two messages: a badge and a line; removed or earlier text folded beneath."""
+    icon, color = _MARKERS.get(m.kind, (":material/info:", "gray"))
+    if m.kind == "pending":
+        st.warning(f"**{m.title}**" + (f": {m.note}" if m.note else ""), icon=icon)
+        if m.detail:
+            with st.expander("The interrupt's value"):
+                st.json(m.detail, expanded=True)
+        return
+    with st.container(horizontal=True, vertical_alignment="center", gap="small"):
+        st.badge(m.title, icon=icon, color=color)
+        if m.note:
+            st.caption(m.note)
+    if m.texts:
+        with st.expander(_FOLDS.get(m.kind, "Show the text")):
+            for who, text in m.texts:
+                st.markdown(f"**{who}:** {text}" if text else f"**{who}:** (no text)")
