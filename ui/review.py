@@ -209,9 +209,10 @@ def thread_review(db: DbRef, ws: WsRef, thread_id: str, items: Sequence[Any],
         said, button = st.columns([9, 2], vertical_alignment="top")
         with said:
             notes(here, f"{key}.m{item.ordinal}")
-        with button:
+        with button:  # (a tool result is drawn inside the message that called it: its button says so)
             annotate_button(f"{key}.m{item.ordinal}.add", f"{item.speaker} message {item.number}: "
-                            f"“{_excerpt(item.content)}”", _message_targets(thread_id, item))
+                            f"“{_excerpt(item.content)}”", _message_targets(thread_id, item),
+                            label="Annotate result" if item.role == "tool" else "Annotate")
 
     return extra
 

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 import analytics
 import transcript_lens
@@ -101,7 +102,7 @@ def test_a_reviewer_walks_a_queue_and_every_annotation_survives_reloads(server, 
         tab.goto(f"{server}/overview")
         tab.get_by_role("heading", name="Overview").wait_for()
         settle(tab)
-        assert tab.get_by_role("textbox", name="Reviewer").input_value() == "ana"
+        expect(tab.get_by_role("textbox", name="Reviewer")).to_have_value("ana")
         tab.close()
 
         # A filter, then a queue of 10 of its threads (a seeded sample, in the view's order).
