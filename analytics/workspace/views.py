@@ -120,22 +120,23 @@ def saved_views(ws: Workspace) -> list[SavedView]:
         return [_row(r) for r in conn.execute(f"{sql} ORDER BY name COLLATE NOCASE, view_id", params).fetchall()]
 
 
+def _find(conn, view: int | str) -> tuple:
+    """The stored row of a view the reader may see, by id or name (NotFound otherwise)."""
+    column = "name" if isinstance(view, str) else "view_id"
+    row = conn.execute(*_visible(f"{column} = ?", [view])).fetchone()
+    if row is None:
+        raise NotFound(f"no saved view {view!r}")
+    return row
+
+
 @takes_workspace
 def get_view(ws: Workspace, view: int | str) -> SavedView:
     """A saved view by id or name (NotFound otherwise)."""
-    column = "name" if isinstance(view, str) else "view_id"
     with ws.read() as conn:
-        row = conn.execute(*_visible(f"{column} = ?", [view])).fetchone()
-    if row is None:
-        raise NotFound(f"no saved view {view!r}")
-    return _row(row)
+        return _row(_find(conn, view))
 
 
 @takes_workspace
 def delete_view(ws: Workspace, view: int | str) -> None:
-    column = "name" if isinstance(view, str) else "view_id"
     with ws.write() as conn:
-        found = conn.execute(*_visible(f"{column} = ?", [view])).fetchone()
-        if found is None:
-            raise NotFound(f"no saved view {view!r}")
-        conn.execute("DELETE FROM saved_views WHERE view_id = ?", (found[0],))
+        conn.execute("DELETE FROM saved_views WHERE view_id = ?", (_find(conn, view)[0],))
