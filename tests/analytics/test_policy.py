@@ -3,6 +3,8 @@ every table, every API answer and every report of a store full of planted person
 
 from __future__ import annotations
 
+import re
+
 import duckdb
 import pandas as pd
 import pytest
@@ -79,7 +81,8 @@ def test_masked_answers_hold_no_planted_value_and_every_decoy(pii_db, tmp_path):
     assert {k: v for k, v in leaks.items() if v} == {}
     reads = "".join(text for name, text in answers.items() if name.startswith("read "))
     assert all(d in reads for d in DECOYS)
-    assert "<EMAIL_1>" in reads and "<CARD_1>" in reads and "<IBAN_1>" in reads
+    # Numbered per process (what this worker masked before counts), so any number.
+    assert all(re.search(rf"<{kind}_\d+>", reads) for kind in ("EMAIL", "CARD", "IBAN"))
 
 
 def test_every_table_read_through_the_query_layer_is_masked(pii_db):
