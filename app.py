@@ -8,7 +8,7 @@ no --db and no TRANSCRIPT_LENS_DB it opens the bundled demo store.
 
 import streamlit as st
 
-from ui import nav, sidebar, state
+from ui import nav, review, sidebar, state
 
 
 st.set_page_config(page_title="Transcript Lens", page_icon=":material/forum:", layout="wide")
@@ -17,5 +17,6 @@ pages = nav.pages()
 page = st.navigation(pages, position="hidden")
 nav.draw(st.sidebar, pages, page)  # before the page: its links hold the state this run shows
 sidebar.render()
+review.sidebar(state.current_db(), nav.stem(page))
 page.run()
 state.flush()  # a page that stopped early leaves a pending URL change to its next publish

@@ -30,6 +30,8 @@ from analytics.history import edit_log
 from analytics.subgraphs import subgraph_messages, subgraph_runs
 from analytics import history_reports  # noqa: F401  (registers the branches, edits, subgraphs and backlog reports)
 from analytics import history_cli  # noqa: F401  (registers `python -m analytics diff`)
+from analytics import workspace  # the review workspace (also registers `annotations`, `queues`, `report annotations`)
+from analytics.workspace import annotate, annotations, create_queue, progress, queue_items, queues
 from analytics import search_cli  # noqa: F401,E402  (registers `search` and `report search`)
 
 __all__ = [
@@ -41,6 +43,8 @@ __all__ = [
     "SearchQuery",
     "TranscriptQuery",
     "Unsupported",
+    "annotate",
+    "annotations",
     "backlog",
     "branches",
     "by_model",
@@ -50,6 +54,7 @@ __all__ = [
     "connection",
     "conversation",
     "conversations",
+    "create_queue",
     "daily",
     "diff",
     "edit_log",
@@ -58,6 +63,9 @@ __all__ = [
     "latency_distribution",
     "overview",
     "parse_observed",
+    "progress",
+    "queue_items",
+    "queues",
     "read",
     "register_report",
     "report_frame",
@@ -72,5 +80,6 @@ __all__ = [
     "top_models",
     "top_tenants",
     "top_tools",
+    "workspace",
     "write_report",
 ]

@@ -176,12 +176,16 @@ ALL_TABLES: tuple[Table, ...] = (*loader_catalog.TABLES, *DERIVED_TABLES)
 
 
 def schema_doc(text: str) -> str:
-    """`text` (docs/schema.md) with the block of every table regenerated; raises when a block
-    names no table, or a table has no block."""
+    """`text` (docs/schema.md) with the block of every table regenerated (the database's, then
+    the review workspace's: `analytics.workspace.catalog`); raises when a block names no table,
+    or a table has no block."""
+    from analytics.workspace.catalog import TABLES as WORKSPACE_TABLES  # (its package imports this module's users)
+
+    tables = (*ALL_TABLES, *WORKSPACE_TABLES)
     names = loader_catalog.doc_blocks(text)
-    known = {t.name for t in ALL_TABLES}
+    known = {t.name for t in tables}
     if set(names) - known or known - set(names) or len(names) != len(set(names)):
         raise ValueError(
             f"docs/schema.md blocks {names} do not name each of the tables {sorted(known)} once"
         )
-    return render_doc(text, ALL_TABLES)
+    return render_doc(text, tables)

@@ -60,20 +60,25 @@ def add_commands(subparsers: argparse._SubParsersAction, only: Iterable[str] | N
             spec = _COMMANDS[name]
             parser = subparsers.add_parser(name, help=spec.help)
             spec.configure(parser)
-            _add_policy_arguments(parser)
+            add_policy_arguments(parser)
             parser.set_defaults(run=functools.partial(_run, spec.run))
 
 
-def _add_policy_arguments(parser: argparse.ArgumentParser) -> None:
-    """What every command that reads a database takes: masking (analytics.policy)."""
+def add_policy_arguments(parser: argparse.ArgumentParser, nested: bool = False) -> None:
+    """What every command that reads a database takes: masking (analytics.policy).
+
+    `nested`: for a command's own subcommands (`annotations export`), which take the flags
+    too; left out there, they do not undo the same flags given before the subcommand."""
     from analytics.redact import CONFIG_ENV, ENV
 
+    absent = {"default": argparse.SUPPRESS} if nested else {}
     group = parser.add_argument_group("personal data")
     group.add_argument("--redact", action="store_true",
                        help=f"mask emails, phone numbers, cards, IBANs, IP addresses, SSNs and configured terms in "
-                            f"everything written (also {ENV}=1)")
+                            f"everything written (also {ENV}=1)", **absent)
     group.add_argument("--redact-config", metavar="FILE.toml",
-                       help=f"extra patterns and terms to mask, a [redact] table (also {CONFIG_ENV}; docs/privacy.md)")
+                       help=f"extra patterns and terms to mask, a [redact] table (also {CONFIG_ENV}; docs/privacy.md)",
+                       **absent)
 
 
 @contextlib.contextmanager

@@ -48,7 +48,9 @@ class Filters:
       message-level figures, messages whose `ts` is in it;
     - `text`: keep threads with a message whose content contains it (case-insensitive, any
       script: `analytics.text_match`, the rule Search uses);
-    - `thread_ids`: keep only these threads.
+    - `thread_ids`: keep only these threads (empty: no restriction);
+    - `within`: keep only these threads when it is not None, an empty tuple keeping none
+      (a set computed elsewhere, e.g. the threads carrying a review label).
 
     >>> Filters(tenants=("acme",)).thread_where()
     ('(t.tenant_id IN (SELECT unnest(?)))', [['acme']])
@@ -60,12 +62,15 @@ class Filters:
     until: datetime | None = None
     text: str | None = None
     thread_ids: tuple[str, ...] = ()
+    within: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "since", as_utc(self.since))
         object.__setattr__(self, "until", as_utc(self.until))
         for name in ("tenants", "sub_tenants", "thread_ids"):
             object.__setattr__(self, name, tuple(getattr(self, name) or ()))
+        if self.within is not None:
+            object.__setattr__(self, "within", tuple(self.within))
 
     def thread_where(self, alias: str = "t") -> tuple[str, list]:
         """SQL predicate over a `threads` row aliased `alias`, with its parameters."""
@@ -80,6 +85,9 @@ class Filters:
         if self.thread_ids:
             clauses.append(f"{alias}.thread_id IN (SELECT unnest(?))")
             params.append(list(self.thread_ids))
+        if self.within is not None:
+            clauses.append(f"{alias}.thread_id IN (SELECT unnest(?::VARCHAR[]))")
+            params.append(list(self.within))
         if self.since is not None:
             clauses.append(f"{alias}.last_ts >= ?")
             params.append(self.since)

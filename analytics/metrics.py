@@ -619,6 +619,15 @@ def conversation_count_sql(con, filters: Filters = Filters()) -> tuple[str, list
     return f"SELECT count(*) AS threads FROM ({base})", params
 
 
+def conversation_ids_sql(
+    con, filters: Filters = Filters(), sort: str = DEFAULT_SORT, descending: bool = True
+) -> tuple[str, list]:
+    """The thread ids of `conversation_list_sql(con, filters, sort, descending)`, in its order
+    (column thread_id; no metrics shipped, no previews computed): a review queue's threads."""
+    base, params = _unordered_conversations(con, filters, DEFAULT_GAP_MINUTES, live=False)
+    return f"SELECT c.thread_id FROM ({base}) c ORDER BY {_order_by('c', sort, descending)}", params
+
+
 def turns_histogram_sql(con, filters: Filters = Filters()) -> tuple[str, list]:
     """Threads per number of user turns (columns user_turns, threads) over the same rows."""
     base, params = _unordered_conversations(con, filters, DEFAULT_GAP_MINUTES, live=False)

@@ -79,6 +79,7 @@ def pages(thread: str, search: str) -> list[tuple[str, str, str]]:
         ("Transcript (a thread)", "/transcript?" + urlencode({"thread": thread}), '[data-testid="stChatMessage"]'),
         ("Resume QA", "/resume_qa", '[data-testid="stDataFrame"]'),
         ("Waiting on a human", "/backlog", '[data-testid="stMetric"]'),
+        ("Review", "/review", '[data-testid="stDataFrame"], [data-testid="stAlert"]'),  # the queues, or "no queue yet"
     ]
 
 

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from ui import cache, charts, columns, render, state
+from ui import cache, charts, columns, render, review, state
 from ui.filters import filter_bar
 from ui.ranges import range_filters
 
@@ -10,6 +10,8 @@ url = state.Url("conversations")
 db = state.require_db()
 
 st.title("Conversations")
+review.flash()
+ws = review.workspace_of(db)
 filters = filter_bar(url, cache.facets(db))
 c1, c2, c3, c4, _ = st.columns([3, 3, 2.6, 2.4, 1], vertical_alignment="bottom")
 sort = c1.selectbox("Sort by", columns.SORTABLE, format_func=columns.SORT_LABELS.get,
@@ -19,6 +21,7 @@ order = c2.segmented_control("Order", ["desc", "asc"], format_func={"desc": "↓
 pending = c3.checkbox("Pending interrupt only", key=url.bind("pending", False, state.BOOL))
 forks = c4.checkbox("Forked threads only", key=url.bind("forks", False, state.BOOL))
 ranges = range_filters(url)
+filters = review.review_filters(url, ws, filters)
 descending = order != "asc"  # a deselected segmented control (None) keeps the default order
 
 page_key = url.bind("page", 1, state.INT)
@@ -27,7 +30,7 @@ page = state.first_page_on_new_question(page_key, (filters, ranges, pending, for
 view = cache.conversations(db, filters, pending, forks, ranges, sort, descending, page)
 st.session_state[page_key] = view.page  # a page past the end (an old link) shows the last one
 
-shown, config = columns.conversations_table(view.table)
+shown, config = review.review_columns(*columns.conversations_table(view.table), view.table["thread_id"], ws)
 st.caption(render.rows_caption(view.offset, len(view.table), view.matching, view.total, view.in_database)
            + f" · sorted by {columns.SORT_LABELS[sort]}, {'high first' if descending else 'low first'}"
            + " · select a row to open its transcript")  # fmt: skip
@@ -35,13 +38,15 @@ picked = st.dataframe(
     shown, key="conversations.table", on_select="rerun", selection_mode="single-row", hide_index=True,
     column_config=config,
 )
-p1, p2, _ = st.columns([2, 3, 7], vertical_alignment="bottom")
+p1, p2, p3, _ = st.columns([2, 3, 3, 4], vertical_alignment="bottom")
 p1.number_input(f"Page (of {view.pages:,})", min_value=1, max_value=view.pages, step=1, key=page_key)
 with p2:
     render.download_data(
         lambda: cache.conversations_csv(db, view.conditions, sort, descending), "conversations.csv",
         key="conversations.csv", label=f"Download all {view.matching:,} rows (CSV)",
     )
+with p3:
+    review.queue_button(view.conditions, sort, descending, url.params(), view.matching)
 url.publish()
 
 if picked.selection.rows:

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from ui import cache, charts, render, state
+from ui import cache, charts, render, review, state
 from ui.filters import filter_bar
 from ui.models import overview as model
 
@@ -73,3 +73,5 @@ for col, (title, frame, x, y, what, file_name) in zip(cols, tops):
     with col:
         panel(title, frame, what, lambda f, x=x, y=y: charts.bars(f, x, y, horizontal=True, ylabel="",
                                                                   hover=list(f.columns)), f"ov_{what}", file_name)
+
+review.overview_numbers(db, review.workspace_of(db), filters)

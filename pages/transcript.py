@@ -3,7 +3,7 @@ marked, a message scrolled to and highlighted), or read under the query contract
 
 import streamlit as st
 
-from ui import cache, chat, history, render, state
+from ui import cache, chat, history, render, review, state
 from ui.models import transcript as model
 from ui.thread_picker import thread_picker
 
@@ -11,7 +11,9 @@ url = state.Url("transcript")
 db = state.require_db()
 
 st.title("Transcript explorer")
-thread = thread_picker(url, db)
+review.flash()
+ws = review.workspace_of(db)
+thread = thread_picker(url, db, on_missing=lambda gone: review.orphan_table(db, ws, gone, expanded=True))
 c_view, c_jump, c_msg, c_show = st.columns([3, 2.7, 1.5, 1.6], vertical_alignment="bottom")
 toggles = c_show.popover("Display", icon=":material/tune:", width="stretch")
 view = c_view.segmented_control(
@@ -54,7 +56,9 @@ if view != "filtered":
         if win.earlier:
             st.button(f"Show earlier messages ({win.earlier:,} before)", icon=":material/expand_less:",
                       on_click=state.put, args=("transcript.start", win.start_before))
-        chat.draw(win.items, focus=win.focus, raw=raw, show_ids=show_ids)
+        notes = review.thread_review(db, ws, thread, win.items, key="transcript")  # the thread's own box, above
+        chat.draw(win.items, focus=win.focus, raw=raw, show_ids=show_ids, extra=notes)  # each message's inside it
+        review.orphans(db, ws, thread)
         if win.later:
             st.button(f"Show later messages ({win.later:,} after)", icon=":material/expand_more:",
                       on_click=state.put, args=("transcript.start", win.start_after))
@@ -103,7 +107,9 @@ else:
     if table_view:
         st.dataframe(read.table, hide_index=True, key="transcript.table")
     else:
-        chat.draw(read.items, raw=raw, show_ids=show_ids)
+        notes = review.thread_review(db, ws, thread, read.items, key="transcript")
+        chat.draw(read.items, raw=raw, show_ids=show_ids, extra=notes)
+        review.orphans(db, ws, thread)
         if len(read.rows) > len(read.items):
             st.info(f"Showing the first {len(read.items)} of {len(read.rows):,} messages; set a limit or use the table.")
     render.download(read.table, render.file_name("transcript", thread), key="transcript.csv")

@@ -3,11 +3,12 @@
     transcript-lens load SOURCE --db lens.duckdb            decode a checkpoint store into DuckDB
     transcript-lens transcript --db lens.duckdb --thread ID  read one thread's transcript
     transcript-lens report conversations --db lens.duckdb --out c.csv
+    transcript-lens annotations import labels.jsonl --db lens.duckdb   review annotations (also queues)
     transcript-lens app [--db lens.duckdb]                  the Streamlit app on 127.0.0.1:8501
 
 The composition root's CLI: `load` goes through `transcript_lens.load`, so the database
-gets the query layer's derived tables; `transcript` and `report` are the subcommands
-analytics registers (analytics/cli.py), the same ones `python -m analytics` runs;
+gets the query layer's derived tables; `transcript`, `report`, `annotations` and `queues` are
+the subcommands analytics registers (analytics/cli.py), the same ones `python -m analytics` runs;
 `python -m loaders` is `load` under its old name (loaders/__main__.py).
 
 Exit status: 0, 2 with one `error: …` line for a mistake (bad option, unusable source,
@@ -129,7 +130,9 @@ def configure_app(parser: argparse.ArgumentParser) -> None:
     parser.epilog = (
         "Any other Streamlit setting can be given in its environment variable, e.g. "
         "STREAMLIT_SERVER_BASE_URL_PATH=lens. Loaded sources and the demo database are kept in "
-        "$TRANSCRIPT_LENS_CACHE (default: .cache/ in a checkout, ~/.cache/transcript-lens otherwise)."
+        "$TRANSCRIPT_LENS_CACHE (default: .cache/ in a checkout, ~/.cache/transcript-lens otherwise). "
+        "Reviewers' annotations, queues and saved views are kept in DB.workspace.sqlite beside the database "
+        "(or in $TRANSCRIPT_LENS_WORKSPACE), which no load replaces."
     )
     parser.add_argument("--db", metavar="PATH", help="the DuckDB database to open "
                         "(default: $TRANSCRIPT_LENS_DB, else the bundled demo store, loaded on first use)")

@@ -28,14 +28,15 @@ import duckdb
 import pandas as pd
 import streamlit as st
 
-from analytics import contents
-from analytics.db import connect
+from analytics import contents, workspace
+from analytics.db import connect, connection
 from analytics.filters import Filters
 from ui import database
-from ui.database import DbRef
+from ui.database import DbRef, WsRef
 from ui.models import conversations as conversations_model
 from ui.models import overview as overview_model
 from ui.models import resume_qa as resume_qa_model
+from ui.models import review as review_model
 from ui.models import search as search_model
 from ui.models import transcript as transcript_model
 
@@ -155,6 +156,47 @@ def call(fn: Callable[..., T], db: DbRef, *args: Any, **kwargs: Any) -> T:
     """
     name = f"{fn.__module__}.{fn.__qualname__}"
     return _call(name, db, args, tuple(sorted(kwargs.items())), _fn=fn)
+
+
+# --- the review workspace: keyed by its revision as well (`database.WsRef`) -----------------
+
+
+def db_path(db: DbRef) -> str:
+    """The path a write that reads the database (an annotation: its message's id and excerpt) opens."""
+    return _warm(db)
+
+
+@st.cache_data(show_spinner=False, max_entries=_ENTRIES)
+def thread_annotations(db: DbRef, ws: WsRef, thread_id: str) -> review_model.ThreadAnnotations:
+    with connection(_warm(db)) as con:
+        return review_model.thread_annotations(con, ws.workspace, thread_id)
+
+
+@st.cache_data(show_spinner=False, max_entries=_ENTRIES)
+def review_columns(ws: WsRef, thread_ids: tuple[str, ...]) -> pd.DataFrame:
+    return review_model.review_columns(ws.workspace, thread_ids)
+
+
+@st.cache_data(show_spinner=False, max_entries=_ENTRIES)
+def review_counts(db: DbRef, ws: WsRef, filters: Filters) -> workspace.ReviewCounts:
+    with connection(_warm(db)) as con:
+        return workspace.review_counts(con, ws.workspace, filters)
+
+
+@st.cache_data(show_spinner=False, max_entries=_ENTRIES)
+def threads_with(ws: WsRef, labels: tuple[str, ...], failed: bool) -> tuple[str, ...]:
+    return workspace.threads_with(ws.workspace, labels, failed)
+
+
+@st.cache_data(show_spinner=False, max_entries=_ENTRIES)
+def orphaned(db: DbRef, ws: WsRef, thread_id: str | None = None) -> pd.DataFrame:
+    with connection(_warm(db)) as con:
+        return review_model.orphaned(con, ws.workspace, thread_id)
+
+
+@st.cache_data(show_spinner=False, max_entries=_ENTRIES)
+def labels(ws: WsRef) -> list[workspace.Label]:
+    return workspace.labels(ws.workspace)
 
 
 _prewarmed: set[DbRef] = set()

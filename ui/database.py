@@ -273,3 +273,30 @@ def from_linkable_name(name: str) -> Path | None:
     if deployment.read_only or deployment.path_refusal(p) is not None:
         return None
     return p
+
+
+class WsRef(NamedTuple):
+    """The review workspace of a database as of one revision: cache keys include it, so a write
+    (here or by another process) invalidates what was read before it."""
+
+    path: str
+    beside: str
+    revision: int
+
+    @property
+    def workspace(self):
+        from analytics.workspace import Workspace
+
+        return Workspace(self.path, beside=self.beside)
+
+
+def workspace_ref(db: DbRef) -> WsRef:
+    """The workspace of the open database (beside it, or `$TRANSCRIPT_LENS_WORKSPACE`), now.
+
+    Resolved from the database's own path, never from `version_path`'s links, so every
+    version of a reloaded database shares one workspace.
+    """
+    from analytics.workspace import Workspace
+
+    ws = Workspace.beside(db.path)
+    return WsRef(str(ws.path), db.path, ws.revision())

@@ -10,14 +10,19 @@ says so and lists the threads that contain it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import streamlit as st
 
 from ui import cache, state
 from ui.database import DbRef
 
 
-def thread_picker(url: state.Url, db: DbRef, label: str = "Thread") -> str | None:
-    """Draw the picker and the find box (bound to `thread` and `find`); the picked thread id or None."""
+def thread_picker(url: state.Url, db: DbRef, label: str = "Thread",
+                  on_missing: Callable[[str], None] | None = None) -> str | None:
+    """Draw the picker and the find box (bound to `thread` and `find`); the picked thread id or None.
+    `on_missing(id)` draws more under the warning about a thread that is not there (what the
+    review workspace still holds of it)."""
     key = url.bind("thread", None)
     find_key = url.bind("find", "")
     wanted = st.session_state.get(key)
@@ -25,6 +30,8 @@ def thread_picker(url: state.Url, db: DbRef, label: str = "Thread") -> str | Non
     labels = dict(zip(choices["thread_id"], choices["label"]))
     if wanted is not None and wanted not in labels:
         st.warning(f"No thread `{wanted}` in this database; the list shows threads that contain that text.")
+        if on_missing is not None:
+            on_missing(wanted)
         st.session_state[key] = None
         st.session_state[find_key] = wanted  # before the box is drawn: the list narrows to near matches
         choices = cache.thread_choices(db, wanted, None)

@@ -11,40 +11,17 @@
 from __future__ import annotations
 
 import os
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
 import analytics
+from tests.e2e.util import app_server, chromium, require_chromium, settle
 
-ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 THREAD = "acme:web:sess-1002"
 
-if not Path(CHROMIUM).exists():
-    if os.environ.get("CI"):
-        pytest.fail(f"{CHROMIUM} is missing in CI (scripts/test-services.sh installs it)", pytrace=False)
-    pytest.skip(f"{CHROMIUM} is not installed", allow_module_level=True)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+require_chromium()
 
 
 @pytest.fixture(scope="module")
@@ -56,52 +33,15 @@ def demo_db() -> Path:
 
 @pytest.fixture(scope="module")
 def server(demo_db, tmp_path_factory):
-    port = _free_port()
     env = {k: v for k, v in os.environ.items() if k not in ("TRANSCRIPT_LENS_DB", "TRANSCRIPT_LENS_CACHE")}
-    log = (tmp_path_factory.mktemp("streamlit") / "server.log").open("w+")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-         "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
-         "--server.fileWatcherType", "none"],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
-                if r.status == 200:
-                    break
-        except OSError:
-            pass
-        if proc.poll() is not None or time.monotonic() > deadline:
-            proc.kill()
-            log.seek(0)
-            pytest.fail(f"streamlit did not start:\n{log.read()}")
-        time.sleep(0.3)
-    yield url
-    proc.terminate()
-    try:
-        proc.wait(10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-    log.close()
+    with app_server(env, tmp_path_factory.mktemp("streamlit") / "server.log") as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
 def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    with chromium() as b:
         yield b
-        b.close()
-
-
-def settle(page) -> None:
-    """Wait until the script run a click or keypress started is over (what Streamlit's own e2e tests do)."""
-    page.wait_for_timeout(300)  # the rerun request reaches the server before the state flips
-    page.locator('[data-testid="stApp"][data-test-script-state="notRunning"]').wait_for()
 
 
 def download(page, button: str, path: Path) -> pd.DataFrame:

@@ -1,0 +1,158 @@
+"""The review workspace's tables, declared once: name, SQLite type, nullability, meaning.
+
+The workspace is a SQLite file, not part of the loaded DuckDB database (see
+`analytics.workspace.store` for why). Its tables are created and changed only by
+the numbered migrations in `analytics.workspace.migrations` (SQL frozen at the
+version that introduced it, as a migration must be); these declarations are
+what the tables are after the last one. tests/analytics/test_workspace_schema.py
+holds every migrated workspace to them (`PRAGMA table_info`), and docs/schema.md's
+workspace section is generated from them (`python scripts/schema_doc.py`).
+
+Adding a table (the privacy issue's export log, erasure tombstones, …): append a
+`Migration` creating it, declare it here, add it to `TABLES`, add an empty
+`<!-- catalog: NAME -->` block to docs/schema.md and run `scripts/schema_doc.py`.
+
+>>> ANNOTATIONS.column("verdict").type.ddl
+'TEXT'
+"""
+
+from __future__ import annotations
+
+from loaders.catalog import Column, SqlType, Table
+
+#: SQLite's storage classes as the workspace uses them (no Arrow staging: `arrow`/`kind` unset).
+TEXT = SqlType("TEXT", "TEXT")
+INTEGER = SqlType("INTEGER", "INTEGER")
+#: Times are TEXT in ISO 8601, UTC, microseconds, `Z` (`2025-03-01T09:00:12.500000Z`): they sort as text.
+TIME = TEXT
+
+
+def _c(name: str, type_: SqlType, doc: str, *, null: bool = True) -> Column:
+    return Column(name, type_, null, doc)
+
+
+_SCOPE = _c("scope", TEXT, "JSON list of the tenants its maker was limited to (`TRANSCRIPT_LENS_TENANTS`); NULL: "
+            "none. A reader limited to some tenants sees only what was made within them")
+_AUTHOR = "who (the name a reviewer typed, `--author`, or `$TRANSCRIPT_LENS_AUTHOR` / the login name from the API)"
+
+MIGRATIONS = Table(
+    "migrations",
+    "one row per schema migration applied to this workspace",
+    (
+        _c("version", INTEGER, "the migration's number (1, 2, …); the workspace's version is the greatest", null=False),
+        _c("name", TEXT, "what it changed", null=False),
+        _c("applied_at", TIME, "when it was applied", null=False),
+        _c("tool_version", TEXT, "the Transcript Lens version that applied it", null=False),
+    ),
+    primary_key=("version",),
+)
+
+WORKSPACE = Table(
+    "workspace",
+    "`key` / `value` pairs: `workspace_id`, `created_at`, `created_beside`, `revision`",
+    (
+        _c("key", TEXT, "`workspace_id` (a UUID), `created_at`, `created_beside` (the database it was made for), "
+           "`revision` (bumped by every write: readers cache on it)", null=False),
+        _c("value", TEXT, "its value"),
+    ),
+    primary_key=("key",),
+)
+
+LABELS = Table(
+    "labels",
+    "the configurable label set: name, colour, order",
+    (
+        _c("name", TEXT, "the label (unique; 1–60 characters)", null=False),
+        _c("color", TEXT, "`#rrggbb`, lower case: the chip's colour in the app", null=False),
+        _c("description", TEXT, "what the label means (shown as help)"),
+        _c("position", INTEGER, "order in pickers and legends", null=False),
+        _c("retired_at", TIME, "set when the label was removed from the set: no longer offered, still shown on "
+           "the annotations that carry it"),
+        _c("created_at", TIME, "when it was defined", null=False),
+    ),
+    primary_key=("name",),
+)
+
+ANNOTATIONS = Table(
+    "annotations",
+    "labels, verdicts and notes on a thread, a message or a checkpoint",
+    (
+        _c("annotation_id", TEXT, "32 hex digits: random, or from the content of an imported line that had none "
+           "(importing it again adds nothing)", null=False),
+        _c("target", TEXT, "`thread`, `message` or `checkpoint`", null=False),
+        _c("thread_id", TEXT, "the thread (every target)", null=False),
+        _c("message_id", TEXT, "message target: the message's id (what finds it again after a reload)"),
+        _c("ordinal", INTEGER, "message target: its ordinal when annotated; the anchor of a message without id "
+           "(with `content_digest`)"),
+        _c("checkpoint_ns", TEXT, "checkpoint target: its namespace (`''` = root)"),
+        _c("checkpoint_id", TEXT, "checkpoint target: its id"),
+        _c("label", TEXT, "a `labels.name`, or NULL"),
+        _c("verdict", TEXT, "`pass`, `fail`, or NULL"),
+        _c("note", TEXT, "free text, or NULL (at least one of label, verdict, note is set)"),
+        _c("author", TEXT, _AUTHOR, null=False),
+        _c("created_at", TIME, "when it was made", null=False),
+        _c("updated_at", TIME, "when it was last changed", null=False),
+        _c("revision", INTEGER, "1, then +1 per change: an edit names the revision it read and is refused "
+           "when someone changed it since", null=False),
+        _c("origin", TEXT, "`app`, `api` or `import`", null=False),
+        _c("role", TEXT, "message target: the message's role when annotated"),
+        _c("excerpt", TEXT, "message target: its first 300 characters when annotated (shown when orphaned)"),
+        _c("content_digest", TEXT, "message target: sha256 of its content when annotated (first 16 hex digits)"),
+        _c("source", TEXT, "the database's source when annotated (`loads.source`, passwords masked)"),
+    ),
+    primary_key=("annotation_id",),
+)
+
+QUEUES = Table(
+    "queues",
+    "review queues: a list of threads to walk, made from a Conversations view",
+    (
+        _c("queue_id", INTEGER, "1, 2, … (never reused)", null=False),
+        _c("name", TEXT, "unique name", null=False),
+        _c("description", TEXT, "what the queue is for"),
+        _c("created_by", TEXT, _AUTHOR, null=False),
+        _c("created_at", TIME, "when it was made", null=False),
+        _c("view", TEXT, "JSON: the Conversations view it was made from (its URL query parameters)"),
+        _c("matching", INTEGER, "threads the view matched when the queue was made", null=False),
+        _c("sample_size", INTEGER, "size of the random sample taken of them; NULL when every thread was taken"),
+        _c("seed", INTEGER, "the sample's seed (the same view, size and seed give the same threads)"),
+        _c("source", TEXT, "the database's source when the queue was made (`loads.source`, passwords masked)"),
+        _SCOPE,
+    ),
+    primary_key=("queue_id",),
+)
+
+QUEUE_ITEMS = Table(
+    "queue_items",
+    "the threads of each queue, in walking order",
+    (
+        _c("queue_id", INTEGER, "the queue", null=False),
+        _c("position", INTEGER, "1, 2, … in walking order (the view's sort)", null=False),
+        _c("thread_id", TEXT, "the thread (once per queue)", null=False),
+        _c("assignee", TEXT, "the reviewer it is assigned to; NULL: anyone"),
+        _c("status", TEXT, "`pending` or `done`", null=False),
+        _c("done_by", TEXT, "who marked it done"),
+        _c("done_at", TIME, "when"),
+    ),
+    primary_key=("queue_id", "position"),
+)
+
+SAVED_VIEWS = Table(
+    "saved_views",
+    "named app views: a page and its URL query parameters",
+    (
+        _c("view_id", INTEGER, "1, 2, … (never reused)", null=False),
+        _c("name", TEXT, "unique name", null=False),
+        _c("page", TEXT, "the page's URL path (`conversations`, `transcript`, `overview`, …)", null=False),
+        _c("params", TEXT, "JSON object {parameter: [values]}: the page's query parameters, `db` left out",
+           null=False),
+        _c("created_by", TEXT, _AUTHOR, null=False),
+        _c("created_at", TIME, "when it was saved", null=False),
+        _c("updated_at", TIME, "when it was last saved over", null=False),
+        _SCOPE,
+    ),
+    primary_key=("view_id",),
+)
+
+#: Every table of the workspace after the last migration, in docs/schema.md's order.
+TABLES: tuple[Table, ...] = (ANNOTATIONS, LABELS, QUEUES, QUEUE_ITEMS, SAVED_VIEWS, WORKSPACE, MIGRATIONS)

@@ -1,0 +1,132 @@
+"""The workspace's schema, as numbered migrations applied in order, each once.
+
+A workspace records the migrations it has had in its `migrations` table. Opening
+one applies the missing ones in a single `BEGIN IMMEDIATE` transaction (two
+processes opening an old workspace at once: the second waits, then finds
+nothing left to do), after copying the file to `<workspace>.v<N>.bak` when it
+already holds data. A workspace with a migration this code does not know (made
+by a newer Transcript Lens) is refused, never written.
+
+A migration's SQL is frozen once released: change the schema by appending a new
+`Migration` (next number) and updating `analytics.workspace.catalog`, whose
+declarations the tests hold every migrated workspace to. The privacy issue's
+export log and erasure tombstones are meant to arrive as migration 2 and on.
+
+>>> [m.version for m in MIGRATIONS][:1]
+[1]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Migration:
+    version: int
+    name: str
+    sql: str  # one or more statements (sqlite3's executescript is not used: it commits on its own)
+
+
+_V1 = """
+CREATE TABLE workspace (
+    key TEXT NOT NULL PRIMARY KEY,
+    value TEXT
+);
+CREATE TABLE labels (
+    name TEXT NOT NULL PRIMARY KEY CHECK (length(name) BETWEEN 1 AND 60 AND name = trim(name)),
+    color TEXT NOT NULL CHECK (length(color) = 7 AND color GLOB '#[0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f]'),
+    description TEXT,
+    position INTEGER NOT NULL,
+    retired_at TEXT,
+    created_at TEXT NOT NULL
+);
+CREATE TABLE annotations (
+    annotation_id TEXT NOT NULL PRIMARY KEY,
+    target TEXT NOT NULL CHECK (target IN ('thread', 'message', 'checkpoint')),
+    thread_id TEXT NOT NULL,
+    message_id TEXT,
+    ordinal INTEGER CHECK (ordinal >= 0),
+    checkpoint_ns TEXT,
+    checkpoint_id TEXT,
+    label TEXT REFERENCES labels (name) ON UPDATE CASCADE,
+    verdict TEXT CHECK (verdict IN ('pass', 'fail')),
+    note TEXT,
+    author TEXT NOT NULL CHECK (length(author) > 0),
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    revision INTEGER NOT NULL DEFAULT 1,
+    origin TEXT NOT NULL CHECK (origin IN ('app', 'api', 'import')),
+    role TEXT,
+    excerpt TEXT,
+    content_digest TEXT,
+    source TEXT,
+    CHECK (label IS NOT NULL OR verdict IS NOT NULL OR note IS NOT NULL),
+    CHECK (CASE target
+        WHEN 'thread' THEN message_id IS NULL AND ordinal IS NULL AND checkpoint_id IS NULL
+        WHEN 'message' THEN (message_id IS NOT NULL OR ordinal IS NOT NULL) AND checkpoint_id IS NULL
+        WHEN 'checkpoint' THEN checkpoint_id IS NOT NULL AND checkpoint_ns IS NOT NULL
+            AND message_id IS NULL AND ordinal IS NULL
+    END)
+);
+CREATE INDEX annotations_thread ON annotations (thread_id);
+CREATE INDEX annotations_label ON annotations (label);
+CREATE TABLE queues (
+    queue_id INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
+    name TEXT NOT NULL UNIQUE CHECK (length(name) BETWEEN 1 AND 100),
+    description TEXT,
+    created_by TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    view TEXT,
+    matching INTEGER NOT NULL,
+    sample_size INTEGER,
+    seed INTEGER,
+    source TEXT,
+    scope TEXT CHECK (scope IS NULL OR (json_valid(scope) AND json_type(scope) = 'array'))
+);
+CREATE TABLE queue_items (
+    queue_id INTEGER NOT NULL REFERENCES queues (queue_id) ON DELETE CASCADE,
+    position INTEGER NOT NULL CHECK (position >= 1),
+    thread_id TEXT NOT NULL,
+    assignee TEXT,
+    status TEXT NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'done')),
+    done_by TEXT,
+    done_at TEXT,
+    PRIMARY KEY (queue_id, position),
+    UNIQUE (queue_id, thread_id)
+);
+CREATE INDEX queue_items_assignee ON queue_items (queue_id, assignee);
+CREATE TABLE saved_views (
+    view_id INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
+    name TEXT NOT NULL UNIQUE CHECK (length(name) BETWEEN 1 AND 100),
+    page TEXT NOT NULL,
+    params TEXT NOT NULL CHECK (json_valid(params) AND json_type(params) = 'object'),
+    created_by TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    scope TEXT CHECK (scope IS NULL OR (json_valid(scope) AND json_type(scope) = 'array'))
+);
+INSERT INTO labels (name, color, description, position, created_at) VALUES
+    ('good answer', '#2e7d32', 'Correct, helpful and complete', 1, :now),
+    ('wrong answer', '#c62828', 'Factually wrong or wrong action taken', 2, :now),
+    ('lost context', '#ef6c00', 'Forgot or contradicted earlier turns (e.g. after a restart)', 3, :now),
+    ('hallucination', '#6a1b9a', 'Made up facts, tools or results', 4, :now),
+    ('tool misuse', '#00838f', 'Wrong tool, wrong arguments, or ignored a tool error', 5, :now),
+    ('needs follow-up', '#1565c0', 'Someone should look at this again', 6, :now)
+"""
+
+#: Every migration, in order; append only.
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(1, "annotations, labels (with a default set), review queues, saved views", _V1),
+)
+
+LATEST = MIGRATIONS[-1].version
+
+
+def statements(sql: str) -> list[str]:
+    """A migration's statements, one by one (split on `;` at line ends; the SQL above has no other).
+
+    >>> statements("CREATE TABLE a (x);\\nCREATE TABLE b (y)")
+    ['CREATE TABLE a (x)', 'CREATE TABLE b (y)']
+    """
+    return [s.strip() for s in sql.split(";\n") if s.strip()]
