@@ -31,7 +31,7 @@ from typing import Any
 import pyarrow as pa
 
 #: Stored in `meta` by every load; bump it on any change to the tables below.
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "3"
 
 
 @dataclass(frozen=True)
@@ -481,8 +481,22 @@ SUBGRAPH_MESSAGES = Table(
     staged=True,
 )
 
+THREAD_DIGESTS = Table(
+    "thread_digests",
+    "what the loads read of each thread: a digest of its checkpoint keys (an incremental load re-reads a thread "
+    "only when the source's digest differs)",
+    (
+        THREAD_ID,
+        _c("key_digest", VARCHAR, "md5 of the thread's checkpoint keys, ordered by namespace then id (`loaders.digests`)",
+           null=False),
+        _c("load_id", INTEGER, "the load that read the thread", null=False),
+    ),
+    primary_key=("thread_id",),
+)
+
 TABLES: tuple[Table, ...] = (
     META, LOADS, LOAD_ERRORS, THREADS, CHECKPOINTS, MESSAGES, MESSAGE_VERSIONS, MESSAGE_EVENTS, SUBGRAPH_MESSAGES,
+    THREAD_DIGESTS,
 )
 _BY_NAME = {t.name: t for t in TABLES}
 

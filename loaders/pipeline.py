@@ -37,6 +37,7 @@ from loaders.scratch import remove_stale_scratch, scratch_dir
 from loaders.source import Source, SourceOptions, SourceReader
 from loaders.transform import DEFAULT_THREAD_KEY_PATTERN, compile_thread_key, thread_batches
 from loaders.catalog import DATA_TABLES, SCHEMA_VERSION, staging_schemas
+from loaders.digests import source_digests, stored_digests, write_digests
 from loaders.writer import DatabaseWriter, PartFeed, refuse_foreign_target
 
 TOOL_VERSION = __version__  # stored in `loads` and `meta` (loaders/version.py)
@@ -62,8 +63,13 @@ class LoadSummary:
     messages: int
     errors: int
     seconds: float
+    #: Threads an incremental load re-read or dropped (0: nothing had changed, the database
+    #: was left untouched); None for a full load.
+    changed: int | None = None
 
     def line(self) -> str:
+        if self.changed == 0:
+            return f"nothing changed in {self.source_kind} {self.source}: {self.db} is up to date ({self.seconds:.1f}s)"
         return (
             f"loaded {self.threads} threads, {self.checkpoints} checkpoints, {self.messages} messages "
             f"from {self.source_kind} {self.source} into {self.db} in {self.seconds:.1f}s"
@@ -304,20 +310,12 @@ def _run_parallel(
     return results
 
 
-# The same text per thread as `SqliteReader.key_digests` (rows ordered by namespace then id).
-KEY_DIGEST_SQL = (
-    "SELECT thread_id, string_agg(length(checkpoint_ns) || ':' || checkpoint_ns || length(checkpoint_id) || ':' "
-    "|| checkpoint_id, '' ORDER BY checkpoint_ns, checkpoint_id) FROM checkpoints GROUP BY thread_id"
-)
-
-
 def _changed_threads(reader: SourceReader, db: Path) -> tuple[frozenset[str], list[str]]:
-    """Threads whose checkpoint set differs from the database's, and threads that were
-    waiting on a human: (to load, to drop).
+    """Threads whose checkpoint keys differ from what the database's loads read, and
+    threads that were waiting on a human: (to load, to drop).
 
-    A reader that declares `key_digests` (one text per thread) is compared per
-    thread; any other by its checkpoint keys. A digest that differs only by the
-    order of its parts would reload a thread that did not change: never a wrong result.
+    One digest per thread on each side (`loaders.digests`): the source's, and the
+    one stored in `thread_digests` by the load that read the thread.
 
     A pending interrupt can change with no new checkpoint: a resume that meets the
     next `interrupt()` of the same task only adds writes to the checkpoint it
@@ -328,20 +326,32 @@ def _changed_threads(reader: SourceReader, db: Path) -> tuple[frozenset[str], li
     """
     import duckdb
 
-    digests = reader.capabilities.key_digests
     con = duckdb.connect(str(db), read_only=True)
     try:
-        if digests:
-            known = dict(con.execute(KEY_DIGEST_SQL).fetchall())
-        else:
-            known = _key_sets(con.execute("SELECT thread_id, checkpoint_ns, checkpoint_id FROM checkpoints").fetchall())
+        known = stored_digests(con)
         waiting = {t for (t,) in con.execute("SELECT thread_id FROM threads WHERE interrupt_pending").fetchall()}
     finally:
         con.close()
-    seen = dict(reader.key_digests()) if digests else _key_sets(reader.checkpoint_keys())
-    changed = frozenset(t for t, keys in seen.items() if known.get(t) != keys or t in waiting)
-    gone = [t for t in known if t not in seen]
+    seen = source_digests(reader)
+    changed = frozenset(t for t, digest in seen.items() if known.get(t) != digest or t in waiting)
+    gone = sorted(t for t in known if t not in seen)
     return changed, gone
+
+
+def _unchanged(db: Path, source: str, kind: str, seconds: float) -> LoadSummary:
+    """The answer of an incremental load that found nothing to do: what the database holds
+    (its file is not opened for writing, so a reader sees no new version)."""
+    import duckdb
+
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        load_id, threads, checkpoints, messages = con.execute(
+            "SELECT (SELECT max(load_id) FROM loads), (SELECT count(*) FROM threads), "
+            "(SELECT count(*) FROM checkpoints), (SELECT count(*) FROM messages)"
+        ).fetchall()[0]
+    finally:
+        con.close()
+    return LoadSummary(load_id, source, kind, "incremental", str(db), threads, checkpoints, messages, 0, seconds, 0)
 
 
 def _other_schema(db: Path) -> bool:
@@ -362,14 +372,6 @@ def _other_schema(db: Path) -> bool:
     finally:
         con.close()
     return bool(found) and found[0][0] != SCHEMA_VERSION
-
-
-def _key_sets(keys) -> dict[str, set[tuple[str, str]]]:
-    """{thread_id: {(checkpoint_ns, checkpoint_id), …}} from key rows."""
-    out: dict[str, set[tuple[str, str]]] = {}
-    for t, ns, cid in keys:
-        out.setdefault(t, set()).add((ns, cid))
-    return out
 
 
 class _StreamingIngest:
@@ -406,18 +408,20 @@ class _StreamingIngest:
 
 
 class DerivedTables(Protocol):
-    """Tables computed from the loaded rows and written into the staged database before
-    it replaces the old one (per-conversation metrics and the like).
+    """Tables computed from the loaded rows and written in the same commit as them
+    (per-conversation metrics and the like).
 
     The loader does not know what they are: the query layer defines them and the
     composition root (`transcript_lens.load`, the CLI) hands them to `load()`, so
     that loaders never import analytics. `prepare()` runs in a thread while the
-    workers decode (imports, say); `write(con)` runs on the staged connection.
+    workers decode (imports, say); `write(con, threads)` runs on the load's
+    connection: `threads` None after a full load (write every row), else the
+    threads an incremental load replaced or dropped (only their rows changed).
     """
 
     def prepare(self) -> None: ...
 
-    def write(self, con) -> None: ...
+    def write(self, con, threads: list[str] | None) -> None: ...
 
 
 def _nothing() -> None:
@@ -454,9 +458,12 @@ def load(
 
     A full load replaces the database; `incremental=True` re-reads only the
     threads whose checkpoints changed since the previous load (new threads, new
-    checkpoints of old threads) and drops threads gone from the source. Nothing
-    is replaced unless the whole load succeeds. `derived` tables, if given, are
-    written into the new database before it replaces the old one. Values an
+    checkpoints of old threads), drops threads gone from the source, and changes
+    the database in place in one transaction (a copy when another process has it
+    open); when nothing changed it leaves the database untouched. Nothing
+    changes unless the whole load succeeds. `derived` tables, if given, are
+    written in the same commit (only the changed threads' rows after an
+    incremental load). Values an
     `EncryptedSerializer` wrote are decrypted with `aes_key` (`loaders.cipher`;
     None: the key in `LANGGRAPH_AES_KEY`, if set); without a key they are reported.
 
@@ -483,6 +490,10 @@ def load(
         gone: list[str] = []
         if mode == "incremental":
             only, gone = _changed_threads(reader, db)
+            if not only and not gone:
+                return _unchanged(db, reader.describe(), src.kind, time.perf_counter() - t0)
+        # What the derived tables and digests rewrite: every thread (None), or those replaced or dropped.
+        replaced = None if only is None else sorted(only | set(gone))
         total = len(only) if only is not None else reader.thread_count()
         described = reader.describe()
         ranges = None
@@ -508,9 +519,10 @@ def load(
 
             def open_writer() -> tuple[DatabaseWriter, int]:
                 # (after the workers are forked: DuckDB runs threads of its own)
-                writer = stack.enter_context(DatabaseWriter(db, start_from_existing=(mode == "incremental")))
-                if mode == "incremental":
-                    writer.delete_threads(sorted(only | set(gone)))
+                incremental = mode == "incremental"
+                writer = stack.enter_context(DatabaseWriter(db, start_from_existing=incremental, in_place=incremental))
+                if incremental:
+                    writer.delete_threads(replaced)
                 else:
                     writer.previous_loads()
                 return writer, writer.next_load_id()
@@ -543,13 +555,14 @@ def load(
                 prefetch.start()
                 writer.ingest_all({t: [f] for t, f in result["files"].items()}, load_id)
             prefetch.join()
+            write_digests(writer.con, load_id, replaced)
             if derived is not None:
-                derived.write(writer.con)
+                derived.write(writer.con, replaced)
             counts = writer.counts(load_id)
             summary = LoadSummary(
                 load_id, described, src.kind, mode, str(db),
                 counts["threads"], counts["checkpoints"], counts["messages"], counts["errors"],
-                time.perf_counter() - t0,
+                time.perf_counter() - t0, None if replaced is None else len(replaced),
             )
             writer.record_load(
                 [

@@ -523,7 +523,7 @@ class SqliteReader(SourceReader):
 
         Built by SQLite from the primary-key index, so an incremental load compares
         one value per thread instead of one Python tuple per checkpoint. The text is
-        `pipeline.KEY_DIGEST_SQL`'s, length-prefixed so that no two key sets share it.
+        `loaders.digests`' key text, length-prefixed so that no two key sets share it.
         """
         try:
             rows = self.con.execute(

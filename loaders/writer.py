@@ -1,9 +1,11 @@
-"""Writing the DuckDB database: schema, batched appends, atomic replace.
+"""Writing the DuckDB database: schema, batched appends, atomic replace or one transaction.
 
-A load writes a new database next to the target (`<db>.tmp-<pid>-<n>`) and
+A full load writes a new database next to the target (`<db>.tmp-<pid>-<n>`) and
 only `os.replace`s it over the target once everything is written and the
-file is closed, so a failed, interrupted or killed load leaves the previous
-database exactly as it was.
+file is closed. An incremental load changes the target in place, in one DuckDB
+transaction (`in_place=True`): its cost is what changed, not a copy of the
+database. Either way a failed, interrupted or killed load leaves the previous
+database as it was (DuckDB writes a transaction to its log only at COMMIT).
 """
 
 from __future__ import annotations
@@ -229,16 +231,19 @@ class DatabaseWriter:
     ...     w.ingest("threads", ["threads.p0.arrow"], load_id=1); w.commit()
     """
 
-    def __init__(self, target: str | os.PathLike, *, start_from_existing: bool = False) -> None:
+    def __init__(self, target: str | os.PathLike, *, start_from_existing: bool = False, in_place: bool = False) -> None:
         self.target = Path(target)
         self.tmp = self.target.with_name(f"{self.target.name}.tmp-{os.getpid()}-{next(_counter)}")
         self.target.parent.mkdir(parents=True, exist_ok=True)
         _remove_stale_temps(self.target)
         self._committed = False
-        if start_from_existing and self.target.exists():
-            # Incremental loads edit a copy; the original stays valid until the swap.
-            shutil.copyfile(self.target, self.tmp)
-        self.con = connect_for_writing(self.tmp)
+        #: Whether this writer edits the target itself, in one transaction (see `_open_in_place`).
+        self.in_place = in_place and self.target.exists() and self._open_in_place()
+        if not self.in_place:
+            if start_from_existing and self.target.exists():
+                # Edit a copy; the original stays valid until the swap.
+                shutil.copyfile(self.target, self.tmp)
+            self.con = connect_for_writing(self.tmp)
         self.con.execute("SET TimeZone = 'UTC'").fetchall()
         # Ingest streams staged batches; a cap keeps DuckDB from growing with the store
         # (it spills to a temp file instead), so a load's memory stays bounded.
@@ -250,7 +255,21 @@ class DatabaseWriter:
         # gave 0.7 GB and more room for long text in one row group).
         self.con.execute("SET memory_limit = '256MB'").fetchall()
         self.con.execute("SET write_buffer_row_group_count = 1").fetchall()
+        if self.in_place:
+            # Everything from here to `commit()` is one transaction: statements run on this
+            # connection only (a cursor would be a transaction of its own).
+            self.con.execute("BEGIN TRANSACTION").fetchall()
         create_schema(self.con)
+
+    def _open_in_place(self) -> bool:
+        """Open the target itself for writing; False when another process holds it open
+        (the app reads it: DuckDB lets one process write a file only when none reads
+        it), and the load then edits a copy as before."""
+        try:
+            self.con = connect_for_writing(self.target)
+        except duckdb.Error:  # (a lock held elsewhere; a damaged file fails the same way on the copy, with its own error)
+            return False
+        return True
 
     def __enter__(self) -> DatabaseWriter:
         return self
@@ -292,6 +311,9 @@ class DatabaseWriter:
         (passthrough JSON validated on the way: `_ingest_statements`)."""
         if not files:
             return
+        if self.in_place:
+            self._ingest(self.con, table, files, load_id)
+            return
         con = self.cursor()  # its own connection: `ingest_all` runs tables side by side
         try:
             self._ingest(con, table, files, load_id)
@@ -307,6 +329,10 @@ class DatabaseWriter:
         """
         # Biggest first, so the last table to finish is a small one.
         order = sorted(files, key=lambda t: -sum(os.path.getsize(f) for f in files[t]))
+        if self.in_place:  # one connection, one transaction: one table after another
+            for t in order:
+                self.ingest(t, files[t], load_id)
+            return
         before = self.con.execute("SELECT current_setting('threads')").fetchall()[0][0]
         # One DuckDB thread per INSERT: a stream scan does not parallelise, and
         # extra threads only contend with the other table's INSERT.
@@ -389,12 +415,23 @@ class DatabaseWriter:
         self.con.execute("DELETE FROM load_errors WHERE thread_id IN (SELECT unnest(?))", [thread_ids]).fetchall()
 
     def commit(self) -> None:
+        if self.in_place:
+            self.con.execute("COMMIT").fetchall()
+            self.con.execute("CHECKPOINT").fetchall()  # (the log into the file; a crash here replays it)
+            self.con.close()
+            self._committed = True
+            return
         self.con.execute("CHECKPOINT").fetchall()
         self.con.close()
         os.replace(self.tmp, self.target)
         self._committed = True
 
     def abort(self) -> None:
+        try:
+            if self.in_place:
+                self.con.execute("ROLLBACK").fetchall()
+        except duckdb.Error:
+            pass
         try:
             self.con.close()
         except duckdb.Error:

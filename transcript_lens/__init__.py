@@ -33,10 +33,10 @@ class LoadTimeTables:
     def prepare(self) -> None:
         import analytics.derived  # noqa: F401
 
-    def write(self, con) -> None:
+    def write(self, con, threads: list[str] | None) -> None:
         from analytics.derived import write_derived_tables
 
-        write_derived_tables(con)
+        write_derived_tables(con, threads)
 
 
 class LoadFailed(Exception):

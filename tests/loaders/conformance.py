@@ -120,7 +120,7 @@ def force_split(monkeypatch: pytest.MonkeyPatch, reader_class: type[SourceReader
 
 
 def key_digest(keys: list[tuple[str, str]]) -> str:
-    """`pipeline.KEY_DIGEST_SQL`'s text of one thread's `(checkpoint_ns, checkpoint_id)` keys."""
+    """`loaders.digests` key text of one thread's `(checkpoint_ns, checkpoint_id)` keys."""
     return "".join(f"{len(ns)}:{ns}{len(cid)}:{cid}" for ns, cid in sorted(keys))
 
 
