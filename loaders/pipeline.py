@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from loaders import cipher
 from loaders.cipher import AesKey
@@ -310,7 +310,34 @@ def _run_parallel(
     return results
 
 
-def _changed_threads(reader: SourceReader, db: Path) -> tuple[frozenset[str], list[str]]:
+class _Previous(NamedTuple):
+    """What an incremental load needs of the database it updates (read in one open)."""
+
+    digests: dict[str, str]  # `thread_digests`
+    waiting: set[str]  # threads whose latest checkpoint waits on a human
+
+
+def _previous(db: Path) -> _Previous | None:
+    """The database's digests and waiting threads; None when it says it was written under
+    another schema version (it cannot take new rows beside its old ones: the load is a
+    full one). One that cannot be read fails the load with DuckDB's words."""
+    import duckdb
+
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        try:
+            found = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchall()
+        except duckdb.Error:
+            found = []
+        if found and found[0][0] != SCHEMA_VERSION:
+            return None
+        waiting = {t for (t,) in con.execute("SELECT thread_id FROM threads WHERE interrupt_pending").fetchall()}
+        return _Previous(stored_digests(con), waiting)
+    finally:
+        con.close()
+
+
+def _changed_threads(reader: SourceReader, previous: _Previous) -> tuple[frozenset[str], list[str]]:
     """Threads whose checkpoint keys differ from what the database's loads read, and
     threads that were waiting on a human: (to load, to drop).
 
@@ -324,16 +351,9 @@ def _changed_threads(reader: SourceReader, db: Path) -> tuple[frozenset[str], li
     checkpoint comes with them, except a task re-run from an unchanged checkpoint
     after an error: the database does not keep writes, so that case needs a full load.)
     """
-    import duckdb
-
-    con = duckdb.connect(str(db), read_only=True)
-    try:
-        known = stored_digests(con)
-        waiting = {t for (t,) in con.execute("SELECT thread_id FROM threads WHERE interrupt_pending").fetchall()}
-    finally:
-        con.close()
+    known = previous.digests
     seen = source_digests(reader)
-    changed = frozenset(t for t, digest in seen.items() if known.get(t) != digest or t in waiting)
+    changed = frozenset(t for t, digest in seen.items() if known.get(t) != digest or t in previous.waiting)
     gone = sorted(t for t in known if t not in seen)
     return changed, gone
 
@@ -352,26 +372,6 @@ def _unchanged(db: Path, source: str, kind: str, seconds: float) -> LoadSummary:
     finally:
         con.close()
     return LoadSummary(load_id, source, kind, "incremental", str(db), threads, checkpoints, messages, 0, seconds, 0)
-
-
-def _other_schema(db: Path) -> bool:
-    """Whether an existing database says it was written under another schema version.
-
-    One that cannot be read says nothing: the incremental load then reports what is wrong with it.
-    """
-    import duckdb
-
-    try:
-        con = duckdb.connect(str(db), read_only=True)
-    except duckdb.Error:
-        return False
-    try:
-        found = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchall()
-    except duckdb.Error:
-        return False
-    finally:
-        con.close()
-    return bool(found) and found[0][0] != SCHEMA_VERSION
 
 
 class _StreamingIngest:
@@ -485,11 +485,12 @@ def load(
     try:
         # A database written under another schema cannot take new rows beside its old ones:
         # an incremental load of it is a full one.
-        mode = "incremental" if incremental and db.exists() and not _other_schema(db) else "full"
+        previous = _previous(db) if incremental and db.exists() else None
+        mode = "full" if previous is None else "incremental"
         only: frozenset[str] | None = None
         gone: list[str] = []
-        if mode == "incremental":
-            only, gone = _changed_threads(reader, db)
+        if previous is not None:
+            only, gone = _changed_threads(reader, previous)
             if not only and not gone:
                 return _unchanged(db, reader.describe(), src.kind, time.perf_counter() - t0)
         # What the derived tables and digests rewrite: every thread (None), or those replaced or dropped.

@@ -105,7 +105,7 @@ def test_a_swapped_checkpoint_and_a_deleted_thread_are_seen(sqlite_store, tmp_pa
 
     reader = resolve(str(src)).open(str(src), SourceOptions())
     try:
-        changed, gone = pipeline._changed_threads(reader, db)
+        changed, gone = pipeline._changed_threads(reader, pipeline._previous(db))
     finally:
         reader.close()
     assert changed == {edited, *_waiting(db)} and gone == [deleted]

@@ -355,3 +355,29 @@ def test_an_encrypted_store_loads_with_its_key_file(app, tmp_cache, tmp_path, mo
     assert not at.exception, at.exception
     text = sidebar_text(at)
     assert "6 threads · 24 messages" in text and "row error" not in text and KEY not in text
+
+
+def test_a_page_offers_to_refresh_once_a_load_changed_its_database(tmp_cache, demo_db):
+    """`transcript-lens load --watch` changes the file under an open page: the sidebar's timed
+    check (a fragment) sees a newer version and offers a refresh; an up-to-date page shows nothing."""
+    from streamlit.testing.v1 import AppTest
+
+    path = tmp_cache / "loads" / "watched.duckdb"
+    path.parent.mkdir()
+    shutil.copyfile(demo_db, path)
+    shown = database.ref(path)
+
+    def notice(shown: tuple) -> None:
+        from ui import database, sidebar
+
+        sidebar._newer_database_notice(database.DbRef(*shown))
+
+    at = AppTest.from_function(notice, args=(tuple(shown),), default_timeout=TIMEOUT).run()
+    assert not at.info and not at.button
+    assert database.newer(shown) is None
+    staged = path.with_name("staged.duckdb")
+    shutil.copyfile(demo_db, staged)
+    staged.replace(path)  # a load's swap (an in-place load changes size and mtime the same way)
+    assert database.newer(shown) == database.ref(path)
+    at.run()
+    assert "reloaded" in at.info[0].value and at.button[0].label == "Refresh"

@@ -204,3 +204,26 @@ def test_postgres_incremental_equals_a_full_load(tmp_path):
         assert_same(db, full)
         assert transcript_lens.load(dsn, db, incremental=True).changed == 0
         assert_same(db, full)
+
+
+def test_watch_reloads_incrementally_on_a_schedule(small_store, tmp_path):
+    """`transcript-lens load --watch SECONDS`: a line per load, new threads picked up by the next turn."""
+
+    db = tmp_path / "watched.duckdb"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "transcript_lens", "load", str(small_store), "--db", str(db), "--watch", "0.2", "--quiet",
+         "--workers", "1"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        assert proc.stdout.readline().startswith("loaded 3 threads")  # the first turn: a full load
+        assert proc.stdout.readline().startswith("nothing changed")
+        _new_threads(small_store, "zeta", 1)
+        line = proc.stdout.readline()
+        while line.startswith("nothing changed"):  # (turns that ran before the new thread was written)
+            line = proc.stdout.readline()
+        assert line.startswith("loaded 4 threads"), line
+    finally:
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "stopped watching" in err
