@@ -33,13 +33,42 @@ def connect(
     >>> con = connect("demo.duckdb", redact=True, tenants=["acme"])  # doctest: +SKIP
     """
     p = Path(path)
-    if not p.is_file():
+    if p.is_dir():
+        con = open_dataset(p)  # a Parquet dataset folder (`--format parquet`)
+    elif not p.is_file():
         raise FileNotFoundError(f"no Transcript Lens database at {p}")
-    con = duckdb.connect(str(p), read_only=True)
+    else:
+        con = duckdb.connect(str(p), read_only=True)
     # Timestamps are stored as TIMESTAMPTZ; UTC keeps every reader's output identical.
     con.execute("SET TimeZone = 'UTC'")
     _apply(con, effective(_asked(redact, tenants, policy)))
     return con
+
+
+def open_dataset(folder: Path) -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB whose views are the tables of the dataset's current version
+    (`loaders.dataset`): every query of the API runs on them as on a database file.
+
+    >>> open_dataset(Path("lens/")).sql("SELECT count(*) FROM messages")  # doctest: +SKIP
+    """
+    from loaders.dataset import table_sources
+
+    sources = table_sources(folder)  # (FileNotFoundError when the folder holds no dataset)
+    con = duckdb.connect()
+    for table, src in sources.items():
+        # Names and partition keys come from the dataset's own table list, written by the loader.
+        drop = f" EXCLUDE ({', '.join(src.partition_by)})" if src.partition_by else ""
+        hive = "true" if src.partition_by else "false"
+        con.execute(
+            f'CREATE VIEW "{table}" AS SELECT *{drop} FROM read_parquet(\'{_quote(src.glob)}\', hive_partitioning = {hive})'
+        )
+        if src.comment:
+            con.execute(f"COMMENT ON VIEW \"{table}\" IS '{_quote(src.comment)}'")
+    return con
+
+
+def _quote(text: str) -> str:
+    return text.replace("'", "''")
 
 
 @contextmanager
@@ -122,8 +151,12 @@ def table_comments(con: duckdb.DuckDBPyConnection, names: list[str]) -> dict[str
     rows = con.execute(
         "SELECT table_name, comment FROM duckdb_tables() "
         "WHERE database_name = current_database() AND schema_name = current_schema() "
-        "AND table_name IN (SELECT unnest(?))",
-        [list(names)],
+        "AND table_name IN (SELECT unnest(?)) "
+        # (a Parquet dataset's tables are views: `open_dataset`)
+        "UNION ALL SELECT view_name, comment FROM duckdb_views() "
+        "WHERE database_name = current_database() AND schema_name = current_schema() "
+        "AND view_name IN (SELECT unnest(?))",
+        [list(names), list(names)],
     ).fetchall()
     return dict(rows)
 

@@ -449,6 +449,7 @@ def load(
     workers: int | None = None,
     derived: DerivedTables | None = None,
     aes_key: AesKey | bytes | None = None,
+    format: str = "duckdb",
 ) -> LoadSummary:
     """Load a checkpoint store into a DuckDB database, atomically.
 
@@ -467,9 +468,20 @@ def load(
     `EncryptedSerializer` wrote are decrypted with `aes_key` (`loaders.cipher`;
     None: the key in `LANGGRAPH_AES_KEY`, if set); without a key they are reported.
 
+    `format="parquet"`: `db` is a folder, written as a Parquet dataset (`loaders.dataset`):
+    the load goes into the folder's working database, then every table is exported
+    as a new version that becomes current in one pointer swap.
+
     >>> load("demo/demo.sqlite", "demo.duckdb").messages  # doctest: +SKIP
     412
     """
+    if format not in ("duckdb", "parquet"):
+        raise ValueError(f"unknown output format {format!r} (duckdb or parquet)")
+    if format == "parquet":
+        return _load_dataset(
+            source, Path(db), kind=kind, thread_key_pattern=thread_key_pattern, options=options, incremental=incremental,
+            progress=progress, workers=workers, derived=derived, aes_key=aes_key,
+        )
     db = Path(db)
     refuse_foreign_target(db)  # before anything is read or written
     src = resolve(str(source), kind)
@@ -579,6 +591,18 @@ def load(
         reader.close()
         shutil.rmtree(folder, ignore_errors=True)
     return replace(summary, seconds=time.perf_counter() - t0)
+
+
+def _load_dataset(source: str, folder: Path, **kw: Any) -> LoadSummary:
+    """`load(format="parquet")`: into the folder's working database, then exported as a new version."""
+    from loaders import dataset
+
+    t0 = time.perf_counter()
+    dataset.refuse_foreign_folder(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    summary = load(source, folder / dataset.WORK_DB, **kw)
+    dataset.export_load(folder / dataset.WORK_DB, folder, summary.load_id)
+    return replace(summary, db=str(folder), seconds=time.perf_counter() - t0)
 
 
 __all__ = ["DerivedTables", "LoadError", "LoadSummary", "SourceError", "batches", "load"]

@@ -50,7 +50,11 @@ def configure_load(parser: argparse.ArgumentParser) -> None:
     kinds = sources()
     parser.add_argument("source", help="the store, of a registered kind (detected): " + "; ".join(
         f"{kind}: {source.label}" for kind, source in kinds.items()))
-    parser.add_argument("--db", required=True, help="the DuckDB database to write (replaced atomically)")
+    parser.add_argument("--db", required=True, help=(
+        "the DuckDB database to write (replaced atomically), or with --format parquet the dataset folder"))
+    parser.add_argument("--format", choices=("duckdb", "parquet"), default="duckdb", help=(
+        "duckdb (default): one database file; parquet: a folder of Parquet files, a new version per load "
+        "(docs/scale.md)"))
     parser.add_argument("--kind", choices=sorted(kinds), help="source kind (default: detected)")
     parser.add_argument("--thread-key-pattern", help="regex with named groups tenant, sub, session (default tenant:sub:session)")
     parser.add_argument("--incremental", action="store_true", help="re-read only threads changed since the previous load")
@@ -121,7 +125,7 @@ def _load_once(args: argparse.Namespace, incremental: bool, final: bool = True) 
         summary = transcript_lens.load(
             args.source, args.db, kind=args.kind, thread_key_pattern=args.thread_key_pattern,
             options=options, incremental=incremental, progress=progress, workers=args.workers,
-            aes_key_file=args.aes_key_file,
+            aes_key_file=args.aes_key_file, format=args.format,
         )
     except transcript_lens.LoadFailed as exc:
         bar.close()

@@ -381,3 +381,18 @@ def test_a_page_offers_to_refresh_once_a_load_changed_its_database(tmp_cache, de
     assert database.newer(shown) == database.ref(path)
     at.run()
     assert "reloaded" in at.info[0].value and at.button[0].label == "Refresh"
+
+
+def test_the_app_opens_a_parquet_dataset_folder(tmp_path, tmp_cache, monkeypatch):
+    """`transcript-lens app --db DIR` on a `--format parquet` folder: the same pages, read from the files."""
+    import transcript_lens
+
+    folder = tmp_path / "lens"
+    summary = transcript_lens.load(database.DEMO_SOURCE, folder, format="parquet")
+    monkeypatch.setattr("sys.argv", ["app.py", "--db", str(folder)])
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    assert not at.exception and not at.sidebar.error, [e.value for e in at.sidebar.error]
+    assert "**lens**" in sidebar_text(at) and f"{summary.threads:,} threads" in sidebar_text(at)
+    at.switch_page("pages/conversations.py").run()
+    assert not at.exception
+    assert len(at.dataframe[0].value) == summary.threads
