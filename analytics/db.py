@@ -51,24 +51,12 @@ def open_dataset(folder: Path) -> duckdb.DuckDBPyConnection:
 
     >>> open_dataset(Path("lens/")).sql("SELECT count(*) FROM messages")  # doctest: +SKIP
     """
-    from loaders.dataset import table_sources
+    from loaders.dataset import create_views, table_sources
 
     sources = table_sources(folder)  # (FileNotFoundError when the folder holds no dataset)
     con = duckdb.connect()
-    for table, src in sources.items():
-        # Names and partition keys come from the dataset's own table list, written by the loader.
-        drop = f" EXCLUDE ({', '.join(src.partition_by)})" if src.partition_by else ""
-        hive = "true" if src.partition_by else "false"
-        con.execute(
-            f'CREATE VIEW "{table}" AS SELECT *{drop} FROM read_parquet(\'{_quote(src.glob)}\', hive_partitioning = {hive})'
-        )
-        if src.comment:
-            con.execute(f"COMMENT ON VIEW \"{table}\" IS '{_quote(src.comment)}'")
+    create_views(con, sources)
     return con
-
-
-def _quote(text: str) -> str:
-    return text.replace("'", "''")
 
 
 @contextmanager

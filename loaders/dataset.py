@@ -163,10 +163,29 @@ def table_sources(folder: str | os.PathLike) -> dict[str, TableSource]:
     """{table: where its Parquet parts are} in the dataset's current version."""
     version = current_version(folder)
     tables = _tables_file(version)["tables"]
-    return {
-        t: TableSource(str(version / t / "**" / "*.parquet"), tuple(spec["partition_by"]), spec.get("comment"))
-        for t, spec in tables.items()
-    }
+    return {t: _source(version, t, spec.get("comment")) for t, spec in tables.items()}
+
+
+def _source(version: Path, table: str, comment: str | None = None) -> TableSource:
+    return TableSource(str(version / table / "**" / "*.parquet"), tuple(PARTITIONS.get(table, {})), comment)
+
+
+def create_views(con, sources: dict[str, TableSource]) -> None:
+    """A view per table over its Parquet parts, named as the table, carrying its comment (a
+    derived table's fingerprint), without the partition keys: the table as a database holds it."""
+    for table, src in sources.items():
+        # Names and keys are the catalogue's and ours; the path is quoted as an SQL string.
+        drop = f" EXCLUDE ({', '.join(src.partition_by)})" if src.partition_by else ""
+        hive = "true" if src.partition_by else "false"
+        glob = src.glob.replace("'", "''")
+        con.execute(f"CREATE VIEW \"{table}\" AS SELECT *{drop} FROM read_parquet('{glob}', hive_partitioning = {hive})")
+        if src.comment:
+            con.execute(f"COMMENT ON VIEW \"{table}\" IS '{src.comment.replace(chr(39), chr(39) * 2)}'")
+
+
+def version_views(con, version: Path, tables: Iterable[str]) -> None:
+    """`create_views` for some tables of a version being written (it has no table list yet)."""
+    create_views(con, {t: _source(version, t) for t in tables})
 
 
 def export_load(work: Path, folder: Path, load_id: int) -> Path | None:

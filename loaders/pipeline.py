@@ -358,6 +358,15 @@ def _changed_threads(reader: SourceReader, previous: _Previous) -> tuple[frozens
     return changed, gone
 
 
+def load_row(summary: LoadSummary, started: datetime, thread_key_pattern: str | None, options: SourceOptions) -> list:
+    """The `loads` row of a load that is about to commit (`writer.record_load`)."""
+    return [
+        summary.load_id, summary.source, summary.source_kind, summary.mode, started, datetime.now(timezone.utc),
+        summary.threads, summary.checkpoints, summary.messages, summary.errors,
+        thread_key_pattern or DEFAULT_THREAD_KEY_PATTERN, TOOL_VERSION, json.dumps(asdict(options)),
+    ]
+
+
 def _unchanged(db: Path, source: str, kind: str, seconds: float) -> LoadSummary:
     """The answer of an incremental load that found nothing to do: what the database holds
     (its file is not opened for writing, so a reader sees no new version)."""
@@ -428,6 +437,11 @@ def _nothing() -> None:
     pass
 
 
+def the_key(aes_key: AesKey | bytes | None) -> AesKey | cipher.KeyProblem | None:
+    """The key a load decrypts with: the one given, else `LANGGRAPH_AES_KEY`'s (if set)."""
+    return cipher.key_from_env() if aes_key is None else aes_key if isinstance(aes_key, AesKey) else AesKey(aes_key)
+
+
 def default_workers() -> int:
     """Worker processes for a load: the cores we may use, at most 4."""
     try:
@@ -450,6 +464,7 @@ def load(
     derived: DerivedTables | None = None,
     aes_key: AesKey | bytes | None = None,
     format: str = "duckdb",
+    scheduler: str | None = None,
 ) -> LoadSummary:
     """Load a checkpoint store into a DuckDB database, atomically.
 
@@ -470,13 +485,24 @@ def load(
 
     `format="parquet"`: `db` is a folder, written as a Parquet dataset (`loaders.dataset`):
     the load goes into the folder's working database, then every table is exported
-    as a new version that becomes current in one pointer swap.
+    as a new version that becomes current in one pointer swap. `scheduler` (with
+    parquet only; a full load): the threads are decoded as tasks on a Dask cluster,
+    `local:N` or `tcp://HOST:PORT` (`loaders.distributed`).
 
     >>> load("demo/demo.sqlite", "demo.duckdb").messages  # doctest: +SKIP
     412
     """
     if format not in ("duckdb", "parquet"):
         raise ValueError(f"unknown output format {format!r} (duckdb or parquet)")
+    if scheduler is not None:
+        if format != "parquet" or incremental:
+            raise ValueError("--scheduler writes a full load as a Parquet dataset: give --format parquet, not --incremental")
+        from loaders.distributed import load_distributed
+
+        return load_distributed(
+            source, db, scheduler=scheduler, kind=kind, thread_key_pattern=thread_key_pattern, options=options,
+            derived=derived, aes_key=aes_key,
+        )
     if format == "parquet":
         return _load_dataset(
             source, Path(db), kind=kind, thread_key_pattern=thread_key_pattern, options=options, incremental=incremental,
@@ -487,7 +513,7 @@ def load(
     src = resolve(str(source), kind)
     options = src.options(options)
     compile_thread_key(thread_key_pattern)  # fail before touching anything
-    aes_key = cipher.key_from_env() if aes_key is None else aes_key if isinstance(aes_key, AesKey) else AesKey(aes_key)
+    aes_key = the_key(aes_key)
     started = datetime.now(timezone.utc)
     t0 = time.perf_counter()
     workers = workers or default_workers()
@@ -577,15 +603,7 @@ def load(
                 counts["threads"], counts["checkpoints"], counts["messages"], counts["errors"],
                 time.perf_counter() - t0, None if replaced is None else len(replaced),
             )
-            writer.record_load(
-                [
-                    load_id, summary.source, src.kind, mode, started, datetime.now(timezone.utc),
-                    summary.threads, summary.checkpoints, summary.messages, summary.errors,
-                    thread_key_pattern or DEFAULT_THREAD_KEY_PATTERN, TOOL_VERSION, json.dumps(asdict(options)),
-                ],
-                SCHEMA_VERSION,
-                TOOL_VERSION,
-            )
+            writer.record_load(load_row(summary, started, thread_key_pattern, options), SCHEMA_VERSION, TOOL_VERSION)
             writer.commit()
     finally:
         reader.close()

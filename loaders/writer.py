@@ -392,18 +392,10 @@ class DatabaseWriter:
                 con.execute(sql, values).fetchall()
 
     def counts(self, load_id: int) -> dict[str, int]:
-        row = self.con.execute(
-            "SELECT (SELECT count(*) FROM threads), (SELECT count(*) FROM checkpoints), "
-            "(SELECT count(*) FROM messages), (SELECT count(*) FROM load_errors WHERE load_id = ?)",
-            [load_id],
-        ).fetchall()[0]
-        return dict(zip(("threads", "checkpoints", "messages", "errors"), row))
+        return counts(self.con, load_id)
 
     def record_load(self, load_row: list, schema_version: str, tool_version: str) -> None:
-        self.con.execute("INSERT INTO loads VALUES (?, ?, ?, ?, ?, ?, 'ok', ?, ?, ?, ?, ?, ?, ?)", load_row).fetchall()
-        self.con.execute(
-            "INSERT OR REPLACE INTO meta VALUES ('schema_version', ?), ('tool_version', ?)", [schema_version, tool_version]
-        ).fetchall()
+        record_load(self.con, load_row, schema_version, tool_version)
 
     def delete_threads(self, thread_ids: list[str]) -> None:
         """Drop every row of these threads (incremental reloads replace whole threads)."""
@@ -441,3 +433,21 @@ class DatabaseWriter:
                 p.unlink()
             except FileNotFoundError:
                 pass
+
+
+def counts(con: duckdb.DuckDBPyConnection, load_id: int) -> dict[str, int]:
+    """What a load's summary reports: rows of the main tables, and the errors this load added."""
+    row = con.execute(
+        "SELECT (SELECT count(*) FROM threads), (SELECT count(*) FROM checkpoints), "
+        "(SELECT count(*) FROM messages), (SELECT count(*) FROM load_errors WHERE load_id = ?)",
+        [load_id],
+    ).fetchall()[0]
+    return dict(zip(("threads", "checkpoints", "messages", "errors"), row))
+
+
+def record_load(con: duckdb.DuckDBPyConnection, load_row: list, schema_version: str, tool_version: str) -> None:
+    """Add the load's `loads` row and set `meta` (`meta` must be empty of other keys' duplicates)."""
+    con.execute("INSERT INTO loads VALUES (?, ?, ?, ?, ?, ?, 'ok', ?, ?, ?, ?, ?, ?, ?)", load_row).fetchall()
+    con.execute(
+        "INSERT OR REPLACE INTO meta VALUES ('schema_version', ?), ('tool_version', ?)", [schema_version, tool_version]
+    ).fetchall()

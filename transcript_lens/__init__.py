@@ -55,6 +55,7 @@ _EXTRAS = {
     "psycopg": ("live Postgres sources", "postgres"),
     "pymysql": ("live MySQL / MariaDB sources", "mysql"),
     "Crypto": ("encrypted values (AES, pycryptodome)", "aes"),
+    "distributed": ("loads on a Dask cluster (--scheduler)", "dask"),
 }
 # A message is cut here: DuckDB quotes the offending key of a failed constraint (any size).
 _LINE_MAX = 400

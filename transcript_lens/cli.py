@@ -67,6 +67,9 @@ def configure_load(parser: argparse.ArgumentParser) -> None:
         "a file holding the AES key (16, 24 or 32 bytes; one trailing newline is ignored) of a store written with "
         "LangGraph's EncryptedSerializer; default: the LANGGRAPH_AES_KEY variable, as the saver reads it. Used only "
         "to decrypt; never shown or stored"))
+    parser.add_argument("--scheduler", metavar="local:N|tcp://HOST:PORT", help=(
+        "decode on a Dask cluster (with --format parquet; the --db folder on storage every worker shares): "
+        "local:N starts N local worker processes"))
     parser.add_argument("--watch", type=float, metavar="SECONDS", help=(
         "keep going: reload incrementally every SECONDS (a line per load; a failed load is reported and retried "
         "at the next turn; Ctrl-C stops)"))
@@ -125,7 +128,7 @@ def _load_once(args: argparse.Namespace, incremental: bool, final: bool = True) 
         summary = transcript_lens.load(
             args.source, args.db, kind=args.kind, thread_key_pattern=args.thread_key_pattern,
             options=options, incremental=incremental, progress=progress, workers=args.workers,
-            aes_key_file=args.aes_key_file, format=args.format,
+            aes_key_file=args.aes_key_file, format=args.format, scheduler=args.scheduler,
         )
     except transcript_lens.LoadFailed as exc:
         bar.close()

@@ -17,23 +17,15 @@ import pytest
 
 import transcript_lens
 from storegen import Clock, Reply, ScriptedChatModel, build_chat_graph, open_sqlite_saver, run_scenarios, say, thread_config
+from tests.loaders.util import table_snapshot
 
 START = dt.datetime(2025, 6, 1, tzinfo=dt.timezone.utc)
 
 
 def snapshot(db) -> dict[str, list[tuple]]:
-    """Every table's rows, sorted; load ids left out (they count loads, not content)."""
     con = duckdb.connect(str(db), read_only=True)
     try:
-        tables = [r[0] for r in con.execute("SELECT table_name FROM duckdb_tables() ORDER BY table_name").fetchall()]
-        out = {}
-        for t in tables:
-            if t in ("loads", "meta"):
-                continue
-            cols = [r[0] for r in con.execute("SELECT column_name FROM duckdb_columns() WHERE table_name = ?", [t]).fetchall()]
-            exclude = " EXCLUDE (load_id)" if "load_id" in cols else ""
-            out[t] = con.execute(f"SELECT *{exclude} FROM {t} ORDER BY ALL").fetchall()
-        return out
+        return table_snapshot(con)
     finally:
         con.close()
 
