@@ -255,9 +255,10 @@ def _from_metadata(name: str, type_: SqlType, doc: str) -> Column:
 
 META = Table(
     "meta",
-    "`key` / `value` pairs: `schema_version`, `tool_version`",
+    "`key` / `value` pairs: `schema_version`, `tool_version`, `source_token`",
     (
-        _c("key", VARCHAR, "`schema_version` or `tool_version`", null=False),
+        _c("key", VARCHAR, "`schema_version`, `tool_version`, or `source_token` (the source's change token at the "
+           "last load: an incremental load that finds it unchanged reads nothing more)", null=False),
         _c("value", VARCHAR, "its value"),
     ),
     primary_key=("key",),

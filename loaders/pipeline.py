@@ -315,6 +315,7 @@ class _Previous(NamedTuple):
 
     digests: dict[str, str]  # `thread_digests`
     waiting: set[str]  # threads whose latest checkpoint waits on a human
+    token: str | None  # `meta.source_token`: the source as the last load found it (`_source_token`)
 
 
 def _previous(db: Path) -> _Previous | None:
@@ -332,7 +333,8 @@ def _previous(db: Path) -> _Previous | None:
         if found and found[0][0] != SCHEMA_VERSION:
             return None
         waiting = {t for (t,) in con.execute("SELECT thread_id FROM threads WHERE interrupt_pending").fetchall()}
-        return _Previous(stored_digests(con), waiting)
+        token = con.execute("SELECT value FROM meta WHERE key = 'source_token'").fetchall()
+        return _Previous(stored_digests(con), waiting, token[0][0] if token else None)
     finally:
         con.close()
 
@@ -365,6 +367,15 @@ def load_row(summary: LoadSummary, started: datetime, thread_key_pattern: str | 
         summary.threads, summary.checkpoints, summary.messages, summary.errors,
         thread_key_pattern or DEFAULT_THREAD_KEY_PATTERN, TOOL_VERSION, json.dumps(asdict(options)),
     ]
+
+
+def _source_token(reader: SourceReader, options: SourceOptions, thread_key_pattern: str | None) -> str | None:
+    """What must be equal for a source to hold what the last load read: the reader's change
+    token, and the same source, options and thread-key pattern (None: no cheap token)."""
+    token = reader.change_token()
+    if token is None:
+        return None
+    return json.dumps([token, reader.describe(), asdict(options), thread_key_pattern], sort_keys=True, default=str)
 
 
 def _unchanged(db: Path, source: str, kind: str, seconds: float) -> LoadSummary:
@@ -527,6 +538,10 @@ def load(
         mode = "full" if previous is None else "incremental"
         only: frozenset[str] | None = None
         gone: list[str] = []
+        token = _source_token(reader, options, thread_key_pattern)
+        if previous is not None and token is not None and previous.token == token:
+            # Not a byte of the source changed since the last load: nothing to compare.
+            return _unchanged(db, reader.describe(), src.kind, time.perf_counter() - t0)
         if previous is not None:
             only, gone = _changed_threads(reader, previous)
             if not only and not gone:
@@ -604,6 +619,7 @@ def load(
                 time.perf_counter() - t0, None if replaced is None else len(replaced),
             )
             writer.record_load(load_row(summary, started, thread_key_pattern, options), SCHEMA_VERSION, TOOL_VERSION)
+            writer.record_source_token(token)
             writer.commit()
     finally:
         reader.close()

@@ -227,6 +227,12 @@ class SourceReader(ABC):
         """`(thread_id, key text)` per thread: `loaders.digests` key text of its checkpoint keys."""
         raise self._unsupported("key_digests")
 
+    def change_token(self) -> str | None:
+        """A text that changes whenever the source's content may have (a file's size and
+        modification time, say), taken when the reader opened; None when there is no cheap
+        one. An incremental load whose token equals the previous load's reads nothing more."""
+        return None
+
     def _unsupported(self, name: str) -> NotSupported:
         return NotSupported(f"{type(self).__name__} does not declare the {name} capability")
 

@@ -397,6 +397,12 @@ class DatabaseWriter:
     def record_load(self, load_row: list, schema_version: str, tool_version: str) -> None:
         record_load(self.con, load_row, schema_version, tool_version)
 
+    def record_source_token(self, token: str | None) -> None:
+        """Remember the source's change token (`SourceReader.change_token`) for the next incremental load."""
+        self.con.execute("DELETE FROM meta WHERE key = 'source_token'").fetchall()
+        if token is not None:
+            self.con.execute("INSERT INTO meta VALUES ('source_token', ?)", [token]).fetchall()
+
     def delete_threads(self, thread_ids: list[str]) -> None:
         """Drop every row of these threads (incremental reloads replace whole threads)."""
         if not thread_ids:
