@@ -29,14 +29,13 @@ from typing import Any, NamedTuple, Protocol
 
 from loaders import cipher
 from loaders.cipher import AesKey
-from loaders.parts import ERROR_TABLE, PartWriter
 from loaders.version import __version__
 from loaders.records import LoadError, SourceError
 from loaders.registry import resolve
 from loaders.scratch import remove_stale_scratch, scratch_dir
 from loaders.source import Source, SourceOptions, SourceReader
 from loaders.transform import DEFAULT_THREAD_KEY_PATTERN, compile_thread_key, thread_batches
-from loaders.catalog import DATA_TABLES, SCHEMA_VERSION, staging_schemas
+from loaders.catalog import DATA_TABLES, ERROR_TABLE, SCHEMA_VERSION, staging_schemas
 from loaders.digests import source_digests, stored_digests, write_digests
 from loaders.writer import DatabaseWriter, PartFeed, refuse_foreign_target
 
@@ -135,6 +134,8 @@ def _run_job(job: _Job, tick: Callable[[int], None], reader: SourceReader | None
         reader = _open_reader(job)
         if job.thread_range != (None, None):
             reader.narrow(job.thread_range)
+    from loaders.parts import PartWriter  # (pyarrow: only once there is something to stage)
+
     writer = PartWriter(Path(job.folder), job.schemas, job.prefix)
     # Rows are millions of small tuples and lists that form no cycles; the cyclic
     # collector would rescan all that are alive at every generation threshold.
@@ -542,9 +543,15 @@ def load(
         if previous is not None and token is not None and previous.token == token:
             # Not a byte of the source changed since the last load: nothing to compare.
             return _unchanged(db, reader.describe(), src.kind, time.perf_counter() - t0)
+        # Whatever the derived tables need is prepared while workers decode rather than
+        # after them; a single-process load prepares while it decodes, an incremental one
+        # while the source's keys are compared (no worker is forked in either).
+        prefetch = threading.Thread(target=derived.prepare if derived is not None else _nothing, daemon=True)
         if previous is not None:
+            prefetch.start()
             only, gone = _changed_threads(reader, previous)
             if not only and not gone:
+                prefetch.join()  # (a thread still importing while the interpreter exits may crash it)
                 return _unchanged(db, reader.describe(), src.kind, time.perf_counter() - t0)
         # What the derived tables and digests rewrite: every thread (None), or those replaced or dropped.
         replaced = None if only is None else sorted(only | set(gone))
@@ -566,9 +573,9 @@ def load(
 
         if progress:
             progress(0, total)
-        # Whatever the derived tables need is prepared while workers decode rather than
-        # after them; a single-process load prepares while DuckDB ingests.
-        prefetch = threading.Thread(target=derived.prepare if derived is not None else _nothing, daemon=True)
+        split = bool(ranges and len(ranges) > 1)
+        if not split and previous is None:  # (an incremental load started it above)
+            prefetch.start()  # (no worker will be forked: a thread may run from now on, beside the decode)
         with contextlib.ExitStack() as stack:
 
             def open_writer() -> tuple[DatabaseWriter, int]:
@@ -581,7 +588,7 @@ def load(
                     writer.previous_loads()
                 return writer, writer.next_load_id()
 
-            if ranges and len(ranges) > 1:
+            if split:
                 handoff = reader.handoff() if reader.capabilities.handoff else None
                 if handoff is not None:
                     # A staged export or a SQLite snapshot: workers read ours (kept until the load ends).
@@ -606,7 +613,6 @@ def load(
                 # the same snapshot that decided `only`, and no second staging.
                 result = _run_job(base, tick, reader)
                 writer, load_id = open_writer()
-                prefetch.start()
                 writer.ingest_all({t: [f] for t, f in result["files"].items()}, load_id)
             prefetch.join()
             write_digests(writer.con, load_id, replaced)

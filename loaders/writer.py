@@ -18,12 +18,14 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import duckdb
 
 from loaders.records import TargetError
-import pyarrow as pa
-import pyarrow.ipc as ipc
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 from loaders.catalog import DATA_TABLES, TABLES, Table, ddl
 from loaders.scratch import process_gone
@@ -82,12 +84,18 @@ def _stream(files: list[str]) -> pa.RecordBatchReader:
     Read, not memory-mapped: a batch's buffers are freed once DuckDB has it, so
     an ingest holds a batch at a time, whatever the size of the parts.
     """
+    import pyarrow as pa  # (here: what opens a database without writing rows never imports it)
+    import pyarrow.ipc as ipc
+
     with pa.OSFile(files[0]) as fh:
         schema = ipc.open_file(fh).schema
     return pa.RecordBatchReader.from_batches(schema, _part_batches(files))
 
 
 def _part_batches(files: Iterable[str]) -> Iterator[pa.RecordBatch]:
+    import pyarrow as pa
+    import pyarrow.ipc as ipc
+
     for path in files:
         with pa.OSFile(path) as fh:
             reader = ipc.open_file(fh)
@@ -99,10 +107,13 @@ def _commits(stream: pa.RecordBatchReader, max_bytes: int) -> Iterator[pa.Record
     """`stream` as consecutive streams of at most `max_bytes` (a larger batch alone), one
     INSERT and so one transaction each (see `INSERT_BYTES`); none for an empty stream.
 
+    >>> import pyarrow as pa
     >>> b = pa.record_batch([pa.array(["x" * 100])], names=["s"])
     >>> [len(list(r)) for r in _commits(pa.RecordBatchReader.from_batches(b.schema, [b] * 5), 2 * b.nbytes)]
     [2, 2, 1]
     """
+    import pyarrow as pa
+
     batches = iter(stream)
     pending = next(batches, None)
 
@@ -202,6 +213,8 @@ class PartFeed:
 
     def stream(self) -> pa.RecordBatchReader:
         """Every part's batches in order, waiting for parts not yet added."""
+        import pyarrow as pa
+
         return pa.RecordBatchReader.from_batches(self.schema, _part_batches(self._paths()))
 
 
