@@ -33,6 +33,8 @@ from analytics import history_cli  # noqa: F401  (registers `python -m analytics
 from analytics import workspace  # the review workspace (also registers `annotations`, `queues`, `report annotations`)
 from analytics.workspace import annotate, annotations, create_queue, progress, queue_items, queues
 from analytics import search_cli  # noqa: F401,E402  (registers `search` and `report search`)
+from analytics.erasure import erase, erasure_log, lift, tombstones
+from analytics import erasure_cli  # noqa: F401,E402  (registers `erase`)
 
 __all__ = [
     "AnalyticsError",
@@ -58,9 +60,12 @@ __all__ = [
     "daily",
     "diff",
     "edit_log",
+    "erase",
+    "erasure_log",
     "expected_window",
     "in_context",
     "latency_distribution",
+    "lift",
     "overview",
     "parse_observed",
     "progress",
@@ -77,6 +82,7 @@ __all__ = [
     "subgraph_messages",
     "subgraph_runs",
     "thread_risks",
+    "tombstones",
     "top_models",
     "top_tenants",
     "top_tools",
