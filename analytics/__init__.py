@@ -35,9 +35,12 @@ from analytics.workspace import annotate, annotations, create_queue, progress, q
 from analytics import search_cli  # noqa: F401,E402  (registers `search` and `report search`)
 from analytics.erasure import erase, erasure_log, lift, tombstones
 from analytics import erasure_cli  # noqa: F401,E402  (registers `erase`)
+from analytics.exports import acting_as, exports, record_export
+from analytics import exports_report  # noqa: F401,E402  (registers `report exports`)
 
 __all__ = [
     "AnalyticsError",
+    "acting_as",
     "BadRequest",
     "Filters",
     "NotFound",
@@ -63,6 +66,7 @@ __all__ = [
     "erase",
     "erasure_log",
     "expected_window",
+    "exports",
     "in_context",
     "latency_distribution",
     "lift",
@@ -72,6 +76,7 @@ __all__ = [
     "queue_items",
     "queues",
     "read",
+    "record_export",
     "register_report",
     "report_frame",
     "resume_points",
