@@ -97,8 +97,7 @@ def _log(conn: sqlite3.Connection, action: str, kind: str, value: str, reason: s
 
 
 def erase(db: str | os.PathLike, *, thread: str | None = None, tenant: str | None = None,
-          session: str | None = None, reason: str, by: str | None = None,
-          workspace: Workspace | str | os.PathLike | None = None) -> Erasure:
+          session: str | None = None, reason: str, by: str | None = None) -> Erasure:
     """Erase one thread, tenant or session from the database at `db` and keep it out of
     later loads. The tombstone is recorded first: should the rewrite fail, the next load
     still holds the rows back. A database that has none of its rows yet is left as it is
@@ -106,7 +105,7 @@ def erase(db: str | os.PathLike, *, thread: str | None = None, tenant: str | Non
     kind, value = _mark(thread, tenant, session)
     reason = _reason(reason)
     by = check_author(by or default_author())
-    ws = workspace_of(db, workspace)
+    ws = Workspace.beside(db)  # the one every load of `db` reads (`hold_back`): never another
     with database_lock(db):
         with ws.write() as conn:
             row = conn.execute("SELECT tombstone_id FROM tombstones WHERE kind = ? AND value = ? AND lifted_at IS NULL",
@@ -132,14 +131,13 @@ def erase(db: str | os.PathLike, *, thread: str | None = None, tenant: str | Non
 
 
 def lift(db: str | os.PathLike, *, thread: str | None = None, tenant: str | None = None,
-         session: str | None = None, reason: str, by: str | None = None,
-         workspace: Workspace | str | os.PathLike | None = None) -> Tombstone:
+         session: str | None = None, reason: str, by: str | None = None) -> Tombstone:
     """Lift the standing tombstone of a thread, tenant or session: the next load brings its
     rows back (if the source still has them). Logged like an erasure."""
     kind, value = _mark(thread, tenant, session)
     reason = _reason(reason)
     by = check_author(by or default_author())
-    ws = workspace_of(db, workspace)
+    ws = Workspace.beside(db)  # the one every load of `db` reads (`hold_back`): never another
     with ws.write() as conn:
         row = conn.execute(
             "UPDATE tombstones SET lifted_at = ?, lifted_by = ? WHERE kind = ? AND value = ? AND lifted_at IS NULL "

@@ -15,14 +15,15 @@ import sys
 from analytics import erasure
 from analytics.cli import command
 from analytics.errors import BadRequest
-from analytics.workspace.store import ENV, workspace_of
+from analytics.workspace.store import ENV, Workspace
 
 
 def _configure(parser: argparse.ArgumentParser) -> None:
     parser.description = (
         "Remove a thread, a tenant or a session from the database and keep it out of every later load "
         "(full or --incremental) until the tombstone is lifted. Tombstones and the append-only erasure log "
-        "live in the review workspace beside the database. The checkpoint store itself is never written: "
+        f"live in the review workspace beside the database (or ${ENV}: every load reads the same one). "
+        "The checkpoint store itself is never written: "
         "`report retention` lists what to delete there.")
     parser.add_argument("--db", required=True, help="the Transcript Lens DuckDB database")
     which = parser.add_mutually_exclusive_group()
@@ -31,7 +32,6 @@ def _configure(parser: argparse.ArgumentParser) -> None:
     which.add_argument("--session", metavar="S", help="erase every thread of this session")
     parser.add_argument("--reason", help="why (the request, a ticket): required to erase or lift")
     parser.add_argument("--by", metavar="NAME", help="who asks (default: $TRANSCRIPT_LENS_AUTHOR or your login)")
-    parser.add_argument("--workspace", metavar="FILE", help=f"the workspace file (default: ${ENV}, else beside --db)")
     action = parser.add_mutually_exclusive_group()
     action.add_argument("--lift", action="store_true", help="lift the tombstone: the next load brings the rows back")
     action.add_argument("--list", action="store_true", help="print the tombstones")
@@ -40,7 +40,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
 
 @command("erase", _configure, help="erase a thread, tenant or session from the database, and keep it out of reloads")
 def run(args: argparse.Namespace) -> int:
-    ws = workspace_of(args.db, args.workspace)
+    ws = Workspace.beside(args.db)  # the one every load of --db reads its tombstones from
     if args.list:
         for t in erasure.tombstones(args.db, workspace=ws):
             state = "standing" if t.standing else f"lifted {t.lifted_at} by {t.lifted_by}"
@@ -57,8 +57,8 @@ def run(args: argparse.Namespace) -> int:
     if not any(mark.values()):
         raise BadRequest("name what to erase: --thread ID, --tenant T or --session S (or --list, --log)")
     if args.lift:
-        t = erasure.lift(args.db, **mark, reason=args.reason, by=args.by, workspace=ws)
+        t = erasure.lift(args.db, **mark, reason=args.reason, by=args.by)
         print(f"lifted the tombstone of {t.kind} {t.value}: the next load brings it back if the source has it")
         return 0
-    print(erasure.erase(args.db, **mark, reason=args.reason, by=args.by, workspace=ws).line())
+    print(erasure.erase(args.db, **mark, reason=args.reason, by=args.by).line())
     return 0

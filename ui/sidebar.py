@@ -241,9 +241,10 @@ def _load(spec: str, upload, kind: str | None, choices: LoadChoices = LoadChoice
             status.update(label=f"Could not load {where}", state="error", expanded=True)
             st.error(f"{_reason(exc, spec)}\n\nThe open database is unchanged.")
             return
-        status.update(label=summary.line(), state="complete", expanded=False)
+        line = summary.line() if shown_as is None else summary.line().replace(summary.source, shown_as)
+        status.update(label=line, state="complete", expanded=False)
     state.open_db(target)
-    st.session_state[_FLASH] = summary.line()
+    st.session_state[_FLASH] = line
     st.rerun()
 
 

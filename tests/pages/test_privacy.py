@@ -166,3 +166,16 @@ def test_source_folders_refuse_a_path_outside_them_naming_it(served, tmp_path, m
     at.text_input(key="load.spec").set_value("postgresql://app:secret@db/agents").run()
     at.button(key="load.go").click().run()
     assert any("loads databases by name only" in e.value for e in at.error)
+
+
+def test_a_named_source_loads_by_its_name(served, pii_db, tmp_path, monkeypatch):
+    config = tmp_path / "deploy.toml"
+    store = pii_db.parent / "pii.sqlite"
+    config.write_text(f'[app]\nsource_roots = ["{tmp_path / "stores"}"]\n[app.sources]\npii = "{store}"\n')
+    monkeypatch.setenv("TRANSCRIPT_LENS_CONFIG", str(config))
+    at = open_page(_app(), "overview")
+    at.selectbox(key="load.named").set_value("pii").run()
+    at.button(key="load.go").click().run()
+    assert not at.exception and not at.error, (at.exception, [e.value for e in at.error])
+    flash = [s.value for s in at.success]
+    assert flash and flash[0].startswith("loaded 4 threads") and str(store) not in flash[0] and "pii" in flash[0]
