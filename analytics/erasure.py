@@ -123,7 +123,8 @@ def erase(db: str | os.PathLike, *, thread: str | None = None, tenant: str | Non
                 threads = covered_threads(con, [(kind, value)])
             finally:
                 con.close()
-            rows = rewrite_without(db, threads)
+            if threads:  # (a tenant or session with no thread here: nothing to rewrite)
+                rows = rewrite_without(db, threads)
         present = rows.get("threads", 0)
         with ws.write() as conn:
             _log(conn, "erase", kind, value, reason, by, db, present, rows)

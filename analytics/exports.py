@@ -90,6 +90,18 @@ def _jsonable(value: Any) -> Any:
     return value if isinstance(value, (str, int, float, bool)) or value is None else str(value)
 
 
+def _masked(value: Any) -> Any:
+    from analytics.policy import redactor
+
+    if isinstance(value, str):
+        return redactor().text(value)
+    if isinstance(value, list):
+        return [_masked(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _masked(v) for k, v in value.items()}
+    return value
+
+
 def arguments_of(options: Mapping[str, Any], skip: tuple[str, ...] = ()) -> dict[str, Any]:
     """The arguments worth recording from a command's options: given values only (no
     unset flags, no functions, nothing in `skip`).
@@ -111,13 +123,16 @@ def record_export(db: str | os.PathLike | None, what: str, *, arguments: Mapping
     """Append one row to the export log; its id. Raises `ExportRefused` when it cannot be
     written (the caller must then not hand the export over)."""
     actor = actor or current_actor()
+    recorded = _jsonable(dict(arguments))
+    if masked:  # a masked export's arguments (a searched email, say) are logged masked too
+        recorded = _masked(recorded)
     try:
         ws = workspace_of(db, workspace)
         with ws.write() as conn:
             (export_id,) = conn.execute(
                 "INSERT INTO exports (at, who, origin, what, arguments, rows, masked, target, db) "
                 "VALUES (?,?,?,?,?,?,?,?,?) RETURNING export_id",
-                (now(), actor.who, actor.origin, what, json.dumps(_jsonable(dict(arguments)), sort_keys=True),
+                (now(), actor.who, actor.origin, what, json.dumps(recorded, sort_keys=True),
                  rows, int(bool(masked)), None if target is None else str(target),
                  None if db is None else str(Path(db).resolve())),
             ).fetchone()

@@ -102,3 +102,12 @@ def test_report_exports_lists_the_log_as_csv_and_json(db, tmp_path):
     assert cli(["report", "exports", "--db", str(db), "--out", str(tmp_path / "e.json")]) == 0
     records = json.loads((tmp_path / "e.json").read_text())
     assert [r["what"] for r in records] == ["daily", "exports"]
+
+
+def test_a_masked_export_logs_its_arguments_masked(db, tmp_path, capsys):
+    # (a masked search for an email itself is refused: analytics.search)
+    assert cli(["search", "the", "--tenant", "bob@example.com", "--db", str(db), "--redact"]) == 0
+    assert cli(["search", "the", "--tenant", "bob@example.com", "--db", str(db)]) == 0
+    masked, plain = analytics.exports(db).arguments
+    assert "bob@example.com" not in masked and "<EMAIL_" in masked
+    assert json.loads(plain)["tenant"] == ["bob@example.com"]
