@@ -179,3 +179,13 @@ def test_a_named_source_loads_by_its_name(served, pii_db, tmp_path, monkeypatch)
     assert not at.exception and not at.error, (at.exception, [e.value for e in at.error])
     flash = [s.value for s in at.success]
     assert flash and flash[0].startswith("loaded 4 threads") and str(store) not in flash[0] and "pii" in flash[0]
+
+
+def test_downloads_are_off_when_the_export_log_cannot_be_written(served, tmp_path, monkeypatch, downloads):
+    monkeypatch.setenv("TRANSCRIPT_LENS_WORKSPACE", str(tmp_path / "missing" / "ws.sqlite"))
+    at = open_page(_app(), "conversations")
+    assert not at.exception, at.exception
+    (button,) = at.get("download_button")
+    assert button.proto.disabled and "export log" in button.proto.help
+    with pytest.raises(analytics.AnalyticsError, match="export refused"):
+        downloads["conversations.csv"]()  # a click that got through anyway: nothing handed over
