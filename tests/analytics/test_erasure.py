@@ -181,3 +181,13 @@ def test_the_cli_erases_lists_and_logs(db, capsys):
     assert "reason" in capsys.readouterr().err
     assert cli(["erase", "--db", str(db), "--thread", GONE, "--lift", "--reason", "mistake"]) == 0
     assert erasure.tombstones(db, standing=True) == []
+
+
+def test_an_older_copy_of_the_store_does_not_bring_it_back(db, source, tmp_path):
+    older = tmp_path / "backup-of-last-month.sqlite"
+    older.write_bytes(source.read_bytes())  # a copy taken before the erasure, still holding the thread
+    erasure.erase(db, thread=GONE, reason="request", by="dpo")
+    transcript_lens.load(older, db, incremental=True)
+    assert GONE not in _threads(db)
+    transcript_lens.load(older, db)
+    assert GONE not in _threads(db) and _threads(db) == set(THREADS) - {GONE}
