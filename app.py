@@ -8,10 +8,11 @@ no --db and no TRANSCRIPT_LENS_DB it opens the bundled demo store.
 
 import streamlit as st
 
-from ui import nav, review, sidebar, state
+from ui import nav, review, session, sidebar, state
 
 
 st.set_page_config(page_title="Transcript Lens", page_icon=":material/forum:", layout="wide")
+session.enter()  # this session's policy (masking, the user's tenants) for everything the run reads
 
 pages = nav.pages()
 page = st.navigation(pages, position="hidden")

@@ -33,9 +33,14 @@ from analytics import history_cli  # noqa: F401  (registers `python -m analytics
 from analytics import workspace  # the review workspace (also registers `annotations`, `queues`, `report annotations`)
 from analytics.workspace import annotate, annotations, create_queue, progress, queue_items, queues
 from analytics import search_cli  # noqa: F401,E402  (registers `search` and `report search`)
+from analytics.erasure import erase, erasure_log, lift, tombstones
+from analytics import erasure_cli  # noqa: F401,E402  (registers `erase`)
+from analytics.exports import acting_as, exports, record_export
+from analytics import exports_report  # noqa: F401,E402  (registers `report exports`)
 
 __all__ = [
     "AnalyticsError",
+    "acting_as",
     "BadRequest",
     "Filters",
     "NotFound",
@@ -58,15 +63,20 @@ __all__ = [
     "daily",
     "diff",
     "edit_log",
+    "erase",
+    "erasure_log",
     "expected_window",
+    "exports",
     "in_context",
     "latency_distribution",
+    "lift",
     "overview",
     "parse_observed",
     "progress",
     "queue_items",
     "queues",
     "read",
+    "record_export",
     "register_report",
     "report_frame",
     "resume_points",
@@ -77,6 +87,7 @@ __all__ = [
     "subgraph_messages",
     "subgraph_runs",
     "thread_risks",
+    "tombstones",
     "top_models",
     "top_tenants",
     "top_tools",

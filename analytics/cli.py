@@ -107,9 +107,10 @@ def _policy_environment(args: argparse.Namespace) -> Iterator[None]:
 
 def _run(run: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
     from analytics.errors import AnalyticsError
+    from analytics.exports import acting_as
 
     try:
-        with _policy_environment(args):
+        with _policy_environment(args), acting_as(origin="cli"):  # exports it makes are logged as the CLI's
             return run(args)
     except (AnalyticsError, FileNotFoundError) as exc:
         print(f"error: {exc}", file=sys.stderr)

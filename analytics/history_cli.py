@@ -22,6 +22,7 @@ from analytics.branches import branch_head
 from analytics.cli import command
 from analytics.diff import diff, diff_counts
 from analytics.errors import BadRequest
+from analytics.exports import log_cli_export
 from analytics.reports import frame_csv
 from analytics.transcript import TranscriptQuery
 
@@ -87,6 +88,7 @@ def run(args: argparse.Namespace) -> int:
                            ensure_ascii=False, indent=2) + "\n").encode()  # fmt: skip
     else:
         data = (_header(left, right, frame) + "\n" + _table(frame) + "\n").encode()
+    log_cli_export(args, "diff", len(frame), target=args.out)
     if args.out:
         with open(args.out, "wb") as fh:
             fh.write(data)

@@ -22,8 +22,10 @@ True
 
 from __future__ import annotations
 
+import contextvars
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
 import threading
@@ -88,9 +90,37 @@ def deployment_policy(environ: Mapping[str, str] | None = None) -> Policy:
     return Policy(redact, scope)
 
 
+# The policy of whoever the current thread reads for: one app session among many served by
+# one process (its masking choice, its user's tenants). A context variable, not the
+# environment: sessions run side by side in one process, each in its own script thread.
+_session: contextvars.ContextVar[Policy | None] = contextvars.ContextVar("transcript_lens_session_policy", default=None)
+
+
+def set_session_policy(policy: Policy | None) -> None:
+    """Read under `policy` (on top of the deployment's) from now on in this thread / context:
+    what the app sets at the start of each session's run and before each data call."""
+    _session.set(policy)
+
+
+@contextmanager
+def reading_as(policy: Policy | None) -> Iterator[None]:
+    """Connections opened inside the block read under `policy` too (a download built on
+    another thread than its session's, say).
+
+    >>> with reading_as(Policy(redact=True)):
+    ...     effective().redact
+    True
+    """
+    token = _session.set(policy)
+    try:
+        yield
+    finally:
+        _session.reset(token)
+
+
 def effective(policy: Policy | None = None) -> Policy:
-    """`policy` on top of the deployment's."""
-    return deployment_policy().stricter(policy)
+    """`policy` on top of the session's (`reading_as`) on top of the deployment's."""
+    return deployment_policy().stricter(_session.get()).stricter(policy)
 
 
 def apply(con: duckdb.DuckDBPyConnection, policy: Policy) -> None:

@@ -169,12 +169,14 @@ def write_report(
     spec = _spec(kind)
     options = options or {}
     tmp = out.with_name(f".{out.name}.{os.getpid()}.partial")
+    counts: list[int] = []
     try:
         with connection(con_or_path) as con:
             if spec.parts is None:
                 parts = iter([_masked(con, _as_csv_rows(spec, spec.build(con, filters, options), options))])
             else:
                 parts = (_masked(con, _as_csv_rows(spec, p, options)) for p in spec.parts(con, filters, options))
+            parts = _counted(parts, counts)
             json_format = JSON_SUFFIXES.get(out.suffix.lower())
             if json_format is not None:
                 _write_json(parts, tmp, lines=json_format == "lines")
@@ -182,10 +184,31 @@ def write_report(
                 _write_csv(next(parts), tmp, header=True)
             else:
                 _write_parts(spec.columns_for(options), parts, tmp)
-        os.replace(tmp, out)
+            _log_export(con, con_or_path, kind, filters, options, sum(counts), out)
+        os.replace(tmp, out)  # only once the export log has its row (fail closed)
     finally:
         tmp.unlink(missing_ok=True)
     return out
+
+
+def _counted(parts: Iterator[duckdb.DuckDBPyRelation], counts: list[int]) -> Iterator[duckdb.DuckDBPyRelation]:
+    # The export log records the rows written: each part counted as it is handed to the writer.
+    for part in parts:
+        counts.append(part.aggregate("count(*)").fetchall()[0][0])
+        yield part
+
+
+def _log_export(con, con_or_path: ConOrPath, kind: str, filters: Filters, options: Mapping[str, Any], rows: int,
+                out: Path) -> None:
+    """One row of the export log for a written report (`analytics.exports`; raises `ExportRefused`)."""
+    from analytics.exports import arguments_of, record_export
+    from analytics.workspace.store import database_file, report_workspace
+
+    db = options.get("db") or (database_file(con) if isinstance(con_or_path, duckdb.DuckDBPyConnection) else con_or_path)
+    arguments = {**arguments_of(options, skip=("db", "out", "kind", "command", "redact", "redact_config")),
+                 "filters": filters}
+    record_export(db, kind, arguments=arguments, rows=rows, masked=applied_policy(con).redact,
+                  target=out.resolve(), workspace=report_workspace(con, {**options, "db": db}))
 
 
 def _masked(con: duckdb.DuckDBPyConnection, rows: duckdb.DuckDBPyRelation) -> duckdb.DuckDBPyRelation:

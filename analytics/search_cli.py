@@ -23,6 +23,7 @@ from typing import Any
 from analytics._pandas import pd
 from analytics.cli import command
 from analytics.errors import BadRequest
+from analytics.exports import log_cli_export
 from analytics.filters import Filters
 from analytics.reports import ISO_UTC, ReportSpec, add_filter_arguments, filters_from_args, register_report
 from analytics.search import SEARCH_IN, SEARCH_SPEAKERS, SearchQuery, report_sql, search
@@ -60,6 +61,7 @@ def run(args: argparse.Namespace) -> int:
     query = SearchQuery(args.text, args.speaker, args.search_in, filters, args.limit, args.offset)
     result = search(args.db, query)
     hits = result.hits
+    log_cli_export(args, "search", len(hits))
     shown = f"hits {result.offset + 1:,}–{result.offset + len(hits):,}" if len(hits) else "no hits shown"
     print(f"# {result.total:,} messages in {result.threads:,} threads match {query.text!r} · {shown} · newest first "
           "· times are UTC", file=sys.stderr)

@@ -23,6 +23,7 @@ import duckdb
 from analytics._pandas import pd
 from analytics.cli import command
 from analytics.errors import AnalyticsError, BadRequest
+from analytics.exports import log_cli_export
 from analytics.transcript import SPEAKERS, TranscriptQuery, parse_time, read
 
 FORMATS = ("table", "csv", "json")
@@ -89,6 +90,7 @@ def run(args: argparse.Namespace) -> int:
         first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise AnalyticsError(f"cannot read a Transcript Lens database at {args.db}: {first_line}") from None
 
+    log_cli_export(args, "transcript", len(frame))
     naive = [flag for flag, value in (("--since", args.since), ("--until", args.until)) if _naive(value)]
     if args.format == "table":
         print(_table_header(query, len(frame), naive), file=sys.stderr)

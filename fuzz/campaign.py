@@ -101,7 +101,7 @@ def run_target(name: str, fuzz_dir: Path, seconds: int, smoke: bool, env: dict[s
     stats = {k: int(v) for k, v in _STAT.findall(text)}
     found = sorted(str(p) for p in set(crashes.iterdir()) - before)
     reports = sorted(set(re.findall(r"ERROR: (AddressSanitizer: [\w-]+|libFuzzer: [\w-]+)|runtime error: .*", text)))
-    mismatch = re.findall(r"fuzz\.common\.Mismatch: (.*)", text)
+    mismatch = sorted(set(re.findall(r"^(?:fuzz\.common\.)?Mismatch: (.*)", text, re.M)))
     return {
         "target": name,
         "seconds": round(time.monotonic() - start),

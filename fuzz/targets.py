@@ -12,6 +12,7 @@ input a store can hold.
 from __future__ import annotations
 
 import atexit
+import dataclasses
 import os
 import shutil
 import sqlite3
@@ -437,8 +438,8 @@ def _reader_output(path: Path, native: bool):
         out = []
         try:
             for b in reader.threads(None):
-                out.append((type(b.thread_id).__name__, b.thread_id, [_view(cp) for cp in b.checkpoints], b.writes, b.errors,
-                            [(type(p).__name__, p) for p in b.payloads]))
+                out.append((type(b.thread_id).__name__, b.thread_id, [_view(cp) for cp in b.checkpoints], b.writes,
+                            [_integrity_as_compared(e) for e in b.errors], [(type(p).__name__, p) for p in b.payloads]))
         except _READ_ERRORS + (records.SourceError,) as exc:
             out.append(("raised", type(exc).__name__, str(exc)))
         finally:
@@ -446,6 +447,17 @@ def _reader_output(path: Path, native: bool):
         return out
     finally:
         sqlite_source.native_rows = saved
+
+
+def _integrity_as_compared(error):
+    """A load error, with the file check's findings as one wording (see `_checked`): the
+    reader's `PRAGMA integrity_check` runs on a connection of its own, the same code on
+    both paths, and SQLite words some damage differently from one connection to the next."""
+    damaged = "SQLite reports the file damaged: "
+    if error.thread_id is None and error.stage == "file" and error.reason.startswith(damaged) \
+            and not error.reason.startswith(damaged + "reading stopped"):
+        return dataclasses.replace(error, reason=damaged + "(the integrity check's findings)")
+    return error
 
 
 def target_rows(data: bytes) -> None:

@@ -370,13 +370,17 @@ def load_row(summary: LoadSummary, started: datetime, thread_key_pattern: str | 
     ]
 
 
-def _source_token(reader: SourceReader, options: SourceOptions, thread_key_pattern: str | None) -> str | None:
+def _source_token(
+    reader: SourceReader, options: SourceOptions, thread_key_pattern: str | None, derived: DerivedTables | None,
+) -> str | None:
     """What must be equal for a source to hold what the last load read: the reader's change
-    token, and the same source, options and thread-key pattern (None: no cheap token)."""
+    token, the same source, options and thread-key pattern, and the derived tables' context
+    (`DerivedTables`); None: no cheap token."""
     token = reader.change_token()
     if token is None:
         return None
-    return json.dumps([token, reader.describe(), asdict(options), thread_key_pattern], sort_keys=True, default=str)
+    context = derived.context() if hasattr(derived, "context") else None
+    return json.dumps([token, reader.describe(), asdict(options), thread_key_pattern, context], sort_keys=True, default=str)
 
 
 def _unchanged(db: Path, source: str, kind: str, seconds: float) -> LoadSummary:
@@ -443,6 +447,10 @@ class DerivedTables(Protocol):
     def prepare(self) -> None: ...
 
     def write(self, con, threads: list[str] | None) -> None: ...
+
+    # Optional: `context() -> str`, what else besides the source decides what `write` leaves
+    # (the standing erasure tombstones, say); part of the source's change token, so an
+    # incremental load whose source did not change still runs when it did.
 
 
 def _nothing() -> None:
@@ -539,7 +547,7 @@ def load(
         mode = "full" if previous is None else "incremental"
         only: frozenset[str] | None = None
         gone: list[str] = []
-        token = _source_token(reader, options, thread_key_pattern)
+        token = _source_token(reader, options, thread_key_pattern, derived)
         if previous is not None and token is not None and previous.token == token:
             # Not a byte of the source changed since the last load: nothing to compare.
             return _unchanged(db, reader.describe(), src.kind, time.perf_counter() - t0)

@@ -695,6 +695,13 @@ class SqliteReader(SourceReader):
                 self._other_writes_read()
                 if self._writes_by_key == by_key:
                     break  # (both ways met damage)
+        if bundles == [] and (wanted is None or failed in wanted):
+            # Its key finds no row: the key index named a thread that is not where it says
+            # (damaged). Reading on after it could skip the threads between, so the next
+            # thread is asked of the index and of the table again (`_next_thread`).
+            then, _ = self._next_thread(where, params, after, exc)
+            if then is not _NOTHING and self._order.before(then, failed):
+                return self._after_damage(only, after, then, exc)
         if bundles is None:
             shown = _shown(failed)
             reason = f"SQLite reports the file damaged: the thread could not be read ({exc})"
@@ -803,15 +810,26 @@ class SqliteReader(SourceReader):
         return self._charged(self._store.rows(sql, params))
 
     def _charged(self, rows) -> Iterator[tuple[object, list, Payloads, int]]:
-        """`_rows.Rows`, with the thread an error is charged to (`Rows.reading`) set as `_reading`."""
+        """`_rows.Rows`, with the thread an error is charged to (`Rows.reading`) set as `_reading`.
+
+        The cursor path hands a thread over at its first row (`itertools.groupby`), so
+        `_bundles` judges its id (order, key problems, the wanted set) before its rows
+        fail; `_rows` hands a thread over only whole. A thread whose rows failed before
+        it was handed over is therefore handed over here first, its rows raising the
+        error when read (or on the next group when skipped), as the cursor's would."""
+        last = _NOTHING
         while True:
             try:
                 group = next(rows)
             except StopIteration:
                 return
-            except BaseException:
-                self._reading = rows.reading
+            except BaseException as exc:
+                self._reading = reading = rows.reading
+                if reading is not _NOTHING and reading is not last:
+                    last = reading
+                    yield reading, _raising(exc), None, 0
                 raise
+            last = group[0]
             yield group
 
     def _open_store(self):
@@ -859,6 +877,12 @@ class SqliteReader(SourceReader):
         if self._tmpdir is not None:
             shutil.rmtree(self._tmpdir, ignore_errors=True)
             self._tmpdir = None
+
+
+def _raising(exc: BaseException) -> Iterator[tuple]:
+    """The rows of a thread whose read failed: reading them raises `exc` (`SqliteReader._charged`)."""
+    raise exc
+    yield  # (a generator: nothing is raised until it is read)
 
 
 def _oversized_error(row) -> LoadError:

@@ -135,10 +135,10 @@ else:
     with d1:
         render.download(qa.window, render.file_name("expected_window", thread, qa.at), key="resume_qa.window_csv")
     with d2:
-        st.download_button(
-            "Download as JSONL template", data=qa.template, file_name=render.file_name("expected_window", thread, qa.at)
-            .replace(".csv", ".jsonl"), mime="application/jsonl", key="resume_qa.window_jsonl",
-            icon=":material/data_object:", on_click="ignore",
+        render.download_data(
+            qa.template, render.file_name("expected_window", thread, qa.at).replace(".csv", ".jsonl"),
+            key="resume_qa.window_jsonl", label="Download as JSONL template", mime="application/jsonl",
+            icon=":material/data_object:",
             help="The lines a faithful runtime logs for this rehydrate, in the observed format: a template for "
                  "your runtime's log (compare it below and it passes).",
         )  # fmt: skip

@@ -28,14 +28,40 @@ _HERE = Path(__file__).resolve().parent
 class LoadTimeTables:
     """`loaders.DerivedTables` for the query layer: `analytics.derived`, imported while
     the load's workers decode (its import costs ~0.4 s, mostly pyarrow and duckdb's
-    Python side, which a worker-less parent would otherwise pay after the decode)."""
+    Python side, which a worker-less parent would otherwise pay after the decode).
+
+    Before the derived tables are built, the erased threads are held back
+    (`analytics.erasure.hold_back`): whatever a standing tombstone of `db` covers is
+    dropped from the staged database, whether the load is full or incremental.
+    `held_back` is what it dropped ({table: rows})."""
+
+    def __init__(self, db: str | os.PathLike | None = None) -> None:
+        self.db = db
+        self.held_back: dict[str, int] = {}
 
     def prepare(self) -> None:
         import analytics.derived  # noqa: F401
 
+    def context(self) -> str:
+        """The tombstones of `db`, lifted or standing (a load holds back what the standing ones
+        cover, an erasure deletes rows): after an erasure or a lift, an incremental load of an
+        unchanged source still runs."""
+        if self.db is None:
+            return ""
+        from analytics.erasure import tombstones
+        from analytics.workspace.store import Workspace
+
+        if not Workspace.beside(self.db).exists():
+            return ""
+        return ";".join(f"{t.tombstone_id}:{t.kind}:{t.value}:{t.lifted_at}" for t in tombstones(self.db))
+
     def write(self, con, threads: list[str] | None) -> None:
         from analytics.derived import write_derived_tables
 
+        if self.db is not None:
+            from analytics.erasure import hold_back
+
+            self.held_back = hold_back(con, self.db)
         write_derived_tables(con, threads)
 
 
@@ -70,16 +96,29 @@ def load(source: str | os.PathLike, db: str | os.PathLike, **kwargs: Any) -> Loa
     every error (a damaged source, DuckDB, memory, a dead worker, a bug) becomes a
     `LoadFailed` of one line, and the previous database is left as it was.
     KeyboardInterrupt passes through.
+
+    The load holds the database's lock (`analytics.dblock`), so an erasure waits for it
+    (and it for an erasure); threads erased from `db` are held back (`LoadTimeTables`),
+    and when some were, the new database is written once more without their deleted
+    rows' bytes (`analytics.erasure_db.rewrite_without`).
     """
     try:
         import loaders  # here, not at the top: `transcript-lens transcript` and `app` never pay its ~0.6 s import
+        from analytics.dblock import database_lock
 
         key_file = kwargs.pop("aes_key_file", None)
         if key_file is not None:
             from loaders.cipher import key_from_file
 
             kwargs["aes_key"] = key_from_file(key_file)
-        return loaders.load(str(source), db, derived=LoadTimeTables(), **kwargs)
+        tables = LoadTimeTables(db)
+        with database_lock(db):
+            summary = loaders.load(str(source), db, derived=tables, **kwargs)
+            if tables.held_back and Path(db).is_file():  # (a dataset folder's versions hold no deleted rows)
+                from analytics.erasure_db import rewrite_without
+
+                rewrite_without(db, [])
+        return summary
     except LoadFailed:
         raise
     except Exception as exc:  # noqa: BLE001 - the one catch place (see the docstring)

@@ -4,10 +4,11 @@
     transcript-lens transcript --db lens.duckdb --thread ID  read one thread's transcript
     transcript-lens report conversations --db lens.duckdb --out c.csv
     transcript-lens annotations import labels.jsonl --db lens.duckdb   review annotations (also queues)
+    transcript-lens erase --db lens.duckdb --thread ID --reason TEXT    erase a thread for good (also --tenant, --session)
     transcript-lens app [--db lens.duckdb]                  the Streamlit app on 127.0.0.1:8501
 
 The composition root's CLI: `load` goes through `transcript_lens.load`, so the database
-gets the query layer's derived tables; `transcript`, `report`, `annotations` and `queues` are
+gets the query layer's derived tables; `transcript`, `report`, `annotations`, `queues`, `erase` and the others are
 the subcommands analytics registers (analytics/cli.py), the same ones `python -m analytics` runs;
 `python -m loaders` is `load` under its old name (loaders/__main__.py).
 

@@ -31,6 +31,7 @@ import streamlit as st
 from analytics import contents, workspace
 from analytics.db import connect, connection
 from analytics.filters import Filters
+from analytics.policy import set_session_policy
 from ui import database
 from ui.database import DbRef, WsRef
 from ui.models import conversations as conversations_model
@@ -51,10 +52,15 @@ _held_lock = threading.Lock()
 
 
 def _warm(db: DbRef) -> str:
-    """Keep one connection to this version of the file open; return the path to open per call."""
+    """Keep one connection to this version of the file open; return the path to open per call.
+
+    Also puts this thread under the session's policy (`DbRef.policy`), so the connection the
+    call opens on that path masks and scopes as that session may see: every data call runs
+    right after this, on the thread that runs it (a script thread, or a download's)."""
+    set_session_policy(db.policy)
     with _held_lock:
         held = _held.get(db.path)
-        if held is None or held[0] != db:
+        if held is None or held[0].version != db.version:
             if held is not None:
                 held[2].close()
                 database.drop_version_path(held[0])

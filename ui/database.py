@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 import transcript_lens
+from analytics.policy import Policy
 
 # The bundled store and the cache: where the package says they are (a checkout, or a wheel's copy).
 DEMO_SOURCE = transcript_lens.demo_store()
@@ -40,16 +41,25 @@ def uploads_dir() -> Path:
 
 
 class DbRef(NamedTuple):
-    """A database file as of one version: cache keys include it so a reload invalidates them."""
+    """A database file as of one version, read under one session's policy: cache keys include
+    it, so a reload invalidates them and no session is answered from another's reading (a
+    masked session from an unmasked one's, a user of one tenant from another's)."""
 
     path: str
     mtime_ns: int
     size: int
     inode: int
+    #: What the session reading it may see (`ui.session.policy()`; the deployment's is on top).
+    policy: Policy = Policy()
 
     @property
     def name(self) -> str:
         return Path(self.path).name
+
+    @property
+    def version(self) -> tuple[str, int, int, int]:
+        """The file version alone (the same for every session's policy)."""
+        return (self.path, self.mtime_ns, self.size, self.inode)
 
 
 def ref(path: str | os.PathLike) -> DbRef:

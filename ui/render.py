@@ -23,21 +23,42 @@ def ts_text(ts: Any) -> str:
 
 
 def download(frame: pd.DataFrame, file_name: str, key: str, label: str = "Download CSV") -> None:
-    """A CSV of exactly `frame` (what the table next to it shows)."""
-    download_data(lambda: frame.to_csv(index=False).encode("utf-8"), file_name, key, label)
+    """A CSV of exactly `frame` (what the table next to it shows); in a masking session every
+    text column masked (`analytics.reports.frame_csv`), ids included, as reports are."""
+
+    def build() -> bytes:
+        from analytics.policy import effective
+
+        if effective().redact:  # (built under the session's policy: ui.downloads)
+            from analytics.reports import frame_csv
+
+            return frame_csv(frame)
+        return frame.to_csv(index=False).encode("utf-8")
+
+    download_data(build, file_name, key, label, rows=len(frame))
 
 
-def download_data(build, file_name: str, key: str, label: str = "Download CSV") -> None:
-    """A CSV download whose bytes `build()` makes on click (e.g. DuckDB writing every row of a report)."""
+def download_data(build, file_name: str, key: str, label: str = "Download CSV", *, rows: int | None = None,
+                  mime: str = "text/csv", icon: str = ":material/download:", help: str | None = None) -> None:
+    """A download whose bytes `build()` makes on click (e.g. DuckDB writing every row of a report),
+    under this session's policy, recorded in the export log first (`ui.downloads`)."""
+    from ui import downloads, session, state
+
+    db = state.current_db()
+    origin = downloads.Origin(None if db is None else db.path, None if db is None else db.policy,
+                              session.user(), st.query_params.to_dict())
+    refused = downloads.refusal(origin)
     st.download_button(
         label,
         # Deferred: the CSV of a 100k-row table is built on click, not on every rerun.
-        data=build,
+        data=downloads.deferred(build, file_name, origin, rows),
         file_name=file_name,
-        mime="text/csv",
+        mime=mime,
         key=key,
-        icon=":material/download:",
+        icon=icon,
         on_click="ignore",  # a download must not rerun (and recompute) the page
+        disabled=refused is not None,
+        help=refused.capitalize() + "." if refused else help,
     )
 
 

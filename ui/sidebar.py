@@ -9,7 +9,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from ui import cache, database, state
+from ui import access, cache, database, session, state
 
 AUTO = "auto-detect"
 _FLASH = "tl.flash"
@@ -34,9 +34,29 @@ def shown(spec: str, kind: str | None = None) -> str:
 
 
 def render() -> None:
+    deployed = session.deployment()
     with st.sidebar:
         _database_panel()
-        _load_panel()
+        _privacy_panel(deployed)
+        if not deployed.read_only:  # a read-only deployment opens no other source: no panel at all
+            _load_panel(deployed)
+
+
+def _privacy_panel(deployed: access.Deployment) -> None:
+    """The session's masking switch (a caption when the deployment masks for everyone), and who
+    the session reads as when the deployment maps users to tenants."""
+    if session.mask_forced():
+        st.caption(":material/shield: Personal data is masked on this server (emails, phone numbers, cards, …).")
+    else:
+        st.toggle("Mask personal data", key=session.MASK_KEY,
+                  help="Show emails, phone numbers, card numbers, IBANs, IP addresses and SSNs as placeholders "
+                       "(`<EMAIL_1>`) on every page and in every download of this session.")
+    if deployed.users or deployed.identity_header:
+        who = session.user(deployed)
+        tenants = session.policy().tenants
+        scope = "no tenant" if tenants is not None and not tenants else (
+            "every tenant" if tenants is None else ", ".join(sorted(tenants)))
+        st.caption(f"Signed in as **{who}** · sees {scope}" if who else f"Not signed in · sees {scope}")
 
 
 def _database_panel() -> None:
@@ -86,7 +106,7 @@ def upload_types(kinds) -> list[str]:
     return list(dict.fromkeys([*(s for kind in kinds for s in kind.upload_suffixes), *DATABASE_SUFFIXES]))
 
 
-def _load_panel() -> None:
+def _load_panel(deployed: access.Deployment) -> None:
     import loaders  # the registry: whatever source kinds are installed right now
     from loaders.source import option_specs
 
@@ -94,6 +114,11 @@ def _load_panel() -> None:
     kinds = [AUTO, *registered]
     offered = option_specs(registered)  # each kind's own options, as its options class declares them
     with st.expander("Load a source", expanded=state.current_db() is None):
+        if deployed.sources:
+            named = st.selectbox("Named source", ["", *sorted(deployed.sources)], key="load.named",
+                                 help="A source this server's configuration names (its DSN is never shown).")
+        else:
+            named = ""
         spec = st.text_input(
             "Path or DSN",
             key="load.spec",
@@ -133,10 +158,35 @@ def _load_panel() -> None:
             "checkpoints (identical result to a full load, faster on a large store).",
         )
         if st.button("Load", key="load.go", type="primary", width="stretch"):
-            _load(
-                spec.strip(), upload, None if kind == AUTO else kind,
-                LoadChoices(pattern.strip() or None, given, incremental, key_file),
-            )
+            choices = LoadChoices(pattern.strip() or None, given, incremental, key_file)
+            if named:
+                _load(deployed.sources[named], None, None if kind == AUTO else kind, choices, shown_as=named)
+                return
+            refusal = _refusal(deployed, spec.strip(), upload)
+            if refusal:
+                st.error(f"{refusal}. The open database is unchanged.")
+                return
+            _load(spec.strip(), upload, None if kind == AUTO else kind, choices)
+
+
+def _refusal(deployed: access.Deployment, spec: str, upload) -> str | None:
+    """Why this deployment will not read what was typed (None: it will). An upload is saved in
+    the server's own cache folder, so only the typed spec is checked: a path against the
+    source folders, anything else (a DSN) against the named sources."""
+    if upload is not None or not spec:
+        return None
+    if is_dsn(spec):
+        return deployed.dsn_refusal(spec)
+    return deployed.path_refusal(spec)
+
+
+def is_dsn(spec: str) -> bool:
+    """A database address (a URL, or libpq's `key=value` words) rather than a path.
+
+    >>> is_dsn("postgresql://u@h/db"), is_dsn("host=h dbname=db"), is_dsn("/srv/stores/a.sqlite")
+    (True, True, False)
+    """
+    return "://" in spec or ("=" in spec and not Path(spec).expanduser().exists())
 
 
 def _save_upload(upload) -> Path:
@@ -165,8 +215,9 @@ class LoadChoices:
         return dict(self.options)
 
 
-def _load(spec: str, upload, kind: str | None, choices: LoadChoices = LoadChoices()) -> None:
-    """Load (or open) a source; on any failure the open database stays as it was."""
+def _load(spec: str, upload, kind: str | None, choices: LoadChoices = LoadChoices(), shown_as: str | None = None) -> None:
+    """Load (or open) a source; on any failure the open database stays as it was. `shown_as`:
+    the name a configured source is shown by (its DSN never is)."""
     if upload is not None:
         spec = str(_save_upload(upload))
     if not spec:
@@ -183,7 +234,7 @@ def _load(spec: str, upload, kind: str | None, choices: LoadChoices = LoadChoice
     except loaders.SourceError as exc:
         st.error(f"{_reason(exc, spec)}\n\nThe open database is unchanged.")
         return
-    where = source.describe(spec)
+    where = shown_as or source.describe(spec)
     target = database.load_target(spec, source)
     with st.status(f"Loading {where}", expanded=True) as status:
         bar = st.progress(0.0, text="opening the source…")
@@ -203,9 +254,10 @@ def _load(spec: str, upload, kind: str | None, choices: LoadChoices = LoadChoice
             status.update(label=f"Could not load {where}", state="error", expanded=True)
             st.error(f"{_reason(exc, spec)}\n\nThe open database is unchanged.")
             return
-        status.update(label=summary.line(), state="complete", expanded=False)
+        line = summary.line() if shown_as is None else summary.line().replace(summary.source, shown_as)
+        status.update(label=line, state="complete", expanded=False)
     state.open_db(target)
-    st.session_state[_FLASH] = summary.line()
+    st.session_state[_FLASH] = line
     st.rerun()
 
 

@@ -286,12 +286,19 @@ def current_db() -> DbRef | None:
                 st.session_state.pop(DB_KEY, None)
                 return None
     try:
-        db = database.ref(st.session_state[DB_KEY])
+        db = _session_ref(st.session_state[DB_KEY])
     except FileNotFoundError:
         st.session_state[_PROBLEM] = f"No Transcript Lens database at {st.session_state[DB_KEY]}"
         return None
     _publish_db(db)
     return db
+
+
+def _session_ref(path: str | Path) -> DbRef:
+    # The file's version and this session's policy: the key of every cached answer (ui.session).
+    from ui import session
+
+    return database.ref(path)._replace(policy=session.policy())
 
 
 def _db_param() -> str | None:
@@ -318,7 +325,7 @@ def open_db(path: str | Path) -> DbRef:
         database.remember_opened(resolved)
     st.session_state[DB_KEY] = str(resolved)
     st.session_state.pop(_PROBLEM, None)
-    db = database.ref(resolved)
+    db = _session_ref(resolved)
     _publish_db(db)
     flush()  # now: the caller reruns before any page publishes
     return db

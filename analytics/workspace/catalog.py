@@ -8,7 +8,7 @@ what the tables are after the last one. tests/analytics/test_workspace_schema.py
 holds every migrated workspace to them (`PRAGMA table_info`), and docs/schema.md's
 workspace section is generated from them (`python scripts/schema_doc.py`).
 
-Adding a table (the privacy issue's export log, erasure tombstones, …): append a
+Adding a table: append a
 `Migration` creating it, declare it here, add it to `TABLES`, add an empty
 `<!-- catalog: NAME -->` block to docs/schema.md and run `scripts/schema_doc.py`.
 
@@ -154,5 +154,63 @@ SAVED_VIEWS = Table(
     primary_key=("view_id",),
 )
 
+_KIND = _c("kind", TEXT, "`thread`, `tenant` or `session`: what `value` names", null=False)
+_WHO = "who (`--by`, else the login name; the app's signed-in user)"
+
+TOMBSTONES = Table(
+    "tombstones",
+    "what was erased and must stay out of the database: every load holds these threads back until lifted",
+    (
+        _c("tombstone_id", INTEGER, "1, 2, … (never reused)", null=False),
+        _KIND,
+        _c("value", TEXT, "the thread id, tenant id or session id", null=False),
+        _c("reason", TEXT, "why (the erasure request, a ticket)", null=False),
+        _c("by", TEXT, _WHO, null=False),
+        _c("at", TIME, "when it was recorded", null=False),
+        _c("lifted_at", TIME, "when it was lifted (loads bring the rows back from then on); NULL: standing"),
+        _c("lifted_by", TEXT, "who lifted it"),
+    ),
+    primary_key=("tombstone_id",),
+)
+
+ERASURE_LOG = Table(
+    "erasure_log",
+    "append-only: every erasure, lift and load that held erased threads back (who, when, why, what)",
+    (
+        _c("entry_id", INTEGER, "1, 2, … in order", null=False),
+        _c("at", TIME, "when", null=False),
+        _c("action", TEXT, "`erase`, `lift`, or `held_back` (a load dropped tombstoned threads it read)",
+           null=False),
+        _KIND,
+        _c("value", TEXT, "the thread id, tenant id or session id", null=False),
+        _c("reason", TEXT, "why (erase, lift); NULL for a load"),
+        _c("by", TEXT, _WHO, null=False),
+        _c("db", TEXT, "the database it was done to"),
+        _c("threads", INTEGER, "threads removed (or held back)", null=False),
+        _c("rows", TEXT, "JSON object {table: rows removed}", null=False),
+    ),
+    primary_key=("entry_id",),
+)
+
+EXPORTS = Table(
+    "exports",
+    "append-only: every report, transcript, search and diff the CLI wrote, every download from the app",
+    (
+        _c("export_id", INTEGER, "1, 2, … in order", null=False),
+        _c("at", TIME, "when", null=False),
+        _c("who", TEXT, "the app's signed-in user, else the OS user", null=False),
+        _c("origin", TEXT, "`cli`, `app` or `api`", null=False),
+        _c("what", TEXT, "the report kind, `transcript`, `search`, `diff`, or the app download's name", null=False),
+        _c("arguments", TEXT, "JSON object: the filters and options it was given", null=False),
+        _c("rows", INTEGER, "rows written; NULL when not counted"),
+        _c("masked", INTEGER, "1 when personal data was masked, else 0", null=False),
+        _c("target", TEXT, "the file written (CLI, API), or the download's file name"),
+        _c("db", TEXT, "the database it was read from"),
+    ),
+    primary_key=("export_id",),
+)
+
 #: Every table of the workspace after the last migration, in docs/schema.md's order.
-TABLES: tuple[Table, ...] = (ANNOTATIONS, LABELS, QUEUES, QUEUE_ITEMS, SAVED_VIEWS, WORKSPACE, MIGRATIONS)
+TABLES: tuple[Table, ...] = (
+    ANNOTATIONS, LABELS, QUEUES, QUEUE_ITEMS, SAVED_VIEWS, TOMBSTONES, ERASURE_LOG, EXPORTS, WORKSPACE, MIGRATIONS,
+)

@@ -32,7 +32,7 @@ from analytics.reports import ReportSpec, add_filter_arguments, filters_from_arg
 from analytics.workspace import annotating as notes
 from analytics.workspace import jsonl, label_set, queueing
 from analytics.workspace.review import annotations as listed
-from analytics.workspace.store import ENV, Workspace, as_workspace, workspace_of
+from analytics.workspace.store import ENV, Workspace, as_workspace, report_workspace, workspace_of
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -191,24 +191,9 @@ def run_queues(args: argparse.Namespace) -> int:
 # --- report annotations -----------------------------------------------------------------
 
 
-def _report_workspace(con: duckdb.DuckDBPyConnection, options: Mapping[str, Any]) -> Workspace:
-    """The report's workspace: `workspace`, else beside `db` (the CLI's), else beside the open file."""
-    if options.get("workspace"):
-        return Workspace(options["workspace"])
-    if options.get("db"):
-        return Workspace.beside(options["db"])
-    if os.environ.get(ENV):
-        return Workspace(os.environ[ENV])
-    ((path,),) = con.execute(
-        "SELECT path FROM duckdb_databases() WHERE database_name = current_database()").fetchall()
-    if not path:
-        raise BadRequest("report annotations needs the database's path (options={'db': …}) or a workspace")
-    return Workspace.beside(path)
-
-
 def _annotation_rows(con: duckdb.DuckDBPyConnection, filters: Filters,
                      options: Mapping[str, Any]) -> duckdb.DuckDBPyRelation:
-    frame = listed(con, filters=filters, workspace=_report_workspace(con, options))
+    frame = listed(con, filters=filters, workspace=report_workspace(con, options))
     for column in ("ordinal", "annotated_ordinal", "revision"):
         frame[column] = frame[column].astype("Int64")
     return con.from_df(frame.astype({c: "string" for c in frame.columns if frame[c].dtype == object}))

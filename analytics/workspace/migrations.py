@@ -9,11 +9,12 @@ by a newer Transcript Lens) is refused, never written.
 
 A migration's SQL is frozen once released: change the schema by appending a new
 `Migration` (next number) and updating `analytics.workspace.catalog`, whose
-declarations the tests hold every migrated workspace to. The privacy issue's
-export log and erasure tombstones are meant to arrive as migration 2 and on.
+declarations the tests hold every migrated workspace to. Migration 2 adds the
+privacy issue's erasure tombstones and its two append-only logs (the erasure log
+and the export log), whose triggers refuse any UPDATE or DELETE.
 
->>> [m.version for m in MIGRATIONS][:1]
-[1]
+>>> [m.version for m in MIGRATIONS][:2]
+[1, 2]
 """
 
 from __future__ import annotations
@@ -115,9 +116,67 @@ INSERT INTO labels (name, color, description, position, created_at) VALUES
     ('needs follow-up', '#1565c0', 'Someone should look at this again', 6, :now)
 """
 
+# Two logs an auditor relies on: rows are only ever added (a trigger refuses a change or a
+# removal, whoever asks: the app, the CLI, or someone with the sqlite3 shell and no intent
+# to bypass triggers). Tombstones may be lifted (lifted_at/lifted_by set once), never removed.
+_V2 = """
+CREATE TABLE tombstones (
+    tombstone_id INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
+    kind TEXT NOT NULL CHECK (kind IN ('thread', 'tenant', 'session')),
+    value TEXT NOT NULL CHECK (length(value) > 0),
+    reason TEXT NOT NULL CHECK (length(reason) > 0),
+    by TEXT NOT NULL CHECK (length(by) > 0),
+    at TEXT NOT NULL,
+    lifted_at TEXT,
+    lifted_by TEXT,
+    CHECK ((lifted_at IS NULL) = (lifted_by IS NULL))
+);
+CREATE UNIQUE INDEX tombstones_standing ON tombstones (kind, value) WHERE lifted_at IS NULL;
+CREATE TRIGGER tombstones_kept BEFORE DELETE ON tombstones
+BEGIN SELECT RAISE(ABORT, 'tombstones are never deleted: lift one instead'); END;
+CREATE TRIGGER tombstones_lift_once BEFORE UPDATE ON tombstones
+WHEN OLD.lifted_at IS NOT NULL OR NEW.kind IS NOT OLD.kind OR NEW.value IS NOT OLD.value
+    OR NEW.reason IS NOT OLD.reason OR NEW.by IS NOT OLD.by OR NEW.at IS NOT OLD.at
+    OR NEW.tombstone_id IS NOT OLD.tombstone_id
+BEGIN SELECT RAISE(ABORT, 'a tombstone can only be lifted, once'); END;
+CREATE TABLE erasure_log (
+    entry_id INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
+    at TEXT NOT NULL,
+    action TEXT NOT NULL CHECK (action IN ('erase', 'lift', 'held_back')),
+    kind TEXT NOT NULL CHECK (kind IN ('thread', 'tenant', 'session')),
+    value TEXT NOT NULL,
+    reason TEXT,
+    by TEXT NOT NULL,
+    db TEXT,
+    threads INTEGER NOT NULL DEFAULT 0,
+    rows TEXT NOT NULL CHECK (json_valid(rows) AND json_type(rows) = 'object')
+);
+CREATE TRIGGER erasure_log_no_update BEFORE UPDATE ON erasure_log
+BEGIN SELECT RAISE(ABORT, 'the erasure log is append-only'); END;
+CREATE TRIGGER erasure_log_no_delete BEFORE DELETE ON erasure_log
+BEGIN SELECT RAISE(ABORT, 'the erasure log is append-only'); END;
+CREATE TABLE exports (
+    export_id INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
+    at TEXT NOT NULL,
+    who TEXT NOT NULL CHECK (length(who) > 0),
+    origin TEXT NOT NULL CHECK (origin IN ('cli', 'app', 'api')),
+    what TEXT NOT NULL,
+    arguments TEXT NOT NULL CHECK (json_valid(arguments) AND json_type(arguments) = 'object'),
+    rows INTEGER,
+    masked INTEGER NOT NULL CHECK (masked IN (0, 1)),
+    target TEXT,
+    db TEXT
+);
+CREATE TRIGGER exports_no_update BEFORE UPDATE ON exports
+BEGIN SELECT RAISE(ABORT, 'the export log is append-only'); END;
+CREATE TRIGGER exports_no_delete BEFORE DELETE ON exports
+BEGIN SELECT RAISE(ABORT, 'the export log is append-only'); END
+"""
+
 #: Every migration, in order; append only.
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "annotations, labels (with a default set), review queues, saved views", _V1),
+    Migration(2, "erasure tombstones, the erasure log and the export log (both append-only)", _V2),
 )
 
 LATEST = MIGRATIONS[-1].version

@@ -240,6 +240,34 @@ def workspace_of(db, workspace=None) -> Workspace:
     return Workspace.beside(db)
 
 
+def report_workspace(con, options) -> Workspace:
+    """The workspace of a report written from connection `con`: `options["workspace"]`, else beside
+    `options["db"]` (the CLI's), else `$TRANSCRIPT_LENS_WORKSPACE`, else beside the open file.
+
+    >>> report_workspace(con, {"db": "/data/lens.duckdb"}).path.name  # doctest: +SKIP
+    'lens.duckdb.workspace.sqlite'
+    """
+    if options.get("workspace"):
+        return Workspace(options["workspace"])
+    if options.get("db"):
+        return Workspace.beside(options["db"])
+    if os.environ.get(ENV):
+        return Workspace(os.environ[ENV])
+    path = database_file(con)
+    if not path:
+        from analytics.errors import BadRequest
+
+        raise BadRequest("a report of the workspace needs the database's path (options={'db': …}) or a workspace")
+    return Workspace.beside(path)
+
+
+def database_file(con) -> str | None:
+    """The file of the database a DuckDB connection reads (None: in memory)."""
+    ((path,),) = con.execute(
+        "SELECT path FROM duckdb_databases() WHERE database_name = current_database()").fetchall()
+    return path or None
+
+
 def takes_workspace(fn: Callable[..., T]) -> Callable[..., T]:
     """Let a function whose first argument is a `Workspace` take a database path instead (`as_workspace`)."""
 

@@ -78,3 +78,12 @@ def build_pii_store(path: str | Path) -> Path:
     finally:
         saver.conn.close()
     return Path(path)
+
+
+def load_pii_db(folder: Path) -> Path:
+    """`build_pii_store` in `folder`, loaded by the real loader into `folder/lens.duckdb`; its path."""
+    import transcript_lens
+
+    db = folder / "lens.duckdb"
+    transcript_lens.load(build_pii_store(folder / "pii.sqlite"), db)
+    return db

@@ -10,7 +10,6 @@ import pandas as pd
 import pytest
 
 import analytics
-import transcript_lens
 from analytics import Filters, reports
 from analytics.cli import main as analytics_main
 from analytics.catalog import ALL_TABLES
@@ -18,17 +17,14 @@ from analytics.db import applied_policy
 from analytics.frames import fetch_frame
 from analytics.policy import TENANTS_ENV, Policy
 from analytics.redact import ENV as REDACT_ENV
-from tests.analytics.pii_store import DECOYS, PLANTED, build_pii_store
+from tests.analytics.pii_store import DECOYS, PLANTED, load_pii_db
 
 ALL_PLANTED = [v for values in PLANTED.values() for v in values]
 
 
 @pytest.fixture(scope="module")
 def pii_db(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("pii")
-    db = folder / "lens.duckdb"
-    transcript_lens.load(build_pii_store(folder / "pii.sqlite"), db)
-    return db
+    return load_pii_db(tmp_path_factory.mktemp("pii"))
 
 
 @pytest.fixture(autouse=True)

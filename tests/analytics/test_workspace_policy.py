@@ -13,13 +13,12 @@ import shutil
 import pytest
 
 import analytics
-import transcript_lens
 from analytics import workspace as ws_api
 from analytics.errors import NotFound
 from analytics.policy import TENANTS_ENV
 from analytics.redact import ENV as REDACT_ENV
 from analytics.workspace import ImportFailed
-from tests.analytics.pii_store import PLANTED, build_pii_store
+from tests.analytics.pii_store import PLANTED, load_pii_db
 from transcript_lens.cli import main
 
 ACME, GLOBEX = "acme:web:s1", "globex:web:s1"
@@ -27,10 +26,7 @@ ACME, GLOBEX = "acme:web:s1", "globex:web:s1"
 
 @pytest.fixture(scope="module")
 def store_db(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("pii")
-    db = folder / "lens.duckdb"
-    transcript_lens.load(build_pii_store(folder / "pii.sqlite"), db)
-    return db
+    return load_pii_db(tmp_path_factory.mktemp("pii"))
 
 
 @pytest.fixture()

@@ -196,3 +196,22 @@ def test_a_workspace_whose_tables_are_not_what_its_migrations_say_is_named_in_th
 
     with pytest.raises(WorkspaceError, match=r"review workspace .*w\.sqlite cannot be used: no such column: scope"):
         saved_views(ws)
+
+
+def test_a_version_1_workspace_gets_the_privacy_tables_and_keeps_its_rows(tmp_path, monkeypatch):
+    # Made by a Transcript Lens that knew only migration 1 (the review workspace of issue 21).
+    with monkeypatch.context() as m:
+        m.setattr(store, "MIGRATIONS", migrations.MIGRATIONS[:1])
+        m.setattr(store, "LATEST", 1)
+        ws = Workspace(tmp_path / "w.sqlite")
+        with ws.write() as conn:
+            conn.execute("INSERT INTO saved_views (name, page, params, created_by, created_at, updated_at) "
+                         "VALUES ('kept', 'overview', '{}', 'a', 'x', 'x')")
+    assert {"tombstones", "erasure_log", "exports"}.isdisjoint(_table_info(ws.path))
+    with Workspace(ws.path).write() as conn:
+        conn.execute("INSERT INTO tombstones (kind, value, reason, by, at) VALUES ('thread', 't1', 'r', 'dpo', 'x')")
+    assert {"tombstones", "erasure_log", "exports"} <= set(_table_info(ws.path))
+    assert (tmp_path / "w.sqlite.v1.bak").is_file()
+    with Workspace(ws.path).read() as conn:
+        assert conn.execute("SELECT name FROM saved_views").fetchall() == [("kept",)]
+        assert conn.execute("SELECT max(version) FROM migrations").fetchone() == (2,)

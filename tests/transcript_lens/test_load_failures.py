@@ -19,12 +19,12 @@ import duckdb
 import psycopg
 import pytest
 
+import transcript_lens
 from loaders import registry
 from loaders.records import weighted_ranges
 from tests.loaders.example_source import JsonlDirReader, JsonlDirSource
 from tests.loaders.hostile_util import tree_fingerprint
 from tests.loaders.test_conformance import dump_sqlite_store
-from tests.loaders.util import load_db
 from transcript_lens.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -71,9 +71,10 @@ def dumps(sqlite_store, tmp_path_factory) -> Path:
 
 @pytest.fixture
 def existing(sqlite_store, tmp_path) -> Path:
-    """A database from an earlier good load, alone in its folder."""
+    """A database from an earlier good load through the composition root, alone in its folder
+    but for the lock file every such load leaves (`analytics.dblock`: never removed)."""
     db = tmp_path / "db" / "lens.duckdb"
-    load_db(sqlite_store.path, db)
+    transcript_lens.load(sqlite_store.path, db)
     return db
 
 

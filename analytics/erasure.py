@@ -1,0 +1,203 @@
+"""Erasure that sticks: remove a thread, a tenant or a session from the database, and keep it out.
+
+`erase` records a tombstone in the review workspace (`tombstones`, beside the
+database: no load replaces it), then writes the database again without the rows
+(`analytics.erasure_db`), and appends who, when, why and what (rows per table) to
+the append-only `erasure_log`. Every later load — full or `--incremental`, from the
+same source or an older export — calls `hold_back` on its staged database before the
+derived tables are built (the composition root, `transcript_lens.LoadTimeTables`),
+which drops whatever a standing tombstone covers, so the rows never come back until
+the tombstone is `lift`ed. An erasure and a load take the database's lock
+(`analytics.dblock`): neither can rename its file over the other's.
+
+The tool never writes to the checkpoint store: the source keeps the thread until
+its owner deletes it there (`report retention` lists what to delete).
+
+>>> erase("lens.duckdb", thread="acme:web:sess-001", reason="GDPR request #12", by="dpo")  # doctest: +SKIP
+Erasure(kind='thread', value='acme:web:sess-001', threads=1, rows={'messages': 6, …})
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from analytics._pandas import pd
+from analytics.dblock import database_lock
+from analytics.erasure_db import KINDS, covered_threads, delete_threads, rewrite_without
+from analytics.errors import BadRequest, NotFound
+from analytics.workspace.annotating import check_author, default_author
+from analytics.workspace.store import Workspace, now, workspace_of
+
+
+@dataclass(frozen=True)
+class Tombstone:
+    """A standing (or lifted) mark that keeps a thread, a tenant or a session out of the database."""
+
+    tombstone_id: int
+    kind: str
+    value: str
+    reason: str
+    by: str
+    at: str
+    lifted_at: str | None = None
+    lifted_by: str | None = None
+
+    @property
+    def standing(self) -> bool:
+        return self.lifted_at is None
+
+
+@dataclass(frozen=True)
+class Erasure:
+    """What one `erase` removed: the threads it covered and the rows per table."""
+
+    kind: str
+    value: str
+    threads: int
+    rows: dict[str, int] = field(default_factory=dict)
+    tombstone_id: int = 0
+
+    def line(self) -> str:
+        """One line for the CLI.
+
+        >>> Erasure("thread", "t1", 1, {"messages": 3, "threads": 1}).line()
+        'erased thread t1: 1 thread, 4 rows (messages 3, threads 1); tombstone 0 keeps it out of later loads'
+        """
+        rows = sum(self.rows.values())
+        detail = ", ".join(f"{t} {n}" for t, n in sorted(self.rows.items()))
+        return (f"erased {self.kind} {self.value}: {self.threads} thread{'s' if self.threads != 1 else ''}, "
+                f"{rows} rows" + (f" ({detail})" if detail else "")
+                + f"; tombstone {self.tombstone_id} keeps it out of later loads")
+
+
+def _mark(thread: str | None, tenant: str | None, session: str | None) -> tuple[str, str]:
+    given = [(k, v) for k, v in zip(KINDS, (thread, tenant, session)) if v is not None]
+    if len(given) != 1 or not str(given[0][1]).strip():
+        raise BadRequest("name exactly one of thread=, tenant=, session= (a non-empty id)")
+    return given[0][0], str(given[0][1])
+
+
+def _reason(reason: object) -> str:
+    if not isinstance(reason, str) or not reason.strip():
+        raise BadRequest("give the reason (the erasure request, a ticket): it goes in the erasure log")
+    return reason.strip()
+
+
+def _log(conn: sqlite3.Connection, action: str, kind: str, value: str, reason: str | None, by: str,
+         db: str | os.PathLike | None, threads: int, rows: dict[str, int]) -> None:
+    conn.execute(
+        "INSERT INTO erasure_log (at, action, kind, value, reason, by, db, threads, rows) VALUES (?,?,?,?,?,?,?,?,?)",
+        (now(), action, kind, value, reason, by, None if db is None else str(Path(db).resolve()), threads,
+         json.dumps(rows, sort_keys=True)),
+    )
+
+
+def erase(db: str | os.PathLike, *, thread: str | None = None, tenant: str | None = None,
+          session: str | None = None, reason: str, by: str | None = None) -> Erasure:
+    """Erase one thread, tenant or session from the database at `db` and keep it out of
+    later loads. The tombstone is recorded first: should the rewrite fail, the next load
+    still holds the rows back. A database that has none of its rows yet is left as it is
+    (the tombstone alone keeps them from ever being loaded)."""
+    kind, value = _mark(thread, tenant, session)
+    reason = _reason(reason)
+    by = check_author(by or default_author())
+    ws = Workspace.beside(db)  # the one every load of `db` reads (`hold_back`): never another
+    with database_lock(db):
+        with ws.write() as conn:
+            row = conn.execute("SELECT tombstone_id FROM tombstones WHERE kind = ? AND value = ? AND lifted_at IS NULL",
+                               (kind, value)).fetchone()
+            if row is None:
+                row = conn.execute("INSERT INTO tombstones (kind, value, reason, by, at) VALUES (?,?,?,?,?) "
+                                   "RETURNING tombstone_id", (kind, value, reason, by, now())).fetchone()
+        threads: list[str] = []
+        rows: dict[str, int] = {}
+        if Path(db).is_file():
+            import duckdb
+
+            con = duckdb.connect(str(db), read_only=True)
+            try:
+                threads = covered_threads(con, [(kind, value)])
+            finally:
+                con.close()
+            if threads:  # (a tenant or session with no thread here: nothing to rewrite)
+                rows = rewrite_without(db, threads)
+        present = rows.get("threads", 0)
+        with ws.write() as conn:
+            _log(conn, "erase", kind, value, reason, by, db, present, rows)
+    return Erasure(kind, value, present, rows, row[0])
+
+
+def lift(db: str | os.PathLike, *, thread: str | None = None, tenant: str | None = None,
+         session: str | None = None, reason: str, by: str | None = None) -> Tombstone:
+    """Lift the standing tombstone of a thread, tenant or session: the next load brings its
+    rows back (if the source still has them). Logged like an erasure."""
+    kind, value = _mark(thread, tenant, session)
+    reason = _reason(reason)
+    by = check_author(by or default_author())
+    ws = Workspace.beside(db)  # the one every load of `db` reads (`hold_back`): never another
+    with ws.write() as conn:
+        row = conn.execute(
+            "UPDATE tombstones SET lifted_at = ?, lifted_by = ? WHERE kind = ? AND value = ? AND lifted_at IS NULL "
+            "RETURNING *", (now(), by, kind, value)).fetchone()
+        if row is None:
+            raise NotFound(f"no standing tombstone for {kind} {value} in {ws.path}")
+        _log(conn, "lift", kind, value, reason, by, db, 0, {})
+    return Tombstone(*row)
+
+
+def tombstones(db: str | os.PathLike | None, *, standing: bool = False,
+               workspace: Workspace | str | os.PathLike | None = None) -> list[Tombstone]:
+    """Every tombstone (`standing=True`: only those not lifted), oldest first.
+
+    >>> [t.value for t in tombstones("lens.duckdb", standing=True)]  # doctest: +SKIP
+    ['acme:web:sess-001']
+    """
+    ws = workspace_of(db, workspace)
+    with ws.read() as conn:
+        rows = conn.execute("SELECT * FROM tombstones" + (" WHERE lifted_at IS NULL" if standing else "")
+                            + " ORDER BY tombstone_id").fetchall()
+    return [Tombstone(*r) for r in rows]
+
+
+#: Columns of `erasure_log()` (the workspace table's, `rows` as JSON text).
+LOG_COLUMNS = ("entry_id", "at", "action", "kind", "value", "reason", "by", "db", "threads", "rows")
+
+
+def erasure_log(db: str | os.PathLike | None, *, workspace: Workspace | str | os.PathLike | None = None) -> pd.DataFrame:
+    """The erasure log, oldest first: one row per erase, lift and load that held rows back.
+
+    >>> erasure_log("lens.duckdb")[["action", "kind", "value", "by"]]  # doctest: +SKIP
+    """
+    ws = workspace_of(db, workspace)
+    with ws.read() as conn:
+        rows = conn.execute(f"SELECT {', '.join(LOG_COLUMNS)} FROM erasure_log ORDER BY entry_id").fetchall()
+    return pd.DataFrame(rows, columns=list(LOG_COLUMNS))
+
+
+def hold_back(con, db: str | os.PathLike) -> dict[str, int]:
+    """Drop what the standing tombstones of `db`'s workspace cover from the staged database
+    on `con` (a load's, before its derived tables are built); {table: rows dropped}. Each
+    tombstone that held rows back gets a `held_back` entry in the erasure log. A workspace
+    that does not exist yet holds no tombstones (nothing is created)."""
+    ws = Workspace.beside(db)
+    standing = tombstones(db, standing=True, workspace=ws) if ws.exists() else []
+    if not standing:
+        return {}
+    dropped: dict[str, int] = {}
+    held: list[tuple[Tombstone, dict[str, int]]] = []
+    for t in standing:  # one mark at a time: each log entry counts what it held back
+        rows = delete_threads(con, covered_threads(con, [(t.kind, t.value)]))
+        if rows:
+            held.append((t, rows))
+            for table, n in rows.items():
+                dropped[table] = dropped.get(table, 0) + n
+    if held:
+        by = default_author()
+        with ws.write() as conn:
+            for t, rows in held:
+                _log(conn, "held_back", t.kind, t.value, None, by, db, rows.get("threads", 0), rows)
+    return dropped

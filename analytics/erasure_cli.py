@@ -1,0 +1,64 @@
+"""`transcript-lens erase`: a thin shell over `analytics.erasure`.
+
+    transcript-lens erase --db lens.duckdb --thread acme:web:sess-001 --reason "GDPR request #12" [--by dpo]
+    transcript-lens erase --db lens.duckdb --tenant globex --reason "contract ended"
+    transcript-lens erase --db lens.duckdb --thread acme:web:sess-001 --lift --reason "erased by mistake"
+    transcript-lens erase --db lens.duckdb --list          standing and lifted tombstones
+    transcript-lens erase --db lens.duckdb --log           the erasure log
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from analytics import erasure
+from analytics.cli import command
+from analytics.errors import BadRequest
+from analytics.workspace.store import ENV, Workspace
+
+
+def _configure(parser: argparse.ArgumentParser) -> None:
+    parser.description = (
+        "Remove a thread, a tenant or a session from the database and keep it out of every later load "
+        "(full or --incremental) until the tombstone is lifted. Tombstones and the append-only erasure log "
+        f"live in the review workspace beside the database (or ${ENV}: every load reads the same one). "
+        "The checkpoint store itself is never written: "
+        "`report retention` lists what to delete there.")
+    parser.add_argument("--db", required=True, help="the Transcript Lens DuckDB database")
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument("--thread", metavar="ID", help="erase this thread")
+    which.add_argument("--tenant", metavar="T", help="erase every thread of this tenant")
+    which.add_argument("--session", metavar="S", help="erase every thread of this session")
+    parser.add_argument("--reason", help="why (the request, a ticket): required to erase or lift")
+    parser.add_argument("--by", metavar="NAME", help="who asks (default: $TRANSCRIPT_LENS_AUTHOR or your login)")
+    action = parser.add_mutually_exclusive_group()
+    action.add_argument("--lift", action="store_true", help="lift the tombstone: the next load brings the rows back")
+    action.add_argument("--list", action="store_true", help="print the tombstones")
+    action.add_argument("--log", action="store_true", help="print the erasure log")
+
+
+@command("erase", _configure, help="erase a thread, tenant or session from the database, and keep it out of reloads")
+def run(args: argparse.Namespace) -> int:
+    ws = Workspace.beside(args.db)  # the one every load of --db reads its tombstones from
+    if args.list:
+        for t in erasure.tombstones(args.db, workspace=ws):
+            state = "standing" if t.standing else f"lifted {t.lifted_at} by {t.lifted_by}"
+            print(f"{t.tombstone_id}\t{t.kind}\t{t.value}\t{t.at}\t{t.by}\t{state}\t{t.reason}")
+        return 0
+    if args.log:
+        frame = erasure.erasure_log(args.db, workspace=ws)
+        if frame.empty:
+            print(f"the erasure log of {ws.path} is empty", file=sys.stderr)
+        else:
+            print(frame.to_string(index=False))
+        return 0
+    mark = {"thread": args.thread, "tenant": args.tenant, "session": args.session}
+    if not any(mark.values()):
+        raise BadRequest("name what to erase: --thread ID, --tenant T or --session S (or --list, --log)")
+    if args.lift:
+        t = erasure.lift(args.db, **mark, reason=args.reason, by=args.by)
+        print(f"lifted the tombstone of {t.kind} {t.value}: the next load brings it back if the source has it")
+        return 0
+    print(erasure.erase(args.db, **mark, reason=args.reason, by=args.by).line())
+    return 0

@@ -1,0 +1,168 @@
+"""The export log: who took what out of the tool, when, and whether it was masked.
+
+Every report `write_report` writes (CLI or API), every `transcript`, `search` and
+`diff` the CLI prints or writes, and every CSV downloaded from the app appends one
+row to the `exports` table of the review workspace (append-only: its triggers
+refuse UPDATE and DELETE). Who is the app's signed-in user, else the OS user;
+origin says which door it left by (`cli`, `app`, `api`). The log is written before
+the export is handed over, and an export whose row cannot be written is refused
+(`ExportRefused`): nothing leaves unrecorded.
+
+>>> with acting_as("ana@acme.com", "app"):  # doctest: +SKIP
+...     record_export("lens.duckdb", "conversations", arguments={"tenant": ["acme"]}, rows=12, masked=True,
+...                   target="conversations.csv")
+"""
+
+from __future__ import annotations
+
+import contextvars
+import dataclasses
+import getpass
+import json
+import os
+import sqlite3
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any
+
+from analytics._pandas import pd
+from analytics.errors import AnalyticsError
+from analytics.workspace.store import Workspace, WorkspaceError, now, workspace_of
+
+ORIGINS = ("cli", "app", "api")
+#: Columns of `exports()` and of `report exports` (the workspace table's).
+COLUMNS = ("export_id", "at", "who", "origin", "what", "arguments", "rows", "masked", "target", "db")
+
+
+class ExportRefused(AnalyticsError):
+    """The export log could not be written, so the export was not made."""
+
+
+@dataclass(frozen=True)
+class Actor:
+    """Who is exporting, and through which door."""
+
+    who: str
+    origin: str = "api"
+
+
+_actor: contextvars.ContextVar[Actor | None] = contextvars.ContextVar("transcript_lens_export_actor", default=None)
+
+
+def os_user() -> str:
+    """The login name of this process (`unknown` where the system has none)."""
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return "unknown"
+
+
+def current_actor() -> Actor:
+    """The actor `acting_as` set for this context, else the OS user through the API."""
+    return _actor.get() or Actor(os_user(), "api")
+
+
+@contextmanager
+def acting_as(who: str | None = None, origin: str = "api") -> Iterator[Actor]:
+    """Exports made inside the block are logged as `who` (default: the OS user) through `origin`."""
+    if origin not in ORIGINS:
+        raise ValueError(f"origin must be one of {ORIGINS}, got {origin!r}")
+    actor = Actor((who or "").strip() or os_user(), origin)
+    token = _actor.set(actor)
+    try:
+        yield actor
+    finally:
+        _actor.reset(token)
+
+
+def _jsonable(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {k: _jsonable(v) for k, v in dataclasses.asdict(value).items() if v not in (None, (), [], "")}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, (datetime, date)):
+        return value.isoformat()
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    return value if isinstance(value, (str, int, float, bool)) or value is None else str(value)
+
+
+def _masked(value: Any) -> Any:
+    from analytics.policy import redactor
+
+    if isinstance(value, str):
+        return redactor().text(value)
+    if isinstance(value, list):
+        return [_masked(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _masked(v) for k, v in value.items()}
+    return value
+
+
+def arguments_of(options: Mapping[str, Any], skip: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The arguments worth recording from a command's options: given values only (no
+    unset flags, no functions, nothing in `skip`).
+
+    >>> arguments_of({"tenant": ["acme"], "since": None, "desc": False, "run": print, "limit": "5"})
+    {'tenant': ['acme'], 'limit': '5'}
+    """
+    out = {}
+    for key, value in options.items():
+        if key in skip or callable(value) or value is None or value is False or value in ((), []):
+            continue
+        out[key] = _jsonable(value)
+    return out
+
+
+def record_export(db: str | os.PathLike | None, what: str, *, arguments: Mapping[str, Any], rows: int | None,
+                  masked: bool, target: str | os.PathLike | None,
+                  workspace: Workspace | str | os.PathLike | None = None, actor: Actor | None = None) -> int:
+    """Append one row to the export log; its id. Raises `ExportRefused` when it cannot be
+    written (the caller must then not hand the export over)."""
+    actor = actor or current_actor()
+    recorded = _jsonable(dict(arguments))
+    if masked:  # a masked export's arguments (a searched email, say) are logged masked too
+        recorded = _masked(recorded)
+    try:
+        ws = workspace_of(db, workspace)
+        with ws.write() as conn:
+            (export_id,) = conn.execute(
+                "INSERT INTO exports (at, who, origin, what, arguments, rows, masked, target, db) "
+                "VALUES (?,?,?,?,?,?,?,?,?) RETURNING export_id",
+                (now(), actor.who, actor.origin, what, json.dumps(recorded, sort_keys=True),
+                 rows, int(bool(masked)), None if target is None else str(target),
+                 None if db is None else str(Path(db).resolve())),
+            ).fetchone()
+        return export_id
+    except (WorkspaceError, sqlite3.Error, OSError) as exc:
+        raise ExportRefused(f"export refused: the export log cannot be written ({exc})") from exc
+
+
+def exports(db: str | os.PathLike | None, *, workspace: Workspace | str | os.PathLike | None = None) -> pd.DataFrame:
+    """The export log, oldest first (`COLUMNS`; `arguments` as JSON text).
+
+    >>> exports("lens.duckdb")[["who", "origin", "what", "rows"]]  # doctest: +SKIP
+    """
+    ws = workspace_of(db, workspace)
+    with ws.read() as conn:
+        rows = conn.execute(f"SELECT {', '.join(COLUMNS)} FROM exports ORDER BY export_id").fetchall()
+    frame = pd.DataFrame(rows, columns=list(COLUMNS))
+    frame["rows"] = frame["rows"].astype("Int64")
+    frame["masked"] = frame["masked"].astype(bool)
+    return frame
+
+
+def log_cli_export(args, what: str, rows: int | None, target: str | os.PathLike | None = None) -> int:
+    """Log what a CLI command (`transcript`, `search`, `diff`) is about to print or write, from
+    its parsed arguments (`--db`, the filters, the format); raises `ExportRefused` first when
+    the log cannot be written, so nothing is printed. Masked: the policy its connection had."""
+    from analytics.policy import effective
+
+    options = vars(args)
+    arguments = arguments_of(options, skip=("db", "out", "command", "redact", "redact_config", "workspace"))
+    return record_export(options["db"], what, arguments=arguments, rows=rows, masked=effective().redact,
+                         target=None if target is None else Path(target).resolve(),
+                         workspace=options.get("workspace"))

@@ -1,0 +1,195 @@
+"""Erasure that sticks (analytics.erasure): erased threads stay out of full and incremental
+reloads of a store written by real LangGraph graphs, until their tombstone is lifted."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+
+import duckdb
+import pytest
+
+import analytics
+import transcript_lens
+from analytics import erasure
+from analytics.dblock import database_lock
+from analytics.erasure_db import thread_tables
+from analytics.errors import BadRequest, NotFound
+from analytics.workspace.store import Workspace
+from storegen import build_sqlite_store
+from transcript_lens.cli import main as cli
+
+THREADS = {
+    "acme:web:sess-001": "simple_chat",
+    "acme:web:sess-002": "simple_chat",
+    "globex:mobile:sess-010": "simple_chat",
+    "initech:support:sess-020": "simple_chat",
+}
+GONE = "acme:web:sess-001"
+
+
+@pytest.fixture(scope="module")
+def source(tmp_path_factory):
+    path = tmp_path_factory.mktemp("erasure-source") / "store.sqlite"
+    build_sqlite_store(path, threads=THREADS)
+    return path
+
+
+@pytest.fixture()
+def db(source, tmp_path, monkeypatch):
+    monkeypatch.delenv("TRANSCRIPT_LENS_WORKSPACE", raising=False)
+    target = tmp_path / "lens.duckdb"
+    transcript_lens.load(source, target)
+    return target
+
+
+def _rows_of(db, thread_id: str) -> dict[str, int]:
+    """Rows of the thread in every table of the database that holds thread rows."""
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        present = {n for (n,) in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+        return {t: con.execute(f"SELECT count(*) FROM {t} WHERE thread_id = ?", [thread_id]).fetchone()[0]
+                for t in thread_tables() if t in present}
+    finally:
+        con.close()
+
+
+def _threads(db) -> set[str]:
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        return {t for (t,) in con.execute("SELECT thread_id FROM threads").fetchall()}
+    finally:
+        con.close()
+
+
+def test_every_thread_table_is_in_the_catalogue(db):
+    # A table of the database with thread rows that the catalogue does not name would keep erased rows.
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        with_thread = {t for (t,) in con.execute(
+            "SELECT table_name FROM duckdb_columns() WHERE column_name = 'thread_id' AND NOT internal "
+            "AND database_name = current_database()").fetchall()}
+    finally:
+        con.close()
+    assert with_thread == set(thread_tables())
+
+
+def test_an_erased_thread_stays_gone_after_full_and_incremental_reloads(db, source):
+    before = _rows_of(db, GONE)
+    assert before["messages"] > 0 and before["conversation_metrics"] == 1
+    done = analytics.erase(db, thread=GONE, reason="GDPR request 12", by="dpo")
+    assert done.threads == 1 and done.rows["messages"] == before["messages"]
+    assert set(_rows_of(db, GONE).values()) == {0}
+    assert _threads(db) == set(THREADS) - {GONE}  # the others stay
+
+    transcript_lens.load(source, db, incremental=True)  # the erased database: the thread looks new
+    assert set(_rows_of(db, GONE).values()) == {0}
+    transcript_lens.load(source, db)
+    assert set(_rows_of(db, GONE).values()) == {0}
+    summary = transcript_lens.load(source, db, incremental=True)
+    assert set(_rows_of(db, GONE).values()) == {0}
+    assert summary.threads == len(THREADS) - 1
+
+    log = analytics.erasure_log(db)
+    # (the last incremental load found the source and the tombstones as the full load left
+    # them: it read nothing, so held nothing back)
+    assert list(log.action) == ["erase", "held_back", "held_back"]
+    first = log.iloc[0]
+    assert (first.kind, first.value, first.by, first.reason) == ("thread", GONE, "dpo", "GDPR request 12")
+    assert '"messages": %d' % before["messages"] in first.rows
+
+
+def test_tenant_and_session_tombstones_cover_their_threads(db, source):
+    erasure.erase(db, tenant="acme", reason="contract ended", by="ops")
+    assert _threads(db) == {"globex:mobile:sess-010", "initech:support:sess-020"}
+    erasure.erase(db, session="sess-010", reason="user request", by="ops")
+    assert _threads(db) == {"initech:support:sess-020"}
+    transcript_lens.load(source, db)
+    assert _threads(db) == {"initech:support:sess-020"}
+    assert [(t.kind, t.value) for t in erasure.tombstones(db)] == [("tenant", "acme"), ("session", "sess-010")]
+
+
+def test_lifting_a_tombstone_brings_the_thread_back_on_the_next_load(db, source):
+    erasure.erase(db, thread=GONE, reason="request", by="dpo")
+    lifted = erasure.lift(db, thread=GONE, reason="erased by mistake", by="dpo")
+    assert lifted.lifted_by == "dpo" and not lifted.standing
+    assert GONE not in _threads(db)  # lifting changes the workspace only
+    transcript_lens.load(source, db, incremental=True)
+    assert GONE in _threads(db)
+    assert list(analytics.erasure_log(db).action) == ["erase", "lift"]
+    with pytest.raises(NotFound):
+        erasure.lift(db, thread=GONE, reason="again", by="dpo")
+
+
+def test_an_erasure_needs_a_reason_and_one_target(db):
+    with pytest.raises(BadRequest, match="reason"):
+        erasure.erase(db, thread=GONE, reason=" ")
+    with pytest.raises(BadRequest, match="exactly one"):
+        erasure.erase(db, thread=GONE, tenant="acme", reason="x")
+    assert GONE in _threads(db)
+
+
+def test_the_logs_refuse_updates_and_deletes_and_tombstones_are_never_removed(db):
+    erasure.erase(db, thread=GONE, reason="request", by="dpo")
+    ws = Workspace.beside(db)
+    with ws.write() as conn:
+        conn.execute("INSERT INTO exports (at, who, origin, what, arguments, masked) "
+                     "VALUES ('t', 'me', 'cli', 'daily', '{}', 0)")
+    conn = sqlite3.connect(ws.path)
+    try:
+        for sql in ("UPDATE erasure_log SET by = 'someone else'", "DELETE FROM erasure_log",
+                    "UPDATE exports SET who = 'someone else'", "DELETE FROM exports",
+                    "DELETE FROM tombstones", "UPDATE tombstones SET value = 'other'"):
+            with pytest.raises(sqlite3.IntegrityError, match="append-only|never deleted|only be lifted"):
+                conn.execute(sql)
+        assert conn.execute("SELECT count(*) FROM erasure_log").fetchone()[0] == 1
+    finally:
+        conn.close()
+
+
+def test_an_erasure_waits_for_a_load_holding_the_lock(db, monkeypatch):
+    waiting = threading.Event()
+
+    def observed(path, on_wait=None):
+        return database_lock(path, on_wait=waiting.set)
+
+    monkeypatch.setattr(erasure, "database_lock", observed)
+    failures: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            erasure.erase(db, thread=GONE, reason="request", by="dpo")
+        except BaseException as exc:  # noqa: BLE001 - reported by the test
+            failures.append(exc)
+
+    with database_lock(db):  # as transcript_lens.load holds it for a load's whole run
+        worker = threading.Thread(target=run)
+        worker.start()
+        assert waiting.wait(30), "the erasure did not wait for the lock"
+        assert GONE in _threads(db)  # nothing was done while the lock was held
+    worker.join(60)
+    assert not worker.is_alive() and not failures
+    assert GONE not in _threads(db)
+
+
+def test_the_cli_erases_lists_and_logs(db, capsys):
+    assert cli(["erase", "--db", str(db), "--thread", GONE, "--reason", "ticket 7", "--by", "dpo"]) == 0
+    assert f"erased thread {GONE}: 1 thread" in capsys.readouterr().out
+    assert cli(["erase", "--db", str(db), "--list"]) == 0
+    assert f"thread\t{GONE}" in capsys.readouterr().out
+    assert cli(["erase", "--db", str(db), "--log"]) == 0
+    assert "ticket 7" in capsys.readouterr().out
+    assert cli(["erase", "--db", str(db), "--thread", GONE]) == 2
+    assert "reason" in capsys.readouterr().err
+    assert cli(["erase", "--db", str(db), "--thread", GONE, "--lift", "--reason", "mistake"]) == 0
+    assert erasure.tombstones(db, standing=True) == []
+
+
+def test_an_older_copy_of_the_store_does_not_bring_it_back(db, source, tmp_path):
+    older = tmp_path / "backup-of-last-month.sqlite"
+    older.write_bytes(source.read_bytes())  # a copy taken before the erasure, still holding the thread
+    erasure.erase(db, thread=GONE, reason="request", by="dpo")
+    transcript_lens.load(older, db, incremental=True)
+    assert GONE not in _threads(db)
+    transcript_lens.load(older, db)
+    assert GONE not in _threads(db) and _threads(db) == set(THREADS) - {GONE}

@@ -1,0 +1,191 @@
+"""The app as a shared service (ui.session, ui.downloads, ui.sidebar): each session reads under
+its own policy — its "Mask personal data" switch, its signed-in user's tenants — on every page
+and in every download, and a restricted deployment refuses what it must.
+
+The database is `pii_store`'s: two tenants whose threads hold planted personal data, written by
+a real graph through a real SqliteSaver and loaded by the real loader. A download's bytes are
+built by the very callable the page handed to `st.download_button` (AppTest has no server to
+click it on), called on the test's thread as the server calls it on one of its own.
+"""
+
+from __future__ import annotations
+
+import io
+
+import pandas as pd
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+import analytics
+from tests.analytics.pii_store import DECOYS, PLANTED, load_pii_db
+from tests.pages.conftest import APP, TIMEOUT, open_page
+from ui import session
+
+ACME, GLOBEX = "acme:web:s1", "globex:web:s1"
+
+
+@pytest.fixture(scope="module")
+def pii_db(tmp_path_factory):
+    return load_pii_db(tmp_path_factory.mktemp("pii-app"))
+
+
+@pytest.fixture()
+def served(pii_db, tmp_path, monkeypatch):
+    """The pii database (a private copy: its export log is this test's) as the app's --db."""
+    db = tmp_path / "pii.duckdb"
+    db.write_bytes(pii_db.read_bytes())
+    for name in ("TRANSCRIPT_LENS_REDACT", "TRANSCRIPT_LENS_TENANTS", "TRANSCRIPT_LENS_CONFIG",
+                 "TRANSCRIPT_LENS_READ_ONLY", "TRANSCRIPT_LENS_SOURCE_ROOTS", "TRANSCRIPT_LENS_WORKSPACE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("TRANSCRIPT_LENS_DB", str(db))
+    monkeypatch.setenv("TRANSCRIPT_LENS_CACHE", str(tmp_path / "cache"))
+    return db
+
+
+@pytest.fixture()
+def downloads(monkeypatch) -> dict:
+    """{key: the `data` callable} of every download button the app draws."""
+    made: dict = {}
+    original = st.download_button
+
+    def recording(label, data, *args, **kwargs):
+        made[kwargs.get("key")] = data
+        return original(label, data, *args, **kwargs)
+
+    monkeypatch.setattr(st, "download_button", recording)
+    return made
+
+
+def shown(at) -> str:
+    """Everything the run drew, as text (every element's message, tables included)."""
+    parts: list[str] = []
+
+    def walk(node) -> None:
+        proto = getattr(node, "proto", None)
+        if proto is not None:
+            parts.append(str(proto))
+        for child in getattr(node, "children", {}).values():
+            walk(child)
+
+    walk(at._tree)
+    parts += [d.value.to_csv() for d in at.dataframe]
+    return "\n".join(parts)
+
+
+def _app() -> AppTest:
+    return AppTest.from_file(APP, default_timeout=TIMEOUT)
+
+
+def test_the_mask_switch_masks_the_transcript_and_its_download(served, downloads):
+    at = open_page(_app(), "transcript", thread=ACME)
+    assert not at.exception, at.exception
+    assert PLANTED["acme"][0] in shown(at)  # unmasked by default on a server that does not force it
+    at.toggle(key=session.MASK_KEY).set_value(True).run()
+    assert not at.exception, at.exception
+    text = shown(at)
+    assert not [v for v in PLANTED["acme"] if v in text]
+    assert "<EMAIL_" in text and "A-1043" in text  # placeholders, decoys kept
+    data = downloads["transcript.csv"]().decode()
+    assert "<EMAIL_" in data and not [v for v in PLANTED["acme"] if v in data]
+    assert [d for d in DECOYS if d in data]
+    log = analytics.exports(served)
+    assert list(zip(log.origin, log.what, log.masked)) == [("app", "transcript", True)]
+    assert log.rows.iloc[0] == len(pd.read_csv(io.StringIO(data)))
+
+
+def test_a_deployment_that_masks_offers_no_switch(served, monkeypatch):
+    monkeypatch.setenv("TRANSCRIPT_LENS_REDACT", "1")
+    at = open_page(_app(), "transcript", thread=GLOBEX)
+    assert session.MASK_KEY not in [t.key for t in at.toggle]
+    assert any("masked on this server" in c.value for c in at.caption)
+    assert not [v for v in PLANTED["globex"] if v in shown(at)]
+
+
+def _users_config(tmp_path) -> str:
+    path = tmp_path / "deploy.toml"
+    path.write_text('[app]\n[app.users]\n"*@acme.com" = ["acme"]\n')
+    return str(path)
+
+
+def test_a_user_mapped_to_one_tenant_sees_nothing_of_another(served, tmp_path, monkeypatch, downloads):
+    # Another session of the same server first reads everything: its cached answers must not
+    # be served to the scoped user (the cache is the process's, shared by every session).
+    for page, params in (("conversations", {}), ("search", {"q": "charge"})):
+        assert "globex:web:s2" in shown(open_page(_app(), page, **params))
+    monkeypatch.setenv("TRANSCRIPT_LENS_CONFIG", _users_config(tmp_path))
+    at = _app()
+    at.user = {"email": "ana@acme.com", "is_logged_in": True}
+    pages = {}
+    for page, params in (("conversations", {}), ("search", {"q": "charge"}), ("transcript", {"thread": GLOBEX})):
+        pages[page] = open_page(at, page, **params)
+        assert not at.exception, at.exception
+        text = shown(at)
+        assert not [v for v in PLANTED["globex"] if v in text], page
+        if page == "transcript":  # the link's own thread id is echoed in the refusal, nothing more
+            assert any(f"No thread `{GLOBEX}`" in w.value for w in at.warning)
+            text = text.replace(GLOBEX, "").replace("globex%3Aweb%3As1", "")  # (also links carrying it, the picker's text box, holding the link's id)
+        assert "globex" not in text, page
+    conversations = pages["conversations"]
+    assert any("Signed in as **ana@acme.com** · sees acme" in c.value for c in conversations.caption)
+    open_page(at, "conversations")
+    rows = pd.read_csv(io.BytesIO(downloads["conversations.csv"]()))
+    assert set(rows.thread_id) == {"acme:web:s1", "acme:web:s2"}
+    open_page(at, "search", q="charge")
+    hits = pd.read_csv(io.BytesIO(downloads["search.csv"]()))
+    assert len(hits) and set(hits.thread_id) <= {"acme:web:s1", "acme:web:s2"}
+    assert set(analytics.exports(served).who) == {"ana@acme.com"}
+
+
+def test_a_user_the_mapping_does_not_name_sees_no_thread(served, tmp_path, monkeypatch):
+    monkeypatch.setenv("TRANSCRIPT_LENS_CONFIG", _users_config(tmp_path))
+    at = _app()
+    at.user = {"email": "eve@elsewhere.org", "is_logged_in": True}
+    open_page(at, "conversations")
+    assert not at.exception, at.exception
+    text = shown(at)
+    assert "acme:web" not in text and "globex:web" not in text
+
+
+def test_a_read_only_deployment_hides_loading(served, monkeypatch):
+    at = open_page(_app(), "overview")
+    assert any(e.label == "Load a source" for e in at.expander)
+    monkeypatch.setenv("TRANSCRIPT_LENS_READ_ONLY", "1")
+    at = open_page(_app(), "overview")
+    assert not at.exception, at.exception
+    assert not any(e.label == "Load a source" for e in at.expander)
+
+
+def test_source_folders_refuse_a_path_outside_them_naming_it(served, tmp_path, monkeypatch):
+    monkeypatch.setenv("TRANSCRIPT_LENS_SOURCE_ROOTS", str(tmp_path / "stores"))
+    (tmp_path / "stores").mkdir()
+    at = open_page(_app(), "overview")
+    at.text_input(key="load.spec").set_value(str(served)).run()
+    at.button(key="load.go").click().run()
+    assert any(f"{served} is outside the folders this app may read" in e.value for e in at.error)
+    at.text_input(key="load.spec").set_value("postgresql://app:secret@db/agents").run()
+    at.button(key="load.go").click().run()
+    assert any("loads databases by name only" in e.value for e in at.error)
+
+
+def test_a_named_source_loads_by_its_name(served, pii_db, tmp_path, monkeypatch):
+    config = tmp_path / "deploy.toml"
+    store = pii_db.parent / "pii.sqlite"
+    config.write_text(f'[app]\nsource_roots = ["{tmp_path / "stores"}"]\n[app.sources]\npii = "{store}"\n')
+    monkeypatch.setenv("TRANSCRIPT_LENS_CONFIG", str(config))
+    at = open_page(_app(), "overview")
+    at.selectbox(key="load.named").set_value("pii").run()
+    at.button(key="load.go").click().run()
+    assert not at.exception and not at.error, (at.exception, [e.value for e in at.error])
+    flash = [s.value for s in at.success]
+    assert flash and flash[0].startswith("loaded 4 threads") and str(store) not in flash[0] and "pii" in flash[0]
+
+
+def test_downloads_are_off_when_the_export_log_cannot_be_written(served, tmp_path, monkeypatch, downloads):
+    monkeypatch.setenv("TRANSCRIPT_LENS_WORKSPACE", str(tmp_path / "missing" / "ws.sqlite"))
+    at = open_page(_app(), "conversations")
+    assert not at.exception, at.exception
+    (button,) = at.get("download_button")
+    assert button.proto.disabled and "export log" in button.proto.help
+    with pytest.raises(analytics.AnalyticsError, match="export refused"):
+        downloads["conversations.csv"]()  # a click that got through anyway: nothing handed over
