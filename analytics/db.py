@@ -18,6 +18,7 @@ import duckdb
 
 from analytics.policy import Policy, effective
 from analytics.policy import apply as apply_policy
+from loaders.catalog import TABLES as LOADER_TABLES
 
 ConOrPath = Union[duckdb.DuckDBPyConnection, str, os.PathLike]
 
@@ -32,12 +33,29 @@ def connect(
     >>> con = connect("demo.duckdb", redact=True, tenants=["acme"])  # doctest: +SKIP
     """
     p = Path(path)
-    if not p.is_file():
+    if p.is_dir():
+        con = open_dataset(p)  # a Parquet dataset folder (`--format parquet`)
+    elif not p.is_file():
         raise FileNotFoundError(f"no Transcript Lens database at {p}")
-    con = duckdb.connect(str(p), read_only=True)
+    else:
+        con = duckdb.connect(str(p), read_only=True)
     # Timestamps are stored as TIMESTAMPTZ; UTC keeps every reader's output identical.
     con.execute("SET TimeZone = 'UTC'")
     _apply(con, effective(_asked(redact, tenants, policy)))
+    return con
+
+
+def open_dataset(folder: Path) -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB whose views are the tables of the dataset's current version
+    (`loaders.dataset`): every query of the API runs on them as on a database file.
+
+    >>> open_dataset(Path("lens/")).sql("SELECT count(*) FROM messages")  # doctest: +SKIP
+    """
+    from loaders.dataset import create_views, table_sources
+
+    sources = table_sources(folder)  # (FileNotFoundError when the folder holds no dataset)
+    con = duckdb.connect()
+    create_views(con, sources)
     return con
 
 
@@ -121,8 +139,12 @@ def table_comments(con: duckdb.DuckDBPyConnection, names: list[str]) -> dict[str
     rows = con.execute(
         "SELECT table_name, comment FROM duckdb_tables() "
         "WHERE database_name = current_database() AND schema_name = current_schema() "
-        "AND table_name IN (SELECT unnest(?))",
-        [list(names)],
+        "AND table_name IN (SELECT unnest(?)) "
+        # (a Parquet dataset's tables are views: `open_dataset`)
+        "UNION ALL SELECT view_name, comment FROM duckdb_views() "
+        "WHERE database_name = current_database() AND schema_name = current_schema() "
+        "AND view_name IN (SELECT unnest(?))",
+        [list(names), list(names)],
     ).fetchall()
     return dict(rows)
 
@@ -137,16 +159,59 @@ def query_fingerprint(label: str, sql: str, params: list) -> str:
     return f"{label} sha256:" + hashlib.sha256(repr((sql, params)).encode()).hexdigest()[:32]
 
 
-def write_derived_table(con: duckdb.DuckDBPyConnection, table: str, sql: str, params: list, fingerprint: str) -> None:
+def write_derived_table(
+    con: duckdb.DuckDBPyConnection, table: str, sql: str, params: list, fingerprint: str, threads: list[str] | None = None
+) -> None:
     """(Re)create `table` as the result of `sql` and label it with `fingerprint`.
 
-    The loader calls this on its staged database; the session time zone is UTC,
+    The loader calls this on the database it writes; the session time zone is UTC,
     as `connect` sets it for readers. `table` and `fingerprint` are our own text
     (a name and hex digits), never data: COMMENT takes no parameter.
+
+    `threads` (an incremental load): only these threads' rows are replaced, by
+    `sql` run where the loader's tables show only them (`analytics.derived.only_threads`),
+    when `table` was written by the same query; else it is rebuilt whole.
 
     >>> write_derived_table(con, "t", "SELECT 1 AS x", [], "t sha256:00")  # doctest: +SKIP
     """
     con.execute("SET TimeZone = 'UTC'")
+    if threads is not None and table_comments(con, [table]).get(table) == fingerprint:
+        con.execute(f"DELETE FROM {table} WHERE thread_id IN (SELECT unnest(?))", [threads])
+        with only_threads(con, threads):
+            con.execute(f"INSERT INTO {table} SELECT * FROM ({sql})", params)
+        return
     con.execute(f"CREATE OR REPLACE TABLE {table} AS {sql}", params)
     con.execute(f"COMMENT ON TABLE {table} IS '{fingerprint}'")
 
+
+
+# The loader's tables that hold rows of threads (every one with a thread_id column).
+_THREAD_TABLES = tuple(t.name for t in LOADER_TABLES if "thread_id" in t.names)
+_CHANGED = "tl_changed_threads"
+
+
+@contextmanager
+def only_threads(con: duckdb.DuckDBPyConnection, threads: list[str]) -> Iterator[None]:
+    """On `con`, the loader's tables show only `threads` until the block ends.
+
+    Temporary views of the same names come first in DuckDB's name lookup, so a
+    derived table's query runs unchanged over them (every derived row is a function
+    of one thread's rows); the real tables stay reachable by qualified names.
+
+    >>> with only_threads(con, ["acme:web:s1"]):  # doctest: +SKIP
+    ...     con.sql("SELECT count(DISTINCT thread_id) FROM messages")  # 1
+    """
+    (database,) = con.execute("SELECT current_database()").fetchone()
+    con.execute(f"CREATE OR REPLACE TEMP TABLE {_CHANGED} AS SELECT unnest(?::VARCHAR[]) AS thread_id", [threads])
+    try:
+        for name in _THREAD_TABLES:
+            # (names from the catalogue, never data; a view takes no parameters)
+            con.execute(
+                f'CREATE OR REPLACE TEMP VIEW {name} AS SELECT * FROM "{database}".main.{name} '
+                f"WHERE thread_id IN (SELECT thread_id FROM temp.main.{_CHANGED})"
+            )
+        yield
+    finally:
+        for name in _THREAD_TABLES:
+            con.execute(f"DROP VIEW IF EXISTS temp.main.{name}")
+        con.execute(f"DROP TABLE IF EXISTS temp.main.{_CHANGED}")

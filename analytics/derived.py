@@ -6,10 +6,15 @@ the trend tables (latency pairs, per thread x day and x model sums) and
 `risk_figures` (the Resume QA overview). Each carries a fingerprint of the query
 that wrote it; a reader finding another fingerprint (an older tool) runs the live
 query instead. The composition root (`transcript_lens.load`) hands `LoadTimeTables`
-to the loader, which calls it on the staged database before the swap; the loader
-itself never imports this package.
+to the loader, which calls it in the load's own commit; the loader itself never
+imports this package.
+
+Every row of these tables is a function of one thread's rows, so after an
+incremental load only the threads it replaced are computed again: the same
+queries run where the loader's tables show only those threads (`analytics.db.only_threads`).
 
 >>> write_derived_tables(con)  # doctest: +SKIP
+>>> write_derived_tables(con, ["acme:web:s1"])  # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -18,8 +23,10 @@ from analytics.metrics import materialize_conversations, materialize_trends
 from analytics.resume import materialize_risks
 
 
-def write_derived_tables(con) -> None:
-    """(Re)create every derived table on `con` (rebuilt whole after every load, full or incremental)."""
-    materialize_conversations(con)  # sets TimeZone = 'UTC' on the connection, like readers
-    materialize_trends(con)
-    materialize_risks(con)
+def write_derived_tables(con, threads: list[str] | None = None) -> None:
+    """(Re)create every derived table on `con`: whole (`threads` None: a full load), or
+    only the rows of `threads` (an incremental load that replaced or dropped them).
+    A table written by another definition of its query is rebuilt whole either way."""
+    materialize_conversations(con, threads)  # sets TimeZone = 'UTC' on the connection, like readers
+    materialize_trends(con, threads)
+    materialize_risks(con, threads)

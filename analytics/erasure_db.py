@@ -72,16 +72,22 @@ def delete_threads(con: duckdb.DuckDBPyConnection, thread_ids: list[str]) -> dic
         return {}
     present = _present(con)
     removed: dict[str, int] = {}
-    con.execute("BEGIN TRANSACTION")
+    # Inside the caller's transaction (an incremental load's, in place) the caller commits: two
+    # statements there share one transaction id, where each is a transaction of its own otherwise.
+    own = con.execute("SELECT txid_current()").fetchone() != con.execute("SELECT txid_current()").fetchone()
+    if own:
+        con.execute("BEGIN TRANSACTION")
     try:
         for table in thread_tables():
             if table in present:
                 (n,) = con.execute(f"DELETE FROM {table} WHERE list_contains(?, thread_id)", [thread_ids]).fetchone()
                 if n:
                     removed[table] = n
-        con.execute("COMMIT")
+        if own:
+            con.execute("COMMIT")
     except BaseException:
-        con.execute("ROLLBACK")
+        if own:
+            con.execute("ROLLBACK")
         raise
     return removed
 

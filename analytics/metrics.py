@@ -324,14 +324,15 @@ def _fingerprint() -> str:
     return query_fingerprint("conversations_sql", *conversations_sql(Filters(), DEFAULT_GAP_MINUTES))
 
 
-def materialize_conversations(con) -> None:
+def materialize_conversations(con, threads: list[str] | None = None) -> None:
     """(Re)create `conversation_metrics` = `conversations(con)` (every thread, default resume gap).
 
     Called at load time (`analytics.derived`, through `transcript_lens.load`) on the staged database before it is swapped in, after
     full and incremental loads alike (a rebuild costs one unfiltered query). Sets
     the connection's time zone to UTC, as `analytics.connect` does for readers.
+    `threads`: only these threads' rows (`write_derived_table`).
     """
-    write_derived_table(con, MATERIALIZED_TABLE, *conversations_sql(Filters(), DEFAULT_GAP_MINUTES), _fingerprint())
+    write_derived_table(con, MATERIALIZED_TABLE, *conversations_sql(Filters(), DEFAULT_GAP_MINUTES), _fingerprint(), threads)
 
 
 def _materialized(con) -> bool:
@@ -376,13 +377,14 @@ def _trend_tables() -> dict[str, tuple[str, list, str]]:
     return out
 
 
-def materialize_trends(con) -> None:
-    """(Re)create `latency_pair_rows`, `thread_day_metrics` and `thread_model_metrics`.
+def materialize_trends(con, threads: list[str] | None = None) -> None:
+    """(Re)create `latency_pair_rows`, `thread_day_metrics` and `thread_model_metrics`
+    (`threads`: only these threads' rows).
 
-    Called at load time next to `materialize_conversations` (`analytics.derived`), on the staged database.
+    Called at load time next to `materialize_conversations` (`analytics.derived`).
     """
     for table, (sql, params, fingerprint) in _trend_tables().items():
-        write_derived_table(con, table, sql, params, fingerprint)
+        write_derived_table(con, table, sql, params, fingerprint, threads)
 
 
 def _current_trend_tables(con) -> frozenset[str]:

@@ -275,12 +275,13 @@ def _risks_fingerprint() -> str:
     return query_fingerprint("risks_sql", *risks_sql())
 
 
-def materialize_risks(con) -> None:
-    """(Re)create `risk_figures` = `risks(con)` for every thread (default cap).
+def materialize_risks(con, threads: list[str] | None = None) -> None:
+    """(Re)create `risk_figures` = `risks(con)` for every thread (default cap; `threads`:
+    only these threads' rows).
 
-    Called at load time (`analytics.derived`) on the staged database, next to the metric tables.
+    Called at load time (`analytics.derived`), next to the metric tables.
     """
-    write_derived_table(con, RISKS_TABLE, *risks_sql(), _risks_fingerprint())
+    write_derived_table(con, RISKS_TABLE, *risks_sql(), _risks_fingerprint(), threads)
 
 
 def _risks_materialized(con) -> bool:

@@ -3,6 +3,7 @@
     .venv/bin/python bench/bench_load.py                       # 300 threads x 40 turns (built once, cached)
     .venv/bin/python bench/bench_load.py --threads 2000 --turns 40     # the issue's shape: ~6 min to build (7 GB), ~5 min to run
     .venv/bin/python bench/bench_load.py --store path/to/checkpoints.sqlite --skip-naive
+    .venv/bin/python bench/bench_load.py --threads 2000 --turns 40 --incremental   # incremental / full ratios only
 
 Every way of reading runs in its own subprocess on the same store with a warm
 page cache; wall time and CPU are measured from outside, and the peak PSS of
@@ -11,6 +12,13 @@ sampled run of each (sampling takes CPU from what it samples). The raw read, the
 and the loader run `--repeat` times (default 3), interleaved, and are shown by
 their medians; the naive walk runs once. Prints one table and the ratios the
 performance targets are stated in (docs/performance.md).
+
+`--incremental` measures only reloads (issue 24), all with `transcript-lens load`
+(derived tables included), interleaved `--repeat` times in one run on a copy of
+the store grown by 5 threads of a real graph: a full load of the grown store, an
+incremental load after the 5 new threads (from the database of the store before
+they were added, restored untimed before each run), and an incremental load
+after nothing changed. Prints the medians and the two ratios with their targets.
 """
 
 from __future__ import annotations
@@ -169,6 +177,62 @@ def add_threads(store: Path, count: int) -> None:
     saver.conn.close()
 
 
+def incremental_bench(store: Path, repeat: int, workers: int | None) -> None:
+    """Incremental / full load ratios after 5 new threads and after nothing changed (see the module doc)."""
+    import duckdb
+
+    work = Path(tempfile.mkdtemp(prefix="bench-inc-", dir=OUT))
+    try:
+        grown, base, inc, full = work / "grown.sqlite", work / "base.duckdb", work / "inc.duckdb", work / "full.duckdb"
+        print(f"copying {store.name} ...", file=sys.stderr)
+        shutil.copyfile(store, grown)
+        load = [sys.executable, "-m", "loaders", "--quiet"]
+        if workers:
+            load += ["--workers", str(workers)]
+        measure([*load, str(grown), "--db", str(base)])
+        add_threads(grown, 5)
+        with grown.open("rb") as fh:  # warm the page cache for every run alike
+            while fh.read(1 << 24):
+                pass
+        runs: dict[str, list[float]] = {"full": [], "after 5 new threads": [], "after nothing changed": []}
+        said = {}
+        for i in range(max(1, repeat)):
+            print(f"running: full, incremental x2 ({i + 1}/{repeat}) ...", file=sys.stderr)
+            runs["full"].append(measure([*load, str(grown), "--db", str(full)])[0])
+            shutil.copyfile(base, inc)  # (untimed) the database as it was before the 5 threads
+            wall, _, _, said["after 5 new threads"] = measure([*load, str(grown), "--db", str(inc), "--incremental"])
+            runs["after 5 new threads"].append(wall)
+            wall, _, _, said["after nothing changed"] = measure([*load, str(grown), "--db", str(inc), "--incremental"])
+            runs["after nothing changed"].append(wall)
+        counts = []
+        for db in (inc, full):
+            con = duckdb.connect(str(db), read_only=True)
+            counts.append(con.execute(
+                "SELECT (SELECT count(*) FROM threads), (SELECT count(*) FROM messages), (SELECT count(*) FROM conversation_metrics)"
+            ).fetchall()[0])
+            con.close()
+        if counts[0] != counts[1]:
+            raise SystemExit(f"incremental and full loads differ: {counts}")
+        threads, messages, _ = counts[1]
+        median = {name: statistics.median(r) for name, r in runs.items()}
+        print()
+        print(f"store: {store} ({store.stat().st_size / 1e6:,.0f} MB before growth; {threads:,} threads, "
+              f"{messages:,} transcript rows after); {os.cpu_count()} cores; {repeat} interleaved runs each")
+        for name, out in said.items():
+            print(f"  {name}, the loader said: {out.strip()}")
+        print()
+        print("| load (transcript-lens load, derived tables included) | wall s (median) | runs, s | / full |")
+        print("|---|---:|---|---:|")
+        for name, r in runs.items():
+            print(f"| {name} | {median[name]:.2f} | {' / '.join(f'{w:.2f}' for w in r)} | {median[name] / median['full']:.1%} |")
+        print()
+        for name, target in (("after 5 new threads", 0.15), ("after nothing changed", 0.05)):
+            ratio = median[name] / median["full"]
+            print(f"incremental {name} / full = {ratio:.1%} (target <= {target:.0%}: {'met' if ratio <= target else 'NOT met'})")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--threads", type=int, default=300)
@@ -178,6 +242,8 @@ def main() -> None:
     ap.add_argument("--workers", type=int, help="loader worker processes (default: the loader's own choice)")
     ap.add_argument("--repeat", type=int, default=3,
                     help="runs of the raw read, the floor and the loader, interleaved; the table shows medians (default 3)")
+    ap.add_argument("--incremental", action="store_true",
+                    help="measure only incremental reloads against full ones (after 5 new threads, after nothing changed)")
     ap.add_argument("--child", choices=sorted(CHILDREN), help=argparse.SUPPRESS)
     ap.add_argument("child_store", nargs="?", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -189,6 +255,9 @@ def main() -> None:
         return
 
     store = Path(args.store) if args.store else build_store(args.threads, args.turns)
+    if args.incremental:
+        incremental_bench(store, args.repeat, args.workers)
+        return
     size_mb = store.stat().st_size / 1e6
     with store.open("rb") as fh:  # warm the page cache so every way starts equal
         while fh.read(1 << 24):

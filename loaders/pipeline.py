@@ -25,18 +25,18 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from loaders import cipher
 from loaders.cipher import AesKey
-from loaders.parts import ERROR_TABLE, PartWriter
 from loaders.version import __version__
 from loaders.records import LoadError, SourceError
 from loaders.registry import resolve
 from loaders.scratch import remove_stale_scratch, scratch_dir
 from loaders.source import Source, SourceOptions, SourceReader
 from loaders.transform import DEFAULT_THREAD_KEY_PATTERN, compile_thread_key, thread_batches
-from loaders.catalog import DATA_TABLES, SCHEMA_VERSION, staging_schemas
+from loaders.catalog import DATA_TABLES, ERROR_TABLE, SCHEMA_VERSION, staging_schemas
+from loaders.digests import source_digests, stored_digests, write_digests
 from loaders.writer import DatabaseWriter, PartFeed, refuse_foreign_target
 
 TOOL_VERSION = __version__  # stored in `loads` and `meta` (loaders/version.py)
@@ -62,8 +62,13 @@ class LoadSummary:
     messages: int
     errors: int
     seconds: float
+    #: Threads an incremental load re-read or dropped (0: nothing had changed, the database
+    #: was left untouched); None for a full load.
+    changed: int | None = None
 
     def line(self) -> str:
+        if self.changed == 0:
+            return f"nothing changed in {self.source_kind} {self.source}: {self.db} is up to date ({self.seconds:.1f}s)"
         return (
             f"loaded {self.threads} threads, {self.checkpoints} checkpoints, {self.messages} messages "
             f"from {self.source_kind} {self.source} into {self.db} in {self.seconds:.1f}s"
@@ -129,6 +134,8 @@ def _run_job(job: _Job, tick: Callable[[int], None], reader: SourceReader | None
         reader = _open_reader(job)
         if job.thread_range != (None, None):
             reader.narrow(job.thread_range)
+    from loaders.parts import PartWriter  # (pyarrow: only once there is something to stage)
+
     writer = PartWriter(Path(job.folder), job.schemas, job.prefix)
     # Rows are millions of small tuples and lists that form no cycles; the cyclic
     # collector would rescan all that are alive at every generation threshold.
@@ -304,20 +311,41 @@ def _run_parallel(
     return results
 
 
-# The same text per thread as `SqliteReader.key_digests` (rows ordered by namespace then id).
-KEY_DIGEST_SQL = (
-    "SELECT thread_id, string_agg(length(checkpoint_ns) || ':' || checkpoint_ns || length(checkpoint_id) || ':' "
-    "|| checkpoint_id, '' ORDER BY checkpoint_ns, checkpoint_id) FROM checkpoints GROUP BY thread_id"
-)
+class _Previous(NamedTuple):
+    """What an incremental load needs of the database it updates (read in one open)."""
+
+    digests: dict[str, str]  # `thread_digests`
+    waiting: set[str]  # threads whose latest checkpoint waits on a human
+    token: str | None  # `meta.source_token`: the source as the last load found it (`_source_token`)
 
 
-def _changed_threads(reader: SourceReader, db: Path) -> tuple[frozenset[str], list[str]]:
-    """Threads whose checkpoint set differs from the database's, and threads that were
-    waiting on a human: (to load, to drop).
+def _previous(db: Path) -> _Previous | None:
+    """The database's digests and waiting threads; None when it says it was written under
+    another schema version (it cannot take new rows beside its old ones: the load is a
+    full one). One that cannot be read fails the load with DuckDB's words."""
+    import duckdb
 
-    A reader that declares `key_digests` (one text per thread) is compared per
-    thread; any other by its checkpoint keys. A digest that differs only by the
-    order of its parts would reload a thread that did not change: never a wrong result.
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        try:
+            found = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchall()
+        except duckdb.Error:
+            found = []
+        if found and found[0][0] != SCHEMA_VERSION:
+            return None
+        waiting = {t for (t,) in con.execute("SELECT thread_id FROM threads WHERE interrupt_pending").fetchall()}
+        token = con.execute("SELECT value FROM meta WHERE key = 'source_token'").fetchall()
+        return _Previous(stored_digests(con), waiting, token[0][0] if token else None)
+    finally:
+        con.close()
+
+
+def _changed_threads(reader: SourceReader, previous: _Previous) -> tuple[frozenset[str], list[str]]:
+    """Threads whose checkpoint keys differ from what the database's loads read, and
+    threads that were waiting on a human: (to load, to drop).
+
+    One digest per thread on each side (`loaders.digests`): the source's, and the
+    one stored in `thread_digests` by the load that read the thread.
 
     A pending interrupt can change with no new checkpoint: a resume that meets the
     next `interrupt()` of the same task only adds writes to the checkpoint it
@@ -326,50 +354,49 @@ def _changed_threads(reader: SourceReader, db: Path) -> tuple[frozenset[str], li
     checkpoint comes with them, except a task re-run from an unchanged checkpoint
     after an error: the database does not keep writes, so that case needs a full load.)
     """
-    import duckdb
-
-    digests = reader.capabilities.key_digests
-    con = duckdb.connect(str(db), read_only=True)
-    try:
-        if digests:
-            known = dict(con.execute(KEY_DIGEST_SQL).fetchall())
-        else:
-            known = _key_sets(con.execute("SELECT thread_id, checkpoint_ns, checkpoint_id FROM checkpoints").fetchall())
-        waiting = {t for (t,) in con.execute("SELECT thread_id FROM threads WHERE interrupt_pending").fetchall()}
-    finally:
-        con.close()
-    seen = dict(reader.key_digests()) if digests else _key_sets(reader.checkpoint_keys())
-    changed = frozenset(t for t, keys in seen.items() if known.get(t) != keys or t in waiting)
-    gone = [t for t in known if t not in seen]
+    known = previous.digests
+    seen = source_digests(reader)
+    changed = frozenset(t for t, digest in seen.items() if known.get(t) != digest or t in previous.waiting)
+    gone = sorted(t for t in known if t not in seen)
     return changed, gone
 
 
-def _other_schema(db: Path) -> bool:
-    """Whether an existing database says it was written under another schema version.
+def load_row(summary: LoadSummary, started: datetime, thread_key_pattern: str | None, options: SourceOptions) -> list:
+    """The `loads` row of a load that is about to commit (`writer.record_load`)."""
+    return [
+        summary.load_id, summary.source, summary.source_kind, summary.mode, started, datetime.now(timezone.utc),
+        summary.threads, summary.checkpoints, summary.messages, summary.errors,
+        thread_key_pattern or DEFAULT_THREAD_KEY_PATTERN, TOOL_VERSION, json.dumps(asdict(options)),
+    ]
 
-    One that cannot be read says nothing: the incremental load then reports what is wrong with it.
-    """
+
+def _source_token(
+    reader: SourceReader, options: SourceOptions, thread_key_pattern: str | None, derived: DerivedTables | None,
+) -> str | None:
+    """What must be equal for a source to hold what the last load read: the reader's change
+    token, the same source, options and thread-key pattern, and the derived tables' context
+    (`DerivedTables`); None: no cheap token."""
+    token = reader.change_token()
+    if token is None:
+        return None
+    context = derived.context() if hasattr(derived, "context") else None
+    return json.dumps([token, reader.describe(), asdict(options), thread_key_pattern, context], sort_keys=True, default=str)
+
+
+def _unchanged(db: Path, source: str, kind: str, seconds: float) -> LoadSummary:
+    """The answer of an incremental load that found nothing to do: what the database holds
+    (its file is not opened for writing, so a reader sees no new version)."""
     import duckdb
 
+    con = duckdb.connect(str(db), read_only=True)
     try:
-        con = duckdb.connect(str(db), read_only=True)
-    except duckdb.Error:
-        return False
-    try:
-        found = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchall()
-    except duckdb.Error:
-        return False
+        load_id, threads, checkpoints, messages = con.execute(
+            "SELECT (SELECT max(load_id) FROM loads), (SELECT count(*) FROM threads), "
+            "(SELECT count(*) FROM checkpoints), (SELECT count(*) FROM messages)"
+        ).fetchall()[0]
     finally:
         con.close()
-    return bool(found) and found[0][0] != SCHEMA_VERSION
-
-
-def _key_sets(keys) -> dict[str, set[tuple[str, str]]]:
-    """{thread_id: {(checkpoint_ns, checkpoint_id), …}} from key rows."""
-    out: dict[str, set[tuple[str, str]]] = {}
-    for t, ns, cid in keys:
-        out.setdefault(t, set()).add((ns, cid))
-    return out
+    return LoadSummary(load_id, source, kind, "incremental", str(db), threads, checkpoints, messages, 0, seconds, 0)
 
 
 class _StreamingIngest:
@@ -406,22 +433,33 @@ class _StreamingIngest:
 
 
 class DerivedTables(Protocol):
-    """Tables computed from the loaded rows and written into the staged database before
-    it replaces the old one (per-conversation metrics and the like).
+    """Tables computed from the loaded rows and written in the same commit as them
+    (per-conversation metrics and the like).
 
     The loader does not know what they are: the query layer defines them and the
     composition root (`transcript_lens.load`, the CLI) hands them to `load()`, so
     that loaders never import analytics. `prepare()` runs in a thread while the
-    workers decode (imports, say); `write(con)` runs on the staged connection.
+    workers decode (imports, say); `write(con, threads)` runs on the load's
+    connection: `threads` None after a full load (write every row), else the
+    threads an incremental load replaced or dropped (only their rows changed).
     """
 
     def prepare(self) -> None: ...
 
-    def write(self, con) -> None: ...
+    def write(self, con, threads: list[str] | None) -> None: ...
+
+    # Optional: `context() -> str`, what else besides the source decides what `write` leaves
+    # (the standing erasure tombstones, say); part of the source's change token, so an
+    # incremental load whose source did not change still runs when it did.
 
 
 def _nothing() -> None:
     pass
+
+
+def the_key(aes_key: AesKey | bytes | None) -> AesKey | cipher.KeyProblem | None:
+    """The key a load decrypts with: the one given, else `LANGGRAPH_AES_KEY`'s (if set)."""
+    return cipher.key_from_env() if aes_key is None else aes_key if isinstance(aes_key, AesKey) else AesKey(aes_key)
 
 
 def default_workers() -> int:
@@ -445,6 +483,8 @@ def load(
     workers: int | None = None,
     derived: DerivedTables | None = None,
     aes_key: AesKey | bytes | None = None,
+    format: str = "duckdb",
+    scheduler: str | None = None,
 ) -> LoadSummary:
     """Load a checkpoint store into a DuckDB database, atomically.
 
@@ -454,21 +494,46 @@ def load(
 
     A full load replaces the database; `incremental=True` re-reads only the
     threads whose checkpoints changed since the previous load (new threads, new
-    checkpoints of old threads) and drops threads gone from the source. Nothing
-    is replaced unless the whole load succeeds. `derived` tables, if given, are
-    written into the new database before it replaces the old one. Values an
+    checkpoints of old threads), drops threads gone from the source, and changes
+    the database in place in one transaction (a copy when another process has it
+    open); when nothing changed it leaves the database untouched. Nothing
+    changes unless the whole load succeeds. `derived` tables, if given, are
+    written in the same commit (only the changed threads' rows after an
+    incremental load). Values an
     `EncryptedSerializer` wrote are decrypted with `aes_key` (`loaders.cipher`;
     None: the key in `LANGGRAPH_AES_KEY`, if set); without a key they are reported.
+
+    `format="parquet"`: `db` is a folder, written as a Parquet dataset (`loaders.dataset`):
+    the load goes into the folder's working database, then every table is exported
+    as a new version that becomes current in one pointer swap. `scheduler` (with
+    parquet only; a full load): the threads are decoded as tasks on a Dask cluster,
+    `local:N` or `tcp://HOST:PORT` (`loaders.distributed`).
 
     >>> load("demo/demo.sqlite", "demo.duckdb").messages  # doctest: +SKIP
     412
     """
+    if format not in ("duckdb", "parquet"):
+        raise ValueError(f"unknown output format {format!r} (duckdb or parquet)")
+    if scheduler is not None:
+        if format != "parquet" or incremental:
+            raise ValueError("--scheduler writes a full load as a Parquet dataset: give --format parquet, not --incremental")
+        from loaders.distributed import load_distributed
+
+        return load_distributed(
+            source, db, scheduler=scheduler, kind=kind, thread_key_pattern=thread_key_pattern, options=options,
+            derived=derived, aes_key=aes_key,
+        )
+    if format == "parquet":
+        return _load_dataset(
+            source, Path(db), kind=kind, thread_key_pattern=thread_key_pattern, options=options, incremental=incremental,
+            progress=progress, workers=workers, derived=derived, aes_key=aes_key,
+        )
     db = Path(db)
     refuse_foreign_target(db)  # before anything is read or written
     src = resolve(str(source), kind)
     options = src.options(options)
     compile_thread_key(thread_key_pattern)  # fail before touching anything
-    aes_key = cipher.key_from_env() if aes_key is None else aes_key if isinstance(aes_key, AesKey) else AesKey(aes_key)
+    aes_key = the_key(aes_key)
     started = datetime.now(timezone.utc)
     t0 = time.perf_counter()
     workers = workers or default_workers()
@@ -478,11 +543,26 @@ def load(
     try:
         # A database written under another schema cannot take new rows beside its old ones:
         # an incremental load of it is a full one.
-        mode = "incremental" if incremental and db.exists() and not _other_schema(db) else "full"
+        previous = _previous(db) if incremental and db.exists() else None
+        mode = "full" if previous is None else "incremental"
         only: frozenset[str] | None = None
         gone: list[str] = []
-        if mode == "incremental":
-            only, gone = _changed_threads(reader, db)
+        token = _source_token(reader, options, thread_key_pattern, derived)
+        if previous is not None and token is not None and previous.token == token:
+            # Not a byte of the source changed since the last load: nothing to compare.
+            return _unchanged(db, reader.describe(), src.kind, time.perf_counter() - t0)
+        # Whatever the derived tables need is prepared while workers decode rather than
+        # after them; a single-process load prepares while it decodes, an incremental one
+        # while the source's keys are compared (no worker is forked in either).
+        prefetch = threading.Thread(target=derived.prepare if derived is not None else _nothing, daemon=True)
+        if previous is not None:
+            prefetch.start()
+            only, gone = _changed_threads(reader, previous)
+            if not only and not gone:
+                prefetch.join()  # (a thread still importing while the interpreter exits may crash it)
+                return _unchanged(db, reader.describe(), src.kind, time.perf_counter() - t0)
+        # What the derived tables and digests rewrite: every thread (None), or those replaced or dropped.
+        replaced = None if only is None else sorted(only | set(gone))
         total = len(only) if only is not None else reader.thread_count()
         described = reader.describe()
         ranges = None
@@ -501,21 +581,22 @@ def load(
 
         if progress:
             progress(0, total)
-        # Whatever the derived tables need is prepared while workers decode rather than
-        # after them; a single-process load prepares while DuckDB ingests.
-        prefetch = threading.Thread(target=derived.prepare if derived is not None else _nothing, daemon=True)
+        split = bool(ranges and len(ranges) > 1)
+        if not split and previous is None:  # (an incremental load started it above)
+            prefetch.start()  # (no worker will be forked: a thread may run from now on, beside the decode)
         with contextlib.ExitStack() as stack:
 
             def open_writer() -> tuple[DatabaseWriter, int]:
                 # (after the workers are forked: DuckDB runs threads of its own)
-                writer = stack.enter_context(DatabaseWriter(db, start_from_existing=(mode == "incremental")))
-                if mode == "incremental":
-                    writer.delete_threads(sorted(only | set(gone)))
+                incremental = mode == "incremental"
+                writer = stack.enter_context(DatabaseWriter(db, start_from_existing=incremental, in_place=incremental))
+                if incremental:
+                    writer.delete_threads(replaced)
                 else:
                     writer.previous_loads()
                 return writer, writer.next_load_id()
 
-            if ranges and len(ranges) > 1:
+            if split:
                 handoff = reader.handoff() if reader.capabilities.handoff else None
                 if handoff is not None:
                     # A staged export or a SQLite snapshot: workers read ours (kept until the load ends).
@@ -540,31 +621,36 @@ def load(
                 # the same snapshot that decided `only`, and no second staging.
                 result = _run_job(base, tick, reader)
                 writer, load_id = open_writer()
-                prefetch.start()
                 writer.ingest_all({t: [f] for t, f in result["files"].items()}, load_id)
             prefetch.join()
+            write_digests(writer.con, load_id, replaced)
             if derived is not None:
-                derived.write(writer.con)
+                derived.write(writer.con, replaced)
             counts = writer.counts(load_id)
             summary = LoadSummary(
                 load_id, described, src.kind, mode, str(db),
                 counts["threads"], counts["checkpoints"], counts["messages"], counts["errors"],
-                time.perf_counter() - t0,
+                time.perf_counter() - t0, None if replaced is None else len(replaced),
             )
-            writer.record_load(
-                [
-                    load_id, summary.source, src.kind, mode, started, datetime.now(timezone.utc),
-                    summary.threads, summary.checkpoints, summary.messages, summary.errors,
-                    thread_key_pattern or DEFAULT_THREAD_KEY_PATTERN, TOOL_VERSION, json.dumps(asdict(options)),
-                ],
-                SCHEMA_VERSION,
-                TOOL_VERSION,
-            )
+            writer.record_load(load_row(summary, started, thread_key_pattern, options), SCHEMA_VERSION, TOOL_VERSION)
+            writer.record_source_token(token)
             writer.commit()
     finally:
         reader.close()
         shutil.rmtree(folder, ignore_errors=True)
     return replace(summary, seconds=time.perf_counter() - t0)
+
+
+def _load_dataset(source: str, folder: Path, **kw: Any) -> LoadSummary:
+    """`load(format="parquet")`: into the folder's working database, then exported as a new version."""
+    from loaders import dataset
+
+    t0 = time.perf_counter()
+    dataset.refuse_foreign_folder(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    summary = load(source, folder / dataset.WORK_DB, **kw)
+    dataset.export_load(folder / dataset.WORK_DB, folder, summary.load_id)
+    return replace(summary, db=str(folder), seconds=time.perf_counter() - t0)
 
 
 __all__ = ["DerivedTables", "LoadError", "LoadSummary", "SourceError", "batches", "load"]

@@ -44,7 +44,7 @@ class Capabilities:
     - `handoff`: `handoff()` tells a worker how to open what this reader already
       staged or copied (None: the worker opens the source itself);
     - `key_digests`: `key_digests()` gives one key text per thread (cheaper than
-      `checkpoint_keys()` for incremental loads; see `pipeline.KEY_DIGEST_SQL`).
+      `checkpoint_keys()` for incremental loads; see `loaders.digests`).
     """
 
     split: bool = False
@@ -224,8 +224,14 @@ class SourceReader(ABC):
         raise self._unsupported("handoff")
 
     def key_digests(self) -> Iterator[tuple[str, str]]:
-        """`(thread_id, key text)` per thread: `pipeline.KEY_DIGEST_SQL`'s text of its checkpoint keys."""
+        """`(thread_id, key text)` per thread: `loaders.digests` key text of its checkpoint keys."""
         raise self._unsupported("key_digests")
+
+    def change_token(self) -> str | None:
+        """A text that changes whenever the source's content may have (a file's size and
+        modification time, say), taken when the reader opened; None when there is no cheap
+        one. An incremental load whose token equals the previous load's reads nothing more."""
+        return None
 
     def _unsupported(self, name: str) -> NotSupported:
         return NotSupported(f"{type(self).__name__} does not declare the {name} capability")

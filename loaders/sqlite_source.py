@@ -303,6 +303,20 @@ class SqliteSource(Source):
         return SqliteReader(Path(spec), options)
 
 
+def _file_token(path: Path, wal: Path) -> str:
+    """The file's and its `-wal`'s inode, size and modification time: SQLite changes one of
+    them at every committed write (`SourceReader.change_token`)."""
+    parts = []
+    for p in (path, wal):
+        try:
+            st = p.stat()
+        except FileNotFoundError:
+            parts.append("-")
+            continue
+        parts.append(f"{st.st_ino}:{st.st_size}:{st.st_mtime_ns}")
+    return "sqlite " + " ".join(parts)
+
+
 class SqliteReader(SourceReader):
     """An opened SQLite store; see the module docstring for how it is opened and how damage is read."""
 
@@ -332,6 +346,8 @@ class SqliteReader(SourceReader):
             if fh.read(16) != _SQLITE_MAGIC:
                 raise SourceError(f"{path}: not a SQLite database (expected a SqliteSaver checkpoint file)")
         wal = path.with_name(path.name + "-wal")
+        # Before anything is read: a write from now on changes it (a later load then compares digests).
+        self._token = _file_token(path, wal)
         if not (wal.is_file() and wal.stat().st_size > 0):
             self._open(lambda: _connect_immutable(path), None)
             return
@@ -518,12 +534,15 @@ class SqliteReader(SourceReader):
         except sqlite3.DatabaseError as exc:
             raise self._damaged(exc) from None
 
+    def change_token(self) -> str | None:
+        return getattr(self, "_token", None)  # (None for a worker reading a handed-off snapshot)
+
     def key_digests(self) -> Iterator[tuple[str, str]]:
         """(thread_id, every checkpoint key of the thread as one text) for incremental loads.
 
         Built by SQLite from the primary-key index, so an incremental load compares
         one value per thread instead of one Python tuple per checkpoint. The text is
-        `pipeline.KEY_DIGEST_SQL`'s, length-prefixed so that no two key sets share it.
+        `loaders.digests`' key text, length-prefixed so that no two key sets share it.
         """
         try:
             rows = self.con.execute(

@@ -1,9 +1,11 @@
-"""Writing the DuckDB database: schema, batched appends, atomic replace.
+"""Writing the DuckDB database: schema, batched appends, atomic replace or one transaction.
 
-A load writes a new database next to the target (`<db>.tmp-<pid>-<n>`) and
+A full load writes a new database next to the target (`<db>.tmp-<pid>-<n>`) and
 only `os.replace`s it over the target once everything is written and the
-file is closed, so a failed, interrupted or killed load leaves the previous
-database exactly as it was.
+file is closed. An incremental load changes the target in place, in one DuckDB
+transaction (`in_place=True`): its cost is what changed, not a copy of the
+database. Either way a failed, interrupted or killed load leaves the previous
+database as it was (DuckDB writes a transaction to its log only at COMMIT).
 """
 
 from __future__ import annotations
@@ -16,12 +18,14 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import duckdb
 
 from loaders.records import TargetError
-import pyarrow as pa
-import pyarrow.ipc as ipc
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 from loaders.catalog import DATA_TABLES, TABLES, Table, ddl
 from loaders.scratch import process_gone
@@ -80,12 +84,18 @@ def _stream(files: list[str]) -> pa.RecordBatchReader:
     Read, not memory-mapped: a batch's buffers are freed once DuckDB has it, so
     an ingest holds a batch at a time, whatever the size of the parts.
     """
+    import pyarrow as pa  # (here: what opens a database without writing rows never imports it)
+    import pyarrow.ipc as ipc
+
     with pa.OSFile(files[0]) as fh:
         schema = ipc.open_file(fh).schema
     return pa.RecordBatchReader.from_batches(schema, _part_batches(files))
 
 
 def _part_batches(files: Iterable[str]) -> Iterator[pa.RecordBatch]:
+    import pyarrow as pa
+    import pyarrow.ipc as ipc
+
     for path in files:
         with pa.OSFile(path) as fh:
             reader = ipc.open_file(fh)
@@ -97,10 +107,13 @@ def _commits(stream: pa.RecordBatchReader, max_bytes: int) -> Iterator[pa.Record
     """`stream` as consecutive streams of at most `max_bytes` (a larger batch alone), one
     INSERT and so one transaction each (see `INSERT_BYTES`); none for an empty stream.
 
+    >>> import pyarrow as pa
     >>> b = pa.record_batch([pa.array(["x" * 100])], names=["s"])
     >>> [len(list(r)) for r in _commits(pa.RecordBatchReader.from_batches(b.schema, [b] * 5), 2 * b.nbytes)]
     [2, 2, 1]
     """
+    import pyarrow as pa
+
     batches = iter(stream)
     pending = next(batches, None)
 
@@ -200,6 +213,8 @@ class PartFeed:
 
     def stream(self) -> pa.RecordBatchReader:
         """Every part's batches in order, waiting for parts not yet added."""
+        import pyarrow as pa
+
         return pa.RecordBatchReader.from_batches(self.schema, _part_batches(self._paths()))
 
 
@@ -229,16 +244,19 @@ class DatabaseWriter:
     ...     w.ingest("threads", ["threads.p0.arrow"], load_id=1); w.commit()
     """
 
-    def __init__(self, target: str | os.PathLike, *, start_from_existing: bool = False) -> None:
+    def __init__(self, target: str | os.PathLike, *, start_from_existing: bool = False, in_place: bool = False) -> None:
         self.target = Path(target)
         self.tmp = self.target.with_name(f"{self.target.name}.tmp-{os.getpid()}-{next(_counter)}")
         self.target.parent.mkdir(parents=True, exist_ok=True)
         _remove_stale_temps(self.target)
         self._committed = False
-        if start_from_existing and self.target.exists():
-            # Incremental loads edit a copy; the original stays valid until the swap.
-            shutil.copyfile(self.target, self.tmp)
-        self.con = connect_for_writing(self.tmp)
+        #: Whether this writer edits the target itself, in one transaction (see `_open_in_place`).
+        self.in_place = in_place and self.target.exists() and self._open_in_place()
+        if not self.in_place:
+            if start_from_existing and self.target.exists():
+                # Edit a copy; the original stays valid until the swap.
+                shutil.copyfile(self.target, self.tmp)
+            self.con = connect_for_writing(self.tmp)
         self.con.execute("SET TimeZone = 'UTC'").fetchall()
         # Ingest streams staged batches; a cap keeps DuckDB from growing with the store
         # (it spills to a temp file instead), so a load's memory stays bounded.
@@ -250,7 +268,21 @@ class DatabaseWriter:
         # gave 0.7 GB and more room for long text in one row group).
         self.con.execute("SET memory_limit = '256MB'").fetchall()
         self.con.execute("SET write_buffer_row_group_count = 1").fetchall()
+        if self.in_place:
+            # Everything from here to `commit()` is one transaction: statements run on this
+            # connection only (a cursor would be a transaction of its own).
+            self.con.execute("BEGIN TRANSACTION").fetchall()
         create_schema(self.con)
+
+    def _open_in_place(self) -> bool:
+        """Open the target itself for writing; False when another process holds it open
+        (the app reads it: DuckDB lets one process write a file only when none reads
+        it), and the load then edits a copy as before."""
+        try:
+            self.con = connect_for_writing(self.target)
+        except duckdb.Error:  # (a lock held elsewhere; a damaged file fails the same way on the copy, with its own error)
+            return False
+        return True
 
     def __enter__(self) -> DatabaseWriter:
         return self
@@ -292,6 +324,9 @@ class DatabaseWriter:
         (passthrough JSON validated on the way: `_ingest_statements`)."""
         if not files:
             return
+        if self.in_place:
+            self._ingest(self.con, table, files, load_id)
+            return
         con = self.cursor()  # its own connection: `ingest_all` runs tables side by side
         try:
             self._ingest(con, table, files, load_id)
@@ -307,6 +342,10 @@ class DatabaseWriter:
         """
         # Biggest first, so the last table to finish is a small one.
         order = sorted(files, key=lambda t: -sum(os.path.getsize(f) for f in files[t]))
+        if self.in_place:  # one connection, one transaction: one table after another
+            for t in order:
+                self.ingest(t, files[t], load_id)
+            return
         before = self.con.execute("SELECT current_setting('threads')").fetchall()[0][0]
         # One DuckDB thread per INSERT: a stream scan does not parallelise, and
         # extra threads only contend with the other table's INSERT.
@@ -366,18 +405,16 @@ class DatabaseWriter:
                 con.execute(sql, values).fetchall()
 
     def counts(self, load_id: int) -> dict[str, int]:
-        row = self.con.execute(
-            "SELECT (SELECT count(*) FROM threads), (SELECT count(*) FROM checkpoints), "
-            "(SELECT count(*) FROM messages), (SELECT count(*) FROM load_errors WHERE load_id = ?)",
-            [load_id],
-        ).fetchall()[0]
-        return dict(zip(("threads", "checkpoints", "messages", "errors"), row))
+        return counts(self.con, load_id)
 
     def record_load(self, load_row: list, schema_version: str, tool_version: str) -> None:
-        self.con.execute("INSERT INTO loads VALUES (?, ?, ?, ?, ?, ?, 'ok', ?, ?, ?, ?, ?, ?, ?)", load_row).fetchall()
-        self.con.execute(
-            "INSERT OR REPLACE INTO meta VALUES ('schema_version', ?), ('tool_version', ?)", [schema_version, tool_version]
-        ).fetchall()
+        record_load(self.con, load_row, schema_version, tool_version)
+
+    def record_source_token(self, token: str | None) -> None:
+        """Remember the source's change token (`SourceReader.change_token`) for the next incremental load."""
+        self.con.execute("DELETE FROM meta WHERE key = 'source_token'").fetchall()
+        if token is not None:
+            self.con.execute("INSERT INTO meta VALUES ('source_token', ?)", [token]).fetchall()
 
     def delete_threads(self, thread_ids: list[str]) -> None:
         """Drop every row of these threads (incremental reloads replace whole threads)."""
@@ -389,12 +426,23 @@ class DatabaseWriter:
         self.con.execute("DELETE FROM load_errors WHERE thread_id IN (SELECT unnest(?))", [thread_ids]).fetchall()
 
     def commit(self) -> None:
+        if self.in_place:
+            self.con.execute("COMMIT").fetchall()
+            self.con.execute("CHECKPOINT").fetchall()  # (the log into the file; a crash here replays it)
+            self.con.close()
+            self._committed = True
+            return
         self.con.execute("CHECKPOINT").fetchall()
         self.con.close()
         os.replace(self.tmp, self.target)
         self._committed = True
 
     def abort(self) -> None:
+        try:
+            if self.in_place:
+                self.con.execute("ROLLBACK").fetchall()
+        except duckdb.Error:
+            pass
         try:
             self.con.close()
         except duckdb.Error:
@@ -404,3 +452,21 @@ class DatabaseWriter:
                 p.unlink()
             except FileNotFoundError:
                 pass
+
+
+def counts(con: duckdb.DuckDBPyConnection, load_id: int) -> dict[str, int]:
+    """What a load's summary reports: rows of the main tables, and the errors this load added."""
+    row = con.execute(
+        "SELECT (SELECT count(*) FROM threads), (SELECT count(*) FROM checkpoints), "
+        "(SELECT count(*) FROM messages), (SELECT count(*) FROM load_errors WHERE load_id = ?)",
+        [load_id],
+    ).fetchall()[0]
+    return dict(zip(("threads", "checkpoints", "messages", "errors"), row))
+
+
+def record_load(con: duckdb.DuckDBPyConnection, load_row: list, schema_version: str, tool_version: str) -> None:
+    """Add the load's `loads` row and set `meta` (`meta` must be empty of other keys' duplicates)."""
+    con.execute("INSERT INTO loads VALUES (?, ?, ?, ?, ?, ?, 'ok', ?, ?, ?, ?, ?, ?, ?)", load_row).fetchall()
+    con.execute(
+        "INSERT OR REPLACE INTO meta VALUES ('schema_version', ?), ('tool_version', ?)", [schema_version, tool_version]
+    ).fetchall()

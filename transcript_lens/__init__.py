@@ -42,14 +42,27 @@ class LoadTimeTables:
     def prepare(self) -> None:
         import analytics.derived  # noqa: F401
 
-    def write(self, con) -> None:
+    def context(self) -> str:
+        """The tombstones of `db`, lifted or standing (a load holds back what the standing ones
+        cover, an erasure deletes rows): after an erasure or a lift, an incremental load of an
+        unchanged source still runs."""
+        if self.db is None:
+            return ""
+        from analytics.erasure import tombstones
+        from analytics.workspace.store import Workspace
+
+        if not Workspace.beside(self.db).exists():
+            return ""
+        return ";".join(f"{t.tombstone_id}:{t.kind}:{t.value}:{t.lifted_at}" for t in tombstones(self.db))
+
+    def write(self, con, threads: list[str] | None) -> None:
         from analytics.derived import write_derived_tables
 
         if self.db is not None:
             from analytics.erasure import hold_back
 
             self.held_back = hold_back(con, self.db)
-        write_derived_tables(con)
+        write_derived_tables(con, threads)
 
 
 class LoadFailed(Exception):
@@ -68,6 +81,7 @@ _EXTRAS = {
     "psycopg": ("live Postgres sources", "postgres"),
     "pymysql": ("live MySQL / MariaDB sources", "mysql"),
     "Crypto": ("encrypted values (AES, pycryptodome)", "aes"),
+    "distributed": ("loads on a Dask cluster (--scheduler)", "dask"),
 }
 # A message is cut here: DuckDB quotes the offending key of a failed constraint (any size).
 _LINE_MAX = 400
@@ -100,7 +114,7 @@ def load(source: str | os.PathLike, db: str | os.PathLike, **kwargs: Any) -> Loa
         tables = LoadTimeTables(db)
         with database_lock(db):
             summary = loaders.load(str(source), db, derived=tables, **kwargs)
-            if tables.held_back:
+            if tables.held_back and Path(db).is_file():  # (a dataset folder's versions hold no deleted rows)
                 from analytics.erasure_db import rewrite_without
 
                 rewrite_without(db, [])

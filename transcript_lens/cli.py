@@ -26,6 +26,7 @@ import importlib.util
 import os
 import subprocess
 import sys
+import time
 import tomllib
 import traceback
 from pathlib import Path
@@ -50,7 +51,11 @@ def configure_load(parser: argparse.ArgumentParser) -> None:
     kinds = sources()
     parser.add_argument("source", help="the store, of a registered kind (detected): " + "; ".join(
         f"{kind}: {source.label}" for kind, source in kinds.items()))
-    parser.add_argument("--db", required=True, help="the DuckDB database to write (replaced atomically)")
+    parser.add_argument("--db", required=True, help=(
+        "the DuckDB database to write (replaced atomically), or with --format parquet the dataset folder"))
+    parser.add_argument("--format", choices=("duckdb", "parquet"), default="duckdb", help=(
+        "duckdb (default): one database file; parquet: a folder of Parquet files, a new version per load "
+        "(docs/scale.md)"))
     parser.add_argument("--kind", choices=sorted(kinds), help="source kind (default: detected)")
     parser.add_argument("--thread-key-pattern", help="regex with named groups tenant, sub, session (default tenant:sub:session)")
     parser.add_argument("--incremental", action="store_true", help="re-read only threads changed since the previous load")
@@ -63,6 +68,12 @@ def configure_load(parser: argparse.ArgumentParser) -> None:
         "a file holding the AES key (16, 24 or 32 bytes; one trailing newline is ignored) of a store written with "
         "LangGraph's EncryptedSerializer; default: the LANGGRAPH_AES_KEY variable, as the saver reads it. Used only "
         "to decrypt; never shown or stored"))
+    parser.add_argument("--scheduler", metavar="local:N|tcp://HOST:PORT", help=(
+        "decode on a Dask cluster (with --format parquet; the --db folder on storage every worker shares): "
+        "local:N starts N local worker processes"))
+    parser.add_argument("--watch", type=float, metavar="SECONDS", help=(
+        "keep going: reload incrementally every SECONDS (a line per load; a failed load is reported and retried "
+        "at the next turn; Ctrl-C stops)"))
     parser.add_argument("--workers", type=int, help="decoding processes (default: cores, at most 4)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.add_argument("--debug", action="store_true",
@@ -75,7 +86,28 @@ def configure_load(parser: argparse.ArgumentParser) -> None:
 
 
 def run_load(args: argparse.Namespace) -> int:
-    """Load with a progress bar on stderr and the summary line on stdout."""
+    """Load with a progress bar on stderr and the summary line on stdout; with `--watch`,
+    again and again, incrementally, every so many seconds."""
+    if args.watch is None:
+        return _load_once(args, args.incremental)
+    if args.watch < 0:
+        print("error: --watch takes a number of seconds >= 0", file=sys.stderr)
+        return 2
+    try:
+        while True:
+            # (an incremental load of a database that does not exist yet is a full one)
+            code = _load_once(args, True, final=False)
+            sys.stdout.flush()
+            if code == 130:
+                return code
+            time.sleep(args.watch)
+    except KeyboardInterrupt:
+        print("stopped watching: the database holds the last load", file=sys.stderr)
+        return 130
+
+
+def _load_once(args: argparse.Namespace, incremental: bool, final: bool = True) -> int:
+    """One load, as `transcript-lens load` reports it: 0, 2 (failed: one `error:` line), 130 (interrupted)."""
     from tqdm import tqdm
 
     # No monitor thread: with only the main thread running, load() may fork its
@@ -96,8 +128,8 @@ def run_load(args: argparse.Namespace) -> int:
     try:
         summary = transcript_lens.load(
             args.source, args.db, kind=args.kind, thread_key_pattern=args.thread_key_pattern,
-            options=options, incremental=args.incremental, progress=progress, workers=args.workers,
-            aes_key_file=args.aes_key_file,
+            options=options, incremental=incremental, progress=progress, workers=args.workers,
+            aes_key_file=args.aes_key_file, format=args.format, scheduler=args.scheduler,
         )
     except transcript_lens.LoadFailed as exc:
         bar.close()
@@ -111,10 +143,11 @@ def run_load(args: argparse.Namespace) -> int:
         return 130
     bar.close()
     print(summary.line())
-    # The interpreter's exit runs the cyclic collector over every object of every
-    # module loaded (pyarrow, duckdb): ~0.25 s. The load is committed and
-    # closed; frozen objects are skipped by that collection.
-    gc.freeze()
+    if final:  # (the process ends after it)
+        # The interpreter's exit runs the cyclic collector over every object of every
+        # module loaded (pyarrow, duckdb): ~0.25 s. The load is committed and
+        # closed; frozen objects are skipped by that collection.
+        gc.freeze()
     return 0
 
 

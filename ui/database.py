@@ -69,6 +69,19 @@ def ref(path: str | os.PathLike) -> DbRef:
     return DbRef(str(p), st.st_mtime_ns, st.st_size, st.st_ino)
 
 
+def newer(db: DbRef) -> DbRef | None:
+    """The file's current version when a load changed or replaced it since `db` was read, else None.
+
+    >>> newer(ref(demo_db())) is None  # doctest: +SKIP
+    True
+    """
+    try:
+        now = ref(db.path)
+    except FileNotFoundError:
+        return None
+    return None if now == db else now
+
+
 def version_path(db: DbRef) -> Path:
     """A path that names exactly this version of the file (a hard link in the cache folder).
 

@@ -13,6 +13,8 @@ from ui import access, cache, database, session, state
 
 AUTO = "auto-detect"
 _FLASH = "tl.flash"
+# How often an open page looks whether a load (`transcript-lens load --watch`, say) changed its database.
+NEWER_CHECK_SECONDS = 10
 # Besides every registered kind's own (`Source.upload_suffixes`): a loaded database, opened as is.
 DATABASE_SUFFIXES = ("duckdb",)
 
@@ -81,6 +83,17 @@ def _database_panel() -> None:
         errors = f" · {info['load_errors']} row errors" if info.get("load_errors") else ""
         st.caption(f"from {info['source_kind']} `{shown(str(info['source']), info['source_kind'])}`, loaded {loaded}{errors}")
     st.caption(f"`{db.path}`")
+    _newer_database_notice(db)
+
+
+@st.fragment(run_every=NEWER_CHECK_SECONDS)
+def _newer_database_notice(db: database.DbRef) -> None:
+    """Offer to refresh once the database file is newer than the page (a timed rerun of this part only)."""
+    if database.newer(db) is None:
+        return
+    st.info("The database was reloaded since this page was drawn.")
+    if st.button("Refresh", key="tl.refresh_db", help="Show the newest load"):
+        st.rerun()
 
 
 def upload_types(kinds) -> list[str]:

@@ -91,7 +91,9 @@ def test_an_erased_thread_stays_gone_after_full_and_incremental_reloads(db, sour
     assert summary.threads == len(THREADS) - 1
 
     log = analytics.erasure_log(db)
-    assert list(log.action) == ["erase", "held_back", "held_back", "held_back"]
+    # (the last incremental load found the source and the tombstones as the full load left
+    # them: it read nothing, so held nothing back)
+    assert list(log.action) == ["erase", "held_back", "held_back"]
     first = log.iloc[0]
     assert (first.kind, first.value, first.by, first.reason) == ("thread", GONE, "dpo", "GDPR request 12")
     assert '"messages": %d' % before["messages"] in first.rows

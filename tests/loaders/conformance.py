@@ -120,7 +120,7 @@ def force_split(monkeypatch: pytest.MonkeyPatch, reader_class: type[SourceReader
 
 
 def key_digest(keys: list[tuple[str, str]]) -> str:
-    """`pipeline.KEY_DIGEST_SQL`'s text of one thread's `(checkpoint_ns, checkpoint_id)` keys."""
+    """`loaders.digests` key text of one thread's `(checkpoint_ns, checkpoint_id)` keys."""
     return "".join(f"{len(ns)}:{ns}{len(cid)}:{cid}" for ns, cid in sorted(keys))
 
 
@@ -251,10 +251,14 @@ def check_load(case: Case, ctx: Context) -> None:
     _assert_no_secret(case, db)
     totals: list = []
     again = case.load(db, incremental=True, workers=1, progress=lambda done, total: totals.append(total))
-    # Nothing changed: only the threads waiting on a human are read again (their pending
-    # interrupt can change without a new checkpoint; loaders.pipeline._changed_threads).
+    # Nothing changed. A source with a change token (`SourceReader.change_token`) finds that
+    # out before reading anything; else only the threads waiting on a human are read again
+    # (their pending interrupt can change without a new checkpoint; loaders.pipeline._changed_threads).
+    with case.open() as reader:
+        tokened = reader.change_token() is not None
     waiting = rows(db, "SELECT count(*) AS n FROM threads WHERE interrupt_pending")[0]["n"]
-    assert again.mode == "incremental" and totals[0] == waiting
+    assert again.mode == "incremental"
+    assert (again.changed, totals) == (0, []) if tokened else totals[0] == waiting == again.changed
     assert_same_tables(db, ctx.reference_db, with_errors=True, json_columns=("metadata",))
 
 

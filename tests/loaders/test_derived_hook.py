@@ -19,7 +19,7 @@ class Recorder:
     def prepare(self) -> None:
         self.calls.append("prepare")
 
-    def write(self, con) -> None:
+    def write(self, con, threads) -> None:
         self.calls.append("write")
         if self.fail:
             raise RuntimeError("derived table failed")

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import datetime as dt
+import os
 import shutil
+import time
 
 from loaders import SourceOptions, resolve
 from storegen import Clock, Reply, ScriptedChatModel, build_chat_graph, open_sqlite_saver, run_scenarios, say, thread_config
@@ -71,8 +73,16 @@ def test_incremental_reload_reads_only_changed_threads(sqlite_store, tmp_path, m
     assert waiting  # the fixture store has threads left at an interrupt
     load_db(src, db, incremental=True, workers=1)
     assert sorted(seen) == sorted({"zeta:new:s1", sqlite_store.thread("simple_chat"), *waiting})
-    # Nothing changed since: only the threads waiting on a human are read again.
+    # Not a byte of the file changed since (its change token): nothing is read, not even keys.
     seen.clear()
+    monkeypatch.setattr(pipeline, "_changed_threads", None)  # (would raise if called)
+    assert load_db(src, db, incremental=True, workers=1).changed == 0
+    assert seen == []
+    monkeypatch.undo()
+    monkeypatch.setattr(pipeline, "batches", spy)
+    # Written to, with no new checkpoint (a resume that met the next interrupt, say): the keys are
+    # compared and only the threads waiting on a human are read again.
+    os.utime(src, ns=(time.time_ns(), time.time_ns()))
     load_db(src, db, incremental=True, workers=1)
     assert sorted(seen) == sorted(_waiting(db))
 
@@ -105,7 +115,7 @@ def test_a_swapped_checkpoint_and_a_deleted_thread_are_seen(sqlite_store, tmp_pa
 
     reader = resolve(str(src)).open(str(src), SourceOptions())
     try:
-        changed, gone = pipeline._changed_threads(reader, db)
+        changed, gone = pipeline._changed_threads(reader, pipeline._previous(db))
     finally:
         reader.close()
     assert changed == {edited, *_waiting(db)} and gone == [deleted]

@@ -94,3 +94,23 @@ def one_node_app(conn, state, node):
     graph.add_node("node", node)
     graph.add_edge(START, "node")
     return graph.compile(checkpointer=SqliteSaver(conn))
+
+
+def table_snapshot(con, skip: tuple[str, ...] = ("loads", "meta")) -> dict[str, list[tuple]]:
+    """Every table's (or a dataset's views') rows, sorted, load ids left out (they count loads,
+    not content): what two loads of the same source must agree on, row for row."""
+    tables = [r[0] for r in con.execute(
+        "SELECT table_name FROM information_schema.tables WHERE table_catalog = current_database() "
+        "AND table_schema = 'main' ORDER BY table_name"
+    ).fetchall()]
+    out = {}
+    for t in tables:
+        if t in skip:
+            continue
+        cols = [r[0] for r in con.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_catalog = current_database() "
+            "AND table_schema = 'main' AND table_name = ?", [t]
+        ).fetchall()]
+        exclude = " EXCLUDE (load_id)" if "load_id" in cols else ""
+        out[t] = con.execute(f'SELECT *{exclude} FROM "{t}" ORDER BY ALL').fetchall()
+    return out

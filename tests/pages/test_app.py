@@ -245,9 +245,11 @@ def test_load_options_reach_the_loader(app, tmp_cache):
     at.sidebar.checkbox(key="load.incremental").check()
     load(at, str(database.DEMO_SOURCE))
     assert not at.exception, at.exception
+    # Incremental, and the bundled store has not changed: the loader says so and writes nothing.
+    assert any("nothing changed" in s.value for s in at.sidebar.success), [s.value for s in at.sidebar.success]
     con = analytics.connect(db)
     try:
-        assert [m for (m,) in con.execute("SELECT mode FROM loads ORDER BY load_id").fetchall()] == ["full", "incremental"]
+        assert [m for (m,) in con.execute("SELECT mode FROM loads ORDER BY load_id").fetchall()] == ["full"]
     finally:
         con.close()
 
@@ -355,3 +357,44 @@ def test_an_encrypted_store_loads_with_its_key_file(app, tmp_cache, tmp_path, mo
     assert not at.exception, at.exception
     text = sidebar_text(at)
     assert "6 threads · 24 messages" in text and "row error" not in text and KEY not in text
+
+
+def test_a_page_offers_to_refresh_once_a_load_changed_its_database(tmp_cache, demo_db):
+    """`transcript-lens load --watch` changes the file under an open page: the sidebar's timed
+    check (a fragment) sees a newer version and offers a refresh; an up-to-date page shows nothing."""
+    from streamlit.testing.v1 import AppTest
+
+    path = tmp_cache / "loads" / "watched.duckdb"
+    path.parent.mkdir()
+    shutil.copyfile(demo_db, path)
+    shown = database.ref(path)
+
+    def notice(shown: tuple) -> None:
+        from ui import database, sidebar
+
+        sidebar._newer_database_notice(database.DbRef(*shown))
+
+    at = AppTest.from_function(notice, args=(tuple(shown),), default_timeout=TIMEOUT).run()
+    assert not at.info and not at.button
+    assert database.newer(shown) is None
+    staged = path.with_name("staged.duckdb")
+    shutil.copyfile(demo_db, staged)
+    staged.replace(path)  # a load's swap (an in-place load changes size and mtime the same way)
+    assert database.newer(shown) == database.ref(path)
+    at.run()
+    assert "reloaded" in at.info[0].value and at.button[0].label == "Refresh"
+
+
+def test_the_app_opens_a_parquet_dataset_folder(tmp_path, tmp_cache, monkeypatch):
+    """`transcript-lens app --db DIR` on a `--format parquet` folder: the same pages, read from the files."""
+    import transcript_lens
+
+    folder = tmp_path / "lens"
+    summary = transcript_lens.load(database.DEMO_SOURCE, folder, format="parquet")
+    monkeypatch.setattr("sys.argv", ["app.py", "--db", str(folder)])
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    assert not at.exception and not at.sidebar.error, [e.value for e in at.sidebar.error]
+    assert "**lens**" in sidebar_text(at) and f"{summary.threads:,} threads" in sidebar_text(at)
+    at.switch_page("pages/conversations.py").run()
+    assert not at.exception
+    assert len(at.dataframe[0].value) == summary.threads
