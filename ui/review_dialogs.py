@@ -28,6 +28,11 @@ def open_dialog(kind: str, **about: Any) -> None:
     st.session_state[_OPEN] = {"kind": kind, "n": next(_counter), **about}
 
 
+def is_open() -> bool:
+    """Whether a dialog of this module is open in this session."""
+    return bool(st.session_state.get(_OPEN))
+
+
 def close_dialog() -> None:
     st.session_state.pop(_OPEN, None)
 

@@ -25,6 +25,7 @@ from types import SimpleNamespace
 import psycopg
 import pytest
 
+from analytics.dblock import database_lock
 from loaders.__main__ import main
 from storegen import run_scenarios
 from tests import oracle
@@ -286,6 +287,8 @@ def test_a_damaged_export_fails_in_one_line_and_keeps_the_database(case, pg, tmp
     existing = tmp_path / "db" / "existing.duckdb"
     existing.parent.mkdir()
     shutil.copyfile(pg.dbs["live"], existing)
+    with database_lock(existing):  # (the lock file every load through the CLI leaves: never removed)
+        pass
     before = tree_fingerprint(existing.parent)
     source = _bad_export(case, pg, tmp_path)
     rc = main([str(source), "--db", str(existing), "--quiet"])

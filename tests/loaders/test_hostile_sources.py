@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from analytics.dblock import database_lock
 from loaders.__main__ import main
 from tests.loaders.conformance import force_split
 from tests.loaders.hostile_util import tree_fingerprint
@@ -121,6 +122,8 @@ def existing(sqlite_store, tmp_path_factory):
     folder = tmp_path_factory.mktemp("existing")
     db = folder / "existing.duckdb"
     load_db(sqlite_store.path, db)
+    with database_lock(db):  # (the lock file every load through the CLI leaves: never removed)
+        pass
     return db
 
 

@@ -247,7 +247,24 @@ def one_script_cache(monkeypatch):
     monkeypatch.setattr(ScriptCache, "get_bytecode", get_bytecode)
 
 
-def test_two_sessions_annotating_at_once_lose_nothing(db, one_script_cache):
+@pytest.fixture()
+def one_runtime(monkeypatch):
+    """One AppTest script run at a time: each run installs its own mock as the process's
+    `Runtime` and removes it when done, so a second session's run meeting that would fail
+    inside Streamlit ("Runtime hasn't been created!"), which no server meets (one Runtime for
+    every session). The sessions still interleave run by run, each with its own state; writers
+    that truly overlap are two processes (tests/analytics/test_workspace_concurrency.py)."""
+    lock = threading.Lock()
+    run_once = AppTest._run
+
+    def _run(self, *args, **kwargs):
+        with lock:
+            return run_once(self, *args, **kwargs)
+
+    monkeypatch.setattr(AppTest, "_run", _run)
+
+
+def test_two_sessions_annotating_at_once_lose_nothing(db, one_script_cache, one_runtime):
     msgs = _messages(db)
     sessions = [open_page(_app(), "transcript", thread=THREAD) for _ in range(2)]
     for at, name in zip(sessions, ("ana", "ben")):
