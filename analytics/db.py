@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -38,11 +39,33 @@ def connect(
     elif not p.is_file():
         raise FileNotFoundError(f"no Transcript Lens database at {p}")
     else:
-        con = duckdb.connect(str(p), read_only=True)
+        con = _open_read_only(p)
     # Timestamps are stored as TIMESTAMPTZ; UTC keeps every reader's output identical.
     con.execute("SET TimeZone = 'UTC'")
     _apply(con, effective(_asked(redact, tenants, policy)))
     return con
+
+
+#: How long a reader waits for an incremental load that edits the file in place (it holds
+#: DuckDB's write lock for the load's one transaction: seconds, in proportion to what changed).
+LOCK_WAIT_SECONDS = 60.0
+
+
+def _open_read_only(p: Path) -> duckdb.DuckDBPyConnection:
+    """`duckdb.connect(p, read_only=True)`, waiting while another process holds the file's write
+    lock (an in-place incremental load, `loaders.writer`), as SQLite's busy timeout waits.
+
+    >>> _open_read_only(Path("demo.duckdb"))  # doctest: +SKIP
+    """
+    deadline, pause = time.monotonic() + LOCK_WAIT_SECONDS, 0.02
+    while True:
+        try:
+            return duckdb.connect(str(p), read_only=True)
+        except duckdb.IOException as exc:
+            if "Could not set lock" not in str(exc) or time.monotonic() >= deadline:
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, 0.5)
 
 
 def open_dataset(folder: Path) -> duckdb.DuckDBPyConnection:

@@ -105,6 +105,9 @@ def test_a_worker_failing_mid_load_fails_it_and_keeps_the_database(sqlite_store,
         return real_job(j, tick, reader)
 
     monkeypatch.setattr(pipeline, "_run_job", job)
+    # Forked workers, which inherit the patch: a process that still runs other threads (a Dask
+    # cluster's, left by tests before this one in the same worker) would start a fork server.
+    monkeypatch.setattr(pipeline, "_mp_context", lambda: pipeline.mp.get_context("fork"))
     with pytest.raises(RuntimeError, match="boom in range 3"):
         load_db(sqlite_store.path, db, workers=2)
     assert folder_fingerprint(tmp_path) == before  # no half database left, the old one unchanged
