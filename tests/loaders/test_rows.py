@@ -279,9 +279,8 @@ def _misplaced_index_entry(store: Path, tmp_path: Path, damaged_row: int) -> Pat
     entry = b"acme:s3" + last.encode()  # (an index record's thread_id, checkpoint_ns '' and id, back to back)
     image = bytearray(copy.read_bytes())
     size = int.from_bytes(image[16:18], "big")
-    leaves = [image[(p - 1) * size:p * size] for p in table_pages(copy, "sqlite_autoindex_checkpoints_1")["leaf"]]
-    starts = [(p - 1) * size + page.find(entry) for p, page in
-              zip(table_pages(copy, "sqlite_autoindex_checkpoints_1")["leaf"], leaves) if entry in page]
+    leaves = {p: image[(p - 1) * size:p * size] for p in table_pages(copy, "sqlite_autoindex_checkpoints_1")["leaf"]}
+    starts = [(p - 1) * size + page.find(entry) for p, page in leaves.items() if entry in page]
     assert len(starts) == 1
     image[starts[0] + 6] = ord("9")  # the index's entry only: the table row still says acme:s3
     copy.write_bytes(bytes(image))
