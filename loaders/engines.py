@@ -21,6 +21,16 @@ from typing import Any, Protocol
 #: up to its `distributed.scheduler.allowed-failures`, 3 by default).
 RETRIES = 2
 
+#: Seconds a load waits with no task finishing before it gives up. A worker lost for good (a
+#: nanny that cannot restart it, a cluster with no worker left) otherwise leaves the driver
+#: waiting forever; a range is a fraction of the store, so half an hour without one finishing
+#: means the cluster is stuck, not busy.
+STALL_SECONDS = 1800.0
+
+
+class StalledError(TimeoutError):
+    """No task of a distributed load finished within the engine's stall timeout."""
+
 
 class Engine(Protocol):
     """Runs tasks on workers: `map(fn, tasks)` gives `[fn(t) for t in tasks]`, in order, or
@@ -38,10 +48,10 @@ class DaskEngine:
     (a `LocalCluster` of N single-threaded worker processes, started here and closed
     with the engine)."""
 
-    def __init__(self, scheduler: str) -> None:
+    def __init__(self, scheduler: str, stall_seconds: float | None = STALL_SECONDS) -> None:
         from distributed import Client, LocalCluster
 
-        self._cluster = None
+        self._cluster, self.stall_seconds = None, stall_seconds
         if scheduler.startswith("local:"):
             n = int(scheduler.removeprefix("local:"))
             if n < 1:
@@ -53,10 +63,10 @@ class DaskEngine:
         self.workers = max(1, len(self.client.scheduler_info().get("workers", {})))
 
     @classmethod
-    def on(cls, client) -> DaskEngine:
+    def on(cls, client, stall_seconds: float | None = STALL_SECONDS) -> DaskEngine:
         """An engine on a `distributed.Client` the caller opened (and closes)."""
         engine = cls.__new__(cls)
-        engine._cluster, engine.client = None, client
+        engine._cluster, engine.client, engine.stall_seconds = None, client, stall_seconds
         engine.workers = max(1, len(client.scheduler_info().get("workers", {})))
         engine.close = lambda: None
         return engine
@@ -64,7 +74,31 @@ class DaskEngine:
     def map(self, fn: Callable[[Any], Any], tasks: Sequence[Any]) -> list[Any]:
         # pure=False: a task run again is a new run, never an answer remembered from a lost one.
         futures = self.client.map(fn, list(tasks), pure=False, retries=RETRIES)
-        return self.client.gather(futures)
+        try:
+            self._wait_making_progress(futures)
+            return self.client.gather(futures)
+        except BaseException:
+            self.client.cancel(futures)
+            raise
+
+    def _wait_making_progress(self, futures) -> None:
+        """Return when every task is done (finished or failed); raise `StalledError` when none
+        finished for `stall_seconds`, naming the tasks still waiting and the workers left."""
+        from distributed import wait
+
+        pending = set(futures)
+        while pending:
+            try:
+                done, pending = wait(pending, timeout=self.stall_seconds, return_when="FIRST_COMPLETED")
+            except TimeoutError:
+                waiting = sorted(futures.index(f) for f in pending)
+                workers = len(self.client.scheduler_info().get("workers", {}))
+                raise StalledError(
+                    f"no task of the distributed load finished in {self.stall_seconds:g} s: tasks {waiting} "
+                    f"of {len(futures)} still waiting, {workers} worker(s) in the cluster"
+                ) from None
+            if any(f.status == "error" for f in done):
+                return  # gather raises the task's own error
 
     def close(self) -> None:
         self.client.close()

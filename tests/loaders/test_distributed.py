@@ -19,6 +19,12 @@ from tests.loaders.util import table_snapshot
 
 distributed = pytest.importorskip("distributed")
 
+# A lost worker that is never replaced must fail a test, not hang the suite: every engine here
+# gives up after STALL seconds without a task finishing, and pytest-timeout ends anything else
+# (a cluster that will not start or close) with the stacks of every thread.
+STALL = 120.0
+pytestmark = pytest.mark.timeout(600)
+
 
 @pytest.fixture(scope="module")
 def client():
@@ -58,7 +64,7 @@ def _load(source, folder, engine):
 def test_a_dask_load_equals_the_single_machine_load(sqlite_store, oracle, client, tmp_path, monkeypatch):
     force_split(monkeypatch, SqliteReader)  # (a small store is otherwise one range)
     folder = tmp_path / "lens"
-    summary = _load(sqlite_store.path, folder, DaskEngine.on(client))
+    summary = _load(sqlite_store.path, folder, DaskEngine.on(client, stall_seconds=STALL))
     assert summary.threads == len(sqlite_store.manifest)
     got = _rows(folder)
     assert sorted(got) == sorted(oracle)
@@ -94,7 +100,7 @@ class KillAfterStaging:
 def test_a_killed_worker_s_range_is_run_again_without_duplicate_rows(sqlite_store, oracle, client, tmp_path, monkeypatch):
     force_split(monkeypatch, SqliteReader)
     folder, marker = tmp_path / "lens", tmp_path / "killed-once"
-    _load(sqlite_store.path, folder, KillAfterStaging(DaskEngine.on(client), marker))
+    _load(sqlite_store.path, folder, KillAfterStaging(DaskEngine.on(client, stall_seconds=STALL), marker))
     assert marker.exists()  # the worker did die
     got = _rows(folder)
     for table in oracle:
@@ -102,27 +108,67 @@ def test_a_killed_worker_s_range_is_run_again_without_duplicate_rows(sqlite_stor
     client.wait_for_workers(2, timeout=60)  # (the nanny restarted it, for the tests after)
 
 
-def test_a_range_that_fails_every_attempt_fails_the_load_and_keeps_the_current_version(
-    sqlite_store, client, tmp_path, monkeypatch,
-):
+class Sabotaged:
+    """An engine whose tasks first run `before(task)` on their worker (raise, hang)."""
+
+    def __init__(self, engine: DaskEngine, before) -> None:
+        self.engine, self.before, self.workers = engine, before, engine.workers
+
+    def map(self, fn, tasks):
+        before = self.before
+
+        def run(task):
+            before(task)
+            return fn(task)
+
+        return self.engine.map(run, tasks)
+
+    def close(self) -> None:
+        pass
+
+
+def _storage_gone_for_range_0(task) -> None:
+    if task.index == 0:
+        raise OSError("shared storage went away")
+
+
+def _range_1_hangs(task) -> None:
+    if task.index == 1:
+        import time
+
+        time.sleep(20)
+
+
+@pytest.fixture
+def current(sqlite_store, tmp_path, monkeypatch):
+    """A dataset folder holding a single-machine load, split into ranges for the next load."""
     force_split(monkeypatch, SqliteReader)
     folder = tmp_path / "lens"
     transcript_lens.load(sqlite_store.path, folder, format="parquet", workers=1)
-    before = dataset.current_version(folder)
+    return folder
 
-    class AlwaysFails(KillAfterStaging):
-        def map(self, fn, tasks):
-            def run(task):
-                if task.index == 0:
-                    raise OSError("shared storage went away")
-                return fn(task)
 
-            return self.engine.map(run, tasks)
+def _only_version(folder, before) -> bool:
+    return dataset.current_version(folder) == before and [p.name for p in folder.glob("v-*")] == [before.name]
 
+
+def test_a_range_that_fails_every_attempt_fails_the_load_and_keeps_the_current_version(sqlite_store, client, current):
+    before = dataset.current_version(current)
     with pytest.raises(OSError, match="shared storage went away"):
-        _load(sqlite_store.path, folder, AlwaysFails(DaskEngine.on(client), tmp_path / "unused"))
-    assert dataset.current_version(folder) == before
-    assert sorted(p.name for p in folder.glob("v-*")) == [before.name]
+        _load(sqlite_store.path, current, Sabotaged(DaskEngine.on(client, stall_seconds=STALL), _storage_gone_for_range_0))
+    assert _only_version(current, before)
+
+
+def test_a_stalled_load_fails_naming_the_waiting_tasks_and_keeps_the_current_version(sqlite_store, client, current):
+    """A task that never finishes (a worker hung on a dead mount, a cluster with no worker left)
+    ends the load with an error after the stall timeout instead of waiting forever."""
+    from loaders.engines import StalledError
+
+    before = dataset.current_version(current)
+    with pytest.raises(StalledError, match=r"in 3 s: tasks \[1\] of \d+ still waiting, 2 worker"):
+        _load(sqlite_store.path, current, Sabotaged(DaskEngine.on(client, stall_seconds=3), _range_1_hangs))
+    assert _only_version(current, before)
+    client.wait_for_workers(2, timeout=60)
 
 
 def test_a_held_out_store_loaded_on_a_local_cluster_gives_the_oracle_s_messages(tmp_path):
@@ -172,7 +218,7 @@ def test_a_dask_load_of_a_live_postgres_equals_the_single_machine_load(client, t
             write_scenarios(saver)
         local, spread = tmp_path / "local", tmp_path / "spread"
         transcript_lens.load(dsn, local, format="parquet", workers=1)
-        _load(dsn, spread, DaskEngine.on(client))
+        _load(dsn, spread, DaskEngine.on(client, stall_seconds=STALL))
     assert _ranges(spread) > 1
     want, got = _rows(local), _rows(spread)
     assert sorted(got) == sorted(want)
