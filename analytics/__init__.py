@@ -3,40 +3,101 @@
 Every function takes a DuckDB connection or a database path and returns
 pandas DataFrames or plain data; nothing here imports streamlit.
 
+The names below are imported on first use (PEP 562), so a load that only needs the
+database lock or the tombstones (`analytics.dblock`, `analytics.erasure`) does not pay
+for pandas, pyarrow and every page's queries: an unchanged source's incremental load
+is answered in the time the interpreter takes to start. The command-line subcommands
+and CSV reports register themselves when their module is imported; `register_all()`
+imports every one (the CLI and the report lookup call it).
+
 >>> import analytics
 >>> con = analytics.connect("demo.duckdb")  # doctest: +SKIP
 """
 
-from analytics.db import connect, connection
-from analytics.errors import AnalyticsError, BadRequest, NotFound, Unsupported
-from analytics.filters import Filters
-from analytics.transcript import TranscriptQuery, read, search_threads
-from analytics import transcript_cli  # noqa: F401  (registers `python -m analytics transcript`)
-from analytics.search import SearchQuery, search
-from analytics.transcript_context import in_context
-from analytics.metrics import (
-    by_model, conversation, conversations, daily, latency_distribution, overview, top_models, top_tenants, top_tools,
+# (No `from __future__ import annotations`: it would bind the name `annotations`, which is API here.)
+import importlib
+import importlib.util
+import sys
+import types
+from typing import Any
+
+#: Each public name and the module that defines it.
+_NAMES = {
+    "connect": "analytics.db", "connection": "analytics.db",
+    "AnalyticsError": "analytics.errors", "BadRequest": "analytics.errors", "NotFound": "analytics.errors",
+    "Unsupported": "analytics.errors",
+    "Filters": "analytics.filters",
+    "TranscriptQuery": "analytics.transcript", "read": "analytics.transcript", "search_threads": "analytics.transcript",
+    "SearchQuery": "analytics.search", "search": "analytics.search",
+    "in_context": "analytics.transcript_context",
+    **dict.fromkeys(
+        ("by_model", "conversation", "conversations", "daily", "latency_distribution", "overview", "top_models",
+         "top_tenants", "top_tools"), "analytics.metrics"),
+    **dict.fromkeys(("ReportSpec", "register_report", "report_frame", "write_report"), "analytics.reports"),
+    "resume_points": "analytics.resume_chain",
+    "expected_window": "analytics.resume_rehydrate",
+    "risks": "analytics.resume_risks", "thread_risks": "analytics.resume_risks",
+    "compare": "analytics.observed", "parse_observed": "analytics.observed",
+    "retention": "analytics.retention",
+    "backlog": "analytics.backlog",
+    "branches": "analytics.branches", "checkpoint_tree": "analytics.branches",
+    "diff": "analytics.diff",
+    "edit_log": "analytics.history",
+    "subgraph_messages": "analytics.subgraphs", "subgraph_runs": "analytics.subgraphs",
+    **dict.fromkeys(("annotate", "annotations", "create_queue", "progress", "queue_items", "queues"),
+                    "analytics.workspace"),
+    **dict.fromkeys(("erase", "erasure_log", "lift", "tombstones"), "analytics.erasure"),
+    **dict.fromkeys(("acting_as", "exports", "record_export"), "analytics.exports"),
+}
+
+#: The modules that register a subcommand (`analytics.cli.command`) or a CSV report
+#: (`analytics.reports.register_report`) when imported (`analytics.observed` brings its report module in).
+REGISTRARS = (
+    "analytics.reports", "analytics.transcript_cli", "analytics.observed", "analytics.retention",
+    "analytics.history_reports", "analytics.history_cli", "analytics.workspace.cli", "analytics.search_cli",
+    "analytics.erasure_cli", "analytics.exports_report",
 )
-from analytics.reports import ReportSpec, register_report, report_frame, write_report  # registers `report`
-from analytics.resume_chain import resume_points
-from analytics.resume_rehydrate import expected_window
-from analytics.resume_risks import risks, thread_risks
-from analytics.observed import compare, parse_observed  # (with analytics.observed_report: `report resume`)
-from analytics.retention import retention  # also registers `report retention`
-from analytics.backlog import backlog
-from analytics.branches import branches, checkpoint_tree
-from analytics.diff import diff
-from analytics.history import edit_log
-from analytics.subgraphs import subgraph_messages, subgraph_runs
-from analytics import history_reports  # noqa: F401  (registers the branches, edits, subgraphs and backlog reports)
-from analytics import history_cli  # noqa: F401  (registers `python -m analytics diff`)
-from analytics import workspace  # the review workspace (also registers `annotations`, `queues`, `report annotations`)
-from analytics.workspace import annotate, annotations, create_queue, progress, queue_items, queues
-from analytics import search_cli  # noqa: F401,E402  (registers `search` and `report search`)
-from analytics.erasure import erase, erasure_log, lift, tombstones
-from analytics import erasure_cli  # noqa: F401,E402  (registers `erase`)
-from analytics.exports import acting_as, exports, record_export
-from analytics import exports_report  # noqa: F401,E402  (registers `report exports`)
+
+
+def register_all() -> None:
+    """Import every module that registers a subcommand or a report (cheap once done).
+
+    >>> register_all(); from analytics.reports import REPORTS; "conversations" in REPORTS
+    True
+    """
+    for module in REGISTRARS:
+        importlib.import_module(module)
+
+
+def __getattr__(name: str) -> Any:
+    module = _NAMES.get(name)
+    if module is None:
+        # A submodule (`analytics.metrics.X` after `import analytics`), as the eager imports gave it.
+        if not name.startswith("_") and importlib.util.find_spec(f"analytics.{name}") is not None:
+            return importlib.import_module(f"analytics.{name}")
+        raise AttributeError(f"module 'analytics' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # the next lookup is a plain attribute
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
+
+class _Package(types.ModuleType):
+    """Keeps a public function named like its module (`diff`, `search`, `retention`, `backlog`,
+    `branches`, `exports`) the package's attribute: importing the submodule would otherwise
+    bind the module over it, as the eager imports this package had never let happen."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if isinstance(value, types.ModuleType) and _NAMES.get(name) == value.__name__:
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
+
 
 __all__ = [
     "AnalyticsError",

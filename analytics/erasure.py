@@ -29,7 +29,7 @@ from analytics._pandas import pd
 from analytics.dblock import database_lock
 from analytics.erasure_db import KINDS, covered_threads, delete_threads, rewrite_without
 from analytics.errors import BadRequest, NotFound
-from analytics.workspace.annotating import check_author, default_author
+from analytics.workspace.authors import check_author, default_author
 from analytics.workspace.store import Workspace, now, workspace_of
 
 

@@ -81,6 +81,18 @@ class ReportSpec:
 REPORTS: dict[str, ReportSpec] = {}
 
 
+def registry() -> dict[str, ReportSpec]:
+    """Every registered report, the built-in ones of other modules included (`analytics.register_all`).
+
+    >>> sorted(registry())[:3]
+    ['annotations', 'backlog', 'branches']
+    """
+    import analytics
+
+    analytics.register_all()
+    return REPORTS
+
+
 def register_report(spec: ReportSpec) -> ReportSpec:
     """Make `spec` available to `write_report`, `report_frame` and `python -m analytics report`.
 
@@ -113,9 +125,9 @@ def _as_text(name: str, type_name: str) -> str:
 
 
 def _spec(kind: str) -> ReportSpec:
-    spec = REPORTS.get(kind)
+    spec = registry().get(kind)
     if spec is None:
-        raise BadRequest(f"unknown report {kind!r}; known: {', '.join(sorted(REPORTS))}")
+        raise BadRequest(f"unknown report {kind!r}; known: {', '.join(sorted(registry()))}")
     return spec
 
 
@@ -481,7 +493,7 @@ def filters_from_args(args: argparse.Namespace) -> Filters:
 
 
 def _configure(parser: argparse.ArgumentParser) -> None:
-    kinds = "; ".join(f"{name}: {spec.help}" for name, spec in sorted(REPORTS.items()))
+    kinds = "; ".join(f"{name}: {spec.help}" for name, spec in sorted(registry().items()))
     parser.description = f"Write a CSV report ({kinds})."
     parser.add_argument("kind", choices=sorted(REPORTS), help="which report")
     parser.add_argument("--db", required=True, help="Transcript Lens DuckDB file")

@@ -12,25 +12,63 @@ into the same path — keeps it; what a reload removed is shown as orphaned
 >>> workspace.annotations("lens.duckdb", status="orphaned")  # doctest: +SKIP
 >>> q = workspace.create_queue("lens.duckdb", "weekly sample", sample=20, seed=1)  # doctest: +SKIP
 >>> workspace.progress("lens.duckdb")  # doctest: +SKIP
+
+The names are imported on first use (PEP 562, as in `analytics`): the load reads the
+tombstones through `analytics.workspace.store` without the query layer's imports.
 """
 
-from analytics.workspace.annotating import (
-    COLUMNS, VERDICTS, Annotation, annotate, default_author, delete_annotation, edit_annotation,
-)
-from analytics.workspace.jsonl import ImportFailed, ImportSummary, export_jsonl, import_jsonl
-from analytics.workspace.label_set import Label, define_label, labels, rename_label, retire_label
-from analytics.workspace.queueing import (
-    Queue, QueueItem, assign, create_queue, delete_queue, get_queue, item, mark, progress, queue_items, queues, step,
-)
-from analytics.workspace.resolve import Anchor
-from analytics.workspace.review import (
-    ReviewCounts, ThreadReview, annotations, review_counts, thread_summaries, threads_with,
-)
-from analytics.workspace.store import (
-    ENV, Conflict, Workspace, WorkspaceError, as_workspace, workspace_of, workspace_path,
-)
-from analytics.workspace.views import SavedView, delete_view, get_view, save_view, saved_views
-from analytics.workspace import cli  # noqa: F401  (registers `annotations`, `queues` and `report annotations`)
+# (No `from __future__ import annotations`: it would bind the name `annotations`, which is API here.)
+import importlib
+import importlib.util
+from typing import Any
+
+#: Each public name and the module that defines it.
+_NAMES = {
+    **dict.fromkeys((
+        "COLUMNS", "VERDICTS", "Annotation", "annotate", "default_author", "delete_annotation",
+        "edit_annotation",
+    ), "analytics.workspace.annotating"),
+    **dict.fromkeys((
+        "ImportFailed", "ImportSummary", "export_jsonl", "import_jsonl",
+    ), "analytics.workspace.jsonl"),
+    **dict.fromkeys((
+        "Label", "define_label", "labels", "rename_label", "retire_label",
+    ), "analytics.workspace.label_set"),
+    **dict.fromkeys((
+        "Queue", "QueueItem", "assign", "create_queue", "delete_queue", "get_queue", "item", "mark",
+        "progress", "queue_items", "queues", "step",
+    ), "analytics.workspace.queueing"),
+    **dict.fromkeys((
+        "Anchor",
+    ), "analytics.workspace.resolve"),
+    **dict.fromkeys((
+        "ReviewCounts", "ThreadReview", "annotations", "review_counts", "thread_summaries",
+        "threads_with",
+    ), "analytics.workspace.review"),
+    **dict.fromkeys((
+        "ENV", "Conflict", "Workspace", "WorkspaceError", "as_workspace", "workspace_of",
+        "workspace_path",
+    ), "analytics.workspace.store"),
+    **dict.fromkeys((
+        "SavedView", "delete_view", "get_view", "save_view", "saved_views",
+    ), "analytics.workspace.views"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _NAMES.get(name)
+    if module is None:
+        if not name.startswith("_") and importlib.util.find_spec(f"analytics.workspace.{name}") is not None:
+            return importlib.import_module(f"analytics.workspace.{name}")  # a submodule, as the eager imports gave it
+        raise AttributeError(f"module 'analytics.workspace' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
 
 __all__ = [
     "COLUMNS", "ENV", "VERDICTS", "Anchor", "Annotation", "Conflict", "ImportFailed", "ImportSummary", "Label",

@@ -13,7 +13,6 @@ removed what it points at.
 
 from __future__ import annotations
 
-import getpass
 import json
 import os
 import sqlite3
@@ -27,15 +26,14 @@ import duckdb
 from analytics._pandas import pd
 from analytics.db import connection
 from analytics.errors import BadRequest, NotFound
+from analytics.workspace.authors import AUTHOR_ENV, AUTHOR_MAX, check_author, default_author  # noqa: F401
 from analytics.workspace.label_set import check_name
 from analytics.workspace.resolve import RESOLVED_COLUMNS, Anchor, resolve_sql, resolve_sql_lists
 from analytics.workspace.store import Conflict, Workspace, now, takes_workspace, workspace_of
 
 VERDICTS = ("pass", "fail")
 ORIGINS = ("app", "api", "import")
-AUTHOR_ENV = "TRANSCRIPT_LENS_AUTHOR"
 NOTE_MAX = 10_000
-AUTHOR_MAX = 100
 
 
 @dataclass(frozen=True)
@@ -77,23 +75,6 @@ COLUMNS = (
     "verdict", "note", "author", "created_at", "updated_at", "revision", "origin", "role", "excerpt", "source",
 )
 _SELECT = f"SELECT {', '.join('a.' + c for c in STORED_COLUMNS)} FROM annotations a"
-
-
-def default_author() -> str:
-    """Who the API writes as: `$TRANSCRIPT_LENS_AUTHOR`, else the login name."""
-    try:
-        fallback = getpass.getuser()
-    except (KeyError, OSError):
-        fallback = "unknown"
-    return os.environ.get(AUTHOR_ENV) or fallback
-
-
-def check_author(author: object) -> str:
-    if not isinstance(author, str) or not author.strip():
-        raise BadRequest(f"an author is a non-empty name, got {author!r}")
-    if len(author.strip()) > AUTHOR_MAX:
-        raise BadRequest(f"an author name has at most {AUTHOR_MAX} characters")
-    return author.strip()
 
 
 def check_content(label: object, verdict: object, note: object) -> tuple[str | None, str | None, str | None]:
