@@ -181,6 +181,7 @@ def incremental_bench(store: Path, repeat: int, workers: int | None) -> None:
     """Incremental / full load ratios after 5 new threads and after nothing changed (see the module doc)."""
     import duckdb
 
+    OUT.mkdir(parents=True, exist_ok=True)  # (--store: nothing was built there yet)
     work = Path(tempfile.mkdtemp(prefix="bench-inc-", dir=OUT))
     try:
         grown, base, inc, full = work / "grown.sqlite", work / "base.duckdb", work / "inc.duckdb", work / "full.duckdb"
