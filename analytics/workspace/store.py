@@ -31,6 +31,7 @@ import functools
 import os
 import shutil
 import sqlite3
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import closing, contextmanager
@@ -128,7 +129,7 @@ class Workspace:
                 raise OSError(f"no folder {self.path.parent}")
             conn = self._open(str(self.path))
             if not self._ready:
-                conn.execute("PRAGMA journal_mode = WAL").fetchall()
+                _wal_mode(conn)
                 _migrate(conn, self.path, self.beside_db)
                 self._ready = True
             return conn
@@ -276,6 +277,23 @@ def takes_workspace(fn: Callable[..., T]) -> Callable[..., T]:
         return fn(as_workspace(ws), *args, **kwargs)
 
     return wrapper
+
+
+def _wal_mode(conn: sqlite3.Connection) -> None:
+    """Put the file in WAL mode (it stays so). Switching needs the file to itself, and SQLite
+    answers "database is locked" at once, without its busy timeout, while another process
+    holds it (several processes creating one new workspace at the same moment): so retry,
+    for up to `BUSY_SECONDS` like any other wait for the lock."""
+    deadline = time.monotonic() + BUSY_SECONDS
+    while True:
+        try:
+            if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                conn.execute("PRAGMA journal_mode = WAL").fetchall()
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
 
 
 def _version(conn: sqlite3.Connection) -> int:

@@ -63,6 +63,19 @@ print(summary.threads)
 """
 
 
+# Spins (no sleep) on the start file, so that the processes open the new file within microseconds.
+_CREATOR = """
+import sys
+from pathlib import Path
+from analytics.workspace.store import Workspace
+path, go = Path(sys.argv[1]), Path(sys.argv[2])
+while not go.exists():
+    pass
+with Workspace(path).write():  # an empty write: the revision counts it
+    pass
+"""
+
+
 def _start(script: str, *args: object) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-c", script, *map(str, args)], cwd=ROOT, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
@@ -105,6 +118,20 @@ def test_three_processes_annotating_one_new_workspace_at_once_lose_nothing(db, t
     info = Workspace.beside(db).info()
     assert info["version"] == LATEST  # migrated once, though three processes created the file at the same moment
     assert int(info["revision"]) == 3 * (count + len(range(0, count, 10)))  # every write counted, none lost
+
+
+def test_processes_creating_one_new_workspace_at_the_same_moment_all_write(tmp_path):
+    """Switching a new file to WAL mode fails at once with "database is locked" while another
+    process holds it (SQLite's busy timeout does not apply there); each opener must wait instead.
+    Before it did, 25 rounds of 4 such processes gave 21 failed writes."""
+    for round_ in range(3):
+        path, go = tmp_path / f"ws{round_}.sqlite", tmp_path / f"go{round_}"
+        procs = [_start(_CREATOR, path, go) for _ in range(5)]
+        time.sleep(1.5)  # every interpreter is up and spinning
+        go.touch()
+        for proc in procs:
+            _finish(proc, timeout=120)
+        assert Workspace(path).info()["revision"] == "5"
 
 
 def test_a_load_replacing_the_database_while_two_processes_annotate_loses_nothing(tmp_path):
