@@ -95,7 +95,7 @@ def load(source: str | os.PathLike, db: str | os.PathLike, **kwargs: Any) -> Loa
     the key of an encrypted store (else `LANGGRAPH_AES_KEY` is read). This is the one place a failed load is caught:
     every error (a damaged source, DuckDB, memory, a dead worker, a bug) becomes a
     `LoadFailed` of one line, and the previous database is left as it was.
-    KeyboardInterrupt passes through.
+    KeyboardInterrupt passes through, and so does Ctrl-C that DuckDB turned into an error (`interrupted`).
 
     The load holds the database's lock (`analytics.dblock`), so an erasure waits for it
     (and it for an erasure); threads erased from `db` are held back (`LoadTimeTables`),
@@ -122,7 +122,28 @@ def load(source: str | os.PathLike, db: str | os.PathLike, **kwargs: Any) -> Loa
     except LoadFailed:
         raise
     except Exception as exc:  # noqa: BLE001 - the one catch place (see the docstring)
+        if interrupted(exc):
+            raise KeyboardInterrupt from exc
         raise LoadFailed(failure_line(exc, str(source), db, kwargs.get("kind"))) from exc
+
+
+def interrupted(exc: BaseException) -> bool:
+    """True when `exc` is Ctrl-C as DuckDB reports it: a query it was running when SIGINT
+    came is stopped with `duckdb.InterruptException` or a `RuntimeError("Query interrupted")`
+    instead of Python's KeyboardInterrupt (a `--watch` loop took it for a failed load and
+    went on loading).
+
+    >>> interrupted(RuntimeError("Query interrupted")), interrupted(RuntimeError("disk full"))
+    (True, False)
+    """
+    seen = 0
+    while exc is not None and seen < 10:  # (the chain: a wrapper's cause or context)
+        if isinstance(exc, KeyboardInterrupt) or type(exc).__name__ == "InterruptException":
+            return True
+        if type(exc) is RuntimeError and str(exc) == "Query interrupted":
+            return True
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return False
 
 
 def is_duckdb_file(path: str | os.PathLike) -> bool:

@@ -198,15 +198,19 @@ def test_postgres_incremental_equals_a_full_load(tmp_path):
         assert_same(db, full)
 
 
+def _watch(store, db, seconds: float) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "transcript_lens", "load", str(store), "--db", str(db), "--watch", str(seconds), "--quiet",
+         "--workers", "1"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+
+
 def test_watch_reloads_incrementally_on_a_schedule(small_store, tmp_path):
     """`transcript-lens load --watch SECONDS`: a line per load, new threads picked up by the next turn."""
 
     db = tmp_path / "watched.duckdb"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "transcript_lens", "load", str(small_store), "--db", str(db), "--watch", "0.2", "--quiet",
-         "--workers", "1"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )
+    proc = _watch(small_store, db, 0.2)
     try:
         assert proc.stdout.readline().startswith("loaded 3 threads")  # the first turn: a full load
         assert proc.stdout.readline().startswith("nothing changed")
@@ -219,3 +223,47 @@ def test_watch_reloads_incrementally_on_a_schedule(small_store, tmp_path):
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130 and "stopped watching" in err
+
+
+def test_ctrl_c_stops_watching_whatever_the_load_is_doing(small_store, tmp_path):
+    """SIGINT during a DuckDB query comes out of DuckDB as an error ("Query interrupted"), not as
+    KeyboardInterrupt: taken for a failed load, it let the watch loop go on (4 of 30 rounds
+    hung this way, CI included). Here Ctrl-C comes at random points of back-to-back loads."""
+    import random
+    import time
+
+    db, rounds = tmp_path / "watched.duckdb", random.Random(7)
+    transcript_lens.load(small_store, db, workers=1)
+    for _ in range(12):
+        proc = _watch(small_store, db, 0)
+        try:
+            assert proc.stdout.readline().startswith("nothing changed")
+            time.sleep(rounds.random() * 0.2)
+        finally:
+            proc.send_signal(signal.SIGINT)
+            try:
+                _, err = proc.communicate(timeout=20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                _, err = proc.communicate()
+                pytest.fail(f"still loading 20 s after Ctrl-C: {err[-300:]}")
+        assert proc.returncode == 130, err
+
+
+def _raising(error: Exception):
+    def load(*args, **kwargs):
+        raise error
+
+    return load
+
+
+@pytest.mark.parametrize("error", [RuntimeError("Query interrupted"), duckdb.InterruptException("INTERRUPT Error")])
+def test_ctrl_c_as_duckdb_words_it_interrupts_a_load(error, small_store, tmp_path, monkeypatch):
+    import loaders
+
+    monkeypatch.setattr(loaders, "load", _raising(error))
+    with pytest.raises(KeyboardInterrupt):
+        transcript_lens.load(small_store, tmp_path / "lens.duckdb")
+    monkeypatch.setattr(loaders, "load", _raising(RuntimeError("disk full")))  # any other error is a failed load
+    with pytest.raises(transcript_lens.LoadFailed, match="disk full"):
+        transcript_lens.load(small_store, tmp_path / "lens.duckdb")
