@@ -30,7 +30,7 @@ import loaders.writer
 from loaders.__main__ import main
 from loaders.catalog import DATA_TABLES
 from tests.loaders.hostile_util import StoreEditor, sha256
-from tests.loaders.util import load_db, rows
+from tests.loaders.util import load_db, rows, sigint_default
 
 ROOT = Path(__file__).resolve().parents[2]
 TABLES = DATA_TABLES
@@ -88,17 +88,10 @@ def _bigger_store(sqlite_store, copy_store, folder: Path, copies: int) -> Path:
     return path
 
 
-def _sigint_default() -> None:
-    # A process started in the background by a shell inherits SIGINT ignored, and
-    # Python then installs no KeyboardInterrupt handler: a CI run launched with `&`
-    # made the Ctrl-C test's load finish with 0. The loader gets a terminal's default.
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
 def _start(source: Path, db: Path, env: dict) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "loaders", str(source), "--db", str(db), "--quiet"],
                             cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=_sigint_default)
+                            preexec_fn=sigint_default)
 
 
 def _wait_for(pred, proc: subprocess.Popen, timeout: float = 120) -> bool:

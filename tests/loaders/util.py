@@ -114,3 +114,15 @@ def table_snapshot(con, skip: tuple[str, ...] = ("loads", "meta")) -> dict[str, 
         exclude = " EXCLUDE (load_id)" if "load_id" in cols else ""
         out[t] = con.execute(f'SELECT *{exclude} FROM "{t}" ORDER BY ALL').fetchall()
     return out
+
+
+def sigint_default() -> None:
+    """`preexec_fn` of a child that a test interrupts with SIGINT (Ctrl-C).
+
+    A process started in the background by a shell inherits SIGINT ignored, and
+    Python then installs no KeyboardInterrupt handler: a CI run launched with `&`
+    made the Ctrl-C tests' loads carry on. The child gets a terminal's default.
+    """
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

@@ -17,7 +17,7 @@ import pytest
 
 import transcript_lens
 from storegen import Clock, Reply, ScriptedChatModel, build_chat_graph, open_sqlite_saver, run_scenarios, say, thread_config
-from tests.loaders.util import table_snapshot
+from tests.loaders.util import sigint_default, table_snapshot
 
 START = dt.datetime(2025, 6, 1, tzinfo=dt.timezone.utc)
 
@@ -202,7 +202,7 @@ def _watch(store, db, seconds: float) -> subprocess.Popen:
     return subprocess.Popen(
         [sys.executable, "-m", "transcript_lens", "load", str(store), "--db", str(db), "--watch", str(seconds), "--quiet",
          "--workers", "1"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=sigint_default,
     )
 
 
