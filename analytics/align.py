@@ -138,15 +138,21 @@ def pair(left: Sequence[Item], right: Sequence[Item]) -> Alignment:
     left_over: dict[tuple[int, str], list[int]] = defaultdict(list)
     for i in sorted(free_left):
         left_over[(bisect.bisect_left(anchor_left, i), left[i].speaker)].append(i)
+    # In order within a stretch, across speakers too: an entry pairs only after the stretch's
+    # last similar pair on the left (else two speakers' pairs could cross, and a crossed pair
+    # is neither in order nor counted as moved).
+    last: dict[int, int] = {}
     for j in range(len(right)):
         if j in pairs:
             continue
-        candidates = left_over.get((bisect.bisect_left(in_order, j), right[j].speaker), [])
+        stretch = bisect.bisect_left(in_order, j)
+        candidates = left_over.get((stretch, right[j].speaker), [])
         for k, i in enumerate(candidates):
-            if similar(left[i].content, right[j].content):
+            if i > last.get(stretch, -1) and similar(left[i].content, right[j].content):
                 pairs[j] = i
                 how[j] = "similar text"
-                del candidates[: k + 1]  # keep the pairing in order within the stretch
+                last[stretch] = i
+                del candidates[: k + 1]
                 break
     return Alignment(pairs, moved, how)
 
