@@ -193,20 +193,22 @@ def trends_sql(
     sql = f"""
     WITH {scope_sql}{calls},
     units AS ({units}),
-    per_thread AS (
-        -- Per thread first, then per period: counting threads this way is cheaper than count(DISTINCT).
-        SELECT {period} AS period, split, thread_id, sum(messages) AS messages,
-               {", ".join(f"sum({r}_messages) AS {r}_messages" for r in ROLES)},
-               sum(tool_calls) AS tool_calls, sum(tool_errors) AS tool_errors,
-               sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens,
-               sum(total_tokens) AS total_tokens
-        FROM units WHERE day_n IS NOT NULL GROUP BY ALL),
-    activity AS (
-        SELECT period, split, count(*) AS conversations, CAST(sum(messages) AS BIGINT) AS messages, {_ROLE_SUMS},
+    dated AS (SELECT {period} AS period, * EXCLUDE (day_n) FROM units WHERE day_n IS NOT NULL),
+    threads_of AS (
+        -- The threads of each period: distinct (period, split, thread) pairs with no sum beside them.
+        -- Summing per thread first (to count its rows) grouped ~1.9M thread-day rows with ten sums:
+        -- 1.0-1.5 s at 10M messages; the sums need only the few (period, split) groups.
+        SELECT period, split, count(*) AS conversations
+        FROM (SELECT DISTINCT period, split, thread_id FROM dated) GROUP BY ALL),
+    sums AS (
+        SELECT period, split, CAST(sum(messages) AS BIGINT) AS messages, {_ROLE_SUMS},
                CAST(sum(tool_calls) AS BIGINT) AS tool_calls, CAST(sum(tool_errors) AS BIGINT) AS tool_errors,
                CAST(sum(input_tokens) AS BIGINT) AS input_tokens, CAST(sum(output_tokens) AS BIGINT) AS output_tokens,
                CAST(sum(total_tokens) AS BIGINT) AS total_tokens
-        FROM per_thread GROUP BY ALL),
+        FROM dated GROUP BY ALL),
+    activity AS (
+        SELECT s.period, s.split, c.conversations, s.* EXCLUDE (period, split)
+        FROM sums s JOIN threads_of c ON c.period = s.period AND c.split IS NOT DISTINCT FROM s.split),
     {metrics._pairs_cte(filters, fast)},
     latency AS (
         SELECT {_period(by, _DAY_N.format(col="user_ts"))} AS period, {pair_split} AS split,
