@@ -125,7 +125,7 @@ _CALL_ROWS = """
         SELECT thread_id, call_id, min(tool) AS tool FROM call_rows WHERE call_id IS NOT NULL GROUP BY ALL),
     results AS (
         -- A result is named by the call it answers; its own `name` is the fallback (as in top_tools).
-        SELECT m.thread_id, m.ordinal, coalesce(c.tool, m.name) AS tool
+        SELECT m.thread_id, m.ordinal, m.ts, m.tool_status, coalesce(c.tool, m.name) AS tool
         FROM msgs m LEFT JOIN call_names c ON c.thread_id = m.thread_id AND c.call_id = m.tool_call_id
         WHERE m.role = 'tool')"""
 
@@ -269,9 +269,9 @@ def tool_calls_sql(filters: Filters = Filters(), by: str = "day") -> tuple[str, 
         SELECT {_period(by, "day_n")} AS period, tool, count(*) AS calls
         FROM call_rows WHERE in_window AND day_n IS NOT NULL AND tool IS NOT NULL GROUP BY ALL),
     failed AS (
-        SELECT {_period(by, _DAY_N.format(col="m.ts"))} AS period, r.tool, count(*) AS errors
-        FROM msgs m JOIN results r ON r.thread_id = m.thread_id AND r.ordinal = m.ordinal
-        WHERE m.tool_status = 'error' AND m.ts IS NOT NULL AND r.tool IS NOT NULL GROUP BY ALL)
+        -- A result row is its message's (`msgs`, role tool): its ts and status come with it, no join back.
+        SELECT {_period(by, _DAY_N.format(col="r.ts"))} AS period, r.tool, count(*) AS errors
+        FROM results r WHERE r.tool_status = 'error' AND r.ts IS NOT NULL AND r.tool IS NOT NULL GROUP BY ALL)
     SELECT coalesce(c.period, f.period) AS period, coalesce(c.tool, f.tool) AS tool,
            coalesce(c.calls, 0) AS calls, coalesce(f.errors, 0) AS errors
     FROM called c FULL JOIN failed f ON c.period = f.period AND c.tool = f.tool
