@@ -125,7 +125,7 @@ _CALL_ROWS = """
         SELECT thread_id, call_id, min(tool) AS tool FROM call_rows WHERE call_id IS NOT NULL GROUP BY ALL),
     results AS (
         -- A result is named by the call it answers; its own `name` is the fallback (as in top_tools).
-        SELECT m.thread_id, m.ordinal, m.ts, m.tool_status, coalesce(c.tool, m.name) AS tool
+        SELECT m.thread_id, m.ordinal, coalesce(c.tool, m.name) AS tool
         FROM msgs m LEFT JOIN call_names c ON c.thread_id = m.thread_id AND c.call_id = m.tool_call_id
         WHERE m.role = 'tool')"""
 
@@ -258,25 +258,27 @@ def model_mix_sql(
     return sql, params
 
 
-def tool_calls_sql(filters: Filters = Filters(), by: str = "day") -> tuple[str, list]:
-    """Per period × tool: calls (by the calling message's ts) and errors (error results, by their ts)."""
+def tool_calls_sql(
+    filters: Filters = Filters(), by: str = "day", fast: frozenset[str] = frozenset()
+) -> tuple[str, list]:
+    """Per period × tool: calls (by the calling message's ts) and errors (error results, by their ts);
+    from the load-time `tool_rows` when current (`fast`)."""
     scope_sql, params = metrics._scope(filters, window=True)
-    window_sql, window_params = filters.window_where("m.ts")
-    calls = _CALL_ROWS.format(day_n=_DAY_N.format(col="ts"), window=window_sql)
+    rows_sql, rows_params = metrics.tool_rows_cte(filters, fast)
+    period = _period(by, _DAY_N.format(col="ts"))
     sql = f"""
-    WITH {scope_sql},{calls},
+    WITH {scope_sql},{rows_sql},
     called AS (
-        SELECT {_period(by, "day_n")} AS period, tool, count(*) AS calls
-        FROM call_rows WHERE in_window AND day_n IS NOT NULL AND tool IS NOT NULL GROUP BY ALL),
+        SELECT {period} AS period, tool, count(*) AS calls
+        FROM tool_rows WHERE kind = 'call' AND ts IS NOT NULL AND tool IS NOT NULL GROUP BY ALL),
     failed AS (
-        -- A result row is its message's (`msgs`, role tool): its ts and status come with it, no join back.
-        SELECT {_period(by, _DAY_N.format(col="r.ts"))} AS period, r.tool, count(*) AS errors
-        FROM results r WHERE r.tool_status = 'error' AND r.ts IS NOT NULL AND r.tool IS NOT NULL GROUP BY ALL)
+        SELECT {period} AS period, tool, count(*) AS errors
+        FROM tool_rows WHERE kind = 'result' AND error AND ts IS NOT NULL AND tool IS NOT NULL GROUP BY ALL)
     SELECT coalesce(c.period, f.period) AS period, coalesce(c.tool, f.tool) AS tool,
            coalesce(c.calls, 0) AS calls, coalesce(f.errors, 0) AS errors
     FROM called c FULL JOIN failed f ON c.period = f.period AND c.tool = f.tool
     ORDER BY period, calls DESC, tool"""
-    return sql, params + window_params
+    return sql, params + rows_params
 
 
 def trends(
@@ -299,4 +301,4 @@ def model_mix(con_or_path: ConOrPath, filters: Filters = Filters(), by: str = "d
 def tool_calls(con_or_path: ConOrPath, filters: Filters = Filters(), by: str = "day") -> pd.DataFrame:
     """`tool_calls_sql`'s rows: period, tool, calls, errors."""
     with connection(con_or_path) as con:
-        return fetch_frame(con, *tool_calls_sql(filters, by))
+        return fetch_frame(con, *tool_calls_sql(filters, by, metrics._current_trend_tables(con)))
