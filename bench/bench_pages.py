@@ -13,6 +13,7 @@ connection keeps the database loaded): median of --runs runs.
     .venv/bin/python bench/bench_pages.py --render      # also each page's whole script run (AppTest)
     .venv/bin/python bench/bench_pages.py --distinct-text   # every copy's text made unique (see below)
     .venv/bin/python bench/bench_pages.py --messages 10000000 --distinct-text --runs 3   # issue 24 point 5
+    .venv/bin/python bench/bench_pages.py --db X.duckdb --baseline ../old-checkout   # before/after, in turns
 
 Each call's median is printed against issue 24's target (<= 1 s a page's data
 call, <= 50 ms a transcript read), with how many calls meet theirs.
@@ -271,6 +272,91 @@ def render_times(db: Path, runs: int) -> list[tuple[str, float, float]]:
     return out
 
 
+# A worker times the calls of one checkout (its own bench/bench_pages.py `cases()`), one run per
+# request, so two checkouts can be timed call by call in turns on a shared machine. Protocol
+# lines start with "@@" (DuckDB may print a progress bar on the same stdout).
+_WORKER = """
+import json, sys, time
+root, db = sys.argv[1], sys.argv[2]
+sys.path.insert(0, root + '/bench')
+import duckdb
+import bench_pages
+held = duckdb.connect(db, read_only=True)  # what ui.cache keeps open, as in main()
+cases = {(page, call): fn for page, call, fn in bench_pages.cases(db)}
+print('@@' + json.dumps(list(cases)), flush=True)
+for line in sys.stdin:
+    page, call, warm = json.loads(line)
+    t0, c0 = time.perf_counter(), time.process_time()
+    cases[(page, call)]()
+    print('@@' + json.dumps(None if warm else [time.perf_counter() - t0, time.process_time() - c0]), flush=True)
+"""
+
+
+class _Worker:
+    def __init__(self, root: Path, db: Path) -> None:
+        import subprocess
+
+        root, db = root.resolve(), db.resolve()
+        self.proc = subprocess.Popen([sys.executable, "-c", _WORKER, str(root), str(db)], cwd=root,
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)  # fmt: skip
+        self.calls = [tuple(c) for c in self._answer()]
+
+    def _answer(self):
+        import json
+
+        for line in self.proc.stdout:
+            if line.startswith("@@"):
+                return json.loads(line[2:])
+        raise RuntimeError(f"worker exited ({self.proc.wait()})")
+
+    def run(self, call: tuple[str, str], warm: bool = False):
+        import json
+
+        self.proc.stdin.write(json.dumps([*call, warm]) + "\n")
+        self.proc.stdin.flush()
+        return self._answer()
+
+    def close(self) -> None:
+        self.proc.stdin.close()
+        self.proc.wait()
+
+
+def compare(db: Path, baseline: Path, runs: int) -> None:
+    """Each call timed on `baseline` (another checkout) and on this one in turns (warmed once each,
+    then `runs` runs alternating which goes first): medians of wall and CPU, and issue 24's target."""
+    before, after = _Worker(baseline, db), _Worker(ROOT, db)
+    try:
+        calls = list(dict.fromkeys([*after.calls, *before.calls]))
+        rows = []
+        for call in calls:
+            sides = [w for w in (before, after) if call in w.calls]
+            for w in sides:
+                w.run(call, warm=True)
+            samples: dict[int, list] = {id(w): [] for w in sides}
+            for r in range(runs):
+                for w in sides if r % 2 == 0 else sides[::-1]:
+                    samples[id(w)].append(w.run(call))
+            med = {k: (statistics.median(x[0] for x in v), statistics.median(x[1] for x in v)) for k, v in samples.items()}
+            rows.append((call, med.get(id(before)), med.get(id(after))))
+    finally:
+        before.close()
+        after.close()
+
+    def fmt(m):
+        return f"{m[0] * 1000:>7.0f}ms {m[1] * 1000:>7.0f}ms" if m else f"{'—':>9} {'—':>9}"
+
+    width = max(len(c[1]) for c, *_ in rows)
+    print(f"before: {baseline}; after: {ROOT}; medians of {runs} runs each, in turns\n")
+    print(f"{'page':<14} {'call':<{width}} {'before':>9} {'CPU':>9} {'after':>9} {'CPU':>9} {'target':>9}  met")
+    met = 0
+    for (page, call), b, a in rows:
+        target = target_of(page, call)
+        ok = a is not None and a[0] <= target
+        met += ok
+        print(f"{page:<14} {call:<{width}} {fmt(b)} {fmt(a)} {target * 1000:>7.0f}ms  {'yes' if ok else 'NO'}")
+    print(f"\nafter: {met} of {len(rows)} calls meet issue 24's target")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--db", type=Path, help="time this database instead of building one")
@@ -279,6 +365,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rebuild", action="store_true", help="build even if the file exists")
     ap.add_argument("--runs", type=int, default=5, help="timed runs per call (median reported)")
     ap.add_argument("--render", action="store_true", help="also time each page's whole script run through AppTest")
+    ap.add_argument("--baseline", type=Path,
+                    help="another checkout (e.g. of the commit before a change): time its calls and this one's in turns")
     ap.add_argument("--distinct-text", action="store_true",
                     help="build with every copy's message texts made unique (a text search reads them all)")
     args = ap.parse_args(argv)
@@ -301,6 +389,9 @@ def main(argv: list[str] | None = None) -> int:
     threads, messages = con.execute("SELECT (SELECT count(*) FROM threads), (SELECT count(*) FROM messages)").fetchone()
     con.close()
     print(f"database {db}: {threads:,} threads, {messages:,} messages; median of {args.runs} runs\n")
+    if args.baseline:
+        compare(db, args.baseline, args.runs)
+        return 0
 
     t0 = time.perf_counter()
     held = duckdb.connect(str(db), read_only=True)  # what ui.cache keeps open per database version
