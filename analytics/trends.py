@@ -190,6 +190,12 @@ def trends_sql(
     pair_split = {None: "NULL::VARCHAR", "tenant": "tenant_id", "model": "model", "tool": "NULL::VARCHAR"}[split]
     ck_window, ck_params = filters.window_where("c.ts")
     interrupt_split = "s.tenant_id" if split == "tenant" else "NULL::VARCHAR"
+    # Every checkpoint's thread is a `threads` row: the scope is joined only for its tenant, else it
+    # is a semi-join when it narrows (joining all 1.76M threads took 0.7 s of CPU at 10M messages).
+    interrupt_from = (
+        "checkpoints c JOIN scope s USING (thread_id) WHERE TRUE" if split == "tenant"
+        else f"checkpoints c WHERE {metrics._in_scope(filters, 'c')}"
+    )
     sql = f"""
     WITH {scope_sql}{calls},
     units AS ({units}),
@@ -218,8 +224,7 @@ def trends_sql(
         -- Root checkpoints carrying an __interrupt__ write, by their own ts.
         SELECT {_period(by, _DAY_N.format(col="c.ts"))} AS period, {interrupt_split} AS split,
                count(*) AS interrupts
-        FROM checkpoints c JOIN scope s USING (thread_id)
-        WHERE c.is_root AND c.has_interrupt AND c.ts IS NOT NULL AND {ck_window}
+        FROM {interrupt_from} AND c.is_root AND c.has_interrupt AND c.ts IS NOT NULL AND {ck_window}
         GROUP BY ALL),
     keys AS (SELECT period, split FROM activity UNION SELECT period, split FROM latency
              UNION SELECT period, split FROM interrupts)
