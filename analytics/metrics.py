@@ -136,10 +136,13 @@ def _scope(filters: Filters, window: bool) -> tuple[str, list]:
     """CTEs `scope` (threads that pass), `thread_msgs` (all their messages) and
     `msgs` (those messages, cut by the time window when `window`)."""
     thread_sql, params = filters.thread_where("t")
+    # A view's scope computed once (`scope.scoped_rows`) is read as it is, not joined again.
+    rows_table = getattr(filters, "rows_table", None)
+    threads = f"SELECT * FROM {rows_table}" if rows_table else f"SELECT t.* FROM threads t WHERE {thread_sql}"
     # The message CTEs are inlined (NOT MATERIALIZED) so each use reads only the
     # columns it needs; materializing them would copy every message's content.
     sql = f"""
-    scope AS MATERIALIZED (SELECT t.* FROM threads t WHERE {thread_sql}),
+    scope AS MATERIALIZED ({threads}),
     thread_msgs AS NOT MATERIALIZED (SELECT m.* FROM messages m WHERE {_in_scope(filters, "m")})"""
     if window and (filters.since is not None or filters.until is not None):
         # `scope` already applies the thread part of Filters.message_where; this is its ts part.
@@ -509,7 +512,9 @@ def conversations_query(
     # The filter applies to `threads` (its first_ts/last_ts are the checkpoint span the live
     # query's window uses; the table's first_ts/last_ts are message times).
     where = "TRUE"
-    if thread_sql != "TRUE":
+    if getattr(filters, "rows_table", None):  # a view's scope computed once: no join with `threads`
+        where = filters.thread_where("cm")[0]
+    elif thread_sql != "TRUE":
         where = f"cm.thread_id IN (SELECT t.thread_id FROM threads t WHERE {thread_sql})"
     columns = ", ".join(f"cm.{c}" for c in CONVERSATION_COLUMNS)
     return f"SELECT {columns} FROM {MATERIALIZED_TABLE} cm WHERE {where} ORDER BY cm.thread_id", params
