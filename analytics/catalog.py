@@ -139,6 +139,20 @@ THREAD_MODEL_METRICS = Table(
     ),
 )
 
+TOOL_ROWS = Table(
+    "tool_rows",
+    "every tool call and every tool result of every thread, named by tool, computed at load time",
+    (
+        THREAD_ID,
+        TENANT_ID,
+        _c("ts", TIMESTAMPTZ, "`ts` of the calling assistant message, or of the tool message (a result)"),
+        _c("kind", VARCHAR, "`call` (one per entry of `messages.tool_calls`) or `result` (a tool message)", null=False),
+        _c("tool", VARCHAR, "a call's name; a result's: the name of the call it answers (`tool_call_id`), "
+                            "else its own `messages.name`"),
+        _c("error", BOOLEAN, "a result whose `tool_status` is `error` (FALSE for a call)", null=False),
+    ),
+)
+
 RISK_FIGURES = Table(
     "risk_figures",
     "the Resume QA overview, computed at load time",
@@ -168,7 +182,7 @@ RISK_FIGURES = Table(
 
 #: Every table analytics writes at load time (`analytics.derived.write_derived_tables`).
 DERIVED_TABLES: tuple[Table, ...] = (
-    CONVERSATION_METRICS, LATENCY_PAIR_ROWS, THREAD_DAY_METRICS, THREAD_MODEL_METRICS, RISK_FIGURES,
+    CONVERSATION_METRICS, LATENCY_PAIR_ROWS, THREAD_DAY_METRICS, THREAD_MODEL_METRICS, TOOL_ROWS, RISK_FIGURES,
 )
 #: Every table of a loaded database: the loader's, then the derived ones.
 ALL_TABLES: tuple[Table, ...] = (*loader_catalog.TABLES, *DERIVED_TABLES)

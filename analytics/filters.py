@@ -103,10 +103,17 @@ class Filters:
         return " AND ".join(f"({c})" for c in clauses), params
 
     def message_where(self, alias: str = "m") -> tuple[str, list]:
-        """SQL predicate over a `messages` row: its thread passes and its ts is in the window."""
+        """SQL predicate over a `messages` row: its thread passes and its ts is in the window.
+
+        >>> Filters().message_where("m")
+        ('(TRUE)', [])
+        """
         thread_sql, params = self.thread_where("t")
         window, window_params = self._window_clauses(f"{alias}.ts")
-        clauses = [f"{alias}.thread_id IN (SELECT t.thread_id FROM threads t WHERE {thread_sql})", *window]
+        # Every message's thread is a `threads` row (as analytics.metrics assumes): without a thread
+        # condition, no semi-join of every message with every thread (1.4 s of a search at 10M messages).
+        passes = ["TRUE"] if thread_sql == "TRUE" else [f"{alias}.thread_id IN (SELECT t.thread_id FROM threads t WHERE {thread_sql})"]
+        clauses = [*passes, *window]
         return " AND ".join(f"({c})" for c in clauses), [*params, *window_params]
 
     def window_where(self, column: str) -> tuple[str, list]:

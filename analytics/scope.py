@@ -12,7 +12,11 @@ describe exactly the same threads without shipping a list of ids.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import re
+import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from analytics import metrics
@@ -37,8 +41,13 @@ class ThreadConditions(Filters):
     #: Read user turns and ranged metrics from the load-time `conversation_metrics` (same values)
     #: instead of computing them.
     turns_from_table: bool = False
+    #: A temporary table holding the `threads` rows that pass (`scoped_rows`): queries read it
+    #: instead of joining again. Only valid on the connection that made it, while it exists.
+    rows_table: str | None = None
 
     def thread_where(self, alias: str = "t") -> tuple[str, list]:
+        if self.rows_table is not None:
+            return f"{alias}.thread_id IN (SELECT thread_id FROM {_table_name(self.rows_table)})", []
         sql, params = super().thread_where(alias)
         clauses = [] if sql == "TRUE" else [sql]
         if self.min_user_turns > 0:
@@ -70,6 +79,41 @@ class ThreadConditions(Filters):
         if not clauses:
             return "TRUE", params
         return " AND ".join(c if c == sql else f"({c})" for c in clauses), params
+
+
+_ROWS_TABLE = re.compile(r"_tl_scope_[0-9a-f]{32}")
+
+
+def _table_name(name: str) -> str:
+    """`name` when it is one `scoped_rows` makes (it goes into SQL as an identifier)."""
+    if not _ROWS_TABLE.fullmatch(name):
+        raise BadRequest(f"not a scope table: {name!r}")
+    return name
+
+
+@contextlib.contextmanager
+def scoped_rows(con, conditions: ThreadConditions) -> Iterator[ThreadConditions]:
+    """`conditions` with the `threads` rows that pass them computed once, into a temporary table
+    on `con` that every query of a view reads as its scope (dropped on exit).
+
+    A view of several queries otherwise joins `threads` with its conditions in each (at 10M
+    messages, 0.35-0.45 s of a `min_turns` scope per query). Conditions that keep every thread
+    are given back as they are.
+
+    >>> with scoped_rows(con, scope.conditions) as scoped:  # doctest: +SKIP
+    ...     daily = metrics.daily(con, scoped)
+    """
+    where, params = conditions.thread_where("t")
+    if where == "TRUE" or conditions.rows_table is not None:
+        yield conditions
+        return
+    name = f"_tl_scope_{uuid.uuid4().hex}"
+    # `where` is the conditions' own SQL with placeholders; the name is ours.
+    con.execute(f"CREATE TEMP TABLE {name} AS SELECT t.* FROM threads t WHERE {where}", params)
+    try:
+        yield dataclasses.replace(conditions, rows_table=name)
+    finally:
+        con.execute(f"DROP TABLE IF EXISTS {name}")
 
 
 @dataclass(frozen=True)

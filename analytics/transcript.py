@@ -311,20 +311,24 @@ SELECT t.thread_id, t.tenant_id, t.sub_tenant_id, t.session_id, t.message_count,
 FROM threads AS t
 WHERE {where}
 ORDER BY t.last_ts DESC NULLS LAST, t.thread_id
+LIMIT ?
 """
 
 
-def threads(con_or_path: ConOrPath, filters: Filters = NO_FILTERS) -> pd.DataFrame:
-    """Threads for a picker, most recently active first.
+def threads(con_or_path: ConOrPath, filters: Filters = NO_FILTERS, limit: int | None = None) -> pd.DataFrame:
+    """Threads for a picker, most recently active first (the first `limit`, cut in DuckDB).
 
     Columns: thread_id, tenant_id, sub_tenant_id, session_id, message_count, first_ts, last_ts.
 
-    >>> threads("demo.duckdb", Filters(tenants=("acme",))).thread_id.tolist()  # doctest: +SKIP
+    >>> threads("demo.duckdb", Filters(tenants=("acme",)), limit=200).thread_id.tolist()  # doctest: +SKIP
     """
+    limit = _optional_int(limit, "limit")
+    if limit is not None and limit < 0:
+        raise BadRequest(f"limit must be >= 0, got {limit}")
     where, params = filters.thread_where("t")
     with connection(con_or_path) as con:
-        # `where` is Filters' own SQL with placeholders; the values stay bound.
-        return fetch_frame(con, _THREADS_SQL.format(where=where), params, THREAD_COLUMNS)
+        # `where` is Filters' own SQL with placeholders; the values stay bound (LIMIT NULL: every row).
+        return fetch_frame(con, _THREADS_SQL.format(where=where), [*params, limit], THREAD_COLUMNS)
 
 
 # A text is found as Search finds it (analytics.text_match: `$pattern` is its expression).
@@ -367,19 +371,19 @@ def search_threads(
 
     >>> search_threads("demo.duckdb", "refund", limit=10)[["thread_id", "snippet"]]  # doctest: +SKIP
     """
-    limit = _optional_int(limit, "limit")
-    if limit is not None and limit < 0:
-        raise BadRequest(f"limit must be >= 0, got {limit}")
     if not isinstance(text, str):
         raise BadRequest(f"search text must be a string, got {type(text).__name__}")
     if not text.strip():
-        listed = threads(con_or_path, filters)
-        listed = listed if limit is None else listed.head(limit)
+        # The first `limit` cut in DuckDB: fetching 1.7M threads to keep 200 took 0.6 s at 10M messages.
+        listed = threads(con_or_path, filters, limit)
         return listed.assign(
             match_count=pd.Series(0, index=listed.index, dtype="int64"),
             first_match_ordinal=pd.Series(pd.NA, index=listed.index, dtype="Int64"),
             snippet=pd.Series(None, index=listed.index, dtype="str"),
         )
+    limit = _optional_int(limit, "limit")
+    if limit is not None and limit < 0:
+        raise BadRequest(f"limit must be >= 0, got {limit}")
     where, where_params = filters.thread_where("t")
     # Filters' placeholders are positional, so the named ones are spelled out positionally too.
     sql = _SEARCH_SQL.replace("$pattern", "?").replace("$limit", "?").format(where=where)

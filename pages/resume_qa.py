@@ -41,15 +41,25 @@ cap = c_cap.number_input(
 
 # --- threads ranked by risk --------------------------------------------------------------
 st.subheader("Threads by risk")
-restarted = st.toggle(
+c_restarted, c_sort, c_order = st.columns([4, 3, 3], vertical_alignment="bottom")
+restarted = c_restarted.toggle(
     "Restarted threads only", key=url.bind("restarted", False, state.BOOL),
     help="Threads with at least one resume point at this idle gap (or a change of run / process id).",
 )
-overview = cache.risk_overview(db, filters, int(cap), float(gap), restarted)
+sort = c_sort.selectbox("Sort by", qa_model.SORTABLE, key=url.bind("sort", qa_model.DEFAULT_SORT,
+                        state.choice(qa_model.SORTABLE)))  # fmt: skip
+order = c_order.segmented_control("Order", ["desc", "asc"], format_func={"desc": "↓ High first", "asc": "↑ Low first"}.get,
+                                  key=url.bind("order", "desc", state.choice(("desc", "asc"))))  # fmt: skip
+descending = order != "asc"  # a deselected segmented control (None) keeps the default order
+page_key = url.bind("page", 1, state.INT)
+page = state.first_page_on_new_question(page_key, (filters, int(cap), float(gap), restarted, sort, descending))
+overview = cache.risk_overview(db, filters, int(cap), float(gap), restarted, sort, descending, page)
+st.session_state[page_key] = overview.page  # a page past the end (an old link) shows the last one
 with st.expander("What the flags mean"):
     st.markdown(qa_model.flag_legend())
-st.caption(f"{len(overview.table):,} threads · `resume_points`: restarts at this gap (sort by it with its header) · "
-           "select a row to inspect it")  # fmt: skip
+st.caption(render.rows_caption(overview.offset, len(overview.table), overview.matching, overview.matching,
+                               overview.matching)
+           + f" · sorted by {sort}, {'high first' if descending else 'low first'} · select a row to inspect it")  # fmt: skip
 picked = st.dataframe(
     overview.table,
     key="resume_qa.risks",
@@ -58,7 +68,14 @@ picked = st.dataframe(
     hide_index=True,
     column_config=columns.risks(qa_model.MAX_RISK_SCORE),
 )
-render.download(overview.table, "resume_risks.csv", key="resume_qa.risks_csv")
+p1, p2, _ = st.columns([2, 3, 7], vertical_alignment="bottom")
+p1.number_input(f"Page (of {overview.pages:,})", min_value=1, max_value=overview.pages, step=1, key=page_key)
+with p2:
+    render.download_data(
+        lambda: render.csv_bytes(cache.risk_table(db, filters, int(cap), float(gap), restarted, sort, descending)),
+        "resume_risks.csv", key="resume_qa.risks_csv", rows=overview.matching,
+        label=f"Download all {overview.matching:,} rows (CSV)",
+    )
 
 thread_key = url.bind("thread", None)
 rows = picked.selection.rows

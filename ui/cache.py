@@ -135,8 +135,17 @@ def search_csv(db: DbRef, text: str, speaker: str, in_: str, filters: Filters) -
 
 
 @st.cache_data(show_spinner=False, max_entries=_ENTRIES)
-def risk_overview(db: DbRef, filters: Filters, cap: int, gap: float, restarted: bool) -> resume_qa_model.RiskOverview:
-    return resume_qa_model.risk_overview(_warm(db), filters, cap, gap, restarted)
+def risk_overview(
+    db: DbRef, filters: Filters, cap: int, gap: float, restarted: bool, sort: str, descending: bool, page: int
+) -> resume_qa_model.RiskOverview:
+    return resume_qa_model.risk_overview(_warm(db), filters, cap, gap, restarted, sort, descending, page)
+
+
+def risk_table(
+    db: DbRef, filters: Filters, cap: int, gap: float, restarted: bool, sort: str, descending: bool
+) -> pd.DataFrame:
+    """Not cached: built on a download click, every row."""
+    return resume_qa_model.risk_table(_warm(db), filters, cap, gap, restarted, sort, descending)
 
 
 @st.cache_data(show_spinner=False, max_entries=_ENTRIES)

@@ -26,16 +26,19 @@ def download(frame: pd.DataFrame, file_name: str, key: str, label: str = "Downlo
     """A CSV of exactly `frame` (what the table next to it shows); in a masking session every
     text column masked (`analytics.reports.frame_csv`), ids included, as reports are."""
 
-    def build() -> bytes:
-        from analytics.policy import effective
+    download_data(lambda: csv_bytes(frame), file_name, key, label, rows=len(frame))
 
-        if effective().redact:  # (built under the session's policy: ui.downloads)
-            from analytics.reports import frame_csv
 
-            return frame_csv(frame)
-        return frame.to_csv(index=False).encode("utf-8")
+def csv_bytes(frame: pd.DataFrame) -> bytes:
+    """`frame` as the CSV a download gives: in a masking session every text column masked
+    (built under the session's policy: ui.downloads)."""
+    from analytics.policy import effective
 
-    download_data(build, file_name, key, label, rows=len(frame))
+    if effective().redact:
+        from analytics.reports import frame_csv
+
+        return frame_csv(frame)
+    return frame.to_csv(index=False).encode("utf-8")
 
 
 def download_data(build, file_name: str, key: str, label: str = "Download CSV", *, rows: int | None = None,

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import pandas as pd
 import pytest
 
 from analytics import metrics
 from analytics.errors import BadRequest
 from analytics.filters import Filters
-from analytics.scope import ThreadConditions, thread_scope
+from analytics.scope import ThreadConditions, scoped_rows, thread_scope
 
 
 def _ids(con, filters: Filters) -> list[str]:
@@ -54,3 +55,49 @@ def test_pending_and_forks_are_thread_flags(con):
         scope = thread_scope(con, Filters(), **kwargs)
         want = [r[0] for r in con.execute(f"SELECT thread_id FROM threads WHERE {column} ORDER BY 1").fetchall()]
         assert _ids(con, scope.conditions) == want and len(want) > 0, kwargs
+
+
+def _answers(con, conditions) -> dict:
+    return {
+        "list": metrics.conversation_list(con, conditions, sort="duration_s"),
+        "count": con.execute(*metrics.conversation_count_sql(con, conditions)).fetchall(),
+        "daily": metrics.daily(con, conditions),
+        "by_model": metrics.by_model(con, conditions),
+        "latency": metrics.latency_distribution(con, conditions).sort_values(["thread_id", "user_ordinal"],
+                                                                              ignore_index=True),
+        "overview": dict(metrics.overview(con, conditions)),
+    }  # fmt: skip
+
+
+def test_scoped_rows_give_every_query_the_same_threads_and_go_away(con):
+    tenant = con.execute("SELECT min(tenant_id) FROM threads").fetchall()[0][0]
+    (lo, hi), = con.execute("SELECT min(ts), max(ts) FROM messages").fetchall()
+    word = con.execute("SELECT left(content, 4) FROM messages WHERE role = 'user' AND content_chars > 3 "
+                       "ORDER BY thread_id, ordinal LIMIT 1").fetchall()[0][0]  # fmt: skip
+    cases = [
+        thread_scope(con, Filters(), min_user_turns=2).conditions,
+        thread_scope(con, Filters(text=word)).conditions,
+        thread_scope(con, Filters(tenants=(tenant,), since=lo + (hi - lo) / 3), forks_only=False).conditions,
+        ThreadConditions(pending_only=True),
+    ]
+    for conditions in cases:
+        want = _answers(con, conditions)
+        assert 0 < want["count"][0][0] < len(_ids(con, Filters())), conditions  # each narrows
+        with scoped_rows(con, conditions) as scoped:
+            assert scoped.rows_table is not None and scoped.thread_where("t")[1] == []
+            assert _ids(con, scoped) == _ids(con, conditions)
+            got = _answers(con, scoped)
+            table = scoped.rows_table
+        for key in want:
+            if isinstance(want[key], pd.DataFrame):
+                pd.testing.assert_frame_equal(got[key], want[key], check_exact=True, obj=f"{key} {conditions}")
+            else:
+                assert got[key] == want[key], (key, conditions)
+        assert not con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = ?", [table]).fetchall()[0][0]
+
+
+def test_scoped_rows_leave_conditions_that_keep_every_thread_and_refuse_other_tables(con):
+    with scoped_rows(con, ThreadConditions()) as scoped:
+        assert scoped == ThreadConditions()
+    with pytest.raises(BadRequest, match="scope table"):
+        ThreadConditions(rows_table="threads; DROP TABLE threads").thread_where()

@@ -410,6 +410,17 @@ def test_threads_lists_every_thread_most_recent_first(con):
     assert counts[THREAD] == len(TRANSCRIPT) and counts["empty"] == 0
 
 
+def test_a_limit_keeps_the_first_threads_of_the_order(con):
+    every = threads(con)
+    for limit in (0, 1, 3, 100):
+        pd.testing.assert_frame_equal(threads(con, limit=limit), every.head(limit))
+        listed = search_threads(con, "", limit=limit)  # an empty search lists them the same way
+        assert listed["thread_id"].tolist() == every["thread_id"].head(limit).tolist()
+    assert search_threads(con, "  ", limit=None)["thread_id"].tolist() == every["thread_id"].tolist()
+    with pytest.raises(BadRequest, match="limit"):
+        threads(con, limit=-1)
+
+
 def test_threads_apply_filters(con):
     frame = threads(con, Filters(tenants=("acme",)))
     assert sorted(frame["thread_id"]) == sorted([THREAD, "acme:us:other"])

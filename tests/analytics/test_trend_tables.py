@@ -1,18 +1,20 @@
 """The loader's message-level tables (`latency_pair_rows`, `thread_day_metrics`,
-`thread_model_metrics`): `daily`, `by_model` / `top_models`, `overview` and
-`latency_distribution` read them where they can answer, and give exactly the
-live queries' answers, with and without filters."""
+`thread_model_metrics`, `tool_rows`): `daily`, `by_model` / `top_models`, `overview`,
+`latency_distribution`, `top_tools` and `trends.tool_calls` read them where they can
+answer, and give exactly the live queries' answers, with and without filters."""
 
 from __future__ import annotations
 
+import json
 from datetime import datetime, time, timedelta, timezone
 
 import duckdb
 import pandas as pd
 import pytest
 
-from analytics import metrics
+from analytics import metrics, trends
 from analytics.db import connect
+from analytics.derived import write_derived_tables
 from analytics.filters import Filters, day_window
 from analytics.frames import fetch_frame
 from analytics.scope import ThreadConditions
@@ -20,7 +22,7 @@ from tests.analytics.conftest import edited_copy
 from tests.analytics.metrics_db import build
 from tests.analytics.test_materialized import _corpus_filters, store_filters
 
-TABLES = (metrics.PAIRS_TABLE, metrics.THREAD_DAYS_TABLE, metrics.THREAD_MODELS_TABLE)
+TABLES = (metrics.PAIRS_TABLE, metrics.THREAD_DAYS_TABLE, metrics.THREAD_MODELS_TABLE, metrics.TOOL_ROWS_TABLE)
 LIVE: frozenset[str] = frozenset()
 
 
@@ -35,6 +37,8 @@ def _live(con, filters: Filters) -> dict:
         "by_model": fetch_frame(con, *metrics._by_model_sql(filters, None, LIVE)),
         "top_models": fetch_frame(con, *metrics._by_model_sql(filters, 2, LIVE)),
         "latency": fetch_frame(con, *metrics.latency_distribution_sql(filters, LIVE)),
+        "top_tools": fetch_frame(con, *metrics.top_tools_sql(filters, 20, LIVE)),
+        "tool_calls": fetch_frame(con, *trends.tool_calls_sql(filters, "day", LIVE)),
     }
 
 
@@ -45,13 +49,15 @@ def _public(con, filters: Filters) -> dict:
         "by_model": metrics.by_model(con, filters),
         "top_models": metrics.top_models(con, filters, limit=2),
         "latency": metrics.latency_distribution(con, filters),
+        "top_tools": metrics.top_tools(con, filters, limit=20),
+        "tool_calls": trends.tool_calls(con, filters, by="day"),
     }
 
 
 def assert_same(got: dict, want: dict, filters) -> None:
     assert got["overview"] == want["overview"], filters
     assert [type(v) for v in got["overview"].values()] == [type(v) for v in want["overview"].values()], filters
-    for key in ("daily", "by_model", "top_models", "latency"):
+    for key in ("daily", "by_model", "top_models", "latency", "top_tools", "tool_calls"):
         pd.testing.assert_frame_equal(got[key], want[key], check_exact=True, obj=f"{key} {filters}")
 
 
@@ -106,6 +112,7 @@ def doctored(loaded, tmp_path):
         f"UPDATE {metrics.PAIRS_TABLE} SET latency_s = -1",
         f"UPDATE {metrics.THREAD_DAYS_TABLE} SET messages = -1",
         f"UPDATE {metrics.THREAD_MODELS_TABLE} SET messages = -1",
+        f"UPDATE {metrics.TOOL_ROWS_TABLE} SET tool = 'doctored'",
     )
 
 
@@ -122,6 +129,11 @@ def test_the_tables_are_read_where_they_answer(doctored):
         assert (metrics.daily(c, f)["messages"] >= 0).all()
         assert (metrics.by_model(c, f)["messages"] > 0).all()
         assert set(metrics.latency_distribution(c, f)["latency_s"]) <= {-1}
+        # Tool rows answer every window, whole days or not.
+        for f in (Filters(), Filters(tenants=(tenant,)), *_day_filters(c)):
+            assert set(metrics.top_tools(c, f)["tool"]) <= {"doctored"}
+            assert set(trends.tool_calls(c, f)["tool"]) <= {"doctored"}
+        assert set(metrics.top_tools(c)["tool"]) == {"doctored"}
 
 
 def test_tables_written_by_another_definition_are_ignored(doctored):
@@ -174,3 +186,56 @@ def test_without_latency_the_other_columns_are_the_same(con):
             metrics.by_model(con, f, latency=False),
             metrics.by_model(con, f).drop(columns=["latency_pairs", "latency_median_s", "latency_p90_s"]),
             check_exact=True)
+
+
+def _tool_oracle(con) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """top_tools() (no limit) and tool_calls(by="day") by pandas, from the messages."""
+    msgs = con.execute("SELECT thread_id, ts, role, name, tool_calls, tool_call_id, tool_status FROM messages").df()
+    calls = [(m.thread_id, m.ts, c.get("id"), c.get("name"))
+             for m in msgs.itertuples() if isinstance(m.tool_calls, str) for c in json.loads(m.tool_calls)]  # fmt: skip
+    named: dict = {}
+    for thread, _, call_id, name in calls:
+        if call_id is not None and name is not None:
+            named[(thread, call_id)] = min(named.get((thread, call_id), name), name)
+    results = msgs[msgs["role"] == "tool"].assign(
+        tool=[named.get((m.thread_id, m.tool_call_id), m.name) for m in msgs[msgs["role"] == "tool"].itertuples()],
+        error=lambda f: f["tool_status"] == "error")
+    call_frame = pd.DataFrame(calls, columns=["thread_id", "ts", "call_id", "tool"]).dropna(subset=["tool"])
+    top = (call_frame.groupby("tool").agg(calls=("tool", "size"), conversations=("thread_id", "nunique"))
+           .join(results.dropna(subset=["tool"]).groupby("tool").agg(results=("tool", "size"), errors=("error", "sum")),
+                 how="outer").fillna(0).astype("int64").reset_index()
+           .sort_values(["calls", "errors", "tool"], ascending=[False, False, True]).reset_index(drop=True))  # fmt: skip
+    day = lambda ts: ts.dt.tz_convert("UTC").dt.date  # noqa: E731
+    stamped = call_frame.dropna(subset=["ts"])
+    per_day = (stamped.assign(period=day(stamped["ts"])).groupby(["period", "tool"]).size().rename("calls").to_frame()
+               .join(results[results["error"]].dropna(subset=["ts", "tool"]).pipe(lambda f: f.assign(period=day(f["ts"])))
+                     .groupby(["period", "tool"]).size().rename("errors"), how="outer")
+               .fillna(0).astype("int64").reset_index())  # fmt: skip
+    return top, per_day
+
+
+def test_tool_rows_name_results_by_their_call_and_keep_calls_without_ts(loaded, tmp_path):
+    db = edited_copy(
+        loaded, tmp_path / "tools.duckdb",
+        # A result's own name loses to the call it answers; an unanswered one keeps its own.
+        "UPDATE messages SET name = 'renamed' WHERE role = 'tool' AND tool_call_id IS NOT NULL",
+        "UPDATE messages SET tool_call_id = 'nope', name = 'orphan' WHERE rowid = "
+        "(SELECT max(rowid) FROM messages WHERE role = 'tool')",
+        # A call without ts: in top_tools (no window), in no period.
+        "UPDATE messages SET ts = NULL WHERE rowid = (SELECT min(rowid) FROM messages WHERE tool_call_count > 0)",
+    )  # fmt: skip
+    c = duckdb.connect(str(db))
+    write_derived_tables(c)
+    c.close()
+    with connect(db) as c:
+        assert metrics.TOOL_ROWS_TABLE in metrics._current_trend_tables(c)
+        top, per_day = _tool_oracle(c)
+        assert "orphan" in set(top["tool"]) and "renamed" not in set(top["tool"]) and top["errors"].sum() > 0
+        for fast in (LIVE, metrics._current_trend_tables(c)):
+            got = fetch_frame(c, *metrics.top_tools_sql(Filters(), 100, fast))
+            pd.testing.assert_frame_equal(got, top, check_dtype=False, obj=f"top_tools {fast}")
+            got = fetch_frame(c, *trends.tool_calls_sql(Filters(), "day", fast))
+            got = got.assign(period=pd.to_datetime(got["period"]).dt.date)
+            pd.testing.assert_frame_equal(got.sort_values(["period", "tool"]).reset_index(drop=True),
+                                          per_day.sort_values(["period", "tool"]).reset_index(drop=True),
+                                          check_dtype=False, obj=f"tool_calls {fast}")  # fmt: skip

@@ -182,6 +182,23 @@ def test_tool_split_counts_each_call_for_its_tool(con):
     assert calls.to_dict() == named.to_dict()
 
 
+def test_tool_call_errors_are_the_tool_split_errors(con):
+    # Two independent paths: tool_calls() counts error results by their tool; the tool split
+    # joins every message to the call it answers. Also inside a window, which cuts results.
+    ((first,),) = con.execute(
+        "SELECT min(ts) FROM messages WHERE role = 'tool' AND tool_status = 'error' AND ts IS NOT NULL"
+    ).fetchall()
+    before = Filters(until=first - timedelta(microseconds=1))  # a window that leaves the error out
+    for filters, found in ((Filters(), True), (Filters(since=first), True), (before, False)):
+        split = trends.trends(con, filters, by="week", split="tool")
+        split = split[split["tool"].notna() & (split["tool_errors"] > 0)]
+        errors = trends.tool_calls(con, filters, by="week")
+        errors = errors[errors["errors"] > 0]
+        assert (len(errors) > 0) == found
+        assert dict(zip(zip(errors["period"], errors["tool"]), errors["errors"])) == dict(
+            zip(zip(split["period"], split["tool"]), split["tool_errors"]))
+
+
 def test_model_mix_is_the_model_split_messages(con):
     mix = trends.model_mix(con, by="week")
     split = trends.trends(con, by="week", split="model")

@@ -62,7 +62,20 @@ def test_threads_are_ranked_by_risk(app, con):
     assert "edited_in_window" in flags[EDITED] and "interrupt_pending" in flags["acme:web:sess-1008"]
     assert "no_id_in_window" in flags["faq-kiosk-lobby"] and "removed" in flags["initech:helpdesk:sess-5006"]
     assert any("Pick a thread" in i.value for i in at.info)
-    assert _downloads(at) == ["Download CSV"]
+    assert _downloads(at) == [f"Download all {len(expected)} rows (CSV)"]
+
+
+def test_the_risk_table_is_sorted_and_paged_by_the_server(app, con):
+    at = open_page(app, "resume_qa", sort="resume_points", order="asc", page="2")
+    assert not at.exception
+    size = resume_qa.PAGE_SIZE
+    full = resume_qa.risk_overview(con, Filters(), 50, sort="resume_points", descending=False, page_size=10_000).table
+    shown = _table(at, "resume_qa.risks")
+    # The demo holds fewer threads than a page: page 2 of an old link shows the last (only) page.
+    assert len(full) <= size and at.number_input(key="resume_qa.page").value == 1
+    assert shown["thread_id"].tolist() == full["thread_id"].tolist()
+    assert shown["resume_points"].tolist() == sorted(shown["resume_points"].tolist())
+    assert shown["resume_points"].iloc[0] < shown["resume_points"].iloc[-1]  # the sort is not the ranking
 
 
 def test_the_restart_thread_shows_its_resume_point_and_window(app, con):

@@ -13,6 +13,7 @@ import pytest
 
 from analytics import resume
 from analytics.db import connect
+from analytics.errors import BadRequest
 from analytics.filters import Filters
 from tests.analytics.conftest import edited_copy
 from ui.models import resume_qa
@@ -33,6 +34,77 @@ def test_the_risk_overview_is_risks_in_the_page_columns_with_a_label_per_thread(
         flags = " · " + row.flags.replace(",", ", ") if isinstance(row.flags, str) and row.flags else ""
         assert got.labels[row.thread_id] == f"{row.thread_id} · score {row.risk_score}{flags}"
     assert any(" · " in label.split("score ", 1)[1] for label in got.labels.values())  # some thread has flags
+
+
+def pandas_sorted(frame: pd.DataFrame, column: str, descending: bool) -> list[str]:
+    """The expected order, by pandas: thread ids first, then a stable sort on `column`, NULLs last."""
+    frame = frame.sort_values("thread_id", kind="stable")
+    return frame.sort_values(column, ascending=not descending, na_position="last", kind="stable")["thread_id"].tolist()
+
+
+def every_page(con, page_size: int, **kwargs) -> list[str]:
+    first = resume_qa.risk_overview(con, page_size=page_size, **kwargs)
+    ids = first.table["thread_id"].tolist()
+    assert first.pages == max(1, -(-first.matching // page_size))
+    for page in range(2, first.pages + 1):
+        view = resume_qa.risk_overview(con, page=page, page_size=page_size, **kwargs)
+        assert view.offset == (page - 1) * page_size and view.matching == first.matching and view.page == page
+        assert list(view.labels) == view.table["thread_id"].tolist()  # the picker offers the page's threads
+        ids += view.table["thread_id"].tolist()
+    return ids
+
+
+@pytest.mark.parametrize("cap", [resume.DEFAULT_CAP, 3])  # the load-time table, and the live query
+def test_paging_any_sort_gives_every_thread_once_in_pandas_order(con, cap):
+    full = resume.risks(con, Filters(), cap)
+    assert len(full) > 7
+    for column in resume_qa.SORTABLE:
+        for descending in (False, True):
+            ids = every_page(con, 3, cap=cap, sort=column, descending=descending)
+            assert ids == pandas_sorted(full, column, descending), (column, descending)
+    # The default is risks()' own ranking, and the CSV's rows are the whole sorted list.
+    assert every_page(con, 4, cap=cap) == full["thread_id"].tolist()
+    table = resume_qa.risk_table(con, Filters(), cap, resume.DEFAULT_GAP_MINUTES, False, "window_size", False)
+    pd.testing.assert_frame_equal(
+        table, full.set_index("thread_id", drop=False).loc[pandas_sorted(full, "window_size", False),
+                                                           list(RISK_TABLE_COLUMNS)].reset_index(drop=True))
+
+
+def test_ties_and_missing_values_are_broken_by_thread_id(loaded, tmp_path):
+    db = edited_copy(
+        loaded, tmp_path / "ties.duckdb",
+        f"UPDATE {resume.RISKS_TABLE} SET last_ts = NULL WHERE thread_id IN "
+        f"(SELECT thread_id FROM {resume.RISKS_TABLE} ORDER BY thread_id LIMIT 3)",
+    )  # fmt: skip
+    with connect(db) as c:
+        full = resume.risks(c)
+        assert full["last_ts"].isna().sum() == 3 and full["risk_score"].duplicated().any()
+        for column in ("last_ts", "risk_score"):
+            for descending in (False, True):
+                ids = every_page(c, 2, sort=column, descending=descending)
+                assert ids == pandas_sorted(full, column, descending), (column, descending)
+        nulls_last = every_page(c, 2, sort="last_ts", descending=False)[-3:]
+        assert nulls_last == sorted(full.loc[full["last_ts"].isna(), "thread_id"])  # NULLs last both ways
+
+
+def test_restarted_only_and_filters_are_applied_before_the_page(con, restart):
+    full = resume.risks(con)
+    restarted = full[full["resume_points"] > 0]
+    assert 0 < len(restarted) < len(full) and restart in set(restarted["thread_id"])
+    view = resume_qa.risk_overview(con, restarted_only=True, page_size=1)
+    assert view.matching == len(restarted) and view.pages == len(restarted)
+    assert every_page(con, 1, restarted_only=True) == restarted["thread_id"].tolist()
+    tenant = full["tenant_id"].dropna().iloc[0]
+    mine = full[full["tenant_id"] == tenant]
+    assert every_page(con, 2, filters=Filters(tenants=(tenant,))) == mine["thread_id"].tolist()
+
+
+def test_a_page_past_the_end_shows_the_last_and_a_bad_sort_is_refused(con):
+    last = resume_qa.risk_overview(con, page=10_000, page_size=5)
+    assert last.page == last.pages and last.offset == (last.pages - 1) * 5 and 0 < len(last.table) <= 5
+    assert resume_qa.risk_overview(con, page=0, page_size=5).page == 1
+    with pytest.raises(BadRequest, match="cannot sort"):
+        resume_qa.risk_overview(con, sort="risk_score; DROP TABLE threads")
 
 
 def test_the_risk_overview_reads_the_loaders_risk_table(loaded, tmp_path):

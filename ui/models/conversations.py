@@ -18,7 +18,7 @@ from analytics.db import ConOrPath, connection
 from analytics.filters import Filters, Range
 from analytics.frames import fetch_frame
 from analytics.reports import write_report
-from analytics.scope import ThreadConditions, thread_scope
+from analytics.scope import ThreadConditions, scoped_rows, thread_scope
 from ui.models.frames import per_day
 
 LATENCY_BINS = 40
@@ -97,17 +97,18 @@ def conversations_page(
     page_size = page_size or PAGE_SIZE
     with connection(con_or_path) as con:
         scope = thread_scope(con, filters, min_turns, pending_only, forks_only, ranges)
-        scoped = scope.conditions
-        ((matching,),) = con.execute(*metrics.conversation_count_sql(con, scoped)).fetchall()
-        ((in_database,),) = con.execute(*metrics.conversation_count_sql(con)).fetchall()
-        pages = max(1, -(-matching // page_size))
-        page = min(max(1, int(page)), pages)
-        offset = (page - 1) * page_size
-        table = fetch_frame(con, *metrics.conversation_list_sql(con, scoped, sort, descending, page_size, offset))
-        turns = fetch_frame(con, *metrics.turns_histogram_sql(con, scoped))
-        latency = metrics.latency_distribution(con, scoped, columns=("latency_s", "model"))
-        models = metrics.by_model(con, scoped, latency=False)  # the page draws their tokens
-        daily = metrics.daily(con, scoped, latency=False)  # and daily activity
+        # Six queries over the same threads: the threads are found once, not once per query.
+        with scoped_rows(con, scope.conditions) as scoped:
+            ((matching,),) = con.execute(*metrics.conversation_count_sql(con, scoped)).fetchall()
+            ((in_database,),) = con.execute(*metrics.conversation_count_sql(con)).fetchall()
+            pages = max(1, -(-matching // page_size))
+            page = min(max(1, int(page)), pages)
+            offset = (page - 1) * page_size
+            table = fetch_frame(con, *metrics.conversation_list_sql(con, scoped, sort, descending, page_size, offset))
+            turns = fetch_frame(con, *metrics.turns_histogram_sql(con, scoped))
+            latency = metrics.latency_distribution(con, scoped, columns=("latency_s", "model"))
+            models = metrics.by_model(con, scoped, latency=False)  # the page draws their tokens
+            daily = metrics.daily(con, scoped, latency=False)  # and daily activity
     tokens = models.melt(
         id_vars="model", value_vars=["input_tokens", "output_tokens"], var_name="kind", value_name="tokens"
     )
@@ -121,7 +122,7 @@ def conversations_page(
         "p90_s": float(values.quantile(0.9)) if len(values) else None,
     }
     return ConversationsPage(
-        table, matching, scope.total, in_database, page, pages, offset, scoped,
+        table, matching, scope.total, in_database, page, pages, offset, scope.conditions,
         latency_histogram(latency["latency_s"], latency["model"]), summary, tokens, turns, activity,
     )  # fmt: skip
 
