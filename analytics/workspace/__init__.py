@@ -70,11 +70,4 @@ def __dir__() -> list[str]:
     return sorted({*globals(), *__all__})
 
 
-__all__ = [
-    "COLUMNS", "ENV", "VERDICTS", "Anchor", "Annotation", "Conflict", "ImportFailed", "ImportSummary", "Label",
-    "Queue", "QueueItem", "ReviewCounts", "SavedView", "ThreadReview", "Workspace", "WorkspaceError", "annotate",
-    "annotations", "as_workspace", "assign", "create_queue", "default_author", "define_label", "delete_annotation",
-    "delete_queue", "delete_view", "edit_annotation", "export_jsonl", "get_queue", "get_view", "import_jsonl", "item",
-    "labels", "mark", "progress", "queue_items", "queues", "rename_label", "retire_label", "review_counts",
-    "save_view", "saved_views", "step", "thread_summaries", "threads_with", "workspace_of", "workspace_path",
-]
+__all__ = sorted([*_NAMES])  # (the public names are `_NAMES`' keys)
