@@ -192,9 +192,7 @@ SELECT thread_id, tenant_id, sub_tenant_id, session_id, risk_score,
        edited_messages, edited_in_window, removed_messages, branches, forks,
        latest_not_leaf, interrupt_pending, undecodable_messages, load_errors, latest_checkpoint_id, last_ts,
        resume_points
-FROM flagged
-ORDER BY risk_score DESC, thread_id
-"""
+FROM flagged"""
 
 
 # When each flag applies, over a `figures` row (fixed SQL; names and weights are bound).
@@ -220,6 +218,10 @@ def _flag_sql() -> tuple[str, str, list, list]:
     return cases, score, [f.name for f in RISK_FLAGS], [f.weight for f in RISK_FLAGS]
 
 
+#: `risks()`'s ranking, the end of its live query.
+_LIVE_ORDER = "\nORDER BY risk_score DESC, thread_id\n"
+
+
 def risks_sql(
     filters: Filters = NO_FILTERS, cap: int = DEFAULT_CAP, gap_minutes: float = DEFAULT_GAP_MINUTES
 ) -> tuple[str, list]:
@@ -227,6 +229,12 @@ def risks_sql(
 
     >>> sql, params = risks_sql(Filters(tenants=("acme",)))
     """
+    sql, params = _unordered_risks_sql(filters, cap, gap_minutes)
+    return sql + _LIVE_ORDER, params  # (the text the load-time table's fingerprint was taken of)
+
+
+def _unordered_risks_sql(filters: Filters, cap: int, gap_minutes: float) -> tuple[str, list]:
+    """`risks_sql` without its ranking order (`risk_list_sql` sorts as asked)."""
     cap = check_cap(cap)
     where, params = filters.thread_where("t")
     # `where` is Filters' own SQL with placeholders; values stay bound.
@@ -240,7 +248,6 @@ def risks_sql(
 RISK_SORT_COLUMNS: tuple[str, ...] = tuple(RISK_COLUMNS)
 #: The ranking of `risks()`: riskiest first.
 DEFAULT_RISK_SORT = "risk_score"
-_LIVE_ORDER = "\nORDER BY risk_score DESC, thread_id\n"
 
 
 def _unordered_risks(con, filters: Filters, cap: int, gap_minutes: float, restarted_only: bool) -> tuple[str, list]:
@@ -255,9 +262,8 @@ def _unordered_risks(con, filters: Filters, cap: int, gap_minutes: float, restar
             # `where` is Filters' own SQL with placeholders; the table name is ours.
             sql += f" WHERE r.thread_id IN (SELECT t.thread_id FROM threads AS t WHERE {where})"
     else:
-        live, params = risks_sql(filters, cap, gap_minutes)
-        assert live.endswith(_LIVE_ORDER), "risks_sql without its ranking order"  # the query above changed
-        sql = f"SELECT * FROM ({live.removesuffix(_LIVE_ORDER)}) AS r"
+        live, params = _unordered_risks_sql(filters, cap, gap_minutes)
+        sql = f"SELECT * FROM ({live}) AS r"
     if restarted_only:
         sql = f"SELECT * FROM ({sql}) AS r WHERE r.resume_points > 0"
     return sql, params
