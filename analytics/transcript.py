@@ -116,6 +116,18 @@ def _optional_int(value: object, what: str) -> int | None:
     return int(value)
 
 
+def _optional_limit(value: object) -> int | None:
+    """A row limit: None (every row) or an integer >= 0.
+
+    >>> _optional_limit(None), _optional_limit(5)
+    (None, 5)
+    """
+    limit = _optional_int(value, "limit")
+    if limit is not None and limit < 0:
+        raise BadRequest(f"limit must be >= 0, got {limit}")
+    return limit
+
+
 @dataclass(frozen=True)
 class TranscriptQuery:
     """One transcript read (contract §4), validated at construction.
@@ -150,9 +162,7 @@ class TranscriptQuery:
         if self.speaker not in SPEAKERS:
             raise BadRequest(f"speaker must be one of user, assistant, all; got {self.speaker!r}")
         index = _optional_int(self.index, "index")
-        limit = _optional_int(self.limit, "limit")
-        if limit is not None and limit < 0:
-            raise BadRequest(f"limit must be >= 0, got {limit}")
+        limit = _optional_limit(self.limit)
         since = parse_time(self.since, "since")
         until = parse_time(self.until, "until")
         if index is not None and (since is not None or until is not None):
@@ -322,9 +332,7 @@ def threads(con_or_path: ConOrPath, filters: Filters = NO_FILTERS, limit: int | 
 
     >>> threads("demo.duckdb", Filters(tenants=("acme",)), limit=200).thread_id.tolist()  # doctest: +SKIP
     """
-    limit = _optional_int(limit, "limit")
-    if limit is not None and limit < 0:
-        raise BadRequest(f"limit must be >= 0, got {limit}")
+    limit = _optional_limit(limit)
     where, params = filters.thread_where("t")
     with connection(con_or_path) as con:
         # `where` is Filters' own SQL with placeholders; the values stay bound (LIMIT NULL: every row).
@@ -371,6 +379,7 @@ def search_threads(
 
     >>> search_threads("demo.duckdb", "refund", limit=10)[["thread_id", "snippet"]]  # doctest: +SKIP
     """
+    limit = _optional_limit(limit)
     if not isinstance(text, str):
         raise BadRequest(f"search text must be a string, got {type(text).__name__}")
     if not text.strip():
@@ -381,9 +390,6 @@ def search_threads(
             first_match_ordinal=pd.Series(pd.NA, index=listed.index, dtype="Int64"),
             snippet=pd.Series(None, index=listed.index, dtype="str"),
         )
-    limit = _optional_int(limit, "limit")
-    if limit is not None and limit < 0:
-        raise BadRequest(f"limit must be >= 0, got {limit}")
     where, where_params = filters.thread_where("t")
     # Filters' placeholders are positional, so the named ones are spelled out positionally too.
     sql = _SEARCH_SQL.replace("$pattern", "?").replace("$limit", "?").format(where=where)
