@@ -102,6 +102,15 @@ class Filters:
             return "TRUE", []
         return " AND ".join(f"({c})" for c in clauses), params
 
+    def threads_sql(self) -> tuple[str, list]:
+        """The `threads` rows that pass, as a query (alias `t` inside).
+
+        >>> Filters().threads_sql()
+        ('SELECT t.* FROM threads t WHERE TRUE', [])
+        """
+        where, params = self.thread_where("t")
+        return f"SELECT t.* FROM threads t WHERE {where}", params
+
     def message_where(self, alias: str = "m") -> tuple[str, list]:
         """SQL predicate over a `messages` row: its thread passes and its ts is in the window.
 

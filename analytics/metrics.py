@@ -135,10 +135,8 @@ def _in_scope(filters: Filters, alias: str) -> str:
 def _scope(filters: Filters, window: bool) -> tuple[str, list]:
     """CTEs `scope` (threads that pass), `thread_msgs` (all their messages) and
     `msgs` (those messages, cut by the time window when `window`)."""
-    thread_sql, params = filters.thread_where("t")
-    # A view's scope computed once (`scope.scoped_rows`) is read as it is, not joined again.
-    rows_table = getattr(filters, "rows_table", None)
-    threads = f"SELECT * FROM {rows_table}" if rows_table else f"SELECT t.* FROM threads t WHERE {thread_sql}"
+    # (A view's scope computed once, `scope.scoped_rows`, is read as it is, not joined again.)
+    threads, params = filters.threads_sql()
     # The message CTEs are inlined (NOT MATERIALIZED) so each use reads only the
     # columns it needs; materializing them would copy every message's content.
     sql = f"""
@@ -512,10 +510,9 @@ def conversations_query(
     # The filter applies to `threads` (its first_ts/last_ts are the checkpoint span the live
     # query's window uses; the table's first_ts/last_ts are message times).
     where = "TRUE"
-    if getattr(filters, "rows_table", None):  # a view's scope computed once: no join with `threads`
-        where = filters.thread_where("cm")[0]
-    elif thread_sql != "TRUE":
-        where = f"cm.thread_id IN (SELECT t.thread_id FROM threads t WHERE {thread_sql})"
+    if thread_sql != "TRUE":
+        threads, params = filters.threads_sql()
+        where = f"cm.thread_id IN (SELECT thread_id FROM ({threads}))"
     columns = ", ".join(f"cm.{c}" for c in CONVERSATION_COLUMNS)
     return f"SELECT {columns} FROM {MATERIALIZED_TABLE} cm WHERE {where} ORDER BY cm.thread_id", params
 

@@ -45,6 +45,11 @@ class ThreadConditions(Filters):
     #: instead of joining again. Only valid on the connection that made it, while it exists.
     rows_table: str | None = None
 
+    def threads_sql(self) -> tuple[str, list]:
+        if self.rows_table is not None:  # found once (`scoped_rows`): read, not joined again
+            return f"SELECT * FROM {_table_name(self.rows_table)}", []
+        return super().threads_sql()
+
     def thread_where(self, alias: str = "t") -> tuple[str, list]:
         if self.rows_table is not None:
             return f"{alias}.thread_id IN (SELECT thread_id FROM {_table_name(self.rows_table)})", []
