@@ -280,10 +280,12 @@ def _from_metadata(name: str, type_: SqlType, doc: str) -> Column:
 
 META = Table(
     "meta",
-    "`key` / `value` pairs: `schema_version`, `tool_version`, `source_token`",
+    "`key` / `value` pairs: `schema_version`, `tool_version`, `source_token`, `vacuum_debt`",
     (
-        _c("key", VARCHAR, "`schema_version`, `tool_version`, or `source_token` (the source's change token at the "
-           "last load: an incremental load that finds it unchanged reads nothing more)", null=False),
+        _c("key", VARCHAR, "`schema_version`, `tool_version`, `source_token` (the source's change token at the "
+           "last load: an incremental load that finds it unchanged reads nothing more), or `vacuum_debt` "
+           "(`loads,rows`: incremental loads, and rows they deleted, since DuckDB last merged row groups; "
+           "`loaders.writer.VACUUM_AFTER_ROWS`)", null=False),
         _c("value", VARCHAR, "its value"),
     ),
     primary_key=("key",),
