@@ -11,7 +11,8 @@ imports this package.
 
 Every row of these tables is a function of one thread's rows, so after an
 incremental load only the threads it replaced are computed again: the same
-queries run where the loader's tables show only those threads (`analytics.db.only_threads`).
+queries run where the loader's tables show only those threads (`analytics.db.only_threads`,
+one block for every table).
 
 >>> write_derived_tables(con)  # doctest: +SKIP
 >>> write_derived_tables(con, ["acme:web:s1"])  # doctest: +SKIP
@@ -19,6 +20,9 @@ queries run where the loader's tables show only those threads (`analytics.db.onl
 
 from __future__ import annotations
 
+import contextlib
+
+from analytics.db import only_threads
 from analytics.metrics import materialize_conversations, materialize_trends
 from analytics.resume import materialize_risks
 
@@ -27,6 +31,7 @@ def write_derived_tables(con, threads: list[str] | None = None) -> None:
     """(Re)create every derived table on `con`: whole (`threads` None: a full load), or
     only the rows of `threads` (an incremental load that replaced or dropped them).
     A table written by another definition of its query is rebuilt whole either way."""
-    materialize_conversations(con, threads)  # sets TimeZone = 'UTC' on the connection, like readers
-    materialize_trends(con, threads)
-    materialize_risks(con, threads)
+    with only_threads(con, threads) if threads is not None else contextlib.nullcontext():  # (views made once)
+        materialize_conversations(con, threads)  # sets TimeZone = 'UTC' on the connection, like readers
+        materialize_trends(con, threads)
+        materialize_risks(con, threads)

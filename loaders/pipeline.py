@@ -453,10 +453,6 @@ class DerivedTables(Protocol):
     # incremental load whose source did not change still runs when it did.
 
 
-def _nothing() -> None:
-    pass
-
-
 def the_key(aes_key: AesKey | bytes | None) -> AesKey | cipher.KeyProblem | None:
     """The key a load decrypts with: the one given, else `LANGGRAPH_AES_KEY`'s (if set)."""
     return cipher.key_from_env() if aes_key is None else aes_key if isinstance(aes_key, AesKey) else AesKey(aes_key)
@@ -553,16 +549,18 @@ def load(
             return _unchanged(db, reader.describe(), src.kind, time.perf_counter() - t0)
         # Whatever the derived tables need is prepared while workers decode rather than
         # after them; a full single-process load prepares while it decodes (no worker is
-        # forked). An incremental load prepares nothing beside its work: SQLite hands each
-        # thread's key digest (and each row) over in a step of its own, and every step waits
-        # for the GIL an importing thread holds. On the 2,000 x 40 store the key comparison
-        # took 0.27-0.35 s beside the imports and 0.15 s alone; the imports (~0.15 s, run
-        # when the derived tables are written) cost less than that wait.
-        prefetch = threading.Thread(target=derived.prepare if derived is not None else _nothing, daemon=True)
+        # forked). An incremental load prepares while the source builds its key digests,
+        # and waits for it before it decodes: SQLite hands each row over in a step of its
+        # own, and every step waits for the GIL an importing thread holds (on the 2,000 x 40
+        # store the key comparison took 0.27-0.35 s beside the imports when it came as a row
+        # a thread; it comes as one value now, `sqlite_source._one_step_digests`).
+        prefetch = threading.Thread(target=_prepare, args=(derived,), daemon=True)
         if previous is not None:
+            prefetch.start()
             only, gone = _changed_threads(reader, previous)
             if not only and not gone:
                 return _unchanged(db, reader.describe(), src.kind, time.perf_counter() - t0)
+            prefetch.join()
         # What the derived tables and digests rewrite: every thread (None), or those replaced or dropped.
         replaced = None if only is None else sorted(only | set(gone))
         total = len(only) if only is not None else reader.thread_count()
@@ -642,6 +640,14 @@ def load(
         reader.close()
         shutil.rmtree(folder, ignore_errors=True)
     return replace(summary, seconds=time.perf_counter() - t0)
+
+
+def _prepare(derived: DerivedTables | None) -> None:
+    """The imports a load needs later (pyarrow, for its staged parts; the derived tables'
+    queries), run in a thread beside work that leaves the GIL free."""
+    staging_schemas()
+    if derived is not None:
+        derived.prepare()
 
 
 def _load_dataset(source: str, folder: Path, **kw: Any) -> LoadSummary:

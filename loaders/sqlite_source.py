@@ -162,6 +162,30 @@ def _text(raw: bytes) -> str:
         return bad
 
 
+def _one_step_digests(con: sqlite3.Connection, per_thread: str) -> Iterator[tuple[str, str]]:
+    """`per_thread`'s (text thread_id, keys) rows of a UTF-8 file, fetched as one value.
+
+    Each row fetched is a step that takes the GIL again; beside a thread that imports
+    (an incremental load imports pyarrow and the derived tables' queries meanwhile) each
+    waited out a switch interval, 2,000 rows 0.1-0.2 s. One value is one step: SQLite
+    builds it with the GIL released. Each part is length-prefixed in bytes (`5:abcde`), the
+    thread id then its keys, decoded as the connection decodes text.
+    """
+    sql = (f"SELECT CAST(group_concat(length(CAST(thread_id AS BLOB)) || ':' || thread_id "
+           f"|| length(CAST(ifnull(keys, '') AS BLOB)) || ':' || ifnull(keys, ''), '') AS BLOB) "
+           f"FROM ({per_thread}) WHERE typeof(thread_id) = 'text'")
+    blob = con.execute(sql).fetchone()[0] or b""
+    at, end = 0, len(blob)
+    parts: list[str] = []
+    while at < end:
+        colon = blob.index(b":", at)
+        size = int(blob[at:colon])
+        parts.append(_text(blob[colon + 1:colon + 1 + size]))
+        at = colon + 1 + size
+    # (A thread id that is not UTF-8 is never a key: `_BadText`, left out as from the rows.)
+    return ((t, k) for t, k in zip(parts[0::2], parts[1::2]) if type(t) is str)
+
+
 def _utf8_size(codec: str, raw: bytes) -> int:
     """The UTF-8 size of UTF-16 text given as its bytes (`tl_utf8_size` in SQL)."""
     try:
@@ -544,23 +568,28 @@ class SqliteReader(SourceReader):
         one value per thread instead of one Python tuple per checkpoint. The text is
         `loaders.digests`' key text, length-prefixed so that no two key sets share it.
         """
-        # (The empty namespace, almost every row, spelled without measuring it.)
-        text = ("group_concat(CASE checkpoint_ns WHEN '' THEN '0:' ELSE length(checkpoint_ns) || ':' || checkpoint_ns "
-                "END || length(checkpoint_id) || ':' || checkpoint_id, '')")
         try:
-            if self._key_index_binary():
-                # One pass over the key index, in key order, which is the order group_concat
-                # takes its rows in: no sort of every key (half the time). Were SQLite ever to
-                # feed a group in another order, its text would differ from the stored one and
-                # the thread would be read again: slower, never a change missed.
-                sql = f"SELECT thread_id, {text} FROM checkpoints WHERE {self._fits} GROUP BY {_THREAD}"
-            else:
-                sql = (f"SELECT thread_id, {text} FROM (SELECT thread_id, checkpoint_ns, checkpoint_id FROM checkpoints "
-                       f"WHERE {self._fits} ORDER BY {_KEY_ORDER}) GROUP BY {_THREAD}")
-            rows = self.con.execute(sql).fetchall()
+            if self._order.codec is None:
+                yield from _one_step_digests(self.con, self._key_text_sql())
+                return
+            rows = self.con.execute(self._key_text_sql()).fetchall()
         except sqlite3.DatabaseError as exc:
             raise self._damaged(exc) from None
         yield from (r for r in rows if type(r[0]) is str)
+
+    def _key_text_sql(self) -> str:
+        """(thread_id, keys): each thread's key text, a row a thread."""
+        # (The empty namespace, almost every row, spelled without measuring it.)
+        text = ("group_concat(CASE checkpoint_ns WHEN '' THEN '0:' ELSE length(checkpoint_ns) || ':' || checkpoint_ns "
+                "END || length(checkpoint_id) || ':' || checkpoint_id, '')")
+        if self._key_index_binary():
+            # One pass over the key index, in key order, which is the order group_concat
+            # takes its rows in: no sort of every key (half the time). Were SQLite ever to
+            # feed a group in another order, its text would differ from the stored one and
+            # the thread would be read again: slower, never a change missed.
+            return f"SELECT thread_id, {text} AS keys FROM checkpoints WHERE {self._fits} GROUP BY {_THREAD}"
+        return (f"SELECT thread_id, {text} AS keys FROM (SELECT thread_id, checkpoint_ns, checkpoint_id FROM checkpoints "
+                f"WHERE {self._fits} ORDER BY {_KEY_ORDER}) GROUP BY {_THREAD}")
 
     # --- threads ------------------------------------------------------------------
 

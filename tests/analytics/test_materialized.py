@@ -232,6 +232,32 @@ def test_an_incremental_reload_refreshes_the_table(sqlite_store, tmp_path):
     assert rows(db, table) == rows(full, table)
 
 
+def test_an_incremental_reload_rebuilds_a_table_of_another_definition_whole(sqlite_store, tmp_path):
+    """The derived tables share one narrowed view of the changed threads; a table written
+    by another query (here the second of six) is rebuilt from every thread all the same."""
+    from analytics.catalog import DERIVED_TABLES
+
+    src = tmp_path / "grow.sqlite"
+    shutil.copyfile(sqlite_store.path, src)
+    db = tmp_path / "inc.duckdb"
+    load_db(src, db)
+    stale = DERIVED_TABLES[1].name
+    c = duckdb.connect(str(db))
+    c.execute(f"DELETE FROM {stale}")  # (what an older definition left: nothing the reload may keep)
+    c.execute(f"COMMENT ON TABLE {stale} IS '{stale} sha256:0000'")
+    c.close()
+    _grow(src, sqlite_store.thread("simple_chat"))
+    assert load_db(src, db, incremental=True).mode == "incremental"
+
+    full = tmp_path / "full.duckdb"
+    load_db(src, full)
+    for table in DERIVED_TABLES:
+        assert rows(db, f"SELECT * FROM {table.name} ORDER BY ALL"), table.name
+        assert rows(db, f"SELECT * FROM {table.name} ORDER BY ALL") == rows(full, f"SELECT * FROM {table.name} ORDER BY ALL"), table.name
+    with connect(db) as c:
+        assert stale in metrics._current_trend_tables(c)  # (labelled with the current query again)
+
+
 # --- risk_figures: the Resume QA overview's table ---------------------------------------------
 
 
