@@ -46,8 +46,8 @@ restarted = c_restarted.toggle(
     "Restarted threads only", key=url.bind("restarted", False, state.BOOL),
     help="Threads with at least one resume point at this idle gap (or a change of run / process id).",
 )
-sort = c_sort.selectbox("Sort by", qa_model.SORTABLE, key=url.bind("sort", qa_model.DEFAULT_SORT,
-                        state.choice(qa_model.SORTABLE)))  # fmt: skip
+sort = c_sort.selectbox("Sort by", qa_model.SORTABLE, format_func=columns.RISK_LABELS.get,
+                        key=url.bind("sort", qa_model.DEFAULT_SORT, state.choice(qa_model.SORTABLE)))  # fmt: skip
 order = c_order.segmented_control("Order", ["desc", "asc"], format_func={"desc": "↓ High first", "asc": "↑ Low first"}.get,
                                   key=url.bind("order", "desc", state.choice(("desc", "asc"))))  # fmt: skip
 descending = order != "asc"  # a deselected segmented control (None) keeps the default order
@@ -59,7 +59,8 @@ with st.expander("What the flags mean"):
     st.markdown(qa_model.flag_legend())
 st.caption(render.rows_caption(overview.offset, len(overview.table), overview.matching, overview.matching,
                                overview.matching)
-           + f" · sorted by {sort}, {'high first' if descending else 'low first'} · select a row to inspect it")  # fmt: skip
+           + f" · sorted by {columns.RISK_LABELS[sort]}, {'high first' if descending else 'low first'}"
+           " · select a row to inspect it")  # fmt: skip
 picked = st.dataframe(
     overview.table,
     key="resume_qa.risks",

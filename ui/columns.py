@@ -14,6 +14,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from analytics.catalog import RISK_FIGURES
 from ui import render
 
 _TS = "YYYY-MM-DD HH:mm:ss"
@@ -72,15 +73,47 @@ def conversations_table(rows: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
     return shown, config
 
 
+#: Resume QA's ranked table: each column's header (`ui.models.resume_qa.RISK_TABLE_COLUMNS`),
+#: which its "Sort by" and caption use too.
+RISK_LABELS = {
+    "thread_id": "thread",
+    "risk_score": "risk",
+    "flags": "flags",
+    "resume_points": "resume points",
+    "window_size": "window size",
+    "truncated_by": "fell off the window",
+    "window_no_id": "no id (window)",
+    "window_no_ts": "no ts (window)",
+    "edited_in_window": "edited (window)",
+    "edited_messages": "edited",
+    "removed_messages": "removed",
+    "forks": "forks",
+    "latest_not_leaf": "latest not a leaf",
+    "interrupt_pending": "interrupt pending",
+    "undecodable_messages": "undecodable",
+    "load_errors": "load errors",
+    "last_ts": "last ts",
+}
+
+
 def risks(max_score: int) -> dict:
-    """Resume QA's threads ranked by risk (`max_score` fills the bar)."""
-    return {
+    """Resume QA's threads ranked by risk (`max_score` fills the bar); each header's help is
+    the column's meaning in the catalogue (`analytics.catalog.RISK_FIGURES`)."""
+    meaning = {c.name: c.doc for c in RISK_FIGURES.columns}
+    config = {
+        name: st.column_config.Column(label, help=meaning.get(name))
+        for name, label in RISK_LABELS.items()
+    }
+    config.update({
         "thread_id": st.column_config.TextColumn("thread", pinned=True),
-        "risk_score": st.column_config.ProgressColumn("risk", format="%d", min_value=0, max_value=max_score),
+        "risk_score": st.column_config.ProgressColumn("risk", format="%d", min_value=0, max_value=max_score,
+                                                      help=meaning["risk_score"]),
         "resume_points": st.column_config.NumberColumn(
             "resume points", help="Restarts: idle gaps over the threshold and changes of run / process id"),
-        "last_ts": st.column_config.DatetimeColumn("last ts", format=_TS),
-    }
+        "last_ts": st.column_config.DatetimeColumn("last ts", format=_TS,
+                                                   help="time of the latest checkpoint (`threads.last_ts`)"),
+    })
+    return config
 
 
 def window() -> dict:

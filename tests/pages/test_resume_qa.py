@@ -15,6 +15,7 @@ from streamlit.testing.v1 import AppTest
 from analytics import observed, resume
 from analytics.filters import Filters
 from tests.pages.conftest import APP, TIMEOUT, captions, metric, open_page
+from ui import columns
 from ui.models import resume_qa
 
 RESTART = "globex:api:sess-2107"
@@ -76,6 +77,15 @@ def test_the_risk_table_is_sorted_and_paged_by_the_server(app, con):
     assert shown["thread_id"].tolist() == full["thread_id"].tolist()
     assert shown["resume_points"].tolist() == sorted(shown["resume_points"].tolist())
     assert shown["resume_points"].iloc[0] < shown["resume_points"].iloc[-1]  # the sort is not the ranking
+    # Sorts are named as the table's headers name the columns, not by their column names.
+    assert at.selectbox(key="resume_qa.sort").options == [columns.RISK_LABELS[c] for c in resume_qa.SORTABLE]
+    assert "window size" in at.selectbox(key="resume_qa.sort").options
+    assert any("sorted by resume points, low first" in c for c in captions(at))
+
+
+def test_every_risk_column_has_a_header():
+    assert list(columns.RISK_LABELS) == list(resume_qa.RISK_TABLE_COLUMNS)
+    assert len(set(columns.RISK_LABELS.values())) == len(columns.RISK_LABELS)
 
 
 def test_the_restart_thread_shows_its_resume_point_and_window(app, con):
