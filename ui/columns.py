@@ -106,6 +106,7 @@ def risks(max_score: int) -> dict:
     }
     config.update({
         "thread_id": st.column_config.TextColumn("thread", pinned=True),
+        "flags": st.column_config.TextColumn("flags", width="medium", help=meaning["flags"]),
         "risk_score": st.column_config.ProgressColumn("risk", format="%d", min_value=0, max_value=max_score,
                                                       help=meaning["risk_score"]),
         "resume_points": st.column_config.NumberColumn(
