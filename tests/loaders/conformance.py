@@ -113,10 +113,18 @@ class Context:
         return sorted(r["thread_id"] for r in rows(self.reference_db, "SELECT thread_id FROM threads"))
 
 
-def force_split(monkeypatch: pytest.MonkeyPatch, reader_class: type[SourceReader]) -> None:
-    """Split small stores anyway (`split(n)` refuses under `min_bytes` of work); forked workers inherit it."""
+def force_split(monkeypatch: pytest.MonkeyPatch, reader_class: type[SourceReader], fork: bool = True) -> None:
+    """Split small stores anyway (`split(n)` refuses under `min_bytes` of work); forked workers inherit it,
+    and what else the test patched. Forked always: a process that still runs other threads (a Dask
+    cluster's, left by an earlier test in the same pytest worker) would start a fork server, whose
+    workers see none of it (the damaged-page tests failed so after test_distributed); `fork=False`:
+    as the loader chooses."""
+    from loaders import pipeline
+
     split = reader_class.split
     monkeypatch.setattr(reader_class, "split", lambda self, n, min_bytes=0: split(self, n, min_bytes=0))
+    if fork:
+        monkeypatch.setattr(pipeline, "_mp_context", lambda: pipeline.mp.get_context("fork"))
 
 
 def key_digest(keys: list[tuple[str, str]]) -> str:

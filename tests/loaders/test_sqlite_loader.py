@@ -211,7 +211,7 @@ def test_parallel_and_single_process_loads_are_identical(sqlite_store, tmp_path,
 def test_a_load_from_a_process_running_threads_uses_the_fork_server_and_equals_a_forked_one(sqlite_store, tmp_path, monkeypatch):
     # The app's server runs threads, so its loads cannot fork; their workers come
     # from a fork server. Same rows as workers forked from a single-threaded CLI.
-    force_split(monkeypatch, SqliteReader)
+    force_split(monkeypatch, SqliteReader, fork=False)
     forked, served = tmp_path / "forked.duckdb", tmp_path / "served.duckdb"
     load_db(sqlite_store.path, forked, workers=2)
     # Under `streamlit run` the main module is the page script; a worker must not
