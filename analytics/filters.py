@@ -102,6 +102,22 @@ class Filters:
             return "TRUE", []
         return " AND ".join(f"({c})" for c in clauses), params
 
+    def key_parts(self) -> tuple[str, ...]:
+        """The thread-key columns whose values alone decide which threads pass, when they do:
+        `tenants` / `sub_tenants` and no other condition; else `()`.
+
+        Each such condition is on its own column, so a row of any table carrying these columns
+        (the thread's own key parts) belongs to a passing thread exactly when each of its values
+        is one of the passing threads' values: a filter on the row's columns, not a join on its
+        thread id.
+
+        >>> Filters(tenants=("acme",)).key_parts(), Filters(tenants=("acme",), text="x").key_parts()
+        (('tenant_id',), ())
+        """
+        if self.since is not None or self.until is not None or self.text or self.thread_ids or self.within is not None:
+            return ()
+        return tuple(c for c, values in (("tenant_id", self.tenants), ("sub_tenant_id", self.sub_tenants)) if values)
+
     def threads_sql(self) -> tuple[str, list]:
         """The `threads` rows that pass, as a query (alias `t` inside).
 

@@ -45,6 +45,11 @@ class ThreadConditions(Filters):
     #: instead of joining again. Only valid on the connection that made it, while it exists.
     rows_table: str | None = None
 
+    def key_parts(self) -> tuple[str, ...]:
+        if self.min_user_turns > 0 or self.pending_only or self.forks_only or self.ranges:
+            return ()
+        return super().key_parts()  # (a scope table holds the same threads)
+
     def threads_sql(self) -> tuple[str, list]:
         if self.rows_table is not None:  # found once (`scoped_rows`): read, not joined again
             return f"SELECT * FROM {_table_name(self.rows_table)}", []

@@ -7,7 +7,7 @@ import pytest
 
 from analytics import metrics
 from analytics.errors import BadRequest
-from analytics.filters import Filters
+from analytics.filters import Filters, Range
 from analytics.scope import ThreadConditions, scoped_rows, thread_scope
 
 
@@ -101,3 +101,51 @@ def test_scoped_rows_leave_conditions_that_keep_every_thread_and_refuse_other_ta
         assert scoped == ThreadConditions()
     with pytest.raises(BadRequest, match="scope table"):
         ThreadConditions(rows_table="threads; DROP TABLE threads").thread_where()
+
+
+def _key_cases(con) -> list[Filters]:
+    (tenant,), = con.execute("SELECT min(tenant_id) FROM threads").fetchall()
+    (sub_tenant,), = con.execute("SELECT min(sub_tenant_id) FROM threads WHERE tenant_id = ?", [tenant]).fetchall()
+    (lo, hi), = con.execute("SELECT min(last_ts), max(last_ts) FROM threads").fetchall()
+    return [
+        Filters(tenants=(tenant,)),
+        Filters(tenants=(tenant, "no-such-tenant")),
+        Filters(sub_tenants=(sub_tenant,)),
+        Filters(tenants=(tenant,), sub_tenants=(sub_tenant,)),
+        ThreadConditions(tenants=(tenant,)),
+        # Other conditions narrow the tenant's threads further: compared on thread ids.
+        Filters(tenants=(tenant,), since=lo + (hi - lo) / 2),
+        ThreadConditions(tenants=(tenant,), min_user_turns=2, turns_from_table=True),
+        ThreadConditions(forks_only=True),
+        ThreadConditions(pending_only=True),
+        ThreadConditions(tenants=(tenant,), ranges=(Range("tool_calls", 1, None),), turns_from_table=True),
+    ]
+
+
+def _rows_in_scope(con, filters: Filters, table: str, columns: tuple[str, ...]) -> tuple[set[str], str]:
+    threads_sql, params = filters.threads_sql()
+    where = metrics._in_scope(filters, "d", columns)
+    sql = f"WITH scope AS MATERIALIZED ({threads_sql}) SELECT DISTINCT d.thread_id FROM {table} d WHERE {where}"
+    return {r[0] for r in con.execute(sql, params).fetchall()}, where
+
+
+def test_rows_of_a_tenant_scope_are_found_on_their_own_key_columns(con):
+    """`metrics._in_scope` keeps a row of messages and of every derived table exactly when its thread passes,
+    whether it compares the row's tenant / sub-tenant or its thread id."""
+    tables = {"messages": metrics._MESSAGE_COLUMNS, **metrics._DERIVED_COLUMNS}
+    cases = _key_cases(con)
+    on_keys = set()
+    for filters in cases:
+        passing = set(_ids(con, filters))
+        assert passing, filters
+        # Only the tenant / sub-tenant conditions alone are key parts.
+        assert bool(filters.key_parts()) == (filters in cases[:5]), filters
+        with scoped_rows(con, ThreadConditions(**vars(filters)) if type(filters) is Filters else filters) as scoped:
+            for f in (filters, scoped):  # and the same threads found once, into a table
+                for table, columns in tables.items():
+                    got, where = _rows_in_scope(con, f, table, columns)
+                    (every,) = con.execute(f"SELECT list(DISTINCT thread_id) FROM {table}").fetchall()[0]
+                    assert got == passing & set(every), (table, f)
+                    if "thread_id" not in where:
+                        on_keys.add(table)
+    assert on_keys == set(tables) - {metrics.THREAD_MODELS_TABLE}  # (its rows carry no tenant)
