@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date, datetime, time, timezone
 
+from analytics.catalog import THREAD_COLUMNS_IN_METRICS
 from analytics.errors import BadRequest
 from analytics.text_match import contains_sql, pattern
 
@@ -74,6 +75,20 @@ class Filters:
 
     def thread_where(self, alias: str = "t") -> tuple[str, list]:
         """SQL predicate over a `threads` row aliased `alias`, with its parameters."""
+        return self._where(alias, {})
+
+    def metrics_where(self, alias: str = "cm") -> tuple[str, list]:
+        """The same threads as `thread_where`, as a predicate over their `conversation_metrics` row
+        (which copies every `threads` column a condition reads: `THREAD_COLUMNS_IN_METRICS`), no join.
+
+        >>> Filters(since=datetime(2025, 1, 1)).metrics_where()[0]
+        '(cm.last_checkpoint_ts >= ?)'
+        """
+        return self._where(alias, THREAD_COLUMNS_IN_METRICS)
+
+    def _where(self, alias: str, names: dict[str, str]) -> tuple[str, list]:
+        """The predicate, each `threads` column named as the row names it (`names`; else its own name)."""
+        first_ts, last_ts = (f"{alias}.{names.get(c, c)}" for c in ("first_ts", "last_ts"))
         clauses: list[str] = []
         params: list = []
         if self.tenants:
@@ -89,10 +104,10 @@ class Filters:
             clauses.append(f"{alias}.thread_id IN (SELECT unnest(?::VARCHAR[]))")
             params.append(list(self.within))
         if self.since is not None:
-            clauses.append(f"{alias}.last_ts >= ?")
+            clauses.append(f"{last_ts} >= ?")
             params.append(self.since)
         if self.until is not None:
-            clauses.append(f"{alias}.first_ts <= ?")
+            clauses.append(f"{first_ts} <= ?")
             params.append(self.until)
         if self.text:
             # The one rule of finding a text (analytics.text_match), as Search finds it.

@@ -80,6 +80,7 @@ def test_scoped_rows_give_every_query_the_same_threads_and_go_away(con):
         thread_scope(con, Filters(tenants=(tenant,), since=lo + (hi - lo) / 3), forks_only=False).conditions,
         ThreadConditions(pending_only=True),
     ]
+    kinds = set()
     for conditions in cases:
         want = _answers(con, conditions)
         assert 0 < want["count"][0][0] < len(_ids(con, Filters())), conditions  # each narrows
@@ -88,12 +89,15 @@ def test_scoped_rows_give_every_query_the_same_threads_and_go_away(con):
             assert _ids(con, scoped) == _ids(con, conditions)
             got = _answers(con, scoped)
             table = scoped.rows_table
+            kinds.add(scoped.rows_out)
         for key in want:
             if isinstance(want[key], pd.DataFrame):
                 pd.testing.assert_frame_equal(got[key], want[key], check_exact=True, obj=f"{key} {conditions}")
             else:
                 assert got[key] == want[key], (key, conditions)
         assert not con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = ?", [table]).fetchall()[0][0]
+    # The table held the passing threads' ids for some, the others' (fewer: `min_user_turns=2`) for some.
+    assert kinds == {False, True}
 
 
 def test_scoped_rows_leave_conditions_that_keep_every_thread_and_refuse_other_tables(con):
