@@ -225,19 +225,27 @@ def _check_limit(limit: int) -> int:
 
 # Per thread and UTC day (day_n NULL: messages without ts): what `daily()` sums per
 # tenant and `overview()` per scope. Also the body of the load-time `thread_day_metrics`.
-_THREAD_DAYS = f"""SELECT {_DAY_NUMBER.format(col="ts")} AS day_n, thread_id, any_value(tenant_id) AS tenant_id,
+# (`msgs`: the messages summed, a CTE or subquery of the `msgs` columns.)
+def _thread_days(msgs: str = "msgs") -> str:
+    return f"""SELECT {_DAY_NUMBER.format(col="ts")} AS day_n, thread_id, any_value(tenant_id) AS tenant_id,
                count(*) AS messages,
                {_ROLE_COUNTS.replace(chr(10), chr(10) + "               ")},
                CAST(coalesce(sum(tool_call_count), 0) AS BIGINT) AS tool_calls,
                {_TOKEN_SUMS},
                min(ts) AS first_ts, max(ts) AS last_ts
-        FROM msgs GROUP BY 1, thread_id"""
+        FROM {msgs} GROUP BY 1, thread_id"""
+
 
 # Per UTC day, thread and model (messages naming a model): what `by_model()` and the
 # `models` count of `overview()` aggregate. Also the body of `thread_model_metrics`.
-_THREAD_MODELS = f"""SELECT {_DAY_NUMBER.format(col="ts")} AS day_n, thread_id, model, count(*) AS messages,
+def _thread_models(msgs: str = "msgs") -> str:
+    return f"""SELECT {_DAY_NUMBER.format(col="ts")} AS day_n, thread_id, model, count(*) AS messages,
                {_TOKEN_SUMS}
-        FROM msgs WHERE model IS NOT NULL GROUP BY 1, thread_id, model"""
+        FROM {msgs} WHERE model IS NOT NULL GROUP BY 1, thread_id, model"""
+
+
+_THREAD_DAYS = _thread_days()
+_THREAD_MODELS = _thread_models()
 
 # Every tool call (one row per entry of `tool_calls`, at the calling message's ts) and every
 # tool result (a tool message, named by the call it answers anywhere in its thread, else by
@@ -392,9 +400,9 @@ def _materialized(con) -> bool:
 #   the window (replies come from the whole thread either way), so every filter reads it;
 # - `thread_day_metrics` (`_THREAD_DAYS`) and `thread_model_metrics` (`_THREAD_MODELS`):
 #   per thread × UTC day (× model) sums. Thread conditions apply to their threads; a
-#   window applies only when it is whole UTC days (the app's date picker: `since` at
-#   00:00:00, `until` at 23:59:59.999999), where `ts` in the window is `day_n` in its
-#   days. Any other window runs the live message-level query.
+#   window's whole UTC days are read (`ts` in the window is `day_n` in its days), and a
+#   day it cuts into (a `since` after 00:00:00, an `until` before 23:59:59.999999) is
+#   summed live from that day's messages in the window (`_aggregate_source`).
 # Each table carries the fingerprint of its query, like `conversation_metrics`.
 
 PAIRS_TABLE = LATENCY_PAIR_ROWS.name
@@ -442,26 +450,23 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _DAY = timedelta(days=1)
 
 
-def _day_range(filters: Filters) -> tuple[int | None, int | None] | None:
-    """The window as whole UTC day numbers (first, last), (None, None) without one;
-    None when it is not whole days (then per-day sums cannot answer it)."""
+def _day_range(filters: Filters) -> tuple[int | None, int | None, bool]:
+    """The UTC days wholly inside the window, as day numbers (first, last; None: that side is open),
+    and whether the window also cuts into a day at either end (the app's date picker gives whole
+    days: `since` at 00:00:00, `until` at 23:59:59.999999)."""
     lo = hi = None
+    cut = False
     if filters.since is not None:
         n, rest = divmod(filters.since - _EPOCH, _DAY)
-        if rest:
-            return None
-        lo = n
+        lo, cut = (n + 1, True) if rest else (n, cut)
     if filters.until is not None:
         n, rest = divmod(filters.until - _EPOCH, _DAY)
-        if rest != _DAY - timedelta(microseconds=1):
-            return None
-        hi = n
-    return lo, hi
+        hi, cut = (n, cut) if rest == _DAY - timedelta(microseconds=1) else (n - 1, True)
+    return lo, hi, cut
 
 
-def _day_where(alias: str, days: tuple[int | None, int | None]) -> str:
+def _day_where(alias: str, lo: int | None, hi: int | None) -> str:
     """`alias.day_n` within the day numbers (ints computed above, never user text)."""
-    lo, hi = days
     clauses = []
     if lo is not None:
         clauses.append(f"{alias}.day_n >= {int(lo)}")
@@ -509,12 +514,31 @@ def tool_rows_cte(filters: Filters, fast: frozenset[str]) -> tuple[str, list]:
     tool_rows AS (SELECT r.* FROM {source} AND {window})""", params
 
 
-def _aggregate_source(table: str, body: str, filters: Filters, fast: frozenset[str]) -> str | None:
-    """A subquery giving `body`'s rows for `filters` from `table`; None when only the live query can."""
-    days = _day_range(filters)
-    if table not in fast or days is None:
-        return None
-    return f"SELECT * FROM {table} d WHERE {_in_scope(filters, 'd', _DERIVED_COLUMNS[table])} AND {_day_where('d', days)}"
+#: The live query of each per-day table, over the messages it is given.
+_PER_DAY_BODIES = {THREAD_DAYS_TABLE: _thread_days, THREAD_MODELS_TABLE: _thread_models}
+
+
+def _aggregate_source(table: str, filters: Filters, fast: frozenset[str]) -> str:
+    """A subquery giving the rows of `table`'s query (`_THREAD_DAYS`, `_THREAD_MODELS`) for `filters`:
+    the table's rows of the days wholly in the window, and, when the window cuts into a day at
+    either end, that day's rows computed live from its messages in the window. Each row sums one
+    thread's messages of one day, so the two parts are exactly the live query's rows. Without a
+    current table, the live query. Needs the `_scope` CTEs (window cut included).
+    """
+    body = _PER_DAY_BODIES[table]
+    if table not in fast:
+        return body()
+    lo, hi, cut = _day_range(filters)
+    whole = f"SELECT * FROM {table} d WHERE {_in_scope(filters, 'd', _DERIVED_COLUMNS[table])} AND {_day_where('d', lo, hi)}"
+    if not cut:
+        return whole
+    # The messages of the window outside its whole days: those of the day `since` or `until` cuts
+    # (the bounds are day numbers computed here; a window within one day has no whole day).
+    day_us = 86_400_000_000
+    inside = [f"epoch_us(m.ts) >= {int(lo) * day_us}" if lo is not None else "TRUE",
+              f"epoch_us(m.ts) < {(int(hi) + 1) * day_us}" if hi is not None else "TRUE"]  # fmt: skip
+    edges = f"(SELECT * FROM msgs m WHERE NOT ({' AND '.join(inside)}))"
+    return f"{whole}\n        UNION ALL\n        {body(edges)}"
 
 
 def conversations_query(
@@ -771,7 +795,7 @@ def daily_sql(filters: Filters = Filters(), fast: frozenset[str] = frozenset(), 
     """
     scope_sql, params = _scope(filters, window=True)
     started_sql, started_params = filters.window_where("first_ts")
-    thread_days = _aggregate_source(THREAD_DAYS_TABLE, _THREAD_DAYS, filters, fast) or _THREAD_DAYS
+    thread_days = _aggregate_source(THREAD_DAYS_TABLE, filters, fast)
     thread_days = f"SELECT * FROM ({thread_days}) WHERE day_n IS NOT NULL"
     role_sums = ", ".join(f"CAST(sum({r}_messages) AS BIGINT) AS {r}_messages" for r in ROLES)
     sql = f"""
@@ -832,7 +856,7 @@ def _by_model_sql(
     filters: Filters, limit: int | None, fast: frozenset[str] = frozenset(), latency: bool = True
 ) -> tuple[str, list]:
     scope_sql, params = _scope(filters, window=True)
-    thread_models = _aggregate_source(THREAD_MODELS_TABLE, _THREAD_MODELS, filters, fast) or _THREAD_MODELS
+    thread_models = _aggregate_source(THREAD_MODELS_TABLE, filters, fast)
     sql = f"""
     WITH {scope_sql},
     thread_models AS ({thread_models}),
@@ -953,9 +977,9 @@ def overview(con_or_path: ConOrPath, filters: Filters = Filters()) -> Overview:
 def overview_sql(filters: Filters = Filters(), fast: frozenset[str] = frozenset()) -> tuple[str, list]:
     """The query behind `overview()`; the load-time tables named in `fast` answer where they can."""
     scope_sql, params = _scope(filters, window=True)
-    days = _aggregate_source(THREAD_DAYS_TABLE, _THREAD_DAYS, filters, fast)
-    models = _aggregate_source(THREAD_MODELS_TABLE, _THREAD_MODELS, filters, fast)
-    if days is not None and models is not None:
+    if THREAD_DAYS_TABLE in fast and THREAD_MODELS_TABLE in fast:
+        days = _aggregate_source(THREAD_DAYS_TABLE, filters, fast)
+        models = _aggregate_source(THREAD_MODELS_TABLE, filters, fast)
         totals = f"""
     totals AS (
         -- Sums of the per-thread-day sums: the same figures as over the messages (NULL stays NULL).

@@ -141,8 +141,7 @@ def _units(filters: Filters, split: str | None, fast: frozenset[str]) -> tuple[s
         FROM msgs m WHERE role = 'tool' AND tool_status = 'error' GROUP BY ALL"""
     if split in (None, "tenant"):
         # Per thread × day sums (the load-time table when it answers `filters`) plus the error rows.
-        days = metrics._aggregate_source(metrics.THREAD_DAYS_TABLE, metrics._THREAD_DAYS, filters, fast)
-        days = days or metrics._THREAD_DAYS
+        days = metrics._aggregate_source(metrics.THREAD_DAYS_TABLE, filters, fast)
         key = "tenant_id" if split else "NULL::VARCHAR"
         return f"""
         SELECT day_n, thread_id, {key} AS split, messages, {", ".join(f"{r}_messages" for r in ROLES)},
@@ -253,12 +252,12 @@ def model_mix_sql(
     """Per period × model (messages naming one): messages, input/output tokens; by period, most messages first."""
     period = _period(by, "day_n")
     scope_sql, params = metrics._scope(filters, window=True)
-    source = metrics._aggregate_source(metrics.THREAD_MODELS_TABLE, metrics._THREAD_MODELS, filters, fast)
+    source = metrics._aggregate_source(metrics.THREAD_MODELS_TABLE, filters, fast)
     sql = f"""
     WITH {scope_sql}
     SELECT {period} AS period, model, CAST(sum(messages) AS BIGINT) AS messages,
            CAST(sum(input_tokens) AS BIGINT) AS input_tokens, CAST(sum(output_tokens) AS BIGINT) AS output_tokens
-    FROM ({source or metrics._THREAD_MODELS}) d WHERE day_n IS NOT NULL
+    FROM ({source}) d WHERE day_n IS NOT NULL
     GROUP BY ALL ORDER BY period, messages DESC, model"""
     return sql, params
 
