@@ -225,7 +225,7 @@ def test_columns_pick_columns_of_the_same_rows(con):
         metrics.conversations(con, columns=("messages; DROP TABLE threads",))
 
 
-def test_without_latency_the_other_columns_are_the_same(con):
+def test_without_latency_or_conversations_the_other_columns_are_the_same(con):
     tenant = con.execute("SELECT min(tenant_id) FROM threads").fetchall()[0][0]
     for f in (Filters(), Filters(tenants=(tenant,)), *_day_filters(con)[-3:]):
         pd.testing.assert_frame_equal(
@@ -234,6 +234,10 @@ def test_without_latency_the_other_columns_are_the_same(con):
         pd.testing.assert_frame_equal(
             metrics.by_model(con, f, latency=False),
             metrics.by_model(con, f).drop(columns=["latency_pairs", "latency_median_s", "latency_p90_s"]),
+            check_exact=True)
+        pd.testing.assert_frame_equal(
+            metrics.by_model(con, f, latency=False, conversations=False),
+            metrics.by_model(con, f).drop(columns=["conversations", "latency_pairs", "latency_median_s", "latency_p90_s"]),
             check_exact=True)
 
 

@@ -107,7 +107,7 @@ def conversations_page(
             table = fetch_frame(con, *metrics.conversation_list_sql(con, scoped, sort, descending, page_size, offset))
             turns = fetch_frame(con, *metrics.turns_histogram_sql(con, scoped))
             latency = metrics.latency_distribution(con, scoped, columns=("latency_s", "model"))
-            models = metrics.by_model(con, scoped, latency=False)  # the page draws their tokens
+            models = metrics.by_model(con, scoped, latency=False, conversations=False)  # the page draws their tokens
             daily = metrics.daily(con, scoped, latency=False)  # and daily activity
     tokens = models.melt(
         id_vars="model", value_vars=["input_tokens", "output_tokens"], var_name="kind", value_name="tokens"
