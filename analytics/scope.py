@@ -122,6 +122,10 @@ class ThreadConditions(Filters):
 _ROWS_TABLE = re.compile(r"_tl_scope_[0-9a-f]{32}")
 
 
+def _new_table() -> str:
+    return f"_tl_scope_{uuid.uuid4().hex}"
+
+
 def _table_name(name: str) -> str:
     """`name` when it is one `scoped_rows` makes (it goes into SQL as an identifier)."""
     if not _ROWS_TABLE.fullmatch(name):
@@ -148,7 +152,7 @@ def scoped_rows(con, conditions: ThreadConditions) -> Iterator[ThreadConditions]
     if where == "TRUE" or conditions.rows_table is not None:
         yield conditions
         return
-    name = f"_tl_scope_{uuid.uuid4().hex}"
+    name = _new_table()
     # The SQL is the conditions' own, with placeholders; the name is ours.
     source, rows_out = f"threads t WHERE {where}", False
     if metrics._materialized(con) and not (conditions.thread_ids or conditions.within is not None):
@@ -190,24 +194,79 @@ def thread_scope(
     whole filter). User turns are read from `conversation_metrics` when the
     database has a current one.
     """
-    if isinstance(min_user_turns, bool) or not isinstance(min_user_turns, int) or min_user_turns < 0:
-        raise BadRequest(f"min_turns must be an integer >= 0, got {min_user_turns!r}")
+    _check_turns(min_user_turns)
     with connection(con_or_path) as con:
         where, params = filters.thread_where("t")
         if filters.text:
             rows = con.execute(f"SELECT t.thread_id FROM threads t WHERE {where}", params).fetchall()
             ids = tuple(r[0] for r in rows)
-            total = len(ids)
-            if ids:
-                filters = dataclasses.replace(filters, thread_ids=ids, text=None)
-        else:
-            total = con.execute(f"SELECT count(*) FROM threads t WHERE {where}", params).fetchall()[0][0]
-        conditions = ThreadConditions(
-            **{f.name: getattr(filters, f.name) for f in dataclasses.fields(Filters)},
-            min_user_turns=min_user_turns,
-            pending_only=bool(pending_only),
-            forks_only=bool(forks_only),
-            ranges=tuple(ranges),
-            turns_from_table=(min_user_turns > 0 or bool(ranges)) and metrics._materialized(con),
-        )
+            return _scope_of(con, filters, ids, len(ids), min_user_turns, pending_only, forks_only, ranges)
+        total = con.execute(f"SELECT count(*) FROM threads t WHERE {where}", params).fetchall()[0][0]
+        return _scope_of(con, filters, (), total, min_user_turns, pending_only, forks_only, ranges)
+
+
+def _check_turns(min_user_turns) -> None:
+    if isinstance(min_user_turns, bool) or not isinstance(min_user_turns, int) or min_user_turns < 0:
+        raise BadRequest(f"min_turns must be an integer >= 0, got {min_user_turns!r}")
+
+
+def _scope_of(con, filters: Filters, ids: tuple[str, ...], total: int, min_user_turns: int, pending_only: bool,
+              forks_only: bool, ranges: tuple[Range, ...]) -> ThreadScope:  # fmt: skip
+    """The scope of `filters` whose text (if any) matched the threads `ids` (none: the text stays)."""
+    if ids:
+        filters = dataclasses.replace(filters, thread_ids=ids, text=None)
+    conditions = ThreadConditions(
+        **{f.name: getattr(filters, f.name) for f in dataclasses.fields(Filters)},
+        min_user_turns=min_user_turns,
+        pending_only=bool(pending_only),
+        forks_only=bool(forks_only),
+        ranges=tuple(ranges),
+        turns_from_table=(min_user_turns > 0 or bool(ranges)) and metrics._materialized(con),
+    )
     return ThreadScope(conditions, total)
+
+
+@contextlib.contextmanager
+def scoped_view(
+    con,
+    filters: Filters = Filters(),
+    min_user_turns: int = 0,
+    pending_only: bool = False,
+    forks_only: bool = False,
+    ranges: tuple[Range, ...] = (),
+) -> Iterator[tuple[ThreadScope, ThreadConditions]]:
+    """`thread_scope` and `scoped_rows` of it on `con`, for a view of several queries: the scope
+    (its conditions hold no table: valid on any connection) and the conditions to query with.
+
+    A text filter's threads are found by one scan into the scope table itself, and read from it
+    as the scope's ids; the ids bound back into a table took 0.15-0.2 s more (227k at 10M messages).
+
+    >>> with scoped_view(con, Filters(text="refund"), min_user_turns=2) as (scope, scoped):  # doctest: +SKIP
+    ...     daily = metrics.daily(con, scoped)
+    """
+    if not filters.text:
+        scope = thread_scope(con, filters, min_user_turns, pending_only, forks_only, ranges)
+        with scoped_rows(con, scope.conditions) as scoped:
+            yield scope, scoped
+        return
+    _check_turns(min_user_turns)
+    where, params = filters.thread_where("t")
+    found = _new_table()
+    con.execute(f"CREATE TEMP TABLE {found} AS SELECT t.thread_id FROM threads t WHERE {where}", params)
+    rows = None
+    try:
+        ids = tuple(r[0] for r in con.execute(f"SELECT thread_id FROM {found}").fetchall())
+        scope = _scope_of(con, filters, ids, len(ids), min_user_turns, pending_only, forks_only, ranges)
+        # The conditions beyond `filters`, on the threads found.
+        extra = ThreadConditions(min_user_turns=min_user_turns, pending_only=bool(pending_only), forks_only=bool(forks_only),
+                                 ranges=tuple(ranges), turns_from_table=scope.conditions.turns_from_table)  # fmt: skip
+        extra_where, extra_params = extra.thread_where("t")
+        if ids and extra_where != "TRUE":
+            rows = _new_table()
+            con.execute(f"CREATE TEMP TABLE {rows} AS SELECT t.thread_id FROM threads t "
+                        f"WHERE t.thread_id IN (SELECT thread_id FROM {found}) AND {extra_where}", extra_params)  # fmt: skip
+        yield scope, dataclasses.replace(scope.conditions, rows_table=rows or found)
+    finally:
+        for table in (rows, found):
+            if table is not None:
+                con.execute(f"DROP TABLE IF EXISTS {table}")

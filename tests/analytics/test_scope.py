@@ -8,7 +8,7 @@ import pytest
 from analytics import metrics
 from analytics.errors import BadRequest
 from analytics.filters import Filters, Range
-from analytics.scope import ThreadConditions, scoped_rows, thread_scope
+from analytics.scope import ThreadConditions, scoped_rows, scoped_view, thread_scope
 
 
 def _ids(con, filters: Filters) -> list[str]:
@@ -153,3 +153,27 @@ def test_rows_of_a_tenant_scope_are_found_on_their_own_key_columns(con):
                     if "thread_id" not in where:
                         on_keys.add(table)
     assert on_keys == set(tables) - {metrics.THREAD_MODELS_TABLE}  # (its rows carry no tenant)
+
+
+def test_a_view_finds_a_text_filters_threads_once_and_answers_as_thread_scope(con):
+    word = con.execute("SELECT left(content, 4) FROM messages WHERE role = 'user' AND content_chars > 3 "
+                       "ORDER BY thread_id, ordinal LIMIT 1").fetchall()[0][0]  # fmt: skip
+    tenant = con.execute("SELECT min(tenant_id) FROM threads").fetchall()[0][0]
+    cases = [(Filters(text=word), {}), (Filters(text=word), {"min_user_turns": 2}),
+             (Filters(text=word, tenants=(tenant,)), {"forks_only": True}), (Filters(text="no such text"), {}),
+             (Filters(tenants=(tenant,)), {"min_user_turns": 2})]  # fmt: skip
+    for filters, kwargs in cases:
+        want = thread_scope(con, filters, **kwargs)
+        with scoped_view(con, filters, **kwargs) as (scope, scoped):
+            assert scope == want, (filters, kwargs)  # the portable scope: ids, no table
+            assert scoped.rows_table is not None or scoped.thread_where("t")[0] == "TRUE"
+            assert _ids(con, scoped) == _ids(con, want.conditions)
+            got = _answers(con, scoped)
+            tables = con.execute("SELECT list(table_name) FROM duckdb_tables() WHERE temporary").fetchall()[0][0]
+        expected = _answers(con, want.conditions)
+        for key in expected:
+            if isinstance(expected[key], pd.DataFrame):
+                pd.testing.assert_frame_equal(got[key], expected[key], check_exact=True, obj=f"{key} {filters}")
+            else:
+                assert got[key] == expected[key], (key, filters)
+        assert tables and not con.execute("SELECT count(*) FROM duckdb_tables() WHERE temporary").fetchall()[0][0]

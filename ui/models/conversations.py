@@ -18,7 +18,7 @@ from analytics.db import ConOrPath, connection
 from analytics.filters import Filters, Range
 from analytics.frames import fetch_frame
 from analytics.reports import write_report
-from analytics.scope import ThreadConditions, scoped_rows, thread_scope
+from analytics.scope import ThreadConditions, scoped_view
 from ui.models.frames import per_day
 
 LATENCY_BINS = 40
@@ -96,9 +96,8 @@ def conversations_page(
     metrics.sort_column(sort)  # a bad sort is refused before any query runs
     page_size = page_size or PAGE_SIZE
     with connection(con_or_path) as con:
-        scope = thread_scope(con, filters, min_turns, pending_only, forks_only, ranges)
         # Six queries over the same threads: the threads are found once, not once per query.
-        with scoped_rows(con, scope.conditions) as scoped:
+        with scoped_view(con, filters, min_turns, pending_only, forks_only, ranges) as (scope, scoped):
             ((matching,),) = con.execute(*metrics.conversation_count_sql(con, scoped)).fetchall()
             ((in_database,),) = con.execute(*metrics.conversation_count_sql(con)).fetchall()
             pages = max(1, -(-matching // page_size))
