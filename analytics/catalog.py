@@ -137,6 +137,7 @@ THREAD_MODEL_METRICS = Table(
     (
         _DAY_N,
         THREAD_ID,
+        TENANT_ID,
         _c("model", VARCHAR, "`messages.model`", null=False),
         _count("messages", "messages of the thread that day naming the model"),
         *_TOKENS,

@@ -239,7 +239,8 @@ def _thread_days(msgs: str = "msgs") -> str:
 # Per UTC day, thread and model (messages naming a model): what `by_model()` and the
 # `models` count of `overview()` aggregate. Also the body of `thread_model_metrics`.
 def _thread_models(msgs: str = "msgs") -> str:
-    return f"""SELECT {_DAY_NUMBER.format(col="ts")} AS day_n, thread_id, model, count(*) AS messages,
+    return f"""SELECT {_DAY_NUMBER.format(col="ts")} AS day_n, thread_id, any_value(tenant_id) AS tenant_id, model,
+               count(*) AS messages,
                {_TOKEN_SUMS}
         FROM {msgs} WHERE model IS NOT NULL GROUP BY 1, thread_id, model"""
 

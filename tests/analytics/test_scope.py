@@ -152,7 +152,7 @@ def test_rows_of_a_tenant_scope_are_found_on_their_own_key_columns(con):
                     assert got == passing & set(every), (table, f)
                     if "thread_id" not in where:
                         on_keys.add(table)
-    assert on_keys == set(tables) - {metrics.THREAD_MODELS_TABLE}  # (its rows carry no tenant)
+    assert on_keys == set(tables)
 
 
 def test_a_view_finds_a_text_filters_threads_once_and_answers_as_thread_scope(con):
