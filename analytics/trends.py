@@ -169,6 +169,16 @@ def _units(filters: Filters, split: str | None, fast: frozenset[str]) -> tuple[s
         FROM call_rows WHERE in_window GROUP BY ALL""", True
 
 
+def _threads_of(by: str, split: str | None) -> str:
+    """The `threads_of` CTE body: (period, split, conversations) over `dated`."""
+    if by == "day" and split in (None, "tenant"):
+        # A period is one day and the split a function of the thread: each thread has one per-day row
+        # in it (the error rows, with no message, repeat one), so its rows count its threads with no
+        # distinct pairs hashed (0.2 s of CPU at 10M messages).
+        return "SELECT period, split, count(*) FILTER (WHERE messages > 0) AS conversations FROM dated GROUP BY ALL"
+    return "SELECT period, split, count(*) AS conversations FROM (SELECT DISTINCT period, split, thread_id FROM dated) GROUP BY ALL"
+
+
 def trends_sql(
     filters: Filters = Filters(), by: str = "day", split: str | None = None, fast: frozenset[str] = frozenset()
 ) -> tuple[str, list]:
@@ -203,8 +213,7 @@ def trends_sql(
         -- The threads of each period: distinct (period, split, thread) pairs with no sum beside them.
         -- Summing per thread first (to count its rows) grouped ~1.9M thread-day rows with ten sums:
         -- 1.0-1.5 s at 10M messages; the sums need only the few (period, split) groups.
-        SELECT period, split, count(*) AS conversations
-        FROM (SELECT DISTINCT period, split, thread_id FROM dated) GROUP BY ALL),
+        {_threads_of(by, split)}),
     sums AS (
         SELECT period, split, CAST(sum(messages) AS BIGINT) AS messages, {_ROLE_SUMS},
                CAST(sum(tool_calls) AS BIGINT) AS tool_calls, CAST(sum(tool_errors) AS BIGINT) AS tool_errors,
