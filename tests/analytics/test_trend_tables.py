@@ -117,6 +117,7 @@ def test_hand_made_corpus_alike_on_both_paths():
         filters = [*_corpus_filters(), *_day_filters(c), *_cut_windows(c)]
         before = {f: _public(c, f) for f in filters}  # no tables yet: the live queries
         metrics.materialize_trends(c)
+        metrics.materialize_conversations(c)  # (daily's threads started per day read it)
         assert metrics._current_trend_tables(c) == set(TABLES)
         for f in filters:
             assert_same(_public(c, f), before[f], f)

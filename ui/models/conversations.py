@@ -98,13 +98,13 @@ def conversations_page(
     with connection(con_or_path) as con:
         # Six queries over the same threads: the threads are found once, not once per query.
         with scoped_view(con, filters, min_turns, pending_only, forks_only, ranges) as (scope, scoped):
-            ((matching,),) = con.execute(*metrics.conversation_count_sql(con, scoped)).fetchall()
+            turns = fetch_frame(con, *metrics.turns_histogram_sql(con, scoped))
+            matching = int(turns["threads"].sum())  # (the histogram's rows are the matching threads)
             ((in_database,),) = con.execute(*metrics.conversation_count_sql(con)).fetchall()
             pages = max(1, -(-matching // page_size))
             page = min(max(1, int(page)), pages)
             offset = (page - 1) * page_size
             table = fetch_frame(con, *metrics.conversation_list_sql(con, scoped, sort, descending, page_size, offset))
-            turns = fetch_frame(con, *metrics.turns_histogram_sql(con, scoped))
             latency = metrics.latency_distribution(con, scoped, columns=("latency_s", "model"))
             models = metrics.by_model(con, scoped, latency=False, conversations=False)  # the page draws their tokens
             daily = metrics.daily(con, scoped, latency=False)  # and daily activity
