@@ -24,7 +24,8 @@ from typing import TypedDict
 
 from analytics._pandas import pd
 from analytics.catalog import (
-    THREAD_COLUMNS_IN_METRICS, CONVERSATION_METRICS, DERIVED_TABLES, LATENCY_PAIR_ROWS, ROLES, THREAD_DAY_METRICS, THREAD_MODEL_METRICS, TOOL_ROWS,
+    CONVERSATION_METRICS, DERIVED_TABLES, LATENCY_PAIR_ROWS, ROLES, THREAD_COLUMNS_IN_METRICS, THREAD_DAY_METRICS,
+    THREAD_MODEL_METRICS, TOOL_ROWS,
 )
 from analytics.db import ConOrPath, connection, query_fingerprint, table_comments, write_derived_table
 from analytics.errors import BadRequest, NotFound
@@ -510,7 +511,10 @@ def tool_rows_cte(filters: Filters, fast: frozenset[str]) -> tuple[str, list]:
     call took ~1.2 s of the Overview at 10M messages).
     """
     window, params = filters.window_where("r.ts")
-    source = f"{TOOL_ROWS_TABLE} r WHERE {_in_scope(filters, 'r', TOOL_ROWS.names)}" if TOOL_ROWS_TABLE in fast else f"({_TOOL_ROWS}) r WHERE TRUE"
+    source = (
+        f"{TOOL_ROWS_TABLE} r WHERE {_in_scope(filters, 'r', TOOL_ROWS.names)}" if TOOL_ROWS_TABLE in fast
+        else f"({_TOOL_ROWS}) r WHERE TRUE"
+    )
     return f"""
     tool_rows AS (SELECT r.* FROM {source} AND {window})""", params
 
@@ -530,7 +534,8 @@ def _aggregate_source(table: str, filters: Filters, fast: frozenset[str]) -> str
     if table not in fast:
         return body()
     lo, hi, cut = _day_range(filters)
-    whole = f"SELECT * FROM {table} d WHERE {_in_scope(filters, 'd', _DERIVED_COLUMNS[table])} AND {_day_where('d', lo, hi)}"
+    in_scope = _in_scope(filters, "d", _DERIVED_COLUMNS[table])
+    whole = f"SELECT * FROM {table} d WHERE {in_scope} AND {_day_where('d', lo, hi)}"
     if not cut:
         return whole
     # The messages of the window outside its whole days: those of the day `since` or `until` cuts

@@ -96,7 +96,8 @@ class ThreadConditions(Filters):
         elif self.turns_from_table and (self.min_user_turns > 0 or self.ranges):
             figures, figure_params = self._figures("cm")
             where = " AND ".join(figures)
-            clauses.append(f"{alias}.thread_id IN (SELECT cm.thread_id FROM {metrics.MATERIALIZED_TABLE} cm WHERE {where})")
+            table = metrics.MATERIALIZED_TABLE
+            clauses.append(f"{alias}.thread_id IN (SELECT cm.thread_id FROM {table} cm WHERE {where})")
             params = [*params, *figure_params]
         else:  # no current table: the figures computed live
             if self.min_user_turns > 0:
@@ -155,9 +156,9 @@ def scoped_rows(con, conditions: ThreadConditions) -> Iterator[ThreadConditions]
     name = _new_table()
     # The SQL is the conditions' own, with placeholders; the name is ours.
     source, rows_out = f"threads t WHERE {where}", False
-    if metrics._materialized(con) and not (conditions.thread_ids or conditions.within is not None):
+    if metrics._materialized(con) and not (conditions.thread_ids or conditions.within is not None or conditions.text):
         # Each condition is a column of the load-time table: both sides counted in one scan, no join.
-        # (A list of ids is bound once, below: it keeps at most its own threads.)
+        # (A list of ids is bound, or a text scanned, once, below: it keeps at most its own threads.)
         where, params = conditions.metrics_where("cm")
         table = metrics.MATERIALIZED_TABLE
         ((passing, every),) = con.execute(f"SELECT count(*) FILTER (WHERE {where}), count(*) FROM {table} cm",
@@ -258,13 +259,15 @@ def scoped_view(
         ids = tuple(r[0] for r in con.execute(f"SELECT thread_id FROM {found}").fetchall())
         scope = _scope_of(con, filters, ids, len(ids), min_user_turns, pending_only, forks_only, ranges)
         # The conditions beyond `filters`, on the threads found.
-        extra = ThreadConditions(min_user_turns=min_user_turns, pending_only=bool(pending_only), forks_only=bool(forks_only),
-                                 ranges=tuple(ranges), turns_from_table=scope.conditions.turns_from_table)  # fmt: skip
+        extra = ThreadConditions(min_user_turns=min_user_turns, pending_only=bool(pending_only),
+                                 forks_only=bool(forks_only), ranges=tuple(ranges),
+                                 turns_from_table=scope.conditions.turns_from_table)  # fmt: skip
         extra_where, extra_params = extra.thread_where("t")
         if ids and extra_where != "TRUE":
             rows = _new_table()
             con.execute(f"CREATE TEMP TABLE {rows} AS SELECT t.thread_id FROM threads t "
-                        f"WHERE t.thread_id IN (SELECT thread_id FROM {found}) AND {extra_where}", extra_params)  # fmt: skip
+                        f"WHERE t.thread_id IN (SELECT thread_id FROM {found}) AND {extra_where}",
+                        extra_params)  # fmt: skip
         yield scope, dataclasses.replace(scope.conditions, rows_table=rows or found)
     finally:
         for table in (rows, found):

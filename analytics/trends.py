@@ -176,7 +176,8 @@ def _threads_of(by: str, split: str | None) -> str:
         # in it (the error rows, with no message, repeat one), so its rows count its threads with no
         # distinct pairs hashed (0.2 s of CPU at 10M messages).
         return "SELECT period, split, count(*) FILTER (WHERE messages > 0) AS conversations FROM dated GROUP BY ALL"
-    return "SELECT period, split, count(*) AS conversations FROM (SELECT DISTINCT period, split, thread_id FROM dated) GROUP BY ALL"
+    return ("SELECT period, split, count(*) AS conversations "
+            "FROM (SELECT DISTINCT period, split, thread_id FROM dated) GROUP BY ALL")
 
 
 def trends_sql(

@@ -14,7 +14,7 @@ connection keeps the database loaded): median of --runs runs.
     .venv/bin/python bench/bench_pages.py --distinct-text   # every copy's text made unique (see below)
     .venv/bin/python bench/bench_pages.py --messages 10000000 --distinct-text --runs 3   # issue 24 point 5
     .venv/bin/python bench/bench_pages.py --db X.duckdb --baseline ../old-checkout   # before/after, in turns
-    .venv/bin/python bench/bench_pages.py --db X.duckdb --baseline ../old --baseline-db X-old.duckdb  # a derived table changed
+    .venv/bin/python bench/bench_pages.py --db X.duckdb --baseline ../old --baseline-db X-old.duckdb  # tables differ
 
 Each call's median is printed against issue 24's target (<= 1 s a page's data
 call, <= 50 ms a transcript read), with how many calls meet theirs.
