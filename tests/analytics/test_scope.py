@@ -103,6 +103,9 @@ def test_scoped_rows_give_every_query_the_same_threads_and_go_away(con):
 def test_scoped_rows_leave_conditions_that_keep_every_thread_and_refuse_other_tables(con):
     with scoped_rows(con, ThreadConditions()) as scoped:
         assert scoped == ThreadConditions()
+    tenant = ThreadConditions(tenants=(con.execute("SELECT min(tenant_id) FROM threads").fetchall()[0][0],))
+    with scoped_rows(con, tenant) as scoped:  # each query compares its rows' own tenant instead
+        assert scoped == tenant
     with pytest.raises(BadRequest, match="scope table"):
         ThreadConditions(rows_table="threads; DROP TABLE threads").thread_where()
 
