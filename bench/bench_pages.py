@@ -306,8 +306,10 @@ class _Worker:
         import json
 
         for line in self.proc.stdout:
-            if line.startswith("@@"):
-                return json.loads(line[2:])
+            # A query over ~2 s draws DuckDB's progress bar on the same stdout, with no newline
+            # after it: the answer may follow it on its line (a line-start match hung the run).
+            if "@@" in line:
+                return json.loads(line[line.index("@@") + 2:])
         raise RuntimeError(f"worker exited ({self.proc.wait()})")
 
     def run(self, call: tuple[str, str], warm: bool = False):
