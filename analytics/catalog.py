@@ -96,6 +96,10 @@ CONVERSATION_METRICS = Table(
     ),
 )
 
+#: `threads` columns that `conversation_metrics` copies under another name (the others it copies keep
+#: theirs: the key parts, `interrupt_pending`): thread conditions read them there without a join.
+THREAD_COLUMNS_IN_METRICS = {"first_ts": "first_checkpoint_ts", "last_ts": "last_checkpoint_ts", "fork_count": "forks"}
+
 LATENCY_PAIR_ROWS = Table(
     "latency_pair_rows",
     "every user→assistant pair of every thread, computed at load time",
@@ -133,6 +137,7 @@ THREAD_MODEL_METRICS = Table(
     (
         _DAY_N,
         THREAD_ID,
+        TENANT_ID,
         _c("model", VARCHAR, "`messages.model`", null=False),
         _count("messages", "messages of the thread that day naming the model"),
         *_TOKENS,

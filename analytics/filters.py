@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date, datetime, time, timezone
 
+from analytics.catalog import THREAD_COLUMNS_IN_METRICS
 from analytics.errors import BadRequest
 from analytics.text_match import contains_sql, pattern
 
@@ -74,6 +75,20 @@ class Filters:
 
     def thread_where(self, alias: str = "t") -> tuple[str, list]:
         """SQL predicate over a `threads` row aliased `alias`, with its parameters."""
+        return self._where(alias, {})
+
+    def metrics_where(self, alias: str = "cm") -> tuple[str, list]:
+        """The same threads as `thread_where`, as a predicate over their `conversation_metrics` row
+        (which copies every `threads` column a condition reads: `THREAD_COLUMNS_IN_METRICS`), no join.
+
+        >>> Filters(since=datetime(2025, 1, 1)).metrics_where()[0]
+        '(cm.last_checkpoint_ts >= ?)'
+        """
+        return self._where(alias, THREAD_COLUMNS_IN_METRICS)
+
+    def _where(self, alias: str, names: dict[str, str]) -> tuple[str, list]:
+        """The predicate, each `threads` column named as the row names it (`names`; else its own name)."""
+        first_ts, last_ts = (f"{alias}.{names.get(c, c)}" for c in ("first_ts", "last_ts"))
         clauses: list[str] = []
         params: list = []
         if self.tenants:
@@ -89,10 +104,10 @@ class Filters:
             clauses.append(f"{alias}.thread_id IN (SELECT unnest(?::VARCHAR[]))")
             params.append(list(self.within))
         if self.since is not None:
-            clauses.append(f"{alias}.last_ts >= ?")
+            clauses.append(f"{last_ts} >= ?")
             params.append(self.since)
         if self.until is not None:
-            clauses.append(f"{alias}.first_ts <= ?")
+            clauses.append(f"{first_ts} <= ?")
             params.append(self.until)
         if self.text:
             # The one rule of finding a text (analytics.text_match), as Search finds it.
@@ -101,6 +116,22 @@ class Filters:
         if not clauses:
             return "TRUE", []
         return " AND ".join(f"({c})" for c in clauses), params
+
+    def key_parts(self) -> tuple[str, ...]:
+        """The thread-key columns whose values alone decide which threads pass, when they do:
+        `tenants` / `sub_tenants` and no other condition; else `()`.
+
+        Each such condition is on its own column, so a row of any table carrying these columns
+        (the thread's own key parts) belongs to a passing thread exactly when each of its values
+        is one of the passing threads' values: a filter on the row's columns, not a join on its
+        thread id.
+
+        >>> Filters(tenants=("acme",)).key_parts(), Filters(tenants=("acme",), text="x").key_parts()
+        (('tenant_id',), ())
+        """
+        if self.since is not None or self.until is not None or self.text or self.thread_ids or self.within is not None:
+            return ()
+        return tuple(c for c, values in (("tenant_id", self.tenants), ("sub_tenant_id", self.sub_tenants)) if values)
 
     def threads_sql(self) -> tuple[str, list]:
         """The `threads` rows that pass, as a query (alias `t` inside).

@@ -24,13 +24,15 @@ from typing import TypedDict
 
 from analytics._pandas import pd
 from analytics.catalog import (
-    CONVERSATION_METRICS, LATENCY_PAIR_ROWS, ROLES, THREAD_DAY_METRICS, THREAD_MODEL_METRICS, TOOL_ROWS,
+    CONVERSATION_METRICS, DERIVED_TABLES, LATENCY_PAIR_ROWS, ROLES, THREAD_COLUMNS_IN_METRICS, THREAD_DAY_METRICS,
+    THREAD_MODEL_METRICS, TOOL_ROWS,
 )
 from analytics.db import ConOrPath, connection, query_fingerprint, table_comments, write_derived_table
 from analytics.errors import BadRequest, NotFound
 from analytics.filters import Filters
 from analytics.frames import fetch_frame, fetch_rows
 from analytics.resume_gap import DEFAULT_GAP_MINUTES, gap_us
+from loaders import catalog as loader_catalog
 
 
 #: Column order of `conversations()` (and of the `conversations` CSV report): the
@@ -120,6 +122,11 @@ class Overview(TypedDict):
 
 
 # --- SQL building blocks -------------------------------------------------------
+
+#: The columns of the tables `_in_scope` filters (a row carrying the scope's key parts is compared on them).
+_MESSAGE_COLUMNS = loader_catalog.MESSAGES.names
+_DERIVED_COLUMNS = {t.name: t.names for t in DERIVED_TABLES}
+
 # Fragments below are code constants; every value reaches DuckDB as a bound parameter.
 
 
@@ -128,8 +135,24 @@ def _scoped(filters: Filters) -> bool:
     return filters.thread_where("t")[0] != "TRUE"
 
 
-def _in_scope(filters: Filters, alias: str) -> str:
-    return f"{alias}.thread_id IN (SELECT thread_id FROM scope)" if _scoped(filters) else "TRUE"
+def _in_scope(filters: Filters, alias: str, columns: tuple[str, ...] = ("thread_id",)) -> str:
+    """`alias`'s row belongs to a thread of the `scope` CTE; `columns`: the row's columns.
+
+    When the scope is some tenants / sub-tenants and the row carries those key parts
+    (`Filters.key_parts`), its own values are compared with the scope's few: at 10M messages
+    a semi-join of a derived table's thread ids with a tenant's 680k took 0.1-0.2 s of CPU
+    per query, this a few ms (row groups of other tenants are skipped on their zone maps).
+    """
+    if not _scoped(filters):
+        return "TRUE"
+    if getattr(filters, "rows_table", None) is not None:
+        # A view's threads found once (`scope.scoped_rows`): its table read here, without copying
+        # every row of it into the `scope` CTE when nothing else reads that.
+        return filters.thread_where(alias)[0]
+    parts = filters.key_parts()
+    if parts and set(parts) <= set(columns):
+        return " AND ".join(f"{alias}.{c} IN (SELECT {c} FROM scope)" for c in parts)
+    return f"{alias}.thread_id IN (SELECT thread_id FROM scope)"
 
 
 def _scope(filters: Filters, window: bool) -> tuple[str, list]:
@@ -141,7 +164,7 @@ def _scope(filters: Filters, window: bool) -> tuple[str, list]:
     # columns it needs; materializing them would copy every message's content.
     sql = f"""
     scope AS MATERIALIZED ({threads}),
-    thread_msgs AS NOT MATERIALIZED (SELECT m.* FROM messages m WHERE {_in_scope(filters, "m")})"""
+    thread_msgs AS NOT MATERIALIZED (SELECT m.* FROM messages m WHERE {_in_scope(filters, "m", _MESSAGE_COLUMNS)})"""
     if window and (filters.since is not None or filters.until is not None):
         # `scope` already applies the thread part of Filters.message_where; this is its ts part.
         window_sql, window_params = filters.window_where("m.ts")
@@ -203,19 +226,28 @@ def _check_limit(limit: int) -> int:
 
 # Per thread and UTC day (day_n NULL: messages without ts): what `daily()` sums per
 # tenant and `overview()` per scope. Also the body of the load-time `thread_day_metrics`.
-_THREAD_DAYS = f"""SELECT {_DAY_NUMBER.format(col="ts")} AS day_n, thread_id, any_value(tenant_id) AS tenant_id,
+# (`msgs`: the messages summed, a CTE or subquery of the `msgs` columns.)
+def _thread_days(msgs: str = "msgs") -> str:
+    return f"""SELECT {_DAY_NUMBER.format(col="ts")} AS day_n, thread_id, any_value(tenant_id) AS tenant_id,
                count(*) AS messages,
                {_ROLE_COUNTS.replace(chr(10), chr(10) + "               ")},
                CAST(coalesce(sum(tool_call_count), 0) AS BIGINT) AS tool_calls,
                {_TOKEN_SUMS},
                min(ts) AS first_ts, max(ts) AS last_ts
-        FROM msgs GROUP BY 1, thread_id"""
+        FROM {msgs} GROUP BY 1, thread_id"""
+
 
 # Per UTC day, thread and model (messages naming a model): what `by_model()` and the
 # `models` count of `overview()` aggregate. Also the body of `thread_model_metrics`.
-_THREAD_MODELS = f"""SELECT {_DAY_NUMBER.format(col="ts")} AS day_n, thread_id, model, count(*) AS messages,
+def _thread_models(msgs: str = "msgs") -> str:
+    return f"""SELECT {_DAY_NUMBER.format(col="ts")} AS day_n, thread_id, any_value(tenant_id) AS tenant_id, model,
+               count(*) AS messages,
                {_TOKEN_SUMS}
-        FROM msgs WHERE model IS NOT NULL GROUP BY 1, thread_id, model"""
+        FROM {msgs} WHERE model IS NOT NULL GROUP BY 1, thread_id, model"""
+
+
+_THREAD_DAYS = _thread_days()
+_THREAD_MODELS = _thread_models()
 
 # Every tool call (one row per entry of `tool_calls`, at the calling message's ts) and every
 # tool result (a tool message, named by the call it answers anywhere in its thread, else by
@@ -370,9 +402,9 @@ def _materialized(con) -> bool:
 #   the window (replies come from the whole thread either way), so every filter reads it;
 # - `thread_day_metrics` (`_THREAD_DAYS`) and `thread_model_metrics` (`_THREAD_MODELS`):
 #   per thread × UTC day (× model) sums. Thread conditions apply to their threads; a
-#   window applies only when it is whole UTC days (the app's date picker: `since` at
-#   00:00:00, `until` at 23:59:59.999999), where `ts` in the window is `day_n` in its
-#   days. Any other window runs the live message-level query.
+#   window's whole UTC days are read (`ts` in the window is `day_n` in its days), and a
+#   day it cuts into (a `since` after 00:00:00, an `until` before 23:59:59.999999) is
+#   summed live from that day's messages in the window (`_aggregate_source`).
 # Each table carries the fingerprint of its query, like `conversation_metrics`.
 
 PAIRS_TABLE = LATENCY_PAIR_ROWS.name
@@ -420,26 +452,23 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _DAY = timedelta(days=1)
 
 
-def _day_range(filters: Filters) -> tuple[int | None, int | None] | None:
-    """The window as whole UTC day numbers (first, last), (None, None) without one;
-    None when it is not whole days (then per-day sums cannot answer it)."""
+def _day_range(filters: Filters) -> tuple[int | None, int | None, bool]:
+    """The UTC days wholly inside the window, as day numbers (first, last; None: that side is open),
+    and whether the window also cuts into a day at either end (the app's date picker gives whole
+    days: `since` at 00:00:00, `until` at 23:59:59.999999)."""
     lo = hi = None
+    cut = False
     if filters.since is not None:
         n, rest = divmod(filters.since - _EPOCH, _DAY)
-        if rest:
-            return None
-        lo = n
+        lo, cut = (n + 1, True) if rest else (n, cut)
     if filters.until is not None:
         n, rest = divmod(filters.until - _EPOCH, _DAY)
-        if rest != _DAY - timedelta(microseconds=1):
-            return None
-        hi = n
-    return lo, hi
+        hi, cut = (n, cut) if rest == _DAY - timedelta(microseconds=1) else (n - 1, True)
+    return lo, hi, cut
 
 
-def _day_where(alias: str, days: tuple[int | None, int | None]) -> str:
+def _day_where(alias: str, lo: int | None, hi: int | None) -> str:
     """`alias.day_n` within the day numbers (ints computed above, never user text)."""
-    lo, hi = days
     clauses = []
     if lo is not None:
         clauses.append(f"{alias}.day_n >= {int(lo)}")
@@ -455,7 +484,7 @@ def _pairs_cte(filters: Filters, fast: frozenset[str]) -> str:
     """
     if PAIRS_TABLE not in fast:
         return _PAIRS
-    clauses = [_in_scope(filters, "p")]
+    clauses = [_in_scope(filters, "p", LATENCY_PAIR_ROWS.names)]
     if filters.since is not None:
         clauses.append(f"epoch_us(p.user_ts) >= {int((filters.since - _EPOCH) // timedelta(microseconds=1))}")
     if filters.until is not None:
@@ -482,17 +511,40 @@ def tool_rows_cte(filters: Filters, fast: frozenset[str]) -> tuple[str, list]:
     call took ~1.2 s of the Overview at 10M messages).
     """
     window, params = filters.window_where("r.ts")
-    source = f"{TOOL_ROWS_TABLE} r WHERE {_in_scope(filters, 'r')}" if TOOL_ROWS_TABLE in fast else f"({_TOOL_ROWS}) r WHERE TRUE"
+    source = (
+        f"{TOOL_ROWS_TABLE} r WHERE {_in_scope(filters, 'r', TOOL_ROWS.names)}" if TOOL_ROWS_TABLE in fast
+        else f"({_TOOL_ROWS}) r WHERE TRUE"
+    )
     return f"""
     tool_rows AS (SELECT r.* FROM {source} AND {window})""", params
 
 
-def _aggregate_source(table: str, body: str, filters: Filters, fast: frozenset[str]) -> str | None:
-    """A subquery giving `body`'s rows for `filters` from `table`; None when only the live query can."""
-    days = _day_range(filters)
-    if table not in fast or days is None:
-        return None
-    return f"SELECT * FROM {table} d WHERE {_in_scope(filters, 'd')} AND {_day_where('d', days)}"
+#: The live query of each per-day table, over the messages it is given.
+_PER_DAY_BODIES = {THREAD_DAYS_TABLE: _thread_days, THREAD_MODELS_TABLE: _thread_models}
+
+
+def _aggregate_source(table: str, filters: Filters, fast: frozenset[str]) -> str:
+    """A subquery giving the rows of `table`'s query (`_THREAD_DAYS`, `_THREAD_MODELS`) for `filters`:
+    the table's rows of the days wholly in the window, and, when the window cuts into a day at
+    either end, that day's rows computed live from its messages in the window. Each row sums one
+    thread's messages of one day, so the two parts are exactly the live query's rows. Without a
+    current table, the live query. Needs the `_scope` CTEs (window cut included).
+    """
+    body = _PER_DAY_BODIES[table]
+    if table not in fast:
+        return body()
+    lo, hi, cut = _day_range(filters)
+    in_scope = _in_scope(filters, "d", _DERIVED_COLUMNS[table])
+    whole = f"SELECT * FROM {table} d WHERE {in_scope} AND {_day_where('d', lo, hi)}"
+    if not cut:
+        return whole
+    # The messages of the window outside its whole days: those of the day `since` or `until` cuts
+    # (the bounds are day numbers computed here; a window within one day has no whole day).
+    day_us = 86_400_000_000
+    inside = [f"epoch_us(m.ts) >= {int(lo) * day_us}" if lo is not None else "TRUE",
+              f"epoch_us(m.ts) < {(int(hi) + 1) * day_us}" if hi is not None else "TRUE"]  # fmt: skip
+    edges = f"(SELECT * FROM msgs m WHERE NOT ({' AND '.join(inside)}))"
+    return f"{whole}\n        UNION ALL\n        {body(edges)}"
 
 
 def conversations_query(
@@ -506,13 +558,11 @@ def conversations_query(
     """
     if gap_us(gap_minutes) != gap_us(DEFAULT_GAP_MINUTES) or not _materialized(con):
         return conversations_sql(filters, gap_minutes)
-    thread_sql, params = filters.thread_where("t")
-    # The filter applies to `threads` (its first_ts/last_ts are the checkpoint span the live
-    # query's window uses; the table's first_ts/last_ts are message times).
-    where = "TRUE"
-    if thread_sql != "TRUE":
-        threads, params = filters.threads_sql()
-        where = f"cm.thread_id IN (SELECT thread_id FROM ({threads}))"
+    # Every condition is a column of the row (`Filters.metrics_where`: a window compares the
+    # checkpoint span, as the live query's `threads` filter does; the table's first_ts/last_ts are
+    # message times): no join with `threads` or a view's scope table (at 10M messages, semi-joining
+    # 1.25M thread ids took 0.35-0.45 s of CPU per query).
+    where, params = filters.metrics_where("cm")
     columns = ", ".join(f"cm.{c}" for c in CONVERSATION_COLUMNS)
     return f"SELECT {columns} FROM {MATERIALIZED_TABLE} cm WHERE {where} ORDER BY cm.thread_id", params
 
@@ -745,13 +795,22 @@ def daily_sql(filters: Filters = Filters(), fast: frozenset[str] = frozenset(), 
 
     The per-thread-day and pair rows come from the load-time tables named in `fast`
     (`_current_trend_tables(con)`) where they can answer `filters`; else the live query.
+    The threads started per day come from `conversation_metrics` when `fast` names it.
 
     >>> daily_sql()[1]
     []
     """
     scope_sql, params = _scope(filters, window=True)
     started_sql, started_params = filters.window_where("first_ts")
-    thread_days = _aggregate_source(THREAD_DAYS_TABLE, _THREAD_DAYS, filters, fast) or _THREAD_DAYS
+    started_from, from_params = "scope", []
+    if MATERIALIZED_TABLE in fast:
+        # A thread's first checkpoint ts and tenant are columns of its `conversation_metrics` row, which
+        # the conditions select with no join (`metrics_where`): the scope's threads are not copied into
+        # the `scope` CTE for this (0.17 s of CPU for the 1.25M threads of `min_turns=2` at 10M messages).
+        where, from_params = filters.metrics_where("cm")
+        first_ts = THREAD_COLUMNS_IN_METRICS["first_ts"]
+        started_from = f"(SELECT cm.{first_ts} AS first_ts, cm.tenant_id FROM {MATERIALIZED_TABLE} cm WHERE {where})"
+    thread_days = _aggregate_source(THREAD_DAYS_TABLE, filters, fast)
     thread_days = f"SELECT * FROM ({thread_days}) WHERE day_n IS NOT NULL"
     role_sums = ", ".join(f"CAST(sum({r}_messages) AS BIGINT) AS {r}_messages" for r in ROLES)
     sql = f"""
@@ -770,7 +829,7 @@ def daily_sql(filters: Filters = Filters(), fast: frozenset[str] = frozenset(), 
         FROM thread_days GROUP BY ALL),
     started AS (
         SELECT {_DAY_NUMBER.format(col="first_ts")} AS day_n, tenant_id, count(*) AS conversations_started
-        FROM scope WHERE first_ts IS NOT NULL AND {started_sql} GROUP BY ALL),
+        FROM {started_from} WHERE first_ts IS NOT NULL AND {started_sql} GROUP BY ALL),
     {_pairs_cte(filters, fast) if latency else _NO_PAIRS},
     latency AS (
         SELECT {_DAY_NUMBER.format(col="user_ts")} AS day_n, tenant_id,
@@ -791,7 +850,7 @@ def daily_sql(filters: Filters = Filters(), fast: frozenset[str] = frozenset(), 
     LEFT JOIN activity a ON a.day_n = d.day_n AND a.tenant_id IS NOT DISTINCT FROM d.tenant_id
     LEFT JOIN latency l ON l.day_n = d.day_n AND l.tenant_id IS NOT DISTINCT FROM d.tenant_id
     ORDER BY d.day_n, d.tenant_id NULLS LAST"""
-    return sql, params + started_params
+    return sql, params + from_params + started_params
 
 
 def daily(con_or_path: ConOrPath, filters: Filters = Filters(), latency: bool = True) -> pd.DataFrame:
@@ -804,20 +863,24 @@ def daily(con_or_path: ConOrPath, filters: Filters = Filters(), latency: bool = 
     >>> daily("demo.duckdb").groupby("day")["messages"].sum()  # doctest: +SKIP
     """
     with connection(con_or_path) as con:
-        frame = fetch_frame(con, *daily_sql(filters, _current_trend_tables(con), latency))
+        fast = _current_trend_tables(con) | ({MATERIALIZED_TABLE} if _materialized(con) else set())
+        frame = fetch_frame(con, *daily_sql(filters, fast, latency))
     return frame if latency else frame.drop(columns=list(_DAILY_LATENCY))
 
 
 def _by_model_sql(
-    filters: Filters, limit: int | None, fast: frozenset[str] = frozenset(), latency: bool = True
+    filters: Filters, limit: int | None, fast: frozenset[str] = frozenset(), latency: bool = True,
+    conversations: bool = True,
 ) -> tuple[str, list]:
     scope_sql, params = _scope(filters, window=True)
-    thread_models = _aggregate_source(THREAD_MODELS_TABLE, _THREAD_MODELS, filters, fast) or _THREAD_MODELS
+    thread_models = _aggregate_source(THREAD_MODELS_TABLE, filters, fast)
+    # The distinct threads of each model: most of the query's work at 10M messages (~0.2 s of CPU).
+    threads = "count(DISTINCT thread_id)" if conversations else "NULL::BIGINT"
     sql = f"""
     WITH {scope_sql},
     thread_models AS ({thread_models}),
     per_model AS (
-        SELECT model, CAST(sum(messages) AS BIGINT) AS messages, count(DISTINCT thread_id) AS conversations,
+        SELECT model, CAST(sum(messages) AS BIGINT) AS messages, {threads} AS conversations,
                {_TOKEN_SUMS}
         FROM thread_models GROUP BY model),
     {_pairs_cte(filters, fast) if latency else _NO_PAIRS},
@@ -836,16 +899,20 @@ def _by_model_sql(
     return sql, params
 
 
-def by_model(con_or_path: ConOrPath, filters: Filters = Filters(), latency: bool = True) -> pd.DataFrame:
+def by_model(
+    con_or_path: ConOrPath, filters: Filters = Filters(), latency: bool = True, conversations: bool = True
+) -> pd.DataFrame:
     """Per model (messages with a known model): model, messages, conversations,
     input/output/total_tokens, latency_pairs, latency_median_s, latency_p90_s;
-    most messages first. With `latency=False`, without the three latency columns.
+    most messages first. With `latency=False`, without the three latency columns; with
+    `conversations=False`, without that column (the other columns are the same).
 
     >>> by_model("demo.duckdb")  # doctest: +SKIP
     """
     with connection(con_or_path) as con:
-        frame = fetch_frame(con, *_by_model_sql(filters, None, _current_trend_tables(con), latency))
-    return frame if latency else frame.drop(columns=list(_MODEL_LATENCY))
+        frame = fetch_frame(con, *_by_model_sql(filters, None, _current_trend_tables(con), latency, conversations))
+    dropped = [*([] if latency else _MODEL_LATENCY), *([] if conversations else ["conversations"])]
+    return frame.drop(columns=dropped) if dropped else frame
 
 
 def top_models(con_or_path: ConOrPath, filters: Filters = Filters(), limit: int = 10) -> pd.DataFrame:
@@ -933,9 +1000,9 @@ def overview(con_or_path: ConOrPath, filters: Filters = Filters()) -> Overview:
 def overview_sql(filters: Filters = Filters(), fast: frozenset[str] = frozenset()) -> tuple[str, list]:
     """The query behind `overview()`; the load-time tables named in `fast` answer where they can."""
     scope_sql, params = _scope(filters, window=True)
-    days = _aggregate_source(THREAD_DAYS_TABLE, _THREAD_DAYS, filters, fast)
-    models = _aggregate_source(THREAD_MODELS_TABLE, _THREAD_MODELS, filters, fast)
-    if days is not None and models is not None:
+    if THREAD_DAYS_TABLE in fast and THREAD_MODELS_TABLE in fast:
+        days = _aggregate_source(THREAD_DAYS_TABLE, filters, fast)
+        models = _aggregate_source(THREAD_MODELS_TABLE, filters, fast)
         totals = f"""
     totals AS (
         -- Sums of the per-thread-day sums: the same figures as over the messages (NULL stays NULL).

@@ -14,7 +14,9 @@ import pytest
 from analytics import metrics, reports, resume, resume_risks
 from analytics.db import connect
 from analytics.errors import BadRequest
-from analytics.filters import Filters
+from analytics.catalog import THREAD_COLUMNS_IN_METRICS
+from analytics.filters import Filters, Range
+from analytics.scope import ThreadConditions
 from analytics.frames import fetch_frame
 from tests.analytics.conftest import edited_copy
 from tests.analytics.metrics_db import D2, T0, at, build
@@ -100,6 +102,31 @@ def test_every_filter_gives_the_live_rows(con):
     # The filters are not vacuous: some select a part, some nothing.
     sizes = {len(live(con, f)) for f in store_filters(con)}
     assert 0 in sizes and len(sizes) > 2
+
+
+def test_thread_conditions_on_the_table_give_the_live_rows(con):
+    """`ThreadConditions.metrics_where`: every condition read from the row's own columns (the
+    copies of `threads` columns, `THREAD_COLUMNS_IN_METRICS`, included) keeps the live query's threads."""
+    (mid,), = con.execute("SELECT quantile_disc(last_ts, 0.5) FROM threads").fetchall()
+    tenant = store_filters(con)[0].tenants
+    cases = [
+        ThreadConditions(min_user_turns=2), ThreadConditions(min_user_turns=2, turns_from_table=True),
+        ThreadConditions(pending_only=True), ThreadConditions(forks_only=True),
+        ThreadConditions(ranges=(Range("latency_median_s", 0, None), Range("tool_calls", None, 3))),
+        ThreadConditions(tenants=tenant, since=mid, min_user_turns=1), ThreadConditions(until=mid, forks_only=True),
+    ]
+    sizes = set()
+    for conditions in cases:
+        sql, _ = metrics.conversations_query(con, conditions)
+        assert metrics.MATERIALIZED_TABLE in sql and " threads " not in sql, conditions  # no join
+        want = live(con, conditions)
+        pd.testing.assert_frame_equal(metrics.conversations(con, conditions), want, check_exact=True)
+        sizes.add(len(want))
+    assert 0 in sizes or len(sizes) > 2
+    threads = fetch_frame(con, "SELECT * FROM threads ORDER BY thread_id", [])
+    table = fetch_frame(con, f"SELECT * FROM {metrics.MATERIALIZED_TABLE} ORDER BY thread_id", [])
+    for column, copy in THREAD_COLUMNS_IN_METRICS.items():
+        assert threads[column].tolist() == table[copy].tolist(), column
 
 
 def test_conversation_is_the_live_row_for_every_thread(con):

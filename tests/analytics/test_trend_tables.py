@@ -79,6 +79,27 @@ def _day_filters(con) -> list[Filters]:
     return out
 
 
+def _cut_windows(con) -> list[Filters]:
+    """Windows that cut into a day at one end or both, with whole days between them or none."""
+    (lo, hi), = con.execute("SELECT min(ts), max(ts) FROM messages").fetchall()
+    lo, hi = lo.astimezone(timezone.utc), hi.astimezone(timezone.utc)
+    first, last = lo.date(), hi.date()
+
+    def noon(day):
+        return datetime.combine(day, time(12), timezone.utc)
+
+    tenant = con.execute("SELECT min(tenant_id) FROM threads").fetchall()[0][0]
+    return [
+        Filters(since=lo + timedelta(seconds=1), until=hi - timedelta(seconds=1)),  # both ends
+        Filters(since=noon(first)), Filters(until=noon(last)),  # one end, the other open
+        Filters(since=noon(first), until=noon(first) + timedelta(hours=1)),  # within one day
+        Filters(since=noon(first), until=noon(first + timedelta(days=1))),  # two cut days, none whole
+        Filters(since=day_window(first, None)[0], until=hi - timedelta(seconds=1)),  # whole first day, cut last
+        Filters(tenants=(tenant,), since=lo + timedelta(seconds=1)),
+        ThreadConditions(min_user_turns=2, until=hi - timedelta(seconds=1)),
+    ]
+
+
 def test_a_load_writes_current_tables(con):
     assert metrics._current_trend_tables(con) == set(TABLES)
 
@@ -93,13 +114,41 @@ def test_every_filter_gives_the_live_answers(con):
 def test_hand_made_corpus_alike_on_both_paths():
     c = build(None)
     try:
-        filters = [*_corpus_filters(), *_day_filters(c)]
+        filters = [*_corpus_filters(), *_day_filters(c), *_cut_windows(c)]
         before = {f: _public(c, f) for f in filters}  # no tables yet: the live queries
         metrics.materialize_trends(c)
+        metrics.materialize_conversations(c)  # (daily's threads started per day read it)
         assert metrics._current_trend_tables(c) == set(TABLES)
         for f in filters:
             assert_same(_public(c, f), before[f], f)
             assert_same(_public(c, f), _live(c, f), f)
+    finally:
+        c.close()
+
+
+def test_a_window_cutting_into_days_reads_its_whole_days_and_sums_the_cut_days_live():
+    c = build(None)  # messages on four UTC days: 02-27, 03-01, 03-02, 03-03
+    try:
+        metrics.materialize_trends(c)
+        (lo, hi), = c.execute("SELECT min(ts), max(ts) FROM messages").fetchall()
+        cut = Filters(since=lo + timedelta(seconds=1), until=hi - timedelta(seconds=1))
+        live = _live(c, cut)
+        assert_same(_public(c, cut), live, cut)
+        c.execute(f"UPDATE {metrics.THREAD_DAYS_TABLE} SET messages = -1")
+        c.execute(f"UPDATE {metrics.THREAD_MODELS_TABLE} SET messages = -1")
+        daily = metrics.daily(c, cut).groupby("day")["messages"].sum()
+        want = live["daily"].groupby("day")["messages"].sum()
+        first, last = lo.astimezone(timezone.utc).date(), hi.astimezone(timezone.utc).date()
+        assert list(daily.index) == list(want.index) and len(daily) == 4
+        for day, messages in daily.items():
+            if pd.Timestamp(day).date() in (first, last):  # cut by the window: its messages in the window, summed live
+                assert messages == want[day] > 0, day
+            else:  # whole days: the table's rows
+                assert messages < 0, day
+        by_model = metrics.by_model(c, cut).set_index("model")["messages"].sort_index()
+        want = live["by_model"].set_index("model")["messages"].sort_index()
+        assert list(by_model.index) == list(want.index)
+        assert (by_model <= want).all() and (by_model < want).any()  # the whole days' table rows in the sums
     finally:
         c.close()
 
@@ -124,7 +173,8 @@ def test_the_tables_are_read_where_they_answer(doctored):
             assert (metrics.daily(c, f)["messages"] <= 0).all()  # sums of -1 per thread, 0 for a day only started
             assert (metrics.by_model(c, f)["messages"] < 0).all()
             assert metrics.overview(c, f)["messages"] <= 0
-        # A window that is not whole days: per-day sums cannot answer, the pairs still can.
+        # A window within one day (the store's messages are all of one day): that day is summed
+        # live from its messages in the window, the pairs are read.
         f = _day_filters(c)[-3]
         assert (metrics.daily(c, f)["messages"] >= 0).all()
         assert (metrics.by_model(c, f)["messages"] > 0).all()
@@ -176,7 +226,7 @@ def test_columns_pick_columns_of_the_same_rows(con):
         metrics.conversations(con, columns=("messages; DROP TABLE threads",))
 
 
-def test_without_latency_the_other_columns_are_the_same(con):
+def test_without_latency_or_conversations_the_other_columns_are_the_same(con):
     tenant = con.execute("SELECT min(tenant_id) FROM threads").fetchall()[0][0]
     for f in (Filters(), Filters(tenants=(tenant,)), *_day_filters(con)[-3:]):
         pd.testing.assert_frame_equal(
@@ -185,6 +235,10 @@ def test_without_latency_the_other_columns_are_the_same(con):
         pd.testing.assert_frame_equal(
             metrics.by_model(con, f, latency=False),
             metrics.by_model(con, f).drop(columns=["latency_pairs", "latency_median_s", "latency_p90_s"]),
+            check_exact=True)
+        pd.testing.assert_frame_equal(
+            metrics.by_model(con, f, latency=False, conversations=False),
+            metrics.by_model(con, f).drop(columns=["conversations", "latency_pairs", "latency_median_s", "latency_p90_s"]),
             check_exact=True)
 
 

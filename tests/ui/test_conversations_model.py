@@ -120,6 +120,36 @@ def test_the_page_with_a_text_filter_is_the_full_queries_answer(con):
             assert page.total == total and page.matching == len(conv)
 
 
+def test_every_chart_of_a_page_is_the_live_queries_answer_for_its_threads(con):
+    """Tenant-only scopes (compared on the rows' own tenant), thread conditions (a scope table of
+    the passing threads' ids or of the others') and windows that cut into a day: each chart is the
+    live query's over the same conditions, no load-time table read."""
+    tenant = con.execute("SELECT min(tenant_id) FROM threads").fetchall()[0][0]
+    (lo, hi), = con.execute("SELECT min(ts), max(ts) FROM messages").fetchall()
+    cases = [(Filters(tenants=(tenant,)), {}), (Filters(tenants=(tenant,)), {"min_turns": 2}),
+             (Filters(), {"min_turns": 2}), (Filters(), {"pending_only": True}),
+             (Filters(since=lo + (hi - lo) / 3, until=hi - (hi - lo) / 3), {})]  # fmt: skip
+    live = frozenset()
+    for f, kwargs in cases:
+        page = conversations_page(con, f, page_size=1000, **kwargs)
+        scoped = ThreadConditions(**vars(f), min_user_turns=kwargs.get("min_turns", 0),
+                                  pending_only=kwargs.get("pending_only", False))  # fmt: skip
+        conv = fetch_frame(con, *metrics.conversations_sql(scoped))
+        assert 0 < page.matching == len(conv) < metrics.conversations(con).shape[0], (f, kwargs)
+        assert page.table["thread_id"].tolist() == pandas_sorted(conv, "last_ts", True)
+        assert dict(zip(page.turns["user_turns"], page.turns["threads"])) == conv["user_turns"].value_counts().to_dict()
+        # The charts' oracle names the threads by id (a semi-join on them, not the tenant compare), live.
+        scoped = Filters(thread_ids=tuple(conv["thread_id"]), since=f.since, until=f.until)
+        lat = fetch_frame(con, *metrics.latency_distribution_sql(scoped, live))
+        pd.testing.assert_frame_equal(page.latency, latency_histogram(lat["latency_s"], lat["model"]))
+        models = fetch_frame(con, *metrics._by_model_sql(scoped, None, live))
+        tokens = page.tokens_by_model.pivot(index="model", columns="kind", values="tokens")
+        want = models.set_index("model")[["input_tokens", "output_tokens"]].dropna(how="all")
+        assert tokens.to_dict() == want.rename(columns=lambda c: c.removesuffix("_tokens")).to_dict(), (f, kwargs)
+        daily = fetch_frame(con, *metrics.daily_sql(scoped, live)).groupby("day")[["messages", "user_messages"]].sum()
+        assert page.activity.set_index("day")[["messages", "user_messages"]].sum().to_dict() == daily.sum().to_dict()
+
+
 def test_a_page_past_the_end_is_the_last_page_and_a_bad_sort_is_refused(con):
     n = metrics.conversations(con).shape[0]
     last = conversations_page(con, page=10_000, page_size=4)

@@ -18,7 +18,7 @@ from analytics.db import ConOrPath, connection
 from analytics.filters import Filters, Range
 from analytics.frames import fetch_frame
 from analytics.reports import write_report
-from analytics.scope import ThreadConditions, scoped_rows, thread_scope
+from analytics.scope import ThreadConditions, scoped_view
 from ui.models.frames import per_day
 
 LATENCY_BINS = 40
@@ -96,18 +96,17 @@ def conversations_page(
     metrics.sort_column(sort)  # a bad sort is refused before any query runs
     page_size = page_size or PAGE_SIZE
     with connection(con_or_path) as con:
-        scope = thread_scope(con, filters, min_turns, pending_only, forks_only, ranges)
         # Six queries over the same threads: the threads are found once, not once per query.
-        with scoped_rows(con, scope.conditions) as scoped:
-            ((matching,),) = con.execute(*metrics.conversation_count_sql(con, scoped)).fetchall()
+        with scoped_view(con, filters, min_turns, pending_only, forks_only, ranges) as (scope, scoped):
+            turns = fetch_frame(con, *metrics.turns_histogram_sql(con, scoped))
+            matching = int(turns["threads"].sum())  # (the histogram's rows are the matching threads)
             ((in_database,),) = con.execute(*metrics.conversation_count_sql(con)).fetchall()
             pages = max(1, -(-matching // page_size))
             page = min(max(1, int(page)), pages)
             offset = (page - 1) * page_size
             table = fetch_frame(con, *metrics.conversation_list_sql(con, scoped, sort, descending, page_size, offset))
-            turns = fetch_frame(con, *metrics.turns_histogram_sql(con, scoped))
             latency = metrics.latency_distribution(con, scoped, columns=("latency_s", "model"))
-            models = metrics.by_model(con, scoped, latency=False)  # the page draws their tokens
+            models = metrics.by_model(con, scoped, latency=False, conversations=False)  # the page draws their tokens
             daily = metrics.daily(con, scoped, latency=False)  # and daily activity
     tokens = models.melt(
         id_vars="model", value_vars=["input_tokens", "output_tokens"], var_name="kind", value_name="tokens"
