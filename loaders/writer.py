@@ -246,6 +246,18 @@ def _remove_stale_temps(target: Path) -> None:
             p.unlink(missing_ok=True)
 
 
+def _sole_name(path: Path) -> bool:
+    """Whether `path` exists with no other name (hard link). The app reads each version of a
+    database through a hard link of its own (`ui.database.version_path`), and a reader in the
+    writer's own process takes no lock a writer would meet (DuckDB's locks are per process):
+    editing such a file in place rewrote blocks under that reader ("Cannot open database" in
+    an app session while its own process reloaded). A copy is edited then, as when locked."""
+    try:
+        return path.stat().st_nlink == 1
+    except FileNotFoundError:
+        return False
+
+
 class DatabaseWriter:
     """Stage a database beside `target`, then swap it in with `commit()`.
 
@@ -262,7 +274,7 @@ class DatabaseWriter:
         self._incremental = start_from_existing
         self._deleted_rows = 0  # by `delete_threads` (see VACUUM_AFTER_ROWS)
         #: Whether this writer edits the target itself, in one transaction (see `_open_in_place`).
-        self.in_place = in_place and self.target.exists() and self._open_in_place()
+        self.in_place = in_place and _sole_name(self.target) and self._open_in_place()
         if not self.in_place:
             if start_from_existing and self.target.exists():
                 # Edit a copy; the original stays valid until the swap.

@@ -174,3 +174,20 @@ def test_incremental_load_of_a_database_written_under_another_schema_is_a_full_l
     fresh = tmp_path / "fresh.duckdb"
     load_db(sqlite_store.path, fresh)
     assert_same_tables(db, fresh)
+
+
+def test_a_database_with_another_name_is_edited_as_a_copy(sqlite_store, tmp_path):
+    """A hard link (how the app pins the version a session reads) keeps the version it names."""
+    src = tmp_path / "grow.sqlite"
+    shutil.copyfile(sqlite_store.path, src)
+    db, pinned = tmp_path / "inc.duckdb", tmp_path / "pinned.duckdb"
+    load_db(src, db)
+    os.link(db, pinned)
+    before = rows(pinned, "SELECT thread_id FROM threads ORDER BY 1")
+    _grow(src, sqlite_store.thread("simple_chat"))
+    assert load_db(src, db, incremental=True).mode == "incremental"
+    assert os.stat(db).st_ino != os.stat(pinned).st_ino  # a new file took the name
+    assert rows(pinned, "SELECT thread_id FROM threads ORDER BY 1") == before
+    full = tmp_path / "full.duckdb"
+    load_db(src, full)
+    assert_same_tables(db, full)
