@@ -492,7 +492,7 @@ def load(
     threads whose checkpoints changed since the previous load (new threads, new
     checkpoints of old threads), drops threads gone from the source, and changes
     the database in place in one transaction (a copy when another process has it
-    open); when nothing changed it leaves the database untouched. Nothing
+    open or the file has another name); when nothing changed it leaves the database untouched. Nothing
     changes unless the whole load succeeds. `derived` tables, if given, are
     written in the same commit (only the changed threads' rows after an
     incremental load). Values an
