@@ -250,8 +250,9 @@ def _sole_name(path: Path) -> bool:
     """Whether `path` exists with no other name (hard link). The app reads each version of a
     database through a hard link of its own (`ui.database.version_path`), and a reader in the
     writer's own process takes no lock a writer would meet (DuckDB's locks are per process):
-    editing such a file in place rewrote blocks under that reader ("Cannot open database" in
-    an app session while its own process reloaded). A copy is edited then, as when locked."""
+    editing such a file in place can rewrite blocks under that reader (the likely cause of a
+    "Cannot open database" in an app session while its own process reloaded, seen once in CI).
+    A copy is edited then, as when locked."""
     try:
         return path.stat().st_nlink == 1
     except FileNotFoundError:
@@ -435,9 +436,13 @@ class DatabaseWriter:
 
     def record_source_token(self, token: str | None) -> None:
         """Remember the source's change token (`SourceReader.change_token`) for the next incremental load."""
-        self.con.execute("DELETE FROM meta WHERE key = 'source_token'").fetchall()
-        if token is not None:
-            self.con.execute("INSERT INTO meta VALUES ('source_token', ?)", [token]).fetchall()
+        self._set_meta("source_token", token)
+
+    def _set_meta(self, key: str, value: str | None) -> None:
+        """`meta[key] = value` (None: no row)."""
+        self.con.execute("DELETE FROM meta WHERE key = ?", [key]).fetchall()
+        if value is not None:
+            self.con.execute("INSERT INTO meta VALUES (?, ?)", [key, value]).fetchall()
 
     def delete_threads(self, thread_ids: list[str]) -> None:
         """Drop every row of these threads (incremental reloads replace whole threads)."""
@@ -460,9 +465,7 @@ class DatabaseWriter:
             loads, deleted = 0, 0
         loads, deleted = loads + 1, deleted + self._deleted_rows
         due = loads >= VACUUM_AFTER_LOADS or deleted >= VACUUM_AFTER_ROWS
-        self.con.execute("DELETE FROM meta WHERE key = 'vacuum_debt'").fetchall()
-        if not due:
-            self.con.execute("INSERT INTO meta VALUES ('vacuum_debt', ?)", [f"{loads},{deleted}"]).fetchall()
+        self._set_meta("vacuum_debt", None if due else f"{loads},{deleted}")
         return due
 
     def _checkpoint(self, vacuum: bool) -> None:
