@@ -1,4 +1,4 @@
-"""The checks of the source conformance kit: what every source kind must do, for any kind to run.
+"""The checks of the source conformance kit: what every source kind must do, as functions any suite runs.
 
 Every check takes a `Case` (a spec of one kind holding the conformance graphs,
 `loaders.conformance.write_graphs`) and a `Context`: every other case (whose
@@ -67,7 +67,7 @@ class Case:
 class Context:
     """What a check compares a case with, and where it works."""
 
-    cases: list[Case]  # every kind's cases (the case's own kind's specs are skipped where others are meant)
+    cases: list[Case]  # cases of every kind: a kind must refuse the specs of the others
     reference_db: Path  # the graphs' SqliteSaver store, loaded
     tmp_path: Path
     monkeypatch: pytest.MonkeyPatch
