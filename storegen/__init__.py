@@ -1,5 +1,8 @@
 """storegen: write real LangGraph checkpoint stores (real graphs, real savers, fake models).
 
+Shipped with the package as the conformance kit's graph writer (`loaders.conformance.write_graphs`;
+its requirements: `pip install 'transcript-lens[conformance]'`); the tests, the demo and the bench use it too.
+
 Example:
     >>> import tempfile, os
     >>> from storegen import build_sqlite_store

@@ -10,13 +10,15 @@ bytes in base64:
      "idx": …, "channel": …, "type": …, "value": "<base64>"}
 
 It is the whole kind: registered with one line, `loaders.register(JsonlDirSource())`
-(tests/loaders/test_conformance.py), and held to the kit in tests/loaders/conformance.py.
+(tests/loaders/test_conformance.py), and held to the conformance kit (`loaders.conformance`);
+`dump_sqlite_store` writes the kit's graphs in its format.
 """
 
 from __future__ import annotations
 
 import base64
 import json
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -96,3 +98,24 @@ class JsonlDirReader(SourceReader):
     def close(self) -> None:
         pass
 
+
+def dump_sqlite_store(store: Path, folder: Path) -> Path:
+    """A SqliteSaver file's rows as the example kind's folder of JSON-lines dumps (one file per thread)."""
+    folder.mkdir(parents=True)
+    (folder / "manifest.json").write_text(json.dumps({"format": FORMAT}))
+    files: dict[str, list[str]] = {}
+    con = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
+    try:
+        for table, blob in (("checkpoints", "checkpoint"), ("writes", "value")):
+            cur = con.execute(f"SELECT * FROM {table}")
+            for values in cur:
+                row = {"table": table, **dict(zip((d[0] for d in cur.description), values))}
+                row[blob] = base64.b64encode(row[blob]).decode()
+                if isinstance(row.get("metadata"), bytes):
+                    row["metadata"] = row["metadata"].decode()
+                files.setdefault(row["thread_id"], []).append(json.dumps(row))
+    finally:
+        con.close()
+    for i, thread_id in enumerate(sorted(files)):
+        (folder / f"{i:04d}.jsonl").write_text("\n".join(files[thread_id]) + "\n")
+    return folder

@@ -20,21 +20,17 @@ import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import duckdb
 import psycopg
 import pytest
-from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.postgres import PostgresSaver
-from langgraph.graph import START, MessagesState, StateGraph
 from psycopg import sql
 from psycopg.rows import dict_row
 
 from loaders.catalog import DATA_TABLES  # noqa: F401  (the tables a test compares)
-from storegen import DEFAULT_START, DEFAULT_THREADS, Clock, deterministic, run_scenarios
-from storegen.build import SPACING
+from loaders.conformance.graphs import AWKWARD_TEXT, echo_graph, write_awkward_threads, write_scenarios  # noqa: F401
 from tests import oracle
 
 ADMIN_DSN = os.environ.get("TL_PG_ADMIN_DSN", "postgresql://postgres@127.0.0.1:5432/postgres")
@@ -94,56 +90,6 @@ def oracle_saver(dsn: str) -> Iterator[PostgresSaver]:
     """A strict-decoding `PostgresSaver` for `tests.oracle` (reads only)."""
     with psycopg.connect(dsn, autocommit=True, prepare_threshold=0, row_factory=dict_row) as con:
         yield PostgresSaver(con, serde=oracle.strict_serde())
-
-
-def echo_graph(checkpointer):
-    """A one-node chat graph: replies `echo: <last message>`."""
-
-    def reply(state: MessagesState) -> dict[str, Any]:
-        return {"messages": [AIMessage(content=f"echo: {state['messages'][-1].content}")]}
-
-    g = StateGraph(MessagesState)
-    g.add_node("reply", reply)
-    g.add_edge(START, "reply")
-    return g.compile(checkpointer=checkpointer)
-
-
-# Text that every escape layer meets: COPY text (\t \n \r \\ \N), CSV (" , newline), JSON (\\ \").
-AWKWARD_TEXT = 'tab\there, "quoted", comma; new\nline, cr\r, back\\slash, \\N, \\x41, ✓ Ärger 😀'
-# Ordered differently by Python (code points) and by an ICU collation. No two differ only by
-# case or accents: the MySQL savers' keys compare under utf8mb4_general_ci, where such ids are
-# one thread (the saver itself then continues one thread with the other's input).
-AWKWARD_THREADS = ("a:b:Zed", "a:b:alpha", "a:b:Ärger", "a:b:_x", "a:b:Beta", 'odd:\t"sub",:new\nline\\')
-
-
-def write_awkward_threads(saver) -> list[str]:
-    """Threads whose ids, content and metadata need every escape; returns their ids.
-
-    Deterministic (seeded ids, frozen clock, after `write_scenarios`' threads), so
-    two savers written by it hold the same rows."""
-    graph = echo_graph(saver)
-    start = DEFAULT_START + len(DEFAULT_THREADS) * SPACING
-    for i, tid in enumerate(AWKWARD_THREADS):
-        cfg = {"configurable": {"thread_id": tid, "user_id": AWKWARD_TEXT}}
-        with deterministic(f"awkward:{tid}"), Clock(start + i * SPACING) as clock:
-            graph.invoke({"messages": [HumanMessage(content=f"{AWKWARD_TEXT} #{i}", id=f"awk-{i}")]}, cfg)
-            clock.advance(seconds=30)
-            graph.invoke({"messages": [HumanMessage(content=["block", {"type": "text", "text": AWKWARD_TEXT}])]}, cfg)
-    return list(AWKWARD_THREADS)
-
-
-def write_scenarios(saver) -> dict[str, str]:
-    """storegen's default threads minus `second_process`, each at the time `run_scenarios` gives it.
-
-    `second_process` starts a second Python process (seconds of imports) and
-    only re-tests LangGraph, so it is left out; every other thread is written
-    exactly as in a full `run_scenarios` run, so two savers hold the same rows.
-    """
-    manifest = {}
-    for i, (tid, scenario) in enumerate(DEFAULT_THREADS.items()):
-        if scenario != "second_process":
-            manifest.update(run_scenarios(saver, threads={tid: scenario}, start=DEFAULT_START + i * SPACING))
-    return manifest
 
 
 def psql(dsn: str, command: str) -> None:

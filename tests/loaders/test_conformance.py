@@ -1,19 +1,14 @@
-"""Every registered source kind passes the conformance kit (tests/loaders/conformance.py)
-on the same graphs: the built-ins, and an extension registered the way any would be."""
+"""Every registered source kind passes the shipped conformance kit (loaders.conformance) on the
+same graphs: the built-ins, and an extension registered the way any would be."""
 
 from __future__ import annotations
-
-import base64
-import json
-import sqlite3
-from pathlib import Path
 
 import pytest
 
 import loaders
-from tests.loaders import conformance
-from tests.loaders.conformance import Case
-from tests.loaders.example_source import FORMAT, JsonlDirSource
+from loaders import conformance
+from loaders.conformance import Case
+from tests.loaders.example_source import JsonlDirSource, dump_sqlite_store
 from tests.loaders.mysql_util import READER_PASSWORD
 
 loaders.register(JsonlDirSource())  # the one registration the example kind needs
@@ -34,28 +29,6 @@ CASES = {
     "mysql": ("mysql", True),
     "mysql-dump": ("mysql-dump", True),
 }
-
-
-def dump_sqlite_store(store: Path, folder: Path) -> Path:
-    """A SqliteSaver file's rows as the example kind's folder of JSON-lines dumps (one file per thread)."""
-    folder.mkdir(parents=True)
-    (folder / "manifest.json").write_text(json.dumps({"format": FORMAT}))
-    files: dict[str, list[str]] = {}
-    con = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
-    try:
-        for table, blob in (("checkpoints", "checkpoint"), ("writes", "value")):
-            cur = con.execute(f"SELECT * FROM {table}")
-            for values in cur:
-                row = {"table": table, **dict(zip((d[0] for d in cur.description), values))}
-                row[blob] = base64.b64encode(row[blob]).decode()
-                if isinstance(row.get("metadata"), bytes):
-                    row["metadata"] = row["metadata"].decode()
-                files.setdefault(row["thread_id"], []).append(json.dumps(row))
-    finally:
-        con.close()
-    for i, thread_id in enumerate(sorted(files)):
-        (folder / f"{i:04d}.jsonl").write_text("\n".join(files[thread_id]) + "\n")
-    return folder
 
 
 def _keyword_dsn(dsn: str) -> str:
@@ -90,7 +63,7 @@ def test_every_registered_kind_has_a_case():
     assert set(loaders.sources()) == {kind for kind, _ in CASES.values()}
 
 
-@pytest.mark.parametrize("check", conformance.CHECKS, ids=lambda c: c.__name__.removeprefix("check_"))
+@pytest.mark.parametrize("check", conformance.CHECKS, ids=conformance.check_name)
 @pytest.mark.parametrize("name", CASES)
 def test_conformance(name, check, cases, graphs_reference, tmp_path, monkeypatch):
     check(cases[name], conformance.Context(list(cases.values()), graphs_reference, tmp_path, monkeypatch))

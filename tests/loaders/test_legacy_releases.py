@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -29,6 +30,16 @@ def test_every_release_and_a_continued_store_are_there():
     assert releases >= {"lg02", "lg03", "lg06", "current"}
     continued = [n for n in STORES if len({w["release"] for w in _truth(n)["written_by"]}) > 1]
     assert "lg02-then-current" in continued
+
+
+def test_the_current_release_is_the_one_the_tests_pin():
+    """The `current` turns were written by the LangGraph packages requirements-dev.txt pins (the
+    savers every other test writes with): a pin moved without regenerating the stores fails here."""
+    lock = (Path(__file__).parents[2] / "requirements-dev.txt").read_text()
+    pins = dict(re.findall(r"^([\w.-]+)==(\S+)", lock, flags=re.M))
+    packages = ("langgraph", "langgraph-checkpoint", "langgraph-checkpoint-sqlite", "langchain-core")
+    current = [w for name in STORES for w in _truth(name)["written_by"] if w["release"] == "current"]
+    assert current and all({p: w[p] for p in packages} == {p: pins[p] for p in packages} for w in current), current
 
 
 def _truth(name: str) -> dict:

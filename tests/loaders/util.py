@@ -3,40 +3,16 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from pathlib import Path
 from typing import Any
 
-import duckdb
-
 import loaders
-
-
-# Every data table with an order that makes its rows comparable between two loads.
-TABLE_ORDER = [
-    ("messages", "thread_id, ordinal"),
-    ("checkpoints", "thread_id, checkpoint_ns, checkpoint_id"),
-    ("message_versions", "thread_id, version"),
-    ("message_events", "thread_id, checkpoint_id, event, position"),
-    ("threads", "thread_id"),
-    ("subgraph_messages", "thread_id, checkpoint_ns, ordinal"),
-]
+from loaders.conformance.tables import TABLE_ORDER, assert_same_tables, rows  # noqa: F401  (the tests' names for them)
 
 
 def load_db(source: str | os.PathLike, db: str | os.PathLike, **kw: Any) -> loaders.LoadSummary:
     return loaders.load(str(source), db, **kw)
-
-
-def rows(db: str | os.PathLike, sql: str, params: list | None = None) -> list[dict[str, Any]]:
-    con = duckdb.connect(str(db), read_only=True)
-    try:
-        con.execute("SET TimeZone = 'UTC'").fetchall()
-        cur = con.execute(sql, params or [])
-        cols = [d[0] for d in cur.description]
-        return [dict(zip(cols, r)) for r in cur.fetchall()]
-    finally:
-        con.close()
 
 
 def folder_fingerprint(folder: str | os.PathLike) -> dict[str, str]:
@@ -46,23 +22,6 @@ def folder_fingerprint(folder: str | os.PathLike) -> dict[str, str]:
         if p.is_file():
             out[p.name] = hashlib.sha256(p.read_bytes()).hexdigest()
     return out
-
-
-def assert_same_tables(
-    a: str | os.PathLike, b: str | os.PathLike, with_errors: bool = False, json_columns: tuple[str, ...] = ()
-) -> None:
-    """Every data table (and `load_errors`, without its load id) holds the same rows in both databases.
-
-    `json_columns` are compared as parsed JSON (Postgres' JSONB keeps object keys in another order)."""
-    queries = [(t, f"SELECT * FROM {t} ORDER BY {order}") for t, order in TABLE_ORDER]
-    if with_errors:
-        queries.append(("load_errors", "SELECT * EXCLUDE (load_id) FROM load_errors ORDER BY ALL"))
-
-    def parsed(db):
-        return [{k: json.loads(v) if k in json_columns and v is not None else v for k, v in r.items()} for r in rows(db, sql)]
-
-    for table, sql in queries:
-        assert parsed(a) == parsed(b), table
 
 
 def edited_store(path: str | os.PathLike, copy_to: str | os.PathLike, *statements: tuple[str, list]) -> Path:

@@ -34,7 +34,7 @@ from loaders import _native
 
 ROOT = Path(__file__).resolve().parents[2]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
-PACKAGES = ("loaders", "analytics", "ui", "transcript_lens")
+PACKAGES = ("loaders", "analytics", "ui", "transcript_lens", "storegen")
 APP_FILES = ["app.py", *(f"pages/{p.name}" for p in sorted((ROOT / "pages").glob("*.py"))),
              "demo/demo.sqlite", ".streamlit/config.toml"]
 C_SOURCES = ["loaders/_scan.c", "loaders/_readahead.c", "loaders/_mpscan.h", "loaders/_columns.h"]
@@ -76,7 +76,8 @@ def _declared(*groups: str) -> list[Requirement]:
 
 @pytest.mark.parametrize(("lock", "groups"), [
     ("requirements.txt", ("runtime", "postgres", "mysql", "aes", "app")),   # what `make app` installs
-    ("requirements-dev.txt", ("runtime", "postgres", "mysql", "aes", "app", "dask", "dev")),   # what `make test` installs
+    # what `make test` installs
+    ("requirements-dev.txt", ("runtime", "postgres", "mysql", "aes", "app", "dask", "conformance", "dev")),
 ])
 def test_the_pinned_lock_satisfies_every_declared_range(lock, groups):
     pins = _lock(ROOT / lock)
@@ -88,7 +89,8 @@ def test_the_pinned_lock_satisfies_every_declared_range(lock, groups):
         [version] = [s.version for s in pin.specifier if s.operator == "=="]
         assert req.specifier.contains(version), f"{lock} pins {pin}, outside pyproject's {req}"
         assert req.extras <= pin.extras, f"{lock} pins {pin} without the extras of {req}"
-    declared = {canonicalize_name(r.name) for r in _declared("runtime", "postgres", "mysql", "aes", "app", "dask", "dev")}
+    every_group = ("runtime", "postgres", "mysql", "aes", "app", "dask", "conformance", "dev")
+    declared = {canonicalize_name(r.name) for r in _declared(*every_group)}
     assert set(pins) - declared == set(), f"{lock} pins packages pyproject.toml does not declare"
 
 
@@ -170,12 +172,13 @@ def test_the_wheel_holds_the_packages_the_app_and_the_extension_sources(built):
     compiled = {n.split("/")[1].split(".")[0] for n in names if n.startswith("loaders/_") and n.endswith((".so", ".pyd"))}
     built_here = {name for name, mod in (("_scan", _native.scan), ("_readahead", _native.readahead)) if mod is not None}
     assert built_here <= compiled  # what this machine can compile (make test: both), the wheel has compiled
-    assert not {n for n in names if n.split("/")[0] in ("storegen", "tests", "bench", "demo", "pages")}
+    assert not {n for n in names if n.split("/")[0] in ("tests", "bench", "demo", "pages")}
     entry_points = built.wheel_text(".dist-info/entry_points.txt")
     assert "[console_scripts]\ntranscript-lens = transcript_lens.cli:main" in entry_points
     metadata = built.wheel_text(".dist-info/METADATA")
     for line in ("Requires-Dist: duckdb", "Requires-Dist: pandas", "Provides-Extra: app", "Provides-Extra: postgres",
-                 'Requires-Dist: streamlit>=1.67; extra == "app"'):
+                 'Requires-Dist: streamlit>=1.67; extra == "app"', "Provides-Extra: conformance",
+                 'Requires-Dist: langgraph-checkpoint-sqlite>=3.1; extra == "conformance"'):
         assert line in metadata
 
 
@@ -196,6 +199,20 @@ def _health(port: int) -> str | None:
         return None
 
 
+def _install_wheel(built: Built, name: str) -> tuple[Path, Path]:
+    """A fresh virtualenv `built.work/name` with the wheel installed: (the venv, its site-packages)."""
+    venv = built.work / name
+    _run([sys.executable, "-m", "venv", "--without-pip", str(venv)])
+    python = venv / "bin" / "python"
+    site = Path(_run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).stdout.strip())
+    # The dependencies: this environment's, appended after the venv's own site-packages.
+    here = dict.fromkeys([sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]])
+    (site / "_dependencies.pth").write_text("".join(f"{p}\n" for p in here))
+    _run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps", "--no-index",
+          str(built.wheel)], env=_env())
+    return venv, site
+
+
 _WHERE = """
 import json, analytics, loaders, transcript_lens, ui
 print(json.dumps({m.__name__: m.__file__ for m in (analytics, loaders, transcript_lens, ui)}
@@ -213,15 +230,8 @@ print(json.dumps({"exception": [e.value for e in at.exception], "titles": [t.val
 
 @pytest.mark.slow
 def test_the_installed_wheel_loads_and_serves_from_another_folder(built):
-    venv = built.work / "venv"
-    _run([sys.executable, "-m", "venv", "--without-pip", str(venv)])
+    venv, site = _install_wheel(built, "venv")
     python = venv / "bin" / "python"
-    site = Path(_run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).stdout.strip())
-    # The dependencies: this environment's, appended after the venv's own site-packages.
-    here = dict.fromkeys([sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]])
-    (site / "_dependencies.pth").write_text("".join(f"{p}\n" for p in here))
-    _run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps", "--no-index",
-          str(built.wheel)], env=_env())
 
     elsewhere = built.work / "elsewhere"
     elsewhere.mkdir()
@@ -266,3 +276,17 @@ def test_the_installed_wheel_loads_and_serves_from_another_folder(built):
             proc.kill()
             proc.wait()
         log.close()
+
+
+@pytest.mark.slow
+def test_the_installed_wheel_runs_the_documented_conformance_kit(built):
+    """docs/sources.md's lines, in a folder of their own, against the kit the wheel installed."""
+    from tests.loaders.test_conformance_kit import run_documented_kit
+
+    venv, site = _install_wheel(built, "kit-venv")
+    python = venv / "bin" / "python"
+    where = _run([str(python), "-c", "import loaders.conformance as c, storegen as s; print(c.__file__, s.__file__)"],
+                 cwd=built.work, env=_env()).stdout.split()
+    assert all(Path(f).is_relative_to(site) for f in where), where
+    proc = run_documented_kit(str(python), built.work / "kit-suite", _env())
+    assert proc.returncode == 0 and " passed" in proc.stdout, proc.stdout[-4000:] + proc.stderr[-2000:]
