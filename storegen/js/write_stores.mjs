@@ -192,7 +192,7 @@ async function writeThreads(saver) {
   await approval().invoke(new Command({ resume: "approved" }), cfg("acme:web:hitl-done"));
   await approval().invoke({ messages: [new HumanMessage("Cancel my plan")] }, cfg("acme:web:hitl-pending"));
 
-  // A fork: updateState on an earlier checkpoint, then a run from the fork.
+  // A fork: updateState on an earlier checkpoint (a new branch), then a turn on that branch.
   const forked = chatGraph(new ScriptedChatModel([{ content: "First answer." }, { content: "Second answer." }, { content: "Answer on the fork." }]), saver);
   await forked.invoke({ messages: [new HumanMessage("Question one")] }, cfg("acme:web:fork"));
   await forked.invoke({ messages: [new HumanMessage("Question two")] }, cfg("acme:web:fork"));
@@ -200,7 +200,7 @@ async function writeThreads(saver) {
   for await (const snap of forked.getStateHistory(cfg("acme:web:fork"))) history.push(snap);
   const afterFirst = history.find((s) => s.values.messages?.length === 2 && s.next.length === 0);
   const forkConfig = await forked.updateState(afterFirst.config, { messages: [new HumanMessage({ content: "Question one, reworded", id: "fork-human" })] });
-  await forked.invoke(null, forkConfig);
+  await forked.invoke({ messages: [new HumanMessage("A follow-up on the fork")] }, forkConfig);
 
   // A subgraph: its checkpoints are in their own namespace.
   await subgraphGraph(new ScriptedChatModel([{ content: "Research: three sources." }, { content: "Summary written." }]), saver)
