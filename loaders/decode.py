@@ -137,20 +137,40 @@ def _from_legacy_json(value: Any) -> Any:
     >>> _from_legacy_json({"lc": 2, "type": "constructor", "id": ["Set"], "method": None, "args": [["x"]]})
     ['x']
     """
-    value = _json_value(value)
+    value = _json_value(value, True)
     return None if value is _ABSENT else value
+
+
+def without_undefined(text: str) -> str:
+    """JSON text (checkpoint metadata) with LangGraph.js's `undefined` markers taken out, as
+    `_from_legacy_json` takes them out of values; text without one is returned as it is.
+
+    >>> without_undefined('{"step": 1, "writes": {"agent": {"name": {"lc": 2, "type": "undefined"}}}}')
+    '{"step":1,"writes":{"agent":{}}}'
+    """
+    if '"undefined"' not in text:
+        return text
+    try:
+        parsed = json.loads(text)
+        value = _json_value(parsed, False)
+    except (ValueError, RecursionError):
+        return text  # not JSON: the caller's checks say so
+    if value == parsed:  # the word, not the marker
+        return text
+    return "null" if value is _ABSENT else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 _ABSENT = object()
 
 
-def _json_value(value: Any) -> Any:
+def _json_value(value: Any, payloads: bool) -> Any:
     """One parsed JSON value with LangGraph.js's `undefined` marker taken out (`_ABSENT` when
-    the value itself is one) and its text cleaned (`clean_text`)."""
+    the value itself is one) and its text cleaned (`clean_text`); with `payloads`, `lc`
+    records become what `_from_legacy_json` says."""
     if isinstance(value, str):
         return clean_text(value)
     if isinstance(value, list):
-        return [None if v is _ABSENT else v for v in map(_json_value, value)]
+        return [None if v is _ABSENT else v for v in (_json_value(v, payloads) for v in value)]
     if not isinstance(value, dict):
         return value
     lc = value.get("lc")
@@ -158,10 +178,10 @@ def _json_value(value: Any) -> Any:
         return _ABSENT
     out = {}
     for k, v in value.items():
-        v = _json_value(v)
+        v = _json_value(v, payloads)
         if v is not _ABSENT:
             out[clean_text(k)] = v
-    if lc in (1, 2) and out.get("type") == "constructor" and isinstance(out.get("id"), list):
+    if payloads and lc in (1, 2) and out.get("type") == "constructor" and isinstance(out.get("id"), list):
         ident = out["id"]
         if lc == 2 and len(ident) == 1 and isinstance(out.get("args"), list):
             # LangGraph.js `_encodeConstructorArgs`: Set, Map, RegExp, Error, Uint8Array.

@@ -98,3 +98,18 @@ def test_js_builtin_records_are_their_argument():
     record = {"lc": 2, "type": "constructor", "id": ["Set"], "method": None, "args": [["a", UNDEFINED]], "kwargs": {}}
     error = {"lc": 2, "type": "constructor", "id": ["Error"], "method": None, "args": ["boom"], "kwargs": {}}
     assert decode_typed("json", json_bytes({"seen": record, "error": error})) == {"seen": ["a", None], "error": "boom"}
+
+
+def test_metadata_loses_the_marker_on_every_path():
+    """Checkpoint metadata (SQLite/MySQL text, Postgres JSONB text) is passed on as JSON text:
+    an undefined marker in it (LangGraph.js 0.x kept node `writes` there) is taken out too,
+    and metadata that only holds the word is passed on untouched."""
+    from loaders.pg_rows import _metadata
+    from loaders.sqlite_source import decode_metadata
+
+    marked = '{"source": "loop", "step": 2, "writes": {"agent": {"messages": [{"lc": 1, "kwargs": {"name": %s}}]}}}' % json.dumps(UNDEFINED)
+    word = '{"source": "input", "note": "undefined"}'
+    for decode in (decode_metadata, _metadata):
+        errors: list = []
+        assert json.loads(decode(marked, errors, ("t", "", "c"))) == {"source": "loop", "step": 2, "writes": {"agent": {"messages": [{"lc": 1, "kwargs": {}}]}}}
+        assert decode(word, errors, ("t", "", "c")) == word and errors == []
