@@ -1,6 +1,6 @@
 """LangGraph.js stores: written by real JS graphs through `@langchain/langgraph-checkpoint-sqlite`
 and `-postgres` (storegen/js), loaded from the SQLite file, the live database, its COPY CSV
-export and its `pg_dump -Fc`, and compared with what the JS savers themselves read back.
+export (folder, zip) and its pg_dump (plain, `-Fc`), and compared with what the JS savers themselves read back.
 
 The expected rows are tests/oracle.py's, fed the JS savers' `list`/`getTuple` answers
 (`JsSaverView`): one set of rules for Python and JS stores alike.
@@ -22,7 +22,7 @@ from tests.loaders.js_util import JsSaverView, write_js_stores
 from tests.loaders.pg_util import fresh_database
 from tests.loaders.util import rows
 
-WAYS = ("sqlite", "live", "csv", "custom")
+WAYS = ("sqlite", "live", "csv", "zip", "plain", "custom")
 REACT = "acme:app:react"
 UNDEFINED = '{"lc":2,"type":"undefined"}'
 
@@ -36,7 +36,7 @@ def js_stores(tmp_path_factory: pytest.TempPathFactory):
         dump = write_js_stores(out, sqlite=out / "js.sqlite", postgres=dsn)
         exports = postgres_exports(dsn, out / "exports")
         yield SimpleNamespace(
-            sources={"sqlite": out / "js.sqlite", "live": dsn, "csv": exports["csv"], "custom": exports["custom"]},
+            sources={"sqlite": out / "js.sqlite", "live": dsn, **exports},
             views={"sqlite": JsSaverView(dump["sqlite"]), "postgres": JsSaverView(dump["postgres"])},
         )
 
