@@ -142,8 +142,8 @@ def _from_legacy_json(value: Any) -> Any:
 
 
 def without_undefined(text: str) -> str:
-    """JSON text (checkpoint metadata) with LangGraph.js's `undefined` markers taken out, as
-    `_from_legacy_json` takes them out of values; text without one is returned as it is.
+    """JSON text (checkpoint metadata) with LangGraph.js's `undefined` markers taken out (and
+    its built-in records read) as `_from_legacy_json` does; text without one is returned as it is.
 
     >>> without_undefined('{"step": 1, "writes": {"agent": {"name": {"lc": 2, "type": "undefined"}}}}')
     '{"step":1,"writes":{"agent":{}}}'
@@ -165,8 +165,9 @@ _ABSENT = object()
 
 def _json_value(value: Any, payloads: bool) -> Any:
     """One parsed JSON value with LangGraph.js's `undefined` marker taken out (`_ABSENT` when
-    the value itself is one) and its text cleaned (`clean_text`); with `payloads`, `lc`
-    records become what `_from_legacy_json` says."""
+    the value itself is one), its built-in records read as their argument and its text
+    cleaned (`clean_text`); with `payloads`, an `lc` envelope becomes a `JsonPayload` (what
+    is inside one stays data, as it was stored)."""
     if isinstance(value, str):
         return clean_text(value)
     if isinstance(value, list):
@@ -176,19 +177,19 @@ def _json_value(value: Any, payloads: bool) -> Any:
     lc = value.get("lc")
     if lc == 2 and value.get("type") == "undefined":
         return _ABSENT
+    envelope = lc in (1, 2) and value.get("type") == "constructor" and isinstance(value.get("id"), list)
     out = {}
     for k, v in value.items():
-        v = _json_value(v, payloads)
+        v = _json_value(v, payloads and not envelope)
         if v is not _ABSENT:
             out[clean_text(k)] = v
-    if payloads and lc in (1, 2) and out.get("type") == "constructor" and isinstance(out.get("id"), list):
-        ident = out["id"]
-        if lc == 2 and len(ident) == 1 and isinstance(out.get("args"), list):
-            # LangGraph.js `_encodeConstructorArgs`: Set, Map, RegExp, Error, Uint8Array.
-            args = out["args"]
-            return args[0] if len(args) == 1 else args
-        return JsonPayload(json.dumps(out, ensure_ascii=False))
-    return out
+    if not envelope:
+        return out
+    if lc == 2 and len(out["id"]) == 1 and isinstance(out.get("args"), list):
+        # LangGraph.js `_encodeConstructorArgs`: Set, Map, RegExp, Error, Uint8Array.
+        args = out["args"]
+        return args[0] if len(args) == 1 else args
+    return JsonPayload(json.dumps(out, ensure_ascii=False)) if payloads else out
 
 
 def _unpack(data: bytes, ext_depth: int = 0, depth: int = 0) -> Any:

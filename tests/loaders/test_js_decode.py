@@ -113,3 +113,12 @@ def test_metadata_loses_the_marker_on_every_path():
         errors: list = []
         assert json.loads(decode(marked, errors, ("t", "", "c"))) == {"source": "loop", "step": 2, "writes": {"agent": {"messages": [{"lc": 1, "kwargs": {}}]}}}
         assert decode(word, errors, ("t", "", "c")) == word and errors == []
+
+
+def test_what_an_envelope_holds_stays_data():
+    """An envelope nested in a message's fields is kept as the stored object (only the marker goes)."""
+    inner = {"lc": 1, "type": "constructor", "id": ["langchain_core", "messages", "HumanMessage"], "kwargs": {"content": "q", "name": UNDEFINED}}
+    outer = envelope("ToolMessage", {"content": "ok", "tool_call_id": "c", "artifact": {"asked": inner, "seen": {"lc": 2, "type": "constructor", "id": ["Set"], "args": [[1]]}}})
+    (payload,) = decode_typed("json", json_bytes([outer]))
+    artifact = json.loads(payload)["kwargs"]["artifact"]
+    assert artifact == {"asked": {**inner, "kwargs": {"content": "q"}}, "seen": [1]}
