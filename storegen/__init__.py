@@ -1,5 +1,8 @@
 """storegen: write real LangGraph checkpoint stores (real graphs, real savers, fake models).
 
+LangGraph.js stores are written by Node: storegen/js/write_stores.mjs (its packages pinned by
+storegen/js/package-lock.json; `make test` runs `npm ci` there).
+
 Example:
     >>> import tempfile, os
     >>> from storegen import build_sqlite_store
