@@ -60,10 +60,12 @@ const getWeather = tool(async ({ city }) => `Sunny, 21 C in ${city}`, {
   description: "Weather for a city",
   schema: z.object({ city: z.string() }),
 });
-const lookupOrder = tool(async ({ order }) => ({ order, status: "shipped" }), {
+// Content and an artifact whose optional field is undefined (written as the undefined marker).
+const lookupOrder = tool(async ({ order }) => [`Order ${order} shipped`, { order, status: "shipped", eta: undefined }], {
   name: "lookup_order",
   description: "Order status",
   schema: z.object({ order: z.string() }),
+  responseFormat: "content_and_artifact",
 });
 const refund = tool(async () => {
   throw new Error("refund service unavailable");

@@ -24,6 +24,7 @@ from tests.loaders.util import rows
 
 WAYS = ("sqlite", "live", "csv", "zip", "plain", "custom")
 REACT = "acme:app:react"
+TOOLS = "globex::tools"
 UNDEFINED = '{"lc":2,"type":"undefined"}'
 
 
@@ -104,15 +105,16 @@ def test_the_react_agent_thread_keeps_all_its_ai_messages(js_stores, js_loaded, 
 
 
 def test_the_sqlite_store_holds_what_the_fix_is_for(js_stores):
-    """The JS writer really wrote the `undefined` marker into createReactAgent's AI messages,
-    and the JS tables lack the Python savers' later columns."""
+    """The JS writer really wrote the `undefined` marker into createReactAgent's AI messages and
+    into a tool's artifact, and the JS tables lack the Python savers' later columns."""
     con = sqlite3.connect(js_stores.sources["sqlite"])
     try:
-        blobs = [bytes(b).decode() for (b,) in con.execute("SELECT checkpoint FROM checkpoints WHERE thread_id = ?", [REACT])]
+        blobs = {t: [bytes(b).decode() for (b,) in con.execute("SELECT checkpoint FROM checkpoints WHERE thread_id = ?", [t])] for t in (REACT, TOOLS)}
         write_columns = {r[1] for r in con.execute("PRAGMA table_info(writes)")}
     finally:
         con.close()
-    assert any(f'"name":{UNDEFINED}' in b for b in blobs)
+    assert any(f'"name":{UNDEFINED}' in b for b in blobs[REACT])
+    assert any(f'"eta":{UNDEFINED}' in b for b in blobs[TOOLS])  # inside a ToolMessage's artifact
     assert "task_path" not in write_columns
 
 
