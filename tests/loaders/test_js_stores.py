@@ -1,6 +1,7 @@
 """LangGraph.js stores: written by real JS graphs through `@langchain/langgraph-checkpoint-sqlite`
 and `-postgres` (storegen/js), loaded from the SQLite file, the live database, its COPY CSV
-export (folder, zip) and its pg_dump (plain, `-Fc`), and compared with what the JS savers themselves read back.
+export (folder, zip) and its pg_dump (plain, `-Fc`), and compared with what the JS savers
+themselves read back.
 
 The expected rows are tests/oracle.py's, fed the JS savers' `list`/`getTuple` answers
 (`JsSaverView`): one set of rules for Python and JS stores alike.
@@ -17,9 +18,8 @@ import pytest
 
 import loaders
 from tests import oracle
-from tests.loaders.conformance import postgres_exports
 from tests.loaders.js_util import JsSaverView, write_js_stores
-from tests.loaders.pg_util import fresh_database
+from tests.loaders.pg_util import export_csv, fresh_database, pg_dump, zip_folder
 from tests.loaders.util import rows
 
 WAYS = ("sqlite", "live", "csv", "zip", "plain", "custom")
@@ -35,7 +35,13 @@ def js_stores(tmp_path_factory: pytest.TempPathFactory):
     out = tmp_path_factory.mktemp("js_stores")
     with fresh_database("tl_js_") as dsn:
         dump = write_js_stores(out, sqlite=out / "js.sqlite", postgres=dsn)
-        exports = postgres_exports(dsn, out / "exports")
+        csv = export_csv(dsn, out / "csv")
+        exports = {
+            "csv": csv,
+            "zip": zip_folder(csv, out / "export.zip", prefix="export/"),
+            "plain": pg_dump(dsn, out / "data.sql"),
+            "custom": pg_dump(dsn, out / "data.dump", "-Fc"),
+        }
         yield SimpleNamespace(
             sources={"sqlite": out / "js.sqlite", "live": dsn, **exports},
             views={"sqlite": JsSaverView(dump["sqlite"]), "postgres": JsSaverView(dump["postgres"])},
