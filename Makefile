@@ -37,11 +37,18 @@ ext: $(VENV)/.runtime
 	bash scripts/build-deps.sh
 	$(PY) setup.py -q build_ext --inplace
 
+# The LangGraph.js store writers the tests run (storegen/js): the packages pinned in its
+# package-lock.json, installed again only when the lock changed (Node 20 and npm on PATH).
+JS_STAMP := storegen/js/node_modules/.installed
+$(JS_STAMP): storegen/js/package-lock.json
+	cd storegen/js && npm ci --silent --no-audit --no-fund
+	touch $@
+
 app: install
 	-$(PY) setup.py -q build_ext --inplace
 	$(VENV)/bin/transcript-lens app
 
-test: $(VENV)/.dev ext install
+test: $(VENV)/.dev ext install $(JS_STAMP)
 	bash scripts/test-services.sh
 	$(PY) -m pytest -n 2 --dist loadfile -q -p no:cacheprovider
 	# Every docstring example of the packages runs as written.

@@ -123,16 +123,73 @@ def decode_typed(type_tag: str | None, data: bytes | None) -> Any:
 
 
 def _from_legacy_json(value: Any) -> Any:
-    """Legacy `json` checkpoints: messages are LangChain `lc` constructor envelopes."""
+    """`json` checkpoints (LangGraph's legacy Python serializer, and LangGraph.js's only one):
+    messages are LangChain `lc` constructor envelopes, kept as `JsonPayload` text.
+
+    LangGraph.js writes a JavaScript `undefined` as `{"lc": 2, "type": "undefined"}`: an
+    absent value, wherever it stands (a key holding it is dropped, a list item is None),
+    inside message envelopes too. Its other `lc: 2` records name one built-in class
+    (`{"id": ["Set"], "args": [[1, 2]]}`): their value is their argument, as an msgpack
+    set's is its items.
+
+    >>> _from_legacy_json({"a": {"lc": 2, "type": "undefined"}, "b": [{"lc": 2, "type": "undefined"}]})
+    {'b': [None]}
+    >>> _from_legacy_json({"lc": 2, "type": "constructor", "id": ["Set"], "method": None, "args": [["x"]]})
+    ['x']
+    """
+    value = _json_value(value, True)
+    return None if value is _ABSENT else value
+
+
+def without_undefined(text: str) -> str:
+    """JSON text (checkpoint metadata) with LangGraph.js's `undefined` markers taken out (and
+    its built-in records read) as `_from_legacy_json` does; text without one is returned as it is.
+
+    >>> without_undefined('{"step": 1, "writes": {"agent": {"name": {"lc": 2, "type": "undefined"}}}}')
+    '{"step":1,"writes":{"agent":{}}}'
+    """
+    if '"undefined"' not in text:
+        return text
+    try:
+        parsed = json.loads(text)
+        value = _json_value(parsed, False)
+    except (ValueError, RecursionError):
+        return text  # not JSON: the caller's checks say so
+    if value == parsed:  # the word, not the marker
+        return text
+    return "null" if value is _ABSENT else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+_ABSENT = object()
+
+
+def _json_value(value: Any, payloads: bool) -> Any:
+    """One parsed JSON value with LangGraph.js's `undefined` marker taken out (`_ABSENT` when
+    the value itself is one), its built-in records read as their argument and its text
+    cleaned (`clean_text`); with `payloads`, an `lc` envelope becomes a `JsonPayload` (what
+    is inside one stays data, as it was stored)."""
     if isinstance(value, str):
         return clean_text(value)
-    if isinstance(value, dict):
-        if value.get("lc") in (1, 2) and value.get("type") == "constructor" and isinstance(value.get("id"), list):
-            return JsonPayload(clean_text(json.dumps(value, ensure_ascii=False)))
-        return {clean_text(k): _from_legacy_json(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [_from_legacy_json(v) for v in value]
-    return value
+        return [None if v is _ABSENT else v for v in (_json_value(v, payloads) for v in value)]
+    if not isinstance(value, dict):
+        return value
+    lc = value.get("lc")
+    if lc == 2 and value.get("type") == "undefined":
+        return _ABSENT
+    envelope = lc in (1, 2) and value.get("type") == "constructor" and isinstance(value.get("id"), list)
+    out = {}
+    for k, v in value.items():
+        v = _json_value(v, payloads and not envelope)
+        if v is not _ABSENT:
+            out[clean_text(k)] = v
+    if not envelope:
+        return out
+    if lc == 2 and len(out["id"]) == 1 and isinstance(out.get("args"), list):
+        # LangGraph.js `_encodeConstructorArgs`: Set, Map, RegExp, Error, Uint8Array.
+        args = out["args"]
+        return args[0] if len(args) == 1 else args
+    return JsonPayload(json.dumps(out, ensure_ascii=False)) if payloads else out
 
 
 def _unpack(data: bytes, ext_depth: int = 0, depth: int = 0) -> Any:
@@ -309,6 +366,22 @@ _TYPE_BY_CLASS = {
     "FunctionMessageChunk": "FunctionMessageChunk",
 }
 
+# LangGraph.js envelopes (`id` ["langchain_core", "messages", class]) carry no `type`; a JS
+# message's type is its class's `type` property, the same for a chunk as for its message.
+JS_MESSAGE_NAMESPACE = ["langchain_core", "messages"]
+_JS_TYPE_BY_CLASS = {
+    "HumanMessage": "human",
+    "AIMessage": "ai",
+    "ToolMessage": "tool",
+    "SystemMessage": "system",
+    "ChatMessage": "generic",
+    "FunctionMessage": "function",
+    "RemoveMessage": "remove",
+    **{f"{base}Chunk": lc_type for base, lc_type in (
+        ("HumanMessage", "human"), ("AIMessage", "ai"), ("ToolMessage", "tool"),
+        ("SystemMessage", "system"), ("ChatMessage", "generic"), ("FunctionMessage", "function"))},
+}
+
 
 
 class Message(NamedTuple):
@@ -403,6 +476,7 @@ def decode_message(payload: Any) -> Message:
     'user'
     """
     cls_name: str | None = None
+    type_by_class = _TYPE_BY_CLASS
     if isinstance(payload, (bytes, Ext)):
         if isinstance(payload, Ext):
             if payload.code not in (EXT_PYDANTIC_V1, EXT_CONSTRUCTOR_KW_ARGS):
@@ -423,13 +497,15 @@ def decode_message(payload: Any) -> Message:
     elif isinstance(payload, JsonPayload):
         env = json.loads(payload)
         cls_name, fields = (env["id"] or [None])[-1], env.get("kwargs")
+        if len(env["id"]) == 3 and env["id"][:2] == JS_MESSAGE_NAMESPACE:
+            type_by_class = _JS_TYPE_BY_CLASS
     elif isinstance(payload, dict):
         fields = payload
     else:
         raise DecodeError(f"message list holds a {type(payload).__name__}, not a message")
     if not isinstance(fields, dict):
         raise DecodeError("message fields are not a mapping")
-    return _message_from_fields(fields, cls_name if isinstance(cls_name, str) else None)
+    return _message_from_fields(fields, cls_name if isinstance(cls_name, str) else None, type_by_class)
 
 
 
@@ -450,11 +526,11 @@ def _int_or_none(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _message_from_fields(fields: dict, cls_name: str | None) -> Message:
+def _message_from_fields(fields: dict, cls_name: str | None, type_by_class: dict[str, str] = _TYPE_BY_CLASS) -> Message:
     lc_type = fields.get("type")
     dict_role = None
     if lc_type is None and cls_name is not None:
-        lc_type = _TYPE_BY_CLASS.get(cls_name)
+        lc_type = type_by_class.get(cls_name)
     if lc_type is None and cls_name is None and isinstance(fields.get("role"), str):
         dict_role = fields["role"]
     if lc_type is None and dict_role is None:

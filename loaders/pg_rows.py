@@ -30,7 +30,7 @@ from datetime import datetime, timezone
 from typing import Any, NamedTuple
 
 from loaders import delta, delta_read
-from loaders.decode import EXT_DELTA_SNAPSHOT, DecodeError, Ext, decode_typed, plain
+from loaders.decode import EXT_DELTA_SNAPSHOT, DecodeError, Ext, decode_typed, plain, without_undefined
 from loaders.records import (
     SPECIAL_CHANNELS, LoadError, Payloads, RawCheckpoint, RawWrite, SourceError, SpecialWritesTail, ThreadBundle,
     key_size_problem, second_copy,
@@ -459,7 +459,7 @@ def _metadata(raw: str | None, errors: list[LoadError], where: tuple[str, str, s
     if raw.lstrip()[:1] != "{":
         errors.append(LoadError(*where, "metadata", "metadata is not a JSON object"))
         return None
-    return raw
+    return without_undefined(raw)
 
 
 __all__ = [

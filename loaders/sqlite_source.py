@@ -69,7 +69,7 @@ import ormsgpack
 
 from loaders import _native
 from loaders import delta, delta_read
-from loaders.decode import EXT_DELTA_SNAPSHOT, UNPACK_OPT, DecodeError, Ext, decode_typed, outer_hook, plain
+from loaders.decode import EXT_DELTA_SNAPSHOT, UNPACK_OPT, DecodeError, Ext, decode_typed, outer_hook, plain, without_undefined
 from loaders.records import (
     KEY_MAX_BYTES, SPECIAL_CHANNELS, LoadError, Payloads, RawCheckpoint, RawWrite, SourceError, SpecialWritesTail,
     ThreadBundle, key_size_problem, second_copy, weighted_ranges,
@@ -1182,7 +1182,7 @@ def decode_metadata(raw, errors: list[LoadError], where: tuple[str, str, str]) -
     if ("NaN" in text or "Infinity" in text) and not _strict_json(text):
         errors.append(LoadError(*where, "metadata", "metadata is not strict JSON (NaN or Infinity)"))
         return None
-    return text
+    return without_undefined(text)
 
 
 def _reject_constant(name: str):

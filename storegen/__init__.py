@@ -2,6 +2,8 @@
 
 Shipped with the package as the conformance kit's graph writer (`loaders.conformance.write_graphs`;
 its requirements: `pip install 'transcript-lens[conformance]'`); the tests, the demo and the bench use it too.
+LangGraph.js stores are written by Node: storegen/js/write_stores.mjs (its packages pinned by
+storegen/js/package-lock.json; `make test` runs `npm ci` there).
 
 Example:
     >>> import tempfile, os
