@@ -48,7 +48,12 @@ app: install
 	-$(PY) setup.py -q build_ext --inplace
 	$(VENV)/bin/transcript-lens app
 
-test: $(VENV)/.dev ext install $(JS_STAMP)
+# OpenSSL 1.1 for the Redis Stack server the tests start on a private port (scripts/redis-stack-libs.sh).
+REDIS_STACK_LIBS := $(VENV)/redis-stack-libs/libssl.so.1.1
+$(REDIS_STACK_LIBS): scripts/redis-stack-libs.sh $(VENV)/.dev
+	bash scripts/redis-stack-libs.sh $(VENV)/redis-stack-libs $(PY)
+
+test: $(VENV)/.dev ext install $(JS_STAMP) $(REDIS_STACK_LIBS)
 	bash scripts/test-services.sh
 	$(PY) -m pytest -n 2 --dist loadfile -q -p no:cacheprovider
 	# Every docstring example of the packages runs as written.

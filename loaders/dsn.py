@@ -83,3 +83,25 @@ def first_line(exc: BaseException, dsn: str = "") -> str:
     for secret in dsn_secrets(dsn):
         text = text.replace(secret, "***")
     return text
+
+
+class DsnSpec:
+    """The `Source` methods of a kind whose spec is a connection URL or DSN: shown with
+    its password masked, the password scrubbed from messages, named by the kind (a
+    DSN's parts are no file name). Mixed in before `Source`.
+
+    >>> from loaders import sources
+    >>> sources()["mysql"].describe("mysql://app:s3cret@db/agents")
+    'mysql://app:***@db/agents'
+    """
+
+    kind: str
+
+    def describe(self, spec: str) -> str:
+        return mask_dsn(spec)
+
+    def secrets(self, spec: str) -> list[str]:
+        return dsn_secrets(spec)
+
+    def short_name(self, spec: str) -> str:
+        return self.kind

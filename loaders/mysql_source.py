@@ -34,7 +34,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-from loaders.dsn import dsn_secrets, first_line, mask_dsn
+from loaders.dsn import DsnSpec, first_line, mask_dsn
 from loaders.pg_export.archive import open_maybe_gzip, read_head
 from loaders.pg_export.rows import channel_filter, source_columns
 from loaders.pg_export.sources import _staged
@@ -140,7 +140,7 @@ def _check_tables(columns: dict[str, set[str]], where: str) -> None:
                               "tables, or not langgraph-checkpoint-mysql's)")
 
 
-class MysqlSource(Source):
+class MysqlSource(DsnSpec, Source):
     """A live MySQL / MariaDB database written by `langgraph-checkpoint-mysql` (a `mysql://` DSN)."""
 
     kind = "mysql"
@@ -149,15 +149,6 @@ class MysqlSource(Source):
 
     def detect(self, spec: str) -> bool:
         return spec.startswith(MYSQL_PREFIXES)
-
-    def describe(self, spec: str) -> str:
-        return mask_dsn(spec)
-
-    def secrets(self, spec: str) -> list[str]:
-        return dsn_secrets(spec)
-
-    def short_name(self, spec: str) -> str:
-        return self.kind
 
     def open_reader(self, spec: str, options: SinceOptions) -> StagedReader:
         where = mask_dsn(spec)

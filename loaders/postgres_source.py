@@ -17,14 +17,14 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from loaders.dsn import DSN_PREFIXES, dsn_secrets, looks_like_dsn, mask_dsn
+from loaders.dsn import DSN_PREFIXES, DsnSpec, looks_like_dsn
 from loaders.pg_rows import PostgresOptions
 from loaders.source import Source
 
 if TYPE_CHECKING:
     from loaders.postgres_reader import PostgresReader
 
-class PostgresSource(Source):
+class PostgresSource(DsnSpec, Source):
     """A live database written by `PostgresSaver`; detected by a `postgresql://` or `postgres://` DSN,
     or a keyword DSN (`host=… dbname=…`) that is not the name of a file another kind reads."""
 
@@ -35,15 +35,6 @@ class PostgresSource(Source):
     def detect(self, spec: str) -> bool:
         # (A file or folder so named is a path: the export kinds after this one may read it.)
         return spec.startswith(DSN_PREFIXES) or (looks_like_dsn(spec) and not os.path.lexists(spec))
-
-    def describe(self, spec: str) -> str:
-        return mask_dsn(spec)
-
-    def secrets(self, spec: str) -> list[str]:
-        return dsn_secrets(spec)
-
-    def short_name(self, spec: str) -> str:
-        return self.kind  # a DSN's parts are no file name (a keyword DSN's are its password)
 
     def open_reader(self, spec: str, options: PostgresOptions) -> PostgresReader:
         # psycopg (~70 ms to import) only when a database is opened: a SQLite load,

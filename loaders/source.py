@@ -136,7 +136,7 @@ def option_specs(kinds: Mapping[str, Source]) -> list[OptionSpec]:
 
     >>> from loaders import sources
     >>> [(o.name, o.kinds) for o in option_specs(sources())]
-    [('since', ('postgres', 'postgres-csv', 'pg-dump', 'mysql', 'mysql-dump')), ('schema', ('postgres', 'pg-dump'))]
+    [('since', ('postgres', 'postgres-csv', 'pg-dump', 'mysql', 'mysql-dump')), ('schema', ('postgres', 'pg-dump')), ('key_prefix', ('redis',))]
     """
     found: dict[str, tuple[Any, list[str]]] = {}
     for kind, source in kinds.items():

@@ -76,8 +76,11 @@ def parse_thread_key(thread_id: str) -> tuple[str | None, str | None, str]:
 
 
 def _field(msg: Any, name: str) -> Any:
-    # Strict decoding falls back to the raw field dict when a class is not allowed.
+    # Strict decoding falls back to the raw field dict when a class is not allowed; RedisSaver's
+    # list() hands messages back as the LangChain `lc` constructor envelopes it stores.
     if isinstance(msg, dict):
+        if msg.get("lc") in (1, 2) and msg.get("type") == "constructor" and isinstance(msg.get("kwargs"), dict):
+            msg = msg["kwargs"]
         return msg.get(name)
     return getattr(msg, name, None)
 

@@ -44,6 +44,16 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def stop_process(proc: subprocess.Popen, seconds: float = 10) -> None:
+    """Terminate `proc`, and kill it if it has not ended after `seconds`."""
+    proc.terminate()
+    try:
+        proc.wait(seconds)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
 @contextmanager
 def app_server(env: dict[str, str], log_path: Path) -> Iterator[str]:
     """`streamlit run app.py` with `env`, headless on a free port; yields its address."""
@@ -72,11 +82,7 @@ def app_server(env: dict[str, str], log_path: Path) -> Iterator[str]:
         try:
             yield url
         finally:
-            proc.terminate()
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+            stop_process(proc)
 
 
 @contextmanager

@@ -7,6 +7,7 @@ exports, and the reference database (the SqliteSaver file, loaded).
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
@@ -17,6 +18,7 @@ import loaders
 from tests.loaders import conformance
 from tests.loaders.mysql_util import fresh_mysql_database, mysql_saver, mysqldump
 from tests.loaders.pg_util import fresh_database, saver_for
+from tests.loaders.redis_util import RedisStack, redis_stack_server
 
 
 @pytest.fixture(scope="session")
@@ -55,6 +57,44 @@ def graphs_mysql(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimpleNam
         with mysql_saver(db.admin_dsn) as saver:
             conformance.write_graphs(saver)
         yield SimpleNamespace(reader_dsn=db.reader_dsn, dump=mysqldump(db.name, tmp_path_factory.mktemp("mysql") / "dump.sql"))
+
+
+@pytest.fixture(scope="session")
+def redis_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisStack]:
+    """A private Redis Stack server for this session (per xdist worker; tests/loaders/redis_util.py)."""
+    with redis_stack_server(tmp_path_factory.mktemp("redis_stack")) as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def graphs_redis(redis_stack: RedisStack) -> SimpleNamespace:
+    """The conformance graphs written by langgraph-checkpoint-redis's `RedisSaver` (default key
+    prefixes, database 0): `url` (to write) and `reader_url` (a user that may only read)."""
+    from langgraph.checkpoint.redis import RedisSaver
+
+    with RedisSaver.from_conn_string(redis_stack.url) as saver:
+        saver.setup()
+        conformance.write_graphs(saver)
+    return SimpleNamespace(url=redis_stack.url, reader_url=redis_stack.reader_url)
+
+
+@pytest.fixture(scope="session")
+def graphs_redis_reference(graphs_reference: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """`graphs_reference` as the Redis savers store the graphs. They keep a checkpoint's metadata
+    as LangGraph hands it over, without the config's keys (they do not call
+    `get_checkpoint_metadata`: the awkward threads' `user_id`), and an Interrupt as its value and
+    id only (no `response_schema`); every other row is the SqliteSaver store's."""
+    import duckdb
+
+    db = tmp_path_factory.mktemp("graphs_redis_reference") / "reference.duckdb"
+    shutil.copyfile(graphs_reference, db)
+    con = duckdb.connect(str(db))
+    try:
+        con.execute("""UPDATE checkpoints SET metadata = json_merge_patch(metadata, '{"user_id": null}')""")
+        con.execute("""UPDATE threads SET interrupt_value = replace(interrupt_value, ',"response_schema":null', '')""")
+    finally:
+        con.close()
+    return db
 
 
 @pytest.fixture(scope="session")

@@ -10,6 +10,7 @@ from loaders import conformance
 from loaders.conformance import Case
 from tests.loaders.example_source import JsonlDirSource, dump_sqlite_store
 from tests.loaders.mysql_util import READER_PASSWORD
+from tests.loaders.redis_util import READER_PASSWORD as REDIS_READER_PASSWORD
 
 loaders.register(JsonlDirSource())  # the one registration the example kind needs
 
@@ -28,6 +29,7 @@ CASES = {
     "jsonl-dir": ("jsonl-dir", True),
     "mysql": ("mysql", True),
     "mysql-dump": ("mysql-dump", True),
+    "redis": ("redis", True),
 }
 
 
@@ -39,7 +41,7 @@ def _keyword_dsn(dsn: str) -> str:
 
 
 @pytest.fixture(scope="session")
-def cases(graphs_sqlite, graphs_pg, graphs_exports, graphs_mysql, tmp_path_factory) -> dict[str, Case]:
+def cases(graphs_sqlite, graphs_pg, graphs_exports, graphs_mysql, graphs_redis, graphs_redis_reference, tmp_path_factory) -> dict[str, Case]:
     url = graphs_pg.dsn.replace("postgresql://postgres@", f"postgresql://postgres:{URL_SECRETS[0]}@")
     specs = {
         "sqlite": (graphs_sqlite, ()),
@@ -52,9 +54,11 @@ def cases(graphs_sqlite, graphs_pg, graphs_exports, graphs_mysql, tmp_path_facto
         "jsonl-dir": (dump_sqlite_store(graphs_sqlite, tmp_path_factory.mktemp("jsonl") / "dumps"), ()),
         "mysql": (graphs_mysql.reader_dsn, (READER_PASSWORD,)),
         "mysql-dump": (graphs_mysql.dump, ()),
+        "redis": (graphs_redis.reader_url, (REDIS_READER_PASSWORD,)),
     }
+    references = {"redis": graphs_redis_reference}  # (the Redis savers store other metadata: see the fixture)
     return {
-        name: Case(name, kind, str(specs[name][0]), specs[name][1], detected)
+        name: Case(name, kind, str(specs[name][0]), specs[name][1], detected, references.get(name))
         for name, (kind, detected) in CASES.items()
     }
 

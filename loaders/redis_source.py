@@ -1,0 +1,423 @@
+"""Source: a live Redis store written by `langgraph-checkpoint-redis` (a `redis://` URI).
+
+`RedisSaver`, `AsyncRedisSaver` and `ShallowRedisSaver` keep RedisJSON documents
+(RediSearch indexes them; this reader does not need the indexes):
+
+- `checkpoint:<thread>:<ns>:<id>` (the full savers): `thread_id`, `checkpoint_ns`,
+  `checkpoint_id`, `parent_checkpoint_id` (`""`: none), `checkpoint` (the checkpoint as
+  JSON, channel values inline, messages as LangChain `lc` constructor envelopes),
+  `metadata` (JSON text), and `run_id`, `checkpoint_ts`, `source`, `step`, `has_writes`
+  for the index. Empty ids are stored as sentinels (thread or checkpoint id
+  `00000000-0000-0000-0000-000000000000`, namespace `__empty__`), read back as `""`.
+- `checkpoint:<thread>:<ns>` (the shallow saver): one document per thread and namespace,
+  overwritten by each step, without `parent_checkpoint_id`, its `metadata` a JSON object.
+- `checkpoint_write:<thread>:<ns>:<id>:<task>:<idx>`: a pending write, `channel`, `type`
+  and `blob` (the serialized value in base64) beside the keys.
+- `checkpoint_latest:<thread>:<ns>` (text: the newest checkpoint's key),
+  `write_keys_zset:<thread>:<ns>:<id>` and `write_registry:<thread>:<ns>:shallow`
+  (sorted sets of write keys).
+
+A key's parts cannot be split back (a thread id may hold `:`), so every id is taken
+from the documents: the reader SCANs the keys under the two prefixes, learns each
+document's thread with `JSON.MGET … $.thread_id` (and each write's channel), then reads
+one thread at a time, in id order, with `JSON.MGET` in batches, and hands the rows to
+the shared row decoding (`loaders.sqlite_source.bundle_thread`) as `json` checkpoints.
+Both layouts are read by the same code: a document says which it is.
+
+Strictly read-only: it sends SCAN, JSON.MGET, GET, ZRANGE (and PING, SELECT), nothing
+that writes or creates (no index, no FT.* command); a user whose ACL allows only these
+can load (tests/loaders/test_redis_source.py). Redis has no snapshot: see `RedisReader`.
+
+>>> RedisSource().describe("redis://app:s3cret@cache:6379/2")
+'redis://app:***@cache:6379/2'
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from loaders import delta
+from loaders.dsn import DsnSpec, first_line, mask_dsn
+from loaders.records import SPECIAL_CHANNELS, LoadError, SourceError, ThreadBundle, key_too_long
+from loaders.source import Source, SourceOptions, SourceReader
+from loaders.sqlite_source import bundle_thread
+
+REDIS_PREFIXES = ("redis://", "rediss://", "unix://")
+SCAN_COUNT = 1000  # keys asked of each SCAN step
+MGET_KEYS = 200  # documents per JSON.MGET (a checkpoint holds its whole message list)
+CHAIN_MAX = 100_000  # checkpoints followed back from a moved latest pointer, at most
+EMPTY_STRING_SENTINEL = "__empty__"  # langgraph.checkpoint.redis.util
+EMPTY_ID_SENTINEL = "00000000-0000-0000-0000-000000000000"
+_GLOB = re.compile(rb"([*?\[\]\\])")
+
+
+@dataclass(frozen=True, slots=True)
+class RedisOptions(SourceOptions):
+    """`key_prefix`: the saver's `checkpoint_prefix`, and after a comma its
+    `checkpoint_write_prefix` (default `<checkpoint_prefix>_write`).
+
+    >>> RedisOptions(key_prefix="app_cp").prefixes
+    ('app_cp', 'app_cp_write')
+    """
+
+    key_prefix: str | None = field(default=None, metadata={
+        "label": "Redis key prefix", "placeholder": "checkpoint,checkpoint_write",
+        "help": "the saver's checkpoint_prefix[,checkpoint_write_prefix] (default: checkpoint, checkpoint_write)"})
+
+    def __post_init__(self) -> None:
+        SourceOptions.__post_init__(self)
+        self.prefixes  # noqa: B018 - checked here, before anything is opened
+
+    @property
+    def prefixes(self) -> tuple[str, str]:
+        text = (self.key_prefix or "checkpoint").strip()
+        parts = [p.strip() for p in text.split(",")]
+        if len(parts) > 2 or not all(parts):
+            raise SourceError(f"key_prefix {self.key_prefix!r}: expected CHECKPOINT_PREFIX[,WRITE_PREFIX]")
+        return parts[0], parts[1] if len(parts) == 2 else f"{parts[0]}_write"
+
+
+class RedisSource(DsnSpec, Source):
+    """A live Redis (RedisJSON) store written by `langgraph-checkpoint-redis`; detected by its URI scheme."""
+
+    kind = "redis"
+    label = "Redis store written by langgraph-checkpoint-redis (a redis:// URI)"
+    options_class = RedisOptions
+
+    def detect(self, spec: str) -> bool:
+        return spec.startswith(REDIS_PREFIXES)
+
+    def open_reader(self, spec: str, options: RedisOptions) -> RedisReader:
+        return RedisReader(spec, options)
+
+
+def _unsafe(value: Any, sentinel: str) -> Any:
+    return "" if value == sentinel else value
+
+
+class RedisReader(SourceReader):
+    """One Redis store, read thread by thread.
+
+    Consistency: Redis has no snapshot. The keys are listed once when the reader
+    opens (SCAN sees every key that exists throughout the scan); each thread is
+    then read when its turn comes, and re-checked: for each namespace of a full
+    saver's thread, its `checkpoint_latest` pointer is read after the documents, and
+    checkpoints written since the scan are followed back from it by their parents
+    (with the writes its key registry lists); a shallow thread's write registry is
+    re-read the same way. A document deleted since the scan is left out. So each
+    thread is loaded as it was at one moment of the load, or later, never as a mix
+    that leaves out a newer latest checkpoint; different threads are read at
+    different moments. (A fork made during the load off a checkpoint that is not the
+    latest is seen by the next load.)
+    """
+
+    def __init__(self, spec: str, options: RedisOptions) -> None:
+        import redis  # (the `redis` extra: imported only when a store is opened)
+
+        self._redis_errors = (redis.RedisError,)
+        self.spec, self.options = spec, options
+        self.where = mask_dsn(spec)
+        self.cp_prefix, self.write_prefix = (p.encode() for p in options.prefixes)
+        try:
+            self.con = redis.Redis.from_url(spec, socket_connect_timeout=10, socket_timeout=60)
+            self.con.ping()
+        except (redis.RedisError, ValueError) as exc:
+            raise SourceError(f"{self.where}: cannot read the store ({first_line(exc, spec)})") from None
+        self.index_errors: list[LoadError] = []
+        try:
+            # RedisJSON is there (a read of one key that is never written).
+            self.con.execute_command("JSON.MGET", self.cp_prefix + b":", "$")
+            self.cp_keys = self._group(self._scan(self.cp_prefix), channel=False)
+            self.write_keys = self._group(self._scan(self.write_prefix), channel=True)
+        except redis.RedisError as exc:
+            self.close()
+            why = first_line(exc, spec)
+            if "unknown command" in why.lower() and "json." in why.lower():
+                why = "the server has no RedisJSON module, which langgraph-checkpoint-redis stores need"
+            raise SourceError(f"{self.where}: {why}") from None
+        if not self.cp_keys and not self.index_errors:
+            self.close()
+            raise SourceError(f"{self.where}: no checkpoint document under {_shown_key(self.cp_prefix + b':*')} "
+                              "(a langgraph-checkpoint-redis store in another database, or with another key_prefix?)")
+
+    # --- commands ---------------------------------------------------------------------
+
+    def _scan(self, prefix: bytes) -> Iterator[list[bytes]]:
+        """The keys under `prefix:`, in SCAN batches (a key may come twice: SCAN's guarantee)."""
+        cursor = 0
+        while True:
+            cursor, keys = self.con.scan(cursor, match=_GLOB.sub(rb"\\\1", prefix) + b":*", count=SCAN_COUNT)
+            if keys:
+                yield keys
+            if int(cursor) == 0:
+                return
+
+    def _mget(self, keys: list[bytes], path: str = "$") -> list[Any]:
+        """`JSON.MGET` of `keys` at `path`, in batches: per key, the list of matches
+        (`$` gives `[document]`), or None (no such key, or not a JSON document)."""
+        out: list[Any] = []
+        for i in range(0, len(keys), MGET_KEYS):
+            batch = keys[i:i + MGET_KEYS]
+            for raw in self.con.execute_command("JSON.MGET", *batch, path):
+                try:
+                    value = None if raw is None else orjson.loads(raw)
+                except orjson.JSONDecodeError as exc:  # (deeper than orjson reads, say)
+                    value = [Unreadable(f"not readable JSON ({exc})")]
+                out.append(value if isinstance(value, list) else None)
+        return out
+
+    def _group(self, batches: Iterator[list[bytes]], channel: bool) -> dict[str, list[bytes]]:
+        """Keys by their document's thread id (writes: special channels only), each once."""
+        by_thread: dict[str, dict[bytes, None]] = {}
+        for keys in batches:
+            threads = self._mget(keys, "$.thread_id")
+            channels = self._mget(keys, "$.channel") if channel else [None] * len(keys)
+            for key, tid, ch in zip(keys, threads, channels):
+                if tid is None:
+                    continue  # deleted since the scan, or not a JSON document
+                if channel and not (ch and ch[0] in SPECIAL_CHANNELS):
+                    continue
+                problem = None if _one_text(tid) else "has no text thread_id"
+                if problem is None and (too_long := key_too_long(tid[0])):
+                    problem = f"has a thread_id that {too_long}"
+                if problem is not None:
+                    what = "write" if channel else "checkpoint"
+                    self.index_errors.append(LoadError(None, None, None, what, f"document {_shown_key(key)} {problem}: skipped"))
+                    continue
+                by_thread.setdefault(_unsafe(tid[0], EMPTY_ID_SENTINEL), {})[key] = None
+        return {thread_id: list(keys) for thread_id, keys in by_thread.items()}
+
+    # --- the contract -----------------------------------------------------------------
+
+    def describe(self) -> str:
+        return self.where
+
+    def _selected(self, only: frozenset[str] | None) -> list[str]:
+        wanted = self.options.wanted(only)
+        ids = sorted(self.cp_keys) if wanted is None else [t for t in wanted if t in self.cp_keys]
+        return [t for t in ids if self.thread_range.contains(t)]
+
+    def thread_count(self) -> int:
+        return len(self._selected(None))
+
+    def checkpoint_keys(self) -> Iterator[tuple[str, str, str]]:
+        for thread_id in self._selected(None):
+            keys = self.cp_keys[thread_id]
+            for ns, cid in zip(self._mget(keys, "$.checkpoint_ns"), self._mget(keys, "$.checkpoint_id")):
+                if _one_text(ns) and _one_text(cid):
+                    yield thread_id, _unsafe(ns[0], EMPTY_STRING_SENTINEL), _unsafe(cid[0], EMPTY_ID_SENTINEL)
+
+    def threads(self, only: frozenset[str] | None = None) -> Iterator[ThreadBundle]:
+        # Documents that belong to no thread: reported once, with the first thread of a whole read.
+        pending: list[LoadError] = []
+        if only is None and not self.options.threads:
+            pending, self.index_errors = self.index_errors, []
+        for thread_id in self._selected(only):
+            try:
+                bundle = self._thread(thread_id)
+            except self._redis_errors as exc:
+                raise SourceError(f"{self.where}: thread {thread_id!r}: {first_line(exc, self.spec)}") from None
+            if not bundle.checkpoints and not bundle.errors:
+                continue  # every document deleted since the scan: the thread is gone
+            bundle.errors[:0], pending = pending, []
+            yield bundle
+
+    def close(self) -> None:
+        con, self.con = getattr(self, "con", None), None
+        if con is not None:
+            con.close()
+
+    # --- one thread -------------------------------------------------------------------
+
+    def _thread(self, thread_id: str) -> ThreadBundle:
+        errors: list[LoadError] = []
+        cp_keys = list(self.cp_keys[thread_id])
+        write_keys = list(self.write_keys.get(thread_id, ()))
+        docs = [d[0] for d in self._mget(cp_keys) if d]
+        write_docs = [d[0] for d in self._mget(write_keys) if d]
+        more_docs, more_writes = self._recheck(docs, set(cp_keys), set(write_keys))
+        rows = [r for r in (_checkpoint_row(thread_id, d, errors) for d in docs + more_docs) if r is not None]
+        writes = [w for w in (_write_row(thread_id, d, errors) for d in write_docs + more_writes) if w is not None]
+        rows.sort(key=lambda r: (r[1], r[2]))
+        writes.sort(key=lambda w: (w[1], w[2], w[3], w[4]))
+        bundle = bundle_thread(thread_id, rows, writes)
+        bundle.errors[:0] = errors
+        return _without_delta_messages(bundle) if delta.marked(bundle) else bundle
+
+    def _recheck(self, docs: list, known: set[bytes], known_writes: set[bytes]) -> tuple[list, list]:
+        """Checkpoints and special writes of this thread written since the scan (see the class)."""
+        new_docs: list = []
+        registries: list[bytes] = []
+        heads = {(d.get("thread_id"), d.get("checkpoint_ns"), "parent_checkpoint_id" in d)
+                 for d in docs if isinstance(d, dict)}
+        for tid, ns, full in heads:
+            if not (isinstance(tid, str) and isinstance(ns, str)):
+                continue
+            if not full:  # the shallow saver: its one document was read as it is now
+                registries.append(b"write_registry:%s:%s:shallow" % (tid.encode(), ns.encode()))
+                continue
+            # (A document holds its ids as its keys do: empty ones as their sentinels.)
+            stem = b"%s:%s:%s" % (self.cp_prefix, tid.encode(), ns.encode())
+            key = self.con.get(b"%s_latest:%s:%s" % (self.cp_prefix, tid.encode(), ns.encode()))
+            head = key
+            for _ in range(CHAIN_MAX):
+                if not key or key in known:
+                    break
+                got = self._mget([key])[0]
+                known.add(key)
+                if not got or not isinstance(got[0], dict):
+                    break
+                new_docs.append(got[0])
+                parent = got[0].get("parent_checkpoint_id")
+                key = stem + b":" + parent.encode() if isinstance(parent, str) and parent else None
+            if head:
+                cid = head.rsplit(b":", 1)[-1]
+                registries.append(b"write_keys_zset:%s:%s:%s" % (tid.encode(), ns.encode(), cid))
+        for d in new_docs:
+            tid, ns, cid = d.get("thread_id"), d.get("checkpoint_ns"), d.get("checkpoint_id")
+            if isinstance(tid, str) and isinstance(ns, str) and isinstance(cid, str):
+                registries.append(b"write_keys_zset:%s:%s:%s" % (tid.encode(), ns.encode(), cid.encode()))
+        # (The registries are not under the saver's prefixes: another store's keys may be listed.)
+        mine = self.write_prefix + b":"
+        fresh = [k for r in dict.fromkeys(registries) for k in self.con.zrange(r, 0, -1)
+                 if k.startswith(mine) and k not in known_writes]
+        new_writes = [d[0] for d in self._mget(fresh) if d and isinstance(d[0], dict) and d[0].get("channel") in SPECIAL_CHANNELS]
+        return new_docs, new_writes
+
+
+class Unreadable(str):
+    """A document `JSON.MGET` returned that could not be parsed: why."""
+
+
+def _one_text(found: list | None) -> bool:
+    """`JSON.MGET … $.field` found one text value (not an unreadable document).
+
+    >>> _one_text(["t1"]), _one_text([]), _one_text([5]), _one_text([Unreadable("why")]), _one_text(None)
+    (True, False, False, False, False)
+    """
+    return bool(found) and len(found) == 1 and type(found[0]) is str
+
+
+def _shown_key(key: bytes) -> str:
+    text = key.decode("utf-8", "replace")
+    return repr(text if len(text) <= 80 else text[:80] + "…")
+
+
+def _checkpoint_row(thread_id: str, doc: Any, errors: list[LoadError]) -> tuple | None:
+    """A checkpoint document → a `checkpoints` row as `bundle_thread` takes it
+    (`thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata`)."""
+    if not isinstance(doc, dict):
+        errors.append(LoadError(thread_id, None, None, "checkpoint", f"checkpoint document is {_not_object(doc)}: skipped"))
+        return None
+    ns, cid = doc.get("checkpoint_ns"), doc.get("checkpoint_id")
+    if not isinstance(ns, str) or not isinstance(cid, str):
+        errors.append(LoadError(thread_id, ns if isinstance(ns, str) else None, cid if isinstance(cid, str) else None,
+                                "checkpoint", "checkpoint document without text checkpoint_ns and checkpoint_id: skipped"))
+        return None
+    ns, cid = _unsafe(ns, EMPTY_STRING_SENTINEL), _unsafe(cid, EMPTY_ID_SENTINEL)
+    parent = doc.get("parent_checkpoint_id")
+    parent = _unsafe(parent, EMPTY_ID_SENTINEL) or None if isinstance(parent, str) else parent
+    checkpoint = doc.get("checkpoint")
+    if isinstance(checkpoint, dict):
+        checkpoint = _snapshot_as_value(checkpoint)
+    # The checkpoint is JSON inside the document (older releases: JSON text); as JSON
+    # bytes, the shared decoder reads it as a `json`-tagged checkpoint.
+    try:
+        blob = checkpoint.encode("utf-8", "surrogatepass") if isinstance(checkpoint, str) else orjson.dumps(checkpoint)
+    except orjson.JSONEncodeError as exc:
+        blob = str(exc).encode()  # (not JSON: the decoder reports the row damaged)
+    metadata = doc.get("metadata")
+    if isinstance(metadata, dict):  # the shallow saver keeps it as an object
+        metadata = orjson.dumps(metadata).decode()
+    return (thread_id, ns, cid, parent, "json", blob, metadata)
+
+
+def _snapshot_as_value(checkpoint: dict) -> dict:
+    """A DeltaChannel snapshot of `messages` (`{"__delta_snapshot__": true, "value": …}`) as its value."""
+    values = checkpoint.get("channel_values")
+    snapshot = values.get("messages") if isinstance(values, dict) else None
+    if isinstance(snapshot, dict) and snapshot.get("__delta_snapshot__") is True:
+        return {**checkpoint, "channel_values": {**values, "messages": snapshot.get("value") or []}}
+    return checkpoint
+
+
+def _without_delta_messages(bundle: ThreadBundle) -> ThreadBundle:
+    """A DeltaChannel thread, whose lists this kind does not rebuild (`loaders.delta` reads the
+    other kinds' writes): its checkpoints keep their rows without messages, and one error says
+    so, rather than a transcript taken from the last snapshot."""
+    return ThreadBundle(
+        bundle.thread_id, [cp._replace(messages=None, damaged=True) for cp in bundle.checkpoints], bundle.writes,
+        [*bundle.errors, LoadError(bundle.thread_id, None, None, "messages", (
+            f"DeltaChannel {delta.CHANNEL} not rebuilt: the redis kind does not read a DeltaChannel's writes; "
+            "its checkpoints load without messages"))],
+        bundle.payloads)
+
+
+def _not_object(doc: Any) -> str:
+    return doc if isinstance(doc, Unreadable) else f"a {type(doc).__name__}, not an object"
+
+
+def _write_row(thread_id: str, doc: Any, errors: list[LoadError]) -> tuple | None:
+    """A write document → a special `writes` row as `bundle_thread` takes it
+    (`thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value`)."""
+    if not isinstance(doc, dict):
+        errors.append(LoadError(thread_id, None, None, "write", f"write document is {_not_object(doc)}: skipped"))
+        return None
+    ns, cid, task_id, idx = (doc.get(k) for k in ("checkpoint_ns", "checkpoint_id", "task_id", "idx"))
+    channel, type_, blob = doc.get("channel"), doc.get("type"), doc.get("blob")
+    if not (isinstance(ns, str) and isinstance(cid, str) and isinstance(task_id, str) and type(idx) is int):
+        errors.append(LoadError(thread_id, ns if isinstance(ns, str) else None, cid if isinstance(cid, str) else None,
+                                "write", f"{channel} write document without its keys (checkpoint_ns, checkpoint_id, "
+                                "task_id, idx): skipped"))
+        return None
+    ns, cid = _unsafe(ns, EMPTY_STRING_SENTINEL), _unsafe(cid, EMPTY_ID_SENTINEL)
+    value = _blob(blob)
+    if type_ == "json" and value is not None:
+        value = _plain_markers_json(value)
+    return (thread_id, ns, cid, task_id, idx, channel, type_, value)
+
+
+def _blob(blob: Any) -> bytes | None:
+    """A write's `blob`: base64 text, as the saver's `_decode_blob` reads it (text that
+    is not base64 is taken as it is)."""
+    if not isinstance(blob, str):
+        return None
+    try:
+        return base64.b64decode(blob)
+    except (binascii.Error, ValueError):
+        return blob.encode("utf-8", "surrogatepass")
+
+
+def _plain_markers_json(value: bytes) -> bytes:
+    """The saver's JSON markers as the values they stand for, as `loaders.decode.plain`
+    gives the msgpack form: an Interrupt `{"__interrupt__": true, "value": …, "id": …}`
+    as its fields, a Send `{"__send__": true, "node": …, "arg": …}` as `node`, `arg`.
+    Text that is not JSON is returned as it is (the decoder reports it).
+
+    >>> _plain_markers_json(b'[{"__interrupt__":true,"value":"ok?","id":"i1"}]')
+    b'[{"value":"ok?","id":"i1"}]'
+    """
+    try:
+        parsed = orjson.loads(value)
+    except orjson.JSONDecodeError:
+        return value
+
+    def walk(v: Any, depth: int = 0) -> Any:
+        if depth > 200:  # (the decoder refuses it: loaders.decode.MAX_DEPTH)
+            return v
+        if isinstance(v, dict):
+            if v.get("__interrupt__") is True or (v.get("__send__") is True and len(v) == 3):
+                v = {k: x for k, x in v.items() if k not in ("__interrupt__", "__send__")}
+            return {k: walk(x, depth + 1) for k, x in v.items()}
+        if isinstance(v, list):
+            return [walk(x, depth + 1) for x in v]
+        return v
+
+    return orjson.dumps(walk(parsed))
