@@ -21,6 +21,7 @@ _EXPORTS = {
     "LoadSummary": "loaders.pipeline",
     "batches": "loaders.pipeline",
     "load": "loaders.pipeline",
+    "MongoOptions": "loaders.mongo",
     "PgCsvSource": "loaders.pg_export",
     "PgDumpSource": "loaders.pg_export",
     "PostgresOptions": "loaders.pg_rows",

@@ -27,6 +27,8 @@ BUILTINS = (
     "loaders.pg_export:PgDumpSource",
     "loaders.mysql_source:MysqlSource",
     "loaders.mysql_source:MysqlDumpSource",
+    "loaders.mongo:MongoSource",
+    "loaders.mongo:MongoDumpSource",
 )
 
 
