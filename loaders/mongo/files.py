@@ -104,7 +104,7 @@ def _decode(data: bytes, codec) -> Any:
     try:
         return bson.decode(data, codec)
     except Exception as exc:  # noqa: BLE001 - InvalidBSON, and what a crafted value makes the decoder raise
-        return Damaged(f"invalid BSON ({type(exc).__name__}: {str(exc)[:200]})")
+        return Damaged(f"invalid BSON ({type(exc).__name__}: {str(exc)[:200]}); skipped")
 
 
 def _length(raw: bytes) -> int | None:
@@ -166,10 +166,10 @@ def json_documents(fh: IO[bytes], where: str) -> Iterator[tuple[str, Any]]:
         try:
             doc = json_util.loads(line.decode("utf-8"), json_options=options)
         except RecursionError:
-            yield what, Damaged("JSON nested too deeply")
+            yield what, Damaged("JSON nested too deeply; skipped")
             continue
         except Exception as exc:  # noqa: BLE001 - ValueError, and what a crafted $-key makes json_util raise
-            yield what, Damaged(f"not Extended JSON ({type(exc).__name__}: {str(exc)[:200]})")
+            yield what, Damaged(f"not Extended JSON ({type(exc).__name__}: {str(exc)[:200]}); skipped")
             continue
         yield what, doc
 

@@ -120,7 +120,7 @@ def _add(stage: Stage, writes: bool, docs: Iterable[tuple[str, Any]]) -> None:
     add = stage.add_write if writes else stage.add_checkpoint
     for what, doc in docs:
         if isinstance(doc, files.Damaged):
-            stage.error(None, None, None, "write" if writes else "checkpoint", f"{what}: {doc.reason}; skipped")
+            stage.error(None, None, None, "write" if writes else "checkpoint", f"{what}: {doc.reason}")
         else:
             add(doc, what)
 

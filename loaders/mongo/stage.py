@@ -58,23 +58,29 @@ def bson_type(value: Any) -> str:
     >>> bson_type(b"x"), bson_type(3), bson_type(None)
     ('binary', 'int', 'null')
     """
+    kind = type(value)
     if value is None:
         return "null"
-    if isinstance(value, bool):
+    if kind is bool:
         return "bool"
-    if isinstance(value, bytes):
+    if isinstance(value, bytes) and kind.__name__ in ("bytes", "Binary"):
         return "binary"
-    if isinstance(value, str):
+    if kind is str:
         return "string"
-    if isinstance(value, Mapping):
+    if kind is dict or kind.__name__ == "SON":
         return "document"
-    if isinstance(value, (list, tuple)):
+    if kind in (list, tuple):
         return "array"
-    return type(value).__name__  # int, float, datetime, ObjectId, Code, Regex, Decimal128, …
+    return kind.__name__  # int, float, datetime, ObjectId, Code (a str subclass), Regex, Decimal128, …
+
+
+def _text(value: Any) -> bool:
+    """A BSON string: exactly `str` (bson's `Code`, JavaScript with or without scope, is a str subclass)."""
+    return type(value) is str
 
 
 def _shown(value: Any) -> str | None:
-    return value[:64] if isinstance(value, str) else None
+    return value[:64] if _text(value) else None
 
 
 class Stage:
@@ -112,7 +118,7 @@ class Stage:
     def _keys(self, doc: Mapping, names: tuple[str, ...], stage: str, what: str) -> bool:
         for name in names:
             value = doc.get(name)
-            if not isinstance(value, str):
+            if not _text(value):
                 self.error(doc.get("thread_id"), doc.get("checkpoint_ns"), doc.get("checkpoint_id"), stage,
                            f"{what}: {name} is {'missing' if name not in doc else 'a BSON ' + bson_type(value)}, not a string; document skipped")
                 return False
@@ -120,7 +126,7 @@ class Stage:
 
     def _binary(self, doc: Mapping, field: str, stage: str, what: str) -> tuple[bool, Any]:
         value = doc.get(field)
-        if value is None or isinstance(value, bytes):  # (bson.Binary of any subtype is bytes too)
+        if value is None or bson_type(value) == "binary":  # (bson.Binary of any subtype is bytes too)
             return True, None if value is None else bytes(value)
         self.error(doc.get("thread_id"), doc.get("checkpoint_ns"), doc.get("checkpoint_id"), stage,
                    f"{what}: {field} is a BSON {bson_type(value)}, not binary data; document skipped")
@@ -129,7 +135,7 @@ class Stage:
     def add_checkpoint(self, doc: Any, what: str) -> None:
         """One `checkpoints` document; `what` names it in errors (`dump/db/checkpoints.bson: document 12`)."""
         self.documents += 1
-        if not isinstance(doc, Mapping):
+        if bson_type(doc) != "document":
             self.error(None, None, None, "checkpoint", f"{what}: not a document; skipped")
             return
         if not self._keys(doc, ("thread_id", "checkpoint_ns", "checkpoint_id"), "checkpoint", what):
@@ -139,10 +145,10 @@ class Stage:
         ok, blob = self._binary(doc, "checkpoint", "checkpoint", what)
         if not ok:
             return
-        if type_ is not None and not isinstance(type_, str):
+        if type_ is not None and not _text(type_):
             self.error(t, ns, cid, "checkpoint", f"{what}: type is a BSON {bson_type(type_)}, not a string; document skipped")
             return
-        if parent is not None and not isinstance(parent, str):
+        if parent is not None and not _text(parent):
             self.error(t, ns, cid, "checkpoint", f"{what}: parent_checkpoint_id is a BSON {bson_type(parent)}; taken as none")
             parent = None
         metadata = self._metadata(doc.get("metadata"), (t, ns, cid), what)
@@ -154,12 +160,12 @@ class Stage:
     def add_write(self, doc: Any, what: str) -> None:
         """One `checkpoint_writes` document (kept when its channel is one a load reads)."""
         self.documents += 1
-        if not isinstance(doc, Mapping):
+        if bson_type(doc) != "document":
             self.error(None, None, None, "write", f"{what}: not a document; skipped")
             return
         channel = doc.get("channel")
-        if channel not in KEPT_CHANNELS:
-            if not isinstance(channel, str):
+        if not _text(channel) or channel not in KEPT_CHANNELS:
+            if not _text(channel):
                 self.error(doc.get("thread_id"), doc.get("checkpoint_ns"), doc.get("checkpoint_id"), "write",
                            f"{what}: channel is {'missing' if 'channel' not in doc else 'a BSON ' + bson_type(channel)}; document skipped")
             return
@@ -167,15 +173,15 @@ class Stage:
             return
         t, ns, cid = doc["thread_id"], doc["checkpoint_ns"], doc["checkpoint_id"]
         idx, type_, path = doc.get("idx"), doc.get("type"), doc.get("task_path", "")
-        if not isinstance(idx, int) or isinstance(idx, bool) or not -(1 << 63) <= idx < (1 << 63):
+        if bson_type(idx) not in ("int", "Int64") or not -(1 << 63) <= idx < (1 << 63):
             self.error(t, ns, cid, "write", f"{what}: idx is a BSON {bson_type(idx)}, not an integer; document skipped")
             return
-        if not isinstance(path, str):
+        if not _text(path):
             path = ""
         ok, value = self._binary(doc, "value", "write", what)
         if not ok:
             return
-        if type_ is not None and not isinstance(type_, str):
+        if type_ is not None and not _text(type_):
             self.error(t, ns, cid, "write", f"{what}: type is a BSON {bson_type(type_)}, not a string; document skipped")
             return
         cur = self.con.execute(_INSERT_WRITE, (t, ns, cid, doc["task_id"], int(idx), channel, type_, value, path))
@@ -223,8 +229,8 @@ def _metadata_value(value: Any, depth: int) -> Any:
     """One level of `dumps_metadata`: a document of such values, or a `[type, binary]` leaf."""
     if depth > _MAX_DEPTH:
         raise DecodeError("is nested too deeply")
-    if isinstance(value, Mapping):
+    if bson_type(value) == "document":
         return {str(k): _metadata_value(v, depth + 1) for k, v in value.items()}
-    if isinstance(value, (list, tuple)) and len(value) == 2 and isinstance(value[0], str) and isinstance(value[1], bytes):
+    if bson_type(value) == "array" and len(value) == 2 and _text(value[0]) and bson_type(value[1]) == "binary":
         return plain(decode_typed(value[0], bytes(value[1])))
     raise DecodeError(f"holds a BSON {bson_type(value)} where the saver writes a [type, binary] pair")

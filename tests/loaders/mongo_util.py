@@ -27,6 +27,7 @@ from bson import json_util
 from bson.int64 import Int64
 
 DB = "checkpointing_db"  # MongoDBSaver's default
+SECRET = "S3cret-mongo"  # the live case's password (never to be shown)
 COLLECTIONS = ("checkpoints", "checkpoint_writes")
 ARCHIVE_MAGIC = struct.pack("<I", 0x8199E26D)
 TERMINATOR = struct.pack("<I", 0xFFFFFFFF)

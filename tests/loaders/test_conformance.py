@@ -14,6 +14,7 @@ import loaders
 from tests.loaders import conformance
 from tests.loaders.conformance import Case
 from tests.loaders.example_source import FORMAT, JsonlDirSource
+from tests.loaders.mongo_util import SECRET
 from tests.loaders.mysql_util import READER_PASSWORD
 
 loaders.register(JsonlDirSource())  # the one registration the example kind needs
@@ -33,6 +34,13 @@ CASES = {
     "jsonl-dir": ("jsonl-dir", True),
     "mysql": ("mysql", True),
     "mysql-dump": ("mysql-dump", True),
+    "mongodb": ("mongodb", True),
+    "mongo-dump-folder": ("mongo-dump", True),
+    "mongo-dump-bson-gz": ("mongo-dump", True),
+    "mongo-archive": ("mongo-dump", True),
+    "mongo-archive-gz": ("mongo-dump", True),
+    "mongoexport-relaxed": ("mongo-dump", True),
+    "mongoexport-canonical": ("mongo-dump", True),
 }
 
 
@@ -66,7 +74,7 @@ def _keyword_dsn(dsn: str) -> str:
 
 
 @pytest.fixture(scope="session")
-def cases(graphs_sqlite, graphs_pg, graphs_exports, graphs_mysql, tmp_path_factory) -> dict[str, Case]:
+def cases(graphs_sqlite, graphs_pg, graphs_exports, graphs_mysql, graphs_mongo, tmp_path_factory) -> dict[str, Case]:
     url = graphs_pg.dsn.replace("postgresql://postgres@", f"postgresql://postgres:{URL_SECRETS[0]}@")
     specs = {
         "sqlite": (graphs_sqlite, ()),
@@ -79,6 +87,13 @@ def cases(graphs_sqlite, graphs_pg, graphs_exports, graphs_mysql, tmp_path_facto
         "jsonl-dir": (dump_sqlite_store(graphs_sqlite, tmp_path_factory.mktemp("jsonl") / "dumps"), ()),
         "mysql": (graphs_mysql.reader_dsn, (READER_PASSWORD,)),
         "mysql-dump": (graphs_mysql.dump, ()),
+        "mongodb": (graphs_mongo.uri, (SECRET,)),
+        "mongo-dump-folder": (graphs_mongo.dump, ()),
+        "mongo-dump-bson-gz": (graphs_mongo.dump_gz, ()),
+        "mongo-archive": (graphs_mongo.archive, ()),
+        "mongo-archive-gz": (graphs_mongo.archive_gz, ()),
+        "mongoexport-relaxed": (graphs_mongo.export_relaxed, ()),
+        "mongoexport-canonical": (graphs_mongo.export_canonical, ()),
     }
     return {
         name: Case(name, kind, str(specs[name][0]), specs[name][1], detected)
@@ -92,8 +107,10 @@ def test_every_registered_kind_has_a_case():
 
 @pytest.mark.parametrize("check", conformance.CHECKS, ids=lambda c: c.__name__.removeprefix("check_"))
 @pytest.mark.parametrize("name", CASES)
-def test_conformance(name, check, cases, graphs_reference, tmp_path, monkeypatch):
-    check(cases[name], conformance.Context(list(cases.values()), graphs_reference, tmp_path, monkeypatch))
+def test_conformance(name, check, cases, graphs_reference, graphs_mongo, tmp_path, monkeypatch):
+    # The Mongo cases' reference holds the same checkpoints put through SqliteSaver (conftest.graphs_mongo).
+    reference = graphs_mongo.reference if cases[name].kind.startswith("mongo") else graphs_reference
+    check(cases[name], conformance.Context(list(cases.values()), reference, tmp_path, monkeypatch))
 
 
 def test_the_contract_is_enforced_where_it_is_declared():
