@@ -135,8 +135,8 @@ def option_specs(kinds: Mapping[str, Source]) -> list[OptionSpec]:
     """Every option beyond `threads` that some kind in `kinds` takes, in declaration order.
 
     >>> from loaders import sources
-    >>> [(o.name, o.kinds) for o in option_specs(sources())]
-    [('since', ('postgres', 'postgres-csv', 'pg-dump', 'mysql', 'mysql-dump')), ('schema', ('postgres', 'pg-dump'))]
+    >>> [(o.name, o.kinds) for o in option_specs(sources())][:3]
+    [('since', ('postgres', 'postgres-csv', 'pg-dump', 'mysql', 'mysql-dump')), ('schema', ('postgres', 'pg-dump')), ('database', ('mongodb', 'mongo-dump'))]
     """
     found: dict[str, tuple[Any, list[str]]] = {}
     for kind, source in kinds.items():

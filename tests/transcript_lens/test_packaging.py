@@ -75,8 +75,8 @@ def _declared(*groups: str) -> list[Requirement]:
 
 
 @pytest.mark.parametrize(("lock", "groups"), [
-    ("requirements.txt", ("runtime", "postgres", "mysql", "aes", "app")),   # what `make app` installs
-    ("requirements-dev.txt", ("runtime", "postgres", "mysql", "aes", "app", "dask", "dev")),   # what `make test` installs
+    ("requirements.txt", ("runtime", "postgres", "mysql", "mongodb", "aes", "app")),   # what `make app` installs
+    ("requirements-dev.txt", ("runtime", "postgres", "mysql", "mongodb", "aes", "app", "dask", "dev")),   # what `make test` installs
 ])
 def test_the_pinned_lock_satisfies_every_declared_range(lock, groups):
     pins = _lock(ROOT / lock)
@@ -88,7 +88,7 @@ def test_the_pinned_lock_satisfies_every_declared_range(lock, groups):
         [version] = [s.version for s in pin.specifier if s.operator == "=="]
         assert req.specifier.contains(version), f"{lock} pins {pin}, outside pyproject's {req}"
         assert req.extras <= pin.extras, f"{lock} pins {pin} without the extras of {req}"
-    declared = {canonicalize_name(r.name) for r in _declared("runtime", "postgres", "mysql", "aes", "app", "dask", "dev")}
+    declared = {canonicalize_name(r.name) for r in _declared("runtime", "postgres", "mysql", "mongodb", "aes", "app", "dask", "dev")}
     assert set(pins) - declared == set(), f"{lock} pins packages pyproject.toml does not declare"
 
 
