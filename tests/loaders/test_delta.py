@@ -175,3 +175,22 @@ def test_mysql_live_and_dump_are_what_the_runtime_rebuilds(tmp_path):
             summary = loaders.load(spec, out, workers=1)
             assert summary.errors == 0, (name, rows(out, "SELECT * FROM load_errors"))
             assert_as_the_runtime(out, expected)
+
+
+def test_mongodb_live_and_dump_are_what_the_runtime_rebuilds(tmp_path, monkeypatch):
+    from langgraph.checkpoint.mongodb import MongoDBSaver
+
+    from tests.loaders import mongo_util
+
+    client = mongo_util.mongomock_client()
+    saver = MongoDBSaver(client)
+    manifest = write_delta_threads(saver)
+    expected = runtime_view(saver, manifest)
+    monkeypatch.setattr(loaders.sources()["mongodb"], "client_factory", lambda uri: client)
+    specs = {"live": "mongodb://h/checkpointing_db", "dump": mongo_util.write_dump(client, tmp_path / "dump"),
+             "archive": mongo_util.write_archive(client, tmp_path / "a.archive")}
+    for name, spec in specs.items():
+        out = tmp_path / f"{name}.duckdb"
+        summary = loaders.load(str(spec), out, workers=1)
+        assert summary.errors == 0, (name, rows(out, "SELECT * FROM load_errors"))
+        assert_as_the_runtime(out, expected)

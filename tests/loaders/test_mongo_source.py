@@ -186,6 +186,7 @@ def test_damaged_documents_are_load_errors_naming_them(mongo, tmp_path):
         bytes(bad_utf8),
         bson.encode(_checkpoint(mongo, checkpoint_id=mongo_util.documents(mongo.client, "checkpoints")[0]["checkpoint_id"],
                                 thread_id=mongo_util.documents(mongo.client, "checkpoints")[0]["thread_id"])),  # a second copy
+        bson.encode(_checkpoint(mongo, thread_id=Code("this.a", {"a": "zz:code"}))),  # JavaScript with scope, a str subclass
     ]
     truncated = bson.encode(_checkpoint(mongo))[:-10]
     spec = _dump_with(mongo, tmp_path, extra, truncated)
@@ -193,14 +194,15 @@ def test_damaged_documents_are_load_errors_naming_them(mongo, tmp_path):
     summary = load_db(str(spec), db)
     errors = rows(db, "SELECT thread_id, stage, reason FROM load_errors ORDER BY reason")
     reasons = [e["reason"] for e in errors]
-    assert summary.errors == len(errors) == 6, reasons
+    assert summary.errors == len(errors) == 7, reasons
     n = len(mongo_util.documents(mongo.client, "checkpoints"))
     assert any(f"document {n + 1} " in r and "thread_id is a BSON int, not a string" in r for r in reasons)
     assert any(f"document {n + 2} " in r and "checkpoint is a BSON Code, not binary data" in r for r in reasons)
     assert any("metadata holds a BSON Regex" in r for r in reasons)
     assert any(f"document {n + 4} " in r and "invalid BSON" in r for r in reasons)
     assert any("a second checkpoints row with the same key" in r for r in reasons)
-    assert any(f"document {n + 6} " in r and "ends inside this document" in r for r in reasons)
+    assert any(f"document {n + 6} " in r and "thread_id is a BSON Code, not a string" in r for r in reasons)
+    assert any(f"document {n + 7} " in r and "ends inside this document" in r for r in reasons)
     # The damaged-metadata checkpoint keeps its row, without metadata; every real thread is whole.
     assert rows(db, "SELECT metadata FROM checkpoints WHERE thread_id = 'zz:damaged'") == [{"metadata": None}]
     real = f"SELECT {MESSAGE_COLS} FROM messages WHERE thread_id <> 'zz:damaged' ORDER BY thread_id, ordinal"
