@@ -181,7 +181,7 @@ def is_archive(path: Path) -> bool:
     return path.is_file() and _head(path, 4) == ARCHIVE_MAGIC
 
 
-def _archive_block(fh: IO[bytes], where: str, codec, offset: list[int]) -> Any:
+def _archive_block(fh: IO[bytes], where: str, offset: list[int]) -> Any:
     """The next document of an archive, or None at a terminator; `SourceError` where the
     framing is lost (mongorestore's parser fails there too: nothing after it can be found)."""
     raw = _read(fh, 4)
@@ -210,10 +210,10 @@ def archive_collections(path: Path, where: str) -> list[tuple[str, str]]:
             raise SourceError(f"{where}: not a mongodump archive (no magic number)")
         offset = [4]
         try:
-            if _archive_block(fh, where, codec, offset) is None:
+            if _archive_block(fh, where, offset) is None:
                 raise SourceError(f"{where}: the archive has no header document")
             found = []
-            while (block := _archive_block(fh, where, codec, offset)) is not None:
+            while (block := _archive_block(fh, where, offset)) is not None:
                 meta = bson.decode(block, codec)
                 found.append((str(meta.get("db")), str(meta.get("collection"))))
         except EOFError:
@@ -234,12 +234,12 @@ def archive_documents(path: Path, where: str, db: str, collections: tuple[str, .
         _read(fh, 4)
         offset = [4]
         try:
-            _archive_block(fh, where, codec, offset)
-            while _archive_block(fh, where, codec, offset) is not None:
+            _archive_block(fh, where, offset)
+            while _archive_block(fh, where, offset) is not None:
                 pass
             while True:
                 try:
-                    block = _archive_block(fh, where, codec, offset)
+                    block = _archive_block(fh, where, offset)
                 except EOFError:
                     break
                 if block is None:
@@ -250,7 +250,7 @@ def archive_documents(path: Path, where: str, db: str, collections: tuple[str, .
                     raise SourceError(f"{where}: byte {offset[0]}: an unreadable namespace header ({exc})") from None
                 coll = header.get("collection") if header.get("db") == db else None
                 if header.get("EOF") is True:
-                    if _archive_block(fh, where, codec, offset) is not None:
+                    if _archive_block(fh, where, offset) is not None:
                         raise SourceError(f"{where}: byte {offset[0]}: documents after the end of {header.get('collection')!r}")
                     if coll in counts:
                         ended.add(coll)
@@ -258,7 +258,7 @@ def archive_documents(path: Path, where: str, db: str, collections: tuple[str, .
                 while True:
                     start = offset[0]
                     try:
-                        doc = _archive_block(fh, where, codec, offset)
+                        doc = _archive_block(fh, where, offset)
                     except EOFError:
                         raise SourceError(f"{where}: the archive ends inside a segment of {header.get('collection')!r} (a truncated archive?)") from None
                     if doc is None:

@@ -49,7 +49,8 @@ def uri_database(uri: str) -> str | None:
 def default_client(uri: str) -> Any:
     import pymongo  # (the `mongodb` extra: imported only when a server is opened)
 
-    return pymongo.MongoClient(uri, serverSelectionTimeoutMS=SERVER_TIMEOUT_MS, connect=False, appname="transcript-lens")
+    timeout = {} if "serverselectiontimeoutms=" in uri.lower() else {"serverSelectionTimeoutMS": SERVER_TIMEOUT_MS}
+    return pymongo.MongoClient(uri, connect=False, appname="transcript-lens", **timeout)  # (the URI's own options win)
 
 
 class MongoReading:
@@ -96,11 +97,14 @@ class MongoReading:
         except Exception as exc:  # noqa: BLE001 - pymongo's PyMongoError family, InvalidBSON
             raise SourceError(f"{self.where}: reading {collection} failed ({first_line(exc, self.uri)})") from None
 
-    def collections(self) -> set[str]:
+    def collections(self) -> set[str] | None:
+        """The database's collections; None when this user may not list them."""
         try:
             return set(self.db.list_collection_names())  # (listCollections takes no snapshot read concern)
-        except Exception:  # noqa: BLE001 - a read-only user may not list them: assume they are there
-            return set()
+        except Exception as exc:  # noqa: BLE001
+            if _is_connection_failure(exc):
+                raise SourceError(f"{self.where}: cannot connect ({first_line(exc, self.uri)})") from None
+            return None
 
     def close(self) -> None:
         session, self.session = self.session, None
@@ -117,7 +121,8 @@ class MongoReading:
 
 def _is_connection_failure(exc: BaseException) -> bool:
     try:
-        from pymongo.errors import ConnectionFailure, OperationFailure
+        from pymongo.errors import ConfigurationError, ConnectionFailure, OperationFailure
     except ImportError:
         return False
-    return isinstance(exc, ConnectionFailure) or (isinstance(exc, OperationFailure) and exc.code in (13, 18))
+    # (ConfigurationError: an SRV name that does not resolve, options the server refuses.)
+    return isinstance(exc, (ConnectionFailure, ConfigurationError)) or (isinstance(exc, OperationFailure) and exc.code in (13, 18))

@@ -157,7 +157,7 @@ class MongoSource(Source):
         reading = MongoReading(spec, shown, db, self.client_factory)
         try:
             present = reading.collections()
-            if present and options.checkpoint_collection not in present:
+            if present is not None and options.checkpoint_collection not in present:
                 raise SourceError(f"{shown}: no {options.checkpoint_collection} collection in database {db!r} "
                                   "(expected MongoDBSaver's; name another with the database option)")
 

@@ -141,6 +141,15 @@ def test_a_server_that_refuses_snapshot_reads_is_read_without(mongo, no_writes, 
     assert log == ["ended"]
 
 
+def test_a_server_that_does_not_answer_fails_in_one_line_without_the_password(tmp_path):
+    # Through pymongo's own client (no factory): nothing listens on port 1.
+    uri = f"mongodb://reader:{mongo_util.SECRET}@127.0.0.1:1/agents?serverSelectionTimeoutMS=300"
+    with pytest.raises(SourceError, match="^mongodb://reader:\\*\\*\\*@127.0.0.1:1/agents.*: cannot connect ") as err:
+        load_db(uri, tmp_path / "t.duckdb")
+    assert mongo_util.SECRET not in str(err.value) and "\n" not in str(err.value)
+    assert not (tmp_path / "t.duckdb").exists()
+
+
 def test_database_and_collection_names_are_options(tmp_path, monkeypatch):
     client = mongo_util.mongomock_client()
     saver = MongoDBSaver(client, db_name="agents", checkpoint_collection_name="cp", writes_collection_name="wr")
