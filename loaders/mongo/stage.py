@@ -9,7 +9,8 @@
 
 Only `metadata` differs: a document whose every leaf is one value as the saver's
 serializer wrote it, `[type, binary]` (`dumps_metadata`: keys kept as text so
-the server can filter on them). It becomes the JSON text SqliteSaver stores,
+the server can filter on them; releases before 0.3 wrote each leaf as
+JsonPlusSerializer's JSON bytes, and no `task_path`). It becomes the JSON text SqliteSaver stores,
 each leaf decoded by `loaders.decode` (nothing in the data is run).
 
 Every form (live, mongodump, archive, mongoexport) hands its documents to
@@ -226,11 +227,13 @@ class Stage:
 
 
 def _metadata_value(value: Any, depth: int) -> Any:
-    """One level of `dumps_metadata`: a document of such values, or a `[type, binary]` leaf."""
+    """One level of `dumps_metadata`: a document of such values, or a leaf (`[type, binary]`, or legacy JSON bytes)."""
     if depth > _MAX_DEPTH:
         raise DecodeError("is nested too deeply")
     if bson_type(value) == "document":
         return {str(k): _metadata_value(v, depth + 1) for k, v in value.items()}
     if bson_type(value) == "array" and len(value) == 2 and _text(value[0]) and bson_type(value[1]) == "binary":
         return plain(decode_typed(value[0], bytes(value[1])))
+    if bson_type(value) == "binary":  # releases before 0.3: `serde.dumps(value)`, JsonPlusSerializer's JSON
+        return plain(decode_typed("json", bytes(value)))
     raise DecodeError(f"holds a BSON {bson_type(value)} where the saver writes a [type, binary] pair")

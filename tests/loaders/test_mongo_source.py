@@ -53,6 +53,21 @@ def test_every_form_loads_as_langgraph_reads_the_saver(form, mongo, expected, tm
     assert {r["thread_id"] for r in rows(db, waiting)} >= {t for t, s in mongo.manifest.items() if s == "interrupt_pending"} != set()
 
 
+def test_metadata_of_releases_before_0_3_is_read(mongo, tmp_path):
+    """langgraph-checkpoint-mongodb 0.1-0.2 wrote each metadata leaf as `serde.dumps(value)`
+    (JsonPlusSerializer's JSON bytes) and writes without task_path."""
+    import json
+
+    legacy = {k: json.dumps(v, ensure_ascii=False).encode() for k, v in
+              {"source": "loop", "step": 3, "user_id": "ü@x", "parents": None}.items()}
+    doc = _checkpoint(mongo, metadata={**legacy, "parents": {}})
+    spec = _dump_with(mongo, tmp_path, [bson.encode(doc)])
+    db = tmp_path / "t.duckdb"
+    assert load_db(str(spec), db).errors == 0
+    assert rows(db, "SELECT step, source, metadata->>'user_id' AS u FROM checkpoints WHERE thread_id = 'zz:damaged'") == [
+        {"step": 3, "source": "loop", "u": "ü@x"}]
+
+
 def test_a_collection_file_given_alone_is_refused_in_one_line(mongo, tmp_path):
     folder = tmp_path / "db"
     folder.mkdir()
