@@ -36,6 +36,11 @@ from loaders.scratch import scratch_dir
 
 # The `writes` a load reads: the special channels and `messages` (a DeltaChannel's rebuild needs it).
 KEPT_CHANNELS = (*SPECIAL_CHANNELS, "messages")
+# The order the runtime replays a checkpoint's DeltaChannel writes in is the order MongoDBSaver's
+# `get_tuple` hands them over: `find({thread_id, checkpoint_ns, checkpoint_id})`, which a server
+# answers through the saver's unique index (… task_id, idx), not by task_path as SqliteSaver's
+# `writes_sort_key`. So writes are staged without task_path, and `loaders.delta` orders them by
+# (task_id, idx) as it does a MySQL saver's.
 ERRORS_MAX = 1000  # load_errors rows of damaged documents kept; more are counted in one row
 _BATCH = 500  # rows per transaction
 _MAX_DEPTH = 64  # metadata nesting taken
@@ -173,19 +178,18 @@ class Stage:
         if not self._keys(doc, ("thread_id", "checkpoint_ns", "checkpoint_id", "task_id"), "write", what):
             return
         t, ns, cid = doc["thread_id"], doc["checkpoint_ns"], doc["checkpoint_id"]
-        idx, type_, path = doc.get("idx"), doc.get("type"), doc.get("task_path", "")
+        idx, type_ = doc.get("idx"), doc.get("type")
         if bson_type(idx) not in ("int", "Int64") or not -(1 << 63) <= idx < (1 << 63):
             self.error(t, ns, cid, "write", f"{what}: idx is a BSON {bson_type(idx)}, not an integer; document skipped")
             return
-        if not _text(path):
-            path = ""
         ok, value = self._binary(doc, "value", "write", what)
         if not ok:
             return
         if type_ is not None and not _text(type_):
             self.error(t, ns, cid, "write", f"{what}: type is a BSON {bson_type(type_)}, not a string; document skipped")
             return
-        cur = self.con.execute(_INSERT_WRITE, (t, ns, cid, doc["task_id"], int(idx), channel, type_, value, path))
+        # task_path is not staged (see KEPT_CHANNELS): the rebuild replays writes by (task_id, idx).
+        cur = self.con.execute(_INSERT_WRITE, (t, ns, cid, doc["task_id"], int(idx), channel, type_, value, ""))
         if cur.rowcount == 0:
             self.error(t, ns, cid, "write", f"{what}: {second_copy('checkpoint_writes', ', task_id and idx')}")
         self._step()

@@ -66,10 +66,10 @@ def graphs_reference(graphs_sqlite: Path, tmp_path_factory: pytest.TempPathFacto
 
 
 @pytest.fixture(scope="session")
-def graphs_mongo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimpleNamespace]:
+def graphs_mongo(tmp_path_factory: pytest.TempPathFactory) -> SimpleNamespace:
     """The conformance graphs written by the real MongoDBSaver into a mongomock client, laid out as
     MongoDB's tools lay them out (tests/loaders/mongo_util.py): `client`, `saver`, `uri` (the live
-    kind reads `client` through `MongoSource.client_factory` while this fixture lasts), `dump`
+    kind reads `client` for it where a test serves it: `mongo_util.serve`), `dump`
     (mongodump folder), `dump_gz` (a `--gzip` `.bson.gz`), `archive`, `archive_gz`,
     `export_relaxed` and `export_canonical` (mongoexport folders), and `reference`: the same
     checkpoints put through SqliteSaver, loaded (a SqliteSaver writing the graphs itself draws
@@ -84,18 +84,13 @@ def graphs_mongo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimpleNam
     written = conformance.write_graphs(saver)
     reference = folder / "reference.duckdb"
     loaders.load(str(mongo_util.sqlite_copy(saver, folder / "copy.sqlite")), reference, workers=1)
-    source = loaders.sources()["mongodb"]
-    source.client_factory = lambda uri: client
-    try:
-        yield SimpleNamespace(
-            client=client, saver=saver, manifest=written, reference=reference,
-            uri=f"mongodb://reader:{mongo_util.SECRET}@mongo-a.invalid:27017,mongo-b.invalid:27017/{mongo_util.DB}?replicaSet=rs0",
-            dump=mongo_util.write_dump(client, folder / "dump"),
-            dump_gz=mongo_util.write_dump(client, folder / "dump_gz", gzipped=True) / mongo_util.DB / "checkpoints.bson.gz",
-            archive=mongo_util.write_archive(client, folder / "store.archive", extra={"admin.system.version": [{"_id": "x"}]}),
-            archive_gz=mongo_util.write_archive(client, folder / "store.gz", gzipped=True),
-            export_relaxed=mongo_util.write_export(client, folder / "export_relaxed"),
-            export_canonical=mongo_util.write_export(client, folder / "export_canonical", "canonical"),
-        )
-    finally:
-        source.client_factory = None
+    return SimpleNamespace(
+        client=client, saver=saver, manifest=written, reference=reference,
+        uri=f"mongodb://reader:{mongo_util.SECRET}@mongo-a.invalid:27017,mongo-b.invalid:27017/{mongo_util.DB}?replicaSet=rs0",
+        dump=mongo_util.write_dump(client, folder / "dump"),
+        dump_gz=mongo_util.write_dump(client, folder / "dump_gz", gzipped=True) / mongo_util.DB / "checkpoints.bson.gz",
+        archive=mongo_util.write_archive(client, folder / "store.archive", extra={"admin.system.version": [{"_id": "x"}]}),
+        archive_gz=mongo_util.write_archive(client, folder / "store.gz", gzipped=True),
+        export_relaxed=mongo_util.write_export(client, folder / "export_relaxed"),
+        export_canonical=mongo_util.write_export(client, folder / "export_canonical", "canonical"),
+    )

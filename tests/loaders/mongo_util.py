@@ -11,7 +11,7 @@ interface), and its documents are then written out exactly as
 - `mongoexport` does: one compact Extended JSON document a line, `--jsonFormat` relaxed
   (its default) or canonical.
 
-The live kind reads the same mongomock client through `MongoSource.client_factory`.
+The live kind reads the same mongomock client through `MongoSource.client_factory` (`serve`).
 """
 
 from __future__ import annotations
@@ -25,6 +25,8 @@ import mongomock
 import mongomock.collection
 from bson import json_util
 from bson.int64 import Int64
+
+import loaders
 
 DB = "checkpointing_db"  # MongoDBSaver's default
 SECRET = "S3cret-mongo"  # the live case's password (never to be shown)
@@ -54,6 +56,30 @@ def _accept_sort() -> None:
 def mongomock_client() -> mongomock.MongoClient:
     _accept_sort()
     return mongomock.MongoClient()
+
+
+def serve(monkeypatch, client, uri: str) -> None:
+    """For this test, the live kind opens `client` for `uri` (`MongoSource.client_factory`); any other
+    URI goes to pymongo's own client."""
+    from loaders.mongo.live import default_client
+
+    monkeypatch.setattr(loaders.sources()["mongodb"], "client_factory", lambda u: client if u == uri else default_client(u))
+
+
+def index_ordered_writes(monkeypatch) -> None:
+    """Answer MongoDBSaver's `find({thread_id, checkpoint_ns, checkpoint_id})` of a checkpoint's pending
+    writes as a server does, through the saver's unique index (… task_id, idx): mongomock uses no index
+    and answers in insertion order, which for parallel tasks is the order their threads finished. The
+    runtime replays a DeltaChannel's writes in the order `get_tuple` hands them over."""
+    find = mongomock.Collection.find
+
+    def ordered(self, filter=None, *args, **kwargs):
+        cursor = find(self, filter, *args, **kwargs)
+        if self.name == "checkpoint_writes" and set(filter or ()) == {"thread_id", "checkpoint_ns", "checkpoint_id"}:
+            return cursor.sort([("task_id", 1), ("idx", 1)])
+        return cursor
+
+    monkeypatch.setattr(mongomock.Collection, "find", ordered)
 
 
 def documents(client, collection: str, db: str = DB) -> list[dict]:

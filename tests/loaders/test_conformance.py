@@ -14,7 +14,7 @@ import loaders
 from tests.loaders import conformance
 from tests.loaders.conformance import Case
 from tests.loaders.example_source import FORMAT, JsonlDirSource
-from tests.loaders.mongo_util import SECRET
+from tests.loaders.mongo_util import SECRET, serve
 from tests.loaders.mysql_util import READER_PASSWORD
 
 loaders.register(JsonlDirSource())  # the one registration the example kind needs
@@ -109,6 +109,7 @@ def test_every_registered_kind_has_a_case():
 @pytest.mark.parametrize("name", CASES)
 def test_conformance(name, check, cases, graphs_reference, graphs_mongo, tmp_path, monkeypatch):
     # The Mongo cases' reference holds the same checkpoints put through SqliteSaver (conftest.graphs_mongo).
+    serve(monkeypatch, graphs_mongo.client, graphs_mongo.uri)
     reference = graphs_mongo.reference if cases[name].kind.startswith("mongo") else graphs_reference
     check(cases[name], conformance.Context(list(cases.values()), reference, tmp_path, monkeypatch))
 

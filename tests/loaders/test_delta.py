@@ -185,8 +185,9 @@ def test_mongodb_live_and_dump_are_what_the_runtime_rebuilds(tmp_path, monkeypat
     client = mongo_util.mongomock_client()
     saver = MongoDBSaver(client)
     manifest = write_delta_threads(saver)
+    mongo_util.index_ordered_writes(monkeypatch)  # the runtime's view as a server gives it
     expected = runtime_view(saver, manifest)
-    monkeypatch.setattr(loaders.sources()["mongodb"], "client_factory", lambda uri: client)
+    mongo_util.serve(monkeypatch, client, "mongodb://h/checkpointing_db")
     specs = {"live": "mongodb://h/checkpointing_db", "dump": mongo_util.write_dump(client, tmp_path / "dump"),
              "archive": mongo_util.write_archive(client, tmp_path / "a.archive")}
     for name, spec in specs.items():

@@ -33,6 +33,11 @@ def mongo(graphs_mongo):
     return graphs_mongo
 
 
+@pytest.fixture(autouse=True)
+def served(mongo, monkeypatch):
+    mongo_util.serve(monkeypatch, mongo.client, mongo.uri)
+
+
 @pytest.fixture(scope="module")
 def expected(mongo):
     saver = MongoDBSaver(mongo.client, serde=oracle.strict_serde())  # LangGraph's own reading of the collections
@@ -171,10 +176,12 @@ def test_database_and_collection_names_are_options(tmp_path, monkeypatch):
     from tests.loaders.pg_util import write_awkward_threads
 
     written = write_awkward_threads(saver)
-    monkeypatch.setattr(loaders.sources()["mongodb"], "client_factory", lambda uri: client)
+    mongo_util.serve(monkeypatch, client, "mongodb://h/agents")
     names = {"checkpoint_collection": "cp", "writes_collection": "wr"}
     assert load_db("mongodb://h/agents", tmp_path / "a.duckdb", options=names).threads == len(written)
+    mongo_util.serve(monkeypatch, client, "mongodb://h")
     assert load_db("mongodb://h", tmp_path / "b.duckdb", options={**names, "database": "agents"}).threads == len(written)
+    mongo_util.serve(monkeypatch, client, "mongodb://h/agents")
     with pytest.raises(SourceError, match="no checkpoints collection in database 'agents'"):
         load_db("mongodb://h/agents", tmp_path / "c.duckdb")
 
