@@ -110,7 +110,6 @@ class Stage:
         self.con.executescript("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;" + _DDL)
         self.errors: list[LoadError] = []
         self.dropped_errors = 0
-        self.documents = 0
         self._pending = 0
         self.con.execute("BEGIN")
 
@@ -140,7 +139,6 @@ class Stage:
 
     def add_checkpoint(self, doc: Any, what: str) -> None:
         """One `checkpoints` document; `what` names it in errors (`dump/db/checkpoints.bson: document 12`)."""
-        self.documents += 1
         if bson_type(doc) != "document":
             self.error(None, None, None, "checkpoint", f"{what}: not a document; skipped")
             return
@@ -165,7 +163,6 @@ class Stage:
 
     def add_write(self, doc: Any, what: str) -> None:
         """One `checkpoint_writes` document (kept when its channel is one a load reads)."""
-        self.documents += 1
         if bson_type(doc) != "document":
             self.error(None, None, None, "write", f"{what}: not a document; skipped")
             return
