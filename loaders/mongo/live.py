@@ -1,6 +1,7 @@
 """A live MongoDB database written by MongoDBSaver, read through pymongo.
 
-Read-only: `find` only (no write, no index, no `setup` of the saver). Each
+Read-only: `find` only (no write, no index, no `setup` of the saver), of the
+threads asked for (`threads`) and the writes of the channels a load reads. Each
 collection is streamed in batches (`BATCH` documents) in the order of the
 saver's own unique index (`thread_id`, `checkpoint_ns`, `checkpoint_id` -1, …),
 so the server walks that index and sorts nothing in memory. Both collections are
@@ -87,10 +88,10 @@ class MongoReading:
         cursor = self.db[collection].find(query, batch_size=BATCH, **kw)
         return cursor.sort(sort) if sort else cursor
 
-    def documents(self, collection: str, writes: bool) -> Iterator[tuple[str, Any]]:
-        """`(what, document)` of `collection` in index order; `SourceError` when reading fails."""
+    def documents(self, collection: str, query: dict, writes: bool) -> Iterator[tuple[str, Any]]:
+        """`(what, document)` of `collection` matching `query`, in index order; `SourceError` when reading fails."""
         try:
-            for n, doc in enumerate(self._find(collection, {}, _WRITE_ORDER if writes else _CHECKPOINT_ORDER, self.session), 1):
+            for n, doc in enumerate(self._find(collection, query, _WRITE_ORDER if writes else _CHECKPOINT_ORDER, self.session), 1):
                 yield f"{self.where}: {collection} document {doc.get('_id', n) if isinstance(doc, dict) else n}", doc
         except SourceError:
             raise

@@ -11,7 +11,7 @@ from typing import Any
 from loaders.dsn import dsn_secrets, mask_dsn
 from loaders.mongo import files
 from loaders.mongo.live import DEFAULT_DB, MongoReading, uri_database
-from loaders.mongo.stage import Stage
+from loaders.mongo.stage import KEPT_CHANNELS, Stage
 from loaders.records import LoadError, SourceError, ThreadBundle
 from loaders.source import SPLIT_MIN_BYTES, Capabilities, Source, SourceOptions, SourceReader
 from loaders.sqlite_source import SqliteReader
@@ -161,9 +161,14 @@ class MongoSource(Source):
                 raise SourceError(f"{shown}: no {options.checkpoint_collection} collection in database {db!r} "
                                   "(expected MongoDBSaver's; name another with the database option)")
 
+            # Only what a load reads crosses the network: the threads asked for, the writes of the
+            # channels it keeps (values only: a list of strings, never an operator from the spec).
+            only = {"thread_id": {"$in": list(options.threads)}} if options.threads else {}
+            channels = {"channel": {"$in": list(KEPT_CHANNELS)}}
+
             def fill(stage: Stage) -> None:
-                _add(stage, False, reading.documents(options.checkpoint_collection, False))
-                _add(stage, True, reading.documents(options.writes_collection, True))
+                _add(stage, False, reading.documents(options.checkpoint_collection, only, False))
+                _add(stage, True, reading.documents(options.writes_collection, {**only, **channels}, True))
 
             reader = _staged(shown, options, fill)
             reader.snapshot = reading.snapshot

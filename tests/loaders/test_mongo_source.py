@@ -110,9 +110,9 @@ def _recording_finds(monkeypatch) -> list:
     seen = []
     find = mongomock.Collection.find
 
-    def recording(self, *a, session=None, **kw):
-        seen.append((self.name, session))
-        return find(self, *a, **kw)
+    def recording(self, filter=None, *a, session=None, **kw):
+        seen.append((self.name, session, filter))
+        return find(self, filter, *a, **kw)
 
     monkeypatch.setattr(mongomock.Collection, "find", recording)
     return seen
@@ -137,9 +137,20 @@ def test_live_reads_both_collections_in_one_snapshot_session(mongo, no_writes, m
     with loaders.sources()["mongodb"].open(mongo.uri) as reader:
         assert reader.snapshot is True and "snapshot" not in reader.describe()
         assert len({b.thread_id for b in reader.threads()}) == len(mongo.manifest)
-    assert {name for name, _ in seen} == {"checkpoints", "checkpoint_writes"}
-    assert all(isinstance(session, _Session) for _, session in seen)
+    assert {name for name, _, _ in seen} == {"checkpoints", "checkpoint_writes"}
+    assert all(isinstance(session, _Session) for _, session, _ in seen)
     assert log == ["ended"]
+
+
+def test_live_asks_the_server_only_for_what_a_load_reads(mongo, monkeypatch):
+    seen = _recording_finds(monkeypatch)
+    wanted = sorted(mongo.manifest)[1:3]
+    with loaders.sources()["mongodb"].open(mongo.uri, {"threads": (*wanted, "no:such")}) as reader:
+        assert [b.thread_id for b in reader.threads()] == wanted
+    only = {"$in": [*wanted, "no:such"]}
+    assert [f for name, _, f in seen if name == "checkpoints" and f.get("_id", 0) is not None] == [{"thread_id": only}]
+    assert [f for name, _, f in seen if name == "checkpoint_writes"] == [
+        {"thread_id": only, "channel": {"$in": ["__interrupt__", "__resume__", "__error__", "messages"]}}]
 
 
 def test_a_server_that_refuses_snapshot_reads_is_read_without(mongo, no_writes, monkeypatch):
