@@ -8,7 +8,7 @@ sources or the C extensions; the built-in sources register on the first
 >>> import loaders
 >>> loaders.load("demo/demo.sqlite", "demo.duckdb")  # doctest: +SKIP
 >>> sorted(loaders.sources())[:2]
-['mysql', 'mysql-dump']
+['mongo-dump', 'mongodb']
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ _EXPORTS = {
     "LoadSummary": "loaders.pipeline",
     "batches": "loaders.pipeline",
     "load": "loaders.pipeline",
+    "MongoOptions": "loaders.mongo",
     "PgCsvSource": "loaders.pg_export",
     "PgDumpSource": "loaders.pg_export",
     "PostgresOptions": "loaders.pg_rows",

@@ -28,6 +28,8 @@ BUILTINS = (
     "loaders.mysql_source:MysqlSource",
     "loaders.mysql_source:MysqlDumpSource",
     "loaders.redis_source:RedisSource",
+    "loaders.mongo:MongoSource",
+    "loaders.mongo:MongoDumpSource",
 )
 
 

@@ -135,8 +135,8 @@ def option_specs(kinds: Mapping[str, Source]) -> list[OptionSpec]:
     """Every option beyond `threads` that some kind in `kinds` takes, in declaration order.
 
     >>> from loaders import sources
-    >>> [(o.name, o.kinds) for o in option_specs(sources())]
-    [('since', ('postgres', 'postgres-csv', 'pg-dump', 'mysql', 'mysql-dump')), ('schema', ('postgres', 'pg-dump')), ('key_prefix', ('redis',))]
+    >>> [o.name for o in option_specs(sources())]
+    ['since', 'schema', 'key_prefix', 'database', 'checkpoint_collection', 'writes_collection']
     """
     found: dict[str, tuple[Any, list[str]]] = {}
     for kind, source in kinds.items():

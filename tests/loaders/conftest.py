@@ -103,3 +103,34 @@ def graphs_reference(graphs_sqlite: Path, tmp_path_factory: pytest.TempPathFacto
     db = tmp_path_factory.mktemp("graphs_reference") / "reference.duckdb"
     loaders.load(str(graphs_sqlite), db, workers=1)
     return db
+
+
+@pytest.fixture(scope="session")
+def graphs_mongo(tmp_path_factory: pytest.TempPathFactory) -> SimpleNamespace:
+    """The conformance graphs written by the real MongoDBSaver into a mongomock client, laid out as
+    MongoDB's tools lay them out (tests/loaders/mongo_util.py): `client`, `saver`, `uri` (the live
+    kind reads `client` for it where a test serves it: `mongo_util.serve`), `dump`
+    (mongodump folder), `dump_gz` (a `--gzip` `.bson.gz`), `archive`, `archive_gz`,
+    `export_relaxed` and `export_canonical` (mongoexport folders), and `reference`: the same
+    checkpoints put through SqliteSaver, loaded (a SqliteSaver writing the graphs itself draws
+    other checkpoint ids)."""
+    from langgraph.checkpoint.mongodb import MongoDBSaver
+
+    from tests.loaders import mongo_util
+
+    folder = tmp_path_factory.mktemp("graphs_mongo")
+    client = mongo_util.mongomock_client()
+    saver = MongoDBSaver(client)
+    written = conformance.write_graphs(saver)
+    reference = folder / "reference.duckdb"
+    loaders.load(str(mongo_util.sqlite_copy(saver, folder / "copy.sqlite")), reference, workers=1)
+    return SimpleNamespace(
+        client=client, saver=saver, manifest=written, reference=reference,
+        uri=f"mongodb://reader:{mongo_util.SECRET}@mongo-a.invalid:27017,mongo-b.invalid:27017/{mongo_util.DB}?replicaSet=rs0",
+        dump=mongo_util.write_dump(client, folder / "dump"),
+        dump_gz=mongo_util.write_dump(client, folder / "dump_gz", gzipped=True) / mongo_util.DB / "checkpoints.bson.gz",
+        archive=mongo_util.write_archive(client, folder / "store.archive", extra={"admin.system.version": [{"_id": "x"}]}),
+        archive_gz=mongo_util.write_archive(client, folder / "store.gz", gzipped=True),
+        export_relaxed=mongo_util.write_export(client, folder / "export_relaxed"),
+        export_canonical=mongo_util.write_export(client, folder / "export_canonical", "canonical"),
+    )

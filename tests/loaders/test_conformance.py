@@ -9,6 +9,7 @@ import loaders
 from loaders import conformance
 from loaders.conformance import Case
 from tests.loaders.example_source import JsonlDirSource, dump_sqlite_store
+from tests.loaders.mongo_util import SECRET, serve
 from tests.loaders.mysql_util import READER_PASSWORD
 from tests.loaders.redis_util import READER_PASSWORD as REDIS_READER_PASSWORD
 
@@ -30,6 +31,13 @@ CASES = {
     "mysql": ("mysql", True),
     "mysql-dump": ("mysql-dump", True),
     "redis": ("redis", True),
+    "mongodb": ("mongodb", True),
+    "mongo-dump-folder": ("mongo-dump", True),
+    "mongo-dump-bson-gz": ("mongo-dump", True),
+    "mongo-archive": ("mongo-dump", True),
+    "mongo-archive-gz": ("mongo-dump", True),
+    "mongoexport-relaxed": ("mongo-dump", True),
+    "mongoexport-canonical": ("mongo-dump", True),
 }
 
 
@@ -41,7 +49,7 @@ def _keyword_dsn(dsn: str) -> str:
 
 
 @pytest.fixture(scope="session")
-def cases(graphs_sqlite, graphs_pg, graphs_exports, graphs_mysql, graphs_redis, graphs_redis_reference, tmp_path_factory) -> dict[str, Case]:
+def cases(graphs_sqlite, graphs_pg, graphs_exports, graphs_mysql, graphs_redis, graphs_redis_reference, graphs_mongo, tmp_path_factory) -> dict[str, Case]:
     url = graphs_pg.dsn.replace("postgresql://postgres@", f"postgresql://postgres:{URL_SECRETS[0]}@")
     specs = {
         "sqlite": (graphs_sqlite, ()),
@@ -55,8 +63,18 @@ def cases(graphs_sqlite, graphs_pg, graphs_exports, graphs_mysql, graphs_redis, 
         "mysql": (graphs_mysql.reader_dsn, (READER_PASSWORD,)),
         "mysql-dump": (graphs_mysql.dump, ()),
         "redis": (graphs_redis.reader_url, (REDIS_READER_PASSWORD,)),
+        "mongodb": (graphs_mongo.uri, (SECRET,)),
+        "mongo-dump-folder": (graphs_mongo.dump, ()),
+        "mongo-dump-bson-gz": (graphs_mongo.dump_gz, ()),
+        "mongo-archive": (graphs_mongo.archive, ()),
+        "mongo-archive-gz": (graphs_mongo.archive_gz, ()),
+        "mongoexport-relaxed": (graphs_mongo.export_relaxed, ()),
+        "mongoexport-canonical": (graphs_mongo.export_canonical, ()),
     }
-    references = {"redis": graphs_redis_reference}  # (the Redis savers store other metadata: see the fixture)
+    # The Redis savers store other metadata (see the fixture); MongoDBSaver draws other checkpoint
+    # ids, so its reference holds the same checkpoints put through SqliteSaver (conftest.graphs_mongo).
+    references = {"redis": graphs_redis_reference}
+    references.update((name, graphs_mongo.reference) for name, (kind, _) in CASES.items() if kind.startswith("mongo"))
     return {
         name: Case(name, kind, str(specs[name][0]), specs[name][1], detected, references.get(name))
         for name, (kind, detected) in CASES.items()
@@ -69,7 +87,8 @@ def test_every_registered_kind_has_a_case():
 
 @pytest.mark.parametrize("check", conformance.CHECKS, ids=conformance.check_name)
 @pytest.mark.parametrize("name", CASES)
-def test_conformance(name, check, cases, graphs_reference, tmp_path, monkeypatch):
+def test_conformance(name, check, cases, graphs_reference, graphs_mongo, tmp_path, monkeypatch):
+    serve(monkeypatch, graphs_mongo.client, graphs_mongo.uri)  # the live Mongo case reads the mongomock client
     check(cases[name], conformance.Context(list(cases.values()), graphs_reference, tmp_path, monkeypatch))
 
 

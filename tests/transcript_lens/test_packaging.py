@@ -75,9 +75,9 @@ def _declared(*groups: str) -> list[Requirement]:
 
 
 @pytest.mark.parametrize(("lock", "groups"), [
-    ("requirements.txt", ("runtime", "postgres", "mysql", "redis", "aes", "app")),   # what `make app` installs
+    ("requirements.txt", ("runtime", "postgres", "mysql", "redis", "mongodb", "aes", "app")),   # what `make app` installs
     # what `make test` installs
-    ("requirements-dev.txt", ("runtime", "postgres", "mysql", "redis", "aes", "app", "dask", "conformance", "dev")),
+    ("requirements-dev.txt", ("runtime", "postgres", "mysql", "redis", "mongodb", "aes", "app", "dask", "conformance", "dev")),
 ])
 def test_the_pinned_lock_satisfies_every_declared_range(lock, groups):
     pins = _lock(ROOT / lock)
@@ -89,7 +89,7 @@ def test_the_pinned_lock_satisfies_every_declared_range(lock, groups):
         [version] = [s.version for s in pin.specifier if s.operator == "=="]
         assert req.specifier.contains(version), f"{lock} pins {pin}, outside pyproject's {req}"
         assert req.extras <= pin.extras, f"{lock} pins {pin} without the extras of {req}"
-    every_group = ("runtime", "postgres", "mysql", "redis", "aes", "app", "dask", "conformance", "dev")
+    every_group = ("runtime", "postgres", "mysql", "redis", "mongodb", "aes", "app", "dask", "conformance", "dev")
     declared = {canonicalize_name(r.name) for r in _declared(*every_group)}
     assert set(pins) - declared == set(), f"{lock} pins packages pyproject.toml does not declare"
 

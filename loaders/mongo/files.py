@@ -1,0 +1,379 @@
+"""The file forms of a MongoDBSaver store, read one document at a time.
+
+- a `mongodump` folder: `DB/<collection>.bson` beside `<collection>.metadata.json`,
+  each maybe gzipped (`--gzip`: `.bson.gz`, `.metadata.json.gz`); the spec is the
+  dump's root (`dump/`), a database's folder, or a collection's `.bson` file;
+- a `mongodump --archive` file (maybe gzipped): mongo-tools' own format
+  (common/archive/spec.md): the magic number `0x8199e26d` (little-endian), a
+  prelude block (a header document, then one document per collection, then the
+  terminator `0xffffffff`), then namespace segments — a header document
+  `{db, collection, EOF, CRC}`, documents, the terminator — each collection ended
+  by a header with `EOF: true`. Collections are interleaved; only the chosen
+  database's two collections are staged, the rest is skipped;
+- `mongoexport` JSON lines, one file per collection (`<collection>.json`, maybe
+  gzipped), Extended JSON v2 in canonical or relaxed mode (`$binary`, `$oid`,
+  `$date`, `$numberLong`…), read by pymongo's `bson.json_util`.
+
+Memory is bounded whatever the input (a gzip bomb too): a document is read
+only after its length is checked against MongoDB's 16 MiB limit
+(`MAX_DOCUMENT`), a JSON line against `MAX_LINE`; a larger one is a
+`load_errors` row and is skipped (a `.bson` whose lengths no longer make sense
+ends there, with a row saying so). BSON is decoded by pymongo's `bson` module,
+which only builds data (a `Code` value stays text; the stage refuses every
+type the saver does not write).
+"""
+
+from __future__ import annotations
+
+import gzip
+import re
+import struct
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from loaders.records import SourceError
+
+MAX_DOCUMENT = 16 << 20  # MongoDB's BSON document limit (mongo-tools' db.MaxBSONSize)
+MAX_LINE = 64 << 20  # one mongoexport line: a 16 MiB document as base64 Extended JSON, and escapes
+ARCHIVE_MAGIC = struct.pack("<I", 0x8199E26D)
+TERMINATOR = 0xFFFFFFFF
+GZIP_MAGIC = b"\x1f\x8b"
+_BSON_SUFFIXES = (".bson", ".bson.gz")
+_JSON_SUFFIXES = (".json", ".json.gz")
+# mongoexport writes each document as stored: a server keeps `_id` first.
+_EXPORT_HEAD = re.compile(rb'^\s*\{\s*"(?:_id|thread_id)"\s*:')
+
+
+class Damaged:
+    """A document that could not be read: why, with where it is."""
+
+    __slots__ = ("reason",)
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+
+def open_maybe_gzip(path: Path) -> IO[bytes]:
+    fh = path.open("rb")
+    if fh.read(2) == GZIP_MAGIC:
+        fh.close()
+        return gzip.open(path, "rb")
+    fh.seek(0)
+    return fh
+
+
+def _head(path: Path, size: int) -> bytes:
+    try:
+        with open_maybe_gzip(path) as fh:
+            return fh.read(size)
+    except (OSError, EOFError):
+        return b""
+
+
+def needs_pymongo(where: str) -> None:
+    """`SourceError` when pymongo (its `bson` module) is not installed."""
+    try:
+        import bson  # noqa: F401
+        import pymongo  # noqa: F401 - (pymongo's bson, not the unrelated PyPI package of that name)
+    except ImportError:
+        raise SourceError(f"{where}: reading MongoDB needs pymongo (pip install 'transcript-lens[mongodb]')") from None
+
+
+def _codec():
+    from bson.codec_options import CodecOptions, DatetimeConversion  # (the `mongodb` extra: pymongo)
+
+    return CodecOptions(datetime_conversion=DatetimeConversion.DATETIME_AUTO, unicode_decode_error_handler="strict")
+
+
+def _read(fh: IO[bytes], n: int) -> bytes:
+    try:
+        return fh.read(n)
+    except (OSError, EOFError, gzip.BadGzipFile) as exc:
+        raise _Unreadable(str(exc)) from None
+
+
+class _Unreadable(Exception):
+    pass
+
+
+def _decode(data: bytes, codec) -> Any:
+    import bson
+
+    try:
+        return bson.decode(data, codec)
+    except Exception as exc:  # noqa: BLE001 - InvalidBSON, and what a crafted value makes the decoder raise
+        return Damaged(f"invalid BSON ({type(exc).__name__}: {str(exc)[:200]}); skipped")
+
+
+def _length(raw: bytes) -> int | None:
+    return struct.unpack("<I", raw)[0] if len(raw) == 4 else None
+
+
+def bson_documents(fh: IO[bytes], where: str) -> Iterator[tuple[str, Any]]:
+    """`(what, document or Damaged)` of a `.bson` file: documents end to end."""
+    codec = _codec()
+    offset = 0
+    n = 0
+    while True:
+        try:
+            raw = _read(fh, 4)
+            if not raw:
+                return
+            n += 1
+            what = f"{where}: document {n} (byte {offset})"
+            size = _length(raw)
+            if size is None or size < 5 or size > MAX_DOCUMENT:
+                reason = ("the file ends inside a document length" if size is None else
+                          f"length {size} is not a BSON document's (5 to {MAX_DOCUMENT} bytes)")
+                yield what, Damaged(f"{reason}; the rest of the file is not read")
+                return
+            body = _read(fh, size - 4)
+        except _Unreadable as exc:
+            yield f"{where}: after byte {offset}", Damaged(f"unreadable data ({exc}); the rest of the file is not read")
+            return
+        if len(body) < size - 4:
+            yield what, Damaged("the file ends inside this document (a truncated dump?)")
+            return
+        offset += size
+        yield what, _decode(raw + body, codec)
+
+
+def json_documents(fh: IO[bytes], where: str) -> Iterator[tuple[str, Any]]:
+    """`(what, document or Damaged)` of a mongoexport file: one Extended JSON document a line."""
+    from bson import json_util
+
+    options = json_util.JSONOptions(datetime_conversion=_codec().datetime_conversion)
+    line_no = 0
+    while True:
+        try:
+            line = fh.readline(MAX_LINE + 1)
+        except (OSError, EOFError, gzip.BadGzipFile) as exc:
+            yield f"{where}: after line {line_no}", Damaged(f"unreadable data ({exc}); the rest of the file is not read")
+            return
+        if not line:
+            return
+        line_no += 1
+        what = f"{where}: line {line_no}"
+        if len(line) > MAX_LINE:
+            while line and not line.endswith(b"\n"):  # skip the rest of it, a bounded piece at a time
+                line = fh.readline(MAX_LINE)
+            yield what, Damaged(f"a line over {MAX_LINE >> 20} MiB (no document mongoexport writes); skipped")
+            continue
+        if not line.strip():
+            continue
+        try:
+            doc = json_util.loads(line.decode("utf-8"), json_options=options)
+        except RecursionError:
+            yield what, Damaged("JSON nested too deeply; skipped")
+            continue
+        except Exception as exc:  # noqa: BLE001 - ValueError, and what a crafted $-key makes json_util raise
+            yield what, Damaged(f"not Extended JSON ({type(exc).__name__}: {str(exc)[:200]}); skipped")
+            continue
+        yield what, doc
+
+
+# --- the archive ------------------------------------------------------------------------
+
+
+def is_archive(path: Path) -> bool:
+    return path.is_file() and _head(path, 4) == ARCHIVE_MAGIC
+
+
+def _archive_block(fh: IO[bytes], where: str, offset: list[int]) -> Any:
+    """The next document of an archive, or None at a terminator; `SourceError` where the
+    framing is lost (mongorestore's parser fails there too: nothing after it can be found)."""
+    raw = _read(fh, 4)
+    if len(raw) < 4:
+        raise EOFError
+    size = _length(raw)
+    if size == TERMINATOR:
+        offset[0] += 4
+        return None
+    if size < 5 or size > MAX_DOCUMENT:
+        raise SourceError(f"{where}: byte {offset[0]}: {size} is neither a BSON length nor an archive terminator (a damaged archive)")
+    body = _read(fh, size - 4)
+    if len(body) < size - 4 or body[-1:] != b"\x00":
+        raise SourceError(f"{where}: byte {offset[0]}: the archive ends inside a document (a truncated archive?)")
+    offset[0] += size
+    return raw + body
+
+
+def archive_collections(path: Path, where: str) -> list[tuple[str, str]]:
+    """`(db, collection)` of every collection the archive's prelude lists."""
+    import bson
+
+    codec = _codec()
+    with open_maybe_gzip(path) as fh:
+        if _read(fh, 4) != ARCHIVE_MAGIC:
+            raise SourceError(f"{where}: not a mongodump archive (no magic number)")
+        offset = [4]
+        try:
+            if _archive_block(fh, where, offset) is None:
+                raise SourceError(f"{where}: the archive has no header document")
+            found = []
+            while (block := _archive_block(fh, where, offset)) is not None:
+                meta = bson.decode(block, codec)
+                found.append((str(meta.get("db")), str(meta.get("collection"))))
+        except EOFError:
+            raise SourceError(f"{where}: the archive ends inside its prelude (a truncated archive?)") from None
+        except (_Unreadable, bson.errors.InvalidBSON) as exc:
+            raise SourceError(f"{where}: an unreadable archive prelude ({exc})") from None
+    return found
+
+
+def archive_documents(path: Path, where: str, db: str, collections: tuple[str, ...]) -> Iterator[tuple[str, str, Any]]:
+    """`(collection, what, document or Damaged)` of `db`'s `collections` in the archive, as they come."""
+    import bson
+
+    codec = _codec()
+    counts = dict.fromkeys(collections, 0)
+    ended: set[str] = set()
+    with open_maybe_gzip(path) as fh:
+        _read(fh, 4)
+        offset = [4]
+        try:
+            _archive_block(fh, where, offset)
+            while _archive_block(fh, where, offset) is not None:
+                pass
+            while True:
+                try:
+                    block = _archive_block(fh, where, offset)
+                except EOFError:
+                    break
+                if block is None:
+                    raise SourceError(f"{where}: byte {offset[0]}: two terminators in a row (a damaged archive)")
+                try:
+                    header = bson.decode(block, codec)
+                except bson.errors.InvalidBSON as exc:
+                    raise SourceError(f"{where}: byte {offset[0]}: an unreadable namespace header ({exc})") from None
+                coll = header.get("collection") if header.get("db") == db else None
+                if header.get("EOF") is True:
+                    if _archive_block(fh, where, offset) is not None:
+                        raise SourceError(f"{where}: byte {offset[0]}: documents after the end of {header.get('collection')!r}")
+                    if coll in counts:
+                        ended.add(coll)
+                    continue
+                while True:
+                    start = offset[0]
+                    try:
+                        doc = _archive_block(fh, where, offset)
+                    except EOFError:
+                        raise SourceError(f"{where}: the archive ends inside a segment of {header.get('collection')!r} (a truncated archive?)") from None
+                    if doc is None:
+                        break
+                    if coll in counts:
+                        counts[coll] += 1
+                        yield coll, f"{where}: {db}.{coll} document {counts[coll]} (byte {start})", _decode(doc, codec)
+        except _Unreadable as exc:
+            raise SourceError(f"{where}: unreadable data after byte {offset[0]} ({exc})") from None
+    missing = [c for c in collections if c not in ended and counts[c]]
+    if missing:
+        raise SourceError(f"{where}: the archive ends before {db}.{missing[0]} does (a truncated archive?)")
+
+
+# --- where the collections are ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where a file spec keeps the two collections: `form` is "bson", "json" or "archive"."""
+
+    form: str
+    checkpoints: Path | None = None
+    writes: Path | None = None
+    archive: Path | None = None
+    db: str | None = None
+
+
+def _collection_file(folder: Path, name: str, suffixes: tuple[str, ...]) -> Path | None:
+    for suffix in suffixes:
+        p = folder / f"{name}{suffix}"
+        if p.is_file():
+            return p
+    return None
+
+
+def _is_export(path: Path) -> bool:
+    return _EXPORT_HEAD.match(_head(path, 64)) is not None
+
+
+def _forms_in(folder: Path, checkpoints: str) -> list[str]:
+    found = []
+    if _collection_file(folder, checkpoints, _BSON_SUFFIXES):
+        found.append("bson")
+    p = _collection_file(folder, checkpoints, _JSON_SUFFIXES)
+    if p is not None and _is_export(p):
+        found.append("json")
+    return found
+
+
+def detect(path: Path, checkpoints: str = "checkpoints") -> bool:
+    """A mongodump folder (its root or a database's), a collection's `.bson`(`.gz`), an
+    archive, or a mongoexport file: never raises for another kind's spec."""
+    try:
+        if path.is_dir():
+            return bool(_forms_in(path, checkpoints)) or any(
+                sub.is_dir() and _forms_in(sub, checkpoints) for sub in path.iterdir())
+        if not path.is_file():
+            return False
+        name = path.name
+        if name.endswith(_BSON_SUFFIXES):
+            size = _length(_head(path, 4))
+            return size is not None and 5 <= size <= MAX_DOCUMENT
+        if name.endswith(_JSON_SUFFIXES):
+            return _is_export(path)
+        return is_archive(path)
+    except OSError:
+        return False
+
+
+def locate(path: Path, where: str, db: str | None, checkpoints: str, writes: str) -> Layout:
+    """The layout of a file spec; `SourceError` naming what is missing."""
+    if path.is_file() and not path.name.endswith(_BSON_SUFFIXES + _JSON_SUFFIXES):
+        if not is_archive(path):
+            raise SourceError(f"{where}: not a mongodump archive, .bson or mongoexport file")
+        dbs = sorted({d for d, c in archive_collections(path, where) if c == checkpoints})
+        return Layout("archive", archive=path, db=_one_db(dbs, db, where, checkpoints))
+    if path.is_file():
+        folder, form = path.parent, "bson" if path.name.endswith(_BSON_SUFFIXES) else "json"
+    elif path.is_dir():
+        forms = _forms_in(path, checkpoints)
+        folder = path
+        if not forms:
+            dbs = sorted(sub.name for sub in path.iterdir() if sub.is_dir() and _forms_in(sub, checkpoints))
+            folder = path / _one_db(dbs, db, where, checkpoints)
+            forms = _forms_in(folder, checkpoints)
+        form = forms[0]
+    else:
+        raise SourceError(f"{where}: no such file or folder")
+    suffixes = _BSON_SUFFIXES if form == "bson" else _JSON_SUFFIXES
+    found = _collection_file(folder, checkpoints, suffixes)
+    if found is None:
+        raise SourceError(f"{where}: no {checkpoints}{suffixes[0]} (or {suffixes[1]}) here (expected MongoDBSaver's collections)")
+    other = _collection_file(folder, writes, suffixes)
+    if other is None:
+        raise SourceError(f"{where}: no {writes}{suffixes[0]} (or {suffixes[1]}) beside {found.name} "
+                          "(MongoDBSaver's pending writes: dump both collections)")
+    return Layout(form, checkpoints=found, writes=other, db=folder.name)
+
+
+def _one_db(dbs: list[str], db: str | None, where: str, checkpoints: str) -> str:
+    if db is not None:
+        if db not in dbs:
+            raise SourceError(f"{where}: no database {db!r} with a {checkpoints} collection here (found: {', '.join(dbs) or 'none'})")
+        return db
+    if len(dbs) != 1:
+        raise SourceError(f"{where}: {'no database' if not dbs else 'several databases'} with a {checkpoints} collection "
+                          f"({', '.join(dbs) or 'none'}): name one with the database option")
+    return dbs[0]
+
+
+def file_token(paths: list[Path]) -> str:
+    """The files' inode, size and modification time (`SourceReader.change_token`)."""
+    parts = []
+    for p in paths:
+        st = p.stat()
+        parts.append(f"{st.st_ino}:{st.st_size}:{st.st_mtime_ns}")
+    return "mongo " + " ".join(parts)
