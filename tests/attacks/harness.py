@@ -1,0 +1,119 @@
+"""Run the command line on a hostile input and judge the outcome as docs/security.md promises it.
+
+`attack(argv, workdir)` runs `transcript-lens ARGV` in a subprocess (`tests.attacks.measure`) with
+its own empty temp folder and HOME inside `workdir`, and returns an `Outcome`: exit code, output,
+peak memory, and every file the run left or changed under `workdir` and in its temp folder. The
+checks every attack makes are methods of the outcome:
+
+    out = attack(["load", str(bomb), "--db", str(db)], tmp_path)
+    out.refused("decompressed")      # exit 2 (or 1), one line naming the limit, no traceback
+    out.within_budget()              # peak memory under MEMORY_BUDGET_MB
+    out.wrote_only([db])             # nothing else written, temp folder left empty
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+# The documented budget (docs/security.md): any input under 100 MB loads or is refused within it.
+MEMORY_BUDGET_MB = 1024
+TIMEOUT_S = 600
+
+
+def _tree(folder: Path) -> dict[Path, tuple[int, int]]:
+    """Every file under `folder` with its size and mtime (what a run may have written)."""
+    out = {}
+    for dirpath, _dirs, files in os.walk(folder):
+        for name in files:
+            p = Path(dirpath) / name
+            try:
+                st = p.lstat()
+            except FileNotFoundError:
+                continue
+            out[p] = (st.st_size, st.st_mtime_ns)
+    return out
+
+
+@dataclass
+class Outcome:
+    argv: list[str]
+    returncode: int
+    stdout: str
+    stderr: str
+    peak_mb: float
+    written: list[Path] = field(default_factory=list)  # new or changed files under the work folder
+    leftover_tmp: list[Path] = field(default_factory=list)  # files the run left in its temp folder
+
+    def _where(self) -> str:
+        return f"transcript-lens {' '.join(self.argv)}\nexit {self.returncode}\nstderr: {self.stderr[-3000:]}"
+
+    def no_traceback(self) -> Outcome:
+        assert "Traceback" not in self.stderr + self.stdout, self._where()
+        return self
+
+    def refused(self, *words: str) -> Outcome:
+        """Exit non-zero with one line of error that holds each of `words` (case-insensitive)."""
+        self.no_traceback()
+        assert self.returncode not in (0, None) and self.returncode > 0, self._where()
+        lines = [line for line in self.stderr.splitlines() if line.strip()]
+        assert len(lines) == 1, self._where()
+        for word in words:
+            assert word.lower() in lines[0].lower(), self._where()
+        return self
+
+    def succeeded(self) -> Outcome:
+        self.no_traceback()
+        assert self.returncode == 0, self._where()
+        return self
+
+    def within_budget(self, budget_mb: float = MEMORY_BUDGET_MB) -> Outcome:
+        assert 0 < self.peak_mb <= budget_mb, f"peak {self.peak_mb:.0f} MB over {budget_mb} MB\n{self._where()}"
+        return self
+
+    def wrote_only(self, allowed: list[Path]) -> Outcome:
+        """Nothing written under the work folder but `allowed` (files, or folders and what is in them),
+        and nothing left in the run's temp folder."""
+        allowed = [Path(a) for a in allowed]
+
+        def ok(p: Path) -> bool:
+            return any(p == a or a in p.parents or p.name.startswith(a.name + ".") and p.parent == a.parent
+                       for a in allowed)
+
+        stray = [p for p in self.written if not ok(p)]
+        assert not stray, f"wrote {stray}\n{self._where()}"
+        assert not self.leftover_tmp, f"left in its temp folder: {self.leftover_tmp}\n{self._where()}"
+        return self
+
+    def never_prints(self, *secrets: str) -> Outcome:
+        for secret in secrets:
+            assert secret not in self.stdout and secret not in self.stderr, f"{secret!r} printed\n{self._where()}"
+        return self
+
+
+def attack(argv: list[str], workdir: Path, env: dict[str, str] | None = None, stdin: str | None = None,
+           timeout: float = TIMEOUT_S) -> Outcome:
+    """Run `transcript-lens ARGV` measured, with TMPDIR and HOME of its own under `workdir`."""
+    workdir = Path(workdir)
+    tmp = workdir / ".attack-tmp"
+    home = workdir / ".attack-home"
+    tmp.mkdir(parents=True, exist_ok=True)
+    home.mkdir(parents=True, exist_ok=True)
+    peak_file = tmp.parent / ".attack-peak"
+    before = _tree(workdir)
+    run_env = {**os.environ, "TMPDIR": str(tmp), "HOME": str(home), "TL_PEAK_FILE": str(peak_file),
+               "PYTHONPATH": str(ROOT), **(env or {})}
+    proc = subprocess.run([sys.executable, "-m", "tests.attacks.measure", *argv], capture_output=True, text=True,
+                          cwd=workdir, env=run_env, input=stdin, timeout=timeout)
+    peak_kb = int(peak_file.read_text()) if peak_file.exists() else 0
+    peak_file.unlink(missing_ok=True)
+    after = _tree(workdir)
+    internal = (tmp, home)
+    written = sorted(p for p, sig in after.items()
+                     if before.get(p) != sig and not any(d == p or d in p.parents for d in internal))
+    leftover = sorted(p for p in after if tmp in p.parents)
+    return Outcome(list(argv), proc.returncode, proc.stdout, proc.stderr, peak_kb / 1024, written, leftover)
