@@ -297,7 +297,8 @@ LOADS = Table(
     (
         _c("load_id", INTEGER, "1, 2, … per load into this path", null=False),
         _c("source", VARCHAR, "path or DSN of the source, with the password masked", null=False),
-        _c("source_kind", VARCHAR, "`sqlite`, `postgres`, `postgres-csv`, `pg-dump`", null=False),
+        _c("source_kind", VARCHAR, "the source kind read (docs/sources.md): `sqlite`, `postgres`, `postgres-csv`, `pg-dump`, "
+           "`mysql`, `mysql-dump`, `redis`, `mongodb`, `mongo-dump`, or an extension's kind", null=False),
         _c("mode", VARCHAR, "`full` / `incremental`", null=False),
         _c("started_at", TIMESTAMPTZ, "when the load started", null=False),
         _c("finished_at", TIMESTAMPTZ, "when it finished"),

@@ -190,3 +190,11 @@ def test_the_loaded_database_has_the_catalogues_tables(staged_load):
     # The derived columns were computed at ingest (step is in every real checkpoint's metadata).
     (n,) = rows(db, "SELECT count(step) AS n FROM checkpoints")[0].values()
     assert n > 0
+
+
+def test_the_source_kind_column_names_every_built_in_kind():
+    from loaders import registry
+
+    kinds = [registry._load(target).kind for target in registry.BUILTINS]
+    doc = catalog.table("loads").column("source_kind").doc
+    assert [k for k in kinds if f"`{k}`" not in doc] == []
