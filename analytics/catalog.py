@@ -179,7 +179,7 @@ RISK_FIGURES = Table(
         _INTERRUPT,
         _count("undecodable_messages", "entries of the latest message list the loader could not decode"),
         _count("load_errors", "`load_errors` rows of the thread"),
-        _c("latest_checkpoint_id", VARCHAR, "`threads.latest_checkpoint_id`"),
+        _c("latest_checkpoint_id", VARCHAR, "`threads.transcript_checkpoint_id`: the root checkpoint the transcript comes from"),
         _c("last_ts", TIMESTAMPTZ, "`threads.last_ts`"),
         _count("resume_points", "restarts of the thread: `resume_points()` at the default 30-minute gap"),
     ),
