@@ -95,6 +95,8 @@ class ConversationMetrics(TypedDict):
     forks: int
     branches: int
     interrupt_pending: bool
+    transcript_checkpoint_id: str | None
+    stale_reason: str | None
     removed_messages: int
     edited_messages: int
     resume_points: int
@@ -339,6 +341,8 @@ def conversations_sql(filters: Filters = Filters(), gap_minutes: float = DEFAULT
            mo.models,
            t.fork_count AS forks, t.branch_count AS branches,
            t.interrupt_pending,
+           t.transcript_checkpoint_id,
+           t.stale_reason,
            t.removed_message_count AS removed_messages,
            t.edited_message_count AS edited_messages,
            coalesce(r.resume_points, 0) AS resume_points,

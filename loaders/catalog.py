@@ -350,8 +350,8 @@ THREADS = Table(
         ),
         _c(
             "stale_reason", VARCHAR,
-            "why the transcript is not the latest root checkpoint's (`latest root checkpoint not decoded: <its "
-            "load_errors reason>`); NULL when it is (docs/contract.md, stale transcripts)",
+            "why the transcript is not the latest root checkpoint's (`latest root checkpoint <id> not decoded: "
+            "<its load_errors reason>`); NULL when it is (docs/contract.md, stale transcripts)",
             personal=True,
         ),
         _c(

@@ -584,13 +584,13 @@ def stale_reason(newest_root: str | None, transcript_root: str | None, errors: l
 
     >>> e = LoadError("t", "", "c2", "checkpoint", "AES-EAX MAC check failed")
     >>> stale_reason("c2", "c1", [e]), stale_reason("c2", "c2", [e])
-    ('latest root checkpoint not decoded: AES-EAX MAC check failed', None)
+    ('latest root checkpoint c2 not decoded: AES-EAX MAC check failed', None)
     """
     if newest_root == transcript_root:
         return None
     own = [e for e in errors if e.checkpoint_id == newest_root and e.checkpoint_ns == ""]
     why = own or [e for e in errors if e.checkpoint_id is None and missing_key(e.reason)]
-    return f"latest root checkpoint not decoded: {why[0].reason if why else 'damaged (see load_errors)'}"
+    return f"latest root checkpoint {newest_root} not decoded: {why[0].reason if why else 'damaged (see load_errors)'}"
 
 
 def thread_batches(bundle: ThreadBundle, key_regex: re.Pattern[str]):

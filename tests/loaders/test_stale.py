@@ -51,8 +51,8 @@ def test_without_the_right_key_the_encrypted_threads_are_stale(store, tmp_path, 
     errors = [r["reason"] for r in rows(db, "SELECT reason FROM load_errors WHERE thread_id = ?", [MIXED])]
     for thread in (MIXED, SECRET):
         reason = got[thread]["stale_reason"]
-        assert reason.startswith("latest root checkpoint not decoded: ") and says in reason
-    assert got[MIXED]["stale_reason"].removeprefix("latest root checkpoint not decoded: ") in errors
+        assert reason.startswith(f"latest root checkpoint {store.latest[thread]} not decoded: ") and says in reason
+    assert got[MIXED]["stale_reason"].removeprefix(f"latest root checkpoint {store.latest[MIXED]} not decoded: ") in errors
     # The transcript shown is the one LangGraph reads at the checkpoint the row names.
     assert contents(db, MIXED) == store.contents(MIXED, store.last_plain[MIXED])
     assert contents(db, SECRET) == []
@@ -117,7 +117,7 @@ def test_a_damaged_latest_row_is_stale_and_a_repair_is_seen_by_an_incremental_lo
     got = threads(db)[PLAIN]
     error = rows(db, "SELECT reason FROM load_errors WHERE thread_id = ? AND checkpoint_id = ?", [PLAIN, cid])
     assert (got["latest_checkpoint_id"], got["transcript_checkpoint_id"]) == (cid, parent_of(copy, PLAIN, cid))
-    assert got["stale_reason"] == f"latest root checkpoint not decoded: {error[0]['reason']}"
+    assert got["stale_reason"] == f"latest root checkpoint {cid} not decoded: {error[0]['reason']}"
     # The row repaired in place: the same checkpoint keys, so only the stale mark makes the load read it again.
     restore(copy, PLAIN, cid, blob)
     summary = loaders.load(str(copy), db, workers=1, aes_key=KEY.encode(), incremental=True)
