@@ -1,5 +1,7 @@
 """Conversations: the matching threads sorted and paged in DuckDB, their CSV, charts; a row opens its transcript."""
 
+import dataclasses
+
 import streamlit as st
 
 from ui import cache, charts, columns, render, review, state
@@ -13,15 +15,18 @@ st.title("Conversations")
 review.flash()
 ws = review.workspace_of(db)
 filters = filter_bar(url, cache.facets(db))
-c1, c2, c3, c4, _ = st.columns([3, 3, 2.6, 2.4, 1], vertical_alignment="bottom")
+c1, c2, c3, c4, c5 = st.columns([3, 3, 2.6, 2.4, 2.4], vertical_alignment="bottom")
 sort = c1.selectbox("Sort by", columns.SORTABLE, format_func=columns.SORT_LABELS.get,
                     key=url.bind("sort", "last_ts", state.choice(columns.SORTABLE)))
 order = c2.segmented_control("Order", ["desc", "asc"], format_func={"desc": "↓ High first", "asc": "↑ Low first"}.get,
                              key=url.bind("order", "desc", state.choice(("desc", "asc"))))
 pending = c3.checkbox("Pending interrupt only", key=url.bind("pending", False, state.BOOL))
 forks = c4.checkbox("Forked threads only", key=url.bind("forks", False, state.BOOL))
+stale = c5.checkbox("Stale transcripts only", key=url.bind("stale", False, state.BOOL),
+                    help="Threads whose latest root checkpoint did not decode (no key, a wrong key, a damaged row): "
+                         "their transcript is an older checkpoint's")
 ranges = range_filters(url)
-filters = review.review_filters(url, ws, filters)
+filters = review.review_filters(url, ws, dataclasses.replace(filters, stale=bool(stale)))
 descending = order != "asc"  # a deselected segmented control (None) keeps the default order
 
 page_key = url.bind("page", 1, state.INT)
