@@ -1,11 +1,9 @@
 """Conversations: the matching threads sorted and paged in DuckDB, their CSV, charts; a row opens its transcript."""
 
-import dataclasses
-
 import streamlit as st
 
 from ui import cache, charts, columns, render, review, state
-from ui.filters import filter_bar
+from ui.filters import filter_bar, stale_filter
 from ui.ranges import range_filters
 
 url = state.Url("conversations")
@@ -22,11 +20,9 @@ order = c2.segmented_control("Order", ["desc", "asc"], format_func={"desc": "↓
                              key=url.bind("order", "desc", state.choice(("desc", "asc"))))
 pending = c3.checkbox("Pending interrupt only", key=url.bind("pending", False, state.BOOL))
 forks = c4.checkbox("Forked threads only", key=url.bind("forks", False, state.BOOL))
-stale = c5.checkbox("Stale transcripts only", key=url.bind("stale", False, state.BOOL),
-                    help="Threads whose latest root checkpoint did not decode (no key, a wrong key, a damaged row): "
-                         "their transcript is an older checkpoint's")
+filters = stale_filter(url, filters, c5)
 ranges = range_filters(url)
-filters = review.review_filters(url, ws, dataclasses.replace(filters, stale=bool(stale)))
+filters = review.review_filters(url, ws, filters)
 descending = order != "asc"  # a deselected segmented control (None) keeps the default order
 
 page_key = url.bind("page", 1, state.INT)
