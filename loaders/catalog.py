@@ -351,7 +351,7 @@ THREADS = Table(
         _c(
             "stale_reason", VARCHAR,
             "why the transcript is not the latest root checkpoint's (`latest root checkpoint <id> not decoded: "
-            "<its load_errors reason>`); NULL when it is (docs/contract.md, stale transcripts)",
+            "<its load_errors reason>`); NULL when it is (docs/contract.md §3.11)",
             personal=True,
         ),
         _c(
