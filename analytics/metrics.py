@@ -121,6 +121,7 @@ class Overview(TypedDict):
     last_ts: datetime | None
     latency_pairs: int
     latency_median_s: float | None
+    stale_threads: int  # threads whose transcript is not their latest root checkpoint's (docs/contract.md §3.11)
 
 
 # --- SQL building blocks -------------------------------------------------------
@@ -1037,6 +1038,7 @@ def overview_sql(filters: Filters = Filters(), fast: frozenset[str] = frozenset(
     latency AS (SELECT count(*) AS latency_pairs, quantile_cont(latency_s, 0.5) AS latency_median_s FROM pairs)
     SELECT (SELECT count(*) FROM scope) AS threads,
            (SELECT count(DISTINCT tenant_id) FROM scope) AS tenants,
-           totals.*, latency.*
+           totals.*, latency.*,
+           (SELECT count(*) FROM scope WHERE stale_reason IS NOT NULL) AS stale_threads
     FROM totals, latency"""
     return sql, params

@@ -63,6 +63,7 @@ def test_the_conversation_metrics_carry_the_threads_columns_and_the_filter_keeps
     assert metrics.conversations(db, Filters(stale=True, tenants=("acme",)), gap_minutes=5)["thread_id"].tolist() == stale
     assert metrics.conversations(db, Filters(stale=True, tenants=("globex",))).empty
     assert metrics.overview(db, Filters(stale=True))["threads"] == 2
+    assert metrics.overview(db)["stale_threads"] == 2 and metrics.overview(db, Filters(tenants=("globex",)))["stale_threads"] == 0
 
 
 def test_the_thread_listing_carries_the_reason(db):

@@ -78,3 +78,10 @@ def test_conversations_marks_stale_threads_and_filters_them_from_the_url(at, sta
     fresh = open_page(AppTest.from_file(APP, default_timeout=TIMEOUT), "conversations", stale="1")
     assert set(fresh.dataframe[0].value["thread_id"]) == stale
     assert next(c for c in fresh.checkbox if c.label == "Stale transcripts only").value is True
+
+
+def test_the_overview_counts_them_and_links_to_the_list(at):
+    open_page(at, "overview")
+    (link,) = [p for p in at.get("page_link") if "stale transcript" in p.proto.label]
+    assert link.proto.label.startswith("2 of these threads show a stale transcript")
+    assert (link.proto.page, link.proto.query_string) == ("conversations", "stale=1")
