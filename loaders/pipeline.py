@@ -315,12 +315,12 @@ class _Previous(NamedTuple):
     """What an incremental load needs of the database it updates (read in one open)."""
 
     digests: dict[str, str]  # `thread_digests`
-    waiting: set[str]  # threads read again by every incremental load: waiting on a human, or stale
+    reread: set[str]  # threads read again by every incremental load: waiting on a human, or stale
     token: str | None  # `meta.source_token`: the source as the last load found it (`_source_token`)
 
 
 def _previous(db: Path) -> _Previous | None:
-    """The database's digests and waiting threads; None when it says it was written under
+    """The database's digests and the threads to read again; None when it says it was written under
     another schema version (it cannot take new rows beside its old ones: the load is a
     full one). One that cannot be read fails the load with DuckDB's words."""
     import duckdb
@@ -333,12 +333,12 @@ def _previous(db: Path) -> _Previous | None:
             found = []
         if found and found[0][0] != SCHEMA_VERSION:
             return None
-        waiting = {t for (t,) in con.execute(
-            "SELECT thread_id FROM threads WHERE interrupt_pending OR stale_reason IS NOT NULL").fetchall()}
-        stale = con.execute("SELECT count(*) FROM threads WHERE stale_reason IS NOT NULL").fetchall()[0][0]
+        marked = con.execute("SELECT thread_id, stale_reason IS NOT NULL FROM threads "
+                             "WHERE interrupt_pending OR stale_reason IS NOT NULL").fetchall()
+        reread, stale = {t for t, _ in marked}, any(s for _, s in marked)
         token = con.execute("SELECT value FROM meta WHERE key = 'source_token'").fetchall()
         # A stale thread may decode now with the same bytes (a key given this time): no shortcut.
-        return _Previous(stored_digests(con), waiting, token[0][0] if token and not stale else None)
+        return _Previous(stored_digests(con), reread, token[0][0] if token and not stale else None)
     finally:
         con.close()
 
@@ -361,7 +361,7 @@ def _changed_threads(reader: SourceReader, previous: _Previous) -> tuple[frozens
     """
     known = previous.digests
     seen = source_digests(reader)
-    changed = frozenset(t for t, digest in seen.items() if known.get(t) != digest or t in previous.waiting)
+    changed = frozenset(t for t, digest in seen.items() if known.get(t) != digest or t in previous.reread)
     gone = sorted(t for t in known if t not in seen)
     return changed, gone
 
