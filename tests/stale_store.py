@@ -72,22 +72,28 @@ def _turns(saver: SqliteSaver, thread_id: str, texts: list[str], clock: Clock) -
     return saver.get_tuple(thread_config(thread_id)).config["configurable"]["checkpoint_id"]
 
 
+def write_stale_threads(plain, secret) -> tuple[dict[str, str], dict[str, str | None]]:
+    """The three threads through two savers of one store (any kind): `plain` serializes as is,
+    `secret` through `encrypting()`; (latest, last_plain) as `StaleStore` holds them."""
+    with clock_scope(DEFAULT_START) as clock:
+        last_plain = {
+            MIXED: _turns(plain, MIXED, ["Where is my order A-1043?", "It was due on Monday."], clock),
+            SECRET: None,
+            PLAIN: _turns(plain, PLAIN, ["How do I export a report?"], clock),
+        }
+        latest = {
+            MIXED: _turns(secret, MIXED, ["Please refund it."], clock),
+            SECRET: _turns(secret, SECRET, ["My card number changed.", "Update it please."], clock),
+            PLAIN: last_plain[PLAIN],
+        }
+    return latest, last_plain
+
+
 def write_stale_store(path: str | Path) -> StaleStore:
     path = Path(path)
     conn = sqlite3.connect(path, check_same_thread=False)
-    plain, secret = _saver(conn, oracle.strict_serde()), _saver(conn, encrypting())
     try:
-        with clock_scope(DEFAULT_START) as clock:
-            last_plain = {
-                MIXED: _turns(plain, MIXED, ["Where is my order A-1043?", "It was due on Monday."], clock),
-                SECRET: None,
-                PLAIN: _turns(plain, PLAIN, ["How do I export a report?"], clock),
-            }
-            latest = {
-                MIXED: _turns(secret, MIXED, ["Please refund it."], clock),
-                SECRET: _turns(secret, SECRET, ["My card number changed.", "Update it please."], clock),
-                PLAIN: last_plain[PLAIN],
-            }
+        latest, last_plain = write_stale_threads(_saver(conn, oracle.strict_serde()), _saver(conn, encrypting()))
     finally:
         conn.close()
     return StaleStore(path, latest, last_plain)

@@ -151,3 +151,46 @@ def test_a_database_of_the_previous_schema_is_loaded_again_in_full(store, tmp_pa
     summary = loaders.load(str(store.path), db, workers=1, incremental=True)
     assert summary.mode == "full"
     assert sum(r["stale_reason"] is not None for r in threads(db).values()) == 2
+
+
+@pytest.mark.parametrize("key, says", [(None, "no key given"), (WRONG, "AES-EAX MAC check failed")])
+def test_a_live_postgres_store_says_the_same(tmp_path, key, says):
+    """PostgresSaver keeps the messages in `checkpoint_blobs`: an undecodable blob makes its checkpoints damaged."""
+    from langgraph.checkpoint.postgres import PostgresSaver
+
+    from tests.loaders.pg_util import fresh_database
+    from tests.stale_store import encrypting, write_stale_threads
+    from tests import oracle
+
+    with fresh_database() as dsn:
+        with PostgresSaver.from_conn_string(dsn) as plain, PostgresSaver.from_conn_string(dsn) as secret:
+            plain.setup()
+            plain.serde, secret.serde = oracle.strict_serde(), encrypting()
+            latest, last_plain = write_stale_threads(plain, secret)
+        db = tmp_path / "db.duckdb"
+        loaders.load(dsn, db, workers=1, aes_key=None if key is None else key.encode())
+        got = threads(db)
+        assert {t: r["latest_checkpoint_id"] for t, r in got.items()} == latest
+        assert {t: r["transcript_checkpoint_id"] for t, r in got.items()} == plain_messages_latest(dsn)
+        assert plain_messages_latest(dsn)[MIXED] >= last_plain[MIXED]
+        assert got[PLAIN]["stale_reason"] is None
+        for thread in (MIXED, SECRET):
+            assert got[thread]["stale_reason"].startswith(f"latest root checkpoint {latest[thread]} not decoded: ")
+            assert says in got[thread]["stale_reason"], got[thread]["stale_reason"]
+        loaders.load(dsn, db, workers=1, aes_key=KEY.encode())
+        assert all(r["stale_reason"] is None for r in threads(db).values())
+
+
+def plain_messages_latest(dsn: str) -> dict[str, str | None]:
+    """Per thread, the greatest root checkpoint whose messages LangGraph can read without the key:
+    PostgresSaver keeps a channel's value in `checkpoint_blobs` once per version, so a checkpoint the
+    encrypting saver wrote before its first step still names the plain blob of the messages (or none)."""
+    import psycopg
+
+    with psycopg.connect(dsn) as con:
+        found = con.execute(
+            "SELECT c.thread_id, max(c.checkpoint_id) FILTER (WHERE b.type IS NULL OR b.type NOT LIKE '%%+aes') "
+            "FROM checkpoints c LEFT JOIN checkpoint_blobs b ON b.thread_id = c.thread_id AND b.checkpoint_ns = '' "
+            "AND b.channel = 'messages' AND b.version = c.checkpoint -> 'channel_versions' ->> 'messages' "
+            "WHERE c.checkpoint_ns = '' GROUP BY c.thread_id").fetchall()
+    return dict(found)
