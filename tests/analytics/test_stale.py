@@ -112,3 +112,29 @@ def test_the_conversations_report_has_the_columns_and_keeps_only_the_stale_with_
     assert sorted(got) == [MIXED, SECRET]
     assert {t: (r["transcript_checkpoint_id"], r["stale_reason"]) for t, r in got.items()} == {
         t: (want[t]["transcript_checkpoint_id"] or "", want[t]["stale_reason"]) for t in got}
+
+
+@pytest.fixture(scope="module")
+def older(db, tmp_path_factory) -> Path:
+    """The database as the previous schema wrote it: no staleness columns, `meta` saying 3."""
+    import duckdb
+
+    old = tmp_path_factory.mktemp("older") / "older.duckdb"
+    old.write_bytes(db.read_bytes())
+    con = duckdb.connect(str(old))
+    con.execute("ALTER TABLE threads DROP COLUMN stale_reason")
+    con.execute("ALTER TABLE threads DROP COLUMN transcript_checkpoint_id")
+    con.execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'")
+    con.close()
+    return old
+
+
+def test_a_database_of_an_older_schema_is_refused_in_one_line_that_says_to_load_it_again(older):
+    from loaders.catalog import SCHEMA_VERSION
+
+    with pytest.raises(analytics.AnalyticsError, match=r"written under schema 3 and this Transcript Lens reads schema "
+                       + SCHEMA_VERSION + ": load its source again"):
+        analytics.connect(older)
+    done = cli("transcript", "--db", str(older), "--thread", MIXED)
+    assert done.returncode == 2
+    assert done.stderr.startswith("error: ") and len(done.stderr.strip().splitlines()) == 1

@@ -85,3 +85,20 @@ def test_the_overview_counts_them_and_links_to_the_list(at):
     (link,) = [p for p in at.get("page_link") if "stale transcript" in p.proto.label]
     assert link.proto.label.startswith("2 of these threads show a stale transcript")
     assert (link.proto.page, link.proto.query_string) == ("conversations", "stale=1")
+
+
+def test_a_database_of_an_older_schema_is_an_error_with_the_load_panel_still_there(stale_db, tmp_path, monkeypatch):
+    import duckdb
+
+    old = tmp_path / "older.duckdb"
+    old.write_bytes(stale_db.read_bytes())
+    con = duckdb.connect(str(old))
+    con.execute("ALTER TABLE threads DROP COLUMN stale_reason")
+    con.execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'")
+    con.close()
+    monkeypatch.setenv("TRANSCRIPT_LENS_DB", str(old))
+    monkeypatch.setenv("TRANSCRIPT_LENS_CACHE", str(tmp_path / "cache"))
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    assert not at.exception
+    assert any("written under schema 3" in e.value and "load its source again" in e.value for e in at.error)
+    assert at.sidebar.text_input(key="load.spec") is not None
