@@ -40,9 +40,9 @@ def filter_bar(url: state.Url, facets: Facets, text: bool = True) -> Filters:
 
 
 def stale_filter(url: state.Url, filters: Filters, where=st) -> Filters:
-    """"Stale transcripts only" (bound to the URL as `stale`): `filters` narrowed to the threads whose
+    """"Stale threads only" (bound to the URL as `stale`): `filters` narrowed to the threads whose
     transcript is not their latest root checkpoint's (`Filters.stale`)."""
-    stale = where.checkbox("Stale transcripts only", key=url.bind("stale", False, state.BOOL),
+    stale = where.checkbox("Stale threads only", key=url.bind("stale", False, state.BOOL),
                            help="Threads whose latest root checkpoint did not decode (no key, a wrong key, a damaged "
                                 "row): their transcript is an older checkpoint's")
     return replace(filters, stale=True) if stale else filters

@@ -2,8 +2,8 @@
 
 tests/stale_store.py's store loaded without its key, served by `streamlit run app.py`: the
 transcript page of a stale thread shows the warning (the checkpoint shown and why) above the
-conversation, and Conversations' `?stale=1` link lists only the stale threads. A screenshot of
-the transcript page is kept in the test's tmp folder (`STALE_SCREENSHOT` names another path).
+conversation, and Conversations' `?stale=1` link lists only the stale threads. Screenshots of both
+pages are kept in the test's tmp folder (`STALE_SCREENSHOTS` names another folder).
 """
 
 from __future__ import annotations
@@ -55,13 +55,13 @@ def test_the_transcript_page_of_a_stale_thread_warns_in_the_browser(server, stal
         text = alert.inner_text()
         assert row["transcript_checkpoint_id"] in text and "no key given" in text
         assert page.get_by_text("Answer to: It was due on Monday.").count() >= 1  # the transcript shown beneath
-        shot = Path(os.environ.get("STALE_SCREENSHOT") or tmp_path / "stale-transcript.png")
-        page.screenshot(path=str(shot), full_page=False)
-        assert shot.stat().st_size > 0
+        shots = Path(os.environ.get("STALE_SCREENSHOTS") or tmp_path)
+        page.screenshot(path=str(shots / "stale-transcript.png"))
 
         page.goto(f"{server}/conversations?stale=1")
         settle(page)
         grid = page.locator('[data-testid="stDataFrame"]').first
         grid.wait_for()
-        assert page.get_by_role("checkbox", name="Stale transcripts only").is_checked()
+        assert page.get_by_role("checkbox", name="Stale threads only").is_checked()
         page.get_by_text("rows 1–2 of 2 threads (3 in the database)").wait_for()  # MIXED and SECRET only
+        page.screenshot(path=str(shots / "stale-conversations.png"))

@@ -70,14 +70,14 @@ def test_conversations_marks_stale_threads_and_filters_them_from_the_url(at, sta
     assert stale == {MIXED, SECRET}
     every = open_page(at, "conversations").dataframe[0].value.set_index("thread_id")
     assert every["stale_reason"].to_dict() == {MIXED: "⚠ stale", SECRET: "⚠ stale", PLAIN: ""}
-    box = next(c for c in at.checkbox if c.label == "Stale transcripts only")
+    box = next(c for c in at.checkbox if c.label == "Stale threads only")
     box.check().run()
     assert not at.exception
     assert at.query_params["stale"] == "1"
     assert set(at.dataframe[0].value["thread_id"]) == stale
     fresh = open_page(AppTest.from_file(APP, default_timeout=TIMEOUT), "conversations", stale="1")
     assert set(fresh.dataframe[0].value["thread_id"]) == stale
-    assert next(c for c in fresh.checkbox if c.label == "Stale transcripts only").value is True
+    assert next(c for c in fresh.checkbox if c.label == "Stale threads only").value is True
 
 
 def test_the_overview_counts_them_and_links_to_the_list(at):
