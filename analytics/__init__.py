@@ -25,7 +25,7 @@ from typing import Any
 _NAMES = {
     "connect": "analytics.db", "connection": "analytics.db",
     "AnalyticsError": "analytics.errors", "BadRequest": "analytics.errors", "NotFound": "analytics.errors",
-    "Unsupported": "analytics.errors",
+    "Unsupported": "analytics.errors", "StaleTranscript": "analytics.errors",
     "Filters": "analytics.filters",
     "TranscriptQuery": "analytics.transcript", "read": "analytics.transcript", "search_threads": "analytics.transcript",
     "SearchQuery": "analytics.search", "search": "analytics.search",

@@ -55,12 +55,12 @@ BACKLOG_COLUMNS: dict[str, str] = {
 
 _BACKLOG_SQL = """
 SELECT t.thread_id, t.tenant_id, t.sub_tenant_id, t.session_id, c.ts AS waiting_since,
-       t.interrupt_value AS raw_value, t.latest_checkpoint_id AS checkpoint_id, t.message_count AS messages,
+       t.interrupt_value AS raw_value, t.transcript_checkpoint_id AS checkpoint_id, t.message_count AS messages,
        (SELECT arg_max(m.role, m.ordinal) FROM messages AS m WHERE m.thread_id = t.thread_id) AS last_message_role,
        (SELECT arg_max(m.content, m.ordinal) FROM messages AS m WHERE m.thread_id = t.thread_id) AS last_message,
        (SELECT max(last_ts) FROM threads) AS store_ts
 FROM threads AS t
-LEFT JOIN checkpoints AS c ON c.thread_id = t.thread_id AND c.checkpoint_id = t.latest_checkpoint_id AND c.is_root
+LEFT JOIN checkpoints AS c ON c.thread_id = t.thread_id AND c.checkpoint_id = t.transcript_checkpoint_id AND c.is_root
 WHERE t.interrupt_pending AND ({where})
 ORDER BY t.thread_id
 """

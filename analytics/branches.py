@@ -72,7 +72,7 @@ TREE_COLUMNS: dict[str, str] = {
 
 _ROOTS_SQL = """
 SELECT c.thread_id, c.checkpoint_id, c.parent_checkpoint_id, c.ts, c.step, c.source, c.message_count,
-       c.has_interrupt, c.checkpoint_id = t.latest_checkpoint_id AS is_latest
+       c.has_interrupt, c.checkpoint_id = t.transcript_checkpoint_id AS is_latest
 FROM checkpoints AS c JOIN threads AS t USING (thread_id)
 WHERE c.is_root AND c.thread_id IN (SELECT unnest($threads))
 ORDER BY c.thread_id, c.checkpoint_id

@@ -55,7 +55,14 @@ _REMOVED = _c("removed_messages", INTEGER, "`threads.removed_message_count` (cur
 _FORKS = _c("forks", INTEGER, "`threads.fork_count`: root checkpoints with more than one child", null=False)
 _BRANCHES = _c("branches", INTEGER, "`threads.branch_count`: root leaves", null=False)
 _INTERRUPT = _c(
-    "interrupt_pending", BOOLEAN, "`threads.interrupt_pending`: the latest root checkpoint carries an interrupt", null=False
+    "interrupt_pending", BOOLEAN, "`threads.interrupt_pending`: the transcript's checkpoint carries an interrupt", null=False
+)
+_TRANSCRIPT_CHECKPOINT = _c(
+    "transcript_checkpoint_id", VARCHAR, "`threads.transcript_checkpoint_id`: the root checkpoint the transcript comes from"
+)
+_STALE = Column(
+    "stale_reason", VARCHAR, True,
+    "`threads.stale_reason`: why the transcript is not the latest root checkpoint's; NULL when it is", personal=True,
 )
 
 CONVERSATION_METRICS = Table(
@@ -85,6 +92,8 @@ CONVERSATION_METRICS = Table(
         _FORKS,
         _BRANCHES,
         _INTERRUPT,
+        _TRANSCRIPT_CHECKPOINT,
+        _STALE,
         _REMOVED,
         _EDITED,
         _count(
@@ -179,7 +188,7 @@ RISK_FIGURES = Table(
         _INTERRUPT,
         _count("undecodable_messages", "entries of the latest message list the loader could not decode"),
         _count("load_errors", "`load_errors` rows of the thread"),
-        _c("latest_checkpoint_id", VARCHAR, "`threads.latest_checkpoint_id`"),
+        _c("latest_checkpoint_id", VARCHAR, "`threads.transcript_checkpoint_id`: the root checkpoint the transcript comes from"),
         _c("last_ts", TIMESTAMPTZ, "`threads.last_ts`"),
         _count("resume_points", "restarts of the thread: `resume_points()` at the default 30-minute gap"),
     ),

@@ -19,7 +19,8 @@ import duckdb
 
 from analytics.policy import Policy, effective
 from analytics.policy import apply as apply_policy
-from loaders.catalog import TABLES as LOADER_TABLES
+from analytics.errors import OlderSchema
+from loaders.catalog import SCHEMA_VERSION, TABLES as LOADER_TABLES
 
 ConOrPath = Union[duckdb.DuckDBPyConnection, str, os.PathLike]
 
@@ -40,10 +41,32 @@ def connect(
         raise FileNotFoundError(f"no Transcript Lens database at {p}")
     else:
         con = _open_read_only(p)
+    problem = schema_problem(con, p)
+    if problem is not None:
+        con.close()
+        raise OlderSchema(problem)
     # Timestamps are stored as TIMESTAMPTZ; UTC keeps every reader's output identical.
     con.execute("SET TimeZone = 'UTC'")
     _apply(con, effective(_asked(redact, tenants, policy)))
     return con
+
+
+def schema_problem(con: duckdb.DuckDBPyConnection, where: str | os.PathLike) -> str | None:
+    """Why this code cannot read the database on `con` (its `meta` names another schema version:
+    columns it reads are missing), in one line; None when it can (or when it names none, as a
+    database built by hand).
+
+    >>> schema_problem(duckdb.connect(), "x.duckdb") is None
+    True
+    """
+    try:
+        found = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchall()
+    except duckdb.Error:
+        return None
+    if not found or found[0][0] == SCHEMA_VERSION:
+        return None
+    return (f"{where} was written under schema {found[0][0]} and this Transcript Lens reads schema {SCHEMA_VERSION}: "
+            f"load its source again (transcript-lens load SOURCE --db {where}; an --incremental load of it is a full one)")
 
 
 #: How long a reader waits for an incremental load that edits the file in place (it holds

@@ -15,3 +15,12 @@ class Unsupported(AnalyticsError):
 
 class NotFound(AnalyticsError, LookupError):
     """The named thread (or other object) is not in the database."""
+
+
+class OlderSchema(Unsupported):
+    """The database was written under another schema version: load its source again."""
+
+
+class StaleTranscript(UserWarning):
+    """Warned by `analytics.read` for a thread whose transcript is not its latest root
+    checkpoint's (that one did not decode: `threads.stale_reason`, docs/contract.md)."""

@@ -80,7 +80,8 @@ def acting_as(who: str | None = None, origin: str = "api") -> Iterator[Actor]:
 
 def _jsonable(value: Any) -> Any:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {k: _jsonable(v) for k, v in dataclasses.asdict(value).items() if v not in (None, (), [], "")}
+        # What was asked: a condition left at "none" (empty, or a flag not set) is left out.
+        return {k: _jsonable(v) for k, v in dataclasses.asdict(value).items() if v not in (None, (), [], "") and v is not False}
     if isinstance(value, (list, tuple, set, frozenset)):
         return [_jsonable(v) for v in value]
     if isinstance(value, (datetime, date)):

@@ -51,7 +51,9 @@ class Filters:
       script: `analytics.text_match`, the rule Search uses);
     - `thread_ids`: keep only these threads (empty: no restriction);
     - `within`: keep only these threads when it is not None, an empty tuple keeping none
-      (a set computed elsewhere, e.g. the threads carrying a review label).
+      (a set computed elsewhere, e.g. the threads carrying a review label);
+    - `stale`: keep only threads whose transcript is not their latest root checkpoint's
+      (`threads.stale_reason`: the latest did not decode; docs/contract.md).
 
     >>> Filters(tenants=("acme",)).thread_where()
     ('(t.tenant_id IN (SELECT unnest(?)))', [['acme']])
@@ -64,6 +66,7 @@ class Filters:
     text: str | None = None
     thread_ids: tuple[str, ...] = ()
     within: tuple[str, ...] | None = None
+    stale: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "since", as_utc(self.since))
@@ -103,6 +106,8 @@ class Filters:
         if self.within is not None:
             clauses.append(f"{alias}.thread_id IN (SELECT unnest(?::VARCHAR[]))")
             params.append(list(self.within))
+        if self.stale:
+            clauses.append(f"{alias}.stale_reason IS NOT NULL")  # (the same name in `conversation_metrics`)
         if self.since is not None:
             clauses.append(f"{last_ts} >= ?")
             params.append(self.since)
@@ -129,7 +134,8 @@ class Filters:
         >>> Filters(tenants=("acme",)).key_parts(), Filters(tenants=("acme",), text="x").key_parts()
         (('tenant_id',), ())
         """
-        if self.since is not None or self.until is not None or self.text or self.thread_ids or self.within is not None:
+        if (self.since is not None or self.until is not None or self.text or self.thread_ids or self.within is not None
+                or self.stale):
             return ()
         return tuple(c for c, values in (("tenant_id", self.tenants), ("sub_tenant_id", self.sub_tenants)) if values)
 

@@ -95,6 +95,8 @@ class ConversationMetrics(TypedDict):
     forks: int
     branches: int
     interrupt_pending: bool
+    transcript_checkpoint_id: str | None
+    stale_reason: str | None
     removed_messages: int
     edited_messages: int
     resume_points: int
@@ -119,6 +121,7 @@ class Overview(TypedDict):
     last_ts: datetime | None
     latency_pairs: int
     latency_median_s: float | None
+    stale_threads: int  # threads whose transcript is not their latest root checkpoint's (docs/contract.md §3.11)
 
 
 # --- SQL building blocks -------------------------------------------------------
@@ -339,6 +342,8 @@ def conversations_sql(filters: Filters = Filters(), gap_minutes: float = DEFAULT
            mo.models,
            t.fork_count AS forks, t.branch_count AS branches,
            t.interrupt_pending,
+           t.transcript_checkpoint_id,
+           t.stale_reason,
            t.removed_message_count AS removed_messages,
            t.edited_message_count AS edited_messages,
            coalesce(r.resume_points, 0) AS resume_points,
@@ -1033,6 +1038,7 @@ def overview_sql(filters: Filters = Filters(), fast: frozenset[str] = frozenset(
     latency AS (SELECT count(*) AS latency_pairs, quantile_cont(latency_s, 0.5) AS latency_median_s FROM pairs)
     SELECT (SELECT count(*) FROM scope) AS threads,
            (SELECT count(DISTINCT tenant_id) FROM scope) AS tenants,
-           totals.*, latency.*
+           totals.*, latency.*,
+           (SELECT count(*) FROM scope WHERE stale_reason IS NOT NULL) AS stale_threads
     FROM totals, latency"""
     return sql, params

@@ -123,7 +123,7 @@ def starts_window(position: int | None, held: set[int], previous: int | None, by
 def _load(con, threads: Sequence[str], gap_minutes: float) -> dict[str, _Thread]:
     rows = con.sql(
         "SELECT c.thread_id, c.checkpoint_id, c.parent_checkpoint_id, c.ts, c.source, c.on_current_branch, "
-        "c.checkpoint_id = t.latest_checkpoint_id FROM checkpoints AS c JOIN threads AS t USING (thread_id) "
+        "c.checkpoint_id = t.transcript_checkpoint_id FROM checkpoints AS c JOIN threads AS t USING (thread_id) "
         "WHERE c.is_root AND c.thread_id IN (SELECT unnest($threads))",
         params={"threads": list(threads)},
     ).fetchall()

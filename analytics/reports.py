@@ -478,6 +478,8 @@ def add_filter_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--since", metavar="ISO", help="threads active, messages stamped from then (no offset = UTC)")
     parser.add_argument("--until", metavar="ISO", help="threads active, messages stamped until then (no offset = UTC)")
     parser.add_argument("--text", help="keep threads with a message containing this text (case-insensitive)")
+    parser.add_argument("--stale", action="store_true",
+                        help="keep threads whose transcript is not their latest root checkpoint's (it did not decode)")
 
 
 def filters_from_args(args: argparse.Namespace) -> Filters:
@@ -489,6 +491,7 @@ def filters_from_args(args: argparse.Namespace) -> Filters:
         since=parse_time(args.since, "--since"),
         until=parse_time(args.until, "--until"),
         text=args.text or None,
+        stale=bool(getattr(args, "stale", False)),
     )
 
 

@@ -106,7 +106,7 @@ ORDER BY thread_id, checkpoint_id, position
 
 
 def _latest_root(con, thread_id: str) -> str | None:
-    return _rows(con, "SELECT latest_checkpoint_id FROM threads WHERE thread_id = ?", [thread_id])[0][0]
+    return _rows(con, "SELECT transcript_checkpoint_id FROM threads WHERE thread_id = ?", [thread_id])[0][0]
 
 
 def latest_root(con_or_path: ConOrPath, thread_id: str) -> str | None:

@@ -151,7 +151,7 @@ win AS (
 latest AS (
     SELECT c.thread_id, len(c.message_versions) AS list_length
     FROM checkpoints AS c JOIN scope AS t
-      ON t.thread_id = c.thread_id AND c.checkpoint_id = t.latest_checkpoint_id AND c.is_root
+      ON t.thread_id = c.thread_id AND c.checkpoint_id = t.transcript_checkpoint_id AND c.is_root
 ),
 errs AS (
     SELECT thread_id, count(*) AS load_errors FROM load_errors
@@ -173,7 +173,7 @@ figures AS (
            t.interrupt_pending,
            greatest(coalesce(l.list_length, 0) - t.message_count, 0) AS undecodable_messages,
            coalesce(x.load_errors, 0) AS load_errors,
-           t.latest_checkpoint_id,
+           t.transcript_checkpoint_id AS latest_checkpoint_id,
            t.last_ts,
            coalesce(rp.resume_points, 0) AS resume_points
     FROM scope AS t
@@ -402,7 +402,7 @@ _TRANSCRIPT_GAPS_SQL = """
 SELECT o.ordinal
 FROM (SELECT generate_subscripts(c.message_versions, 1) - 1 AS ordinal
       FROM checkpoints AS c JOIN threads AS t
-        ON t.thread_id = c.thread_id AND c.checkpoint_id = t.latest_checkpoint_id AND c.is_root
+        ON t.thread_id = c.thread_id AND c.checkpoint_id = t.transcript_checkpoint_id AND c.is_root
       WHERE t.thread_id = ?) AS o
 WHERE o.ordinal NOT IN (SELECT ordinal FROM messages WHERE thread_id = ?)
 ORDER BY o.ordinal
@@ -433,7 +433,7 @@ def thread_risks(con_or_path: ConOrPath, thread_id: str, cap: int = DEFAULT_CAP)
         events = fetch_frame(con, _EVENTS_SQL, [thread_id])
         forks = fetch_frame(con, _FORKS_SQL, [thread_id])
         latest_id, interrupt_value = _rows(
-            con, "SELECT latest_checkpoint_id, interrupt_value FROM threads WHERE thread_id = ?", [thread_id]
+            con, "SELECT transcript_checkpoint_id, interrupt_value FROM threads WHERE thread_id = ?", [thread_id]
         )[0]
         children = [
             r[0]

@@ -57,12 +57,12 @@ _DELETE_THREAD = "every row of the thread in checkpoints, writes and (Postgres) 
 
 _SQL = """
 WITH scoped AS (
-    SELECT t.thread_id, t.tenant_id, t.latest_checkpoint_id, t.last_ts FROM threads t WHERE {where}
+    SELECT t.thread_id, t.tenant_id, t.transcript_checkpoint_id, t.last_ts FROM threads t WHERE {where}
 ),
 latest AS (
     SELECT s.thread_id, coalesce(c.message_versions, []) AS versions
     FROM scoped s LEFT JOIN checkpoints c
-      ON c.thread_id = s.thread_id AND c.checkpoint_ns = '' AND c.checkpoint_id = s.latest_checkpoint_id
+      ON c.thread_id = s.thread_id AND c.checkpoint_ns = '' AND c.checkpoint_id = s.transcript_checkpoint_id
 ),
 current_ids AS (
     SELECT DISTINCT m.thread_id, m.message_id FROM messages m JOIN scoped USING (thread_id)

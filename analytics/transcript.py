@@ -36,13 +36,14 @@ whether that is because the thread is unknown or has no timestamps.
 from __future__ import annotations
 
 import numbers
+import warnings
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Literal
 
 from analytics._pandas import pd
 from analytics.db import ConOrPath, connection
-from analytics.errors import BadRequest, NotFound, Unsupported
+from analytics.errors import BadRequest, NotFound, StaleTranscript, Unsupported
 from analytics.filters import Filters, as_utc
 from analytics.policy import Policy
 from analytics.frames import dtypes_of, fetch_frame, typed
@@ -67,7 +68,8 @@ TRANSCRIPT_COLUMNS: dict[str, str] = {
 }
 
 THREAD_COLUMNS: dict[str, str] = dtypes_of(
-    THREADS, "thread_id", "tenant_id", "sub_tenant_id", "session_id", "message_count", "first_ts", "last_ts"
+    THREADS, "thread_id", "tenant_id", "sub_tenant_id", "session_id", "message_count", "first_ts", "last_ts",
+    "stale_reason",
 )
 
 SEARCH_COLUMNS: dict[str, str] = {
@@ -273,6 +275,10 @@ def read(con_or_path: ConOrPath, query: TranscriptQuery | str, *, redact: bool =
     >>> read("demo.duckdb", "acme:eu:42", redact=True).content.tolist()  # doctest: +SKIP
     ['My email is <EMAIL_1>', …]
     >>> read(con, "acme:eu:42", speaker="assistant", index=-1).content.item()  # doctest: +SKIP
+
+    A thread whose latest root checkpoint did not decode reads the transcript of the
+    greatest one that did: the read warns `StaleTranscript` (`stale_note`'s line), and the
+    frame's `attrs` carry `transcript_checkpoint_id` and `stale_reason` (None when current).
     """
     if isinstance(query, str):
         query = TranscriptQuery(query, **kwargs)
@@ -294,6 +300,10 @@ def read(con_or_path: ConOrPath, query: TranscriptQuery | str, *, redact: bool =
         if at is not None and not _is_root_checkpoint(con, query.thread_id, at):
             raise NotFound(f"no root checkpoint {at!r} in thread {query.thread_id!r}")
         frame = fetch_frame(con, _READ_SQL.format(rows=rows), {**params, **where}, TRANSCRIPT_COLUMNS)
+        if at is None:
+            frame.attrs.update(staleness(con, query.thread_id))
+            if frame.attrs.get("stale_reason"):
+                warnings.warn(stale_note(query.thread_id, **frame.attrs), StaleTranscript, stacklevel=2)
         if frame.empty:
             diagnose = _DIAGNOSE_SQL.format(rows=rows)
             known, has_messages, stamped = con.sql(diagnose, params={"thread_id": query.thread_id, **where}).fetchall()[0]
@@ -308,6 +318,29 @@ def read(con_or_path: ConOrPath, query: TranscriptQuery | str, *, redact: bool =
     return frame
 
 
+STALENESS_COLUMNS = dtypes_of(THREADS, "transcript_checkpoint_id", "stale_reason")
+
+
+def staleness(con, thread_id: str) -> dict[str, str | None]:
+    """`{transcript_checkpoint_id, stale_reason}` of a thread (empty for an unknown one), read under
+    `con`'s policy (the reason is masked when it masks)."""
+    frame = fetch_frame(con, "SELECT transcript_checkpoint_id, stale_reason FROM threads WHERE thread_id = ?",
+                        [thread_id], STALENESS_COLUMNS)
+    return {} if frame.empty else {k: (None if pd.isna(v) else v) for k, v in frame.iloc[0].items()}
+
+
+def stale_note(thread_id: str, transcript_checkpoint_id: str | None = None, stale_reason: str | None = None) -> str:
+    """The one line that says a transcript is stale (the CLI's warning, the read's, the app's).
+
+    >>> stale_note("t1", "c1", "latest root checkpoint c2 not decoded: no key given")
+    'thread t1: stale transcript, from root checkpoint c1 (latest root checkpoint c2 not decoded: no key given)'
+    >>> stale_note("t1", None, "latest root checkpoint c2 not decoded: damaged")
+    'thread t1: stale transcript, no root checkpoint decoded (latest root checkpoint c2 not decoded: damaged)'
+    """
+    shown = f"from root checkpoint {transcript_checkpoint_id}" if transcript_checkpoint_id else "no root checkpoint decoded"
+    return f"thread {thread_id}: stale transcript, {shown} ({stale_reason})"
+
+
 def _is_root_checkpoint(con, thread_id: str, checkpoint_id: str) -> bool:
     found = con.sql(
         "SELECT 1 FROM checkpoints WHERE thread_id = $t AND checkpoint_id = $c AND is_root",
@@ -317,7 +350,8 @@ def _is_root_checkpoint(con, thread_id: str, checkpoint_id: str) -> bool:
 
 
 _THREADS_SQL = """
-SELECT t.thread_id, t.tenant_id, t.sub_tenant_id, t.session_id, t.message_count, t.first_ts, t.last_ts
+SELECT t.thread_id, t.tenant_id, t.sub_tenant_id, t.session_id, t.message_count, t.first_ts, t.last_ts,
+       t.stale_reason
 FROM threads AS t
 WHERE {where}
 ORDER BY t.last_ts DESC NULLS LAST, t.thread_id
@@ -328,7 +362,8 @@ LIMIT ?
 def threads(con_or_path: ConOrPath, filters: Filters = NO_FILTERS, limit: int | None = None) -> pd.DataFrame:
     """Threads for a picker, most recently active first (the first `limit`, cut in DuckDB).
 
-    Columns: thread_id, tenant_id, sub_tenant_id, session_id, message_count, first_ts, last_ts.
+    Columns: thread_id, tenant_id, sub_tenant_id, session_id, message_count, first_ts, last_ts, stale_reason
+    (NULL unless the transcript is stale: `stale_note`).
 
     >>> threads("demo.duckdb", Filters(tenants=("acme",)), limit=200).thread_id.tolist()  # doctest: +SKIP
     """
@@ -352,7 +387,7 @@ WITH hits AS (
     GROUP BY m.thread_id
 )
 SELECT
-    t.thread_id, t.tenant_id, t.sub_tenant_id, t.session_id, t.message_count, t.first_ts, t.last_ts,
+    t.thread_id, t.tenant_id, t.sub_tenant_id, t.session_id, t.message_count, t.first_ts, t.last_ts, t.stale_reason,
     coalesce(h.match_count, 0) AS match_count,
     h.first_match_ordinal,
     h.first_match AS snippet

@@ -9,7 +9,9 @@ Times are UTC: `--since` / `--until` without an offset are read as UTC, and
 every printed `ts` is UTC (the table says so on stderr; CSV and JSON carry
 the `Z`). Every mistake — a bad ISO date, a bad number, an unknown thread, a
 time range over a thread without timestamps — is one `error: …` line on
-stderr and exit status 2.
+stderr and exit status 2. A stale transcript (the thread's latest root checkpoint did
+not decode) is read all the same, with one `warning: …` line on stderr naming the
+checkpoint shown and why.
 """
 
 from __future__ import annotations
@@ -17,14 +19,15 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import warnings
 
 import duckdb
 
 from analytics._pandas import pd
 from analytics.cli import command
-from analytics.errors import AnalyticsError, BadRequest
+from analytics.errors import AnalyticsError, BadRequest, StaleTranscript
 from analytics.exports import log_cli_export
-from analytics.transcript import SPEAKERS, TranscriptQuery, parse_time, read
+from analytics.transcript import SPEAKERS, TranscriptQuery, parse_time, read, stale_note
 
 FORMATS = ("table", "csv", "json")
 TABLE_CONTENT_WIDTH = 100
@@ -85,12 +88,16 @@ def run(args: argparse.Namespace) -> int:
         checkpoint_id=checkpoint_of(args.db, args.thread, args.checkpoint, args.branch, "--checkpoint / --branch"),
     )
     try:
-        frame = read(args.db, query)
+        with warnings.catch_warnings():  # said below in one line of our own, not Python's two
+            warnings.simplefilter("ignore", StaleTranscript)
+            frame = read(args.db, query)
     except duckdb.Error as exc:
         first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise AnalyticsError(f"cannot read a Transcript Lens database at {args.db}: {first_line}") from None
 
     log_cli_export(args, "transcript", len(frame))
+    if frame.attrs.get("stale_reason"):
+        print(f"warning: {stale_note(args.thread, **frame.attrs)}", file=sys.stderr)
     naive = [flag for flag, value in (("--since", args.since), ("--until", args.until)) if _naive(value)]
     if args.format == "table":
         print(_table_header(query, len(frame), naive), file=sys.stderr)

@@ -121,8 +121,8 @@ ORDER BY e.ts, m.ordinal
 # next checkpoint of the branch was written (the resume); none yet while it is pending.
 _INTERRUPTS_SQL = """
 SELECT c.ts, nxt.ts AS until_ts,
-       c.checkpoint_id = t.latest_checkpoint_id AND t.interrupt_pending AS pending,
-       CASE WHEN c.checkpoint_id = t.latest_checkpoint_id THEN CAST(t.interrupt_value AS VARCHAR) END AS detail
+       c.checkpoint_id = t.transcript_checkpoint_id AND t.interrupt_pending AS pending,
+       CASE WHEN c.checkpoint_id = t.transcript_checkpoint_id THEN CAST(t.interrupt_value AS VARCHAR) END AS detail
 FROM checkpoints AS c
 JOIN threads AS t ON t.thread_id = c.thread_id
 LEFT JOIN checkpoints AS nxt

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 #: Stored in `meta` by every load; bump it on any change to the tables below.
-SCHEMA_VERSION = "3"
+SCHEMA_VERSION = "4"
 
 
 @dataclass(frozen=True)
@@ -340,14 +340,28 @@ THREADS = Table(
         _c("subgraph_checkpoint_count", INTEGER, "checkpoints in other namespaces", null=False),
         _c("namespace_count", INTEGER, "distinct namespaces, root included", null=False),
         _c("message_count", INTEGER, "rows in `messages`", null=False),
-        _c("latest_checkpoint_id", VARCHAR, "greatest root checkpoint id (the transcript's checkpoint)"),
+        _c(
+            "latest_checkpoint_id", VARCHAR,
+            "greatest root checkpoint id, decoded or not (the checkpoint LangGraph's `get_tuple` reads)",
+        ),
+        _c(
+            "transcript_checkpoint_id", VARCHAR,
+            "the root checkpoint the transcript, current branch and pending interrupt come from: the greatest root "
+            "checkpoint id that decoded; NULL when none did",
+        ),
+        _c(
+            "stale_reason", VARCHAR,
+            "why the transcript is not the latest root checkpoint's (`latest root checkpoint <id> not decoded: "
+            "<its load_errors reason>`); NULL when it is (docs/contract.md §3.11)",
+            personal=True,
+        ),
         _c(
             "latest_is_leaf", BOOLEAN,
-            "false when some checkpoint names the latest as its parent (ids out of order: clock skew between writers)",
+            "false when some checkpoint names the transcript's checkpoint as its parent (ids out of order: clock skew between writers)",
         ),
         _c("branch_count", INTEGER, "root leaves (1 for a linear thread)", null=False),
         _c("fork_count", INTEGER, "root checkpoints with more than one child", null=False),
-        _c("interrupt_pending", BOOLEAN, "the latest root checkpoint carries an `__interrupt__` write", null=False),
+        _c("interrupt_pending", BOOLEAN, "the transcript's checkpoint carries an `__interrupt__` write", null=False),
         _c("interrupt_value", JSON, "the pending interrupt's value(s)", personal=True),
         _c("removed_message_count", INTEGER, "`removed` events on the current branch", null=False),
         _c("edited_message_count", INTEGER, "`edited` events on the current branch", null=False),
@@ -379,7 +393,7 @@ CHECKPOINTS = Table(
         _c("is_root", BOOLEAN, "`checkpoint_ns = ''`", null=False),
         _c("is_latest", BOOLEAN, "greatest checkpoint id of its (thread, namespace)", null=False),
         _c("is_leaf", BOOLEAN, "no checkpoint of the thread names it as parent", null=False),
-        _c("on_current_branch", BOOLEAN, "root checkpoint on the parent chain of the latest root checkpoint", null=False),
+        _c("on_current_branch", BOOLEAN, "root checkpoint on the parent chain of the transcript's checkpoint (`threads.transcript_checkpoint_id`)", null=False),
         _c(
             "branch_root_id", VARCHAR,
             "for a root checkpoint off the current branch: the checkpoint on the current branch its branch hangs from; NULL otherwise",

@@ -315,12 +315,12 @@ class _Previous(NamedTuple):
     """What an incremental load needs of the database it updates (read in one open)."""
 
     digests: dict[str, str]  # `thread_digests`
-    waiting: set[str]  # threads whose latest checkpoint waits on a human
+    reread: set[str]  # threads read again by every incremental load: waiting on a human, or stale
     token: str | None  # `meta.source_token`: the source as the last load found it (`_source_token`)
 
 
 def _previous(db: Path) -> _Previous | None:
-    """The database's digests and waiting threads; None when it says it was written under
+    """The database's digests and the threads to read again; None when it says it was written under
     another schema version (it cannot take new rows beside its old ones: the load is a
     full one). One that cannot be read fails the load with DuckDB's words."""
     import duckdb
@@ -333,16 +333,19 @@ def _previous(db: Path) -> _Previous | None:
             found = []
         if found and found[0][0] != SCHEMA_VERSION:
             return None
-        waiting = {t for (t,) in con.execute("SELECT thread_id FROM threads WHERE interrupt_pending").fetchall()}
+        marked = con.execute("SELECT thread_id, stale_reason IS NOT NULL FROM threads "
+                             "WHERE interrupt_pending OR stale_reason IS NOT NULL").fetchall()
+        reread, stale = {t for t, _ in marked}, any(s for _, s in marked)
         token = con.execute("SELECT value FROM meta WHERE key = 'source_token'").fetchall()
-        return _Previous(stored_digests(con), waiting, token[0][0] if token else None)
+        # A stale thread may decode now with the same bytes (a key given this time): no shortcut.
+        return _Previous(stored_digests(con), reread, token[0][0] if token and not stale else None)
     finally:
         con.close()
 
 
 def _changed_threads(reader: SourceReader, previous: _Previous) -> tuple[frozenset[str], list[str]]:
     """Threads whose checkpoint keys differ from what the database's loads read, and
-    threads that were waiting on a human: (to load, to drop).
+    threads that were waiting on a human or stale: (to load, to drop).
 
     One digest per thread on each side (`loaders.digests`): the source's, and the
     one stored in `thread_digests` by the load that read the thread.
@@ -353,10 +356,12 @@ def _changed_threads(reader: SourceReader, previous: _Previous) -> tuple[frozens
     every time. (A thread with no pending interrupt gets new writes only when a new
     checkpoint comes with them, except a task re-run from an unchanged checkpoint
     after an error: the database does not keep writes, so that case needs a full load.)
+    A stale thread (its latest root checkpoint did not decode) is read again too: the
+    key given this time, or a repaired row, may decode it with no key changed.
     """
     known = previous.digests
     seen = source_digests(reader)
-    changed = frozenset(t for t, digest in seen.items() if known.get(t) != digest or t in previous.waiting)
+    changed = frozenset(t for t, digest in seen.items() if known.get(t) != digest or t in previous.reread)
     gone = sorted(t for t in known if t not in seen)
     return changed, gone
 

@@ -2,7 +2,9 @@
 
 The transcript is `state['messages']` of the latest root checkpoint (greatest
 checkpoint id in namespace ''). A message's `ts` is that of the oldest root
-checkpoint (smallest ts, tie → smallest id; any branch) holding its id.
+checkpoint (smallest ts, tie → smallest id; any branch) holding its id. When the
+latest root checkpoint does not decode, the transcript is the greatest one that
+did, and the `threads` row says so (`stale_reason`).
 
 Why payloads stay bytes until here: a SqliteSaver re-serializes the whole
 message list in every checkpoint, so the same payload bytes recur in every
@@ -23,6 +25,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from loaders import _native
+from loaders.cipher import missing_key
 from loaders.decode import DecodeError, Ext, JsonPayload, Message, decode_message, plain, same_message, to_json
 from loaders.records import LoadError, RawCheckpoint, RawWrite, ThreadBundle
 from loaders.subgraphs import subgraph_rows
@@ -220,7 +223,7 @@ def transform_thread(bundle: ThreadBundle, key_regex: re.Pattern[str]) -> Thread
         parents = [p for p in map(_parent_id, cps) if p is not None]
         if parents:
             children[""] = Counter(parents)
-        latest_by_ns[""] = latest_root = max(ids)
+        latest_by_ns[""] = latest_root = transcript_root = max(ids)  # (no checkpoint is damaged)
     else:
         for _, ns, cid, parent, _, _, _, _ in cps:
             if parent is not None:
@@ -231,10 +234,12 @@ def transform_thread(bundle: ThreadBundle, key_regex: re.Pattern[str]) -> Thread
             latest = latest_by_ns.get(ns)
             if latest is None or cid > latest:
                 latest_by_ns[ns] = cid
-        latest_root = max((cp.checkpoint_id for cp in usable_roots), default=None)
+        # The transcript's checkpoint: the greatest root id that decoded (`stale_reason` when it is not the greatest).
+        transcript_root = max((cp.checkpoint_id for cp in usable_roots), default=None)
+        latest_root = latest_by_ns.get("")
 
     current: set[str] = set()
-    node = latest_root
+    node = transcript_root
     while node is not None and node not in current and node in root_by_id:
         current.add(node)
         node = root_by_id[node].parent_checkpoint_id
@@ -299,7 +304,7 @@ def transform_thread(bundle: ThreadBundle, key_regex: re.Pattern[str]) -> Thread
         )
 
     version_rows = versions_rows(thread_id, decoded, first_cids, first_ts)
-    latest_versions = versions_at.get(latest_root, _NO_VERSIONS) if latest_root is not None else None
+    latest_versions = versions_at.get(transcript_root, _NO_VERSIONS) if transcript_root is not None else None
     message_rows = transcript_rows(thread_id, key, latest_versions, decoded, first_cids, first_ts)
 
     # --- events: each root checkpoint against its parent
@@ -349,12 +354,13 @@ def transform_thread(bundle: ThreadBundle, key_regex: re.Pattern[str]) -> Thread
     root_children = children.get("", no_children)
     thread_row = make_thread_row(
         thread_id, key, min(root_ts) if root_ts else None, max(root_ts) if root_ts else None,
-        len(cps), len(roots), len(set(map(_checkpoint_ns, cps))), len(message_rows), latest_root,
-        (latest_root not in root_children) if latest_root is not None else None,
+        len(cps), len(roots), len(set(map(_checkpoint_ns, cps))), len(message_rows), latest_root, transcript_root,
+        stale_reason(latest_root, transcript_root, errors),
+        (transcript_root not in root_children) if transcript_root is not None else None,
         # (root ids are distinct: one namespace) leaves, and parents of more than one root
         len(roots) - len(root_children.keys() & set(map(_checkpoint_id, roots))),
         len(root_children) - list(root_children.values()).count(1),
-        interrupts.get(("", latest_root)) if latest_root is not None else None,
+        interrupts.get(("", transcript_root)) if transcript_root is not None else None,
         removed_current, edited_current,
     )
     # Staged text and list bytes of the big tables, for the writer's byte budget
@@ -539,10 +545,11 @@ def transcript_rows(
 
 def make_thread_row(
     thread_id: str, key: ThreadKey, first_ts: int | None, last_ts: int | None, checkpoints: int, roots: int,
-    namespaces: int, messages: int, latest_root: str | None, latest_is_leaf: bool | None, branch_count: int,
+    namespaces: int, messages: int, latest_root: str | None, transcript_root: str | None, stale: str | None,
+    latest_is_leaf: bool | None, branch_count: int,
     fork_count: int, pending: list[Any] | None, removed_current: int, edited_current: int,
 ) -> tuple:
-    """The `threads` row."""
+    """The `threads` row (`latest_root`: the greatest root id; `transcript_root`: the transcript's checkpoint)."""
     return (
         thread_id,
         key.tenant_id,
@@ -556,6 +563,8 @@ def make_thread_row(
         namespaces,
         messages,
         latest_root,
+        transcript_root,
+        stale,
         latest_is_leaf,
         branch_count,
         fork_count,
@@ -564,6 +573,23 @@ def make_thread_row(
         removed_current,
         edited_current,
     )
+
+
+def stale_reason(latest_root: str | None, transcript_root: str | None, errors: list[LoadError]) -> str | None:
+    """Why the transcript does not come from the latest root checkpoint `latest_root`; None when it does.
+
+    The only way they differ: the latest did not decode, and the thread's `load_errors` say why
+    (its own row, or the thread's one "no key given" row: `cipher.one_hint_per_thread` folds those).
+
+    >>> e = LoadError("t", "", "c2", "checkpoint", "AES-EAX MAC check failed")
+    >>> stale_reason("c2", "c1", [e]), stale_reason("c2", "c2", [e])
+    ('latest root checkpoint c2 not decoded: AES-EAX MAC check failed', None)
+    """
+    if latest_root == transcript_root:
+        return None
+    own = [e for e in errors if e.checkpoint_id == latest_root and e.checkpoint_ns == ""]
+    why = own or [e for e in errors if e.checkpoint_id is None and missing_key(e.reason)]
+    return f"latest root checkpoint {latest_root} not decoded: {why[0].reason if why else 'damaged (see load_errors)'}"
 
 
 def thread_batches(bundle: ThreadBundle, key_regex: re.Pattern[str]):

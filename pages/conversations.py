@@ -3,7 +3,7 @@
 import streamlit as st
 
 from ui import cache, charts, columns, render, review, state
-from ui.filters import filter_bar
+from ui.filters import filter_bar, stale_filter
 from ui.ranges import range_filters
 
 url = state.Url("conversations")
@@ -13,13 +13,14 @@ st.title("Conversations")
 review.flash()
 ws = review.workspace_of(db)
 filters = filter_bar(url, cache.facets(db))
-c1, c2, c3, c4, _ = st.columns([3, 3, 2.6, 2.4, 1], vertical_alignment="bottom")
+c1, c2, c3, c4, c5 = st.columns([3, 3, 2.6, 2.4, 2.4], vertical_alignment="bottom")
 sort = c1.selectbox("Sort by", columns.SORTABLE, format_func=columns.SORT_LABELS.get,
                     key=url.bind("sort", "last_ts", state.choice(columns.SORTABLE)))
 order = c2.segmented_control("Order", ["desc", "asc"], format_func={"desc": "↓ High first", "asc": "↑ Low first"}.get,
                              key=url.bind("order", "desc", state.choice(("desc", "asc"))))
 pending = c3.checkbox("Pending interrupt only", key=url.bind("pending", False, state.BOOL))
 forks = c4.checkbox("Forked threads only", key=url.bind("forks", False, state.BOOL))
+filters = stale_filter(url, filters, c5)
 ranges = range_filters(url)
 filters = review.review_filters(url, ws, filters)
 descending = order != "asc"  # a deselected segmented control (None) keeps the default order

@@ -48,6 +48,10 @@ with tiles:
         ("Median reply latency", render.seconds(h["latency_median_s"]),
          f"Reply ts − user ts at checkpoint granularity, over {render.number(h['latency_pairs'])} pairs"),
     ], widths=[2, 1, 1, 1, 1])
+    if h["stale_threads"]:
+        st.page_link("pages/conversations.py", icon=":material/history:", query_params=state.link_params(stale="1"),
+                     label=f"{render.number(h['stale_threads'])} of these threads show a stale transcript (their latest "
+                           "checkpoint did not decode): list them")
 
 
 def panel(title, frame, empty, build, key, file_name, caption=None) -> None:

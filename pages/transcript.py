@@ -45,6 +45,7 @@ if view != "filtered":
         render.problem(conv.problem)
         st.stop()
     st.caption(render.thread_caption(conv.thread))
+    render.stale_warning(conv.thread)
     focus, note = model.focus_of(conv, at, None if number is None else int(number))
     start = state.kept_while("transcript.start", (thread, at, number))
     win = model.window(conv, focus, start, size=model.CHAT_WINDOW, note=note)
@@ -98,6 +99,7 @@ read = cache.transcript(
 )
 if read.thread:
     st.caption(render.thread_caption(read.thread))
+    render.stale_warning(read.thread)
 if read.problem is not None:
     render.problem(read.problem)
 elif read.rows.empty:

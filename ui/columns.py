@@ -35,9 +35,15 @@ def _flag(value: Any) -> str:
     return "" if render.is_missing(value) or not value else "yes"
 
 
+def _stale(value: Any) -> str:
+    return "" if render.is_missing(value) or not value else "⚠ stale"
+
+
 #: The Conversations table's columns, in order (the CSV has every `metrics.LIST_COLUMNS` column).
 CONVERSATION_TABLE = (
     Shown("thread_id", "Thread", render.text, width="medium"),
+    Shown("stale_reason", "Stale", _stale, "The transcript is an older root checkpoint's: the latest did not decode "
+          "(the transcript page says which and why)", width="small"),
     Shown("first_user_message", "First question", render.text, "The thread's first user message (shortened)",
           width="large"),
     Shown("last_ts", "Last active (UTC)", render.minute_text, "Time of the last message"),

@@ -7,6 +7,7 @@ database exactly the way the app does.
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
 import json
 import os
@@ -80,6 +81,20 @@ def newer(db: DbRef) -> DbRef | None:
     except FileNotFoundError:
         return None
     return None if now == db else now
+
+
+@functools.lru_cache(maxsize=64)
+def schema_problem(version: tuple[str, int, int, int]) -> str | None:
+    """Why the app cannot read this version of a database (`DbRef.version`): written under another
+    schema (`analytics.db.schema_problem`); None when it can. Asked once per file version."""
+    from analytics.db import connect
+    from analytics.errors import OlderSchema
+
+    try:
+        connect(version[0]).close()
+    except OlderSchema as exc:
+        return str(exc)
+    return None
 
 
 def version_path(db: DbRef) -> Path:

@@ -1,6 +1,8 @@
-"""The filter bar the overview and conversations pages share (tenant, sub-tenant, days, text)."""
+"""The filter bar the overview and conversations pages share (tenant, sub-tenant, days, text), and the stale filter."""
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import streamlit as st
 
@@ -35,3 +37,12 @@ def filter_bar(url: state.Url, facets: Facets, text: bool = True) -> Filters:
     return Filters(
         tenants=tuple(tenants), sub_tenants=tuple(subs), since=since, until=until, text=query.strip() or None
     )
+
+
+def stale_filter(url: state.Url, filters: Filters, where=st) -> Filters:
+    """"Stale threads only" (bound to the URL as `stale`): `filters` narrowed to the threads whose
+    transcript is not their latest root checkpoint's (`Filters.stale`)."""
+    stale = where.checkbox("Stale threads only", key=url.bind("stale", False, state.BOOL),
+                           help="Threads whose latest root checkpoint did not decode (no key, a wrong key, a damaged "
+                                "row): their transcript is an older checkpoint's")
+    return replace(filters, stale=True) if stale else filters

@@ -105,7 +105,8 @@ def thread_caption(t: dict[str, Any]) -> str:
         parts.append(f"{minute_text(first)} → {minute_text(last)} UTC ({duration(t.get('duration_s'))})")
     if not is_missing(t.get("total_tokens")):
         parts.append(f"{number(t['total_tokens'])} tokens")
-    flags = ["waiting for human input"] if t.get("interrupt_pending") else []
+    flags = ["stale transcript"] if not is_missing(t.get("stale_reason")) and t.get("stale_reason") else []
+    flags += ["waiting for human input"] if t.get("interrupt_pending") else []
     flags += [f"{t['forks']} fork(s)"] if t.get("forks") else []
     flags += [f"{t['removed_messages']} removed"] if t.get("removed_messages") else []
     flags += [f"{t['edited_messages']} edited"] if t.get("edited_messages") else []
@@ -139,6 +140,28 @@ def problem(found: Problem) -> None:
         st.error(f"That request cannot be answered: {found.message}", icon=":material/error:")
     else:
         st.warning(found.message, icon=":material/warning:")
+
+
+def stale_text(t: dict[str, Any]) -> str | None:
+    """The warning a stale transcript carries (its `conversations()` row), as Markdown; None when current.
+
+    >>> stale_text({"transcript_checkpoint_id": "c1", "stale_reason": "latest root checkpoint c2 not decoded: damaged"})
+    "**Stale transcript**: this is root checkpoint `c1`, not the thread's latest. `latest root checkpoint c2 not decoded: damaged`"
+    """
+    reason = t.get("stale_reason")
+    if is_missing(reason) or not reason:
+        return None
+    cid = t.get("transcript_checkpoint_id")
+    shown = "empty: none of its root checkpoints decoded" if is_missing(cid) or not cid else f"root checkpoint `{cid}`"
+    # (the reason is data: in a code span, markup in it stays text)
+    return f"**Stale transcript**: this is {shown}, not the thread's latest. `{str(reason).replace('`', chr(39))}`"
+
+
+def stale_warning(t: dict[str, Any]) -> None:
+    """Warn, above a transcript, that it is not its thread's latest root checkpoint's (`stale_text`)."""
+    said = stale_text(t)
+    if said is not None:
+        st.warning(said, icon=":material/history:")
 
 
 def no_data(what: str) -> None:

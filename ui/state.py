@@ -290,6 +290,10 @@ def current_db() -> DbRef | None:
     except FileNotFoundError:
         st.session_state[_PROBLEM] = f"No Transcript Lens database at {st.session_state[DB_KEY]}"
         return None
+    problem = database.schema_problem(db.version)
+    if problem is not None:
+        st.session_state[_PROBLEM] = problem
+        return None
     _publish_db(db)
     return db
 

@@ -150,6 +150,7 @@ def insert_threads(con: duckdb.DuckDBPyConnection, transcripts: Mapping[str, Seq
                 "checkpoint_count": len(stamps), "root_checkpoint_count": len(stamps),
                 "subgraph_checkpoint_count": 0, "namespace_count": 1 if stamps else 0,
                 "message_count": len(rows), "latest_checkpoint_id": cp_ids[-1] if cp_ids else None,
+                "transcript_checkpoint_id": cp_ids[-1] if cp_ids else None,
                 "latest_is_leaf": True if cp_ids else None, "branch_count": 1 if cp_ids else 0,
                 "fork_count": 0, "interrupt_pending": False, "removed_message_count": 0,
                 "edited_message_count": 0,
