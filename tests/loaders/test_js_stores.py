@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from datetime import datetime, timedelta
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -108,6 +109,21 @@ def test_the_react_agent_thread_keeps_all_its_ai_messages(js_stores, js_loaded, 
     ai = [m["id"] for m in latest.checkpoint["channel_values"]["messages"] if m["type"] == "ai"]
     got = rows(js_loaded[way], "SELECT message_id FROM messages WHERE thread_id = ? AND role = 'assistant' ORDER BY ordinal", [REACT])
     assert [r["message_id"] for r in got] == ai and len(ai) == 4
+
+
+@pytest.mark.parametrize("way", ("live", "csv", "custom"))
+@pytest.mark.parametrize("after", (0, 1), ids=("at-a-ts", "1us-after-it"))
+def test_since_keeps_the_threads_with_a_checkpoint_at_or_after_it(js_stores, tmp_path, way, after):
+    """`since` against LangGraph.js's `...T09:30:00.123Z` ts: on the server (live) and in the
+    staged exports alike, as the instants the JS savers read back."""
+    tuples = js_stores.views["postgres"].tuples
+    instant = lambda t: datetime.fromisoformat(t.checkpoint["ts"].replace("Z", "+00:00"))  # noqa: E731
+    stamps = sorted({instant(t) for t in tuples})
+    since = stamps[len(stamps) // 2] + timedelta(microseconds=after)
+    want = sorted({t.config["configurable"]["thread_id"] for t in tuples if instant(t) >= since})
+    assert 0 < len(want) < len({t.config["configurable"]["thread_id"] for t in tuples})
+    loaders.load(str(js_stores.sources[way]), tmp_path / "since.duckdb", options={"since": since.isoformat()})
+    assert [r["thread_id"] for r in rows(tmp_path / "since.duckdb", "SELECT thread_id FROM threads ORDER BY thread_id")] == want
 
 
 def test_the_sqlite_store_holds_what_the_fix_is_for(js_stores):
