@@ -159,6 +159,8 @@ def test_events_subgraphs_and_interrupts_equal_the_js_savers_view(js_stores, js_
         assert counts[thread_id]["interrupt_pending"] == pending, thread_id
     assert [t for t in threads if counts[t]["interrupt_pending"]] == ["acme:web:hitl-pending"]
     assert events["acme:web:remove"]["removed_message_count"] >= 3
+    assert events["initech:lab:nested"]["removed_message_count"] == 1  # updateState's RemoveMessage
     keys = ("thread_id", "checkpoint_ns", "checkpoint_id", "ordinal", "role", "content", "message_id")
     got = rows(db, f"SELECT {', '.join(keys)} FROM subgraph_messages ORDER BY thread_id, checkpoint_ns, ordinal")
     assert got == oracle.expected_subgraph_messages(view) and got
+    assert any("|" in r["checkpoint_ns"] for r in got)  # a subgraph's subgraph
