@@ -534,7 +534,9 @@ def _message_from_fields(fields: dict, cls_name: str | None, type_by_class: dict
     if lc_type is None and cls_name is None and isinstance(fields.get("role"), str):
         dict_role = fields["role"]
     if lc_type is None and dict_role is None:
-        raise DecodeError("message has no type")
+        # A LangGraph.js subclass of a message class is stored under its own class name, with
+        # no `type` (LangGraph.js's own reader refuses it too).
+        raise DecodeError("message has no type" if cls_name is None else f"message of class {cls_name!r:.80} has no type")
     if lc_type is not None and not isinstance(lc_type, str):
         raise DecodeError(f"message type is a {type(lc_type).__name__}, not a string")
     # contract §3 maps roles by message type only: a plain dict without `type` (an

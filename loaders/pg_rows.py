@@ -23,6 +23,7 @@ the readers leave them out in their queries and count them (`OversizedKeys`), an
 
 from __future__ import annotations
 
+import re
 from array import array
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -59,6 +60,28 @@ SHALLOW_REQUIRED = {
 # In this form text order is time order, so `--since` compares text on the
 # server and in the staging database alike ('+' sorts before '.').
 TS_PATTERN = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{6})?\+00:00$"
+# LangGraph.js writes `2026-03-01T09:30:00.123Z` (contract §7.12): its `--since` key is
+# that instant in the form above, `2026-03-01T09:30:00.123000+00:00` (`since_key`). The
+# same rewrite on the server: `SINCE_KEY_SQL`, with `JS_TS_PATTERN` and `JS_TS_TO_KEY`
+# as its parameters (Postgres reads `\1000` as group 1 then "000"; Python, as `\g<1>000`).
+JS_TS_PATTERN = r"^([0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3})Z$"
+JS_TS_TO_KEY = r"\1000+00:00"
+SINCE_KEY_SQL = "regexp_replace(checkpoint ->> 'ts', %s, %s)"
+_TS_RE = re.compile(TS_PATTERN)
+_JS_TS_RE = re.compile(JS_TS_PATTERN)
+
+
+def since_key(ts: str | None) -> str | None:
+    """A checkpoint ts as `--since` compares it (text order = time order), None when it is
+    in neither writer's form.
+
+    >>> since_key("2026-03-01T09:30:00.123Z"), since_key("2026-03-01T09:30:00+00:00"), since_key("yesterday")
+    ('2026-03-01T09:30:00.123000+00:00', '2026-03-01T09:30:00+00:00', None)
+    """
+    if ts is None:
+        return None
+    key = _JS_TS_RE.sub(r"\g<1>000+00:00", ts)
+    return key if _TS_RE.match(key) else None
 
 
 class CheckpointRow(NamedTuple):
@@ -463,6 +486,6 @@ def _metadata(raw: str | None, errors: list[LoadError], where: tuple[str, str, s
 
 
 __all__ = [
-    "BlobRow", "CheckpointRow", "KEY_COLUMNS", "MESSAGES", "OversizedKeys", "PostgresOptions", "SinceOptions", "SPECIAL_CHANNELS", "TABLES", "TS_PATTERN", "WriteRow",
-    "assemble", "build_bundle", "since_text", "table_shape",
+    "BlobRow", "CheckpointRow", "JS_TS_PATTERN", "JS_TS_TO_KEY", "KEY_COLUMNS", "MESSAGES", "OversizedKeys", "PostgresOptions", "SinceOptions", "SPECIAL_CHANNELS", "TABLES", "TS_PATTERN", "WriteRow",
+    "assemble", "build_bundle", "since_key", "since_text", "table_shape", "SINCE_KEY_SQL",
 ]

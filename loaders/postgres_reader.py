@@ -8,9 +8,12 @@ import psycopg
 from psycopg import sql
 
 from loaders.pg_rows import (
+    JS_TS_PATTERN,
+    JS_TS_TO_KEY,
     KEY_COLUMNS,
     KEY_SHOWN,
     MESSAGES,
+    SINCE_KEY_SQL,
     SPECIAL_CHANNELS,
     TABLES,
     TS_PATTERN,
@@ -189,11 +192,11 @@ class PostgresReader(SourceReader):
         if self._since is not None:
             clauses.append(
                 sql.SQL(
-                    "thread_id IN (SELECT thread_id FROM {cp} WHERE checkpoint ->> 'ts' ~ %s "
-                    "AND (checkpoint ->> 'ts') COLLATE \"C\" >= %s)"
+                    "thread_id IN (SELECT thread_id FROM {cp} WHERE " + SINCE_KEY_SQL + " ~ %s "
+                    "AND (" + SINCE_KEY_SQL + ') COLLATE "C" >= %s)'
                 ).format(cp=self._table("checkpoints"))
             )
-            params += [TS_PATTERN, self._since]
+            params += [JS_TS_PATTERN, JS_TS_TO_KEY, TS_PATTERN, JS_TS_PATTERN, JS_TS_TO_KEY, self._since]
         if not clauses:
             return None, []
         return sql.SQL(" AND ").join(clauses), params

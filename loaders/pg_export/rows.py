@@ -10,9 +10,8 @@ import json
 import re
 from typing import Any
 
-from loaders.pg_rows import MESSAGES, MIGRATIONS, SPECIAL_CHANNELS, TS_PATTERN
+from loaders.pg_rows import MESSAGES, MIGRATIONS, SPECIAL_CHANNELS, since_key
 
-_TS_RE = re.compile(TS_PATTERN)
 _PG_JSON_TYPE = {list: "array", str: "string", bool: "boolean", type(None): "null", int: "number", float: "number"}
 
 
@@ -71,8 +70,7 @@ def stage_checkpoint(raw: tuple, shallow: bool) -> tuple:
         shape = _PG_JSON_TYPE.get(type(checkpoint), "value")
     if not shallow:
         cid = _text(cid, "checkpoint_id")
-    ts_key = ts if ts is not None and _TS_RE.match(ts) else None
-    return (thread_id, ns, cid, parent, ts, version, shape, metadata, ts_key)
+    return (thread_id, ns, cid, parent, ts, version, shape, metadata, since_key(ts))
 
 
 def _json_text(value: Any) -> str | None:

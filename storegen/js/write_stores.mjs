@@ -154,6 +154,46 @@ function sendGraph(saver) {
     .compile({ checkpointer: saver });
 }
 
+// Two levels of subgraphs: the inner one's checkpoints are in `outer:<task>|inner:<task>`.
+function nestedGraph(saver) {
+  const inner = new StateGraph(MessagesAnnotation)
+    .addNode("deep", async (state) => ({ messages: [new AIMessage(`Deep step saw ${state.messages.length} messages.`)] }))
+    .addEdge(START, "deep")
+    .addEdge("deep", END)
+    .compile();
+  const middle = new StateGraph(MessagesAnnotation)
+    .addNode("plan", async () => ({ messages: [new AIMessage("Middle step planned.")] }))
+    .addNode("inner", inner)
+    .addEdge(START, "plan")
+    .addEdge("plan", "inner")
+    .addEdge("inner", END)
+    .compile();
+  return new StateGraph(MessagesAnnotation)
+    .addNode("middle", middle)
+    .addNode("answer", async (state) => ({ messages: [new AIMessage(`Answer after ${state.messages.length} messages.`)] }))
+    .addEdge(START, "middle")
+    .addEdge("middle", "answer")
+    .addEdge("answer", END)
+    .compile({ checkpointer: saver });
+}
+
+// Two nodes interrupting in the same step, resumed together by interrupt id.
+function parallelApprovalGraph(saver) {
+  const ask = (who) => async () => {
+    const answer = interrupt({ question: `${who}: go ahead?` });
+    return { messages: [new HumanMessage({ content: `${who} says ${answer}`, name: who })] };
+  };
+  return new StateGraph(MessagesAnnotation)
+    .addNode("legal", ask("legal"))
+    .addNode("finance", ask("finance"))
+    .addNode("decide", async (state) => ({ messages: [new AIMessage(`Decided on ${state.messages.length} messages.`)] }))
+    .addEdge(START, "legal")
+    .addEdge(START, "finance")
+    .addEdge(["legal", "finance"], "decide")
+    .addEdge("decide", END)
+    .compile({ checkpointer: saver });
+}
+
 // --- the threads --------------------------------------------------------------------------------
 
 const cfg = (thread) => ({ configurable: { thread_id: thread } });
@@ -224,6 +264,20 @@ async function writeThreads(saver) {
 
   // Send: three workers fanned out from one step.
   await sendGraph(saver).invoke({ messages: [new HumanMessage("Brief me on three topics")] }, cfg("globex::send"));
+
+  // Subgraphs two deep, then edits by updateState: a middle message removed, and messages
+  // without ids (the reducer gives them ids) written as the `answer` node.
+  const nested = nestedGraph(saver);
+  await nested.invoke({ messages: [new HumanMessage("Plan my trip")] }, cfg("initech:lab:nested"));
+  const state = await nested.getState(cfg("initech:lab:nested"));
+  await nested.updateState(cfg("initech:lab:nested"), { messages: [new RemoveMessage({ id: state.values.messages[1].id })] });
+  await nested.updateState(cfg("initech:lab:nested"), { messages: [new HumanMessage("And the hotel?"), new AIMessage("Booked.")] }, "answer");
+
+  // Two interrupts in one step, both answered by one Command({resume: {id: value}}).
+  const parallel = parallelApprovalGraph(saver);
+  const asked = await parallel.invoke({ messages: [new HumanMessage("Approve the contract")] }, cfg("globex::parallel-hitl"));
+  const answers = Object.fromEntries(asked.__interrupt__.map((i, k) => [i.id, k ? "yes" : "ok"]));
+  await parallel.invoke(new Command({ resume: answers }), cfg("globex::parallel-hitl"));
 }
 
 // --- the dump: what the saver itself reads back -------------------------------------------------

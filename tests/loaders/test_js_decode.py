@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from loaders.decode import decode_message, decode_typed
+from loaders.decode import DecodeError, decode_message, decode_typed
 
 UNDEFINED = {"lc": 2, "type": "undefined"}
 
@@ -122,3 +123,12 @@ def test_what_an_envelope_holds_stays_data():
     (payload,) = decode_typed("json", json_bytes([outer]))
     artifact = json.loads(payload)["kwargs"]["artifact"]
     assert artifact == {"asked": {**inner, "kwargs": {"content": "q"}}, "seen": [1]}
+
+
+def test_a_js_subclass_of_a_message_class_is_refused_by_its_name():
+    """A JS subclass (`class Tagged extends HumanMessage`) is stored as `[..., "Tagged"]` with no
+    `type`: LangGraph.js's own reader refuses it ("Invalid identifer"), and so does the loader,
+    saying which class."""
+    payload = decode_typed("json", json_bytes([envelope("TaggedHumanMessage", {"content": "x", "id": "h-1"})]))[0]
+    with pytest.raises(DecodeError, match="'TaggedHumanMessage' has no type"):
+        decode_message(payload)

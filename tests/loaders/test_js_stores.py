@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from datetime import datetime, timedelta
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -110,6 +111,21 @@ def test_the_react_agent_thread_keeps_all_its_ai_messages(js_stores, js_loaded, 
     assert [r["message_id"] for r in got] == ai and len(ai) == 4
 
 
+@pytest.mark.parametrize("way", ("live", "csv", "custom"))
+@pytest.mark.parametrize("after", (0, 1), ids=("at-a-ts", "1us-after-it"))
+def test_since_keeps_the_threads_with_a_checkpoint_at_or_after_it(js_stores, tmp_path, way, after):
+    """`since` against LangGraph.js's `...T09:30:00.123Z` ts: on the server (live) and in the
+    staged exports alike, as the instants the JS savers read back."""
+    tuples = js_stores.views["postgres"].tuples
+    instant = lambda t: datetime.fromisoformat(t.checkpoint["ts"].replace("Z", "+00:00"))  # noqa: E731
+    stamps = sorted({instant(t) for t in tuples})
+    since = stamps[len(stamps) // 2] + timedelta(microseconds=after)
+    want = sorted({t.config["configurable"]["thread_id"] for t in tuples if instant(t) >= since})
+    assert 0 < len(want) < len({t.config["configurable"]["thread_id"] for t in tuples})
+    loaders.load(str(js_stores.sources[way]), tmp_path / "since.duckdb", options={"since": since.isoformat()})
+    assert [r["thread_id"] for r in rows(tmp_path / "since.duckdb", "SELECT thread_id FROM threads ORDER BY thread_id")] == want
+
+
 def test_the_sqlite_store_holds_what_the_fix_is_for(js_stores):
     """The JS writer really wrote the `undefined` marker into createReactAgent's AI messages and
     into a tool's artifact, and the JS tables lack the Python savers' later columns."""
@@ -143,6 +159,8 @@ def test_events_subgraphs_and_interrupts_equal_the_js_savers_view(js_stores, js_
         assert counts[thread_id]["interrupt_pending"] == pending, thread_id
     assert [t for t in threads if counts[t]["interrupt_pending"]] == ["acme:web:hitl-pending"]
     assert events["acme:web:remove"]["removed_message_count"] >= 3
+    assert events["initech:lab:nested"]["removed_message_count"] == 1  # updateState's RemoveMessage
     keys = ("thread_id", "checkpoint_ns", "checkpoint_id", "ordinal", "role", "content", "message_id")
     got = rows(db, f"SELECT {', '.join(keys)} FROM subgraph_messages ORDER BY thread_id, checkpoint_ns, ordinal")
     assert got == oracle.expected_subgraph_messages(view) and got
+    assert any("|" in r["checkpoint_ns"] for r in got)  # a subgraph's subgraph
