@@ -281,12 +281,15 @@ def test_an_overlong_export_line_is_skipped_in_bounded_pieces(mongo, tmp_path, m
 
 @pytest.mark.parametrize("damage, message", [
     ("truncated", "the archive ends inside a document"),
+    ("last_terminator", "the archive ends inside its framing"),
     ("framing", "neither a BSON length nor an archive terminator"),
 ])
 def test_a_damaged_archive_fails_in_one_line(mongo, tmp_path, damage, message):
     data = mongo.archive.read_bytes()
     if damage == "truncated":
         data = data[:-7]
+    elif damage == "last_terminator":  # cut at a document's end: the final end-of-collection terminator is gone
+        data = data[:-4]
     else:  # the prelude's first collection document gets a length no document has
         at = 4 + struct.unpack("<i", data[4:8])[0]
         data = data[:at] + struct.pack("<i", 0x7FFFFFF0) + data[at + 4:]
