@@ -35,7 +35,7 @@ from loaders.digests import write_digests
 from loaders.engines import Engine, engine_for
 from loaders.parts import ERROR_TABLE
 from loaders.pipeline import (
-    RANGES_PER_WORKER, TOOL_VERSION, DerivedTables, LoadSummary, _Job, _run_job, load_row, the_key,
+    RANGES_PER_WORKER, TOOL_VERSION, DerivedTables, LoadSummary, _Job, _run_job, load_row, open_with_key, the_key,
 )
 from loaders.registry import resolve
 from loaders.source import SourceOptions
@@ -118,7 +118,7 @@ def load_distributed(
     folder.mkdir(parents=True, exist_ok=True)
     staging = folder / ".staging" / uuid.uuid4().hex
     try:
-        reader = src.open_reader(str(source), options)
+        reader = open_with_key(src, str(source), options, key)
         try:
             described = reader.describe()
             ranges = reader.split(engine.workers * ranges_per_worker) if reader.capabilities.split else [(None, None)]

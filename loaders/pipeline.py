@@ -113,10 +113,17 @@ class _Job:
     aes_key: cipher.AesKey | cipher.KeyProblem | None = None
 
 
+def open_with_key(src: Source, spec: str, options: SourceOptions, key: cipher.AesKey | cipher.KeyProblem | None) -> SourceReader:
+    """`src`'s reader of `spec`, opened with `key` in force: a kind that decodes values as it
+    opens (the MongoDB kinds stage each metadata value decoded) decrypts them there."""
+    with cipher.using(key):
+        return src.open_reader(spec, options)
+
+
 def _open_reader(job: _Job) -> SourceReader:
     if job.handoff is not None:
         return job.handoff(job.options)
-    return job.source.open_reader(job.spec, job.options)
+    return open_with_key(job.source, job.spec, job.options, job.aes_key)
 
 
 def _narrow(reader: SourceReader, job: _Job, part: int, thread_range) -> _Job:
@@ -538,7 +545,7 @@ def load(
     started = datetime.now(timezone.utc)
     t0 = time.perf_counter()
     workers = workers or default_workers()
-    reader = src.open_reader(str(source), options)
+    reader = open_with_key(src, str(source), options, aes_key)
     remove_stale_scratch()  # what loads killed outright left behind
     folder = scratch_dir("parts")
     try:

@@ -122,6 +122,7 @@ class RedisReader(SourceReader):
         import redis  # (the `redis` extra: imported only when a store is opened)
 
         self._redis_errors = (redis.RedisError,)
+        self._reply_error = redis.ResponseError  # (a command refused for one key: WRONGTYPE, …)
         self.spec, self.options = spec, options
         self.where = mask_dsn(spec)
         self.cp_prefix, self.write_prefix = (p.encode() for p in options.prefixes)
@@ -242,7 +243,7 @@ class RedisReader(SourceReader):
         write_keys = list(self.write_keys.get(thread_id, ()))
         docs = [d[0] for d in self._mget(cp_keys) if d]
         write_docs = [d[0] for d in self._mget(write_keys) if d]
-        more_docs, more_writes = self._recheck(docs, set(cp_keys), set(write_keys))
+        more_docs, more_writes = self._recheck(thread_id, docs, set(cp_keys), set(write_keys), errors)
         rows = [r for r in (_checkpoint_row(thread_id, d, errors) for d in docs + more_docs) if r is not None]
         writes = [w for w in (_write_row(thread_id, d, errors) for d in write_docs + more_writes) if w is not None]
         rows.sort(key=lambda r: (r[1], r[2]))
@@ -251,8 +252,19 @@ class RedisReader(SourceReader):
         bundle.errors[:0] = errors
         return _without_delta_messages(bundle) if delta.marked(bundle) else bundle
 
-    def _recheck(self, docs: list, known: set[bytes], known_writes: set[bytes]) -> tuple[list, list]:
-        """Checkpoints and special writes of this thread written since the scan (see the class)."""
+    def _recheck(self, thread_id: str, docs: list, known: set[bytes], known_writes: set[bytes],
+                 errors: list[LoadError]) -> tuple[list, list]:
+        """Checkpoints and special writes of this thread written since the scan (see the class).
+        A pointer or registry key of the wrong type is a row error; the thread loads without it."""
+
+        def read(command, key: bytes, *args):
+            try:
+                return command(key, *args)
+            except self._reply_error as exc:
+                errors.append(LoadError(thread_id, None, None, "checkpoint",
+                                        f"key {_shown_key(key)} not readable ({first_line(exc, self.spec)}): not followed"))
+                return None
+
         new_docs: list = []
         registries: list[bytes] = []
         heads = {(d.get("thread_id"), d.get("checkpoint_ns"), "parent_checkpoint_id" in d)
@@ -265,7 +277,7 @@ class RedisReader(SourceReader):
                 continue
             # (A document holds its ids as its keys do: empty ones as their sentinels.)
             stem = b"%s:%s:%s" % (self.cp_prefix, tid.encode(), ns.encode())
-            key = self.con.get(b"%s_latest:%s:%s" % (self.cp_prefix, tid.encode(), ns.encode()))
+            key = read(self.con.get, b"%s_latest:%s:%s" % (self.cp_prefix, tid.encode(), ns.encode()))
             head = key
             for _ in range(CHAIN_MAX):
                 if not key or key in known:
@@ -286,7 +298,7 @@ class RedisReader(SourceReader):
                 registries.append(b"write_keys_zset:%s:%s:%s" % (tid.encode(), ns.encode(), cid.encode()))
         # (The registries are not under the saver's prefixes: another store's keys may be listed.)
         mine = self.write_prefix + b":"
-        fresh = [k for r in dict.fromkeys(registries) for k in self.con.zrange(r, 0, -1)
+        fresh = [k for r in dict.fromkeys(registries) for k in read(self.con.zrange, r, 0, -1) or ()
                  if k.startswith(mine) and k not in known_writes]
         new_writes = [d[0] for d in self._mget(fresh) if d and isinstance(d[0], dict) and d[0].get("channel") in SPECIAL_CHANNELS]
         return new_docs, new_writes

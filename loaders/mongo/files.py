@@ -268,6 +268,8 @@ def archive_documents(path: Path, where: str, db: str, collections: tuple[str, .
                         yield coll, f"{where}: {db}.{coll} document {counts[coll]} (byte {start})", _decode(doc, codec)
         except _Unreadable as exc:
             raise SourceError(f"{where}: unreadable data after byte {offset[0]} ({exc})") from None
+        except EOFError:  # (a cut where a terminator was due: after a header, an end header)
+            raise SourceError(f"{where}: byte {offset[0]}: the archive ends inside its framing (a truncated archive?)") from None
     missing = [c for c in collections if c not in ended and counts[c]]
     if missing:
         raise SourceError(f"{where}: the archive ends before {db}.{missing[0]} does (a truncated archive?)")

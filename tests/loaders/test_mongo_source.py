@@ -197,6 +197,29 @@ def test_database_and_collection_names_are_options(tmp_path, monkeypatch):
         load_db("mongodb://h/agents", tmp_path / "c.duckdb")
 
 
+def test_an_encrypted_store_loads_with_its_key(tmp_path, monkeypatch):
+    """EncryptedSerializer (AES) encrypts each metadata leaf too: those are decoded as the store
+    is opened (staged), so the key must be in force there, not only while threads are read."""
+    from langgraph.checkpoint.serde.encrypted import EncryptedSerializer
+
+    from storegen import run_scenarios
+
+    key = b"0123456789abcdef"
+    client = mongo_util.mongomock_client()
+    saver = MongoDBSaver(client, serde=EncryptedSerializer.from_pycryptodome_aes(key=key))
+    run_scenarios(saver, threads={"enc:1": "simple_chat", "enc:2": "interrupt_pending"})
+    reading = MongoDBSaver(client, serde=EncryptedSerializer.from_pycryptodome_aes(serde=oracle.strict_serde(), key=key))
+    messages, checkpoints = oracle.expected_messages(reading), oracle.expected_checkpoints(reading)
+    mongo_util.serve(monkeypatch, client, "mongodb://h/checkpointing_db")
+    for spec in ("mongodb://h/checkpointing_db", mongo_util.write_archive(client, tmp_path / "enc.archive")):
+        db = tmp_path / "enc.duckdb"
+        summary = load_db(str(spec), db, aes_key=key)
+        assert summary.errors == 0, rows(db, "SELECT reason FROM load_errors")
+        assert rows(db, f"SELECT {MESSAGE_COLS} FROM messages ORDER BY thread_id, ordinal") == messages
+        assert rows(db, f"SELECT {CHECKPOINT_COLS} FROM checkpoints ORDER BY thread_id, checkpoint_ns, checkpoint_id") == checkpoints
+        db.unlink()
+
+
 # --- damaged and hostile files ---------------------------------------------------------
 
 
@@ -281,12 +304,15 @@ def test_an_overlong_export_line_is_skipped_in_bounded_pieces(mongo, tmp_path, m
 
 @pytest.mark.parametrize("damage, message", [
     ("truncated", "the archive ends inside a document"),
+    ("last_terminator", "the archive ends inside its framing"),
     ("framing", "neither a BSON length nor an archive terminator"),
 ])
 def test_a_damaged_archive_fails_in_one_line(mongo, tmp_path, damage, message):
     data = mongo.archive.read_bytes()
     if damage == "truncated":
         data = data[:-7]
+    elif damage == "last_terminator":  # cut at a document's end: the final end-of-collection terminator is gone
+        data = data[:-4]
     else:  # the prelude's first collection document gets a length no document has
         at = 4 + struct.unpack("<i", data[4:8])[0]
         data = data[:at] + struct.pack("<i", 0x7FFFFFF0) + data[at + 4:]

@@ -234,3 +234,36 @@ def test_a_bad_uri_or_prefix_is_one_clear_error():
     with pytest.raises(SourceError, match="key_prefix 'a,b,c': expected CHECKPOINT_PREFIX"):
         RedisOptions(key_prefix="a,b,c")
     assert RedisSource().describe(f"unix://:{READER_PASSWORD}@/run/redis.sock?db=1") == "unix://:***@/run/redis.sock?db=1"
+
+
+def test_a_pointer_or_registry_of_the_wrong_type_is_a_row_error(redis_stack, tmp_path):
+    with full_saver(redis_stack.url, "wt") as saver:
+        saver.setup()
+        run_scenarios(saver, threads={"wt:a": "simple_chat", "wt:b": "simple_chat"})
+        checkpoints = {tup.config["configurable"]["checkpoint_id"] for tup in saver.list({"configurable": {"thread_id": "wt:a"}})}
+    admin = redis_stack.client()
+    head = admin.get("wt_latest:wt:b:__empty__").rsplit(b":", 1)[-1]
+    admin.delete("wt_latest:wt:a:__empty__", b"write_keys_zset:wt:b:__empty__:" + head)
+    admin.hset("wt_latest:wt:a:__empty__", "not", "a key")
+    admin.set(b"write_keys_zset:wt:b:__empty__:" + head, "not a sorted set")
+    db = tmp_path / "wrongtype.duckdb"
+    summary = loaders.load(redis_stack.url, db, options={"key_prefix": "wt"})
+    errors = rows(db, "SELECT thread_id, reason FROM load_errors ORDER BY thread_id")
+    assert summary.errors == 2 and [e["thread_id"] for e in errors] == ["wt:a", "wt:b"]
+    assert errors[0]["reason"].startswith("key 'wt_latest:wt:a:__empty__' not readable (WRONGTYPE")
+    # The thread loads whole from its documents.
+    assert {r["checkpoint_id"] for r in rows(db, "SELECT checkpoint_id FROM checkpoints WHERE thread_id = 'wt:a'")} == checkpoints
+
+
+def test_a_pending_interrupt_is_read_whatever_has_writes_says(redis_stack, tmp_path):
+    """The saver leaves `has_writes` false when a write races its checkpoint (async durability);
+    the write is in the store all the same, and the thread waits on a human."""
+    with full_saver(redis_stack.url, "hw") as saver:
+        saver.setup()
+        run_scenarios(saver, threads={"hw:1": "interrupt_pending"})
+    admin = redis_stack.client()
+    admin.json().set(admin.get("hw_latest:hw:1:__empty__"), "$.has_writes", False)
+    db = tmp_path / "hw.duckdb"
+    assert loaders.load(redis_stack.url, db, options={"key_prefix": "hw"}).errors == 0
+    assert rows(db, "SELECT thread_id, interrupt_value->'$[0][0].value'->>'action' AS a FROM threads WHERE interrupt_pending") == [
+        {"thread_id": "hw:1", "a": "issue_refund"}]
