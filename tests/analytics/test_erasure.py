@@ -17,15 +17,8 @@ from analytics.erasure_db import thread_tables
 from analytics.errors import BadRequest, NotFound
 from analytics.workspace.store import Workspace
 from storegen import build_sqlite_store
+from tests.erasure_stores import GONE, THREADS
 from transcript_lens.cli import main as cli
-
-THREADS = {
-    "acme:web:sess-001": "simple_chat",
-    "acme:web:sess-002": "simple_chat",
-    "globex:mobile:sess-010": "simple_chat",
-    "initech:support:sess-020": "simple_chat",
-}
-GONE = "acme:web:sess-001"
 
 
 @pytest.fixture(scope="module")
