@@ -5,7 +5,7 @@ the erased messages' texts — for the 32 longest messages of 16 characters or
 more, two 48-character windows each (start and middle), kept only when no message
 of another thread contains them (a shared system prompt is not erased text) — in
 UTF-8, JSON-escaped and CSV-quoted forms; and the erased thread ids (a byte match
-must stand alone: `sess-001` does not match inside `sess-0010`).
+must stand alone, as a word: `sess-001` does not match inside `sess-0010`).
 
 Where (`places`): the database and its write-ahead log and leftovers of killed
 writes, or every file of a Parquet dataset (its versions and `.lens.duckdb`); the
@@ -13,8 +13,8 @@ review workspace and its `-wal`/`-shm`; the app's version links (`<cache>/open/`
 and every file named as the target of an export of this database in the export
 log that still exists.
 
-How: every file is read as bytes (a memory map; each needle one fast substring
-search), and files in a compressed format — DuckDB databases and Parquet files, in
+How: every file is read as bytes (`grep -F`: every needle in one pass, bytes
+as bytes), and files in a compressed format — DuckDB databases and Parquet files, in
 which text is stored compressed and a byte search proves nothing — are also read
 through DuckDB: every text column of every table, one RE2 pass per column, and
 every `thread_id` against the erased ids. The workspace keeps the erased ids by
@@ -31,6 +31,8 @@ import json
 import mmap
 import os
 import re
+import shutil
+import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -61,12 +63,8 @@ class Needles:
             forms.add(t.replace('"', '""').encode())
         return sorted(forms)
 
-    def id_pattern(self) -> re.Pattern[bytes] | None:
-        ids = [i for i in self.ids if len(i) >= 4][:BYTE_IDS]
-        if not ids:
-            return None
-        alt = b"|".join(re.escape(i.encode()) for i in sorted(ids, key=len, reverse=True))
-        return re.compile(rb"(?<![A-Za-z0-9])(?:" + alt + rb")(?![A-Za-z0-9])")
+    def id_bytes(self) -> list[bytes]:
+        return [i.encode() for i in self.ids if len(i) >= 4 and "\n" not in i][:BYTE_IDS]
 
 
 @dataclass(frozen=True)
@@ -110,7 +108,8 @@ def needles_of(db: str | os.PathLike, thread_ids: list[str]) -> Needles:
         longest = [c for (c,) in con.execute(
             "SELECT DISTINCT content FROM src.messages SEMI JOIN scan_ids USING (thread_id) "
             "WHERE length(content) >= 16 ORDER BY length(content) DESC, content LIMIT ?", [MESSAGES]).fetchall()]
-        windows = sorted({w.strip() for c in longest for w in (c[:WINDOW], c[len(c) // 2:][:WINDOW])
+        lines = [max(c.splitlines(), key=len) for c in longest]  # a window never spans a line break
+        windows = sorted({w.strip() for c in lines for w in (c[:WINDOW], c[len(c) // 2:][:WINDOW])
                           if len(w.strip()) >= 16})
         distinct = [w for (w,) in con.execute(
             "SELECT w FROM unnest(?::VARCHAR[]) AS t(w) WHERE NOT EXISTS (SELECT 1 FROM src.messages m "
@@ -146,19 +145,41 @@ def places(db: str | os.PathLike, ws: Workspace, *, app_cache: str | os.PathLike
     return [p for p in found if not (p.path.resolve() in seen or seen.add(p.path.resolve()))]
 
 
-def _bytes_hold(path: Path, texts: list[bytes], ids: re.Pattern[bytes] | None) -> str | None:
+def _grep(paths: list[Path], needles: list[bytes], whole_word: bool) -> set[Path]:
+    """The files among `paths` whose bytes hold one of `needles`: `grep -F` (many fixed strings in
+    one pass, Aho-Corasick-like, byte semantics under LC_ALL=C); Python's own search where there
+    is no grep. `whole_word`: a match must not touch a letter, digit or `_` on either side."""
+    if not paths or not needles:
+        return set()
+    grep = shutil.which("grep")
+    if grep is None:
+        return {p for p in paths if _python_holds(p, needles, whole_word)}
+    argv = [grep, "-F", "-a", "-l", "-s", *(["-w"] if whole_word else [])]
+    for n in needles:
+        argv += ["-e", n.decode("utf-8", "surrogateescape")]
+    found: set[Path] = set()
+    for start in range(0, len(paths), 200):
+        batch = paths[start:start + 200]
+        proc = subprocess.run([*argv, "--", *map(str, batch)], capture_output=True,
+                              env={**os.environ, "LC_ALL": "C"})
+        found |= {Path(line.decode("utf-8", "surrogateescape")) for line in proc.stdout.splitlines()}
+        if proc.returncode == 2:  # a file it could not read: say so rather than pass it
+            found |= {p for p in batch if not os.access(p, os.R_OK)}
+    return found
+
+
+def _python_holds(path: Path, needles: list[bytes], whole_word: bool) -> bool:
     with path.open("rb") as fh:
         try:
             mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
         except ValueError:  # an empty file
-            return None
+            return False
         with mm:
-            for t in texts:
-                if mm.find(t) >= 0:
-                    return "message text, as bytes"
-            if ids is not None and ids.search(mm):
-                return "thread id, as bytes"
-    return None
+            for n in needles:
+                pattern = re.compile(rb"(?<![\w])" + re.escape(n) + rb"(?![\w])") if whole_word else None
+                if (pattern.search(mm) if pattern else mm.find(n) >= 0):
+                    return True
+    return False
 
 
 def _magic(path: Path) -> bytes:
@@ -211,10 +232,14 @@ def scan(found: list[Place], needles: Needles, ws: Workspace | None = None) -> S
     """Search every place for the needles; the files still holding any (a file that cannot be
     read counts as holding: the proof is only what was read)."""
     result = Scan(files=len(found))
-    texts, ids = needles.text_bytes(), needles.id_pattern()
+    by_text = _grep([p.path for p in found], needles.text_bytes(), whole_word=False)
+    by_id = _grep([p.path for p in found if p.ids], needles.id_bytes(), whole_word=True)
     for place in found:
+        why = ("message text, as bytes" if place.path in by_text else
+               "thread id, as bytes" if place.path in by_id else None)
         try:
-            why = _bytes_hold(place.path, texts, ids if place.ids else None)
+            if not os.access(place.path, os.R_OK):
+                why = "could not be read"
             magic = _magic(place.path) if why is None else b""
             if magic:
                 why = _reader_holds(place.path, magic, needles)

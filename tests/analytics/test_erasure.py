@@ -320,3 +320,14 @@ def test_a_tenant_erasure_removes_only_its_threads_rows(db):
     assert done.threads == 2 and sum(done.rows.values()) == before["acme:web:sess-001"] + before["acme:web:sess-002"]
     assert {t: sum(_rows_of(db, t).values()) for t in THREADS if not t.startswith("acme")} == {
         t: n for t, n in before.items() if not t.startswith("acme")}
+
+
+def test_the_scan_matches_an_erased_id_only_where_it_stands_alone(tmp_path):
+    from analytics.erasure_scan import Needles, Place, scan
+
+    alike = tmp_path / "alike.csv"
+    alike.write_text("thread_id\nacme:web:sess-0010\n")  # another thread whose id starts alike
+    copy = tmp_path / "copy.json"
+    copy.write_text('{"thread_id": "acme:web:sess-001", "n": 3}')
+    found = scan([Place(alike, "export"), Place(copy, "export")], Needles((), (GONE,)))
+    assert [(p.path, why) for p, why in found.holding] == [(copy, "thread id, as bytes")]
