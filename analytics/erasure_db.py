@@ -23,6 +23,7 @@ from pathlib import Path
 import duckdb
 
 from analytics.catalog import ALL_TABLES
+from loaders.writer import remove_stale_temps
 
 KINDS = ("thread", "tenant", "session")
 #: The `threads` column a tombstone of each kind matches.
@@ -112,7 +113,8 @@ def rewrite_without(db: str | os.PathLike, thread_ids: list[str]) -> dict[str, i
     {table: rows removed}. With no thread ids, a compacted copy: rows a load deleted (a
     tombstoned thread it held back) leave the file too. The caller holds `database_lock`."""
     db = Path(db)
-    tmp = db.with_name(f"{db.name}.tmp-{os.getpid()}-erase")  # (a killed erasure's leftover: loaders.writer clears it)
+    remove_stale_temps(db)  # a killed load's or erasure's half-written copy holds the rows too
+    tmp = db.with_name(f"{db.name}.tmp-{os.getpid()}-erase")
     tmp.unlink(missing_ok=True)
     con = duckdb.connect()
     removed: dict[str, int] = {}
@@ -136,6 +138,9 @@ def rewrite_without(db: str | os.PathLike, thread_ids: list[str]) -> dict[str, i
         con.execute("DETACH src")
         con.close()
         os.replace(tmp, db)
+        # The old file's log was read into the copy (ATTACH replays it); left, it would be replayed
+        # onto the new file. No writer runs: the caller holds the lock.
+        Path(f"{db}.wal").unlink(missing_ok=True)
     finally:
         con.close()
         tmp.unlink(missing_ok=True)

@@ -64,7 +64,8 @@ class Needles:
         return sorted(forms)
 
     def id_bytes(self) -> list[bytes]:
-        return [i.encode() for i in self.ids if len(i) >= 4 and "\n" not in i][:BYTE_IDS]
+        ids = [i for i in self.ids if len(i) >= 4 and "\n" not in i][:BYTE_IDS]
+        return sorted({form.encode() for i in ids for form in (i, json.dumps(i)[1:-1])})
 
 
 @dataclass(frozen=True)

@@ -331,3 +331,13 @@ def test_the_scan_matches_an_erased_id_only_where_it_stands_alone(tmp_path):
     copy.write_text('{"thread_id": "acme:web:sess-001", "n": 3}')
     found = scan([Place(alike, "export"), Place(copy, "export")], Needles((), (GONE,)))
     assert [(p.path, why) for p, why in found.holding] == [(copy, "thread id, as bytes")]
+
+
+def test_a_killed_writes_leftover_copy_goes_too(secret_source, tmp_path, monkeypatch):
+    monkeypatch.delenv("TRANSCRIPT_LENS_WORKSPACE", raising=False)
+    db = tmp_path / "lens.duckdb"
+    transcript_lens.load(secret_source, db)
+    leftover = tmp_path / "lens.duckdb.tmp-999999999-1"  # what a load killed mid-rename leaves (its pid is gone)
+    leftover.write_bytes(db.read_bytes())
+    done = erasure.erase(db, thread=GONE, reason="request", by="dpo")
+    assert done.proven and not leftover.exists() and _holding(tmp_path, secret_source) == []
