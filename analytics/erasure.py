@@ -142,14 +142,16 @@ def erase(db: str | os.PathLike, *, thread: str | None = None, tenant: str | Non
         present = rows.get("threads", 0)
         with ws.write() as conn:
             _log(conn, "erase", kind, value, reason, by, db, present, rows)
-        targets = written_files(db, workspace=ws)
-        found = scan(places(db, ws, app_cache=app_cache, exports=targets), needles, ws)
+        new_inode = os.stat(db).st_ino if Path(db).is_file() else None
+        known = places(db, ws, app_versions=_app_versions(app_cache, {old_inode, new_inode} - {None}),
+                       exports=written_files(db, workspace=ws))
+        found = scan(known, needles, ws)
         if remove_exports and any(p.what == "export" for p, _ in found.holding):
             for place, _ in found.holding:
                 if place.what == "export":
                     place.path.unlink(missing_ok=True)
                     elsewhere["exports removed"] = elsewhere.get("exports removed", 0) + 1
-            found = scan(places(db, ws, app_cache=app_cache, exports=targets), needles, ws)
+            found = scan([p for p in known if p.path.exists()], needles, ws)
     return Erasure(kind, value, present, rows, row[0], elsewhere, found)
 
 
@@ -178,6 +180,21 @@ def _covered(source: Path | None, kind: str, value: str) -> list[str]:
         return covered_threads(con, [(kind, value)])
     finally:
         con.close()
+
+
+def _app_versions(app_cache: str | os.PathLike | None, inodes: set[int]) -> list[Path]:
+    """The app's links (`<cache>/open/<inode>-<mtime>-<size>.duckdb`) to the database's files."""
+    folder = None if app_cache is None else Path(app_cache) / "open"
+    if folder is None or not folder.is_dir():
+        return []
+    found = []
+    for link in sorted(folder.iterdir()):
+        try:
+            if link.stat().st_ino in inodes or link.name.split("-", 1)[0] in {str(i) for i in inodes}:
+                found.append(link)
+        except FileNotFoundError:
+            continue
+    return found
 
 
 def _drop_app_versions(app_cache: str | os.PathLike | None, inode: int | None) -> int:

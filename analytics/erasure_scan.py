@@ -9,7 +9,8 @@ must stand alone, as a word: `sess-001` does not match inside `sess-0010`).
 
 Where (`places`): the database and its write-ahead log and leftovers of killed
 writes, or every file of a Parquet dataset (its versions and `.lens.duckdb`); the
-review workspace and its `-wal`/`-shm`; the app's version links (`<cache>/open/`);
+review workspace and its `-wal`/`-shm`; the app's version links of this database
+(`<cache>/open/`: those of its file, before or after the erasure);
 and every file named as the target of an export of this database in the export
 log that still exists.
 
@@ -125,7 +126,7 @@ def _siblings(path: Path) -> list[Path]:
     return sorted(p for p in path.parent.glob(f"{path.name}*") if p.is_file()) if path.parent.is_dir() else []
 
 
-def places(db: str | os.PathLike, ws: Workspace, *, app_cache: str | os.PathLike | None = None,
+def places(db: str | os.PathLike, ws: Workspace, *, app_versions: list[Path] = (),
            exports: list[str] = ()) -> list[Place]:
     """Every file the project keeps (or wrote) a copy of `db`'s text in."""
     db = Path(db)
@@ -137,8 +138,7 @@ def places(db: str | os.PathLike, ws: Workspace, *, app_cache: str | os.PathLike
             p.name.startswith(db.name + ".") and not p.name.endswith(".lock") and ".workspace.sqlite" not in p.name)]
     found += [Place(p, "workspace", ids=False) for p in _siblings(ws.path) if p.name.startswith(ws.path.name)
               and p.name[len(ws.path.name):] in ("", "-wal", "-shm", "-journal")]
-    if app_cache is not None and (Path(app_cache) / "open").is_dir():
-        found += [Place(p, "app version") for p in sorted((Path(app_cache) / "open").iterdir()) if p.is_file()]
+    found += [Place(p, "app version") for p in app_versions if p.is_file()]
     for t in map(Path, exports):  # a report written part by part is a folder of files
         found += [Place(p, "export") for p in ([t] if t.is_file() else sorted(t.rglob("*")) if t.is_dir() else [])
                   if p.is_file()]
