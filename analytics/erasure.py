@@ -1,9 +1,12 @@
 """Erasure that sticks: remove a thread, a tenant or a session from the database, and keep it out.
 
 `erase` records a tombstone in the review workspace (`tombstones`, beside the
-database: no load replaces it), then writes the database again without the rows
-(`analytics.erasure_db`), and appends who, when, why and what (rows per table) to
-the append-only `erasure_log`. Every later load — full or `--incremental`, from the
+database: no load replaces it), then writes the database — a file, or a Parquet
+dataset's working database and a single new version — again without the rows
+(`analytics.erasure_db`), removes the threads' annotations, queue items and views
+(`analytics.erasure_workspace`) and the app's version links of the old file,
+appends who, when, why and what (rows per table) to the append-only `erasure_log`,
+and scans every file it knows of for the erased text (`analytics.erasure_scan`). Every later load — full or `--incremental`, from the
 same source or an older export — calls `hold_back` on its staged database before the
 derived tables are built (the composition root, `transcript_lens.LoadTimeTables`),
 which drops whatever a standing tombstone covers, so the rows never come back until
