@@ -68,7 +68,7 @@ def covered_threads(con: duckdb.DuckDBPyConnection, marks: Iterable[tuple[str, s
     return sorted(found)
 
 
-def _load_ids(con: duckdb.DuckDBPyConnection, thread_ids: list[str]) -> str:
+def load_ids(con: duckdb.DuckDBPyConnection, thread_ids: list[str]) -> str:
     """The thread ids as a temp table of `con` (one column, `thread_id`); its name. Every
     statement then joins against it: set-based, linear in rows + ids (a list literal tested
     per row costs rows x ids)."""
@@ -91,7 +91,7 @@ def delete_threads(con: duckdb.DuckDBPyConnection, thread_ids: list[str]) -> dic
     if own:
         con.execute("BEGIN TRANSACTION")
     try:
-        ids = _load_ids(con, thread_ids)
+        ids = load_ids(con, thread_ids)
         for table in thread_tables():
             if table in present:
                 (n,) = con.execute(
@@ -106,6 +106,17 @@ def delete_threads(con: duckdb.DuckDBPyConnection, thread_ids: list[str]) -> dic
             con.execute("ROLLBACK")
         raise
     return removed
+
+
+def kept_rows(relation: str, ids: str, carries: bool = True) -> str:
+    """The query of `relation`'s rows an erasure keeps: one anti-join against the ids' table
+    (rows without a thread id are kept); every row of a table without thread rows.
+
+    >>> kept_rows("src.main.messages", "erased_thread_ids")
+    'SELECT src_rows.* FROM src.main.messages AS src_rows ANTI JOIN erased_thread_ids USING (thread_id)'
+    """
+    anti = f" ANTI JOIN {ids} USING (thread_id)" if carries else ""
+    return f"SELECT src_rows.* FROM {relation} AS src_rows{anti}"
 
 
 def rewrite_without(db: str | os.PathLike, thread_ids: list[str]) -> dict[str, int]:
@@ -123,13 +134,10 @@ def rewrite_without(db: str | os.PathLike, thread_ids: list[str]) -> dict[str, i
         con.execute("ATTACH ? AS dst", [str(tmp)])
         con.execute("COPY FROM DATABASE src TO dst (SCHEMA)")
         carries = set(thread_tables())
-        ids = _load_ids(con, thread_ids)
+        ids = load_ids(con, thread_ids)
         for table in sorted(_present(con, "src")):
-            # One anti-join per table (rows without a thread id are kept).
-            anti = f" ANTI JOIN {ids} USING (thread_id)" if table in carries else ""
-            (copied,) = con.execute(
-                f'INSERT INTO dst.main."{table}" SELECT src_rows.* FROM src.main."{table}" AS src_rows{anti}'
-            ).fetchone()
+            (copied,) = con.execute(f'INSERT INTO dst.main."{table}" '
+                                    + kept_rows(f'src.main."{table}"', ids, table in carries)).fetchone()
             (total,) = con.execute(f'SELECT count(*) FROM src.main."{table}"').fetchone()
             if total - copied:
                 removed[table] = total - copied

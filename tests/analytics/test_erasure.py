@@ -341,3 +341,22 @@ def test_a_killed_writes_leftover_copy_goes_too(secret_source, tmp_path, monkeyp
     leftover.write_bytes(db.read_bytes())
     done = erasure.erase(db, thread=GONE, reason="request", by="dpo")
     assert done.proven and not leftover.exists() and _holding(tmp_path, secret_source) == []
+
+
+def test_the_rewrite_keeps_rows_through_one_hash_anti_join(db):
+    # Set-based: DuckDB plans the kept rows as a hash join against the ids' table (linear in rows
+    # plus ids), not a filter testing an id list on every row (rows x ids: erasing a tenant of
+    # 20,000 threads took 2.8 x the time of 10,000).
+    from analytics.erasure_db import load_ids, kept_rows
+
+    con = duckdb.connect()
+    try:
+        con.execute("ATTACH ? AS src (READ_ONLY)", [str(db)])
+        ids = load_ids(con, [f"t-{i}" for i in range(5000)] + [GONE])
+        plan = "\n".join(row[1] for row in con.execute("EXPLAIN " + kept_rows("src.main.messages", ids)).fetchall())
+        kept = con.execute("SELECT count(*) FROM (" + kept_rows("src.main.messages", ids) + ")").fetchone()[0]
+        (expected,) = con.execute("SELECT count(*) FROM src.main.messages WHERE thread_id <> ?", [GONE]).fetchone()
+    finally:
+        con.close()
+    assert "Hash Join" in plan and "ANTI" in plan and "list_contains" not in plan
+    assert kept == expected
