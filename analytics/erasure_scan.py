@@ -2,7 +2,7 @@
 
 What is searched for (`Needles`), taken from the database before the rows go:
 the erased messages' texts — for the 32 longest messages of 16 characters or
-more, two 48-character windows each (start and middle), kept only when no message
+more, three 48-character windows of its longest line (start, middle, end), kept only when no message
 of another thread contains them (a shared system prompt is not erased text) — in
 UTF-8, JSON-escaped and CSV-quoted forms; and the erased thread ids (a byte match
 must stand alone, as a word: `sess-001` does not match inside `sess-0010`).
@@ -111,7 +111,7 @@ def needles_of(db: str | os.PathLike, thread_ids: list[str]) -> Needles:
             "SELECT DISTINCT content FROM src.messages SEMI JOIN scan_ids USING (thread_id) "
             "WHERE length(content) >= 16 ORDER BY length(content) DESC, content LIMIT ?", [MESSAGES]).fetchall()]
         lines = [max(c.splitlines(), key=len) for c in longest]  # a window never spans a line break
-        windows = sorted({w.strip() for c in lines for w in (c[:WINDOW], c[len(c) // 2:][:WINDOW])
+        windows = sorted({w.strip() for c in lines for w in (c[:WINDOW], c[len(c) // 2:][:WINDOW], c[-WINDOW:])
                           if len(w.strip()) >= 16})
         distinct = [w for (w,) in con.execute(
             "SELECT w FROM unnest(?::VARCHAR[]) AS t(w) WHERE NOT EXISTS (SELECT 1 FROM src.messages m "
