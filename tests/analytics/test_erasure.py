@@ -31,6 +31,7 @@ def source(tmp_path_factory):
 @pytest.fixture()
 def db(source, tmp_path, monkeypatch):
     monkeypatch.delenv("TRANSCRIPT_LENS_WORKSPACE", raising=False)
+    monkeypatch.setenv("TRANSCRIPT_LENS_CACHE", str(tmp_path / "cache"))  # the CLI's erase sweeps the app's cache
     target = tmp_path / "lens.duckdb"
     transcript_lens.load(source, target)
     return target
@@ -335,6 +336,7 @@ def test_the_scan_matches_an_erased_id_only_where_it_stands_alone(tmp_path):
 
 def test_a_killed_writes_leftover_copy_goes_too(secret_source, tmp_path, monkeypatch):
     monkeypatch.delenv("TRANSCRIPT_LENS_WORKSPACE", raising=False)
+    monkeypatch.setenv("TRANSCRIPT_LENS_CACHE", str(tmp_path / "cache"))
     db = tmp_path / "lens.duckdb"
     transcript_lens.load(secret_source, db)
     leftover = tmp_path / "lens.duckdb.tmp-999999999-1"  # what a load killed mid-rename leaves (its pid is gone)
