@@ -1,9 +1,12 @@
 """Erasure that sticks: remove a thread, a tenant or a session from the database, and keep it out.
 
 `erase` records a tombstone in the review workspace (`tombstones`, beside the
-database: no load replaces it), then writes the database again without the rows
-(`analytics.erasure_db`), and appends who, when, why and what (rows per table) to
-the append-only `erasure_log`. Every later load — full or `--incremental`, from the
+database: no load replaces it), then writes the database — a file, or a Parquet
+dataset's working database and a single new version — again without the rows
+(`analytics.erasure_db`), removes the threads' annotations, queue items and views
+(`analytics.erasure_workspace`) and the app's version links of the old file,
+appends who, when, why and what (rows per table) to the append-only `erasure_log`,
+and scans every file it knows of for the erased text (`analytics.erasure_scan`). Every later load — full or `--incremental`, from the
 same source or an older export — calls `hold_back` on its staged database before the
 derived tables are built (the composition root, `transcript_lens.LoadTimeTables`),
 which drops whatever a standing tombstone covers, so the rows never come back until
@@ -27,10 +30,14 @@ from pathlib import Path
 
 from analytics._pandas import pd
 from analytics.dblock import database_lock
-from analytics.erasure_db import KINDS, covered_threads, delete_threads, rewrite_without
+from analytics.erasure_db import KINDS, covered_threads, delete_threads, rewrite_dataset, rewrite_without
+from analytics.erasure_scan import Needles, Scan, needles_of, places, scan
+from analytics.erasure_workspace import purge_workspace
 from analytics.errors import BadRequest, NotFound
+from analytics.exports import written_files
 from analytics.workspace.authors import check_author, default_author
 from analytics.workspace.store import Workspace, now, workspace_of
+from loaders.dataset import WORK_DB, is_dataset
 
 
 @dataclass(frozen=True)
@@ -60,6 +67,13 @@ class Erasure:
     threads: int
     rows: dict[str, int] = field(default_factory=dict)
     tombstone_id: int = 0
+    elsewhere: dict[str, int] = field(default_factory=dict)  # {place: rows or files removed} outside the database
+    scan: Scan | None = None  # the proof: every file still holding erased text
+
+    @property
+    def proven(self) -> bool:
+        """True when the scan read every known file and none holds erased text."""
+        return self.scan is not None and not self.scan.holding
 
     def line(self) -> str:
         """One line for the CLI.
@@ -97,11 +111,15 @@ def _log(conn: sqlite3.Connection, action: str, kind: str, value: str, reason: s
 
 
 def erase(db: str | os.PathLike, *, thread: str | None = None, tenant: str | None = None,
-          session: str | None = None, reason: str, by: str | None = None) -> Erasure:
-    """Erase one thread, tenant or session from the database at `db` and keep it out of
-    later loads. The tombstone is recorded first: should the rewrite fail, the next load
-    still holds the rows back. A database that has none of its rows yet is left as it is
-    (the tombstone alone keeps them from ever being loaded)."""
+          session: str | None = None, reason: str, by: str | None = None,
+          app_cache: str | os.PathLike | None = None, remove_exports: bool = False) -> Erasure:
+    """Erase one thread, tenant or session from the database (a file, or a Parquet dataset's
+    folder) at `db` and keep it out of later loads; then from the review workspace
+    (`erasure_workspace`), the app's version links under `app_cache` and, with
+    `remove_exports`, the export files of the export log that hold it; then prove it
+    (`erasure_scan`: `Erasure.scan` lists every file still holding erased text). The
+    tombstone is recorded first: should the rewrite fail, the next load still holds the
+    rows back. A database that has none of its rows yet is left as it is."""
     kind, value = _mark(thread, tenant, session)
     reason = _reason(reason)
     by = check_author(by or default_author())
@@ -113,22 +131,92 @@ def erase(db: str | os.PathLike, *, thread: str | None = None, tenant: str | Non
             if row is None:
                 row = conn.execute("INSERT INTO tombstones (kind, value, reason, by, at) VALUES (?,?,?,?,?) "
                                    "RETURNING tombstone_id", (kind, value, reason, by, now())).fetchone()
-        threads: list[str] = []
+        source = _rows_file(db)
+        threads = _covered(source, kind, value)
+        needles = needles_of(source, threads) if source is not None else Needles((), tuple(threads))
+        old_inode = os.stat(db).st_ino if Path(db).is_file() else None
         rows: dict[str, int] = {}
-        if Path(db).is_file():
-            import duckdb
-
-            con = duckdb.connect(str(db), read_only=True)
-            try:
-                threads = covered_threads(con, [(kind, value)])
-            finally:
-                con.close()
-            if threads:  # (a tenant or session with no thread here: nothing to rewrite)
-                rows = rewrite_without(db, threads)
+        if threads and source is not None:  # (a tenant or session with no thread here: nothing to rewrite)
+            rows = rewrite_dataset(db, threads) if source != Path(db) else rewrite_without(db, threads)
+        elsewhere = {f"workspace {t}": n for t, n in purge_workspace(ws, threads).items()}
+        dropped = _drop_app_versions(app_cache, old_inode)
+        if dropped:
+            elsewhere["app versions"] = dropped
         present = rows.get("threads", 0)
         with ws.write() as conn:
             _log(conn, "erase", kind, value, reason, by, db, present, rows)
-    return Erasure(kind, value, present, rows, row[0])
+        new_inode = os.stat(db).st_ino if Path(db).is_file() else None
+        known = places(db, ws, app_versions=_app_versions(app_cache, {old_inode, new_inode} - {None}),
+                       exports=written_files(db, workspace=ws))
+        found = scan(known, needles, ws)
+        if remove_exports and any(p.what == "export" for p, _ in found.holding):
+            for place, _ in found.holding:
+                if place.what == "export":
+                    place.path.unlink(missing_ok=True)
+                    elsewhere["exports removed"] = elsewhere.get("exports removed", 0) + 1
+            found = scan([p for p in known if p.path.exists()], needles, ws)
+    return Erasure(kind, value, present, rows, row[0], elsewhere, found)
+
+
+def _rows_file(db: str | os.PathLike) -> Path | None:
+    """The DuckDB file holding `db`'s rows: the file itself, or a dataset's working database;
+    None when there is nothing yet. A dataset without its working database is refused (its
+    versions could not be rewritten)."""
+    db = Path(db)
+    if db.is_file():
+        return db
+    if is_dataset(db) or (db / WORK_DB).is_file():
+        if not (db / WORK_DB).is_file():
+            raise BadRequest(f"the dataset {db} has no working database {WORK_DB}, so its versions cannot be "
+                             "rewritten: load it again with --format parquet, then erase")
+        return db / WORK_DB
+    return None
+
+
+def _covered(source: Path | None, kind: str, value: str) -> list[str]:
+    if source is None:
+        return [value] if kind == "thread" else []
+    import duckdb
+
+    con = duckdb.connect(str(source), read_only=True)
+    try:
+        return covered_threads(con, [(kind, value)])
+    finally:
+        con.close()
+
+
+def _app_versions(app_cache: str | os.PathLike | None, inodes: set[int]) -> list[Path]:
+    """The app's links (`<cache>/open/<inode>-<mtime>-<size>.duckdb`) to the database's files."""
+    folder = None if app_cache is None else Path(app_cache) / "open"
+    if folder is None or not folder.is_dir():
+        return []
+    found = []
+    for link in sorted(folder.iterdir()):
+        try:
+            if link.stat().st_ino in inodes or link.name.split("-", 1)[0] in {str(i) for i in inodes}:
+                found.append(link)
+        except FileNotFoundError:
+            continue
+    return found
+
+
+def _drop_app_versions(app_cache: str | os.PathLike | None, inode: int | None) -> int:
+    """Remove the app's links to versions of the database (`ui.database.version_path`,
+    `<cache>/open/`): the one that pins the pre-erasure file (`inode`) and any other
+    that no longer has a database (its only link). How many were removed."""
+    folder = None if app_cache is None else Path(app_cache) / "open"
+    if folder is None or not folder.is_dir():
+        return 0
+    removed = 0
+    for link in folder.iterdir():
+        try:
+            st = link.stat()
+            if link.is_file() and (st.st_ino == inode or st.st_nlink == 1):
+                link.unlink()
+                removed += 1
+        except FileNotFoundError:
+            continue
+    return removed
 
 
 def lift(db: str | os.PathLike, *, thread: str | None = None, tenant: str | None = None,

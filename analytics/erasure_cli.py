@@ -2,6 +2,7 @@
 
     transcript-lens erase --db lens.duckdb --thread acme:web:sess-001 --reason "GDPR request #12" [--by dpo]
     transcript-lens erase --db lens.duckdb --tenant globex --reason "contract ended"
+    transcript-lens erase --db lens/ --thread acme:web:sess-001 --reason "…"   a Parquet dataset (--format parquet)
     transcript-lens erase --db lens.duckdb --thread acme:web:sess-001 --lift --reason "erased by mistake"
     transcript-lens erase --db lens.duckdb --list          standing and lifted tombstones
     transcript-lens erase --db lens.duckdb --log           the erasure log
@@ -10,6 +11,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from analytics import erasure
@@ -23,15 +25,24 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         "Remove a thread, a tenant or a session from the database and keep it out of every later load "
         "(full or --incremental) until the tombstone is lifted. Tombstones and the append-only erasure log "
         f"live in the review workspace beside the database (or ${ENV}: every load reads the same one). "
+        "The threads' annotations, queue items and saved views go too, and the app's cached versions of the "
+        "database; the command ends by scanning every file it knows of for the erased text (`scan: N of M files "
+        "hold erased text`) and exits 1 unless none does. "
         "The checkpoint store itself is never written: "
         "`report retention` lists what to delete there.")
-    parser.add_argument("--db", required=True, help="the Transcript Lens DuckDB database")
+    parser.add_argument("--db", required=True, help="the Transcript Lens DuckDB database, or a Parquet dataset's folder")
     which = parser.add_mutually_exclusive_group()
     which.add_argument("--thread", metavar="ID", help="erase this thread")
     which.add_argument("--tenant", metavar="T", help="erase every thread of this tenant")
     which.add_argument("--session", metavar="S", help="erase every thread of this session")
     parser.add_argument("--reason", help="why (the request, a ticket): required to erase or lift")
     parser.add_argument("--by", metavar="NAME", help="who asks (default: $TRANSCRIPT_LENS_AUTHOR or your login)")
+    parser.add_argument("--remove-exports", action="store_true",
+                        help="also delete the files the export log says were written from --db and that hold the "
+                             "erased text (without it they are listed, and the command fails)")
+    parser.add_argument("--app-cache", metavar="DIR", default=os.environ.get("TRANSCRIPT_LENS_CACHE"),
+                        help="the app's cache folder, whose version links of --db are removed and scanned "
+                             "(transcript-lens: the app's own; else $TRANSCRIPT_LENS_CACHE)")
     action = parser.add_mutually_exclusive_group()
     action.add_argument("--lift", action="store_true", help="lift the tombstone: the next load brings the rows back")
     action.add_argument("--list", action="store_true", help="print the tombstones")
@@ -60,5 +71,13 @@ def run(args: argparse.Namespace) -> int:
         t = erasure.lift(args.db, **mark, reason=args.reason, by=args.by)
         print(f"lifted the tombstone of {t.kind} {t.value}: the next load brings it back if the source has it")
         return 0
-    print(erasure.erase(args.db, **mark, reason=args.reason, by=args.by).line())
-    return 0
+    done = erasure.erase(args.db, **mark, reason=args.reason, by=args.by, app_cache=args.app_cache,
+                         remove_exports=args.remove_exports)
+    print(done.line())
+    for place, n in sorted(done.elsewhere.items()):
+        print(f"  also removed: {place} {n}")
+    lines = done.scan.lines()
+    print(lines[0])
+    for line in lines[1:]:
+        print(line, file=sys.stderr)
+    return 0 if done.proven else 1

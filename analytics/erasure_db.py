@@ -23,10 +23,13 @@ from pathlib import Path
 import duckdb
 
 from analytics.catalog import ALL_TABLES
+from loaders.writer import remove_stale_temps
 
 KINDS = ("thread", "tenant", "session")
 #: The `threads` column a tombstone of each kind matches.
 _COLUMN = {"thread": "thread_id", "tenant": "tenant_id", "session": "session_id"}
+#: The temp table holding the ids of an erasure's threads.
+_IDS = "erased_thread_ids"
 
 
 def thread_tables() -> tuple[str, ...]:
@@ -65,9 +68,19 @@ def covered_threads(con: duckdb.DuckDBPyConnection, marks: Iterable[tuple[str, s
     return sorted(found)
 
 
+def load_ids(con: duckdb.DuckDBPyConnection, thread_ids: list[str]) -> str:
+    """The thread ids as a temp table of `con` (one column, `thread_id`); its name. Every
+    statement then joins against it: set-based, linear in rows + ids (a list literal tested
+    per row costs rows x ids)."""
+    con.execute(f"CREATE OR REPLACE TEMP TABLE {_IDS} (thread_id VARCHAR)")
+    con.execute(f"INSERT INTO {_IDS} SELECT DISTINCT unnest(?::VARCHAR[])", [thread_ids])
+    return _IDS
+
+
 def delete_threads(con: duckdb.DuckDBPyConnection, thread_ids: list[str]) -> dict[str, int]:
-    """Delete the threads' rows from every thread table on `con`, in one transaction;
-    {table: rows deleted} for the tables that had some (the staged database of a load)."""
+    """Delete the threads' rows from every thread table on `con`, in one transaction: one
+    DELETE per table, against a temp table of the ids; {table: rows deleted} for the tables
+    that had some (the staged database of a load)."""
     if not thread_ids:
         return {}
     present = _present(con)
@@ -78,11 +91,14 @@ def delete_threads(con: duckdb.DuckDBPyConnection, thread_ids: list[str]) -> dic
     if own:
         con.execute("BEGIN TRANSACTION")
     try:
+        ids = load_ids(con, thread_ids)
         for table in thread_tables():
             if table in present:
-                (n,) = con.execute(f"DELETE FROM {table} WHERE list_contains(?, thread_id)", [thread_ids]).fetchone()
+                (n,) = con.execute(
+                    f"DELETE FROM {table} WHERE thread_id IN (SELECT thread_id FROM {ids})").fetchone()
                 if n:
                     removed[table] = n
+        con.execute(f"DROP TABLE {ids}")
         if own:
             con.execute("COMMIT")
     except BaseException:
@@ -92,12 +108,24 @@ def delete_threads(con: duckdb.DuckDBPyConnection, thread_ids: list[str]) -> dic
     return removed
 
 
+def kept_rows(relation: str, ids: str, carries: bool = True) -> str:
+    """The query of `relation`'s rows an erasure keeps: one anti-join against the ids' table
+    (rows without a thread id are kept); every row of a table without thread rows.
+
+    >>> kept_rows("src.main.messages", "erased_thread_ids")
+    'SELECT src_rows.* FROM src.main.messages AS src_rows ANTI JOIN erased_thread_ids USING (thread_id)'
+    """
+    anti = f" ANTI JOIN {ids} USING (thread_id)" if carries else ""
+    return f"SELECT src_rows.* FROM {relation} AS src_rows{anti}"
+
+
 def rewrite_without(db: str | os.PathLike, thread_ids: list[str]) -> dict[str, int]:
     """Write the database at `db` again without the threads' rows and rename it into place;
     {table: rows removed}. With no thread ids, a compacted copy: rows a load deleted (a
     tombstoned thread it held back) leave the file too. The caller holds `database_lock`."""
     db = Path(db)
-    tmp = db.with_name(f"{db.name}.tmp-{os.getpid()}-erase")  # (a killed erasure's leftover: loaders.writer clears it)
+    remove_stale_temps(db)  # a killed load's or erasure's half-written copy holds the rows too
+    tmp = db.with_name(f"{db.name}.tmp-{os.getpid()}-erase")
     tmp.unlink(missing_ok=True)
     con = duckdb.connect()
     removed: dict[str, int] = {}
@@ -106,11 +134,10 @@ def rewrite_without(db: str | os.PathLike, thread_ids: list[str]) -> dict[str, i
         con.execute("ATTACH ? AS dst", [str(tmp)])
         con.execute("COPY FROM DATABASE src TO dst (SCHEMA)")
         carries = set(thread_tables())
+        ids = load_ids(con, thread_ids)
         for table in sorted(_present(con, "src")):
-            keep = "NOT coalesce(list_contains(?, thread_id), false)" if table in carries else "true"
-            params = [thread_ids] if table in carries else []
-            (copied,) = con.execute(
-                f'INSERT INTO dst.main."{table}" SELECT * FROM src.main."{table}" WHERE {keep}', params).fetchone()
+            (copied,) = con.execute(f'INSERT INTO dst.main."{table}" '
+                                    + kept_rows(f'src.main."{table}"', ids, table in carries)).fetchone()
             (total,) = con.execute(f'SELECT count(*) FROM src.main."{table}"').fetchone()
             if total - copied:
                 removed[table] = total - copied
@@ -119,8 +146,36 @@ def rewrite_without(db: str | os.PathLike, thread_ids: list[str]) -> dict[str, i
         con.execute("DETACH src")
         con.close()
         os.replace(tmp, db)
+        # The old file's log was read into the copy (ATTACH replays it); left, it would be replayed
+        # onto the new file. No writer runs: the caller holds the lock.
+        Path(f"{db}.wal").unlink(missing_ok=True)
     finally:
         con.close()
         tmp.unlink(missing_ok=True)
         Path(f"{tmp}.wal").unlink(missing_ok=True)
+    return removed
+
+
+def rewrite_dataset(folder: str | os.PathLike, thread_ids: list[str]) -> dict[str, int]:
+    """Erase the threads from the Parquet dataset at `folder` (`loaders.dataset`): its working
+    database (`.lens.duckdb`, what every version is exported from) is rewritten without them,
+    exported as a new current version, and every other version is removed (a version is
+    immutable: the only way its files stop holding the text is to go). {table: rows removed}.
+    The caller holds `database_lock(folder)`."""
+    from loaders import dataset
+
+    folder = Path(folder)
+    work = folder / dataset.WORK_DB
+    if not work.is_file():
+        raise FileNotFoundError(f"the dataset {folder} has no working database {dataset.WORK_DB}: "
+                                "load it again (--format parquet) before erasing")
+    removed = rewrite_without(work, thread_ids)
+    load_id = dataset.version_load_id(folder) if dataset.is_dataset(folder) else None
+    con = duckdb.connect(str(work), read_only=True)
+    try:
+        dataset.write_version(con, folder, load_id=load_id, keep=0)
+    finally:
+        con.close()
+    for leftover in folder.glob(f"{dataset.CURRENT}.tmp-*"):  # a killed commit's pointer (names a version)
+        leftover.unlink(missing_ok=True)
     return removed

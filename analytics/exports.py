@@ -156,6 +156,18 @@ def exports(db: str | os.PathLike | None, *, workspace: Workspace | str | os.Pat
     return frame
 
 
+def written_files(db: str | os.PathLike, *, workspace: Workspace | str | os.PathLike | None = None) -> list[str]:
+    """The files the export log says were written from `db` (absolute targets: a CLI `--out`,
+    a report; an app download lands in the browser, not here), oldest first, each once."""
+    ws = workspace_of(db, workspace)
+    if not ws.exists():
+        return []
+    with ws.read() as conn:
+        rows = conn.execute("SELECT target FROM exports WHERE db = ? AND target IS NOT NULL ORDER BY export_id",
+                            (str(Path(db).resolve()),)).fetchall()
+    return list(dict.fromkeys(t for (t,) in rows if os.path.isabs(t)))
+
+
 def log_cli_export(args, what: str, rows: int | None, target: str | os.PathLike | None = None) -> int:
     """Log what a CLI command (`transcript`, `search`, `diff`) is about to print or write, from
     its parsed arguments (`--db`, the filters, the format); raises `ExportRefused` first when

@@ -9,6 +9,14 @@ thread (a rewrite of the whole database), a full load that holds that thread bac
 with the export log (every write_report appends its row) against the log's append
 alone. Each step runs `--repeat` times (default 3); medians are shown. Prints the
 ratios: erasure / full load, load holding back / plain load, log append / report.
+
+Then the tenant sweep: how erasing a whole tenant grows with its thread count. The
+store's threads are copied under new ids into tenant `sweep` until it holds
+`--sweep` threads (default 10,000), and then twice as many, in two databases of one
+run; erasing the tenant from each is timed. A linear erasure prints a ratio near 2
+(a rewrite per erased thread, or an id list tested on every row, gives about 4).
+
+    .venv/bin/python bench/bench_erasure.py --sweep 10000
 """
 
 from __future__ import annotations
@@ -49,11 +57,59 @@ def _median(fn, repeat: int) -> float:
     return statistics.median(times)
 
 
+def _tenant_copy(template: Path, target: Path, threads: int) -> None:
+    """`template`'s database with its threads copied under new ids into tenant `sweep` until that
+    tenant holds `threads` threads (every thread table, rows and all)."""
+    import duckdb
+
+    from analytics.erasure_db import thread_tables
+
+    shutil.copyfile(template, target)
+    con = duckdb.connect(str(target))
+    try:
+        (have,) = con.execute("SELECT count(*) FROM threads").fetchone()
+        copies = -(-threads // have)
+        present = {t for (t,) in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+        for table in thread_tables():
+            if table not in present:
+                continue
+            cols = [c for (c,) in con.execute(
+                "SELECT column_name FROM duckdb_columns() WHERE table_name = ? ORDER BY column_index", [table]).fetchall()]
+            swap = {"thread_id": "'sweep:' || i || ':' || thread_id", "tenant_id": "'sweep'"}
+            select = ", ".join(swap.get(c, f'"{c}"') for c in cols)
+            con.execute(f'INSERT INTO "{table}" SELECT {select} FROM "{table}", range(?) AS r(i) '
+                        "WHERE thread_id NOT LIKE 'sweep:%'", [copies])
+        con.execute("CREATE TEMP TABLE extra AS SELECT thread_id FROM threads WHERE tenant_id = 'sweep' "
+                    "ORDER BY thread_id OFFSET ?", [threads])
+        for table in thread_tables():
+            if table in present:
+                con.execute(f'DELETE FROM "{table}" WHERE thread_id IN (SELECT thread_id FROM extra)')
+        con.execute("CHECKPOINT")
+    finally:
+        con.close()
+
+
+def _sweep(db: Path, threads: int) -> list[float]:
+    """Seconds to erase tenant `sweep` at `threads` threads, and twice as many: (t1, t2)."""
+    import analytics
+
+    times = []
+    for n in (threads, 2 * threads):
+        copy = db.with_name(f"sweep-{n}.duckdb")
+        _tenant_copy(db, copy, n)
+        t0 = time.perf_counter()
+        done = analytics.erase(copy, tenant="sweep", reason="bench", by="bench")
+        times.append(time.perf_counter() - t0)
+        assert done.threads == n, (done.threads, n)
+    return times
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--threads", type=int, default=100)
     ap.add_argument("--turns", type=int, default=20)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--sweep", type=int, default=10_000, help="threads of the tenant erased (then twice as many)")
     args = ap.parse_args()
 
     import duckdb
@@ -94,6 +150,9 @@ def main() -> None:
             reports[kind] = _median(lambda: analytics.write_report(db, kind, Path(tmp) / f"{kind}.csv"), args.repeat)
         append = _median(lambda: record_export(db, "bench", arguments={}, rows=0, masked=False, target=None),
                          max(args.repeat, 20))
+        analytics.lift(db, thread=victim, reason="bench", by="bench")
+        transcript_lens.load(store, db)
+        small, large = _sweep(db, args.sweep)
 
     print(f"store {store.name}: {messages:,} messages, database {size / 1e6:.1f} MB; erased thread {victim}")
     print(f"full load                      {plain:8.3f} s")
@@ -102,6 +161,8 @@ def main() -> None:
     for kind, seconds in reports.items():
         print(f"report {kind:<23} {seconds:8.3f} s   export-log append = {append / seconds:.1%} of it")
     print(f"export-log append alone        {append * 1000:8.2f} ms")
+    print(f"erase a tenant of {args.sweep:,} threads  {small:8.3f} s")
+    print(f"erase a tenant of {2 * args.sweep:,} threads  {large:8.3f} s   = {large / small:.2f} x (linear: about 2)")
 
 
 if __name__ == "__main__":

@@ -107,6 +107,11 @@ def write_tables_file(version: Path, comments: dict[str, str | None], load_id: i
     (version / TABLES_FILE).write_text(json.dumps({"load_id": load_id, "tables": tables}, indent=1))
 
 
+def version_load_id(folder: str | os.PathLike) -> int | None:
+    """The load the dataset's current version was exported from."""
+    return _tables_file(current_version(folder)).get("load_id")
+
+
 def _tables_file(version: Path) -> dict:
     return json.loads((version / TABLES_FILE).read_text())
 
@@ -124,9 +129,11 @@ def commit_version(folder: Path, version: Path, keep: int = 1) -> None:
         shutil.rmtree(old, ignore_errors=True)
 
 
-def write_version(con, folder: str | os.PathLike, tables: Iterable[str] | None = None, load_id: int | None = None) -> Path:
+def write_version(con, folder: str | os.PathLike, tables: Iterable[str] | None = None, load_id: int | None = None,
+                  keep: int = 1) -> Path:
     """Export every table of `con`'s database (or `tables`) as a new version of the dataset at
-    `folder` and make it current. Returns the version folder.
+    `folder` and make it current, keeping the `keep` newest versions before it (an erasure
+    keeps none). Returns the version folder.
 
     >>> write_version(duckdb.connect("lens.duckdb", read_only=True), "lens/")  # doctest: +SKIP
     """
@@ -145,7 +152,7 @@ def write_version(con, folder: str | os.PathLike, tables: Iterable[str] | None =
     except BaseException:
         shutil.rmtree(version, ignore_errors=True)
         raise
-    commit_version(folder, version)
+    commit_version(folder, version, keep=keep)
     return version
 
 

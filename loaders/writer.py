@@ -232,7 +232,7 @@ def create_schema(con: duckdb.DuckDBPyConnection) -> None:
     con.execute(ddl()).fetchall()
 
 
-def _remove_stale_temps(target: Path) -> None:
+def remove_stale_temps(target: Path) -> None:
     """Delete `<db>.tmp-<pid>-<n>` files (and their `.wal`) whose process no longer runs.
 
     A load killed outright (SIGKILL, OOM killer, power loss) cannot remove its
@@ -270,7 +270,7 @@ class DatabaseWriter:
         self.target = Path(target)
         self.tmp = self.target.with_name(f"{self.target.name}.tmp-{os.getpid()}-{next(_counter)}")
         self.target.parent.mkdir(parents=True, exist_ok=True)
-        _remove_stale_temps(self.target)
+        remove_stale_temps(self.target)
         self._committed = False
         self._incremental = start_from_existing
         self._deleted_rows = 0  # by `delete_threads` (see VACUUM_AFTER_ROWS)

@@ -312,6 +312,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         from analytics.cli import add_commands
 
         add_commands(sub, only=None if command is None else [command])
+        if "erase" in sub.choices and not os.environ.get("TRANSCRIPT_LENS_CACHE"):
+            # The app's version links of a database live in its cache: an erasure removes them too.
+            sub.choices["erase"].set_defaults(app_cache=str(transcript_lens.cache_dir()))
     if command in (None, "app"):
         configure_app(sub.add_parser("app", help="run the Streamlit app (on 127.0.0.1 unless --host says otherwise)"))
     return parser

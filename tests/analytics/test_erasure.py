@@ -17,15 +17,8 @@ from analytics.erasure_db import thread_tables
 from analytics.errors import BadRequest, NotFound
 from analytics.workspace.store import Workspace
 from storegen import build_sqlite_store
+from tests.erasure_stores import GONE, THREADS, build_erasure_store, files_holding
 from transcript_lens.cli import main as cli
-
-THREADS = {
-    "acme:web:sess-001": "simple_chat",
-    "acme:web:sess-002": "simple_chat",
-    "globex:mobile:sess-010": "simple_chat",
-    "initech:support:sess-020": "simple_chat",
-}
-GONE = "acme:web:sess-001"
 
 
 @pytest.fixture(scope="module")
@@ -38,6 +31,7 @@ def source(tmp_path_factory):
 @pytest.fixture()
 def db(source, tmp_path, monkeypatch):
     monkeypatch.delenv("TRANSCRIPT_LENS_WORKSPACE", raising=False)
+    monkeypatch.setenv("TRANSCRIPT_LENS_CACHE", str(tmp_path / "cache"))  # the CLI's erase sweeps the app's cache
     target = tmp_path / "lens.duckdb"
     transcript_lens.load(source, target)
     return target
@@ -193,3 +187,178 @@ def test_an_older_copy_of_the_store_does_not_bring_it_back(db, source, tmp_path)
     assert GONE not in _threads(db)
     transcript_lens.load(older, db)
     assert GONE not in _threads(db) and _threads(db) == set(THREADS) - {GONE}
+
+
+# --- erasure everywhere: every copy the project keeps, and the scan that proves it ----------------
+
+@pytest.fixture(scope="module")
+def secret_source(tmp_path_factory):
+    return build_erasure_store(tmp_path_factory.mktemp("erasure-secret") / "store.sqlite")
+
+
+def _annotate_secret(db, note: str = "she repeated QUINCE-48213-PLOVER twice") -> None:
+    con = analytics.connect(db)
+    try:
+        (ordinal,) = con.execute("SELECT ordinal FROM messages WHERE thread_id = ? AND contains(content, 'QUINCE') "
+                                 "ORDER BY ordinal LIMIT 1", [GONE]).fetchone()
+    finally:
+        con.close()
+    analytics.annotate(db, GONE, ordinal=ordinal, label="wrong answer", note=note, author="rev")
+    analytics.annotate(db, "globex:mobile:sess-010", label="good answer", author="rev")  # another thread's: kept
+    analytics.create_queue(db, "to review", author="rev")
+
+
+def _holding(root, *skip):
+    return [p for p in files_holding(root) if p not in skip]
+
+
+def test_erasing_from_a_parquet_dataset_removes_it_from_every_version_and_the_working_database(
+        secret_source, tmp_path, monkeypatch, capsys):
+    monkeypatch.delenv("TRANSCRIPT_LENS_WORKSPACE", raising=False)
+    monkeypatch.setenv("TRANSCRIPT_LENS_CACHE", str(tmp_path / "cache"))
+    ds = tmp_path / "lens"
+    for _ in range(2):  # two versions: the current one and the one kept for readers still on it
+        transcript_lens.load(secret_source, ds, format="parquet")
+    assert len(list(ds.glob("v-*"))) == 2 and (ds / ".lens.duckdb").is_file()
+    assert {p.name for p in _holding(ds)} >= {".lens.duckdb", "r0_0.parquet"}  # the scan below is not vacuous
+
+    assert cli(["erase", "--db", str(ds), "--thread", GONE, "--reason", "GDPR request 12"]) == 0
+    out = capsys.readouterr().out
+    assert f"erased thread {GONE}: 1 thread" in out and "scan: 0 of" in out
+    assert _holding(tmp_path, secret_source) == []
+    assert len(list(ds.glob("v-*"))) == 1
+    con = analytics.connect(ds)
+    try:
+        kept = {t for (t,) in con.execute("SELECT thread_id FROM threads").fetchall()}
+        (left,) = con.execute("SELECT count(*) FROM messages WHERE thread_id = ?", [GONE]).fetchone()
+    finally:
+        con.close()
+    assert kept == set(THREADS) - {GONE} and left == 0
+    transcript_lens.load(secret_source, ds, format="parquet", incremental=True)  # and it stays out
+    assert _holding(tmp_path, secret_source) == []
+
+
+def test_annotations_queues_and_notes_of_an_erased_thread_go_with_it(secret_source, tmp_path, monkeypatch, capsys):
+    monkeypatch.delenv("TRANSCRIPT_LENS_WORKSPACE", raising=False)
+    monkeypatch.setenv("TRANSCRIPT_LENS_CACHE", str(tmp_path / "cache"))
+    db = tmp_path / "lens.duckdb"
+    transcript_lens.load(secret_source, db)
+    _annotate_secret(db)
+    ws = Workspace.beside(db)
+    assert ws.path in _holding(tmp_path)
+
+    assert cli(["erase", "--db", str(db), "--thread", GONE, "--reason", "request"]) == 0
+    capsys.readouterr()
+    # Every byte of every file: the database, the workspace (its free pages and WAL too).
+    assert _holding(tmp_path, secret_source) == []
+    assert list(analytics.annotations(db).thread_id) == ["globex:mobile:sess-010"]
+    assert GONE not in set(analytics.queue_items(Workspace.beside(db), "to review").thread_id)
+    assert cli(["report", "annotations", "--db", str(db), "--out", str(tmp_path / "ann.csv")]) == 0
+    assert "QUINCE" not in (tmp_path / "ann.csv").read_text() and GONE not in (tmp_path / "ann.csv").read_text()
+
+
+def test_the_apps_versions_of_the_database_are_removed(secret_source, tmp_path, monkeypatch, capsys):
+    from ui.database import ref, version_path
+
+    monkeypatch.delenv("TRANSCRIPT_LENS_WORKSPACE", raising=False)
+    monkeypatch.setenv("TRANSCRIPT_LENS_CACHE", str(tmp_path / "cache"))
+    db = tmp_path / "lens.duckdb"
+    transcript_lens.load(secret_source, db)
+    link = version_path(ref(db))  # what the app opens while a page reads this version
+    assert link != db and link in _holding(tmp_path)
+
+    assert cli(["erase", "--db", str(db), "--thread", GONE, "--reason", "request"]) == 0
+    assert "app versions 1" in capsys.readouterr().out
+    assert not link.exists() and _holding(tmp_path, secret_source) == []
+
+
+def test_the_proof_scan_finds_a_copy_left_behind_and_fails(secret_source, tmp_path, monkeypatch, capsys):
+    monkeypatch.delenv("TRANSCRIPT_LENS_WORKSPACE", raising=False)
+    monkeypatch.setenv("TRANSCRIPT_LENS_CACHE", str(tmp_path / "cache"))
+    db = tmp_path / "lens.duckdb"
+    transcript_lens.load(secret_source, db)
+    exported = tmp_path / "out" / "conversations.csv"  # written by the project: in the export log
+    exported.parent.mkdir()
+    assert cli(["transcript", "--db", str(db), "--thread", GONE, "--format", "csv"]) == 0
+    exported.write_text(capsys.readouterr().out)
+    analytics.record_export(db, "transcript", arguments={}, rows=1, masked=False, target=exported.resolve())
+    assert exported in _holding(tmp_path)
+
+    assert cli(["erase", "--db", str(db), "--thread", GONE, "--reason", "request"]) == 1
+    out, err = capsys.readouterr()
+    assert "scan: 1 of" in out and str(exported.resolve()) in err and "[export]" in err
+    assert exported.exists()  # listed, not removed, unless asked
+
+    assert cli(["erase", "--db", str(db), "--thread", GONE, "--reason", "request", "--remove-exports"]) == 0
+    assert "scan: 0 of" in capsys.readouterr().out
+    assert not exported.exists() and _holding(tmp_path, secret_source) == []
+
+
+def test_the_scan_reads_compressed_files_through_their_reader(secret_source, tmp_path):
+    # A copy of the erased rows in a Parquet file with compressed pages: no byte of it matches.
+    from analytics.erasure_scan import Place, needles_of, scan
+
+    db = tmp_path / "lens.duckdb"
+    transcript_lens.load(secret_source, db)
+    needles = needles_of(db, [GONE])
+    assert needles.texts and needles.ids == (GONE,)
+    planted = tmp_path / "copy.parquet"
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        con.execute(f"COPY (SELECT upper(content) AS shout, content FROM messages) TO '{planted}' "
+                    "(FORMAT parquet, COMPRESSION zstd)")
+    finally:
+        con.close()
+    found = scan([Place(planted, "planted")], needles)
+    assert [(p.path, why) for p, why in found.holding] == [(planted, "text or id, read as Parquet")]
+    assert found.lines()[0] == "scan: 1 of 1 files hold erased text"
+
+
+def test_a_tenant_erasure_removes_only_its_threads_rows(db):
+    # The rewrite joins against a table of the erased ids: thread ids that merely start alike stay.
+    before = {t: sum(_rows_of(db, t).values()) for t in THREADS}
+    done = erasure.erase(db, tenant="acme", reason="contract ended", by="ops")
+    assert done.threads == 2 and sum(done.rows.values()) == before["acme:web:sess-001"] + before["acme:web:sess-002"]
+    assert {t: sum(_rows_of(db, t).values()) for t in THREADS if not t.startswith("acme")} == {
+        t: n for t, n in before.items() if not t.startswith("acme")}
+
+
+def test_the_scan_matches_an_erased_id_only_where_it_stands_alone(tmp_path):
+    from analytics.erasure_scan import Needles, Place, scan
+
+    alike = tmp_path / "alike.csv"
+    alike.write_text("thread_id\nacme:web:sess-0010\n")  # another thread whose id starts alike
+    copy = tmp_path / "copy.json"
+    copy.write_text('{"thread_id": "acme:web:sess-001", "n": 3}')
+    found = scan([Place(alike, "export"), Place(copy, "export")], Needles((), (GONE,)))
+    assert [(p.path, why) for p, why in found.holding] == [(copy, "thread id, as bytes")]
+
+
+def test_a_killed_writes_leftover_copy_goes_too(secret_source, tmp_path, monkeypatch):
+    monkeypatch.delenv("TRANSCRIPT_LENS_WORKSPACE", raising=False)
+    monkeypatch.setenv("TRANSCRIPT_LENS_CACHE", str(tmp_path / "cache"))
+    db = tmp_path / "lens.duckdb"
+    transcript_lens.load(secret_source, db)
+    leftover = tmp_path / "lens.duckdb.tmp-999999999-1"  # what a load killed mid-rename leaves (its pid is gone)
+    leftover.write_bytes(db.read_bytes())
+    done = erasure.erase(db, thread=GONE, reason="request", by="dpo")
+    assert done.proven and not leftover.exists() and _holding(tmp_path, secret_source) == []
+
+
+def test_the_rewrite_keeps_rows_through_one_hash_anti_join(db):
+    # Set-based: DuckDB plans the kept rows as a hash join against the ids' table (linear in rows
+    # plus ids), not a filter testing an id list on every row (rows x ids: erasing a tenant of
+    # 20,000 threads took 2.8 x the time of 10,000).
+    from analytics.erasure_db import load_ids, kept_rows
+
+    con = duckdb.connect()
+    try:
+        con.execute("ATTACH ? AS src (READ_ONLY)", [str(db)])
+        ids = load_ids(con, [f"t-{i}" for i in range(5000)] + [GONE])
+        plan = "\n".join(row[1] for row in con.execute("EXPLAIN " + kept_rows("src.main.messages", ids)).fetchall())
+        kept = con.execute("SELECT count(*) FROM (" + kept_rows("src.main.messages", ids) + ")").fetchone()[0]
+        (expected,) = con.execute("SELECT count(*) FROM src.main.messages WHERE thread_id <> ?", [GONE]).fetchone()
+    finally:
+        con.close()
+    assert "Hash Join" in plan and "ANTI" in plan and "list_contains" not in plan
+    assert kept == expected

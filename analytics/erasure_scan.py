@@ -1,0 +1,255 @@
+"""The proof of an erasure: every file the project keeps a copy of the text in, searched for the erased text.
+
+What is searched for (`Needles`), taken from the database before the rows go:
+the erased messages' texts — for the 32 longest messages of 16 characters or
+more, three 48-character windows of its longest line (start, middle, end), kept only when no message
+of another thread contains them (a shared system prompt is not erased text) — in
+UTF-8, JSON-escaped and CSV-quoted forms; and the erased thread ids (a byte match
+must stand alone, as a word: `sess-001` does not match inside `sess-0010`).
+
+Where (`places`): the database and its write-ahead log and leftovers of killed
+writes, or every file of a Parquet dataset (its versions and `.lens.duckdb`); the
+review workspace and its `-wal`/`-shm`; the app's version links of this database
+(`<cache>/open/`: those of its file, before or after the erasure);
+and every file named as the target of an export of this database in the export
+log that still exists.
+
+How: every file is read as bytes (`grep -F`: every needle in one pass, bytes
+as bytes), and files in a compressed format — DuckDB databases and Parquet files, in
+which text is stored compressed and a byte search proves nothing — are also read
+through DuckDB: every text column of every table, one RE2 pass per column, and
+every `thread_id` against the erased ids. The workspace keeps the erased ids by
+design (the tombstone, the erasure and export logs), so there only the texts are
+byte-searched and the ids are looked for in annotations, queues and saved views.
+
+>>> scan(places(db, ws), needles)  # doctest: +SKIP
+Scan(files=7, holding=[])
+"""
+
+from __future__ import annotations
+
+import json
+import mmap
+import os
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import duckdb
+
+from analytics.erasure_workspace import ids_left
+from analytics.workspace.store import Workspace
+
+#: How many messages, windows per message and characters per window the texts searched for come from.
+MESSAGES, WINDOW = 32, 48
+#: At most this many thread ids are byte-searched (all of them are looked up through DuckDB).
+BYTE_IDS = 256
+_DUCKDB_MAGIC, _PARQUET_MAGIC = b"DUCK", b"PAR1"
+
+
+@dataclass(frozen=True)
+class Needles:
+    """The erased text to look for: message windows and thread ids."""
+
+    texts: tuple[str, ...]
+    ids: tuple[str, ...]
+
+    def text_bytes(self) -> list[bytes]:
+        forms = set()
+        for t in self.texts:
+            forms.add(t.encode())
+            forms.add(json.dumps(t)[1:-1].encode())
+            forms.add(t.replace('"', '""').encode())
+        return sorted(forms)
+
+    def id_bytes(self) -> list[bytes]:
+        ids = [i for i in self.ids if len(i) >= 4 and "\n" not in i][:BYTE_IDS]
+        return sorted({form.encode() for i in ids for form in (i, json.dumps(i)[1:-1])})
+
+
+@dataclass(frozen=True)
+class Place:
+    """A file the scan reads, and what it is (shown in the report)."""
+
+    path: Path
+    what: str
+    ids: bool = True  # byte-search the thread ids too (not in the workspace, which keeps them by design)
+
+
+@dataclass
+class Scan:
+    """What the scan found: how many files it read, and those still holding erased text."""
+
+    files: int = 0
+    holding: list[tuple[Place, str]] = field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        out = [f"scan: {len(self.holding)} of {self.files} files hold erased text"]
+        out += [f"  still holds erased text ({why}): {p.path} [{p.what}]" for p, why in self.holding]
+        return out
+
+
+def _ids_table(con: duckdb.DuckDBPyConnection, ids) -> None:
+    con.execute("CREATE OR REPLACE TEMP TABLE scan_ids (thread_id VARCHAR)")
+    con.execute("INSERT INTO scan_ids SELECT DISTINCT unnest(?::VARCHAR[])", [list(ids)])
+
+
+def needles_of(db: str | os.PathLike, thread_ids: list[str]) -> Needles:
+    """The erased threads' text windows (distinctive: in no message of a kept thread) and ids,
+    read from the DuckDB database at `db` before the erasure."""
+    con = duckdb.connect()
+    try:
+        con.execute("ATTACH ? AS src (READ_ONLY)", [str(db)])
+        _ids_table(con, thread_ids)
+        has = {t for (t,) in con.execute(
+            "SELECT table_name FROM duckdb_tables() WHERE database_name = 'src'").fetchall()}
+        if "messages" not in has:
+            return Needles((), tuple(thread_ids))
+        longest = [c for (c,) in con.execute(
+            "SELECT DISTINCT content FROM src.messages SEMI JOIN scan_ids USING (thread_id) "
+            "WHERE length(content) >= 16 ORDER BY length(content) DESC, content LIMIT ?", [MESSAGES]).fetchall()]
+        lines = [max(c.splitlines(), key=len) for c in longest]  # a window never spans a line break
+        windows = sorted({w.strip() for c in lines for w in (c[:WINDOW], c[len(c) // 2:][:WINDOW], c[-WINDOW:])
+                          if len(w.strip()) >= 16})
+        distinct = [w for (w,) in con.execute(
+            "SELECT w FROM unnest(?::VARCHAR[]) AS t(w) WHERE NOT EXISTS (SELECT 1 FROM src.messages m "
+            "WHERE contains(m.content, w) AND (m.thread_id IS NULL OR m.thread_id NOT IN (SELECT thread_id FROM scan_ids)))",
+            [windows]).fetchall()] if windows else []
+        return Needles(tuple(sorted(distinct)), tuple(thread_ids))
+    finally:
+        con.close()
+
+
+def _siblings(path: Path) -> list[Path]:
+    return sorted(p for p in path.parent.glob(f"{path.name}*") if p.is_file()) if path.parent.is_dir() else []
+
+
+def places(db: str | os.PathLike, ws: Workspace, *, app_versions: list[Path] = (),
+           exports: list[str] = ()) -> list[Place]:
+    """Every file the project keeps (or wrote) a copy of `db`'s text in."""
+    db = Path(db)
+    found: list[Place] = []
+    if db.is_dir():
+        found += [Place(p, "dataset") for p in sorted(db.rglob("*")) if p.is_file()]
+    else:  # the file, its .wal, a killed write's .tmp-* (not the lock, nor the workspace: below)
+        found += [Place(p, "database") for p in _siblings(db) if p.name == db.name or (
+            p.name.startswith(db.name + ".") and not p.name.endswith(".lock") and ".workspace.sqlite" not in p.name)]
+    found += [Place(p, "workspace", ids=False) for p in _siblings(ws.path) if p.name.startswith(ws.path.name)
+              and p.name[len(ws.path.name):] in ("", "-wal", "-shm", "-journal")]
+    found += [Place(p, "app version") for p in app_versions if p.is_file()]
+    for t in map(Path, exports):  # a report written part by part is a folder of files
+        found += [Place(p, "export") for p in ([t] if t.is_file() else sorted(t.rglob("*")) if t.is_dir() else [])
+                  if p.is_file()]
+    seen: set[Path] = set()
+    return [p for p in found if not (p.path.resolve() in seen or seen.add(p.path.resolve()))]
+
+
+def _grep(paths: list[Path], needles: list[bytes], whole_word: bool) -> set[Path]:
+    """The files among `paths` whose bytes hold one of `needles`: `grep -F` (many fixed strings in
+    one pass, Aho-Corasick-like, byte semantics under LC_ALL=C); Python's own search where there
+    is no grep. `whole_word`: a match must not touch a letter, digit or `_` on either side."""
+    if not paths or not needles:
+        return set()
+    grep = shutil.which("grep")
+    if grep is None:
+        return {p for p in paths if _python_holds(p, needles, whole_word)}
+    argv = [grep, "-F", "-a", "-l", "-s", *(["-w"] if whole_word else [])]
+    for n in needles:
+        argv += ["-e", n.decode("utf-8", "surrogateescape")]
+    found: set[Path] = set()
+    for start in range(0, len(paths), 200):
+        batch = paths[start:start + 200]
+        proc = subprocess.run([*argv, "--", *map(str, batch)], capture_output=True,
+                              env={**os.environ, "LC_ALL": "C"})
+        found |= {Path(line.decode("utf-8", "surrogateescape")) for line in proc.stdout.splitlines()}
+        if proc.returncode == 2:  # a file it could not read: say so rather than pass it
+            found |= {p for p in batch if not os.access(p, os.R_OK)}
+    return found
+
+
+def _python_holds(path: Path, needles: list[bytes], whole_word: bool) -> bool:
+    with path.open("rb") as fh:
+        try:
+            mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+        except ValueError:  # an empty file
+            return False
+        with mm:
+            for n in needles:
+                pattern = re.compile(rb"(?<![\w])" + re.escape(n) + rb"(?![\w])") if whole_word else None
+                if (pattern.search(mm) if pattern else mm.find(n) >= 0):
+                    return True
+    return False
+
+
+def _magic(path: Path) -> bytes:
+    with path.open("rb") as fh:
+        head = fh.read(12)
+    if head[:4] == _PARQUET_MAGIC:
+        return _PARQUET_MAGIC
+    return _DUCKDB_MAGIC if head[8:12] == _DUCKDB_MAGIC else b""
+
+
+def _re2_literal(text: str) -> str:
+    return "".join("\\" + ch if not ch.isalnum() and ch.isascii() and ch not in " _" else ch for ch in text)
+
+
+def _relation_holds(con: duckdb.DuckDBPyConnection, relation: str, pattern: str | None) -> bool:
+    cols = con.execute(f"DESCRIBE SELECT * FROM {relation}").fetchall()
+    terms = []
+    for name, kind, *_ in cols:
+        quoted = '"' + name.replace('"', '""') + '"'
+        if name == "thread_id":
+            terms.append(f"{quoted} IN (SELECT thread_id FROM scan_ids)")
+        if kind == "VARCHAR" and pattern is not None:
+            terms.append(f"regexp_matches({quoted}, $pattern)")
+    if not terms:
+        return False
+    params = {"pattern": pattern} if pattern is not None and any("$pattern" in t for t in terms) else {}
+    return con.execute(f"SELECT EXISTS (SELECT 1 FROM {relation} WHERE {' OR '.join(terms)})", params).fetchone()[0]
+
+
+def _reader_holds(path: Path, magic: bytes, needles: Needles) -> str | None:
+    pattern = "|".join(_re2_literal(t) for t in needles.texts) or None
+    con = duckdb.connect()
+    try:
+        _ids_table(con, needles.ids)
+        if magic == _PARQUET_MAGIC:
+            rel = "read_parquet('" + str(path).replace("'", "''") + "')"
+            return "text or id, read as Parquet" if _relation_holds(con, rel, pattern) else None
+        con.execute("ATTACH ? AS scanned (READ_ONLY)", [str(path)])
+        tables = con.execute("SELECT schema_name, table_name FROM duckdb_tables() WHERE database_name = 'scanned'").fetchall()
+        for schema, table in tables:
+            rel = f'scanned."{schema}"."{table}"'
+            if _relation_holds(con, rel, pattern):
+                return f"text or id in table {table}, read as DuckDB"
+        return None
+    finally:
+        con.close()
+
+
+def scan(found: list[Place], needles: Needles, ws: Workspace | None = None) -> Scan:
+    """Search every place for the needles; the files still holding any (a file that cannot be
+    read counts as holding: the proof is only what was read)."""
+    result = Scan(files=len(found))
+    by_text = _grep([p.path for p in found], needles.text_bytes(), whole_word=False)
+    by_id = _grep([p.path for p in found if p.ids], needles.id_bytes(), whole_word=True)
+    for place in found:
+        why = ("message text, as bytes" if place.path in by_text else
+               "thread id, as bytes" if place.path in by_id else None)
+        try:
+            if not os.access(place.path, os.R_OK):
+                why = "could not be read"
+            magic = _magic(place.path) if why is None else b""
+            if magic:
+                why = _reader_holds(place.path, magic, needles)
+        except (OSError, duckdb.Error) as exc:
+            why = f"could not be read: {type(exc).__name__}"
+        if why:
+            result.holding.append((place, why))
+    if ws is not None and ws.exists():
+        left = ids_left(ws, list(needles.ids))
+        if left:
+            result.holding.append((Place(ws.path, "workspace"), f"{len(left)} erased thread id(s) in annotations, queues or views"))
+    return result

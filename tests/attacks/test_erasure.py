@@ -1,0 +1,76 @@
+"""Erasure under attack, through the real command line: after `transcript-lens erase`, the erased
+thread's text is found nowhere under the work folder (every byte of every file: the database, its
+Parquet versions and working database, the review workspace, the app's cache, exports the log
+lists), the command's own scan says so, and a copy it cannot remove makes it fail."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import analytics
+from tests.attacks.harness import attack
+from tests.erasure_stores import GONE, SECRET_ASK, build_erasure_store, files_holding
+
+SECRETS = ("QUINCE-48213-PLOVER", "zed.okonkwo@larkspur")
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    return build_erasure_store(tmp_path_factory.mktemp("erasure-attack-store") / "store.sqlite")
+
+
+@pytest.fixture()
+def env(tmp_path, monkeypatch):
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("TRANSCRIPT_LENS_CACHE", str(cache))
+    monkeypatch.delenv("TRANSCRIPT_LENS_WORKSPACE", raising=False)
+    return {"TRANSCRIPT_LENS_CACHE": str(cache)}
+
+
+def _annotate(db: Path) -> None:
+    con = analytics.connect(db)
+    try:
+        (ordinal,) = con.execute("SELECT ordinal FROM messages WHERE thread_id = ? AND content = ?",
+                                 [GONE, SECRET_ASK]).fetchone()
+    finally:
+        con.close()
+    analytics.annotate(db, GONE, ordinal=ordinal, label="wrong answer", note=f"quoted: {SECRET_ASK}", author="rev")
+
+
+def test_erase_on_a_dataset_leaves_the_text_nowhere(store, tmp_path, env):
+    ds = tmp_path / "lens"
+    for _ in range(2):
+        attack(["load", str(store), "--db", str(ds), "--format", "parquet"], tmp_path, env=env).succeeded()
+    _annotate(ds)
+    assert len(files_holding(tmp_path)) >= 4  # two versions' parts, the working database, the workspace
+
+    out = attack(["erase", "--db", str(ds), "--thread", GONE, "--reason", "GDPR request"], tmp_path, env=env)
+    out.succeeded().within_budget().never_prints(*SECRETS)
+    out.wrote_only([ds, Path(f"{ds}.workspace.sqlite"), Path(f"{ds}.lock")])
+    assert "scan: 0 of" in out.stdout
+    assert files_holding(tmp_path) == []
+    assert store in files_holding(store.parent)  # the checkpoint store is its owner's: never written
+
+
+def test_erase_on_a_database_with_a_workspace_and_an_export(store, tmp_path, env):
+    db = tmp_path / "lens.duckdb"
+    attack(["load", str(store), "--db", str(db)], tmp_path, env=env).succeeded()
+    _annotate(db)
+    report = tmp_path / "exports" / "annotations.csv"
+    report.parent.mkdir()
+    attack(["report", "annotations", "--db", str(db), "--out", str(report)], tmp_path, env=env).succeeded()
+    assert report in files_holding(tmp_path)
+
+    # The export the log lists still holds the text: listed, and the erasure is not proven.
+    out = attack(["erase", "--db", str(db), "--thread", GONE, "--reason", "GDPR request"], tmp_path, env=env)
+    out.no_traceback().within_budget().never_prints(*SECRETS)
+    assert out.returncode == 1 and "scan: 1 of" in out.stdout and str(report) in out.stderr
+    assert files_holding(tmp_path) == [report]
+
+    out = attack(["erase", "--db", str(db), "--thread", GONE, "--reason", "GDPR request", "--remove-exports"],
+                 tmp_path, env=env)
+    out.succeeded().within_budget().never_prints(*SECRETS)
+    assert "scan: 0 of" in out.stdout and not report.exists()
+    assert files_holding(tmp_path) == []
