@@ -15,6 +15,8 @@ import html
 import pandas as pd
 import streamlit as st
 
+from ui.markup import inert
+
 from analytics.history import edit_log
 from analytics.reports import frame_csv
 from ui import cache, chat, diffs, render, state
@@ -39,11 +41,11 @@ _NOTE = {  # marker kind: (symbol, border colour, background)
 
 def _note(kind: str, text: str, body: str = "") -> None:
     symbol, border, background = _NOTE[kind]
-    st.markdown(
+    st.markdown(inert(
         f'<div style="border-left:4px solid {border};background:{background};padding:6px 12px;margin:0 0 12px 3rem;'
         f'border-radius:4px;font-size:0.9rem">{symbol} {html.escape(text)}'
         + (f'<div style="margin-top:4px;white-space:pre-wrap">{body}</div>' if body else "")
-        + "</div>",
+        + "</div>"),
         unsafe_allow_html=True,
     )
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from ui import access, cache, database, review_dialogs, session, state
+from ui import access, cache, database, markup, review_dialogs, session, state
 
 AUTO = "auto-detect"
 _FLASH = "tl.flash"
@@ -36,6 +36,7 @@ def shown(spec: str, kind: str | None = None) -> str:
 def render() -> None:
     deployed = session.deployment()
     with st.sidebar:
+        markup.no_remote_images()  # first: before any page draws text from the data
         _database_panel()
         _privacy_panel(deployed)
         if not deployed.read_only:  # a read-only deployment opens no other source: no panel at all
@@ -116,6 +117,7 @@ def upload_types(kinds) -> list[str]:
 
 def _load_panel(deployed: access.Deployment) -> None:
     import loaders  # the registry: whatever source kinds are installed right now
+    from loaders.cipher import MAX_KEY_FILE_BYTES
     from loaders.source import option_specs
 
     registered = loaders.sources()
@@ -167,6 +169,10 @@ def _load_panel(deployed: access.Deployment) -> None:
         )
         if st.button("Load", key="load.go", type="primary", width="stretch"):
             choices = LoadChoices(pattern.strip() or None, given, incremental, key_file)
+            refusal = key_file and deployed.path_refusal(key_file, max_bytes=MAX_KEY_FILE_BYTES)
+            if refusal:
+                st.error(f"AES key file: {refusal}. The open database is unchanged.")
+                return
             if named:
                 _load(deployed.sources[named], None, None if kind == AUTO else kind, choices, shown_as=named)
                 return
