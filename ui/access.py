@@ -61,6 +61,12 @@ class Deployment:
         """Whether sources are limited to roots and names (else: anything, as on your own machine)."""
         return self.read_only or bool(self.source_roots) or bool(self.sources)
 
+    @property
+    def local(self) -> bool:
+        """Run as on your own machine (no setting for serving others): only then does the app show
+        server paths (the open database's file, a source's path or DSN); served, names only."""
+        return not (self.restricted or self.users or self.identity_header)
+
     def path_refusal(self, path: str | os.PathLike, max_bytes: int | None = None) -> str | None:
         """Why the server may not read `path`, a path a visitor gave (None: it may).
 

@@ -37,7 +37,7 @@ def render() -> None:
     deployed = session.deployment()
     with st.sidebar:
         markup.no_remote_images()  # first: before any page draws text from the data
-        _database_panel()
+        _database_panel(deployed)
         _privacy_panel(deployed)
         if not deployed.read_only:  # a read-only deployment opens no other source: no panel at all
             _load_panel(deployed)
@@ -60,7 +60,7 @@ def _privacy_panel(deployed: access.Deployment) -> None:
         st.caption(f"Signed in as **{who}** · sees {scope}" if who else f"Not signed in · sees {scope}")
 
 
-def _database_panel() -> None:
+def _database_panel(deployed: access.Deployment) -> None:
     db = state.current_db()
     flash = st.session_state.pop(_FLASH, None)
     if flash:
@@ -82,8 +82,14 @@ def _database_panel() -> None:
     if "source" in info:
         loaded = info["loaded_at"].strftime("%Y-%m-%d %H:%M UTC") if info.get("loaded_at") else "?"
         errors = f" · {info['load_errors']} row errors" if info.get("load_errors") else ""
-        st.caption(f"from {info['source_kind']} `{shown(str(info['source']), info['source_kind'])}`, loaded {loaded}{errors}")
-    st.caption(f"`{db.path}`")
+        source = str(info["source"])
+        if deployed.local:
+            source = shown(source, info["source_kind"])
+        else:  # served to others: a file's name, never the server's folders or a database's address
+            source = "a database server" if is_dsn(source) else Path(source).name
+        st.caption(markup.inert(f"from {info['source_kind']} `{source}`, loaded {loaded}{errors}"))
+    if deployed.local:
+        st.caption(f"`{db.path}`")
     # No timed rerun while a review dialog is open: it would run beside the dialog's own
     # fragment and its Save rerun (a dialog that stayed open after Save was seen once in
     # tests/e2e/test_review.py under load, not reproduced); the page's next run looks instead.
