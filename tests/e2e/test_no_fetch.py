@@ -129,7 +129,8 @@ def test_no_view_of_a_message_fetches_what_it_names(server, beacon, browser_page
         assert beacon.hits == [], (name, beacon.hits)
         if name in ("conversation", "with-ids", "filtered"):  # the Markdown views draw the link, not follow it
             link = page.locator(f'a[href="http://127.0.0.1:{port}/assistant-link"]').first
-            assert link.is_visible() and "noopener" in (link.get_attribute("rel") or ""), name
+            rel = (link.get_attribute("rel") or "").split()
+            assert link.is_visible() and {"noopener", "noreferrer"} <= set(rel), (name, rel)
     if os.environ.get("TL_SCREENSHOTS"):
         for png in tmp_path.glob("*.png"):
             Path(os.environ["TL_SCREENSHOTS"], png.name).write_bytes(png.read_bytes())
