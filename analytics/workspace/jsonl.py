@@ -160,7 +160,7 @@ def _parse(number: int, text: str, author: str | None) -> _Line:
     except json.JSONDecodeError as exc:
         raise ValueError(f"not JSON ({exc.msg} at column {exc.colno})") from None
     except ValueError as exc:
-        raise ValueError(f"not read: {exc}") from None
+        raise ValueError(f"not JSON ({exc})") from None
     if not isinstance(record, dict):
         raise ValueError(f"a line is a JSON object, got {type(record).__name__}")
     unknown = sorted(set(record) - KEYS)

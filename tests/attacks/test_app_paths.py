@@ -62,6 +62,16 @@ def test_an_observed_log_nested_100k_deep_is_a_line_error(sqlite_store, tmp_path
     assert bad["line"].tolist() == [2] and "nested deeper than 200 levels" in bad["detail"].item()
 
 
+def test_an_annotations_import_nested_100k_deep_is_refused_naming_the_line(sqlite_store, tmp_path):
+    db = tmp_path / "lens.duckdb"
+    attack(["load", str(sqlite_store.path), "--db", str(db)], tmp_path).succeeded()
+    deep = tmp_path / "labels.jsonl"
+    deep.write_text('{"thread_id": "t", "note": ' + "[" * 100_000 + "]" * 100_000 + "}\n")
+    out = attack(["annotations", "import", str(deep), "--db", str(db), "--author", "me"], tmp_path)
+    out.no_traceback().within_budget()  # (the import lists its bad lines under one heading: not one line)
+    assert out.returncode == 2 and f"{deep}:1: not JSON (nested deeper than 200 levels)" in out.stderr.splitlines()
+
+
 # --- the app's load panel -----------------------------------------------------------------------
 
 
