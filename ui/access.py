@@ -63,9 +63,12 @@ class Deployment:
 
     @property
     def local(self) -> bool:
-        """Run as on your own machine (no setting for serving others): only then does the app show
-        server paths (the open database's file, a source's path or DSN); served, names only."""
-        return not (self.restricted or self.users or self.identity_header)
+        """Run as on your own machine (no setting for serving others: no limit on loading, no users,
+        no server-wide masking or tenant scope): only then does the app show server paths (the open
+        database's file, a source's path or DSN); served, names only."""
+        served = deployment_policy()
+        return not (self.restricted or self.users or self.identity_header or served.redact
+                    or served.tenants is not None)
 
     def path_refusal(self, path: str | os.PathLike, max_bytes: int | None = None) -> str | None:
         """Why the server may not read `path`, a path a visitor gave (None: it may).
