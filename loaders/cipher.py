@@ -28,7 +28,6 @@ import re
 import stat
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from pathlib import Path
 
 from loaders.records import LoadError, SourceError, ThreadBundle
 

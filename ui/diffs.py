@@ -7,9 +7,8 @@ import html
 
 import streamlit as st
 
-from ui.markup import inert
-
 from analytics.textdiff import segments
+from ui.markup import inert
 
 #: Background of an entry by what happened to it.
 COLOURS = {"same": "#ffffff", "edited": "#fff8e1", "added": "#eefaee", "removed": "#fdeeee", "moved": "#f5f0fa"}

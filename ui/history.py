@@ -15,13 +15,12 @@ import html
 import pandas as pd
 import streamlit as st
 
-from ui.markup import inert
-
 from analytics.history import edit_log
 from analytics.reports import frame_csv
 from ui import cache, chat, diffs, render, state
 from ui.database import DbRef
 from ui.history_charts import branch_tree
+from ui.markup import inert
 from ui.models import history as model
 from ui.models.chat import message_item
 

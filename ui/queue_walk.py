@@ -10,11 +10,10 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from ui.markup import inert
-
 from analytics import workspace
 from analytics.errors import AnalyticsError, NotFound
 from ui import cache, chat, review, state
+from ui.markup import inert
 from ui.models import transcript as transcript_model
 from ui.database import DbRef, WsRef
 from ui.models.review import queue_view

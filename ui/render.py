@@ -10,7 +10,6 @@ import pandas as pd
 import streamlit as st
 
 from ui.markup import inert
-
 from ui.models.frames import is_missing
 from ui.models.problems import Problem
 from ui.models.transcript import CHAT_MAX  # noqa: F401  (the one cap on messages drawn at once)

@@ -18,14 +18,13 @@ from urllib.parse import quote, unquote, urlencode
 import pandas as pd
 import streamlit as st
 
-from ui.markup import inert
-
 from analytics import workspace
 from analytics.errors import AnalyticsError
 from analytics.filters import Filters
 from analytics.workspace.views import LEFT_OUT
 from ui import cache, database, render, review_dialogs, state
 from ui.database import DbRef, WsRef
+from ui.markup import inert
 from ui.models.chat import MessageItem
 from ui.models.review import NO_COLOR, VERDICT_MARKS, Note
 

@@ -13,12 +13,11 @@ from typing import Any
 
 import streamlit as st
 
-from ui.markup import inert
-
 from analytics import workspace
 from analytics.errors import AnalyticsError
 from ui import cache, database, state
 from ui.database import DbRef, WsRef
+from ui.markup import inert
 from ui.models.review import VERDICT_MARKS, Note
 
 _OPEN = "rv.dialog"
