@@ -39,6 +39,7 @@ from typing import IO, Any, Union
 from analytics._pandas import pd
 from analytics.errors import BadRequest
 from analytics.filters import as_utc
+from analytics.jsontext import loads as json_loads
 
 __all__ = [
     "LineError", "ObservedEntry", "ObservedLog", "Source", "TIME_FIELDS", "parse_observed", "parse_time_value",
@@ -301,7 +302,7 @@ def parse_observed(source: Source) -> ObservedLog:
             continue
         short = text if len(text) <= _TEXT_WIDTH else text[: _TEXT_WIDTH - 1] + "…"
         try:
-            obj = json.loads(text)
+            obj = json_loads(text)
         except ValueError as exc:
             errors.append(LineError(number, f"not valid JSON: {exc}", short))
             continue

@@ -25,9 +25,9 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from pathlib import Path
 
 from loaders.records import LoadError, SourceError, ThreadBundle
 
@@ -77,13 +77,28 @@ class AesKey:
         return self._key
 
 
+#: The largest file read as a key file (a key is 16 to 32 bytes, a line end, perhaps hex): anything
+#: bigger is refused before it is read, as is anything but a regular file (a FIFO would hang the read,
+#: a device like /dev/zero never end).
+MAX_KEY_FILE_BYTES = 256
+
+
 def key_from_file(path: str | os.PathLike[str]) -> AesKey:
     """The key in a file: its bytes as they are when 16, 24 or 32 long, else without one
-    trailing newline (a key written with `echo`). Errors name the file, never its content."""
+    trailing newline (a key written with `echo`). Errors name the file, never its content;
+    a file that is not a regular file, or is over MAX_KEY_FILE_BYTES, is refused unread."""
     try:
-        raw = Path(path).read_bytes()
+        # O_NONBLOCK: opening a FIFO must not wait for a writer; fstat then refuses it.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
         raise SourceError(f"{path}: cannot read the AES key file ({exc.strerror or exc})") from None
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise SourceError(f"{path}: the AES key file is not a regular file")
+        raw = fh.read(MAX_KEY_FILE_BYTES + 1)
+    if len(raw) > MAX_KEY_FILE_BYTES:
+        raise SourceError(f"{path}: the AES key file is over {MAX_KEY_FILE_BYTES} bytes: not a key")
     if len(raw) not in KEY_SIZES:
         raw = raw[:-2] if raw.endswith(b"\r\n") else raw[:-1] if raw.endswith(b"\n") else raw
     try:

@@ -202,7 +202,11 @@ def _values(line: bytes, pos: int, where: str, line_no: int) -> Iterator[tuple[l
             if m.group("s") is not None:
                 values.append(_unescape(m.group("s")))
             elif m.group("hex") is not None or m.group("xhex") is not None:
-                values.append(bytes.fromhex((m.group("hex") or m.group("xhex") or b"").decode()))
+                digits = m.group("hex") or m.group("xhex") or b""
+                if len(digits) % 2:
+                    raise SourceError(f"{where}: line {line_no}: a hex value of an odd number of digits at column "
+                                      f"{pos + 1} (a damaged or edited file?)")
+                values.append(bytes.fromhex(digits.decode()))
             elif m.group("null") is not None:
                 values.append(None)
             else:

@@ -81,8 +81,13 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _MICROSECOND = timedelta(microseconds=1)
 
 
+_MIN_MICROS = (datetime.min.replace(tzinfo=timezone.utc) - _EPOCH) // _MICROSECOND
+_MAX_MICROS = (datetime.max.replace(tzinfo=timezone.utc) - _EPOCH) // _MICROSECOND
+
+
 def ts_micros(value: Any) -> int | None:
-    """A checkpoint `ts` as integer microseconds since the Unix epoch (UTC); None if unreadable.
+    """A checkpoint `ts` as integer microseconds since the Unix epoch (UTC); None if unreadable
+    or, in UTC, outside years 1 to 9999.
 
     Rows carry timestamps this way: an int orders and converts to Arrow at C
     speed, where an aware `datetime` costs microseconds per value.
@@ -99,7 +104,10 @@ def ts_micros(value: Any) -> int | None:
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=timezone.utc)
     # Aware subtraction honours the offset: no conversion to UTC needed first.
-    return (dt - _EPOCH) // _MICROSECOND
+    micros = (dt - _EPOCH) // _MICROSECOND
+    # An offset can push a time past the years a datetime holds (9999-12-31T23:59:59-01:00 is
+    # in year 10000 UTC): such a ts is as unreadable as any other (contract §7.12).
+    return micros if _MIN_MICROS <= micros <= _MAX_MICROS else None
 
 
 @dataclass(slots=True)
@@ -145,7 +153,7 @@ def transform_thread(bundle: ThreadBundle, key_regex: re.Pattern[str]) -> Thread
     if None in ts_list:
         for cp, ts in zip(cps, ts_list):
             if ts is None and cp.ts is not None:
-                errors.append(LoadError(thread_id, cp.checkpoint_ns, cp.checkpoint_id, "checkpoint", f"unreadable ts {cp.ts!r:.60}"))
+                errors.append(LoadError(thread_id, cp.checkpoint_ns, cp.checkpoint_id, "checkpoint", f"unreadable ts {cp.ts!r:.60} (ISO 8601, years 1 to 9999 in UTC)"))
     # A thread of root checkpoints only, none damaged (no subgraph, the common case): the
     # lists below are `cps` itself, built in C by `map` (an attribute read per checkpoint
     # and a comprehension each cost more than the rest of this block).

@@ -8,7 +8,7 @@ workflow, the JSONL format and every column.
 
 import streamlit as st
 
-from ui import cache, charts, columns, render, state
+from ui import access, cache, charts, columns, render, state
 from ui import resume_qa as qa_view
 from ui.filters import filter_bar
 from ui.models import resume_qa as qa_model
@@ -169,8 +169,11 @@ st.caption(
     "resume_at, ts, timestamp, time or logged_at, ISO or epoch). Each window is placed at the resume it belongs to: "
     "by checkpoint_id, else by its time (at or just after the resume's first checkpoint), else by position order."
 )
-upload = st.file_uploader("Observed JSONL", type=["jsonl", "ndjson", "json", "txt"], key="resume_qa.observed")
-if upload is not None:
+upload = st.file_uploader("Observed JSONL", type=["jsonl", "ndjson", "json", "txt"], key="resume_qa.observed",
+                          max_upload_size=access.OBSERVED_UPLOAD_MB)
+if upload is not None and upload.size > access.OBSERVED_UPLOAD_MB * 1024 * 1024:
+    st.error(f"An observed JSONL is at most {access.OBSERVED_UPLOAD_MB} MB; this one is {upload.size / 2**20:,.0f} MB.")
+elif upload is not None:
     check = cache.observed_check(db, upload.getvalue(), int(cap), float(gap))
     findings, summary = check.findings, check.summary
     render.headline(

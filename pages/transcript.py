@@ -3,7 +3,7 @@ marked, a message scrolled to and highlighted), or read under the query contract
 
 import streamlit as st
 
-from ui import cache, chat, history, render, review, state
+from ui import cache, chat, history, markup, render, review, state
 from ui.models import transcript as model
 from ui.thread_picker import thread_picker
 
@@ -44,7 +44,7 @@ if view != "filtered":
     if conv.problem is not None:
         render.problem(conv.problem)
         st.stop()
-    st.caption(render.thread_caption(conv.thread))
+    markup.caption(render.thread_caption(conv.thread))
     render.stale_warning(conv.thread)
     focus, note = model.focus_of(conv, at, None if number is None else int(number))
     start = state.kept_while("transcript.start", (thread, at, number))
@@ -98,7 +98,7 @@ read = cache.transcript(
     db, thread, speaker, None if index is None else int(index), since, until, None if limit is None else int(limit)
 )
 if read.thread:
-    st.caption(render.thread_caption(read.thread))
+    markup.caption(render.thread_caption(read.thread))
     render.stale_warning(read.thread)
 if read.problem is not None:
     render.problem(read.problem)

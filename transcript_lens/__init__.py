@@ -202,6 +202,8 @@ def _what(exc: BaseException) -> str:
     if isinstance(exc, OSError) and exc.strerror:
         return f"{exc.strerror}: {exc.filename}" if exc.filename else exc.strerror
     if isinstance(exc, duckdb.Error):
+        if "has been invalidated" in str(exc):
+            return _abandoned(str(exc))
         return f"DuckDB: {_first_line(exc)}"  # its text starts with its kind ("Constraint Error: …")
     if type(exc) is ValueError or isinstance(exc, WorkerFailed):
         return _first_line(exc)  # a bad option's own message; a worker's names its exception
@@ -209,6 +211,18 @@ def _what(exc: BaseException) -> str:
     if module == "psycopg":
         return f"Postgres: {_first_line(exc)}"
     return f"{type(exc).__name__}: {_first_line(exc)}"
+
+
+def _abandoned(text: str) -> str:
+    """DuckDB's "database has been invalidated" (a fatal error earlier in the load: disk full,
+    a failed checkpoint) in the project's words, naming the original error when DuckDB does.
+
+    >>> _abandoned('FATAL Error: Failed: database has been invalidated because … Original error: "disk full"')
+    'the database being written failed and was abandoned (disk full); the previous database is unchanged'
+    """
+    original = text.split("Original error:", 1)[1].strip().strip('"').splitlines()[0] if "Original error:" in text else ""
+    cause = f" ({original.strip().strip(chr(34))})" if original else ""
+    return f"the database being written failed and was abandoned{cause}; the previous database is unchanged"
 
 
 def app_dir() -> Path:

@@ -203,9 +203,14 @@ def _config_flags(config: Path) -> dict[str, str]:
     }
 
 
-def streamlit_command(args: argparse.Namespace, root: Path, db: str | None) -> list[str]:
-    """The `streamlit run` command line `app` runs (an interpreter of this environment)."""
+def streamlit_command(args: argparse.Namespace, root: Path, db: str | None, read_only: bool = False) -> list[str]:
+    """The `streamlit run` command line `app` runs (an interpreter of this environment); a
+    read-only server takes no upload larger than an observed JSONL (`ui.access.OBSERVED_UPLOAD_MB`)."""
+    from ui import access
+
     flags = _config_flags(root / ".streamlit" / "config.toml")
+    if read_only:
+        flags["server.maxUploadSize"] = str(access.OBSERVED_UPLOAD_MB)
     flags["server.address"] = args.host
     if args.port is not None:
         flags["server.port"] = str(args.port)
@@ -270,7 +275,9 @@ def run_app(args: argparse.Namespace) -> int:
             except (OSError, transcript_lens.LoadFailed) as exc:
                 print(f"error: cannot build the demo database: {exc}", file=sys.stderr)
                 return 2
-    cmd = streamlit_command(args, root, db)
+    from ui import access
+
+    cmd = streamlit_command(args, root, db, read_only=access.from_environment(env).read_only)
     sys.stdout.flush()
     sys.stderr.flush()
     if os.name == "posix":

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +36,9 @@ CONFIG_ENV = "TRANSCRIPT_LENS_CONFIG"
 READ_ONLY_ENV = "TRANSCRIPT_LENS_READ_ONLY"
 #: Folders sources may be read from, separated by `os.pathsep`.
 SOURCE_ROOTS_ENV = "TRANSCRIPT_LENS_SOURCE_ROOTS"
+#: The largest observed JSONL (Resume QA) taken, and so the largest upload a read-only server accepts
+#: (`transcript-lens app` sets Streamlit's `server.maxUploadSize` to it: a read-only app loads no store).
+OBSERVED_UPLOAD_MB = 20
 
 
 class ConfigError(ValueError):
@@ -57,18 +61,36 @@ class Deployment:
         """Whether sources are limited to roots and names (else: anything, as on your own machine)."""
         return self.read_only or bool(self.source_roots) or bool(self.sources)
 
-    def path_refusal(self, path: str | os.PathLike) -> str | None:
-        """Why the server may not read `path` (None: it may)."""
+    @property
+    def local(self) -> bool:
+        """Run as on your own machine (no setting for serving others: no limit on loading, no users,
+        no server-wide masking or tenant scope): only then does the app show server paths (the open
+        database's file, a source's path or DSN); served, names only."""
+        served = deployment_policy()
+        return not (self.restricted or self.users or self.identity_header or served.redact
+                    or served.tenants is not None)
+
+    def path_refusal(self, path: str | os.PathLike, max_bytes: int | None = None) -> str | None:
+        """Why the server may not read `path`, a path a visitor gave (None: it may).
+
+        The one check for every such path (a source, a database to open, an AES key file): with
+        source folders it must resolve (symlinks and `..` first) inside one, be a regular file
+        or a folder, every entry of a folder likewise (a symlink in a folder export is followed
+        by the loader), and at most `max_bytes` when given. A path outside the folders gets the
+        same answer whether or not it exists (the check tells nothing about the rest of the disk).
+        """
         if self.read_only:
             return "this app is read-only: it opens no other source"
         if not self.source_roots:
             return None
         real = Path(os.path.realpath(Path(path).expanduser()))
-        for root in self.source_roots:
-            if real == root or root in real.parents:
-                return None
-        roots = ", ".join(str(r) for r in self.source_roots)
-        return f"{path} is outside the folders this app may read ({roots})"
+        if not self._inside(real):
+            roots = ", ".join(str(r) for r in self.source_roots)
+            return f"{path} is outside the folders this app may read ({roots})"
+        return _entry_refusal(path, real, max_bytes, self._inside)
+
+    def _inside(self, real: Path) -> bool:
+        return any(real == root or root in real.parents for root in self.source_roots)
 
     def dsn_refusal(self, spec: str) -> str | None:
         """Why a typed DSN may not be used (None: it may)."""
@@ -93,6 +115,34 @@ class Deployment:
         """What `user`'s session reads under: the deployment's policy, the user's tenants, and
         the user's own choice to mask (`redact`)."""
         return deployment_policy().stricter(Policy(redact=redact, tenants=self.user_tenants(user)))
+
+
+def _entry_refusal(shown: str | os.PathLike, real: Path, max_bytes: int | None, inside) -> str | None:
+    """Why the resolved path `real` (inside a source folder) may not be read: not there, not a
+    regular file or folder, too big, or a folder holding such an entry or a link out of the folders."""
+    try:
+        info = real.stat()
+    except OSError:
+        return None  # not there (yet): the loader says so, and it is inside the folders
+    if stat.S_ISDIR(info.st_mode):
+        for folder, dirs, files in os.walk(real):
+            for name in (*dirs, *files):
+                entry = Path(folder) / name
+                target = Path(os.path.realpath(entry))
+                if not inside(target):
+                    return f"{shown} holds {entry.relative_to(real)}, a link out of the folders this app may read"
+                try:
+                    mode = target.stat().st_mode
+                except OSError:
+                    return f"{shown} holds {entry.relative_to(real)}, which cannot be read"
+                if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) and not entry.is_symlink()):
+                    return f"{shown} holds {entry.relative_to(real)}, which is not a regular file or folder"
+        return None
+    if not stat.S_ISREG(info.st_mode):
+        return f"{shown} is not a regular file or folder"
+    if max_bytes is not None and info.st_size > max_bytes:
+        return f"{shown} is over {max_bytes} bytes"
+    return None
 
 
 def from_environment(environ: Mapping[str, str] | None = None) -> Deployment:

@@ -19,6 +19,8 @@ from collections.abc import Callable, Sequence
 
 import streamlit as st
 
+from analytics import jsontext
+from ui import markup
 from ui.models.chat import Marker, MessageItem, ToolCall, TranscriptItem, clock, duration
 
 #: Messages longer than this (characters or lines) show a preview and fold the rest.
@@ -134,7 +136,7 @@ def content(text: str, raw: bool = False) -> None:
     if not text:
         st.caption("(no text content)")
         return
-    show = st.text if raw else st.markdown
+    show = st.text if raw else markup.markdown
     if len(text) > LONG_CHARS or text.count("\n") > LONG_LINES:
         cut = text[:PREVIEW_CHARS].rsplit("\n", 1)[0] if "\n" in text[:PREVIEW_CHARS] else text[:PREVIEW_CHARS]
         show(cut + " …")
@@ -148,7 +150,7 @@ def _result_text(text: str) -> None:
     """A tool's output as plain text (JSON on one line); a long one folded after a preview,
     and JSON shown indented there."""
     try:
-        data = json.loads(text) if text[:1] in "[{" else None
+        data = jsontext.loads(text) if text[:1] in "[{" else None
     except ValueError:
         data = None
     body = json.dumps(data, ensure_ascii=False) if data is not None else text
@@ -182,7 +184,7 @@ def tool_call(
     call: ToolCall, raw: bool = False, extra: Extra | None = None, key: str = "chat", show_ids: bool = False
 ) -> None:
     """One call, `name(args)`, and beneath it the tool's result with its status."""
-    st.markdown(f":material/build: {_code(call.signature)}")
+    markup.markdown(f":material/build: {_code(call.signature)}")
     if call.cut:
         with st.expander("All arguments"):
             st.json(call.args, expanded=True)
@@ -194,7 +196,7 @@ def tool_call(
     with st.container(key=f"{key}-msg-{result.number}"):
         st.caption(f"↳ {_status(result)} · Message {result.number} · {clock(result.ts)}")
         if show_ids:
-            st.caption(ids(result))
+            markup.caption(ids(result))
         _result_text(result.content)
         if extra is not None:
             extra(result)
@@ -206,11 +208,11 @@ def message(
     """One message as a chat bubble: header, text, tool calls with results, later edits."""
     with st.container(key=f"{key}-msg-{item.number}"):
         with st.chat_message(item.role, avatar=_AVATARS.get(item.role, _AVATARS["other"])):
-            st.caption(header(item))
+            markup.caption(header(item))
             if show_ids:
-                st.caption(ids(item))
+                markup.caption(ids(item))
             if item.role == "tool":
-                st.caption(_status(item) + (f" · answers call `{item.tool_call_id}`" if item.tool_call_id else ""))
+                markup.caption(_status(item) + (f" · answers call `{item.tool_call_id}`" if item.tool_call_id else ""))
                 _result_text(item.content)
             elif item.content or not item.tool_calls:  # a message that only calls tools has nothing to say
                 content(item.content, raw)
@@ -230,7 +232,7 @@ def marker(m: Marker) -> None:
     """What happened between two messages: a badge and a line; removed or earlier text folded beneath."""
     icon, color = _MARKERS.get(m.kind, (":material/info:", "gray"))
     if m.kind == "pending":
-        st.warning(f"**{m.title}**" + (f": {m.note}" if m.note else ""), icon=icon)
+        st.warning(markup.inert(f"**{m.title}**" + (f": {m.note}" if m.note else "")), icon=icon)
         if m.detail:
             with st.expander("The interrupt's value"):
                 st.json(m.detail, expanded=True)
@@ -238,8 +240,8 @@ def marker(m: Marker) -> None:
     with st.container(horizontal=True, vertical_alignment="center", gap="small"):
         st.badge(m.title, icon=icon, color=color)
         if m.note:
-            st.caption(m.note)
+            markup.caption(m.note)
     if m.texts:
         with st.expander(_FOLDS.get(m.kind, "Show the text")):
             for who, text in m.texts:
-                st.markdown(f"**{who}:** {text}" if text else f"**{who}:** (no text)")
+                markup.markdown(f"**{who}:** {text}" if text else f"**{who}:** (no text)")

@@ -8,6 +8,7 @@ import html
 import streamlit as st
 
 from analytics.textdiff import segments
+from ui.markup import inert
 
 #: Background of an entry by what happened to it.
 COLOURS = {"same": "#ffffff", "edited": "#fff8e1", "added": "#eefaee", "removed": "#fdeeee", "moved": "#f5f0fa"}
@@ -45,6 +46,6 @@ def pair(left: tuple[str, str, str] | None, right: tuple[str, str, str] | None) 
     """Two entries side by side, each `(head, body_html, colour)` or None (nothing on that side)."""
     a, b = st.columns(2)
     if left is not None:
-        a.markdown(box(*left), unsafe_allow_html=True)
+        a.markdown(inert(box(*left)), unsafe_allow_html=True)
     if right is not None:
-        b.markdown(box(*right), unsafe_allow_html=True)
+        b.markdown(inert(box(*right)), unsafe_allow_html=True)

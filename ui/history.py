@@ -20,6 +20,7 @@ from analytics.reports import frame_csv
 from ui import cache, chat, diffs, render, state
 from ui.database import DbRef
 from ui.history_charts import branch_tree
+from ui.markup import inert
 from ui.models import history as model
 from ui.models.chat import message_item
 
@@ -39,11 +40,11 @@ _NOTE = {  # marker kind: (symbol, border colour, background)
 
 def _note(kind: str, text: str, body: str = "") -> None:
     symbol, border, background = _NOTE[kind]
-    st.markdown(
+    st.markdown(inert(
         f'<div style="border-left:4px solid {border};background:{background};padding:6px 12px;margin:0 0 12px 3rem;'
         f'border-radius:4px;font-size:0.9rem">{symbol} {html.escape(text)}'
         + (f'<div style="margin-top:4px;white-space:pre-wrap">{body}</div>' if body else "")
-        + "</div>",
+        + "</div>"),
         unsafe_allow_html=True,
     )
 

@@ -9,6 +9,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from ui.markup import inert
 from ui.models.frames import is_missing
 from ui.models.problems import Problem
 from ui.models.transcript import CHAT_MAX  # noqa: F401  (the one cap on messages drawn at once)
@@ -127,9 +128,9 @@ def search_hit(hit, link: dict[str, Any]) -> None:
     """One search hit: a link to the message in its conversation, who and when, the snippet."""
     with st.container(border=True, gap="xsmall"):
         with st.container(horizontal=True, vertical_alignment="center", gap="small"):
-            st.page_link("pages/transcript.py", label=f"{hit.thread_id} · Message {hit.number}",
+            st.page_link("pages/transcript.py", label=inert(f"{hit.thread_id} · Message {hit.number}"),
                          icon=":material/forum:", query_params=link)
-            st.caption(f"{hit.speaker} · {ts_text(hit.ts)}" + (f" · tenant {hit.tenant_id}" if hit.tenant_id else ""))
+            st.caption(inert(f"{hit.speaker} · {ts_text(hit.ts)}" + (f" · tenant {hit.tenant_id}" if hit.tenant_id else "")))
         st.html(highlighted(hit.before, hit.match, hit.after))
 
 

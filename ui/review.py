@@ -24,6 +24,7 @@ from analytics.filters import Filters
 from analytics.workspace.views import LEFT_OUT
 from ui import cache, database, render, review_dialogs, state
 from ui.database import DbRef, WsRef
+from ui.markup import inert
 from ui.models.chat import MessageItem
 from ui.models.review import NO_COLOR, VERDICT_MARKS, Note
 
@@ -126,7 +127,7 @@ def notes(found: list[Note], key: str) -> None:
     """Annotations, one per line, each with an edit button."""
     for note in found:
         text, edit = st.columns([20, 1], vertical_alignment="center")
-        text.markdown(note_html(note), unsafe_allow_html=True)
+        text.markdown(inert(note_html(note)), unsafe_allow_html=True)
         edit.button("", icon=":material/edit:", key=f"{key}.edit.{note.annotation_id}", type="tertiary",
                     help="Edit or delete this annotation", on_click=review_dialogs.open_dialog, args=("edit",),
                     kwargs={"note": note})
@@ -225,10 +226,10 @@ def orphans(db: DbRef, ws: WsRef, thread_id: str) -> None:
     with st.expander(f"{len(found)} orphaned annotation{'s' if len(found) > 1 else ''} "
                      "(what they were on is gone after a reload)", icon=":material/link_off:"):
         for note in found:
-            st.markdown(f"On {note.where()} — **{note.orphan_reason}**", unsafe_allow_html=False)
+            st.markdown(inert(f"On {note.where()} — **{note.orphan_reason}**"))
             if note.excerpt:
                 st.caption(f"It read: “{note.excerpt}”")
-            st.markdown(note_html(note), unsafe_allow_html=True)
+            st.markdown(inert(note_html(note)), unsafe_allow_html=True)
 
 
 def orphan_table(db: DbRef, ws: WsRef, thread_id: str | None = None, expanded: bool = False) -> None:

@@ -17,6 +17,7 @@ from analytics import workspace
 from analytics.errors import AnalyticsError
 from ui import cache, database, state
 from ui.database import DbRef, WsRef
+from ui.markup import inert
 from ui.models.review import VERDICT_MARKS, Note
 
 _OPEN = "rv.dialog"
@@ -96,7 +97,7 @@ def _annotate(db: DbRef, ws: WsRef, key: str, where: str, targets: dict[str, dic
     """Annotate one of `targets` ({what it is called: annotate()'s keyword arguments})."""
     from ui import review
 
-    st.markdown(where)
+    st.markdown(inert(where))
     choice = st.radio("On", list(targets), key=f"{key}.on", horizontal=True) if len(targets) > 1 else next(iter(targets))
     name = _name_field(f"{key}.name")
     label, verdict, text = _content_fields(key, cache.labels(ws))
@@ -117,7 +118,7 @@ def _annotate(db: DbRef, ws: WsRef, key: str, where: str, targets: dict[str, dic
 def _edit(db: DbRef, ws: WsRef, key: str, note: Note) -> None:
     from ui import review
 
-    st.markdown(review.note_html(note), unsafe_allow_html=True)
+    st.markdown(inert(review.note_html(note)), unsafe_allow_html=True)
     name = _name_field(f"{key}.name")
     label, verdict, text = _content_fields(key, cache.labels(ws), note)
     save, delete = st.columns(2)

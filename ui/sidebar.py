@@ -9,7 +9,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from ui import access, cache, database, review_dialogs, session, state
+from ui import access, cache, database, markup, review_dialogs, session, state
 
 AUTO = "auto-detect"
 _FLASH = "tl.flash"
@@ -36,7 +36,8 @@ def shown(spec: str, kind: str | None = None) -> str:
 def render() -> None:
     deployed = session.deployment()
     with st.sidebar:
-        _database_panel()
+        markup.no_remote_images()  # first: before any page draws text from the data
+        _database_panel(deployed)
         _privacy_panel(deployed)
         if not deployed.read_only:  # a read-only deployment opens no other source: no panel at all
             _load_panel(deployed)
@@ -59,7 +60,7 @@ def _privacy_panel(deployed: access.Deployment) -> None:
         st.caption(f"Signed in as **{who}** · sees {scope}" if who else f"Not signed in · sees {scope}")
 
 
-def _database_panel() -> None:
+def _database_panel(deployed: access.Deployment) -> None:
     db = state.current_db()
     flash = st.session_state.pop(_FLASH, None)
     if flash:
@@ -81,8 +82,14 @@ def _database_panel() -> None:
     if "source" in info:
         loaded = info["loaded_at"].strftime("%Y-%m-%d %H:%M UTC") if info.get("loaded_at") else "?"
         errors = f" · {info['load_errors']} row errors" if info.get("load_errors") else ""
-        st.caption(f"from {info['source_kind']} `{shown(str(info['source']), info['source_kind'])}`, loaded {loaded}{errors}")
-    st.caption(f"`{db.path}`")
+        source = str(info["source"])
+        if deployed.local:
+            source = shown(source, info["source_kind"])
+        else:  # served to others: a file's name, never the server's folders or a database's address
+            source = "a database server" if is_dsn(source) else Path(source).name
+        st.caption(markup.inert(f"from {info['source_kind']} `{source}`, loaded {loaded}{errors}"))
+    if deployed.local:
+        st.caption(f"`{db.path}`")
     # No timed rerun while a review dialog is open: it would run beside the dialog's own
     # fragment and its Save rerun (a dialog that stayed open after Save was seen once in
     # tests/e2e/test_review.py under load, not reproduced); the page's next run looks instead.
@@ -116,6 +123,7 @@ def upload_types(kinds) -> list[str]:
 
 def _load_panel(deployed: access.Deployment) -> None:
     import loaders  # the registry: whatever source kinds are installed right now
+    from loaders.cipher import MAX_KEY_FILE_BYTES
     from loaders.source import option_specs
 
     registered = loaders.sources()
@@ -167,6 +175,10 @@ def _load_panel(deployed: access.Deployment) -> None:
         )
         if st.button("Load", key="load.go", type="primary", width="stretch"):
             choices = LoadChoices(pattern.strip() or None, given, incremental, key_file)
+            refusal = key_file and deployed.path_refusal(key_file, max_bytes=MAX_KEY_FILE_BYTES)
+            if refusal:
+                st.error(f"AES key file: {refusal}. The open database is unchanged.")
+                return
             if named:
                 _load(deployed.sources[named], None, None if kind == AUTO else kind, choices, shown_as=named)
                 return

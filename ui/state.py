@@ -270,11 +270,10 @@ def current_db() -> DbRef | None:
     if seen.get(DB_PARAM) != raw or DB_KEY not in st.session_state:
         seen[DB_PARAM] = raw
         linked = database.from_linkable_name(raw[-1]) if raw else None
-        if raw and linked is None:
-            known = ", ".join(sorted(database.known_databases())[:6])
+        if raw and linked is None:  # (the names the server does know are not listed: not every visitor's business)
             st.session_state[_PROBLEM] = (
-                f"The link is for a database named “{raw[-1]}”, which this server does not know "
-                f"(it knows: {known}). Showing the default database instead."
+                f"The link is for a database named “{raw[-1]}”, which this server does not know or does not open "
+                "here. Showing the default database instead."
             )
         if linked is not None:
             st.session_state[DB_KEY] = str(linked)

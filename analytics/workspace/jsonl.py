@@ -34,6 +34,7 @@ from typing import IO, Any
 import duckdb
 
 from analytics.db import connection
+from analytics import jsontext
 from analytics.errors import AnalyticsError, BadRequest
 from analytics.workspace.annotating import (
     STORED_COLUMNS, Annotation, check_author, check_content, database_source, default_author, insert, labelled,
@@ -155,9 +156,11 @@ class _Line:
 
 def _parse(number: int, text: str, author: str | None) -> _Line:
     try:
-        record = json.loads(text)
+        record = jsontext.loads(text)
     except json.JSONDecodeError as exc:
         raise ValueError(f"not JSON ({exc.msg} at column {exc.colno})") from None
+    except ValueError as exc:
+        raise ValueError(f"not JSON ({exc})") from None
     if not isinstance(record, dict):
         raise ValueError(f"a line is a JSON object, got {type(record).__name__}")
     unknown = sorted(set(record) - KEYS)

@@ -189,3 +189,26 @@ def test_downloads_are_off_when_the_export_log_cannot_be_written(served, tmp_pat
     assert button.proto.disabled and "export log" in button.proto.help
     with pytest.raises(analytics.AnalyticsError, match="export refused"):
         downloads["conversations.csv"]()  # a click that got through anyway: nothing handed over
+
+
+def test_a_served_app_shows_database_names_not_server_paths(served, monkeypatch):
+    at = open_page(_app(), "overview")
+    assert str(served) in shown(at)  # on your own machine the file's path is shown
+    monkeypatch.setenv("TRANSCRIPT_LENS_READ_ONLY", "1")
+    at = open_page(_app(), "overview")
+    assert not at.exception, at.exception
+    text = shown(at)
+    assert served.name in text and str(served.parent) not in text
+    store = str(served.parent.parent)  # the loaded store's folder (the pii fixture's) is not named either
+    assert all(store not in line for line in text.splitlines() if "pii.sqlite" in line)
+
+
+def test_a_link_to_an_unknown_database_does_not_list_the_known_ones(served):
+    from ui import database
+
+    at = _app()
+    at.query_params["db"] = "nope"
+    at.run()
+    [warning] = [w.value for w in at.sidebar.warning]
+    assert "“nope”, which this server does not know" in warning
+    assert not any(name in warning for name in database.known_databases()), warning

@@ -194,6 +194,25 @@ def test_a_divergent_upload_shows_the_diff(app, con):
     assert "Download findings CSV" in _downloads(at) and "Download summary CSV" in _downloads(at)
 
 
+def test_an_upload_nested_100k_deep_is_one_malformed_line_not_a_traceback(app, con):
+    at = open_page(app, "resume_qa", thread=RESTART)
+    _upload(at, _observed_lines(con), extra='{"thread_id": "x", "metadata": ' + "[" * 100_000 + "]" * 100_000 + "}\n")
+    findings = _table(at, "resume_qa.findings")
+    bad = findings[findings["kind"] == "malformed"]
+    assert bad["line"].tolist() == [5] and "nested deeper than 200 levels" in bad["detail"].item()
+
+
+def test_an_upload_over_the_limit_is_refused_unread(app):
+    from ui import access
+
+    at = open_page(app, "resume_qa", thread=RESTART)
+    data = b"\n" * (access.OBSERVED_UPLOAD_MB * 1024 * 1024 + 1)
+    at.file_uploader(key="resume_qa.observed").set_value(("big.jsonl", data, "application/jsonl")).run()
+    assert not at.exception, at.exception
+    assert any(f"at most {access.OBSERVED_UPLOAD_MB} MB" in e.value for e in at.error)
+    assert not at.get("download_button") or "Download findings CSV" not in _downloads(at)
+
+
 def test_an_unknown_thread_in_the_link_is_a_warning(app):
     at = open_page(app, "resume_qa", thread="no:such:thread")
     assert not at.exception

@@ -159,6 +159,20 @@ def test_app_runs_streamlit_on_the_checkouts_app_on_loopback(loaded, exec_spy):
     assert "TRANSCRIPT_LENS_CACHE" not in env  # a checkout keeps its .cache/
 
 
+def test_app_shows_no_error_details_and_a_read_only_server_takes_small_uploads_only(loaded, exec_spy, monkeypatch):
+    from ui import access
+
+    db, _ = loaded
+    monkeypatch.delenv(access.READ_ONLY_ENV, raising=False)
+    for flags in ([], ["--read-only"]):
+        with pytest.raises(_Exec):
+            main(["app", "--db", str(db), *flags])
+    (_, served, _), (_, read_only, _) = exec_spy
+    assert "--client.showErrorDetails=none" in served and "--client.showErrorDetails=none" in read_only
+    assert "--server.maxUploadSize=2048" in served
+    assert f"--server.maxUploadSize={access.OBSERVED_UPLOAD_MB}" in read_only and access.OBSERVED_UPLOAD_MB <= 20
+
+
 def test_app_without_a_database_leaves_the_demo_to_the_app_in_a_checkout(exec_spy):
     with pytest.raises(_Exec):
         main(["app", "--host", "0.0.0.0"])

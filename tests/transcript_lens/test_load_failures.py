@@ -103,6 +103,14 @@ FAILURES = {
     "memory": (MemoryError(), "out of memory"),
     "duckdb-oom": (duckdb.OutOfMemoryException("Out of Memory Error: failed to allocate data of size 1.5 GiB"),
                    "DuckDB: Out of Memory Error: failed to allocate data of size 1.5 GiB"),
+    # DuckDB's words for "a fatal error happened before" say nothing a user can act on: the
+    # original error is named instead, in the project's words.
+    "duckdb-invalidated": (
+        duckdb.FatalException('FATAL Error: Failed: database has been invalidated because of a previous fatal error. '
+                              'The database must be restarted prior to being used again.\nOriginal error: "No space '
+                              'left on device"'),
+        "the database being written failed and was abandoned (No space left on device); the previous database is "
+        "unchanged"),
     "unicode": (UnicodeDecodeError("utf-8", b"\xff", 0, 1, "invalid start byte"),
                 "UnicodeDecodeError: 'utf-8' codec can't decode byte 0xff in position 0: invalid start byte"),
     "runtime": (RuntimeError("something\nwith a second line"), "RuntimeError: something"),

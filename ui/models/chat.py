@@ -21,6 +21,7 @@ from typing import Any
 
 import pandas as pd
 
+from analytics import jsontext
 from ui.models.frames import is_missing
 
 #: Plain names of the roles (contract §3.3) as a reader says them.
@@ -182,7 +183,7 @@ def tool_calls(value: Any) -> tuple[ToolCall, ...]:
     if is_missing(value) or value == "":
         return ()
     try:
-        calls = json.loads(value) if isinstance(value, str) else value
+        calls = jsontext.loads(value) if isinstance(value, str) else value
     except ValueError:
         return (ToolCall("?", value, None, signature("?", str(value))),)
     if not isinstance(calls, list):
@@ -196,7 +197,7 @@ def tool_calls(value: Any) -> tuple[ToolCall, ...]:
         args = call.get("args", call.get("arguments"))
         if isinstance(args, str):  # OpenAI-style arguments are a JSON string
             try:
-                args = json.loads(args)
+                args = jsontext.loads(args)
             except ValueError:
                 pass
         out.append(ToolCall(name, args, _value(call.get("id")), signature(name, args)))
@@ -292,7 +293,7 @@ def interrupt_question(value: Any) -> str | None:
     if is_missing(value):
         return None
     try:
-        data = json.loads(value) if isinstance(value, str) else value
+        data = jsontext.loads(value) if isinstance(value, str) else value
     except ValueError:
         return str(value)[:200]
     while isinstance(data, list) and data:  # [[Interrupt, …]] per task

@@ -1,0 +1,49 @@
+"""Text from the data drawn as Markdown without the browser fetching anything it names.
+
+Two layers (docs/security.md, "Rendering"):
+
+- `inert(text)`: Markdown whose images cannot form. Every image, inline (`![i](url)`) or by
+  reference (`![i][ref]`), starts with `![`; a WORD JOINER (U+2060, invisible) between the two
+  makes it a `!` and a link: the URL is shown (as a link's target) and never requested. Raw HTML
+  stays off (`st.markdown`'s default: it is drawn as text). Links are links: nothing follows one
+  until a reader clicks it, and Streamlit opens it in a new tab with `rel="noopener noreferrer"`.
+- `no_remote_images()`: a Content-Security-Policy for the page (`img-src 'self' data: blob:`), so
+  an image from anywhere else is blocked by the browser itself, whatever element draws it.
+
+>>> inert("see ![i](http://host/beacon) and ![x][r]")
+'see !\\u2060[i](http://host/beacon) and !\\u2060[x][r]'
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+_JOINER = "\u2060"
+_POLICY = "img-src 'self' data: blob:"
+
+
+def inert(text: str) -> str:
+    """`text` as Markdown in which no image can form (module docstring)."""
+    return text.replace("![", "!" + _JOINER + "[")
+
+
+def markdown(text: str) -> None:
+    """`st.markdown` of text that holds data."""
+    st.markdown(inert(text))
+
+
+def caption(text: str) -> None:
+    """`st.caption` of text that holds data."""
+    st.caption(inert(text))
+
+
+def no_remote_images() -> None:
+    """Put the page's image policy in its head, once per page (a `<meta>` the browser enforces from
+    the moment it is inserted: run first, before anything from the data is drawn)."""
+    st.html(
+        "<script>(function () { if (document.querySelector('meta[data-tl-csp]')) return;"
+        " const m = document.createElement('meta'); m.httpEquiv = 'Content-Security-Policy';"
+        f" m.content = \"{_POLICY}\"; m.setAttribute('data-tl-csp', '1');"
+        " document.head.prepend(m); })();</script>",
+        unsafe_allow_javascript=True,
+    )
