@@ -43,8 +43,11 @@ def _checkpoint(con, thread, cid, parent, ts, step=None, metadata=None, versions
 
 def _thread(con, thread, latest, messages=0):
     con.execute(
-        "INSERT INTO threads VALUES (?, NULL, NULL, ?, NULL, NULL, 0, 0, 0, 1, ?, ?, TRUE, 1, 0, FALSE, NULL, 0, 0)",
-        [thread, thread, messages, latest],
+        "INSERT INTO threads (thread_id, session_id, checkpoint_count, root_checkpoint_count, subgraph_checkpoint_count,"
+        " namespace_count, message_count, latest_checkpoint_id, transcript_checkpoint_id, latest_is_leaf, branch_count,"
+        " fork_count, interrupt_pending, removed_message_count, edited_message_count)"
+        " VALUES (?, ?, 0, 0, 0, 1, ?, ?, ?, TRUE, 1, 0, FALSE, 0, 0)",
+        [thread, thread, messages, latest, latest],
     )
 
 
@@ -205,7 +208,8 @@ def build_corpus(path: str | Path, threads: int = 2000, messages: int = 50) -> P
         """
         INSERT INTO threads
         SELECT th.thread_id, 'ten' || (th.n % 50), 'web', 's' || th.n, min(c.ts), max(c.ts), count(*), count(*), 0, 1,
-               $m, printf('cp-%08d-%04d', th.n, $m), TRUE, 1, 0, th.n % 17 = 0, NULL, 0, 0
+               $m, printf('cp-%08d-%04d', th.n, $m), printf('cp-%08d-%04d', th.n, $m), NULL, TRUE, 1, 0,
+               th.n % 17 = 0, NULL, 0, 0
         FROM th JOIN checkpoints AS c ON c.thread_id = th.thread_id
         GROUP BY th.n, th.thread_id
         """,
