@@ -226,10 +226,10 @@ def synthetic(path: str | os.PathLike, threads: int = 50_000, messages: int = 20
             INSERT INTO threads
             SELECT thread_id, any_value(tenant_id), any_value(sub_tenant_id), any_value(session_id),
                    min(ts), max(ts), count(*) + 2, count(*), 2, 3, count(*),
-                   thread_id || '/c' || (? - 1), TRUE, 1, 0, FALSE, NULL, 0, 0
+                   thread_id || '/c' || (? - 1), thread_id || '/c' || (? - 1), NULL, TRUE, 1, 0, FALSE, NULL, 0, 0
             FROM gen GROUP BY thread_id
             """,
-            [messages],
+            [messages, messages],
         )
     finally:
         con.close()
