@@ -91,6 +91,22 @@ def outcome_table(labels: dict[str, Any], frame: Any, errors: int) -> list[str]:
     return lines
 
 
+def cohort_lines(labels: dict[str, Any], frame: Any) -> list[str]:
+    """Each signal's rate per app version, labelled and computed: the difference a cohort comparison should find."""
+    got = frame.set_index("thread_id")
+    versions = sorted({t["app_version"] for t in labels["threads"].values()})
+    lines = ["signal rate by app_version (labelled / computed): " + ", ".join(versions)]
+    for signal in labels["signals"]:
+        cells = []
+        for v in versions:
+            ids = [t for t, want in labels["threads"].items() if want["app_version"] == v]
+            want = sum(labels["threads"][t][signal] for t in ids) / len(ids)
+            computed = got[signal].reindex(ids).fillna(False).astype(bool).mean() if signal in got.columns else float("nan")
+            cells.append(f"{want:.2f} / {computed:.2f}")
+        lines.append(f"  {signal:24} " + "   ".join(cells))
+    return lines
+
+
 def purity(truth: list[str], found: list[Any]) -> float:
     """Share of threads whose found cluster's majority label is their own.
 
@@ -153,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
         for key, counts in composition(labels).items():
             print(f"  {key}: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
         print(f"computed rows: {len(frame)}")
-        for line in signal_table(labels, frame, a.errors) + [""] + outcome_table(labels, frame, a.errors) + [""]:
+        for line in signal_table(labels, frame, a.errors) + [""] + outcome_table(labels, frame, a.errors) + [""] + cohort_lines(labels, frame) + [""]:
             print(line)
         for line in topic_lines(labels, db, a.topics_impl):
             print(line)

@@ -249,6 +249,13 @@ def p_dropped_cascade(c: Ctx) -> Plan:
     return Plan([step], {"dropped_after_failure": True, "tool_error_cascade": True})
 
 
+def p_give_up_recovered(c: Ctx) -> Plan:
+    """The assistant gives up, the user asks again and is helped: a failure the conversation did not end on."""
+    first = Step(c.question(), [c.failing(), Reply(c.pick(T.GIVE_UPS[c.lang]))], think=0)
+    retry = Step(c.user(T.TRY_AGAIN[c.lang]), [c.lookup(), c.answer()], think=90)
+    return Plan([first, retry, _closing_silent(c)], {"resolved_closing": True})
+
+
 def p_apology_answer(c: Ctx) -> Plan:
     reply = Reply(T.APOLOGY_PREFIX[c.lang] + T.ANSWERS[c.topic][c.lang].format(ref=c.ref))
     return Plan([_answered(c, reply)])
@@ -276,6 +283,11 @@ def p_loop(c: Ctx) -> Plan:
     repeats = c.rng.choice([3, 3, 4, 5])
     step = Step(c.question(), [c.lookup() for _ in range(repeats)] + [c.answer()], ("agent_loop",), think=0)
     return Plan([step, _closing_silent(c)], {"agent_loop": True, "resolved_closing": True})
+
+
+def p_retry_twice(c: Ctx) -> Plan:
+    """The same call twice in one turn: under the three a loop needs."""
+    return Plan([Step(c.question(), [c.lookup(), c.lookup(), c.answer()], think=0), _closing_silent(c)], {"resolved_closing": True})
 
 
 def p_paging(c: Ctx) -> Plan:
@@ -328,6 +340,14 @@ def p_repetition(c: Ctx) -> Plan:
     return Plan([first, again, _closing_silent(c)], {"repetition": True, "resolved_closing": True})
 
 
+def p_repetition_decoy(c: Ctx) -> Plan:
+    """Two replies that open alike and say different things: not a repetition."""
+    opener = T.APOLOGY_PREFIX[c.lang]
+    first = _answered(c, Reply(opener + T.ANSWERS[c.topic][c.lang].format(ref=c.ref)))
+    second = Step(c.follow_up(), [Reply(opener + T.FOLLOW_UP_ANSWERS[c.lang])])
+    return Plan([first, second])
+
+
 def _hitl(c: Ctx, wait_minutes: float | None) -> Plan:
     """An action that needs approval; resumed after `wait_minutes`, or left pending (None)."""
     ask = Step(c.question(), [Reply(T.HANDOFF[c.lang], [(ACTION[c.topic], {"ref": c.ref})])], ("slow_hitl",), think=0)
@@ -354,19 +374,17 @@ p_hitl_pending_recent = p_hitl_pending
 PATTERNS: dict[str, Callable[[Ctx], Plan]] = {
     name[2:]: fn for name, fn in dict(globals()).items() if name.startswith("p_") and callable(fn)}
 
-#: Conversations per pattern and app version: 1.1 loops, fails and frustrates more, closes less.
-MIX: dict[str, dict[str, int]] = {
-    "1.0": {"closing": 14, "closing_goodbye": 8, "answered": 10, "abandoned": 8, "abandoned_first": 4, "dropped_tool_error": 3,
-            "dropped_give_up": 4, "dropped_cascade": 2, "apology_answer": 6, "single_error": 6, "cascade_recovered": 3,
-            "errors_apart": 4, "loop": 3, "paging": 6, "same_call_each_turn": 4, "frustration_human": 3, "frustration_wrong": 3,
-            "frustration_repeat": 3, "frustration_decoy": 8, "greeting_decoy": 4, "repetition": 3, "hitl_fast": 6, "hitl_slow": 3,
-            "hitl_pending": 3},
-    "1.1": {"closing": 8, "closing_goodbye": 5, "answered": 8, "abandoned": 12, "abandoned_first": 6, "dropped_tool_error": 6,
-            "dropped_give_up": 7, "dropped_cascade": 5, "apology_answer": 5, "single_error": 5, "cascade_recovered": 6,
-            "errors_apart": 4, "loop": 8, "paging": 5, "same_call_each_turn": 3, "frustration_human": 6, "frustration_wrong": 6,
-            "frustration_repeat": 5, "frustration_decoy": 7, "greeting_decoy": 4, "repetition": 6, "hitl_fast": 4, "hitl_slow": 6,
-            "hitl_pending": 4},
+#: Conversations per pattern in app versions 1.0 and 1.1: 1.1 loops, fails and frustrates more, closes less.
+COUNTS: dict[str, tuple[int, int]] = {
+    "closing": (14, 8), "closing_goodbye": (8, 5), "answered": (10, 8), "abandoned": (8, 12), "abandoned_first": (4, 6),
+    "dropped_tool_error": (3, 6), "dropped_give_up": (4, 7), "dropped_cascade": (2, 5), "give_up_recovered": (3, 4),
+    "apology_answer": (6, 5), "single_error": (6, 5), "cascade_recovered": (3, 6), "errors_apart": (4, 4), "loop": (3, 8),
+    "retry_twice": (3, 3), "paging": (6, 5), "same_call_each_turn": (4, 3), "frustration_human": (3, 6),
+    "frustration_wrong": (3, 6), "frustration_repeat": (3, 5), "frustration_decoy": (8, 7), "greeting_decoy": (4, 4),
+    "repetition": (3, 6), "repetition_decoy": (3, 3), "hitl_fast": (6, 4), "hitl_slow": (3, 6), "hitl_pending": (3, 4),
 }
+VERSIONS = ("1.0", "1.1")
+MIX = {v: {name: n[i] for name, n in COUNTS.items()} for i, v in enumerate(VERSIONS)}
 #: Written last, within twenty minutes of the store's end.
 RECENT_MIX = {"recent_user_last": 3, "hitl_pending_recent": 2}
 
@@ -459,7 +477,7 @@ def _labels(plan: Plan, written: dict[str, Any], store_end: dt.datetime) -> dict
 def build_labelled_store(path: str | os.PathLike[str], seed: int = 0, scale: float = 1.0) -> dict[str, Any]:
     """Write a FRESH labelled store at `path` and its labels at `labels_path(path)`; return the labels.
 
-    `scale` multiplies every pattern's count (at least one of each when > 0): 1.0 writes ~270
+    `scale` multiplies every pattern's count (at least one of each when > 0): 1.0 writes ~290
     conversations, 0.05 one per pattern and version.
     """
     rng = random.Random(f"labelled:{seed}")

@@ -148,6 +148,10 @@ GIVE_UPS = {
            "Lamentablemente algo ha fallado por mi parte y no puedo completar esta solicitud."],
 }
 
+#: The user asks the assistant to try again after it gave up.
+TRY_AGAIN = {"en": "Please try again.", "de": "Bitte versuchen Sie es noch einmal.", "fr": "Réessayez, s'il vous plaît.",
+             "es": "Inténtelo de nuevo, por favor."}
+
 #: An apology that is not a failure: the answer follows it.
 APOLOGY_PREFIX = {"en": "Sorry for the wait! Here it is: ", "de": "Entschuldigen Sie die Wartezeit! Hier ist es: ",
                   "fr": "Désolé pour l'attente ! Voici : ", "es": "¡Perdón por la espera! Aquí lo tiene: "}
