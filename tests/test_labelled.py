@@ -94,10 +94,11 @@ def test_who_spoke_last_and_when_matches_the_ending_labels(labelled):
         if want["resolved_closing"]:
             closing = rows[thread_id][want["ordinals"]["resolved_closing"][0]]
             assert closing["role"] == "user" and _nfc(closing["content"]) in closings, thread_id
-        if want["dropped_after_failure"]:
-            tail = _messages(latest[thread_id])[-1]
-            gave_up = _nfc(last["content"]) in {_nfc(g) for lang in T.GIVE_UPS.values() for g in lang}
-            assert _status(tail) == "error" or (last["role"] == "assistant" and gave_up), thread_id
+        tail = _messages(latest[thread_id])[-1]
+        gave_up = last["role"] == "assistant" and _nfc(last["content"]) in {_nfc(g) for lang in T.GIVE_UPS.values() for g in lang}
+        assert want["dropped_after_failure"] == (_status(tail) == "error" or gave_up), thread_id
+        user_closings = [m for m in rows[thread_id] if m["role"] == "user" and _nfc(m["content"]) in closings]
+        assert want["resolved_closing"] == bool(user_closings), thread_id
 
 
 def test_human_waits_match_the_slow_hitl_labels(labelled):
@@ -115,9 +116,10 @@ def test_human_waits_match_the_slow_hitl_labels(labelled):
             assert want["ordinals"]["slow_hitl"] == asks
 
 
-def test_signal_ordinals_point_at_the_right_messages(labelled):
+def test_text_signals_and_their_ordinals_are_what_the_store_says(labelled):
     _, labels, rows, latest = labelled
     frustration = {_nfc(p) for book in (T.ASK_HUMAN, T.SAYS_WRONG) for lang in book.values() for p in lang}
+    greetings = {_nfc(g) for g in T.GREETINGS.values()}
     for thread_id, want in labels["threads"].items():
         r, msgs = rows[thread_id], _messages(latest[thread_id])
         for i in want["ordinals"].get("tool_error_cascade", []):
@@ -129,6 +131,12 @@ def test_signal_ordinals_point_at_the_right_messages(labelled):
             previous = [_nfc(m["content"]) for m in r[:i] if m["role"] == "user"]
             repeated = bool(previous) and text.rstrip(" ?") == previous[-1].rstrip(" ?!.")
             assert r[i]["role"] == "user" and (text in frustration or repeated), (thread_id, text)
+        said = [_nfc(m["content"]) for m in r if m["role"] == "assistant" and m["content"]]
+        assert want["repetition"] == (len(set(said)) < len(said)), thread_id
+        users = [_nfc(m["content"]) for m in r if m["role"] == "user"]
+        phrased = any(u in frustration for u in users)
+        repeated = any(b.rstrip(" ?") == a.rstrip(" ?!.") for a, b in zip(users, users[1:]) if a not in greetings)
+        assert want["user_frustration"] == (phrased or repeated), thread_id
         texts = [r[i]["content"] for i in want["ordinals"].get("repetition", [])]
         assert not want["repetition"] or (len(texts) == 2 and texts[0] == texts[1] and r[want["ordinals"]["repetition"][0]]["role"] == "assistant")
 
