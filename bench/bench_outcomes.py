@@ -7,7 +7,8 @@
 The set (storegen/labelled.py) is loaded with `transcript_lens.load`; `analytics.outcomes`
 (or `--impl module:function`, called the same way) gives one row per thread, compared with
 the labels: precision and recall per signal and accuracy of `outcome` with a confusion table,
-each against the target (>= 0.9). When `analytics.topics` exists, its topic per thread is
+each against the target (>= 0.9); "points at" counts the threads both flag whose computed
+`<signal>_ordinals` include a labelled ordinal; each signal's rate per app version. When `analytics.topics` exists, its topic per thread is
 compared with the labelled topic: adjusted Rand index (scikit-learn) or, without
 scikit-learn, purity. Figures are from one run; nothing is timed. Exit status 0, or 3 when
 there is no `analytics.outcomes` to measure.
@@ -58,7 +59,7 @@ def signal_table(labels: dict[str, Any], frame: Any, errors: int) -> list[str]:
     """Precision and recall per signal (threads missing from `frame` count as all-false)."""
     threads = labels["threads"]
     got = frame.set_index("thread_id")
-    lines = [f"{'signal':24} {'true':>5} {'TP':>4} {'FP':>4} {'FN':>4}  {'precision':14} {'recall':14}"]
+    lines = [f"{'signal':24} {'true':>5} {'TP':>4} {'FP':>4} {'FN':>4}  {'precision':14} {'recall':14} points at"]
     for signal in labels["signals"]:
         if signal not in got.columns:
             lines.append(f"{signal:24} column missing from the outcomes frame")
@@ -69,10 +70,24 @@ def signal_table(labels: dict[str, Any], frame: Any, errors: int) -> list[str]:
         tp = sum(1 for t, want in threads.items() if want[signal] and col.get(t, False))
         precision = tp / (tp + len(fp)) if tp + len(fp) else None
         recall = tp / (tp + len(fn)) if tp + len(fn) else None
-        lines.append(f"{signal:24} {tp + len(fn):5} {tp:4} {len(fp):4} {len(fn):4}  {_mark(precision, TARGET):14} {_mark(recall, TARGET):14}")
+        at = _points_at(labels, got, signal)
+        lines.append(f"{signal:24} {tp + len(fn):5} {tp:4} {len(fp):4} {len(fn):4}  {_mark(precision, TARGET):14} "
+                     f"{_mark(recall, TARGET):14} {at}")
         for kind, ids in (("false positive", fp), ("missed", fn)):
             lines += [f"    {kind}: {t} ({threads[t]['pattern']}, {threads[t]['lang']})" for t in ids[:errors]]
     return lines
+
+
+def _points_at(labels: dict[str, Any], got: Any, signal: str) -> str:
+    """Of the threads both flag, the share whose computed ordinals include a labelled one (no target: a pointer check)."""
+    column = f"{signal}_ordinals"
+    if column not in got.columns:
+        return "-"
+    both = [t for t, want in labels["threads"].items() if want[signal] and t in got.index and bool(got.at[t, signal])]
+    if not both:
+        return "n/a"
+    hit = sum(1 for t in both if set(labels["threads"][t]["ordinals"].get(signal, [])) & {int(o) for o in (got.at[t, column] or [])})
+    return f"{hit}/{len(both)}"
 
 
 def outcome_table(labels: dict[str, Any], frame: Any, errors: int) -> list[str]:
