@@ -13,7 +13,6 @@ each distinct payload is decoded once per thread, here.
 
 from __future__ import annotations
 
-import re
 from array import array
 from collections import Counter
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ from typing import Any
 
 from loaders import _native
 from loaders.decode import DecodeError, Ext, JsonPayload, Message, decode_message, plain, same_message, to_json
+from loaders.linear_regex import BuiltinRegex, LinearRegex, compile_linear
 from loaders.records import LoadError, RawCheckpoint, RawWrite, ThreadBundle
 from loaders.subgraphs import subgraph_rows
 
@@ -46,31 +46,28 @@ class ThreadKey:
     session_id: str
 
 
-def compile_thread_key(pattern: str | None) -> re.Pattern[str]:
+def compile_thread_key(pattern: str | None) -> BuiltinRegex | LinearRegex:
     """Compile a thread-key pattern; it must have a `session` group (and may have `tenant`, `sub`).
+    A pattern given is run by RE2 (`linear_regex`: linear time, whatever is typed).
 
-    >>> compile_thread_key(None).match("acme:web:s1").group("session")
+    >>> compile_thread_key(None).groups("acme:web:s1")["session"]
     's1'
     """
-    try:
-        regex = re.compile(pattern or DEFAULT_THREAD_KEY_PATTERN, re.DOTALL)
-    except re.error as exc:
-        raise ValueError(f"invalid thread-key pattern {pattern!r}: {exc}") from None
+    regex = BuiltinRegex(DEFAULT_THREAD_KEY_PATTERN) if not pattern else compile_linear(pattern, "thread-key pattern")
     if "session" not in regex.groupindex:
         raise ValueError("a thread-key pattern needs a named group 'session'")
     return regex
 
 
-def parse_thread_key(thread_id: str, regex: re.Pattern[str]) -> ThreadKey:
+def parse_thread_key(thread_id: str, regex: BuiltinRegex | LinearRegex) -> ThreadKey:
     """Split `tenant:sub:session`; an empty sub-tenant is NULL; no match → session = thread id.
 
     >>> parse_thread_key("acme::a:b", compile_thread_key(None))
     ThreadKey(tenant_id='acme', sub_tenant_id=None, session_id='a:b')
     """
-    m = regex.match(thread_id)
-    if m is None:
+    groups = regex.groups(thread_id)
+    if groups is None:
         return ThreadKey(None, None, thread_id)
-    groups = m.groupdict()
     return ThreadKey(groups.get("tenant"), groups.get("sub") or None, groups["session"])
 
 
@@ -123,7 +120,7 @@ _checkpoint_id = attrgetter("checkpoint_id")
 _NO_VERSIONS = array("i")
 
 
-def transform_thread(bundle: ThreadBundle, key_regex: re.Pattern[str]) -> ThreadRows:
+def transform_thread(bundle: ThreadBundle, key_regex: BuiltinRegex | LinearRegex) -> ThreadRows:
     """Turn one thread's checkpoints and special writes into table rows.
 
     >>> rows = transform_thread(ThreadBundle("t", []), compile_thread_key(None))  # doctest: +SKIP
@@ -566,7 +563,7 @@ def make_thread_row(
     )
 
 
-def thread_batches(bundle: ThreadBundle, key_regex: re.Pattern[str]):
+def thread_batches(bundle: ThreadBundle, key_regex: BuiltinRegex | LinearRegex):
     """`(table, rows)` of every table for one thread (`loaders.pipeline.batches`)."""
     rows = transform_thread(bundle, key_regex)
     yield "threads", rows.threads
