@@ -9,7 +9,7 @@ import zipfile
 from pathlib import Path
 from typing import IO
 
-from loaders.pg_export.archive import gunzipped, is_zip, open_maybe_gzip
+from loaders.pg_export.archive import gunzipped, is_zip, open_maybe_gzip, open_member
 from loaders.pg_export.rows import expected_columns
 from loaders.pg_rows import MIGRATIONS, TABLES
 from loaders.records import SourceError
@@ -90,7 +90,7 @@ def looks_like_export(path: Path) -> bool:
                 with open_maybe_gzip(path / name) as fh:
                     header = read_header(fh, name)
             else:
-                with zipfile.ZipFile(path) as zf, zf.open(name) as fh:
+                with zipfile.ZipFile(path) as zf, open_member(path, zf, name) as fh:
                     header = read_header(fh, name)
         except (OSError, EOFError, SourceError, zipfile.BadZipFile):
             continue
@@ -122,7 +122,8 @@ def collect_csv_files(path: Path, tmp: str) -> dict[str, tuple[Path, list[str]]]
         found: dict[str, tuple[str, list[str]]] = {}
         for name in names:
             try:
-                with (open_maybe_gzip(path / name) if zf is None else gunzipped(zf.open(name))) as fh:
+                with (open_maybe_gzip(path / name) if zf is None
+                      else gunzipped(open_member(path, zf, name), zf.getinfo(name).compress_size, f"{where}: {name}")) as fh:
                     header = read_header(fh, name)
             except (OSError, EOFError, zipfile.BadZipFile) as exc:
                 raise SourceError(f"{where}: {name}: unreadable ({exc})") from None
@@ -152,8 +153,12 @@ def collect_csv_files(path: Path, tmp: str) -> dict[str, tuple[Path, list[str]]]
             name, header = found[table]
             # DuckDB reads files, not zip members: only the three needed are extracted.
             target = Path(tempfile.mkdtemp(dir=tmp)) / name.rsplit("/", 1)[-1]
-            with zf.open(name) as src, target.open("wb") as dst:
-                shutil.copyfileobj(src, dst, 1 << 20)
+            try:
+                with open_member(path, zf, name) as src, target.open("wb") as dst:
+                    shutil.copyfileobj(src, dst, 1 << 20)
+            except BaseException:
+                target.unlink(missing_ok=True)
+                raise
             out[table] = (target, header)
         return out
     except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError) as exc:
