@@ -330,7 +330,8 @@ def transform_thread(bundle: ThreadBundle, key_regex: BuiltinRegex | LinearRegex
             if not any(map(chain_ids.__contains__, tail_ids)):
                 # Only new messages appended: each one is added (a repeated id in the tail too).
                 ts = root_ts_of[cid]
-                add_events([(thread_id, cid, parent_id, ts, "added", mid_of[v], i, v, None) for i, v in enumerate(tail, n)])
+                add_events([(thread_id, cid, parent_id, ts, "added", mid_of[v], i, v, None) for i, v in enumerate(tail, n)
+                            if decoded[v] is not None])
                 chain_ids.update(tail_ids)
                 chain_at = cid
                 continue
@@ -581,7 +582,9 @@ def _diff(prev: array, cur: array, decoded: list[Message | None], ident_of: list
     of an id in one list matches the k-th in the other, so a repeated message that
     is appended (an `operator.add` list) is added, and one copy dropped is removed.
 
-    (Lists that only append new messages are handled by the caller, cheaper.)
+    An entry that is not a message (`decoded` None: reported once as a row error) takes
+    no part: a list flooded with them costs no events. (Lists that only append new
+    messages are handled by the caller, cheaper.)
 
     >>> m = lambda mid: Message(mid, "ai", "assistant", None, None, "OK", 0, None, 0, (), None, None, None, None, None, None, None, None, None)
     >>> decoded = [m(None), m(None)]
@@ -593,6 +596,8 @@ def _diff(prev: array, cur: array, decoded: list[Message | None], ident_of: list
         out: dict[Any, tuple[int, int]] = {}
         seen: dict[Any, int] = {}
         for i, v in enumerate(versions):
+            if decoded[v] is None:
+                continue  # not a message (a row error): never an event
             ident = ident_of[v]
             k = seen.get(ident, 0)
             seen[ident] = k + 1
