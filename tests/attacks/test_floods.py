@@ -6,27 +6,10 @@ from __future__ import annotations
 import sqlite3
 
 import duckdb
-from langgraph.checkpoint.base import empty_checkpoint
-from langgraph.checkpoint.sqlite import SqliteSaver
-
 from tests.attacks.harness import attack
+from tests.attacks.stores import store_with_messages as _store_with_messages
 
 FLOOD = 500_000
-
-
-def _store_with_messages(path, messages) -> None:
-    """One thread whose only checkpoint's `messages` channel holds `messages`, written by SqliteSaver."""
-    conn = sqlite3.connect(path, check_same_thread=False)
-    try:
-        saver = SqliteSaver(conn)
-        saver.setup()
-        cp = empty_checkpoint()
-        cp["channel_values"] = {"messages": messages}
-        cp["channel_versions"] = {"messages": 1}
-        saver.put({"configurable": {"thread_id": "flood", "checkpoint_ns": ""}}, cp, {"source": "input", "step": -1},
-                  {"messages": 1})
-    finally:
-        conn.close()
 
 
 def _count(db, sql: str) -> int:
