@@ -272,6 +272,9 @@ def rebuild(
     after: dict[tuple[str, str], Any] = {}  # the value once an ancestor's own writes are applied
     entries = 0  # in all lists rebuilt: the thread's budget, MAX_ENTRIES
 
+    def fail(link: tuple[str, str], why: str) -> None:
+        errors.append(LoadError(thread_id, link[0], link[1], "messages", f"DeltaChannel {CHANNEL}: {why} load without messages"))
+
     def value_after(key: tuple[str, str]) -> Any:
         nonlocal entries
         # Iteratively: the chain from `key` up to a known value, a stored one or the root.
@@ -306,18 +309,12 @@ def rebuild(
                 entries += len(base)
                 if entries > MAX_ENTRIES:
                     if entries - len(base) <= MAX_ENTRIES:  # (one error: every list rebuilt later fails too)
-                        errors.append(LoadError(
-                            thread_id, link[0], link[1], "messages",
-                            f"DeltaChannel {CHANNEL}: the thread's rebuilt lists hold more than {MAX_ENTRIES:,} entries "
-                            "in all (the per-thread budget, docs/security.md); the checkpoints rebuilt from here on "
-                            "load without messages"))
+                        fail(link, f"the thread's rebuilt lists hold more than {MAX_ENTRIES:,} entries in all (the "
+                                   "per-thread budget, docs/security.md); the checkpoints rebuilt from here on")
                     base = FAILED
             except _Unknown as exc:
-                errors.append(LoadError(
-                    thread_id, link[0], link[1], "messages",
-                    f"DeltaChannel {CHANNEL}: a write holds {exc}, not a message: the channel's reducer is not the "
-                    "messages reducer (_messages_delta_reducer), the one this tool implements; its checkpoints after "
-                    "this one load without messages"))
+                fail(link, f"a write holds {exc}, not a message: the channel's reducer is not the messages reducer "
+                           "(_messages_delta_reducer), the one this tool implements; its checkpoints after this one")
                 base = FAILED
             after[link] = base
         return after.get(key, FAILED) if chain else base
