@@ -63,10 +63,15 @@ def is_zip(path: Path) -> bool:
 
 
 def _size(n: int) -> str:
+    """`n` bytes in the largest unit that holds it whole, else in MiB to a tenth with the exact count.
+
+    >>> _size(64 << 20), _size(123954300)
+    ('64 MiB', '118.2 MiB (123,954,300 bytes)')
+    """
     for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
         if n >= 1 << shift and n % (1 << shift) == 0:
             return f"{n >> shift} {unit}"
-    return f"{n} bytes"
+    return f"{n / (1 << 20):.1f} MiB ({n:,} bytes)" if n >= 1 << 20 else f"{n} bytes"
 
 
 def inflate_limit(compressed: int) -> int:
