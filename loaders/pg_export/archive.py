@@ -49,10 +49,41 @@ MAX_LINE = 64 << 20  # one line of a text export: a dump's row (a blob as hex te
 INFLATE_RATIO = 100  # decompressed bytes allowed per compressed byte
 INFLATE_FLOOR = 64 << 20  # allowed whatever the ratio (a small file of real rows compresses well)
 INFLATE_CEILING = 64 << 30  # never more, whatever the compressed size
+MAX_ZIP_ENTRIES = 10_000  # entries of a zip export (each one an object in memory once listed)
 
 ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")
 GZIP_MAGIC = b"\x1f\x8b"
 PGDMP_MAGIC = b"PGDMP"
+
+
+def zip_entries(path: Path) -> int | None:
+    """How many entries a zip's end-of-central-directory record declares (ZIP64's when it
+    defers to it); None when no record is found (the zip reader then says what is wrong)."""
+    size = path.stat().st_size
+    with path.open("rb") as fh:
+        fh.seek(max(0, size - (1 << 16) - 22))
+        tail = fh.read()
+        at = tail.rfind(b"PK\x05\x06")
+        if at < 0 or len(tail) < at + 22:
+            return None
+        count = struct.unpack("<H", tail[at + 10:at + 12])[0]
+        locator = tail[at - 20:at] if at >= 20 else b""
+        if count == 0xFFFF and locator[:4] == b"PK\x06\x07":
+            fh.seek(struct.unpack("<Q", locator[8:16])[0])
+            record = fh.read(40)
+            if record[:4] == b"PK\x06\x06" and len(record) == 40:
+                count = struct.unpack("<Q", record[32:40])[0]
+    return count
+
+
+def open_zip(path: Path, where: str) -> zipfile.ZipFile:
+    """A zip file, refused (`SourceError`) when it declares more than `MAX_ZIP_ENTRIES` entries:
+    the zip reader holds an object per entry (a 100 MB zip can list a million)."""
+    count = zip_entries(path)
+    if count is not None and count > MAX_ZIP_ENTRIES:
+        raise SourceError(f"{where}: a zip of {count:,} entries, over the {MAX_ZIP_ENTRIES:,}-entry limit "
+                          "(an export holds a few CSV files)")
+    return zipfile.ZipFile(path)
 
 
 def is_zip(path: Path) -> bool:

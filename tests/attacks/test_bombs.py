@@ -97,3 +97,17 @@ def test_a_gzip_bomb_of_a_plain_dump_is_refused_past_the_decompressed_limit(tmp_
     dump.write_bytes(gzip.compress(_PG_HEAD[:-len(b"COPY")].rstrip(b"C"), mtime=0) + gzip_bomb(b"", INFLATE_FLOOR + MB, b"-" * 65535 + b"\n"))
     out = attack(["load", str(dump), "--db", str(tmp_path / "out.duckdb")], tmp_path)
     out.refused("decompresses to more than 64 MiB").within_budget().wrote_only([tmp_path / "out.duckdb"])
+
+
+def test_a_zip_listing_more_entries_than_an_export_holds_is_refused_before_it_is_listed(tmp_path):
+    from loaders.pg_export.archive import MAX_ZIP_ENTRIES
+
+    bomb = tmp_path / "export.zip"
+    with zipfile.ZipFile(bomb, "w", zipfile.ZIP_STORED) as zf:
+        for name, body in _csv_members("").items():
+            zf.writestr(name, body)
+        for i in range(MAX_ZIP_ENTRIES):
+            zf.writestr(f"x/{i}", b"")
+    out = attack(["load", str(bomb), "--db", str(tmp_path / "out.duckdb")], tmp_path)
+    out.refused(f"{MAX_ZIP_ENTRIES + 3:,} entries", f"{MAX_ZIP_ENTRIES:,}-entry limit").within_budget()
+    out.wrote_only([tmp_path / "out.duckdb"])
