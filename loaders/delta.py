@@ -52,6 +52,11 @@ CHANNEL = "messages"
 MARK = "counters_since_delta_snapshot"  # in the metadata of a thread's checkpoints that hold no snapshot
 REMOVE_ALL = "__remove_all__"
 OVERWRITE = "__overwrite__"
+# Each checkpoint's list is rebuilt in full (contract: `checkpoints.message_versions`), so a
+# chain of n checkpoints each adding a message makes n²/2 entries out of n writes: a small
+# store can ask for any number. Past this many entries in all of a thread's lists, the
+# rest of its checkpoints load without messages (one row error).
+MAX_ENTRIES = 8_000_000
 NOTHING = object()  # a checkpoint that stores no value for the channel
 FAILED = object()  # a value that could not be rebuilt (reported)
 
@@ -184,7 +189,19 @@ def _overwrite(value: Any) -> tuple[bool, Any]:
     return False, None
 
 
-def _reduce(state: list, writes: list, messages: _Messages) -> list:
+class _Memo:
+    """The id → position index of the last list `_reduce` returned: a child that reduces
+    onto its parent's list (a chain of checkpoints, the common case) copies it at C speed
+    instead of reading every message of the list again (that made a chain quadratic)."""
+
+    __slots__ = ("of", "index")
+
+    def __init__(self) -> None:
+        self.of: list | None = None
+        self.index: dict[str, int] = {}
+
+
+def _reduce(state: list, writes: list, messages: _Messages, memo: _Memo | None = None) -> list:
     """`_messages_delta_reducer(state, writes)` on payloads."""
     flat: list = []
     for w in writes:
@@ -199,24 +216,33 @@ def _reduce(state: list, writes: list, messages: _Messages) -> list:
         if msgs[i][2] and msgs[i][1] == REMOVE_ALL:
             state, start = [], i + 1
             break
-    current = [messages.read(x) for x in state]
-    index = {m[1]: i for i, m in enumerate(current) if m[1] is not None}
-    result: list = [m[0] for m in current]
+    if memo is not None and memo.of is state:
+        index, result = dict(memo.index), list(state)
+    else:
+        current = [messages.read(x) for x in state]
+        index = {m[1]: i for i, m in enumerate(current) if m[1] is not None}
+        result = [m[0] for m in current]
+    removed = False
     for payload, mid, remove in msgs[start:]:
         if mid is None:
             result.append(payload)
         elif remove:
             if mid in index:
                 result[index.pop(mid)] = None
+                removed = True
         elif mid in index:
             result[index[mid]] = payload
         else:
             index[mid] = len(result)
             result.append(payload)
-    return [p for p in result if p is not None]
+    if removed:
+        return [p for p in result if p is not None]
+    if memo is not None:
+        memo.of, memo.index = result, index
+    return result
 
 
-def _replay(base: list, writes: list[DeltaWrite], messages: _Messages) -> list:
+def _replay(base: list, writes: list[DeltaWrite], messages: _Messages, memo: _Memo | None = None) -> list:
     """`DeltaChannel.replay_writes`: the last Overwrite resets, the rest is reduced in one call."""
     values = [w.value for w in writes]
     start = 0
@@ -226,7 +252,7 @@ def _replay(base: list, writes: list[DeltaWrite], messages: _Messages) -> list:
             base = [] if value is None else list(value) if isinstance(value, list) else [value]
             start = i + 1
     rest = values[start:]
-    return _reduce(base, rest, messages) if rest else base
+    return _reduce(base, rest, messages, memo) if rest else base
 
 
 def rebuild(
@@ -241,10 +267,16 @@ def rebuild(
     for ws in pending.values():
         ws.sort(key=lambda w: (w.task_path, w.task_id, w.idx))
     messages = _Messages()
+    memo = _Memo()
     errors: list[LoadError] = []
     after: dict[tuple[str, str], Any] = {}  # the value once an ancestor's own writes are applied
+    entries = 0  # in all lists rebuilt: the thread's budget, MAX_ENTRIES
+
+    def fail(link: tuple[str, str], why: str) -> None:
+        errors.append(LoadError(thread_id, link[0], link[1], "messages", f"DeltaChannel {CHANNEL}: {why} load without messages"))
 
     def value_after(key: tuple[str, str]) -> Any:
+        nonlocal entries
         # Iteratively: the chain from `key` up to a known value, a stored one or the root.
         chain: list[tuple[str, str]] = []
         on_chain: set[tuple[str, str]] = set()
@@ -273,13 +305,16 @@ def rebuild(
                 after[link] = base = FAILED
                 continue
             try:
-                base = _replay(base, link_writes, messages)
+                base = _replay(base, link_writes, messages, memo)
+                entries += len(base)
+                if entries > MAX_ENTRIES:
+                    if entries - len(base) <= MAX_ENTRIES:  # (one error: every list rebuilt later fails too)
+                        fail(link, f"the thread's rebuilt lists hold more than {MAX_ENTRIES:,} entries in all (the "
+                                   "per-thread budget, docs/security.md); the checkpoints rebuilt from here on")
+                    base = FAILED
             except _Unknown as exc:
-                errors.append(LoadError(
-                    thread_id, link[0], link[1], "messages",
-                    f"DeltaChannel {CHANNEL}: a write holds {exc}, not a message: the channel's reducer is not the "
-                    "messages reducer (_messages_delta_reducer), the one this tool implements; its checkpoints after "
-                    "this one load without messages"))
+                fail(link, f"a write holds {exc}, not a message: the channel's reducer is not the messages reducer "
+                           "(_messages_delta_reducer), the one this tool implements; its checkpoints after this one")
                 base = FAILED
             after[link] = base
         return after.get(key, FAILED) if chain else base

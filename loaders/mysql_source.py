@@ -35,7 +35,7 @@ from pathlib import Path
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from loaders.dsn import DsnSpec, first_line, mask_dsn
-from loaders.pg_export.archive import open_maybe_gzip, read_head
+from loaders.pg_export.archive import capped_lines, open_maybe_gzip, read_head
 from loaders.pg_export.rows import channel_filter, source_columns
 from loaders.pg_export.sources import _staged
 from loaders.pg_export.stage import Stage, StageLoader
@@ -238,13 +238,14 @@ def _text(value, column: str, where: str, line_no: int):
         raise SourceError(f"{where}: line {line_no}: {column} is not UTF-8 text") from None
 
 
-def _stage_dump(stage: Stage, lines, where: str) -> bool:
+def _stage_dump(stage: Stage, fh, where: str) -> bool:
+    """Stage a dump's rows of the checkpoint tables, a line (`archive.MAX_LINE` at most) at a time."""
     created: dict[str, list[str]] = {}
     creating: str | None = None
     loader: StageLoader | None = None
     seen: set[str] = set()
     plan = None  # (positions of the stager's columns, channel position, channels, binary columns)
-    for line_no, line in enumerate(lines, 1):
+    for line_no, line in enumerate(capped_lines(fh, where), 1):
         if creating is not None:
             if m := _COLUMN_RE.match(line):
                 created[creating].append(m.group(1).replace(b"``", b"`").decode())

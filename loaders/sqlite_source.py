@@ -16,6 +16,8 @@ depends on its WAL state, so that the file and its folder stay byte-identical:
   main file meanwhile is then also in the copied `-wal`, which overrides it,
   and a half-written last frame of a live writer fails SQLite's checksums. A
   restarted `-wal` holds only newer frames, so the copy is taken again.
+  A `-wal` that is not the file's (SQLite would apply another database's WAL
+  silently) is refused in one line: the rule is in `sqlite_wal`.
 
 Damaged and crafted files (issue 18) are read under three rules:
 
@@ -76,6 +78,7 @@ from loaders.records import (
 )
 from loaders.scratch import scratch_dir
 from loaders.source import SPLIT_MIN_BYTES, Capabilities, Source, SourceOptions, SourceReader
+from loaders.sqlite_wal import check_wal
 
 # The compiled scan, read-ahead VFS and row source (None: the ormsgpack path below, SQLite's own VFS,
 # the sqlite3 module's cursor; tests switch them off).
@@ -131,6 +134,10 @@ def snapshot_copy(path: Path, wal: Path, folder: Path, attempts: int = 50) -> Pa
             copy_wal.unlink(missing_ok=True)
         copied_id = _wal_id(copy_wal)
         if wal_id is not None and copied_id == wal_id:
+            if (why := check_wal(copy, copy_wal)) is not None:
+                raise SourceError(
+                    f"{wal}: not the write-ahead log of {path.name}: {why} (a -wal from another database?); "
+                    f"move it away to load {path.name} as last checkpointed")
             return copy
         if wal_id is None and copied_id is None and (before.st_size, before.st_mtime_ns) == (after.st_size, after.st_mtime_ns):
             return copy  # checkpointed and removed: the main file, which held still, is a committed state

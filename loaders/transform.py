@@ -15,7 +15,6 @@ each distinct payload is decoded once per thread, here.
 
 from __future__ import annotations
 
-import re
 from array import array
 from collections import Counter
 from dataclasses import dataclass
@@ -27,6 +26,7 @@ from typing import Any
 from loaders import _native
 from loaders.cipher import missing_key
 from loaders.decode import DecodeError, Ext, JsonPayload, Message, decode_message, plain, same_message, to_json
+from loaders.linear_regex import BuiltinRegex, LinearRegex, compile_linear
 from loaders.records import LoadError, RawCheckpoint, RawWrite, ThreadBundle
 from loaders.subgraphs import subgraph_rows
 
@@ -49,31 +49,28 @@ class ThreadKey:
     session_id: str
 
 
-def compile_thread_key(pattern: str | None) -> re.Pattern[str]:
+def compile_thread_key(pattern: str | None) -> BuiltinRegex | LinearRegex:
     """Compile a thread-key pattern; it must have a `session` group (and may have `tenant`, `sub`).
+    A pattern given is run by RE2 (`linear_regex`: linear time, whatever is typed).
 
-    >>> compile_thread_key(None).match("acme:web:s1").group("session")
+    >>> compile_thread_key(None).groups("acme:web:s1")["session"]
     's1'
     """
-    try:
-        regex = re.compile(pattern or DEFAULT_THREAD_KEY_PATTERN, re.DOTALL)
-    except re.error as exc:
-        raise ValueError(f"invalid thread-key pattern {pattern!r}: {exc}") from None
+    regex = BuiltinRegex(DEFAULT_THREAD_KEY_PATTERN) if not pattern else compile_linear(pattern, "thread-key pattern")
     if "session" not in regex.groupindex:
         raise ValueError("a thread-key pattern needs a named group 'session'")
     return regex
 
 
-def parse_thread_key(thread_id: str, regex: re.Pattern[str]) -> ThreadKey:
+def parse_thread_key(thread_id: str, regex: BuiltinRegex | LinearRegex) -> ThreadKey:
     """Split `tenant:sub:session`; an empty sub-tenant is NULL; no match → session = thread id.
 
     >>> parse_thread_key("acme::a:b", compile_thread_key(None))
     ThreadKey(tenant_id='acme', sub_tenant_id=None, session_id='a:b')
     """
-    m = regex.match(thread_id)
-    if m is None:
+    groups = regex.groups(thread_id)
+    if groups is None:
         return ThreadKey(None, None, thread_id)
-    groups = m.groupdict()
     return ThreadKey(groups.get("tenant"), groups.get("sub") or None, groups["session"])
 
 
@@ -134,7 +131,7 @@ _checkpoint_id = attrgetter("checkpoint_id")
 _NO_VERSIONS = array("i")
 
 
-def transform_thread(bundle: ThreadBundle, key_regex: re.Pattern[str]) -> ThreadRows:
+def transform_thread(bundle: ThreadBundle, key_regex: BuiltinRegex | LinearRegex) -> ThreadRows:
     """Turn one thread's checkpoints and special writes into table rows.
 
     >>> rows = transform_thread(ThreadBundle("t", []), compile_thread_key(None))  # doctest: +SKIP
@@ -346,7 +343,8 @@ def transform_thread(bundle: ThreadBundle, key_regex: re.Pattern[str]) -> Thread
             if not any(map(chain_ids.__contains__, tail_ids)):
                 # Only new messages appended: each one is added (a repeated id in the tail too).
                 ts = root_ts_of[cid]
-                add_events([(thread_id, cid, parent_id, ts, "added", mid_of[v], i, v, None) for i, v in enumerate(tail, n)])
+                add_events([(thread_id, cid, parent_id, ts, "added", mid_of[v], i, v, None) for i, v in enumerate(tail, n)
+                            if decoded[v] is not None])
                 chain_ids.update(tail_ids)
                 chain_at = cid
                 continue
@@ -600,7 +598,7 @@ def stale_reason(latest_root: str | None, transcript_root: str | None, errors: l
     return f"latest root checkpoint {latest_root} not decoded: {why[0].reason if why else 'damaged (see load_errors)'}"
 
 
-def thread_batches(bundle: ThreadBundle, key_regex: re.Pattern[str]):
+def thread_batches(bundle: ThreadBundle, key_regex: BuiltinRegex | LinearRegex):
     """`(table, rows)` of every table for one thread (`loaders.pipeline.batches`)."""
     rows = transform_thread(bundle, key_regex)
     yield "threads", rows.threads
@@ -618,7 +616,9 @@ def _diff(prev: array, cur: array, decoded: list[Message | None], ident_of: list
     of an id in one list matches the k-th in the other, so a repeated message that
     is appended (an `operator.add` list) is added, and one copy dropped is removed.
 
-    (Lists that only append new messages are handled by the caller, cheaper.)
+    An entry that is not a message (`decoded` None: reported once as a row error) takes
+    no part: a list flooded with them costs no events. (Lists that only append new
+    messages are handled by the caller, cheaper.)
 
     >>> m = lambda mid: Message(mid, "ai", "assistant", None, None, "OK", 0, None, 0, (), None, None, None, None, None, None, None, None, None)
     >>> decoded = [m(None), m(None)]
@@ -630,6 +630,8 @@ def _diff(prev: array, cur: array, decoded: list[Message | None], ident_of: list
         out: dict[Any, tuple[int, int]] = {}
         seen: dict[Any, int] = {}
         for i, v in enumerate(versions):
+            if decoded[v] is None:
+                continue  # not a message (a row error): never an event
             ident = ident_of[v]
             k = seen.get(ident, 0)
             seen[ident] = k + 1

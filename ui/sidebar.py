@@ -153,7 +153,7 @@ def _load_panel(deployed: access.Deployment) -> None:
             placeholder="tenant:sub:session (default)",
             help="A regular expression with named groups `tenant`, `sub` and `session` that splits "
             "thread ids, e.g. `^(?P<tenant>[^/]+)/(?P<session>.+)$`. Ids it does not match keep "
-            "the whole id as the session.",
+            "the whole id as the session. Matched by RE2, in linear time: no backreferences or lookaround.",
         )
         given = {
             option.name: st.text_input(

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from loaders.pg_export.archive import open_maybe_gzip  # (gzip capped: docs/security.md)
 from loaders.records import SourceError
 
 MAX_DOCUMENT = 16 << 20  # MongoDB's BSON document limit (mongo-tools' db.MaxBSONSize)
@@ -53,15 +54,6 @@ class Damaged:
 
     def __init__(self, reason: str) -> None:
         self.reason = reason
-
-
-def open_maybe_gzip(path: Path) -> IO[bytes]:
-    fh = path.open("rb")
-    if fh.read(2) == GZIP_MAGIC:
-        fh.close()
-        return gzip.open(path, "rb")
-    fh.seek(0)
-    return fh
 
 
 def _head(path: Path, size: int) -> bytes:

@@ -9,7 +9,7 @@ import zipfile
 from pathlib import Path
 from typing import IO
 
-from loaders.pg_export.archive import gunzipped, is_zip, open_maybe_gzip
+from loaders.pg_export.archive import gunzipped, is_zip, open_maybe_gzip, open_member, open_zip
 from loaders.pg_export.rows import expected_columns
 from loaders.pg_rows import MIGRATIONS, TABLES
 from loaders.records import SourceError
@@ -62,7 +62,7 @@ def csv_candidates(path: Path) -> list[str]:
     if path.is_dir():
         return [p.name for p in sorted(path.iterdir()) if p.is_file() and csv_table_name(p.name) is not None]
     if is_zip(path):
-        with zipfile.ZipFile(path) as zf:
+        with open_zip(path, str(path)) as zf:
             return [m.filename for m in _zip_members(zf)]
     return []
 
@@ -90,7 +90,7 @@ def looks_like_export(path: Path) -> bool:
                 with open_maybe_gzip(path / name) as fh:
                     header = read_header(fh, name)
             else:
-                with zipfile.ZipFile(path) as zf, zf.open(name) as fh:
+                with open_zip(path, str(path)) as zf, open_member(path, zf, name) as fh:
                     header = read_header(fh, name)
         except (OSError, EOFError, SourceError, zipfile.BadZipFile):
             continue
@@ -111,7 +111,7 @@ def collect_csv_files(path: Path, tmp: str) -> dict[str, tuple[Path, list[str]]]
         what = "not a folder or .zip" if path.exists() else "no such file or folder"
         raise SourceError(f"{where}: {what} (expected a folder or .zip of COPY CSV files)")
     try:
-        zf = zipfile.ZipFile(path) if not path.is_dir() else None
+        zf = open_zip(path, where) if not path.is_dir() else None
     except (zipfile.BadZipFile, OSError) as exc:
         raise SourceError(f"{where}: unreadable zip file ({exc})") from None
     try:
@@ -122,7 +122,8 @@ def collect_csv_files(path: Path, tmp: str) -> dict[str, tuple[Path, list[str]]]
         found: dict[str, tuple[str, list[str]]] = {}
         for name in names:
             try:
-                with (open_maybe_gzip(path / name) if zf is None else gunzipped(zf.open(name))) as fh:
+                with (open_maybe_gzip(path / name) if zf is None
+                      else gunzipped(open_member(path, zf, name), zf.getinfo(name).compress_size, f"{where}: {name}")) as fh:
                     header = read_header(fh, name)
             except (OSError, EOFError, zipfile.BadZipFile) as exc:
                 raise SourceError(f"{where}: {name}: unreadable ({exc})") from None
@@ -152,8 +153,12 @@ def collect_csv_files(path: Path, tmp: str) -> dict[str, tuple[Path, list[str]]]
             name, header = found[table]
             # DuckDB reads files, not zip members: only the three needed are extracted.
             target = Path(tempfile.mkdtemp(dir=tmp)) / name.rsplit("/", 1)[-1]
-            with zf.open(name) as src, target.open("wb") as dst:
-                shutil.copyfileobj(src, dst, 1 << 20)
+            try:
+                with open_member(path, zf, name) as src, target.open("wb") as dst:
+                    shutil.copyfileobj(src, dst, 1 << 20)
+            except BaseException:
+                target.unlink(missing_ok=True)
+                raise
             out[table] = (target, header)
         return out
     except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError) as exc:

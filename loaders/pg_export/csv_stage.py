@@ -8,7 +8,7 @@ from pathlib import Path
 
 import duckdb
 
-from loaders.pg_export.archive import uncompressed
+from loaders.pg_export.archive import MAX_LINE, uncompressed
 from loaders.pg_export.csv_files import collect_csv_files
 from loaders.pg_export.csv_pieces import RowTooLong, csv_pieces, first_long_line, line_at
 from loaders.pg_export.rows import channel_filter, source_columns
@@ -21,7 +21,7 @@ from loaders.records import SourceError
 # a 1.4 GB export) and failed under the memory limit. 64 MB of CSV is a 32 MB
 # `messages` blob in hex.
 CSV_MEMORY_LIMIT = "256MB"
-CSV_MAX_ROW = 64 << 20
+CSV_MAX_ROW = MAX_LINE
 CSV_PIECE = 16 << 20  # see `csv_pieces`
 
 

@@ -4,10 +4,11 @@ blocks of the checkpoint tables streamed into the stage."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
+from typing import IO
 
-from loaders.pg_export.archive import read_head
+from loaders.pg_export.archive import capped_lines, read_head
 from loaders.pg_export.copy_text import copy_text_field, idents, python_encoding
 from loaders.pg_export.rows import OPTIONAL_COLUMNS, channel_filter, source_columns
 from loaders.pg_export.stage import Stage, StageLoader
@@ -33,17 +34,18 @@ def is_plain_dump(path: Path) -> bool:
 
 
 def stage_dump(
-    stage: Stage, lines: Iterable[bytes], where: str, schema: str | None,
+    stage: Stage, fh: IO[bytes], where: str, schema: str | None,
     restore_failed: Callable[[], str | None] | None = None,
 ) -> bool:
-    """Stream a plain dump's COPY blocks of the checkpoint tables into the stage; returns `shallow`."""
+    """Stream a plain dump's COPY blocks of the checkpoint tables into the stage, a line
+    (`archive.MAX_LINE` at most) at a time; returns `shallow`."""
     encoding = "utf-8"
     columns: dict[str, set[str]] = {}
     schema_of: dict[str, str] = {}
     inserts = False
     block: _DumpBlock | None = None
     line_no = 0
-    for line_no, line in enumerate(lines, 1):
+    for line_no, line in enumerate(capped_lines(fh, where), 1):
         if block is not None:
             if line in (b"\\.\n", b"\\.\r\n", b"\\."):
                 block.finish()

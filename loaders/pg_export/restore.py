@@ -3,10 +3,12 @@ turns them into plain SQL, streamed into `dump.stage_dump`."""
 
 from __future__ import annotations
 
+import io
 import shutil
 import subprocess
 from pathlib import Path
 
+from loaders.pg_export.archive import Capped, inflate_limit
 from loaders.pg_export.dump import stage_dump
 from loaders.pg_export.stage import Stage
 from loaders.records import SourceError
@@ -25,8 +27,11 @@ def stage_archive(stage: Stage, path: Path, archive: str, where: str, schema: st
     with err_path.open("wb") as err:
         # stderr goes to a file: a pipe nobody reads could fill and stall pg_restore.
         proc = subprocess.Popen([exe, "--data-only", "-f", "-", str(path.resolve())], stdout=subprocess.PIPE, stderr=err)
+        # What pg_restore writes is decompressed data: capped like any other.
+        size = sum(f.stat().st_size for f in path.iterdir() if f.is_file()) if path.is_dir() else path.stat().st_size
+        out = io.BufferedReader(Capped(proc.stdout, inflate_limit(size), where), 1 << 16)
         try:
-            shallow = stage_dump(stage, proc.stdout, where, schema, restore_failed=lambda: _restore_error(proc, err_path))
+            shallow = stage_dump(stage, out, where, schema, restore_failed=lambda: _restore_error(proc, err_path))
         except BaseException:
             proc.kill()
             raise

@@ -21,6 +21,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
 
 import loaders
+from loaders import delta
 from loaders.decode import content_text
 from storegen.delta import GRAPHS, SCENARIOS, write_delta_store, write_delta_threads
 from tests.loaders.pg_util import export_csv, fresh_database, pg_dump
@@ -195,3 +196,24 @@ def test_mongodb_live_and_dump_are_what_the_runtime_rebuilds(tmp_path, monkeypat
         summary = loaders.load(str(spec), out, workers=1)
         assert summary.errors == 0, (name, rows(out, "SELECT * FROM load_errors"))
         assert_as_the_runtime(out, expected)
+
+
+def _chain(n: int):
+    """`n` root checkpoints in a chain, none storing the list, each with one write adding a message."""
+    cps = [delta.DeltaCheckpoint("", f"c{i:06d}", f"c{i - 1:06d}" if i else None, delta.NOTHING, True) for i in range(n)]
+    writes = [delta.DeltaWrite("", f"c{i:06d}", "~", "t", 0, [delta._msg("ai", f"m{i}", f"id{i}")]) for i in range(n)]
+    return cps, writes
+
+
+def test_a_long_chain_is_rebuilt_once_and_its_entries_are_budgeted(monkeypatch):
+    """A chain of n writes makes n²/2 list entries: within `MAX_ENTRIES` they are all rebuilt
+    (each list its parent's plus one); past it, one error and the rest without messages."""
+    cps, writes = _chain(600)
+    lists, errors = delta.rebuild("t", cps, writes)
+    assert errors == []
+    assert [len(lists[("", f"c{i:06d}")]) for i in (0, 1, 599)] == [0, 1, 599]
+    assert lists[("", "c000599")][-1] == writes[598].value[0]
+    monkeypatch.setattr(delta, "MAX_ENTRIES", 600 * 599 // 2 - 1)  # one entry short of the whole chain
+    lists, errors = delta.rebuild("t", cps, writes)
+    assert len(errors) == 1 and "more than" in errors[0].reason and "entries" in errors[0].reason
+    assert lists[("", "c000599")] is delta.FAILED and len(lists[("", "c000500")]) == 500

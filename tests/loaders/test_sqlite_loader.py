@@ -251,7 +251,11 @@ def test_custom_thread_key_pattern(sqlite_store, tmp_path):
             assert (r["tenant_id"], r["session_id"]) == (None, r["thread_id"])
 
 
-@pytest.mark.parametrize("pattern, why", [("(", "invalid thread-key pattern '\\(': missing \\)"), ("^(?P<tenant>.*)$", "named group 'session'")])
+@pytest.mark.parametrize("pattern, why", [
+    ("(", "invalid thread-key pattern '\\(': RE2 .*missing \\)"),
+    ("^(?P<tenant>.*)$", "named group 'session'"),
+    ("^(?P<session>a)(?=b)", "invalid thread-key pattern .*RE2 .*cannot run it"),  # lookahead: not linear
+])
 def test_a_bad_thread_key_pattern_is_one_line_and_touches_nothing(sqlite_store, tmp_path, pattern, why):
     db = tmp_path / "k.duckdb"
     proc = subprocess.run(

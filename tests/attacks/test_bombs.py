@@ -1,0 +1,113 @@
+"""Compressed bombs in every container the loaders take, and endless lines: refused in one
+line naming the limit (docs/security.md, "Bounded memory and disk"), within the memory
+budget, nothing written outside the target, the temp folder left empty."""
+
+from __future__ import annotations
+
+import gzip
+import zipfile
+
+import pytest
+
+from loaders.pg_export.archive import INFLATE_FLOOR
+from tests.attacks.bombs import MB, gzip_bomb, zip_with
+from tests.attacks.harness import attack
+
+BIG = 1200 * MB  # over the memory budget once decompressed: a reader holding it whole fails
+
+
+# The header lines COPY ... WITH (FORMAT csv, HEADER true) writes for PostgresSaver's tables.
+_HEADERS = {
+    "checkpoints": "thread_id,checkpoint_ns,checkpoint_id,parent_checkpoint_id,type,checkpoint,metadata",
+    "checkpoint_blobs": "thread_id,checkpoint_ns,channel,version,type,blob",
+    "checkpoint_writes": "thread_id,checkpoint_ns,checkpoint_id,task_id,idx,channel,type,blob,task_path",
+}
+
+
+def _header(table: str) -> bytes:
+    return (_HEADERS[table] + "\n").encode()
+
+
+def _csv_members(but: str) -> dict[str, bytes]:
+    return {f"{t}.csv": _header(t) for t in ("checkpoints", "checkpoint_blobs", "checkpoint_writes") if t != but}
+
+
+@pytest.mark.parametrize("method", [zipfile.ZIP_BZIP2, zipfile.ZIP_DEFLATED], ids=["bzip2", "deflate"])
+def test_a_copy_csv_zip_bomb_is_refused_before_it_is_inflated(tmp_path, method):
+    bomb = zip_with(tmp_path / "export.zip", _csv_members("checkpoints"), "checkpoints.csv", method,
+                    BIG if method == zipfile.ZIP_BZIP2 else INFLATE_FLOOR + MB, _header("checkpoints"))
+    db = tmp_path / "out.duckdb"
+    out = attack(["load", str(bomb), "--db", str(db)], tmp_path)
+    out.refused("decompresses to more than", "64 MiB").within_budget().wrote_only([db])
+
+
+def test_a_zip_member_that_lies_about_its_size_is_refused(tmp_path):
+    """Declared small, inflating to gigabytes: no more than the declared size is ever inflated."""
+    bomb = zip_with(tmp_path / "export.zip", _csv_members("checkpoints"), "checkpoints.csv", zipfile.ZIP_BZIP2,
+                    BIG, _header("checkpoints"))
+    with zipfile.ZipFile(bomb) as zf:
+        declared = zf.getinfo("checkpoints.csv")
+    raw = bomb.read_bytes()
+    # Rewrite the size in the central directory and local header (both 32-bit fields here).
+    big = declared.file_size.to_bytes(4, "little")
+    raw = raw.replace(big, (4096).to_bytes(4, "little"))
+    bomb.write_bytes(raw)
+    out = attack(["load", str(bomb), "--db", str(tmp_path / "out.duckdb")], tmp_path)
+    out.refused("checkpoints.csv", "declared size").within_budget().wrote_only([tmp_path / "out.duckdb"])
+
+
+def test_a_gzipped_csv_in_an_export_folder_is_capped_when_decompressed(tmp_path):
+    folder = tmp_path / "export"
+    folder.mkdir()
+    for name, body in _csv_members("checkpoints").items():
+        (folder / name).write_bytes(body)
+    (folder / "checkpoints.csv.gz").write_bytes(gzip_bomb(_header("checkpoints"), INFLATE_FLOOR + MB))
+    out = attack(["load", str(folder), "--db", str(tmp_path / "out.duckdb")], tmp_path)
+    out.refused("checkpoints.csv.gz", "decompresses to more than", "64 MiB").within_budget().wrote_only([tmp_path / "out.duckdb"])
+
+
+_PG_HEAD = (b"--\n-- PostgreSQL database dump\n--\n"
+            b"COPY public.checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, "
+            b"checkpoint, metadata) FROM stdin;\n")
+_MYSQL_HEAD = b"-- MySQL dump 10.13\n--\nINSERT INTO `checkpoints` VALUES ('"
+
+
+@pytest.mark.parametrize("head, name, line", [(_PG_HEAD, "dump.sql.gz", 5), (_MYSQL_HEAD, "dump.sql.gz", 3)],
+                         ids=["pg_dump", "mysqldump"])
+def test_an_endless_line_in_a_gzipped_dump_is_refused_at_the_line_limit(tmp_path, head, name, line):
+    dump = tmp_path / name
+    dump.write_bytes(gzip_bomb(head, BIG))
+    out = attack(["load", str(dump), "--db", str(tmp_path / "out.duckdb")], tmp_path)
+    out.refused(f"line {line} is longer than 64 MiB", "longest line").within_budget().wrote_only([tmp_path / "out.duckdb"])
+
+
+def test_an_endless_line_in_a_plain_dump_is_refused_at_the_line_limit(tmp_path):
+    dump = tmp_path / "dump.sql"
+    with dump.open("wb") as fh:
+        fh.write(_MYSQL_HEAD)
+        for _ in range(5):
+            fh.write(b"a" * (16 * MB))
+    out = attack(["load", str(dump), "--db", str(tmp_path / "out.duckdb")], tmp_path)
+    out.refused("line 3 is longer than 64 MiB").within_budget().wrote_only([tmp_path / "out.duckdb"])
+
+
+def test_a_gzip_bomb_of_a_plain_dump_is_refused_past_the_decompressed_limit(tmp_path):
+    """Short lines (no line limit met), but more decompressed data than the compressed size allows."""
+    dump = tmp_path / "dump.sql.gz"
+    dump.write_bytes(gzip.compress(_PG_HEAD[:-len(b"COPY")].rstrip(b"C"), mtime=0) + gzip_bomb(b"", INFLATE_FLOOR + MB, b"-" * 65535 + b"\n"))
+    out = attack(["load", str(dump), "--db", str(tmp_path / "out.duckdb")], tmp_path)
+    out.refused("decompresses to more than 64 MiB").within_budget().wrote_only([tmp_path / "out.duckdb"])
+
+
+def test_a_zip_listing_more_entries_than_an_export_holds_is_refused_before_it_is_listed(tmp_path):
+    from loaders.pg_export.archive import MAX_ZIP_ENTRIES
+
+    bomb = tmp_path / "export.zip"
+    with zipfile.ZipFile(bomb, "w", zipfile.ZIP_STORED) as zf:
+        for name, body in _csv_members("").items():
+            zf.writestr(name, body)
+        for i in range(MAX_ZIP_ENTRIES):
+            zf.writestr(f"x/{i}", b"")
+    out = attack(["load", str(bomb), "--db", str(tmp_path / "out.duckdb")], tmp_path)
+    out.refused(f"{MAX_ZIP_ENTRIES + 3:,} entries", f"{MAX_ZIP_ENTRIES:,}-entry limit").within_budget()
+    out.wrote_only([tmp_path / "out.duckdb"])

@@ -1,0 +1,52 @@
+"""A `-wal` beside a database it does not belong to is refused in one line, never applied
+(loaders/sqlite_wal.py: page size and page 1's change counter; docs/security.md)."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+
+import duckdb
+
+from storegen import build_sqlite_store, run_scenarios
+from tests.attacks.harness import attack
+from tests.conftest import copy_store_files
+
+
+def _live_wal_store(folder, scenarios, more, threads):
+    """A store written by SqliteSaver whose last threads are only in its `-wal` (copied while the writer was open)."""
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    folder.mkdir()
+    live = folder / "live.sqlite"
+    build_sqlite_store(live, scenarios=scenarios)
+    conn = sqlite3.connect(live, check_same_thread=False)
+    try:
+        saver = SqliteSaver(conn)
+        saver.setup()
+        conn.execute("PRAGMA wal_autocheckpoint=0")
+        run_scenarios(saver, more, threads=threads)
+        return copy_store_files(live, folder / "copy", "store.sqlite")
+    finally:
+        conn.close()
+
+
+def test_a_wal_from_another_database_is_refused_and_its_own_loads(tmp_path):
+    ours = _live_wal_store(tmp_path / "ours", ["simple_chat"], ["edit"], {"acme::ours": "edit"})
+    theirs = _live_wal_store(tmp_path / "theirs", ["simple_chat", "tool_calls"], ["edit"], {"globex::theirs": "edit"})
+    target = tmp_path / "target"
+    target.mkdir()
+    store = target / "store.sqlite"
+    shutil.copyfile(ours, store)
+    shutil.copyfile(f"{theirs}-wal", f"{store}-wal")
+    db = tmp_path / "out.duckdb"
+    out = attack(["load", str(store), "--db", str(db)], tmp_path)
+    out.refused("store.sqlite-wal", "not the write-ahead log of store.sqlite").within_budget().wrote_only([db])
+    assert not db.exists()
+
+    # The store's own -wal loads, its WAL-only thread with it.
+    shutil.copyfile(f"{ours}-wal", f"{store}-wal")
+    attack(["load", str(store), "--db", str(db)], tmp_path).succeeded().within_budget().wrote_only([db])
+    con = duckdb.connect(str(db), read_only=True)
+    assert con.execute("SELECT count(*) FROM threads WHERE thread_id = 'acme::ours'").fetchone()[0] == 1
+    con.close()
