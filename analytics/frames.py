@@ -20,7 +20,8 @@ import pyarrow as pa
 
 from analytics._pandas import pandas_dtype, pd, types_mapper
 from analytics.db import applied_policy
-from analytics.policy import Policy, mask_arrow
+from analytics.masking import mask_arrow
+from analytics.policy import Policy
 from loaders.catalog import Column, Table
 
 #: Arrow → pandas: integer columns stay nullable (a NULL token count is <NA>, not a

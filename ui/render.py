@@ -45,9 +45,11 @@ def download_data(build, file_name: str, key: str, label: str = "Download CSV", 
                   mime: str = "text/csv", icon: str = ":material/download:", help: str | None = None) -> None:
     """A download whose bytes `build()` makes on click (e.g. DuckDB writing every row of a report),
     under this session's policy, recorded in the export log first (`ui.downloads`)."""
+    from analytics.masking import file_name as masked_name
     from ui import downloads, session, state
 
     db = state.current_db()
+    file_name = masked_name(file_name, None if db is None else db.policy)  # a name leaves the tool too
     origin = downloads.Origin(None if db is None else db.path, None if db is None else db.policy,
                               session.user(), st.query_params.to_dict())
     refused = downloads.refusal(origin)
@@ -76,12 +78,15 @@ def chart(fig, key: str) -> None:
 
 
 def file_name(kind: str, thread_id: str, *parts: object) -> str:
-    """A CSV download's name for one thread (`:` is not welcome in file names everywhere).
+    """A CSV download's name for one thread (`:` is not welcome in file names everywhere); in a
+    masking session the thread id masked (`analytics.masking.file_name`).
 
     >>> file_name("expected_window", "acme:web:s1", 2)
     'expected_window-acme_web_s1-2.csv'
     """
-    return "-".join([kind, thread_id.replace(":", "_"), *map(str, parts)]) + ".csv"
+    from analytics.masking import file_name as masked_name, mask_text
+
+    return masked_name("-".join([kind, mask_text(thread_id).replace(":", "_"), *map(str, parts)]) + ".csv")
 
 
 def thread_caption(t: dict[str, Any]) -> str:

@@ -164,11 +164,15 @@ def test_cli_redact_config_adds_terms_and_names_a_bad_file(pii_db, tmp_path, cap
     assert "not a valid regular expression" in capsys.readouterr().err
 
 
-def test_filters_stay_on_raw_values(pii_db):
-    # Filters run in SQL on what is stored; masking changes only what is returned.
+def test_under_masking_the_text_filter_is_blind_inside_masked_values(pii_db):
+    # The same filter finds the threads unmasked; under masking it sees only unmasked text.
+    with analytics.connect(pii_db) as con:
+        assert sorted(analytics.conversations(con, Filters(text="dana.scully")).thread_id) == ["acme:web:s1", "acme:web:s2"]
     with analytics.connect(pii_db, redact=True) as con:
-        frame = analytics.conversations(con, Filters(text="dana.scully"))
-    assert sorted(frame.thread_id) == ["acme:web:s1", "acme:web:s2"]
+        assert analytics.conversations(con, Filters(text="dana.scully")).empty
+        assert analytics.conversations(con, Filters(text="7946 0958")).empty  # a part of a phone number
+        shown = analytics.conversations(con, Filters(text="order A-1043")).thread_id  # text shown as is
+    assert sorted(shown) == ["acme:web:s1", "acme:web:s2", "globex:web:s1", "globex:web:s2"]
 
 
 def test_under_masking_a_search_for_personal_data_is_refused(pii_db):
