@@ -124,8 +124,8 @@ def mask_text(text: str | None, policy: Policy | None = None) -> str | None:
 def file_name(name: str, policy: Policy | None = None) -> str:
     """A file name as it may leave: masked, placeholders spelled without `<>` (not welcome in file names).
 
-    >>> file_name("transcript-acme_web_bob@example.com.csv", Policy(redact=True))
-    'transcript-acme_web_EMAIL_1.csv'
+    >>> file_name("notes of bob@example.com.csv", Policy(redact=True)), file_name("search.csv", Policy(redact=True))
+    ('notes of EMAIL_1.csv', 'search.csv')
     """
     if not effective(policy).redact:
         return name
@@ -234,7 +234,8 @@ def search_barrier(config: RedactConfig | None = None) -> str:
     """The RE2 expression of every stretch a masking search cannot see into: the built-in kinds,
     the configured terms (any case) and patterns.
 
-    >>> import re; re.sub(search_barrier(), "#", "mail alice.pii@acme-mail.com or 4111.1111.1111.1111, order A-1043")
+    >>> text = "mail alice.pii@acme-mail.com or 4111.1111.1111.1111, order A-1043"
+    >>> duckdb.connect().execute("SELECT regexp_replace(?, ?, '#', 'g')", [text, search_barrier()]).fetchall()[0][0]
     'mail # or #, order A-1043'
     """
     config = config or redactor().config
