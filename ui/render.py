@@ -114,7 +114,9 @@ def thread_caption(t: dict[str, Any]) -> str:
     flags += [f"{t['forks']} fork(s)"] if t.get("forks") else []
     flags += [f"{t['removed_messages']} removed"] if t.get("removed_messages") else []
     flags += [f"{t['edited_messages']} edited"] if t.get("edited_messages") else []
-    return " · ".join(parts + flags)
+    from analytics.masking import mask_text
+
+    return mask_text(" · ".join(parts + flags))  # a label leaves the tool: its ids masked in a masking session
 
 
 def highlighted(before: str, match: str, after: str) -> str:
@@ -129,9 +131,11 @@ def highlighted(before: str, match: str, after: str) -> str:
 
 def search_hit(hit, link: dict[str, Any]) -> None:
     """One search hit: a link to the message in its conversation, who and when, the snippet."""
+    from analytics.masking import mask_text
+
     with st.container(border=True, gap="xsmall"):
         with st.container(horizontal=True, vertical_alignment="center", gap="small"):
-            st.page_link("pages/transcript.py", label=f"{hit.thread_id} · Message {hit.number}",
+            st.page_link("pages/transcript.py", label=mask_text(f"{hit.thread_id} · Message {hit.number}"),
                          icon=":material/forum:", query_params=link)
             st.caption(f"{hit.speaker} · {ts_text(hit.ts)}" + (f" · tenant {hit.tenant_id}" if hit.tenant_id else ""))
         st.html(highlighted(hit.before, hit.match, hit.after))

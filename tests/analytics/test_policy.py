@@ -183,3 +183,14 @@ def test_under_masking_a_search_for_personal_data_is_refused(pii_db):
         with pytest.raises(analytics.BadRequest, match="personal data is masked in this app.*email"):
             analytics.search(con, email)
         assert analytics.search(con, "Charged").total > 0  # any other text is searched as before
+
+
+def test_raw_sql_on_a_masking_connection_is_verbatim_and_analytics_sql_masks_it(pii_db):
+    # As docs/privacy.md's table of switches says: DuckDB answers raw SQL itself; `analytics.sql` masks.
+    email = next(v for v in ALL_PLANTED if "@" in v)
+    query = "SELECT thread_id, content FROM messages WHERE role = 'user' ORDER BY thread_id, ordinal"
+    with analytics.connect(pii_db, redact=True) as con:
+        raw = "\n".join(c for (_t, c) in con.execute(query).fetchall())
+        masked = analytics.sql(con, query)
+    assert email in raw
+    assert not [v for v in ALL_PLANTED if v in "\n".join(masked.content)] and "<EMAIL_" in "\n".join(masked.content)

@@ -10,56 +10,19 @@ digits of a card probed group by group), while the same searches unmasked do fin
 
 from __future__ import annotations
 
-import datetime as dt
 from pathlib import Path
 
 import pytest
 
-from storegen import Clock, deterministic
-from storegen.build import open_sqlite_saver
-from storegen.clock import UTC
-from storegen.graphs import build_agent_graph
-from storegen.models import Reply, ScriptedChatModel
-from storegen.scenarios import say, thread_config
-from tests.analytics.pii_store import charge_card, update_contact
+from tests.analytics.pii_store import (EMAIL, GLUED, NAME, SECRETS, THREAD, build_pii_in_every_field)
 from tests.attacks.harness import attack
-
-EMAIL = "alice.pii@acme-mail.com"
-GLUED = "carol@acme-mail.com-h0"  # in the thread id: the session id is an email with a suffix
-PHONE = "+44 7700 900456"
-CARD = "4111 1111 1111 1111"
-IBAN = "de89-3704-0044-0532-0130-00"
-NAME = "Carol Danvers"
-THREAD = f"acme:web:{GLUED}"
-SECRETS = [EMAIL, GLUED, "carol@acme-mail.com", PHONE, "7700 900456", "7700900456", CARD, "4111111111111111", IBAN,
-           "DE89370400440532013000", NAME]
-
-
-def _store(path: Path) -> Path:
-    saver = open_sqlite_saver(path)
-    model = ScriptedChatModel(replies=[
-        Reply("", [("update_contact", {"email": EMAIL, "phone": PHONE})]),
-        Reply(f"Saved {EMAIL} for {NAME}."),
-        Reply("", [("charge_card", {"card": CARD, "iban": IBAN})]),
-        Reply(f"Charged {CARD}; refunds to {IBAN}."),
-    ])
-    graph = build_agent_graph(model, [update_contact, charge_card], saver)
-    try:
-        with deterministic(THREAD), Clock(dt.datetime(2025, 3, 5, 9, 0, tzinfo=UTC)) as clock:
-            cfg = thread_config(THREAD, user_email=EMAIL, caller=PHONE)  # copied into checkpoint metadata
-            say(graph, cfg, f"I am {NAME}: mail me at {EMAIL} or call {PHONE}, cc {GLUED}, thanks. Order A-1043.", clock, think=0)
-            say(graph, cfg, f"Please charge {CARD} and refund to {IBAN}.", clock)
-    finally:
-        saver.conn.close()
-    return path
-
 
 @pytest.fixture(scope="module")
 def lens(tmp_path_factory) -> tuple[Path, Path]:
     """(the loaded database, the redaction config naming NAME), built once for the module."""
     folder = tmp_path_factory.mktemp("masking")
     db = folder / "lens.duckdb"
-    attack(["load", str(_store(folder / "pii.sqlite")), "--db", str(db)], folder).succeeded()
+    attack(["load", str(build_pii_in_every_field(folder / "pii.sqlite")), "--db", str(db)], folder).succeeded()
     config = folder / "redact.toml"
     config.write_text(f'[redact]\nterms = ["{NAME}"]\n', encoding="utf-8")
     return db, config
