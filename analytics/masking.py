@@ -257,12 +257,16 @@ def blind_search(con: duckdb.DuckDBPyConnection) -> None:
     con.execute(f"SET VARIABLE {SEARCH_BARRIER_VARIABLE} = ?", [barrier])
 
 
-def searchable_sql(column: str) -> str:
-    """SQL: the text of `column` as a search sees it: as stored on a connection that does not mask;
-    with each stretch of `search_barrier` replaced by a NUL character on one that masks.
+#: SQL: true on a connection whose searches are blind inside personal values (`blind_search`).
+BLIND_SQL = f"getvariable('{SEARCH_BARRIER_VARIABLE}') IS NOT NULL"
 
-    >>> searchable_sql("m.content").startswith("CASE WHEN getvariable('tl_search_barrier') IS NULL THEN m.content")
-    True
+
+def searchable_sql(column: str) -> str:
+    """SQL: the text of `column` as a masking connection's search sees it, each stretch of
+    `search_barrier` replaced by a NUL character (on a connection that does not mask: NULL,
+    and `BLIND_SQL` is false).
+
+    >>> searchable_sql("m.content")
+    "regexp_replace(m.content, getvariable('tl_search_barrier'), chr(0), 'g')"
     """
-    var = f"getvariable('{SEARCH_BARRIER_VARIABLE}')"
-    return f"CASE WHEN {var} IS NULL THEN {column} ELSE regexp_replace({column}, {var}, chr(0), 'g') END"
+    return f"regexp_replace({column}, getvariable('{SEARCH_BARRIER_VARIABLE}'), chr(0), 'g')"

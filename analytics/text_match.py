@@ -58,12 +58,12 @@ def contains_sql(column: str) -> str:
     (`analytics.masking.searchable_sql`): no match inside a masked value, whole or partial.
     The first test keeps the second to the messages that match at all.
 
-    >>> contains_sql("m.content").startswith("(regexp_matches(m.content, ?) AND regexp_matches(CASE WHEN")
+    >>> contains_sql("m.content").startswith("(regexp_matches(m.content, ?) AND (NOT getvariable(")
     True
     """
-    from analytics.masking import searchable_sql
+    from analytics.masking import BLIND_SQL, searchable_sql
 
-    return f"(regexp_matches({column}, ?) AND regexp_matches({searchable_sql(column)}, ?))"
+    return f"(regexp_matches({column}, ?) AND (NOT {BLIND_SQL} OR regexp_matches({searchable_sql(column)}, ?)))"
 
 
 def contains_params(text: str) -> list[str]:
