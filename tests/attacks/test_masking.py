@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.analytics.pii_store import (EMAIL, GLUED, NAME, SECRETS, THREAD, build_pii_in_every_field)
+from analytics.reports import registry
 from tests.attacks.harness import attack
 
 @pytest.fixture(scope="module")
@@ -50,14 +51,22 @@ def test_no_planted_value_is_printed(argv, lens, tmp_path):
         assert "<EMAIL_" in out.stdout  # the values are there, masked
 
 
-def test_every_report_written_is_masked(lens, tmp_path):
-    for kind, extra in (("conversations", []), ("search", ["--text", "Order"]), ("transcript", ["--thread", THREAD]),
-                        ("branches", ["--thread", THREAD]), ("exports", [])):
-        target = tmp_path / f"{kind}.csv"
+# What a report kind needs besides --db and --out (every registered kind is written: a new one is covered).
+REPORT_ARGS = {"search": ["--text", "Order"], "transcript": ["--thread", THREAD], "branches": ["--thread", THREAD],
+               "edits": ["--thread", THREAD], "subgraphs": ["--thread", THREAD], "resume": ["--thread", THREAD]}
+
+
+@pytest.mark.parametrize("kind", sorted(registry()))
+def test_every_report_written_is_masked(kind, lens, tmp_path):
+    for suffix in (".csv", ".jsonl"):
+        extra = REPORT_ARGS.get(kind, [])
+        target = tmp_path / f"{kind}{suffix}"
         out = attack(_masked(["report", kind, *extra, "--out", str(target)], lens, tmp_path), tmp_path)
         out.succeeded().never_prints(*SECRETS)
         written = target.read_text(encoding="utf-8")
         assert not [s for s in SECRETS if s in written], kind
+        if kind in ("conversations", "transcript", "search"):
+            assert "<EMAIL_" in written  # the values are there, masked
 
 
 def test_the_erasure_listing_and_log_are_masked(lens, tmp_path):
