@@ -121,6 +121,16 @@ def mask_text(text: str | None, policy: Policy | None = None) -> str | None:
     return _mask_value(text, redactor())
 
 
+def mask_lines(text: str, policy: Policy | None = None) -> str:
+    """A document as it may leave (a table, CSV or JSON the command line prints or writes), masked
+    as text, its layout kept: what `masked_output` does to every line a command prints.
+
+    >>> mask_lines('  {"thread_id": "acme:web:bob@example.com"},', Policy(redact=True))
+    '  {"thread_id": "acme:web:<EMAIL_1>"},'
+    """
+    return redactor().text(text) if effective(policy).redact else text
+
+
 def file_name(name: str, policy: Policy | None = None) -> str:
     """A file name as it may leave: masked, placeholders spelled without `<>` (not welcome in file names).
 
@@ -153,7 +163,7 @@ class _MaskedStream:
         self._pending += s
         if "\n" in self._pending:
             done, _, self._pending = self._pending.rpartition("\n")
-            self._inner.write(redactor().text(done + "\n"))
+            self._inner.write(mask_lines(done + "\n", Policy(redact=True)))
         return len(s)
 
     def writelines(self, lines) -> None:
@@ -165,7 +175,7 @@ class _MaskedStream:
 
     def close_line(self) -> None:
         if self._pending:
-            self._inner.write(redactor().text(self._pending))
+            self._inner.write(mask_lines(self._pending, Policy(redact=True)))
             self._pending = ""
         self._inner.flush()
 

@@ -102,3 +102,19 @@ def test_the_text_around_a_masked_value_is_still_found(lens, tmp_path):
     out = attack(_masked(["search", "mail me at", "--format", "csv"], lens, tmp_path), tmp_path)
     out.succeeded().never_prints(*SECRETS)
     assert len(out.stdout.splitlines()) == 2 and "<EMAIL_1>" in out.stdout
+
+
+@pytest.mark.parametrize("fmt", ["table", "csv", "json"])
+def test_a_diff_written_to_a_file_is_masked(fmt, lens, tmp_path):
+    import duckdb
+
+    db, _config = lens
+    with duckdb.connect(str(db), read_only=True) as con:  # an early checkpoint of the thread: the other side
+        (early,) = con.execute("SELECT checkpoint_id FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = '' "
+                               "ORDER BY checkpoint_id LIMIT 1 OFFSET 2", [THREAD]).fetchall()[0]
+    target = tmp_path / f"diff.{fmt}"
+    out = attack(_masked(["diff", "--thread", THREAD, "--with-checkpoint", early, "--format", fmt, "--out", str(target)],
+                         lens, tmp_path), tmp_path)
+    out.succeeded().never_prints(*SECRETS)
+    written = target.read_text(encoding="utf-8")
+    assert "<EMAIL_" in written and not [s for s in SECRETS if s in written]
