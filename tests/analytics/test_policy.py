@@ -171,6 +171,8 @@ def test_under_masking_the_text_filter_is_blind_inside_masked_values(pii_db):
     with analytics.connect(pii_db, redact=True) as con:
         assert analytics.conversations(con, Filters(text="dana.scully")).empty
         assert analytics.conversations(con, Filters(text="7946 0958")).empty  # a part of a phone number
+        assert analytics.search_threads(con, "dana.scully").empty  # the thread picker's find box
+        assert analytics.search(con, "scully@fbi").total == 0  # a part of an email: not refused, blind
         shown = analytics.conversations(con, Filters(text="order A-1043")).thread_id  # text shown as is
     assert sorted(shown) == ["acme:web:s1", "acme:web:s2", "globex:web:s1", "globex:web:s2"]
 

@@ -241,3 +241,14 @@ def test_a_masking_session_masks_labels_and_file_names_and_finds_no_part_of_a_va
         assert not [o for o in threads() if "EMAIL" in o], probe
     picker.set_value("Order A-1043").run()  # text shown unmasked is still found
     assert [o for o in threads() if "EMAIL" in o]
+
+
+def test_under_masking_the_conversations_text_filter_finds_no_part_of_a_value(served, monkeypatch):
+    monkeypatch.setenv("TRANSCRIPT_LENS_REDACT", "1")
+    email = PLANTED["acme"][0]
+    for typed, found in ((email, 0), (email.split("@")[0], 0), ("@" + email.split("@")[1], 0), ("A-1043", 4)):
+        at = open_page(_app(), "conversations", q=typed)
+        text = shown(at)
+        assert not [v for v in PLANTED["acme"] + PLANTED["globex"] if v in text and v != typed]  # (the box shows what was typed)
+        rows = sum(len(d.value) for d in at.dataframe)
+        assert (rows > 0) == bool(found), (typed, rows)
