@@ -77,6 +77,17 @@ def chart(fig, key: str) -> None:
         st.plotly_chart(fig, key=key, width="stretch")
 
 
+def thread_label(thread_id: str) -> str:
+    """A thread id as a label shows it: masked in a masking session (a thread key can hold an email).
+
+    >>> thread_label("acme:web:s1")
+    'acme:web:s1'
+    """
+    from analytics.masking import mask_text
+
+    return mask_text(thread_id)
+
+
 def file_name(kind: str, thread_id: str, *parts: object) -> str:
     """A CSV download's name for one thread (`:` is not welcome in file names everywhere); in a
     masking session the thread id masked (`analytics.masking.file_name`).
