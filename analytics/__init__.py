@@ -23,7 +23,7 @@ from typing import Any
 
 #: Each public name and the module that defines it.
 _NAMES = {
-    "connect": "analytics.db", "connection": "analytics.db",
+    "connect": "analytics.db", "connection": "analytics.db", "sql": "analytics.frames",
     "AnalyticsError": "analytics.errors", "BadRequest": "analytics.errors", "NotFound": "analytics.errors",
     "Unsupported": "analytics.errors", "StaleTranscript": "analytics.errors",
     "Filters": "analytics.filters",

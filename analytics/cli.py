@@ -109,10 +109,17 @@ def _policy_environment(args: argparse.Namespace) -> Iterator[None]:
 def _run(run: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
     from analytics.errors import AnalyticsError
     from analytics.exports import acting_as
+    from analytics.masking import masked_output
 
     try:
-        with _policy_environment(args), acting_as(origin="cli"):  # exports it makes are logged as the CLI's
-            return run(args)
+        with _policy_environment(args):
+            # Under masking, every line the command prints (rows, headers, listings, errors) is masked.
+            with masked_output(), acting_as(origin="cli"):  # exports it makes are logged as the CLI's
+                try:
+                    return run(args)
+                except (AnalyticsError, FileNotFoundError) as exc:
+                    print(f"error: {exc}", file=sys.stderr)
+                    return 2
     except (AnalyticsError, FileNotFoundError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -151,6 +151,10 @@ def _apply(con: duckdb.DuckDBPyConnection, policy: Policy) -> None:
     if policy.is_open:
         return
     apply_policy(con, policy)
+    if policy.redact:
+        from analytics.masking import blind_search
+
+        blind_search(con)
     con.execute(
         f"CREATE OR REPLACE TEMP TABLE {_POLICY_TABLE} AS SELECT ?::BOOLEAN AS redact, ?::VARCHAR[] AS tenants",
         [policy.redact, None if policy.tenants is None else sorted(policy.tenants)],

@@ -92,7 +92,7 @@ def _jsonable(value: Any) -> Any:
 
 
 def _masked(value: Any) -> Any:
-    from analytics.policy import redactor
+    from analytics.masking import redactor
 
     if isinstance(value, str):
         return redactor().text(value)

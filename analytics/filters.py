@@ -12,7 +12,7 @@ from datetime import date, datetime, time, timezone
 
 from analytics.catalog import THREAD_COLUMNS_IN_METRICS
 from analytics.errors import BadRequest
-from analytics.text_match import contains_sql, pattern
+from analytics.text_match import contains_params, contains_sql
 
 
 def as_utc(value: datetime | None) -> datetime | None:
@@ -117,7 +117,7 @@ class Filters:
         if self.text:
             # The one rule of finding a text (analytics.text_match), as Search finds it.
             clauses.append(f"{alias}.thread_id IN (SELECT thread_id FROM messages WHERE {contains_sql('content')})")
-            params.append(pattern(self.text))
+            params.extend(contains_params(self.text))
         if not clauses:
             return "TRUE", []
         return " AND ".join(f"({c})" for c in clauses), params

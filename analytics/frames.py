@@ -20,7 +20,8 @@ import pyarrow as pa
 
 from analytics._pandas import pandas_dtype, pd, types_mapper
 from analytics.db import applied_policy
-from analytics.policy import Policy, mask_arrow
+from analytics.masking import mask_arrow
+from analytics.policy import Policy
 from loaders.catalog import Column, Table
 
 #: Arrow → pandas: integer columns stay nullable (a NULL token count is <NA>, not a
@@ -125,3 +126,16 @@ def typed(frame: pd.DataFrame, dtypes: Mapping[str, str]) -> pd.DataFrame:
                 col = col.astype(dtype)
         out[name] = col
     return pd.DataFrame(out, index=frame.index).reset_index(drop=True)
+
+
+def sql(con_or_path, query: str, params=None) -> pd.DataFrame:
+    """Any query's answer as a DataFrame, masked as every analytics answer is under the connection's
+    policy: raw SQL on a masking connection (`con.sql`, `con.execute`) returns the stored text as
+    it is; this is the way to ask your own question and get it masked (docs/privacy.md).
+
+    >>> analytics.sql(analytics.connect("lens.duckdb", redact=True), "SELECT content FROM messages LIMIT 1")  # doctest: +SKIP
+    """
+    from analytics.db import connection
+
+    with connection(con_or_path) as con:
+        return fetch_frame(con, query, params)

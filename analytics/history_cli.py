@@ -23,6 +23,7 @@ from analytics.cli import command
 from analytics.diff import diff, diff_counts
 from analytics.errors import BadRequest
 from analytics.exports import log_cli_export
+from analytics.masking import mask_lines
 from analytics.reports import frame_csv
 from analytics.transcript import TranscriptQuery
 
@@ -89,7 +90,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         data = (_header(left, right, frame) + "\n" + _table(frame) + "\n").encode()
     log_cli_export(args, "diff", len(frame), target=args.out)
-    if args.out:
+    if args.out:  # a file leaves the tool as printed lines do: masked (analytics.masking)
+        data = mask_lines(data.decode("utf-8")).encode("utf-8")
         with open(args.out, "wb") as fh:
             fh.write(data)
         print(args.out)

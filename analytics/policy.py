@@ -5,9 +5,9 @@ Under a tenant scope every table of the database is shadowed by a view of the sa
 name, in the connection's temporary schema, that keeps only the allowed tenants'
 rows: every query of the analytics layer names tables unqualified, so every page,
 report, CSV and API answer reads through those views, and a query added later
-cannot forget the rule. Masking applies to answers as they leave the query layer
-(`mask_arrow`: `analytics.frames.fetch_frame` and the report writer), with one
-redactor per process so a value has one placeholder everywhere.
+cannot forget the rule. Masking applies to every text as it leaves the query layer
+(`analytics.masking`), and a masking connection's text search is blind inside the
+values it masks (`analytics.masking.SEARCH_BARRIER_VARIABLE`).
 
 A deployment sets its policy in the environment (`TRANSCRIPT_LENS_REDACT=1`,
 `TRANSCRIPT_LENS_TENANTS=acme,globex`; `transcript-lens app --redact --tenants …`
@@ -28,13 +28,9 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
-import threading
-
 import duckdb
-import pyarrow as pa
 
-from analytics.catalog import ALL_TABLES
-from analytics.redact import CONFIG_ENV, ENV as REDACT_ENV, RedactConfig, Redactor
+from analytics.redact import ENV as REDACT_ENV
 
 #: The deployment's tenant scope: a comma-separated list of tenant ids.
 TENANTS_ENV = "TRANSCRIPT_LENS_TENANTS"
@@ -126,8 +122,7 @@ def effective(policy: Policy | None = None) -> Policy:
 def apply(con: duckdb.DuckDBPyConnection, policy: Policy) -> None:
     """Put `con` under `policy`: under a tenant scope, shadow every table of its database
     with a view of the same name that keeps only the allowed tenants' rows. Masking
-    happens where answers leave the query layer (`mask_arrow`, through
-    `analytics.frames.fetch_frame` and the report writer), not in SQL: DuckDB shares a
+    happens where answers leave the query layer (`analytics.masking`), not in SQL: DuckDB shares a
     Python function among every connection to a database and crashes when the
     connection that made it closes first, and masking only the rows an answer returns
     is cheaper than masking every row a query scans."""
@@ -165,72 +160,3 @@ def scoped_sql(raw: str, table: str, cols: list[str]) -> str:
     if "thread_id" in cols:
         return f"{sql} WHERE thread_id IN (SELECT thread_id FROM {raw}.threads WHERE tenant_id IN ({scope}))"
     return f"{sql} WHERE false"
-
-
-# --- masking answers ------------------------------------------------------------------
-
-#: Text columns the catalogues declare and that never hold personal data (keys, roles,
-#: model names, flags): an answer's column of one of these names is left as it is; every
-#: other text column of an answer is masked (a query's own columns, e.g. a preview of the
-#: first question, included). A name some table declares personal is always masked.
-NOT_PERSONAL = frozenset(
-    c.name for t in ALL_TABLES for c in t.columns if c.type.arrow == pa.string() and not c.personal
-) - frozenset(c.name for t in ALL_TABLES for c in t.columns if c.personal)
-
-_redactors: dict[str | None, Redactor] = {}
-_redactors_lock = threading.Lock()
-
-
-def redactor() -> Redactor:
-    """The process's redactor (for the config file `TRANSCRIPT_LENS_REDACT_CONFIG` names, else
-    the defaults): one placeholder per value for the life of the process, so a CLI export,
-    a notebook session or an app server names a value the same way in every answer."""
-    key = os.environ.get(CONFIG_ENV) or None
-    with _redactors_lock:
-        r = _redactors.get(key)
-        if r is None:
-            r = _redactors[key] = Redactor(RedactConfig.from_environment())
-        return r
-
-
-def mask_arrow(table: pa.Table, policy: Policy, *, every_text_column: bool = False) -> pa.Table:
-    """`table` with its personal text masked under `policy` (unchanged when it does not mask).
-
-    `every_text_column`: ids and labels too (a CSV leaving the tool: a thread key can hold
-    an email); otherwise the text columns named in `NOT_PERSONAL` stay as they are.
-    Each distinct value is masked once.
-
-    >>> t = pa.table({"thread_id": ["bob@example.com"], "content": ["mail bob@example.com"]})
-    >>> mask_arrow(t, Policy(redact=True)).to_pylist()
-    [{'thread_id': 'bob@example.com', 'content': 'mail <EMAIL_1>'}]
-    """
-    if not policy.redact:
-        return table
-    r = redactor()
-    columns = []
-    for name, column in zip(table.column_names, table.columns):
-        if _is_text(column.type) and (every_text_column or name not in NOT_PERSONAL):
-            column = _mask_column(column, r)
-        columns.append(column)
-    return pa.table(columns, names=table.column_names)
-
-
-def _is_text(type_: pa.DataType) -> bool:
-    return pa.types.is_string(type_) or pa.types.is_large_string(type_) or pa.types.is_string_view(type_)
-
-
-def _mask_column(column: pa.ChunkedArray, r: Redactor) -> pa.ChunkedArray:
-    column = column.cast(pa.string())
-    encoded = column.dictionary_encode().combine_chunks()
-    values = [_mask_value(v, r) for v in encoded.dictionary.to_pylist()]
-    return pa.chunked_array([pa.DictionaryArray.from_arrays(encoded.indices, pa.array(values, pa.string())).cast(pa.string())])
-
-
-def _mask_value(value: str | None, r: Redactor) -> str | None:
-    # JSON text (tool calls, metadata, interrupt values) is masked value by value and
-    # stays JSON; anything else as text.
-    if value and value[:1] in "[{":
-        return r.json_text(value)
-    return r.text(value)
-
-

@@ -24,10 +24,12 @@ result is still the same JSON with placeholders for the personal values:
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import os
 import re
 import threading
+import unicodedata
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -144,14 +146,18 @@ class Finding(NamedTuple):
 
 # --- detectors: text → candidate findings (validated), each kind on its own ----------------------
 
-_EMAIL = re.compile(r"(?<![\w.+%-])[\w+%-][\w.+%'-]*@[^\W_](?:[\w-]*[^\W_])?(?:\.[^\W_](?:[\w-]*[^\W_])?)*\.[^\W\d_]{2,}(?![\w-])")
-_IBAN = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}[0-9]{2}(?:[ ]?[A-Z0-9]){11,30}(?![A-Za-z0-9])")
-_CARD = re.compile(r"(?<![0-9.,-])[0-9](?:[ -]?[0-9]){12,18}(?![0-9]|[.,-][0-9])")
+# An address, and whatever is glued to its end (`carol@acme-mail.com-h0`: masked whole, fail closed).
+_EMAIL = re.compile(r"(?<![\w.+%-])([\w+%-][\w.+%'-]*@[^\W_](?:[\w-]*[^\W_])?(?:\.[^\W_](?:[\w-]*[^\W_])?)*\.[^\W\d_]{2,})[\w-]*")
+# Any case, grouped by spaces, dashes or dots (`de89-3704-…`); the checksum decides.
+_IBAN = re.compile(r"(?<![A-Za-z0-9])[A-Za-z]{2}[0-9]{2}(?:[ .-]?[A-Za-z0-9]){11,30}(?![A-Za-z0-9])")
+# Digits grouped by one kind of separator: spaces, dashes or dots (`4111.1111.1111.1111`).
+_CARD = re.compile(r"(?<![0-9.,-])[0-9](?:[ .-]?[0-9]){12,18}(?![0-9]|[.,-][0-9])")
 _SSN = re.compile(r"(?<![0-9-])([0-9]{3})([- ])([0-9]{2})\2([0-9]{4})(?![0-9]|-[0-9])")
 _IPV4 = re.compile(r"(?<![0-9.])(?:[0-9]{1,3}\.){3}[0-9]{1,3}(?![0-9]|\.[0-9])")
 _IPV6 = re.compile(r"(?<![\w:.])(?=[0-9A-Fa-f:]*:[0-9A-Fa-f:]*:)[0-9A-Fa-f:]{2,39}(?:%[\w.]+)?(?:(?<=:)(?:[0-9]{1,3}\.){3}[0-9]{1,3})?(?![\w:])")
 # Version context before a dotted quad: `v1.2.3.4`, `version 10.0.0.1`, `release 4.1.0.2`.
-_VERSION_BEFORE = re.compile(r"(?:\b(?:v|ver|version|release|build|rev)[\s.:=-]*|[vV])$", re.IGNORECASE)
+_VERSION_BEFORE = re.compile(
+    r"(?:\b(?:v|ver|version|release|build|rev|firmware|fw|bios|kernel|driver|patch|sdk)[\s.:=-]*|[vV])$", re.IGNORECASE)
 # A run of seven digits or more, separators allowed: the only texts a phone number can hide in.
 _PHONE_HINT = re.compile(r"[0-9](?:[\s().\-/]{0,3}[0-9]){6,}")
 # North American numbers written with separators, `(555) 010-4477`, `555-010-4477`: numbers of
@@ -164,7 +170,7 @@ def _emails(text: str) -> Iterator[Finding]:
     if "@" not in text:
         return
     for m in _EMAIL.finditer(text):
-        yield Finding(m.start(), m.end(), "EMAIL", m.group().casefold())
+        yield Finding(m.start(), m.end(), "EMAIL", m.group(1).casefold())
 
 
 def _ibans(text: str) -> Iterator[Finding]:
@@ -180,7 +186,7 @@ def _cards(text: str) -> Iterator[Finding]:
         seps = set(raw) - set("0123456789")
         if len(seps) > 1:  # `1234 5678-9012 3456`: not how a card number is written
             continue
-        digits = raw.replace(" ", "").replace("-", "")
+        digits = re.sub(r"[ .-]", "", raw)
         if 13 <= len(digits) <= 19 and digits[0] != "0" and _luhn.is_valid(digits):
             yield Finding(m.start(), m.end(), "CARD", digits)
 
@@ -224,13 +230,29 @@ def _phones(regions: tuple[str, ...]) -> Callable[[str], Iterator[Finding]]:
             digits = re.sub(r"[^0-9]", "", m.group())
             yield Finding(m.start(), m.end(), "PHONE", "+1" + digits[-10:])
         for region in regions:
-            for match in phonenumbers.PhoneNumberMatcher(text, region, leniency=Leniency.VALID):
-                if _glued(text, match.start, match.end):
-                    continue
-                value = phonenumbers.format_number(match.number, PhoneNumberFormat.E164)
-                yield Finding(match.start, match.end, "PHONE", value)
+            # POSSIBLE, then fail closed: a number written as one (`+44 7700 900456`, `07700 900456`:
+            # ranges kept for drama, which `phonenumbers` calls invalid) is masked; a bare digit run
+            # only when it is a valid number.
+            for leniency in (Leniency.VALID, Leniency.POSSIBLE):
+                for match in phonenumbers.PhoneNumberMatcher(text, region, leniency=leniency):
+                    if _glued(text, match.start, match.end):
+                        continue
+                    if leniency == Leniency.POSSIBLE and not _written_as_phone(match.raw_string):
+                        continue
+                    value = phonenumbers.format_number(match.number, PhoneNumberFormat.E164)
+                    yield Finding(match.start, match.end, "PHONE", value)
 
     return find
+
+
+def _written_as_phone(raw: str) -> bool:
+    """`+44 7700 900456`, `(0)20 …`, `07700 900456`: an international or trunk-prefixed form of 10 digits or more.
+
+    >>> _written_as_phone("+44 7700 900456"), _written_as_phone("07700 900456"), _written_as_phone("20250305")
+    (True, True, False)
+    """
+    digits = sum(c.isdigit() for c in raw)
+    return digits >= 10 and raw.lstrip("(")[:1] in ("+", "0")
 
 
 def _glued(text: str, start: int, end: int) -> bool:
@@ -271,6 +293,25 @@ def find_personal_data(text: str, config: RedactConfig | None = None) -> list[Fi
     return _Finder.of(config or RedactConfig()).find(text)
 
 
+@functools.cache
+def _fold_table() -> dict[int, str]:
+    """Every decimal digit of any script → its ASCII digit; every space separator → ' '; every
+    dash → '-' (one character for one, so a finding's span in the view is its span in the text)."""
+    table: dict[int, str] = {}
+    for ranges in ((0x80, 0x3400), (0xA000, 0x10000), (0x10000, 0x1FC00)):
+        for cp in range(*ranges):
+            c = chr(cp)
+            cat = unicodedata.category(c)
+            if cat == "Nd":
+                table[cp] = str(unicodedata.decimal(c))
+            elif cat == "Zs":
+                table[cp] = " "
+            elif cat == "Pd" or cp == 0x2212:
+                table[cp] = "-"
+    return table
+
+
+
 class _Finder:
     """The detectors of one config, in priority order."""
 
@@ -295,9 +336,12 @@ class _Finder:
         return finder
 
     def find(self, text: str) -> list[Finding]:
+        # Detected on a view of the same length with every digit ASCII and every space a space
+        # (full-width `４１１１`, a card grouped by non-breaking spaces); spans are the text's.
+        view = text.translate(_fold_table())
         taken: list[Finding] = []
         for detect in self.detectors:
-            for f in detect(text):
+            for f in detect(view):
                 if not any(f.start < t.end and t.start < f.end for t in taken):
                     taken.append(f)
         taken.sort()

@@ -36,7 +36,8 @@ from analytics.cli import command
 from analytics.db import ConOrPath, applied_policy, connect, connection
 from analytics.errors import AnalyticsError, BadRequest
 from analytics.filters import Filters, Range
-from analytics.policy import effective, mask_arrow
+from analytics.masking import mask_arrow
+from analytics.policy import effective
 from analytics.resume_gap import add_gap_argument, gap_option
 from analytics.scope import ThreadConditions, thread_scope
 from analytics.transcript import parse_time

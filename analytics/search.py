@@ -27,9 +27,9 @@ from analytics.db import ConOrPath, applied_policy, connection
 from analytics.errors import BadRequest
 from analytics.filters import Filters
 from analytics.frames import dtypes_of, fetch_frame, typed
-from analytics.policy import redactor
+from analytics.masking import redactor
 from analytics.redact import find_personal_data
-from analytics.text_match import contains_sql, pattern, snippet, spellings  # noqa: F401 (this module's API too)
+from analytics.text_match import contains_params, contains_sql, pattern, snippet, spellings  # noqa: F401 (this module's API too)
 from loaders.catalog import MESSAGES
 
 #: Roles a search can keep (contract §3.3); `"all"` keeps every one.
@@ -113,8 +113,8 @@ _TARGETS = {
 def match_sql(query: SearchQuery, alias: str = "m") -> tuple[str, list]:
     """`(sql, params)`: the predicate "this `messages` row matches", its role scope included.
 
-    >>> match_sql(SearchQuery("Refund"))
-    ('(regexp_matches(m.content, ?))', ['(?i)(?:Refund)'])
+    >>> match_sql(SearchQuery("Refund"))[1]
+    ['(?i)(?:Refund)', '(?i)(?:Refund)']
     >>> match_sql(SearchQuery("x", speaker="user", in_="tool_calls"))[0].startswith("(m.role = ?) AND (m.tool_calls IS NOT NULL)")
     True
     """
@@ -126,7 +126,7 @@ def match_sql(query: SearchQuery, alias: str = "m") -> tuple[str, list]:
     if query.in_ == "tool_calls":
         clauses.append(f"{alias}.tool_calls IS NOT NULL")
     clauses.append(contains_sql(target))
-    return " AND ".join(f"({c})" for c in clauses), [*params, pattern(query.text)]
+    return " AND ".join(f"({c})" for c in clauses), [*params, *contains_params(query.text)]
 
 
 _SEARCH_SQL = """
@@ -171,7 +171,7 @@ def report_sql(query: SearchQuery) -> tuple[str, list]:
     """`(sql, params)` of every hit (no paging), with the whole text searched: the `search` report.
 
     >>> report_sql(SearchQuery("refund"))[1]
-    ['(?i)(?:refund)']
+    ['(?i)(?:refund)', '(?i)(?:refund)']
     """
     scope, scope_params = query.filters.message_where("m")
     match, match_params = match_sql(query)
@@ -179,9 +179,11 @@ def report_sql(query: SearchQuery) -> tuple[str, list]:
 
 
 def refuse_personal_data(con, text: str) -> None:
-    """Under masking (contract §11), a search for personal data is refused: the hits would be
-    shown masked, but which messages hold an email address or a card number is itself what
-    masking hides. (A part of such a value, too short to be recognised, is not caught.)"""
+    """Under masking (contract §11), a search for a whole personal value is refused with a clear
+    line: which messages hold an email address or a card number is itself what masking hides.
+    A part of such a value (`alice.pii@`, four digits of a card) is not refused but cannot
+    match: a masking connection searches each text with its personal values blanked out
+    (`analytics.masking.searchable_sql`), so it finds only text shown unmasked."""
     if not applied_policy(con).redact:
         return
     kinds = sorted({f.kind for f in find_personal_data(text, redactor().config)})

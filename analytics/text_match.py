@@ -52,12 +52,28 @@ def pattern(text: str) -> str:
 
 
 def contains_sql(column: str) -> str:
-    """SQL: `column` contains the text whose `pattern` is bound to the one placeholder.
+    """SQL: `column` contains the text whose `pattern` is bound to both placeholders
+    (`contains_params`): as stored, then as the connection's search sees it — on a connection
+    that masks personal data, with every stretch that may hold a personal value a barrier
+    (`analytics.masking.searchable_sql`): no match inside a masked value, whole or partial.
+    The first test keeps the second to the messages that match at all.
 
-    >>> contains_sql("m.content")
-    'regexp_matches(m.content, ?)'
+    >>> contains_sql("m.content").startswith("(regexp_matches(m.content, ?) AND (NOT getvariable(")
+    True
     """
-    return f"regexp_matches({column}, ?)"
+    from analytics.masking import BLIND_SQL, searchable_sql
+
+    return f"(regexp_matches({column}, ?) AND (NOT {BLIND_SQL} OR regexp_matches({searchable_sql(column)}, ?)))"
+
+
+def contains_params(text: str) -> list[str]:
+    """The parameters of `contains_sql` for `text`.
+
+    >>> contains_params("Refund")
+    ['(?i)(?:Refund)', '(?i)(?:Refund)']
+    """
+    expression = pattern(text)
+    return [expression, expression]
 
 
 def snippet(text: str | None, needle: str, context: int = SNIPPET_CONTEXT) -> tuple[str, int | None, int | None]:

@@ -47,7 +47,7 @@ from analytics.errors import BadRequest, NotFound, StaleTranscript, Unsupported
 from analytics.filters import Filters, as_utc
 from analytics.policy import Policy
 from analytics.frames import dtypes_of, fetch_frame, typed
-from analytics.text_match import pattern, snippet
+from analytics.text_match import contains_params, contains_sql, snippet
 from loaders.catalog import MESSAGES, THREADS
 
 Speaker = Literal["user", "assistant", "all"]
@@ -374,7 +374,7 @@ def threads(con_or_path: ConOrPath, filters: Filters = NO_FILTERS, limit: int | 
         return fetch_frame(con, _THREADS_SQL.format(where=where), [*params, limit], THREAD_COLUMNS)
 
 
-# A text is found as Search finds it (analytics.text_match: `$pattern` is its expression).
+# A text is found as Search finds it (analytics.text_match: `$contains_*` are its predicates).
 _SEARCH_SQL = """
 WITH hits AS (
     SELECT
@@ -383,7 +383,7 @@ WITH hits AS (
         arg_min(m.content, m.ordinal) AS first_match,
         min(m.ordinal) AS first_match_ordinal
     FROM messages AS m
-    WHERE regexp_matches(m.content, $pattern)
+    WHERE $contains_content
     GROUP BY m.thread_id
 )
 SELECT
@@ -395,7 +395,7 @@ FROM threads AS t
 LEFT JOIN hits AS h USING (thread_id)
 WHERE ({where})
   AND (h.thread_id IS NOT NULL
-       OR regexp_matches(concat_ws(':', t.thread_id, t.tenant_id, t.sub_tenant_id, t.session_id), $pattern))
+       OR $contains_key)
 ORDER BY (h.thread_id IS NULL), match_count DESC, t.last_ts DESC NULLS LAST, t.thread_id
 LIMIT $limit
 """
@@ -427,9 +427,11 @@ def search_threads(
         )
     where, where_params = filters.thread_where("t")
     # Filters' placeholders are positional, so the named ones are spelled out positionally too.
-    sql = _SEARCH_SQL.replace("$pattern", "?").replace("$limit", "?").format(where=where)
-    expression = pattern(text.strip())
-    params = [expression, *where_params, expression, limit]
+    sql = (_SEARCH_SQL.replace("$contains_content", contains_sql("m.content"))
+           .replace("$contains_key", contains_sql("concat_ws(':', t.thread_id, t.tenant_id, t.sub_tenant_id, t.session_id)"))
+           .replace("$limit", "?").format(where=where))
+    found_by = contains_params(text.strip())
+    params = [*found_by, *where_params, *found_by, limit]
     with connection(con_or_path) as con:
         found = fetch_frame(con, sql, params, SEARCH_COLUMNS)
     found["snippet"] = [None if not isinstance(t, str) else snippet(t, text.strip(), 40)[0] for t in found["snippet"]]

@@ -52,7 +52,7 @@ url.publish()
 
 if picked.selection.rows:
     thread_id = view.table["thread_id"].iloc[picked.selection.rows[0]]
-    state.go_to("transcript", f"Open {thread_id} in the transcript explorer", thread=thread_id)
+    state.go_to("transcript", f"Open {render.thread_label(thread_id)} in the transcript explorer", thread=thread_id)
 
 left, right = st.columns(2)
 with left:

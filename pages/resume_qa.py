@@ -105,7 +105,7 @@ if qa.problem is not None:
     st.stop()
 
 # --- the thread's timeline -------------------------------------------------------------------
-st.subheader(f"Timeline of `{thread}`")
+st.subheader(f"Timeline of `{render.thread_label(thread)}`")
 n = len(qa.points)
 st.caption(
     f"{len(qa.timeline):,} root checkpoints · {n} resume point{'s' if n != 1 else ''} "

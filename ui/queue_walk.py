@@ -12,7 +12,7 @@ import streamlit as st
 
 from analytics import workspace
 from analytics.errors import AnalyticsError, NotFound
-from ui import cache, chat, review, state
+from ui import cache, chat, render, review, state
 from ui.markup import inert
 from ui.models import transcript as transcript_model
 from ui.database import DbRef, WsRef
@@ -115,7 +115,7 @@ def walk(db: DbRef, ws: WsRef, url: state.Url) -> None:
     prev.button("Previous", key="review.prev", icon=":material/chevron_left:", disabled=view.previous is None,
                 on_click=_go, args=(url, view.previous), width="stretch")
     status = "✓ done" + (f" by {it.done_by}" if it.done_by else "") if it.status == "done" else "pending"
-    where.markdown(inert(f"**Item {it.position} of {q.items}** · `{it.thread_id}` · {status}"
+    where.markdown(inert(f"**Item {it.position} of {q.items}** · `{render.thread_label(it.thread_id)}` · {status}"
                    + (f" · assigned to {it.assignee}" if it.assignee else "")))
     nxt.button("Next", key="review.next", icon=":material/chevron_right:", disabled=view.next is None,
                on_click=_go, args=(url, view.next), width="stretch")

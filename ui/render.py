@@ -46,9 +46,11 @@ def download_data(build, file_name: str, key: str, label: str = "Download CSV", 
                   mime: str = "text/csv", icon: str = ":material/download:", help: str | None = None) -> None:
     """A download whose bytes `build()` makes on click (e.g. DuckDB writing every row of a report),
     under this session's policy, recorded in the export log first (`ui.downloads`)."""
+    from analytics.masking import file_name as masked_name
     from ui import downloads, session, state
 
     db = state.current_db()
+    file_name = masked_name(file_name, None if db is None else db.policy)  # a name leaves the tool too
     origin = downloads.Origin(None if db is None else db.path, None if db is None else db.policy,
                               session.user(), st.query_params.to_dict())
     refused = downloads.refusal(origin)
@@ -76,13 +78,27 @@ def chart(fig, key: str) -> None:
         st.plotly_chart(fig, key=key, width="stretch")
 
 
+def thread_label(thread_id: str) -> str:
+    """A thread id as a label shows it: masked in a masking session (a thread key can hold an email).
+
+    >>> thread_label("acme:web:s1")
+    'acme:web:s1'
+    """
+    from analytics.masking import mask_text
+
+    return mask_text(thread_id)
+
+
 def file_name(kind: str, thread_id: str, *parts: object) -> str:
-    """A CSV download's name for one thread (`:` is not welcome in file names everywhere).
+    """A CSV download's name for one thread (`:` is not welcome in file names everywhere); in a
+    masking session the thread id masked (`analytics.masking.file_name`).
 
     >>> file_name("expected_window", "acme:web:s1", 2)
     'expected_window-acme_web_s1-2.csv'
     """
-    return "-".join([kind, thread_id.replace(":", "_"), *map(str, parts)]) + ".csv"
+    from analytics.masking import file_name as masked_name, mask_text
+
+    return masked_name("-".join([kind, mask_text(thread_id).replace(":", "_"), *map(str, parts)]) + ".csv")
 
 
 def thread_caption(t: dict[str, Any]) -> str:
@@ -111,7 +127,9 @@ def thread_caption(t: dict[str, Any]) -> str:
     flags += [f"{t['forks']} fork(s)"] if t.get("forks") else []
     flags += [f"{t['removed_messages']} removed"] if t.get("removed_messages") else []
     flags += [f"{t['edited_messages']} edited"] if t.get("edited_messages") else []
-    return " · ".join(parts + flags)
+    from analytics.masking import mask_text
+
+    return mask_text(" · ".join(parts + flags))  # a label leaves the tool: its ids masked in a masking session
 
 
 def highlighted(before: str, match: str, after: str) -> str:
@@ -126,9 +144,11 @@ def highlighted(before: str, match: str, after: str) -> str:
 
 def search_hit(hit, link: dict[str, Any]) -> None:
     """One search hit: a link to the message in its conversation, who and when, the snippet."""
+    from analytics.masking import mask_text
+
     with st.container(border=True, gap="xsmall"):
         with st.container(horizontal=True, vertical_alignment="center", gap="small"):
-            st.page_link("pages/transcript.py", label=inert(f"{hit.thread_id} · Message {hit.number}"),
+            st.page_link("pages/transcript.py", label=inert(mask_text(f"{hit.thread_id} · Message {hit.number}")),
                          icon=":material/forum:", query_params=link)
             st.caption(inert(f"{hit.speaker} · {ts_text(hit.ts)}" + (f" · tenant {hit.tenant_id}" if hit.tenant_id else "")))
         st.html(highlighted(hit.before, hit.match, hit.after))

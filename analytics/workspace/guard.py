@@ -26,7 +26,8 @@ import duckdb
 
 from analytics._pandas import pd
 from analytics.db import applied_policy
-from analytics.policy import Policy, effective, redactor
+from analytics.masking import redactor
+from analytics.policy import Policy, effective
 
 #: The annotation fields a reviewer or the data wrote as free text: masked when the reader masks.
 FREE_TEXT = ("note", "excerpt")

@@ -87,3 +87,36 @@ def load_pii_db(folder: Path) -> Path:
     db = folder / "lens.duckdb"
     transcript_lens.load(build_pii_store(folder / "pii.sqlite"), db)
     return db
+
+
+# One thread with a personal value in every field a command or page can show.
+EMAIL = "alice.pii@acme-mail.com"
+GLUED = "carol@acme-mail.com-h0"  # in the thread id: the session id is an email with a suffix
+PHONE = "+44 7700 900456"
+CARD = "4111 1111 1111 1111"
+IBAN = "de89-3704-0044-0532-0130-00"
+NAME = "Carol Danvers"
+THREAD = f"acme:web:{GLUED}"
+SECRETS = [EMAIL, GLUED, "carol@acme-mail.com", PHONE, "7700 900456", "7700900456", CARD, "4111111111111111", IBAN,
+           "DE89370400440532013000", NAME]
+
+
+def build_pii_in_every_field(path: str | Path) -> Path:
+    """One thread whose id, metadata, messages and tool arguments hold personal values; returns `path`."""
+    remove_store(path)
+    saver = open_sqlite_saver(path)
+    model = ScriptedChatModel(replies=[
+        Reply("", [("update_contact", {"email": EMAIL, "phone": PHONE})]),
+        Reply(f"Saved {EMAIL} for {NAME}."),
+        Reply("", [("charge_card", {"card": CARD, "iban": IBAN})]),
+        Reply(f"Charged {CARD}; refunds to {IBAN}."),
+    ])
+    graph = build_agent_graph(model, [update_contact, charge_card], saver)
+    try:
+        with deterministic(THREAD), Clock(dt.datetime(2025, 3, 5, 9, 0, tzinfo=UTC)) as clock:
+            cfg = thread_config(THREAD, user_email=EMAIL, caller=PHONE)  # copied into checkpoint metadata
+            say(graph, cfg, f"I am {NAME}: mail me at {EMAIL} or call {PHONE}, cc {GLUED}, thanks. Order A-1043.", clock, think=0)
+            say(graph, cfg, f"Please charge {CARD} and refund to {IBAN}.", clock)
+    finally:
+        saver.conn.close()
+    return Path(path)

@@ -164,11 +164,17 @@ def test_cli_redact_config_adds_terms_and_names_a_bad_file(pii_db, tmp_path, cap
     assert "not a valid regular expression" in capsys.readouterr().err
 
 
-def test_filters_stay_on_raw_values(pii_db):
-    # Filters run in SQL on what is stored; masking changes only what is returned.
+def test_under_masking_the_text_filter_is_blind_inside_masked_values(pii_db):
+    # The same filter finds the threads unmasked; under masking it sees only unmasked text.
+    with analytics.connect(pii_db) as con:
+        assert sorted(analytics.conversations(con, Filters(text="dana.scully")).thread_id) == ["acme:web:s1", "acme:web:s2"]
     with analytics.connect(pii_db, redact=True) as con:
-        frame = analytics.conversations(con, Filters(text="dana.scully"))
-    assert sorted(frame.thread_id) == ["acme:web:s1", "acme:web:s2"]
+        assert analytics.conversations(con, Filters(text="dana.scully")).empty
+        assert analytics.conversations(con, Filters(text="7946 0958")).empty  # a part of a phone number
+        assert analytics.search_threads(con, "dana.scully").empty  # the thread picker's find box
+        assert analytics.search(con, "scully@fbi").total == 0  # a part of an email: not refused, blind
+        shown = analytics.conversations(con, Filters(text="order A-1043")).thread_id  # text shown as is
+    assert sorted(shown) == ["acme:web:s1", "acme:web:s2", "globex:web:s1", "globex:web:s2"]
 
 
 def test_under_masking_a_search_for_personal_data_is_refused(pii_db):
@@ -179,3 +185,14 @@ def test_under_masking_a_search_for_personal_data_is_refused(pii_db):
         with pytest.raises(analytics.BadRequest, match="personal data is masked in this app.*email"):
             analytics.search(con, email)
         assert analytics.search(con, "Charged").total > 0  # any other text is searched as before
+
+
+def test_raw_sql_on_a_masking_connection_is_verbatim_and_analytics_sql_masks_it(pii_db):
+    # As docs/privacy.md's table of switches says: DuckDB answers raw SQL itself; `analytics.sql` masks.
+    email = next(v for v in ALL_PLANTED if "@" in v)
+    query = "SELECT thread_id, content FROM messages WHERE role = 'user' ORDER BY thread_id, ordinal"
+    with analytics.connect(pii_db, redact=True) as con:
+        raw = "\n".join(c for (_t, c) in con.execute(query).fetchall())
+        masked = analytics.sql(con, query)
+    assert email in raw
+    assert not [v for v in ALL_PLANTED if v in "\n".join(masked.content)] and "<EMAIL_" in "\n".join(masked.content)

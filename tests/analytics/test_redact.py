@@ -39,6 +39,15 @@ PLANTED = [
     ("IP", "2001:0db8:85a3:0000:0000:8a2e:0370:7334"),
     ("SSN", "123-45-6789"),
     ("SSN", "536 22 8726"),
+    # Written in ways a careless detector misses: masking fails closed.
+    ("EMAIL", "carol@acme-mail.com-h0"),  # a suffix glued to the address: masked with it
+    ("IBAN", "de89 3704 0044 0532 0130 00"),
+    ("IBAN", "DE89-3704-0044-0532-0130-00"),
+    ("CARD", "4111.1111.1111.1111"),
+    ("CARD", "4111\u00a01111\u00a01111\u00a01111"),  # non-breaking spaces
+    ("CARD", "４１１１ １１１１ １１１１ １１１１"),  # full-width digits
+    ("PHONE", "+44 7700 900456"),  # a range kept for drama: not "valid", still a phone number
+    ("PHONE", "07700 900456"),
 ]
 
 # Look like personal data to a careless pattern; are not.
@@ -67,7 +76,14 @@ DECOYS = [
     "SSN-like 000-12-3456",  # area 000 is never issued
     "999.999.999.999",
     "DE00 1234 5678 9012 3456 78",  # IBAN shape, bad checksum
+    "firmware 1.2.4.0",
 ]
+
+
+def test_other_spellings_are_the_same_value():
+    r = Redactor()
+    assert r.text("4111.1111.1111.1111 / ４１１１ １１１１ １１１１ １１１１ / 4111 1111 1111 1111") == "<CARD_1> / <CARD_1> / <CARD_1>"
+    assert r.text("de89-3704-0044-0532-0130-00 = DE89 3704 0044 0532 0130 00") == "<IBAN_1> = <IBAN_1>"
 
 
 @pytest.mark.parametrize("kind,value", PLANTED)

@@ -212,3 +212,66 @@ def test_a_link_to_an_unknown_database_does_not_list_the_known_ones(served):
     [warning] = [w.value for w in at.sidebar.warning]
     assert "“nope”, which this server does not know" in warning
     assert not any(name in warning for name in database.known_databases()), warning
+
+
+@pytest.fixture(scope="module")
+def pii_everywhere_db(tmp_path_factory):
+    import transcript_lens
+    from tests.analytics.pii_store import build_pii_in_every_field
+
+    folder = tmp_path_factory.mktemp("pii-everywhere")
+    db = folder / "lens.duckdb"
+    transcript_lens.load(build_pii_in_every_field(folder / "pii.sqlite"), db)
+    return db
+
+
+def test_a_masking_session_masks_labels_and_file_names_and_finds_no_part_of_a_value(
+        pii_everywhere_db, tmp_path, monkeypatch):
+    # The thread id itself holds an email: the picker's label and every download's name mask it,
+    # and typing a part of a masked value into the picker's find box finds nothing.
+    from tests.analytics.pii_store import GLUED, NAME, SECRETS, THREAD
+
+    db = tmp_path / "lens.duckdb"
+    db.write_bytes(pii_everywhere_db.read_bytes())
+    for name in ("TRANSCRIPT_LENS_TENANTS", "TRANSCRIPT_LENS_CONFIG", "TRANSCRIPT_LENS_READ_ONLY",
+                 "TRANSCRIPT_LENS_SOURCE_ROOTS", "TRANSCRIPT_LENS_WORKSPACE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("TRANSCRIPT_LENS_DB", str(db))
+    monkeypatch.setenv("TRANSCRIPT_LENS_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("TRANSCRIPT_LENS_REDACT", "1")
+    config = tmp_path / "redact.toml"
+    config.write_text(f'[redact]\nterms = ["{NAME}"]\n', encoding="utf-8")
+    monkeypatch.setenv("TRANSCRIPT_LENS_REDACT_CONFIG", str(config))
+    names: list[str] = []
+    original = st.download_button
+
+    def recording(label, data, *args, **kwargs):
+        names.append(kwargs.get("file_name"))
+        return original(label, data, *args, **kwargs)
+
+    monkeypatch.setattr(st, "download_button", recording)
+    at = open_page(_app(), "transcript", thread=THREAD)
+    assert not at.exception, at.exception
+    text = shown(at)
+    assert "<EMAIL_" in text and not [s for s in SECRETS if s in text]
+    assert names and not [n for n in names if "@" in n or "carol" in n], names
+    at = open_page(_app(), "transcript")  # no thread picked: the list is what the find box matches
+    picker = next(t for t in at.text_input if t.label == "Find threads")
+    threads = lambda: next(s for s in at.selectbox if s.label == "Thread").options  # noqa: E731
+    for probe in ("carol@", GLUED.split("@")[1]):
+        picker.set_value(probe).run()
+        assert not at.exception, at.exception
+        assert not [o for o in threads() if "EMAIL" in o], probe
+    picker.set_value("Order A-1043").run()  # text shown unmasked is still found
+    assert [o for o in threads() if "EMAIL" in o]
+
+
+def test_under_masking_the_conversations_text_filter_finds_no_part_of_a_value(served, monkeypatch):
+    monkeypatch.setenv("TRANSCRIPT_LENS_REDACT", "1")
+    email = PLANTED["acme"][0]
+    for typed, found in ((email, 0), (email.split("@")[0], 0), ("@" + email.split("@")[1], 0), ("A-1043", 4)):
+        at = open_page(_app(), "conversations", q=typed)
+        text = shown(at)
+        assert not [v for v in PLANTED["acme"] + PLANTED["globex"] if v in text and v != typed]  # (the box shows what was typed)
+        rows = sum(len(d.value) for d in at.dataframe)
+        assert (rows > 0) == bool(found), (typed, rows)

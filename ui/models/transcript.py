@@ -16,9 +16,10 @@ from typing import Any
 import pandas as pd
 
 from analytics import metrics
-from analytics.db import ConOrPath, connection
+from analytics.db import ConOrPath, applied_policy, connection
 from analytics.errors import AnalyticsError, NotFound
 from analytics.filters import Filters
+from analytics.masking import mask_text
 from analytics.resume_gap import DEFAULT_GAP_MINUTES
 from analytics.transcript import TRANSCRIPT_COLUMNS, TranscriptQuery, read, search_threads, threads
 from analytics.transcript_context import in_context
@@ -88,8 +89,10 @@ def thread_choices(
         if selected and selected not in set(found["thread_id"]):
             known = threads(con, Filters(thread_ids=(selected,)))
             found = pd.concat([known.assign(match_count=0), found], ignore_index=True)
+        policy = applied_policy(con)
     last = found["last_ts"].dt.strftime("%Y-%m-%d %H:%M").fillna("no time")
-    label = found["thread_id"] + " · " + found["message_count"].astype(str) + " msgs · " + last
+    shown_id = found["thread_id"].map(lambda t: mask_text(t, policy))  # a label leaves the tool: masked
+    label = shown_id + " · " + found["message_count"].astype(str) + " msgs · " + last
     if text and "snippet" in found:
         snippet = found["snippet"].fillna("").str.replace(r"\s+", " ", regex=True).str.slice(0, 60)
         label = label.where(snippet == "", label + " · “" + snippet + "”")

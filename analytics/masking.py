@@ -1,0 +1,282 @@
+"""Masking on the way out (contract §11): the one mechanism every text leaving the query layer goes through.
+
+Under a masking policy (`analytics.policy`), each personal value is replaced by its placeholder
+(`analytics.redact`: `<EMAIL_1>`, stable per value for the life of the process) wherever text
+leaves the tool:
+
+- answers: every frame `analytics.frames.fetch_frame` returns and every report, CSV and download
+  (`mask_arrow`; exports mask ids and labels too, `every_text_column`);
+- single texts: a thread id in a header or a label, a download's file name, a log or error line
+  (`mask_text`, `file_name`);
+- the command line: every line a command prints under `--redact`, on stdout and stderr
+  (`masked_output`), whatever printed it;
+- text search: a masking connection searches each text with every stretch that may hold a
+  personal value replaced by a barrier no query matches into or across (`blind_search`,
+  `searchable_sql`), so no search — whole value or any part of one — can tell what a masked
+  value holds. The barrier is wider than what the detector masks (no checksum, no validity
+  check: any token holding `@`, any run of 7 digits or more, anything shaped like an IP
+  address or an IBAN), so a search is blind inside every masked value and, fail-closed, inside
+  some text that is shown unmasked (a date such as `2025-03-05T19:45`, a time `12:30:45`).
+
+>>> t = pa.table({"thread_id": ["acme:web:bob@example.com"], "content": ["mail bob@example.com"]})
+>>> mask_arrow(t, Policy(redact=True), every_text_column=True).to_pylist()
+[{'thread_id': 'acme:web:<EMAIL_1>', 'content': 'mail <EMAIL_1>'}]
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import duckdb
+import pyarrow as pa
+
+from analytics.catalog import ALL_TABLES
+from analytics.policy import Policy, effective
+from analytics.redact import CONFIG_ENV, RedactConfig, Redactor
+
+#: Text columns the catalogues declare and that never hold personal data (keys, roles,
+#: model names, flags): an answer's column of one of these names is left as it is in an
+#: answer read in the tool (a page's table, a notebook frame); every other text column of an
+#: answer is masked (a query's own columns, e.g. a preview of the first question, included).
+#: A name some table declares personal is always masked. Anything exported masks them too.
+NOT_PERSONAL = frozenset(
+    c.name for t in ALL_TABLES for c in t.columns if c.type.arrow == pa.string() and not c.personal
+) - frozenset(c.name for t in ALL_TABLES for c in t.columns if c.personal)
+
+_redactors: dict[str | None, Redactor] = {}
+_redactors_lock = threading.Lock()
+
+
+def redactor() -> Redactor:
+    """The process's redactor (for the config file `TRANSCRIPT_LENS_REDACT_CONFIG` names, else
+    the defaults): one placeholder per value for the life of the process, so a CLI export,
+    a notebook session or an app server names a value the same way in every answer."""
+    key = os.environ.get(CONFIG_ENV) or None
+    with _redactors_lock:
+        r = _redactors.get(key)
+        if r is None:
+            r = _redactors[key] = Redactor(RedactConfig.from_environment())
+        return r
+
+
+# --- answers -----------------------------------------------------------------------------------
+
+def mask_arrow(table: pa.Table, policy: Policy, *, every_text_column: bool = False) -> pa.Table:
+    """`table` with its personal text masked under `policy` (unchanged when it does not mask).
+
+    `every_text_column`: ids and labels too (a CSV leaving the tool: a thread key can hold
+    an email); otherwise the text columns named in `NOT_PERSONAL` stay as they are.
+    Each distinct value is masked once.
+
+    >>> t = pa.table({"thread_id": ["bob@example.com"], "content": ["mail bob@example.com"]})
+    >>> mask_arrow(t, Policy(redact=True)).to_pylist()
+    [{'thread_id': 'bob@example.com', 'content': 'mail <EMAIL_1>'}]
+    """
+    if not policy.redact:
+        return table
+    r = redactor()
+    columns = []
+    for name, column in zip(table.column_names, table.columns):
+        if _is_text(column.type) and (every_text_column or name not in NOT_PERSONAL):
+            column = _mask_column(column, r)
+        columns.append(column)
+    return pa.table(columns, names=table.column_names)
+
+
+def _is_text(type_: pa.DataType) -> bool:
+    return pa.types.is_string(type_) or pa.types.is_large_string(type_) or pa.types.is_string_view(type_)
+
+
+def _mask_column(column: pa.ChunkedArray, r: Redactor) -> pa.ChunkedArray:
+    column = column.cast(pa.string())
+    encoded = column.dictionary_encode().combine_chunks()
+    values = [_mask_value(v, r) for v in encoded.dictionary.to_pylist()]
+    return pa.chunked_array([pa.DictionaryArray.from_arrays(encoded.indices, pa.array(values, pa.string())).cast(pa.string())])
+
+
+def _mask_value(value: str | None, r: Redactor) -> str | None:
+    # JSON text (tool calls, metadata, interrupt values) is masked value by value and
+    # stays JSON; anything else as text.
+    if value and value[:1] in "[{":
+        return r.json_text(value)
+    return r.text(value)
+
+
+# --- single texts ------------------------------------------------------------------------------
+
+def mask_text(text: str | None, policy: Policy | None = None) -> str | None:
+    """`text` as it may leave under `policy` on top of the session's and the deployment's
+    (`analytics.policy.effective`): an id in a header, a label, a log or error line.
+
+    >>> mask_text("thread acme:web:bob@example.com", Policy(redact=True))
+    'thread acme:web:<EMAIL_1>'
+    """
+    if text is None or not effective(policy).redact:
+        return text
+    return _mask_value(text, redactor())
+
+
+def mask_lines(text: str, policy: Policy | None = None) -> str:
+    """A document as it may leave (a table, CSV or JSON the command line prints or writes), masked
+    as text, its layout kept: what `masked_output` does to every line a command prints.
+
+    >>> mask_lines('  {"thread_id": "acme:web:bob@example.com"},', Policy(redact=True))
+    '  {"thread_id": "acme:web:<EMAIL_1>"},'
+    """
+    return redactor().text(text) if effective(policy).redact else text
+
+
+def file_name(name: str, policy: Policy | None = None) -> str:
+    """A file name as it may leave: masked, placeholders spelled without `<>` (not welcome in file names).
+
+    >>> file_name("notes of bob@example.com.csv", Policy(redact=True)), file_name("search.csv", Policy(redact=True))
+    ('notes of EMAIL_1.csv', 'search.csv')
+    """
+    if not effective(policy).redact:
+        return name
+    stem, suffix = (name[:-len(s)], s) if (s := _suffix(name)) else (name, "")
+    return re.sub(r"[<>]", "", redactor().text(stem)) + suffix
+
+
+def _suffix(name: str) -> str:
+    match = re.search(r"\.(?:csv|jsonl?|txt|html|md|zip|parquet)$", name, re.IGNORECASE)
+    return match.group() if match else ""
+
+
+# --- the command line's output -----------------------------------------------------------------
+
+class _MaskedStream:
+    """A text stream that writes each complete line masked (a value never spans lines); the
+    last, unfinished line when the command ends (`masked_output`)."""
+
+    def __init__(self, inner) -> None:
+        self._inner = inner
+        self._pending = ""
+        self.buffer = _MaskedBytes(self)
+
+    def write(self, s: str) -> int:
+        self._pending += s
+        if "\n" in self._pending:
+            done, _, self._pending = self._pending.rpartition("\n")
+            self._inner.write(mask_lines(done + "\n", Policy(redact=True)))
+        return len(s)
+
+    def writelines(self, lines) -> None:
+        for line in lines:
+            self.write(line)
+
+    def flush(self) -> None:
+        self._inner.flush()
+
+    def close_line(self) -> None:
+        if self._pending:
+            self._inner.write(mask_lines(self._pending, Policy(redact=True)))
+            self._pending = ""
+        self._inner.flush()
+
+    def __getattr__(self, name: str):
+        return getattr(self._inner, name)
+
+
+class _MaskedBytes:
+    """`sys.stdout.buffer` under masking: bytes written are UTF-8 text, masked as lines are."""
+
+    def __init__(self, stream: _MaskedStream) -> None:
+        self._stream = stream
+
+    def write(self, data: bytes) -> int:
+        self._stream.write(bytes(data).decode("utf-8", errors="replace"))
+        return len(data)
+
+    def flush(self) -> None:
+        self._stream.flush()
+
+
+@contextmanager
+def masked_output() -> Iterator[None]:
+    """Inside the block, under a masking policy, everything printed to stdout and stderr is
+    masked line by line: a command's rows, headers, listings, log lines and error messages alike.
+
+    >>> with masked_output(): print("no policy, no change")
+    no policy, no change
+    """
+    if not effective().redact:
+        yield
+        return
+    saved = sys.stdout, sys.stderr
+    out, err = _MaskedStream(sys.stdout), _MaskedStream(sys.stderr)
+    sys.stdout, sys.stderr = out, err
+    try:
+        yield
+    finally:
+        out.close_line()
+        err.close_line()
+        sys.stdout, sys.stderr = saved
+
+
+# --- text search -------------------------------------------------------------------------------
+
+#: The connection variable (DuckDB `SET VARIABLE`) holding the search barrier of a masking
+#: connection; unset (NULL) on a connection that does not mask.
+SEARCH_BARRIER_VARIABLE = "tl_search_barrier"
+
+# Every stretch of text that may hold a personal value of a built-in kind, for RE2. A superset
+# of the detector's findings: no checksum or validity test, every digit script, any spacing.
+_SEP = r"[\p{Zs}\t().+/\-\x{2010}-\x{2015}\x{2212}]"
+_BUILTIN_BARRIER = "|".join([
+    r"[^\s@]*@[^\s@]*",  # any token holding an @: an email, glued to anything
+    rf"\p{{Nd}}(?:{_SEP}{{0,3}}\p{{Nd}}){{6,}}",  # 7 digits or more: cards, phones, SSNs, long ids
+    r"[A-Za-z]{2}\p{Nd}{2}(?:[\p{Zs}.\-]?[0-9A-Za-z]){11,30}",  # IBAN-shaped, any case, any grouping
+    r"\p{Nd}{1,3}(?:\.\p{Nd}{1,3}){3}",  # IPv4-shaped
+    r"[0-9A-Fa-f]*:[0-9A-Fa-f.]*:[0-9A-Fa-f:.%]*",  # IPv6-shaped (two colons or more)
+])
+#: The barrier when a configured pattern cannot be read by RE2: every text is blind (fail closed).
+_BLIND = r"(?s).+"
+_RE2_SPECIAL = set("\\.^$|?*+()[]{}")
+
+
+def search_barrier(config: RedactConfig | None = None) -> str:
+    """The RE2 expression of every stretch a masking search cannot see into: the built-in kinds,
+    the configured terms (any case) and patterns.
+
+    >>> text = "mail alice.pii@acme-mail.com or 4111.1111.1111.1111, order A-1043"
+    >>> duckdb.connect().execute("SELECT regexp_replace(?, ?, '#', 'g')", [text, search_barrier()]).fetchall()[0][0]
+    'mail # or #, order A-1043'
+    """
+    config = config or redactor().config
+    parts = [_BUILTIN_BARRIER, *(p for _kind, p in config.patterns)]
+    if config.terms:
+        words = ("".join("\\" + c if c in _RE2_SPECIAL else c for c in t) for t in config.terms)
+        parts.append("(?i:" + "|".join(words) + ")")
+    return "|".join(f"(?:{p})" for p in parts)
+
+
+def blind_search(con: duckdb.DuckDBPyConnection) -> None:
+    """Make `con`'s text searches (`searchable_sql`) blind inside personal values: what a masking
+    connection does when it is opened (`analytics.db`)."""
+    barrier = search_barrier()
+    try:
+        con.execute("SELECT regexp_matches('', ?)", [barrier]).fetchall()
+    except duckdb.Error:
+        barrier = _BLIND  # a configured pattern RE2 cannot read: no search sees anything
+    con.execute(f"SET VARIABLE {SEARCH_BARRIER_VARIABLE} = ?", [barrier])
+
+
+#: SQL: true on a connection whose searches are blind inside personal values (`blind_search`).
+BLIND_SQL = f"getvariable('{SEARCH_BARRIER_VARIABLE}') IS NOT NULL"
+
+
+def searchable_sql(column: str) -> str:
+    """SQL: the text of `column` as a masking connection's search sees it, each stretch of
+    `search_barrier` replaced by a NUL character (on a connection that does not mask: NULL,
+    and `BLIND_SQL` is false).
+
+    >>> searchable_sql("m.content")
+    "regexp_replace(m.content, getvariable('tl_search_barrier'), chr(0), 'g')"
+    """
+    return f"regexp_replace({column}, getvariable('{SEARCH_BARRIER_VARIABLE}'), chr(0), 'g')"
