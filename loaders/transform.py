@@ -594,7 +594,11 @@ def stale_reason(latest_root: str | None, transcript_root: str | None, errors: l
     if latest_root == transcript_root:
         return None
     own = [e for e in errors if e.checkpoint_id == latest_root and e.checkpoint_ns == ""]
-    why = own or [e for e in errors if e.checkpoint_id is None and missing_key(e.reason)]
+    # Else the thread's "no key given" row, else the last root error before it (a DeltaChannel
+    # rebuild stopped there: every later list, the latest's included, was not rebuilt).
+    why = (own or [e for e in errors if e.checkpoint_id is None and missing_key(e.reason)]
+           or sorted((e for e in errors if e.checkpoint_ns == "" and e.checkpoint_id is not None
+                      and e.checkpoint_id < latest_root), key=lambda e: e.checkpoint_id)[-1:])
     return f"latest root checkpoint {latest_root} not decoded: {why[0].reason if why else 'damaged (see load_errors)'}"
 
 

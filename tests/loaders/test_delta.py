@@ -217,3 +217,15 @@ def test_a_long_chain_is_rebuilt_once_and_its_entries_are_budgeted(monkeypatch):
     lists, errors = delta.rebuild("t", cps, writes)
     assert len(errors) == 1 and "more than" in errors[0].reason and "entries" in errors[0].reason
     assert lists[("", "c000599")] is delta.FAILED and len(lists[("", "c000500")]) == 500
+
+
+def test_a_thread_past_the_entry_budget_is_stale_and_says_why(delta_sqlite, tmp_path, monkeypatch):
+    # The rebuild stops at the budget, so the latest checkpoints keep no list: the thread shows an
+    # older transcript and says so (threads.stale_reason), quoting the budget's error.
+    path, _expected = delta_sqlite
+    monkeypatch.setattr(delta, "MAX_ENTRIES", 5)
+    db = tmp_path / "capped.duckdb"
+    loaders.load(str(path), db, workers=1)
+    [chat] = rows(db, "SELECT * FROM threads WHERE thread_id = 'delta:chat'")
+    assert chat["transcript_checkpoint_id"] != chat["latest_checkpoint_id"]
+    assert "more than 5 entries" in chat["stale_reason"], chat["stale_reason"]
