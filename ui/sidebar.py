@@ -116,7 +116,7 @@ def upload_types(kinds) -> list[str]:
 
     >>> from loaders import sources
     >>> upload_types(sources().values())
-    ['sqlite', 'sqlite3', 'db', 'zip', 'sql', 'dump', 'pgdump', 'duckdb']
+    ['sqlite', 'sqlite3', 'db', 'zip', 'sql', 'dump', 'pgdump', 'archive', 'gz', 'duckdb']
     """
     return list(dict.fromkeys([*(s for kind in kinds for s in kind.upload_suffixes), *DATABASE_SUFFIXES]))
 
