@@ -1,0 +1,68 @@
+"""Near-duplicate texts: token-set Jaccard similarity over normalised tokens.
+
+Two texts are near-duplicates when `|A ∩ B| / |A ∪ B| >= THRESHOLD` over their sets of
+normalised word tokens (`lexicon.tokens`), each set holding at least `MIN_TOKENS`
+tokens. Pairs are only compared when a cheap filter lets them through: the smaller set is
+at least `THRESHOLD` of the larger (else the Jaccard cannot reach it), and, among many
+texts (`repeats`), the sets share a token of their prefix filter (every set's tokens in
+one fixed order, its first `|S| - ceil(t·|S|) + 1`: two sets reaching `t` share one).
+
+>>> jaccard({"where", "is", "my", "order"}, {"where", "s", "my", "order"})
+0.6
+>>> repeats([(3, "Your order ships Monday."), (5, "Your order ships on Monday.")])
+[5]
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+
+from analytics.outcomes.lexicon import tokens
+
+THRESHOLD = 0.6
+MIN_TOKENS = 3
+
+
+def jaccard(a: set[str], b: set[str]) -> float:
+    return len(a & b) / len(a | b) if a or b else 0.0
+
+
+def token_set(text: str) -> frozenset[str]:
+    return frozenset(tokens(text))
+
+
+def near(a: frozenset[str], b: frozenset[str]) -> bool:
+    """Whether two token sets are near-duplicates (both of `MIN_TOKENS` or more)."""
+    if len(a) < MIN_TOKENS or len(b) < MIN_TOKENS:
+        return False
+    small, large = sorted((len(a), len(b)))
+    return small >= THRESHOLD * large and jaccard(a, b) >= THRESHOLD
+
+
+def repeats(items: list[tuple[int, str]]) -> list[int]:
+    """The ordinals of the texts that near-duplicate an earlier one of `items` ((ordinal, text), in order)."""
+    sets = [(o, token_set(t)) for o, t in items]
+    sets = [(o, s) for o, s in sets if len(s) >= MIN_TOKENS]
+    if len(sets) < 2:
+        return []
+    freq = Counter(tok for _, s in sets for tok in s)
+    index: dict[str, list[int]] = defaultdict(list)  # prefix token -> positions in `sets`
+    out = []
+    for i, (ordinal, s) in enumerate(sets):
+        order = sorted(s, key=lambda tok: (freq[tok], tok))
+        prefix = order[: len(s) - math.ceil(THRESHOLD * len(s)) + 1]
+        seen: set[int] = set()
+        for tok in prefix:
+            for j in index[tok]:
+                if j not in seen:
+                    seen.add(j)
+                    if near(s, sets[j][1]):
+                        out.append(ordinal)
+                        break
+            else:
+                continue
+            break
+        for tok in prefix:
+            index[tok].append(i)
+    return out
