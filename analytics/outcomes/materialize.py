@@ -175,7 +175,7 @@ def _risks_source(con) -> str:
 def store_latest(con):
     """The greatest checkpoint ts of the whole store (every thread, also inside `only_threads`)."""
     with _every_thread(con):
-        return con.execute("SELECT max(ts) FROM checkpoints").fetchone()[0]
+        return con.execute("SELECT max(ts) FROM checkpoints").fetchall()[0][0]
 
 
 def finish(con, facts: str, idle_minutes: float, hitl_hours: float):
