@@ -41,16 +41,18 @@ SELECT thread_id,
        WHEN abandoned_ THEN 'abandoned'
        WHEN resolved_closing OR last_role = 'assistant' THEN 'resolved'
        ELSE 'unknown' END AS outcome,
-  CASE WHEN interrupt_pending THEN printf('waiting: interrupt pending at message %d since %s', waiting_ordinal, strftime(waiting_since, '%Y-%m-%d %H:%M UTC'))
-       WHEN dropped_after_failure THEN printf('failed: dropped_after_failure, ends at message %d (%s)', last_ordinal, failure_kind)
-       WHEN last_tool_error THEN printf('failed: last tool result (message %d) is an error', last_tool_ordinal)
-       WHEN abandoned_ THEN printf('abandoned: user message %d unanswered for %.1f h', last_user_ordinal,
-                                   epoch(store_ts - unanswered_since) / 3600)
-       WHEN resolved_closing THEN printf('resolved: resolved_closing, user closed at message %d', last_user_ordinal)
-       WHEN last_role = 'assistant' THEN printf('resolved: assistant answered last (message %d)', last_ordinal)
-       WHEN last_role = 'user' THEN printf('unknown: user message %d awaits a reply, idle window not passed', last_user_ordinal)
+  CASE WHEN interrupt_pending THEN 'waiting: interrupt pending' || coalesce(' at message ' || waiting_ordinal, '')
+                                  || coalesce(' since ' || strftime(waiting_since, '%Y-%m-%d %H:%M UTC'), '')
+       WHEN dropped_after_failure THEN 'failed: dropped_after_failure, ends at message ' || last_ordinal
+                                       || coalesce(' (' || failure_kind || ')', '')
+       WHEN last_tool_error THEN 'failed: last tool result (message ' || last_tool_ordinal || ') is an error'
+       WHEN abandoned_ THEN 'abandoned: user message ' || last_user_ordinal || ' unanswered for '
+                            || printf('%.1f', epoch(store_ts - unanswered_since) / 3600) || ' h'
+       WHEN resolved_closing THEN 'resolved: resolved_closing, user closed at message ' || last_user_ordinal
+       WHEN last_role = 'assistant' THEN 'resolved: assistant answered last (message ' || last_ordinal || ')'
+       WHEN last_role = 'user' THEN 'unknown: user message ' || last_user_ordinal || ' awaits a reply, idle window not passed'
        WHEN last_role IS NULL THEN 'unknown: no messages'
-       ELSE printf('unknown: ends with a %s message (%d)', last_role, last_ordinal) END AS outcome_reason,
+       ELSE 'unknown: ends with a ' || last_role || ' message (' || last_ordinal || ')' END AS outcome_reason,
   -- facts kept so the store-relative signals can be finished again after a later load
   interrupt_pending, last_role, last_ordinal, last_user_ordinal, last_tool_error, last_tool_ordinal, failure_kind,
   unanswered_since, waiting_since, waiting_ordinal, hitl_answered_ordinals

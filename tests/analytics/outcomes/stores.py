@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from langgraph.types import Command
 
-from storegen import SUPPORT_TOOLS, Clock, Reply, ScriptedChatModel, build_agent_graph, open_sqlite_saver, say, thread_config
+from storegen import ALL_TOOLS, Clock, Reply, ScriptedChatModel, build_agent_graph, open_sqlite_saver, say, thread_config
 
 START = dt.datetime(2026, 3, 2, 9, 0, tzinfo=dt.timezone.utc)
 
@@ -52,7 +52,7 @@ class Script:
 
 def write_thread(saver, thread_id: str, script: Script) -> None:
     model = ScriptedChatModel(replies=list(script.replies), base_latency=1.0, seconds_per_char=0.0)
-    graph = build_agent_graph(model, SUPPORT_TOOLS, saver, approve_tools=list(script.approve))
+    graph = build_agent_graph(model, ALL_TOOLS, saver, approve_tools=list(script.approve))
     cfg = thread_config(thread_id)
     with Clock(script.start) as clock:
         for step in script.steps:
