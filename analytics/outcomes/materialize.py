@@ -86,7 +86,7 @@ def thread_facts(con, where: str, params: list, lexicon: Lexicon | None = None,
     for thread, turn, ordinal, name, args in rows(q.LOOP_CANDIDATES_SQL):
         groups[(thread, turn, name, _norm_args(args))].append(ordinal)
     for (thread, *_), ordinals in groups.items():
-        if len(ordinals) >= 3:
+        if len(ordinals) >= q.LOOP_CALLS:
             loops[thread].update(ordinals)
     risks = _risks_source(con)
     lost = defaultdict(list)

@@ -19,6 +19,8 @@ SIGNALS = (
     "user_frustration", "repetition", "slow_hitl", "lost_context",
 )
 OUTCOMES = ("resolved", "abandoned", "failed", "waiting", "unknown")
+#: Calls of one tool with the same arguments in one user turn that make a loop.
+LOOP_CALLS = 3
 
 _SCOPE = "scope AS (SELECT t.thread_id, t.interrupt_pending, t.last_ts FROM threads t WHERE {where})"
 
@@ -77,7 +79,7 @@ calls AS (SELECT thread_id, turn, ordinal, unnest(json_extract_string(tool_calls
                  unnest(json_extract(tool_calls, '$[*].args'))::VARCHAR AS args
           FROM turns WHERE role = 'assistant' AND tool_calls IS NOT NULL)
 SELECT thread_id, turn, ordinal, name, args FROM calls
-QUALIFY count(*) OVER (PARTITION BY thread_id, turn, name) >= 3
+QUALIFY count(*) OVER (PARTITION BY thread_id, turn, name) >= """ + str(LOOP_CALLS) + """
 ORDER BY thread_id, ordinal
 """
 

@@ -59,6 +59,9 @@ CASES: dict[str, tuple[Script, dict[str, list[str]], str]] = {
         Script([_lookup("A-1043"), _lookup("A-1043"), _lookup("A-1043"), Reply("Your order shipped.")],
                [User("Where is A-1043?", 0)]),
         {"agent_loop": ["", "", ""]}, "resolved"),
+    "en:twice": (  # decoy: the same call twice is not a loop
+        Script([_lookup("A-1043"), _lookup("A-1043"), Reply("Your order shipped.")], [User("Where is A-1043?", 0)]),
+        {}, "resolved"),
     "en:paging": (  # decoy: one tool, other arguments each time
         Script([Reply("", [("search_docs", {"query": q})]) for q in ("refund policy", "refund page 2", "refund page 3")]
                + [Reply("Refunds take 3 to 5 business days once approved.")], [User("How long do refunds take?", 0)]),
@@ -86,7 +89,7 @@ CASES: dict[str, tuple[Script, dict[str, list[str]], str]] = {
                [User("¿Dónde está mi pedido?", 0), User("¿Y cuándo llega?")]),
         {"repetition": ["un momento"]}, "resolved"),
     "en:short-replies": (  # decoy: short replies repeated are not compared
-        Script([Reply("OK."), Reply("OK."), Reply("OK.")], [User("Note A", 0), User("Note B"), User("Note C")]),
+        Script([Reply("Yes, it is done."), Reply("Yes, it is done."), Reply("Yes, it is done.")], [User("Note A", 0), User("Note B"), User("Note C")]),
         {}, "resolved"),
     "en:hitl-slow": (
         Script([_refund(), Reply("The refund of $89.00 is approved.")],
