@@ -36,7 +36,7 @@ from analytics.errors import BadRequest
 
 CATEGORIES = ("closing", "give_up", "human", "wrong", "negation")
 #: Tokens before a match searched for a negation.
-NEGATION_WINDOW = 3
+NEGATION_WINDOW = 4
 
 _BUILT_IN: dict[str, tuple[str, ...]] = {
     # A user's message ending the conversation well (also needs to be short: `outcomes.signals`).
