@@ -94,12 +94,15 @@ NEGATED_CATEGORIES = ("human", "wrong")
 _APOSTROPHES = str.maketrans({"’": "'", "‘": "'", "ʼ": "'", "`": "'"})
 
 
-def normalise(text: str) -> str:
+def normalise(text: str | None) -> str:
     """`text` in NFKC, casefolded, without accents, with plain apostrophes.
 
     >>> normalise("Tschüß, DANKE")
     'tschuss, danke'
     """
+    text = text or ""
+    if text.isascii():  # (NFKC, accents: nothing to do; casefold is lower)
+        return text.lower().replace("`", "'")
     text = unicodedata.normalize("NFKC", text or "").casefold().translate(_APOSTROPHES)
     decomposed = unicodedata.normalize("NFD", text)
     return unicodedata.normalize("NFC", "".join(ch for ch in decomposed if not unicodedata.combining(ch)))
@@ -130,15 +133,25 @@ class Lexicon:
 
     phrases: dict[str, tuple[tuple[str, ...], ...]]
 
+    def __post_init__(self) -> None:
+        # {category: {first token: phrases starting with it}}: a text is scanned once per category.
+        index: dict[str, dict[str, list[tuple[str, ...]]]] = {}
+        for category, phrases in self.phrases.items():
+            by_first: dict[str, list[tuple[str, ...]]] = {}
+            for phrase in phrases:
+                by_first.setdefault(phrase[0], []).append(phrase)
+            index[category] = by_first
+        object.__setattr__(self, "_index", index)
+
     def find(self, category: str, parts: list[list[str]]) -> bool:
         """Whether a phrase of `category` occurs in one of the clauses `parts` (`clauses`),
         not negated just before."""
+        by_first = self._index.get(category, {})
         negations = self.phrases.get("negation", ()) if category in NEGATED_CATEGORIES else ()
-        for phrase in self.phrases.get(category, ()):
-            n = len(phrase)
-            for toks in parts:
-                for i in range(len(toks) - n + 1):
-                    if tuple(toks[i:i + n]) == phrase and not _negated(toks, i, negations):
+        for toks in parts:
+            for i, tok in enumerate(toks):
+                for phrase in by_first.get(tok, ()):
+                    if tuple(toks[i:i + len(phrase)]) == phrase and not _negated(toks, i, negations):
                         return True
         return False
 

@@ -25,7 +25,7 @@ from analytics.db import _every_thread, query_fingerprint, table_comments
 from analytics.outcomes import signals as q
 from analytics.outcomes.lexicon import Lexicon, built_in, clauses, tokens
 from analytics.outcomes.outcome import FINISH_SQL
-from analytics.outcomes.similarity import near, repeats, token_set
+from analytics.outcomes.similarity import clause_set, near, repeats
 
 TABLE = CONVERSATION_SIGNALS.name
 DEFAULT_IDLE_MINUTES = 30.0
@@ -144,7 +144,7 @@ def _text_signals(texts: list[tuple], lexicon: Lexicon) -> tuple[dict[str, list[
         for _, ordinal, role, content in group:
             if role == "user":
                 parts = clauses(content)
-                current = token_set(content)
+                current = clause_set(parts)
                 if lexicon.find("human", parts) or lexicon.find("wrong", parts) or (
                         previous is not None and near(previous, current)):
                     flagged.append(ordinal)

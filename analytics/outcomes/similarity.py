@@ -32,6 +32,11 @@ def token_set(text: str) -> frozenset[str]:
     return frozenset(tokens(text))
 
 
+def clause_set(parts: list[list[str]]) -> frozenset[str]:
+    """The token set of a text already split by `lexicon.clauses` (the same tokens as `token_set`)."""
+    return frozenset(tok for part in parts for tok in part)
+
+
 def near(a: frozenset[str], b: frozenset[str]) -> bool:
     """Whether two token sets are near-duplicates (both of `MIN_TOKENS` or more)."""
     if len(a) < MIN_TOKENS or len(b) < MIN_TOKENS:
