@@ -31,6 +31,15 @@ def test_cli_report_writes_a_row_per_thread_with_signals_outcome_and_ordinals(si
             assert json.loads(row[f"{s}_ordinals"]) == want[f"{s}_ordinals"]
 
 
+def test_cli_report_without_out_writes_the_csv_to_stdout(signal_store, tmp_path):
+    out = tmp_path / "outcomes.csv"
+    subprocess.run([sys.executable, "-m", "transcript_lens", "report", "outcomes", "--db", str(signal_store[1]),
+                    "--out", str(out)], check=True, capture_output=True)
+    shown = subprocess.run([sys.executable, "-m", "transcript_lens", "report", "outcomes", "--db", str(signal_store[1])],
+                           check=True, capture_output=True)
+    assert shown.stdout == out.read_bytes()
+
+
 def test_other_parameters_compute_live(signal_store):
     db = signal_store[1]
     default = analytics.outcomes(db).set_index("thread_id")
