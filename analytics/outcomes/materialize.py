@@ -13,6 +13,7 @@ equals a full load.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections import defaultdict
 from datetime import timedelta
@@ -200,25 +201,22 @@ def materialize_signals(con, threads: list[str] | None = None) -> None:
     (`analytics.derived`), inside its `only_threads` block for an incremental load."""
     con.execute("SET TimeZone = 'UTC'")
     stamp = fingerprint()
-    facts = thread_facts(con, "TRUE", [])
+    incremental = threads is not None and table_comments(con, [TABLE]).get(TABLE) == stamp
+    with contextlib.nullcontext() if incremental else _every_thread(con):  # (a rebuild reads every thread)
+        facts = thread_facts(con, "TRUE", [])
+    params = [store_latest(con), DEFAULT_IDLE_MINUTES, DEFAULT_HITL_HOURS]
     con.register("tl_signal_facts", facts)
     try:
-        params = [store_latest(con), DEFAULT_IDLE_MINUTES, DEFAULT_HITL_HOURS]
-        if threads is not None and table_comments(con, [TABLE]).get(TABLE) == stamp:
-            con.execute(f"DELETE FROM {TABLE} WHERE thread_id IN (SELECT unnest(?))", [list(threads)])
-            con.execute(f"INSERT INTO {TABLE} " + FINISH_SQL.format(facts="tl_signal_facts"), params)
-            # The store's latest time may have moved for every thread: finish every row again.
-            con.execute(f"CREATE OR REPLACE TEMP TABLE tl_signal_rows AS SELECT * FROM {TABLE}")
-            con.execute(f"DELETE FROM {TABLE}")
-            con.execute(f"INSERT INTO {TABLE} " + FINISH_SQL.format(facts="temp.main.tl_signal_rows"), params)
-            con.execute("DROP TABLE temp.main.tl_signal_rows")
+        if not incremental:
+            con.execute(f"CREATE OR REPLACE TABLE {TABLE} AS " + FINISH_SQL.format(facts="tl_signal_facts"), params)
+            con.execute(f"COMMENT ON TABLE {TABLE} IS '{stamp}'")
             return
-        if threads is not None:  # another definition wrote the table: rebuild it whole
-            con.unregister("tl_signal_facts")
-            with _every_thread(con):
-                facts = thread_facts(con, "TRUE", [])
-            con.register("tl_signal_facts", facts)
-        con.execute(f"CREATE OR REPLACE TABLE {TABLE} AS " + FINISH_SQL.format(facts="tl_signal_facts"), params)
-        con.execute(f"COMMENT ON TABLE {TABLE} IS '{stamp}'")
+        con.execute(f"DELETE FROM {TABLE} WHERE thread_id IN (SELECT unnest(?))", [list(threads)])
+        con.execute(f"INSERT INTO {TABLE} " + FINISH_SQL.format(facts="tl_signal_facts"), params)
     finally:
         con.unregister("tl_signal_facts")
+    # The store's latest time may have moved for every thread: finish every row again.
+    con.execute(f"CREATE OR REPLACE TEMP TABLE tl_signal_rows AS SELECT * FROM {TABLE}")
+    con.execute(f"DELETE FROM {TABLE}")
+    con.execute(f"INSERT INTO {TABLE} " + FINISH_SQL.format(facts="temp.main.tl_signal_rows"), params)
+    con.execute("DROP TABLE temp.main.tl_signal_rows")
