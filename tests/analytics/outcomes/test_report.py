@@ -60,3 +60,9 @@ def test_a_user_lexicon_file_replaces_a_category(signal_store, tmp_path):
     frame = analytics.outcomes(signal_store[1], filters=analytics.Filters(thread_ids=("de:human",)),
                                lexicon=str(path)).set_index("thread_id")
     assert frame.loc["de:human", "user_frustration_ordinals"] == [0]  # "Mein Paket ist verspätet", not "Menschen"
+
+
+def test_the_function_keeps_its_name_beside_its_subpackage():
+    import analytics.outcomes.lexicon  # noqa: F401  (binds the subpackage on the package, as any import does)
+
+    assert callable(analytics.outcomes) and analytics.outcomes.__module__ == "analytics.outcomes.report"
