@@ -74,7 +74,9 @@ _BUILT_IN: dict[str, tuple[str, ...]] = {
     "wrong": (
         "that's wrong", "that is wrong", "this is wrong", "wrong answer", "that's not right", "that is not right",
         "that's incorrect", "useless", "not helpful", "doesn't work", "does not work", "didn't work", "did not work",
-        "still not working", "you're not listening", "makes no sense",
+        "still not working", "still doesn't work", "still wrong", "you're not listening", "makes no sense",
+        "funktioniert immer noch nicht", "ne marche toujours pas", "ne fonctionne toujours pas", "sigue sin funcionar",
+        "todavia no funciona",
         "das ist falsch", "stimmt nicht", "nutzlos", "hilft nicht", "funktioniert nicht", "bringt nichts",
         "c'est faux", "ca ne marche pas", "ca marche pas", "inutile", "ne fonctionne pas", "n'importe quoi",
         "no sirve", "es incorrecto", "eso esta mal", "no funciona", "inutil", "no tiene sentido",

@@ -22,6 +22,8 @@ LEX = built_in()
     ("wrong", "Das ist falsch"),
     ("wrong", unicodedata.normalize("NFD", "Ça ne marche pas")),
     ("wrong", "esto no sirve"),
+    ("wrong", "Ça ne marche toujours pas"),
+    ("wrong", "Es funktioniert immer noch nicht"),
     ("give_up", "I'm sorry, I couldn't find that order."),
     ("give_up", "Es tut mir leid, ich konnte nicht helfen."),
     ("give_up", "Je n’ai pas pu trouver la commande."),
