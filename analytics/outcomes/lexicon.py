@@ -93,7 +93,12 @@ _TOKEN = re.compile(r"\w+")
 _CLAUSE = re.compile(r"[,.;:!?¡¿\n]+")
 #: Categories where a negation just before a match takes it back.
 NEGATED_CATEGORIES = ("human", "wrong")
-_APOSTROPHES = str.maketrans({"’": "'", "‘": "'", "ʼ": "'", "`": "'"})
+_APOSTROPHES = ("’", "‘", "ʼ", "`")
+
+
+#: The combining diacritical marks (accents) left after NFD: the blocks U+0300–036F, 1AB0–1AFF,
+#: 1DC0–1DFF, 20D0–20FF, FE20–FE2F (the vowel signs of other scripts are kept: they spell words).
+_ACCENTS = re.compile("[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]")
 
 
 def normalise(text: str | None) -> str:
@@ -105,9 +110,12 @@ def normalise(text: str | None) -> str:
     text = text or ""
     if text.isascii():  # (NFKC, accents: nothing to do; casefold is lower)
         return text.lower().replace("`", "'")
-    text = unicodedata.normalize("NFKC", text or "").casefold().translate(_APOSTROPHES)
-    decomposed = unicodedata.normalize("NFD", text)
-    return unicodedata.normalize("NFC", "".join(ch for ch in decomposed if not unicodedata.combining(ch)))
+    text = unicodedata.normalize("NFKC", text).casefold()
+    for typographic in _APOSTROPHES:
+        text = text.replace(typographic, "'")
+    if text.isascii():
+        return text
+    return unicodedata.normalize("NFC", _ACCENTS.sub("", unicodedata.normalize("NFD", text)))
 
 
 def tokens(text: str) -> list[str]:
@@ -145,10 +153,13 @@ class Lexicon:
             index[category] = by_first
         object.__setattr__(self, "_index", index)
 
-    def find(self, category: str, parts: list[list[str]]) -> bool:
+    def find(self, category: str, parts: list[list[str]], words: frozenset[str] | None = None) -> bool:
         """Whether a phrase of `category` occurs in one of the clauses `parts` (`clauses`),
-        not negated just before."""
+        not negated just before. `words`, the tokens of `parts` as a set, makes a text with no
+        phrase's first word a set operation."""
         by_first = self._index.get(category, {})
+        if words is not None and words.isdisjoint(by_first):
+            return False
         negations = self.phrases.get("negation", ()) if category in NEGATED_CATEGORIES else ()
         for toks in parts:
             for i, tok in enumerate(toks):

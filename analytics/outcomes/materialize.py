@@ -146,7 +146,7 @@ def _text_signals(texts: list[tuple], lexicon: Lexicon) -> tuple[dict[str, list[
             if role == "user":
                 parts = clauses(content)
                 current = clause_set(parts)
-                if lexicon.find("human", parts) or lexicon.find("wrong", parts) or (
+                if lexicon.find("human", parts, current) or lexicon.find("wrong", parts, current) or (
                         previous is not None and near(previous, current)):
                     flagged.append(ordinal)
                 previous = current

@@ -25,7 +25,10 @@ MIN_TOKENS = 3
 
 
 def jaccard(a: set[str], b: set[str]) -> float:
-    return len(a & b) / len(a | b) if a or b else 0.0
+    if not a and not b:
+        return 0.0
+    common = len(a & b)
+    return common / (len(a) + len(b) - common)
 
 
 def token_set(text: str) -> frozenset[str]:
@@ -41,8 +44,7 @@ def near(a: frozenset[str], b: frozenset[str]) -> bool:
     """Whether two token sets are near-duplicates (both of `MIN_TOKENS` or more)."""
     if len(a) < MIN_TOKENS or len(b) < MIN_TOKENS:
         return False
-    small, large = sorted((len(a), len(b)))
-    return small >= THRESHOLD * large and jaccard(a, b) >= THRESHOLD
+    return min(len(a), len(b)) >= THRESHOLD * max(len(a), len(b)) and jaccard(a, b) >= THRESHOLD
 
 
 def repeats(items: list[tuple[int, str]]) -> list[int]:
@@ -52,22 +54,33 @@ def repeats(items: list[tuple[int, str]]) -> list[int]:
     if len(sets) < 2:
         return []
     freq = Counter(tok for _, s in sets for tok in s)
+    rank = {tok: i for i, tok in enumerate(sorted(freq, key=lambda tok: (freq[tok], tok)))}
     index: dict[str, list[int]] = defaultdict(list)  # prefix token -> positions in `sets`
+    seen_exact: set[frozenset[str]] = set()
     out = []
     for i, (ordinal, s) in enumerate(sets):
-        order = sorted(s, key=lambda tok: (freq[tok], tok))
-        prefix = order[: len(s) - math.ceil(THRESHOLD * len(s)) + 1]
-        seen: set[int] = set()
-        for tok in prefix:
-            for j in index[tok]:
-                if j not in seen:
-                    seen.add(j)
-                    if near(s, sets[j][1]):
-                        out.append(ordinal)
-                        break
-            else:
-                continue
-            break
+        prefix = sorted(s, key=rank.__getitem__)[: len(s) - math.ceil(THRESHOLD * len(s)) + 1]
+        if s in seen_exact or _near_earlier(s, prefix, index, sets):
+            out.append(ordinal)
+        seen_exact.add(s)
         for tok in prefix:
             index[tok].append(i)
     return out
+
+
+def _near_earlier(s: frozenset[str], prefix: list[str], index: dict[str, list[int]], sets) -> bool:
+    """`near(s, t)` for some earlier `t` sharing a prefix token (inlined: the hot loop of a load)."""
+    size = len(s)
+    low, high = THRESHOLD * size, size / THRESHOLD
+    compared: set[int] = set()
+    for tok in prefix:
+        for j in index.get(tok, ()):
+            if j in compared:
+                continue
+            compared.add(j)
+            other = sets[j][1]
+            if low <= len(other) <= high:
+                common = len(s & other)
+                if common >= THRESHOLD * (size + len(other) - common):
+                    return True
+    return False
