@@ -26,7 +26,7 @@ from analytics.db import _every_thread, query_fingerprint, table_comments
 from analytics.outcomes import signals as q
 from analytics.outcomes.lexicon import Lexicon, built_in, clauses, tokens
 from analytics.outcomes.outcome import FINISH_SQL
-from analytics.outcomes.similarity import clause_set, near, repeats
+from analytics.outcomes.similarity import clause_set, near, repeated_sets, token_set
 
 TABLE = CONVERSATION_SIGNALS.name
 DEFAULT_IDLE_MINUTES = 30.0
@@ -137,24 +137,32 @@ def thread_facts(con, where: str, params: list, lexicon: Lexicon | None = None,
 
 
 def _text_signals(texts: list[tuple], lexicon: Lexicon) -> tuple[dict[str, list[int]], dict[str, list[int]]]:
-    """{thread: ordinals} of user frustration and of assistant repetition."""
+    """{thread: ordinals} of user frustration and of assistant repetition.
+
+    A text met again (agents repeat canned replies, users their greetings) is not tokenised again."""
     frustration: dict[str, list[int]] = {}
     repetition: dict[str, list[int]] = {}
+    asked: dict[str, tuple[frozenset[str], bool]] = {}  # user text -> (token set, matches a phrase)
+    replied: dict[str, frozenset[str]] = {}  # assistant text -> token set
     for thread, group in groupby(texts, key=lambda r: r[0]):
         flagged, replies, previous = [], [], None
         for _, ordinal, role, content in group:
             if role == "user":
-                parts = clauses(content)
-                current = clause_set(parts)
-                if lexicon.find("human", parts, current) or lexicon.find("wrong", parts, current) or (
-                        previous is not None and near(previous, current)):
+                if content not in asked:
+                    parts = clauses(content)
+                    words = clause_set(parts)
+                    asked[content] = (words, lexicon.find("human", parts, words) or lexicon.find("wrong", parts, words))
+                current, complaint = asked[content]
+                if complaint or (previous is not None and near(previous, current)):
                     flagged.append(ordinal)
                 previous = current
             elif len(content) >= MIN_REPLY_CHARS:
-                replies.append((ordinal, content))
+                if content not in replied:
+                    replied[content] = token_set(content)
+                replies.append((ordinal, replied[content]))
         if flagged:
             frustration[thread] = flagged
-        repeated = repeats(replies)
+        repeated = repeated_sets(replies)
         if repeated:
             repetition[thread] = repeated
     return frustration, repetition

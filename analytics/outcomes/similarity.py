@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
+from itertools import chain
 
 from analytics.outcomes.lexicon import tokens
 
@@ -49,20 +50,27 @@ def near(a: frozenset[str], b: frozenset[str]) -> bool:
 
 def repeats(items: list[tuple[int, str]]) -> list[int]:
     """The ordinals of the texts that near-duplicate an earlier one of `items` ((ordinal, text), in order)."""
-    sets = [(o, token_set(t)) for o, t in items]
-    sets = [(o, s) for o, s in sets if len(s) >= MIN_TOKENS]
+    return repeated_sets([(o, token_set(t)) for o, t in items])
+
+
+def repeated_sets(items: list[tuple[int, frozenset[str]]]) -> list[int]:
+    """`repeats` of texts already made token sets."""
+    sets = [(o, s) for o, s in items if len(s) >= MIN_TOKENS]
     if len(sets) < 2:
         return []
-    freq = Counter(tok for _, s in sets for tok in s)
+    freq = Counter(chain.from_iterable(s for _, s in sets))
     rank = {tok: i for i, tok in enumerate(sorted(freq, key=lambda tok: (freq[tok], tok)))}
     index: dict[str, list[int]] = defaultdict(list)  # prefix token -> positions in `sets`
     seen_exact: set[frozenset[str]] = set()
     out = []
     for i, (ordinal, s) in enumerate(sets):
-        prefix = sorted(s, key=rank.__getitem__)[: len(s) - math.ceil(THRESHOLD * len(s)) + 1]
-        if s in seen_exact or _near_earlier(s, prefix, index, sets):
+        if s in seen_exact:  # (a set equal to an indexed one: found as that one is, so not indexed again)
             out.append(ordinal)
+            continue
         seen_exact.add(s)
+        prefix = sorted(s, key=rank.__getitem__)[: len(s) - math.ceil(THRESHOLD * len(s)) + 1]
+        if _near_earlier(s, prefix, index, sets):
+            out.append(ordinal)
         for tok in prefix:
             index[tok].append(i)
     return out
