@@ -26,7 +26,7 @@ from analytics.db import _every_thread, query_fingerprint, table_comments
 from analytics.outcomes import signals as q
 from analytics.outcomes.lexicon import Lexicon, built_in, clauses, tokens
 from analytics.outcomes.outcome import FINISH_SQL
-from analytics.outcomes.similarity import clause_set, near, repeated_sets, token_set
+from analytics.outcomes.similarity import clause_set, near, repeated_sets, token_order, token_set
 
 TABLE = CONVERSATION_SIGNALS.name
 DEFAULT_IDLE_MINUTES = 30.0
@@ -144,6 +144,7 @@ def _text_signals(texts: list[tuple], lexicon: Lexicon) -> tuple[dict[str, list[
     repetition: dict[str, list[int]] = {}
     asked: dict[str, tuple[frozenset[str], bool]] = {}  # user text -> (token set, matches a phrase)
     replied: dict[str, frozenset[str]] = {}  # assistant text -> token set
+    per_thread: list[tuple[str, list[tuple[int, frozenset[str]]]]] = []
     for thread, group in groupby(texts, key=lambda r: r[0]):
         flagged, replies, previous = [], [], None
         for _, ordinal, role, content in group:
@@ -162,7 +163,10 @@ def _text_signals(texts: list[tuple], lexicon: Lexicon) -> tuple[dict[str, list[
                 replies.append((ordinal, replied[content]))
         if flagged:
             frustration[thread] = flagged
-        repeated = repeated_sets(replies)
+        per_thread.append((thread, replies))
+    rank = token_order(replied.values())  # (one order for the whole load: rarest tokens first)
+    for thread, replies in per_thread:
+        repeated = repeated_sets(replies, rank)
         if repeated:
             repetition[thread] = repeated
     return frustration, repetition

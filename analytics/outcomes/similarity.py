@@ -53,13 +53,19 @@ def repeats(items: list[tuple[int, str]]) -> list[int]:
     return repeated_sets([(o, token_set(t)) for o, t in items])
 
 
-def repeated_sets(items: list[tuple[int, frozenset[str]]]) -> list[int]:
-    """`repeats` of texts already made token sets."""
+def token_order(sets) -> dict[str, int]:
+    """{token: its place in the prefix filter's order}: rarest first, then by text."""
+    freq = Counter(chain.from_iterable(sets))
+    return {tok: i for i, tok in enumerate(sorted(freq, key=lambda tok: (freq[tok], tok)))}
+
+
+def repeated_sets(items: list[tuple[int, frozenset[str]]], rank: dict[str, int] | None = None) -> list[int]:
+    """`repeats` of texts already made token sets (`rank`: a `token_order` over at least these
+    sets; any one order finds the same pairs, the rarest-first one the fewest candidates)."""
     sets = [(o, s) for o, s in items if len(s) >= MIN_TOKENS]
     if len(sets) < 2:
         return []
-    freq = Counter(chain.from_iterable(s for _, s in sets))
-    rank = {tok: i for i, tok in enumerate(sorted(freq, key=lambda tok: (freq[tok], tok)))}
+    rank = rank if rank is not None else token_order(s for _, s in sets)
     index: dict[str, list[int]] = defaultdict(list)  # prefix token -> positions in `sets`
     seen_exact: set[frozenset[str]] = set()
     out = []
