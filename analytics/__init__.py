@@ -40,6 +40,7 @@ _NAMES = {
     "compare": "analytics.observed", "parse_observed": "analytics.observed",
     "retention": "analytics.retention",
     "backlog": "analytics.backlog",
+    "outcomes": "analytics.outcomes.report",
     "branches": "analytics.branches", "checkpoint_tree": "analytics.branches",
     "diff": "analytics.diff",
     "edit_log": "analytics.history",
@@ -55,7 +56,7 @@ _NAMES = {
 REGISTRARS = (
     "analytics.reports", "analytics.transcript_cli", "analytics.observed", "analytics.retention",
     "analytics.history_reports", "analytics.history_cli", "analytics.workspace.cli", "analytics.search_cli",
-    "analytics.erasure_cli", "analytics.exports_report",
+    "analytics.erasure_cli", "analytics.exports_report", "analytics.outcomes.report",
 )
 
 
@@ -91,8 +92,9 @@ class _Package(types.ModuleType):
     bind the module over it, as the eager imports this package had never let happen."""
 
     def __setattr__(self, name: str, value: Any) -> None:
-        if isinstance(value, types.ModuleType) and _NAMES.get(name) == value.__name__:
-            return
+        defined_in = _NAMES.get(name, "")
+        if isinstance(value, types.ModuleType) and (defined_in == value.__name__ or defined_in.startswith(value.__name__ + ".")):
+            return  # (`outcomes`: a function of the subpackage of the same name)
         super().__setattr__(name, value)
 
 

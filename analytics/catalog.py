@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from loaders import catalog as loader_catalog
 from loaders.catalog import (
-    BIGINT, BOOLEAN, DOUBLE, INTEGER, SESSION_ID, SUB_TENANT_ID, TENANT_ID, THREAD_ID, TIMESTAMPTZ, VARCHAR,
+    BIGINT, BOOLEAN, DOUBLE, INTEGER, INTEGER_LIST, SESSION_ID, SUB_TENANT_ID, TENANT_ID, THREAD_ID, TIMESTAMPTZ, VARCHAR,
     Column, SqlType, Table, render_doc,
 )
 
@@ -194,9 +194,58 @@ RISK_FIGURES = Table(
     ),
 )
 
+_SIGNAL_DOCS = {
+    "abandoned": "the user spoke last, unanswered, no interrupt pending, idle past 30 minutes to the store's latest checkpoint ts",
+    "resolved_closing": "the last user message is a closing (lexicon), followed only by assistant text",
+    "dropped_after_failure": "the transcript ends on a failed tool result or an assistant message giving up (lexicon)",
+    "agent_loop": "one tool called with the same normalised arguments 3+ times within one user turn",
+    "tool_error_cascade": "2+ consecutive failed tool results (no successful one between)",
+    "user_frustration": "a user message asking for a human or calling the answer wrong (lexicon), or near-duplicating the previous user message",
+    "repetition": "an assistant reply (20+ characters) near-duplicating an earlier one",
+    "slow_hitl": "an interrupt resumed after more than 4 hours, or pending longer than that to the store's latest checkpoint ts",
+    "lost_context": "restarted (resume_points >= 1) with the Resume QA flag `truncated`",
+}
+_ORDINAL_DOCS = {
+    "abandoned": "the unanswered user message",
+    "resolved_closing": "the closing user message",
+    "dropped_after_failure": "the last message (the failed tool result or the giving-up reply)",
+    "agent_loop": "the assistant messages carrying the repeated calls",
+    "tool_error_cascade": "the failed tool results of each run of 2+",
+    "user_frustration": "the user messages that fired (a request for a human, a complaint, a repeat)",
+    "repetition": "the assistant replies repeating an earlier one",
+    "slow_hitl": "the last message before each slow interrupt",
+    "lost_context": "the first message the rebuilt window holds",
+}
+
+CONVERSATION_SIGNALS = Table(
+    "conversation_signals",
+    "per-conversation outcome signals and outcome, computed at load time (docs/outcomes.md)",
+    (
+        THREAD_ID,
+        *(_c(name, BOOLEAN, doc, null=False) for name, doc in _SIGNAL_DOCS.items()),
+        *(_c(f"{name}_ordinals", INTEGER_LIST, f"`messages.ordinal`s: {doc} (empty when the signal is false)", null=False)
+          for name, doc in _ORDINAL_DOCS.items()),
+        _c("outcome", VARCHAR, "`waiting`, `failed`, `abandoned`, `resolved` or `unknown` (docs/outcomes.md)", null=False),
+        _c("outcome_reason", VARCHAR, "the outcome in words: the signal and the message it rests on", null=False),
+        _INTERRUPT,
+        _c("last_role", VARCHAR, "`role` of the last message other than system; NULL without messages"),
+        _c("last_ordinal", INTEGER, "`ordinal` of that message"),
+        _c("last_user_ordinal", INTEGER, "`ordinal` of the last user message"),
+        _c("last_tool_error", BOOLEAN, "the last tool result is an error and no user message follows it", null=False),
+        _c("last_tool_ordinal", INTEGER, "`ordinal` of the last tool result"),
+        _c("failure_kind", VARCHAR, "`tool error` or `assistant gave up` when `dropped_after_failure`"),
+        _c("unanswered_since", TIMESTAMPTZ, "ts of the last user message when it is unanswered, not a closing, no interrupt pending"),
+        _c("waiting_since", TIMESTAMPTZ, "ts of the checkpoint the pending interrupt is keyed on"),
+        _c("waiting_ordinal", INTEGER, "the last message before the pending interrupt"),
+        _c("hitl_answered_ordinals", INTEGER_LIST, "the last message before each interrupt resumed after more than 4 hours",
+           null=False),
+    ),
+)
+
 #: Every table analytics writes at load time (`analytics.derived.write_derived_tables`).
 DERIVED_TABLES: tuple[Table, ...] = (
     CONVERSATION_METRICS, LATENCY_PAIR_ROWS, THREAD_DAY_METRICS, THREAD_MODEL_METRICS, TOOL_ROWS, RISK_FIGURES,
+    CONVERSATION_SIGNALS,
 )
 #: Every table of a loaded database: the loader's, then the derived ones.
 ALL_TABLES: tuple[Table, ...] = (*loader_catalog.TABLES, *DERIVED_TABLES)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import sys
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -501,7 +502,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
     parser.description = f"Write a CSV report ({kinds})."
     parser.add_argument("kind", choices=sorted(REPORTS), help="which report")
     parser.add_argument("--db", required=True, help="Transcript Lens DuckDB file")
-    parser.add_argument("--out", required=True, metavar="FILE.csv", help="CSV file to write (replaced)")
+    parser.add_argument("--out", metavar="FILE.csv", help="CSV file to write (replaced); default: the CSV on stdout")
     add_filter_arguments(parser)
     add_gap_argument(parser)  # one flag for every kind that counts resume points (conversations, resume)
     for spec in REPORTS.values():
@@ -518,6 +519,12 @@ def run(args: argparse.Namespace) -> int:
         try:
             # A long report would otherwise draw DuckDB's progress bar over the terminal.
             con.execute("SET enable_progress_bar = false")
+            if args.out is None:
+                with tempfile.TemporaryDirectory() as folder:
+                    out = write_report(con, args.kind, Path(folder) / "report.csv", filters, vars(args))
+                    with out.open("rb") as fh:
+                        shutil.copyfileobj(fh, sys.stdout.buffer)
+                return 0
             out = write_report(con, args.kind, args.out, filters, vars(args))
         finally:
             con.close()

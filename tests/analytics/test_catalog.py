@@ -37,8 +37,12 @@ def _described(t: Table) -> list[tuple[str, str]]:
     return [(c.name, c.type.duckdb) for c in t.columns]
 
 
+# Tables a query and Python rules write together (their columns: the load test below).
+_NOT_ONE_QUERY = {catalog.CONVERSATION_SIGNALS.name}
+
+
 def test_every_derived_table_is_declared_once():
-    assert _queries().keys() == DERIVED.keys()
+    assert _queries().keys() == DERIVED.keys() - _NOT_ONE_QUERY
     assert not DERIVED.keys() & {t.name for t in loader_catalog.TABLES}
     for t in catalog.DERIVED_TABLES:
         assert t.doc and all(c.doc for c in t.columns), t.name

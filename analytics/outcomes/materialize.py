@@ -1,0 +1,234 @@
+"""`conversation_signals`: every thread's outcome signals, computed at load time.
+
+`thread_facts` reads the set-based facts (`signals`), applies the lexicon and the
+similarity rule in Python over only the texts they concern, and returns one row of facts
+per thread; `outcome.FINISH_SQL` then adds the signals measured against the store's
+latest checkpoint time and the outcome. An incremental load recomputes the facts of the
+threads it replaced only, then finishes every row again (one row per thread: cheap), so it
+equals a full load.
+
+>>> materialize_signals(con)  # doctest: +SKIP
+>>> materialize_signals(con, ["acme:web:s1"])  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections import defaultdict
+from datetime import timedelta
+from itertools import groupby
+
+import pyarrow as pa
+
+from analytics.catalog import CONVERSATION_SIGNALS
+from analytics.db import _every_thread, query_fingerprint, table_comments
+from analytics.outcomes import signals as q
+from analytics.outcomes.lexicon import Lexicon, built_in, clauses, tokens
+from analytics.outcomes.outcome import FINISH_SQL
+from analytics.outcomes.similarity import clause_set, near, repeated_sets, token_order, token_set
+
+TABLE = CONVERSATION_SIGNALS.name
+DEFAULT_IDLE_MINUTES = 30.0
+DEFAULT_HITL_HOURS = 4.0
+#: Assistant replies shorter than this are not compared for repetition ("OK.", "Done!").
+MIN_REPLY_CHARS = 20
+#: A closing message has at most this many words and no question mark.
+MAX_CLOSING_TOKENS = 12
+#: Bumped when the Python part of a rule changes, so an older table is not read.
+RULES_VERSION = "1"
+
+_FACT_TYPES = {
+    "thread_id": pa.string(), "resolved_closing": pa.bool_(), "dropped_after_failure": pa.bool_(),
+    "agent_loop": pa.bool_(), "tool_error_cascade": pa.bool_(), "user_frustration": pa.bool_(),
+    "repetition": pa.bool_(), "lost_context": pa.bool_(),
+    **{f"{s}_ordinals": pa.list_(pa.int32()) for s in (
+        "resolved_closing", "dropped_after_failure", "agent_loop", "tool_error_cascade", "user_frustration",
+        "repetition", "lost_context")},
+    "interrupt_pending": pa.bool_(), "last_role": pa.string(), "last_ordinal": pa.int32(),
+    "last_user_ordinal": pa.int32(), "last_tool_error": pa.bool_(), "last_tool_ordinal": pa.int32(),
+    "failure_kind": pa.string(), "unanswered_since": pa.timestamp("us", tz="UTC"),
+    "waiting_since": pa.timestamp("us", tz="UTC"), "waiting_ordinal": pa.int32(),
+    "hitl_answered_ordinals": pa.list_(pa.int32()),
+}
+
+
+def is_closing(text: str | None, lexicon: Lexicon) -> bool:
+    """A user's message ending the conversation well: short, no question, a closing phrase,
+    and no complaint or request for a human.
+
+    >>> is_closing("Perfect, that's all. Thanks!", built_in()), is_closing("Thanks, but it still fails?", built_in())
+    (True, False)
+    """
+    if not text or "?" in text or len(tokens(text)) > MAX_CLOSING_TOKENS:
+        return False
+    parts = clauses(text)
+    return lexicon.find("closing", parts) and not lexicon.find("wrong", parts) and not lexicon.find("human", parts)
+
+
+def _norm_args(args: str | None) -> str:
+    try:
+        return json.dumps(json.loads(args), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    except (TypeError, ValueError):
+        return str(args)
+
+
+def thread_facts(con, where: str, params: list, lexicon: Lexicon | None = None,
+                 hitl_hours: float = DEFAULT_HITL_HOURS) -> pa.Table:
+    """One row of facts per thread of `threads t WHERE where` (`_FACT_TYPES`)."""
+    lexicon = lexicon or built_in()
+
+    def rows(sql: str, **fmt) -> list[tuple]:
+        return con.execute(sql.format(where=where, **fmt), params).fetchall()
+
+    cascades = dict(rows(q.CASCADES_SQL))
+    loops: dict[str, set[int]] = defaultdict(set)
+    groups: dict[tuple, list[int]] = defaultdict(list)
+    for thread, turn, ordinal, name, args in rows(q.LOOP_CANDIDATES_SQL):
+        groups[(thread, turn, name, _norm_args(args))].append(ordinal)
+    for (thread, *_), ordinals in groups.items():
+        if len(ordinals) >= q.LOOP_CALLS:
+            loops[thread].update(ordinals)
+    risks = _risks_source(con)
+    lost = defaultdict(list)
+    for thread, ordinal in rows(q.LOST_CONTEXT_SQL, risks=risks):
+        lost[thread].extend([] if ordinal is None else [ordinal])
+    lost_threads = set(lost)
+    hitl = timedelta(hours=hitl_hours)
+    answered: dict[str, list[int]] = defaultdict(list)
+    pending: dict[str, tuple] = {}
+    for thread, pending_ts, resumed_ts, ordinal, is_transcript in rows(q.INTERRUPTS_SQL):
+        if resumed_ts is not None:
+            if pending_ts is not None and resumed_ts - pending_ts > hitl:
+                answered[thread].append(max(ordinal, 0))
+        elif is_transcript:
+            pending[thread] = (pending_ts, ordinal)
+    frustration, repetition = _text_signals(rows(q.TEXTS_SQL), lexicon)
+
+    cols: dict[str, list] = {name: [] for name in _FACT_TYPES}
+    for (thread, interrupt_pending, last_ordinal, last_role, last_content, last_is_tool_error, last_user_ordinal,
+         last_user_ts, last_user_content, only_replies, last_tool_error, last_tool_ordinal) in rows(q.ENDINGS_SQL):
+        closing = last_user_ordinal is not None and only_replies and is_closing(last_user_content, lexicon)
+        gave_up = last_role == "assistant" and lexicon.find("give_up", clauses(last_content or ""))
+        dropped = bool(last_is_tool_error or gave_up)
+        waiting_since, waiting_ordinal = pending.get(thread, (None, None)) if interrupt_pending else (None, None)
+        if waiting_ordinal is not None and last_ordinal is not None:
+            waiting_ordinal = max(0, min(waiting_ordinal, last_ordinal))
+        values = {
+            "thread_id": thread,
+            "resolved_closing": closing, "resolved_closing_ordinals": [last_user_ordinal] if closing else [],
+            "dropped_after_failure": dropped, "dropped_after_failure_ordinals": [last_ordinal] if dropped else [],
+            "agent_loop": thread in loops, "agent_loop_ordinals": sorted(loops.get(thread, ())),
+            "tool_error_cascade": thread in cascades, "tool_error_cascade_ordinals": list(cascades.get(thread) or []),
+            "user_frustration": thread in frustration, "user_frustration_ordinals": frustration.get(thread, []),
+            "repetition": thread in repetition, "repetition_ordinals": repetition.get(thread, []),
+            "lost_context": thread in lost_threads, "lost_context_ordinals": lost.get(thread, []),
+            "interrupt_pending": bool(interrupt_pending), "last_role": last_role, "last_ordinal": last_ordinal,
+            "last_user_ordinal": last_user_ordinal, "last_tool_error": bool(last_tool_error),
+            "last_tool_ordinal": last_tool_ordinal,
+            "failure_kind": ("tool error" if last_is_tool_error else "assistant gave up") if dropped else None,
+            "unanswered_since": last_user_ts if (last_role == "user" and not closing and not interrupt_pending) else None,
+            "waiting_since": waiting_since, "waiting_ordinal": waiting_ordinal,
+            "hitl_answered_ordinals": sorted(answered.get(thread, [])),
+        }
+        for name, value in values.items():
+            cols[name].append(value)
+    return pa.table({name: pa.array(values, type=_FACT_TYPES[name]) for name, values in cols.items()})
+
+
+def _text_signals(texts: list[tuple], lexicon: Lexicon) -> tuple[dict[str, list[int]], dict[str, list[int]]]:
+    """{thread: ordinals} of user frustration and of assistant repetition.
+
+    A text met again (agents repeat canned replies, users their greetings) is not tokenised again."""
+    frustration: dict[str, list[int]] = {}
+    repetition: dict[str, list[int]] = {}
+    asked: dict[str, tuple[frozenset[str], bool]] = {}  # user text -> (token set, matches a phrase)
+    replied: dict[str, frozenset[str]] = {}  # assistant text -> token set
+    per_thread: list[tuple[str, list[tuple[int, frozenset[str]]]]] = []
+    for thread, group in groupby(texts, key=lambda r: r[0]):
+        flagged, replies, previous = [], [], None
+        for _, ordinal, role, content in group:
+            if role == "user":
+                if content not in asked:
+                    parts = clauses(content)
+                    words = clause_set(parts)
+                    asked[content] = (words, lexicon.find("human", parts, words) or lexicon.find("wrong", parts, words))
+                current, complaint = asked[content]
+                if complaint or (previous is not None and near(previous, current)):
+                    flagged.append(ordinal)
+                previous = current
+            elif len(content) >= MIN_REPLY_CHARS:
+                if content not in replied:
+                    replied[content] = token_set(content)
+                replies.append((ordinal, replied[content]))
+        if flagged:
+            frustration[thread] = flagged
+        per_thread.append((thread, replies))
+    rank = token_order(replied.values())  # (one order for the whole load: rarest tokens first)
+    for thread, replies in per_thread:
+        repeated = repeated_sets(replies, rank)
+        if repeated:
+            repetition[thread] = repeated
+    return frustration, repetition
+
+
+def _risks_source(con) -> str:
+    """`risk_figures` when the database holds a current one, else the live query's text (no parameters)."""
+    from analytics.resume_risks import _risks_materialized, risks_sql
+
+    if _risks_materialized(con):
+        return "SELECT * FROM risk_figures"
+    sql, params = risks_sql()
+    if params:  # (the default query binds its cap and gap: inline the live query as a table instead)
+        con.execute("CREATE OR REPLACE TEMP TABLE tl_outcome_risks AS " + sql, params)
+        return "SELECT * FROM temp.main.tl_outcome_risks"
+    return sql
+
+
+def store_latest(con):
+    """The greatest checkpoint ts of the whole store (every thread, also inside `only_threads`)."""
+    with _every_thread(con):
+        return con.execute("SELECT max(ts) FROM checkpoints").fetchall()[0][0]
+
+
+def finish(con, facts: str, idle_minutes: float, hitl_hours: float):
+    """A relation of `conversation_signals` rows from the relation named `facts`."""
+    return con.sql(FINISH_SQL.format(facts=facts), params=[store_latest(con), idle_minutes, hitl_hours])
+
+
+def fingerprint(lexicon: Lexicon | None = None, idle_minutes=DEFAULT_IDLE_MINUTES, hitl_hours=DEFAULT_HITL_HOURS) -> str:
+    sqls = (q.ENDINGS_SQL, q.CASCADES_SQL, q.LOOP_CANDIDATES_SQL, q.TEXTS_SQL, q.INTERRUPTS_SQL, q.LOST_CONTEXT_SQL,
+            FINISH_SQL, RULES_VERSION, (lexicon or built_in()).fingerprint())
+    return query_fingerprint(TABLE, repr(sqls), [idle_minutes, hitl_hours, MIN_REPLY_CHARS, MAX_CLOSING_TOKENS])
+
+
+def materialized(con) -> bool:
+    """Whether `con`'s database holds a `conversation_signals` written by the current rules."""
+    return table_comments(con, [TABLE]).get(TABLE) == fingerprint()
+
+
+def materialize_signals(con, threads: list[str] | None = None) -> None:
+    """(Re)create `conversation_signals` (`threads`: only these threads' facts are recomputed;
+    every row is finished again against the store's latest time). Called at load time
+    (`analytics.derived`), inside its `only_threads` block for an incremental load."""
+    con.execute("SET TimeZone = 'UTC'")
+    stamp = fingerprint()
+    incremental = threads is not None and table_comments(con, [TABLE]).get(TABLE) == stamp
+    with contextlib.nullcontext() if incremental else _every_thread(con):  # (a rebuild reads every thread)
+        facts = thread_facts(con, "TRUE", [])
+    params = [store_latest(con), DEFAULT_IDLE_MINUTES, DEFAULT_HITL_HOURS]
+    con.register("tl_signal_facts", facts)
+    try:
+        if not incremental:
+            con.execute(f"CREATE OR REPLACE TABLE {TABLE} AS " + FINISH_SQL.format(facts="tl_signal_facts"), params)
+            con.execute(f"COMMENT ON TABLE {TABLE} IS '{stamp}'")
+            return
+        con.execute(f"DELETE FROM {TABLE} WHERE thread_id IN (SELECT unnest(?))", [list(threads)])
+        con.execute(f"INSERT INTO {TABLE} " + FINISH_SQL.format(facts="tl_signal_facts"), params)
+    finally:
+        con.unregister("tl_signal_facts")
+    # The store's latest time may have moved for every thread: finish every row again.
+    con.execute(f"CREATE OR REPLACE TEMP TABLE tl_signal_rows AS SELECT * FROM {TABLE}")
+    con.execute(f"DELETE FROM {TABLE}")
+    con.execute(f"INSERT INTO {TABLE} " + FINISH_SQL.format(facts="temp.main.tl_signal_rows"), params)
+    con.execute("DROP TABLE temp.main.tl_signal_rows")

@@ -1,0 +1,120 @@
+"""The outcome signals' facts, read set-based from the loaded tables (DuckDB SQL).
+
+Each query runs over the threads of `thread_where` (a `Filters.thread_where("t")` over
+`threads t`) and returns a few rows per thread; `analytics.outcomes.materialize` turns
+them into one `conversation_signals` row per thread. The text-level rules (lexicon,
+similarity) run in Python over only what these queries hand them.
+
+The signals, their names in the table, in the order of the columns (docs/outcomes.md
+defines each):
+
+>>> SIGNALS[:3]
+('abandoned', 'resolved_closing', 'dropped_after_failure')
+"""
+
+from __future__ import annotations
+
+SIGNALS = (
+    "abandoned", "resolved_closing", "dropped_after_failure", "agent_loop", "tool_error_cascade",
+    "user_frustration", "repetition", "slow_hitl", "lost_context",
+)
+OUTCOMES = ("resolved", "abandoned", "failed", "waiting", "unknown")
+#: Calls of one tool with the same arguments in one user turn that make a loop.
+LOOP_CALLS = 3
+
+_SCOPE = "scope AS (SELECT t.thread_id, t.interrupt_pending, t.last_ts FROM threads t WHERE {where})"
+
+#: Per thread: the pending interrupt, the last message (system messages aside), the last user
+#: message, whether only assistant text follows it, and whether the last tool result is an
+#: error with no user message after it.
+ENDINGS_SQL = """
+WITH """ + _SCOPE + """,
+m AS (SELECT thread_id, ordinal, role, content, ts, tool_status, tool_call_count
+      FROM messages WHERE thread_id IN (SELECT thread_id FROM scope) AND role <> 'system'),
+last_msg AS (SELECT * FROM m QUALIFY row_number() OVER (PARTITION BY thread_id ORDER BY ordinal DESC) = 1),
+last_user AS (SELECT * FROM m WHERE role = 'user'
+              QUALIFY row_number() OVER (PARTITION BY thread_id ORDER BY ordinal DESC) = 1),
+last_tool AS (SELECT * FROM m WHERE role = 'tool'
+              QUALIFY row_number() OVER (PARTITION BY thread_id ORDER BY ordinal DESC) = 1),
+after_user AS (SELECT m.thread_id, count(*) AS n FROM m JOIN last_user u USING (thread_id)
+               WHERE m.ordinal > u.ordinal AND (m.role <> 'assistant' OR coalesce(m.tool_call_count, 0) > 0)
+               GROUP BY ALL)
+SELECT s.thread_id, s.interrupt_pending,
+       l.ordinal AS last_ordinal, l.role AS last_role, l.content AS last_content,
+       coalesce(l.role = 'tool' AND l.tool_status = 'error', FALSE) AS last_is_tool_error,
+       u.ordinal AS last_user_ordinal, coalesce(u.ts, s.last_ts) AS last_user_ts, u.content AS last_user_content,
+       coalesce(a.n, 0) = 0 AS only_replies_after_user,
+       coalesce(lt.tool_status = 'error' AND (u.ordinal IS NULL OR u.ordinal < lt.ordinal), FALSE) AS last_tool_error,
+       lt.ordinal AS last_tool_ordinal
+FROM scope s
+LEFT JOIN last_msg l USING (thread_id)
+LEFT JOIN last_user u USING (thread_id)
+LEFT JOIN last_tool lt USING (thread_id)
+LEFT JOIN after_user a USING (thread_id)
+"""
+
+#: Per thread with a cascade: the ordinals of the failed tool results that stand in a run of
+#: two or more (tool results in transcript order, no successful one between).
+CASCADES_SQL = """
+WITH """ + _SCOPE + """,
+tools AS (SELECT thread_id, ordinal, coalesce(tool_status = 'error', FALSE) AS err FROM messages
+          WHERE role = 'tool' AND thread_id IN (SELECT thread_id FROM scope)),
+runs AS (SELECT *, sum(CASE WHEN err THEN 0 ELSE 1 END)
+                   OVER (PARTITION BY thread_id ORDER BY ordinal ROWS UNBOUNDED PRECEDING) AS run FROM tools),
+cascades AS (SELECT thread_id, run, list(ordinal ORDER BY ordinal) AS ords FROM runs WHERE err
+             GROUP BY ALL HAVING count(*) >= 2)
+SELECT thread_id, flatten(list(ords ORDER BY run)) AS ordinals FROM cascades GROUP BY thread_id
+"""
+
+#: Tool calls that may form a loop: (thread, user turn, tool) called three or more times in the
+#: turn; the arguments are compared, normalised, in Python. A user turn is the messages from one
+#: user message up to the next (turn 0: before the first).
+LOOP_CANDIDATES_SQL = """
+WITH """ + _SCOPE + """,
+turns AS (SELECT thread_id, ordinal, role, tool_calls,
+                 sum(CASE WHEN role = 'user' THEN 1 ELSE 0 END)
+                   OVER (PARTITION BY thread_id ORDER BY ordinal ROWS UNBOUNDED PRECEDING) AS turn
+          FROM messages WHERE (role = 'user' OR tool_call_count > 0) AND thread_id IN (SELECT thread_id FROM scope)),
+calls AS (SELECT thread_id, turn, ordinal, unnest(json_extract_string(tool_calls, '$[*].name')) AS name,
+                 unnest(json_extract(tool_calls, '$[*].args'))::VARCHAR AS args
+          FROM turns WHERE role = 'assistant' AND tool_calls IS NOT NULL)
+SELECT thread_id, turn, ordinal, name, args FROM calls
+QUALIFY count(*) OVER (PARTITION BY thread_id, turn, name) >= """ + str(LOOP_CALLS) + """
+ORDER BY thread_id, ordinal
+"""
+
+#: Every user message and every assistant reply with text, in order (lexicon and similarity).
+TEXTS_SQL = """
+WITH """ + _SCOPE + """
+SELECT thread_id, ordinal, role, content FROM messages
+WHERE role IN ('user', 'assistant') AND content IS NOT NULL AND content <> ''
+  AND thread_id IN (SELECT thread_id FROM scope)
+ORDER BY thread_id, ordinal
+"""
+
+#: Every interrupt on the current branch: the root checkpoint it is keyed on (pending from its
+#: ts), the checkpoint written from it when it was resumed (NULL: not resumed), and the last
+#: message it had (`message_count - 1`, the transcript's ordinal of that message).
+INTERRUPTS_SQL = """
+WITH """ + _SCOPE + """
+SELECT c.thread_id, c.ts AS pending_ts, min(r.ts) AS resumed_ts, any_value(c.message_count) - 1 AS ordinal,
+       c.checkpoint_id = any_value(t.transcript_checkpoint_id) AS is_transcript
+FROM checkpoints c
+JOIN threads t ON t.thread_id = c.thread_id
+LEFT JOIN checkpoints r ON r.thread_id = c.thread_id AND r.parent_checkpoint_id = c.checkpoint_id
+     AND r.is_root AND r.on_current_branch
+WHERE c.is_root AND c.on_current_branch AND c.has_interrupt AND c.thread_id IN (SELECT thread_id FROM scope)
+GROUP BY c.thread_id, c.checkpoint_id, c.ts
+"""
+
+#: Threads whose transcript a restart rebuilt without its older turns: restarted
+#: (`resume_points` >= 1) and flagged `truncated` by the Resume QA risks (`risk_figures`
+#: or its live query, `{risks}`); the ordinal is the first message the rebuilt window holds.
+LOST_CONTEXT_SQL = """
+WITH """ + _SCOPE + """,
+r AS (SELECT thread_id, truncated_by FROM ({risks}) WHERE resume_points >= 1
+      AND list_contains(string_split(flags, ','), 'truncated') AND thread_id IN (SELECT thread_id FROM scope)),
+conv AS (SELECT thread_id, ordinal, row_number() OVER (PARTITION BY thread_id ORDER BY ordinal) - 1 AS k
+         FROM messages WHERE role IN ('user', 'assistant') AND thread_id IN (SELECT thread_id FROM r))
+SELECT r.thread_id, c.ordinal FROM r LEFT JOIN conv c ON c.thread_id = r.thread_id AND c.k = r.truncated_by
+"""
