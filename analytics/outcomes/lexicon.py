@@ -74,7 +74,7 @@ _FR_VERDICT = ("faux|fausse|inutile|inutiles|incorrect|incorrecte|n'aide pas|ne 
                "|n'a pas fonctionne|trompez|vous trompez|te trompes|ne comprenez pas|ne m'ecoutez pas")
 _ES_REPLY = "respuesta|respuestas|solucion|eso|esto|usted|tu|ustedes"
 _ES_VERDICT = ("incorrecto|incorrecta|inutil|inutiles|mal|esta mal|no sirve|no sirve de nada|no sirve para nada"
-               "|no ayuda|no me ayuda|no me ayuda nada|no me sirve|no tiene sentido|no es correcto|no es cierto"
+               "|no ayuda|no me ayuda|no me ayuda nada|no me sirve|no tiene sentido|no tiene ningun sentido|no es correcto|no es cierto"
                "|no funciona|no funciono|no me entiende|no me entiendes|no me escucha|se equivoca|te equivocas"
                "|equivocado|equivocada|absurdo|absurda")
 # A verdict said on its own: the whole clause, with an intensifier at most.
@@ -83,7 +83,8 @@ _ALONE = ("wrong|useless|incorrect|nonsense|rubbish|unhelpful|not helpful|comple
           "|falsch|nutzlos|quatsch|unsinn|vollig falsch|total falsch|komplett falsch|vollig nutzlos|leider falsch"
           "|faux|inutile|completement faux|totalement faux|archi faux|completement inutile|totalement inutile|nul"
           "|n'importe quoi"
-          "|incorrecto|inutil|mal|totalmente mal|muy mal|completamente incorrecto|totalmente inutil|no sirve")
+          "|incorrecto|inutil|mal|totalmente mal|muy mal|completamente incorrecto|totalmente inutil|no sirve"
+          "|makes no sense|macht keinen sinn|ergibt keinen sinn|n'a aucun sens|no tiene sentido")
 
 _BUILT_IN: dict[str, tuple[str, ...]] = {
     # A user's message ending the conversation well (also needs to be short: `outcomes.signals`).
@@ -105,8 +106,9 @@ _BUILT_IN: dict[str, tuple[str, ...]] = {
         "i can't help|i cannot help|i'm unable to|i am unable to|i'm not able to|i am not able to",
         "something went wrong|an error occurred|an error has occurred|ran into an error|ran into a problem",
         "sorry|unfortunately|afraid ... not possible|isn't possible|is not possible",
-        "ich|wir ... kann|konnte|konnen|konnten|war|waren ... nicht|kein|keine|nichts|nicht in der lage",
-        "kann|konnte|konnen|konnten ... ich|wir ... nicht|kein|keine|nichts",
+        "ich|wir ... kann|konnte|konnen|konnten|war|waren ... nicht|kein|keine|keinen|nichts|nicht in der lage",
+        "kann|konnte|konnen|konnten ... ich|wir ... nicht|kein|keine|keinen|nichts",
+        "kann|konnte ... nichts ... tun|machen|unternehmen|erreichen",
         "leider nicht moglich|nicht in der lage|etwas ist schiefgelaufen|ist etwas schiefgelaufen"
         "|ein fehler ist aufgetreten|ist ein fehler aufgetreten|es tut mir leid ich konnte nicht",
         "je|nous ... ne peux|ne pouvons|ne pourrai|ne pourrons|n'ai pas pu|n'avons pas pu|n'ai pas reussi"
@@ -120,6 +122,7 @@ _BUILT_IN: dict[str, tuple[str, ...]] = {
     # A user asking for a human: a request verb a few words before a person noun.
     "human": (
         f"{_EN_ASK} ... {_EN_PERSON}",
+        f"{_EN_PERSON} ... talk to me|speak to me|speak with me|talk with me|chat with me|call me",
         "human agent|live agent|real person|real human|actual person|actual human|representative|human being",
         f"mit ... {_DE_PERSON} ... {_DE_ASK}",
         f"{_DE_ASK} ... mit ... {_DE_PERSON}",
