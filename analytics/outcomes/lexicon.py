@@ -1,24 +1,31 @@
-"""The phrases the outcome signals look for, in English, German, French and Spanish, and
+"""The patterns the outcome signals look for, in English, German, French and Spanish, and
 the text normalisation that makes them match across case, accents and Unicode forms.
 
 A text is normalised (NFKC, casefolded, accents stripped, typographic apostrophes made
 plain), quoted passages are dropped ("…", “…”, «…»), and it is split into word tokens
-(Unicode `\\w+`) within clauses (split at `, . ; : ! ?` and line breaks). A phrase
-matches where its own tokens occur consecutively in one clause: whole words only, so
-"agent" never matches "agentur". In the `human` and `wrong` categories a match
-preceded, within `NEGATION_WINDOW` tokens of its clause, by a negation ("no need to
-talk to a person", "not wrong") does not count. Limits: sarcasm, a negation further away, or a phrase in a language
-not listed is not seen.
+(Unicode `\\w+`) within clauses (split at `, . ; : ! ?` and line breaks).
+
+A pattern (`parse`) is parts in order within one clause: `talk|speak ... person|human`
+is a request verb, then up to `GAP` tokens, then a person noun; `answer|that ~ wrong`
+allows only `filler` words ("is", "completely", "still" …) between; `^ … $` anchor
+it to the whole clause. A part's alternatives are phrases whose tokens occur
+consecutively, whole words only ("agent" never matches "agentur"); a plain phrase is a
+one-part pattern. In the `human` and `wrong` categories a negation ("no need", "not",
+"if", "ne", …) among the `NEGATION_WINDOW` tokens before a match, or in a gap inside it,
+takes it back. Limits: sarcasm, a negation further away or in another clause, or a
+wording not covered is not seen.
 
 A user lexicon (`load_lexicon`) is a TOML or JSON file whose keys are categories
-(`closing`, `give_up`, `human`, `wrong`, `negation`) and values lists of phrases; it
-replaces the built-in phrases of the categories it names, or adds to them when
-`extend = true`.
+(`closing`, `give_up`, `human`, `wrong`, `negation`, `filler`) and values lists of
+patterns; it replaces the built-in patterns of the categories it names, or adds to them
+when `extend = true`.
 
->>> built_in().matches("human", "Can I TALK to a Person?")
+>>> built_in().matches("human", "Ich möchte mit einem ECHTEN Mitarbeiter sprechen")
 True
 >>> built_in().matches("human", "No need to talk to a person, thanks")
 False
+>>> built_in().matches("wrong", "The item doesn't work"), built_in().matches("wrong", "That still doesn't work")
+(False, True)
 >>> normalise("Ça NE marche pas") == normalise("c\\u0327a ne marche pas")
 True
 """
