@@ -234,8 +234,13 @@ class Pattern:
     start: bool = False
     end: bool = False
 
+    def __post_init__(self) -> None:
+        # per part, {first token: alternatives starting with it}: a position tries only those.
+        heads = tuple({alt[0]: tuple(a for a in part if a[0] == alt[0]) for alt in part} for part in self.parts)
+        object.__setattr__(self, "_heads", heads)
+
     def firsts(self) -> set[str]:
-        return {alt[0] for alt in self.parts[0]}
+        return set(self._heads[0])
 
 
 def parse(text: str) -> Pattern | None:
@@ -299,14 +304,16 @@ class Lexicon:
                 for pattern in by_first.get(tok, ()):
                     if pattern.start and i:
                         continue
-                    if not _negated(toks[max(0, i - NEGATION_WINDOW):i], negations) \
-                            and self._match(toks, i, pattern, 0, negations):
+                    if self._match(toks, i, pattern, 0, negations) \
+                            and not _negated(toks[max(0, i - NEGATION_WINDOW):i], negations):
                         return True
         return False
 
     def _match(self, toks: list[str], i: int, pattern: Pattern, k: int, negations) -> bool:
         """Whether part `k` of `pattern` and the parts after it match from token `i`."""
-        for alt in pattern.parts[k]:
+        if i >= len(toks):
+            return False
+        for alt in pattern._heads[k].get(toks[i], ()):
             j = i + len(alt)
             if tuple(toks[i:j]) != alt:
                 continue
