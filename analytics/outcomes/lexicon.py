@@ -57,7 +57,7 @@ _DE_PERSON = ("mensch|menschen|mitarbeiter|mitarbeiterin|mitarbeitenden|berater|
 _FR_ASK = ("parler|parle|passer|passez moi|passe moi|transferer|transferez moi|mettre en relation|mettez moi en relation"
            "|joindre|contacter|discuter")
 _FR_PERSON = "personne|humain|etre humain|conseiller|conseillere|agent|quelqu'un|operateur|operatrice|interlocuteur"
-_ES_ASK = ("hablar|hable|hablo|pasar|pasame|paseme|pasa|pase|comunicar|comunicarme|comuniqueme|transferir|transfiera"
+_ES_ASK = ("hablar|hable|hablo|pasar|pasame|paseme|pasa|pase|comunicar|comunicarme|comunica|comunique|comuniqueme|transferir|transfiera"
            "|transfierame|contactar|chatear")
 _ES_PERSON = "persona|humano|agente|asesor|asesora|operador|operadora|alguien|representante|ejecutivo|empleado"
 
