@@ -1,24 +1,31 @@
-"""The phrases the outcome signals look for, in English, German, French and Spanish, and
+"""The patterns the outcome signals look for, in English, German, French and Spanish, and
 the text normalisation that makes them match across case, accents and Unicode forms.
 
 A text is normalised (NFKC, casefolded, accents stripped, typographic apostrophes made
 plain), quoted passages are dropped ("…", “…”, «…»), and it is split into word tokens
-(Unicode `\\w+`) within clauses (split at `, . ; : ! ?` and line breaks). A phrase
-matches where its own tokens occur consecutively in one clause: whole words only, so
-"agent" never matches "agentur". In the `human` and `wrong` categories a match
-preceded, within `NEGATION_WINDOW` tokens of its clause, by a negation ("no need to
-talk to a person", "not wrong") does not count. Limits: sarcasm, a negation further away, or a phrase in a language
-not listed is not seen.
+(Unicode `\\w+`) within clauses (split at `, . ; : ! ?` and line breaks).
+
+A pattern (`parse`) is parts in order within one clause: `talk|speak ... person|human`
+is a request verb, then up to `GAP` tokens, then a person noun; `answer|that ~ wrong`
+allows only `filler` words ("is", "completely", "still" …) between; `^ … $` anchor
+it to the whole clause. A part's alternatives are phrases whose tokens occur
+consecutively, whole words only ("agent" never matches "agentur"); a plain phrase is a
+one-part pattern. In the `human` and `wrong` categories a negation ("no need", "not",
+"if", "ne", …) among the `NEGATION_WINDOW` tokens before a match, or in a gap inside it,
+takes it back. Limits: sarcasm, a negation further away or in another clause, or a
+wording not covered is not seen.
 
 A user lexicon (`load_lexicon`) is a TOML or JSON file whose keys are categories
-(`closing`, `give_up`, `human`, `wrong`, `negation`) and values lists of phrases; it
-replaces the built-in phrases of the categories it names, or adds to them when
-`extend = true`.
+(`closing`, `give_up`, `human`, `wrong`, `negation`, `filler`) and values lists of
+patterns; it replaces the built-in patterns of the categories it names, or adds to them
+when `extend = true`.
 
->>> built_in().matches("human", "Can I TALK to a Person?")
+>>> built_in().matches("human", "Ich möchte mit einem ECHTEN Mitarbeiter sprechen")
 True
 >>> built_in().matches("human", "No need to talk to a person, thanks")
 False
+>>> built_in().matches("wrong", "The item doesn't work"), built_in().matches("wrong", "That still doesn't work")
+(False, True)
 >>> normalise("Ça NE marche pas") == normalise("c\\u0327a ne marche pas")
 True
 """
@@ -33,60 +40,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from analytics.errors import BadRequest
+from analytics.outcomes.lexicon_words import BUILT_IN as _BUILT_IN
 
-CATEGORIES = ("closing", "give_up", "human", "wrong", "negation")
+CATEGORIES = ("closing", "give_up", "human", "wrong", "negation", "filler")
 #: Tokens before a match searched for a negation.
 NEGATION_WINDOW = 4
 
-_BUILT_IN: dict[str, tuple[str, ...]] = {
-    # A user's message ending the conversation well (also needs to be short: `outcomes.signals`).
-    "closing": (
-        "thanks bye", "thank you bye", "thanks that's all", "that's all", "that is all", "perfect thanks",
-        "that's all i needed", "all good", "bye", "goodbye", "have a nice day", "problem solved", "that solved it",
-        "that worked", "works now", "thanks a lot", "thank you so much", "thanks", "thank you", "cheers",
-        "danke", "vielen dank", "tschuss", "auf wiedersehen", "das wars", "das war's", "alles klar danke", "hat geklappt",
-        "merci", "merci beaucoup", "au revoir", "c'est tout", "parfait merci", "bonne journee", "ca marche merci",
-        "gracias", "muchas gracias", "adios", "hasta luego", "eso es todo", "perfecto gracias", "ya funciona",
-    ),
-    # An assistant giving up or apologising for failing.
-    "give_up": (
-        "i'm sorry i couldn't", "i am sorry i could not", "i couldn't", "i could not", "i was unable to",
-        "i'm unable to", "i am unable to", "unable to", "i can't help", "i cannot help", "i'm not able to",
-        "something went wrong", "i failed to", "i wasn't able to", "i was not able to",
-        "es tut mir leid ich konnte nicht", "ich konnte nicht", "ich kann leider nicht", "leider nicht moglich",
-        "etwas ist schiefgelaufen", "nicht in der lage",
-        "je n'ai pas pu", "je ne peux pas", "je suis desole je n'ai pas", "impossible de", "une erreur s'est produite",
-        "no pude", "no he podido", "lo siento no pude", "no puedo", "no es posible", "ocurrio un error",
-    ),
-    # A user asking for a human.
-    "human": (
-        "talk to a person", "talk to a human", "speak to a person", "speak to a human", "speak to someone",
-        "talk to someone", "human agent", "real person", "real human", "live agent", "representative",
-        "customer service agent", "speak to an agent", "talk to an agent", "speak to a manager",
-        "mit einem menschen sprechen", "mit einem mitarbeiter sprechen", "echten menschen", "einen mitarbeiter",
-        "kundenberater", "mit jemandem sprechen",
-        "parler a un conseiller", "parler a un humain", "parler a quelqu'un", "un vrai conseiller", "un agent humain",
-        "une vraie personne",
-        "hablar con una persona", "hablar con un humano", "hablar con alguien", "agente humano", "un representante",
-        "persona real",
-    ),
-    # A user saying the answer is wrong or useless.
-    "wrong": (
-        "that's wrong", "that is wrong", "this is wrong", "wrong answer", "that's not right", "that is not right",
-        "that's incorrect", "useless", "not helpful", "doesn't work", "does not work", "didn't work", "did not work",
-        "still not working", "still doesn't work", "still wrong", "you're not listening", "makes no sense",
-        "funktioniert immer noch nicht", "ne marche toujours pas", "ne fonctionne toujours pas", "sigue sin funcionar",
-        "todavia no funciona",
-        "das ist falsch", "stimmt nicht", "nutzlos", "hilft nicht", "funktioniert nicht", "bringt nichts",
-        "c'est faux", "ca ne marche pas", "ca marche pas", "inutile", "ne fonctionne pas", "n'importe quoi",
-        "no sirve", "es incorrecto", "eso esta mal", "no funciona", "inutil", "no tiene sentido",
-    ),
-    # Words that, just before a phrase, take its meaning back.
-    "negation": (
-        "no", "not", "don't", "dont", "never", "without", "no need", "nicht", "kein", "keine", "ohne", "nie",
-        "pas", "sans", "jamais", "ne", "sin", "nunca", "ni",
-    ),
-}
+#: Tokens allowed between two parts of a pattern (`a ... b`).
+GAP = 3
 
 _QUOTED = re.compile(r'"[^"]*"|“[^”]*”|«[^»]*»|„[^“”]*[“”]')
 _TOKEN = re.compile(r"\w+")
@@ -138,46 +99,122 @@ def clauses(text: str) -> list[list[str]]:
 
 
 @dataclass(frozen=True)
-class Lexicon:
-    """Phrases by category, each as its tuple of normalised tokens."""
+class Pattern:
+    """Parts that occur in this order in one clause. A part is its alternatives, each a tuple of
+    tokens occurring consecutively; `gaps[k]` is what may stand between part k and k+1: 0
+    (nothing), `"..."` (up to `GAP` tokens, no negation) or `"~"` (up to `GAP` filler words).
+    `start`/`end`: the match begins/ends its clause."""
 
-    phrases: dict[str, tuple[tuple[str, ...], ...]]
+    parts: tuple[tuple[tuple[str, ...], ...], ...]
+    gaps: tuple[str, ...] = ()
+    start: bool = False
+    end: bool = False
 
     def __post_init__(self) -> None:
-        # {category: {first token: phrases starting with it}}: a text is scanned once per category.
-        index: dict[str, dict[str, list[tuple[str, ...]]]] = {}
-        for category, phrases in self.phrases.items():
-            by_first: dict[str, list[tuple[str, ...]]] = {}
-            for phrase in phrases:
-                by_first.setdefault(phrase[0], []).append(phrase)
+        # per part, {first token: alternatives starting with it}: a position tries only those.
+        heads = tuple({alt[0]: tuple(a for a in part if a[0] == alt[0]) for alt in part} for part in self.parts)
+        object.__setattr__(self, "_heads", heads)
+
+    def firsts(self) -> set[str]:
+        return set(self._heads[0])
+
+
+def parse(text: str) -> Pattern | None:
+    """A pattern from its text: parts joined by ` ... ` or ` ~ `, alternatives by `|`, a
+    leading `^` / trailing `$` anchoring it to its clause. A plain phrase is one part.
+
+    >>> parse("talk|speak ... person").parts
+    ((('talk',), ('speak',)), (('person',),))
+    """
+    words = text.split()
+    start = bool(words) and words[0] == "^"
+    end = bool(words) and words[-1] == "$"
+    words = words[1 if start else 0:len(words) - 1 if end else len(words)]
+    parts, gaps, current = [], [], []
+    for word in [*words, "..."]:
+        if word in ("...", "~"):
+            alts = tuple(dict.fromkeys(t for t in (tuple(tokens(a)) for a in " ".join(current).split("|")) if t))
+            if alts:
+                parts.append(alts)
+                gaps.append(word)
+            current = []
+        else:
+            current.append(word)
+    if not parts:
+        return None
+    return Pattern(tuple(parts), tuple(gaps[:-1]), start, end)
+
+
+@dataclass(frozen=True)
+class Lexicon:
+    """Patterns by category (`parse`); `negation` and `filler` are word lists."""
+
+    phrases: dict[str, tuple[Pattern, ...]]
+
+    def __post_init__(self) -> None:
+        # {category: {first token: patterns starting with it}}: a text is scanned once per category.
+        index: dict[str, dict[str, list[Pattern]]] = {}
+        for category, patterns in self.phrases.items():
+            by_first: dict[str, list[Pattern]] = {}
+            for pattern in patterns:
+                for first in pattern.firsts():
+                    by_first.setdefault(first, []).append(pattern)
             index[category] = by_first
         object.__setattr__(self, "_index", index)
+        object.__setattr__(self, "_negations", self.words("negation"))
+        object.__setattr__(self, "_filler", frozenset(w for words in self.words("filler") for w in words))
+
+    def words(self, category: str) -> tuple[tuple[str, ...], ...]:
+        return tuple(alt for p in self.phrases.get(category, ()) for part in p.parts for alt in part)
 
     def find(self, category: str, parts: list[list[str]], words: frozenset[str] | None = None) -> bool:
-        """Whether a phrase of `category` occurs in one of the clauses `parts` (`clauses`),
-        not negated just before. `words`, the tokens of `parts` as a set, makes a text with no
-        phrase's first word a set operation."""
+        """Whether a pattern of `category` occurs in one of the clauses `parts` (`clauses`),
+        not negated. `words`, the tokens of `parts` as a set, makes a text with no pattern's
+        first word a set operation."""
         by_first = self._index.get(category, {})
         if words is not None and words.isdisjoint(by_first):
             return False
-        negations = self.phrases.get("negation", ()) if category in NEGATED_CATEGORIES else ()
+        negations = self._negations if category in NEGATED_CATEGORIES else ()
         for toks in parts:
             for i, tok in enumerate(toks):
-                for phrase in by_first.get(tok, ()):
-                    if tuple(toks[i:i + len(phrase)]) == phrase and not _negated(toks, i, negations):
+                for pattern in by_first.get(tok, ()):
+                    if pattern.start and i:
+                        continue
+                    if self._match(toks, i, pattern, 0, negations) \
+                            and not _negated(toks[max(0, i - NEGATION_WINDOW):i], negations):
                         return True
+        return False
+
+    def _match(self, toks: list[str], i: int, pattern: Pattern, k: int, negations) -> bool:
+        """Whether part `k` of `pattern` and the parts after it match from token `i`."""
+        if i >= len(toks):
+            return False
+        for alt in pattern._heads[k].get(toks[i], ()):
+            j = i + len(alt)
+            if tuple(toks[i:j]) != alt:
+                continue
+            if k == len(pattern.parts) - 1:
+                if not pattern.end or j == len(toks):
+                    return True
+                continue
+            filler_only = pattern.gaps[k] == "~"
+            for nxt in range(j, min(j + GAP, len(toks) - 1) + 1):
+                if nxt > j and (toks[nxt - 1] not in self._filler if filler_only else _negated(toks[j:nxt], negations)):
+                    break  # (a longer gap holds the same word)
+                if self._match(toks, nxt, pattern, k + 1, negations):
+                    return True
         return False
 
     def matches(self, category: str, text: str) -> bool:
         return self.find(category, clauses(text))
 
     def fingerprint(self) -> str:
-        """A digest of every phrase: a derived table written with other phrases is not read."""
-        return hashlib.sha256(json.dumps(self.phrases, sort_keys=True).encode()).hexdigest()[:16]
+        """A digest of every pattern: a derived table written with other phrases is not read."""
+        data = {c: [[p.parts, p.gaps, p.start, p.end] for p in ps] for c, ps in self.phrases.items()}
+        return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
 
 
-def _negated(toks: list[str], start: int, negations) -> bool:
-    before = toks[max(0, start - NEGATION_WINDOW):start]
+def _negated(before: list[str], negations) -> bool:
     for neg in negations:
         n = len(neg)
         if any(tuple(before[j:j + n]) == neg for j in range(len(before) - n + 1)):
@@ -188,9 +225,8 @@ def _negated(toks: list[str], start: int, negations) -> bool:
 def _compile(phrases: dict[str, list[str] | tuple[str, ...]]) -> Lexicon:
     out = {}
     for category, items in phrases.items():
-        compiled = {tuple(tokens(p)) for p in items}
-        # longer phrases first (cheaper early exits are not needed: any match answers)
-        out[category] = tuple(sorted((p for p in compiled if p), key=lambda p: (-len(p), p)))
+        compiled = {p for p in (parse(item) for item in items) if p}
+        out[category] = tuple(sorted(compiled, key=repr))
     return Lexicon(out)
 
 

@@ -7,7 +7,7 @@ import unicodedata
 import pytest
 
 from analytics.errors import BadRequest
-from analytics.outcomes.lexicon import built_in, load_lexicon
+from analytics.outcomes.lexicon import built_in, lexicon_from, load_lexicon
 from analytics.outcomes.materialize import is_closing
 
 LEX = built_in()
@@ -73,3 +73,11 @@ def test_user_lexicon_files_toml_and_json(tmp_path):
     bad.write_text('{"moods": ["x"]}', encoding="utf-8")
     with pytest.raises(BadRequest, match="unknown category 'moods'"):
         load_lexicon(bad)
+
+
+def test_user_patterns_gaps_filler_and_anchors():
+    lex = lexicon_from({"human": ["bring ... boss|owner"], "wrong": ["^ meh $", "reply ~ bad"], "filler": ["kinda"]})
+    assert lex.matches("human", "bring me the real BOSS") and not lex.matches("human", "bring me to the big shop owner")
+    assert not lex.matches("human", "never bring the boss")  # negated before
+    assert lex.matches("wrong", "Meh.") and not lex.matches("wrong", "meh but fine")
+    assert lex.matches("wrong", "reply kinda bad") and not lex.matches("wrong", "reply is bad")  # filler replaced
