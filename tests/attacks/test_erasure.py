@@ -54,13 +54,16 @@ def test_erase_on_a_dataset_leaves_the_text_nowhere(store, tmp_path, env):
     assert store in files_holding(store.parent)  # the checkpoint store is its owner's: never written
 
 
-def test_erase_on_a_database_with_a_workspace_and_an_export(store, tmp_path, env):
+# Every command that writes the annotations (their notes and excerpts quote message text) to a file.
+@pytest.mark.parametrize("command, name", [(["report", "annotations"], "annotations.csv"),
+                                           (["annotations", "export"], "annotations.jsonl")], ids=["report", "export"])
+def test_erase_on_a_database_with_a_workspace_and_an_export(store, tmp_path, env, command, name):
     db = tmp_path / "lens.duckdb"
     attack(["load", str(store), "--db", str(db)], tmp_path, env=env).succeeded()
     _annotate(db)
-    report = tmp_path / "exports" / "annotations.csv"
+    report = tmp_path / "exports" / name
     report.parent.mkdir()
-    attack(["report", "annotations", "--db", str(db), "--out", str(report)], tmp_path, env=env).succeeded()
+    attack([*command, "--db", str(db), "--out", str(report)], tmp_path, env=env).succeeded()
     assert report in files_holding(tmp_path)
 
     # The export the log lists still holds the text: listed, and the erasure is not proven.
@@ -75,22 +78,3 @@ def test_erase_on_a_database_with_a_workspace_and_an_export(store, tmp_path, env
     assert "scan: 0 of" in out.stdout and not report.exists()
     assert files_holding(tmp_path) == []
 
-
-def test_erase_finds_an_annotations_export_the_cli_wrote(store, tmp_path, env):
-    """`annotations export --out` writes annotation notes and excerpts (the erased text): the export
-    log lists it, so erasure removes it or fails naming it, like every other file the project writes."""
-    db = tmp_path / "lens.duckdb"
-    attack(["load", str(store), "--db", str(db)], tmp_path, env=env).succeeded()
-    _annotate(db)
-    dump = tmp_path / "exports" / "annotations.jsonl"
-    dump.parent.mkdir()
-    attack(["annotations", "export", "--db", str(db), "--out", str(dump)], tmp_path, env=env).succeeded()
-    assert dump in files_holding(tmp_path)
-
-    out = attack(["erase", "--db", str(db), "--thread", GONE, "--reason", "GDPR request"], tmp_path, env=env)
-    out.no_traceback().never_prints(*SECRETS)
-    assert out.returncode == 1 and "scan: 1 of" in out.stdout and str(dump) in out.stderr, out.stdout + out.stderr
-    out = attack(["erase", "--db", str(db), "--thread", GONE, "--reason", "GDPR request", "--remove-exports"],
-                 tmp_path, env=env)
-    out.succeeded().never_prints(*SECRETS)
-    assert files_holding(tmp_path) == []
