@@ -226,13 +226,18 @@ def masked_output() -> Iterator[None]:
 SEARCH_BARRIER_VARIABLE = "tl_search_barrier"
 
 # Every stretch of text that may hold a personal value of a built-in kind, for RE2. A superset
-# of the detector's findings: no checksum or validity test, every digit script, any spacing.
-_SEP = r"[\p{Zs}\t().+/\-\x{2010}-\x{2015}\x{2212}]"
+# of the detector's findings: no checksum or validity test, every digit script, any spacing,
+# invisible characters (format characters, combining marks) anywhere, full-width `＠` and dots.
+_INVISIBLE = r"\p{Cf}\p{Mn}\p{Me}"
+_SEP = rf"[\p{{Zs}}\t().+/\-\x{{2010}}-\x{{2015}}\x{{2212}}{_INVISIBLE}]"
+_AT = r"@\x{FF20}\x{FE6B}"
+_DOT = r".\x{3002}\x{FF0E}\x{FF61}\x{FE52}"
 _BUILTIN_BARRIER = "|".join([
-    r"[^\s@]*@[^\s@]*",  # any token holding an @: an email, glued to anything
+    rf"[^\s{_AT}]*[{_AT}][^\s{_AT}]*",  # any token holding an @: an email, glued to anything
     rf"\p{{Nd}}(?:{_SEP}{{0,3}}\p{{Nd}}){{6,}}",  # 7 digits or more: cards, phones, SSNs, long ids
-    r"[A-Za-z]{2}\p{Nd}{2}(?:[\p{Zs}.\-]?[0-9A-Za-z]){11,30}",  # IBAN-shaped, any case, any grouping
-    r"\p{Nd}{1,3}(?:\.\p{Nd}{1,3}){3}",  # IPv4-shaped
+    rf"[A-Za-z\x{{FF21}}-\x{{FF3A}}\x{{FF41}}-\x{{FF5A}}]{{2}}[{_INVISIBLE}]*\p{{Nd}}[{_INVISIBLE}]*\p{{Nd}}"
+    rf"(?:[\p{{Zs}}.\-{_INVISIBLE}]*[0-9A-Za-z\x{{FF10}}-\x{{FF5A}}]){{11,30}}",  # IBAN-shaped, any case, any grouping
+    rf"\p{{Nd}}(?:[{_INVISIBLE}]*\p{{Nd}}){{0,2}}(?:[{_INVISIBLE}]*[{_DOT}][{_INVISIBLE}]*\p{{Nd}}(?:[{_INVISIBLE}]*\p{{Nd}}){{0,2}}){{3}}",  # IPv4-shaped
     r"[0-9A-Fa-f]*:[0-9A-Fa-f.]*:[0-9A-Fa-f:.%]*",  # IPv6-shaped (two colons or more)
 ])
 #: The barrier when a configured pattern cannot be read by RE2: every text is blind (fail closed).

@@ -106,14 +106,19 @@ def _import(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
+    from analytics.exports import log_cli_export
+
     ws = _ws(args)
     db = args.db if Path(args.db).is_file() else None
     if args.out == "-":
+        log_cli_export(args, "annotations export", None)
         count = jsonl.export_jsonl(ws, sys.stdout, db)
     else:
         out = Path(args.out)
         if not out.parent.is_dir():
             raise BadRequest(f"cannot write {out}: no directory {out.parent}")
+        # Logged first (the notes quote message text: erasure must find this file; the log refuses, nothing is written).
+        log_cli_export(args, "annotations export", None, target=out)
         count = jsonl.export_jsonl(ws, out, db)
     print(f"exported {count} annotations from {ws.path}", file=sys.stderr)
     return 0

@@ -8,7 +8,11 @@ from pathlib import Path
 
 
 class RowTooLong(Exception):
-    """A row longer than the pieces may hold."""
+    """A row longer than the pieces may hold, starting at byte `offset` of the file."""
+
+    def __init__(self, offset: int) -> None:
+        super().__init__(offset)
+        self.offset = offset
 
 
 def csv_pieces(file: Path, size: int, max_row: int) -> Iterator[tuple[int, list]]:
@@ -33,14 +37,19 @@ def csv_pieces(file: Path, size: int, max_row: int) -> Iterator[tuple[int, list]
                     yield offset, [header, *carry]
                 return
             end = block.rfind(b"\n")
-            while end != -1 and (carry_quotes + block.count(b'"', 0, end)) % 2:
-                end = block.rfind(b"\n", 0, end)
+            # The quotes before each newline, from the last one back: each stretch of the block
+            # counted once (a block of newlines inside one quoted field costs its length, not its square).
+            quotes = carry_quotes + block.count(b'"', 0, end) if end != -1 else 0
+            while end != -1 and quotes % 2:
+                before = block.rfind(b"\n", 0, end)
+                quotes -= block.count(b'"', before + 1, end)
+                end = before
             if end == -1:
                 carry.append(block)
                 carry_len += len(block)
                 carry_quotes += block.count(b'"')
                 if carry_len > max_row:
-                    raise RowTooLong()
+                    raise RowTooLong(offset)
                 continue
             yield offset, [header, *carry, memoryview(block)[: end + 1]]
             offset += carry_len + end + 1

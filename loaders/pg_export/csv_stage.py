@@ -110,6 +110,11 @@ def _stage_csv(
                 f"{where}: line {long_line} is longer than {_mb(CSV_MAX_ROW)}, the longest row this reader takes "
                 "from a CSV export; load that database live (postgresql://...) or from a pg_dump instead"
             ) from None
+        if isinstance(exc, RowTooLong):  # lines of its own, inside a quoted field that does not end
+            raise SourceError(
+                f"{where}: the row starting at line {line_at(file, exc.offset)} runs past {_mb(CSV_MAX_ROW)}, the longest "
+                "row this reader takes from a CSV export (a quoted field that is never closed?)"
+            ) from None
         raise SourceError(
             f"{where}: {exc.text()} (expected COPY ... WITH (FORMAT csv, HEADER true) output; a truncated file?)"
         ) from None

@@ -111,3 +111,18 @@ def test_a_zip_listing_more_entries_than_an_export_holds_is_refused_before_it_is
     out = attack(["load", str(bomb), "--db", str(tmp_path / "out.duckdb")], tmp_path)
     out.refused(f"{MAX_ZIP_ENTRIES + 3:,} entries", f"{MAX_ZIP_ENTRIES:,}-entry limit").within_budget()
     out.wrote_only([tmp_path / "out.duckdb"])
+
+
+def test_a_quoted_field_of_millions_of_lines_is_cut_in_linear_time(tmp_path):
+    """A CSV field opened with a quote and holding 10 million newlines: finding where a row ends
+    counts each byte's quotes once (it counted them again for every newline: never finished)."""
+    folder = tmp_path / "export"
+    folder.mkdir()
+    for name, body in _csv_members("checkpoints").items():
+        (folder / name).write_bytes(body)
+    with (folder / "checkpoints.csv").open("wb") as fh:
+        fh.write(_header("checkpoints") + b't,,c,,j,"' + b"a\n" * (10 << 20) + b'",{}\n')
+    db = tmp_path / "out.duckdb"
+    # (the timeout only ends a hang)
+    out = attack(["load", str(folder), "--db", str(db)], tmp_path, timeout=300)
+    out.refused("checkpoints.csv").within_budget().wrote_only([db])

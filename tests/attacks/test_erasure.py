@@ -54,13 +54,16 @@ def test_erase_on_a_dataset_leaves_the_text_nowhere(store, tmp_path, env):
     assert store in files_holding(store.parent)  # the checkpoint store is its owner's: never written
 
 
-def test_erase_on_a_database_with_a_workspace_and_an_export(store, tmp_path, env):
+# Every command that writes the annotations (their notes and excerpts quote message text) to a file.
+@pytest.mark.parametrize("command, name", [(["report", "annotations"], "annotations.csv"),
+                                           (["annotations", "export"], "annotations.jsonl")], ids=["report", "export"])
+def test_erase_on_a_database_with_a_workspace_and_an_export(store, tmp_path, env, command, name):
     db = tmp_path / "lens.duckdb"
     attack(["load", str(store), "--db", str(db)], tmp_path, env=env).succeeded()
     _annotate(db)
-    report = tmp_path / "exports" / "annotations.csv"
+    report = tmp_path / "exports" / name
     report.parent.mkdir()
-    attack(["report", "annotations", "--db", str(db), "--out", str(report)], tmp_path, env=env).succeeded()
+    attack([*command, "--db", str(db), "--out", str(report)], tmp_path, env=env).succeeded()
     assert report in files_holding(tmp_path)
 
     # The export the log lists still holds the text: listed, and the erasure is not proven.
@@ -74,3 +77,4 @@ def test_erase_on_a_database_with_a_workspace_and_an_export(store, tmp_path, env
     out.succeeded().within_budget().never_prints(*SECRETS)
     assert "scan: 0 of" in out.stdout and not report.exists()
     assert files_holding(tmp_path) == []
+

@@ -292,3 +292,17 @@ def test_a_row_over_the_csv_row_limit_is_named(small, tmp_path, target, monkeypa
     monkeypatch.setattr(csv_stage, "CSV_MAX_ROW", len(lines[longest]) - 2)
     with pytest.raises(SourceError, match=rf"checkpoint_blobs.csv: line {longest + 1} is longer than .* load that database live"):
         load_db(csv, target)
+
+
+def test_a_quoted_field_never_closed_is_named_with_the_line_it_starts_on(small, tmp_path, target, monkeypatch):
+    """Its rows are lines of their own inside the quotes: no line is long, the row is."""
+    from loaders.pg_export import csv_stage
+
+    csv = _csv_copy(small, tmp_path)
+    lines = (csv / "checkpoint_blobs.csv").read_text().count("\n")
+    with (csv / "checkpoint_blobs.csv").open("a") as fh:
+        fh.write('acme:web:sess-001,,messages,"' + "a\n" * (1 << 20))
+    monkeypatch.setattr(csv_stage, "CSV_MAX_ROW", 1 << 20)
+    monkeypatch.setattr(csv_stage, "CSV_PIECE", 1 << 16)
+    with pytest.raises(SourceError, match=rf"checkpoint_blobs.csv: the row starting at line {lines + 1} runs past 1 MB"):
+        load_db(csv, target)
