@@ -16,6 +16,7 @@ one fixed order, its first `|S| - ceil(t·|S|) + 1`: two sets reaching `t` share
 from __future__ import annotations
 
 import math
+import string
 from collections import Counter, defaultdict
 from itertools import chain
 
@@ -33,7 +34,31 @@ def jaccard(a: set[str], b: set[str]) -> float:
 
 
 def token_set(text: str) -> frozenset[str]:
+    """`set(lexicon.tokens(text))`, a few times faster for the common case (the hot path of
+    a load): text without `"` that is ASCII once a few punctuation marks (`_PUNCTUATION`)
+    are spaces. Its tokens are then the runs of ASCII letters, digits and `_`, lowercased
+    (all `normalise` does to such text), cut out by one `str.translate`."""
+    if '"' not in text:
+        plain = text
+        if not plain.isascii():
+            for mark in _PUNCTUATION:
+                if mark in plain:
+                    plain = plain.replace(mark, " ")
+        if plain.isascii():
+            return frozenset(plain.translate(_ASCII_WORDS).split())
     return frozenset(tokens(text))
+
+
+#: Non-ASCII marks that are never part of a token nor change one, nor open a quote: not
+#: word characters, unchanged by casefolding and NFD, and NFKC makes no word character of
+#: them (tests/analytics/outcomes/test_similarity.py checks each). Dashes, typographic
+#: apostrophes, the ellipsis, spaces, a bullet, currency signs.
+_PUNCTUATION = ("\u2013", "\u2014", "\u2019", "\u2018", "\u2026", "\u00a0", "\u2022", "\u20ac", "\u00a3")
+#: ASCII upper case to lower case, every other ASCII character but a word character to a space.
+_ASCII_WORDS = str.maketrans({
+    **{i: " " for i in range(128) if not (chr(i).isalnum() or chr(i) == "_")},
+    **{ord(c): c.lower() for c in string.ascii_uppercase},
+})
 
 
 def clause_set(parts: list[list[str]]) -> frozenset[str]:
@@ -62,39 +87,88 @@ def token_order(sets) -> dict[str, int]:
 def repeated_sets(items: list[tuple[int, frozenset[str]]], rank: dict[str, int] | None = None) -> list[int]:
     """`repeats` of texts already made token sets (`rank`: a `token_order` over at least these
     sets; any one order finds the same pairs, the rarest-first one the fewest candidates)."""
-    sets = [(o, s) for o, s in items if len(s) >= MIN_TOKENS]
-    if len(sets) < 2:
-        return []
-    rank = rank if rank is not None else token_order(s for _, s in sets)
-    index: dict[str, list[int]] = defaultdict(list)  # prefix token -> positions in `sets`
-    seen_exact: set[frozenset[str]] = set()
-    out = []
-    for i, (ordinal, s) in enumerate(sets):
-        if s in seen_exact:  # (a set equal to an indexed one: found as that one is, so not indexed again)
-            out.append(ordinal)
-            continue
-        seen_exact.add(s)
-        prefix = sorted(s, key=rank.__getitem__)[: len(s) - math.ceil(THRESHOLD * len(s)) + 1]
-        if _near_earlier(s, prefix, index, sets):
-            out.append(ordinal)
-        for tok in prefix:
-            index[tok].append(i)
-    return out
+    return Repeats(rank if rank is not None else token_order(s for _, s in items)).of(items)
 
 
-def _near_earlier(s: frozenset[str], prefix: list[str], index: dict[str, list[int]], sets) -> bool:
-    """`near(s, t)` for some earlier `t` sharing a prefix token (inlined: the hot loop of a load)."""
-    size = len(s)
-    low, high = THRESHOLD * size, size / THRESHOLD
-    compared: set[int] = set()
-    for tok in prefix:
-        for j in index.get(tok, ()):
-            if j in compared:
+class Repeats:
+    """`repeats` over many sequences of token sets (a load's threads), sharing the work.
+
+    A load's replies share sentences across threads, so the same token sets and the same
+    pairs come back: each distinct set gets an id, its prefix once, and each pair of
+    distinct sets is compared at most once.
+
+    >>> r = Repeats()
+    >>> a, b = token_set("Your order ships Monday."), token_set("Your order ships on Monday.")
+    >>> r.of([(3, a), (5, b)]), r.of([(1, b), (2, token_set("Thanks, bye now")), (4, a)])
+    ([5], [4])
+    """
+
+    def __init__(self, rank: dict[str, int] | None = None) -> None:
+        """`rank`: the prefix filter's order (a `token_order`); tokens not in it come after
+        its own, in the order met (any one order finds the same pairs)."""
+        self._rank = dict(rank or {})
+        self._ids: dict[frozenset[str], int] = {}
+        self._prefixes: list[tuple[str, ...]] = []
+        self._sizes: list[int] = []
+        self._sets: list[frozenset[str]] = []
+        self._verdicts: dict[int, bool] = {}  # i * _STRIDE + j (i > j) -> near(set i, set j)
+
+    def _id(self, s: frozenset[str]) -> int:
+        i = self._ids.get(s)
+        if i is None:
+            rank = self._rank
+            for tok in s:
+                if tok not in rank:
+                    rank[tok] = len(rank)
+            i = self._ids[s] = len(self._sets)
+            self._sets.append(s)
+            self._sizes.append(len(s))
+            self._prefixes.append(tuple(sorted(s, key=rank.__getitem__)[: len(s) - math.ceil(THRESHOLD * len(s)) + 1]))
+        return i
+
+    def of(self, items: list[tuple[int, frozenset[str]]]) -> list[int]:
+        """The ordinals of `items` ((ordinal, token set), in order) that near-duplicate an earlier one."""
+        seq = [(o, self._id(s)) for o, s in items if len(s) >= MIN_TOKENS]
+        if len(seq) < 2:
+            return []
+        sizes, prefixes, sets, verdicts = self._sizes, self._prefixes, self._sets, self._verdicts
+        index: dict[str, list[int]] = {}  # prefix token -> ids of earlier distinct sets
+        seen: set[int] = set()
+        out = []
+        for ordinal, i in seq:
+            if i in seen:  # (an equal set: near, and indexed already)
+                out.append(ordinal)
                 continue
-            compared.add(j)
-            other = sets[j][1]
-            if low <= len(other) <= high:
-                common = len(s & other)
-                if common >= THRESHOLD * (size + len(other) - common):
-                    return True
-    return False
+            seen.add(i)
+            size = sizes[i]
+            low, high = THRESHOLD * size, size / THRESHOLD
+            compared: set[int] = set()
+            found = False
+            for tok in prefixes[i]:
+                for j in index.get(tok, ()):
+                    if j in compared:
+                        continue
+                    compared.add(j)
+                    if not low <= sizes[j] <= high:
+                        continue
+                    key = i * _STRIDE + j if i > j else j * _STRIDE + i
+                    verdict = verdicts.get(key)
+                    if verdict is None:
+                        if len(verdicts) >= _MAX_VERDICTS:  # (a load of unrelated texts: no pair comes back)
+                            verdicts.clear()
+                        common = len(sets[i] & sets[j])
+                        verdict = verdicts[key] = common >= THRESHOLD * (size + sizes[j] - common)
+                    if verdict:
+                        found = True
+                        break
+                if found:
+                    break
+            if found:
+                out.append(ordinal)
+            for tok in prefixes[i]:
+                index.setdefault(tok, []).append(i)
+        return out
+
+
+_STRIDE = 1 << 32
+_MAX_VERDICTS = 1 << 20
