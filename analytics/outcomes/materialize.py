@@ -26,7 +26,7 @@ from analytics.db import _every_thread, query_fingerprint, table_comments
 from analytics.outcomes import signals as q
 from analytics.outcomes.lexicon import Lexicon, built_in, clauses, tokens
 from analytics.outcomes.outcome import FINISH_SQL
-from analytics.outcomes.similarity import Repeats, clause_set, near, token_order, token_set
+from analytics.outcomes.similarity import Repeats, clause_set, near, token_set
 
 TABLE = CONVERSATION_SIGNALS.name
 DEFAULT_IDLE_MINUTES = 30.0
@@ -164,7 +164,7 @@ def _text_signals(texts: list[tuple], lexicon: Lexicon) -> tuple[dict[str, list[
         if flagged:
             frustration[thread] = flagged
         per_thread.append((thread, replies))
-    repeats = Repeats(token_order(set(replied.values())))  # (one order for the whole load: rarest tokens first)
+    repeats = Repeats()  # (one for the whole load: its threads share sets and pairs)
     for thread, replies in per_thread:
         repeated = repeats.of(replies)
         if repeated:

@@ -2,10 +2,10 @@
 
 Two texts are near-duplicates when `|A ∩ B| / |A ∪ B| >= THRESHOLD` over their sets of
 normalised word tokens (`lexicon.tokens`), each set holding at least `MIN_TOKENS`
-tokens. Pairs are only compared when a cheap filter lets them through: the smaller set is
-at least `THRESHOLD` of the larger (else the Jaccard cannot reach it), and, among many
-texts (`repeats`), the sets share a token of their prefix filter (every set's tokens in
-one fixed order, its first `|S| - ceil(t·|S|) + 1`: two sets reaching `t` share one).
+tokens. Two sets are only intersected when the smaller is at least `THRESHOLD` of the
+larger (else the Jaccard cannot reach it); over a load (`Repeats`), each pair of distinct
+sets met in one thread is intersected once, its verdict remembered (the bench's replies
+are built from eleven sentences: the same sets and pairs come back in every thread).
 
 >>> jaccard({"where", "is", "my", "order"}, {"where", "s", "my", "order"})
 0.6
@@ -15,10 +15,7 @@ one fixed order, its first `|S| - ceil(t·|S|) + 1`: two sets reaching `t` share
 
 from __future__ import annotations
 
-import math
 import string
-from collections import Counter, defaultdict
-from itertools import chain
 
 from analytics.outcomes.lexicon import tokens
 
@@ -75,27 +72,15 @@ def near(a: frozenset[str], b: frozenset[str]) -> bool:
 
 def repeats(items: list[tuple[int, str]]) -> list[int]:
     """The ordinals of the texts that near-duplicate an earlier one of `items` ((ordinal, text), in order)."""
-    return repeated_sets([(o, token_set(t)) for o, t in items])
-
-
-def token_order(sets) -> dict[str, int]:
-    """{token: its place in the prefix filter's order}: rarest first, then by text."""
-    freq = Counter(chain.from_iterable(sets))
-    return {tok: i for i, tok in enumerate(sorted(freq, key=lambda tok: (freq[tok], tok)))}
-
-
-def repeated_sets(items: list[tuple[int, frozenset[str]]], rank: dict[str, int] | None = None) -> list[int]:
-    """`repeats` of texts already made token sets (`rank`: a `token_order` over at least these
-    sets; any one order finds the same pairs, the rarest-first one the fewest candidates)."""
-    return Repeats(rank if rank is not None else token_order(s for _, s in items)).of(items)
+    return Repeats().of([(o, token_set(t)) for o, t in items])
 
 
 class Repeats:
     """`repeats` over many sequences of token sets (a load's threads), sharing the work.
 
     A load's replies share sentences across threads, so the same token sets and the same
-    pairs come back: each distinct set gets an id, its prefix once, and each pair of
-    distinct sets is compared at most once.
+    pairs come back: each distinct set gets an id, and each pair of distinct sets met in one
+    sequence is compared once (remembered near or far, up to `_MAX_PAIRS` remembered).
 
     >>> r = Repeats()
     >>> a, b = token_set("Your order ships Monday."), token_set("Your order ships on Monday.")
@@ -103,72 +88,58 @@ class Repeats:
     ([5], [4])
     """
 
-    def __init__(self, rank: dict[str, int] | None = None) -> None:
-        """`rank`: the prefix filter's order (a `token_order`); tokens not in it come after
-        its own, in the order met (any one order finds the same pairs)."""
-        self._rank = dict(rank or {})
+    def __init__(self) -> None:
         self._ids: dict[frozenset[str], int] = {}
-        self._prefixes: list[tuple[str, ...]] = []
-        self._sizes: list[int] = []
         self._sets: list[frozenset[str]] = []
-        self._verdicts: dict[int, bool] = {}  # i * _STRIDE + j (i > j) -> near(set i, set j)
+        self._near: list[set[int]] = []  # id -> ids found near it (itself included)
+        self._far: list[set[int]] = []  # id -> ids found not near it
+        self._pairs = 0
 
     def _id(self, s: frozenset[str]) -> int:
         i = self._ids.get(s)
         if i is None:
-            rank = self._rank
-            for tok in s:
-                if tok not in rank:
-                    rank[tok] = len(rank)
             i = self._ids[s] = len(self._sets)
             self._sets.append(s)
-            self._sizes.append(len(s))
-            self._prefixes.append(tuple(sorted(s, key=rank.__getitem__)[: len(s) - math.ceil(THRESHOLD * len(s)) + 1]))
+            self._near.append({i})
+            self._far.append(set())
         return i
 
     def of(self, items: list[tuple[int, frozenset[str]]]) -> list[int]:
         """The ordinals of `items` ((ordinal, token set), in order) that near-duplicate an earlier one."""
-        seq = [(o, self._id(s)) for o, s in items if len(s) >= MIN_TOKENS]
-        if len(seq) < 2:
-            return []
-        sizes, prefixes, sets, verdicts = self._sizes, self._prefixes, self._sets, self._verdicts
-        index: dict[str, list[int]] = {}  # prefix token -> ids of earlier distinct sets
         seen: set[int] = set()
         out = []
-        for ordinal, i in seq:
-            if i in seen:  # (an equal set: near, and indexed already)
-                out.append(ordinal)
+        for ordinal, s in items:
+            if len(s) < MIN_TOKENS:
                 continue
-            seen.add(i)
-            size = sizes[i]
-            low, high = THRESHOLD * size, size / THRESHOLD
-            compared: set[int] = set()
-            found = False
-            for tok in prefixes[i]:
-                for j in index.get(tok, ()):
-                    if j in compared:
-                        continue
-                    compared.add(j)
-                    if not low <= sizes[j] <= high:
-                        continue
-                    key = i * _STRIDE + j if i > j else j * _STRIDE + i
-                    verdict = verdicts.get(key)
-                    if verdict is None:
-                        if len(verdicts) >= _MAX_VERDICTS:  # (a load of unrelated texts: no pair comes back)
-                            verdicts.clear()
-                        common = len(sets[i] & sets[j])
-                        verdict = verdicts[key] = common >= THRESHOLD * (size + sizes[j] - common)
-                    if verdict:
-                        found = True
-                        break
-                if found:
-                    break
-            if found:
+            i = self._id(s)
+            if seen and (not self._near[i].isdisjoint(seen) or self._compare(i, seen - self._far[i])):
                 out.append(ordinal)
-            for tok in prefixes[i]:
-                index.setdefault(tok, []).append(i)
+            seen.add(i)
         return out
 
+    def _compare(self, i: int, others: set[int]) -> bool:
+        """Whether set `i` is near one of `others` (none known near it), remembering each verdict."""
+        if self._pairs > _MAX_PAIRS:
+            for known in (*self._near, *self._far):
+                known.intersection_update(())
+            for j, known in enumerate(self._near):
+                known.add(j)
+            self._pairs = 0
+        s, sets, near, far = self._sets[i], self._sets, self._near, self._far
+        size = len(s)
+        low, high = THRESHOLD * size, size / THRESHOLD
+        for j in others:
+            other = sets[j]
+            self._pairs += 1
+            if low <= len(other) <= high:
+                common = len(s & other)
+                if common >= THRESHOLD * (size + len(other) - common):
+                    near[i].add(j)
+                    near[j].add(i)
+                    return True
+            far[i].add(j)
+            far[j].add(i)
+        return False
 
-_STRIDE = 1 << 32
-_MAX_VERDICTS = 1 << 20
+
+_MAX_PAIRS = 1 << 21
