@@ -121,7 +121,7 @@ class Repeats:
         """Whether set `i` is near one of `others` (none known near it), remembering each verdict."""
         if self._pairs > _MAX_PAIRS:
             for known in (*self._near, *self._far):
-                known.intersection_update(())
+                known.clear()
             for j, known in enumerate(self._near):
                 known.add(j)
             self._pairs = 0
@@ -142,4 +142,4 @@ class Repeats:
         return False
 
 
-_MAX_PAIRS = 1 << 21
+_MAX_PAIRS = 1 << 19  # (about 30 MB of remembered verdicts)

@@ -62,3 +62,17 @@ def test_each_fast_path_mark_is_neither_a_word_nor_changed():
     for mark in _PUNCTUATION:
         assert not mark.isalnum() and mark.casefold() == mark and unicodedata.normalize("NFD", mark) == mark
         assert not any(c.isalnum() or c in '_"' for c in unicodedata.normalize("NFKC", mark)), hex(ord(mark))
+
+
+def test_forgetting_remembered_verdicts_changes_nothing(monkeypatch):
+    import random
+
+    from analytics.outcomes import similarity
+
+    monkeypatch.setattr(similarity, "_MAX_PAIRS", 5)
+    rng = random.Random(3)
+    words = [f"w{i}" for i in range(10)]
+    repeats = Repeats()
+    for _ in range(200):
+        items = [(o, " ".join(rng.sample(words, rng.randint(2, 7)))) for o in range(rng.randint(1, 10))]
+        assert repeats.of([(o, token_set(t)) for o, t in items]) == _reference(items), items
