@@ -3,9 +3,8 @@
 Two texts are near-duplicates when `|A ∩ B| / |A ∪ B| >= THRESHOLD` over their sets of
 normalised word tokens (`lexicon.tokens`), each set holding at least `MIN_TOKENS`
 tokens. Two sets are only intersected when the smaller is at least `THRESHOLD` of the
-larger (else the Jaccard cannot reach it); over a load (`Repeats`), each pair of distinct
-sets met in one thread is intersected once, its verdict remembered (the bench's replies
-are built from eleven sentences: the same sets and pairs come back in every thread).
+larger (else the Jaccard cannot reach it); over a load (`Repeats`), as bit masks while
+the load's vocabulary is small.
 
 >>> jaccard({"where", "is", "my", "order"}, {"where", "s", "my", "order"})
 0.6
@@ -78,9 +77,9 @@ def repeats(items: list[tuple[int, str]]) -> list[int]:
 class Repeats:
     """`repeats` over many sequences of token sets (a load's threads), sharing the work.
 
-    A load's replies share sentences across threads, so the same token sets and the same
-    pairs come back: each distinct set gets an id, and each pair of distinct sets met in one
-    sequence is compared once (remembered near or far, up to `_MAX_PAIRS` remembered).
+    Each distinct set gets an id once per load, and, while the load's vocabulary is small
+    (`_MAX_BITS` tokens; the bench's replies are built from eleven sentences), a bit mask:
+    two sets' intersection is then one `&` of small integers.
 
     >>> r = Repeats()
     >>> a, b = token_set("Your order ships Monday."), token_set("Your order ships on Monday.")
@@ -91,55 +90,48 @@ class Repeats:
     def __init__(self) -> None:
         self._ids: dict[frozenset[str], int] = {}
         self._sets: list[frozenset[str]] = []
-        self._near: list[set[int]] = []  # id -> ids found near it (itself included)
-        self._far: list[set[int]] = []  # id -> ids found not near it
-        self._pairs = 0
+        self._masks: list[int | None] = []  # None: the set has a token past `_MAX_BITS`
+        self._bits: dict[str, int] = {}
 
     def _id(self, s: frozenset[str]) -> int:
         i = self._ids.get(s)
         if i is None:
             i = self._ids[s] = len(self._sets)
             self._sets.append(s)
-            self._near.append({i})
-            self._far.append(set())
+            bits = self._bits
+            for tok in s:
+                if tok not in bits and len(bits) < _MAX_BITS:
+                    bits[tok] = len(bits)
+            self._masks.append(sum(1 << bits[tok] for tok in s) if all(tok in bits for tok in s) else None)
         return i
 
     def of(self, items: list[tuple[int, frozenset[str]]]) -> list[int]:
         """The ordinals of `items` ((ordinal, token set), in order) that near-duplicate an earlier one."""
-        seen: set[int] = set()
+        seen_ids: set[int] = set()
+        seen: list[tuple[int | None, int, frozenset[str]]] = []  # (mask, size, set) of distinct earlier sets
         out = []
         for ordinal, s in items:
-            if len(s) < MIN_TOKENS:
+            size = len(s)
+            if size < MIN_TOKENS:
                 continue
             i = self._id(s)
-            if seen and (not self._near[i].isdisjoint(seen) or self._compare(i, seen - self._far[i])):
+            if i in seen_ids:  # (an equal set)
                 out.append(ordinal)
-            seen.add(i)
+                continue
+            mask = self._masks[i]
+            low, high = THRESHOLD * size, size / THRESHOLD
+            for other_mask, other_size, other in seen:
+                if low <= other_size <= high:
+                    if mask is not None and other_mask is not None:
+                        common = (mask & other_mask).bit_count()
+                    else:
+                        common = len(s & other)
+                    if common >= THRESHOLD * (size + other_size - common):
+                        out.append(ordinal)
+                        break
+            seen_ids.add(i)
+            seen.append((mask, size, s))
         return out
 
-    def _compare(self, i: int, others: set[int]) -> bool:
-        """Whether set `i` is near one of `others` (none known near it), remembering each verdict."""
-        if self._pairs > _MAX_PAIRS:
-            for known in (*self._near, *self._far):
-                known.clear()
-            for j, known in enumerate(self._near):
-                known.add(j)
-            self._pairs = 0
-        s, sets, near, far = self._sets[i], self._sets, self._near, self._far
-        size = len(s)
-        low, high = THRESHOLD * size, size / THRESHOLD
-        for j in others:
-            other = sets[j]
-            self._pairs += 1
-            if low <= len(other) <= high:
-                common = len(s & other)
-                if common >= THRESHOLD * (size + len(other) - common):
-                    near[i].add(j)
-                    near[j].add(i)
-                    return True
-            far[i].add(j)
-            far[j].add(i)
-        return False
 
-
-_MAX_PAIRS = 1 << 19  # (about 30 MB of remembered verdicts)
+_MAX_BITS = 4096

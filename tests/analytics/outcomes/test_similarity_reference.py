@@ -64,12 +64,12 @@ def test_each_fast_path_mark_is_neither_a_word_nor_changed():
         assert not any(c.isalnum() or c in '_"' for c in unicodedata.normalize("NFKC", mark)), hex(ord(mark))
 
 
-def test_forgetting_remembered_verdicts_changes_nothing(monkeypatch):
+def test_past_the_bit_budget_sets_are_compared_as_sets(monkeypatch):
     import random
 
     from analytics.outcomes import similarity
 
-    monkeypatch.setattr(similarity, "_MAX_PAIRS", 5)
+    monkeypatch.setattr(similarity, "_MAX_BITS", 6)
     rng = random.Random(3)
     words = [f"w{i}" for i in range(10)]
     repeats = Repeats()
