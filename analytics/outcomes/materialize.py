@@ -26,7 +26,7 @@ from analytics.db import _every_thread, query_fingerprint, table_comments
 from analytics.outcomes import signals as q
 from analytics.outcomes.lexicon import Lexicon, built_in, clauses, tokens
 from analytics.outcomes.outcome import FINISH_SQL
-from analytics.outcomes.similarity import clause_set, near, repeated_sets, token_order, token_set
+from analytics.outcomes.similarity import Repeats, clause_set, near, token_set
 
 TABLE = CONVERSATION_SIGNALS.name
 DEFAULT_IDLE_MINUTES = 30.0
@@ -164,9 +164,9 @@ def _text_signals(texts: list[tuple], lexicon: Lexicon) -> tuple[dict[str, list[
         if flagged:
             frustration[thread] = flagged
         per_thread.append((thread, replies))
-    rank = token_order(replied.values())  # (one order for the whole load: rarest tokens first)
+    repeats = Repeats()  # (one for the whole load: its threads share sets and pairs)
     for thread, replies in per_thread:
-        repeated = repeated_sets(replies, rank)
+        repeated = repeats.of(replies)
         if repeated:
             repetition[thread] = repeated
     return frustration, repetition

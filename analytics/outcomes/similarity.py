@@ -2,10 +2,9 @@
 
 Two texts are near-duplicates when `|A ∩ B| / |A ∪ B| >= THRESHOLD` over their sets of
 normalised word tokens (`lexicon.tokens`), each set holding at least `MIN_TOKENS`
-tokens. Pairs are only compared when a cheap filter lets them through: the smaller set is
-at least `THRESHOLD` of the larger (else the Jaccard cannot reach it), and, among many
-texts (`repeats`), the sets share a token of their prefix filter (every set's tokens in
-one fixed order, its first `|S| - ceil(t·|S|) + 1`: two sets reaching `t` share one).
+tokens. Two sets are only intersected when the smaller is at least `THRESHOLD` of the
+larger (else the Jaccard cannot reach it); over a load (`Repeats`), as bit masks while
+the load's vocabulary is small.
 
 >>> jaccard({"where", "is", "my", "order"}, {"where", "s", "my", "order"})
 0.6
@@ -15,9 +14,7 @@ one fixed order, its first `|S| - ceil(t·|S|) + 1`: two sets reaching `t` share
 
 from __future__ import annotations
 
-import math
-from collections import Counter, defaultdict
-from itertools import chain
+import string
 
 from analytics.outcomes.lexicon import tokens
 
@@ -33,7 +30,31 @@ def jaccard(a: set[str], b: set[str]) -> float:
 
 
 def token_set(text: str) -> frozenset[str]:
+    """`set(lexicon.tokens(text))`, a few times faster for the common case (the hot path of
+    a load): text without `"` that is ASCII once a few punctuation marks (`_PUNCTUATION`)
+    are spaces. Its tokens are then the runs of ASCII letters, digits and `_`, lowercased
+    (all `normalise` does to such text), cut out by one `str.translate`."""
+    if '"' not in text:
+        plain = text
+        if not plain.isascii():
+            for mark in _PUNCTUATION:
+                if mark in plain:
+                    plain = plain.replace(mark, " ")
+        if plain.isascii():
+            return frozenset(plain.translate(_ASCII_WORDS).split())
     return frozenset(tokens(text))
+
+
+#: Non-ASCII marks that are never part of a token nor change one, nor open a quote: not
+#: word characters, unchanged by casefolding and NFD, and NFKC makes no word character of
+#: them (tests/analytics/outcomes/test_similarity.py checks each). Dashes, typographic
+#: apostrophes, the ellipsis, spaces, a bullet, currency signs.
+_PUNCTUATION = ("\u2013", "\u2014", "\u2019", "\u2018", "\u2026", "\u00a0", "\u2022", "\u20ac", "\u00a3")
+#: ASCII upper case to lower case, every other ASCII character but a word character to a space.
+_ASCII_WORDS = str.maketrans({
+    **{i: " " for i in range(128) if not (chr(i).isalnum() or chr(i) == "_")},
+    **{ord(c): c.lower() for c in string.ascii_uppercase},
+})
 
 
 def clause_set(parts: list[list[str]]) -> frozenset[str]:
@@ -50,51 +71,67 @@ def near(a: frozenset[str], b: frozenset[str]) -> bool:
 
 def repeats(items: list[tuple[int, str]]) -> list[int]:
     """The ordinals of the texts that near-duplicate an earlier one of `items` ((ordinal, text), in order)."""
-    return repeated_sets([(o, token_set(t)) for o, t in items])
+    return Repeats().of([(o, token_set(t)) for o, t in items])
 
 
-def token_order(sets) -> dict[str, int]:
-    """{token: its place in the prefix filter's order}: rarest first, then by text."""
-    freq = Counter(chain.from_iterable(sets))
-    return {tok: i for i, tok in enumerate(sorted(freq, key=lambda tok: (freq[tok], tok)))}
+class Repeats:
+    """`repeats` over many sequences of token sets (a load's threads), sharing the work.
 
+    Each distinct set gets an id once per load, and, while the load's vocabulary is small
+    (`_MAX_BITS` tokens; the bench's replies are built from eleven sentences), a bit mask:
+    two sets' intersection is then one `&` of small integers.
 
-def repeated_sets(items: list[tuple[int, frozenset[str]]], rank: dict[str, int] | None = None) -> list[int]:
-    """`repeats` of texts already made token sets (`rank`: a `token_order` over at least these
-    sets; any one order finds the same pairs, the rarest-first one the fewest candidates)."""
-    sets = [(o, s) for o, s in items if len(s) >= MIN_TOKENS]
-    if len(sets) < 2:
-        return []
-    rank = rank if rank is not None else token_order(s for _, s in sets)
-    index: dict[str, list[int]] = defaultdict(list)  # prefix token -> positions in `sets`
-    seen_exact: set[frozenset[str]] = set()
-    out = []
-    for i, (ordinal, s) in enumerate(sets):
-        if s in seen_exact:  # (a set equal to an indexed one: found as that one is, so not indexed again)
-            out.append(ordinal)
-            continue
-        seen_exact.add(s)
-        prefix = sorted(s, key=rank.__getitem__)[: len(s) - math.ceil(THRESHOLD * len(s)) + 1]
-        if _near_earlier(s, prefix, index, sets):
-            out.append(ordinal)
-        for tok in prefix:
-            index[tok].append(i)
-    return out
+    >>> r = Repeats()
+    >>> a, b = token_set("Your order ships Monday."), token_set("Your order ships on Monday.")
+    >>> r.of([(3, a), (5, b)]), r.of([(1, b), (2, token_set("Thanks, bye now")), (4, a)])
+    ([5], [4])
+    """
 
+    def __init__(self) -> None:
+        self._ids: dict[frozenset[str], int] = {}
+        self._sets: list[frozenset[str]] = []
+        self._masks: list[int | None] = []  # None: the set has a token past `_MAX_BITS`
+        self._bits: dict[str, int] = {}
 
-def _near_earlier(s: frozenset[str], prefix: list[str], index: dict[str, list[int]], sets) -> bool:
-    """`near(s, t)` for some earlier `t` sharing a prefix token (inlined: the hot loop of a load)."""
-    size = len(s)
-    low, high = THRESHOLD * size, size / THRESHOLD
-    compared: set[int] = set()
-    for tok in prefix:
-        for j in index.get(tok, ()):
-            if j in compared:
+    def _id(self, s: frozenset[str]) -> int:
+        i = self._ids.get(s)
+        if i is None:
+            i = self._ids[s] = len(self._sets)
+            self._sets.append(s)
+            bits = self._bits
+            for tok in s:
+                if tok not in bits and len(bits) < _MAX_BITS:
+                    bits[tok] = len(bits)
+            self._masks.append(sum(1 << bits[tok] for tok in s) if all(tok in bits for tok in s) else None)
+        return i
+
+    def of(self, items: list[tuple[int, frozenset[str]]]) -> list[int]:
+        """The ordinals of `items` ((ordinal, token set), in order) that near-duplicate an earlier one."""
+        seen_ids: set[int] = set()
+        seen: list[tuple[int | None, int, frozenset[str]]] = []  # (mask, size, set) of distinct earlier sets
+        out = []
+        for ordinal, s in items:
+            size = len(s)
+            if size < MIN_TOKENS:
                 continue
-            compared.add(j)
-            other = sets[j][1]
-            if low <= len(other) <= high:
-                common = len(s & other)
-                if common >= THRESHOLD * (size + len(other) - common):
-                    return True
-    return False
+            i = self._id(s)
+            if i in seen_ids:  # (an equal set)
+                out.append(ordinal)
+                continue
+            mask = self._masks[i]
+            low, high = THRESHOLD * size, size / THRESHOLD
+            for other_mask, other_size, other in seen:
+                if low <= other_size <= high:
+                    if mask is not None and other_mask is not None:
+                        common = (mask & other_mask).bit_count()
+                    else:
+                        common = len(s & other)
+                    if common >= THRESHOLD * (size + other_size - common):
+                        out.append(ordinal)
+                        break
+            seen_ids.add(i)
+            seen.append((mask, size, s))
+        return out
+
+
+_MAX_BITS = 4096
