@@ -52,6 +52,10 @@ _FACT_TYPES = {
     "hitl_answered_ordinals": pa.list_(pa.int32()),
 }
 
+_DUCK_TYPES = {name: {pa.string(): "VARCHAR", pa.bool_(): "BOOLEAN", pa.int32(): "INTEGER",
+                      pa.list_(pa.int32()): "INTEGER[]", pa.timestamp("us", tz="UTC"): "TIMESTAMPTZ"}[t]
+               for name, t in _FACT_TYPES.items()}
+
 
 def is_closing(text: str | None, lexicon: Lexicon) -> bool:
     """A user's message ending the conversation well: short, no question, a closing phrase,
@@ -81,6 +85,12 @@ def thread_facts(con, where: str, params: list, lexicon: Lexicon | None = None,
     def rows(sql: str, **fmt) -> list[tuple]:
         return con.execute(sql.format(where=where, **fmt), params).fetchall()
 
+    def streamed(sql: str):
+        # Every message's text: fetched a batch at a time, not held whole.
+        cur = con.execute(sql.format(where=where), params)
+        while batch := cur.fetchmany(10_000):
+            yield from batch
+
     cascades = dict(rows(q.CASCADES_SQL))
     loops: dict[str, set[int]] = defaultdict(set)
     groups: dict[tuple, list[int]] = defaultdict(list)
@@ -103,12 +113,24 @@ def thread_facts(con, where: str, params: list, lexicon: Lexicon | None = None,
                 answered[thread].append(max(ordinal, 0))
         elif is_transcript:
             pending[thread] = (pending_ts, ordinal)
-    frustration, repetition = _text_signals(rows(q.TEXTS_SQL), lexicon)
+    endings = rows(q.ENDINGS_SQL)
+    # The texts of each thread's last message and last user message, kept as the stream passes them.
+    wanted = {(e[0], e[2]) for e in endings} | {(e[0], e[5]) for e in endings}
+    texts: dict[tuple[str, int], str] = {}
+
+    def keeping(stream):
+        for row in stream:
+            if (row[0], row[1]) in wanted:
+                texts[(row[0], row[1])] = row[3]
+            yield row
+
+    frustration, repetition = _text_signals(keeping(streamed(q.TEXTS_SQL)), lexicon)
 
     cols: dict[str, list] = {name: [] for name in _FACT_TYPES}
-    for (thread, interrupt_pending, last_ordinal, last_role, last_content, last_is_tool_error, last_user_ordinal,
-         last_user_ts, last_user_content, only_replies, last_tool_error, last_tool_ordinal) in rows(q.ENDINGS_SQL):
-        closing = last_user_ordinal is not None and only_replies and is_closing(last_user_content, lexicon)
+    for (thread, interrupt_pending, last_ordinal, last_role, last_is_tool_error, last_user_ordinal,
+         last_user_ts, only_replies, last_tool_error, last_tool_ordinal) in endings:
+        last_content, last_user_content = texts.get((thread, last_ordinal)), texts.get((thread, last_user_ordinal))
+        closing = last_user_ordinal is not None and only_replies and is_closing(last_user_content or "", lexicon)
         gave_up = last_role == "assistant" and lexicon.find("give_up", clauses(last_content or ""))
         dropped = bool(last_is_tool_error or gave_up)
         waiting_since, waiting_ordinal = pending.get(thread, (None, None)) if interrupt_pending else (None, None)
@@ -133,7 +155,11 @@ def thread_facts(con, where: str, params: list, lexicon: Lexicon | None = None,
         }
         for name, value in values.items():
             cols[name].append(value)
-    return pa.table({name: pa.array(values, type=_FACT_TYPES[name]) for name, values in cols.items()})
+    # Handed to DuckDB as bound lists, zipped by parallel unnests: pyarrow's conversion of Python
+    # lists would import pandas into the loading process (tests/analytics/test_lazy_pandas.py).
+    names = list(cols)
+    select = ", ".join(f"unnest(${i + 1}::{_DUCK_TYPES[name]}[]) AS {name}" for i, name in enumerate(names))
+    return con.sql(f"SELECT {select}", params=[cols[name] for name in names]).arrow().read_all()
 
 
 def _text_signals(texts: list[tuple], lexicon: Lexicon) -> tuple[dict[str, list[int]], dict[str, list[int]]]:

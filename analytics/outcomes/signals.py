@@ -21,6 +21,10 @@ SIGNALS = (
 OUTCOMES = ("resolved", "abandoned", "failed", "waiting", "unknown")
 #: Calls of one tool with the same arguments in one user turn that make a loop.
 LOOP_CALLS = 3
+#: The text rules (lexicon, closings, near-duplicates) read messages of at most this many
+#: characters: a pasted log is none of those, and a scan that reads its text whole could
+#: take more memory than a load may (the column is read only where `content_chars` allows).
+TEXT_CHARS = 16_384
 
 _SCOPE = "scope AS (SELECT t.thread_id, t.interrupt_pending, t.last_ts FROM threads t WHERE {where})"
 
@@ -29,7 +33,7 @@ _SCOPE = "scope AS (SELECT t.thread_id, t.interrupt_pending, t.last_ts FROM thre
 #: error with no user message after it.
 ENDINGS_SQL = """
 WITH """ + _SCOPE + """,
-m AS (SELECT thread_id, ordinal, role, content, ts, tool_status, tool_call_count
+m AS (SELECT thread_id, ordinal, role, ts, tool_status, tool_call_count
       FROM messages WHERE thread_id IN (SELECT thread_id FROM scope) AND role <> 'system'),
 last_msg AS (SELECT * FROM m QUALIFY row_number() OVER (PARTITION BY thread_id ORDER BY ordinal DESC) = 1),
 last_user AS (SELECT * FROM m WHERE role = 'user'
@@ -40,9 +44,9 @@ after_user AS (SELECT m.thread_id, count(*) AS n FROM m JOIN last_user u USING (
                WHERE m.ordinal > u.ordinal AND (m.role <> 'assistant' OR coalesce(m.tool_call_count, 0) > 0)
                GROUP BY ALL)
 SELECT s.thread_id, s.interrupt_pending,
-       l.ordinal AS last_ordinal, l.role AS last_role, l.content AS last_content,
+       l.ordinal AS last_ordinal, l.role AS last_role,
        coalesce(l.role = 'tool' AND l.tool_status = 'error', FALSE) AS last_is_tool_error,
-       u.ordinal AS last_user_ordinal, coalesce(u.ts, s.last_ts) AS last_user_ts, u.content AS last_user_content,
+       u.ordinal AS last_user_ordinal, coalesce(u.ts, s.last_ts) AS last_user_ts,
        coalesce(a.n, 0) = 0 AS only_replies_after_user,
        coalesce(lt.tool_status = 'error' AND (u.ordinal IS NULL OR u.ordinal < lt.ordinal), FALSE) AS last_tool_error,
        lt.ordinal AS last_tool_ordinal
@@ -87,7 +91,7 @@ ORDER BY thread_id, ordinal
 TEXTS_SQL = """
 WITH """ + _SCOPE + """
 SELECT thread_id, ordinal, role, content FROM messages
-WHERE role IN ('user', 'assistant') AND content IS NOT NULL AND content <> ''
+WHERE content_chars BETWEEN 1 AND """ + str(TEXT_CHARS) + """ AND role IN ('user', 'assistant') AND content IS NOT NULL
   AND thread_id IN (SELECT thread_id FROM scope)
 ORDER BY thread_id, ordinal
 """
