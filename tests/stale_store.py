@@ -97,3 +97,18 @@ def write_stale_store(path: str | Path) -> StaleStore:
     finally:
         conn.close()
     return StaleStore(path, latest, last_plain)
+
+
+def load_without_key(store: StaleStore, db: Path) -> Path:
+    """`store` loaded into `db` with no AES key in the environment: its encrypted threads are stale."""
+    import os
+
+    import transcript_lens
+
+    saved = os.environ.pop("LANGGRAPH_AES_KEY", None)
+    try:
+        transcript_lens.load(str(store.path), db, workers=1)
+    finally:
+        if saved is not None:
+            os.environ["LANGGRAPH_AES_KEY"] = saved
+    return db

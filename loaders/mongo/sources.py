@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from loaders.dsn import dsn_secrets, mask_dsn
+from loaders.dsn import DsnSpec, mask_dsn
 from loaders.mongo import files
 from loaders.mongo.live import DEFAULT_DB, MongoReading, uri_database
 from loaders.mongo.stage import KEPT_CHANNELS, Stage
@@ -125,7 +125,7 @@ def _add(stage: Stage, writes: bool, docs: Iterable[tuple[str, Any]]) -> None:
             add(doc, what)
 
 
-class MongoSource(Source):
+class MongoSource(DsnSpec, Source):
     """A live MongoDB database written by MongoDBSaver (a `mongodb://` or `mongodb+srv://` URI).
 
     >>> MongoSource().describe("mongodb://app:s3cret@h1:27017,h2:27017/agents?replicaSet=rs0")
@@ -140,15 +140,6 @@ class MongoSource(Source):
 
     def detect(self, spec: str) -> bool:
         return spec.startswith(MONGO_PREFIXES)
-
-    def describe(self, spec: str) -> str:
-        return mask_dsn(spec)
-
-    def secrets(self, spec: str) -> list[str]:
-        return dsn_secrets(spec)
-
-    def short_name(self, spec: str) -> str:
-        return self.kind
 
     def open_reader(self, spec: str, options: MongoOptions) -> MongoReader:
         shown = mask_dsn(spec)

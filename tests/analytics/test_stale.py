@@ -16,12 +16,11 @@ from pathlib import Path
 import pytest
 
 import analytics
-import transcript_lens
 from analytics import metrics, transcript
 from analytics.errors import StaleTranscript
 from analytics.filters import Filters
 from tests.loaders.util import rows
-from tests.stale_store import MIXED, PLAIN, SECRET, write_stale_store
+from tests.stale_store import load_without_key, MIXED, PLAIN, SECRET, write_stale_store
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -34,13 +33,7 @@ def store(tmp_path_factory):
 @pytest.fixture(scope="module")
 def db(store, tmp_path_factory) -> Path:
     db = tmp_path_factory.mktemp("stale-db") / "stale.duckdb"
-    mp = pytest.MonkeyPatch()
-    mp.delenv("LANGGRAPH_AES_KEY", raising=False)
-    try:
-        transcript_lens.load(str(store.path), db, workers=1)
-    finally:
-        mp.undo()
-    return db
+    return load_without_key(store, db)
 
 
 def threads(db: Path) -> dict[str, dict]:

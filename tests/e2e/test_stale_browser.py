@@ -14,10 +14,9 @@ from urllib.parse import quote
 
 import pytest
 
-import transcript_lens
 from tests.e2e.util import app_server, chromium, require_chromium, settle
 from tests.loaders.util import rows
-from tests.stale_store import MIXED, write_stale_store
+from tests.stale_store import load_without_key, MIXED, write_stale_store
 
 require_chromium()
 
@@ -27,13 +26,7 @@ def stale_db(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("stale-e2e")
     store = write_stale_store(folder / "stale.sqlite")
     db = folder / "stale.duckdb"
-    mp = pytest.MonkeyPatch()
-    mp.delenv("LANGGRAPH_AES_KEY", raising=False)
-    try:
-        transcript_lens.load(str(store.path), db, workers=1)
-    finally:
-        mp.undo()
-    return db
+    return load_without_key(store, db)
 
 
 @pytest.fixture(scope="module")

@@ -11,10 +11,9 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-import transcript_lens
 from tests.loaders.util import rows
 from tests.pages.conftest import APP, TIMEOUT, open_page
-from tests.stale_store import MIXED, PLAIN, SECRET, write_stale_store
+from tests.stale_store import load_without_key, MIXED, PLAIN, SECRET, write_stale_store
 
 
 @pytest.fixture(scope="module")
@@ -22,13 +21,7 @@ def stale_db(tmp_path_factory):
     folder = tmp_path_factory.mktemp("stale-app")
     store = write_stale_store(folder / "stale.sqlite")
     db = folder / "stale.duckdb"
-    mp = pytest.MonkeyPatch()
-    mp.delenv("LANGGRAPH_AES_KEY", raising=False)
-    try:
-        transcript_lens.load(str(store.path), db, workers=1)
-    finally:
-        mp.undo()
-    return db
+    return load_without_key(store, db)
 
 
 @pytest.fixture()
