@@ -285,11 +285,6 @@ def name_of(path: str | os.PathLike) -> str | None:
     return next((name for name, known in known_databases().items() if known == p), None)
 
 
-def linkable_name(path: str | os.PathLike) -> str | None:
-    """The URL name of the database at `path` (`name_of`); kept for callers of the loads-folder era."""
-    return name_of(path)
-
-
 def from_linkable_name(name: str) -> Path | None:
     """The database a URL names, if the server knows that name, the file is there and the
     deployment lets users open it (`ui.access`: a read-only app opens only the database it was
