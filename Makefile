@@ -55,15 +55,20 @@ REDIS_STACK_LIBS := $(VENV)/redis-stack-libs/libssl.so.1.1
 $(REDIS_STACK_LIBS): scripts/redis-stack-libs.sh $(VENV)/.dev
 	bash scripts/redis-stack-libs.sh $(VENV)/redis-stack-libs $(PY)
 
+# The fuzz smoke of `make test`: every target, a minute in all (`make fuzz-smoke` alone: two;
+# `make fuzz`: ten minutes a target).
+TEST_FUZZ_SECONDS ?= 60
+
 test: $(VENV)/.dev ext install $(JS_STAMP) $(REDIS_STACK_LIBS)
 	bash scripts/test-services.sh
 	$(PY) -m pytest -n 2 --dist loadfile -q -p no:cacheprovider
 # Every docstring example of the packages runs as written.
 	$(PY) -m pytest -q -p no:cacheprovider --doctest-modules loaders analytics transcript_lens ui
-# The loader again without any C (loaders/_native.py): the Python twins give the same tables.
-	TRANSCRIPT_LENS_PUREPYTHON=1 $(PY) -m pytest -n 2 --dist loadfile -q -p no:cacheprovider tests/loaders
-# Two minutes of differential fuzzing of the C extensions under ASan + UBSan (fuzz/README.md).
-	$(MAKE) fuzz-smoke
+# The loader's tests that pass through the C code again without it (loaders/_native.py): the
+# Python twins give the same tables. tests/loaders/twins.py lists them, and why the others are not.
+	TRANSCRIPT_LENS_PUREPYTHON=1 $(PY) -m pytest -n 2 --dist loadfile -q -p no:cacheprovider $$($(PY) -m tests.loaders.twins)
+# Differential fuzzing of every C target under ASan + UBSan (fuzz/README.md), TEST_FUZZ_SECONDS in all.
+	$(MAKE) fuzz-smoke FUZZ_SMOKE_SECONDS=$(TEST_FUZZ_SECONDS)
 
 bench: $(VENV)/.dev ext install
 	$(PY) bench/bench_load.py
