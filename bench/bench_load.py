@@ -37,7 +37,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-OUT = ROOT / "bench" / "out"
+# Where built stores and scratch go: `$BENCH_OUT` (the tests point it at a temp folder), else bench/out/.
+OUT = Path(os.environ.get("BENCH_OUT") or ROOT / "bench" / "out")
 
 
 # --- the ways of reading, each run as `bench_load.py --child KIND STORE` ----------------------

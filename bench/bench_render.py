@@ -1,6 +1,6 @@
 """First render in a real browser: each page of the app against a bare Streamlit page, in one run.
 
-Not a test. Serves the bare page of issue 19 (one line and one plotly chart) and
+Not a test. Serves a bare page (one line and one plotly chart) and
 the app (on the bundled demo database, or `--db`) on loopback, opens every page
 `--runs` times in headless Chromium (Debian's /usr/bin/chromium through
 Playwright), each time in a fresh browser context, and times from navigation
