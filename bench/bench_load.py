@@ -13,7 +13,7 @@ and the loader run `--repeat` times (default 3), interleaved, and are shown by
 their medians; the naive walk runs once. Prints one table and the ratios the
 performance targets are stated in (docs/performance.md).
 
-`--incremental` measures only reloads (issue 24), all with `transcript-lens load`
+`--incremental` measures only reloads, all with `transcript-lens load`
 (derived tables included), interleaved `--repeat` times in one run on a copy of
 the store grown by 5 threads of a real graph: a full load of the grown store, an
 incremental load after the 5 new threads (from the database of the store before
@@ -327,7 +327,7 @@ def main() -> None:
     loader = results["loader (python -m loaders)"][0]
     floor = results["floor (payloads as bytes)"][0]
     print()
-    print(f"loader / floor = {loader / floor:.2f}x (target <= 1.0x, issue 17; it was 1.5x)")
+    print(f"loader / floor = {loader / floor:.2f}x (target <= 1.0x)")
     # CPU is steadier than wall time on a shared machine, and shows the work done on both cores.
     print(f"CPU: loader {results['loader (python -m loaders)'][2]:.2f} s on {os.cpu_count()} cores, "
           f"floor {results['floor (payloads as bytes)'][2]:.2f} s on one")
