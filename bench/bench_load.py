@@ -1,7 +1,7 @@
 """Load benchmark: the loader against the naive saver walk and the decode floor, in one run.
 
     .venv/bin/python bench/bench_load.py                       # 300 threads x 40 turns (built once, cached)
-    .venv/bin/python bench/bench_load.py --threads 2000 --turns 40     # the issue's shape: ~6 min to build (7 GB), ~5 min to run
+    .venv/bin/python bench/bench_load.py --threads 2000 --turns 40     # 2,000 x 40: ~6 min to build (7 GB), ~5 min to run
     .venv/bin/python bench/bench_load.py --store path/to/checkpoints.sqlite --skip-naive
     .venv/bin/python bench/bench_load.py --threads 2000 --turns 40 --incremental   # incremental / full ratios only
 

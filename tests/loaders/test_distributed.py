@@ -183,7 +183,7 @@ def test_a_stalled_load_fails_naming_the_waiting_tasks_and_keeps_the_current_ver
 
 
 def test_a_held_out_store_loaded_on_a_local_cluster_gives_the_oracle_s_messages(tmp_path):
-    """The issue's acceptance check: `--format parquet --scheduler local:2` from the command line,
+    """A load from the command line (`--format parquet --scheduler local:2`),
     on a store no other test uses (another seed), read by DuckDB straight from the files."""
     import shutil
     import subprocess
