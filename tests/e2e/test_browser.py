@@ -261,7 +261,7 @@ def test_back_restores_the_filters_and_filters_travel_between_pages(server, brow
     settle(page)
     listing = page.url
     # Open a row's transcript (once the grid draws the sorted rows), then go Back.
-    expect(page.get_by_test_id("stDataFrame").first.locator("#glide-cell-1-0")).to_have_text(first)
+    expect(page.get_by_test_id("stDataFrame").first.locator("#glide-cell-1-0")).to_have_text(first, timeout=30_000)
     box = page.get_by_test_id("stDataFrame").first.bounding_box()
     page.mouse.click(box["x"] + 12, box["y"] + 36 + 17)  # the row marker of the first row (selection)
     page.get_by_role("heading", name="Transcript explorer").wait_for()
@@ -273,7 +273,7 @@ def test_back_restores_the_filters_and_filters_travel_between_pages(server, brow
     page.wait_for_url(listing)
     page.get_by_text(f"rows 1–{acme} of {acme} threads").wait_for()
     page.get_by_text("sorted by Duration, high first").wait_for()
-    expect(tenant.get_by_text("acme", exact=True)).to_have_count(1)
+    expect(tenant.get_by_text("acme", exact=True)).to_have_count(1, timeout=30_000)
     # One step further back: the Conversations page before the sort, still for acme.
     page.go_back()
     settle(page)
