@@ -20,12 +20,14 @@ $(VENV)/.dev: requirements-dev.txt $(VENV)/.runtime
 
 # The project itself, editable, over the pinned packages: `transcript-lens` on the venv's PATH,
 # `import analytics, loaders` from any folder or notebook server. --no-deps: the lock above
-# has them; --no-build-isolation: the pinned setuptools builds it (nothing downloaded).
+# has them; --no-build-isolation: the pinned setuptools builds it (nothing downloaded). The
+# build backend's "Editable installation" banner (folders named like the package take precedence
+# in the working directory) says what a checkout is meant to do here: silenced.
 $(VENV)/.project: pyproject.toml setup.py $(VENV)/.runtime
 	-bash scripts/build-deps.sh
-	$(VENV)/bin/pip install -q --no-deps --no-build-isolation -e .
-	# Byte-compiled once, as `pip install` of a wheel does: an editable install otherwise
-	# compiles every module on every start where PYTHONDONTWRITEBYTECODE is set (~0.07 s a load).
+	PYTHONWARNINGS="ignore:Editable installation" $(VENV)/bin/pip install -q --no-deps --no-build-isolation -e .
+# Byte-compiled once, as `pip install` of a wheel does: an editable install otherwise
+# compiles every module on every start where PYTHONDONTWRITEBYTECODE is set (~0.07 s a load).
 	$(PY) -m compileall -q loaders analytics transcript_lens ui storegen > /dev/null
 	touch $@
 
@@ -53,15 +55,20 @@ REDIS_STACK_LIBS := $(VENV)/redis-stack-libs/libssl.so.1.1
 $(REDIS_STACK_LIBS): scripts/redis-stack-libs.sh $(VENV)/.dev
 	bash scripts/redis-stack-libs.sh $(VENV)/redis-stack-libs $(PY)
 
+# The fuzz smoke of `make test`: every target, a minute in all (`make fuzz-smoke` alone: two;
+# `make fuzz`: ten minutes a target).
+TEST_FUZZ_SECONDS ?= 60
+
 test: $(VENV)/.dev ext install $(JS_STAMP) $(REDIS_STACK_LIBS)
 	bash scripts/test-services.sh
 	$(PY) -m pytest -n 2 --dist loadfile -q -p no:cacheprovider
-	# Every docstring example of the packages runs as written.
+# Every docstring example of the packages runs as written.
 	$(PY) -m pytest -q -p no:cacheprovider --doctest-modules loaders analytics transcript_lens ui
-	# The loader again without any C (loaders/_native.py): the Python twins give the same tables.
-	TRANSCRIPT_LENS_PUREPYTHON=1 $(PY) -m pytest -n 2 --dist loadfile -q -p no:cacheprovider tests/loaders
-	# Two minutes of differential fuzzing of the C extensions under ASan + UBSan (fuzz/README.md).
-	$(MAKE) fuzz-smoke
+# The loader's tests that pass through the C code again without it (loaders/_native.py): the
+# Python twins give the same tables. tests/loaders/twins.py lists them, and why the others are not.
+	TRANSCRIPT_LENS_PUREPYTHON=1 $(PY) -m pytest -n 2 --dist loadfile -q -p no:cacheprovider $$($(PY) -m tests.loaders.twins)
+# Differential fuzzing of every C target under ASan + UBSan (fuzz/README.md), TEST_FUZZ_SECONDS in all.
+	$(MAKE) fuzz-smoke FUZZ_SMOKE_SECONDS=$(TEST_FUZZ_SECONDS)
 
 bench: $(VENV)/.dev ext install
 	$(PY) bench/bench_load.py

@@ -120,14 +120,6 @@ class ObservedLog:
     entries: tuple[ObservedEntry, ...] = ()
     errors: tuple[LineError, ...] = field(default=())
 
-    def entries_frame(self) -> pd.DataFrame:
-        """The good lines as a DataFrame (one column per `ObservedEntry` field)."""
-        return pd.DataFrame([e.__dict__ for e in self.entries], columns=list(ObservedEntry.__dataclass_fields__))
-
-    def errors_frame(self) -> pd.DataFrame:
-        """The bad lines: line, error, text."""
-        return pd.DataFrame([(e.line, e.error, e.text) for e in self.errors], columns=["line", "error", "text"])
-
 
 # ---------------------------------------------------------------------------
 # field lookup

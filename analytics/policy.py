@@ -26,7 +26,7 @@ import contextvars
 import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import duckdb
 
@@ -71,9 +71,6 @@ class Policy:
             return self
         tenants = self.tenants if other.tenants is None else other.tenants if self.tenants is None else self.tenants & other.tenants
         return Policy(self.redact or other.redact, tenants)
-
-    def with_tenants(self, tenants) -> Policy:
-        return replace(self, tenants=None if tenants is None else frozenset(tenants))
 
 
 def deployment_policy(environ: Mapping[str, str] | None = None) -> Policy:

@@ -17,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -61,7 +62,15 @@ def main() -> None:
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT,
     )
     try:
-        time.sleep(5)
+        deadline = time.monotonic() + 120  # the server answers its health check once it is up
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{args.port}/_stcore/health", timeout=2):
+                    break
+            except OSError:
+                if server.poll() is not None or time.monotonic() > deadline:
+                    raise SystemExit("streamlit did not start") from None
+                time.sleep(0.2)
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox", "--headless=new"])
             browser.new_page().goto(f"http://localhost:{args.port}")

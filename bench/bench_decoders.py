@@ -34,8 +34,8 @@ Per checkpoint (every sampled row):
 Per distinct message payload of the sample (`Payloads.items` of every thread):
 
 - `ormsgpack.unpackb(payload)` alone (the unpacking a decode needs, no fields read);
-- `decode.decode_message` (the one decoder, in Python, as a load calls it; a C
-  decoder of the common shape was retired in session 6: it repeated the rules).
+- `decode.decode_message` (the one decoder, in Python, as a load calls it: the transcript
+  rules live in one place, so there is no C decoder of messages).
 
 Before timing, each alternative's results are compared with the reference's
 (the `_scan` numbering) and the counts printed.
@@ -73,7 +73,8 @@ def read_sample(store: Path, rows: int) -> list[list[tuple]]:
     """The first whole threads (loader order) holding at least `rows` checkpoint rows."""
     con = sqlite3.connect(f"file:{store.resolve()}?mode=ro&immutable=1", uri=True)
     try:
-        cur = con.execute(sqlite_source._CHECKPOINTS_SQL.format(where=""))
+        cur = con.execute("SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, "
+                          f"metadata FROM checkpoints ORDER BY {sqlite_source._KEY_ORDER}")  # the reader's rows
         threads: list[list[tuple]] = []
         total = 0
         for _, group in itertools.groupby(cur, key=lambda r: r[0]):

@@ -32,7 +32,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-OUT = ROOT / "bench" / "out"
+# Where built stores and scratch go: `$BENCH_OUT` (the tests point it at a temp folder), else bench/out/.
+OUT = Path(os.environ.get("BENCH_OUT") or ROOT / "bench" / "out")
 
 
 def _store(threads: int, turns: int) -> Path:

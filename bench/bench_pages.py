@@ -12,11 +12,11 @@ connection keeps the database loaded): median of --runs runs.
     .venv/bin/python bench/bench_pages.py --db some.duckdb
     .venv/bin/python bench/bench_pages.py --render      # also each page's whole script run (AppTest)
     .venv/bin/python bench/bench_pages.py --distinct-text   # every copy's text made unique (see below)
-    .venv/bin/python bench/bench_pages.py --messages 10000000 --distinct-text --runs 3   # issue 24 point 5
+    .venv/bin/python bench/bench_pages.py --messages 10000000 --distinct-text --runs 3   # the 10M-message target
     .venv/bin/python bench/bench_pages.py --db X.duckdb --baseline ../old-checkout   # before/after, in turns
     .venv/bin/python bench/bench_pages.py --db X.duckdb --baseline ../old --baseline-db X-old.duckdb  # tables differ
 
-Each call's median is printed against issue 24's target (<= 1 s a page's data
+Each call's median is printed against its target (<= 1 s a page's data
 call, <= 50 ms a transcript read), with how many calls meet theirs.
 
 The replicated database holds only the demo's ~150 distinct texts, which DuckDB
@@ -53,13 +53,13 @@ from loaders.writer import connect_for_writing  # noqa: E402
 from ui import database  # noqa: E402
 from ui.models import conversations, overview, resume_qa, search, transcript  # noqa: E402
 
-TARGET_S = 1.0  # any page's data call (issue 24 point 5, at 10M messages)
-READ_TARGET_S = 0.050  # a transcript read, `analytics.read` (issue 24 point 5, at 10M messages)
-API_TARGETS_S = {"read": 0.020, "conversations": 0.200}  # issue 19's, at 1M: a transcript read, the conversation metrics
+TARGET_S = 1.0  # any page's data call (at 10M messages)
+READ_TARGET_S = 0.050  # a transcript read, `analytics.read` (at 10M messages)
+API_TARGETS_S = {"read": 0.020, "conversations": 0.200}  # at 1M messages: a transcript read, the conversation metrics
 
 
 def target_of(page: str, call: str) -> float:
-    """Issue 24's target for a call's median: 50 ms for a transcript read, 1 s for any other call.
+    """The target for a call's median: 50 ms for a transcript read, 1 s for any other call.
 
     >>> target_of("api", "read(thread)"), target_of("search", "search_page('e')")
     (0.05, 1.0)
@@ -326,7 +326,7 @@ class _Worker:
 
 def compare(db: Path, baseline: Path, runs: int, baseline_db: Path | None = None) -> None:
     """Each call timed on `baseline` (another checkout) and on this one in turns (warmed once each,
-    then `runs` runs alternating which goes first): medians of wall and CPU, and issue 24's target.
+    then `runs` runs alternating which goes first): medians of wall and CPU, and the target.
     `baseline_db`: the database the baseline reads, when its load writes a derived table otherwise
     (a table of another definition is ignored: it would run the live queries)."""
     before, after = _Worker(baseline, baseline_db or db), _Worker(ROOT, db)
@@ -360,7 +360,7 @@ def compare(db: Path, baseline: Path, runs: int, baseline_db: Path | None = None
         ok = a is not None and a[0] <= target
         met += ok
         print(f"{page:<14} {call:<{width}} {fmt(b)} {fmt(a)} {target * 1000:>7.0f}ms  {'yes' if ok else 'NO'}")
-    print(f"\nafter: {met} of {len(rows)} calls meet issue 24's target")
+    print(f"\nafter: {met} of {len(rows)} calls meet the target")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -409,7 +409,7 @@ def main(argv: list[str] | None = None) -> int:
         med, lo, hi, cpu = timed(fn, args.runs)
         rows.append((page, call, med, lo, hi, cpu))
     width = max(len(r[1]) for r in rows)
-    # Each call's median against issue 24's target (<= 1 s a page call, <= 50 ms a transcript read).
+    # Each call's median against its target (<= 1 s a page call, <= 50 ms a transcript read).
     print(f"{'page':<14} {'call':<{width}} {'median':>9} {'min':>9} {'max':>9} {'CPU':>9} {'target':>9}  met")
     met = 0
     for page, call, med, lo, hi, cpu in rows:
@@ -417,7 +417,7 @@ def main(argv: list[str] | None = None) -> int:
         met += med <= target
         print(f"{page:<14} {call:<{width}} {med * 1000:>7.0f}ms {lo * 1000:>7.0f}ms {hi * 1000:>7.0f}ms "
               f"{cpu * 1000:>7.0f}ms {target * 1000:>7.0f}ms  {'yes' if med <= target else 'NO'}")
-    print(f"\nissue 24 targets (median <= 1 s a page call, <= 50 ms a transcript read): {met} of {len(rows)} calls met"
+    print(f"\ntargets (median <= 1 s a page call, <= 50 ms a transcript read): {met} of {len(rows)} calls met"
           + ("" if met == len(rows) else f"; over: {', '.join(r[1] for r in rows if r[2] > target_of(r[0], r[1]))}"))
     # A page's first render (cold cache) makes its facets call plus one data call.
     facets = next(r[2] for r in rows if r[1] == "facets")
@@ -426,7 +426,7 @@ def main(argv: list[str] | None = None) -> int:
         if page == "api":
             target = API_TARGETS_S[call.split("(")[0]]
             print(f"{'api':<14} {call:<{width}} {med * 1000:>7.0f}ms  {'ok' if med <= target else 'OVER'} "
-                  f"(issue 19's target at 1M: {target * 1000:.0f} ms)")
+                  f"(the target at 1M: {target * 1000:.0f} ms)")
     for page in dict.fromkeys(r[0] for r in rows if r[0] != "api"):
         worst = max(r[2] for r in rows if r[0] == page and r[1] != "facets")
         worst_cpu = max(r[5] for r in rows if r[0] == page and r[1] != "facets")

@@ -1,6 +1,6 @@
 """First render in a real browser: each page of the app against a bare Streamlit page, in one run.
 
-Not a test. Serves the bare page of issue 19 (one line and one plotly chart) and
+Not a test. Serves a bare page (one line and one plotly chart) and
 the app (on the bundled demo database, or `--db`) on loopback, opens every page
 `--runs` times in headless Chromium (Debian's /usr/bin/chromium through
 Playwright), each time in a fresh browser context, and times from navigation
@@ -37,7 +37,7 @@ ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
         "--disable-sync", "--no-first-run"]
-TARGET = 1.5  # the issue's bound: every page within 1.5x the bare page
+TARGET = 1.5  # the bound: every page within 1.5x the bare page
 FREEZE_S = 1.0  # and no main-thread task over a second
 
 # Collect long tasks (main thread busy > 50 ms) from the first paint on.
@@ -153,7 +153,7 @@ def main() -> None:
     sys.path.insert(0, str(ROOT))
     shown = pages(args.thread or _busiest_thread(args.db), args.search)
     with tempfile.TemporaryDirectory() as tmp:
-        bare_script = Path(tmp) / "bare.py"  # a two-page app: /bare (the issue's bare page) and /line
+        bare_script = Path(tmp) / "bare.py"  # a two-page app: /bare (the bare page) and /line
         (Path(tmp) / "bare_page.py").write_text(_BARE_SCRIPT)
         (Path(tmp) / "line_page.py").write_text(_LINE_SCRIPT)
         bare_script.write_text(

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import secrets
 import shutil
@@ -32,7 +33,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-OUT = ROOT / "bench" / "out"
+# Where built stores and scratch go: `$BENCH_OUT` (the tests point it at a temp folder), else bench/out/.
+OUT = Path(os.environ.get("BENCH_OUT") or ROOT / "bench" / "out")
 TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes")
 
 

@@ -7,7 +7,7 @@ Reads the first `--threads` threads with `SqliteReader.threads` (`--upto read`),
 transforms them (`transform`) and stages their rows as Arrow parts (`stage`), as a
 worker does, without DuckDB. Counting instructions (callgrind) instead of timing
 compares two checkouts on a machine whose speed drifts: run it from each tree
-(`PYTHONPATH=TREE`) and subtract the start-up run (docs/performance.md, session 8).
+(`PYTHONPATH=TREE`) and subtract the start-up run (docs/performance.md).
 """
 
 from __future__ import annotations

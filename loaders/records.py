@@ -66,7 +66,7 @@ def _value_size(value: object) -> int:
 # The most bytes (UTF-8) a key column may hold: thread_id, checkpoint_ns, checkpoint_id,
 # task_id, channel. Real ids are UUIDs or short composite keys; a key is copied into
 # every staged row of its thread, so an unbounded one multiplies a small store into
-# gigabytes (issue 18). A longer key is a reported row error, never loaded.
+# gigabytes. A longer key is a reported row error, never loaded.
 KEY_MAX_BYTES = 4096
 
 

@@ -19,7 +19,7 @@ depends on its WAL state, so that the file and its folder stay byte-identical:
   A `-wal` that is not the file's (SQLite would apply another database's WAL
   silently) is refused in one line: the rule is in `sqlite_wal`.
 
-Damaged and crafted files (issue 18) are read under three rules:
+Damaged and crafted files are read under three rules:
 
 - **Key sizes** are capped (`records.KEY_MAX_BYTES`, UTF-8 bytes in every file
   encoding) in SQL: a checkpoint row whose thread_id, checkpoint_ns or

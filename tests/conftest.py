@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # `storegen` and `tests.oracle` import from the repo root
@@ -35,6 +36,14 @@ from langgraph.checkpoint.sqlite import SqliteSaver  # noqa: E402
 from loaders import _native  # noqa: E402
 from storegen import build_sqlite_store, run_scenarios  # noqa: E402
 from tests import oracle  # noqa: E402
+
+
+# Hypothesis the same on every run in CI (`CI` set, as .ci/run is run): examples derived from the
+# test itself, no example database carried between runs, no per-example deadline (a loaded
+# 2-core machine is slow by chance, not by a bug). Elsewhere the default profile explores anew.
+settings.register_profile("ci", derandomize=True, deadline=None, database=None, print_blob=True)
+settings.register_profile("dev", deadline=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev"))
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -50,6 +59,42 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         for item in items:
             if "native" in item.keywords:
                 item.add_marker(skip)
+
+
+# The app's own places a developer uses (`make app`): the demo database and its review workspace in
+# `.cache/`, an exported database or workspace. A test run never reads or writes them.
+APP_ENV = ("TRANSCRIPT_LENS_CACHE", "TRANSCRIPT_LENS_DB", "TRANSCRIPT_LENS_WORKSPACE")
+
+
+def _run_root(factory: pytest.TempPathFactory) -> Path:
+    """The temporary folder of this whole run: shared by the xdist workers (each has a subfolder)."""
+    base = factory.getbasetemp()
+    return base.parent if base.name.startswith("popen-gw") else base
+
+
+@pytest.fixture(scope="session", autouse=True)
+def app_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The app's cache folder for this run (``$TRANSCRIPT_LENS_CACHE``): the demo database the app
+    builds, its workspace, loads and uploads live there, never in the checkout's ``.cache/``.
+
+    One folder for all workers of a run, so the demo database is built once or twice (the loader
+    writes atomically, so two workers building it at once both leave a valid file).
+
+    Example:
+        def test_x(app_cache):
+            assert ui.database.demo_db().parent == app_cache
+    """
+    cache = _run_root(tmp_path_factory) / "app-cache"
+    cache.mkdir(exist_ok=True)
+    saved = {name: os.environ.pop(name, None) for name in APP_ENV}
+    os.environ["TRANSCRIPT_LENS_CACHE"] = str(cache)
+    yield cache
+    for name, value in saved.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+
 
 SIDE_SUFFIXES = ("-wal", "-shm")
 

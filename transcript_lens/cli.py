@@ -205,8 +205,8 @@ def _config_flags(config: Path) -> dict[str, str]:
 
 def streamlit_command(args: argparse.Namespace, root: Path, db: str | None, read_only: bool = False) -> list[str]:
     """The `streamlit run` command line `app` runs (an interpreter of this environment); a
-    read-only server takes no upload larger than an observed JSONL (`ui.access.OBSERVED_UPLOAD_MB`)."""
-    from ui import access
+    read-only server takes no upload larger than an observed JSONL (`analytics.deployment.OBSERVED_UPLOAD_MB`)."""
+    from analytics import deployment as access
 
     flags = _config_flags(root / ".streamlit" / "config.toml")
     if read_only:
@@ -222,8 +222,8 @@ def streamlit_command(args: argparse.Namespace, root: Path, db: str | None, read
 
 
 def _deployment_environment(args: argparse.Namespace, env: dict[str, str]) -> dict[str, str]:
-    """The server's environment for the flags of "serving others" (ui.access reads it)."""
-    from ui import access
+    """The server's environment for the flags of "serving others" (`analytics.deployment` reads it)."""
+    from analytics import deployment as access
 
     config_path = args.config or env.get(access.CONFIG_ENV)
     config = access.load_config(config_path) if config_path else {}
@@ -265,17 +265,17 @@ def run_app(args: argparse.Namespace) -> int:
         # so on the terminal; the app finds it through the same `transcript_lens.cache_dir()`.
         env.setdefault("TRANSCRIPT_LENS_CACHE", str(transcript_lens.cache_dir()))
         if db is None:
-            from ui import database
+            from transcript_lens import demo
 
-            target = Path(env["TRANSCRIPT_LENS_CACHE"]) / "demo.duckdb"  # database.demo_db() in the app
-            if database.demo_is_stale(transcript_lens.demo_store(), target):
+            target = demo.demo_db()  # the env's cache folder is cache_dir(): the file the app opens
+            if demo.demo_is_stale(transcript_lens.demo_store(), target):
                 print(f"building the demo database {target} from the bundled store …", file=sys.stderr)
             try:
-                db = str(database.ensure_demo_db(transcript_lens.demo_store(), target))
+                db = str(demo.ensure_demo_db(transcript_lens.demo_store(), target))
             except (OSError, transcript_lens.LoadFailed) as exc:
                 print(f"error: cannot build the demo database: {exc}", file=sys.stderr)
                 return 2
-    from ui import access
+    from analytics import deployment as access
 
     cmd = streamlit_command(args, root, db, read_only=access.from_environment(env).read_only)
     sys.stdout.flush()

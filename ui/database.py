@@ -18,6 +18,7 @@ from typing import NamedTuple
 
 import transcript_lens
 from analytics.policy import Policy
+from transcript_lens.demo import demo_db, demo_is_stale, ensure_demo_db  # noqa: F401  (the app's demo)
 
 # The bundled store and the cache: where the package says they are (a checkout, or a wheel's copy).
 DEMO_SOURCE = transcript_lens.demo_store()
@@ -29,8 +30,6 @@ def cache_dir() -> Path:
     return transcript_lens.cache_dir()
 
 
-def demo_db() -> Path:
-    return cache_dir() / "demo.duckdb"
 
 
 def loads_dir() -> Path:
@@ -161,35 +160,6 @@ def configured_db(argv: list[str] | None = None, environ: dict | None = None) ->
     return Path(value).expanduser() if value else None
 
 
-def _writer_code_mtime_ns() -> int:
-    """Newest change to the code that decides what a load writes (the loader, and analytics' derived tables)."""
-    root = Path(__file__).resolve().parents[1]
-    files = [*(root / "loaders").rglob("*.py"), *(root / "analytics").glob("*.py")]
-    return max((f.stat().st_mtime_ns for f in files if f.exists()), default=0)
-
-
-def demo_is_stale(source: Path | None = None, target: Path | None = None) -> bool:
-    """Missing, or older than the bundled store or than the loader code (an upgrade rebuilds it)."""
-    source, target = source or DEMO_SOURCE, target or demo_db()
-    if not target.exists():
-        return True
-    built = target.stat().st_mtime_ns
-    return built < source.stat().st_mtime_ns or built < _writer_code_mtime_ns()
-
-
-def ensure_demo_db(source: Path | None = None, target: Path | None = None) -> Path:
-    """Build the demo DuckDB from the bundled store when it is missing or older than the store."""
-    source, target = source or DEMO_SOURCE, target or demo_db()
-    if not source.exists():
-        raise FileNotFoundError(f"the bundled demo store {source} is missing; open a database with --db PATH")
-    if demo_is_stale(source, target):
-        import transcript_lens  # a cold import of the loader costs ~1 s; only pay it when building
-
-        # The loader writes atomically, so two processes building at once both leave a valid file.
-        transcript_lens.load(str(source), target)
-    return target
-
-
 def is_duckdb_file(path: str | os.PathLike) -> bool:
     """True for a DuckDB database file (the header magic), which is opened rather than loaded."""
     return transcript_lens.is_duckdb_file(path)
@@ -285,14 +255,9 @@ def name_of(path: str | os.PathLike) -> str | None:
     return next((name for name, known in known_databases().items() if known == p), None)
 
 
-def linkable_name(path: str | os.PathLike) -> str | None:
-    """The URL name of the database at `path` (`name_of`); kept for callers of the loads-folder era."""
-    return name_of(path)
-
-
 def from_linkable_name(name: str) -> Path | None:
     """The database a URL names, if the server knows that name, the file is there and the
-    deployment lets users open it (`ui.access`: a read-only app opens only the database it was
+    deployment lets users open it (`analytics.deployment`: a read-only app opens only the database it was
     started on; with source folders, only files inside them besides that one); else None.
 
     >>> from_linkable_name("../../etc/passwd") is None

@@ -1,4 +1,4 @@
-"""The transcript page's History section (issue 20): branch tree and picker, a branch read with its
+"""The transcript page's History section: branch tree and picker, a branch read with its
 markers, compare with…, the edit log and subgraph runs. The page calls `section(db, thread, url)`;
 the data and labels are `ui.models.history`'s.
 

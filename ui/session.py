@@ -2,7 +2,7 @@
 
 One server process serves every session. Each gets its own policy (`analytics.policy`):
 the deployment's (`transcript-lens app --redact / --tenants / --config`), the tenants its
-signed-in user is mapped to (`ui.access.Deployment.users`), and the session's own
+signed-in user is mapped to (`analytics.deployment.Deployment.users`), and the session's own
 "Mask personal data" choice. It travels in the session's `DbRef` (`ui.state.current_db`),
 so every cached answer is keyed by it and every connection a data call opens reads under
 it (`ui.cache._warm`): no session is answered from another's cache entry.
@@ -27,7 +27,7 @@ MASK_KEY = "tl.mask"
 
 
 def deployment() -> access.Deployment:
-    """What the server was started to allow (`ui.access.from_environment`)."""
+    """What the server was started to allow (`analytics.deployment.from_environment`)."""
     return access.from_environment()
 
 

@@ -10,7 +10,7 @@ by a newer Transcript Lens) is refused, never written.
 A migration's SQL is frozen once released: change the schema by appending a new
 `Migration` (next number) and updating `analytics.workspace.catalog`, whose
 declarations the tests hold every migrated workspace to. Migration 2 adds the
-privacy issue's erasure tombstones and its two append-only logs (the erasure log
+erasure tombstones (docs/privacy.md) and two append-only logs (the erasure log
 and the export log), whose triggers refuse any UPDATE or DELETE.
 
 >>> [m.version for m in MIGRATIONS][:2]

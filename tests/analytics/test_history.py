@@ -1,4 +1,4 @@
-"""A conversation's whole history (issue 20): reading any root checkpoint, the branch tree, the diff,
+"""A conversation's whole history: reading any root checkpoint, the branch tree, the diff,
 the edit log, subgraph runs and the human-in-the-loop backlog, on stores written by real graphs."""
 
 from __future__ import annotations
@@ -177,7 +177,7 @@ _ITEMS = st.lists(st.tuples(st.sampled_from(["user", "assistant"]), st.sampled_f
 
 @settings(max_examples=150, deadline=None)
 @given(left=_ITEMS, right=_ITEMS)
-# Found by CI (session 10): two speakers' similar-text pairs crossed, so a left entry was shown twice or out of order.
+# Two speakers' similar-text pairs crossed, so a left entry was shown twice or out of order.
 @example(left=[("assistant", "d f"), ("user", "a"), ("user", "d f")], right=[("user", "d e"), ("assistant", "d e")])
 @example(left=[("user", "d e"), ("assistant", "d e")], right=[("assistant", "d f"), ("user", "d f")])
 def test_merged_order_shows_every_message_once_in_each_sides_order(left, right):

@@ -1,4 +1,4 @@
-"""Resume QA on real runtime logs (issue 20 point 6): several restarts per thread, logged in the runtime's words.
+"""Resume QA on real runtime logs: several restarts per thread, logged in the runtime's words.
 
 The logs here are written by `storegen.runtime.RecencyRuntime`: a runtime that
 keeps a recency window per thread, restarts (a new worker, after idle hours),

@@ -7,7 +7,9 @@ the writers really overlap; the counts at the end are what SQLite holds.
 
 from __future__ import annotations
 
+import itertools
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -24,6 +26,7 @@ from analytics.workspace.migrations import LATEST
 from tests.analytics.review_util import LiveStore
 
 ROOT = Path(__file__).resolve().parents[2]
+_serial = itertools.count()
 
 _ANNOTATOR = """
 import json, os, sys, time
@@ -31,6 +34,7 @@ from pathlib import Path
 from analytics import workspace as w
 db, go, author, count, threads = sys.argv[1], Path(sys.argv[2]), sys.argv[3], int(sys.argv[4]), json.loads(sys.argv[5])
 until = Path(sys.argv[6]) if len(sys.argv) > 6 else None  # keep writing until this file appears
+Path(os.environ["TL_READY"]).touch()  # imported, waiting
 while not go.exists():
     time.sleep(0.005)
 made, seen = [], set()
@@ -46,10 +50,11 @@ print(json.dumps({"made": made, "databases": len(seen)}))
 """
 
 _LOADER = """
-import sys, time
+import os, sys, time
 from pathlib import Path
 import transcript_lens
 source, db, go, rounds = sys.argv[1], sys.argv[2], Path(sys.argv[3]), int(sys.argv[4])
+Path(os.environ["TL_READY"]).touch()
 while not go.exists():
     time.sleep(0.005)
 for i in range(rounds):
@@ -65,10 +70,11 @@ print(summary.threads)
 
 # Spins (no sleep) on the start file, so that the processes open the new file within microseconds.
 _CREATOR = """
-import sys
+import os, sys
 from pathlib import Path
 from analytics.workspace.store import Workspace
 path, go = Path(sys.argv[1]), Path(sys.argv[2])
+Path(os.environ["TL_READY"]).touch()
 while not go.exists():
     pass
 with Workspace(path).write():  # an empty write: the revision counts it
@@ -77,8 +83,25 @@ with Workspace(path).write():  # an empty write: the revision counts it
 
 
 def _start(script: str, *args: object) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-c", script, *map(str, args)], cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    """A worker that touches its `ready` file (`proc.ready`) once imported, then waits for the start file."""
+    ready = Path(args[0]).parent / f"ready-{next(_serial)}"
+    proc = subprocess.Popen([sys.executable, "-c", script, *map(str, args)], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env={**os.environ, "TL_READY": str(ready)})
+    proc.ready = ready
+    return proc
+
+
+def _go(procs: list[subprocess.Popen], go: Path, timeout: float = 300) -> None:
+    """Touch `go` once every worker is imported and waiting, so that their writes really overlap."""
+    deadline = time.monotonic() + timeout
+    while not all(p.ready.exists() for p in procs):
+        for p in procs:
+            if p.poll() is not None:
+                _, err = p.communicate()
+                pytest.fail(f"a worker ended before the start:\n{err}")
+        assert time.monotonic() < deadline, "the workers did not start"
+        time.sleep(0.02)
+    go.touch()
 
 
 def _finish(proc: subprocess.Popen, timeout: float = 300) -> str:
@@ -105,8 +128,7 @@ def test_three_processes_annotating_one_new_workspace_at_once_lose_nothing(db, t
     go = tmp_path / "go"
     count = 40
     workers = [_start(_ANNOTATOR, db, go, author, count, json.dumps(threads)) for author in ("ana", "ben", "cy")]
-    time.sleep(2.0)  # every interpreter is up and waiting (imports take ~1 s)
-    go.touch()
+    _go(workers, go)
     made = {author: json.loads(_finish(p))["made"] for author, p in zip(("ana", "ben", "cy"), workers)}
     got = ws_api.annotations(db)
     assert len(got) == 3 * count and got["annotation_id"].is_unique
@@ -127,8 +149,7 @@ def test_processes_creating_one_new_workspace_at_the_same_moment_all_write(tmp_p
     for round_ in range(3):
         path, go = tmp_path / f"ws{round_}.sqlite", tmp_path / f"go{round_}"
         procs = [_start(_CREATOR, path, go) for _ in range(5)]
-        time.sleep(1.5)  # every interpreter is up and spinning
-        go.touch()
+        _go(procs, go)
         for proc in procs:
             _finish(proc, timeout=120)
         assert Workspace(path).info()["revision"] == "5"
@@ -144,8 +165,7 @@ def test_a_load_replacing_the_database_while_two_processes_annotate_loses_nothin
     go, done = tmp_path / "go", tmp_path / "done"
     loader = _start(_LOADER, store.path, db, go, 6, done)
     annotators = [_start(_ANNOTATOR, db, go, author, 5, json.dumps(threads), done) for author in ("ana", "ben")]
-    time.sleep(2.0)
-    go.touch()
+    _go([loader, *annotators], go)
     results = [json.loads(_finish(p)) for p in annotators]
     assert _finish(loader).strip() == str(len(threads) + 3)  # (and the loader's three new threads)
     made = [r["made"] for r in results]

@@ -199,7 +199,7 @@ def test_a_workspace_whose_tables_are_not_what_its_migrations_say_is_named_in_th
 
 
 def test_a_version_1_workspace_gets_the_privacy_tables_and_keeps_its_rows(tmp_path, monkeypatch):
-    # Made by a Transcript Lens that knew only migration 1 (the review workspace of issue 21).
+    # Made by a Transcript Lens that knew only migration 1 (the first review workspace).
     with monkeypatch.context() as m:
         m.setattr(store, "MIGRATIONS", migrations.MIGRATIONS[:1])
         m.setattr(store, "LATEST", 1)

@@ -11,10 +11,12 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from playwright.sync_api import expect
 
 import analytics
 from tests.e2e.util import app_server, chromium, require_chromium, settle
@@ -33,7 +35,8 @@ def demo_db() -> Path:
 
 @pytest.fixture(scope="module")
 def server(demo_db, tmp_path_factory):
-    env = {k: v for k, v in os.environ.items() if k not in ("TRANSCRIPT_LENS_DB", "TRANSCRIPT_LENS_CACHE")}
+    # The run's own cache (tests/conftest.py `app_cache`): the server opens the demo the test built.
+    env = {k: v for k, v in os.environ.items() if k != "TRANSCRIPT_LENS_DB"}
     with app_server(env, tmp_path_factory.mktemp("streamlit") / "server.log") as url:
         yield url
 
@@ -230,6 +233,9 @@ def test_back_restores_the_filters_and_filters_travel_between_pages(server, brow
     con = analytics.connect(demo_db)
     try:
         acme = con.execute("SELECT count(*) FROM threads WHERE tenant_id = 'acme'").fetchall()[0][0]
+        # The first row of acme's conversations sorted by duration, as the grid orders them.
+        first = con.execute("SELECT thread_id FROM conversation_metrics WHERE tenant_id = 'acme' "
+                            "ORDER BY duration_s DESC NULLS LAST, thread_id LIMIT 1").fetchall()[0][0]
     finally:
         con.close()
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
@@ -247,28 +253,27 @@ def test_back_restores_the_filters_and_filters_travel_between_pages(server, brow
     page.get_by_role("link", name="Conversations").click()
     page.get_by_role("heading", name="Conversations").wait_for()
     settle(page)
-    assert "tenant=acme" in page.url
+    page.wait_for_url(re.compile(r"[?&]tenant=acme\b"))
     page.get_by_text(f"rows 1–{acme} of {acme} threads").wait_for()
     page.get_by_test_id("stSelectbox").filter(has_text="Sort by").click()
     page.get_by_role("option", name="Duration", exact=True).click()
     page.wait_for_function("() => new URL(location.href).searchParams.get('sort') === 'duration_s'")
     settle(page)
     listing = page.url
-    first = _grid_column(page, 1, 1)[0]
-    # Open a row's transcript, then go Back.
-    page.get_by_test_id("stDataFrame").first.locator("#glide-cell-1-0").wait_for(state="attached")
+    # Open a row's transcript (once the grid draws the sorted rows), then go Back.
+    expect(page.get_by_test_id("stDataFrame").first.locator("#glide-cell-1-0")).to_have_text(first, timeout=30_000)
     box = page.get_by_test_id("stDataFrame").first.bounding_box()
     page.mouse.click(box["x"] + 12, box["y"] + 36 + 17)  # the row marker of the first row (selection)
     page.get_by_role("heading", name="Transcript explorer").wait_for()
     settle(page)
-    assert f"thread={first.replace(':', '%3A')}" in page.url
+    page.wait_for_url(re.compile(re.escape(f"thread={first.replace(':', '%3A')}")))
     page.go_back()
     page.get_by_role("heading", name="Conversations").wait_for()
     settle(page)
-    assert page.url == listing
+    page.wait_for_url(listing)
     page.get_by_text(f"rows 1–{acme} of {acme} threads").wait_for()
     page.get_by_text("sorted by Duration, high first").wait_for()
-    assert tenant.get_by_text("acme", exact=True).count() == 1
+    expect(tenant.get_by_text("acme", exact=True)).to_have_count(1, timeout=30_000)
     # One step further back: the Conversations page before the sort, still for acme.
     page.go_back()
     settle(page)

@@ -1,4 +1,4 @@
-"""End to end, the review workspace in a real browser (issue 21's "Done when").
+"""End to end, the review workspace in a real browser (a reviewer's whole round).
 
 A reviewer filters Conversations, makes a queue of 10 threads (a seeded sample),
 walks it labelling two threads and three messages, saves a view; the source is

@@ -1,4 +1,4 @@
-"""Crafting hostile and damaged rows inside REAL checkpoint stores (issue 9).
+"""Crafting hostile and damaged rows inside REAL checkpoint stores.
 
 Everything starts from a store written by real graphs through a real
 ``SqliteSaver`` (``tests/conftest.py``): a thread is cloned under a new id with
@@ -349,7 +349,7 @@ def live_writer(path: str, stop: str, progress: str, threads: int = 4, autocheck
         conn.close()
 
 
-# --- whole stores written by real graphs, then damaged (issue 18) -------------------
+# --- whole stores written by real graphs, then damaged -------------------
 
 
 def saver_store(path: str | os.PathLike, threads: dict[str, str], *, encoding: str | None = None,

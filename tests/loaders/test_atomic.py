@@ -51,6 +51,12 @@ if os.environ.get("TL_SLOW_INGEST"):
         while time.monotonic() < deadline and not os.path.exists(go):
             time.sleep(0.01)
     _w.DatabaseWriter.ingest = ingest
+    # Python's own Ctrl-C handler, which first says (a file) that the main thread took the signal.
+    import signal
+    def interrupted(signum, frame):
+        open(os.environ["TL_SLOW_INGEST"] + ".interrupted", "w").close()
+        signal.default_int_handler(signum, frame)
+    signal.signal(signal.SIGINT, interrupted)
 '''
 
 
@@ -195,8 +201,8 @@ def test_ctrl_c_while_writing_exits_130_and_leaves_nothing_behind(sqlite_store, 
         _wait_for(lambda: progress.exists(), proc)
         assert proc.poll() is None, proc.stderr.read()  # held after its first table
         proc.send_signal(signal.SIGINT)
-        time.sleep(0.2)  # the main thread takes the KeyboardInterrupt while the tables are held ...
-        Path(f"{progress}.go").touch()  # ... then they finish, and the load unwinds
+        _wait_for(lambda: Path(f"{progress}.interrupted").exists(), proc)  # the main thread took the
+        Path(f"{progress}.go").touch()  # KeyboardInterrupt while the tables are held; then they finish, and it unwinds
         out, err = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:

@@ -1,4 +1,4 @@
-"""Every staged byte counts against the bounded budget (issue 18, item 1, staging half).
+"""Every staged byte counts against the bounded budget.
 
 Staged record batches were cut every `BATCH_ROWS` rows whatever their size: a store of
 1 MB messages staged one batch of hundreds of MB per table (the C stager gives up at

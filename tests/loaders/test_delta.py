@@ -1,4 +1,4 @@
-"""DeltaChannel threads (issue 23 item 2): the messages channel rebuilt as the runtime does.
+"""DeltaChannel threads: the messages channel rebuilt as the runtime does.
 
 The stores are written by real graphs (`storegen.delta`) through real savers with
 the installed langgraph; the oracle is the runtime itself: `graph.get_state()` for

@@ -1,4 +1,4 @@
-"""Encrypted stores (issue 23 item 1): values LangGraph's `EncryptedSerializer` wrote
+"""Encrypted stores: values LangGraph's `EncryptedSerializer` wrote
 (`from_pycryptodome_aes`, `msgpack+aes`), decrypted with the key the user gives.
 
 The conformance graphs are written through real savers whose serde encrypts, so

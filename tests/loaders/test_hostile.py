@@ -1,4 +1,4 @@
-"""Hostile and damaged rows inside a REAL SqliteSaver store (issue 9; contract §2, §10; contract §7.7, §6.2).
+"""Hostile and damaged rows inside a REAL SqliteSaver store (contract §2, §10; contract §7.7, §6.2).
 
 One store is built per module: the session store written by real graphs, plus
 ~70 threads cloned from its `simple_chat` thread with one crafted row each

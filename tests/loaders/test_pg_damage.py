@@ -1,4 +1,4 @@
-"""Crafted and damaged Postgres stores (issue 18): oversized keys, collations that are not
+"""Crafted and damaged Postgres stores: oversized keys, collations that are not
 byte order, rows out of key order, and the schema a DSN's search_path names.
 
 One database (ICU `en-US` collation, `pg_util.fresh_database`) written by a real

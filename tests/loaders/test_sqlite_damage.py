@@ -1,4 +1,4 @@
-"""Damaged and crafted SQLite stores (issue 18): every row loads or is in `load_errors`, no traceback.
+"""Damaged and crafted SQLite stores: every row loads or is in `load_errors`, no traceback.
 
 Every store is written by real graphs through a real `SqliteSaver` (storegen's
 scenarios); what no graph writes (oversized keys, bad UTF-8, NOCASE tables, an

@@ -1,7 +1,8 @@
 """Fixtures for the app's AppTests: the demo database, README facts, and a v2 router.
 
-The demo database is the one the app itself builds (`ui.database.ensure_demo_db`
-→ `.cache/demo.duckdb`), so these tests also cover "a fresh machine opens the demo".
+The demo database is the one the app itself builds (`ui.database.ensure_demo_db`), in the
+run's own cache folder (tests/conftest.py `app_cache`), so these tests also cover "a fresh
+machine opens the demo" and never touch the demo database or workspace of `make app`.
 """
 
 from __future__ import annotations
@@ -39,10 +40,11 @@ def _v2_router(monkeypatch):
 
 
 @pytest.fixture(autouse=True)
-def _default_db_env(monkeypatch):
-    # The tests choose the database; an exported TRANSCRIPT_LENS_DB of the developer must not leak in.
+def _default_db_env(monkeypatch, app_cache):
+    # The tests choose the database: the run's own cache (tests/conftest.py `app_cache`), never
+    # the developer's exported TRANSCRIPT_LENS_DB or the checkout's .cache/.
     monkeypatch.delenv("TRANSCRIPT_LENS_DB", raising=False)
-    monkeypatch.delenv("TRANSCRIPT_LENS_CACHE", raising=False)
+    monkeypatch.setenv("TRANSCRIPT_LENS_CACHE", str(app_cache))
     monkeypatch.setattr("sys.argv", ["app.py"])
 
 

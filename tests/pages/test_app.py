@@ -220,7 +220,9 @@ def test_demo_database_is_rebuilt_when_the_loader_code_is_newer(tmp_path, monkey
     database.ensure_demo_db(source, target)
     assert not database.demo_is_stale(source, target)
     # An upgrade that changes what a load writes must not keep serving the old database.
-    monkeypatch.setattr(database, "_writer_code_mtime_ns", lambda: target.stat().st_mtime_ns + 1)
+    from transcript_lens import demo
+
+    monkeypatch.setattr(demo, "_writer_code_mtime_ns", lambda: target.stat().st_mtime_ns + 1)
     assert database.demo_is_stale(source, target)
 
 

@@ -1,6 +1,6 @@
 """Every error that can escape a load is caught in one place (`transcript_lens.load`) and
 becomes one line `error: <what> (<where>)` and exit 2 from `transcript-lens load` and
-`python -m loaders`; the previous database stays byte-identical (issue 18, item 5).
+`python -m loaders`; the previous database stays byte-identical.
 
 The failures are real: sources of the example kind (tests/loaders/example_source.py)
 registered here whose readers raise what a reader should never raise (in the loading

@@ -39,3 +39,28 @@ def test_analytics_holds_no_page_models():
     for path in (ROOT / "analytics").rglob("*.py"):  # its subpackages (the review workspace) too
         text = path.read_text()
         assert "import streamlit" not in text and "from ui" not in text and "import ui" not in text, path
+
+
+def _imported_packages(path: Path) -> set[str]:
+    """The top-level packages a module imports, at the top or inside a function."""
+    tree = ast.parse(path.read_text())
+    return {
+        (node.module if isinstance(node, ast.ImportFrom) else alias.name).split(".")[0]
+        for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom)) and getattr(node, "level", 0) == 0
+        for alias in node.names
+    }
+
+
+def test_the_composition_root_imports_no_app_module():
+    """transcript_lens/ wires loaders and analytics; the app (ui, pages) sits on top of it, so
+    the root importing ui would make a cycle (ui.database imports transcript_lens)."""
+    for path in sorted((ROOT / "transcript_lens").rglob("*.py")):
+        imported = _imported_packages(path)
+        assert not imported & {"ui", "pages", "streamlit"}, (path.relative_to(ROOT), imported & {"ui", "pages"})
+
+
+def test_the_query_layer_and_the_loader_import_neither_the_root_nor_the_app():
+    for package, banned in (("analytics", {"ui", "pages", "transcript_lens", "streamlit"}),
+                            ("loaders", {"ui", "pages", "analytics", "streamlit"})):
+        for path in sorted((ROOT / package).rglob("*.py")):
+            assert not _imported_packages(path) & banned, (path.relative_to(ROOT), _imported_packages(path) & banned)

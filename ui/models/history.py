@@ -1,5 +1,5 @@
 """The transcript page's History section: branch tree and picker, a branch read with its markers,
-compare with…, the edit log and subgraph runs (issue 20). No streamlit here: `ui/history.py` draws it.
+compare with…, the edit log and subgraph runs. No streamlit here: `ui/history.py` draws it.
 
 The data are `analytics.branches` / `read` / `edit_log` / `diff` / `subgraph_runs` answers; this
 module picks what is shown, writes the labels, and places the markers on the messages read:

@@ -1,4 +1,4 @@
-"""What a shared app deployment lets its users reach (ui.access), tried the way a visitor would."""
+"""What a shared app deployment lets its users reach (analytics.deployment), tried the way a visitor would."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import pytest
 
 from analytics.policy import TENANTS_ENV, Policy, deployment_policy
 from transcript_lens.cli import main as cli_main
-from ui import access
-from ui.access import ConfigError, Deployment
+from analytics import deployment as access
+from analytics.deployment import ConfigError, Deployment
 
 
 def test_paths_only_inside_the_roots_after_resolving(tmp_path):

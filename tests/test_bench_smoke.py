@@ -1,0 +1,59 @@
+"""Every `bench/` script runs end to end on a tiny store: a bench that no longer runs against
+the code (a name it reads was renamed) fails here, not on the day someone measures.
+
+Each runs as its README line says, with the smallest sizes (a handful of threads, one round),
+its outputs in a temp folder (`$BENCH_OUT`, `--out`); the figures themselves are not checked.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.util import CHROMIUM, free_port
+from tests.loaders.pg_util import ADMIN_DSN
+
+ROOT = Path(__file__).resolve().parents[1]
+STORE, OUT, PORT = "{store}", "{out}", "{port}"
+
+#: script → its arguments for the smoke run (`{store}`: a copy of the session's store).
+SMOKE = {
+    "app_load.py": ["--store", STORE, "--runs", "1", "--port", PORT],
+    "attack_sweep.py": ["--scale", "0.001"],
+    "bench_compare.py": [STORE, "--before", str(ROOT), "--runs", "1"],
+    "bench_decoders.py": ["--store", STORE, "--rows", "50", "--rounds", "1"],
+    "bench_distributed.py": ["--store", STORE, "--repeat", "1"],
+    "bench_erasure.py": ["--threads", "3", "--turns", "2", "--repeat", "1", "--sweep", "20"],
+    "bench_load.py": ["--store", STORE, "--repeat", "1", "--skip-naive", "--workers", "1"],
+    "bench_outcomes.py": None,  # tests/test_bench_outcomes.py runs it and checks its figures
+    "bench_pages.py": ["--messages", "2000", "--runs", "1", "--out", f"{OUT}/pages.duckdb"],
+    "bench_render.py": ["--runs", "1"],
+    "bench_rows.py": [STORE, "--rounds", "1", "--threads", "5"],
+    "damage_sweep.py": ["--store", STORE, "--copies", "2", "--keep", f"{OUT}/kept"],
+    "pg_live_vs_copy.py": ["--threads", "3", "--turns", "2", "--admin-dsn", ADMIN_DSN],
+    "worker_path.py": [STORE, "--threads", "5"],
+}
+BROWSER = {"app_load.py", "bench_render.py"}
+
+
+def test_every_bench_script_has_a_smoke_run():
+    assert sorted(SMOKE) == sorted(p.name for p in (ROOT / "bench").glob("*.py"))
+
+
+@pytest.mark.parametrize("script", sorted(name for name, args in SMOKE.items() if args is not None))
+def test_the_bench_script_runs_on_a_tiny_store(script, sqlite_store, copy_store, tmp_path):
+    if script in BROWSER and not Path(CHROMIUM).exists():
+        pytest.skip(f"{CHROMIUM} is not installed")
+    store = copy_store(sqlite_store.path, tmp_path / "store")
+    out = tmp_path / "out"
+    out.mkdir()
+    args = [a.replace(STORE, str(store)).replace(OUT, str(out)).replace(PORT, str(free_port())) for a in SMOKE[script]]
+    done = subprocess.run([sys.executable, str(ROOT / "bench" / script), *args], cwd=ROOT, capture_output=True,
+                          text=True, timeout=600, env={**os.environ, "BENCH_OUT": str(out)})
+    assert done.returncode == 0, f"{script} {' '.join(args)}\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}"
+    # (worker_path.py prints nothing: valgrind counts its instructions)
+    assert done.stdout.strip() or script == "worker_path.py", "it printed no figure"
