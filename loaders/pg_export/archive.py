@@ -35,6 +35,7 @@ import gzip
 import io
 import lzma
 import shutil
+import stat
 import struct
 import tarfile
 import tempfile
@@ -164,6 +165,31 @@ class Capped(io.RawIOBase):
     def close(self) -> None:
         self._fh.close()
         super().close()
+
+
+def regular_file(path: Path, where: str) -> Path:
+    """`path`, a file of an export folder, when it is a regular file and not a link; else a
+    `SourceError` naming it. A link is never followed: it could lead out of the folder (to any
+    file the server can read), and a loop or a FIFO would hang the read. (A hard link is the
+    file itself: read like any other.)
+
+    >>> import tempfile, os
+    >>> d = Path(tempfile.mkdtemp()); os.symlink("elsewhere", d / "checkpoints.csv")
+    >>> regular_file(d / "checkpoints.csv", "export")
+    Traceback (most recent call last):
+    ...
+    loaders.records.SourceError: export: checkpoints.csv is a symbolic link; the files of an export folder are read only when they are not links (copy the file in)
+    """
+    try:
+        st = path.lstat()
+    except FileNotFoundError:
+        raise SourceError(f"{where}: {path.name}: no such file") from None
+    if stat.S_ISLNK(st.st_mode):
+        raise SourceError(f"{where}: {path.name} is a symbolic link; the files of an export folder are read only "
+                          "when they are not links (copy the file in)")
+    if not stat.S_ISREG(st.st_mode):
+        raise SourceError(f"{where}: {path.name} is not a regular file (a FIFO, device, socket or folder)")
+    return path
 
 
 def open_maybe_gzip(path: Path) -> IO[bytes]:
