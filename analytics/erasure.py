@@ -203,20 +203,42 @@ def _app_versions(app_cache: str | os.PathLike | None, inodes: set[int]) -> list
 def _drop_app_versions(app_cache: str | os.PathLike | None, inode: int | None) -> int:
     """Remove the app's links to versions of the database (`ui.database.version_path`,
     `<cache>/open/`): the one that pins the pre-erasure file (`inode`) and any other
-    that no longer has a database (its only link). How many were removed."""
+    that no longer has a database (its only link). How many were removed.
+
+    A page of the app may hold the pre-erasure file open: unlinked, its blocks would stay
+    on disk (the text with them) until that process lets go. So when the app's links are
+    its only names (the database was replaced by the rewrite), its bytes are overwritten
+    with zeros first; a read in flight on it fails, and the app's next view opens the
+    current file."""
     folder = None if app_cache is None else Path(app_cache) / "open"
     if folder is None or not folder.is_dir():
         return 0
-    removed = 0
+    links = []
     for link in folder.iterdir():
         try:
-            st = link.stat()
-            if link.is_file() and (st.st_ino == inode or st.st_nlink == 1):
-                link.unlink()
-                removed += 1
+            links.append((link, link.stat()))
         except FileNotFoundError:
             continue
+    pinning = [link for link, st in links if st.st_ino == inode]
+    if pinning and os.stat(pinning[0]).st_nlink == len(pinning):
+        _zero_fill(pinning[0])
+    removed = 0
+    for link, st in links:
+        if link.is_file() and (st.st_ino == inode or st.st_nlink == 1):
+            link.unlink(missing_ok=True)
+            removed += 1
     return removed
+
+
+def _zero_fill(path: Path) -> None:
+    """Overwrite the file's bytes in place with zeros (same inode, same size) and flush them."""
+    with open(path, "r+b") as fh:
+        size = os.fstat(fh.fileno()).st_size
+        chunk = bytes(1 << 20)
+        for start in range(0, size, len(chunk)):
+            fh.write(chunk[: min(len(chunk), size - start)])
+        fh.flush()
+        os.fsync(fh.fileno())
 
 
 def lift(db: str | os.PathLike, *, thread: str | None = None, tenant: str | None = None,

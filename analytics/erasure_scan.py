@@ -131,8 +131,8 @@ def places(db: str | os.PathLike, ws: Workspace, *, app_versions: list[Path] = (
     """Every file the project keeps (or wrote) a copy of `db`'s text in."""
     db = Path(db)
     found: list[Place] = []
-    if db.is_dir():
-        found += [Place(p, "dataset") for p in sorted(db.rglob("*")) if p.is_file()]
+    if db.is_dir():  # (its own files: a link is not followed out of the folder, nor a FIFO opened)
+        found += [Place(p, "dataset") for p in sorted(db.rglob("*")) if p.is_file() and not p.is_symlink()]
     else:  # the file, its .wal, a killed write's .tmp-* (not the lock, nor the workspace: below)
         found += [Place(p, "database") for p in _siblings(db) if p.name == db.name or (
             p.name.startswith(db.name + ".") and not p.name.endswith(".lock") and ".workspace.sqlite" not in p.name)]

@@ -12,7 +12,9 @@ Inputs: bzip2 and deflate zip bombs of a COPY CSV export; a gzipped pg_dump and 
 gzipped mysqldump with an endless line, and one of short lines past the decompressed
 cap; a list of millions of non-message entries; a DeltaChannel chain of many writes
 through a real graph (the store's write time is printed too); a catastrophic thread-key
-pattern on a long thread id. A measurement, not a test (tests/attacks/ holds the checks).
+pattern on a long thread id; one thread of 1.5M tiny checkpoints, as a SQLite store and as
+a mysqldump (cut at the per-thread checkpoint limit, `records.MAX_THREAD_CHECKPOINTS`).
+A measurement, not a test (tests/attacks/ holds the checks).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from typing import Annotated, TypedDict
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+import ormsgpack  # noqa: E402
 from langchain_core.messages import AIMessage, HumanMessage  # noqa: E402
 from langgraph.channels.delta import DeltaChannel  # noqa: E402
 from langgraph.checkpoint.sqlite import SqliteSaver  # noqa: E402
@@ -47,6 +50,37 @@ _CSV = {
 _PG_HEAD = (b"-- PostgreSQL database dump\nCOPY public.checkpoints (thread_id, checkpoint_ns, checkpoint_id, "
             b"parent_checkpoint_id, type, checkpoint, metadata) FROM stdin;\n")
 _MYSQL_HEAD = b"-- MySQL dump 10.13\nINSERT INTO `checkpoints` VALUES ('"
+
+
+def tiny_checkpoints(path: Path, n: int) -> None:
+    """One thread of `n` checkpoints of a few bytes each in a chain, in SqliteSaver's schema."""
+    store_with_messages(path, [], thread_id="t")
+    blob = ormsgpack.packb({"ts": "2024-01-01T00:00:00+00:00", "channel_values": {}})
+    conn = sqlite3.connect(path)
+    try:
+        with conn:
+            conn.execute("DELETE FROM checkpoints")
+            conn.execute(
+                "INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata) "
+                "WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM k WHERE i < ?) "
+                "SELECT 't', '', printf('%07d', i), CASE WHEN i > 1 THEN printf('%07d', i - 1) END, 'msgpack', ?, '{}' FROM k",
+                [n, blob])
+        conn.execute("VACUUM")
+    finally:
+        conn.close()
+
+
+def tiny_checkpoints_dump(path: Path, n: int) -> None:
+    """The same thread as a mysqldump (langgraph-checkpoint-mysql's JSON checkpoints), 10,000 rows an INSERT."""
+    cp = '{"v":1,"ts":"2024-01-01T00:00:00+00:00","channel_values":{},"channel_versions":{}}'
+    with open(path, "w") as fh:
+        fh.write("-- MySQL dump 10.13  Distrib 8.0\n")
+        for start in range(1, n + 1, 10_000):
+            fh.write("INSERT INTO `checkpoints` (`thread_id`, `checkpoint_ns`, `checkpoint_id`, `parent_checkpoint_id`, "
+                     "`type`, `checkpoint`, `metadata`) VALUES ")
+            fh.write(",".join(f"('t','','{i:07d}',{'NULL' if i == 1 else repr(f'{i - 1:07d}')},NULL,'{cp}','{{}}')"
+                              for i in range(start, min(start + 10_000, n + 1))))
+            fh.write(";\n")
 
 
 class State(TypedDict):
@@ -96,6 +130,12 @@ def inputs(work: Path, scale: float):
     path = work / "regex.sqlite"
     store_with_messages(path, [{"role": "user", "content": "hi", "id": "m1"}], thread_id="acme:web:" + "s" * 60)
     yield "regex bomb thread-key pattern", path, ["--thread-key-pattern", r"^(?P<session>(\w|\W|.)*)XYZ$"]
+    path = work / "tiny-checkpoints.sqlite"
+    tiny_checkpoints(path, max(int(1_500_000 * scale), 1000))
+    yield "one thread, tiny checkpoints", path, []
+    path = work / "tiny-checkpoints.sql"
+    tiny_checkpoints_dump(path, max(int(1_500_000 * scale), 1000))
+    yield "mysqldump, one thread, tiny cps", path, []
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -129,6 +129,7 @@ typedef struct {
     sqlite3_stmt *stmt;   /* NULL once finished, failed or closed */
     int at_row;           /* stmt holds a row not processed yet (else SQLITE_DONE was met) */
     PyObject *reading;    /* the thread the Python reader would have been reading at the last error */
+    Py_ssize_t cap;       /* the most rows of a thread gathered (`records.max_thread_checkpoints`) */
 
     /* the thread being gathered */
     PyObject *key;        /* its id as Python sees it; NULL: none yet */
@@ -137,6 +138,7 @@ typedef struct {
     Py_ssize_t key_len;
     PyObject *items;      /* RawCheckpoints, then raw rows */
     Py_ssize_t n_fast;    /* how many of items are RawCheckpoints */
+    Py_ssize_t skipped;   /* rows of the thread past `cap`: counted, not read */
     int raw;              /* a row went raw: the rest of the thread does too */
     PyObject *payloads;   /* records.Payloads of the thread */
     PyObject *index;      /* payloads._index (dict) */
@@ -163,6 +165,7 @@ static void group_clear(Rows *r) {
     r->key_text = 0;
     r->key_len = 0;
     r->n_fast = 0;
+    r->skipped = 0;
     r->raw = 0;
     r->nprev = 0;
     r->prev_keys = 0;
@@ -447,7 +450,7 @@ static int group_start(Rows *r, PyObject *key, const unsigned char *bytes, Py_ss
     return 0;
 }
 
-/* The gathered thread as (id, rows, payloads, fast), with `payloads` left as
+/* The gathered thread as (id, rows, payloads, fast, skipped), with `payloads` left as
  * `Payloads.versions` would have left it after the last RawCheckpoint. */
 static PyObject *group_take(Rows *r) {
     if (r->prev_arr != NULL) {
@@ -460,7 +463,7 @@ static PyObject *group_take(Rows *r) {
         }
         Py_DECREF(fresh);
     }
-    PyObject *out = Py_BuildValue("(OOOn)", r->key, r->items, r->payloads, r->n_fast);
+    PyObject *out = Py_BuildValue("(OOOnn)", r->key, r->items, r->payloads, r->n_fast, r->skipped);
     if (out != NULL) group_clear(r);
     return out;
 }
@@ -505,6 +508,9 @@ static int one_row(Rows *r, PyObject **done) {
             return -1;
         }
         if (group_start(r, key, bytes, len) < 0) return -1; /* (key is the group's now) */
+    } else if (PyList_GET_SIZE(r->items) >= r->cap) {
+        r->skipped++; /* (past the thread's limit: neither read nor scanned) */
+        return 0;
     }
     int fast = r->raw ? 0 : fast_row(r, &item);
     if (fast < 0) return -1;
@@ -579,7 +585,7 @@ static PyTypeObject RowsType = {
     .tp_basicsize = sizeof(Rows),
     .tp_dealloc = (destructor)Rows_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "One query's checkpoint rows, a thread at a time: (id, rows, payloads, fast) (see _rows.c).",
+    .tp_doc = "One query's checkpoint rows, a thread at a time: (id, rows, payloads, fast, skipped) (see _rows.c).",
     .tp_iter = PyObject_SelfIter,
     .tp_iternext = (iternextfunc)Rows_next,
     .tp_methods = Rows_methods,
@@ -622,15 +628,21 @@ static int bind(Store *st, sqlite3_stmt *stmt, PyObject *params) {
 }
 
 PyDoc_STRVAR(rows_doc,
-"rows(sql, params) -> Rows\n\n"
+"rows(sql, params, cap) -> Rows\n\n"
 "Run the checkpoints query (columns thread_id, ns, id, parent, type, blob, metadata; rows\n"
 "grouped by thread) and step to its first row, raising there as sqlite3's execute() would.\n"
-"params: a list of str, bytes, int or None.");
+"params: a list of str, bytes, int or None. A thread's rows past the first `cap` (> 0) are\n"
+"counted, not read: each thread comes as (id, rows, payloads, fast, skipped).");
 
 static PyObject *Store_rows(Store *st, PyObject *args) {
     const char *sql;
     PyObject *params;
-    if (!PyArg_ParseTuple(args, "sO!", &sql, &PyList_Type, &params)) return NULL;
+    Py_ssize_t cap;
+    if (!PyArg_ParseTuple(args, "sO!n", &sql, &PyList_Type, &params, &cap)) return NULL;
+    if (cap < 1) {
+        PyErr_SetString(PyExc_ValueError, "cap must be positive");
+        return NULL;
+    }
     if (st->db == NULL) {
         db_error(st);
         return NULL;
@@ -667,6 +679,7 @@ static PyObject *Store_rows(Store *st, PyObject *args) {
     r->stmt = stmt;
     r->at_row = rc == SQLITE_ROW;
     r->reading = Py_NewRef(st->nothing);
+    r->cap = cap;
     return (PyObject *)r;
 }
 

@@ -352,7 +352,8 @@ THREADS = Table(
         _c(
             "stale_reason", VARCHAR,
             "why the transcript is not the latest root checkpoint's (`latest root checkpoint <id> not decoded: "
-            "<its load_errors reason>`); NULL when it is (docs/contract.md §3.11)",
+            "<its load_errors reason>`, or `the thread was cut short: <reason>` past the checkpoints a load reads); "
+            "NULL when it is (docs/contract.md §3.11)",
             personal=True,
         ),
         _c(

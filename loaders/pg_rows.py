@@ -34,7 +34,7 @@ from loaders import delta, delta_read
 from loaders.decode import EXT_DELTA_SNAPSHOT, DecodeError, Ext, decode_typed, plain, without_undefined
 from loaders.records import (
     SPECIAL_CHANNELS, LoadError, Payloads, RawCheckpoint, RawWrite, SourceError, SpecialWritesTail, ThreadBundle,
-    key_size_problem, second_copy,
+    checkpoint_cap_error, key_size_problem, max_thread_checkpoints, second_copy,
 )
 from loaders.source import SourceOptions
 
@@ -348,9 +348,11 @@ def assemble(
     if problem is not None and problem[0] is None:
         stray, problem = problem[1], next(problems, None)
 
-    def bundle(thread_id: str, rows: list[CheckpointRow]) -> ThreadBundle:
+    def bundle(thread_id: str, rows: list[CheckpointRow], skipped: int = 0) -> ThreadBundle:
         nonlocal problem, stray
         errors, stray = stray, []
+        if skipped:
+            errors.append(checkpoint_cap_error(thread_id, cap, skipped))
         if problem is not None and problem[0] == thread_id:
             errors += problem[1]
             problem = next(problems, None)
@@ -373,17 +375,21 @@ def assemble(
 
     current: str | None = None
     rows: list[CheckpointRow] = []
+    cap, skipped = max_thread_checkpoints(), 0  # (a thread's rows past the limit: counted, not kept)
     for row in checkpoints:
         if row.thread_id != current:
             if current is not None:
                 if row.thread_id < current:
                     raise _disorder(where, "checkpoints")
-                yield bundle(current, rows)
+                yield bundle(current, rows, skipped)
             yield from problems_before(row.thread_id)
-            current, rows = row.thread_id, []
-        rows.append(row)
+            current, rows, skipped = row.thread_id, [], 0
+        if len(rows) < cap:
+            rows.append(row)
+        else:
+            skipped += 1
     if current is not None:
-        yield bundle(current, rows)
+        yield bundle(current, rows, skipped)
     yield from problems_before(None)
     if stray:
         yield ThreadBundle("", [], errors=stray)

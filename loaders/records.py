@@ -5,6 +5,7 @@ The contract a source implements (`Source`, `SourceReader`, options) is `loaders
 
 from __future__ import annotations
 
+import os
 from array import array
 from collections import deque
 from collections.abc import Mapping
@@ -58,6 +59,74 @@ class SpecialWritesTail:
         return LoadError(thread_id, None, None, "write", (
             f"{self.dropped} earlier special writes (__interrupt__ / __resume__ / __error__) skipped: a thread's "
             f"last {self._max_rows} or {self._max_bytes >> 20} MiB of them are read"))
+
+
+# The most checkpoint rows of one thread a load reads. Every row of a thread is held
+# at once (the transform compares each checkpoint with its parent and finds the latest),
+# about 1 kB each for the smallest rows, so an 86 MB store of one thread of 1.5M tiny
+# checkpoints took 1.5 GB. A real thread has thousands; a hostile one is cut here, with
+# one `load_errors` row, and its transcript marked stale (`loaders.transform.stale_reason`).
+# `TRANSCRIPT_LENS_MAX_THREAD_CHECKPOINTS` sets another limit (the attack test uses a small one).
+MAX_THREAD_CHECKPOINTS = 250_000
+_CAP_REASON = "checkpoints of the thread skipped: a load reads at most the first "
+
+
+def max_thread_checkpoints() -> int:
+    """The per-thread checkpoint limit in force (`MAX_THREAD_CHECKPOINTS`, or the environment's).
+
+    >>> max_thread_checkpoints() == int(os.environ.get("TRANSCRIPT_LENS_MAX_THREAD_CHECKPOINTS", MAX_THREAD_CHECKPOINTS))
+    True
+    """
+    raw = os.environ.get("TRANSCRIPT_LENS_MAX_THREAD_CHECKPOINTS")
+    if raw is None:
+        return MAX_THREAD_CHECKPOINTS
+    try:
+        value = int(raw)
+    except ValueError:
+        raise SourceError(f"TRANSCRIPT_LENS_MAX_THREAD_CHECKPOINTS={raw!r:.40} is not a whole number") from None
+    if value < 1:
+        raise SourceError(f"TRANSCRIPT_LENS_MAX_THREAD_CHECKPOINTS={value} is not a positive number")
+    return value
+
+
+def checkpoint_cap_error(thread_id: str, cap: int, skipped: int) -> LoadError:
+    """The one error row of a thread cut at `cap` checkpoints, `skipped` more left unread.
+
+    >>> checkpoint_cap_error("t", 3, 2).reason
+    '2 more checkpoints of the thread skipped: a load reads at most the first 3 of a thread (by namespace and id); its transcript is stale'
+    """
+    return LoadError(thread_id, None, None, "checkpoint", (
+        f"{skipped} more {_CAP_REASON}{cap} of a thread (by namespace and id); its transcript is stale"))
+
+
+def over_checkpoint_cap(reason: str) -> bool:
+    """Whether a row error says its thread was cut at the checkpoint limit (`checkpoint_cap_error`)."""
+    return _CAP_REASON in reason
+
+
+class CappedRows:
+    """The first `cap` rows of one thread's iterable, the rest counted as they stream by.
+
+    >>> rows = CappedRows(iter("abcde"), 3)
+    >>> list(rows), rows.skipped
+    (['a', 'b', 'c'], 2)
+    """
+
+    __slots__ = ("_rows", "_cap", "skipped")
+
+    def __init__(self, rows, cap: int | None = None) -> None:
+        self._rows = rows
+        self._cap = max_thread_checkpoints() if cap is None else cap
+        self.skipped = 0
+
+    def __iter__(self):
+        n = 0
+        for row in self._rows:
+            if n < self._cap:
+                n += 1
+                yield row
+            else:
+                self.skipped += 1
 
 
 def _value_size(value: object) -> int:

@@ -73,8 +73,9 @@ from loaders import _native
 from loaders import delta, delta_read
 from loaders.decode import EXT_DELTA_SNAPSHOT, UNPACK_OPT, DecodeError, Ext, decode_typed, outer_hook, plain, without_undefined
 from loaders.records import (
-    KEY_MAX_BYTES, SPECIAL_CHANNELS, LoadError, Payloads, RawCheckpoint, RawWrite, SourceError, SpecialWritesTail,
-    ThreadBundle, key_size_problem, second_copy, weighted_ranges,
+    KEY_MAX_BYTES, SPECIAL_CHANNELS, CappedRows, LoadError, Payloads, RawCheckpoint, RawWrite, SourceError,
+    SpecialWritesTail, ThreadBundle, checkpoint_cap_error, key_size_problem, max_thread_checkpoints, second_copy,
+    weighted_ranges,
 )
 from loaders.scratch import scratch_dir
 from loaders.source import SPLIT_MIN_BYTES, Capabilities, Source, SourceOptions, SourceReader
@@ -812,7 +813,7 @@ class SqliteReader(SourceReader):
         self._writes = None
         writes = self._special_writes(and_where, params, by_key)
         before = self._order.before
-        for thread_id, rows, payloads, fast in cps:
+        for thread_id, rows, payloads, fast, skipped in cps:
             # A thread's rows come together, so each thread id sorts after the one before
             # (one comparison per thread); an index that says otherwise is damaged.
             if prev is not _NOTHING and before(prev, thread_id) is False:
@@ -827,7 +828,7 @@ class SqliteReader(SourceReader):
             thread_writes = writes.take(thread_id)
             if wanted is not None and thread_id not in wanted:
                 continue
-            bundle = bundle_thread(thread_id, rows, thread_writes, payloads, fast)
+            bundle = bundle_thread(thread_id, rows, thread_writes, payloads, fast, skipped)
             bundle.errors.extend(writes.drain())
             if delta.marked(bundle):  # a DeltaChannel thread: its messages are rebuilt (loaders.delta)
                 bundle = delta_read.sqlite_thread(self.con, bundle, self._fits, self._keys.all_fit(_WRITE_KEYS))
@@ -836,10 +837,11 @@ class SqliteReader(SourceReader):
         if errors:
             yield _NOTHING, ThreadBundle(None, [], [], errors)
 
-    def _thread_rows(self, sql: str, params: list) -> Iterator[tuple[object, object, Payloads | None, int]]:
-        """The checkpoints query's rows grouped by thread: (raw id, rows, payloads, fast), where the
-        first `fast` rows are `RawCheckpoint`s numbered into `payloads` and the others are raw rows
-        (`bundle_thread`). Through `_rows.Store` (`loaders/_rows.c`: SQLite's C API, each blob scanned
+    def _thread_rows(self, sql: str, params: list) -> Iterator[tuple[object, object, Payloads | None, int, int]]:
+        """The checkpoints query's rows grouped by thread: (raw id, rows, payloads, fast, skipped), where
+        the first `fast` rows are `RawCheckpoint`s numbered into `payloads`, the others are raw rows
+        (`bundle_thread`), and `skipped` rows past the thread's limit were only counted (C; the
+        cursor's rows are an iterator `bundle_thread` cuts itself). Through `_rows.Store` (`loaders/_rows.c`: SQLite's C API, each blob scanned
         where SQLite holds it) when built, else the sqlite3 cursor (raw rows, grouped lazily). Both
         raise where the other does, with `_reading` naming the same thread."""
         if self._store is None and native_rows is not None and self._rows_uri is not None:
@@ -849,10 +851,10 @@ class SqliteReader(SourceReader):
                 self._rows_uri = None  # (a second connection refused: this one reads on, as without C)
         if self._store is None or native_rows is None or not all(type(p) in (str, bytes, int) for p in params):
             cursor = self.con.execute(sql, params)
-            return ((thread_id, rows, None, 0) for thread_id, rows in itertools.groupby(cursor, key=_first))
-        return self._charged(self._store.rows(sql, params))
+            return ((thread_id, rows, None, 0, 0) for thread_id, rows in itertools.groupby(cursor, key=_first))
+        return self._charged(self._store.rows(sql, params, max_thread_checkpoints()))
 
-    def _charged(self, rows) -> Iterator[tuple[object, list, Payloads, int]]:
+    def _charged(self, rows) -> Iterator[tuple[object, list, Payloads, int, int]]:
         """`_rows.Rows`, with the thread an error is charged to (`Rows.reading`) set as `_reading`.
 
         The cursor path hands a thread over at its first row (`itertools.groupby`), so
@@ -870,7 +872,7 @@ class SqliteReader(SourceReader):
                 self._reading = reading = rows.reading
                 if reading is not _NOTHING and reading is not last:
                     last = reading
-                    yield reading, _raising(exc), None, 0
+                    yield reading, _raising(exc), None, 0, 0
                 raise
             last = group[0]
             yield group
@@ -1106,20 +1108,25 @@ def _open_snapshot(path: str, snapshot: str, options: SourceOptions) -> SqliteRe
     return SqliteReader(Path(path), options, snapshot=Path(snapshot))
 
 
-def bundle_thread(thread_id: str, rows, write_rows, payloads: Payloads | None = None, fast: int = 0) -> ThreadBundle:
+def bundle_thread(thread_id: str, rows, write_rows, payloads: Payloads | None = None, fast: int = 0,
+                  skipped: int = 0) -> ThreadBundle:
     """One thread's `checkpoints` and special `writes` rows (in the reader's column
     order, by checkpoint id) → `ThreadBundle`; damage is reported, never raised.
 
     The first `fast` rows may already be `RawCheckpoint`s numbered into `payloads`
     (`_rows.Rows`: well-formed rows, no key repeated), the rest raw rows, numbered on.
+    Rows past the first `records.max_thread_checkpoints()` are counted, not read
+    (`skipped` more were counted before): one error row says so.
     """
     errors: list[LoadError] = []
     payloads = Payloads() if payloads is None else payloads
     checkpoints = []
     prev_ns = prev_cid = None
+    cap = max_thread_checkpoints()
     if fast:
         checkpoints, rows = rows[:fast], rows[fast:]
         _, prev_ns, prev_cid = checkpoints[-1][:3]
+    rows = CappedRows(rows, max(cap - fast, 0))
     append = checkpoints.append
     for row in rows:
         if row[2] == prev_cid and row[1] == prev_ns:
@@ -1133,6 +1140,8 @@ def bundle_thread(thread_id: str, rows, write_rows, payloads: Payloads | None = 
             cp = decode_checkpoint_row(row, errors, payloads)
         if cp is not None:
             append(cp)
+    if skipped + rows.skipped:
+        errors.append(checkpoint_cap_error(thread_id, cap, skipped + rows.skipped))
     writes = decode_writes(write_rows, errors)
     return ThreadBundle(thread_id, checkpoints, writes, errors, payloads.items)
 

@@ -27,7 +27,7 @@ from loaders import _native
 from loaders.cipher import missing_key
 from loaders.decode import DecodeError, Ext, JsonPayload, Message, decode_message, plain, same_message, to_json
 from loaders.linear_regex import BuiltinRegex, LinearRegex, compile_linear
-from loaders.records import LoadError, RawCheckpoint, RawWrite, ThreadBundle
+from loaders.records import LoadError, RawCheckpoint, RawWrite, ThreadBundle, over_checkpoint_cap
 from loaders.subgraphs import subgraph_rows
 
 # LangGraph's own UTC timestamps read in C, same answers (None: every one goes through `ts_micros`).
@@ -584,13 +584,18 @@ def make_thread_row(
 def stale_reason(latest_root: str | None, transcript_root: str | None, errors: list[LoadError]) -> str | None:
     """Why the transcript does not come from the latest root checkpoint `latest_root`; None when it does.
 
-    The only way they differ: the latest did not decode, and the thread's `load_errors` say why
-    (its own row, or the thread's one "no key given" row: `cipher.one_hint_per_thread` folds those).
+    They differ when the latest did not decode, and the thread's `load_errors` say why
+    (its own row, or the thread's one "no key given" row: `cipher.one_hint_per_thread` folds those);
+    and when the thread was cut at the checkpoint limit (`records.checkpoint_cap_error`): the
+    latest checkpoints were not read at all.
 
     >>> e = LoadError("t", "", "c2", "checkpoint", "AES-EAX MAC check failed")
     >>> stale_reason("c2", "c1", [e]), stale_reason("c2", "c2", [e])
     ('latest root checkpoint c2 not decoded: AES-EAX MAC check failed', None)
     """
+    cut = [e for e in errors if e.checkpoint_id is None and over_checkpoint_cap(e.reason)]
+    if cut:  # (the latest checkpoints were not read: whichever was read last is not the latest)
+        return f"the thread was cut short: {cut[0].reason}"
     if latest_root == transcript_root:
         return None
     own = [e for e in errors if e.checkpoint_id == latest_root and e.checkpoint_ns == ""]

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from loaders.pg_export.archive import open_maybe_gzip  # (gzip capped: docs/security.md)
+from loaders.pg_export.archive import open_maybe_gzip, regular_file  # (gzip capped: docs/security.md)
 from loaders.records import SourceError
 
 MAX_DOCUMENT = 16 << 20  # MongoDB's BSON document limit (mongo-tools' db.MaxBSONSize)
@@ -282,11 +282,17 @@ class Layout:
 
 
 def _collection_file(folder: Path, name: str, suffixes: tuple[str, ...]) -> Path | None:
+    """The collection's file in a dump folder; a link is named too (`locate` refuses it, unread)."""
     for suffix in suffixes:
         p = folder / f"{name}{suffix}"
-        if p.is_file():
+        if p.is_symlink() or p.is_file():
             return p
     return None
+
+
+def _subfolders(path: Path) -> Iterator[Path]:
+    """A dump root's database folders: never a link (it could lead out of the root, or loop)."""
+    return (sub for sub in path.iterdir() if sub.is_dir() and not sub.is_symlink())
 
 
 def _is_export(path: Path) -> bool:
@@ -298,7 +304,7 @@ def _forms_in(folder: Path, checkpoints: str) -> list[str]:
     if _collection_file(folder, checkpoints, _BSON_SUFFIXES):
         found.append("bson")
     p = _collection_file(folder, checkpoints, _JSON_SUFFIXES)
-    if p is not None and _is_export(p):
+    if p is not None and (p.is_symlink() or _is_export(p)):
         found.append("json")
     return found
 
@@ -309,7 +315,7 @@ def detect(path: Path, checkpoints: str = "checkpoints") -> bool:
     try:
         if path.is_dir():
             return bool(_forms_in(path, checkpoints)) or any(
-                sub.is_dir() and _forms_in(sub, checkpoints) for sub in path.iterdir())
+                _forms_in(sub, checkpoints) for sub in _subfolders(path))
         if not path.is_file():
             return False
         name = path.name
@@ -336,7 +342,7 @@ def locate(path: Path, where: str, db: str | None, checkpoints: str, writes: str
         forms = _forms_in(path, checkpoints)
         folder = path
         if not forms:
-            dbs = sorted(sub.name for sub in path.iterdir() if sub.is_dir() and _forms_in(sub, checkpoints))
+            dbs = sorted(sub.name for sub in _subfolders(path) if _forms_in(sub, checkpoints))
             folder = path / _one_db(dbs, db, where, checkpoints)
             forms = _forms_in(folder, checkpoints)
         form = forms[0]
@@ -350,6 +356,9 @@ def locate(path: Path, where: str, db: str | None, checkpoints: str, writes: str
     if other is None:
         raise SourceError(f"{where}: no {writes}{suffixes[0]} (or {suffixes[1]}) beside {found.name} "
                           "(MongoDBSaver's pending writes: dump both collections)")
+    for file in (found, other):
+        if file != path:  # (the file named itself is the user's choice: the source-root rule judges it)
+            regular_file(file, where)
     return Layout(form, checkpoints=found, writes=other, db=folder.name)
 
 

@@ -9,7 +9,11 @@ lines through `capped_lines`, and every compressed stream through `Capped`:
   than the limit;
 - decompressed data is at most `inflate_limit(compressed size)`: `INFLATE_RATIO` times
   the compressed size, at least `INFLATE_FLOOR` and never more than `INFLATE_CEILING`;
-  past it the read is refused, before anything beyond it is kept or written;
+  past it the read is refused, before anything beyond it is kept or written. A gzip
+  stream is also held to the ratio as it goes: past `RATIO_CHECK_FROM` (128 MiB), what
+  was decompressed so far may not exceed `INFLATE_RATIO` times the compressed bytes read
+  so far (a bomb is refused there, not after its rows up to the whole limit were parsed
+  and staged: minutes for a 5 MB gzip of tiny rows);
 - a zip member is refused up front when its declared size is over that limit (the zip
   reader never yields more than the declared size), and bzip2 and LZMA members are
   decompressed here a chunk at a time (the standard zip reader inflates a whole
@@ -31,12 +35,13 @@ import gzip
 import io
 import lzma
 import shutil
+import stat
 import struct
 import tarfile
 import tempfile
 import zipfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO
 
@@ -49,6 +54,9 @@ MAX_LINE = 64 << 20  # one line of a text export: a dump's row (a blob as hex te
 INFLATE_RATIO = 100  # decompressed bytes allowed per compressed byte
 INFLATE_FLOOR = 64 << 20  # allowed whatever the ratio (a small file of real rows compresses well)
 INFLATE_CEILING = 64 << 30  # never more, whatever the compressed size
+# From here on a gzip stream is held to INFLATE_RATIO as it is read (`Capped`): the floor and one
+# longest line past it, so a line reader meets its own limit first (an endless line says so).
+RATIO_CHECK_FROM = INFLATE_FLOOR + MAX_LINE
 MAX_ZIP_ENTRIES = 10_000  # entries of a zip export (each one an object in memory once listed)
 
 ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")
@@ -121,11 +129,21 @@ def too_inflated(where: str, limit: int) -> SourceError:
     )
 
 
-class Capped(io.RawIOBase):
-    """A decompressing stream that refuses (`SourceError`) to yield more than `limit` bytes in all."""
+def inflating_too_fast(where: str, out: int, consumed: int) -> SourceError:
+    return SourceError(
+        f"{where}: decompresses to more than {INFLATE_RATIO} times its compressed size ({_size(out)} from the first "
+        f"{_size(consumed)}), past the {_size(RATIO_CHECK_FROM)} allowed whatever the ratio; a compression bomb?"
+    )
 
-    def __init__(self, fh: IO[bytes], limit: int, where: str) -> None:
+
+class Capped(io.RawIOBase):
+    """A decompressing stream that refuses (`SourceError`) to yield more than `limit` bytes in all,
+    and, given `consumed` (the compressed bytes read so far), more than `INFLATE_RATIO` times them
+    once past `RATIO_CHECK_FROM`."""
+
+    def __init__(self, fh: IO[bytes], limit: int, where: str, consumed: Callable[[], int] | None = None) -> None:
         self._fh, self._left, self.limit, self.where = fh, limit, limit, where
+        self._consumed, self._out = consumed, 0
 
     def readable(self) -> bool:
         return True
@@ -136,6 +154,11 @@ class Capped(io.RawIOBase):
         if len(data) > self._left:
             raise too_inflated(self.where, self.limit)
         self._left -= len(data)
+        self._out += len(data)
+        if self._consumed is not None and self._out > RATIO_CHECK_FROM:
+            consumed = self._consumed()
+            if self._out > INFLATE_RATIO * consumed:
+                raise inflating_too_fast(self.where, self._out, consumed)
         buf[: len(data)] = data
         return len(data)
 
@@ -144,12 +167,38 @@ class Capped(io.RawIOBase):
         super().close()
 
 
+def regular_file(path: Path, where: str) -> Path:
+    """`path`, a file of an export folder, when it is a regular file and not a link; else a
+    `SourceError` naming it. A link is never followed: it could lead out of the folder (to any
+    file the server can read), and a loop or a FIFO would hang the read. (A hard link is the
+    file itself: read like any other.)
+
+    >>> import tempfile, os
+    >>> d = Path(tempfile.mkdtemp()); os.symlink("elsewhere", d / "checkpoints.csv")
+    >>> regular_file(d / "checkpoints.csv", "export")
+    Traceback (most recent call last):
+    ...
+    loaders.records.SourceError: export: checkpoints.csv is a symbolic link; the files of an export folder are read only when they are not links (copy the file in)
+    """
+    try:
+        st = path.lstat()
+    except FileNotFoundError:
+        raise SourceError(f"{where}: {path.name}: no such file") from None
+    if stat.S_ISLNK(st.st_mode):
+        raise SourceError(f"{where}: {path.name} is a symbolic link; the files of an export folder are read only "
+                          "when they are not links (copy the file in)")
+    if not stat.S_ISREG(st.st_mode):
+        raise SourceError(f"{where}: {path.name} is not a regular file (a FIFO, device, socket or folder)")
+    return path
+
+
 def open_maybe_gzip(path: Path) -> IO[bytes]:
     """The file's bytes, through gzip (capped: `inflate_limit`) when it starts with the gzip magic."""
     fh = path.open("rb")
     if fh.read(2) == GZIP_MAGIC:
         fh.close()
-        return io.BufferedReader(Capped(gzip.open(path, "rb"), inflate_limit(path.stat().st_size), str(path)), 1 << 16)
+        gz = gzip.open(path, "rb")
+        return io.BufferedReader(Capped(gz, inflate_limit(path.stat().st_size), str(path), gz.fileobj.tell), 1 << 16)
     fh.seek(0)
     return fh
 
@@ -249,7 +298,7 @@ def gunzipped(fh: IO[bytes], compressed: int, where: str) -> IO[bytes]:
     """A zip member (of `compressed` bytes in the zip), read through gzip (capped) when it starts with the gzip magic."""
     if fh.peek(2)[:2] != GZIP_MAGIC:
         return fh
-    return io.BufferedReader(Capped(gzip.GzipFile(fileobj=fh), inflate_limit(compressed), where), 1 << 16)
+    return io.BufferedReader(Capped(gzip.GzipFile(fileobj=fh), inflate_limit(compressed), where, fh.tell), 1 << 16)
 
 
 def uncompressed(file: Path, tmp: str, where: str) -> Path:

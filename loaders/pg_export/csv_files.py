@@ -9,7 +9,7 @@ import zipfile
 from pathlib import Path
 from typing import IO
 
-from loaders.pg_export.archive import gunzipped, is_zip, open_maybe_gzip, open_member, open_zip
+from loaders.pg_export.archive import gunzipped, is_zip, open_maybe_gzip, open_member, open_zip, regular_file
 from loaders.pg_export.rows import expected_columns
 from loaders.pg_rows import MIGRATIONS, TABLES
 from loaders.records import SourceError
@@ -59,8 +59,9 @@ def _zip_members(zf: zipfile.ZipFile) -> list[zipfile.ZipInfo]:
 
 def csv_candidates(path: Path) -> list[str]:
     """Names of the CSV files a folder or zip holds (for detection)."""
-    if path.is_dir():
-        return [p.name for p in sorted(path.iterdir()) if p.is_file() and csv_table_name(p.name) is not None]
+    if path.is_dir():  # (links too: `collect_csv_files` refuses them, never follows them)
+        return [p.name for p in sorted(path.iterdir())
+                if (p.is_symlink() or p.is_file()) and csv_table_name(p.name) is not None]
     if is_zip(path):
         with open_zip(path, str(path)) as zf:
             return [m.filename for m in _zip_members(zf)]
@@ -87,7 +88,7 @@ def looks_like_export(path: Path) -> bool:
     for name in names:
         try:
             if path.is_dir():
-                with open_maybe_gzip(path / name) as fh:
+                with open_maybe_gzip(regular_file(path / name, str(path))) as fh:
                     header = read_header(fh, name)
             else:
                 with open_zip(path, str(path)) as zf, open_member(path, zf, name) as fh:
@@ -122,7 +123,7 @@ def collect_csv_files(path: Path, tmp: str) -> dict[str, tuple[Path, list[str]]]
         found: dict[str, tuple[str, list[str]]] = {}
         for name in names:
             try:
-                with (open_maybe_gzip(path / name) if zf is None
+                with (open_maybe_gzip(regular_file(path / name, where)) if zf is None
                       else gunzipped(open_member(path, zf, name), zf.getinfo(name).compress_size, f"{where}: {name}")) as fh:
                     header = read_header(fh, name)
             except (OSError, EOFError, zipfile.BadZipFile) as exc:

@@ -21,3 +21,20 @@ def store_with_messages(path, messages, thread_id: str = "flood") -> None:
                   {"messages": 1})
     finally:
         conn.close()
+
+
+def store_with_long_thread(path, checkpoints: int, thread_id: str = "long") -> None:
+    """A thread of `checkpoints` checkpoints in a chain: SqliteSaver writes the first (one
+    message), SQL copies its row on under later ids (each the child of the one before)."""
+    store_with_messages(path, [{"role": "user", "content": "the first question", "id": "m1"}], thread_id=thread_id)
+    conn = sqlite3.connect(path)
+    try:
+        with conn:
+            conn.execute(
+                "INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata) "
+                "WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM k WHERE i < ?) "
+                "SELECT thread_id, checkpoint_ns, printf('%s-%07d', checkpoint_id, i), "
+                "CASE WHEN i = 1 THEN checkpoint_id ELSE printf('%s-%07d', checkpoint_id, i - 1) END, type, checkpoint, metadata "
+                "FROM checkpoints, k WHERE thread_id = ?", [checkpoints - 1, thread_id])
+    finally:
+        conn.close()

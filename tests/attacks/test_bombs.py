@@ -9,7 +9,7 @@ import zipfile
 
 import pytest
 
-from loaders.pg_export.archive import INFLATE_FLOOR
+from loaders.pg_export.archive import INFLATE_FLOOR, RATIO_CHECK_FROM
 from tests.attacks.bombs import MB, gzip_bomb, zip_with
 from tests.attacks.harness import attack
 
@@ -97,6 +97,18 @@ def test_a_gzip_bomb_of_a_plain_dump_is_refused_past_the_decompressed_limit(tmp_
     dump.write_bytes(gzip.compress(_PG_HEAD[:-len(b"COPY")].rstrip(b"C"), mtime=0) + gzip_bomb(b"", INFLATE_FLOOR + MB, b"-" * 65535 + b"\n"))
     out = attack(["load", str(dump), "--db", str(tmp_path / "out.duckdb")], tmp_path)
     out.refused("decompresses to more than 64 MiB").within_budget().wrote_only([tmp_path / "out.duckdb"])
+
+
+def test_a_gzip_bomb_far_under_its_limit_is_refused_once_past_the_floor(tmp_path):
+    """A gzip of a few MB allows hundreds of MB (100 times its size), but this one inflates about
+    1,000 times: it is refused once past 128 MiB, by the ratio of what was read so far, not after
+    hundreds of MB of rows were parsed and staged (minutes for tiny rows)."""
+    dump = tmp_path / "dump.sql.gz"
+    dump.write_bytes(gzip.compress(_PG_HEAD[:-len(b"COPY")].rstrip(b"C"), mtime=0) + gzip_bomb(b"", 60 * INFLATE_FLOOR, b"-" * 63 + b"\n"))
+    assert dump.stat().st_size * 100 > 2 * RATIO_CHECK_FROM  # (its whole limit: twice that and more)
+    out = attack(["load", str(dump), "--db", str(tmp_path / "out.duckdb")], tmp_path)
+    out.refused("decompresses to more than 100 times its compressed size", "past the 128 MiB allowed whatever the ratio")
+    out.within_budget().wrote_only([tmp_path / "out.duckdb"])
 
 
 def test_a_zip_listing_more_entries_than_an_export_holds_is_refused_before_it_is_listed(tmp_path):

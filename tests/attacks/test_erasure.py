@@ -5,12 +5,15 @@ lists), the command's own scan says so, and a copy it cannot remove makes it fai
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 import analytics
-from tests.attacks.harness import attack
+from tests.attacks.harness import ROOT, attack
 from tests.erasure_stores import GONE, SECRET_ASK, build_erasure_store, files_holding
 
 SECRETS = ("QUINCE-48213-PLOVER", "zed.okonkwo@larkspur")
@@ -78,3 +81,49 @@ def test_erase_on_a_database_with_a_workspace_and_an_export(store, tmp_path, env
     assert "scan: 0 of" in out.stdout and not report.exists()
     assert files_holding(tmp_path) == []
 
+
+
+# A page of the app reading a version of the database: `ui.database.version_path` (a hard link
+# under the cache's open/ folder) opened by DuckDB, held until told to go.
+_HOLD = """
+import sys, duckdb
+from ui.database import ref, version_path
+con = duckdb.connect(str(version_path(ref(sys.argv[1]))), read_only=True)
+con.execute("SELECT count(*) FROM messages").fetchone()
+print("reading", flush=True)
+sys.stdin.read()
+"""
+
+
+def _open_files_holding(pid: int, needles: tuple[str, ...] = SECRETS) -> list[str]:
+    """The files process `pid` holds open (named or unlinked) whose bytes hold a needle."""
+    found = []
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            target = os.readlink(fd)
+            data = fd.read_bytes() if target.startswith("/") else b""
+        except OSError:
+            continue
+        if any(n.encode() in data for n in needles):
+            found.append(target)
+    return found
+
+
+def test_erase_while_the_app_reads_a_version_leaves_the_text_nowhere_on_disk(store, tmp_path, env):
+    """The app's version link pins the pre-erasure file; erase removes the link, and the file the
+    app still holds open (no name left, its blocks still on disk) is emptied of the text too."""
+    db = tmp_path / "lens.duckdb"
+    attack(["load", str(store), "--db", str(db)], tmp_path, env=env).succeeded()
+    holder = subprocess.Popen([sys.executable, "-c", _HOLD, str(db)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              text=True, cwd=ROOT, env={**os.environ, **env, "PYTHONPATH": str(ROOT)})
+    try:
+        assert holder.stdout.readline().strip() == "reading"
+        assert _open_files_holding(holder.pid)  # the version it reads holds the text
+        out = attack(["erase", "--db", str(db), "--thread", GONE, "--reason", "GDPR request"], tmp_path, env=env)
+        out.succeeded().within_budget().never_prints(*SECRETS)
+        assert "scan: 0 of" in out.stdout and "app versions 1" in out.stdout
+        assert files_holding(tmp_path) == []
+        assert _open_files_holding(holder.pid) == []
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=60)
