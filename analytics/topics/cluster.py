@@ -238,7 +238,8 @@ def cluster(docs: list[Doc], k: int | None = None) -> Topics:
     basis = _lsa_basis(m_fit, DIMENSIONS, rng)
     x_fit = _unit(m_fit.dot(basis))
     w_fit = weights[fit]
-    fine, fine_labels = _kmeans(x_fit, w_fit, max(1, min(k or K_FINE, len(fit))), np.random.default_rng(SEED))
+    k_fine = k or min(K_FINE, int(np.ceil(np.sqrt(len(fit)))))  # (a few documents: a few fine clusters)
+    fine, fine_labels = _kmeans(x_fit, w_fit, max(1, min(k_fine, len(fit))), np.random.default_rng(SEED))
     sizes = np.bincount(fine_labels, weights=w_fit, minlength=len(fine))
     group = _merge(fine, sizes, MERGE_COSINE if k is None else np.inf)
     centres = np.zeros((group.max() + 1, fine.shape[1]))
