@@ -47,7 +47,7 @@ NGRAM_WEIGHT = 0.6
 MIN_DF, MAX_DF_SHARE = 2, 0.5
 #: LSA dimensions; fine k-means clusters; the centroid cosine at which two of them are one topic;
 #: documents (distinct question and tools) the model is fitted on (the rest are projected).
-DIMENSIONS, K_FINE, MERGE_COSINE = 48, 24, 0.15
+DIMENSIONS, K_FINE, MERGE_COSINE = 48, 24, 0.1
 FIT_SAMPLE = 20_000
 SEED = 20_260_101
 TOP_TERMS, TYPICAL = 8, 3
@@ -91,9 +91,13 @@ def words(text: str) -> list[str]:
             and not any(ch.isdigit() for ch in w) and "_" not in w]
 
 
-def _features(text: str, tools: tuple[str, ...]) -> Counter:
+Item = tuple[tuple[str, ...], tuple[str, ...]]  # (a question's words, the tools): what the model sees
+
+
+def _features(item: Item) -> Counter:
+    wording, tools = item
     found: Counter = Counter()
-    for w in words(text):
+    for w in wording:
         found["w:" + w] += 1
         padded = f"<{w}>"
         for i in range(len(padded) - NGRAM + 1):
@@ -104,49 +108,76 @@ def _features(text: str, tools: tuple[str, ...]) -> Counter:
 
 
 class _Sparse:
-    """A CSR-like matrix: rows' feature ids and values, with the products LSA needs."""
+    """A sparse matrix as (row, column, value) triples, with the two products LSA needs."""
 
     def __init__(self, rows: np.ndarray, cols: np.ndarray, vals: np.ndarray, shape: tuple[int, int]):
-        order = np.lexsort((cols, rows))
-        self.rows, self.cols, self.vals, self.shape = rows[order], cols[order], vals[order], shape
+        self.rows, self.cols, self.vals, self.shape = rows, cols, vals, shape
 
     def dot(self, dense: np.ndarray, transpose: bool = False) -> np.ndarray:
-        """`self @ dense` (or `self.T @ dense`), in blocks of non-zeros."""
+        """`self @ dense` (or `self.T @ dense`): one weighted bincount per column of `dense`."""
         out_index, in_index = (self.cols, self.rows) if transpose else (self.rows, self.cols)
-        out = np.zeros((self.shape[1] if transpose else self.shape[0], dense.shape[1]), dtype=np.float64)
-        step = max(1, 4_000_000 // max(1, dense.shape[1]))
-        for start in range(0, len(self.vals), step):
-            stop = start + step
-            np.add.at(out, out_index[start:stop], dense[in_index[start:stop]] * self.vals[start:stop, None])
+        size = self.shape[1] if transpose else self.shape[0]
+        out = np.empty((size, dense.shape[1]))
+        for j in range(dense.shape[1]):
+            out[:, j] = np.bincount(out_index, weights=self.vals * dense[in_index, j], minlength=size)
         return out
 
 
-def _matrix(docs: list[tuple[str, tuple[str, ...]]], weights: np.ndarray) -> tuple[_Sparse, list[str], np.ndarray]:
-    """TF-IDF rows (sublinear tf, smooth idf, feature groups weighted, rows l2-normalised); features; idf."""
-    counted = [_features(t, tools) for t, tools in docs]
-    df: Counter = Counter()
-    for c, w in zip(counted, weights):
-        for f in c:
-            df[f] += w
-    total = float(weights.sum())
-    names = sorted(f for f, n in df.items() if n >= MIN_DF and (n <= MAX_DF_SHARE * total or f.startswith("t:")))
-    index = {f: i for i, f in enumerate(names)}
-    idf = np.array([np.log((1 + total) / (1 + df[f])) + 1 for f in names])
-    group_weight = {"w": 1.0, "c": NGRAM_WEIGHT, "t": TOOL_WEIGHT}
-    rows, cols, vals = [], [], []
-    for r, c in enumerate(counted):
-        kept = [(index[f], (1 + np.log(n)) * idf[index[f]], f[0]) for f, n in c.items() if f in index]
-        for group in ("w", "c", "t"):
-            part = [(i, v) for i, v, g in kept if g == group]
-            norm = np.sqrt(sum(v * v for _, v in part)) or 1.0
-            for i, v in part:
-                rows.append(r)
-                cols.append(i)
-                vals.append(group_weight[group] * v / norm)
-    rows_a, cols_a, vals_a = np.array(rows, dtype=np.int64), np.array(cols, dtype=np.int64), np.array(vals)
-    row_norm = np.sqrt(np.bincount(rows_a, weights=vals_a * vals_a, minlength=len(docs)))
-    vals_a = vals_a / np.where(row_norm[rows_a] > 0, row_norm[rows_a], 1.0)
-    return _Sparse(rows_a, cols_a, vals_a, (len(docs), len(names))), names, idf
+@dataclass
+class _Encoded:
+    """Every item's raw feature counts as triples; feature names by id; each feature's group (0 word, 1 n-gram, 2 tool)."""
+
+    rows: np.ndarray
+    cols: np.ndarray
+    counts: np.ndarray
+    names: list[str]
+    groups: np.ndarray
+    items: int
+
+
+def _encode(items: list[Item]) -> _Encoded:
+    index: dict[str, int] = {}
+    rows: list[int] = []
+    cols: list[int] = []
+    counts: list[int] = []
+    for r, item in enumerate(items):
+        for f, n in _features(item).items():
+            rows.append(r)
+            cols.append(index.setdefault(f, len(index)))
+            counts.append(n)
+    names = list(index)
+    groups = np.array(["wct".index(f[0]) for f in names], dtype=np.int64)
+    return _Encoded(np.array(rows, dtype=np.int64), np.array(cols, dtype=np.int64), np.array(counts, dtype=np.float64),
+                    names, groups, len(items))
+
+
+def _vocabulary(enc: _Encoded, fit: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Each feature's smooth idf over the items `fit` (a boolean mask), NaN for a feature not kept
+    (in fewer than `MIN_DF` documents, or in more than `MAX_DF_SHARE` of them unless a tool)."""
+    mask = fit[enc.rows]
+    df = np.bincount(enc.cols[mask], weights=weights[enc.rows[mask]], minlength=len(enc.names))
+    total = float(weights[fit].sum())
+    kept = (df >= MIN_DF) & ((df <= MAX_DF_SHARE * total) | (enc.groups == 2))
+    return np.where(kept, np.log((1 + total) / (1 + df)) + 1, np.nan)
+
+
+def _tfidf(enc: _Encoded, idf: np.ndarray, take: np.ndarray | None = None) -> _Sparse:
+    """TF-IDF rows of the items `take` (indexes; None: all), renumbered from 0: sublinear tf, each
+    feature group l2-normalised and weighted, rows l2-normalised; features without an idf left out."""
+    new_row = np.arange(enc.items)
+    if take is not None:
+        new_row = np.full(enc.items, -1)
+        new_row[take] = np.arange(len(take))
+    keep = (new_row[enc.rows] >= 0) & ~np.isnan(idf[enc.cols])
+    rows, cols = new_row[enc.rows[keep]], enc.cols[keep]
+    vals = (1 + np.log(enc.counts[keep])) * idf[cols]
+    groups = enc.groups[cols]
+    cell = rows * 3 + groups
+    norm = np.sqrt(np.bincount(cell, weights=vals * vals))
+    vals = np.array([1.0, NGRAM_WEIGHT, TOOL_WEIGHT])[groups] * vals / norm[cell]
+    size = enc.items if take is None else len(take)
+    row_norm = np.sqrt(np.bincount(rows, weights=vals * vals, minlength=size))
+    return _Sparse(rows, cols, vals / np.where(row_norm[rows] > 0, row_norm[rows], 1.0), (size, len(enc.names)))
 
 
 def _unit(x: np.ndarray) -> np.ndarray:
@@ -213,76 +244,67 @@ def _merge(centres: np.ndarray, sizes: np.ndarray, threshold: float) -> np.ndarr
     return out
 
 
-def _stable_order(items: list[tuple[str, tuple[str, ...]]]) -> list[int]:
+def _stable_order(items: list[Item]) -> list[int]:
     """Indexes of `items` in an order that depends on their content only (a hash: a fair sample)."""
-    keyed = [(hashlib.blake2b(f"{t}\x00{','.join(tools)}".encode(), digest_size=8).digest(), t, tools, i)
-             for i, (t, tools) in enumerate(items)]
+    keyed = [(hashlib.blake2b(repr(item).encode(), digest_size=8).digest(), item, i) for i, item in enumerate(items)]
     return [i for *_, i in sorted(keyed)]
 
 
 def cluster(docs: list[Doc], k: int | None = None) -> Topics:
-    """The topics of `docs` (k: exactly k k-means clusters, not merged; None: fine clusters merged)."""
+    """The topics of `docs` (k: exactly k k-means clusters, not merged; None: fine clusters merged).
+
+    Documents with the same words and tools are one item (weighted by their number): one
+    question asked about a thousand orders is one row of the model."""
     if not docs:
         return Topics()
-    counts = Counter((d.text, tuple(sorted(set(d.tools)))) for d in docs)
+    wordings: dict[str, tuple[str, ...]] = {}
+    item_of: dict[str, Item] = {}
+    for d in docs:
+        if d.text not in wordings:
+            wordings[d.text] = tuple(words(d.text))
+        item_of[d.key] = (wordings[d.text], tuple(sorted(set(d.tools))))
+    counts = Counter(item_of.values())
     unique = sorted(counts)
     weights = np.array([counts[u] for u in unique], dtype=np.float64)
-    if len(unique) < 2:
-        return _finish(docs, unique, np.zeros(len(unique), dtype=int), weights, None, [])
-    rng = np.random.default_rng(SEED)
-    order = _stable_order(unique)
-    fit = sorted(order[:FIT_SAMPLE])
-    m_fit, names, idf = _matrix([unique[i] for i in fit], weights[fit])
-    if m_fit.shape[1] == 0:
-        return _finish(docs, unique, np.zeros(len(unique), dtype=int), weights, None, [])
-    basis = _lsa_basis(m_fit, DIMENSIONS, rng)
-    x_fit = _unit(m_fit.dot(basis))
-    w_fit = weights[fit]
-    k_fine = k or min(K_FINE, int(np.ceil(np.sqrt(len(fit)))))  # (a few documents: a few fine clusters)
-    fine, fine_labels = _kmeans(x_fit, w_fit, max(1, min(k_fine, len(fit))), np.random.default_rng(SEED))
-    sizes = np.bincount(fine_labels, weights=w_fit, minlength=len(fine))
-    group = _merge(fine, sizes, MERGE_COSINE if k is None else np.inf)
-    centres = np.zeros((group.max() + 1, fine.shape[1]))
-    np.add.at(centres, group, fine * sizes[:, None])
-    centres = _unit(centres)
-    if len(fit) == len(unique):
-        x_all = x_fit
-    else:
-        m_all = _project(unique, names, idf)
-        x_all = _unit(m_all.dot(basis))
-    labels = np.argmax(x_all @ centres.T, axis=1)
-    return _finish(docs, unique, labels, weights, x_all @ centres.T, names)
+    labels, sims = np.zeros(len(unique), dtype=int), None
+    enc = _encode(unique)
+    fit = np.zeros(len(unique), dtype=bool)
+    fit[_stable_order(unique)[:FIT_SAMPLE]] = True
+    idf = _vocabulary(enc, fit, weights) if len(unique) > 1 else np.full(len(enc.names), np.nan)
+    if not np.isnan(idf).all():
+        fit_index = np.flatnonzero(fit)
+        m_fit = _tfidf(enc, idf, fit_index)
+        basis = _lsa_basis(m_fit, DIMENSIONS, np.random.default_rng(SEED))
+        x_fit = _unit(m_fit.dot(basis))
+        w_fit = weights[fit_index]
+        k_fine = k or min(K_FINE, max(2, len(fit_index) // 2))  # (a few documents: a few fine clusters)
+        fine, fine_labels = _kmeans(x_fit, w_fit, max(1, min(k_fine, len(fit_index))), np.random.default_rng(SEED))
+        sizes = np.bincount(fine_labels, weights=w_fit, minlength=len(fine))
+        group = _merge(fine, sizes, MERGE_COSINE if k is None else np.inf)
+        centres = np.zeros((group.max() + 1, fine.shape[1]))
+        np.add.at(centres, group, fine * sizes[:, None])
+        centres = _unit(centres)
+        x_all = x_fit if len(fit_index) == len(unique) else _unit(_tfidf(enc, idf).dot(basis))
+        sims = x_all @ centres.T
+        labels = np.argmax(sims, axis=1)
+    return _finish(docs, item_of, unique, labels, weights, sims)
 
 
-def _project(unique, names, idf) -> _Sparse:
-    """TF-IDF rows of every unique document over the fitted features and idf."""
-    index = {f: i for i, f in enumerate(names)}
-    group_weight = {"w": 1.0, "c": NGRAM_WEIGHT, "t": TOOL_WEIGHT}
-    rows, cols, vals = [], [], []
-    for r, (t, tools) in enumerate(unique):
-        kept = [(index[f], (1 + np.log(n)) * idf[index[f]], f[0]) for f, n in _features(t, tools).items() if f in index]
-        for group in ("w", "c", "t"):
-            part = [(i, v) for i, v, g in kept if g == group]
-            norm = np.sqrt(sum(v * v for _, v in part)) or 1.0
-            for i, v in part:
-                rows.append(r)
-                cols.append(i)
-                vals.append(group_weight[group] * v / norm)
-    return _Sparse(np.array(rows, dtype=np.int64), np.array(cols, dtype=np.int64), np.array(vals), (len(unique), len(names)))
-
-
-def _finish(docs: list[Doc], unique: list, labels: np.ndarray, weights: np.ndarray, sims, names) -> Topics:
+def _finish(docs: list[Doc], item_of: dict[str, Item], unique: list[Item], labels: np.ndarray, weights: np.ndarray,
+            sims: np.ndarray | None) -> Topics:
     """Topics with terms, typical questions, ids by size (then label) and every doc's id.
 
     A term's weight in a topic: the documents of the topic holding it times its idf over all
-    documents, so a word every topic uses ("order", "bitte") does not name one."""
-    first_key: dict[tuple, str] = {}
+    documents, so a word every topic uses ("order", "bitte") does not name one. A typical
+    question: the text of the smallest key among the documents of an item closest to the centre."""
+    example: dict[Item, Doc] = {}
     for d in docs:
-        u = (d.text, tuple(sorted(set(d.tools))))
-        first_key[u] = min(first_key.get(u, d.key), d.key)
+        item = item_of[d.key]
+        if item not in example or d.key < example[item].key:
+            example[item] = d
     df: Counter = Counter()
-    for (text, _), w in zip(unique, weights):
-        for term in set(words(text)):
+    for (wording, _), w in zip(unique, weights):
+        for term in set(wording):
             df[term] += w
     total = float(weights.sum())
     drafts = []
@@ -292,33 +314,29 @@ def _finish(docs: list[Doc], unique: list, labels: np.ndarray, weights: np.ndarr
         term_weight: Counter = Counter()
         tool_count: Counter = Counter()
         for i in members:
-            text, tools = unique[i]
-            for w in set(words(text)):
+            wording, tools = unique[i]
+            for w in set(wording):
                 term_weight[w] += weights[i]
             for t in tools:
                 tool_count[t] += weights[i]
-        # A term's share of the topic's documents over its share of all documents' (ties: alphabetical).
         scored = {t: n * np.log((1 + total) / (1 + df[t])) for t, n in term_weight.items()}
         terms = tuple(t for t, _ in sorted(scored.items(), key=lambda kv: (-round(kv[1], 9), kv[0]))[:TOP_TERMS])
-        near = sorted(members, key=lambda i: (-(sims[i, j] if sims is not None else 0.0), -weights[i], unique[i][0]))
-        questions: list[str] = []
-        examples: list[str] = []
+        near = sorted(members, key=lambda i: (-(round(sims[i, j], 9) if sims is not None else 0.0), -weights[i], unique[i]))
+        picked: list[Doc] = []
         seen: set[tuple[str, ...]] = set()
         for i in near:
-            wording = tuple(words(unique[i][0]))  # (one question asked about two orders is one wording)
-            if wording not in seen:
-                seen.add(wording)
-                questions.append(unique[i][0])
-                examples.append(first_key[unique[i]])
-            if len(questions) == TYPICAL:
+            if unique[i][0] not in seen:  # (the same words with other tools: one wording)
+                seen.add(unique[i][0])
+                picked.append(example[unique[i]])
+            if len(picked) == TYPICAL:
                 break
         label = ", ".join(terms[:3]) or "(no words)"
         tools = tuple(t for t, _ in sorted(tool_count.items(), key=lambda kv: (-kv[1], kv[0]))[:3])
-        drafts.append((size, label, j, terms, tuple(questions), tuple(examples), tools))
+        drafts.append((size, label, j, terms, tuple(d.text for d in picked), tuple(d.key for d in picked), tools))
     drafts.sort(key=lambda d: (-d[0], d[1], d[4]))
     topics, new_id = [], {}
     for tid, (size, label, j, terms, questions, examples, tools) in enumerate(drafts):
         new_id[j] = tid
         topics.append(Topic(tid, label, terms, questions, examples, tools, size))
-    by_doc = {u: new_id[int(j)] for u, j in zip(unique, labels)}
-    return Topics(topics, {d.key: by_doc[(d.text, tuple(sorted(set(d.tools))))] for d in docs})
+    by_item = {u: new_id[int(j)] for u, j in zip(unique, labels)}
+    return Topics(topics, {d.key: by_item[item_of[d.key]] for d in docs})
