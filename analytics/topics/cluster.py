@@ -319,7 +319,8 @@ def _finish(docs: list[Doc], item_of: dict[str, Item], unique: list[Item], label
                 term_weight[w] += weights[i]
             for t in tools:
                 tool_count[t] += weights[i]
-        scored = {t: n * np.log((1 + total) / (1 + df[t])) for t, n in term_weight.items()}
+        # (a word of one conversation only, a name or a typo, never names a topic)
+        scored = {t: n * np.log((1 + total) / (1 + df[t])) for t, n in term_weight.items() if df[t] >= MIN_DF}
         terms = tuple(t for t, _ in sorted(scored.items(), key=lambda kv: (-round(kv[1], 9), kv[0]))[:TOP_TERMS])
         near = sorted(members, key=lambda i: (-(round(sims[i, j], 9) if sims is not None else 0.0), -weights[i], unique[i]))
         picked: list[Doc] = []

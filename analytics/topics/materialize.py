@@ -86,12 +86,14 @@ def materialized(con) -> bool:
 
 
 def write_tables(con, found: model.Topics, asked: dict[str, int], prefix: str = "") -> None:
-    """(Re)create `prefix + conversation_topics` and `prefix + topics` from `found`."""
+    """(Re)create `conversation_topics` and `topics` from `found` (`prefix`: as temporary tables
+    `temp.main.<prefix>conversation_topics` …, for a live answer on a read-only connection)."""
     labels = {t.id: t.label for t in found.topics}
     threads = sorted(found.assignment)
     for table in (TOPICS, CONVERSATION_TOPICS):
         columns = ", ".join(c.ddl() for c in table.columns)
-        con.execute(f"CREATE OR REPLACE TABLE {prefix}{table.name} ({columns})")
+        con.execute(f"CREATE OR REPLACE {'TEMP ' if prefix else ''}TABLE {prefix}{table.name} ({columns})")
+    prefix = f"temp.main.{prefix}" if prefix else ""
     if found.topics:
         con.execute(
             f"INSERT INTO {prefix}{TOPICS_TABLE} SELECT * FROM (SELECT unnest(?::INTEGER[]), unnest(?::VARCHAR[]), "

@@ -16,7 +16,7 @@ from __future__ import annotations
 import duckdb
 
 from analytics._pandas import pd
-from analytics.db import ConOrPath, connection
+from analytics.db import ConOrPath, applied_policy, connection
 from analytics.errors import BadRequest
 from analytics.filters import Filters
 from analytics.outcomes.report import outcomes_relation
@@ -35,11 +35,14 @@ PERIODS = ("day", "week")
 
 
 def topic_sources(con, all_turns: bool = False) -> tuple[str, str]:
-    """Names of a `conversation_topics` and a `topics` relation: the load's, or computed live into temp tables."""
-    if not all_turns and mat.materialized(con):
+    """Names of a `conversation_topics` and a `topics` relation: the load's, or computed live into temp tables.
+
+    A connection that masks personal data or sees only some tenants computes live from what it
+    reads: the load's topics are named by words of every tenant's unmasked questions."""
+    if not all_turns and applied_policy(con).is_open and mat.materialized(con):
         return mat.TABLE, mat.TOPICS_TABLE
     found, asked = mat.compute(con, all_turns)
-    mat.write_tables(con, found, asked, prefix="temp.main.tl_live_")
+    mat.write_tables(con, found, asked, prefix="tl_live_")
     return f"temp.main.tl_live_{mat.TABLE}", f"temp.main.tl_live_{mat.TOPICS_TABLE}"
 
 

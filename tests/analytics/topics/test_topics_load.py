@@ -69,6 +69,22 @@ def test_live_topics_equal_the_tables_and_a_reload_gives_the_same(labelled, tmp_
     assert _rows(again, "SELECT * FROM topics ORDER BY topic_id") == _rows(db, "SELECT * FROM topics ORDER BY topic_id")
 
 
+def test_a_database_without_the_tables_answers_live_the_same(labelled, tmp_path):
+    db, _ = labelled
+    bare = tmp_path / "bare.duckdb"
+    shutil.copy(db, bare)
+    with duckdb.connect(str(bare)) as con:
+        con.execute("DROP TABLE conversation_topics")
+        con.execute("DROP TABLE topics")
+    with analytics.connect(bare) as con:  # (read-only: the live tables are temporary)
+        assert not mat.materialized(con)
+        live = analytics.topics(con)
+        overview = analytics.topic_overview(con)
+    stored = analytics.topics(str(db))
+    assert live.equals(stored)
+    assert overview.equals(analytics.topic_overview(str(db)))
+
+
 def test_an_incremental_load_recomputes_the_topics(labelled, tmp_path):
     db, labels = labelled
     store = tmp_path / "store.sqlite"
@@ -120,3 +136,16 @@ def test_report_outcomes_carries_each_thread_topic(labelled, tmp_path):
         path = tmp_path / f"{report}.csv"
         assert transcript_lens.cli.main(["report", report, "--db", str(db), "--out", str(path)]) in (0, None)
         assert len(path.read_text(encoding="utf-8").splitlines()) > 1
+
+
+def test_a_tenant_scoped_reader_gets_topics_of_its_own_questions(labelled):
+    db, labels = labelled
+    acme = sorted(t for t in labels["threads"] if t.startswith("acme:"))
+    with analytics.connect(db, tenants=["acme"]) as con:
+        with mat._every_thread(con):
+            docs, _ = mat.thread_documents(con)
+        frame = analytics.topics(con)
+        overview = analytics.topic_overview(con)
+    assert sorted(frame["thread_id"]) == acme == sorted(d.key for d in docs)
+    # Its topics are made from acme's questions alone: the typical ones are acme's.
+    assert all(t.startswith("acme:") for ids in overview["typical_thread_ids"] for t in ids.split())
