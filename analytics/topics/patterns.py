@@ -131,8 +131,11 @@ def _failure(thread: str, rows: list[tuple], outcome: str, failure_kind: str | N
     if outcome == "failed" and failure_kind == "assistant gave up":
         anchor = last_ordinal
     else:
-        limit = last_user_ordinal if outcome == "abandoned" and last_user_ordinal is not None else last_ordinal
-        errors = [r for r in rows if r[2] == "tool" and r[3] == "error" and r[1] <= (limit if limit is not None else r[1])]
+        low, high = -1, last_ordinal if last_ordinal is not None else -1
+        if outcome == "abandoned":  # (the turn answered just before the unanswered user message)
+            high = last_user_ordinal if last_user_ordinal is not None else -1
+            low = max((r[1] for r in rows if r[2] == "user" and r[1] < high), default=-1)
+        errors = [r for r in rows if r[2] == "tool" and r[3] == "error" and low < r[1] <= high]
         if not errors:
             return None
         anchor = errors[-1][1]

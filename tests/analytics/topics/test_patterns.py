@@ -63,3 +63,22 @@ def test_filters_choose_the_conversations_of_the_patterns(labelled):
     assert set(acme["tenant_id"]) <= {"acme"}
     everyone = pattern_threads(str(db))
     assert set(acme["thread_id"]) == {t for t in everyone["thread_id"] if t.startswith("acme:")}
+
+
+def _rows(*messages):
+    """Message rows as the patterns query reads them: (thread, ordinal, role, status, error text, calls)."""
+    return [("t", i, role, status, text, calls) for i, (role, status, text, calls) in enumerate(messages)]
+
+
+def test_an_abandoned_conversation_counts_only_when_the_turn_before_the_last_question_failed():
+    from analytics.topics.patterns import _failure
+
+    failed_then_asked = _rows(("user", None, None, None), ("assistant", None, None, ["lookup_order"]),
+                              ("tool", "error", "TimeoutError: upstream timed out after 30 s", None),
+                              ("assistant", None, None, None), ("user", None, None, None))
+    found = _failure("t", failed_then_asked, "abandoned", None, 4, 4)
+    assert (found.tools, found.error_class, found.failing_ordinal) == (("lookup_order",), "TimeoutError", 2)
+    recovered_long_before = _rows(("user", None, None, None), ("assistant", None, None, ["lookup_order"]),
+                                  ("tool", "error", "TimeoutError: x", None), ("assistant", None, None, None),
+                                  ("user", None, None, None), ("assistant", None, None, None), ("user", None, None, None))
+    assert _failure("t", recovered_long_before, "abandoned", None, 6, 6) is None
