@@ -7,10 +7,10 @@ digits dropped), the character 4-grams of those words (so "rembourser" meets
 between languages: a German and a Spanish refund question share no word, but the agent
 answers both with the same tool, and latent semantic analysis (a truncated SVD of the
 TF-IDF matrix) maps words that co-occur with the same tools close together, so a question
-whose turn called no tool still lands with its topic. k-means finds `K_FINE` fine clusters
-(a topic split by language or wording), merged while their centroids are as close as
-`MERGE_COSINE` (average linkage); every step has fixed seeds and sorted inputs, so the same documents give the same
-topics, ids and labels.
+whose turn called no tool still lands with its topic. k-means finds up to `K_FINE` fine
+clusters (a topic split by language or wording), merged while their centroids are as close
+as `MERGE_COSINE` (average linkage); every step has fixed seeds and sorted inputs, so the
+same documents give the same topics, ids and labels.
 
 >>> docs = [Doc(f"t{i}", q, tools) for i, (q, tools) in enumerate([
 ...     ("refund for my broken blender", ("lookup_order",)), ("I want a refund, item broken", ("lookup_order",)),
