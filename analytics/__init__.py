@@ -41,6 +41,8 @@ _NAMES = {
     "retention": "analytics.retention",
     "backlog": "analytics.backlog",
     "outcomes": "analytics.outcomes.report",
+    **dict.fromkeys(("topics", "topic_overview", "topic_trend"), "analytics.topics.report"),
+    "patterns": "analytics.topics.patterns",
     "branches": "analytics.branches", "checkpoint_tree": "analytics.branches",
     "diff": "analytics.diff",
     "edit_log": "analytics.history",
@@ -57,6 +59,7 @@ REGISTRARS = (
     "analytics.reports", "analytics.transcript_cli", "analytics.observed", "analytics.retention",
     "analytics.history_reports", "analytics.history_cli", "analytics.workspace.cli", "analytics.search_cli",
     "analytics.erasure_cli", "analytics.exports_report", "analytics.outcomes.report",
+    "analytics.topics.report", "analytics.topics.patterns",
 )
 
 

@@ -242,10 +242,39 @@ CONVERSATION_SIGNALS = Table(
     ),
 )
 
+#: Lists of text (derived tables only).
+VARCHAR_LIST = SqlType("VARCHAR[]", "VARCHAR[]")
+
+CONVERSATION_TOPICS = Table(
+    "conversation_topics",
+    "each conversation's topic: its first question clustered with every other's, at load time (docs/topics.md)",
+    (
+        THREAD_ID,
+        _c("topic_id", INTEGER, "`topics.topic_id`: 0 the largest topic, then by size and label", null=False),
+        _c("topic_label", VARCHAR, "`topics.topic_label`", null=False),
+        _c("question_ordinal", INTEGER, "`messages.ordinal` of the first question (first user message of 3+ words)",
+           null=False),
+    ),
+)
+
+TOPICS = Table(
+    "topics",
+    "the topics of the users' first questions, at load time (docs/topics.md)",
+    (
+        _c("topic_id", INTEGER, "0 the largest topic, then by size and label", null=False),
+        _c("topic_label", VARCHAR, "its three top terms, joined with `, `", null=False),
+        _c("terms", VARCHAR_LIST, "its top terms (normalised words), the most distinctive first", null=False),
+        _c("tools", VARCHAR_LIST, "the tools its conversations' agents called most in answer, most first", null=False),
+        _c("typical_thread_ids", VARCHAR_LIST, "threads whose first question is closest to the topic's centre",
+           null=False),
+        _c("threads", BIGINT, "conversations of the topic", null=False),
+    ),
+)
+
 #: Every table analytics writes at load time (`analytics.derived.write_derived_tables`).
 DERIVED_TABLES: tuple[Table, ...] = (
     CONVERSATION_METRICS, LATENCY_PAIR_ROWS, THREAD_DAY_METRICS, THREAD_MODEL_METRICS, TOOL_ROWS, RISK_FIGURES,
-    CONVERSATION_SIGNALS,
+    CONVERSATION_SIGNALS, CONVERSATION_TOPICS, TOPICS,
 )
 #: Every table of a loaded database: the loader's, then the derived ones.
 ALL_TABLES: tuple[Table, ...] = (*loader_catalog.TABLES, *DERIVED_TABLES)

@@ -3,8 +3,9 @@ several passes over every message.
 
 `conversation_metrics` (every thread's `conversations()` row, default resume gap),
 the trend tables (latency pairs, per thread x day and x model sums) and
-`risk_figures` (the Resume QA overview) and `conversation_signals` (outcome signals,
-`analytics.outcomes`). Each carries a fingerprint of the query
+`risk_figures` (the Resume QA overview), `conversation_signals` (outcome signals,
+`analytics.outcomes`) and `topics` / `conversation_topics` (`analytics.topics`: computed over
+every thread at every load, since a new question can move the others' topics). Each carries a fingerprint of the query
 that wrote it; a reader finding another fingerprint (an older tool) runs the live
 query instead. The composition root (`transcript_lens.load`) hands `LoadTimeTables`
 to the loader, which calls it in the load's own commit; the loader itself never
@@ -27,6 +28,7 @@ from analytics.db import only_threads
 from analytics.metrics import materialize_conversations, materialize_trends
 from analytics.outcomes.materialize import materialize_signals
 from analytics.resume import materialize_risks
+from analytics.topics.materialize import materialize_topics
 
 
 def write_derived_tables(con, threads: list[str] | None = None) -> None:
@@ -38,3 +40,4 @@ def write_derived_tables(con, threads: list[str] | None = None) -> None:
         materialize_trends(con, threads)
         materialize_risks(con, threads)
         materialize_signals(con, threads)  # reads risk_figures: after it
+        materialize_topics(con, threads)  # (over every thread, whatever the load replaced)

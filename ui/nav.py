@@ -36,6 +36,8 @@ PAGES = (
     PageSpec("pages/transcript.py", "Transcript explorer", ":material/forum:", "transcript"),
     PageSpec("pages/resume_qa.py", "Resume QA", ":material/restart_alt:", "resume_qa", _DAYS),
     PageSpec("pages/backlog.py", "Waiting on a human", ":material/pending_actions:", "backlog", _DAYS),
+    PageSpec("pages/topics.py", "Topics", ":material/category:", "topics", _DAYS),
+    PageSpec("pages/patterns.py", "Failure patterns", ":material/error:", "patterns", _DAYS),
     PageSpec("pages/review.py", "Review", ":material/rate_review:", "review"),
 )
 

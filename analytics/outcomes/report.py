@@ -30,9 +30,11 @@ from analytics.outcomes.signals import SIGNALS
 from analytics.reports import ReportSpec, register_report
 
 #: The columns of `outcomes()`.
-OUTCOME_COLUMNS = ("thread_id", *SIGNALS, *(f"{s}_ordinals" for s in SIGNALS), "outcome", "outcome_reason")
+OUTCOME_COLUMNS = ("thread_id", *SIGNALS, *(f"{s}_ordinals" for s in SIGNALS), "outcome", "outcome_reason",
+                   "topic_id", "topic_label")
 #: The columns of the `outcomes` CSV report (ordinals as JSON arrays: `[3,5]`).
-REPORT_COLUMNS = ("thread_id", *SIGNALS, "outcome", "outcome_reason", *(f"{s}_ordinals" for s in SIGNALS))
+REPORT_COLUMNS = ("thread_id", *SIGNALS, "outcome", "outcome_reason", "topic_id", "topic_label",
+                  *(f"{s}_ordinals" for s in SIGNALS))
 
 
 def as_lexicon(lexicon: Lexicon | str | os.PathLike | Mapping | None) -> Lexicon | None:
@@ -79,18 +81,29 @@ def outcomes(db_or_con: ConOrPath, filters: Filters | None = None, idle_minutes:
     (`analytics.outcomes.lexicon`). Ordinals are `messages.ordinal`s (0-based), as lists.
     """
     with connection(db_or_con) as con:
-        frame = outcomes_relation(con, filters, idle_minutes, hitl_hours, lexicon).select(*OUTCOME_COLUMNS).df()
+        frame = _with_topics(con, outcomes_relation(con, filters, idle_minutes, hitl_hours, lexicon)).select(
+            *OUTCOME_COLUMNS).df()
     for name in OUTCOME_COLUMNS:
         if name.endswith("_ordinals"):
             frame[name] = [[int(v) for v in values] for values in frame[name]]
     return frame
 
 
+def _with_topics(con, rel: duckdb.DuckDBPyRelation) -> duckdb.DuckDBPyRelation:
+    """`rel` with each thread's `topic_id` and `topic_label` (`analytics.topics`: the load's, else live)."""
+    from analytics.topics.report import topic_sources  # (topics read outcomes: imported when used)
+
+    per_thread, _ = topic_sources(con)
+    con.register("tl_outcome_rows", rel.arrow().read_all())
+    return con.sql(f"SELECT o.*, ct.topic_id, ct.topic_label FROM tl_outcome_rows o "
+                   f"LEFT JOIN {per_thread} ct USING (thread_id) ORDER BY o.thread_id")
+
+
 def _report_rows(con, filters: Filters, options: Mapping[str, Any]) -> duckdb.DuckDBPyRelation:
-    rel = outcomes_relation(
+    rel = _with_topics(con, outcomes_relation(
         con, filters, options.get("idle_minutes") or DEFAULT_IDLE_MINUTES,
         options.get("hitl_hours") or DEFAULT_HITL_HOURS, options.get("lexicon"),
-    )
+    ))
     columns = ", ".join(f"to_json({c})::VARCHAR AS {c}" if c.endswith("_ordinals") else c for c in REPORT_COLUMNS)
     return rel.select(columns)
 

@@ -1,0 +1,343 @@
+"""Topics of short texts, offline and deterministic: TF-IDF, LSA, spherical k-means (numpy only).
+
+A document is a conversation's question and the tools the agent called to answer it. Its
+features: the question's words (Unicode `\\w+`, normalised, function words and tokens with
+digits dropped), the character 4-grams of those words (so "rembourser" meets
+"remboursement", "Rechnung" meets "Rechnungen") and the tool names. Tools are the bridge
+between languages: a German and a Spanish refund question share no word, but the agent
+answers both with the same tool, and latent semantic analysis (a truncated SVD of the
+TF-IDF matrix) maps words that co-occur with the same tools close together, so a question
+whose turn called no tool still lands with its topic. k-means finds up to `K_FINE` fine
+clusters (a topic split by language or wording), merged while their centroids are as close
+as `MERGE_COSINE` (average linkage); every step has fixed seeds and sorted inputs, so the
+same documents give the same topics, ids and labels.
+
+>>> docs = [Doc(f"t{i}", q, tools) for i, (q, tools) in enumerate([
+...     ("refund for my broken blender", ("lookup_order",)), ("I want a refund, item broken", ("lookup_order",)),
+...     ("Rückerstattung bitte", ("lookup_order",)), ("where is my parcel", ("track_parcel",)),
+...     ("parcel late, where is it", ("track_parcel",)), ("Wo ist mein Paket", ("track_parcel",))] * 3)]
+>>> found = cluster(docs)
+>>> sorted({found.assignment[f"t{i}"] for i in (0, 1, 2)}), sorted({found.assignment[f"t{i}"] for i in (3, 4, 5)})
+([0], [1])
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from analytics.outcomes.lexicon import normalise
+from analytics.topics.stopwords import STOPWORDS
+
+_WORD = re.compile(r"\w+")
+#: An identifier or a number: a run of word characters and `-_.@+/:#` holding a digit ("A-1043",
+#: "INV-2037", "user4093@example.com", "3.5"); dropped whole, so its letters are no topic word.
+_ID = re.compile(r"[\w\-.@+/:#]*\d[\w\-.@+/:#]*")
+#: Character n-grams of this length, taken inside each word padded with `<` `>`.
+NGRAM = 4
+#: Weight of the tool features against the text's (each part l2-normalised first).
+TOOL_WEIGHT = 0.8
+#: Weight of the character n-grams against whole words.
+NGRAM_WEIGHT = 0.6
+#: A feature must occur in this many documents to count; one in more than this share is noise.
+MIN_DF, MAX_DF_SHARE = 2, 0.5
+#: LSA dimensions; fine k-means clusters; the centroid cosine at which two of them are one topic;
+#: documents (distinct question and tools) the model is fitted on (the rest are projected).
+DIMENSIONS, K_FINE, MERGE_COSINE = 48, 24, 0.1
+FIT_SAMPLE = 20_000
+SEED = 20_260_101
+TOP_TERMS, TYPICAL = 8, 3
+
+
+@dataclass(frozen=True)
+class Doc:
+    """One conversation: its key, its question, and the tools called in answer."""
+
+    key: str
+    text: str
+    tools: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Topic:
+    """A cluster: id (0 the largest), label (its top three terms), top terms, typical questions, size."""
+
+    id: int
+    label: str
+    terms: tuple[str, ...]
+    questions: tuple[str, ...]
+    examples: tuple[str, ...]  # a key of each typical question's documents (the smallest)
+    tools: tuple[str, ...]
+    size: int
+
+
+@dataclass
+class Topics:
+    topics: list[Topic] = field(default_factory=list)
+    assignment: dict[str, int] = field(default_factory=dict)  # key -> topic id
+
+
+def words(text: str) -> list[str]:
+    """The topic words of `text`: normalised, no function words, no ids or numbers.
+
+    >>> words("Où est mon colis ? La commande A-4411 n'est pas arrivée.")
+    ['colis', 'commande', 'arrivee']
+    """
+    return [w for w in _WORD.findall(_ID.sub(" ", normalise(text))) if len(w) > 1 and w not in STOPWORDS
+            and not any(ch.isdigit() for ch in w) and "_" not in w]
+
+
+Item = tuple[tuple[str, ...], tuple[str, ...]]  # (a question's words, the tools): what the model sees
+
+
+def _features(item: Item) -> Counter:
+    wording, tools = item
+    found: Counter = Counter()
+    for w in wording:
+        found["w:" + w] += 1
+        padded = f"<{w}>"
+        for i in range(len(padded) - NGRAM + 1):
+            found["c:" + padded[i:i + NGRAM]] += 1
+    for t in tools:
+        found["t:" + t] += 1
+    return found
+
+
+class _Sparse:
+    """A sparse matrix as (row, column, value) triples, with the two products LSA needs."""
+
+    def __init__(self, rows: np.ndarray, cols: np.ndarray, vals: np.ndarray, shape: tuple[int, int]):
+        self.rows, self.cols, self.vals, self.shape = rows, cols, vals, shape
+
+    def dot(self, dense: np.ndarray, transpose: bool = False) -> np.ndarray:
+        """`self @ dense` (or `self.T @ dense`): one weighted bincount per column of `dense`."""
+        out_index, in_index = (self.cols, self.rows) if transpose else (self.rows, self.cols)
+        size = self.shape[1] if transpose else self.shape[0]
+        out = np.empty((size, dense.shape[1]))
+        for j in range(dense.shape[1]):
+            out[:, j] = np.bincount(out_index, weights=self.vals * dense[in_index, j], minlength=size)
+        return out
+
+
+@dataclass
+class _Encoded:
+    """Every item's raw feature counts as triples; feature names by id; each feature's group (0 word, 1 n-gram, 2 tool)."""
+
+    rows: np.ndarray
+    cols: np.ndarray
+    counts: np.ndarray
+    names: list[str]
+    groups: np.ndarray
+    items: int
+
+
+def _encode(items: list[Item]) -> _Encoded:
+    index: dict[str, int] = {}
+    rows: list[int] = []
+    cols: list[int] = []
+    counts: list[int] = []
+    for r, item in enumerate(items):
+        for f, n in _features(item).items():
+            rows.append(r)
+            cols.append(index.setdefault(f, len(index)))
+            counts.append(n)
+    names = list(index)
+    groups = np.array(["wct".index(f[0]) for f in names], dtype=np.int64)
+    return _Encoded(np.array(rows, dtype=np.int64), np.array(cols, dtype=np.int64), np.array(counts, dtype=np.float64),
+                    names, groups, len(items))
+
+
+def _vocabulary(enc: _Encoded, fit: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Each feature's smooth idf over the items `fit` (a boolean mask), NaN for a feature not kept
+    (in fewer than `MIN_DF` documents, or in more than `MAX_DF_SHARE` of them unless a tool)."""
+    mask = fit[enc.rows]
+    df = np.bincount(enc.cols[mask], weights=weights[enc.rows[mask]], minlength=len(enc.names))
+    total = float(weights[fit].sum())
+    kept = (df >= MIN_DF) & ((df <= MAX_DF_SHARE * total) | (enc.groups == 2))
+    return np.where(kept, np.log((1 + total) / (1 + df)) + 1, np.nan)
+
+
+def _tfidf(enc: _Encoded, idf: np.ndarray, take: np.ndarray | None = None) -> _Sparse:
+    """TF-IDF rows of the items `take` (indexes; None: all), renumbered from 0: sublinear tf, each
+    feature group l2-normalised and weighted, rows l2-normalised; features without an idf left out."""
+    new_row = np.arange(enc.items)
+    if take is not None:
+        new_row = np.full(enc.items, -1)
+        new_row[take] = np.arange(len(take))
+    keep = (new_row[enc.rows] >= 0) & ~np.isnan(idf[enc.cols])
+    rows, cols = new_row[enc.rows[keep]], enc.cols[keep]
+    vals = (1 + np.log(enc.counts[keep])) * idf[cols]
+    groups = enc.groups[cols]
+    cell = rows * 3 + groups
+    norm = np.sqrt(np.bincount(cell, weights=vals * vals))
+    vals = np.array([1.0, NGRAM_WEIGHT, TOOL_WEIGHT])[groups] * vals / norm[cell]
+    size = enc.items if take is None else len(take)
+    row_norm = np.sqrt(np.bincount(rows, weights=vals * vals, minlength=size))
+    return _Sparse(rows, cols, vals / np.where(row_norm[rows] > 0, row_norm[rows], 1.0), (size, len(enc.names)))
+
+
+def _unit(x: np.ndarray) -> np.ndarray:
+    norm = np.linalg.norm(x, axis=1, keepdims=True)
+    return x / np.where(norm > 0, norm, 1.0)
+
+
+def _lsa_basis(m: _Sparse, rank: int, rng: np.random.Generator) -> np.ndarray:
+    """The top right singular vectors of `m` (features x rank), randomized SVD with two power iterations."""
+    rank = max(1, min(rank, m.shape[0] - 1, m.shape[1]))
+    q, _ = np.linalg.qr(m.dot(rng.standard_normal((m.shape[1], rank + 8))))
+    for _ in range(2):
+        q, _ = np.linalg.qr(m.dot(m.dot(q, transpose=True)))
+    b = m.dot(q, transpose=True).T  # (rank+8) x features
+    _, _, vt = np.linalg.svd(b, full_matrices=False)
+    basis = vt[:rank].T
+    # A singular vector's sign is arbitrary: fix it (largest entry positive) so reruns agree.
+    signs = np.sign(basis[np.argmax(np.abs(basis), axis=0), np.arange(basis.shape[1])])
+    return basis * np.where(signs == 0, 1.0, signs)
+
+
+def _kmeans(x: np.ndarray, w: np.ndarray, k: int, rng: np.random.Generator, rounds: int = 40) -> tuple[np.ndarray, np.ndarray]:
+    """Weighted spherical k-means (cosine), k-means++ start: (centroids, labels)."""
+    first = int(np.argmax(w))  # (deterministic: the most frequent document)
+    centres = [x[first]]
+    best = 1.0 - x @ x[first]
+    for _ in range(1, k):
+        p = np.clip(best, 0, None) ** 2 * w
+        if p.sum() <= 0:
+            break
+        nxt = int(rng.choice(len(x), p=p / p.sum()))
+        centres.append(x[nxt])
+        best = np.minimum(best, 1.0 - x @ x[nxt])
+    c = np.array(centres)
+    labels = np.full(len(x), -1)
+    for _ in range(rounds):
+        new = np.argmax(x @ c.T, axis=1)
+        if np.array_equal(new, labels):
+            break
+        labels = new
+        sums = np.zeros_like(c)
+        np.add.at(sums, labels, x * w[:, None])
+        c = _unit(np.where(np.linalg.norm(sums, axis=1, keepdims=True) > 0, sums, c))
+    return c, labels
+
+
+def _merge(centres: np.ndarray, sizes: np.ndarray, threshold: float) -> np.ndarray:
+    """Average-linkage merging of k-means centroids: the two closest groups (cosine of their
+    size-weighted mean directions) join while that cosine is at least `threshold`; the group of each centroid."""
+    groups = [[j] for j in range(len(centres))]
+    sums = [centres[j] * sizes[j] for j in range(len(centres))]
+    while len(groups) > 1:
+        unit = _unit(np.array(sums))
+        sim = unit @ unit.T
+        np.fill_diagonal(sim, -np.inf)
+        a, b = sorted(np.unravel_index(int(np.argmax(sim)), sim.shape))
+        if sim[a, b] < threshold:
+            break
+        groups[a] += groups.pop(b)
+        sums[a] = sums[a] + sums.pop(b)
+    out = np.zeros(len(centres), dtype=int)
+    for g, members in enumerate(groups):
+        out[members] = g
+    return out
+
+
+def _stable_order(items: list[Item]) -> list[int]:
+    """Indexes of `items` in an order that depends on their content only (a hash: a fair sample)."""
+    keyed = [(hashlib.blake2b(repr(item).encode(), digest_size=8).digest(), item, i) for i, item in enumerate(items)]
+    return [i for *_, i in sorted(keyed)]
+
+
+def cluster(docs: list[Doc], k: int | None = None) -> Topics:
+    """The topics of `docs` (k: exactly k k-means clusters, not merged; None: fine clusters merged).
+
+    Documents with the same words and tools are one item (weighted by their number): one
+    question asked about a thousand orders is one row of the model."""
+    if not docs:
+        return Topics()
+    wordings: dict[str, tuple[str, ...]] = {}
+    item_of: dict[str, Item] = {}
+    for d in docs:
+        if d.text not in wordings:
+            wordings[d.text] = tuple(words(d.text))
+        item_of[d.key] = (wordings[d.text], tuple(sorted(set(d.tools))))
+    counts = Counter(item_of.values())
+    unique = sorted(counts)
+    weights = np.array([counts[u] for u in unique], dtype=np.float64)
+    labels, sims = np.zeros(len(unique), dtype=int), None
+    enc = _encode(unique)
+    fit = np.zeros(len(unique), dtype=bool)
+    fit[_stable_order(unique)[:FIT_SAMPLE]] = True
+    idf = _vocabulary(enc, fit, weights) if len(unique) > 1 else np.full(len(enc.names), np.nan)
+    if not np.isnan(idf).all():
+        fit_index = np.flatnonzero(fit)
+        m_fit = _tfidf(enc, idf, fit_index)
+        basis = _lsa_basis(m_fit, DIMENSIONS, np.random.default_rng(SEED))
+        x_fit = _unit(m_fit.dot(basis))
+        w_fit = weights[fit_index]
+        k_fine = k or min(K_FINE, max(2, len(fit_index) // 2))  # (a few documents: a few fine clusters)
+        fine, fine_labels = _kmeans(x_fit, w_fit, max(1, min(k_fine, len(fit_index))), np.random.default_rng(SEED))
+        sizes = np.bincount(fine_labels, weights=w_fit, minlength=len(fine))
+        group = _merge(fine, sizes, MERGE_COSINE if k is None else np.inf)
+        centres = np.zeros((group.max() + 1, fine.shape[1]))
+        np.add.at(centres, group, fine * sizes[:, None])
+        centres = _unit(centres)
+        x_all = x_fit if len(fit_index) == len(unique) else _unit(_tfidf(enc, idf).dot(basis))
+        sims = x_all @ centres.T
+        labels = np.argmax(sims, axis=1)
+    return _finish(docs, item_of, unique, labels, weights, sims)
+
+
+def _finish(docs: list[Doc], item_of: dict[str, Item], unique: list[Item], labels: np.ndarray, weights: np.ndarray,
+            sims: np.ndarray | None) -> Topics:
+    """Topics with terms, typical questions, ids by size (then label) and every doc's id.
+
+    A term's weight in a topic: the documents of the topic holding it times its idf over all
+    documents, so a word every topic uses ("order", "bitte") does not name one. A typical
+    question: the text of the smallest key among the documents of an item closest to the centre."""
+    example: dict[Item, Doc] = {}
+    for d in docs:
+        item = item_of[d.key]
+        if item not in example or d.key < example[item].key:
+            example[item] = d
+    df: Counter = Counter()
+    for (wording, _), w in zip(unique, weights):
+        for term in set(wording):
+            df[term] += w
+    total = float(weights.sum())
+    drafts = []
+    for j in sorted(set(labels.tolist())):
+        members = np.flatnonzero(labels == j)
+        size = int(weights[members].sum())
+        term_weight: Counter = Counter()
+        tool_count: Counter = Counter()
+        for i in members:
+            wording, tools = unique[i]
+            for w in set(wording):
+                term_weight[w] += weights[i]
+            for t in tools:
+                tool_count[t] += weights[i]
+        # (a word of one conversation only, a name or a typo, never names a topic)
+        scored = {t: n * np.log((1 + total) / (1 + df[t])) for t, n in term_weight.items() if df[t] >= MIN_DF}
+        terms = tuple(t for t, _ in sorted(scored.items(), key=lambda kv: (-round(kv[1], 9), kv[0]))[:TOP_TERMS])
+        near = sorted(members, key=lambda i: (-(round(sims[i, j], 9) if sims is not None else 0.0), -weights[i], unique[i]))
+        picked: list[Doc] = []
+        seen: set[tuple[str, ...]] = set()
+        for i in near:
+            if unique[i][0] not in seen:  # (the same words with other tools: one wording)
+                seen.add(unique[i][0])
+                picked.append(example[unique[i]])
+            if len(picked) == TYPICAL:
+                break
+        label = ", ".join(terms[:3]) or "(no words)"
+        tools = tuple(t for t, _ in sorted(tool_count.items(), key=lambda kv: (-kv[1], kv[0]))[:3])
+        drafts.append((size, label, j, terms, tuple(d.text for d in picked), tuple(d.key for d in picked), tools))
+    drafts.sort(key=lambda d: (-d[0], d[1], d[4]))
+    topics, new_id = [], {}
+    for tid, (size, label, j, terms, questions, examples, tools) in enumerate(drafts):
+        new_id[j] = tid
+        topics.append(Topic(tid, label, terms, questions, examples, tools, size))
+    by_item = {u: new_id[int(j)] for u, j in zip(unique, labels)}
+    return Topics(topics, {d.key: by_item[item_of[d.key]] for d in docs})

@@ -1,0 +1,84 @@
+"""Topics: what users ask about (their first questions clustered), how each topic ends, its trend;
+a topic (and an outcome) lists the conversations behind the numbers, each opening its transcript."""
+
+import streamlit as st
+
+from ui import cache, charts, render, state
+from ui.filters import filter_bar
+from ui.models import topics as model
+
+url = state.Url("topics")
+db = state.require_db()
+
+st.title("Topics")
+st.caption(
+    "Users' first questions grouped by what they ask (words, their character 4-grams and the tools the agent "
+    "called; offline, the same on every reload), and how each topic's conversations end. docs/topics.md "
+    "defines both."
+)
+filters = filter_bar(url, cache.facets(db), text=False)
+c1, c2, _ = st.columns([3, 4, 5], vertical_alignment="bottom")
+period = c1.segmented_control("Trend per", model.PERIODS, format_func=str.capitalize,
+                              key=url.bind("by", "week", state.choice(model.PERIODS))) or "week"
+outcome = c2.selectbox("Conversations of the topic that ended", model.OUTCOME_CHOICES,
+                       key=url.bind("outcome", "all", state.choice(model.OUTCOME_CHOICES)),
+                       format_func=lambda o: "any way" if o == "all" else o)
+topic_key = url.bind("topic", None, state.INT)
+url.publish()
+
+view = cache.call(model.topics_page, db, filters, period)
+render.headline([
+    ("Conversations", render.number(view.conversations), "Conversations with a user message that pass the filters"),
+    ("Topics", render.number(view.topics), "Topics with conversations under these filters"),
+    ("Largest topic", view.table["topic_label"].iloc[0] if view.topics else "—", None),
+])
+if not view.topics:
+    st.info("No conversation with a user message passes these filters.", icon=":material/info:")
+    st.stop()
+if view.sentence():
+    st.markdown(view.sentence())
+st.caption("Rates: the share of the topic's conversations with that outcome · × rest: that rate over the "
+           "other topics' · select a row to list its conversations")
+picked = st.dataframe(
+    view.table, key="topics.table", on_select="rerun", selection_mode="single-row", hide_index=True,
+    column_config={
+        "topic_id": st.column_config.NumberColumn("Topic", pinned=True),
+        "topic_label": st.column_config.TextColumn("Label (top terms)", width="medium"),
+        "threads": "Conversations",
+        "share": st.column_config.NumberColumn("Share", format="percent"),
+        **{f"{o}_rate": st.column_config.NumberColumn(o.capitalize(), format="percent")
+           for o in ("resolved", "abandoned", "failed", "waiting")},
+        "abandoned_vs_rest": st.column_config.NumberColumn("Abandoned × rest", format="%.1f×"),
+        "failed_vs_rest": st.column_config.NumberColumn("Failed × rest", format="%.1f×"),
+        "typical_questions": st.column_config.TextColumn("Typical questions", width="large"),
+    },
+)  # fmt: skip
+render.download(view.overview, "topics.csv", key="topics.csv", label="Download every topic (CSV)")
+if picked.selection.rows:
+    st.session_state[topic_key] = int(view.table["topic_id"].iloc[picked.selection.rows[0]])
+    url.publish()
+
+chosen = st.session_state.get(topic_key)
+if chosen is not None:
+    label = dict(zip(view.table["topic_id"], view.table["topic_label"])).get(chosen, "?")
+    st.subheader(f"Topic {chosen} · {label}" + ("" if outcome == "all" else f" · {outcome}"))
+    threads = cache.call(model.topic_threads, db, filters, chosen, outcome)
+    st.caption(f"{len(threads):,} conversations · select a row to open its transcript at the question")
+    opened = st.dataframe(
+        threads, key="topics.threads", on_select="rerun", selection_mode="single-row", hide_index=True,
+        column_config={"thread_id": st.column_config.TextColumn("Thread", pinned=True), "outcome": "Outcome",
+                       "question": st.column_config.TextColumn("First question", width="large"),
+                       "message": "Message", "question_ordinal": None},
+    )  # fmt: skip
+    render.download(threads, f"topic_{chosen}_{outcome}.csv", key="topics.threads.csv",
+                    label="Download these conversations (CSV)")
+    if opened.selection.rows:
+        row = threads.iloc[opened.selection.rows[0]]
+        state.go_to("transcript", f"Open {render.thread_label(row['thread_id'])} in the transcript explorer",
+                    thread=row["thread_id"], msg=int(row["message"]))
+
+topics_shown = [c for c in view.trend.columns if c != "period_start"]
+if render.chart_panel(f"Conversations per topic and {period}", view.trend, "conversations with a time",
+                      lambda f: charts.lines(f, "period_start", topics_shown, ylabel="conversations"),
+                      key="topics.trend"):
+    render.download(view.trend, f"topics_per_{period}.csv", key="topics.trend.csv", label="Download the trend (CSV)")

@@ -1,0 +1,79 @@
+"""The topic model on documents made here: deterministic, multilingual through the tools, ids never words."""
+
+from __future__ import annotations
+
+import random
+
+from analytics.topics.cluster import Doc, cluster, words
+
+QUESTIONS = {
+    "refund": (["I want a refund for my order", "Can I get my money back please", "refund the broken kettle"],
+               ["Ich möchte eine Gutschrift für den Wasserkocher", "Erstattung für die Bestellung bitte"], "lookup_order"),
+    "parcel": (["Where is my parcel", "my delivery is late, track it", "parcel still not delivered"],
+               ["Wo bleibt mein Paket", "Lieferung verspätet, Sendung verfolgen"], "track_parcel"),
+    "login": (["I cannot sign in to my account", "password reset link never arrives", "locked out of my account"],
+              ["Ich kann mich nicht anmelden", "Passwort zurücksetzen geht nicht"], "find_account"),
+}
+
+
+def _docs(seed: int = 0) -> list[Doc]:
+    rng = random.Random(seed)
+    docs = []
+    for topic, (en, de, tool) in QUESTIONS.items():
+        for i in range(24):
+            text = rng.choice(en if i % 2 else de) + f" {rng.randint(1000, 9999)}"
+            tools = (tool,) if i % 4 else ()  # a quarter of the turns call no tool
+            docs.append(Doc(f"{topic}-{i:02d}", text, tools))
+    return docs
+
+
+def _partition(found) -> set[frozenset[str]]:
+    groups: dict[int, set[str]] = {}
+    for key, topic in found.assignment.items():
+        groups.setdefault(topic, set()).add(key.split("-")[0])
+    return {frozenset(g) for g in groups.values()}
+
+
+def test_each_topic_is_found_across_languages():
+    docs = _docs()
+    found = cluster(docs)
+    assert all(len(group) == 1 for group in _partition(found))  # no topic mixes two
+    assert len(found.topics) <= 4
+    text = {d.key: d.text for d in docs}
+    for topic, (en, de, _) in QUESTIONS.items():
+        ids = [found.assignment[k] for k in text if k.startswith(topic)]
+        main = max(set(ids), key=ids.count)
+        asked = {text[k].rsplit(" ", 1)[0] for k in text if k.startswith(topic) and found.assignment[k] == main}
+        assert asked & set(en) and asked & set(de), topic  # English and German questions meet
+
+
+def test_the_same_documents_in_any_order_give_the_same_topics_ids_and_labels():
+    docs = _docs()
+    first = cluster(docs)
+    shuffled = list(docs)
+    random.Random(7).shuffle(shuffled)
+    again = cluster(shuffled)
+    assert again.topics == first.topics
+    assert again.assignment == first.assignment
+
+
+def test_ids_follow_size_and_labels_name_the_topic():
+    docs = _docs() + [Doc(f"refund-x{i}", "refund for my order please", ("lookup_order",)) for i in range(10)]
+    found = cluster(docs)
+    assert [t.size for t in found.topics] == sorted((t.size for t in found.topics), reverse=True)
+    top = found.topics[0]
+    assert found.assignment["refund-x0"] == top.id
+    assert top.size == sum(1 for t in found.assignment.values() if t == top.id)
+    assert "refund" in top.terms and top.tools == ("lookup_order",)
+    assert len(top.questions) == len(set(top.questions)) <= 3
+
+
+def test_identifiers_and_numbers_are_never_topic_words():
+    assert words("Invoice INV-2037 for user4093@example.com, 3.5 EUR, order #A-1043") == ["invoice", "eur", "order"]
+    assert words("Où est mon colis ?") == ["colis"]  # function words of the four languages dropped
+
+
+def test_no_documents_and_one_document():
+    assert cluster([]).topics == []
+    one = cluster([Doc("a", "refund please", ())])
+    assert one.assignment == {"a": 0} and one.topics[0].size == 1

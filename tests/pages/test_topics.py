@@ -1,0 +1,50 @@
+"""AppTests of the Topics page (pages/topics.py) on the demo database: the topic table is
+`topic_overview()`, a selected topic lists its conversations, a conversation opens at its question."""
+
+from __future__ import annotations
+
+from urllib.parse import quote
+
+import analytics
+from tests.pages.conftest import metric, open_page
+
+
+def test_the_topics_and_their_outcomes(app, con):
+    at = open_page(app, "topics")
+    expected = analytics.topic_overview(con)
+    table = at.dataframe[0].value
+    assert table["topic_label"].tolist() == expected["topic_label"].tolist()
+    assert table["threads"].tolist() == expected["threads"].tolist()
+    assert metric(at, "Conversations") == f"{expected['threads'].sum():,}"
+    assert metric(at, "Topics") == str(len(expected))
+    assert any(d.label == "Download every topic (CSV)" for d in at.get("download_button"))
+
+
+def test_a_topic_and_an_outcome_list_their_conversations_from_the_url(app, con):
+    per_thread = analytics.topics(con)
+    topic = int(per_thread[per_thread["outcome"] == "resolved"]["topic_id"].iloc[0])
+    at = open_page(app, "topics", topic=str(topic), outcome="resolved", by="day")
+    listed = at.dataframe[1].value
+    want = per_thread[(per_thread["topic_id"] == topic) & (per_thread["outcome"] == "resolved")]
+    assert sorted(listed["thread_id"]) == sorted(want["thread_id"])
+    assert at.segmented_control(key="topics.by").value == "day"
+    at.multiselect(key="topics.tenant").set_value(["globex"]).run()
+    assert at.query_params["tenant"] == "globex"
+    shown = at.dataframe[0].value["threads"].sum()
+    assert shown == (per_thread["thread_id"].str.startswith("globex:")).sum()
+
+
+def test_selecting_a_topic_then_a_conversation_opens_it_at_its_question(app, con):
+    at = open_page(app, "topics")
+    at.session_state["topics.table"] = {"selection": {"rows": [0], "columns": []}}
+    at.run()
+    assert not at.exception
+    assert at.query_params.get("topic") in ("0", ["0"])
+    listed = at.dataframe[1].value
+    first = listed.iloc[0]
+    at.session_state["topics.threads"] = {"selection": {"rows": [0], "columns": []}}
+    at.run()
+    assert not at.exception
+    # The browser is sent to the transcript at that message as one history entry (state.go_to).
+    script = next(h.proto.body for h in at.get("html") if "PopStateEvent" in h.proto.body)
+    assert f"transcript?thread={quote(first['thread_id'])}&msg={first['message']}" in script

@@ -1,0 +1,78 @@
+"""The Topics page: what users ask about, how each topic ends, its trend, and the conversations behind each number.
+
+>>> topics_page("lens.duckdb").table.head()  # doctest: +SKIP
+>>> topic_threads("lens.duckdb", Filters(), topic_id=0, outcome="abandoned")  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+from analytics.db import ConOrPath, connection
+from analytics.errors import BadRequest
+from analytics.filters import Filters
+from analytics.outcomes.signals import OUTCOMES
+from analytics.topics.report import overview_relation, topic_trend, topics_relation
+
+PERIODS = ("day", "week")
+#: The outcomes a topic's conversations can be narrowed to ("all": none).
+OUTCOME_CHOICES = ("all", *OUTCOMES)
+#: Columns of the topic table the page shows (the CSV has every `OVERVIEW_COLUMNS` column).
+TABLE_COLUMNS = ("topic_id", "topic_label", "threads", "share", "resolved_rate", "abandoned_rate", "failed_rate",
+                 "waiting_rate", "abandoned_vs_rest", "failed_vs_rest", "typical_questions")  # fmt: skip
+#: A topic's conversations: `message` is the question's number in the transcript explorer (ordinal + 1).
+THREAD_COLUMNS = ("thread_id", "outcome", "question", "message", "question_ordinal")
+
+
+@dataclass(frozen=True)
+class TopicsPage:
+    """`overview`: `topic_overview()` (the CSV); `table`: what the page shows; `trend`: one column per topic
+    over `period_start` (the chart and its CSV); the headline figures."""
+
+    overview: pd.DataFrame
+    table: pd.DataFrame
+    trend: pd.DataFrame
+    conversations: int
+    topics: int
+
+    def sentence(self) -> str | None:
+        """The topic most often abandoned against the rest, in words ("… abandoned 3.0x as often as the others")."""
+        ranked = self.overview.dropna(subset=["abandoned_vs_rest"])
+        ranked = ranked[(ranked["abandoned_rate"] > 0) & (ranked["threads"] >= 2)]
+        if ranked.empty:
+            return None
+        top = ranked.sort_values(["abandoned_vs_rest", "topic_id"], ascending=[False, True]).iloc[0]
+        return (f"“{top['topic_label']}” conversations are abandoned {top['abandoned_vs_rest']:.1f}× as often as the "
+                f"others ({top['abandoned_rate']:.0%} of {int(top['threads'])}).")
+
+
+def topics_page(con_or_path: ConOrPath, filters: Filters = Filters(), period: str = "week") -> TopicsPage:
+    """The page's topic table, trend and headline for `filters`."""
+    if period not in PERIODS:
+        raise BadRequest(f"period must be one of {', '.join(PERIODS)}, got {period!r}")
+    with connection(con_or_path) as con:
+        overview = overview_relation(con, filters).df()
+        trend = topic_trend(con, filters, period)
+    wide = (trend.assign(topic=trend["topic_id"].astype(str) + " · " + trend["topic_label"])
+            .pivot_table(index="period_start", columns="topic", values="threads", aggfunc="sum", fill_value=0)
+            .reset_index()) if not trend.empty else pd.DataFrame({"period_start": []})
+    wide.columns.name = None
+    table = overview[list(TABLE_COLUMNS)].copy()
+    return TopicsPage(overview, table, wide, int(overview["threads"].sum()) if len(overview) else 0, len(overview))
+
+
+def topic_threads(con_or_path: ConOrPath, filters: Filters = Filters(), topic_id: int | None = None,
+                  outcome: str = "all") -> pd.DataFrame:
+    """The conversations of one topic (`topic_id`), optionally of one outcome: `THREAD_COLUMNS`."""
+    if outcome not in OUTCOME_CHOICES:
+        raise BadRequest(f"outcome must be one of {', '.join(OUTCOME_CHOICES)}, got {outcome!r}")
+    with connection(con_or_path) as con:
+        frame = topics_relation(con, filters).df()
+    if topic_id is not None:
+        frame = frame[frame["topic_id"] == topic_id]
+    if outcome != "all":
+        frame = frame[frame["outcome"] == outcome]
+    frame = frame.assign(message=frame["question_ordinal"] + 1)
+    return frame[list(THREAD_COLUMNS)].reset_index(drop=True)
