@@ -41,6 +41,7 @@ _NAMES = {
     "retention": "analytics.retention",
     "backlog": "analytics.backlog",
     "outcomes": "analytics.outcomes.report",
+    "compare_cohorts": "analytics.cohorts.compare", "costs": "analytics.cohorts.costs",
     "branches": "analytics.branches", "checkpoint_tree": "analytics.branches",
     "diff": "analytics.diff",
     "edit_log": "analytics.history",
@@ -57,6 +58,7 @@ REGISTRARS = (
     "analytics.reports", "analytics.transcript_cli", "analytics.observed", "analytics.retention",
     "analytics.history_reports", "analytics.history_cli", "analytics.workspace.cli", "analytics.search_cli",
     "analytics.erasure_cli", "analytics.exports_report", "analytics.outcomes.report",
+    "analytics.cohorts.report",
 )
 
 
