@@ -33,7 +33,7 @@ GROUPS = {
     "topic": "ct.topic_label",
     "outcome": "s.outcome",
     "day": "u.day",
-    "week": "date_trunc('week', u.day)",
+    "week": "CAST(date_trunc('week', u.day) AS DATE)",
 }
 #: The figures of every group, after its keys.
 FIGURES = ("conversations", "input_tokens", "cached_input_tokens", "output_tokens", "cost",
