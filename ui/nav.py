@@ -36,6 +36,7 @@ PAGES = (
     PageSpec("pages/transcript.py", "Transcript explorer", ":material/forum:", "transcript"),
     PageSpec("pages/resume_qa.py", "Resume QA", ":material/restart_alt:", "resume_qa", _DAYS),
     PageSpec("pages/backlog.py", "Waiting on a human", ":material/pending_actions:", "backlog", _DAYS),
+    PageSpec("pages/compare.py", "Compare", ":material/compare_arrows:", "compare", _DAYS),
     PageSpec("pages/review.py", "Review", ":material/rate_review:", "review"),
 )
 

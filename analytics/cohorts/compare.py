@@ -101,12 +101,12 @@ def _rows(fa: pd.DataFrame, fb: pd.DataFrame, priced: bool) -> list[_Row]:
     if priced:
         rows.append(mean_row(COST, "Cost per conversation", _known(fa[COST]), _known(fb[COST])))
     n_a, n_b = len(fa), len(fb)
-    rows += [proportion_row("signal", s, s.replace("_", " "), int(fa[s].sum()), n_a, int(fb[s].sum()), n_b)
+    rows += [proportion_row("signal", s, "Signal: " + s.replace("_", " "), int(fa[s].sum()), n_a, int(fb[s].sum()), n_b)
              for s in SIGNALS]
-    rows += [proportion_row("outcome", o, o, int((fa["outcome"] == o).sum()), n_a, int((fb["outcome"] == o).sum()), n_b)
+    rows += [proportion_row("outcome", o, "Outcome: " + o, int((fa["outcome"] == o).sum()), n_a, int((fb["outcome"] == o).sum()), n_b)
              for o in OUTCOMES]
     topics = sorted(set(fa["topic_label"].dropna()) | set(fb["topic_label"].dropna()))
-    rows += [proportion_row("topic", t, t, int((fa["topic_label"] == t).sum()), n_a, int((fb["topic_label"] == t).sum()), n_b)
+    rows += [proportion_row("topic", t, "Topic: " + t, int((fa["topic_label"] == t).sum()), n_a, int((fb["topic_label"] == t).sum()), n_b)
              for t in topics]
     return rows
 
