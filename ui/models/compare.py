@@ -108,8 +108,23 @@ def _difference(kind: str, d: float, low: float, high: float) -> tuple[str, str]
         return "—", "—"
     if kind != "metric":
         return f"{d * 100:+.1f} pp", "—" if math.isnan(low) else f"{low * 100:+.1f} to {high * 100:+.1f} pp"
-    fmt = "{:+,.3g}" if max(abs(d), abs(low) if not math.isnan(low) else 0) < 1000 else "{:+,.0f}"
+    size = max(abs(v) for v in (d, low, high) if not math.isnan(v))
+    fmt = "{:+,.3g}" if size < 1000 else "{:+,.0f}"
     return fmt.format(d), "—" if math.isnan(low) else f"{fmt.format(low)} to {fmt.format(high)}"
+
+
+def verdict(page: "ComparePage") -> str:
+    """One line on what the comparison found.
+
+    >>> verdict(ComparePage(pd.DataFrame({"significant": [False]}), *[pd.DataFrame()] * 3, 10, 12, 0, ()))
+    'No difference is marked (Benjamini-Hochberg q < 0.05 over 1 rows): with 10 and 12 threads, what differs is within chance.'
+    """
+    n = len(page.frame)
+    if page.significant:
+        return (f"{page.significant} of {n} rows differ beyond chance (Benjamini-Hochberg q < 0.05): marked ✔ "
+                "in the table and the charts.")
+    return (f"No difference is marked (Benjamini-Hochberg q < 0.05 over {n} rows): with {page.threads_a:,} and "
+            f"{page.threads_b:,} threads, what differs is within chance.")
 
 
 def _p(p: float) -> str:
