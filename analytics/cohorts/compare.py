@@ -24,7 +24,7 @@ from analytics._pandas import pd
 from analytics.cohorts import stats
 from analytics.cohorts.cohorts import COST, MEANS, cohort_frame
 from analytics.cohorts.prices import PriceTable, load_prices
-from analytics.db import ConOrPath, connection
+from analytics.db import ConOrPath
 from analytics.errors import BadRequest
 from analytics.filters import Filters
 from analytics.outcomes.signals import OUTCOMES, SIGNALS
@@ -142,10 +142,9 @@ def compare_cohorts(db_or_con: ConOrPath, a: Filters, b: Filters,
     if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
         raise BadRequest(f"alpha must be a number between 0 and 1, got {alpha!r}")
     table = None if prices is None else load_prices(prices)
-    with connection(db_or_con) as con:
-        fa, fb = cohort_frame(con, a, table), cohort_frame(con, b, table)
+    both = cohort_frame(db_or_con, a, b, table)
+    fa, fb = both[both["in_a"]], both[both["in_b"]]
     frame = compare_frames(fa, fb, table is not None, alpha)
-    frame.attrs.update(threads_a=len(fa), threads_b=len(fb),
-                       overlap=len(set(fa["thread_id"]) & set(fb["thread_id"])),
+    frame.attrs.update(threads_a=len(fa), threads_b=len(fb), overlap=int((both["in_a"] & both["in_b"]).sum()),
                        unpriced_models=_unpriced(fa, fb) if table is not None else [])
     return frame

@@ -49,10 +49,10 @@ def _prices_sql(prices: PriceTable) -> tuple[str, list]:
              [r.input if r.cached_input is None else r.cached_input for r in rows]])
 
 
-def priced_rows_sql(con, filters: Filters, prices: PriceTable) -> tuple[str, list]:
+def priced_rows_sql(where: str, params: list, prices: PriceTable) -> tuple[str, list]:
     """A query of one row per thread × UTC day × model (`u`: thread_id, tenant_id, model, day, the
-    tokens, `cost` NULL when the model has no price), over the threads that pass `filters`."""
-    where, params = filters.metrics_where("cm")
+    tokens, `cost` NULL when the model has no price), over the threads whose `conversation_metrics`
+    row `cm` passes `where` (e.g. `Filters.metrics_where("cm")`, with its `params`)."""
     price_sql, price_params = _prices_sql(prices)
     cached, cached_join = "0", ""
     if prices.has_cached_prices:
@@ -105,7 +105,7 @@ def costs(db_or_con: ConOrPath, prices: PriceTable | str | os.PathLike | Mapping
             if not has_table(con, SIGNALS_TABLE):
                 raise BadRequest("costs by outcome: this database has no conversation_signals (load it again)")
             joins += f" LEFT JOIN {SIGNALS_TABLE} s USING (thread_id)"
-        rows_sql, params = priced_rows_sql(con, filters or Filters(), table)
+        rows_sql, params = priced_rows_sql(*(filters or Filters()).metrics_where("cm"), table)
         key_sql = ", ".join(f"{GROUPS[k]} AS {k}" for k in keys)
         frame = con.execute(f"""
 SELECT {key_sql}, count(DISTINCT u.thread_id) AS conversations,

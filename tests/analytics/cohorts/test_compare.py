@@ -114,3 +114,11 @@ def test_topic_shares_when_the_database_has_topics(labelled_db, tmp_path):
         k_b = sum(1 for t in _version(labels, "1.1") if labels["threads"][t]["topic"] == topic)
         assert (topics.loc[topic, "count_a"], topics.loc[topic, "count_b"]) == (k_a, k_b)
     assert math.isclose(topics["value_a"].sum(), 1.0)
+
+
+def test_without_the_signals_table_the_rules_compute_the_same_rows(labelled_db, tmp_path):
+    db, _ = labelled_db
+    bare = edited_copy(db, tmp_path / "bare.duckdb", "DROP TABLE conversation_signals")
+    got = analytics.compare_cohorts(bare, V10, V11)
+    want = analytics.compare_cohorts(db, V10, V11)
+    assert got.equals(want)
