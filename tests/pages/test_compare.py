@@ -71,3 +71,13 @@ def test_a_price_path_outside_the_source_roots_is_refused(labelled_app, tmp_path
     at.text_input(key="compare.prices_path").input(str(inside / "prices.toml")).run()
     assert not at.error
     assert "Cost per conversation" in at.dataframe[0].value["figure"].tolist()
+
+
+def test_a_read_only_server_reads_no_price_path(labelled_app, tmp_path, monkeypatch):
+    prices = tmp_path / "prices.toml"
+    prices.write_text('[models."gpt-4o-mini-2024-07-18"]\ninput = 1\noutput = 2\n', encoding="utf-8")
+    monkeypatch.setenv("TRANSCRIPT_LENS_READ_ONLY", "1")
+    at = open_page(labelled_app, "compare")
+    at.text_input(key="compare.prices_path").input(str(prices)).run()
+    assert any("read-only" in e.value for e in at.error)
+    assert "Cost per conversation" not in at.dataframe[0].value["figure"].tolist()
