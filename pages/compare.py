@@ -85,3 +85,12 @@ with r:
     render.chart_panel("Per conversation: biggest relative differences (%, B vs A)", view.means, "differences",
                        lambda f: charts.bars(f, "relative_pct", "marked", horizontal=True, ylabel="", hover=["q"]),
                        key="compare.means")
+
+if view.costs is not None:
+    st.subheader("Cost by outcome")
+    st.dataframe(view.costs, hide_index=True, key="compare.costs", column_config={
+        "outcome": "Outcome", "conversations_a": "Conversations A", "cost_a": st.column_config.NumberColumn("Cost A", format="%.4f"),
+        "unpriced_tokens_a": "Unpriced tokens A", "conversations_b": "Conversations B",
+        "cost_b": st.column_config.NumberColumn("Cost B", format="%.4f"), "unpriced_tokens_b": "Unpriced tokens B",
+    })
+    render.download(view.costs, "cost_by_outcome.csv", key="compare.costs_csv")

@@ -71,6 +71,8 @@ def test_a_price_path_outside_the_source_roots_is_refused(labelled_app, tmp_path
     at.text_input(key="compare.prices_path").input(str(inside / "prices.toml")).run()
     assert not at.error
     assert "Cost per conversation" in at.dataframe[0].value["figure"].tolist()
+    by_outcome = at.dataframe[-1].value  # the cost by outcome, beneath the comparison
+    assert by_outcome["cost_a"].sum() > 0 and (by_outcome["unpriced_tokens_a"] == 0).all()
 
 
 def test_a_read_only_server_reads_no_price_path(labelled_app, tmp_path, monkeypatch):

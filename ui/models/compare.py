@@ -13,11 +13,13 @@ from dataclasses import dataclass, replace
 import pandas as pd
 
 from analytics.cohorts.compare import compare_cohorts
+from analytics.cohorts.costs import costs
 from analytics.cohorts.facets import CohortFacets, cohort_facets  # noqa: F401  (the page's choices)
 from analytics.cohorts.prices import parse_prices
 from analytics.db import ConOrPath
 from analytics.errors import BadRequest
 from analytics.filters import Filters, day_window
+from analytics.outcomes.signals import OUTCOMES
 from analytics.reports import frame_csv
 
 #: Row kinds and how the page names them.
@@ -87,6 +89,8 @@ class ComparePage:
     overlap: int
     unpriced_models: tuple[str, ...]
     price_problem: str | None = None
+    #: With a price table: per outcome, each cohort's conversations and cost (`cost_by_outcome`).
+    costs: pd.DataFrame | None = None
 
     @property
     def significant(self) -> int:
@@ -161,6 +165,18 @@ def biggest(frame: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
             means[["marked", "relative_pct", "q"]].reset_index(drop=True))
 
 
+def cost_by_outcome(db: ConOrPath, a: Filters, b: Filters, table) -> pd.DataFrame:
+    """Per outcome: each cohort's conversations with tokens, their cost and the unpriced tokens
+    (`analytics.costs(by="outcome")` of each cohort side by side)."""
+    parts = []
+    for side, filters in (("a", a), ("b", b)):
+        part = costs(db, table, by="outcome", filters=filters)[["outcome", "conversations", "cost", "unpriced_tokens"]]
+        parts.append(part.rename(columns={c: f"{c}_{side}" for c in part.columns if c != "outcome"}).set_index("outcome"))
+    both = parts[0].join(parts[1], how="outer")
+    order = [o for o in OUTCOMES if o in both.index] + [o for o in both.index if o not in OUTCOMES]
+    return both.reindex(order).reset_index().fillna({c: 0 for c in both.columns})
+
+
 def compare_page(db: ConOrPath, a: Filters, b: Filters, prices: tuple[str, str] | None = None,
                  significant_only: bool = False) -> ComparePage:
     """Everything the page shows for cohorts `a` and `b` (one comparison); `prices`: a price
@@ -172,7 +188,8 @@ def compare_page(db: ConOrPath, a: Filters, b: Filters, prices: tuple[str, str] 
         except BadRequest as exc:
             problem = str(exc)  # the comparison still stands, without the cost row
     frame = compare_cohorts(db, a, b, table)
+    by_outcome = None if table is None else cost_by_outcome(db, a, b, table)
     shown = frame[frame["significant"]] if significant_only else frame
     shares, means = biggest(frame)
     return ComparePage(frame, display_table(shown), shares, means, frame.attrs["threads_a"], frame.attrs["threads_b"],
-                       frame.attrs["overlap"], tuple(frame.attrs.get("unpriced_models", ())), problem)
+                       frame.attrs["overlap"], tuple(frame.attrs.get("unpriced_models", ())), problem, by_outcome)

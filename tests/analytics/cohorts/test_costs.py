@@ -115,3 +115,16 @@ def test_price_files(tmp_path):
             load_prices(tmp_path / name)
     with pytest.raises(BadRequest, match="no such price table"):
         load_prices(tmp_path / "missing.toml")
+
+
+def test_the_compare_page_costs_each_cohort_by_outcome(labelled_db):
+    from ui.models.compare import cost_by_outcome
+
+    db, _ = labelled_db
+    table = load_prices({MODEL: {"input": 1.0, "output": 4.0}})
+    a, b = Filters(metadata=(("app_version", "1.0"),)), Filters(metadata=(("app_version", "1.1"),))
+    frame = cost_by_outcome(db, a, b, table).set_index("outcome")
+    for side, filters in (("a", a), ("b", b)):
+        want = analytics.costs(db, table, by="outcome", filters=filters).set_index("outcome")
+        assert frame[f"cost_{side}"].sum() == pytest.approx(want["cost"].sum())
+        assert frame.loc["resolved", f"conversations_{side}"] == want.loc["resolved", "conversations"]
