@@ -20,6 +20,8 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+import numpy as np
+
 from analytics._pandas import pd
 from analytics.cohorts import stats
 from analytics.cohorts.cohorts import COST, MEANS, cohort_frame
@@ -71,17 +73,17 @@ def proportion_row(kind: str, name: str, label: str, k_a: int, n_a: int, k_b: in
                 low, high, "newcombe", p, test, math.nan)
 
 
-def _moments(values: list[float]) -> tuple[float, float]:
+def _moments(values: np.ndarray) -> tuple[float, float]:
     n = len(values)
-    mean = math.fsum(values) / n if n else math.nan
-    var = math.fsum((v - mean) ** 2 for v in values) / (n - 1) if n > 1 else math.nan
+    mean = float(values.mean()) if n else math.nan
+    var = float(values.var(ddof=1)) if n > 1 else math.nan
     return mean, var
 
 
-def mean_row(name: str, label: str, a: list[float], b: list[float]) -> _Row:
+def mean_row(name: str, label: str, a, b) -> _Row:
     """One mean's row over the known (non-null) values of each cohort.
 
-    >>> r = mean_row("m", "m", [0.0, 2.0], [3.0, 5.0])
+    >>> r = mean_row("m", "m", np.array([0.0, 2.0]), np.array([3.0, 5.0]))
     >>> r.value_b - r.value_a, round(r.ci_low, 4), round(r.p_value, 4)
     (3.0, -3.0849, 0.1679)
     """
@@ -92,8 +94,8 @@ def mean_row(name: str, label: str, a: list[float], b: list[float]) -> _Row:
                 "welch" if not math.isnan(p) else "none", stats.mann_whitney(a, b))
 
 
-def _known(series: pd.Series) -> list[float]:
-    return sorted(float(v) for v in series.dropna())
+def _known(series: pd.Series) -> np.ndarray:
+    return series.dropna().to_numpy(dtype=float)
 
 
 def _rows(fa: pd.DataFrame, fb: pd.DataFrame, priced: bool) -> list[_Row]:
