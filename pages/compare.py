@@ -70,7 +70,7 @@ if min(view.threads_a, view.threads_b) == 0:
 
 st.caption(model.verdict(view))
 st.dataframe(view.table, hide_index=True, key="compare.table", height=min(36 * (len(view.table) + 1) + 3, 940), column_config={
-    "figure": st.column_config.TextColumn("Figure", pinned=True), "kind": "Kind", "a": "A", "b": "B",
+    "figure": st.column_config.TextColumn("Figure", pinned=True, width="medium"), "kind": "Kind", "a": "A", "b": "B",
     "difference": "B − A", "ci95": "95 % interval", "p": "p", "test": "Test", "q": "q (BH)",
     "significant": st.column_config.TextColumn("Marked", help="q < 0.05"), "n": "n (A / B)",
 })
