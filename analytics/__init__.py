@@ -43,6 +43,7 @@ _NAMES = {
     "outcomes": "analytics.outcomes.report",
     **dict.fromkeys(("topics", "topic_overview", "topic_trend"), "analytics.topics.report"),
     "patterns": "analytics.topics.patterns",
+    "compare_cohorts": "analytics.cohorts.compare", "costs": "analytics.cohorts.costs",
     "branches": "analytics.branches", "checkpoint_tree": "analytics.branches",
     "diff": "analytics.diff",
     "edit_log": "analytics.history",
@@ -60,6 +61,7 @@ REGISTRARS = (
     "analytics.history_reports", "analytics.history_cli", "analytics.workspace.cli", "analytics.search_cli",
     "analytics.erasure_cli", "analytics.exports_report", "analytics.outcomes.report",
     "analytics.topics.report", "analytics.topics.patterns",
+    "analytics.cohorts.report",
 )
 
 

@@ -40,6 +40,15 @@ def day_window(first: date | None, last: date | None) -> tuple[datetime | None, 
     return since, until
 
 
+def metadata_pointer(key: str) -> str:
+    """The JSON pointer of a top-level metadata key (RFC 6901: `~` → `~0`, `/` → `~1`).
+
+    >>> metadata_pointer("a/b~c")
+    '/a~1b~0c'
+    """
+    return "/" + key.replace("~", "~0").replace("/", "~1")
+
+
 @dataclass(frozen=True)
 class Filters:
     """Which conversations (and messages) a question is about.
@@ -53,7 +62,12 @@ class Filters:
     - `within`: keep only these threads when it is not None, an empty tuple keeping none
       (a set computed elsewhere, e.g. the threads carrying a review label);
     - `stale`: keep only threads whose transcript is not their latest root checkpoint's
-      (`threads.stale_reason`: the latest did not decode; docs/contract.md).
+      (`threads.stale_reason`: the latest did not decode; docs/contract.md);
+    - `models`: keep threads with a message naming one of these models (`messages.model`);
+    - `metadata`: `(key, value)` pairs, all of which the metadata of the thread's transcript
+      checkpoint (`threads.transcript_checkpoint_id`) holds: its top-level `key` as text
+      (`json_extract_string`: a number 1.1 is `"1.1"`, a boolean `"true"`), e.g.
+      `(("app_version", "1.1"),)`.
 
     >>> Filters(tenants=("acme",)).thread_where()
     ('(t.tenant_id IN (SELECT unnest(?)))', [['acme']])
@@ -67,12 +81,15 @@ class Filters:
     thread_ids: tuple[str, ...] = ()
     within: tuple[str, ...] | None = None
     stale: bool = False
+    models: tuple[str, ...] = ()
+    metadata: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "since", as_utc(self.since))
         object.__setattr__(self, "until", as_utc(self.until))
-        for name in ("tenants", "sub_tenants", "thread_ids"):
+        for name in ("tenants", "sub_tenants", "thread_ids", "models"):
             object.__setattr__(self, name, tuple(getattr(self, name) or ()))
+        object.__setattr__(self, "metadata", tuple((str(k), str(v)) for k, v in (self.metadata or ())))
         if self.within is not None:
             object.__setattr__(self, "within", tuple(self.within))
 
@@ -114,6 +131,15 @@ class Filters:
         if self.until is not None:
             clauses.append(f"{first_ts} <= ?")
             params.append(self.until)
+        if self.models:
+            clauses.append(f"{alias}.thread_id IN (SELECT thread_id FROM thread_model_metrics WHERE model IN (SELECT unnest(?)))")
+            params.append(list(self.models))
+        for key, value in self.metadata:
+            # A JSON pointer names the key whatever characters it holds (`~` and `/` escaped).
+            clauses.append(
+                f"EXISTS (SELECT 1 FROM checkpoints c WHERE c.thread_id = {alias}.thread_id AND c.checkpoint_ns = '' "
+                f"AND c.checkpoint_id = {alias}.transcript_checkpoint_id AND json_extract_string(c.metadata, ?) = ?)")
+            params.extend([metadata_pointer(key), value])
         if self.text:
             # The one rule of finding a text (analytics.text_match), as Search finds it.
             clauses.append(f"{alias}.thread_id IN (SELECT thread_id FROM messages WHERE {contains_sql('content')})")
@@ -135,7 +161,7 @@ class Filters:
         (('tenant_id',), ())
         """
         if (self.since is not None or self.until is not None or self.text or self.thread_ids or self.within is not None
-                or self.stale):
+                or self.stale or self.models or self.metadata):
             return ()
         return tuple(c for c, values in (("tenant_id", self.tenants), ("sub_tenant_id", self.sub_tenants)) if values)
 

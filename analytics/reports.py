@@ -482,6 +482,26 @@ def add_filter_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--text", help="keep threads with a message containing this text (case-insensitive)")
     parser.add_argument("--stale", action="store_true",
                         help="keep threads whose transcript is not their latest root checkpoint's (it did not decode)")
+    parser.add_argument("--model", action="append", default=[], metavar="NAME",
+                        help="keep threads with a message naming this model (repeatable)")
+    parser.add_argument("--meta", action="append", default=[], metavar="KEY=VALUE",
+                        help="keep threads whose transcript checkpoint's metadata has KEY = VALUE, e.g. app_version=1.1 "
+                             "(repeatable: all must hold)")
+
+
+def metadata_pairs(given: Iterable[str], flag: str = "--meta") -> tuple[tuple[str, str], ...]:
+    """`KEY=VALUE` options as `Filters.metadata` pairs; a missing `=` or key is a `BadRequest`.
+
+    >>> metadata_pairs(["app_version=1.1", "region=eu=west"])
+    (('app_version', '1.1'), ('region', 'eu=west'))
+    """
+    pairs = []
+    for item in given or ():
+        key, sep, value = str(item).partition("=")
+        if not sep or not key.strip():
+            raise BadRequest(f"{flag} {item!r}: give KEY=VALUE")
+        pairs.append((key.strip(), value))
+    return tuple(pairs)
 
 
 def filters_from_args(args: argparse.Namespace) -> Filters:
@@ -494,6 +514,8 @@ def filters_from_args(args: argparse.Namespace) -> Filters:
         until=parse_time(args.until, "--until"),
         text=args.text or None,
         stale=bool(getattr(args, "stale", False)),
+        models=tuple(getattr(args, "model", None) or ()),
+        metadata=metadata_pairs(getattr(args, "meta", None) or ()),
     )
 
 

@@ -38,6 +38,7 @@ PAGES = (
     PageSpec("pages/backlog.py", "Waiting on a human", ":material/pending_actions:", "backlog", _DAYS),
     PageSpec("pages/topics.py", "Topics", ":material/category:", "topics", _DAYS),
     PageSpec("pages/patterns.py", "Failure patterns", ":material/error:", "patterns", _DAYS),
+    PageSpec("pages/compare.py", "Compare", ":material/compare_arrows:", "compare", _DAYS),
     PageSpec("pages/review.py", "Review", ":material/rate_review:", "review"),
 )
 

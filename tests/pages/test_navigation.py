@@ -25,7 +25,7 @@ def follow(at, title: str, page: str):
 def test_every_page_is_in_the_navigation(app):
     at = app.run()
     assert list(links(at)) == ["Overview", "Conversations", "Search", "Transcript explorer", "Resume QA", "Waiting on a human",
-                               "Topics", "Failure patterns", "Review"]
+                               "Topics", "Failure patterns", "Compare", "Review"]
 
 
 def test_a_tenant_chosen_on_overview_is_chosen_on_conversations(app, con):

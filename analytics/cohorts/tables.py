@@ -1,0 +1,24 @@
+"""Which optional tables a loaded database holds (derived by other parts of a load, or not yet).
+
+>>> import duckdb; has_table(duckdb.connect(), "conversation_topics")
+False
+"""
+
+from __future__ import annotations
+
+#: The derived table of topics (thread_id, topic_id, topic_label), when a load wrote it.
+TOPICS = "conversation_topics"
+
+
+def has_table(con, name: str) -> bool:
+    """Whether `con` has a table or view `name` (in any schema a bare name reaches: main, or a view of a policy)."""
+    return bool(con.execute(
+        "SELECT count(*) FROM information_schema.tables WHERE table_name = ? AND table_schema IN ('main', current_schema())",
+        [name]).fetchone()[0])
+
+
+def topics_join(con, alias: str = "ct") -> str:
+    """A LEFT JOIN of the topics table on `thread_id` (aliased `alias`), or "" when the database has none."""
+    if not has_table(con, TOPICS):
+        return ""
+    return f"LEFT JOIN (SELECT thread_id, any_value(topic_label) AS topic_label FROM {TOPICS} GROUP BY thread_id) {alias} USING (thread_id)"

@@ -1,0 +1,96 @@
+"""Compare: two cohorts (tenants, days, models, checkpoint metadata) on every figure, with intervals and tests."""
+
+import streamlit as st
+
+from ui import cache, charts, render, state
+from ui.compare_prices import price_source
+from ui.filters import filter_bar
+from ui.models import compare as model
+
+url = state.Url("compare")
+db = state.require_db()
+
+st.title("Compare")
+st.caption(
+    "Two cohorts side by side on every per-conversation figure, outcome signal, outcome and topic: the "
+    "difference (B − A) with its 95 % interval, a test's p and the Benjamini-Hochberg q over all rows. "
+    "A row is marked when q < 0.05. Method and caveats: docs/compare.md."
+)
+facets = cache.facets(db)
+base = filter_bar(url, facets, text=False)
+more = cache.call(model.cohort_facets, db)
+metas = model.meta_choices(more)
+default_a, default_b = model.default_meta(more)
+
+
+def cohort(side: str, where, default_meta: list[str]):
+    """One cohort's widgets (bound to the URL as `<side>_…`), as its `Filters`."""
+    where.subheader(f"Cohort {side.upper()}")
+    c1, c2 = where.columns(2)
+    tenants = c1.multiselect("Tenant", facets.tenants, key=url.bind(f"{side}_tenant", [], state.subset(facets.tenants)),
+                             placeholder="as above")
+    meta = c2.multiselect("Metadata", metas, key=url.bind(f"{side}_meta", default_meta, state.subset(metas)),
+                          placeholder="any", help="The transcript checkpoint's metadata holds KEY = VALUE")
+    c3, c4, c5 = where.columns([2, 2, 3])
+    first = c3.date_input("From", value=None, key=url.bind(f"{side}_from", None, state.DATE))
+    last = c4.date_input("To", value=None, key=url.bind(f"{side}_to", None, state.DATE))
+    models = c5.multiselect("Model", more.models, key=url.bind(f"{side}_model", [], state.subset(more.models)),
+                            placeholder="any")
+    return model.cohort_filters(base, tenants, first, last, models, meta)
+
+
+left, right = st.columns(2, gap="large")
+a = cohort("a", left, default_a)
+b = cohort("b", right, default_b)
+c1, c2 = st.columns([1, 3], vertical_alignment="bottom")
+significant_only = c1.checkbox("Marked rows only", key=url.bind("marked", False, state.BOOL))
+with c2.expander("Cost: price table", icon=":material/payments:"):
+    prices = price_source()
+url.publish()
+
+if a == b:
+    st.info("Both cohorts are the same threads: choose a tenant, days, a model or a metadata value for A or B.",
+            icon=":material/compare_arrows:")
+    st.stop()
+view = cache.call(model.compare_page, db, a, b, prices, significant_only)
+
+render.headline([
+    ("Threads in A", render.number(view.threads_a), None),
+    ("Threads in B", render.number(view.threads_b), None),
+    ("In both", render.number(view.overlap), "The tests assume two separate samples; an overlap weakens them"),
+    ("Marked differences", render.number(view.significant), "Rows with Benjamini-Hochberg q < 0.05"),
+])
+if view.price_problem:
+    st.error(view.price_problem)
+if view.unpriced_models:
+    st.warning("No price for " + ", ".join(view.unpriced_models) + ": the cost row leaves their conversations out.")
+if min(view.threads_a, view.threads_b) == 0:
+    st.warning("A cohort has no threads: nothing to compare.")
+    st.stop()
+
+st.caption(model.verdict(view))
+st.dataframe(view.table, hide_index=True, key="compare.table", height=min(36 * (len(view.table) + 1) + 3, 940), column_config={
+    "figure": st.column_config.TextColumn("Figure", pinned=True, width="medium"), "kind": "Kind", "a": "A", "b": "B",
+    "difference": "B − A", "ci95": "95 % interval", "p": "p", "test": "Test", "q": "q (BH)",
+    "significant": st.column_config.TextColumn("Marked", help="q < 0.05"), "n": "n (A / B)",
+})
+render.download_data(view.csv, "compare.csv", key="compare.csv", label="Download every row (CSV)")
+
+l, r = st.columns(2)
+with l:
+    render.chart_panel("Rates and shares: biggest differences (percentage points, B − A)", view.shares, "differences",
+                       lambda f: charts.bars(f, "difference_pp", "marked", horizontal=True, ylabel="", hover=["q"]),
+                       key="compare.shares")
+with r:
+    render.chart_panel("Per conversation: biggest relative differences (%, B vs A)", view.means, "differences",
+                       lambda f: charts.bars(f, "relative_pct", "marked", horizontal=True, ylabel="", hover=["q"]),
+                       key="compare.means")
+
+if view.costs is not None:
+    st.subheader("Cost by outcome")
+    st.dataframe(view.costs, hide_index=True, key="compare.costs", column_config={
+        "outcome": "Outcome", "conversations_a": "Conversations A", "cost_a": st.column_config.NumberColumn("Cost A", format="%.4f"),
+        "unpriced_tokens_a": "Unpriced tokens A", "conversations_b": "Conversations B",
+        "cost_b": st.column_config.NumberColumn("Cost B", format="%.4f"), "unpriced_tokens_b": "Unpriced tokens B",
+    })
+    render.download(view.costs, "cost_by_outcome.csv", key="compare.costs_csv")

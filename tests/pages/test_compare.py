@@ -1,0 +1,85 @@
+"""AppTests of the Compare page (pages/compare.py) on the labelled set (two app versions in checkpoint metadata)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from analytics.cohorts.compare import compare_cohorts
+from analytics.filters import Filters
+from tests.analytics.cohorts.conftest import labelled_db  # noqa: F401  (the fixture)
+from tests.pages.conftest import metric, open_page
+
+V10, V11 = Filters(metadata=(("app_version", "1.0"),)), Filters(metadata=(("app_version", "1.1"),))
+
+
+@pytest.fixture()
+def labelled_app(labelled_db, tmp_path, monkeypatch):
+    """The app on the labelled database (a private cache folder: nothing shared with a user's app)."""
+    from streamlit.testing.v1 import AppTest
+
+    from tests.pages.conftest import APP, TIMEOUT
+
+    monkeypatch.setenv("TRANSCRIPT_LENS_DB", str(labelled_db[0]))
+    monkeypatch.setenv("TRANSCRIPT_LENS_CACHE", str(tmp_path))
+    return AppTest.from_file(APP, default_timeout=TIMEOUT)
+
+
+def test_a_first_visit_compares_the_two_app_versions(labelled_app, labelled_db):
+    db, labels = labelled_db
+    at = open_page(labelled_app, "compare")
+    assert at.multiselect(key="compare.a_meta").value == ["app_version = 1.0"]
+    assert at.multiselect(key="compare.b_meta").value == ["app_version = 1.1"]
+    n10 = sum(1 for r in labels["threads"].values() if r["app_version"] == "1.0")
+    assert metric(at, "Threads in A") == str(n10) and metric(at, "In both") == "0"
+    table = at.dataframe[0].value
+    want = compare_cohorts(db, V10, V11)
+    assert table["figure"].tolist() == want["label"].tolist()
+    assert any(d.label == "Download every row (CSV)" for d in at.get("download_button"))
+
+
+def test_cohorts_live_in_the_url_and_marked_rows_only(labelled_app, labelled_db):
+    db, labels = labelled_db
+    failed = sorted(t for t, r in labels["threads"].items() if r["outcome"] == "failed")
+    tenant = failed[0].split(":")[0]
+    at = open_page(labelled_app, "compare", a_meta="app_version = 1.0", b_meta="app_version = 1.0", b_tenant=tenant)
+    assert at.multiselect(key="compare.b_tenant").value == [tenant]
+    assert at.query_params["b_tenant"] == tenant
+    at.checkbox(key="compare.marked").check().run()
+    assert not at.exception
+    shown = at.dataframe[0].value if at.dataframe else pd.DataFrame({"significant": []})
+    assert (shown["significant"] == "✔").all()
+    assert at.query_params["marked"] == "1"
+
+
+def test_the_same_cohorts_say_so(labelled_app):
+    at = open_page(labelled_app, "compare", a_meta="app_version = 1.1", b_meta="app_version = 1.1")
+    assert any("same threads" in i.value for i in at.info) and not at.dataframe
+
+
+def test_a_price_path_outside_the_source_roots_is_refused(labelled_app, tmp_path, monkeypatch):
+    inside, outside = tmp_path / "roots", tmp_path / "elsewhere"
+    inside.mkdir()
+    outside.mkdir()
+    for folder in (inside, outside):
+        (folder / "prices.toml").write_text('[models."gpt-4o-mini-2024-07-18"]\ninput = 1\noutput = 2\n', encoding="utf-8")
+    monkeypatch.setenv("TRANSCRIPT_LENS_SOURCE_ROOTS", str(inside))
+    at = open_page(labelled_app, "compare")
+    at.text_input(key="compare.prices_path").input(str(outside / "prices.toml")).run()
+    assert any("outside the folders" in e.value for e in at.error)
+    assert "Cost per conversation" not in at.dataframe[0].value["figure"].tolist()
+    at.text_input(key="compare.prices_path").input(str(inside / "prices.toml")).run()
+    assert not at.error
+    assert "Cost per conversation" in at.dataframe[0].value["figure"].tolist()
+    by_outcome = at.dataframe[-1].value  # the cost by outcome, beneath the comparison
+    assert by_outcome["cost_a"].sum() > 0 and (by_outcome["unpriced_tokens_a"] == 0).all()
+
+
+def test_a_read_only_server_reads_no_price_path(labelled_app, tmp_path, monkeypatch):
+    prices = tmp_path / "prices.toml"
+    prices.write_text('[models."gpt-4o-mini-2024-07-18"]\ninput = 1\noutput = 2\n', encoding="utf-8")
+    monkeypatch.setenv("TRANSCRIPT_LENS_READ_ONLY", "1")
+    at = open_page(labelled_app, "compare")
+    at.text_input(key="compare.prices_path").input(str(prices)).run()
+    assert any("read-only" in e.value for e in at.error)
+    assert "Cost per conversation" not in at.dataframe[0].value["figure"].tolist()

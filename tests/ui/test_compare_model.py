@@ -1,0 +1,56 @@
+"""The Compare page model: cohorts from widget values, the table's formatting, the charts' rows."""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+
+import pandas as pd
+
+from analytics.cohorts.compare import compare_frames
+from analytics.filters import Filters
+from ui.models import compare as model
+
+
+def test_cohort_widgets_replace_the_shared_filters():
+    base = Filters(tenants=("acme",), models=("m",))
+    got = model.cohort_filters(base, tenants=["globex"], first=dt.date(2025, 1, 1), meta=["app_version = 1.1",
+                                                                                         "note = a = b"])
+    assert got.tenants == ("globex",) and got.models == ("m",)
+    assert got.since == dt.datetime(2025, 1, 1, tzinfo=dt.timezone.utc) and got.until is None
+    assert got.metadata == (("app_version", "1.1"), ("note", "a = b"))
+    assert model.cohort_filters(base) == base
+
+
+def _cohort(n, frustrated, messages):
+    from analytics.cohorts.cohorts import MEANS
+    from analytics.outcomes.signals import SIGNALS
+
+    frame = pd.DataFrame({"thread_id": [f"t{i}" for i in range(n)]})
+    for name in MEANS:
+        frame[name] = [float(messages + i % 3) for i in range(n)]
+    for name in SIGNALS:
+        frame[name] = [name == "user_frustration" and i < frustrated for i in range(n)]
+    frame["outcome"] = "resolved"
+    frame["topic_label"] = None
+    return frame
+
+
+def test_table_and_charts_show_the_differences():
+    frame = compare_frames(_cohort(200, 10, 5), _cohort(200, 60, 9))
+    table = model.display_table(frame).set_index("figure")
+    row = table.loc["Signal: user frustration"]
+    assert (row["a"], row["b"], row["difference"], row["significant"]) == ("5.0%", "30.0%", "+25.0 pp", "✔")
+    assert row["ci95"].endswith("pp") and row["q"] == "< 0.001" and row["n"] == "200 / 200"
+    assert table.loc["Messages", "a"] == "6" and table.loc["Messages", "difference"] == "+4"
+    shares, means = model.biggest(frame)
+    assert shares.iloc[0]["marked"] == "Signal: user frustration ✔" and shares.iloc[0]["difference_pp"] == 25.0
+    assert len(shares) == model.CHART_ROWS and math.isclose(means.iloc[0]["relative_pct"], 400 / 6, rel_tol=1e-3)
+
+
+def test_first_visit_cohorts_come_from_a_metadata_key_with_two_values():
+    from analytics.cohorts.facets import CohortFacets
+
+    facets = CohortFacets(("m",), (("region", "eu", 4), ("version", "1", 2), ("version", "2", 3)))
+    assert model.default_meta(facets) == (["version = 1"], ["version = 2"])
+    assert model.default_meta(CohortFacets((), (("region", "eu", 4),))) == ([], [])

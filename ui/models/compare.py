@@ -1,0 +1,195 @@
+"""The Compare page: two cohorts side by side on every figure, with intervals, p and q.
+
+>>> page = compare_page("lens.duckdb", Filters(metadata=(("app_version", "1.0"),)),
+...                     Filters(metadata=(("app_version", "1.1"),)))  # doctest: +SKIP
+>>> page.table.head()  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+import pandas as pd
+
+from analytics.cohorts.compare import compare_cohorts
+from analytics.cohorts.costs import costs
+from analytics.cohorts.facets import CohortFacets, cohort_facets  # noqa: F401  (the page's choices)
+from analytics.cohorts.prices import parse_prices
+from analytics.db import ConOrPath
+from analytics.errors import BadRequest
+from analytics.filters import Filters, day_window
+from analytics.outcomes.signals import OUTCOMES
+from analytics.reports import frame_csv
+
+#: Row kinds and how the page names them.
+KIND_LABELS = {"metric": "Per conversation (mean)", "signal": "Signal rate", "outcome": "Outcome share",
+               "topic": "Topic share"}
+#: Rows a chart of the biggest differences shows, per chart.
+CHART_ROWS = 10
+#: The separator of a metadata choice's text ("app_version = 1.1").
+META_SEP = " = "
+
+
+def meta_choices(facets: CohortFacets) -> tuple[str, ...]:
+    """The metadata choices as the widget shows them.
+
+    >>> meta_choices(CohortFacets((), (("app_version", "1.0", 3), ("app_version", "1.1", 2))))
+    ('app_version = 1.0', 'app_version = 1.1')
+    """
+    return tuple(f"{k}{META_SEP}{v}" for k, v, _ in facets.metadata)
+
+
+def default_meta(facets: CohortFacets) -> tuple[list[str], list[str]]:
+    """The cohorts a first visit shows: the first two values of the first metadata key that has two
+    or more (e.g. app_version 1.0 against 1.1), else none (then the user chooses).
+
+    >>> default_meta(CohortFacets((), (("app_version", "1.0", 3), ("app_version", "1.1", 2))))
+    (['app_version = 1.0'], ['app_version = 1.1'])
+    """
+    by_key: dict[str, list[str]] = {}
+    for k, v, _ in facets.metadata:
+        by_key.setdefault(k, []).append(v)
+    for key, values in by_key.items():
+        if len(values) >= 2:
+            return [f"{key}{META_SEP}{values[0]}"], [f"{key}{META_SEP}{values[1]}"]
+    return [], []
+
+
+def cohort_filters(base: Filters, tenants=(), first=None, last=None, models=(), meta=()) -> Filters:
+    """`base` narrowed by one cohort's widgets (each given one replaces `base`'s field).
+
+    >>> cohort_filters(Filters(), meta=["app_version = 1.1"]).metadata
+    (('app_version', '1.1'),)
+    """
+    changes: dict = {}
+    if tenants:
+        changes["tenants"] = tuple(tenants)
+    if first or last:
+        changes["since"], changes["until"] = day_window(first, last)
+    if models:
+        changes["models"] = tuple(models)
+    if meta:
+        changes["metadata"] = tuple(tuple(m.split(META_SEP, 1)) for m in meta)
+    return replace(base, **changes)
+
+
+@dataclass(frozen=True)
+class ComparePage:
+    """`frame`: `compare_cohorts()` (the CSV); `table`: what the page shows; `means` / `shares`: the
+    biggest differences for the charts; the cohort sizes, their overlap, the unpriced models, and
+    why the price table given could not be read (`price_problem`)."""
+
+    frame: pd.DataFrame
+    table: pd.DataFrame
+    shares: pd.DataFrame
+    means: pd.DataFrame
+    threads_a: int
+    threads_b: int
+    overlap: int
+    unpriced_models: tuple[str, ...]
+    price_problem: str | None = None
+    #: With a price table: per outcome, each cohort's conversations and cost (`cost_by_outcome`).
+    costs: pd.DataFrame | None = None
+
+    @property
+    def significant(self) -> int:
+        return int(self.frame["significant"].sum())
+
+    def csv(self) -> bytes:
+        """Every row, every `compare` report column."""
+        return frame_csv(self.frame)
+
+
+def _value(kind: str, value: float) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "—"
+    return f"{value:.1%}" if kind != "metric" else f"{value:,.3g}" if abs(value) < 1000 else f"{value:,.0f}"
+
+
+def _difference(kind: str, d: float, low: float, high: float) -> tuple[str, str]:
+    if math.isnan(d):
+        return "—", "—"
+    if kind != "metric":
+        return f"{d * 100:+.1f} pp", "—" if math.isnan(low) else f"{low * 100:+.1f} to {high * 100:+.1f} pp"
+    size = max(abs(v) for v in (d, low, high) if not math.isnan(v))
+    fmt = "{:+,.3g}" if size < 1000 else "{:+,.0f}"
+    return fmt.format(d), "—" if math.isnan(low) else f"{fmt.format(low)} to {fmt.format(high)}"
+
+
+def verdict(page: "ComparePage") -> str:
+    """One line on what the comparison found.
+
+    >>> verdict(ComparePage(pd.DataFrame({"significant": [False]}), *[pd.DataFrame()] * 3, 10, 12, 0, ()))
+    'No difference is marked (Benjamini-Hochberg q < 0.05 over 1 rows): with 10 and 12 threads, what differs is within chance.'
+    """
+    n = len(page.frame)
+    if page.significant:
+        return (f"{page.significant} of {n} rows differ beyond chance (Benjamini-Hochberg q < 0.05): marked ✔ "
+                "in the table and the charts.")
+    return (f"No difference is marked (Benjamini-Hochberg q < 0.05 over {n} rows): with {page.threads_a:,} and "
+            f"{page.threads_b:,} threads, what differs is within chance.")
+
+
+def _p(p: float) -> str:
+    return "—" if p is None or math.isnan(p) else "< 0.001" if p < 0.001 else f"{p:.3f}"
+
+
+def display_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """The rows as the page shows them: names, formatted values, difference and interval, p, q, a mark."""
+    rows = []
+    for r in frame.itertuples(index=False):
+        diff, ci = _difference(r.kind, r.difference, r.ci_low, r.ci_high)
+        rows.append({
+            "figure": r.label, "kind": KIND_LABELS.get(r.kind, r.kind),
+            "a": _value(r.kind, r.value_a), "b": _value(r.kind, r.value_b), "difference": diff, "ci95": ci,
+            "p": _p(r.p_value), "test": r.test, "q": _p(r.q_value), "significant": "✔" if r.significant else "",
+            "n": f"{r.n_a:,} / {r.n_b:,}",
+        })
+    return pd.DataFrame(rows, columns=["figure", "kind", "a", "b", "difference", "ci95", "p", "test", "q", "significant", "n"])
+
+
+def biggest(frame: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(shares, means): the proportions with the largest |difference| in percentage points, and the
+    means with the largest relative difference in %, `CHART_ROWS` each, for the charts."""
+    props = frame[(frame["kind"] != "metric") & frame["difference"].notna()].copy()
+    props["difference_pp"] = (props["difference"] * 100).round(2)
+    props = props.reindex(props["difference_pp"].abs().sort_values(ascending=False, kind="stable").index).head(CHART_ROWS)
+    means = frame[(frame["kind"] == "metric") & frame["ratio"].notna()].copy()
+    means["relative_pct"] = ((means["ratio"] - 1) * 100).round(2)
+    means = means.reindex(means["relative_pct"].abs().sort_values(ascending=False, kind="stable").index).head(CHART_ROWS)
+    for part in (props, means):
+        part["q"] = part["q_value"].map(_p)
+        part["marked"] = [f"{label} ✔" if s else label for label, s in zip(part["label"], part["significant"])]
+    return (props[["marked", "difference_pp", "q"]].reset_index(drop=True),
+            means[["marked", "relative_pct", "q"]].reset_index(drop=True))
+
+
+def cost_by_outcome(db: ConOrPath, a: Filters, b: Filters, table) -> pd.DataFrame:
+    """Per outcome: each cohort's conversations with tokens, their cost and the unpriced tokens
+    (`analytics.costs(by="outcome")` of each cohort side by side)."""
+    parts = []
+    for side, filters in (("a", a), ("b", b)):
+        part = costs(db, table, by="outcome", filters=filters)[["outcome", "conversations", "cost", "unpriced_tokens"]]
+        parts.append(part.rename(columns={c: f"{c}_{side}" for c in part.columns if c != "outcome"}).set_index("outcome"))
+    both = parts[0].join(parts[1], how="outer")
+    order = [o for o in OUTCOMES if o in both.index] + [o for o in both.index if o not in OUTCOMES]
+    return both.reindex(order).reset_index().fillna({c: 0 for c in both.columns})
+
+
+def compare_page(db: ConOrPath, a: Filters, b: Filters, prices: tuple[str, str] | None = None,
+                 significant_only: bool = False) -> ComparePage:
+    """Everything the page shows for cohorts `a` and `b` (one comparison); `prices`: a price
+    table's (kind, text), "toml" or "csv" (`analytics.cohorts.prices`), for the cost row."""
+    table, problem = None, None
+    if prices is not None:
+        try:
+            table = parse_prices(prices[1], prices[0], "the price table")
+        except BadRequest as exc:
+            problem = str(exc)  # the comparison still stands, without the cost row
+    frame = compare_cohorts(db, a, b, table)
+    by_outcome = None if table is None else cost_by_outcome(db, a, b, table)
+    shown = frame[frame["significant"]] if significant_only else frame
+    shares, means = biggest(frame)
+    return ComparePage(frame, display_table(shown), shares, means, frame.attrs["threads_a"], frame.attrs["threads_b"],
+                       frame.attrs["overlap"], tuple(frame.attrs.get("unpriced_models", ())), problem, by_outcome)
