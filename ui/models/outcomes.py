@@ -1,0 +1,188 @@
+"""The Outcomes page: outcome shares and their trend, each signal's count and rate, the
+tenants with most abandoned or failed conversations, and who breaches the
+human-in-the-loop service level (docs/outcomes.md defines every signal and the outcome).
+
+Every figure counts threads of `analytics.outcomes()`; a conversation counts in the
+period of its last activity (`threads.last_ts`).
+
+>>> page = outcomes_page("demo.duckdb", by="week")  # doctest: +SKIP
+>>> page.shares[["outcome", "threads"]].values.tolist()  # doctest: +SKIP
+[['resolved', 20], ['abandoned', 3], ['failed', 4], ['waiting', 1], ['unknown', 3]]
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import pandas as pd
+
+from analytics.catalog import CONVERSATION_SIGNALS
+from analytics.db import ConOrPath, connection
+from analytics.filters import Filters
+from analytics.outcomes.materialize import DEFAULT_HITL_HOURS
+from analytics.outcomes.report import outcomes_relation
+from analytics.outcomes.signals import OUTCOMES, SIGNALS
+
+#: How the app names each outcome and signal (the table's columns keep their own names).
+OUTCOME_LABELS = {
+    "resolved": "Resolved", "abandoned": "Abandoned", "failed": "Failed", "waiting": "Waiting", "unknown": "Unknown",
+}  # fmt: skip
+SIGNAL_LABELS = {
+    "abandoned": "abandoned",
+    "resolved_closing": "closed by the user",
+    "dropped_after_failure": "dropped after a failure",
+    "agent_loop": "agent loop",
+    "tool_error_cascade": "tool error cascade",
+    "user_frustration": "user frustration",
+    "repetition": "repetition",
+    "slow_hitl": "slow human-in-the-loop",
+    "lost_context": "lost context",
+}
+#: Each signal's definition: its column's meaning in the catalogue (docs/schema.md, docs/outcomes.md).
+SIGNAL_DEFINITIONS = {c.name: c.doc for c in CONVERSATION_SIGNALS.columns if c.name in SIGNALS}
+#: What each outcome means (the rule of docs/outcomes.md, first match wins).
+OUTCOME_DEFINITIONS = {
+    "waiting": "An interrupt is pending: the graph waits on a human",
+    "failed": "Ends on a failed tool result or an assistant giving up, with no user message after it",
+    "abandoned": "The user spoke last, not a closing, and got no reply within the idle window",
+    "resolved": "The user closed (thanks, bye …) or the assistant answered last",
+    "unknown": "Anything else: the user spoke last within the idle window, no messages, or a tool result last",
+}
+#: The outcomes that went wrong: the tenants ranked by them, the Overview's tiles.
+WENT_WRONG = ("abandoned", "failed")
+TOP_TENANTS = 10
+NO_TENANT = "(no tenant)"
+
+
+@dataclass(frozen=True)
+class OutcomesPage:
+    """Everything the Outcomes page draws; each frame is also its table and CSV."""
+
+    threads: int  # threads passing the filters
+    shares: pd.DataFrame  # outcome, threads, share (every outcome, in `OUTCOMES` order)
+    trend: pd.DataFrame  # period, outcome, threads, share (of the period's threads)
+    signals: pd.DataFrame  # signal, label, threads, rate, definition (every signal, in `SIGNALS` order)
+    tenants: pd.DataFrame  # tenant_id, threads, abandoned, failed, went_wrong, went_wrong_share
+    slow_hitl: pd.DataFrame  # thread_id, tenant_id, sub_tenant_id, status, waiting_since, outcome, outcome_reason
+    slow_by_tenant: pd.DataFrame  # tenant_id, breaches, waiting_now
+    by: str
+    hitl_hours: float = DEFAULT_HITL_HOURS
+
+
+def _period(ts: pd.Series, by: str) -> pd.Series:
+    """The first day of the UTC day / ISO week / month holding each time, as a date.
+
+    >>> t = pd.Series(pd.to_datetime(["2025-03-05 10:00", "2025-03-15 23:00"], utc=True))
+    >>> [str(d) for d in _period(t, "week")], [str(d) for d in _period(t, "month")]
+    (['2025-03-03', '2025-03-10'], ['2025-03-01', '2025-03-01'])
+    """
+    day = ts.dt.tz_convert("UTC").dt.tz_localize(None).dt.normalize()
+    if by == "week":
+        day = day - pd.to_timedelta(day.dt.weekday, unit="D")
+    elif by == "month":
+        day = day.dt.to_period("M").dt.start_time
+    return day.dt.date
+
+
+def outcome_rows(con_or_path: ConOrPath, filters: Filters = Filters()) -> pd.DataFrame:
+    """One row per thread passing `filters`: thread_id, tenant_id, sub_tenant_id, last_ts, interrupt_pending,
+    waiting_since, outcome, outcome_reason, one boolean per signal, and the first message number
+    (ordinal + 1) each signal points at (`first_<signal>`)."""
+    firsts = ", ".join(f"{name}_ordinals[1] + 1 AS first_{name}" for name in SIGNALS)  # (lists count from 1)
+    with connection(con_or_path) as con:
+        rel = outcomes_relation(con, filters)
+        where, params = filters.thread_where("t")
+        rows = rel.select(f"thread_id, outcome, outcome_reason, interrupt_pending, waiting_since, "
+                          f"{', '.join(SIGNALS)}, {firsts}").df()
+        keys = con.execute(f"SELECT t.thread_id, t.tenant_id, t.sub_tenant_id, t.last_ts FROM threads t WHERE {where}",
+                           params).df()  # fmt: skip
+    return keys.merge(rows, on="thread_id", how="inner")
+
+
+def _shares(rows: pd.DataFrame) -> pd.DataFrame:
+    counts = rows["outcome"].value_counts().reindex(list(OUTCOMES), fill_value=0)
+    total = int(counts.sum())
+    return pd.DataFrame({"outcome": list(OUTCOMES), "threads": counts.astype(int).to_numpy(),
+                         "share": counts.to_numpy() / total if total else 0.0})  # fmt: skip
+
+
+def _trend(rows: pd.DataFrame, by: str) -> pd.DataFrame:
+    dated = rows[rows["last_ts"].notna()]
+    if dated.empty:
+        return pd.DataFrame({"period": [], "outcome": [], "threads": [], "share": []})
+    counts = dated.assign(period=_period(dated["last_ts"], by)).groupby(["period", "outcome"]).size()
+    frame = counts.rename("threads").reset_index()
+    frame["share"] = frame["threads"] / frame.groupby("period")["threads"].transform("sum")
+    order = {o: i for i, o in enumerate(OUTCOMES)}
+    return frame.sort_values(["period", "outcome"], key=lambda c: c.map(order) if c.name == "outcome" else c,
+                             kind="stable").reset_index(drop=True)  # fmt: skip
+
+
+def _signals(rows: pd.DataFrame) -> pd.DataFrame:
+    total = len(rows)
+    counts = [int(rows[s].sum()) for s in SIGNALS]
+    return pd.DataFrame({
+        "signal": list(SIGNALS), "label": [SIGNAL_LABELS[s] for s in SIGNALS], "threads": counts,
+        "rate": [c / total if total else 0.0 for c in counts], "definition": [SIGNAL_DEFINITIONS[s] for s in SIGNALS],
+    })  # fmt: skip
+
+
+def _tenants(rows: pd.DataFrame, top: int) -> pd.DataFrame:
+    named = rows.assign(tenant_id=rows["tenant_id"].astype(object).where(rows["tenant_id"].notna(), NO_TENANT))
+    frame = named.groupby("tenant_id").agg(
+        threads=("thread_id", "size"),
+        abandoned=("outcome", lambda o: int((o == "abandoned").sum())),
+        failed=("outcome", lambda o: int((o == "failed").sum())),
+    ).reset_index()
+    frame["went_wrong"] = frame["abandoned"] + frame["failed"]
+    frame["went_wrong_share"] = frame["went_wrong"] / frame["threads"]
+    frame = frame[frame["went_wrong"] > 0]
+    return frame.sort_values(["went_wrong", "tenant_id"], ascending=[False, True], kind="stable").head(top).reset_index(
+        drop=True)
+
+
+def _slow(rows: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    slow = rows[rows["slow_hitl"]]
+    waiting_now = slow["interrupt_pending"].fillna(False).astype(bool)
+    table = pd.DataFrame({
+        "thread_id": slow["thread_id"], "tenant_id": slow["tenant_id"], "sub_tenant_id": slow["sub_tenant_id"],
+        "status": waiting_now.map({True: "still waiting", False: "answered late"}),
+        "waiting_since": slow["waiting_since"], "first_message": slow["first_slow_hitl"],
+        "outcome": slow["outcome"], "outcome_reason": slow["outcome_reason"],
+    }).sort_values(["status", "thread_id"], ascending=[False, True], kind="stable").reset_index(drop=True)  # fmt: skip
+    named = table.assign(tenant_id=table["tenant_id"].astype(object).where(table["tenant_id"].notna(), NO_TENANT))
+    by_tenant = named.groupby("tenant_id").agg(
+        breaches=("thread_id", "size"), waiting_now=("status", lambda s: int((s == "still waiting").sum())),
+    ).reset_index().sort_values(["breaches", "tenant_id"], ascending=[False, True], kind="stable").reset_index(drop=True)
+    return table, by_tenant
+
+
+def outcomes_page(con_or_path: ConOrPath, filters: Filters = Filters(), by: str = "day",
+                  top: int = TOP_TENANTS) -> OutcomesPage:  # fmt: skip
+    """The Outcomes page's figures over the threads of `filters`, the trend bucketed `by` day / week / month."""
+    rows = outcome_rows(con_or_path, filters)
+    slow, slow_by_tenant = _slow(rows)
+    return OutcomesPage(len(rows), _shares(rows), _trend(rows, by), _signals(rows), _tenants(rows, top), slow,
+                        slow_by_tenant, by)  # fmt: skip
+
+
+def share_text(threads: int, share: float) -> str:
+    """A tile's value: the count and its share.
+
+    >>> share_text(3, 0.0968), share_text(0, 0.0)
+    ('3 · 9.7 %', '0')
+    """
+    return f"{threads:,} · {share * 100:.1f} %" if threads else "0"
+
+
+_MESSAGE_NUMBER = re.compile(r"(message \(?)(\d+)")
+
+
+def reason_text(reason: str) -> str:
+    """`outcome_reason` with its messages numbered as the transcript numbers them (ordinal + 1).
+
+    >>> reason_text("unknown: ends with a tool message (4)")
+    'unknown: ends with a tool message (5)'
+    """
+    return _MESSAGE_NUMBER.sub(lambda m: f"{m.group(1)}{int(m.group(2)) + 1}", reason)
