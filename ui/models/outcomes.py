@@ -51,6 +51,8 @@ OUTCOME_DEFINITIONS = {
 }
 #: The outcomes that went wrong: the tenants ranked by them, the Overview's tiles.
 WENT_WRONG = ("abandoned", "failed")
+#: The Overview's outcome tiles, what went wrong first.
+TILE_ORDER = ("abandoned", "failed", "waiting", "unknown", "resolved")
 TOP_TENANTS = 10
 NO_TENANT = "(no tenant)"
 
@@ -186,3 +188,84 @@ def reason_text(reason: str) -> str:
     'unknown: ends with a tool message (5)'
     """
     return _MESSAGE_NUMBER.sub(lambda m: f"{m.group(1)}{int(m.group(2)) + 1}", reason)
+
+
+def outcome_counts(con_or_path: ConOrPath, filters: Filters = Filters()) -> pd.DataFrame:
+    """The threads of each outcome (outcome, threads, share; every outcome, in `OUTCOMES` order):
+    the Overview's tiles, counted in DuckDB."""
+    with connection(con_or_path) as con:
+        found = outcomes_relation(con, filters).aggregate("outcome, count(*) AS threads", "outcome").fetchall()
+    counts = dict(found)
+    total = sum(counts.values())
+    return pd.DataFrame({"outcome": list(OUTCOMES), "threads": [int(counts.get(o, 0)) for o in OUTCOMES],
+                         "share": [counts.get(o, 0) / total if total else 0.0 for o in OUTCOMES]})  # fmt: skip
+
+
+@dataclass(frozen=True)
+class ThreadOutcome:
+    """One thread's outcome and the messages its signals point at, numbered as the transcript
+    numbers them (ordinal + 1)."""
+
+    outcome: str
+    reason: str  # `reason_text` of `outcome_reason`
+    marks: dict[int, tuple[str, ...]]  # message number → the signals pointing at it, in `SIGNALS` order
+    first: dict[str, int]  # signal → the first message it points at (fired signals only)
+
+    def focus(self, signal: str | None) -> int | None:
+        """The message a link about `signal` opens at (None: the signal did not fire here).
+
+        >>> ThreadOutcome("failed", "", {3: ("agent_loop",)}, {"agent_loop": 3}).focus("agent_loop")
+        3
+        """
+        return self.first.get(signal) if signal else None
+
+
+def thread_outcome(con_or_path: ConOrPath, thread_id: str) -> ThreadOutcome | None:
+    """`thread_id`'s outcome and flagged messages; None when the thread has no outcome row."""
+    with connection(con_or_path) as con:
+        rel = outcomes_relation(con, Filters(thread_ids=(thread_id,)))
+        rows = rel.select(", ".join(["outcome", "outcome_reason", *(f"{s}_ordinals" for s in SIGNALS)])).fetchall()
+    if not rows:
+        return None
+    outcome, reason, *ordinals = rows[0]
+    marks: dict[int, list[str]] = {}
+    first: dict[str, int] = {}
+    for signal, found in zip(SIGNALS, ordinals):
+        for ordinal in found or ():
+            marks.setdefault(int(ordinal) + 1, []).append(signal)
+        if found:
+            first[signal] = int(min(found)) + 1
+    return ThreadOutcome(outcome, reason_text(reason), {n: tuple(s) for n, s in sorted(marks.items())}, first)
+
+
+def with_outcomes(con, rows: pd.DataFrame) -> pd.DataFrame:
+    """`rows` (one per thread, `thread_id`) with each thread's `outcome` and `signals` (the signals
+    that fired, in `SIGNALS` order; `resolved_closing` left out: it is the outcome's reason, not a
+    problem); a thread without an outcome row gets None and ()."""
+    ids = tuple(rows["thread_id"])
+    found = {}
+    if ids:
+        rel = outcomes_relation(con, Filters(thread_ids=ids))
+        for thread_id, outcome, *fired in rel.select(", ".join(["thread_id", "outcome", *SIGNALS])).fetchall():
+            found[thread_id] = (outcome, tuple(s for s, on in zip(SIGNALS, fired) if on and s != "resolved_closing"))
+    return rows.assign(outcome=[found.get(t, (None, ()))[0] for t in ids],
+                       signals=[found.get(t, (None, ()))[1] for t in ids])
+
+
+def signals_text(signals: tuple[str, ...]) -> str:
+    """The signals as the table shows them.
+
+    >>> signals_text(("agent_loop", "user_frustration")), signals_text(())
+    ('agent loop, user frustration', '')
+    """
+    return ", ".join(SIGNAL_LABELS.get(s, s) for s in signals)
+
+
+def link_signal(fired: tuple[str, ...], chosen: tuple[str, ...] = ()) -> str | None:
+    """The signal a link from a conversation's row opens its transcript at: the first chosen
+    one that fired there, else the first that fired (None: none did).
+
+    >>> link_signal(("agent_loop", "user_frustration"), ("user_frustration",)), link_signal((), ())
+    ('user_frustration', None)
+    """
+    return next((s for s in chosen if s in fired), None) or next(iter(fired), None)

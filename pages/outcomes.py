@@ -1,0 +1,109 @@
+"""Outcomes: how the filtered conversations ended and what went wrong on the way; every count
+opens the conversations behind it (docs/outcomes.md defines each outcome and signal)."""
+
+import streamlit as st
+
+from ui import cache, charts, outcomes, render, state
+from ui.filters import filter_bar
+from ui.models import outcomes as model
+from ui.models import overview as overview_model
+
+url = state.Url("outcomes")
+db = state.require_db()
+
+st.title("Outcomes")
+st.caption("How each conversation ended and what went wrong on the way, read from the transcripts without a model "
+           "(resolved, abandoned, failed, waiting on a human, or unknown). Every count opens the conversations behind "
+           "it; a row opens them, and a conversation opens at the flagged message.")
+facets = cache.facets(db)
+filters = filter_bar(url, facets)
+auto = overview_model.resolve_bucket(overview_model.AUTO, facets, filters)
+choice = st.radio("Trend per", overview_model.BUCKET_CHOICES, horizontal=True,
+                  key=url.bind("by", overview_model.AUTO, state.choice(overview_model.BUCKET_CHOICES)),
+                  format_func=lambda c: overview_model.bucket_label(c, auto),
+                  help="Each conversation counts in the UTC day, ISO week or month of its last activity")
+url.publish()
+
+view = cache.call(model.outcomes_page, db, filters, overview_model.resolve_bucket(choice, facets, filters))
+shared = outcomes.shared_params(url)
+outcomes.tiles(view.shares, shared)
+if not view.threads:
+    st.info("No conversation passes these filters.")
+    st.stop()
+
+
+def opened(picked, frame, target: str, **params) -> None:
+    """Open `target` for the row selected in a table of `frame` (`params`: a value, or row → value)."""
+    rows = picked.selection.rows
+    if rows and rows[0] < len(frame):
+        row = frame.iloc[rows[0]]
+        query = {k: (f(row) if callable(f) else f) for k, f in params.items()}
+        state.go_to(target, f"Open the {target} page", **query)
+
+
+left, right = st.columns([3, 2])
+with left:
+    if render.chart_panel("Outcomes over time", view.trend, "conversations with a time",
+                          lambda f: charts.outcome_trend(f, view.by), key="out_trend",
+                          caption="Conversations per period by outcome (the period of their last activity)"):
+        with st.expander("Table"):
+            st.dataframe(view.trend, hide_index=True, key="out_trend_table",
+                         column_config={"share": st.column_config.NumberColumn("share of the period", format="percent")})
+            render.download(view.trend, f"outcomes_by_{view.by}.csv", key="out_trend_csv")
+with right:
+    st.subheader("Signals")
+    st.caption(f"Conversations on which each signal fired, of {view.threads:,} · select a row to list them "
+               "(hover a header for what it counts)")
+    signals = view.signals[["label", "threads", "rate", "definition"]]
+    picked = st.dataframe(signals, key="outcomes.signals", on_select="rerun", selection_mode="single-row", hide_index=True,
+                 column_config={
+                     "label": st.column_config.TextColumn("Signal", help="docs/outcomes.md defines each signal"),
+                     "threads": st.column_config.NumberColumn("Conversations"),
+                     "rate": st.column_config.NumberColumn("Rate", format="percent",
+                                                           help="Share of the filtered conversations"),
+                     "definition": st.column_config.TextColumn("Fires when", width="large"),
+                 })  # fmt: skip
+    render.download(view.signals, "outcome_signals.csv", key="outcomes.signals_csv")
+    opened(picked, view.signals, "conversations", signal=lambda r: r["signal"], **shared)
+
+left, right = st.columns(2)
+with left:
+    st.subheader("Tenants with the most abandoned or failed conversations")
+    if view.tenants.empty:
+        st.success("No abandoned or failed conversation for these filters.", icon=":material/check_circle:")
+    else:
+        st.caption("Select a row to list that tenant's abandoned and failed conversations")
+        picked = st.dataframe(view.tenants, key="outcomes.tenants", on_select="rerun", selection_mode="single-row",
+                     hide_index=True, column_config={
+                         "tenant_id": "Tenant", "threads": "Conversations", "abandoned": "Abandoned", "failed": "Failed",
+                         "went_wrong": "Abandoned or failed",
+                         "went_wrong_share": st.column_config.NumberColumn("Share", format="percent"),
+                     })  # fmt: skip
+        render.download(view.tenants, "outcomes_by_tenant.csv", key="outcomes.tenants_csv")
+        opened(picked, view.tenants, "conversations", outcome=list(model.WENT_WRONG),
+               tenant=lambda r: None if r["tenant_id"] == model.NO_TENANT else r["tenant_id"],
+               **{k: v for k, v in shared.items() if k != "tenant"})
+with right:
+    st.subheader("Slow human-in-the-loop")
+    hours = f"{view.hitl_hours:g} h"
+    if view.slow_hitl.empty:
+        st.success(f"No interrupt waited longer than the service level ({hours}).", icon=":material/check_circle:")
+    else:
+        st.caption(f"Interrupts answered, or still waiting, after more than the service level ({hours}): who breaches "
+                   "it · select a row to open the transcript at the wait")
+        st.dataframe(view.slow_by_tenant, key="outcomes.slow_tenants", hide_index=True,
+                     column_config={"tenant_id": "Tenant", "breaches": "Breaches", "waiting_now": "Still waiting"})
+        shown = view.slow_hitl.assign(outcome_reason=view.slow_hitl["outcome_reason"].map(model.reason_text))
+        picked = st.dataframe(shown[["thread_id", "tenant_id", "status", "waiting_since", "first_message"]],
+                     key="outcomes.slow", on_select="rerun", selection_mode="single-row", hide_index=True,
+                     column_config={
+                         "thread_id": st.column_config.TextColumn("Thread", pinned=True), "tenant_id": "Tenant",
+                         "status": "Status", "first_message": st.column_config.NumberColumn(
+                             "At message", help="The last message before the interrupt"),
+                         "waiting_since": st.column_config.DatetimeColumn(
+                             "Waiting since (UTC)", format="YYYY-MM-DD HH:mm", help="Only for a pending interrupt"),
+                     })  # fmt: skip
+        render.download(shown, "slow_human_in_the_loop.csv", key="outcomes.slow_csv")
+        st.page_link("pages/backlog.py", icon=":material/pending_actions:", label="Everyone still waiting on a human",
+                     query_params=state.link_params(**{k: v for k, v in shared.items() if k != "q"}))
+        opened(picked, view.slow_hitl, "transcript", thread=lambda r: r["thread_id"], signal="slow_hitl")
