@@ -25,9 +25,10 @@ sort = c2.selectbox("Sort by", model.SORTABLE, format_func=model.SORT_LABELS.get
                     key=url.bind("sort", "waited_s", state.choice(model.SORTABLE)))  # fmt: skip
 order = c3.segmented_control("Order", ["desc", "asc"], format_func={"desc": "↓ High first", "asc": "↑ Low first"}.get,
                              key=url.bind("order", "desc", state.choice(("desc", "asc"))))  # fmt: skip
-over = c4.checkbox(f"Over the service level only ({model.DEFAULT_HITL_HOURS:g} h)",
+over = c4.checkbox(f"Over {model.DEFAULT_HITL_HOURS:g} h only",
                    key=url.bind("over", False, state.BOOL),
-                   help="Threads waiting longer than the human-in-the-loop service level (the slow_hitl signal)")
+                   help="Threads waiting longer than the human-in-the-loop service level (the slow_hitl signal): "
+                        "those who breach it")
 url.publish()
 
 view = cache.call(model.backlog_page, db, filters, until, sort, order != "asc", over)
@@ -39,7 +40,7 @@ render.headline([
     ("Median wait", model.waited_text(view.median_s), None),
     ("Measured until (UTC)", model.short_time(view.reference_ts),
      f"{render.ts_text(view.reference_ts)}: the newest checkpoint in the database, or now"),
-])  # fmt: skip
+], widths=[2, 2, 2, 2, 3])  # fmt: skip
 if view.frame.empty:
     st.success("No thread is waiting on a human for these filters.", icon=":material/check_circle:")
     st.stop()
@@ -49,6 +50,8 @@ picked = st.dataframe(
     column_config={
         "thread_id": st.column_config.TextColumn("Thread", pinned=True),
         "tenant_id": "Tenant", "sub_tenant_id": "Sub-tenant", "waited": "Waited",
+        "over_service_level": st.column_config.CheckboxColumn(
+            f"Over {view.service_level_h:g} h", help="Waiting longer than the human-in-the-loop service level"),
         "waiting_since": st.column_config.DatetimeColumn("Waiting since (UTC)", format="YYYY-MM-DD HH:mm"),
         "request": st.column_config.TextColumn("Request (the interrupt's value)", width="large"),
         "last_message": st.column_config.TextColumn("Last message", width="medium"),

@@ -26,7 +26,7 @@ url.publish()
 
 view = cache.call(model.outcomes_page, db, filters, overview_model.resolve_bucket(choice, facets, filters))
 shared = outcomes.shared_params(url)
-outcomes.tiles(view.shares, shared)
+outcomes.tiles(view.shares, shared, outcomes=model.TILE_ORDER)
 if not view.threads:
     st.info("No conversation passes these filters.")
     st.stop()
@@ -41,69 +41,73 @@ def opened(picked, frame, target: str, **params) -> None:
         state.go_to(target, f"Open the {target} page", **query)
 
 
-left, right = st.columns([3, 2])
+st.subheader("Signals: what went wrong on the way")
+st.caption(f"Conversations on which each signal fired, of {view.threads:,} · select a row to list them")
+signals = view.signals.assign(rate=view.signals["rate"] * 100)[["label", "threads", "rate", "definition"]]
+picked = st.dataframe(signals, key="outcomes.signals", on_select="rerun", selection_mode="single-row", hide_index=True,
+                      column_config={
+                          "label": st.column_config.TextColumn("Signal", help="docs/outcomes.md defines each signal"),
+                          "threads": st.column_config.NumberColumn("Conversations"),
+                          "rate": st.column_config.NumberColumn("Rate", format="%.1f %%",
+                                                                help="Share of the filtered conversations"),
+                          "definition": st.column_config.TextColumn("Fires when", width="large"),
+                      })  # fmt: skip
+render.download(view.signals, "outcome_signals.csv", key="outcomes.signals_csv")
+opened(picked, view.signals, "conversations", signal=lambda r: r["signal"], **shared)
+
+left, right = st.columns(2)
 with left:
     if render.chart_panel("Outcomes over time", view.trend, "conversations with a time",
                           lambda f: charts.outcome_trend(f, view.by), key="out_trend",
                           caption="Conversations per period by outcome (the period of their last activity)"):
         with st.expander("Table"):
-            st.dataframe(view.trend, hide_index=True, key="out_trend_table",
-                         column_config={"share": st.column_config.NumberColumn("share of the period", format="percent")})
+            st.dataframe(view.trend.assign(share=view.trend["share"] * 100), hide_index=True, key="out_trend_table",
+                         column_config={"share": st.column_config.NumberColumn("% of the period", format="%.1f %%")})
             render.download(view.trend, f"outcomes_by_{view.by}.csv", key="out_trend_csv")
 with right:
-    st.subheader("Signals")
-    st.caption(f"Conversations on which each signal fired, of {view.threads:,} · select a row to list them "
-               "(hover a header for what it counts)")
-    signals = view.signals[["label", "threads", "rate", "definition"]]
-    picked = st.dataframe(signals, key="outcomes.signals", on_select="rerun", selection_mode="single-row", hide_index=True,
-                 column_config={
-                     "label": st.column_config.TextColumn("Signal", help="docs/outcomes.md defines each signal"),
-                     "threads": st.column_config.NumberColumn("Conversations"),
-                     "rate": st.column_config.NumberColumn("Rate", format="percent",
-                                                           help="Share of the filtered conversations"),
-                     "definition": st.column_config.TextColumn("Fires when", width="large"),
-                 })  # fmt: skip
-    render.download(view.signals, "outcome_signals.csv", key="outcomes.signals_csv")
-    opened(picked, view.signals, "conversations", signal=lambda r: r["signal"], **shared)
-
-left, right = st.columns(2)
-with left:
-    st.subheader("Tenants with the most abandoned or failed conversations")
+    st.subheader("Tenants with the most abandoned or failed")
     if view.tenants.empty:
         st.success("No abandoned or failed conversation for these filters.", icon=":material/check_circle:")
     else:
         st.caption("Select a row to list that tenant's abandoned and failed conversations")
-        picked = st.dataframe(view.tenants, key="outcomes.tenants", on_select="rerun", selection_mode="single-row",
-                     hide_index=True, column_config={
-                         "tenant_id": "Tenant", "threads": "Conversations", "abandoned": "Abandoned", "failed": "Failed",
-                         "went_wrong": "Abandoned or failed",
-                         "went_wrong_share": st.column_config.NumberColumn("Share", format="percent"),
-                     })  # fmt: skip
+        picked = st.dataframe(
+            view.tenants.assign(went_wrong_share=view.tenants["went_wrong_share"] * 100), key="outcomes.tenants",
+            on_select="rerun", selection_mode="single-row", hide_index=True,
+            column_order=["tenant_id", "abandoned", "failed", "went_wrong_share", "threads"], column_config={
+                "tenant_id": "Tenant", "threads": "Conversations", "abandoned": "Abandoned", "failed": "Failed",
+                "went_wrong": "Both", "went_wrong_share": st.column_config.NumberColumn(
+                    "% of the tenant's", format="%.1f %%", help="Abandoned or failed, of the tenant's conversations"),
+            })  # fmt: skip
         render.download(view.tenants, "outcomes_by_tenant.csv", key="outcomes.tenants_csv")
         opened(picked, view.tenants, "conversations", outcome=list(model.WENT_WRONG),
                tenant=lambda r: None if r["tenant_id"] == model.NO_TENANT else r["tenant_id"],
                **{k: v for k, v in shared.items() if k != "tenant"})
-with right:
-    st.subheader("Slow human-in-the-loop")
-    hours = f"{view.hitl_hours:g} h"
-    if view.slow_hitl.empty:
-        st.success(f"No interrupt waited longer than the service level ({hours}).", icon=":material/check_circle:")
-    else:
-        st.caption(f"Interrupts answered, or still waiting, after more than the service level ({hours}): who breaches "
-                   "it · select a row to open the transcript at the wait")
+
+hours = f"{view.hitl_hours:g} h"
+st.subheader(f"Slow human-in-the-loop: who breaches the {hours} service level")
+if view.slow_hitl.empty:
+    st.success(f"No interrupt waited longer than the service level ({hours}).", icon=":material/check_circle:")
+else:
+    st.caption(f"Interrupts answered, or still waiting, after more than {hours} · select a thread to open its "
+               "transcript at the wait")
+    left, right = st.columns([1, 2])
+    with left:
         st.dataframe(view.slow_by_tenant, key="outcomes.slow_tenants", hide_index=True,
                      column_config={"tenant_id": "Tenant", "breaches": "Breaches", "waiting_now": "Still waiting"})
-        shown = view.slow_hitl.assign(outcome_reason=view.slow_hitl["outcome_reason"].map(model.reason_text))
-        picked = st.dataframe(shown[["thread_id", "tenant_id", "status", "waiting_since", "first_message"]],
-                     key="outcomes.slow", on_select="rerun", selection_mode="single-row", hide_index=True,
-                     column_config={
-                         "thread_id": st.column_config.TextColumn("Thread", pinned=True), "tenant_id": "Tenant",
-                         "status": "Status", "first_message": st.column_config.NumberColumn(
-                             "At message", help="The last message before the interrupt"),
-                         "waiting_since": st.column_config.DatetimeColumn(
-                             "Waiting since (UTC)", format="YYYY-MM-DD HH:mm", help="Only for a pending interrupt"),
-                     })  # fmt: skip
-        render.download(shown, "slow_human_in_the_loop.csv", key="outcomes.slow_csv")
-        st.page_link("pages/backlog.py", icon=":material/pending_actions:", label="Everyone still waiting on a human",
-                     query_params=state.link_params(**{k: v for k, v in shared.items() if k != "q"}))
-        opened(picked, view.slow_hitl, "transcript", thread=lambda r: r["thread_id"], signal="slow_hitl")
+        render.download(view.slow_by_tenant, "slow_human_in_the_loop_by_tenant.csv", key="outcomes.slow_tenants_csv")
+    with right:
+        since = view.slow_hitl["waiting_since"].map(render.minute_text)  # (a missing time reads "—", not "None")
+        picked = st.dataframe(
+            view.slow_hitl.assign(waiting_since=since)[["thread_id", "tenant_id", "status", "waiting_since",
+                                                         "first_message"]], key="outcomes.slow",
+            on_select="rerun", selection_mode="single-row", hide_index=True, column_config={
+                "thread_id": st.column_config.TextColumn("Thread", pinned=True), "tenant_id": "Tenant",
+                "status": "Status", "first_message": st.column_config.NumberColumn(
+                    "At message", help="The last message before the interrupt"),
+                "waiting_since": st.column_config.TextColumn("Waiting since (UTC)", help="Only for a pending interrupt"),
+            })  # fmt: skip
+        render.download(view.slow_hitl.assign(outcome_reason=view.slow_hitl["outcome_reason"].map(model.reason_text)),
+                        "slow_human_in_the_loop.csv", key="outcomes.slow_csv")
+    st.page_link("pages/backlog.py", icon=":material/pending_actions:", label="Everyone still waiting on a human",
+                 query_params=state.link_params(**{k: v for k, v in shared.items() if k != "q"}))
+    opened(picked, view.slow_hitl, "transcript", thread=lambda r: r["thread_id"], signal="slow_hitl")

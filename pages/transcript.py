@@ -66,8 +66,8 @@ if view != "filtered":
             st.button(f"Show earlier messages ({win.earlier:,} before)", icon=":material/expand_less:",
                       on_click=state.put, args=("transcript.start", win.start_before))
         notes = review.thread_review(db, ws, thread, win.items, key="transcript")  # the thread's own box, above
-        chat.draw(win.items, focus=win.focus, raw=raw, show_ids=show_ids,
-                  extra=outcomes.marks(outcome, then=notes))  # each message's badges and notes inside it
+        chat.draw(win.items, focus=win.focus, raw=raw, show_ids=show_ids, extra=notes,  # each message's notes inside it
+                  head=outcomes.marks(outcome))  # and the signals that point at it, under its header
         review.orphans(db, ws, thread)
         if win.later:
             st.button(f"Show later messages ({win.later:,} after)", icon=":material/expand_more:",

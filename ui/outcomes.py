@@ -2,7 +2,7 @@
 behind them, the outcome at the top of a transcript, and a badge on each flagged message.
 
 >>> tiles(shares, state.link_params(tenant=["acme"]))  # doctest: +SKIP
->>> chat.draw(items, extra=marks(outcome))  # doctest: +SKIP
+>>> chat.draw(items, head=marks(outcome))  # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -52,8 +52,8 @@ def tiles(shares: pd.DataFrame, params: dict[str, Any], outcomes: tuple[str, ...
     for col, row in zip(st.columns(len(rows)), rows.itertuples()):
         icon = OUTCOME_STYLE[row.outcome][1]
         with col.container(border=True, key=f"outcome-tile-{row.outcome}"):
-            st.metric(OUTCOME_LABELS[row.outcome], share_text(int(row.threads), float(row.share)),
-                      help=OUTCOME_DEFINITIONS[row.outcome])
+            st.metric(OUTCOME_LABELS[row.outcome], f"{int(row.threads):,}", help=OUTCOME_DEFINITIONS[row.outcome],
+                      delta=share_text(float(row.share)), delta_color="off", delta_arrow="off")
             if row.threads:
                 st.page_link("pages/conversations.py", icon=icon, label=f"List {int(row.threads):,} {OUTCOME_LABELS[row.outcome].lower()}",
                              query_params=state.link_params(outcome=row.outcome, **params))
@@ -79,19 +79,16 @@ def badge(signal: str, suffix: str = "") -> None:
     st.badge(SIGNAL_LABELS.get(signal, signal) + suffix, icon=icon, color=color, help=SIGNAL_DEFINITIONS.get(signal))
 
 
-def marks(outcome: ThreadOutcome | None, then: Callable[[MessageItem], None] | None = None
-          ) -> Callable[[MessageItem], None] | None:  # fmt: skip
-    """The `extra` for `ui.chat.draw`: a badge per signal on each message it points at, then `then`'s."""
+def marks(outcome: ThreadOutcome | None) -> Callable[[MessageItem], None] | None:
+    """The `head` for `ui.chat.draw`: a badge per signal under the header of each message it points at."""
     if outcome is None or not outcome.marks:
-        return then
+        return None
 
-    def extra(item: MessageItem) -> None:
+    def head(item: MessageItem) -> None:
         flagged = outcome.marks.get(item.number, ())
         if flagged:
             with st.container(horizontal=True, gap="small", key=f"signal-marks-{item.number}"):
                 for signal in flagged:
                     badge(signal)
-        if then is not None:
-            then(item)
 
-    return extra
+    return head

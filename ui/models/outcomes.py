@@ -169,13 +169,13 @@ def outcomes_page(con_or_path: ConOrPath, filters: Filters = Filters(), by: str 
                         slow_by_tenant, by)  # fmt: skip
 
 
-def share_text(threads: int, share: float) -> str:
-    """A tile's value: the count and its share.
+def share_text(share: float) -> str:
+    """A tile's share of the conversations.
 
-    >>> share_text(3, 0.0968), share_text(0, 0.0)
-    ('3 · 9.7 %', '0')
+    >>> share_text(0.0968), share_text(0.0)
+    ('9.7 %', '0 %')
     """
-    return f"{threads:,} · {share * 100:.1f} %" if threads else "0"
+    return f"{share * 100:.1f} %" if share else "0 %"
 
 
 _MESSAGE_NUMBER = re.compile(r"(message \(?)(\d+)")
