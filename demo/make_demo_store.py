@@ -350,19 +350,13 @@ def unanswered_question(saver: SqliteSaver, thread_id: str, clock: Clock) -> Non
 
 def late_approval(saver: SqliteSaver, thread_id: str, clock: Clock) -> None:
     """A refund approved 5 h 20 min after it was requested: past the 4 h human-in-the-loop service level."""
-    model = ScriptedChatModel(replies=[
+    approval_flow(saver, thread_id, clock, "I returned order E-5581 last week. When do I get my money back?", [
         R("", call("lookup_order", order_id="E-5581")),
         R("Your return of E-5581 has arrived. I've requested the refund of $35.99; a supervisor approves it.",
           call("issue_refund", order_id="E-5581", amount=35.99, reason="returned")),
         R("Your $35.99 refund for E-5581 was approved and is on its way back to your card."),
         R("You're welcome, have a nice day!"),
-    ])
-    graph = build_agent_graph(model, SUPPORT_TOOLS, saver, approve_tools=["issue_refund"])
-    cfg = thread_config(thread_id)
-    say(graph, cfg, "I returned order E-5581 last week. When do I get my money back?", clock, think=0)
-    clock.advance(hours=5, minutes=20)
-    graph.invoke(Command(resume={"approved": True, "reviewer": "supervisor-1"}), cfg, durability="sync")
-    say(graph, cfg, "thanks", clock, think=600)
+    ], dt.timedelta(hours=5, minutes=20), "supervisor-1", ("thanks", 600))
 
 
 # --- conversations that exercise a particular store feature -----------------------------------
@@ -383,20 +377,26 @@ def pending_refund(saver: SqliteSaver, thread_id: str, clock: Clock) -> None:
 
 def approved_refund(saver: SqliteSaver, thread_id: str, clock: Clock) -> None:
     """The same approval flow, resumed 38 minutes later with ``Command(resume=...)``."""
-    model = ScriptedChatModel(replies=[
+    approval_flow(saver, thread_id, clock,
+                  "My headphones from order A-1043 came with a dented case. Can I get a partial refund?", [
         R("", call("lookup_order", order_id="A-1043")),
         R("I'm sorry about the dented case. I've requested a partial refund of $20.00; a supervisor will approve it shortly.",
           call("issue_refund", order_id="A-1043", amount=20.0, reason="cosmetic damage")),
         R("Your $20.00 refund for A-1043 was approved and is on its way back to your card."),
         R("You're welcome, enjoy the headphones!"),
-    ])
-    graph = build_agent_graph(model, SUPPORT_TOOLS, saver, approve_tools=["issue_refund"])
-    cfg = thread_config(thread_id)
-    say(graph, cfg, "My headphones from order A-1043 came with a dented case. Can I get a partial refund?", clock, think=0)
-    clock.advance(minutes=38)
-    graph.invoke(Command(resume={"approved": True, "reviewer": "supervisor-3"}), cfg, durability="sync")
-    say(graph, cfg, "thank you!", clock, think=300)
+    ], dt.timedelta(minutes=38), "supervisor-3", ("thank you!", 300))
 
+
+def approval_flow(saver: SqliteSaver, thread_id: str, clock: Clock, question: str, replies: list[Reply],
+                  wait: dt.timedelta, reviewer: str, closing: tuple[str, float]) -> None:
+    """A refund that waits for a supervisor's ``interrupt()``, resumed after `wait` with
+    ``Command(resume=...)``; then the user's `closing` (text, think time in seconds)."""
+    graph = build_agent_graph(ScriptedChatModel(replies=replies), SUPPORT_TOOLS, saver, approve_tools=["issue_refund"])
+    cfg = thread_config(thread_id)
+    say(graph, cfg, question, clock, think=0)
+    clock.advance(wait.total_seconds())
+    graph.invoke(Command(resume={"approved": True, "reviewer": reviewer}), cfg, durability="sync")
+    say(graph, cfg, closing[0], clock, think=closing[1])
 
 def edited_reply(saver: SqliteSaver, thread_id: str, clock: Clock) -> None:
     """An operator corrects a wrong phone extension in place (``update_state``, same id)."""
