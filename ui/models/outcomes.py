@@ -3,7 +3,7 @@ tenants with most abandoned or failed conversations, and who breaches the
 human-in-the-loop service level (docs/outcomes.md defines every signal and the outcome).
 
 Every figure counts threads of `analytics.outcomes()`; a conversation counts in the
-period of its last activity (`threads.last_ts`).
+period (UTC) of its last activity (`threads.last_ts`).
 
 >>> page = outcomes_page("demo.duckdb", by="week")  # doctest: +SKIP
 >>> page.shares[["outcome", "threads"]].values.tolist()  # doctest: +SKIP
@@ -72,14 +72,14 @@ class OutcomesPage:
     hitl_hours: float = DEFAULT_HITL_HOURS
 
 
-def _period(ts: pd.Series, by: str) -> pd.Series:
-    """The first day of the UTC day / ISO week / month holding each time, as a date.
+def _period(day: pd.Series, by: str) -> pd.Series:
+    """The first day of the UTC day / ISO week / month holding each day, as a date.
 
-    >>> t = pd.Series(pd.to_datetime(["2025-03-05 10:00", "2025-03-15 23:00"], utc=True))
-    >>> [str(d) for d in _period(t, "week")], [str(d) for d in _period(t, "month")]
+    >>> d = pd.Series(pd.to_datetime(["2025-03-05", "2025-03-15"]).date)
+    >>> [str(p) for p in _period(d, "week")], [str(p) for p in _period(d, "month")]
     (['2025-03-03', '2025-03-10'], ['2025-03-01', '2025-03-01'])
     """
-    day = ts.dt.tz_convert("UTC").dt.tz_localize(None).dt.normalize()
+    day = pd.to_datetime(day)
     if by == "week":
         day = day - pd.to_timedelta(day.dt.weekday, unit="D")
     elif by == "month":
@@ -87,56 +87,67 @@ def _period(ts: pd.Series, by: str) -> pd.Series:
     return day.dt.date
 
 
-def outcome_rows(con_or_path: ConOrPath, filters: Filters = Filters()) -> pd.DataFrame:
-    """One row per thread passing `filters`: thread_id, tenant_id, sub_tenant_id, last_ts, interrupt_pending,
-    waiting_since, outcome, outcome_reason, one boolean per signal, and the first message number
-    (ordinal + 1) each signal points at (`first_<signal>`)."""
-    firsts = ", ".join(f"{name}_ordinals[1] + 1 AS first_{name}" for name in SIGNALS)  # (lists count from 1)
+#: Per tenant, UTC day of the last activity and outcome: the threads and the threads of each signal.
+_CUBE = ("tenant_id, timezone('UTC', last_ts)::DATE AS day, outcome, count(*) AS threads, "
+         + ", ".join(f"count_if({s}) AS {s}" for s in SIGNALS))
+_SLOW = ("thread_id, tenant_id, sub_tenant_id, interrupt_pending, waiting_since, outcome, outcome_reason, "
+         "slow_hitl_ordinals[1] + 1 AS first_slow_hitl")  # (lists count from 1)
+
+
+def outcome_cube(con_or_path: ConOrPath, filters: Filters = Filters()) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The threads passing `filters` counted in DuckDB per (tenant_id, day, outcome), with one count per
+    signal; and the threads where `slow_hitl` fired, one row each (`_SLOW`)."""
     with connection(con_or_path) as con:
-        rel = outcomes_relation(con, filters)
-        where, params = filters.thread_where("t")
-        rows = rel.select(f"thread_id, outcome, outcome_reason, interrupt_pending, waiting_since, "
-                          f"{', '.join(SIGNALS)}, {firsts}").df()
-        keys = con.execute(f"SELECT t.thread_id, t.tenant_id, t.sub_tenant_id, t.last_ts FROM threads t WHERE {where}",
-                           params).df()  # fmt: skip
-    return keys.merge(rows, on="thread_id", how="inner")
+        keys = con.table("threads").select("thread_id, tenant_id, sub_tenant_id, last_ts")
+        rows = outcomes_relation(con, filters).select(", ".join(["thread_id", "outcome", "outcome_reason",
+                                                                 "interrupt_pending", "waiting_since",
+                                                                 "slow_hitl_ordinals", *SIGNALS]))
+        joined = rows.join(keys, "thread_id")
+        cube = joined.aggregate(_CUBE, "tenant_id, day, outcome").df()
+        slow = joined.filter("slow_hitl").select(_SLOW).df()
+    return cube, slow
 
 
-def _shares(rows: pd.DataFrame) -> pd.DataFrame:
-    counts = rows["outcome"].value_counts().reindex(list(OUTCOMES), fill_value=0)
+def _shares(cube: pd.DataFrame) -> pd.DataFrame:
+    counts = cube.groupby("outcome")["threads"].sum().reindex(list(OUTCOMES), fill_value=0)
     total = int(counts.sum())
     return pd.DataFrame({"outcome": list(OUTCOMES), "threads": counts.astype(int).to_numpy(),
                          "share": counts.to_numpy() / total if total else 0.0})  # fmt: skip
 
 
-def _trend(rows: pd.DataFrame, by: str) -> pd.DataFrame:
-    dated = rows[rows["last_ts"].notna()]
+def _trend(cube: pd.DataFrame, by: str) -> pd.DataFrame:
+    dated = cube[cube["day"].notna()]
     if dated.empty:
         return pd.DataFrame({"period": [], "outcome": [], "threads": [], "share": []})
-    counts = dated.assign(period=_period(dated["last_ts"], by)).groupby(["period", "outcome"]).size()
-    frame = counts.rename("threads").reset_index()
+    counts = dated.assign(period=_period(dated["day"], by)).groupby(["period", "outcome"])["threads"].sum()
+    frame = counts.reset_index()
+    frame["threads"] = frame["threads"].astype(int)
     frame["share"] = frame["threads"] / frame.groupby("period")["threads"].transform("sum")
     order = {o: i for i, o in enumerate(OUTCOMES)}
     return frame.sort_values(["period", "outcome"], key=lambda c: c.map(order) if c.name == "outcome" else c,
                              kind="stable").reset_index(drop=True)  # fmt: skip
 
 
-def _signals(rows: pd.DataFrame) -> pd.DataFrame:
-    total = len(rows)
-    counts = [int(rows[s].sum()) for s in SIGNALS]
+def _signals(cube: pd.DataFrame) -> pd.DataFrame:
+    total = int(cube["threads"].sum())
+    counts = [int(cube[s].sum()) for s in SIGNALS]
     return pd.DataFrame({
         "signal": list(SIGNALS), "label": [SIGNAL_LABELS[s] for s in SIGNALS], "threads": counts,
         "rate": [c / total if total else 0.0 for c in counts], "definition": [SIGNAL_DEFINITIONS[s] for s in SIGNALS],
     })  # fmt: skip
 
 
-def _tenants(rows: pd.DataFrame, top: int) -> pd.DataFrame:
-    named = rows.assign(tenant_id=rows["tenant_id"].astype(object).where(rows["tenant_id"].notna(), NO_TENANT))
-    frame = named.groupby("tenant_id").agg(
-        threads=("thread_id", "size"),
-        abandoned=("outcome", lambda o: int((o == "abandoned").sum())),
-        failed=("outcome", lambda o: int((o == "failed").sum())),
-    ).reset_index()
+def _named(frame: pd.DataFrame) -> pd.Series:
+    return frame["tenant_id"].astype(object).where(frame["tenant_id"].notna(), NO_TENANT)
+
+
+def _tenants(cube: pd.DataFrame, top: int) -> pd.DataFrame:
+    named = pd.DataFrame({
+        "tenant_id": _named(cube), "threads": cube["threads"],
+        "abandoned": cube["threads"].where(cube["outcome"] == "abandoned", 0),
+        "failed": cube["threads"].where(cube["outcome"] == "failed", 0),
+    })  # fmt: skip
+    frame = named.groupby("tenant_id", sort=True).sum().astype(int).reset_index()
     frame["went_wrong"] = frame["abandoned"] + frame["failed"]
     frame["went_wrong_share"] = frame["went_wrong"] / frame["threads"]
     frame = frame[frame["went_wrong"] > 0]
@@ -144,29 +155,31 @@ def _tenants(rows: pd.DataFrame, top: int) -> pd.DataFrame:
         drop=True)
 
 
-def _slow(rows: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
-    slow = rows[rows["slow_hitl"]]
+def _slow(slow: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     waiting_now = slow["interrupt_pending"].fillna(False).astype(bool)
     table = pd.DataFrame({
         "thread_id": slow["thread_id"], "tenant_id": slow["tenant_id"], "sub_tenant_id": slow["sub_tenant_id"],
         "status": waiting_now.map({True: "still waiting", False: "answered late"}),
-        "waiting_since": slow["waiting_since"], "first_message": slow["first_slow_hitl"],
+        "waiting_since": slow["waiting_since"].where(waiting_now), "first_message": slow["first_slow_hitl"],
         "outcome": slow["outcome"], "outcome_reason": slow["outcome_reason"],
     }).sort_values(["status", "thread_id"], ascending=[False, True], kind="stable").reset_index(drop=True)  # fmt: skip
-    named = table.assign(tenant_id=table["tenant_id"].astype(object).where(table["tenant_id"].notna(), NO_TENANT))
-    by_tenant = named.groupby("tenant_id").agg(
-        breaches=("thread_id", "size"), waiting_now=("status", lambda s: int((s == "still waiting").sum())),
-    ).reset_index().sort_values(["breaches", "tenant_id"], ascending=[False, True], kind="stable").reset_index(drop=True)
+    by_tenant = pd.DataFrame({"tenant_id": _named(table), "breaches": 1,
+                              "waiting_now": (table["status"] == "still waiting").astype(int)})  # fmt: skip
+    by_tenant = by_tenant.groupby("tenant_id", sort=True).sum().reset_index().sort_values(
+        ["breaches", "tenant_id"], ascending=[False, True], kind="stable").reset_index(drop=True)
     return table, by_tenant
 
 
 def outcomes_page(con_or_path: ConOrPath, filters: Filters = Filters(), by: str = "day",
                   top: int = TOP_TENANTS) -> OutcomesPage:  # fmt: skip
-    """The Outcomes page's figures over the threads of `filters`, the trend bucketed `by` day / week / month."""
-    rows = outcome_rows(con_or_path, filters)
-    slow, slow_by_tenant = _slow(rows)
-    return OutcomesPage(len(rows), _shares(rows), _trend(rows, by), _signals(rows), _tenants(rows, top), slow,
-                        slow_by_tenant, by)  # fmt: skip
+    """The Outcomes page's figures over the threads of `filters`, the trend bucketed `by` day / week / month.
+
+    Counted in DuckDB per tenant, day and outcome (a few thousand rows at any size); only the
+    threads breaching the human-in-the-loop service level come back one by one."""
+    cube, slow = outcome_cube(con_or_path, filters)
+    table, by_tenant = _slow(slow)
+    return OutcomesPage(int(cube["threads"].sum()), _shares(cube), _trend(cube, by), _signals(cube),
+                        _tenants(cube, top), table, by_tenant, by)  # fmt: skip
 
 
 def share_text(share: float) -> str:
