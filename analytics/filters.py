@@ -12,6 +12,7 @@ from datetime import date, datetime, time, timezone
 
 from analytics.catalog import THREAD_COLUMNS_IN_METRICS
 from analytics.errors import BadRequest
+from analytics.outcomes.signals import OUTCOMES, SIGNALS
 from analytics.text_match import contains_params, contains_sql
 
 
@@ -67,7 +68,12 @@ class Filters:
     - `metadata`: `(key, value)` pairs, all of which the metadata of the thread's transcript
       checkpoint (`threads.transcript_checkpoint_id`) holds: its top-level `key` as text
       (`json_extract_string`: a number 1.1 is `"1.1"`, a boolean `"true"`), e.g.
-      `(("app_version", "1.1"),)`.
+      `(("app_version", "1.1"),)`;
+    - `outcomes`: keep threads whose outcome is one of these (`conversation_signals.outcome`,
+      docs/outcomes.md);
+    - `signals`: keep threads on which any of these signals fired (`conversation_signals`).
+
+    The last two read the table a load writes; a name outside `OUTCOMES` / `SIGNALS` is refused.
 
     >>> Filters(tenants=("acme",)).thread_where()
     ('(t.tenant_id IN (SELECT unnest(?)))', [['acme']])
@@ -83,13 +89,19 @@ class Filters:
     stale: bool = False
     models: tuple[str, ...] = ()
     metadata: tuple[tuple[str, str], ...] = ()
+    outcomes: tuple[str, ...] = ()
+    signals: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "since", as_utc(self.since))
         object.__setattr__(self, "until", as_utc(self.until))
-        for name in ("tenants", "sub_tenants", "thread_ids", "models"):
+        for name in ("tenants", "sub_tenants", "thread_ids", "models", "outcomes", "signals"):
             object.__setattr__(self, name, tuple(getattr(self, name) or ()))
         object.__setattr__(self, "metadata", tuple((str(k), str(v)) for k, v in (self.metadata or ())))
+        for name, known in (("outcomes", OUTCOMES), ("signals", SIGNALS)):
+            unknown = [v for v in getattr(self, name) if v not in known]
+            if unknown:
+                raise BadRequest(f"unknown {name} {', '.join(map(repr, unknown))}; known: {', '.join(known)}")
         if self.within is not None:
             object.__setattr__(self, "within", tuple(self.within))
 
@@ -125,6 +137,14 @@ class Filters:
             params.append(list(self.within))
         if self.stale:
             clauses.append(f"{alias}.stale_reason IS NOT NULL")  # (the same name in `conversation_metrics`)
+        if self.outcomes:
+            clauses.append(f"{alias}.thread_id IN (SELECT thread_id FROM conversation_signals "
+                           "WHERE outcome IN (SELECT unnest(?::VARCHAR[])))")
+            params.append(list(self.outcomes))
+        if self.signals:
+            # Column names from SIGNALS (checked in __post_init__), never the caller's text.
+            fired = " OR ".join(SIGNALS[SIGNALS.index(s)] for s in self.signals)
+            clauses.append(f"{alias}.thread_id IN (SELECT thread_id FROM conversation_signals WHERE {fired})")
         if self.since is not None:
             clauses.append(f"{last_ts} >= ?")
             params.append(self.since)
@@ -161,7 +181,7 @@ class Filters:
         (('tenant_id',), ())
         """
         if (self.since is not None or self.until is not None or self.text or self.thread_ids or self.within is not None
-                or self.stale or self.models or self.metadata):
+                or self.stale or self.models or self.metadata or self.outcomes or self.signals):
             return ()
         return tuple(c for c, values in (("tenant_id", self.tenants), ("sub_tenant_id", self.sub_tenants)) if values)
 

@@ -51,7 +51,7 @@ from analytics import contents  # noqa: E402
 from analytics.filters import Filters  # noqa: E402
 from loaders.writer import connect_for_writing  # noqa: E402
 from ui import database  # noqa: E402
-from ui.models import conversations, overview, resume_qa, search, transcript  # noqa: E402
+from ui.models import conversations, outcomes, overview, resume_qa, search, transcript  # noqa: E402
 
 TARGET_S = 1.0  # any page's data call (at 10M messages)
 READ_TARGET_S = 0.050  # a transcript read, `analytics.read` (at 10M messages)
@@ -199,6 +199,12 @@ def cases(db: str) -> list[tuple[str, str, Callable[[], object]]]:
         ("conversations", "conversations_page(text='refund')",
          lambda: conversations.conversations_page(db, Filters(text="refund"))),
         ("conversations", "conversations_page(whole range)", lambda: conversations.conversations_page(db, whole_range)),
+        ("conversations", "conversations_page(signal=agent_loop)",
+         lambda: conversations.conversations_page(db, Filters(signals=("agent_loop",)))),
+        ("outcomes", "outcomes_page()", lambda: outcomes.outcomes_page(db)),
+        ("outcomes", f"outcomes_page(tenant={busiest_tenant}, week)", lambda: outcomes.outcomes_page(db, tenant, "week")),
+        ("overview", "outcome_counts()", lambda: outcomes.outcome_counts(db)),
+        ("transcript", "thread_outcome(thread)", lambda: outcomes.thread_outcome(db, thread)),
         ("transcript", "thread_choices('')", lambda: transcript.thread_choices(db, "", thread)),
         ("transcript", "thread_choices('refund')", lambda: transcript.thread_choices(db, "refund", thread)),
         ("transcript", "transcript_page(all)", lambda: transcript.transcript_page(db, thread)),

@@ -282,6 +282,83 @@ DIALOGUES: list[Dialogue] = [
 ]
 
 
+# --- conversations that went wrong: each shows an outcome signal (docs/outcomes.md) ---------------
+
+WENT_WRONG: list[Dialogue] = [
+    # agent loop (one tool, the same arguments, 3 calls in one turn), then the user asks for a person
+    Dialogue("acme:web:sess-1010", at(6, 15, 0), "support", [
+        ("Where is order D-4120? The tracking hasn't changed in 4 days.", [
+            R("", call("lookup_order", order_id="D-4120")),
+            R("", call("track_shipment", tracking="771234567890")),
+            R("", call("track_shipment", tracking="771234567890")),
+            R("", call("track_shipment", tracking="771234567890")),
+            R("Your parcel is in transit and should arrive Thursday by 8pm."),
+        ]),
+        ("That answer is useless, the tracking page has said the same since Monday. I want to talk to a real person.", [
+            R("I understand. I've flagged D-4120 for our shipping team; a colleague will email you within one "
+              "business day."),
+        ]),
+    ], gaps=[95]),
+    # tool error cascade (two failed runs in a row), then the assistant gives up: failed
+    Dialogue("globex:api:sess-2108", at(8, 14, 0), "coding", [
+        ("Run the integration tests for the payments service, please.", [
+            R("", call("run_tests", path="tests/integration/payments")),
+            R("", call("run_tests", path="tests/integration/payments -x")),
+            R("Sorry, I couldn't run the integration tests: pytest stops on a missing `pg_dsn` fixture both times."),
+        ]),
+    ], model=CLAUDE),
+    # the user repeats the question, the assistant repeats its reply word for word
+    Dialogue("initech:helpdesk:sess-5007", at(5, 10, 0), "helpdesk", [
+        ("My SSO login keeps looping back to the sign-in page", [
+            R("", call("check_service_status", service="sso")),
+            R("SSO is operational. Clear your browser cookies for login.initech.local and sign in again in a "
+              "private window."),
+        ]),
+        ("my SSO login still keeps looping back to the sign-in page", [
+            R("SSO is operational. Clear your browser cookies for login.initech.local and sign in again in a "
+              "private window."),
+        ]),
+        ("ok, trying a private window now", [
+            R("If it keeps looping there too, I'll open a ticket for the identity team."),
+        ]),
+    ], gaps=[420, 150]),
+    # the order is not found and the assistant gives up: the conversation ends there (failed)
+    Dialogue("umbrella:eu:sess-7004", at(7, 9, 30), "support", [
+        ("Where is my order Z-1234? I paid two weeks ago.", [
+            R("", call("lookup_order", order_id="Z-1234")),
+            R("I'm sorry, I couldn't find an order Z-1234. Please check the number in your confirmation email."),
+        ]),
+    ]),
+]
+
+
+def unanswered_question(saver: SqliteSaver, thread_id: str, clock: Clock) -> None:
+    """The user asks a follow-up and the reply never comes (the model call fails): abandoned."""
+    model = ScriptedChatModel(replies=[
+        R("Yes, we ship to Canada with UPS Standard (5–8 business days); duties are paid at checkout."),
+    ], model_name=GPT)
+    graph = build_agent_graph(model, SUPPORT_TOOLS, saver)
+    cfg = thread_config(thread_id)
+    say(graph, cfg, "Do you ship to Canada?", clock, think=0)
+    try:
+        say(graph, cfg, "How much is shipping for a 3 kg parcel to Toronto?", clock, think=90)
+    except RuntimeError:  # the scripted model has no reply left: the run stops after saving the question
+        pass
+    else:
+        raise AssertionError(f"{thread_id}: the follow-up was answered")
+
+
+def late_approval(saver: SqliteSaver, thread_id: str, clock: Clock) -> None:
+    """A refund approved 5 h 20 min after it was requested: past the 4 h human-in-the-loop service level."""
+    approval_flow(saver, thread_id, clock, "I returned order E-5581 last week. When do I get my money back?", [
+        R("", call("lookup_order", order_id="E-5581")),
+        R("Your return of E-5581 has arrived. I've requested the refund of $35.99; a supervisor approves it.",
+          call("issue_refund", order_id="E-5581", amount=35.99, reason="returned")),
+        R("Your $35.99 refund for E-5581 was approved and is on its way back to your card."),
+        R("You're welcome, have a nice day!"),
+    ], dt.timedelta(hours=5, minutes=20), "supervisor-1", ("thanks", 600))
+
+
 # --- conversations that exercise a particular store feature -----------------------------------
 
 
@@ -300,20 +377,26 @@ def pending_refund(saver: SqliteSaver, thread_id: str, clock: Clock) -> None:
 
 def approved_refund(saver: SqliteSaver, thread_id: str, clock: Clock) -> None:
     """The same approval flow, resumed 38 minutes later with ``Command(resume=...)``."""
-    model = ScriptedChatModel(replies=[
+    approval_flow(saver, thread_id, clock,
+                  "My headphones from order A-1043 came with a dented case. Can I get a partial refund?", [
         R("", call("lookup_order", order_id="A-1043")),
         R("I'm sorry about the dented case. I've requested a partial refund of $20.00; a supervisor will approve it shortly.",
           call("issue_refund", order_id="A-1043", amount=20.0, reason="cosmetic damage")),
         R("Your $20.00 refund for A-1043 was approved and is on its way back to your card."),
         R("You're welcome, enjoy the headphones!"),
-    ])
-    graph = build_agent_graph(model, SUPPORT_TOOLS, saver, approve_tools=["issue_refund"])
-    cfg = thread_config(thread_id)
-    say(graph, cfg, "My headphones from order A-1043 came with a dented case. Can I get a partial refund?", clock, think=0)
-    clock.advance(minutes=38)
-    graph.invoke(Command(resume={"approved": True, "reviewer": "supervisor-3"}), cfg, durability="sync")
-    say(graph, cfg, "thank you!", clock, think=300)
+    ], dt.timedelta(minutes=38), "supervisor-3", ("thank you!", 300))
 
+
+def approval_flow(saver: SqliteSaver, thread_id: str, clock: Clock, question: str, replies: list[Reply],
+                  wait: dt.timedelta, reviewer: str, closing: tuple[str, float]) -> None:
+    """A refund that waits for a supervisor's ``interrupt()``, resumed after `wait` with
+    ``Command(resume=...)``; then the user's `closing` (text, think time in seconds)."""
+    graph = build_agent_graph(ScriptedChatModel(replies=replies), SUPPORT_TOOLS, saver, approve_tools=["issue_refund"])
+    cfg = thread_config(thread_id)
+    say(graph, cfg, question, clock, think=0)
+    clock.advance(wait.total_seconds())
+    graph.invoke(Command(resume={"approved": True, "reviewer": reviewer}), cfg, durability="sync")
+    say(graph, cfg, closing[0], clock, think=closing[1])
 
 def edited_reply(saver: SqliteSaver, thread_id: str, clock: Clock) -> None:
     """An operator corrects a wrong phone extension in place (``update_state``, same id)."""
@@ -390,6 +473,8 @@ FEATURES: list[tuple[str, dt.datetime, str, Feature]] = [
     ("globex:api:sess-2105", at(7, 10, 0), "fork", regenerated_answer),
     ("globex:api:sess-2106", at(9, 9, 30), "subgraph", subgraph_research),
     ("faq-kiosk-lobby", at(12, 12, 0), "operator_add", legacy_kiosk),
+    ("acme:web:sess-1009", at(4, 11, 0), "abandoned", unanswered_question),
+    ("acme:mobile:sess-3005", at(3, 9, 0), "slow_hitl", late_approval),
 ]
 RESTART = ("globex:api:sess-2107", at(11, 16, 45))  # continued in a second OS process ~3 h later
 
@@ -413,6 +498,8 @@ def build_demo(path: Path) -> dict[str, str]:
     jobs: list[tuple[dt.datetime, str, str, Callable[[Clock], None]]] = []
     for d in DIALOGUES:
         jobs.append((d.start, d.thread_id, f"chat_{d.kind}", lambda c, d=d: run_dialogue(saver, d, c)))
+    for d in WENT_WRONG:
+        jobs.append((d.start, d.thread_id, "went_wrong", lambda c, d=d: run_dialogue(saver, d, c)))
     for tid, start, kind, fn in FEATURES:
         jobs.append((start, tid, kind, lambda c, fn=fn, tid=tid: fn(saver, tid, c)))
     rtid, rstart = RESTART

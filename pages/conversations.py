@@ -3,7 +3,8 @@
 import streamlit as st
 
 from ui import cache, charts, columns, render, review, state
-from ui.filters import filter_bar, stale_filter
+from ui.filters import filter_bar, outcome_filter, stale_filter
+from ui.models.outcomes import link_signal
 from ui.ranges import range_filters
 
 url = state.Url("conversations")
@@ -21,6 +22,8 @@ order = c2.segmented_control("Order", ["desc", "asc"], format_func={"desc": "↓
 pending = c3.checkbox("Pending interrupt only", key=url.bind("pending", False, state.BOOL))
 forks = c4.checkbox("Forked threads only", key=url.bind("forks", False, state.BOOL))
 filters = stale_filter(url, filters, c5)
+o1, o2, _ = st.columns([3, 3, 6], vertical_alignment="bottom")
+filters = outcome_filter(url, filters, o1, o2)
 ranges = range_filters(url)
 filters = review.review_filters(url, ws, filters)
 descending = order != "asc"  # a deselected segmented control (None) keeps the default order
@@ -51,8 +54,9 @@ with p3:
 url.publish()
 
 if picked.selection.rows:
-    thread_id = view.table["thread_id"].iloc[picked.selection.rows[0]]
-    state.go_to("transcript", f"Open {render.thread_label(thread_id)} in the transcript explorer", thread=thread_id)
+    row = view.table.iloc[picked.selection.rows[0]]
+    state.go_to("transcript", f"Open {render.thread_label(row['thread_id'])} in the transcript explorer",
+                thread=row["thread_id"], signal=link_signal(row["signals"], filters.signals))
 
 left, right = st.columns(2)
 with left:

@@ -2,8 +2,9 @@
 
 import streamlit as st
 
-from ui import cache, charts, render, review, state
+from ui import cache, charts, outcomes, render, review, state
 from ui.filters import filter_bar
+from ui.models import outcomes as outcomes_model
 from ui.models import overview as model
 
 url = state.Url("overview")
@@ -52,6 +53,12 @@ with tiles:
         st.page_link("pages/conversations.py", icon=":material/history:", query_params=state.link_params(stale="1"),
                      label=f"{render.number(h['stale_threads'])} of these threads show a stale transcript (their latest "
                            "checkpoint did not decode): list them")
+    head, link = st.columns([3, 2], vertical_alignment="bottom")
+    head.markdown("**How the conversations ended**")
+    link.page_link("pages/outcomes.py", icon=":material/flag:", label="Why: signals, trend, tenants on Outcomes",
+                   query_params=state.link_params(**outcomes.shared_params(url)))
+    outcomes.tiles(cache.call(outcomes_model.outcome_counts, db, filters), outcomes.shared_params(url),
+                   outcomes=outcomes_model.TILE_ORDER)
 
 
 def panel(title, frame, empty, build, key, file_name, caption=None) -> None:

@@ -1,9 +1,11 @@
 """Transcript explorer: one thread as the whole conversation (what happened between messages
-marked, a message scrolled to and highlighted), or read under the query contract (contract §4)."""
+marked, a message scrolled to and highlighted, its outcome on top and the messages its signals
+point at badged), or read under the query contract (contract §4)."""
 
 import streamlit as st
 
-from ui import cache, chat, history, markup, render, review, state
+from ui import cache, chat, history, markup, outcomes, render, review, state
+from ui.models import outcomes as outcomes_model
 from ui.models import transcript as model
 from ui.thread_picker import thread_picker
 
@@ -28,13 +30,15 @@ show_ids = toggles.toggle("Message ids", key=url.bind("ids", False, state.BOOL),
                           help="Each message's id, the checkpoint that first held it and its stored position")
 
 if view != "filtered":
-    at_key, msg_key = url.key("at"), url.key("msg")
+    at_key, msg_key, signal_key = url.key("at"), url.key("msg"), url.key("signal")
     at = c_jump.segmented_control(
         "Jump to", model.JUMPS, format_func=model.JUMP_LABELS.get, key=url.bind("at", None, state.choice(model.JUMPS)),
-        on_change=state.clear, args=(msg_key,),
+        on_change=state.clear, args=(msg_key, signal_key),
     )
     number = c_msg.number_input("Message", min_value=1, step=1, value=None, placeholder="number",
-                                key=url.bind("msg", None, state.INT), on_change=state.clear, args=(at_key,))
+                                key=url.bind("msg", None, state.INT), on_change=state.clear, args=(at_key, signal_key))
+    # A link about a signal (Outcomes, Conversations) opens at the first message it points at.
+    signal = st.session_state.get(url.bind("signal", None, state.choice(outcomes_model.SIGNALS)))
     url.drop(*model.FILTERED_PARAMS)
     url.publish()
     if thread is None:
@@ -46,8 +50,12 @@ if view != "filtered":
         st.stop()
     markup.caption(render.thread_caption(conv.thread))
     render.stale_warning(conv.thread)
-    focus, note = model.focus_of(conv, at, None if number is None else int(number))
-    start = state.kept_while("transcript.start", (thread, at, number))
+    outcome = cache.call(outcomes_model.thread_outcome, db, thread)
+    if outcome is not None:
+        outcomes.banner(outcome)
+    flagged = outcome.focus(signal) if outcome is not None and at is None and number is None else None
+    focus, note = model.focus_of(conv, at, None if number is None else int(number)) if flagged is None else (flagged, None)
+    start = state.kept_while("transcript.start", (thread, at, number, signal))
     win = model.window(conv, focus, start, size=model.CHAT_WINDOW, note=note)
     if win.note:
         st.warning(win.note)
@@ -58,7 +66,8 @@ if view != "filtered":
             st.button(f"Show earlier messages ({win.earlier:,} before)", icon=":material/expand_less:",
                       on_click=state.put, args=("transcript.start", win.start_before))
         notes = review.thread_review(db, ws, thread, win.items, key="transcript")  # the thread's own box, above
-        chat.draw(win.items, focus=win.focus, raw=raw, show_ids=show_ids, extra=notes)  # each message's inside it
+        chat.draw(win.items, focus=win.focus, raw=raw, show_ids=show_ids, extra=notes,  # each message's notes inside it
+                  head=outcomes.marks(outcome))  # and the signals that point at it, under its header
         review.orphans(db, ws, thread)
         if win.later:
             st.button(f"Show later messages ({win.later:,} after)", icon=":material/expand_more:",
@@ -87,7 +96,7 @@ else:
     url.drop("index")
 limit = c_limit.number_input("Limit", value=None, min_value=0, step=1, key=url.bind("limit", None, state.INT),
                              placeholder="none", help="Keep the first N rows, applied last")
-url.drop("at", "msg")
+url.drop("at", "msg", "signal")
 url.publish()
 
 if thread is None:

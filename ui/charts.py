@@ -242,3 +242,19 @@ def trend(name: str, frame: pd.DataFrame, by: str) -> dict:
         raise ValueError(f"no trend chart named {name!r}")
     option["yAxis"]["minInterval"] = 0 if name == "latency" else 1  # counts: whole-number ticks
     return option
+
+
+#: The outcome colours of the outcome charts (the tiles' and badges' named colours, `ui.outcomes`).
+OUTCOME_COLORS = {"resolved": "#21c354", "abandoned": "#ff8c00", "failed": "#ff4b4b", "waiting": "#803df5",
+                  "unknown": "#a3a8b8"}
+
+
+def outcome_trend(frame: pd.DataFrame, by: str) -> dict:
+    """Threads per period (period, outcome, threads), stacked by outcome in a fixed colour each."""
+    labels = {p: period_label(p, by) for p in frame["period"].unique()}
+    option = bars(frame, "period", "threads", "outcome", ylabel="threads", xlabel=_PERIOD_LABEL[by], labels=labels)
+    for series in option["series"]:
+        if series["name"] in OUTCOME_COLORS:
+            series["itemStyle"] = {"color": OUTCOME_COLORS[series["name"]]}
+    option["yAxis"]["minInterval"] = 1
+    return option

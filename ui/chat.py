@@ -3,7 +3,8 @@ as `name(args)` with their result beneath) and the markers between them — and 
 and highlights one message.
 
 Other views hang their own things onto a message with `extra`, a function called
-inside each message (and each nested tool result) after its content:
+inside each message (and each nested tool result) after its content, and `head`, called
+right under its header (e.g. badges saying what the message was flagged for):
 
 >>> draw(view.items, focus=8, extra=lambda item: st.caption(f"notes on {item.message_id}"))  # doctest: +SKIP
 
@@ -50,7 +51,7 @@ Extra = Callable[[MessageItem], None]
 
 def draw(
     entries: Sequence[TranscriptItem], focus: int | None = None, raw: bool = False, extra: Extra | None = None,
-    key: str = "chat", show_ids: bool = False,
+    key: str = "chat", show_ids: bool = False, head: Extra | None = None,
 ) -> None:
     """Draw the items in order; highlight message `focus` and scroll it into view; `show_ids`
     adds each message's ids under its header."""
@@ -58,7 +59,7 @@ def draw(
         highlight(focus, key)
     for item in entries:
         if isinstance(item, MessageItem):
-            message(item, raw=raw, extra=extra, key=key, show_ids=show_ids)
+            message(item, raw=raw, extra=extra, key=key, show_ids=show_ids, head=head)
         else:
             marker(item)
     if focus is not None:
@@ -181,7 +182,8 @@ def _code(text: str) -> str:
 
 
 def tool_call(
-    call: ToolCall, raw: bool = False, extra: Extra | None = None, key: str = "chat", show_ids: bool = False
+    call: ToolCall, raw: bool = False, extra: Extra | None = None, key: str = "chat", show_ids: bool = False,
+    head: Extra | None = None,
 ) -> None:
     """One call, `name(args)`, and beneath it the tool's result with its status."""
     markup.markdown(f":material/build: {_code(call.signature)}")
@@ -195,6 +197,8 @@ def tool_call(
         return
     with st.container(key=f"{key}-msg-{result.number}"):
         st.caption(f"↳ {_status(result)} · Message {result.number} · {clock(result.ts)}")
+        if head is not None:
+            head(result)
         if show_ids:
             markup.caption(ids(result))
         _result_text(result.content)
@@ -203,12 +207,15 @@ def tool_call(
 
 
 def message(
-    item: MessageItem, raw: bool = False, extra: Extra | None = None, key: str = "chat", show_ids: bool = False
+    item: MessageItem, raw: bool = False, extra: Extra | None = None, key: str = "chat", show_ids: bool = False,
+    head: Extra | None = None,
 ) -> None:
     """One message as a chat bubble: header, text, tool calls with results, later edits."""
     with st.container(key=f"{key}-msg-{item.number}"):
         with st.chat_message(item.role, avatar=_AVATARS.get(item.role, _AVATARS["other"])):
             markup.caption(header(item))
+            if head is not None:
+                head(item)
             if show_ids:
                 markup.caption(ids(item))
             if item.role == "tool":
@@ -217,7 +224,7 @@ def message(
             elif item.content or not item.tool_calls:  # a message that only calls tools has nothing to say
                 content(item.content, raw)
             for call in item.tool_calls:
-                tool_call(call, raw, extra, key, show_ids)
+                tool_call(call, raw, extra, key, show_ids, head)
             for edit in item.edits:
                 with st.expander(f"Edited later ({clock(edit.ts)}): show the text before", icon=":material/edit_note:"):
                     st.text(edit.before or "(no text)")

@@ -16,6 +16,7 @@ import streamlit as st
 
 from analytics.catalog import RISK_FIGURES
 from ui import render
+from ui.models.outcomes import OUTCOME_LABELS, signals_text
 
 _TS = "YYYY-MM-DD HH:mm:ss"
 
@@ -29,6 +30,7 @@ class Shown:
     cell: Callable[[Any], str]
     help: str | None = None
     width: str | None = None
+    sortable: bool = True  # a `metrics.LIST_COLUMNS` column, sorted in DuckDB (the outcome columns are not)
 
 
 def _flag(value: Any) -> str:
@@ -46,6 +48,10 @@ CONVERSATION_TABLE = (
           "(the transcript page says which and why)", width="small"),
     Shown("first_user_message", "First question", render.text, "The thread's first user message (shortened)",
           width="large"),
+    Shown("outcome", "Outcome", lambda v: OUTCOME_LABELS.get(v, "") if isinstance(v, str) else "",
+          "Resolved, abandoned, failed, waiting or unknown (docs/outcomes.md)", width="small", sortable=False),
+    Shown("signals", "Signals", signals_text, "What went wrong on the way: the outcome signals that fired (the Outcomes "
+          "page defines each)", width="medium", sortable=False),
     Shown("last_ts", "Last active (UTC)", render.minute_text, "Time of the last message"),
     Shown("duration_s", "Duration", render.duration, "Last message time − first message time"),
     Shown("user_turns", "User turns", render.number),
@@ -65,8 +71,8 @@ CONVERSATION_TABLE = (
     Shown("resume_points", "Resumes", render.number, "Restarts after a gap in the checkpoints"),
 )  # fmt: skip
 #: What the table can be sorted by (in DuckDB, over every matching thread): every shown metric.
-SORTABLE = tuple(c.column for c in CONVERSATION_TABLE)
-SORT_LABELS = {c.column: c.label for c in CONVERSATION_TABLE}
+SORTABLE = tuple(c.column for c in CONVERSATION_TABLE if c.sortable)
+SORT_LABELS = {c.column: c.label for c in CONVERSATION_TABLE if c.sortable}
 
 
 def conversations_table(rows: pd.DataFrame) -> tuple[pd.DataFrame, dict]:

@@ -1,4 +1,5 @@
-"""The filter bar the overview and conversations pages share (tenant, sub-tenant, days, text), and the stale filter."""
+"""The filter bar the overview and conversations pages share (tenant, sub-tenant, days, text), the stale
+filter, and the outcome and signal filters."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import streamlit as st
 from analytics.contents import Facets
 from analytics.filters import Filters, day_window
 from ui import state
+from ui.models.outcomes import OUTCOME_LABELS, OUTCOMES, SIGNAL_LABELS, SIGNALS
 
 
 def filter_bar(url: state.Url, facets: Facets, text: bool = True) -> Filters:
@@ -46,3 +48,17 @@ def stale_filter(url: state.Url, filters: Filters, where=st) -> Filters:
                            help="Threads whose latest root checkpoint did not decode (no key, a wrong key, a damaged "
                                 "row): their transcript is an older checkpoint's")
     return replace(filters, stale=True) if stale else filters
+
+
+def outcome_filter(url: state.Url, filters: Filters, outcome_where=st, signal_where=st) -> Filters:
+    """"Outcome" and "Signal" (bound to the URL as `outcome` and `signal`, so `?signal=agent_loop`
+    lists those threads): `filters` narrowed to the threads of these outcomes and on which any of
+    these signals fired (`Filters.outcomes`, `Filters.signals`)."""
+    outcomes = outcome_where.multiselect(
+        "Outcome", OUTCOMES, format_func=OUTCOME_LABELS.get, placeholder="any outcome",
+        key=url.bind("outcome", [], state.subset(OUTCOMES)), help="How the conversation ended (the Outcomes page defines each)")
+    signals = signal_where.multiselect(
+        "Signal", SIGNALS, format_func=SIGNAL_LABELS.get, placeholder="any signal",
+        key=url.bind("signal", [], state.subset(SIGNALS)),
+        help="Conversations on which any of these signals fired; a row opens its transcript at the flagged message")
+    return replace(filters, outcomes=tuple(outcomes), signals=tuple(signals))

@@ -32,6 +32,7 @@ _DAYS = ("tenant", "sub", "from", "to")
 PAGES = (
     PageSpec("pages/overview.py", "Overview", ":material/insights:", "overview", state.SHARED),
     PageSpec("pages/conversations.py", "Conversations", ":material/table_rows:", "conversations", state.SHARED),
+    PageSpec("pages/outcomes.py", "Outcomes", ":material/flag:", "outcomes", state.SHARED),
     PageSpec("pages/search.py", "Search", ":material/search:", "search", state.SHARED),
     PageSpec("pages/transcript.py", "Transcript explorer", ":material/forum:", "transcript"),
     PageSpec("pages/resume_qa.py", "Resume QA", ":material/restart_alt:", "resume_qa", _DAYS),

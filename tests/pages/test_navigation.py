@@ -24,8 +24,8 @@ def follow(at, title: str, page: str):
 
 def test_every_page_is_in_the_navigation(app):
     at = app.run()
-    assert list(links(at)) == ["Overview", "Conversations", "Search", "Transcript explorer", "Resume QA", "Waiting on a human",
-                               "Topics", "Failure patterns", "Compare", "Review"]
+    assert list(links(at)) == ["Overview", "Conversations", "Outcomes", "Search", "Transcript explorer", "Resume QA",
+                               "Waiting on a human", "Topics", "Failure patterns", "Compare", "Review"]
 
 
 def test_a_tenant_chosen_on_overview_is_chosen_on_conversations(app, con):
@@ -88,7 +88,7 @@ def test_the_database_given_on_the_command_line_is_the_default_and_the_demo_has_
     demo.run()
     assert "(bundled demo)" in "\n".join(m.value for m in demo.sidebar.markdown)
     assert demo.query_params["db"] == "demo"
-    assert metric(demo, "Threads") == "31"
+    assert metric(demo, "Threads") == "37"
 
 
 def test_the_url_never_opens_a_path(demo_db, tmp_path):

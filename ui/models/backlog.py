@@ -13,6 +13,7 @@ from analytics.backlog import backlog
 from analytics.db import ConOrPath
 from analytics.errors import BadRequest
 from analytics.filters import Filters
+from analytics.outcomes.materialize import DEFAULT_HITL_HOURS
 from analytics.reports import frame_csv
 from ui.models.frames import empty
 
@@ -29,22 +30,25 @@ SORT_LABELS: dict[str, str] = {
 SORTABLE = tuple(SORT_LABELS)
 
 #: Columns of the table the page shows (the CSV has every `BACKLOG_COLUMNS` column).
-TABLE_COLUMNS = ("thread_id", "tenant_id", "sub_tenant_id", "waited", "waiting_since", "request", "last_message",
-                 "interrupts", "messages")  # fmt: skip
+TABLE_COLUMNS = ("thread_id", "tenant_id", "sub_tenant_id", "waited", "over_service_level", "waiting_since", "request",
+                 "last_message", "interrupts", "messages")  # fmt: skip
 
 
 @dataclass(frozen=True)
 class BacklogPage:
-    """`frame`: `backlog()` sorted as asked (the CSV); `table`: what the page shows; the headline figures."""
+    """`frame`: `backlog()` sorted as asked, with `over_service_level` (the CSV); `table`: what the
+    page shows; the headline figures. `breaches`: threads waiting longer than `service_level_h`."""
 
     frame: pd.DataFrame
     table: pd.DataFrame
     longest_s: float | None
     median_s: float | None
     reference_ts: pd.Timestamp | None
+    breaches: int = 0
+    service_level_h: float = DEFAULT_HITL_HOURS
 
     def csv(self) -> bytes:
-        """Every row, every `BACKLOG_COLUMNS` column, as the `backlog` report writes them."""
+        """Every row: every `BACKLOG_COLUMNS` column, as the `backlog` report writes them, and `over_service_level`."""
         return frame_csv(self.frame)
 
 
@@ -76,16 +80,22 @@ def short_time(ts: object) -> str:
 
 def backlog_page(
     con_or_path: ConOrPath, filters: Filters = Filters(), until: str = "store", sort: str = "waited_s",
-    descending: bool = True,
+    descending: bool = True, over_only: bool = False, service_level_h: float = DEFAULT_HITL_HOURS,
 ) -> BacklogPage:
-    """The waiting threads in `filters`, sorted by `sort` (ties by thread id), with the page's columns."""
+    """The waiting threads in `filters`, sorted by `sort` (ties by thread id), with the page's columns;
+    `over_only`: only those waiting longer than the human-in-the-loop service level (`service_level_h`,
+    the `slow_hitl` signal's, docs/outcomes.md)."""
     if sort not in SORTABLE:
         raise BadRequest(f"sort must be one of {', '.join(SORTABLE)}; got {sort!r}")
     frame = backlog(con_or_path, filters, until)
+    frame = frame.assign(over_service_level=frame["waited_s"] > service_level_h * 3600)
+    breaches = int(frame["over_service_level"].sum())
+    if over_only:
+        frame = frame[frame["over_service_level"]]
     if frame.empty:
-        return BacklogPage(frame, empty({c: "str" for c in TABLE_COLUMNS}), None, None, None)
+        return BacklogPage(frame, empty({c: "str" for c in TABLE_COLUMNS}), None, None, None, breaches, service_level_h)
     frame = frame.sort_values([sort, "thread_id"], ascending=[not descending, True], na_position="last",
                               kind="stable").reset_index(drop=True)  # fmt: skip
     table = frame.assign(waited=frame["waited_s"].map(waited_text))[list(TABLE_COLUMNS)]
     return BacklogPage(frame, table, float(frame["waited_s"].max()), float(frame["waited_s"].median()),
-                       frame["reference_ts"].iloc[0])  # fmt: skip
+                       frame["reference_ts"].iloc[0], breaches, service_level_h)  # fmt: skip

@@ -20,6 +20,7 @@ from analytics.frames import fetch_frame
 from analytics.reports import write_report
 from analytics.scope import ThreadConditions, scoped_view
 from ui.models.frames import per_day
+from ui.models.outcomes import with_outcomes
 
 LATENCY_BINS = 40
 #: Rows per page of the table: sorted and cut in DuckDB, so a page ships this many rows however many match.
@@ -30,7 +31,7 @@ PAGE_SIZE = 50
 class ConversationsPage:
     """One page of the sorted conversations (one row per thread) and charts over all the matching threads."""
 
-    table: pd.DataFrame  # metrics.LIST_COLUMNS: rows offset+1 … offset+len of the sort
+    table: pd.DataFrame  # metrics.LIST_COLUMNS, outcome, signals: rows offset+1 … offset+len of the sort
     matching: int  # threads passing every condition (the sort's rows; the CSV's rows)
     total: int  # threads passing `filters`, before the turn / interrupt / fork / range conditions
     in_database: int  # every thread of the database
@@ -105,6 +106,7 @@ def conversations_page(
             page = min(max(1, int(page)), pages)
             offset = (page - 1) * page_size
             table = fetch_frame(con, *metrics.conversation_list_sql(con, scoped, sort, descending, page_size, offset))
+            table = with_outcomes(con, table)  # the page's rows only
             latency = metrics.latency_distribution(con, scoped, columns=("latency_s", "model"))
             models = metrics.by_model(con, scoped, latency=False, conversations=False)  # the page draws their tokens
             daily = metrics.daily(con, scoped, latency=False)  # and daily activity

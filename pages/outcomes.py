@@ -1,0 +1,113 @@
+"""Outcomes: how the filtered conversations ended and what went wrong on the way; every count
+opens the conversations behind it (docs/outcomes.md defines each outcome and signal)."""
+
+import streamlit as st
+
+from ui import cache, charts, outcomes, render, state
+from ui.filters import filter_bar
+from ui.models import outcomes as model
+from ui.models import overview as overview_model
+
+url = state.Url("outcomes")
+db = state.require_db()
+
+st.title("Outcomes")
+st.caption("How each conversation ended and what went wrong on the way, read from the transcripts without a model "
+           "(resolved, abandoned, failed, waiting on a human, or unknown). Every count opens the conversations behind "
+           "it; a row opens them, and a conversation opens at the flagged message.")
+facets = cache.facets(db)
+filters = filter_bar(url, facets)
+auto = overview_model.resolve_bucket(overview_model.AUTO, facets, filters)
+choice = st.radio("Trend per", overview_model.BUCKET_CHOICES, horizontal=True,
+                  key=url.bind("by", overview_model.AUTO, state.choice(overview_model.BUCKET_CHOICES)),
+                  format_func=lambda c: overview_model.bucket_label(c, auto),
+                  help="Each conversation counts in the UTC day, ISO week or month of its last activity")
+url.publish()
+
+view = cache.call(model.outcomes_page, db, filters, overview_model.resolve_bucket(choice, facets, filters))
+shared = outcomes.shared_params(url)
+outcomes.tiles(view.shares, shared, outcomes=model.TILE_ORDER)
+if not view.threads:
+    st.info("No conversation passes these filters.")
+    st.stop()
+
+
+def opened(picked, frame, target: str, **params) -> None:
+    """Open `target` for the row selected in a table of `frame` (`params`: a value, or row → value)."""
+    rows = picked.selection.rows
+    if rows and rows[0] < len(frame):
+        row = frame.iloc[rows[0]]
+        query = {k: (f(row) if callable(f) else f) for k, f in params.items()}
+        state.go_to(target, f"Open the {target} page", **query)
+
+
+st.subheader("Signals: what went wrong on the way")
+st.caption(f"Conversations on which each signal fired, of {view.threads:,} · select a row to list them")
+signals = view.signals.assign(rate=view.signals["rate"] * 100)[["label", "threads", "rate", "definition"]]
+picked = st.dataframe(signals, key="outcomes.signals", on_select="rerun", selection_mode="single-row", hide_index=True,
+                      column_config={
+                          "label": st.column_config.TextColumn("Signal", help="docs/outcomes.md defines each signal"),
+                          "threads": st.column_config.NumberColumn("Conversations"),
+                          "rate": st.column_config.NumberColumn("Rate", format="%.1f %%",
+                                                                help="Share of the filtered conversations"),
+                          "definition": st.column_config.TextColumn("Fires when", width="large"),
+                      })  # fmt: skip
+render.download(view.signals, "outcome_signals.csv", key="outcomes.signals_csv")
+opened(picked, view.signals, "conversations", signal=lambda r: r["signal"], **shared)
+
+left, right = st.columns(2)
+with left:
+    if render.chart_panel("Outcomes over time", view.trend, "conversations with a time",
+                          lambda f: charts.outcome_trend(f, view.by), key="out_trend",
+                          caption="Conversations per period by outcome (the period of their last activity)"):
+        with st.expander("Table"):
+            st.dataframe(view.trend.assign(share=view.trend["share"] * 100), hide_index=True, key="out_trend_table",
+                         column_config={"share": st.column_config.NumberColumn("% of the period", format="%.1f %%")})
+            render.download(view.trend, f"outcomes_by_{view.by}.csv", key="out_trend_csv")
+with right:
+    st.subheader("Tenants with the most abandoned or failed")
+    if view.tenants.empty:
+        st.success("No abandoned or failed conversation for these filters.", icon=":material/check_circle:")
+    else:
+        st.caption("Select a row to list that tenant's abandoned and failed conversations")
+        picked = st.dataframe(
+            view.tenants.assign(went_wrong_share=view.tenants["went_wrong_share"] * 100), key="outcomes.tenants",
+            on_select="rerun", selection_mode="single-row", hide_index=True,
+            column_order=["tenant_id", "abandoned", "failed", "went_wrong_share", "threads"], column_config={
+                "tenant_id": "Tenant", "threads": "Conversations", "abandoned": "Abandoned", "failed": "Failed",
+                "went_wrong": "Both", "went_wrong_share": st.column_config.NumberColumn(
+                    "% of the tenant's", format="%.1f %%", help="Abandoned or failed, of the tenant's conversations"),
+            })  # fmt: skip
+        render.download(view.tenants, "outcomes_by_tenant.csv", key="outcomes.tenants_csv")
+        opened(picked, view.tenants, "conversations", outcome=list(model.WENT_WRONG),
+               tenant=lambda r: None if r["tenant_id"] == model.NO_TENANT else r["tenant_id"],
+               **{k: v for k, v in shared.items() if k != "tenant"})
+
+hours = f"{view.hitl_hours:g} h"
+st.subheader(f"Slow human-in-the-loop: who breaches the {hours} service level")
+if view.slow_hitl.empty:
+    st.success(f"No interrupt waited longer than the service level ({hours}).", icon=":material/check_circle:")
+else:
+    st.caption(f"Interrupts answered, or still waiting, after more than {hours} · select a thread to open its "
+               "transcript at the wait")
+    left, right = st.columns([1, 2])
+    with left:
+        st.dataframe(view.slow_by_tenant, key="outcomes.slow_tenants", hide_index=True,
+                     column_config={"tenant_id": "Tenant", "breaches": "Breaches", "waiting_now": "Still waiting"})
+        render.download(view.slow_by_tenant, "slow_human_in_the_loop_by_tenant.csv", key="outcomes.slow_tenants_csv")
+    with right:
+        since = view.slow_hitl["waiting_since"].map(render.minute_text)  # (a missing time reads "—", not "None")
+        picked = st.dataframe(
+            view.slow_hitl.assign(waiting_since=since)[["thread_id", "tenant_id", "status", "waiting_since",
+                                                         "first_message"]], key="outcomes.slow",
+            on_select="rerun", selection_mode="single-row", hide_index=True, column_config={
+                "thread_id": st.column_config.TextColumn("Thread", pinned=True), "tenant_id": "Tenant",
+                "status": "Status", "first_message": st.column_config.NumberColumn(
+                    "At message", help="The last message before the interrupt"),
+                "waiting_since": st.column_config.TextColumn("Waiting since (UTC)", help="Only for a pending interrupt"),
+            })  # fmt: skip
+        render.download(view.slow_hitl.assign(outcome_reason=view.slow_hitl["outcome_reason"].map(model.reason_text)),
+                        "slow_human_in_the_loop.csv", key="outcomes.slow_csv")
+    st.page_link("pages/backlog.py", icon=":material/pending_actions:", label="Everyone still waiting on a human",
+                 query_params=state.link_params(**{k: v for k, v in shared.items() if k != "q"}))
+    opened(picked, view.slow_hitl, "transcript", thread=lambda r: r["thread_id"], signal="slow_hitl")
