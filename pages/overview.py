@@ -58,7 +58,7 @@ def panel(title, frame, empty, build, key, file_name, caption=None) -> None:
     """A chart with its table and CSV beneath (folded)."""
     if render.chart_panel(title, frame, empty, build, key=key, caption=caption):
         with st.expander("Table"):
-            st.dataframe(frame, hide_index=True, key=f"{key}_table")
+            render.table(frame, hide_index=True, key=f"{key}_table")
             render.download(frame, file_name, key=f"{key}_csv")
 
 

@@ -52,7 +52,7 @@ if view != "filtered":
     if win.note:
         st.warning(win.note)
     if table_view:
-        st.dataframe(conv.table, hide_index=True, key="transcript.table")
+        render.table(conv.table, hide_index=True, key="transcript.table")
     else:
         if win.earlier:
             st.button(f"Show earlier messages ({win.earlier:,} before)", icon=":material/expand_less:",
@@ -107,7 +107,7 @@ elif read.rows.empty:
 else:
     st.caption(f"{len(read.rows):,} message(s)")
     if table_view:
-        st.dataframe(read.table, hide_index=True, key="transcript.table")
+        render.table(read.table, hide_index=True, key="transcript.table")
     else:
         notes = review.thread_review(db, ws, thread, read.items, key="transcript")
         chat.draw(read.items, raw=raw, show_ids=show_ids, extra=notes)

@@ -112,7 +112,7 @@ def _branches_tab(history: model.ThreadHistory, url: state.Url, branch_key: str)
     st.caption("Each lane is a branch (blue: the current one, red: the one read below, grey: the others), each "
                "point a checkpoint: ◆ fork point, ★ replay, ■ update_state, ● new input, ○ a step; the last checkpoint "
                "of a branch is larger, an orange ring marks a pending interrupt. Hover for details.")  # fmt: skip
-    st.dataframe(
+    render.table(
         history.branches, key="history.branches", hide_index=True,
         column_config={
             "created_by": st.column_config.TextColumn("began with", help="metadata.source of its first own checkpoint: "
@@ -196,7 +196,7 @@ def _compare_tab(db: DbRef, history: model.ThreadHistory, url: state.Url) -> Non
                      "or name"), ("Removed", c["removed"], "Only on the − side"), ("Added", c["added"], "Only on the + side"),
                      ("Moved", c["moved"], "Out of order relative to the others")])  # fmt: skip
     if st.toggle("Table view", key=url.bind("compare_table", False, state.BOOL)):
-        st.dataframe(view.table, key="history.compare", hide_index=True)
+        render.table(view.table, key="history.compare", hide_index=True)
     else:
         _side_by_side(view)
     render.download_data(lambda: frame_csv(view.frame), render.file_name("diff", history.thread_id, history.branch),
@@ -211,7 +211,7 @@ def _edits_tab(db: DbRef, history: model.ThreadHistory, url: state.Url) -> None:
         st.info("No edit, removal, re-add or reorder" + (" on any branch." if every else " behind this branch."))
         return
     table = edits[list(model.EDIT_TABLE_COLUMNS)]
-    st.dataframe(table, key="history.edits", hide_index=True, column_config={
+    render.table(table, key="history.edits", hide_index=True, column_config={
         "ts": st.column_config.DatetimeColumn("ts (UTC)", format=_TS),
         "ordinal": st.column_config.NumberColumn("at ordinal", help="Where the message stands in the branch read"),
         "before_ordinal": st.column_config.NumberColumn("removed before", help="A removal: the ordinal of the first "
@@ -227,7 +227,7 @@ def _runs_tab(history: model.ThreadHistory) -> None:
         st.info("No subgraph ran in this thread.")
         return
     shown = history.runs.drop(columns=["thread_id"])
-    st.dataframe(shown, key="history.runs", hide_index=True,
+    render.table(shown, key="history.runs", hide_index=True,
                  column_config={"first_ts": st.column_config.DatetimeColumn("first ts", format=_TS),
                                 "last_ts": st.column_config.DatetimeColumn("last ts", format=_TS)})  # fmt: skip
     render.download_data(lambda: frame_csv(history.runs), render.file_name("subgraph_runs", history.thread_id),

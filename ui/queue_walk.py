@@ -41,7 +41,7 @@ def all_queues(ws: WsRef, url: state.Url) -> None:
     } for q in queues])
     st.subheader("Queues")
     st.caption("Select a queue to walk it.")
-    picked = st.dataframe(
+    picked = render.table(
         table.drop(columns="queue_id"), hide_index=True, key="review.queues", on_select="rerun",
         selection_mode="single-row",
         column_config={"done": st.column_config.ProgressColumn("done", format="percent", min_value=0, max_value=1),
@@ -55,7 +55,7 @@ def all_queues(ws: WsRef, url: state.Url) -> None:
     per = per[per["assignee"] != "(all)"]
     if not per.empty:
         st.subheader("Per reviewer")
-        st.dataframe(per[["queue", "assignee", "items", "done", "pending", "done_pct"]], hide_index=True,
+        render.table(per[["queue", "assignee", "items", "done", "pending", "done_pct"]], hide_index=True,
                      key="review.per_reviewer",
                      column_config={"done_pct": st.column_config.ProgressColumn("done", format="%.0f%%",
                                                                                 min_value=0, max_value=100)})
