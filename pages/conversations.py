@@ -43,7 +43,7 @@ p1.number_input(f"Page (of {view.pages:,})", min_value=1, max_value=view.pages, 
 with p2:
     render.download_data(
         lambda: cache.conversations_csv(db, view.conditions, sort, descending), "conversations.csv",
-        key="conversations.csv", label=f"Download all {view.matching:,} rows (CSV)",
+        key="conversations.csv", label=render.download_label(view.matching, "row"),
     )
 with p3:
     review.queue_button(view.conditions, sort, descending, url.params(), view.matching)

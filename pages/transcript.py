@@ -105,7 +105,7 @@ if read.problem is not None:
 elif read.rows.empty:
     st.info("No message matches (an index past the end or an empty time range answers empty).")
 else:
-    st.caption(f"{len(read.rows):,} message(s)")
+    st.caption(render.plural(len(read.rows), "message"))
     if table_view:
         render.table(read.table, hide_index=True, key="transcript.table")
     else:

@@ -124,10 +124,7 @@ def header(item: MessageItem) -> str:
     ...        model="gpt-4o-mini", input_tokens=120, output_tokens=40, latency_s=0.9, since_question_s=0.9))
     '**Assistant** · Message 2 · 2025-03-03 10:05:00 UTC · replied in 0.9 s · gpt-4o-mini · 120 in / 40 out tokens'
     """
-    bits = [f"**{item.speaker}**", f"Message {item.number}"]
-    if item.index is not None:
-        bits.append(f"#{item.index} of the read")
-    bits.append(clock(item.ts))
+    bits = [f"**{item.speaker}**", f"Message {item.number}", clock(item.ts)]  # (numbered once, as everywhere)
     if item.latency_s is not None:
         bits.append(f"replied in {_seconds(item.latency_s)}")
     elif item.role == "assistant" and item.since_question_s is not None:

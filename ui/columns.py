@@ -164,6 +164,35 @@ def risks(max_score: int) -> dict:
     return config
 
 
-def window() -> dict:
+def header(name: str) -> str:
+    """A column name as a table's header reads it.
+
+    >>> header("checkpoint_id"), header("ts"), header("before_ts"), header("expected_position")
+    ('Checkpoint id', 'Time (UTC)', 'Before: time (UTC)', 'Expected position')
+    """
+    if name.endswith("_ts"):
+        return f"{header(name.removesuffix('_ts'))}: time (UTC)"
+    return _HEADERS.get(name) or name.replace("_", " ").capitalize()
+
+
+_HEADERS = {"ts": "Time (UTC)", "thread_id": "Thread", "n": "N", "ok": "OK", "jsonl": "JSONL"}
+
+
+def headers(frame: pd.DataFrame, **given) -> dict:
+    """A table's st.column_config: `given` configs, and every other column of `frame` under its
+    human header (`header`), its times in UTC to the second."""
+    config = {}
+    for name in frame.columns:
+        if name in given:
+            config[name] = given[name]
+        elif pd.api.types.is_datetime64_any_dtype(frame[name]):
+            config[name] = st.column_config.DatetimeColumn(header(name), format=_TS)
+        else:
+            config[name] = st.column_config.Column(header(name))
+    return config
+
+
+def window(frame: pd.DataFrame | None = None) -> dict:
     """Resume QA's expected window."""
-    return {"ts": st.column_config.DatetimeColumn("ts", format=_TS)}
+    ts = st.column_config.DatetimeColumn("Time (UTC)", format=_TS)
+    return {"ts": ts} if frame is None else headers(frame, ts=ts)

@@ -100,6 +100,15 @@ def plural(n: int, word: str, many: str | None = None) -> str:
     return f"{n:,} {word if n == 1 else many or word + 's'}"
 
 
+def download_label(n: int, word: str) -> str:
+    """A "download every row" button's label.
+
+    >>> download_label(31, "row"), download_label(1, "hit")
+    ('Download all 31 rows (CSV)', 'Download the 1 hit (CSV)')
+    """
+    return f"Download {'the' if n == 1 else 'all'} {plural(n, word)} (CSV)"
+
+
 def text(value: Any) -> str:
     """A text cell: the value, or "—" (never "None")."""
     return MISSING if is_missing(value) or value == "" else str(value)

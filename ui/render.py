@@ -121,7 +121,7 @@ def thread_caption(t: dict[str, Any]) -> str:
         parts.append(f"{number(t['total_tokens'])} tokens")
     flags = ["stale transcript"] if not is_missing(t.get("stale_reason")) and t.get("stale_reason") else []
     flags += ["waiting for human input"] if t.get("interrupt_pending") else []
-    flags += [f"{t['forks']} fork(s)"] if t.get("forks") else []
+    flags += [plural(t["forks"], "fork")] if t.get("forks") else []
     flags += [f"{t['removed_messages']} removed"] if t.get("removed_messages") else []
     flags += [f"{t['edited_messages']} edited"] if t.get("edited_messages") else []
     from analytics.masking import mask_text
@@ -239,8 +239,9 @@ def rows_caption(offset: int, shown: int, matching: int, total: int, in_database
     return f"{head} of {matching:,} threads" + (f" ({', '.join(notes)})" if notes else "")
 
 
-number, seconds, duration, minute_text, text, plural = (
-    formats.number, formats.seconds, formats.duration, formats.minute_text, formats.text, formats.plural)
+number, seconds, duration, minute_text, text, plural, download_label = (
+    formats.number, formats.seconds, formats.duration, formats.minute_text, formats.text, formats.plural,
+    formats.download_label)
 SECONDS_FORMAT = formats.SECONDS_FORMAT
 
 

@@ -24,6 +24,7 @@ from analytics.filters import Filters
 from analytics.workspace.views import LEFT_OUT
 from ui import cache, chat, database, render, review_dialogs, state
 from ui.database import DbRef, WsRef
+from ui.formats import plural
 from ui.markup import inert
 from ui.models.chat import MessageItem
 from ui.models.review import NO_COLOR, VERDICT_MARKS, Note
@@ -203,7 +204,7 @@ def thread_review(db: DbRef, ws: WsRef, thread_id: str, items: Sequence[Any],
     with st.container(border=True, key=f"{key.replace('.', '-')}-thread"):  # (class st-key-…: tests find it)
         head, button = st.columns([5, 1], vertical_alignment="center")
         hidden = sum(len(ns) for o, ns in found.by_ordinal.items() if o not in drawn)
-        head.markdown("**Review of this thread**" + (f" · {hidden} annotation(s) on messages not shown here"
+        head.markdown("**Review of this thread**" + (f" · {plural(hidden, 'annotation')} on messages not shown here"
                                                       if hidden else ""))
         with button:
             annotate_button(f"{key}.thread", f"Thread `{render.thread_label(thread_id)}`", {"the thread": {"thread_id": thread_id}},
@@ -307,7 +308,7 @@ def overview_numbers(db: DbRef, ws: WsRef, filters: Filters) -> None:
         ("Annotated threads", counts.threads, "Threads in scope with at least one annotation"),
         ("Annotations", counts.annotations, "On the threads in scope, their messages and checkpoints"),
         ("Pass", counts.passes, "Pass verdicts"),
-        ("Fail", counts.fails, f"Fail verdicts, on {counts.failed_threads} thread(s)"),
+        ("Fail", counts.fails, f"Fail verdicts, on {plural(counts.failed_threads, 'thread')}"),
         ("Orphaned", counts.orphaned, "Annotations whose thread, message or checkpoint is gone after a reload "
                                       "(whole workspace)"),
     ]

@@ -4,7 +4,8 @@
   button row beneath it;
 - a fresh browser with no reviewer name in the sidebar: the name typed in the dialog is
   still there after a label and a verdict are chosen, and Save stamps it;
-- a multi-line message keeps its line breaks in the default (Markdown) rendering.
+- a multi-line message keeps its line breaks in the default (Markdown) rendering;
+- the toolbar offers a reader's menu, not Streamlit's "Deploy" button.
 """
 
 from __future__ import annotations
@@ -105,3 +106,13 @@ def test_a_multi_line_message_keeps_its_lines(server, db):
         body = body.filter(has_text=first).first
         # Drawn on two lines: the second starts below the first.
         assert body.inner_text().split("\n")[:2] == [first, second]
+
+
+def test_no_deploy_button(server):
+    with chromium() as browser:
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.set_default_timeout(30_000)
+        _open(page, server)
+        page.get_by_test_id("stMainMenu").wait_for()  # the toolbar is drawn …
+        assert page.get_by_test_id("stAppDeployButton").count() == 0  # … without "Deploy"
+        assert page.get_by_role("button", name="Deploy").count() == 0
