@@ -14,6 +14,7 @@ import os
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 import analytics
 import transcript_lens
@@ -57,7 +58,7 @@ def test_one_small_control_per_message_in_its_header_line(server, tmp_path):
         for i in range(messages.count()):
             bubble = messages.nth(i)
             control = bubble.locator("[class*='st-key-rv-transcript-m'][class*='-add'] button:visible")
-            assert control.count() == 1, i
+            expect(control).to_have_count(1)  # (drawn with its message: waited for, not counted at once)
             head = bubble.get_by_test_id("stCaptionContainer").first.bounding_box()
             box = control.bounding_box()
             # On the header's line (their vertical middles within a line's height), at its right end.
