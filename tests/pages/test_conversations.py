@@ -132,7 +132,7 @@ def test_the_threads_without_a_tenant_are_a_tenant_choice(app, con):
     assert "(no tenant)" in at.multiselect(key="conversations.tenant").options
     at.multiselect(key="conversations.tenant").select("(no tenant)").run()
     assert sorted(table(at)["thread_id"]) == tenantless
-    assert at.query_params["tenant"] in ("(no tenant)", ["(no tenant)"])
+    assert dict(at.query_params) == {"tenant": "(no tenant)"}  # a link keeps the choice
     fresh = open_page(AppTest.from_file(APP, default_timeout=TIMEOUT), "conversations", tenant=["acme", "(no tenant)"])
     assert sorted(table(fresh)["thread_id"]) == sorted(acme + tenantless)
 
