@@ -57,21 +57,23 @@ class Facets:
     first_day: date | None
     last_day: date | None
     threads: int
+    tenantless: bool = False  # some thread has no tenant (`Filters` chooses them with None)
+    sub_tenantless: bool = False  # some thread has no sub-tenant
 
 
 def facets(con_or_path: ConOrPath) -> Facets:
     """Tenants, sub-tenants and the UTC day range of the database."""
     with connection(con_or_path) as con:
-        tenants = [r[0] for r in con.execute(
-            "SELECT DISTINCT tenant_id FROM threads WHERE tenant_id IS NOT NULL ORDER BY 1").fetchall()]
-        subs = [r[0] for r in con.execute(
-            "SELECT DISTINCT sub_tenant_id FROM threads WHERE sub_tenant_id IS NOT NULL ORDER BY 1").fetchall()]
+        tenants = [r[0] for r in con.execute("SELECT DISTINCT tenant_id FROM threads ORDER BY 1").fetchall()]
+        subs = [r[0] for r in con.execute("SELECT DISTINCT sub_tenant_id FROM threads ORDER BY 1").fetchall()]
         first, last, n = con.execute(
             "SELECT min(first_ts), max(last_ts), count(*) FROM threads").fetchall()[0]
     return Facets(
-        tuple(tenants),
-        tuple(subs),
+        tuple(t for t in tenants if t is not None),
+        tuple(s for s in subs if s is not None),
         first.astimezone(timezone.utc).date() if first else None,
         last.astimezone(timezone.utc).date() if last else None,
         n,
+        None in tenants,
+        None in subs,
     )

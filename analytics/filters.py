@@ -50,11 +50,21 @@ def metadata_pointer(key: str) -> str:
     return "/" + key.replace("~", "~0").replace("/", "~1")
 
 
+def _one_of(column: str, values: tuple[str | None, ...], params: list) -> str:
+    """`column` is one of `values`, None among them matching NULL (the list's parameter appended)."""
+    named = [v for v in values if v is not None]
+    clauses = [f"{column} IN (SELECT unnest(?))"] if named else []
+    params.extend([named] if named else [])
+    clauses += [f"{column} IS NULL"] if None in values else []
+    return " OR ".join(clauses)
+
+
 @dataclass(frozen=True)
 class Filters:
     """Which conversations (and messages) a question is about.
 
-    - `tenants` / `sub_tenants`: keep threads whose tenant / sub-tenant is one of these;
+    - `tenants` / `sub_tenants`: keep threads whose tenant / sub-tenant is one of these, None
+      among them keeping the threads that have none (a thread id outside the key pattern);
     - `since` / `until`: keep threads active in the window (inclusive), and, for
       message-level figures, messages whose `ts` is in it;
     - `text`: keep threads with a message whose content contains it (case-insensitive, any
@@ -77,10 +87,12 @@ class Filters:
 
     >>> Filters(tenants=("acme",)).thread_where()
     ('(t.tenant_id IN (SELECT unnest(?)))', [['acme']])
+    >>> Filters(tenants=("acme", None)).thread_where()
+    ('(t.tenant_id IN (SELECT unnest(?)) OR t.tenant_id IS NULL)', [['acme']])
     """
 
-    tenants: tuple[str, ...] = ()
-    sub_tenants: tuple[str, ...] = ()
+    tenants: tuple[str | None, ...] = ()
+    sub_tenants: tuple[str | None, ...] = ()
     since: datetime | None = None
     until: datetime | None = None
     text: str | None = None
@@ -123,12 +135,9 @@ class Filters:
         first_ts, last_ts = (f"{alias}.{names.get(c, c)}" for c in ("first_ts", "last_ts"))
         clauses: list[str] = []
         params: list = []
-        if self.tenants:
-            clauses.append(f"{alias}.tenant_id IN (SELECT unnest(?))")
-            params.append(list(self.tenants))
-        if self.sub_tenants:
-            clauses.append(f"{alias}.sub_tenant_id IN (SELECT unnest(?))")
-            params.append(list(self.sub_tenants))
+        for column, values in (("tenant_id", self.tenants), ("sub_tenant_id", self.sub_tenants)):
+            if values:
+                clauses.append(_one_of(f"{alias}.{column}", values, params))
         if self.thread_ids:
             clauses.append(f"{alias}.thread_id IN (SELECT unnest(?))")
             params.append(list(self.thread_ids))
@@ -181,8 +190,9 @@ class Filters:
         (('tenant_id',), ())
         """
         if (self.since is not None or self.until is not None or self.text or self.thread_ids or self.within is not None
-                or self.stale or self.models or self.metadata or self.outcomes or self.signals):
-            return ()
+                or self.stale or self.models or self.metadata or self.outcomes or self.signals
+                or None in self.tenants or None in self.sub_tenants):
+            return ()  # (a NULL compares to no value: "no tenant" is a condition on the thread)
         return tuple(c for c, values in (("tenant_id", self.tenants), ("sub_tenant_id", self.sub_tenants)) if values)
 
     def threads_sql(self) -> tuple[str, list]:

@@ -45,7 +45,7 @@ if view.frame.empty:
     st.success("No thread is waiting on a human for these filters.", icon=":material/check_circle:")
     st.stop()
 st.caption(f"{len(view.frame):,} waiting · sorted by {model.SORT_LABELS[sort]} · select a row to open its transcript")
-picked = st.dataframe(
+picked = render.table(
     view.table, key="backlog.table", on_select="rerun", selection_mode="single-row", hide_index=True,
     column_config={
         "thread_id": st.column_config.TextColumn("Thread", pinned=True),

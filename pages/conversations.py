@@ -36,10 +36,9 @@ st.session_state[page_key] = view.page  # a page past the end (an old link) show
 
 shown, config = review.review_columns(*columns.conversations_table(view.table), view.table["thread_id"], ws)
 st.caption(render.rows_caption(view.offset, len(view.table), view.matching, view.total, view.in_database)
-           + f" · sorted by {columns.SORT_LABELS[sort]}, {'high first' if descending else 'low first'}"
-           + " · select a row to open its transcript")  # fmt: skip
-picked = st.dataframe(
-    shown, key="conversations.table", on_select="rerun", selection_mode="single-row", hide_index=True,
+           + columns.sort_caption(sort, descending))
+picked = render.table(
+    columns.styled(shown), key="conversations.table", on_select="rerun", selection_mode="single-row", hide_index=True,
     column_config=config,
 )
 p1, p2, p3, _ = st.columns([2, 3, 3, 4], vertical_alignment="bottom")
@@ -47,7 +46,7 @@ p1.number_input(f"Page (of {view.pages:,})", min_value=1, max_value=view.pages, 
 with p2:
     render.download_data(
         lambda: cache.conversations_csv(db, view.conditions, sort, descending), "conversations.csv",
-        key="conversations.csv", label=f"Download all {view.matching:,} rows (CSV)",
+        key="conversations.csv", label=render.download_label(view.matching, "row"),
     )
 with p3:
     review.queue_button(view.conditions, sort, descending, url.params(), view.matching)

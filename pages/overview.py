@@ -46,9 +46,9 @@ with tiles:
         ("Assistant messages", render.number(h["assistant_messages"]), None),
         ("Tool calls", render.number(h["tool_calls"]), None),
         ("Models", render.number(h["models"]), None),
-        ("Median reply latency", render.seconds(h["latency_median_s"]),
+        ("Median reply", render.seconds(h["latency_median_s"]),
          f"Reply ts − user ts at checkpoint granularity, over {render.number(h['latency_pairs'])} pairs"),
-    ], widths=[2, 1, 1, 1, 1])
+    ], widths=[2, 1.5, 1, 1, 1.2])
     if h["stale_threads"]:
         st.page_link("pages/conversations.py", icon=":material/history:", query_params=state.link_params(stale="1"),
                      label=f"{render.number(h['stale_threads'])} of these threads show a stale transcript (their latest "
@@ -65,7 +65,7 @@ def panel(title, frame, empty, build, key, file_name, caption=None) -> None:
     """A chart with its table and CSV beneath (folded)."""
     if render.chart_panel(title, frame, empty, build, key=key, caption=caption):
         with st.expander("Table"):
-            st.dataframe(frame, hide_index=True, key=f"{key}_table")
+            render.table(frame, hide_index=True, key=f"{key}_table")
             render.download(frame, file_name, key=f"{key}_csv")
 
 

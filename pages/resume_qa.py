@@ -61,7 +61,7 @@ st.caption(render.rows_caption(overview.offset, len(overview.table), overview.ma
                                overview.matching)
            + f" · sorted by {columns.RISK_LABELS[sort]}, {'high first' if descending else 'low first'}"
            " · select a row to inspect it")  # fmt: skip
-picked = st.dataframe(
+picked = render.table(
     overview.table,
     key="resume_qa.risks",
     on_select="rerun",
@@ -75,7 +75,7 @@ with p2:
     render.download_data(
         lambda: render.csv_bytes(cache.risk_table(db, filters, int(cap), float(gap), restarted, sort, descending)),
         "resume_risks.csv", key="resume_qa.risks_csv", rows=overview.matching,
-        label=f"Download all {overview.matching:,} rows (CSV)",
+        label=render.download_label(overview.matching, "row"),
     )
 
 thread_key = url.bind("thread", None)
@@ -119,7 +119,7 @@ by_step = st.toggle(
 render.chart(charts.resume_timeline(qa.timeline, qa.markers, by_step), key="resume_qa.timeline")
 
 if n:
-    st.dataframe(qa.points, key="resume_qa.points", hide_index=True)
+    render.table(qa.points, key="resume_qa.points", hide_index=True, column_config=columns.headers(qa.points))
     render.download(qa.points, render.file_name("resume_points", thread), key="resume_qa.points_csv")
 else:
     st.info("No resume point at this gap: the window below is what a restart now would rebuild.")
@@ -128,7 +128,7 @@ st.subheader("Risks of this thread")
 if qa.risks.empty:
     st.success("Nothing in the store makes this thread's window doubtful.", icon=":material/check_circle:")
 else:
-    st.dataframe(qa.risks, key="resume_qa.thread_risks", hide_index=True)
+    render.table(qa.risks, key="resume_qa.thread_risks", hide_index=True, column_config=columns.headers(qa.risks))
     render.download(qa.risks, render.file_name("resume_risks", thread), key="resume_qa.thread_risks_csv")
 
 # --- the expected window ------------------------------------------------------------------------
@@ -143,11 +143,11 @@ st.caption(
 if qa.window.empty:
     st.info("Nothing to rehydrate: no user or assistant message at that checkpoint.")
 else:
-    st.dataframe(
+    render.table(
         qa.window,
         key="resume_qa.window",
         hide_index=True,
-        column_config=columns.window(),
+        column_config=columns.window(qa.window),
     )
     d1, d2, _ = st.columns([2, 3, 7])
     with d1:
@@ -190,12 +190,12 @@ elif upload is not None:
         ]
     )
     if len(summary):
-        st.dataframe(summary, key="resume_qa.summary", hide_index=True)
+        render.table(summary, key="resume_qa.summary", hide_index=True, column_config=columns.headers(summary))
         render.download(summary, "resume_summary.csv", key="resume_qa.summary_csv", label="Download summary CSV")
     if findings.empty:
         st.success("Every observed window matches its expected window.", icon=":material/check_circle:")
     else:
-        st.dataframe(findings, key="resume_qa.findings", hide_index=True)
+        render.table(findings, key="resume_qa.findings", hide_index=True, column_config=columns.headers(findings))
         render.download(findings, "resume_findings.csv", key="resume_qa.findings_csv", label="Download findings CSV")
     if len(summary):
         st.subheader("Expected and observed, side by side")

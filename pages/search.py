@@ -42,4 +42,4 @@ else:
         st.pagination(view.pages, key=page_key)
     with right:
         render.download_data(lambda: cache.search_csv(db, text, speaker, where, filters), "search.csv",
-                             key="search.csv", label=f"Download all {view.total:,} hits (CSV)")
+                             key="search.csv", label=render.download_label(view.total, "hit"))

@@ -60,7 +60,7 @@ if view != "filtered":
     if win.note:
         st.warning(win.note)
     if table_view:
-        st.dataframe(conv.table, hide_index=True, key="transcript.table")
+        render.table(conv.table, hide_index=True, key="transcript.table")
     else:
         if win.earlier:
             st.button(f"Show earlier messages ({win.earlier:,} before)", icon=":material/expand_less:",
@@ -114,9 +114,9 @@ if read.problem is not None:
 elif read.rows.empty:
     st.info("No message matches (an index past the end or an empty time range answers empty).")
 else:
-    st.caption(f"{len(read.rows):,} message(s)")
+    st.caption(render.plural(len(read.rows), "message"))
     if table_view:
-        st.dataframe(read.table, hide_index=True, key="transcript.table")
+        render.table(read.table, hide_index=True, key="transcript.table")
     else:
         notes = review.thread_review(db, ws, thread, read.items, key="transcript")
         chat.draw(read.items, raw=raw, show_ids=show_ids, extra=notes)

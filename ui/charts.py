@@ -73,8 +73,44 @@ def _groups(frame: pd.DataFrame, color: str | None):
 
 
 def _categories(values: pd.Series, labels: dict | None = None) -> list:
+    """An axis's category names and values, in order; days read as days ("Mar 3, 2025"), not ISO text."""
     ordered = sorted(values.dropna().unique().tolist()) if pd.api.types.is_numeric_dtype(values) else list(dict.fromkeys(values))
-    return [(labels or {}).get(v, _plain(v)) for v in ordered], ordered
+    return [(labels or {}).get(v, _day(v) if _is_day(v) else _plain(v)) for v in ordered], ordered
+
+
+def _is_day(value: Any) -> bool:
+    return isinstance(value, (datetime, date, pd.Timestamp))
+
+
+def _day(value: Any) -> str:
+    """A day (or a time at midnight) as an axis reads it; a time of day keeps its hour and minute.
+
+    >>> _day(date(2025, 3, 3)), _day(pd.Timestamp("2025-03-03", tz="UTC")), _day(datetime(2025, 3, 3, 9, 30))
+    ('Mar 3, 2025', 'Mar 3, 2025', 'Mar 3, 2025 09:30')
+    """
+    t = pd.Timestamp(value)
+    text = period_label(t, "day")
+    return text if (t.hour, t.minute, t.second) == (0, 0, 0) else f"{text} {t:%H:%M}"
+
+
+def _counts(frame: pd.DataFrame, columns: list[str]) -> bool:
+    """Whether every column holds whole numbers (counts: an axis of whole-number ticks, never 0.5)."""
+    return all(pd.api.types.is_integer_dtype(frame[c]) or (
+        pd.api.types.is_numeric_dtype(frame[c]) and bool((frame[c].dropna() % 1 == 0).all())) for c in columns)
+
+
+def bin_labels(starts: list[float], width: float) -> dict[float, str]:
+    """Each bin's "start–end" with as many decimals as tell neighbouring bins apart.
+
+    >>> list(bin_labels([1.0, 1.02], 0.02).values())
+    ['1.00–1.02', '1.02–1.04']
+    >>> list(bin_labels([0.0, 2.5], 2.5).values())
+    ['0.0–2.5', '2.5–5.0']
+    """
+    decimals = 1
+    while width > 0 and decimals < 6 and round(width, decimals) == 0:  # (a width that rounds to 0 names no bin)
+        decimals += 1
+    return {b: f"{b:.{decimals}f}–{b + width:.{decimals}f}" for b in starts}
 
 
 def bars(
@@ -113,12 +149,13 @@ def bars(
             option["series"].append({"type": "bar", "name": name or val, "stack": "all",
                                      "data": [_plain(value.get(v)) for v in order]})
         category = {"type": "category", "data": names}
+    value_axis = {"type": "value", **({"minInterval": 1} if len(frame) and _counts(frame, [val]) else {})}
     if horizontal:
-        option["xAxis"] = {"type": "value"}
+        option["xAxis"] = value_axis
         option["yAxis"] = {**category, "inverse": True}
     else:
         option["xAxis"].update(category)
-        option["yAxis"].update({"type": "value"})
+        option["yAxis"].update(value_axis)
     return option
 
 
@@ -131,7 +168,7 @@ def histogram_bars(frame: pd.DataFrame, color: str, xlabel: str) -> dict:
         count = int(round((max(starts) - starts[0]) / width)) + 1
         starts = [starts[0] + i * width for i in range(count)]
         frame = frame.assign(bin_start=[starts[int(round((b - starts[0]) / width))] for b in frame["bin_start"]])
-    labels = {b: f"{b:.1f}–{b + width:.1f}" for b in starts}
+    labels = bin_labels(starts, width)
     option = bars(frame, "bin_start", "pairs", color, xlabel=xlabel, ylabel="pairs", labels=labels)
     option["xAxis"]["data"] = [labels[b] for b in starts]
     for series in option["series"]:
@@ -152,7 +189,7 @@ def _multi(frame: pd.DataFrame, x: str, ys: list[str], kind: str, ylabel: str, x
     rows = frame.set_index(x)
     option = _base(x if xlabel is None else xlabel, ylabel, True)
     option["xAxis"].update({"type": "category", "data": axis})
-    option["yAxis"].update({"type": "value"})
+    option["yAxis"].update({"type": "value", **({"minInterval": 1} if len(frame) and _counts(frame, ys) else {})})
     option["series"] = [
         {"type": kind, "name": _name(c, names), "data": [_plain(rows.at[v, c]) for v in order],
          **({"symbolSize": 5} if kind == "line" else {})}
@@ -197,9 +234,12 @@ def resume_timeline(timeline: pd.DataFrame, markers: pd.DataFrame, by_step: bool
         hover_name="checkpoint_id",
         hover_data={"label": True, "chain_position": True, "ts": True, "step": True},
         labels={
-            "ts": "checkpoint ts (UTC, writer's clock)", "step": "metadata.step", "message_count": "messages in state",
+            "ts": "checkpoint time (UTC, writer's clock)", "step": "step (metadata.step)",
+            "message_count": "messages in state", "branch": "Branch", "source": "Source", "label": "Label",
+            "chain_position": "Position in the chain",
         },
     )
+    fig.update_layout(legend_title_text="Branch · source")  # (px would title it with the column names)
     for m in markers.itertuples():
         fig.add_vrect(x0=getattr(m, x0), x1=getattr(m, x1), fillcolor="orange", opacity=0.25, line_width=0)
         fig.add_vline(

@@ -3,10 +3,12 @@ as `name(args)` with their result beneath) and the markers between them — and 
 and highlights one message.
 
 Other views hang their own things onto a message with `extra`, a function called
-inside each message (and each nested tool result) after its content, and `head`, called
+inside each message (and each nested tool result) after its content, or `Hooks`, which
+also puts a small control at the end of each message's header line; and `head`, called
 right under its header (e.g. badges saying what the message was flagged for):
 
 >>> draw(view.items, focus=8, extra=lambda item: st.caption(f"notes on {item.message_id}"))  # doctest: +SKIP
+>>> draw(view.items, extra=Hooks(header=lambda item: st.button("", icon=":material/flag:")))  # doctest: +SKIP
 
 Every message sits in a container keyed `<key>-msg-<number>` (CSS class
 `st-key-<key>-msg-<number>`), so a page can draw two conversations side by side
@@ -17,11 +19,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import streamlit as st
 
 from analytics import jsontext
 from ui import markup
+from ui.formats import plural
 from ui.models.chat import Marker, MessageItem, ToolCall, TranscriptItem, clock, duration
 
 #: Messages longer than this (characters or lines) show a preview and fold the rest.
@@ -49,9 +53,32 @@ _FOLDS = {"removed": "Show the removed messages", "edited": "Show the text befor
 Extra = Callable[[MessageItem], None]
 
 
+@dataclass(frozen=True)
+class Hooks:
+    """What another view draws in each message: `header` at the end of its header line (one
+    small control, not a row of its own), `after` beneath its content."""
+
+    header: Extra | None = None
+    after: Extra | None = None
+
+
+def _hooks(extra: Extra | Hooks | None) -> Hooks:
+    return extra if isinstance(extra, Hooks) else Hooks(after=extra)
+
+
+def _header_line(text: str, item: MessageItem, hooks: Hooks) -> None:
+    """A message's header line, with the view's control at its end when it has one."""
+    if hooks.header is None:
+        markup.caption(text)
+        return
+    with st.container(horizontal=True, vertical_alignment="center", gap="small"):
+        markup.caption(text)
+        hooks.header(item)
+
+
 def draw(
-    entries: Sequence[TranscriptItem], focus: int | None = None, raw: bool = False, extra: Extra | None = None,
-    key: str = "chat", show_ids: bool = False, head: Extra | None = None,
+    entries: Sequence[TranscriptItem], focus: int | None = None, raw: bool = False,
+    extra: Extra | Hooks | None = None, key: str = "chat", show_ids: bool = False, head: Extra | None = None,
 ) -> None:
     """Draw the items in order; highlight message `focus` and scroll it into view; `show_ids`
     adds each message's ids under its header."""
@@ -98,10 +125,7 @@ def header(item: MessageItem) -> str:
     ...        model="gpt-4o-mini", input_tokens=120, output_tokens=40, latency_s=0.9, since_question_s=0.9))
     '**Assistant** · Message 2 · 2025-03-03 10:05:00 UTC · replied in 0.9 s · gpt-4o-mini · 120 in / 40 out tokens'
     """
-    bits = [f"**{item.speaker}**", f"Message {item.number}"]
-    if item.index is not None:
-        bits.append(f"#{item.index} of the read")
-    bits.append(clock(item.ts))
+    bits = [f"**{item.speaker}**", f"Message {item.number}", clock(item.ts)]  # (numbered once, as everywhere)
     if item.latency_s is not None:
         bits.append(f"replied in {_seconds(item.latency_s)}")
     elif item.role == "assistant" and item.since_question_s is not None:
@@ -123,13 +147,12 @@ def ids(item: MessageItem) -> str:
     header cost the browser a second per hundred messages).
 
     >>> ids(MessageItem(3, 2, "user", "User", "hi", None, message_id="m-1", checkpoint_id="c-9"))
-    'message id `m-1` · first saved in checkpoint `c-9` · ordinal 2'
+    'message id `m-1` · first saved in checkpoint `c-9`'
     """
     lines = [f"message id `{item.message_id}`" if item.message_id else "no message id (so no time of its own)"]
     if item.checkpoint_id:
         lines.append(f"first saved in checkpoint `{item.checkpoint_id}`")
-    lines.append(f"ordinal {item.ordinal}")
-    return " · ".join(lines)
+    return " · ".join(lines)  # (numbered once: the header's "Message N")
 
 
 def content(text: str, raw: bool = False) -> None:
@@ -137,7 +160,7 @@ def content(text: str, raw: bool = False) -> None:
     if not text:
         st.caption("(no text content)")
         return
-    show = st.text if raw else markup.markdown
+    show = st.text if raw else lambda shown: markup.markdown(markup.line_breaks(shown))
     if len(text) > LONG_CHARS or text.count("\n") > LONG_LINES:
         cut = text[:PREVIEW_CHARS].rsplit("\n", 1)[0] if "\n" in text[:PREVIEW_CHARS] else text[:PREVIEW_CHARS]
         show(cut + " …")
@@ -182,7 +205,7 @@ def _code(text: str) -> str:
 
 
 def tool_call(
-    call: ToolCall, raw: bool = False, extra: Extra | None = None, key: str = "chat", show_ids: bool = False,
+    call: ToolCall, raw: bool = False, extra: Extra | Hooks | None = None, key: str = "chat", show_ids: bool = False,
     head: Extra | None = None,
 ) -> None:
     """One call, `name(args)`, and beneath it the tool's result with its status."""
@@ -195,25 +218,27 @@ def tool_call(
         if call.unanswered:
             st.caption("↳ no result in the transcript (not run, or still waiting)")
         return
+    hooks = _hooks(extra)
     with st.container(key=f"{key}-msg-{result.number}"):
-        st.caption(f"↳ {_status(result)} · Message {result.number} · {clock(result.ts)}")
+        _header_line(f"↳ {_status(result)} · Message {result.number} · {clock(result.ts)}", result, hooks)
         if head is not None:
             head(result)
         if show_ids:
             markup.caption(ids(result))
         _result_text(result.content)
-        if extra is not None:
-            extra(result)
+        if hooks.after is not None:
+            hooks.after(result)
 
 
 def message(
-    item: MessageItem, raw: bool = False, extra: Extra | None = None, key: str = "chat", show_ids: bool = False,
-    head: Extra | None = None,
+    item: MessageItem, raw: bool = False, extra: Extra | Hooks | None = None, key: str = "chat",
+    show_ids: bool = False, head: Extra | None = None,
 ) -> None:
     """One message as a chat bubble: header, text, tool calls with results, later edits."""
+    hooks = _hooks(extra)
     with st.container(key=f"{key}-msg-{item.number}"):
         with st.chat_message(item.role, avatar=_AVATARS.get(item.role, _AVATARS["other"])):
-            markup.caption(header(item))
+            _header_line(header(item), item, hooks)
             if head is not None:
                 head(item)
             if show_ids:
@@ -230,9 +255,9 @@ def message(
                     st.text(edit.before or "(no text)")
             if item.non_text_blocks:
                 n = item.non_text_blocks
-                st.caption(f"+ {n} non-text block{'s' if n > 1 else ''} (images, files) not shown")
-            if extra is not None:
-                extra(item)
+                st.caption(f"{plural(n, 'non-text block')} (images, files) not shown")
+            if hooks.after is not None:
+                hooks.after(item)
 
 
 def marker(m: Marker) -> None:
@@ -251,4 +276,4 @@ def marker(m: Marker) -> None:
     if m.texts:
         with st.expander(_FOLDS.get(m.kind, "Show the text")):
             for who, text in m.texts:
-                markup.markdown(f"**{who}:** {text}" if text else f"**{who}:** (no text)")
+                markup.markdown(f"**{who}:** {markup.line_breaks(text)}" if text else f"**{who}:** (no text)")

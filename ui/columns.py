@@ -1,15 +1,13 @@
 """How each page's tables label and format their columns (st.column_config), in one place.
 
 Pages pass these to `st.dataframe`; the frames themselves (and their CSVs) keep the
-column names of the page models (`ui.models`). The Conversations table is text made
-here (`conversations_table`): units and "—" that a number column cannot show.
+column names of the page models (`ui.models`) and their values: numbers and times stay
+numbers and times, drawn by their column's format, so a click on a header sorts by value.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 import pandas as pd
 import streamlit as st
@@ -23,66 +21,113 @@ _TS = "YYYY-MM-DD HH:mm:ss"
 
 @dataclass(frozen=True)
 class Shown:
-    """A column of the Conversations table: a `metrics.LIST_COLUMNS` name, its header and its cell text."""
+    """A column of the Conversations table: a `metrics.LIST_COLUMNS` name, its header and what it holds.
+
+    `kind` decides its st.column_config: the cells keep their values (numbers, times), so a
+    click on a header sorts them by value, and the column's format draws them.
+    """
 
     column: str
     label: str
-    cell: Callable[[Any], str]
+    kind: str  # text · count · seconds · duration · time · flag · stale · outcome · signals
     help: str | None = None
     width: str | None = None
     sortable: bool = True  # a `metrics.LIST_COLUMNS` column, sorted in DuckDB (the outcome columns are not)
 
 
-def _flag(value: Any) -> str:
-    return "" if render.is_missing(value) or not value else "yes"
-
-
-def _stale(value: Any) -> str:
-    return "" if render.is_missing(value) or not value else "⚠ stale"
-
-
 #: The Conversations table's columns, in order (the CSV has every `metrics.LIST_COLUMNS` column).
 CONVERSATION_TABLE = (
-    Shown("thread_id", "Thread", render.text, width="medium"),
-    Shown("stale_reason", "Stale", _stale, "The transcript is an older root checkpoint's: the latest did not decode "
+    Shown("thread_id", "Thread", "text", width="medium"),
+    Shown("stale_reason", "Stale", "stale", "The transcript is an older root checkpoint's: the latest did not decode "
           "(the transcript page says which and why)", width="small"),
-    Shown("first_user_message", "First question", render.text, "The thread's first user message (shortened)",
+    Shown("first_user_message", "First question", "text", "The thread's first user message (shortened)",
           width="large"),
-    Shown("outcome", "Outcome", lambda v: OUTCOME_LABELS.get(v, "") if isinstance(v, str) else "",
-          "Resolved, abandoned, failed, waiting or unknown (docs/outcomes.md)", width="small", sortable=False),
-    Shown("signals", "Signals", signals_text, "What went wrong on the way: the outcome signals that fired (the Outcomes "
+    Shown("outcome", "Outcome", "outcome", "Resolved, abandoned, failed, waiting or unknown (docs/outcomes.md)",
+          width="small", sortable=False),
+    Shown("signals", "Signals", "signals", "What went wrong on the way: the outcome signals that fired (the Outcomes "
           "page defines each)", width="medium", sortable=False),
-    Shown("last_ts", "Last active (UTC)", render.minute_text, "Time of the last message"),
-    Shown("duration_s", "Duration", render.duration, "Last message time − first message time"),
-    Shown("user_turns", "User turns", render.number),
-    Shown("messages", "Messages", render.number),
-    Shown("tool_calls", "Tool calls", render.number),
-    Shown("tool_errors", "Tool errors", render.number, "Tool results with status error"),
-    Shown("input_tokens", "Input tokens", render.number),
-    Shown("output_tokens", "Output tokens", render.number),
-    Shown("latency_median_s", "Median reply", render.seconds, "Median user → assistant reply time"),
-    Shown("latency_p90_s", "p90 reply", render.seconds, "90th percentile user → assistant reply time"),
-    Shown("models", "Models", render.text),
-    Shown("tenant_id", "Tenant", render.text),
-    Shown("sub_tenant_id", "Sub-tenant", render.text),
-    Shown("first_ts", "Started (UTC)", render.minute_text, "Time of the first message"),
-    Shown("forks", "Forks", render.number),
-    Shown("interrupt_pending", "Pending interrupt", _flag),
-    Shown("resume_points", "Resumes", render.number, "Restarts after a gap in the checkpoints"),
+    Shown("last_ts", "Last active (UTC)", "time", "Time of the last message"),
+    Shown("duration_s", "Duration", "duration", "Last message time − first message time"),
+    Shown("user_turns", "User turns", "count"),
+    Shown("messages", "Messages", "count"),
+    Shown("tool_calls", "Tool calls", "count"),
+    Shown("tool_errors", "Tool errors", "count", "Tool results with status error"),
+    Shown("input_tokens", "Input tokens", "count"),
+    Shown("output_tokens", "Output tokens", "count"),
+    Shown("latency_median_s", "Median reply", "seconds", "Median user → assistant reply time"),
+    Shown("latency_p90_s", "p90 reply", "seconds", "90th percentile user → assistant reply time"),
+    Shown("models", "Models", "text"),
+    Shown("tenant_id", "Tenant", "text"),
+    Shown("sub_tenant_id", "Sub-tenant", "text"),
+    Shown("first_ts", "Started (UTC)", "time", "Time of the first message"),
+    Shown("forks", "Forks", "count"),
+    Shown("interrupt_pending", "Pending interrupt", "flag"),
+    Shown("resume_points", "Resumes", "count", "Restarts after a gap in the checkpoints"),
 )  # fmt: skip
 #: What the table can be sorted by (in DuckDB, over every matching thread): every shown metric.
 SORTABLE = tuple(c.column for c in CONVERSATION_TABLE if c.sortable)
 SORT_LABELS = {c.column: c.label for c in CONVERSATION_TABLE if c.sortable}
+#: A minute-precise UTC time in a table (the times of `render.minute_text`).
+MINUTE = "YYYY-MM-DD HH:mm"
 
 
-def conversations_table(rows: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
-    """One page of `metrics.conversation_list` rows as the table shows them: text cells
-    (durations as "2 h 14 m", "—" for unknown, never "None"), and their st.column_config."""
-    shown = pd.DataFrame({c.column: [c.cell(v) for v in rows[c.column]] for c in CONVERSATION_TABLE},
-                         index=rows.index, dtype=object)  # fmt: skip
-    config = {c.column: st.column_config.TextColumn(c.label, help=c.help, width=c.width) for c in CONVERSATION_TABLE}
+def _config(c: Shown):
+    if c.kind in ("count", "duration"):  # (a duration's text is `render.duration`'s: see `conversations_table`)
+        return st.column_config.NumberColumn(c.label, help=c.help, width=c.width,
+                                             format="localized" if c.kind == "count" else None)
+    if c.kind == "seconds":
+        return st.column_config.NumberColumn(c.label, help=c.help, width=c.width, format=render.SECONDS_FORMAT)
+    if c.kind == "time":
+        return st.column_config.DatetimeColumn(c.label, help=c.help, width=c.width, format=MINUTE, timezone="UTC")
+    if c.kind == "flag":
+        return st.column_config.CheckboxColumn(c.label, help=c.help, width=c.width)
+    return st.column_config.TextColumn(c.label, help=c.help, width=c.width)
+
+
+def _cells(c: Shown, values: pd.Series) -> pd.Series:
+    if c.kind == "stale":
+        return values.map(lambda v: "" if render.is_missing(v) or not v else "⚠ stale").astype(object)
+    if c.kind == "outcome":
+        return values.map(lambda v: OUTCOME_LABELS.get(v, "") if isinstance(v, str) else "").astype(object)
+    if c.kind == "signals":
+        return values.map(signals_text).astype(object)
+    if c.kind == "flag":
+        return values.map(lambda v: bool(v) if not render.is_missing(v) else False)
+    if c.kind in ("count", "seconds", "duration"):
+        return pd.to_numeric(values, errors="coerce")
+    if c.kind == "time":
+        return pd.to_datetime(values, utc=True)
+    return values.astype(object).where(values.notna(), None)
+
+
+def conversations_table(rows: pd.DataFrame):
+    """One page of `metrics.conversation_list` rows as the table shows them, and their
+    st.column_config: values kept (a header click sorts by value), drawn by each column's
+    format; durations drawn as `render.duration` writes them (a Styler's display text over
+    the seconds), missing values as empty cells (`render.table`'s placeholder)."""
+    shown = pd.DataFrame({c.column: _cells(c, rows[c.column]) for c in CONVERSATION_TABLE}, index=rows.index)
+    config = {c.column: _config(c) for c in CONVERSATION_TABLE}
     config["thread_id"] = st.column_config.TextColumn("Thread", pinned=True, width="medium")
     return shown, config
+
+
+def sort_caption(sort: str, descending: bool) -> str:
+    """What the caption under the Conversations table says of its order: the pages' order is
+    the chosen sort over every matching thread; a header click reorders the rows of this page.
+
+    >>> sort_caption("duration_s", True)
+    ' · pages sorted by Duration, high first (a header click sorts this page) · select a row to open its transcript'
+    """
+    order = "high first" if descending else "low first"
+    return (f" · pages sorted by {SORT_LABELS[sort]}, {order} (a header click sorts this page)"
+            " · select a row to open its transcript")
+
+
+def styled(shown: pd.DataFrame):
+    """The Conversations table with its durations written as `render.duration` writes them
+    (the cells stay seconds: a header click sorts them by value)."""
+    durations = [c.column for c in CONVERSATION_TABLE if c.kind == "duration" and c.column in shown.columns]
+    return shown.style.format(render.duration, subset=durations, na_rep="")
 
 
 #: Resume QA's ranked table: each column's header (`ui.models.resume_qa.RISK_TABLE_COLUMNS`),
@@ -129,6 +174,35 @@ def risks(max_score: int) -> dict:
     return config
 
 
-def window() -> dict:
+def header(name: str) -> str:
+    """A column name as a table's header reads it.
+
+    >>> header("checkpoint_id"), header("ts"), header("before_ts"), header("expected_position")
+    ('Checkpoint id', 'Time (UTC)', 'Before: time (UTC)', 'Expected position')
+    """
+    if name.endswith("_ts"):
+        return f"{header(name.removesuffix('_ts'))}: time (UTC)"
+    return _HEADERS.get(name) or name.replace("_", " ").capitalize()
+
+
+_HEADERS = {"ts": "Time (UTC)", "thread_id": "Thread", "n": "N", "ok": "OK", "jsonl": "JSONL"}
+
+
+def headers(frame: pd.DataFrame, **given) -> dict:
+    """A table's st.column_config: `given` configs, and every other column of `frame` under its
+    human header (`header`), its times in UTC to the second."""
+    config = {}
+    for name in frame.columns:
+        if name in given:
+            config[name] = given[name]
+        elif pd.api.types.is_datetime64_any_dtype(frame[name]):
+            config[name] = st.column_config.DatetimeColumn(header(name), format=_TS)
+        else:
+            config[name] = st.column_config.Column(header(name))
+    return config
+
+
+def window(frame: pd.DataFrame | None = None) -> dict:
     """Resume QA's expected window."""
-    return {"ts": st.column_config.DatetimeColumn("ts", format=_TS)}
+    ts = st.column_config.DatetimeColumn("Time (UTC)", format=_TS)
+    return {"ts": ts} if frame is None else headers(frame, ts=ts)

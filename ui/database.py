@@ -165,6 +165,20 @@ def is_duckdb_file(path: str | os.PathLike) -> bool:
     return transcript_lens.is_duckdb_file(path)
 
 
+def display_name(name: str) -> str:
+    """A database's name as a person reads it: a loaded source's or an opened file's own name,
+    without the digest that keeps two of one name apart (`load_target`, `remember_opened`).
+
+    >>> display_name("corpus.sqlite-863e80b7bde5.duckdb"), display_name("lens-1a2b3c4d"), display_name("lens.duckdb")
+    ('corpus.sqlite', 'lens', 'lens.duckdb')
+    """
+    found = _DIGESTED.fullmatch(name)
+    return found.group(1) if found else name
+
+
+_DIGESTED = re.compile(r"(.+)-(?:[0-9a-f]{12}\.duckdb|[0-9a-f]{8})")
+
+
 def load_target(spec: str, source) -> Path:
     """The database a source (`spec` of the kind `source`, a `loaders.Source`) is loaded
     into: stable per source, so reloading replaces it; named as the kind names its specs

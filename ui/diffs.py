@@ -35,6 +35,35 @@ def diff_html(old: str | None, new: str | None, side: str = "both") -> str:
     return "".join(parts)
 
 
+def edit_log_html(edits) -> str:
+    """An edit log (`ui.models.history.EDIT_TABLE_COLUMNS` rows) as an HTML table: messages named
+    "Message N" as the transcript numbers them, each change drawn as `diff_html` draws it, no
+    empty value written as "None"; every value escaped."""
+    from ui.formats import clock, is_missing
+
+    def cell(value) -> str:
+        return "" if is_missing(value) else html.escape(str(value))
+
+    def message(ordinal) -> str:
+        return "" if is_missing(ordinal) else f"Message {int(ordinal) + 1}"
+
+    head = ("When (UTC)", "What", "Role", "Message", "Removed before", "Change", "Written by", "Branch")
+    rows = []
+    for e in edits.itertuples():
+        change = (diff_html(e.old_content, e.new_content) if not is_missing(e.old_content) or not is_missing(e.new_content)
+                  else "")  # fmt: skip
+        when = "" if is_missing(e.ts) else clock(e.ts).removesuffix(" UTC")
+        cells = (html.escape(when), cell(e.event), cell(e.role), message(e.ordinal), message(e.before_ordinal),
+                 change, cell(e.source), cell(e.branch))
+        rows.append("<tr>" + "".join(f'<td style="{_TD}">{c}</td>' for c in cells) + "</tr>")
+    return (f'<table style="border-collapse:collapse;font-size:0.85rem;width:100%"><thead><tr>'
+            + "".join(f'<th style="{_TD};text-align:left">{h}</th>' for h in head) + "</tr></thead><tbody>"
+            + "".join(rows) + "</tbody></table>")
+
+
+_TD = "border-bottom:1px solid #e6e6e6;padding:4px 8px;vertical-align:top;white-space:pre-wrap"
+
+
 def box(head: str, body_html: str, colour: str) -> str:
     """One entry of a side-by-side view: a small head line (escaped here) over its text (HTML)."""
     return (f'<div style="background:{colour};border:1px solid #e6e6e6;border-radius:4px;padding:6px 10px;'

@@ -11,17 +11,42 @@ from analytics.contents import Facets
 from analytics.filters import Filters, day_window
 from ui import state
 from ui.models.outcomes import OUTCOME_LABELS, OUTCOMES, SIGNAL_LABELS, SIGNALS
+from ui.models.overview import NO_TENANT
+
+
+#: The choices that keep the threads without a tenant / sub-tenant (None in `Filters`); the first
+#: is the name the Overview's "Top tenants" bar carries.
+NO_SUB_TENANT = "(no sub-tenant)"
+
+
+def choices(values: tuple[str, ...], none: str | None) -> tuple[str, ...]:
+    """A key part's filter options: its values, and `none` (threads without one) when given.
+
+    >>> choices(("acme",), NO_TENANT), choices(("acme",), None)
+    (('acme', '(no tenant)'), ('acme',))
+    """
+    return values + ((none,) if none is not None and none not in values else ())
+
+
+def chosen(picked: list[str], none: str) -> tuple[str | None, ...]:
+    """The chosen options as `Filters` values: `none` is None (a NULL in SQL).
+
+    >>> chosen(["acme", NO_TENANT], NO_TENANT)
+    ('acme', None)
+    """
+    return tuple(None if v == none else v for v in picked)
 
 
 def filter_bar(url: state.Url, facets: Facets, text: bool = True) -> Filters:
     """Draw the shared filters (bound to the URL) and return them as a `Filters`."""
     cols = st.columns([3, 3, 2, 2, 3] if text else [3, 3, 2, 2])
+    options = choices(facets.tenants, NO_TENANT if facets.tenantless else None)
     tenants = cols[0].multiselect(
-        "Tenant", facets.tenants, key=url.bind("tenant", [], state.subset(facets.tenants)), placeholder="all tenants"
+        "Tenant", options, key=url.bind("tenant", [], state.subset(options)), placeholder="all tenants"
     )
+    options = choices(facets.sub_tenants, NO_SUB_TENANT if facets.sub_tenantless else None)
     subs = cols[1].multiselect(
-        "Sub-tenant", facets.sub_tenants, key=url.bind("sub", [], state.subset(facets.sub_tenants)),
-        placeholder="all sub-tenants",
+        "Sub-tenant", options, key=url.bind("sub", [], state.subset(options)), placeholder="all sub-tenants",
     )
     day_help = (
         f"UTC days, inclusive. Data runs {facets.first_day} → {facets.last_day}." if facets.first_day else "UTC days"
@@ -37,7 +62,7 @@ def filter_bar(url: state.Url, facets: Facets, text: bool = True) -> Filters:
         st.warning(f"From ({first}) is after To ({last}): nothing can match.")
     since, until = day_window(first, last)
     return Filters(
-        tenants=tuple(tenants), sub_tenants=tuple(subs), since=since, until=until, text=query.strip() or None
+        tenants=chosen(tenants, NO_TENANT), sub_tenants=chosen(subs, NO_SUB_TENANT), since=since, until=until, text=query.strip() or None
     )
 
 

@@ -55,7 +55,7 @@ def _run_messages(history: model.ThreadHistory, ns: str) -> None:
     for _, r in said.iterrows():
         chat.message(message_item(r), key=key)
         if pd.notna(r["transcript_ordinal"]):
-            st.caption(f"↑ handed back: ordinal {int(r['transcript_ordinal'])} of the transcript")
+            st.caption(f"↑ handed back: Message {int(r['transcript_ordinal']) + 1} of the transcript")
 
 
 def _subgraph(history: model.ThreadHistory, marker: model.Marker) -> None:
@@ -78,7 +78,7 @@ def _subgraph(history: model.ThreadHistory, marker: model.Marker) -> None:
                    f" · {run['checkpoints']} checkpoints · never part of the transcript")  # fmt: skip
         _run_messages(history, marker.run)
         for n in nested.itertuples():
-            st.markdown(f"**↳ nested run `{n.node}`** · `{n.checkpoint_ns}` · {n.messages} message(s)")
+            st.markdown(f"**↳ nested run `{n.node}`** · `{n.checkpoint_ns}` · {render.plural(n.messages, 'message')}")
             _run_messages(history, n.checkpoint_ns)
 
 
@@ -112,7 +112,7 @@ def _branches_tab(history: model.ThreadHistory, url: state.Url, branch_key: str)
     st.caption("Each lane is a branch (blue: the current one, red: the one read below, grey: the others), each "
                "point a checkpoint: ◆ fork point, ★ replay, ■ update_state, ● new input, ○ a step; the last checkpoint "
                "of a branch is larger, an orange ring marks a pending interrupt. Hover for details.")  # fmt: skip
-    st.dataframe(
+    render.table(
         history.branches, key="history.branches", hide_index=True,
         column_config={
             "created_by": st.column_config.TextColumn("began with", help="metadata.source of its first own checkpoint: "
@@ -129,7 +129,7 @@ def _branches_tab(history: model.ThreadHistory, url: state.Url, branch_key: str)
     st.selectbox("Read branch", list(history.labels), key=branch_key, format_func=history.labels.get,
                  help="The same rules as the transcript, applied to the branch's last checkpoint.")  # fmt: skip
     st.caption(f"Branch {history.branch} as a transcript, read at its last checkpoint `{history.head_checkpoint_id}` · "
-               f"{len(history.rows):,} message(s)")  # fmt: skip
+               f"{render.plural(len(history.rows), 'message')}")  # fmt: skip
     transcript(history)
     render.download_data(lambda: frame_csv(history.rows),
                          render.file_name("transcript", history.thread_id, f"branch{history.branch}"),
@@ -172,11 +172,11 @@ def _side_by_side(view: model.CompareView) -> None:
         if pd.notna(r.left_ordinal):
             body = (diffs.diff_html(r.left_content, r.right_content, "old") if r.status == "edited"
                     else html.escape(r.left_content or ""))  # fmt: skip
-            left = (f"{r.left_role} · #{r.left_ordinal} · {status}", body, colour)
+            left = (f"{r.left_role} · Message {int(r.left_ordinal) + 1} · {status}", body, colour)
         if pd.notna(r.right_ordinal):
             body = (diffs.diff_html(r.left_content, r.right_content, "new") if r.status == "edited"
                     else html.escape(r.right_content or ""))  # fmt: skip
-            right = (f"{r.right_role} · #{r.right_ordinal} · {status}", body, colour)
+            right = (f"{r.right_role} · Message {int(r.right_ordinal) + 1} · {status}", body, colour)
         diffs.pair(left, right)
     if len(view.frame) > render.CHAT_MAX:
         st.info(f"Showing the first {render.CHAT_MAX} of {len(view.frame):,} rows; the table and the CSV have all.")
@@ -196,7 +196,7 @@ def _compare_tab(db: DbRef, history: model.ThreadHistory, url: state.Url) -> Non
                      "or name"), ("Removed", c["removed"], "Only on the − side"), ("Added", c["added"], "Only on the + side"),
                      ("Moved", c["moved"], "Out of order relative to the others")])  # fmt: skip
     if st.toggle("Table view", key=url.bind("compare_table", False, state.BOOL)):
-        st.dataframe(view.table, key="history.compare", hide_index=True)
+        render.table(view.table, key="history.compare", hide_index=True)
     else:
         _side_by_side(view)
     render.download_data(lambda: frame_csv(view.frame), render.file_name("diff", history.thread_id, history.branch),
@@ -211,14 +211,8 @@ def _edits_tab(db: DbRef, history: model.ThreadHistory, url: state.Url) -> None:
         st.info("No edit, removal, re-add or reorder" + (" on any branch." if every else " behind this branch."))
         return
     table = edits[list(model.EDIT_TABLE_COLUMNS)]
-    st.dataframe(table, key="history.edits", hide_index=True, column_config={
-        "ts": st.column_config.DatetimeColumn("ts (UTC)", format=_TS),
-        "ordinal": st.column_config.NumberColumn("at ordinal", help="Where the message stands in the branch read"),
-        "before_ordinal": st.column_config.NumberColumn("removed before", help="A removal: the ordinal of the first "
-                                                        "message that followed it and is still there (empty: the end)"),
-        "text_diff": st.column_config.TextColumn("change", help="[-removed-]{+added+}", width="large"),
-        "old_content": "old text", "new_content": "new text", "source": "written by",
-    })  # fmt: skip
+    st.markdown(inert(diffs.edit_log_html(table)), unsafe_allow_html=True)
+    st.caption("Removed text struck through in red, added text in green; the CSV has the ids and both texts.")
     render.download_data(lambda: frame_csv(table), render.file_name("edits", history.thread_id), key="history.edits_csv")
 
 
@@ -227,7 +221,7 @@ def _runs_tab(history: model.ThreadHistory) -> None:
         st.info("No subgraph ran in this thread.")
         return
     shown = history.runs.drop(columns=["thread_id"])
-    st.dataframe(shown, key="history.runs", hide_index=True,
+    render.table(shown, key="history.runs", hide_index=True,
                  column_config={"first_ts": st.column_config.DatetimeColumn("first ts", format=_TS),
                                 "last_ts": st.column_config.DatetimeColumn("last ts", format=_TS)})  # fmt: skip
     render.download_data(lambda: frame_csv(history.runs), render.file_name("subgraph_runs", history.thread_id),

@@ -16,6 +16,8 @@ Two layers (docs/security.md, "Rendering"):
 
 from __future__ import annotations
 
+import re
+
 import streamlit as st
 
 _JOINER = "\u2060"
@@ -30,6 +32,20 @@ def inert(text: str) -> str:
 def markdown(text: str) -> None:
     """`st.markdown` of text that holds data."""
     st.markdown(inert(text))
+
+
+def line_breaks(text: str) -> str:
+    """`text` with each single line break a Markdown hard break (two spaces before it), so a
+    message reads as it was typed: Markdown joins the lines of a paragraph otherwise. Blank
+    lines stay paragraph breaks; in a code block the two spaces are invisible.
+
+    >>> line_breaks("Hi,\\nline two\\n\\nnew paragraph")
+    'Hi,  \\nline two\\n\\nnew paragraph'
+    """
+    return _SINGLE_BREAK.sub("  \n", text.replace("\r\n", "\n"))
+
+
+_SINGLE_BREAK = re.compile(r"(?<!\n)\n(?!\n)")
 
 
 def caption(text: str) -> None:

@@ -36,16 +36,18 @@ def all_queues(ws: WsRef, url: state.Url) -> None:
     table = pd.DataFrame([{
         "queue_id": q.queue_id, "name": q.name, "done": q.done / q.items if q.items else 0.0,
         "progress": f"{q.done} / {q.items}", "threads": q.items,
-        "made from": (f"sample of {q.matching:,} (seed {q.seed})" if q.sample_size else f"{q.matching:,} threads"),
+        "made from": made_from(q.view, q.matching, q.sample_size, q.seed),
         "by": q.created_by, "created (UTC)": q.created_at[:16].replace("T", " "), "description": q.description or "",
     } for q in queues])
     st.subheader("Queues")
     st.caption("Select a queue to walk it.")
-    picked = st.dataframe(
+    picked = render.table(
         table.drop(columns="queue_id"), hide_index=True, key="review.queues", on_select="rerun",
         selection_mode="single-row",
         column_config={"done": st.column_config.ProgressColumn("done", format="percent", min_value=0, max_value=1),
-                       "name": st.column_config.TextColumn("queue", pinned=True)},
+                       "name": st.column_config.TextColumn("queue", pinned=True),
+                       "made from": st.column_config.TextColumn("made from", width="large",
+                                                                help="The Conversations view it was made from")},
     )
     if picked.selection.rows:
         _open_queue(url, int(table["queue_id"].iloc[picked.selection.rows[0]]))
@@ -55,10 +57,42 @@ def all_queues(ws: WsRef, url: state.Url) -> None:
     per = per[per["assignee"] != "(all)"]
     if not per.empty:
         st.subheader("Per reviewer")
-        st.dataframe(per[["queue", "assignee", "items", "done", "pending", "done_pct"]], hide_index=True,
+        render.table(per[["queue", "assignee", "items", "done", "pending", "done_pct"]], hide_index=True,
                      key="review.per_reviewer",
-                     column_config={"done_pct": st.column_config.ProgressColumn("done", format="%.0f%%",
+                     column_config={"assignee": "reviewer", "done": "done (items)",
+                                    "done_pct": st.column_config.ProgressColumn("progress", format="%.0f%%",
                                                                                 min_value=0, max_value=100)})
+
+
+#: How a queue's view parameters read ("made from"); the others are shown as `name=value`.
+_VIEW_WORDS = {"tenant": "tenant", "sub": "sub-tenant", "q": "text", "from": "from", "to": "to", "label": "label",
+               "failed": "failed review", "pending": "pending interrupt", "forks": "forked", "stale": "stale"}
+_NOT_FILTERS = {"sort", "order", "page", "db"}
+
+
+def made_from(view: dict | None, matching: int, sample: int | None, seed: int | None) -> str:
+    """The filter a queue was made from, in words, and how many of its threads it took.
+
+    >>> made_from({"tenant": ["acme", "globex"], "q": "refund", "sort": "messages"}, 4, None, None)
+    'tenant acme, globex · text “refund” · all 4 threads'
+    >>> made_from({}, 31, 10, 7)
+    'every thread · a sample of 10 of 31 (seed 7)'
+    """
+    said = []
+    for name, value in (view or {}).items():
+        if name in _NOT_FILTERS or value in (None, "", [], False):
+            continue
+        values = value if isinstance(value, list) else [value]
+        shown = ", ".join(map(str, values))
+        if name == "q":
+            said.append(f"text “{shown}”")
+        elif shown in ("1", "True", "true"):
+            said.append(_VIEW_WORDS.get(name, name))
+        else:
+            said.append(f"{_VIEW_WORDS.get(name, name)} {shown}")
+    taken = (f"a sample of {sample:,} of {matching:,} (seed {seed})" if sample
+             else f"all {render.plural(matching, 'thread')}")
+    return " · ".join([*(said or ["every thread"]), taken])
 
 
 def _go(url: state.Url, position: int | None) -> None:
@@ -137,7 +171,7 @@ def walk(db: DbRef, ws: WsRef, url: state.Url) -> None:
     notes = review.thread_review(db, ws, it.thread_id, win.items, key="review.walk")
     chat.draw(win.items, extra=notes)
     if win.later:
-        st.caption(f"{win.later:,} later message(s): open the thread in the Transcript explorer to read them.")
+        st.caption(f"{render.plural(win.later, 'later message')}: open the thread in the Transcript explorer to read them.")
     review.orphans(db, ws, it.thread_id)
 
 

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import html
-from datetime import datetime
+from datetime import datetime  # noqa: F401  (date_span's doctest)
 from typing import Any
 
 import pandas as pd
 import streamlit as st
 
+from ui import formats
 from ui.markup import inert
 from ui.models.frames import is_missing
 from ui.models.problems import Problem
@@ -16,11 +17,7 @@ from ui.models.transcript import CHAT_MAX  # noqa: F401  (the one cap on message
 
 def ts_text(ts: Any) -> str:
     """A checkpoint time in UTC, or "time unknown" (the store has no per-message clock)."""
-    if is_missing(ts):
-        return "time unknown"
-    if isinstance(ts, datetime):
-        return pd.Timestamp(ts).tz_convert("UTC").strftime("%Y-%m-%d %H:%M:%S UTC")
-    return str(ts)
+    return formats.clock(ts)
 
 
 def download(frame: pd.DataFrame, file_name: str, key: str, label: str = "Download CSV") -> None:
@@ -124,7 +121,7 @@ def thread_caption(t: dict[str, Any]) -> str:
         parts.append(f"{number(t['total_tokens'])} tokens")
     flags = ["stale transcript"] if not is_missing(t.get("stale_reason")) and t.get("stale_reason") else []
     flags += ["waiting for human input"] if t.get("interrupt_pending") else []
-    flags += [f"{t['forks']} fork(s)"] if t.get("forks") else []
+    flags += [plural(t["forks"], "fork")] if t.get("forks") else []
     flags += [f"{t['removed_messages']} removed"] if t.get("removed_messages") else []
     flags += [f"{t['edited_messages']} edited"] if t.get("edited_messages") else []
     from analytics.masking import mask_text
@@ -204,10 +201,6 @@ def chart_panel(title: str, frame, empty_what: str, build, key: str, caption: st
     return True
 
 
-def _number(value: Any, fmt: str = "{:,}") -> str:
-    return "—" if is_missing(value) else fmt.format(value)
-
-
 def headline(items: list[tuple[str, Any, str | None]], widths: list[int] | None = None) -> None:
     """A row of st.metric tiles: (label, value, help)."""
     for col, (label, value, help_text) in zip(st.columns(widths or len(items)), items):
@@ -246,45 +239,13 @@ def rows_caption(offset: int, shown: int, matching: int, total: int, in_database
     return f"{head} of {matching:,} threads" + (f" ({', '.join(notes)})" if notes else "")
 
 
-def number(value: Any) -> str:
-    return _number(value)
+number, seconds, duration, minute_text, text, plural, download_label = (
+    formats.number, formats.seconds, formats.duration, formats.minute_text, formats.text, formats.plural,
+    formats.download_label)
+SECONDS_FORMAT = formats.SECONDS_FORMAT
 
 
-def seconds(value: Any) -> str:
-    return _number(value, "{:.1f} s")
-
-
-def duration(value: Any) -> str:
-    """Seconds as a short human span, two units at most ("—" when unknown).
-
-    >>> [duration(v) for v in (0.4, 42, 605.4, 8040, 97200, None)]
-    ['0.4 s', '42 s', '10 m 05 s', '2 h 14 m', '1 d 3 h', '—']
-    """
-    if is_missing(value):
-        return "—"
-    s = float(value)
-    if s < 10:
-        return f"{s:.1f} s"
-    s = int(round(s))
-    if s < 60:
-        return f"{s} s"
-    m, sec = divmod(s, 60)
-    if m < 60:
-        return f"{m} m {sec:02d} s"
-    h, m = divmod(m, 60)
-    if h < 24:
-        return f"{h} h {m} m"
-    d, h = divmod(h, 24)
-    return f"{d} d {h} h"
-
-
-def minute_text(ts: Any) -> str:
-    """A UTC time to the minute for a table cell ("2025-03-05 19:45"; "—" when unknown)."""
-    if is_missing(ts):
-        return "—"
-    return pd.Timestamp(ts).tz_convert("UTC").strftime("%Y-%m-%d %H:%M")
-
-
-def text(value: Any) -> str:
-    """A text cell: the value, or "—" (never "None")."""
-    return "—" if is_missing(value) or value == "" else str(value)
+def table(data, **kwargs):
+    """`st.dataframe` with missing values drawn as empty cells (Streamlit writes "None" otherwise)."""
+    kwargs.setdefault("placeholder", "")
+    return st.dataframe(data, **kwargs)

@@ -10,7 +10,7 @@ Pages call one function each (`notes`, `annotate_button`, `orphans`, `review_fil
 from __future__ import annotations
 
 import html
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 from urllib.parse import quote, unquote, urlencode
@@ -22,8 +22,9 @@ from analytics import workspace
 from analytics.errors import AnalyticsError
 from analytics.filters import Filters
 from analytics.workspace.views import LEFT_OUT
-from ui import cache, database, render, review_dialogs, state
+from ui import cache, chat, database, render, review_dialogs, state
 from ui.database import DbRef, WsRef
+from ui.formats import plural
 from ui.markup import inert
 from ui.models.chat import MessageItem
 from ui.models.review import NO_COLOR, VERDICT_MARKS, Note
@@ -151,6 +152,14 @@ def annotate_button(key: str, where: str, targets: Mapping[str, Mapping[str, Any
               args=("annotate",), kwargs={"where": where, "targets": dict(targets)})
 
 
+def annotate_icon(key: str, where: str, targets: Mapping[str, Mapping[str, Any]], help: str) -> None:
+    """An icon-only button opening the annotate dialog (`annotate_button`): one per message, in its
+    header line, so a transcript is not lengthened by a row of buttons."""
+    st.button("", key=key, icon=":material/rate_review:", type="tertiary", help=help,
+              on_click=review_dialogs.open_dialog, args=("annotate",),
+              kwargs={"where": where, "targets": dict(targets)})
+
+
 def _message_targets(thread_id: str, item: MessageItem) -> dict[str, dict[str, Any]]:
     on = {"thread_id": thread_id, **({"message_id": item.message_id} if item.message_id else {"ordinal": item.ordinal})}
     targets = {"this message": on}
@@ -175,9 +184,10 @@ def _messages(items: Sequence[Any]) -> list[MessageItem]:
 
 
 def thread_review(db: DbRef, ws: WsRef, thread_id: str, items: Sequence[Any],
-                  key: str = "review") -> Callable[[MessageItem], None]:
-    """Draw the thread's review box (its own annotations, "Annotate thread"); return the `extra`
-    that `ui.chat.draw` calls inside each message of `items`: its annotations and an Annotate button.
+                  key: str = "review") -> chat.Hooks:
+    """Draw the thread's review box (its own annotations, "Annotate thread"); return the hooks
+    `ui.chat.draw` calls in each message of `items`: an annotate icon in its header line, and its
+    annotations beneath.
 
     >>> chat.draw(items, extra=thread_review(db, ws, thread, items))  # doctest: +SKIP
     """
@@ -194,7 +204,7 @@ def thread_review(db: DbRef, ws: WsRef, thread_id: str, items: Sequence[Any],
     with st.container(border=True, key=f"{key.replace('.', '-')}-thread"):  # (class st-key-…: tests find it)
         head, button = st.columns([5, 1], vertical_alignment="center")
         hidden = sum(len(ns) for o, ns in found.by_ordinal.items() if o not in drawn)
-        head.markdown("**Review of this thread**" + (f" · {hidden} annotation(s) on messages not shown here"
+        head.markdown("**Review of this thread**" + (f" · {plural(hidden, 'annotation')} on messages not shown here"
                                                       if hidden else ""))
         with button:
             annotate_button(f"{key}.thread", f"Thread `{render.thread_label(thread_id)}`", {"the thread": {"thread_id": thread_id}},
@@ -203,19 +213,18 @@ def thread_review(db: DbRef, ws: WsRef, thread_id: str, items: Sequence[Any],
         if not found.thread and not unplaced:
             st.caption("No annotation on the thread itself.")
 
-    def extra(item: MessageItem) -> None:  # inside the message: its annotations, and the button to add one
+    def after(item: MessageItem) -> None:  # beneath the message: its annotations, if any
         here = list(found.by_ordinal.get(item.ordinal, []))
         if item.checkpoint_id and first_of.get(item.checkpoint_id) == item.ordinal:
             here += found.by_checkpoint.get(item.checkpoint_id, [])
-        said, button = st.columns([9, 2], vertical_alignment="top")
-        with said:
-            notes(here, f"{key}.m{item.ordinal}")
-        with button:  # (a tool result is drawn inside the message that called it: its button says so)
-            annotate_button(f"{key}.m{item.ordinal}.add", f"{item.speaker} message {item.number}: "
-                            f"“{_excerpt(item.content)}”", _message_targets(thread_id, item),
-                            label="Annotate result" if item.role == "tool" else "Annotate")
+        notes(here, f"{key}.m{item.ordinal}")
 
-    return extra
+    def control(item: MessageItem) -> None:  # at the end of its header line: one small button
+        annotate_icon(f"{key}.m{item.ordinal}.add", f"{item.speaker} message {item.number}: "
+                      f"“{_excerpt(item.content)}”", _message_targets(thread_id, item),
+                      "Annotate this tool result" if item.role == "tool" else "Annotate this message")
+
+    return chat.Hooks(header=control, after=after)
 
 
 def orphans(db: DbRef, ws: WsRef, thread_id: str) -> None:
@@ -240,7 +249,7 @@ def orphan_table(db: DbRef, ws: WsRef, thread_id: str | None = None, expanded: b
     with st.expander(f"Orphaned annotations ({len(rows):,})", icon=":material/link_off:", expanded=expanded):
         st.caption("Kept, never dropped: what they were on is not in the database after a reload (another source, "
                    "a thread erased, a message removed). `excerpt` is the message as it was when annotated.")
-        st.dataframe(rows, hide_index=True, key=f"rv.orphans.{thread_id or 'all'}",
+        render.table(rows, hide_index=True, key=f"rv.orphans.{thread_id or 'all'}",
                      column_config={"orphan_reason": st.column_config.TextColumn("why"),
                                     "thread_id": st.column_config.TextColumn("thread", pinned=True)})
 
@@ -299,7 +308,7 @@ def overview_numbers(db: DbRef, ws: WsRef, filters: Filters) -> None:
         ("Annotated threads", counts.threads, "Threads in scope with at least one annotation"),
         ("Annotations", counts.annotations, "On the threads in scope, their messages and checkpoints"),
         ("Pass", counts.passes, "Pass verdicts"),
-        ("Fail", counts.fails, f"Fail verdicts, on {counts.failed_threads} thread(s)"),
+        ("Fail", counts.fails, f"Fail verdicts, on {plural(counts.failed_threads, 'thread')}"),
         ("Orphaned", counts.orphaned, "Annotations whose thread, message or checkpoint is gone after a reload "
                                       "(whole workspace)"),
     ]

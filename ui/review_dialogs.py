@@ -57,17 +57,30 @@ def show(db: DbRef) -> None:
 
 
 def _name_field(key: str) -> str | None:
-    """The reviewer's name, asked for here when the sidebar has none yet (then remembered as the sidebar's)."""
+    """The reviewer's name, asked for here when the sidebar has none yet.
+
+    A name typed here stays this field's for as long as the dialog is open: a widget in the
+    dialog reruns the dialog alone (a fragment), and the sidebar's field, not drawn again,
+    would hand its old empty value back on the next run. `remember_name` makes it the
+    sidebar's once the dialog has saved (a run of the whole page follows).
+    """
     from ui import review
 
     name = review.reviewer()
-    if name:
+    if name and key not in st.session_state:
         st.caption(f"As **{name}** (change it in the sidebar)")
         return name
     typed = st.text_input("Your name", key=key, max_chars=100, help="Remembered for this browser session")
-    if typed.strip():
-        review.set_reviewer(typed)
     return typed.strip() or None
+
+
+def remember_name(key: str) -> None:
+    """Make the name typed in dialog `key`'s name field the sidebar's (`_name_field`)."""
+    from ui import review
+
+    typed = (st.session_state.get(key) or "").strip()
+    if typed:
+        review.set_reviewer(typed)
 
 
 def _content_fields(key: str, labels: list[workspace.Label], note: Note | None = None) -> tuple:
@@ -111,6 +124,7 @@ def _annotate(db: DbRef, ws: WsRef, key: str, where: str, targets: dict[str, dic
         except AnalyticsError as exc:
             st.error(str(exc))
             return
+        remember_name(f"{key}.name")
         _done(f"Annotated the {made.target}" + (f" · {made.label}" if made.label else ""))
 
 
@@ -129,6 +143,7 @@ def _edit(db: DbRef, ws: WsRef, key: str, note: Note) -> None:
                 return
             workspace.edit_annotation(ws.workspace, note.annotation_id, note.revision, label=label, verdict=verdict,
                                       note=text, author=name)
+            remember_name(f"{key}.name")
             _done("Annotation saved")
         if delete.button("Delete", key=f"{key}.delete", icon=":material/delete:"):
             workspace.delete_annotation(ws.workspace, note.annotation_id, note.revision)
@@ -171,6 +186,7 @@ def _queue(db: DbRef, ws: WsRef, key: str, conditions, sort: str, descending: bo
         except AnalyticsError as exc:
             st.error(str(exc))
             return
+        remember_name(f"{key}.author")
         close_dialog()
         review.say(f"Queue {q.name!r}: {q.items} threads")
         st.switch_page(review.PAGE_FILES["review"], query_params=state.link_params(queue=str(q.queue_id)))

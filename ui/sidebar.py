@@ -75,7 +75,8 @@ def _database_panel(deployed: access.Deployment) -> None:
     cache.prewarm(db)
     info = cache.database_info(db)
     demo = Path(db.path) == database.demo_db().resolve()
-    st.markdown(f"**{db.name}**" + (" (bundled demo)" if demo else ""))
+    st.markdown(f"**{database.display_name(db.name)}**" + (" (bundled demo)" if demo else ""),
+                help=None if database.display_name(db.name) == db.name else f"Named `{db.name}` in links")
     st.caption(
         f"{info['threads']:,} threads · {info['messages']:,} messages · {info['tenants']:,} tenants"
     )

@@ -97,7 +97,7 @@ def test_transcript_explorer_in_a_real_browser(server, browser, demo_db, tmp_pat
     page.wait_for_function("() => new URL(location.href).searchParams.get('index') === '0'")
     settle(page)
     page.get_by_text(first, exact=True).wait_for()
-    page.get_by_text("1 message(s)").wait_for()
+    page.get_by_text("1 message", exact=True).wait_for()
     assert page.get_by_text(assistant_last).count() == 0
 
     csv = download(page, "Download CSV", tmp_path / "transcript.csv")
@@ -118,7 +118,7 @@ def test_transcript_explorer_in_a_real_browser(server, browser, demo_db, tmp_pat
     other.goto(link)
     other.get_by_role("heading", name="Transcript explorer").wait_for()
     settle(other)
-    other.get_by_text("1 message(s)").wait_for()
+    other.get_by_text("1 message", exact=True).wait_for()
     other.get_by_text(first, exact=True).wait_for()
     assert other.get_by_text(assistant_last).count() == 0
     assert other.url == link

@@ -138,13 +138,13 @@ def test_a_reviewer_walks_a_queue_and_every_annotation_survives_reloads(server, 
         con.close()
         page.get_by_text("Item 1 of 10").wait_for()
         _annotate(page, page.get_by_role("button", name="Annotate thread"), "lost context", "fail")
-        _annotate(page, _message(page, texts[first][0]).get_by_role("button", name="Annotate"), "wrong answer")
-        _annotate(page, _message(page, texts[first][1]).get_by_role("button", name="Annotate"), "good answer", "pass")
+        _annotate(page, _message(page, texts[first][0]).locator("[class*='-add'] button:visible").first, "wrong answer")
+        _annotate(page, _message(page, texts[first][1]).locator("[class*='-add'] button:visible").first, "good answer", "pass")
         page.get_by_role("button", name="Mark done, next").click()
         settle(page)
         page.get_by_text("Item 2 of 10").wait_for()
         _annotate(page, page.get_by_role("button", name="Annotate thread"), "needs follow-up")
-        _annotate(page, _message(page, texts[second][0]).get_by_role("button", name="Annotate"), "hallucination")
+        _annotate(page, _message(page, texts[second][0]).locator("[class*='-add'] button:visible").first, "hallucination")
         made = ws_api.annotations(db)
         assert len(made) == 5 and set(made["author"]) == {"ana"} and set(made["status"]) == {"ok"}
         assert ws_api.queue_items(db, queue.queue_id)["status"].tolist()[:2] == ["done", "pending"]

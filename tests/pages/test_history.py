@@ -11,7 +11,8 @@ from __future__ import annotations
 import analytics
 from analytics.branches import branch_head
 from analytics.diff import diff, diff_counts
-from tests.pages.conftest import captions, metric, open_page
+from tests.pages.conftest import captions, markdown_texts, metric, open_page
+from ui import diffs
 
 FORKED = "globex:api:sess-2105"
 EDITED = "initech:helpdesk:sess-5005"
@@ -71,7 +72,7 @@ def test_compare_the_abandoned_branch_with_the_current_one(app, con):
         FORKED, checkpoint_id=branch_head(con, FORKED, 2))))
     assert metric(at, "Same") == str(expected["same"]) and metric(at, "Edited") == str(expected["edited"])
     assert expected["same"] == 3 and expected["edited"] == 1
-    edited = [m.value for m in at.markdown if "#fff8e1" in m.value and "#3 · edited" in m.value]
+    edited = [m.value for m in at.markdown if "#fff8e1" in m.value and "Message 4 · edited" in m.value]  # (ordinal 3)
     assert len(edited) == 2 and "<del" in edited[0] and "<ins" in edited[1]
     at.toggle(key="transcript.compare_table").set_value(True).run()
     table = _table(at, "matched_by")
@@ -90,15 +91,19 @@ def test_an_edited_thread_shows_the_edit_inline_and_compares_with_the_state_befo
     log = analytics.edit_log(con, EDITED)
     assert at.selectbox(key="transcript.compare").value == f"c:{log['parent_checkpoint_id'].item()}"
     assert metric(at, "Edited") == "1" and metric(at, "Same") == "3"
-    edit_table = _table(at, "before_ordinal")
-    assert edit_table["event"].tolist() == ["edited"] and "[-4401-]{+4410+}" in edit_table["text_diff"].item()
+    # The edit log draws the change as the notes do (no "[-4401-]{+4410+}" markup), the message
+    # numbered as the transcript numbers it, and no "None" for what an edit does not have.
+    (log_html,) = [m for m in markdown_texts(at) if "<table" in m and "Removed before" in m]
+    assert '<del style="background:#fdd;color:#a00">4401</del>' in log_html and "[-" not in log_html
+    assert f"<td style=\"{diffs._TD}\">Message {int(log['ordinal'].item()) + 1}</td>" in log_html
+    assert "None" not in log_html and ">edited<" in log_html
 
 
 def test_subgraph_runs_sit_under_the_message_that_started_them(app, con):
     at = open_page(app, "transcript", thread=SUBGRAPH, history="1")
     runs = analytics.subgraph_runs(con, SUBGRAPH)
     titles = [e.label for e in at.expander if "Subgraph run" in e.label]
-    assert titles == ["↳ Subgraph run `research` started here: 3 message(s), 1 nested"] * 2
+    assert titles == ["↳ Subgraph run `research` started here: 3 messages, 1 nested"] * 2
     assert len(runs) == 4 and _table(at, "tool_call_match")["node"].tolist() == runs["node"].tolist()
     said = [c for c in captions(at) if c.startswith("↳ said in subgraph run research › fetch")]
     assert len(said) == 4  # search and summarize of both turns, said in the nested run

@@ -227,7 +227,8 @@ def test_the_timeline_can_be_drawn_in_checkpoint_order(app, con):
     xs = sorted(x for trace in spec["data"] for x in _values(trace["x"]))
     assert xs == sorted(line["step"].tolist())
     assert {trace["legendgroup"].split(",")[0] for trace in spec["data"]} == {"current branch", "other branch"}
-    assert spec["layout"]["xaxis"]["title"]["text"] == "metadata.step"
+    assert spec["layout"]["xaxis"]["title"]["text"] == "step (metadata.step)"
+    assert spec["layout"]["legend"]["title"]["text"] == "Branch · source"
 
 
 def test_restarted_threads_are_findable_and_their_resume_points_sortable(app, con):

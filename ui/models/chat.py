@@ -23,6 +23,7 @@ import pandas as pd
 
 from analytics import jsontext
 from ui.models.frames import is_missing
+from ui.formats import clock, duration  # noqa: F401  (ui.chat takes them from here too)
 
 #: Plain names of the roles (contract §3.3) as a reader says them.
 SPEAKERS = {"user": "User", "assistant": "Assistant", "tool": "Tool", "system": "System", "other": "Other"}
@@ -111,32 +112,6 @@ TranscriptItem = MessageItem | Marker
 
 
 # --- labels ------------------------------------------------------------------------
-
-
-def duration(seconds: Any) -> str:
-    """A span as people say it ("38 min", "3 h 05 min", "2 d 4 h").
-
-    >>> [duration(s) for s in (42, 2280, 10800, 11100, 190000)]
-    ['42 s', '38 min', '3 h', '3 h 05 min', '2 d 4 h']
-    """
-    s = int(round(float(seconds)))
-    if s < 60:
-        return f"{s} s"
-    m = s // 60
-    if m < 60:
-        return f"{m} min"
-    h, m = divmod(m, 60)
-    if h < 24:
-        return f"{h} h" + (f" {m:02d} min" if m else "")
-    d, h = divmod(h, 24)
-    return f"{d} d" + (f" {h} h" if h else "")
-
-
-def clock(ts: Any) -> str:
-    """A time as the chat shows it: "2025-03-03 10:05:00 UTC", or "time unknown"."""
-    if is_missing(ts):
-        return "time unknown"
-    return pd.Timestamp(ts).tz_convert("UTC").strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def speaker(role: str, name: Any = None, lc_type: Any = None, chat_role: Any = None) -> str:

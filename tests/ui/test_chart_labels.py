@@ -1,0 +1,42 @@
+"""Chart axes as people read them: days as days, whole-number ticks for counts, bins told apart."""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+
+from ui import charts
+from ui.models.conversations import conversations_page
+
+ISO = re.compile(r"\d{4}-\d{2}-\d{2}T")
+
+
+def test_the_activity_axis_names_days_and_counts_in_whole_numbers(loaded):
+    page = conversations_page(loaded)
+    option = charts.lines(page.activity, "day", ["active_conversations", "messages", "user_messages"])
+    days = option["xAxis"]["data"]
+    assert days and not any(ISO.match(str(d)) for d in days)
+    assert days == [charts.period_label(d, "day") for d in page.activity["day"]]
+    assert option["yAxis"]["minInterval"] == 1  # never a tick at 0.5 conversations
+    turns = charts.bars(page.turns, "user_turns", "threads", xlabel="user turns")
+    assert turns["yAxis"]["minInterval"] == 1
+
+
+def test_seconds_are_not_counts_and_narrow_bins_keep_their_decimals():
+    latency = pd.DataFrame({"period": ["a", "b"], "seconds": [0.5, 1.25]})
+    assert "minInterval" not in charts.lines(latency, "period", ["seconds"])["yAxis"]
+    binned = pd.DataFrame({"bin_start": [1.0, 1.02, 1.04], "bin_end": [1.02, 1.04, 1.06], "model": "m",
+                           "pairs": [3, 1, 2]})
+    names = charts.histogram_bars(binned, "model", "seconds")["xAxis"]["data"]
+    assert len(set(names)) == 3 and names[0] == "1.00–1.02"
+
+
+def test_the_resume_timeline_legend_and_axes_have_human_names(con):
+    from ui.models import resume_qa
+
+    thread = con.execute("SELECT thread_id FROM threads ORDER BY thread_id LIMIT 1").fetchone()[0]
+    qa = resume_qa.thread_qa(con, thread)
+    fig = charts.resume_timeline(qa.timeline, qa.markers)
+    assert fig.layout.legend.title.text == "Branch · source"  # not the column names `branch, source`
+    assert "_" not in fig.layout.xaxis.title.text and "_" not in fig.layout.yaxis.title.text

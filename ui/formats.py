@@ -1,0 +1,114 @@
+"""How the app writes durations, times, counts and plurals: one way, on every page and chart.
+
+No Streamlit here, so the page models (`ui.models`) write their texts with it too;
+`ui.render` hands the same functions to the pages.
+
+>>> duration(2587), plural(1, "row"), plural(1234, "message")
+('43 m 07 s', '1 row', '1,234 messages')
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime
+from typing import Any
+
+import pandas as pd
+
+from ui.models.frames import is_missing
+
+MISSING = "—"
+
+
+def number(value: Any) -> str:
+    """A count with thousands separators ("—" when unknown).
+
+    >>> number(1234), number(None)
+    ('1,234', '—')
+    """
+    return MISSING if is_missing(value) else f"{value:,}"
+
+
+def seconds(value: Any) -> str:
+    """Seconds to a tenth ("—" when unknown): a reply time.
+
+    >>> seconds(5.66)
+    '5.7 s'
+    """
+    return MISSING if is_missing(value) else f"{float(value):.1f} s"
+
+
+#: `seconds` as a printf format (a table's number column draws its cells with it).
+SECONDS_FORMAT = "%.1f s"
+
+
+def duration(value: Any) -> str:
+    """Seconds as a span of two units at most, the second left out when it is zero ("—" when unknown).
+
+    >>> [duration(v) for v in (0.4, 42, 605.4, 2280, 8040, 10800, 11100, 97200, 190000, None)]
+    ['0.4 s', '42 s', '10 m 05 s', '38 m', '2 h 14 m', '3 h', '3 h 05 m', '1 d 03 h', '2 d 04 h', '—']
+    """
+    if is_missing(value):
+        return MISSING
+    s = float(value)
+    if math.isinf(s):
+        return MISSING
+    if abs(s) < 10:
+        return f"{s:.1f} s"
+    s = int(round(s))
+    if s < 60:
+        return f"{s} s"
+    # (unit, its seconds, the next unit below, its seconds): the largest unit that fits first
+    unit, size, sub, sub_size = ("m", 60, "s", 1) if s < 3600 else ("h", 3600, "m", 60) if s < 86400 else \
+        ("d", 86400, "h", 3600)
+    whole, rest = divmod(s, size)
+    part = rest // sub_size
+    return f"{whole} {unit}" + (f" {part:02d} {sub}" if part else "")
+
+
+def clock(ts: Any) -> str:
+    """A time to the second in UTC, or "time unknown" (the store has no per-message clock).
+
+    >>> clock(pd.Timestamp("2025-03-03 10:05:00", tz="UTC")), clock(None)
+    ('2025-03-03 10:05:00 UTC', 'time unknown')
+    """
+    if is_missing(ts):
+        return "time unknown"
+    if isinstance(ts, (datetime, pd.Timestamp)):
+        return _utc(ts).strftime("%Y-%m-%d %H:%M:%S UTC")
+    return str(ts)
+
+
+def minute_text(ts: Any) -> str:
+    """A UTC time to the minute for a table cell ("2025-03-05 19:45"; "—" when unknown)."""
+    if is_missing(ts):
+        return MISSING
+    return _utc(ts).strftime("%Y-%m-%d %H:%M")
+
+
+def _utc(ts: Any) -> pd.Timestamp:
+    t = pd.Timestamp(ts)
+    return t.tz_localize("UTC") if t.tzinfo is None else t.tz_convert("UTC")
+
+
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """`n` and `word`, in the plural unless `n` is 1 (`many`: an irregular plural).
+
+    >>> plural(1, "row"), plural(0, "row"), plural(2, "reply", "replies")
+    ('1 row', '0 rows', '2 replies')
+    """
+    return f"{n:,} {word if n == 1 else many or word + 's'}"
+
+
+def download_label(n: int, word: str) -> str:
+    """A "download every row" button's label.
+
+    >>> download_label(31, "row"), download_label(1, "hit")
+    ('Download all 31 rows (CSV)', 'Download the 1 hit (CSV)')
+    """
+    return f"Download {'the' if n == 1 else 'all'} {plural(n, word)} (CSV)"
+
+
+def text(value: Any) -> str:
+    """A text cell: the value, or "—" (never "None")."""
+    return MISSING if is_missing(value) or value == "" else str(value)
