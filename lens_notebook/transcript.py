@@ -33,10 +33,11 @@ LONG_CHARS = 1500
 LONG_LINES = 25
 PREVIEW_CHARS = 600
 
-_ICONS = {"user": "🧑", "assistant": "🤖", "tool": "🔧", "system": "⚙️"}
-_MARKERS = {  # kind → (icon, colour), the app's badges
-    "removed": ("🗑", "#d62728"), "pause": ("⏱", "#7f7f7f"), "restart": ("↻", "#ff7f0e"),
-    "interrupt": ("✋", "#9467bd"), "edited": ("✎", "#1f77b4"), "pending": ("✋", "#ff7f0e"),
+# Symbols every common font has (no emoji: a browser without an emoji font draws boxes).
+_TOOL = "⚙"
+_MARKERS = {  # kind → (symbol, colour), the app's badges
+    "removed": ("✂", "#d62728"), "pause": ("◷", "#7f7f7f"), "restart": ("↻", "#ff7f0e"),
+    "interrupt": ("⚑", "#9467bd"), "edited": ("✎", "#1f77b4"), "pending": ("⚑", "#ff7f0e"),
 }
 _FOLDS = {"removed": "Show the removed messages", "edited": "Show the text before the edit"}
 _STYLE = """<style>
@@ -89,11 +90,11 @@ def _status(item: MessageItem) -> str:
 def _header(item: MessageItem) -> str:
     line = header(item)  # "**Speaker** · Message 2 · …": the speaker is data, bold by position, not by markup
     rest = line[len(f"**{item.speaker}**"):]
-    return f'<div class="tl-head">{_ICONS.get(item.role, "❔")} <b>{_e(item.speaker)}</b>{_e(rest)}</div>'
+    return f'<div class="tl-head"><b>{_e(item.speaker)}</b>{_e(rest)}</div>'
 
 
 def _call(call: ToolCall, show_ids: bool, focus: int | None) -> str:
-    out = [f'<div>🔧 <code>{_e(call.signature)}</code></div>']
+    out = [f'<div>{_TOOL} <code>{_e(call.signature)}</code></div>']
     if call.cut:
         out.append(f'<details><summary>All arguments</summary><div class="tl-text">'
                    f'{_e(json.dumps(call.args, ensure_ascii=False, indent=2, default=str))}</div></details>')
@@ -134,7 +135,7 @@ def message_html(item: MessageItem, show_ids: bool = False, focus: int | None = 
 
 def marker_html(m: Marker) -> str:
     """What happened between two messages: the app's badge and line, removed or earlier text folded."""
-    icon, colour = _MARKERS.get(m.kind, ("ℹ", "#7f7f7f"))
+    icon, colour = _MARKERS.get(m.kind, ("•", "#7f7f7f"))
     if m.kind == "pending":
         out = f'<div class="tl-warning tl-marker-pending">{icon} <b>{_e(m.title)}</b>{": " + _e(m.note) if m.note else ""}'
         if m.detail:
