@@ -42,12 +42,13 @@ DEMO_THREAD = "acme:mobile:sess-3003"
 #: The shot of a thread on the larger store opens its longest conversation.
 LONGEST = "<longest>"
 
-# Drawn: the page's title is there (before the first run the app is "notRunning" too), the run is
-# over, and every chart holds what it draws (ECharts: a canvas; plotly: its SVG).
+# Drawn: the page's title is there (before the first run the app is "notRunning" too), no element is
+# a placeholder still, the run is over, and every chart holds what it draws (ECharts: a canvas; plotly: its SVG).
 _DRAWN = """() => {
   const app = document.querySelector('[data-testid="stApp"]');
   if (!app || app.getAttribute('data-test-script-state') !== 'notRunning') return false;
   if (!document.querySelector('[data-testid="stMainBlockContainer"] h1')) return false;
+  if (document.querySelector('[data-testid="stSkeleton"], [data-testid="stSkeletonElement"]')) return false;
   const echarts = [...document.querySelectorAll('[data-testid="stEChartsChart"]')];
   const plotly = [...document.querySelectorAll('[data-testid="stPlotlyChart"]')];
   return echarts.every(e => e.querySelector('canvas, svg')) && plotly.every(e => e.querySelector('.main-svg'));
