@@ -131,7 +131,10 @@ EXTRA: dict[str, list[Shot]] = {
         Shot("resume_qa", "steps", "the timeline by steps", {"thread": DEMO_THREAD, "steps": "1"}, databases=("demo",)),
     ],
     "backlog": [],
-    "review": [],
+    "review": [
+        Shot("review", "queue", "a review queue walked: its first thread", {"queue": "1", "item": "1"},
+             databases=("demo",)),
+    ],
 }
 
 
@@ -182,6 +185,7 @@ def databases(folder: Path, threads: int, turns: int) -> dict[str, Path]:
     demo = folder / "demo.duckdb"
     if not demo.exists():
         transcript_lens.load(transcript_lens.demo_store(), demo)
+        review_something(demo)
     large = folder / f"bench-{threads}x{turns}.duckdb"
     if not large.exists():
         store = folder / f"bench-{threads}x{turns}.sqlite"
@@ -191,6 +195,20 @@ def databases(folder: Path, threads: int, turns: int) -> dict[str, Path]:
         transcript_lens.load(str(store), large)
         remove_store(store)  # hundreds of MB; the loaded database is what the gallery keeps
     return {"demo": demo, "large": large}
+
+
+def review_something(db: Path) -> None:
+    """A review queue and a few annotations in the database's workspace, so the Review page, the
+    transcript's notes and the Overview's review numbers show what they look like in use (the
+    larger store keeps an empty workspace: the pages before any review)."""
+    from analytics import workspace
+
+    queue = workspace.create_queue(db, "gallery sample", sample=6, seed=1, author="gallery")
+    workspace.annotate(db, DEMO_THREAD, label="good answer", verdict="pass", note="refund approved as asked",
+                       author="gallery")
+    workspace.annotate(db, DEMO_THREAD, ordinal=3, label="needs follow-up", note="said 'shortly': the approval took 38 min",
+                       author="gallery")
+    workspace.mark(db, queue.queue_id, 1, by="gallery")
 
 
 def _longest(db: Path) -> str:
