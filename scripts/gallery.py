@@ -291,7 +291,7 @@ def main() -> None:
 
     out = Path(args.out)
     dbs = databases(out / "stores", args.threads, args.turns)
-    for old in out.glob("*.png"):
+    for old in out.glob("*.png") if not args.only else ():  # (a partial run keeps the other pages' shots)
         old.unlink()
     chosen = [s for s in shots() if not args.only or s.page in args.only]
     taken = []
