@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PYTHON ?= python3
 
-.PHONY: app test ext install bench demo clean fuzz fuzz-smoke
+.PHONY: app test ext install bench demo clean fuzz fuzz-smoke gallery
 
 # The pinned lock (requirements*.txt); pyproject.toml holds the ranges a `pip install` resolves.
 $(VENV)/.runtime: requirements.txt
@@ -28,7 +28,7 @@ $(VENV)/.project: pyproject.toml setup.py $(VENV)/.runtime
 	PYTHONWARNINGS="ignore:Editable installation" $(VENV)/bin/pip install -q --no-deps --no-build-isolation -e .
 # Byte-compiled once, as `pip install` of a wheel does: an editable install otherwise
 # compiles every module on every start where PYTHONDONTWRITEBYTECODE is set (~0.07 s a load).
-	$(PY) -m compileall -q loaders analytics transcript_lens ui storegen > /dev/null
+	$(PY) -m compileall -q loaders analytics transcript_lens ui storegen lens_notebook > /dev/null
 	touch $@
 
 install: $(VENV)/.project
@@ -63,7 +63,7 @@ test: $(VENV)/.dev ext install $(JS_STAMP) $(REDIS_STACK_LIBS)
 	bash scripts/test-services.sh
 	$(PY) -m pytest -n 2 --dist loadfile -q -p no:cacheprovider
 # Every docstring example of the packages runs as written.
-	$(PY) -m pytest -q -p no:cacheprovider --doctest-modules loaders analytics transcript_lens ui
+	$(PY) -m pytest -q -p no:cacheprovider --doctest-modules loaders analytics transcript_lens ui lens_notebook
 # The loader's tests that pass through the C code again without it (loaders/_native.py): the
 # Python twins give the same tables. tests/loaders/twins.py lists them, and why the others are not.
 	TRANSCRIPT_LENS_PUREPYTHON=1 $(PY) -m pytest -n 2 --dist loadfile -q -p no:cacheprovider $$($(PY) -m tests.loaders.twins)
@@ -72,6 +72,11 @@ test: $(VENV)/.dev ext install $(JS_STAMP) $(REDIS_STACK_LIBS)
 
 bench: $(VENV)/.dev ext install
 	$(PY) bench/bench_load.py
+
+# A screenshot of every page and state of the app, on the demo and a larger generated store, with an
+# index page: build/gallery/index.html (scripts/gallery.py; Debian's Chromium). Look at it after changing a page.
+gallery: $(VENV)/.dev ext install
+	$(PY) scripts/gallery.py
 
 demo: $(VENV)/.dev install
 	$(PY) demo/make_demo_store.py

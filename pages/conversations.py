@@ -61,20 +61,20 @@ left, right = st.columns(2)
 with left:
     s = view.latency_summary
     render.chart_panel(
-        "Reply latency", view.latency, "user → assistant pairs",
-        lambda f: charts.histogram_bars(f, "model", "seconds"), key="conv_latency",
+        charts.CONVERSATION_CHARTS["latency"], view.latency, "user → assistant pairs",
+        lambda f: charts.conversations_chart("latency", f), key="conv_latency",
         caption=None if view.latency.empty else (
             f"{s['pairs']:,} user → assistant pairs · median {render.seconds(s['median_s'])} · "
             f"p90 {render.seconds(s['p90_s'])} (reply ts − user ts, checkpoint granularity)"),
     )
 with right:
-    render.chart_panel("Tokens by model", view.tokens_by_model, "token usage",
-                       lambda f: charts.bars(f, "model", "tokens", "kind"), key="conv_tokens")
+    render.chart_panel(charts.CONVERSATION_CHARTS["tokens_by_model"], view.tokens_by_model, "token usage",
+                       lambda f: charts.conversations_chart("tokens_by_model", f), key="conv_tokens")
 left, right = st.columns(2)
 with left:
-    render.chart_panel("User turns per thread", view.turns, "threads",
-                       lambda f: charts.bars(f, "user_turns", "threads", xlabel="user turns"), key="conv_turns")
+    render.chart_panel(charts.CONVERSATION_CHARTS["turns"], view.turns, "threads",
+                       lambda f: charts.conversations_chart("turns", f), key="conv_turns")
 with right:
-    render.chart_panel("Activity over time", view.activity, "activity",
-                       lambda f: charts.lines(f, "day", ["active_conversations", "messages", "user_messages"]),
+    render.chart_panel(charts.CONVERSATION_CHARTS["activity"], view.activity, "activity",
+                       lambda f: charts.conversations_chart("activity", f),
                        key="conv_activity")

@@ -74,15 +74,9 @@ for col, p in zip(st.columns(2), model.trend_panels(trend_view)):
         panel(p.title, getattr(view, p.field), p.empty, lambda f, p=p: charts.trend(p.field, f, view.by),
               f"ov_{p.field}", model.csv_name(p.field, view.by), p.caption)
 
-cols = st.columns(3)
-tops = [
-    ("Top tenants", view.top_tenants, "conversations", "tenant_id", "tenants", "top_tenants.csv"),
-    ("Top models", view.top_models, "messages", "model", "models", "top_models.csv"),
-    ("Top tools", view.top_tools, "calls", "tool", "tools", "top_tools.csv"),
-]
-for col, (title, frame, x, y, what, file_name) in zip(cols, tops):
+for col, (field, (title, _, _, what)) in zip(st.columns(3), charts.TOP_LISTS.items()):
     with col:
-        panel(title, frame, what, lambda f, x=x, y=y: charts.bars(f, x, y, horizontal=True, ylabel="",
-                                                                  hover=list(f.columns)), f"ov_{what}", file_name)
+        panel(title, getattr(view, field), what, lambda f, field=field: charts.top_list(field, f), f"ov_{what}",
+              f"{field}.csv")
 
 review.overview_numbers(db, review.workspace_of(db), filters)

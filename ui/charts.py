@@ -298,3 +298,39 @@ def outcome_trend(frame: pd.DataFrame, by: str) -> dict:
             series["itemStyle"] = {"color": OUTCOME_COLORS[series["name"]]}
     option["yAxis"]["minInterval"] = 1
     return option
+# --- the conversations page and the top lists (frames of ui.models) ------------------------
+
+#: The conversations page's charts: `ConversationsPage` field → title (the page draws them in this order).
+CONVERSATION_CHARTS = {
+    "latency": "Reply latency",
+    "tokens_by_model": "Tokens by model",
+    "turns": "User turns per thread",
+    "activity": "Activity over time",
+}
+
+
+def conversations_chart(name: str, frame: pd.DataFrame) -> dict:
+    """The conversations chart `name` (a `CONVERSATION_CHARTS` key, a `ConversationsPage` field) of `frame`."""
+    if name == "latency":
+        return histogram_bars(frame, "model", "seconds")
+    if name == "tokens_by_model":
+        return bars(frame, "model", "tokens", "kind")
+    if name == "turns":
+        return bars(frame, "user_turns", "threads", xlabel="user turns")
+    if name == "activity":
+        return lines(frame, "day", ["active_conversations", "messages", "user_messages"])
+    raise ValueError(f"no conversations chart named {name!r}")
+
+
+#: The overview's top lists: `OverviewPage` field → (title, value column, category column, what an empty one lacks).
+TOP_LISTS = {
+    "top_tenants": ("Top tenants", "conversations", "tenant_id", "tenants"),
+    "top_models": ("Top models", "messages", "model", "models"),
+    "top_tools": ("Top tools", "calls", "tool", "tools"),
+}
+
+
+def top_list(name: str, frame: pd.DataFrame) -> dict:
+    """The overview's ranking `name` (a `TOP_LISTS` key): horizontal bars, every column in the tooltip."""
+    _, x, y, _ = TOP_LISTS[name]
+    return bars(frame, x, y, horizontal=True, ylabel="", hover=list(frame.columns))

@@ -26,7 +26,7 @@ import streamlit as st
 from analytics import jsontext
 from ui import markup
 from ui.formats import plural
-from ui.models.chat import Marker, MessageItem, ToolCall, TranscriptItem, clock, duration
+from ui.models.chat import Marker, MessageItem, ToolCall, TranscriptItem, clock, duration, header, ids
 
 #: Messages longer than this (characters or lines) show a preview and fold the rest.
 LONG_CHARS = 1500
@@ -115,44 +115,6 @@ def scroll_to(number: int, key: str = "chat") -> None:
         "})();</script>",
         unsafe_allow_javascript=True,
     )
-
-
-def header(item: MessageItem) -> str:
-    """The line above a message: who, which message, when, how fast and with what.
-
-    >>> from datetime import datetime, timezone
-    >>> header(MessageItem(2, 1, "assistant", "Assistant", "hi", datetime(2025, 3, 3, 10, 5, tzinfo=timezone.utc),
-    ...        model="gpt-4o-mini", input_tokens=120, output_tokens=40, latency_s=0.9, since_question_s=0.9))
-    '**Assistant** · Message 2 · 2025-03-03 10:05:00 UTC · replied in 0.9 s · gpt-4o-mini · 120 in / 40 out tokens'
-    """
-    bits = [f"**{item.speaker}**", f"Message {item.number}", clock(item.ts)]  # (numbered once, as everywhere)
-    if item.latency_s is not None:
-        bits.append(f"replied in {_seconds(item.latency_s)}")
-    elif item.role == "assistant" and item.since_question_s is not None:
-        bits.append(f"{_seconds(item.since_question_s)} after the question")
-    if item.model:
-        bits.append(item.model)
-    if item.input_tokens is not None or item.output_tokens is not None:
-        given = lambda v: "?" if v is None else f"{v:,}"  # noqa: E731
-        bits.append(f"{given(item.input_tokens)} in / {given(item.output_tokens)} out tokens")
-    return " · ".join(bits)
-
-
-def _seconds(value: float) -> str:
-    return f"{value:.1f} s" if abs(value) < 60 else duration(value)
-
-
-def ids(item: MessageItem) -> str:
-    """A message's identifiers, for looking it up elsewhere (drawn when asked: a tooltip on every
-    header cost the browser a second per hundred messages).
-
-    >>> ids(MessageItem(3, 2, "user", "User", "hi", None, message_id="m-1", checkpoint_id="c-9"))
-    'message id `m-1` · first saved in checkpoint `c-9`'
-    """
-    lines = [f"message id `{item.message_id}`" if item.message_id else "no message id (so no time of its own)"]
-    if item.checkpoint_id:
-        lines.append(f"first saved in checkpoint `{item.checkpoint_id}`")
-    return " · ".join(lines)  # (numbered once: the header's "Message N")
 
 
 def content(text: str, raw: bool = False) -> None:

@@ -14,6 +14,7 @@ from ui.markup import inert
 from ui.models.frames import is_missing
 from ui.models.problems import Problem
 from ui.models.transcript import CHAT_MAX  # noqa: F401  (the one cap on messages drawn at once)
+from ui.models.transcript import stale_text
 
 def ts_text(ts: Any) -> str:
     """A checkpoint time in UTC, or "time unknown" (the store has no per-message clock)."""
@@ -158,21 +159,6 @@ def problem(found: Problem) -> None:
         st.error(f"That request cannot be answered: {found.message}", icon=":material/error:")
     else:
         st.warning(found.message, icon=":material/warning:")
-
-
-def stale_text(t: dict[str, Any]) -> str | None:
-    """The warning a stale transcript carries (its `conversations()` row), as Markdown; None when current.
-
-    >>> stale_text({"transcript_checkpoint_id": "c1", "stale_reason": "latest root checkpoint c2 not decoded: damaged"})
-    "**Stale transcript**: this is root checkpoint `c1`, not the thread's latest. `latest root checkpoint c2 not decoded: damaged`"
-    """
-    reason = t.get("stale_reason")
-    if is_missing(reason) or not reason:
-        return None
-    cid = t.get("transcript_checkpoint_id")
-    shown = "empty: none of its root checkpoints decoded" if is_missing(cid) or not cid else f"root checkpoint `{cid}`"
-    # (the reason is data: in a code span, markup in it stays text)
-    return f"**Stale transcript**: this is {shown}, not the thread's latest. `{str(reason).replace('`', chr(39))}`"
 
 
 def stale_warning(t: dict[str, Any]) -> None:

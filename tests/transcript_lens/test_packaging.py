@@ -34,7 +34,7 @@ from loaders import _native
 
 ROOT = Path(__file__).resolve().parents[2]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
-PACKAGES = ("loaders", "analytics", "ui", "transcript_lens", "storegen")
+PACKAGES = ("loaders", "analytics", "ui", "transcript_lens", "storegen", "lens_notebook")
 APP_FILES = ["app.py", *(f"pages/{p.name}" for p in sorted((ROOT / "pages").glob("*.py"))),
              "demo/demo.sqlite", ".streamlit/config.toml"]
 C_SOURCES = ["loaders/_scan.c", "loaders/_readahead.c", "loaders/_mpscan.h", "loaders/_columns.h"]
@@ -75,7 +75,7 @@ def _declared(*groups: str) -> list[Requirement]:
 
 
 @pytest.mark.parametrize(("lock", "groups"), [
-    ("requirements.txt", ("runtime", "postgres", "mysql", "redis", "mongodb", "aes", "app")),   # what `make app` installs
+    ("requirements.txt", ("runtime", "postgres", "mysql", "redis", "mongodb", "aes", "app", "notebook")),   # what `make app` installs
     # what `make test` installs
     ("requirements-dev.txt", ("runtime", "postgres", "mysql", "redis", "mongodb", "aes", "app", "dask", "conformance", "dev")),
 ])

@@ -24,7 +24,7 @@ from analytics.resume_gap import DEFAULT_GAP_MINUTES
 from analytics.transcript import TRANSCRIPT_COLUMNS, TranscriptQuery, read, search_threads, threads
 from analytics.transcript_context import in_context
 from ui.models import chat
-from ui.models.frames import empty
+from ui.models.frames import empty, is_missing
 from ui.models.problems import Problem, problem_of
 
 #: Columns of the transcript table view (and of its CSV download), in order.
@@ -100,6 +100,21 @@ def thread_choices(
 
 
 # --- the whole conversation ----------------------------------------------------------
+
+
+def stale_text(t: dict[str, Any]) -> str | None:
+    """The warning a stale transcript carries (its `conversations()` row), as Markdown; None when current.
+
+    >>> stale_text({"transcript_checkpoint_id": "c1", "stale_reason": "latest root checkpoint c2 not decoded: damaged"})
+    "**Stale transcript**: this is root checkpoint `c1`, not the thread's latest. `latest root checkpoint c2 not decoded: damaged`"
+    """
+    reason = t.get("stale_reason")
+    if is_missing(reason) or not reason:
+        return None
+    cid = t.get("transcript_checkpoint_id")
+    shown = "empty: none of its root checkpoints decoded" if is_missing(cid) or not cid else f"root checkpoint `{cid}`"
+    # (the reason is data: in a code span, markup in it stays text)
+    return f"**Stale transcript**: this is {shown}, not the thread's latest. `{str(reason).replace('`', chr(39))}`"
 
 
 @dataclass(frozen=True)

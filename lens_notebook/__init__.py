@@ -1,0 +1,32 @@
+"""Transcript Lens in Jupyter: the app's charts as plotly figures, a transcript as a notebook cell.
+
+Built from the same page models the Streamlit pages draw (`ui.models`) and the same chart
+builders (`ui.charts`, `ui.history_charts`); nothing here imports streamlit.
+
+>>> import lens_notebook as lens  # doctest: +SKIP
+>>> lens.overview("demo.duckdb", by="week")["messages_by_role"]  # doctest: +SKIP
+>>> lens.transcript("demo.duckdb", "acme:mobile:sess-3003")  # doctest: +SKIP
+"""
+
+from lens_notebook.figures import (
+    branch_tree,
+    conversations,
+    conversations_figures,
+    figure,
+    overview,
+    overview_figures,
+    resume_timeline,
+)
+from lens_notebook.transcript import Transcript, transcript
+
+__all__ = [
+    "Transcript",
+    "branch_tree",
+    "conversations",
+    "conversations_figures",
+    "figure",
+    "overview",
+    "overview_figures",
+    "resume_timeline",
+    "transcript",
+]

@@ -1,0 +1,137 @@
+"""Every chart of the app as a plotly figure, from the page models the app draws.
+
+The app draws its charts as ECharts option dicts (`ui.charts`: the browser starts faster
+without plotly.js); `figure(option)` turns such a dict into the plotly figure a notebook
+shows, series for series and label for label, so a fix to a chart in `ui.charts` shows in
+both places. The branch tree and the Resume QA timeline are plotly figures in the app too.
+
+>>> from ui.charts import bars
+>>> import pandas as pd
+>>> fig = figure(bars(pd.DataFrame({"model": ["a", "b"], "tokens": [3, 5]}), "model", "tokens"), "Tokens")
+>>> [(t.type, list(t.x), list(t.y)) for t in fig.data], fig.layout.title.text
+([('bar', ['a', 'b'], [3, 5])], 'Tokens')
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import plotly.graph_objects as go
+
+from analytics import contents
+from analytics.db import ConOrPath, connection
+from analytics.filters import Filters
+from ui import charts, history_charts
+from ui.models import conversations as conversations_model
+from ui.models import overview as overview_model
+from ui.models.history import ThreadHistory, thread_history
+from ui.models.resume_qa import ThreadQA, thread_qa
+
+#: Counts below this many get a tick at every whole number (ECharts' `minInterval: 1`).
+_WHOLE_TICKS = 10
+
+
+def _values(option: dict, series: dict, horizontal: bool) -> tuple[list, list, list | None, list[str]]:
+    """(categories, values, hover rows, hover names) of one series, from its data or the dataset."""
+    category_axis = option["yAxis"] if horizontal else option["xAxis"]
+    dataset = option.get("dataset")
+    if dataset is None:
+        return list(category_axis.get("data", [])), list(series["data"]), None, []
+    dims, rows = dataset["dimensions"], dataset["source"]
+    encode = series["encode"]
+    cat, val = (encode["y"], encode["x"]) if horizontal else (encode["x"], encode["y"])
+    at = {d: i for i, d in enumerate(dims)}
+    return [r[at[cat]] for r in rows], [r[at[val]] for r in rows], rows, list(dims)
+
+
+def figure(option: dict[str, Any], title: str | None = None) -> go.Figure:
+    """The plotly figure of an ECharts option dict made by `ui.charts` (bars, stacked or
+    grouped, horizontal rankings, histograms, lines); `title` above it (module docstring)."""
+    horizontal = option["yAxis"].get("type") == "category"
+    fig = go.Figure()
+    stacked = gapless = False
+    categories: list = []
+    for series in option["series"]:
+        cats, vals, rows, dims = _values(option, series, horizontal)
+        categories = categories or cats
+        stacked |= bool(series.get("stack"))
+        gapless |= series.get("barCategoryGap") == "0%"
+        xy = dict(x=vals, y=cats) if horizontal else dict(x=cats, y=vals)
+        extra: dict[str, Any] = {}
+        if rows is not None:  # every column of the row in the tooltip, as the app's
+            extra = dict(customdata=rows, hovertemplate="<br>".join(
+                f"{d}: %{{customdata[{i}]}}" for i, d in enumerate(dims)) + "<extra></extra>")
+        if series["type"] == "line":
+            fig.add_trace(go.Scatter(name=series["name"], mode="lines+markers", **xy, **extra))
+        else:
+            fig.add_trace(go.Bar(name=series["name"], orientation="h" if horizontal else "v", **xy, **extra))
+    value_axis, category_axis = ("xaxis", "yaxis") if horizontal else ("yaxis", "xaxis")
+    source_value, source_category = (option["xAxis"], option["yAxis"]) if horizontal else (option["yAxis"], option["xAxis"])
+    cat_layout: dict[str, Any] = dict(type="category", categoryorder="array", categoryarray=categories,
+                                      title=dict(text=source_category.get("name") or None))
+    if source_category.get("inverse"):
+        cat_layout["autorange"] = "reversed"
+    val_layout: dict[str, Any] = dict(title=dict(text=source_value.get("name") or None), rangemode="tozero")
+    if source_value.get("minInterval") == 1:
+        top = max((abs(v) for t in fig.data for v in ((t.x if horizontal else t.y) or ()) if v is not None), default=0)
+        val_layout.update(tickformat=",d", **({"dtick": 1} if top < _WHOLE_TICKS else {}))
+    fig.update_layout(
+        title=dict(text=title) if title else None,
+        barmode="stack" if stacked else "group",
+        bargap=0 if gapless else None,
+        showlegend=bool(option.get("legend", {}).get("show")),
+        legend=dict(orientation="h", yanchor="bottom", y=1.02, xanchor="left", x=0),
+        height=charts.HEIGHT + (40 if title else 0),
+        margin=dict(l=10, r=10, t=60 if title else 30, b=10),
+        **{value_axis: val_layout, category_axis: cat_layout},
+    )
+    return fig
+
+
+# --- the pages' charts -------------------------------------------------------------------------
+
+
+def overview_figures(page: overview_model.OverviewPage) -> dict[str, go.Figure]:
+    """The overview page's charts by `OverviewPage` field: every trend (`overview_model.TREND_PANELS`)
+    and the top lists (`ui.charts.TOP_LISTS`). An empty frame has no figure (the app says "no data")."""
+    out = {p.field: figure(charts.trend(p.field, getattr(page, p.field), page.by), p.title)
+           for p in overview_model.TREND_PANELS if not getattr(page, p.field).empty}
+    out.update({name: figure(charts.top_list(name, getattr(page, name)), title)
+                for name, (title, *_) in charts.TOP_LISTS.items() if not getattr(page, name).empty})
+    return out
+
+
+def overview(con_or_path: ConOrPath, filters: Filters = Filters(), by: str = overview_model.AUTO) -> dict[str, go.Figure]:
+    """`overview_figures` of the overview page for `filters`, bucketed `by` day / week / month
+    ("auto": chosen from the date range, as the page's Auto)."""
+    with connection(con_or_path) as con:
+        by = overview_model.resolve_bucket(by, contents.facets(con), filters)
+        return overview_figures(overview_model.overview_page(con, filters, by))
+
+
+def conversations_figures(page: conversations_model.ConversationsPage) -> dict[str, go.Figure]:
+    """The conversations page's charts by `ConversationsPage` field (`ui.charts.CONVERSATION_CHARTS`)."""
+    return {name: figure(charts.conversations_chart(name, getattr(page, name)), title)
+            for name, title in charts.CONVERSATION_CHARTS.items() if not getattr(page, name).empty}
+
+
+def conversations(con_or_path: ConOrPath, filters: Filters = Filters(), **options: Any) -> dict[str, go.Figure]:
+    """`conversations_figures` of the conversations page; `options` are `conversations_page`'s
+    (`min_turns`, `pending_only`, `forks_only`, `ranges`)."""
+    return conversations_figures(conversations_model.conversations_page(con_or_path, filters, **options))
+
+
+def branch_tree(history: ThreadHistory | tuple[ConOrPath, str], branch: int = 1) -> go.Figure:
+    """A thread's branch tree, as the transcript explorer's history section draws it: from a
+    `ThreadHistory`, or from `(database, thread_id)` with `branch` highlighted."""
+    if isinstance(history, tuple):
+        history = thread_history(*history, branch=branch)
+    return history_charts.branch_tree(history.tree, history.labels, history.branch)
+
+
+def resume_timeline(qa: ThreadQA | tuple[ConOrPath, str], by_step: bool = False) -> go.Figure:
+    """A thread's Resume QA timeline (root checkpoints, resume points shaded): from a `ThreadQA`,
+    or from `(database, thread_id)`; `by_step` orders it by steps instead of time."""
+    if isinstance(qa, tuple):
+        qa = thread_qa(*qa)
+    return charts.resume_timeline(qa.timeline, qa.markers, by_step)
