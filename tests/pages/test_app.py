@@ -187,7 +187,7 @@ def test_an_uploaded_store_is_saved_and_loaded(app, tmp_cache):
     assert len(saved) == 1 and saved[0].read_bytes() == database.DEMO_SOURCE.read_bytes()
     assert not at.sidebar.error, [e.value for e in at.sidebar.error]
     name = at.query_params.get("db")
-    assert name and "mystore.sqlite-" in name and f"**{display_name(name)}**"  # (its source's name: mystore.sqlite) in sidebar_text(at)
+    assert name and "mystore.sqlite-" in name and f"**{display_name(name)}**" in sidebar_text(at)  # (mystore.sqlite)
 
 
 def test_a_replaced_database_is_read_fresh_even_while_the_old_one_is_open(tmp_cache, demo_db):
