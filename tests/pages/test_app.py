@@ -14,6 +14,7 @@ from streamlit.testing.v1 import AppTest
 
 import analytics
 from tests.pages.conftest import APP, ROOT, TIMEOUT, metric, open_page
+from ui.database import display_name
 from ui import database
 
 _original_init = PagesManager.__init__  # before the conftest shim patches it
@@ -114,14 +115,14 @@ def test_loading_a_source_opens_it_and_links_it(app, tmp_cache, con):
     name = at.query_params.get("db")
     assert name and (tmp_cache / "loads" / name).is_file()
     text = sidebar_text(at)
-    assert f"**{name}**" in text and "(bundled demo)" not in text
+    assert f"**{display_name(name)}**" in text and "(bundled demo)" not in text
     assert any(s.value.startswith("loaded ") for s in at.sidebar.success)
     assert metric(at, "Threads") == f"{con.execute('select count(*) from threads').fetchone()[0]:,}"
 
     # A link carrying db= opens that database in a new session; a bad name falls back with a warning.
     fresh = AppTest.from_file(APP, default_timeout=TIMEOUT)
     fresh.query_params["db"] = name
-    assert f"**{name}**" in sidebar_text(fresh.run())
+    assert f"**{display_name(name)}**" in sidebar_text(fresh.run())
     bad = AppTest.from_file(APP, default_timeout=TIMEOUT)
     bad.query_params["db"] = "../../etc/passwd"
     bad.run()
@@ -186,7 +187,7 @@ def test_an_uploaded_store_is_saved_and_loaded(app, tmp_cache):
     assert len(saved) == 1 and saved[0].read_bytes() == database.DEMO_SOURCE.read_bytes()
     assert not at.sidebar.error, [e.value for e in at.sidebar.error]
     name = at.query_params.get("db")
-    assert name and "mystore.sqlite-" in name and f"**{name}**" in sidebar_text(at)
+    assert name and "mystore.sqlite-" in name and f"**{display_name(name)}**" in sidebar_text(at)  # (mystore.sqlite)
 
 
 def test_a_replaced_database_is_read_fresh_even_while_the_old_one_is_open(tmp_cache, demo_db):
