@@ -53,13 +53,18 @@ def test_no_planted_value_is_printed(argv, lens, tmp_path):
 
 # What a report kind needs besides --db and --out (every registered kind is written: a new one is covered).
 REPORT_ARGS = {"search": ["--text", "Order"], "transcript": ["--thread", THREAD], "branches": ["--thread", THREAD],
-               "edits": ["--thread", THREAD], "subgraphs": ["--thread", THREAD], "resume": ["--thread", THREAD]}
+               "edits": ["--thread", THREAD], "subgraphs": ["--thread", THREAD], "resume": ["--thread", THREAD],
+               "compare": ["--a-since", "2000-01-01", "--b-until", "2100-01-01"]}
 
 
 @pytest.mark.parametrize("kind", sorted(registry()))
 def test_every_report_written_is_masked(kind, lens, tmp_path):
     for suffix in (".csv", ".jsonl"):
         extra = REPORT_ARGS.get(kind, [])
+        if kind == "costs":  # (a price table of its own: none is bundled)
+            prices = tmp_path / "prices.csv"
+            prices.write_text("model,input,output\nany-model,1.00,4.00\n", encoding="utf-8")
+            extra = ["--prices", str(prices), "--cost-by", "tenant"]
         target = tmp_path / f"{kind}{suffix}"
         out = attack(_masked(["report", kind, *extra, "--out", str(target)], lens, tmp_path), tmp_path)
         out.succeeded().never_prints(*SECRETS)
