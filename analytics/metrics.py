@@ -128,7 +128,7 @@ class Overview(TypedDict):
 
 #: The columns of the tables `_in_scope` filters (a row carrying the scope's key parts is compared on them).
 _MESSAGE_COLUMNS = loader_catalog.MESSAGES.names
-_DERIVED_COLUMNS = {t.name: t.names for t in DERIVED_TABLES}
+_DERIVED_COLUMNS = {t.name: t.names for t in DERIVED_TABLES if "thread_id" in t.names}  # (`topics` is the store's)
 
 # Fragments below are code constants; every value reaches DuckDB as a bound parameter.
 

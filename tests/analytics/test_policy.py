@@ -56,9 +56,14 @@ def _api_answers(con, tmp_path) -> dict[str, str]:
     out["search messages"] = _text(analytics.search(con, "Charged", limit=1000).hits)
     out["search tool calls"] = _text(analytics.search(con, "e", in_="tool_calls", limit=1000).hits)
     needs = {"search": Filters(text="e")}  # a report that needs its --text
+    prices = tmp_path / "prices.csv"  # (no price table is bundled)
+    prices.write_text("model,input,output\nany-model,1.00,4.00\n", encoding="utf-8")
+    options = {"compare": {"a_since": "2000-01-01", "b_until": "2100-01-01"},  # two cohorts that differ
+               "costs": {"prices": str(prices), "cost_by": "tenant"}}
     for kind in sorted(reports.REPORTS):
-        out[f"report_frame {kind}"] = _text(analytics.report_frame(con, kind, needs.get(kind, Filters())))
-        path = reports.write_report(con, kind, tmp_path / f"{kind}.csv", needs.get(kind, Filters()))
+        out[f"report_frame {kind}"] = _text(analytics.report_frame(con, kind, needs.get(kind, Filters()),
+                                                                   options.get(kind)))
+        path = reports.write_report(con, kind, tmp_path / f"{kind}.csv", needs.get(kind, Filters()), options.get(kind))
         out[f"write_report {kind}"] = path.read_text(encoding="utf-8")
     return out
 
