@@ -10,23 +10,31 @@ builders (`ui.charts`, `ui.history_charts`); nothing here imports streamlit.
 
 from lens_notebook.figures import (
     branch_tree,
+    compare,
     conversations,
     conversations_figures,
     figure,
     overview,
+    outcomes,
     overview_figures,
+    patterns,
     resume_timeline,
+    topics,
 )
 from lens_notebook.transcript import Transcript, transcript
 
 __all__ = [
     "Transcript",
     "branch_tree",
+    "compare",
     "conversations",
     "conversations_figures",
     "figure",
     "overview",
+    "outcomes",
     "overview_figures",
+    "patterns",
     "resume_timeline",
+    "topics",
     "transcript",
 ]

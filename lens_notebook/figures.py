@@ -22,7 +22,11 @@ from analytics import contents
 from analytics.db import ConOrPath, connection
 from analytics.filters import Filters
 from ui import charts, history_charts
+from ui.models import compare as compare_model
 from ui.models import conversations as conversations_model
+from ui.models import outcomes as outcomes_model
+from ui.models import patterns as patterns_model
+from ui.models import topics as topics_model
 from ui.models import overview as overview_model
 from ui.models.history import ThreadHistory, thread_history
 from ui.models.resume_qa import ThreadQA, thread_qa
@@ -135,3 +139,32 @@ def resume_timeline(qa: ThreadQA | tuple[ConOrPath, str], by_step: bool = False)
     if isinstance(qa, tuple):
         qa = thread_qa(*qa)
     return charts.resume_timeline(qa.timeline, qa.markers, by_step)
+
+
+def outcomes(con_or_path: ConOrPath, filters: Filters = Filters(), by: str = "week") -> dict[str, go.Figure]:
+    """The Outcomes page's chart: conversations per `by` period, stacked by outcome."""
+    page = outcomes_model.outcomes_page(con_or_path, filters, by)
+    return {} if page.trend.empty else {"trend": figure(charts.outcome_trend(page.trend, by), "Outcomes over time")}
+
+
+def topics(con_or_path: ConOrPath, filters: Filters = Filters(), period: str = "week") -> dict[str, go.Figure]:
+    """The Topics page's chart: conversations per topic and `period` ("day" or "week")."""
+    page = topics_model.topics_page(con_or_path, filters, period)
+    return {} if page.trend.empty else {"trend": figure(charts.period_trend(page.trend), f"Conversations per topic and {period}")}
+
+
+def patterns(con_or_path: ConOrPath, filters: Filters = Filters(), period: str = "week") -> dict[str, go.Figure]:
+    """The Failure patterns page's chart: the top patterns' conversations per `period`."""
+    page = patterns_model.patterns_page(con_or_path, filters, period)
+    return {} if page.trend.empty else {"trend": figure(charts.period_trend(page.trend), f"The top patterns per {period}")}
+
+
+def compare(con_or_path: ConOrPath, a: Filters, b: Filters) -> dict[str, go.Figure]:
+    """The Compare page's charts for cohorts `a` and `b` (`ui.charts.COMPARE_CHARTS`).
+
+    >>> compare("lens.duckdb", Filters(metadata=(("app_version", "1.0"),)),
+    ...         Filters(metadata=(("app_version", "1.1"),)))["shares"]  # doctest: +SKIP
+    """
+    page = compare_model.compare_page(con_or_path, a, b)
+    return {name: figure(charts.compare_chart(name, getattr(page, name)), title)
+            for name, (title, _) in charts.COMPARE_CHARTS.items() if not getattr(page, name).empty}

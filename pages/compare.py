@@ -76,15 +76,10 @@ st.dataframe(view.table, hide_index=True, key="compare.table", height=min(36 * (
 })
 render.download_data(view.csv, "compare.csv", key="compare.csv", label="Download every row (CSV)")
 
-l, r = st.columns(2)
-with l:
-    render.chart_panel("Rates and shares: biggest differences (percentage points, B − A)", view.shares, "differences",
-                       lambda f: charts.bars(f, "difference_pp", "marked", horizontal=True, ylabel="", hover=["q"]),
-                       key="compare.shares")
-with r:
-    render.chart_panel("Per conversation: biggest relative differences (%, B vs A)", view.means, "differences",
-                       lambda f: charts.bars(f, "relative_pct", "marked", horizontal=True, ylabel="", hover=["q"]),
-                       key="compare.means")
+for column, (name, (title, _)) in zip(st.columns(2), charts.COMPARE_CHARTS.items()):
+    with column:
+        render.chart_panel(title, getattr(view, name), "differences", lambda f, name=name: charts.compare_chart(name, f),
+                           key=f"compare.{name}")
 
 if view.costs is not None:
     st.subheader("Cost by outcome")

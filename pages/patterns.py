@@ -66,7 +66,6 @@ if chosen:
         state.go_to("transcript", f"Open {render.thread_label(row['thread_id'])} at the failing message",
                     thread=row["thread_id"], msg=int(row["message"]))
 
-shown = [c for c in view.trend.columns if c != "period_start"]
 if render.chart_panel(f"The top patterns' conversations per {period}", view.trend, "failed conversations with a time",
-                      lambda f: charts.lines(f, "period_start", shown, ylabel="conversations"), key="patterns.trend"):
+                      charts.period_trend, key="patterns.trend"):
     render.download(view.trend, f"patterns_per_{period}.csv", key="patterns.trend.csv", label="Download the trend (CSV)")

@@ -77,8 +77,7 @@ if chosen is not None:
         state.go_to("transcript", f"Open {render.thread_label(row['thread_id'])} in the transcript explorer",
                     thread=row["thread_id"], msg=int(row["message"]))
 
-topics_shown = [c for c in view.trend.columns if c != "period_start"]
 if render.chart_panel(f"Conversations per topic and {period}", view.trend, "conversations with a time",
-                      lambda f: charts.lines(f, "period_start", topics_shown, ylabel="conversations"),
+                      charts.period_trend,
                       key="topics.trend"):
     render.download(view.trend, f"topics_per_{period}.csv", key="topics.trend.csv", label="Download the trend (CSV)")

@@ -334,3 +334,20 @@ def top_list(name: str, frame: pd.DataFrame) -> dict:
     """The overview's ranking `name` (a `TOP_LISTS` key): horizontal bars, every column in the tooltip."""
     _, x, y, _ = TOP_LISTS[name]
     return bars(frame, x, y, horizontal=True, ylabel="", hover=list(frame.columns))
+
+
+def period_trend(frame: pd.DataFrame, ylabel: str = "conversations") -> dict:
+    """One line per column of `frame` over its `period_start` (the Topics and Failure patterns trends)."""
+    return lines(frame, "period_start", [c for c in frame.columns if c != "period_start"], ylabel=ylabel)
+
+
+#: The Compare page's charts: `ComparePage` field → (title, the difference column it ranks by).
+COMPARE_CHARTS = {
+    "shares": ("Rates and shares: biggest differences (percentage points, B − A)", "difference_pp"),
+    "means": ("Per conversation: biggest relative differences (%, B vs A)", "relative_pct"),
+}
+
+
+def compare_chart(name: str, frame: pd.DataFrame) -> dict:
+    """The Compare page's chart `name` (a `COMPARE_CHARTS` key): the rows' differences as horizontal bars."""
+    return bars(frame, COMPARE_CHARTS[name][1], "marked", horizontal=True, ylabel="", hover=["q"])

@@ -11,6 +11,7 @@ import plotly.graph_objects as go
 import pytest
 
 import lens_notebook as lens
+from analytics.filters import Filters
 from ui import charts
 from ui.models.overview import TREND_PANELS, overview_page
 from ui.models.conversations import conversations_page
@@ -18,7 +19,8 @@ from ui.models.conversations import conversations_page
 ROOT = Path(__file__).resolve().parents[2]
 THREAD = "acme:mobile:sess-3003"  # an interrupt, a resume, a tool call (demo/README.md)
 #: The chart builders the pages call, each of which the notebook module turns into a figure.
-COVERED = {"trend", "top_list", "conversations_chart", "resume_timeline", "branch_tree"}
+COVERED = {"trend", "top_list", "conversations_chart", "resume_timeline", "branch_tree", "outcome_trend", "period_trend",
+           "compare_chart"}
 
 
 def _chart_calls(path: Path) -> set[str]:
@@ -104,3 +106,11 @@ def test_the_notebook_module_needs_no_streamlit():
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "False"
+
+
+def test_the_outcome_topic_pattern_and_compare_pages_have_their_figures(demo_db):
+    assert [t.name for t in lens.outcomes(demo_db, by="week")["trend"].data]  # one trace per outcome
+    assert lens.topics(demo_db)["trend"].data
+    a, b = Filters(tenants=("acme",)), Filters(tenants=("globex",))
+    figures = lens.compare(demo_db, a, b)
+    assert set(figures) == set(charts.COMPARE_CHARTS) and all(f.data for f in figures.values())

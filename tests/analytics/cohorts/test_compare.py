@@ -100,9 +100,10 @@ def test_comparison_is_deterministic(labelled_db):
 
 def test_topic_shares_when_the_database_has_topics(labelled_db, tmp_path):
     db, labels = labelled_db
-    assert "topic" not in set(analytics.compare_cohorts(db, V10, V11)["kind"])
+    bare = edited_copy(db, tmp_path / "bare.duckdb", "DROP TABLE conversation_topics", "DROP TABLE topics")
+    assert "topic" not in set(analytics.compare_cohorts(bare, V10, V11)["kind"])
     values = ", ".join(f"('{t}', {i % 3}, '{r['topic']}')" for i, (t, r) in enumerate(sorted(labels["threads"].items())))
-    with_topics = edited_copy(db, tmp_path / "topics.duckdb",
+    with_topics = edited_copy(db, tmp_path / "topics.duckdb", "DROP TABLE conversation_topics",
                               "CREATE TABLE conversation_topics (thread_id VARCHAR, topic_id INTEGER, topic_label VARCHAR)",
                               f"INSERT INTO conversation_topics VALUES {values}")
     rows = analytics.compare_cohorts(with_topics, V10, V11)
