@@ -18,13 +18,14 @@ from tests.e2e.util import CHROMIUM, free_port
 from tests.loaders.pg_util import ADMIN_DSN
 
 ROOT = Path(__file__).resolve().parents[1]
-STORE, OUT, PORT = "{store}", "{out}", "{port}"
+STORE, OUT, PORT, DB = "{store}", "{out}", "{port}", "{db}"
 
-#: script → its arguments for the smoke run (`{store}`: a copy of the session's store).
+#: script → its arguments for the smoke run (`{store}`: a copy of the session's store; `{db}`: it loaded).
 SMOKE = {
     "app_load.py": ["--store", STORE, "--runs", "1", "--port", PORT],
     "attack_sweep.py": ["--scale", "0.001"],
     "bench_compare.py": [STORE, "--before", str(ROOT), "--runs", "1"],
+    "bench_compare_page.py": ["--db", DB, "--runs", "1"],
     "bench_decoders.py": ["--store", STORE, "--rows", "50", "--rounds", "1"],
     "bench_distributed.py": ["--store", STORE, "--repeat", "1"],
     "bench_erasure.py": ["--threads", "3", "--turns", "2", "--repeat", "1", "--sweep", "20"],
@@ -33,6 +34,7 @@ SMOKE = {
     "bench_pages.py": ["--messages", "2000", "--runs", "1", "--out", f"{OUT}/pages.duckdb"],
     "bench_render.py": ["--runs", "1"],
     "bench_rows.py": [STORE, "--rounds", "1", "--threads", "5"],
+    "bench_topics.py": ["--threads", "300"],
     "damage_sweep.py": ["--store", STORE, "--copies", "2", "--keep", f"{OUT}/kept"],
     "pg_live_vs_copy.py": ["--threads", "3", "--turns", "2", "--admin-dsn", ADMIN_DSN],
     "worker_path.py": [STORE, "--threads", "5"],
@@ -51,7 +53,12 @@ def test_the_bench_script_runs_on_a_tiny_store(script, sqlite_store, copy_store,
     store = copy_store(sqlite_store.path, tmp_path / "store")
     out = tmp_path / "out"
     out.mkdir()
-    args = [a.replace(STORE, str(store)).replace(OUT, str(out)).replace(PORT, str(free_port())) for a in SMOKE[script]]
+    if DB in SMOKE[script]:
+        from transcript_lens import load
+
+        load(str(store), str(out / "lens.duckdb"))
+    args = [a.replace(STORE, str(store)).replace(OUT, str(out)).replace(PORT, str(free_port())).replace(DB, str(out / "lens.duckdb"))
+            for a in SMOKE[script]]
     done = subprocess.run([sys.executable, str(ROOT / "bench" / script), *args], cwd=ROOT, capture_output=True,
                           text=True, timeout=600, env={**os.environ, "BENCH_OUT": str(out)})
     assert done.returncode == 0, f"{script} {' '.join(args)}\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}"
