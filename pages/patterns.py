@@ -26,8 +26,8 @@ view = cache.call(model.patterns_page, db, filters, period)
 render.headline([
     ("Failed or abandoned after a failure", render.number(len(view.threads)), "Conversations with a failure pattern"),
     ("Patterns", render.number(len(view.patterns)), None),
-    ("Top pattern", render.number(view.patterns["threads"].iloc[0]) if len(view.patterns) else "—",
-     view.patterns["label"].iloc[0] if len(view.patterns) else None),
+    ("In the top pattern", render.number(view.patterns["threads"].iloc[0]) if len(view.patterns) else "—",
+     "Conversations of the most frequent pattern, listed below until another row is selected"),
 ])
 if view.patterns.empty:
     st.success("No conversation failed under these filters.", icon=":material/check_circle:")
@@ -47,11 +47,13 @@ if picked.selection.rows:
     st.session_state[pattern_key] = view.patterns["signature"].iloc[picked.selection.rows[0]]
     url.publish()
 
-chosen = st.session_state.get(pattern_key)
+# (until a row is chosen, the most frequent pattern is the one listed: the question a newcomer asks first)
+chosen = st.session_state.get(pattern_key) or view.patterns["signature"].iloc[0]
 if chosen:
     rows = view.of(chosen)
     label = dict(zip(view.patterns["signature"], view.patterns["label"])).get(chosen, chosen)
-    st.subheader(label)
+    top = chosen == view.patterns["signature"].iloc[0]
+    st.subheader(f"Top pattern: {label}" if top else label)
     st.caption(f"{len(rows):,} conversations · select a row to open its transcript at the failing message")
     opened = st.dataframe(
         rows, key="patterns.threads", on_select="rerun", selection_mode="single-row", hide_index=True,

@@ -107,12 +107,13 @@ class Failure:
 
 
 def _collapse(names: list[str]) -> tuple[str, ...]:
-    """Consecutive calls of one tool as one (`name+` when repeated): a loop of 3 or 5 is one pattern.
+    """Consecutive calls of one tool as one: a failure after one try, a retry or a loop is one pattern
+    (how often a tool repeated is the `agent_loop` signal's business, not the failure's).
 
     >>> _collapse(["a", "a", "a", "b", "a"])
-    ('a+', 'b', 'a')
+    ('a', 'b', 'a')
     """
-    return tuple(f"{k}+" if len(list(g)) > 1 else k for k, g in groupby(names))
+    return tuple(k for k, _ in groupby(names))
 
 
 _MESSAGES_SQL = """

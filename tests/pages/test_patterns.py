@@ -33,6 +33,16 @@ def test_the_patterns_and_their_conversations(app, con):
     assert f"transcript?thread={quote(first['thread_id'])}&msg={first['message']}" in script
 
 
+def test_the_top_pattern_is_listed_before_any_row_is_chosen(app, con):
+    expected = analytics.patterns(con)
+    at = open_page(app, "patterns")
+    assert metric(at, "In the top pattern") == str(expected["threads"].iloc[0])
+    assert any(h.value == f"Top pattern: {expected['label'].iloc[0]}" for h in at.subheader)
+    want = pattern_threads(con)
+    want = want[want["signature"] == expected["signature"].iloc[0]]
+    assert sorted(at.dataframe[1].value["thread_id"]) == sorted(want["thread_id"])
+
+
 def test_filters_choose_the_conversations(app, con):
     failing = set(pattern_threads(con)["tenant_id"])
     other = next(t for t in ("acme", "initech", "umbrella") if t not in failing)

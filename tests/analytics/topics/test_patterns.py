@@ -82,3 +82,20 @@ def test_an_abandoned_conversation_counts_only_when_the_turn_before_the_last_que
                                   ("tool", "error", "TimeoutError: x", None), ("assistant", None, None, None),
                                   ("user", None, None, None), ("assistant", None, None, None), ("user", None, None, None))
     assert _failure("t", recovered_long_before, "abandoned", None, 6, 6) is None
+
+
+def test_a_retry_before_the_failure_is_the_same_pattern_as_one_call():
+    """One call that failed and two calls (a retry) that failed with the same error are one pattern."""
+    from analytics.topics.patterns import _failure
+
+    err = "Error: RuntimeError('tests failed: 3 of 40')"
+    once = [("t1", 0, "user", None, None, None), ("t1", 1, "assistant", None, None, ["run_tests"]),
+            ("t1", 2, "tool", "error", err, None)]
+    retry = [("t2", 0, "user", None, None, None), ("t2", 1, "assistant", None, None, ["run_tests"]),
+             ("t2", 2, "tool", "error", err, None), ("t2", 3, "assistant", None, None, ["run_tests"]),
+             ("t2", 4, "tool", "error", err.replace("3 of", "4 of"), None)]
+    a = _failure("t1", once, "failed", "tool error", 2, 0)
+    b = _failure("t2", retry, "failed", "tool error", 4, 0)
+    assert a.tools == b.tools == ("run_tests",)
+    assert a.signature == b.signature
+    assert b.failing_ordinal == 4
