@@ -20,28 +20,30 @@ facets = cache.facets(db)
 base = filter_bar(url, facets, text=False)
 more = cache.call(model.cohort_facets, db)
 metas = model.meta_choices(more)
-default_a, default_b = model.default_meta(more)
+default_a, default_b = model.default_cohorts(more)
 
 
-def cohort(side: str, where, default_meta: list[str]):
-    """One cohort's widgets (bound to the URL as `<side>_…`), as its `Filters`."""
+def cohort(side: str, where, default: model.Defaults):
+    """One cohort's widgets (bound to the URL as `<side>_…`): its `Filters`, and its values by the
+    Conversations page's param names (for the links that list its threads)."""
     where.subheader(f"Cohort {side.upper()}")
     c1, c2 = where.columns(2)
     tenants = c1.multiselect("Tenant", facets.tenants, key=url.bind(f"{side}_tenant", [], state.subset(facets.tenants)),
                              placeholder="as above")
-    meta = c2.multiselect("Metadata", metas, key=url.bind(f"{side}_meta", default_meta, state.subset(metas)),
+    meta = c2.multiselect("Metadata", metas, key=url.bind(f"{side}_meta", default.meta, state.subset(metas)),
                           placeholder="any", help="The transcript checkpoint's metadata holds KEY = VALUE")
     c3, c4, c5 = where.columns([2, 2, 3])
     first = c3.date_input("From", value=None, key=url.bind(f"{side}_from", None, state.DATE))
     last = c4.date_input("To", value=None, key=url.bind(f"{side}_to", None, state.DATE))
-    models = c5.multiselect("Model", more.models, key=url.bind(f"{side}_model", [], state.subset(more.models)),
+    models = c5.multiselect("Model", more.models, key=url.bind(f"{side}_model", default.models, state.subset(more.models)),
                             placeholder="any")
-    return model.cohort_filters(base, tenants, first, last, models, meta)
+    values = {"tenant": tenants, "from": first, "to": last, "model": models, "meta": meta}
+    return model.cohort_filters(base, tenants, first, last, models, meta), values
 
 
 left, right = st.columns(2, gap="large")
-a = cohort("a", left, default_a)
-b = cohort("b", right, default_b)
+a, a_values = cohort("a", left, default_a)
+b, b_values = cohort("b", right, default_b)
 c1, c2 = st.columns([1, 3], vertical_alignment="bottom")
 significant_only = c1.checkbox("Marked rows only", key=url.bind("marked", False, state.BOOL))
 with c2.expander("Cost: price table", icon=":material/payments:"):
@@ -68,12 +70,22 @@ if min(view.threads_a, view.threads_b) == 0:
     st.warning("A cohort has no threads: nothing to compare.")
     st.stop()
 
-st.caption(model.verdict(view))
-st.dataframe(view.table, hide_index=True, key="compare.table", height=min(36 * (len(view.table) + 1) + 3, 940), column_config={
+st.caption(model.verdict(view) + " · Select a signal or outcome row to list its conversations in A and in B.")
+picked = st.dataframe(view.table, hide_index=True, key="compare.table", height=min(36 * (len(view.table) + 1) + 3, 940),
+                      on_select="rerun", selection_mode="single-row", column_config={
     "figure": st.column_config.TextColumn("Figure", pinned=True, width="medium"), "kind": "Kind", "a": "A", "b": "B",
     "difference": "B − A", "ci95": "95 % interval", "p": "p", "test": "Test", "q": "q (BH)",
     "significant": st.column_config.TextColumn("Marked", help="q < 0.05"), "n": "n (A / B)",
 })
+row = view.shown.iloc[picked.selection.rows[0]] if picked.selection.rows and view.shown is not None else None
+narrow = row is not None and row["kind"] in ("signal", "outcome")
+shared = {k: v for k, v in url.params().items() if k in state.SHARED}
+for column, side, values in zip(st.columns(2), ("a", "b"), (a_values, b_values)):
+    n = int(row[f"count_{side}"]) if narrow else getattr(view, f"threads_{side}")
+    what = f" · {row['label']}" if narrow else ""
+    column.page_link("pages/conversations.py", icon=":material/list:", label=f"List cohort {side.upper()}'s {n:,} conversations{what}",
+                     query_params=state.link_params(**model.conversation_params(
+                         shared, values, row["kind"] if narrow else None, row["name"] if narrow else None)))
 render.download_data(view.csv, "compare.csv", key="compare.csv", label="Download every row (CSV)")
 
 for column, (name, (title, _)) in zip(st.columns(2), charts.COMPARE_CHARTS.items()):

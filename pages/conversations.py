@@ -3,7 +3,8 @@
 import streamlit as st
 
 from ui import cache, charts, columns, render, review, state
-from ui.filters import filter_bar, outcome_filter, stale_filter
+from ui.filters import cohort_filter, filter_bar, outcome_filter, stale_filter
+from ui.models.compare import cohort_facets
 from ui.models.outcomes import link_signal
 from ui.ranges import range_filters
 
@@ -22,8 +23,9 @@ order = c2.segmented_control("Order", ["desc", "asc"], format_func={"desc": "↓
 pending = c3.checkbox("Pending interrupt only", key=url.bind("pending", False, state.BOOL))
 forks = c4.checkbox("Forked threads only", key=url.bind("forks", False, state.BOOL))
 filters = stale_filter(url, filters, c5)
-o1, o2, _ = st.columns([3, 3, 6], vertical_alignment="bottom")
+o1, o2, o3, o4 = st.columns(4, vertical_alignment="bottom")
 filters = outcome_filter(url, filters, o1, o2)
+filters = cohort_filter(url, filters, cache.call(cohort_facets, db), o3, o4)
 ranges = range_filters(url)
 filters = review.review_filters(url, ws, filters)
 descending = order != "asc"  # a deselected segmented control (None) keeps the default order

@@ -1,5 +1,5 @@
 """The filter bar the overview and conversations pages share (tenant, sub-tenant, days, text), the stale
-filter, and the outcome and signal filters."""
+filter, the outcome and signal filters, and the cohort (model, metadata) filter."""
 
 from __future__ import annotations
 
@@ -7,9 +7,11 @@ from dataclasses import replace
 
 import streamlit as st
 
+from analytics.cohorts.facets import CohortFacets
 from analytics.contents import Facets
 from analytics.filters import Filters, day_window
 from ui import state
+from ui.models.compare import cohort_filters, meta_choices
 from ui.models.outcomes import OUTCOME_LABELS, OUTCOMES, SIGNAL_LABELS, SIGNALS
 from ui.models.overview import NO_TENANT
 
@@ -87,3 +89,15 @@ def outcome_filter(url: state.Url, filters: Filters, outcome_where=st, signal_wh
         key=url.bind("signal", [], state.subset(SIGNALS)),
         help="Conversations on which any of these signals fired; a row opens its transcript at the flagged message")
     return replace(filters, outcomes=tuple(outcomes), signals=tuple(signals))
+
+
+def cohort_filter(url: state.Url, filters: Filters, facets: CohortFacets, model_where=st, meta_where=st) -> Filters:
+    """"Model" and "Metadata" (bound to the URL as `model` and `meta`, the Compare page's cohort
+    choices, so its links list a cohort's conversations): `filters` narrowed to threads with a
+    message of these models and whose transcript checkpoint's metadata holds every KEY = VALUE."""
+    metas = meta_choices(facets)
+    models = model_where.multiselect("Model", facets.models, key=url.bind("model", [], state.subset(facets.models)),
+                                     placeholder="any model", help="Threads with a message from one of these models")
+    meta = meta_where.multiselect("Metadata", metas, key=url.bind("meta", [], state.subset(metas)),
+                                  placeholder="any metadata", help="The transcript checkpoint's metadata holds KEY = VALUE")
+    return cohort_filters(filters, models=models, meta=meta)

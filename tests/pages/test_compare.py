@@ -83,3 +83,37 @@ def test_a_read_only_server_reads_no_price_path(labelled_app, tmp_path, monkeypa
     at.text_input(key="compare.prices_path").input(str(prices)).run()
     assert any("read-only" in e.value for e in at.error)
     assert "Cost per conversation" not in at.dataframe[0].value["figure"].tolist()
+
+
+def test_on_a_store_without_a_version_key_a_first_visit_compares_two_models(app, con):
+    """The demo's checkpoints carry no cohort metadata: the page opens on its two models, not a prompt."""
+    models = [r[0] for r in con.execute(
+        "SELECT DISTINCT model FROM thread_model_metrics WHERE model IS NOT NULL ORDER BY 1").fetchall()]
+    assert len(models) >= 2
+    at = open_page(app, "compare")
+    assert at.multiselect(key="compare.a_model").value == [models[0]]
+    assert at.multiselect(key="compare.b_model").value == [models[1]]
+    assert not any("same threads" in i.value for i in at.info)
+    want = compare_cohorts(con, Filters(models=(models[0],)), Filters(models=(models[1],)))
+    assert at.dataframe[0].value["figure"].tolist() == want["label"].tolist()
+
+
+def test_a_signal_row_lists_each_cohorts_conversations_with_it(labelled_app, labelled_db):
+    """The link under a selected signal row opens Conversations on exactly that cohort's threads with the signal."""
+    from urllib.parse import parse_qs
+
+    db, _ = labelled_db
+    at = open_page(labelled_app, "compare")
+    frame = compare_cohorts(db, V10, V11)
+    row = next(i for i, r in enumerate(frame.itertuples()) if r.kind == "signal" and r.count_b)
+    at.session_state["compare.table"] = {"selection": {"rows": [row], "columns": []}}
+    at.run()
+    assert not at.exception
+    links = [p.proto for p in at.get("page_link") if "cohort B" in p.proto.label]
+    want = int(frame["count_b"].iloc[row])
+    assert len(links) == 1 and f"{want:,} conversations · {frame['label'].iloc[row]}" in links[0].label
+    params = parse_qs(links[0].query_string)
+    assert params["meta"] == ["app_version = 1.1"] and params["signal"] == [frame["name"].iloc[row]]
+    listed = open_page(labelled_app, "conversations", **{k: v if len(v) > 1 else v[0] for k, v in params.items()})
+    assert not listed.exception
+    assert any(f"of {want:,} threads" in c.value for c in listed.caption)

@@ -52,5 +52,9 @@ def test_first_visit_cohorts_come_from_a_metadata_key_with_two_values():
     from analytics.cohorts.facets import CohortFacets
 
     facets = CohortFacets(("m",), (("region", "eu", 4), ("version", "1", 2), ("version", "2", 3)))
-    assert model.default_meta(facets) == (["version = 1"], ["version = 2"])
-    assert model.default_meta(CohortFacets((), (("region", "eu", 4),))) == ([], [])
+    a, b = model.default_cohorts(facets)
+    assert (a.meta, b.meta, a.models, b.models) == (["version = 1"], ["version = 2"], [], [])
+    a, b = model.default_cohorts(CohortFacets(("m1", "m2"), (("region", "eu", 4),)))
+    assert (a.meta, b.meta, a.models, b.models) == ([], [], ["m1"], ["m2"])
+    a, b = model.default_cohorts(CohortFacets(("m1",), (("region", "eu", 4),)))
+    assert (a, b) == (model.Defaults([], []), model.Defaults([], []))

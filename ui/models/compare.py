@@ -40,20 +40,35 @@ def meta_choices(facets: CohortFacets) -> tuple[str, ...]:
     return tuple(f"{k}{META_SEP}{v}" for k, v, _ in facets.metadata)
 
 
-def default_meta(facets: CohortFacets) -> tuple[list[str], list[str]]:
-    """The cohorts a first visit shows: the first two values of the first metadata key that has two
-    or more (e.g. app_version 1.0 against 1.1), else none (then the user chooses).
+@dataclass(frozen=True)
+class Defaults:
+    """What one cohort's widgets hold on a first visit."""
 
-    >>> default_meta(CohortFacets((), (("app_version", "1.0", 3), ("app_version", "1.1", 2))))
+    meta: list[str]
+    models: list[str]
+
+
+def default_cohorts(facets: CohortFacets) -> tuple[Defaults, Defaults]:
+    """The cohorts a first visit shows, so the page opens on a comparison rather than a prompt: the
+    first two values of the first metadata key that has two or more (e.g. app_version 1.0 against
+    1.1), else the first two models, else none (then the user chooses).
+
+    >>> a, b = default_cohorts(CohortFacets((), (("app_version", "1.0", 3), ("app_version", "1.1", 2))))
+    >>> a.meta, b.meta
     (['app_version = 1.0'], ['app_version = 1.1'])
+    >>> a, b = default_cohorts(CohortFacets(("gpt-4o", "gpt-4o-mini"), ()))
+    >>> a.models, b.models
+    (['gpt-4o'], ['gpt-4o-mini'])
     """
     by_key: dict[str, list[str]] = {}
     for k, v, _ in facets.metadata:
         by_key.setdefault(k, []).append(v)
     for key, values in by_key.items():
         if len(values) >= 2:
-            return [f"{key}{META_SEP}{values[0]}"], [f"{key}{META_SEP}{values[1]}"]
-    return [], []
+            return Defaults([f"{key}{META_SEP}{values[0]}"], []), Defaults([f"{key}{META_SEP}{values[1]}"], [])
+    if len(facets.models) >= 2:
+        return Defaults([], [facets.models[0]]), Defaults([], [facets.models[1]])
+    return Defaults([], []), Defaults([], [])
 
 
 def cohort_filters(base: Filters, tenants=(), first=None, last=None, models=(), meta=()) -> Filters:
@@ -74,6 +89,20 @@ def cohort_filters(base: Filters, tenants=(), first=None, last=None, models=(), 
     return replace(base, **changes)
 
 
+def conversation_params(shared: dict, cohort: dict, kind: str | None = None, name: str | None = None) -> dict:
+    """The Conversations page's params that list a cohort's threads: the `shared` filters, each
+    replaced by the `cohort`'s widget of its name when that holds a value (`tenant`, `from`, `to`,
+    `model`, `meta`), narrowed to those with signal / outcome `name` when `kind` is one.
+
+    >>> conversation_params({"tenant": "acme", "sub": "eu"}, {"tenant": [], "model": ["m2"]}, "signal", "agent_loop")
+    {'tenant': 'acme', 'sub': 'eu', 'model': ['m2'], 'signal': 'agent_loop'}
+    """
+    out = dict(shared) | {k: v for k, v in cohort.items() if v}
+    if kind in ("signal", "outcome") and name:
+        out[kind] = name
+    return out
+
+
 @dataclass(frozen=True)
 class ComparePage:
     """`frame`: `compare_cohorts()` (the CSV); `table`: what the page shows; `means` / `shares`: the
@@ -81,7 +110,7 @@ class ComparePage:
     why the price table given could not be read (`price_problem`)."""
 
     frame: pd.DataFrame
-    table: pd.DataFrame
+    table: pd.DataFrame  # (its rows are `shown`'s, in order)
     shares: pd.DataFrame
     means: pd.DataFrame
     threads_a: int
@@ -91,6 +120,7 @@ class ComparePage:
     price_problem: str | None = None
     #: With a price table: per outcome, each cohort's conversations and cost (`cost_by_outcome`).
     costs: pd.DataFrame | None = None
+    shown: pd.DataFrame | None = None  # the `frame` rows the table shows
 
     @property
     def significant(self) -> int:
@@ -192,4 +222,5 @@ def compare_page(db: ConOrPath, a: Filters, b: Filters, prices: tuple[str, str] 
     shown = frame[frame["significant"]] if significant_only else frame
     shares, means = biggest(frame)
     return ComparePage(frame, display_table(shown), shares, means, frame.attrs["threads_a"], frame.attrs["threads_b"],
-                       frame.attrs["overlap"], tuple(frame.attrs.get("unpriced_models", ())), problem, by_outcome)
+                       frame.attrs["overlap"], tuple(frame.attrs.get("unpriced_models", ())), problem, by_outcome,
+                       shown.reset_index(drop=True))
