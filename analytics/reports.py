@@ -359,11 +359,20 @@ def _conversation_rows(con, filters: Filters, options: Mapping[str, Any]) -> duc
     ranges = _ranges(options)
     if ranges and not isinstance(filters, ThreadConditions):
         filters = thread_scope(con, filters, ranges=ranges).conditions
+    sort, descending = options.get("sort") or "thread_id", bool(options.get("desc"))
     sql, params = metrics.conversation_list_sql(
-        con, filters, options.get("sort") or "thread_id", bool(options.get("desc")),
-        _limit_option(options.get("limit")), gap_minutes=gap_option(options),
+        con, filters, sort, descending, _limit_option(options.get("limit")), gap_minutes=gap_option(options),
     )
-    return con.sql(sql, params=params)
+    # Each row's outcome and the signals that fired (`;` between them), as the app's list shows them.
+    from analytics.outcomes.report import outcomes_relation
+    from analytics.outcomes.signals import SIGNALS
+
+    fired = ", ".join(f"CASE WHEN {s} THEN '{s}' END" for s in SIGNALS if s != "resolved_closing")
+    con.register("tl_report_outcomes", outcomes_relation(con, filters).select(
+        f"thread_id, outcome, concat_ws(';', {fired}) AS signals").arrow().read_all())
+    return con.sql(f"WITH l AS ({sql}) SELECT l.*, o.outcome, nullif(o.signals, '') AS signals FROM l "
+                   f"LEFT JOIN tl_report_outcomes o USING (thread_id) ORDER BY {metrics.list_order('l', sort, descending)}",
+                   params=params)
 
 
 def _limit_option(value: Any) -> int | None:
@@ -431,7 +440,8 @@ def _transcript_parts(con, filters: Filters, options: Mapping[str, Any]) -> Iter
 
 
 register_report(ReportSpec(
-    "conversations", "one row per conversation: metrics.conversation_list()", metrics.LIST_COLUMNS,
+    "conversations", "one row per conversation: metrics.conversation_list(), its outcome and the signals that fired",
+    (*metrics.LIST_COLUMNS, "outcome", "signals"),
     _conversation_rows, arguments=_conversation_arguments,
 ))  # fmt: skip
 register_report(ReportSpec(

@@ -43,15 +43,17 @@ def opened(picked, frame, target: str, **params) -> None:
 
 st.subheader("Signals: what went wrong on the way")
 st.caption(f"Conversations on which each signal fired, of {view.threads:,} · select a row to list them")
-signals = view.signals.assign(rate=view.signals["rate"] * 100)[["label", "threads", "rate", "definition"]]
-picked = st.dataframe(signals, key="outcomes.signals", on_select="rerun", selection_mode="single-row", hide_index=True,
-                      column_config={
-                          "label": st.column_config.TextColumn("Signal", help="docs/outcomes.md defines each signal"),
-                          "threads": st.column_config.NumberColumn("Conversations"),
-                          "rate": st.column_config.NumberColumn("Rate", format="%.1f %%",
-                                                                help="Share of the filtered conversations"),
-                          "definition": st.column_config.TextColumn("Fires when", width="large"),
-                      })  # fmt: skip
+signals = view.signals.assign(rate=view.signals["rate"] * 100)[["label", "threads", "rate"]]
+table, meaning = st.columns([2, 3])
+picked = table.dataframe(signals, key="outcomes.signals", on_select="rerun", selection_mode="single-row",
+                         hide_index=True, column_config={
+                             "label": st.column_config.TextColumn("Signal", help="docs/outcomes.md defines each signal"),
+                             "threads": st.column_config.NumberColumn("Conversations"),
+                             "rate": st.column_config.NumberColumn("Rate", format="%.1f %%",
+                                                                   help="Share of the filtered conversations"),
+                         })  # fmt: skip
+# (the definitions in full beside the table: a table cell clips a sentence)
+meaning.markdown("\n".join(f"- **{r.label}**: {r.definition}" for r in view.signals.itertuples()))
 render.download(view.signals, "outcome_signals.csv", key="outcomes.signals_csv")
 opened(picked, view.signals, "conversations", signal=lambda r: r["signal"], **shared)
 

@@ -59,6 +59,7 @@ with tiles:
                    query_params=state.link_params(**outcomes.shared_params(url)))
     outcomes.tiles(cache.call(outcomes_model.outcome_counts, db, filters), outcomes.shared_params(url),
                    outcomes=outcomes_model.TILE_ORDER)
+    outcomes.next_steps(outcomes.shared_params(url))
 
 
 def panel(title, frame, empty, build, key, file_name, caption=None) -> None:

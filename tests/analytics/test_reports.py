@@ -8,6 +8,9 @@ import re
 
 import duckdb
 import pandas as pd
+
+import analytics
+from analytics.outcomes.signals import SIGNALS
 import pytest
 
 from analytics import metrics, reports
@@ -56,9 +59,14 @@ def test_file_is_exactly_report_frame(db, tmp_path, kind):
 def test_conversations_round_trip_with_iso_utc_timestamps(db, tmp_path):
     out = reports.write_report(db, "conversations", tmp_path / "c.csv")
     got = pd.read_csv(out)
-    assert tuple(got.columns) == metrics.LIST_COLUMNS == (*metrics.CONVERSATION_COLUMNS, "first_user_message")
+    assert tuple(got.columns) == (*metrics.CONVERSATION_COLUMNS, "first_user_message", "outcome", "signals")
     frame = metrics.conversations(db)
     assert got["thread_id"].tolist() == frame["thread_id"].tolist()
+    outcomes = analytics.outcomes(db).set_index("thread_id")
+    assert got.set_index("thread_id")["outcome"].to_dict() == outcomes["outcome"].to_dict()
+    for row in got.itertuples():  # the signals that fired, in their order; the closing is the outcome's reason
+        want = [s for s in SIGNALS if s != "resolved_closing" and outcomes.loc[row.thread_id, s]]
+        assert ([] if pd.isna(row.signals) else row.signals.split(";")) == want
     for col in ("first_ts", "last_ts", "first_checkpoint_ts", "last_checkpoint_ts"):
         stamps = got[col].dropna()
         assert stamps.map(lambda s: bool(ISO_UTC.match(s))).all(), col

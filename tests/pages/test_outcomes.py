@@ -45,7 +45,10 @@ def test_outcomes_page_counts_each_outcome_and_links_to_its_conversations(app):
     assert not any(label.startswith("List") and "failed" in label for label in links)  # nothing to list
     signals = _table(at, "outcomes.signals").set_index("label")
     assert signals.loc["agent loop", "threads"] == 1 and signals.loc["slow human-in-the-loop", "threads"] == 2
-    assert "same normalised arguments" in signals.loc["agent loop", "definition"]
+    assert "definition" not in signals.columns  # (a cell clips it: every definition is written out in full beside)
+    meaning = next(m.value for m in at.markdown if m.value.startswith("- **"))
+    line = next(line for line in meaning.splitlines() if line.startswith("- **agent loop**"))
+    assert "same normalised arguments" in line and not line.endswith("…")
     assert {d.label for d in at.get("download_button")} >= {"Download CSV"}
     assert len(at.get("download_button")) == 5  # signals, trend, tenants, slow human-in-the-loop (2)
     assert at.query_params["tenant"] == "acme"
@@ -125,6 +128,9 @@ def test_overview_tiles_list_what_went_wrong(app):
     assert "Why: signals, trend, tenants on Outcomes" in links
     at.multiselect(key="overview.tenant").set_value(["umbrella"]).run()
     assert metric(at, "Failed") == "1" and _deltas(at)["Failed"] == "25.0 %" and _links(at)["List 1 failed"]["tenant"] == ["umbrella"]
+    pages = {link.proto.page: parse_qs(link.proto.query_string) for link in at.main.get("page_link")}
+    for page in ("patterns", "topics", "compare"):  # the pages that say why, under the same filters
+        assert pages[page]["tenant"] == ["umbrella"]
 
 
 def test_backlog_marks_and_filters_the_waits_over_the_service_level(app):

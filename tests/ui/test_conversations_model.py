@@ -178,7 +178,7 @@ def test_the_csv_is_every_filtered_row_in_the_sort_as_the_cli_writes_it(con, loa
     rows = list(csv.DictReader(io.StringIO(data.decode("utf-8"))))
     full = metrics.conversations(con)
     assert [r["thread_id"] for r in rows] == pandas_sorted(full[full["user_turns"] >= 1], "duration_s", True)
-    assert list(rows[0]) == list(metrics.LIST_COLUMNS)
+    assert list(rows[0]) == [*metrics.LIST_COLUMNS, "outcome", "signals"]
     cli = reports.write_report(loaded, "conversations", tmp_path / "cli.csv", conditions,
                                {"sort": "duration_s", "desc": True})  # fmt: skip
     assert cli.read_bytes() == data
