@@ -203,7 +203,7 @@ _SIGNAL_DOCS = {
     "user_frustration": "a user message asking for a human or calling the answer wrong (lexicon), or near-duplicating the previous user message",
     "repetition": "an assistant reply (20+ characters) near-duplicating an earlier one",
     "slow_hitl": "an interrupt resumed after more than 4 hours, or pending longer than that to the store's latest checkpoint ts",
-    "lost_context": "restarted (resume_points >= 1) with the Resume QA flag `truncated`",
+    "lost_context": "restarted after a pause (more than 30 minutes between checkpoints: resume_points >= 1) and the window the restart rebuilds lacks older turns (Resume QA flag `truncated`)",
 }
 _ORDINAL_DOCS = {
     "abandoned": "the unanswered user message",

@@ -30,13 +30,13 @@ view = cache.call(model.topics_page, db, filters, period)
 render.headline([
     ("Conversations", render.number(view.conversations), "Conversations with a user message that pass the filters"),
     ("Topics", render.number(view.topics), "Topics with conversations under these filters"),
-    ("Largest topic", view.table["topic_label"].iloc[0] if view.topics else "—", None),
 ])
 if not view.topics:
     st.info("No conversation with a user message passes these filters.", icon=":material/info:")
     st.stop()
-if view.sentence():
-    st.markdown(view.sentence())
+largest = view.table.iloc[0]
+st.markdown(f"Largest: **{largest['topic_label']}** ({int(largest['threads']):,} conversations, {largest['share']:.0%})."
+            + (f" {view.sentence()}" if view.sentence() else ""))
 st.caption("Rates: the share of the topic's conversations with that outcome · × rest: that rate over the "
            "other topics' · select a row to list its conversations")
 picked = st.dataframe(
@@ -48,8 +48,8 @@ picked = st.dataframe(
         "share": st.column_config.NumberColumn("Share", format="percent"),
         **{f"{o}_rate": st.column_config.NumberColumn(o.capitalize(), format="percent")
            for o in ("resolved", "abandoned", "failed", "waiting")},
-        "abandoned_vs_rest": st.column_config.NumberColumn("Abandoned × rest", format="%.1f×"),
-        "failed_vs_rest": st.column_config.NumberColumn("Failed × rest", format="%.1f×"),
+        "abandoned_vs_rest": st.column_config.TextColumn("Abandoned × rest", help="The topic's rate over the other topics'"),
+        "failed_vs_rest": st.column_config.TextColumn("Failed × rest", help="The topic's rate over the other topics'"),
         "typical_questions": st.column_config.TextColumn("Typical questions", width="large"),
     },
 )  # fmt: skip

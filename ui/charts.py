@@ -338,7 +338,8 @@ def top_list(name: str, frame: pd.DataFrame) -> dict:
 
 def period_trend(frame: pd.DataFrame, ylabel: str = "conversations") -> dict:
     """One line per column of `frame` over its `period_start` (the Topics and Failure patterns trends)."""
-    return lines(frame, "period_start", [c for c in frame.columns if c != "period_start"], ylabel=ylabel)
+    return lines(frame, "period_start", [c for c in frame.columns if c != "period_start"], ylabel=ylabel,
+                 xlabel="day or week from (UTC)")
 
 
 #: The Compare page's charts: `ComparePage` field → (title, the difference column it ranks by).

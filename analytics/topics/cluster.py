@@ -290,6 +290,22 @@ def cluster(docs: list[Doc], k: int | None = None) -> Topics:
     return _finish(docs, item_of, unique, labels, weights, sims)
 
 
+
+#: Characters of a question quoted as a label.
+LABEL_QUOTE_CHARS = 40
+
+
+def quoted(text: str) -> str:
+    """A question as a label: whitespace folded, cut to `LABEL_QUOTE_CHARS` with "…", in quotes.
+
+    >>> quoted("Is this   covered by warranty?")
+    '“Is this covered by warranty?”'
+    >>> quoted("the app crashes when i open my orders tab on my phone")
+    '“the app crashes when i open my orders t…”'
+    """
+    folded = " ".join(text.split())
+    return f"“{folded if len(folded) <= LABEL_QUOTE_CHARS else folded[:LABEL_QUOTE_CHARS - 1] + '…'}”"
+
 def _finish(docs: list[Doc], item_of: dict[str, Item], unique: list[Item], labels: np.ndarray, weights: np.ndarray,
             sims: np.ndarray | None) -> Topics:
     """Topics with terms, typical questions, ids by size (then label) and every doc's id.
@@ -331,8 +347,9 @@ def _finish(docs: list[Doc], item_of: dict[str, Item], unique: list[Item], label
                 picked.append(example[unique[i]])
             if len(picked) == TYPICAL:
                 break
-        label = ", ".join(terms[:3]) or "(no words)"
         tools = tuple(t for t, _ in sorted(tool_count.items(), key=lambda kv: (-kv[1], kv[0]))[:3])
+        # (no word shared with another conversation: its tools say what it is about, else its most typical question)
+        label = ", ".join(terms[:3]) or (f"tools: {', '.join(tools)}" if tools else quoted(picked[0].text))
         drafts.append((size, label, j, terms, tuple(d.text for d in picked), tuple(d.key for d in picked), tools))
     drafts.sort(key=lambda d: (-d[0], d[1], d[4]))
     topics, new_id = [], {}

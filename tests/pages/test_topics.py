@@ -18,6 +18,15 @@ def test_the_topics_and_their_outcomes(app, con):
     assert metric(at, "Conversations") == f"{expected['threads'].sum():,}"
     assert metric(at, "Topics") == str(len(expected))
     assert any(d.label == "Download every topic (CSV)" for d in at.get("download_button"))
+    for row, want in zip(table.itertuples(), expected.itertuples()):  # no "None" cell: a word, a ratio or nothing
+        if want.abandoned_rate > 0 and want.abandoned_vs_rest != want.abandoned_vs_rest:  # (NaN: rest never abandoned)
+            assert row.abandoned_vs_rest == "only here"
+        elif want.abandoned_rate == 0:
+            assert row.abandoned_vs_rest == ""
+        else:
+            assert row.abandoned_vs_rest == f"{want.abandoned_vs_rest:.1f}×"
+    largest = expected.iloc[0]
+    assert any(f"Largest: **{largest['topic_label']}** ({largest['threads']:,} conversations" in m.value for m in at.markdown)
 
 
 def test_a_topic_and_an_outcome_list_their_conversations_from_the_url(app, con):

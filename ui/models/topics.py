@@ -38,14 +38,39 @@ class TopicsPage:
     topics: int
 
     def sentence(self) -> str | None:
-        """The topic most often abandoned against the rest, in words ("… abandoned 3.0x as often as the others")."""
-        ranked = self.overview.dropna(subset=["abandoned_vs_rest"])
-        ranked = ranked[(ranked["abandoned_rate"] > 0) & (ranked["threads"] >= 2)]
+        """The topic most often abandoned against the rest, in words ("… abandoned 3.0× as often as the others"),
+        or the only topic abandoned at all.
+
+        >>> o = pd.DataFrame({"topic_id": [0, 1], "topic_label": ["ship", "refund"], "threads": [2, 9],
+        ...                   "abandoned_rate": [0.5, 0.0], "abandoned_vs_rest": [float("nan"), 0.0]})
+        >>> TopicsPage(o, o, pd.DataFrame(), 11, 2).sentence()
+        '“ship” conversations are the only ones abandoned (50% of 2).'
+        """
+        ranked = self.overview[(self.overview["abandoned_rate"] > 0) & (self.overview["threads"] >= 2)]
+        if ranked.empty:
+            return None
+        only = ranked[ranked["abandoned_vs_rest"].isna()]  # (no other topic's conversation was abandoned)
+        if len(only) == 1:
+            top = only.iloc[0]
+            return (f"“{top['topic_label']}” conversations are the only ones abandoned "
+                    f"({top['abandoned_rate']:.0%} of {int(top['threads'])}).")
+        ranked = ranked.dropna(subset=["abandoned_vs_rest"])
         if ranked.empty:
             return None
         top = ranked.sort_values(["abandoned_vs_rest", "topic_id"], ascending=[False, True]).iloc[0]
         return (f"“{top['topic_label']}” conversations are abandoned {top['abandoned_vs_rest']:.1f}× as often as the "
                 f"others ({top['abandoned_rate']:.0%} of {int(top['threads'])}).")
+
+
+def ratio_text(rate: float, ratio: float) -> str:
+    """A topic's "× rest" cell: the ratio, "only here" when no other topic has the outcome, empty when this one has none.
+
+    >>> ratio_text(0.25, 3.04), ratio_text(0.5, float("nan")), ratio_text(0.0, 0.0)
+    ('3.0×', 'only here', '')
+    """
+    if not rate > 0:
+        return ""
+    return "only here" if pd.isna(ratio) else f"{ratio:.1f}×"
 
 
 def topics_page(con_or_path: ConOrPath, filters: Filters = Filters(), period: str = "week") -> TopicsPage:
@@ -60,6 +85,8 @@ def topics_page(con_or_path: ConOrPath, filters: Filters = Filters(), period: st
             .reset_index()) if not trend.empty else pd.DataFrame({"period_start": []})
     wide.columns.name = None
     table = overview[list(TABLE_COLUMNS)].copy()
+    for outcome in ("abandoned", "failed"):
+        table[f"{outcome}_vs_rest"] = [ratio_text(r, x) for r, x in zip(overview[f"{outcome}_rate"], overview[f"{outcome}_vs_rest"])]
     return TopicsPage(overview, table, wide, int(overview["threads"].sum()) if len(overview) else 0, len(overview))
 
 
