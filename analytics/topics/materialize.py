@@ -27,7 +27,7 @@ MIN_QUESTION_TOKENS = 3
 #: A question is read up to this many characters (a pasted log adds nothing to its topic).
 QUESTION_CHARS = 2_000
 #: Bumped when a rule of the documents or the clustering changes, so an older table is not read.
-RULES_VERSION = "1"
+RULES_VERSION = "2"
 
 _USER_SQL = """
 SELECT m.thread_id, m.ordinal, left(m.content, ?) AS text FROM messages m JOIN threads t USING (thread_id)
