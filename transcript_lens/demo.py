@@ -23,7 +23,7 @@ def demo_db() -> Path:
 def _writer_code_mtime_ns() -> int:
     """Newest change to the code that decides what a load writes (the loader, and analytics' derived tables)."""
     root = Path(__file__).resolve().parents[1]
-    files = [*(root / "loaders").rglob("*.py"), *(root / "analytics").glob("*.py")]
+    files = [*(root / "loaders").rglob("*.py"), *(root / "analytics").rglob("*.py")]  # (derived tables live in subpackages)
     return max((f.stat().st_mtime_ns for f in files if f.exists()), default=0)
 
 

@@ -94,15 +94,15 @@ def marks(outcome: ThreadOutcome | None) -> Callable[[MessageItem], None] | None
     return head
 
 
-#: Where an analyst goes from the outcome tiles: (page, icon, label), what went wrong first.
+#: Where an analyst goes from the outcome tiles: (page, icon, label, what it answers), what went wrong first.
 NEXT_STEPS = (
-    ("pages/patterns.py", ":material/error:", "Failure patterns: what the failed conversations have in common"),
-    ("pages/topics.py", ":material/category:", "Topics: what users ask about, and how each ends"),
-    ("pages/compare.py", ":material/compare_arrows:", "Compare two cohorts: versions, models, tenants, days"),
+    ("pages/patterns.py", ":material/error:", "Why they failed: patterns", "What the failed conversations have in common"),
+    ("pages/topics.py", ":material/category:", "What users ask: topics", "Topics of the first questions, and how each ends"),
+    ("pages/compare.py", ":material/compare_arrows:", "Compare two cohorts", "Versions, models, tenants or days side by side"),
 )
 
 
 def next_steps(params: dict[str, Any]) -> None:
     """A row of links to the pages that explain the outcomes, keeping the shared filters `params`."""
-    for col, (page, icon, label) in zip(st.columns(len(NEXT_STEPS)), NEXT_STEPS):
-        col.page_link(page, icon=icon, label=label, query_params=state.link_params(**params))
+    for col, (page, icon, label, answers) in zip(st.columns(len(NEXT_STEPS)), NEXT_STEPS):
+        col.page_link(page, icon=icon, label=label, help=answers, query_params=state.link_params(**params))

@@ -10,6 +10,7 @@ source into the same path leaves every annotation in the workspace, shown orphan
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -111,6 +112,10 @@ def test_a_reviewer_walks_a_queue_and_every_annotation_survives_reloads(server, 
         page.keyboard.press("Escape")
         page.wait_for_function("() => new URL(location.href).searchParams.get('tenant') === 'acme'")
         settle(page)
+        # (the queue is made from the view the page last drew: wait until that is the filtered one, not
+        # a run still drawing every thread, which a busy machine shows for longer)
+        view = metrics.conversation_list(db, Filters(tenants=("acme",)))["thread_id"].tolist()
+        page.get_by_text(re.compile(rf"of {len(view)} threads \(")).wait_for()
         page.get_by_role("button", name="Review queue…").click()
         dialog = page.get_by_role("dialog")
         dialog.get_by_role("textbox", name="Queue name").fill("acme week")
@@ -124,7 +129,6 @@ def test_a_reviewer_walks_a_queue_and_every_annotation_survives_reloads(server, 
         page.get_by_test_id("stMainBlockContainer").get_by_role("heading", name="Review", exact=True).wait_for()
         page.wait_for_function("() => new URL(location.href).searchParams.get('queue') === '1'")
         settle(page)
-        view = metrics.conversation_list(db, Filters(tenants=("acme",)))["thread_id"].tolist()
         (queue,) = ws_api.queues(db)
         items = ws_api.queue_items(db, queue.queue_id)["thread_id"].tolist()
         assert (queue.items, queue.seed) == (10, 7) and items == pick(view, 10, 7)[0]
