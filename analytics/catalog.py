@@ -203,7 +203,7 @@ _SIGNAL_DOCS = {
     "user_frustration": "a user message asking for a human or calling the answer wrong (lexicon), or near-duplicating the previous user message",
     "repetition": "an assistant reply (20+ characters) near-duplicating an earlier one",
     "slow_hitl": "an interrupt resumed after more than 4 hours, or pending longer than that to the store's latest checkpoint ts",
-    "lost_context": "restarted after a pause (more than 30 minutes between checkpoints: resume_points >= 1) and the window the restart rebuilds lacks older turns (Resume QA flag `truncated`)",
+    "lost_context": "a restart after a pause (a Resume QA resume point: more than 30 minutes between checkpoints) rebuilt its window from a state with more user/assistant messages than the window cap (50): older turns left out",
 }
 _ORDINAL_DOCS = {
     "abandoned": "the unanswered user message",
@@ -214,7 +214,7 @@ _ORDINAL_DOCS = {
     "user_frustration": "the user messages that fired (a request for a human, a complaint, a repeat)",
     "repetition": "the assistant replies repeating an earlier one",
     "slow_hitl": "the last message before each slow interrupt",
-    "lost_context": "the first message the rebuilt window holds",
+    "lost_context": "for each such restart, the first message its rebuilt window held",
 }
 
 CONVERSATION_SIGNALS = Table(

@@ -29,7 +29,7 @@ from analytics.frames import fetch_frame
 from analytics.resume_common import NO_FILTERS, PROCESS_KEYS, _process_paths, _require_thread, _rows
 from analytics.resume_gap import DEFAULT_GAP_MINUTES, gap_us
 
-__all__ = ["RESUME_COLUMNS", "current_chain", "resume_counts_sql", "resume_points"]
+__all__ = ["RESUME_COLUMNS", "current_chain", "points_ctes", "resume_counts_sql", "resume_points"]
 
 #: Columns of `resume_points()`.
 RESUME_COLUMNS: dict[str, str] = {
@@ -145,6 +145,14 @@ numbered AS (
 def _points_sql(filters: Filters, gap_minutes: float, process_keys: Sequence[str]) -> tuple[str, list]:
     """CTEs ending in `numbered` (resume points with `resume_no`) and their parameters."""
     where, params = filters.thread_where("t")
+    return points_ctes(where, params, gap_minutes, process_keys)
+
+
+def points_ctes(where: str, params: list, gap_minutes: float, process_keys: Sequence[str]) -> tuple[str, list]:
+    """`WITH RECURSIVE` CTEs ending in `numbered` over the threads `threads AS t WHERE where`.
+
+    `where` is SQL built by the caller with placeholders (a `Filters.thread_where("t")`), its
+    values in `params`; the caller may add CTEs after these."""
     gap = gap_us(gap_minutes)
     keys = list(process_keys)
     paths = _process_paths(keys)

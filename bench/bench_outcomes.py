@@ -1,6 +1,6 @@
 """How well the outcome signals find what the labelled set holds: precision, recall, outcome accuracy, topic agreement.
 
-    .venv/bin/python bench/bench_outcomes.py                     # writes the labelled set (~270 conversations) in a temp folder
+    .venv/bin/python bench/bench_outcomes.py                     # writes the labelled set (~320 conversations) in a temp folder
     .venv/bin/python bench/bench_outcomes.py --store x.sqlite    # a set written by `python -m storegen labelled x.sqlite`
     .venv/bin/python bench/bench_outcomes.py --scale 0.05 --errors 5
 

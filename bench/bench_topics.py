@@ -3,7 +3,8 @@
     .venv/bin/python bench/bench_topics.py                           # writes the labelled set in a temp folder
     .venv/bin/python bench/bench_topics.py --store x.sqlite --threads 100000
 
-The labelled set (storegen/labelled.py, ~290 conversations written by real graphs) is loaded,
+The labelled set (storegen/labelled.py, ~290 conversations written by real graphs; without its
+restarts, whose long paging turns would multiply the messages copied) is loaded,
 then its `threads` and `messages` rows are copied into a database of N threads, each copy's
 4-digit numbers (order, invoice, subscription and account numbers) replaced by others so its
 question is a new text (`--distinct`: and a made-up word added, so every question has its own
@@ -75,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
 
     with tempfile.TemporaryDirectory(prefix="bench-topics-") as tmp:
         store = Path(a.store) if a.store else Path(tmp) / "labelled.sqlite"
-        labels = json.loads(labels_path(store).read_text(encoding="utf-8")) if a.store else build_labelled_store(store)
+        labels = json.loads(labels_path(store).read_text(encoding="utf-8")) if a.store else build_labelled_store(store, restarts=False)
         small = Path(tmp) / "labelled.duckdb"
         transcript_lens.load(store, small)
         big = Path(tmp) / "big.duckdb"

@@ -7,7 +7,9 @@ first user question is on one of six topics, in English, German, French or Spani
 run config carries `app_version` "1.0" or "1.1" (copied into checkpoint metadata), and
 the two versions have different signal rates. Patterns include decoys that look like a
 signal and are not (paging, a single tool error, "no need to talk to a person", "sorry for
-the wait, here it is", a repeated greeting…).
+the wait, here it is", a repeated greeting…). Restarts: a pause of over 30 minutes before a
+user turn (Resume QA's idle gap), after a turn that pages through 48 to 60 pages of order
+history or before it, and a graph that trims its own state (`lost_context` and its decoys).
 
 The labels are written beside the store (`labels_path`): for each thread the expected
 booleans, `outcome`, `topic`, language, version, the pattern that wrote it and the message
@@ -40,7 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, RemoveMessage, ToolMessage
 from langchain_core.tools import StructuredTool
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
@@ -54,11 +56,15 @@ from storegen.models import Reply, ScriptedChatModel
 from storegen.scenarios import thread_config
 
 SIGNALS = ("abandoned", "resolved_closing", "dropped_after_failure", "agent_loop", "tool_error_cascade",
-           "user_frustration", "repetition", "slow_hitl")
+           "user_frustration", "repetition", "slow_hitl", "lost_context")
 OUTCOMES = ("resolved", "abandoned", "failed", "waiting", "unknown")
 LABELLED_START = dt.datetime(2025, 5, 5, 7, 0, tzinfo=UTC)
 IDLE = dt.timedelta(minutes=30)
 HITL_SLA = dt.timedelta(hours=4)
+#: A pause longer than this between two checkpoints is a restart (Resume QA's idle gap).
+RESTART_GAP = dt.timedelta(minutes=30)
+#: A restart rebuilds the last this many user/assistant messages (Resume QA's window cap).
+REBUILT_WINDOW = 50
 FAILING_REGIONS = ("us-east", "apac", "legacy")
 LOOKUP = {"refund": "lookup_order", "shipping": "track_parcel", "password": "find_account", "billing": "get_invoice",
           "cancel": "find_subscription", "product": "check_stock"}
@@ -101,15 +107,30 @@ def _list_items(ref: str, page: int = 1) -> str:
     return f"items for {ref}, page {page} of 4: " + ", ".join(f"item-{(page - 1) * 5 + i}" for i in range(1, 6))
 
 
+def _order_history(ref: str, page: int = 1) -> str:
+    advance_active(0.3)
+    return f"orders of {ref}, page {page}: " + ", ".join(f"order-{page}{i:02d} delivered" for i in range(1, 4))
+
+
 TOOLS = [_lookup_tool(n) for n in LOOKUP.values()] + [_action_tool(n) for n in ACTION.values()] + [
-    StructuredTool.from_function(_list_items, name="list_items", description="List a customer's items, one page at a time.")]
+    StructuredTool.from_function(_list_items, name="list_items", description="List a customer's items, one page at a time."),
+    StructuredTool.from_function(_order_history, name="order_history", description="A customer's order history, one page at a time.")]
 
 
-def build_labelled_graph(script: list[Reply | None], checkpointer: Any) -> Any:
+def _trim(state: MessagesState) -> dict[str, list[BaseMessage]]:
+    """Keep the first user message (it states the task) and the latest user turn, as an app that
+    bounds its context does: every message between them is removed from the state."""
+    messages = state["messages"]
+    last_user = max(i for i, m in enumerate(messages) if m.type == "human")
+    return {"messages": [RemoveMessage(id=m.id) for m in messages[1:last_user]]}
+
+
+def build_labelled_graph(script: list[Reply | None], checkpointer: Any, trim: bool = False) -> Any:
     """agent ⇄ tools, action tools through an approval node that calls `interrupt()`.
 
     The agent plays `script` in order; a `SILENT` entry makes it return no message (the
-    user's or the tool's message stays the last one).
+    user's or the tool's message stays the last one). `trim`: after each answer a node
+    removes every message between the first user message and the latest one (`RemoveMessage`).
     """
     model = ScriptedChatModel(responder=lambda _messages: script.pop(0))
 
@@ -119,9 +140,9 @@ def build_labelled_graph(script: list[Reply | None], checkpointer: Any) -> Any:
             return {"messages": []}
         return {"messages": [model.invoke(state["messages"])]}
 
-    def route(state: MessagesState) -> Literal["tools", "approval", "__end__"]:
+    def route(state: MessagesState) -> Literal["tools", "approval", "trim", "__end__"]:
         if tools_condition(state) == END:
-            return END
+            return "trim" if trim else END
         calls = getattr(state["messages"][-1], "tool_calls", [])
         return "approval" if any(c["name"] in ACTION.values() for c in calls) else "tools"
 
@@ -135,7 +156,10 @@ def build_labelled_graph(script: list[Reply | None], checkpointer: Any) -> Any:
     g.add_node("tools", ToolNode(TOOLS, handle_tool_errors=True))
     g.add_node("approval", approval)
     g.add_edge(START, "agent")
-    g.add_conditional_edges("agent", route, ["tools", "approval", END])
+    if trim:
+        g.add_node("trim", _trim)
+        g.add_edge("trim", END)
+    g.add_conditional_edges("agent", route, ["tools", "approval", END, *(["trim"] if trim else [])])
     g.add_edge("tools", "agent")
     return g.compile(checkpointer=checkpointer)
 
@@ -162,6 +186,7 @@ class Plan:
     steps: list[Step]
     labels: dict[str, bool] = field(default_factory=dict)
     greeting_turns: int = 0  # user turns before the first question
+    trim: bool = False  # the graph keeps only the first user message and the latest turn in its state
 
 
 @dataclass
@@ -371,6 +396,46 @@ def p_hitl_pending(c: Ctx) -> Plan:
 
 p_hitl_pending_recent = p_hitl_pending
 
+
+def _history(c: Ctx) -> Step:
+    """The agent pages through the whole order history: 48 to 60 tool calls in one user turn,
+    so the conversation holds more user/assistant messages than a restart rebuilds."""
+    pages = c.rng.choice([48, 54, 60])
+    calls = [Reply("", [("order_history", {"ref": c.ref, "page": n})]) for n in range(1, pages + 1)]
+    return Step(c.user(T.HISTORY_REQUEST[c.lang]), [*calls, Reply(T.HISTORY_SUMMARY[c.lang].format(pages=pages))])
+
+
+def _back(c: Ctx, pause: bool, marks: tuple[str, ...] = ()) -> Step:
+    """A follow-up after a pause of 1.5 to 4 hours (the runtime restarted) or of a minute."""
+    minutes = c.rng.choice([90, 150, 240]) if pause else 1
+    return Step(c.follow_up(), [Reply(T.FOLLOW_UP_ANSWERS[c.lang])], marks, think=minutes * 60)
+
+
+def p_lost_context(c: Ctx) -> Plan:
+    """A long conversation, then a pause: the restart rebuilds a window without the first turns."""
+    return Plan([_answered(c), _history(c), _back(c, True, ("lost_context",)), _closing_silent(c)],
+                {"lost_context": True, "resolved_closing": True})
+
+
+def p_long_no_pause(c: Ctx) -> Plan:
+    """As long, with no restart: nothing was rebuilt."""
+    return Plan([_answered(c), _history(c), _back(c, False), _closing_silent(c)], {"resolved_closing": True})
+
+
+def p_pause_short(c: Ctx) -> Plan:
+    """A restart that rebuilds the whole (short) history."""
+    return Plan([_answered(c), _back(c, True), _closing_silent(c)], {"resolved_closing": True})
+
+
+def p_pause_then_long(c: Ctx) -> Plan:
+    """A restart while the history was short; it grows past the window later, with no restart after."""
+    return Plan([_answered(c), _back(c, True), _history(c), _closing_silent(c)], {"resolved_closing": True})
+
+
+def p_trimmed_no_pause(c: Ctx) -> Plan:
+    """The graph drops all but the first question and the latest turn from its state after each answer; no restart."""
+    return Plan([_answered(c), _history(c), _back(c, False)], trim=True)
+
 PATTERNS: dict[str, Callable[[Ctx], Plan]] = {
     name[2:]: fn for name, fn in dict(globals()).items() if name.startswith("p_") and callable(fn)}
 
@@ -383,8 +448,13 @@ COUNTS: dict[str, tuple[int, int]] = {
     "frustration_wrong": (3, 6), "frustration_repeat": (3, 5), "frustration_decoy": (8, 7), "greeting_decoy": (4, 4),
     "repetition": (3, 6), "repetition_decoy": (3, 3), "hitl_fast": (6, 4), "hitl_slow": (3, 6), "hitl_pending": (3, 4),
 }
+#: Restarts, written after the conversations above with draws of their own (so those stay as they are).
+RESTART_COUNTS: dict[str, tuple[int, int]] = {
+    "lost_context": (4, 6), "long_no_pause": (3, 3), "pause_short": (3, 3), "pause_then_long": (3, 3), "trimmed_no_pause": (2, 2),
+}
 VERSIONS = ("1.0", "1.1")
 MIX = {v: {name: n[i] for name, n in COUNTS.items()} for i, v in enumerate(VERSIONS)}
+RESTART_MIX = {v: {name: n[i] for name, n in RESTART_COUNTS.items()} for i, v in enumerate(VERSIONS)}
 #: Written last, within twenty minutes of the store's end.
 RECENT_MIX = {"recent_user_last": 3, "hitl_pending_recent": 2}
 
@@ -418,10 +488,21 @@ def _ordinals(mark: str, new: list[BaseMessage], start: int) -> list[int]:
     raise KeyError(mark)
 
 
+def _rebuilt_from(state: list[BaseMessage], pause: float) -> list[int]:
+    """The first message of the window a restart rebuilds from `state` (the last `REBUILT_WINDOW`
+    user/assistant messages), when it leaves older ones out; the pause must be a restart."""
+    if dt.timedelta(seconds=pause) <= RESTART_GAP:
+        raise RuntimeError(f"a pause of {pause} s is no restart")
+    kept = [i for i, m in enumerate(state) if m.type in ("human", "ai")]
+    if len(kept) <= REBUILT_WINDOW:
+        raise RuntimeError(f"{len(kept)} user/assistant messages all fit in the rebuilt window")
+    return [kept[-REBUILT_WINDOW]]
+
+
 def _write(saver: Any, thread_id: str, version: str, plan: Plan, clock: Clock) -> dict[str, Any]:
     """Run `plan` through a fresh graph; return what was written (times, ordinals, the last message)."""
     script: list[Reply | None] = [r for s in plan.steps for r in s.replies]
-    graph = build_labelled_graph(script, saver)
+    graph = build_labelled_graph(script, saver, trim=plan.trim)
     cfg = thread_config(thread_id, app_version=version)
     marks: dict[str, list[int]] = {}
     interrupted_at = resumed_at = None
@@ -438,7 +519,8 @@ def _write(saver: Any, thread_id: str, version: str, plan: Plan, clock: Clock) -
         if state.interrupts and interrupted_at is None:
             interrupted_at = clock.now()
         for mark in step.marks:
-            marks.setdefault(mark, []).extend(_ordinals(mark, after[len(before):], len(before)))
+            found = _rebuilt_from(before, step.think) if mark == "lost_context" else _ordinals(mark, after[len(before):], len(before))
+            marks.setdefault(mark, []).extend(found)
         before = after
     if script:
         raise RuntimeError(f"{thread_id}: {len(script)} scripted replies left over")
@@ -474,37 +556,50 @@ def _labels(plan: Plan, written: dict[str, Any], store_end: dt.datetime) -> dict
     return {**want, "outcome": outcome, "ordinals": ordinals}
 
 
-def build_labelled_store(path: str | os.PathLike[str], seed: int = 0, scale: float = 1.0) -> dict[str, Any]:
+def build_labelled_store(path: str | os.PathLike[str], seed: int = 0, scale: float = 1.0,
+                         restarts: bool = True) -> dict[str, Any]:
     """Write a FRESH labelled store at `path` and its labels at `labels_path(path)`; return the labels.
 
-    `scale` multiplies every pattern's count (at least one of each when > 0): 1.0 writes ~290
-    conversations, 0.05 one per pattern and version.
+    `scale` multiplies every pattern's count (at least one of each when > 0): 1.0 writes ~320
+    conversations, 0.05 one per pattern and version. `restarts=False` leaves out the
+    `RESTART_COUNTS` patterns (the others are written the same either way).
     """
-    rng = random.Random(f"labelled:{seed}")
-    jobs = [(version, name) for version, mix in MIX.items() for name, n in mix.items() for _ in range(max(1, round(n * scale)))]
+    rng, restart_rng = random.Random(f"labelled:{seed}"), random.Random(f"labelled:{seed}:restarts")
+
+    def each(mix: dict[str, dict[str, int]]) -> list[tuple[str, str]]:
+        return [(version, name) for version, counts in mix.items() for name, n in counts.items() for _ in range(max(1, round(n * scale)))]
+
+    jobs, restarts = each(MIX), each(RESTART_MIX) if restarts else []
     rng.shuffle(jobs)
+    restart_rng.shuffle(restarts)
     recent = [(version, name) for version in MIX for name, n in RECENT_MIX.items() for _ in range(max(1, round(n * scale)))]
+    # (pattern, version, draws, thread number, start slot): the restarts follow the main block, numbered apart.
+    plan_of = [(v, n, rng, f"{i:04d}", i) for i, (v, n) in enumerate(jobs)]
+    plan_of += [(v, n, restart_rng, f"r{j:03d}", len(jobs) + j) for j, (v, n) in enumerate(restarts)]
+    plan_of += [(v, n, rng, f"{len(jobs) + k:04d}", None) for k, (v, n) in enumerate(recent)]
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     remove_store(path)
     saver = open_sqlite_saver(path)
     threads: dict[str, dict[str, Any]] = {}
     lang_turn = Counter()
     try:
-        main_end = LABELLED_START
-        for i, (version, name) in enumerate(jobs + recent):
-            if i == len(jobs):
-                main_end += dt.timedelta(hours=6)
-            start = LABELLED_START + dt.timedelta(minutes=47 * i) if i < len(jobs) else main_end + dt.timedelta(minutes=2 * (i - len(jobs)))
+        main_end, recent_start = LABELLED_START, None
+        for version, name, draw, number, slot in plan_of:
+            if slot is None and recent_start is None:
+                recent_start = main_end + dt.timedelta(hours=6)
+            start = LABELLED_START + dt.timedelta(minutes=47 * slot) if slot is not None else recent_start
             lang = T.LANGS[(lang_turn[name] + list(PATTERNS).index(name)) % len(T.LANGS)]
             lang_turn[name] += 1
-            topic = rng.choice(T.TOPICS)
-            tenant = rng.choice(["acme", "globex", "initech"])
-            thread_id = f"{tenant}:{lang}:lab-{i:04d}"
-            c = Ctx(lang, topic, _ref(topic, rng), random.Random(f"{seed}:{thread_id}"))
+            topic = draw.choice(T.TOPICS)
+            tenant = draw.choice(["acme", "globex", "initech"])
+            thread_id = f"{tenant}:{lang}:lab-{number}"
+            c = Ctx(lang, topic, _ref(topic, draw), random.Random(f"{seed}:{thread_id}"))
             plan = PATTERNS[name](c)
             with deterministic(f"{seed}:{thread_id}"), Clock(start) as clock:
                 written = _write(saver, thread_id, version, plan, clock)
-            if i < len(jobs):
+            if slot is None:
+                recent_start += dt.timedelta(minutes=2)
+            else:
                 main_end = max(main_end, written["end"])
             threads[thread_id] = {"pattern": name, "lang": lang, "topic": topic, "app_version": version,
                                   "first_question_ordinal": 2 * plan.greeting_turns, "written": written, "plan": plan}

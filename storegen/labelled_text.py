@@ -209,3 +209,15 @@ FINAL_CHECKS = {"en": "Everything is in order for {ref}; nothing else is needed 
                 "de": "Für {ref} ist alles in Ordnung; Sie müssen nichts weiter tun.",
                 "fr": "Tout est en ordre pour {ref} ; vous n'avez rien d'autre à faire.",
                 "es": "Todo está en orden para {ref}; no necesita hacer nada más."}
+
+#: A user asking for their whole order history (the agent pages through it: a long turn).
+HISTORY_REQUEST = {"en": "Could you go through my whole order history, page by page?",
+                   "de": "Können Sie meinen gesamten Bestellverlauf Seite für Seite durchgehen?",
+                   "fr": "Pouvez-vous parcourir tout mon historique de commandes, page par page ?",
+                   "es": "¿Puede revisar todo mi historial de pedidos, página por página?"}
+
+#: The assistant's summary after paging through the history.
+HISTORY_SUMMARY = {"en": "I went through all {pages} pages of your order history: every order is delivered and paid.",
+                   "de": "Ich habe alle {pages} Seiten Ihres Bestellverlaufs geprüft: Jede Bestellung ist geliefert und bezahlt.",
+                   "fr": "J'ai parcouru les {pages} pages de votre historique : chaque commande est livrée et payée.",
+                   "es": "He revisado las {pages} páginas de su historial: todos los pedidos están entregados y pagados."}

@@ -18,7 +18,7 @@ import pytest
 
 from storegen import labelled_text as T
 from storegen.__main__ import main as storegen_main
-from storegen.labelled import ACTION, build_labelled_store, composition, labels_path
+from storegen.labelled import ACTION, REBUILT_WINDOW, RESTART_GAP, build_labelled_store, composition, labels_path
 from tests import oracle
 
 
@@ -139,6 +139,30 @@ def test_text_signals_and_their_ordinals_are_what_the_store_says(labelled):
         assert want["user_frustration"] == (phrased or repeated), thread_id
         texts = [r[i]["content"] for i in want["ordinals"].get("repetition", [])]
         assert not want["repetition"] or (len(texts) == 2 and texts[0] == texts[1] and r[want["ordinals"]["repetition"][0]]["role"] == "assistant")
+
+
+def test_restarts_that_left_older_turns_out_are_the_lost_context_labels(labelled):
+    """A restart is a gap of over 30 minutes between a checkpoint and its child; it rebuilds the
+    last 50 user/assistant messages of the parent's list: lost context when that list held more."""
+    folder, labels, _, _ = labelled
+    saver = oracle.open_sqlite(folder / "copy.sqlite")
+    try:
+        for thread_id, want in labels["threads"].items():
+            tuples = list(saver.list({"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}))
+            by_id = {t.config["configurable"]["checkpoint_id"]: t for t in tuples}
+            first_kept = []
+            for child in tuples:
+                parent = by_id.get((child.parent_config or {}).get("configurable", {}).get("checkpoint_id"))
+                if parent is None:
+                    continue
+                gap = dt.datetime.fromisoformat(child.checkpoint["ts"]) - dt.datetime.fromisoformat(parent.checkpoint["ts"])
+                kept = [i for i, m in enumerate(_messages(parent)) if oracle._field(m, "type") in ("human", "ai")]
+                if gap > RESTART_GAP and len(kept) > REBUILT_WINDOW:
+                    first_kept.append(kept[-REBUILT_WINDOW])
+            assert want["lost_context"] == bool(first_kept), thread_id
+            assert want["ordinals"].get("lost_context", []) == sorted(first_kept), thread_id
+    finally:
+        saver.conn.close()
 
 
 def test_versions_and_topics_are_in_the_store(labelled):

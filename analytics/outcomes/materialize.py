@@ -101,7 +101,8 @@ def thread_facts(con, where: str, params: list, lexicon: Lexicon | None = None,
             loops[thread].update(ordinals)
     risks = _risks_source(con)
     lost = defaultdict(list)
-    for thread, ordinal in rows(q.LOST_CONTEXT_SQL, risks=risks):
+    sql, lost_params = q.lost_context_sql(where, params, risks)
+    for thread, ordinal in con.execute(sql, lost_params).fetchall():
         lost[thread].extend([] if ordinal is None else [ordinal])
     lost_threads = set(lost)
     hitl = timedelta(hours=hitl_hours)
@@ -144,7 +145,7 @@ def thread_facts(con, where: str, params: list, lexicon: Lexicon | None = None,
             "tool_error_cascade": thread in cascades, "tool_error_cascade_ordinals": list(cascades.get(thread) or []),
             "user_frustration": thread in frustration, "user_frustration_ordinals": frustration.get(thread, []),
             "repetition": thread in repetition, "repetition_ordinals": repetition.get(thread, []),
-            "lost_context": thread in lost_threads, "lost_context_ordinals": lost.get(thread, []),
+            "lost_context": thread in lost_threads, "lost_context_ordinals": sorted(set(lost.get(thread, []))),
             "interrupt_pending": bool(interrupt_pending), "last_role": last_role, "last_ordinal": last_ordinal,
             "last_user_ordinal": last_user_ordinal, "last_tool_error": bool(last_tool_error),
             "last_tool_ordinal": last_tool_ordinal,
@@ -223,7 +224,7 @@ def finish(con, facts: str, idle_minutes: float, hitl_hours: float):
 
 
 def fingerprint(lexicon: Lexicon | None = None, idle_minutes=DEFAULT_IDLE_MINUTES, hitl_hours=DEFAULT_HITL_HOURS) -> str:
-    sqls = (q.ENDINGS_SQL, q.CASCADES_SQL, q.LOOP_CANDIDATES_SQL, q.TEXTS_SQL, q.INTERRUPTS_SQL, q.LOST_CONTEXT_SQL,
+    sqls = (q.ENDINGS_SQL, q.CASCADES_SQL, q.LOOP_CANDIDATES_SQL, q.TEXTS_SQL, q.INTERRUPTS_SQL, q.LOST_CONTEXT_CANDIDATES, q.LOST_CONTEXT_SQL,
             FINISH_SQL, RULES_VERSION, (lexicon or built_in()).fingerprint())
     return query_fingerprint(TABLE, repr(sqls), [idle_minutes, hitl_hours, MIN_REPLY_CHARS, MAX_CLOSING_TOKENS])
 

@@ -111,14 +111,43 @@ WHERE c.is_root AND c.on_current_branch AND c.has_interrupt AND c.thread_id IN (
 GROUP BY c.thread_id, c.checkpoint_id, c.ts
 """
 
-#: Threads whose transcript a restart rebuilt without its older turns: restarted
-#: (`resume_points` >= 1) and flagged `truncated` by the Resume QA risks (`risk_figures`
-#: or its live query, `{risks}`); the ordinal is the first message the rebuilt window holds.
-LOST_CONTEXT_SQL = """
-WITH """ + _SCOPE + """,
-r AS (SELECT thread_id, truncated_by FROM ({risks}) WHERE resume_points >= 1
-      AND list_contains(string_split(flags, ','), 'truncated') AND thread_id IN (SELECT thread_id FROM scope)),
-conv AS (SELECT thread_id, ordinal, row_number() OVER (PARTITION BY thread_id ORDER BY ordinal) - 1 AS k
-         FROM messages WHERE role IN ('user', 'assistant') AND thread_id IN (SELECT thread_id FROM r))
-SELECT r.thread_id, c.ordinal FROM r LEFT JOIN conv c ON c.thread_id = r.thread_id AND c.k = r.truncated_by
+#: Threads restarted with more history than a restart rebuilds, the candidates of `lost_context`
+#: (from the Resume QA risks, `{risks}`): a resume point, and more user/assistant messages than the
+#: window cap now or before a removal (a removed message may have been in a window rebuilt earlier).
+LOST_CONTEXT_CANDIDATES = """t.thread_id IN (SELECT thread_id FROM ({risks})
+    WHERE resume_points >= 1 AND conversational_messages + removed_messages > ?)"""
+
+#: Every restart whose rebuilt window lacked older turns: a resume point (`{points}`: the Resume QA
+#: CTEs ending in `numbered`) whose `before` checkpoint, the state the runtime rehydrated from, held
+#: more user/assistant messages than the window cap. One row per such restart: the thread and the
+#: transcript ordinal of the first message that window held (by message id; the list position when
+#: the message has none; NULL when the transcript no longer holds it).
+LOST_CONTEXT_SQL = """{points},
+long_before AS (SELECT DISTINCT thread_id, before_checkpoint_id AS checkpoint_id FROM numbered
+                WHERE before_message_count > ?),
+lists AS (SELECT c.thread_id, c.checkpoint_id, unnest(c.message_versions) AS version,
+                 generate_subscripts(c.message_versions, 1) - 1 AS list_ordinal
+          FROM checkpoints AS c JOIN long_before AS b USING (thread_id, checkpoint_id) WHERE c.is_root),
+conv AS (SELECT l.thread_id, l.checkpoint_id, l.list_ordinal, v.message_id,
+                row_number() OVER (PARTITION BY l.thread_id, l.checkpoint_id ORDER BY l.list_ordinal DESC) AS from_end
+         FROM lists AS l JOIN message_versions AS v ON v.thread_id = l.thread_id AND v.version = l.version
+         WHERE v.role IN ('user', 'assistant')),
+first_kept AS (SELECT thread_id, checkpoint_id, any_value(list_ordinal) FILTER (WHERE from_end = ?) AS list_ordinal,
+                      any_value(message_id) FILTER (WHERE from_end = ?) AS message_id
+               FROM conv GROUP BY thread_id, checkpoint_id HAVING count(*) > ?)
+SELECT DISTINCT f.thread_id, CASE WHEN f.message_id IS NULL THEN f.list_ordinal ELSE m.ordinal END AS ordinal
+FROM first_kept AS f LEFT JOIN messages AS m ON m.thread_id = f.thread_id AND m.message_id = f.message_id
 """
+
+
+def lost_context_sql(where: str, params: list, risks: str) -> tuple[str, list]:
+    """`LOST_CONTEXT_SQL` over the threads of `where` (its values in `params`) and its parameters;
+    `risks` is the text of a query of Resume QA risk rows (`risk_figures`, or its live query)."""
+    # (imported here: analytics.filters imports this module's SIGNALS, and the resume modules import filters)
+    from analytics.resume_chain import points_ctes
+    from analytics.resume_common import DEFAULT_CAP, PROCESS_KEYS
+    from analytics.resume_gap import DEFAULT_GAP_MINUTES
+
+    scoped = f"({where}) AND " + LOST_CONTEXT_CANDIDATES.format(risks=risks)
+    points, point_params = points_ctes(scoped, [*params, DEFAULT_CAP], DEFAULT_GAP_MINUTES, PROCESS_KEYS)
+    return LOST_CONTEXT_SQL.format(points=points), [*point_params, DEFAULT_CAP, DEFAULT_CAP, DEFAULT_CAP, DEFAULT_CAP]

@@ -109,14 +109,17 @@ CASES: dict[str, tuple[Script, dict[str, list[str]], str]] = {
 }
 
 
-def lost_context_script() -> Script:
-    """26 turns (52 conversational messages: more than the 50 a restart rebuilds) with a
-    two-hour pause (a restart) in the middle."""
-    steps = [User(f"ask{i} alpha{i} bravo{i} charlie{i}", 3 * H if i == 13 else 30) for i in range(26)]
-    return Script([Reply(f"reply{i} delta{i} echo{i} foxtrot{i}") for i in range(26)], steps)
+def long_script(turns: int, pause_before: int) -> Script:
+    """`turns` user turns of two conversational messages each, with a three-hour pause (a restart)
+    before turn `pause_before`."""
+    steps = [User(f"ask{i} alpha{i} bravo{i} charlie{i}", 3 * H if i == pause_before else 30) for i in range(turns)]
+    return Script([Reply(f"reply{i} delta{i} echo{i} foxtrot{i}") for i in range(turns)], steps)
 
 
-CASES["en:lost-context"] = (lost_context_script(), {"lost_context": ["ask1 "]}, "resolved")
+# Restarted after 52 conversational messages: the rebuilt window (50) starts at the second question.
+CASES["en:lost-context"] = (long_script(28, 26), {"lost_context": ["ask1 "]}, "resolved")
+# Decoy: restarted after 26 messages (all rebuilt), the thread passes 50 later without a restart.
+CASES["en:restart-then-long"] = (long_script(28, 13), {}, "resolved")
 
 
 @pytest.fixture(scope="package")
