@@ -241,7 +241,8 @@ def resume_timeline(timeline: pd.DataFrame, markers: pd.DataFrame, by_step: bool
     )
     fig.update_layout(legend_title_text="Branch · source")  # (px would title it with the column names)
     for m in markers.itertuples():
-        fig.add_vrect(x0=getattr(m, x0), x1=getattr(m, x1), fillcolor="orange", opacity=0.25, line_width=0)
+        fig.add_vrect(x0=getattr(m, x0), x1=getattr(m, x1), fillcolor="orange", opacity=0.12, line_width=0,
+                      layer="below")  # (the idle gap behind the checkpoints, not over them)
         fig.add_vline(
             x=getattr(m, x1), line_dash="dash", line_color="orange", annotation_text=m.label,
             annotation_position="top left",

@@ -157,18 +157,19 @@ def risks(max_score: int) -> dict:
     """Resume QA's threads ranked by risk (`max_score` fills the bar); each header's help is
     the column's meaning in the catalogue (`analytics.catalog.RISK_FIGURES`)."""
     meaning = {c.name: c.doc for c in RISK_FIGURES.columns}
+    header = {name: label[0].upper() + label[1:] for name, label in RISK_LABELS.items()}  # (a header starts upper case)
     config = {
-        name: st.column_config.Column(label, help=meaning.get(name))
-        for name, label in RISK_LABELS.items()
+        name: st.column_config.Column(header[name], help=meaning.get(name))
+        for name in RISK_LABELS
     }
     config.update({
-        "thread_id": st.column_config.TextColumn("thread", pinned=True),
-        "flags": st.column_config.TextColumn("flags", width="medium", help=meaning["flags"]),
-        "risk_score": st.column_config.ProgressColumn("risk", format="%d", min_value=0, max_value=max_score,
-                                                      help=meaning["risk_score"]),
+        "thread_id": st.column_config.TextColumn(header["thread_id"], pinned=True),
+        "flags": st.column_config.TextColumn(header["flags"], width="large", help=meaning["flags"]),
+        "risk_score": st.column_config.ProgressColumn(header["risk_score"], format="%d", min_value=0,
+                                                      max_value=max_score, help=meaning["risk_score"]),
         "resume_points": st.column_config.NumberColumn(
-            "resume points", help="Restarts: idle gaps over the threshold and changes of run / process id"),
-        "last_ts": st.column_config.DatetimeColumn("last ts", format=_TS,
+            header["resume_points"], help="Restarts: idle gaps over the threshold and changes of run / process id"),
+        "last_ts": st.column_config.DatetimeColumn("Last ts (UTC)", format=_TS,
                                                    help="time of the latest checkpoint (`threads.last_ts`)"),
     })
     return config

@@ -143,7 +143,10 @@ def test_transcript_dtypes_are_the_catalogues():
 def test_report_columns_are_catalogued_columns():
     assert set(reports.TRANSCRIPT_COLUMNS) <= set(loader_catalog.MESSAGES.names)
     # The catalogued metrics, then a preview of the first user message (docs/metrics.md).
-    assert reports.REPORTS["conversations"].columns == (*catalog.CONVERSATION_METRICS.names, "first_user_message")
+    # ... then the outcome (a catalogued column of conversation_signals) and the signals that fired, in words.
+    assert reports.REPORTS["conversations"].columns == (
+        *catalog.CONVERSATION_METRICS.names, "first_user_message", "outcome", "signals")
+    assert "outcome" in catalog.CONVERSATION_SIGNALS.names
 
 
 # --- docs/schema.md ------------------------------------------------------------------------------

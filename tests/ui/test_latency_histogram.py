@@ -1,4 +1,5 @@
-"""`ui.models.conversations.latency_histogram` against numpy.histogram run per model on the same edges."""
+"""`ui.models.conversations.latency_histogram` against numpy.histogram run per model on the same edges
+(values below the first edge, a 0 s pair under ratio bins, counted in the first bin)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import pandas as pd
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ui.models.conversations import latency_histogram
+from ui.models.conversations import LOG_SPREAD, latency_edges, latency_histogram
 
 _pairs = st.lists(
     st.tuples(
@@ -19,11 +20,12 @@ _pairs = st.lists(
 
 
 def _reference(values: list[float], models: list[str | None], bins: int) -> pd.DataFrame:
-    edges = np.histogram_bin_edges(np.array(values, dtype=float), bins=bins)
+    edges = latency_edges(np.array(values, dtype=float), bins=bins)
     named = np.array(["(no model)" if m is None else m for m in models], dtype=object)
+    clipped = np.clip(np.array(values, dtype=float), edges[0], edges[-1])
     rows = []
     for name in sorted(set(named)):
-        counts, _ = np.histogram(np.array(values, dtype=float)[named == name], bins=edges)
+        counts, _ = np.histogram(clipped[named == name], bins=edges)
         rows += [(b, name, int(n)) for b, n in enumerate(counts) if n]
     rows.sort(key=lambda r: (r[0], r[1]))  # by bin, then model
     return pd.DataFrame({
@@ -51,3 +53,14 @@ def test_every_pair_is_counted_once_in_its_bin_and_model(pairs, bins, arrow_stri
     assert got["bin_end"].tolist() == want["bin_end"].tolist()
     assert got["model"].tolist() == want["model"].tolist()
     assert got["pairs"].tolist() == want["pairs"].tolist()
+
+
+def test_replies_from_a_second_to_an_hour_get_bins_of_equal_ratio():
+    """Equal widths would put every reply under six minutes in the first of ten bars."""
+    values = np.array([0.0, 0.8, 1.2, 2.5, 4.0, 9.0, 30.0, 120.0, 3600.0])
+    assert values.max() / values[values > 0].min() > LOG_SPREAD
+    got = latency_histogram(pd.Series(values), pd.Series(["m"] * len(values)), bins=10)
+    ratios = got["bin_end"] / got["bin_start"]
+    assert np.allclose(ratios, ratios.iloc[0])
+    assert got["pairs"].sum() == len(values) and len(got) >= 6  # the fast replies spread over several bars
+    assert (np.diff(latency_edges(np.array([1.0, 2.0, 3.0]), 4)) == 0.5).all()  # a narrow spread: equal widths

@@ -28,7 +28,8 @@ def restart(sqlite_store) -> str:
 def test_the_risk_overview_is_risks_in_the_page_columns_with_a_label_per_thread(con):
     got = resume_qa.risk_overview(con, Filters(), 50)
     ranked = resume.risks(con, Filters(), 50)
-    pd.testing.assert_frame_equal(got.table, ranked[list(RISK_TABLE_COLUMNS)])
+    want = ranked[list(RISK_TABLE_COLUMNS)].assign(flags=ranked["flags"].map(resume_qa.flags_text))
+    pd.testing.assert_frame_equal(got.table, want)
     assert list(got.labels) == ranked["thread_id"].tolist()
     for row in ranked.itertuples():
         flags = " · " + row.flags.replace(",", ", ") if isinstance(row.flags, str) and row.flags else ""
@@ -189,5 +190,5 @@ def test_an_observed_check_counts_what_the_page_headlines(con, restart):
 def test_labels_and_the_flag_legend():
     assert resume_qa.at_label(LATEST) == "latest checkpoint (a restart now)" and resume_qa.at_label("3") == "resume #3"
     legend = resume_qa.flag_legend().splitlines()
-    assert len(legend) == len(resume.RISK_FLAGS) and legend[0].startswith("- **latest_not_leaf** (weight 5): ")
+    assert len(legend) == len(resume.RISK_FLAGS) and legend[0].startswith("- **latest not leaf** (`latest_not_leaf`, weight 5): ")
     assert resume_qa.MAX_RISK_SCORE == sum(f.weight for f in resume.RISK_FLAGS) > 0

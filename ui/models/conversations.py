@@ -46,6 +46,25 @@ class ConversationsPage:
     activity: pd.DataFrame  # day, active_conversations, messages, user_messages
 
 
+#: A spread (largest over smallest positive latency) past which bins grow geometrically: with
+#: replies from 1 s to an hour, equal widths put every fast reply in the first bar.
+LOG_SPREAD = 50
+
+
+def latency_edges(values: np.ndarray, bins: int = LATENCY_BINS) -> np.ndarray:
+    """Bin edges for latencies: equal widths, or equal ratios when they spread over `LOG_SPREAD`x.
+
+    >>> latency_edges(np.array([1.0, 2.0, 3.0]), bins=2).tolist()
+    [1.0, 2.0, 3.0]
+    >>> latency_edges(np.array([0.0, 1.0, 10.0, 100.0]), bins=2).round(6).tolist()
+    [1.0, 10.0, 100.0]
+    """
+    positive = values[values > 0]
+    if len(positive) and positive.max() > LOG_SPREAD * positive.min():  # (a product: no overflow on a denormal)
+        return np.geomspace(positive.min(), positive.max(), bins + 1)
+    return np.histogram_bin_edges(values, bins=bins)
+
+
 def latency_histogram(latency_s: pd.Series, model: pd.Series, bins: int = LATENCY_BINS) -> pd.DataFrame:
     """Pairs per latency bin and model (columns bin_start, bin_end, model, pairs).
 
@@ -59,8 +78,8 @@ def latency_histogram(latency_s: pd.Series, model: pd.Series, bins: int = LATENC
     values = latency_s.astype(float).to_numpy()
     if len(values) == 0:
         return pd.DataFrame(columns=columns)
-    edges = np.histogram_bin_edges(values, bins=bins)
-    # The last bin is closed on the right, like numpy.histogram.
+    edges = latency_edges(values, bins)
+    # The last bin is closed on the right, like numpy.histogram (a 0 s pair falls in the first bin).
     idx = np.clip(np.searchsorted(edges, values, side="right") - 1, 0, len(edges) - 2)
     # Counted as one integer per (bin, model) pair: counting (bin, model) rows with
     # value_counts took 0.1-0.2 s for 300k pairs, mostly hashing the model strings twice.

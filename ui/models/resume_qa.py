@@ -59,7 +59,16 @@ MAX_RISK_SCORE = sum(f.weight for f in resume.RISK_FLAGS)
 
 def flag_legend() -> str:
     """What each risk flag means, as a markdown list, most severe first."""
-    return "\n".join(f"- **{f.name}** (weight {f.weight}): {f.meaning}" for f in resume.RISK_FLAGS)
+    return "\n".join(f"- **{flags_text(f.name)}** (`{f.name}`, weight {f.weight}): {f.meaning}" for f in resume.RISK_FLAGS)
+
+
+def flags_text(flags: str | None) -> str:
+    """A thread's risk flags as the table shows them: words, `, ` between them.
+
+    >>> flags_text("no_id_in_window,no_ts_in_window"), flags_text(None)
+    ('no id in window, no ts in window', '')
+    """
+    return ", ".join(f.replace("_", " ") for f in flags.split(",")) if flags else ""
 
 
 def at_label(at: str) -> str:
@@ -133,7 +142,9 @@ def risk_overview(
         )
         frame = fetch_frame(con, sql, params, resume.RISK_COLUMNS)
     table = frame[list(RISK_TABLE_COLUMNS)].reset_index(drop=True)
-    return RiskOverview(table, _labels(table), matching, page, pages, offset)
+    labels = _labels(table)
+    table["flags"] = table["flags"].map(flags_text)  # (the CSV keeps the codes docs/resume_qa.md names)
+    return RiskOverview(table, labels, matching, page, pages, offset)
 
 
 def risk_table(con_or_path: ConOrPath, filters: Filters, cap: int, gap_minutes: float, restarted_only: bool,
