@@ -103,7 +103,7 @@ def test_a_reviewer_walks_a_queue_and_every_annotation_survives_reloads(server, 
         tab.goto(f"{server}/overview")
         tab.get_by_role("heading", name="Overview").wait_for()
         settle(tab)
-        expect(tab.get_by_role("textbox", name="Reviewer")).to_have_value("ana")
+        expect(tab.get_by_role("textbox", name="Reviewer")).to_have_value("ana", timeout=30_000)  # (a loaded machine draws the sidebar late)
         tab.close()
 
         # A filter, then a queue of 10 of its threads (a seeded sample, in the view's order).
