@@ -29,3 +29,29 @@ def test_a_postgres_thread_past_the_limit_holds_no_blob_of_the_checkpoints_it_sk
     out.succeeded().within_budget().wrote_only([db])
     _assert_cut(db)
     assert _rows(db, "SELECT thread_id, content FROM messages") == [("long", "the first question")]
+
+
+def test_the_writes_of_the_checkpoints_a_cut_thread_skips_do_not_crowd_out_its_pending_interrupt(tmp_path, monkeypatch):
+    """Writes past the last checkpoint read are dropped before the special-writes tail keeps
+    the last ones: a flood on a skipped checkpoint leaves the interrupt of the last one read."""
+    import loaders
+    from loaders import records
+    from tests.loaders.pg_util import saver_for
+
+    monkeypatch.setenv("TRANSCRIPT_LENS_MAX_THREAD_CHECKPOINTS", "20")
+    monkeypatch.setattr(records, "SPECIAL_WRITES_MAX", 50)
+    with fresh_database() as dsn:
+        long_pg_thread(dsn, 50, past=20, pad=0)
+        with psycopg.connect(dsn) as con:
+            first = con.execute("SELECT min(checkpoint_id) FROM checkpoints").fetchone()[0]
+        with saver_for(dsn) as saver:
+            config = {"configurable": {"thread_id": "long", "checkpoint_ns": ""}}
+            saver.put_writes({"configurable": {**config["configurable"], "checkpoint_id": f"{first}-0000019"}},
+                             [("__interrupt__", "approve?")], "ask")
+            skipped = {"configurable": {**config["configurable"], "checkpoint_id": f"{first}-0000030"}}
+            for i in range(100):
+                saver.put_writes(skipped, [("__error__", "boom")], f"flood-{i:03d}")
+        db = tmp_path / "out.duckdb"
+        summary = loaders.load(dsn, db)
+    assert summary.errors == 1  # the cut, and no special write skipped
+    assert _rows(db, "SELECT interrupt_pending, latest_checkpoint_id FROM threads") == [(True, f"{first}-0000019")]

@@ -65,3 +65,25 @@ def test_a_flood_of_special_writes_on_redis_keeps_the_last_as_every_reader(redis
         "a thread's last 50 or 64 MiB of them are read")]
     # Of the 300 write documents only the 50 kept are fetched whole (all: 300 * doc_bytes, 0.8 MB).
     assert sent < 50 * doc_bytes + 300 * 300 + (64 << 10), (sent, doc_bytes)
+
+
+def test_the_writes_of_the_checkpoints_a_cut_redis_thread_skips_are_not_read(redis_stack, tmp_path, monkeypatch):
+    """Writes past the last checkpoint read are left unread before the last special writes are
+    chosen: a flood on a skipped checkpoint leaves the interrupt of the last one read."""
+    from langgraph.checkpoint.redis import RedisSaver
+
+    monkeypatch.setenv("TRANSCRIPT_LENS_MAX_THREAD_CHECKPOINTS", "20")
+    monkeypatch.setattr(records, "SPECIAL_WRITES_MAX", 50)
+    flush(redis_stack)
+    long_redis_thread(redis_stack.url, "checkpoint", 50)
+    first = min(k.decode().rsplit(":", 1)[-1] for k in redis_stack.client().keys("checkpoint:long:*"))
+    with RedisSaver.from_conn_string(redis_stack.url) as saver:
+        conf = {"thread_id": "long", "checkpoint_ns": ""}
+        saver.put_writes({"configurable": {**conf, "checkpoint_id": f"{first}-0000019"}}, [("__interrupt__", "approve?")], "ask")
+        for i in range(100):
+            saver.put_writes({"configurable": {**conf, "checkpoint_id": f"{first}-0000030"}}, [("__error__", "boom")],
+                             f"flood-{i:03d}")
+    db = tmp_path / "out.duckdb"
+    summary = loaders.load(redis_stack.url, db)
+    assert summary.errors == 1  # the cut, and no special write skipped
+    assert _rows(db, "SELECT interrupt_pending, latest_checkpoint_id FROM threads") == [(True, f"{first}-0000019")]
