@@ -46,7 +46,6 @@ from loaders.source import Source
 
 MYSQL_PREFIXES = ("mysql://", "mariadb://")
 TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes")
-FETCH_ROWS = 500  # rows per fetch of the unbuffered cursor (blob rows hold a whole message list each)
 
 
 def _wanted(table: str) -> tuple[tuple[str | None, ...], str | None, tuple[str, ...] | None]:
@@ -117,9 +116,10 @@ def _stage_live(stage: Stage, dsn: str, where: str, options: SinceOptions) -> bo
             loader = StageLoader(stage, table, False, where)
             with con.cursor() as cur:
                 cur.execute(query, params)
-                while batch := cur.fetchmany(FETCH_ROWS):
-                    for raw in batch:
-                        loader.add(raw, sum(len(v) for v in raw if isinstance(v, (bytes, str))))
+                # One row at a time off the unbuffered cursor: the stage loader batches them by
+                # bytes, where a batch of rows would hold that many blobs of any size at once.
+                for raw in cur:
+                    loader.add(raw, sum(len(v) for v in raw if isinstance(v, (bytes, str))))
             loader.flush()
         con.rollback()
     except pymysql.Error as exc:

@@ -251,8 +251,10 @@ class _Follower:
         self.what = what
         self.where = where
 
-    def take(self, thread_id: str, tail: SpecialWritesTail | None = None) -> list[tuple]:
-        """The rows of `thread_id` (into `tail` when given: kept bounded as they stream)."""
+    def take(self, thread_id: str, tail: SpecialWritesTail | None = None,
+             keep: Callable[[tuple], bool] | None = None) -> list[tuple]:
+        """The rows of `thread_id` (into `tail` when given: kept bounded as they stream); with
+        `keep`, only those it keeps: the others are dropped as they stream by, never held."""
         out: list[tuple] = []
         add = tail.add if tail is not None else out.append
         row = self._next
@@ -260,7 +262,7 @@ class _Follower:
             if self._last is not None and row[0] < self._last:
                 raise _disorder(self.where, self.what)
             self._last = row[0]
-            if row[0] == thread_id:
+            if row[0] == thread_id and (keep is None or keep(row)):
                 add(row)
             row = next(self._rows, None)
         self._next = row
@@ -358,10 +360,12 @@ def assemble(
             problem = next(problems, None)
         rows = _in_key_order(rows, _checkpoint_key, "checkpoints", where, errors)
         tail = SpecialWritesTail(7)  # (a WriteRow's blob)
-        thread_writes = _in_key_order(write_rows.take(thread_id, tail), _write_key, "checkpoint_writes", where, errors)
+        write_keep = _on_checkpoints_read(rows) if skipped else None
+        thread_writes = _in_key_order(write_rows.take(thread_id, tail, write_keep), _write_key, "checkpoint_writes",
+                                      where, errors)
         if tail.dropped:
             errors.append(tail.error(thread_id))
-        blobs = blob_rows.take(thread_id)
+        blobs = blob_rows.take(thread_id, keep=_blob_of(rows))
         out = build_bundle(thread_id, rows, blobs, thread_writes)
         out.errors[:0] = errors
         if delta_writes is not None and delta.marked(out):  # a DeltaChannel thread: its messages rebuilt (loaders.delta)
@@ -393,6 +397,25 @@ def assemble(
     yield from problems_before(None)
     if stray:
         yield ThreadBundle("", [], errors=stray)
+
+
+def _blob_of(rows: list[CheckpointRow]) -> Callable[[BlobRow], bool]:
+    """Whether a blob row holds the `messages` of one of `rows`: no other blob is ever looked
+    up, so the others (a capped thread's later versions, versions no checkpoint names) are
+    dropped as they stream by, and a thread holds at most one blob per checkpoint read."""
+    wanted = {(r.checkpoint_ns, r.messages_version) for r in rows if r.messages_version is not None}
+    return lambda b: (b[1], b[2]) in wanted
+
+
+def _on_checkpoints_read(rows: list[CheckpointRow]) -> Callable[[WriteRow], bool] | None:
+    """Of a thread cut short (its first checkpoints in key order read), whether a write row is
+    not past the last checkpoint read: the writes of the checkpoints past it are dropped as
+    they stream by, unread and uncounted (those checkpoints are counted already)."""
+    keys = [(r.checkpoint_ns, r.checkpoint_id) for r in rows if r.checkpoint_id is not None]
+    if not keys:
+        return None
+    last = max(keys)
+    return lambda w: not (type(w[1]) is str and type(w[2]) is str) or (w[1], w[2]) <= last
 
 
 _FAILED = object()

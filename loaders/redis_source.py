@@ -22,7 +22,10 @@ from the documents: the reader SCANs the keys under the two prefixes, learns eac
 document's thread with `JSON.MGET … $.thread_id` (and each write's channel), then reads
 one thread at a time, in id order, with `JSON.MGET` in batches, and hands the rows to
 the shared row decoding (`loaders.sqlite_source.bundle_thread`) as `json` checkpoints.
-Both layouts are read by the same code: a document says which it is.
+Both layouts are read by the same code: a document says which it is. A thread of more
+checkpoints than a load reads (`records.max_thread_checkpoints()`), or of more special
+writes than it keeps (`records.SPECIAL_WRITES_MAX`), has only its documents' ids fetched
+first; then only the documents of the checkpoints and writes kept are.
 
 Strictly read-only: it sends SCAN, JSON.MGET, GET, ZRANGE (and PING, SELECT), nothing
 that writes or creates (no index, no FT.* command); a user whose ACL allows only these
@@ -36,6 +39,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import heapq
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -43,9 +47,11 @@ from typing import Any
 
 import orjson
 
-from loaders import delta
+from loaders import delta, records
 from loaders.dsn import DsnSpec, first_line, mask_dsn
-from loaders.records import SPECIAL_CHANNELS, LoadError, SourceError, ThreadBundle, key_too_long
+from loaders.records import (
+    SPECIAL_CHANNELS, LoadError, SourceError, SpecialWritesTail, ThreadBundle, key_too_long, max_thread_checkpoints,
+)
 from loaders.source import Source, SourceOptions, SourceReader
 from loaders.sqlite_source import bundle_thread
 
@@ -239,22 +245,113 @@ class RedisReader(SourceReader):
 
     def _thread(self, thread_id: str) -> ThreadBundle:
         errors: list[LoadError] = []
-        cp_keys = list(self.cp_keys[thread_id])
-        write_keys = list(self.write_keys.get(thread_id, ()))
-        docs = [d[0] for d in self._mget(cp_keys) if d]
-        write_docs = [d[0] for d in self._mget(write_keys) if d]
-        more_docs, more_writes = self._recheck(thread_id, docs, set(cp_keys), set(write_keys), errors)
-        rows = [r for r in (_checkpoint_row(thread_id, d, errors) for d in docs + more_docs) if r is not None]
-        writes = [w for w in (_write_row(thread_id, d, errors) for d in write_docs + more_writes) if w is not None]
+        cp_keys = self.cp_keys[thread_id]
+        write_keys = self.write_keys.get(thread_id, ())
+        chosen, skipped = self._first_checkpoints(cp_keys)
+        rows: list[tuple] = []
+        heads: set[tuple] = set()
+        for d in self._docs(chosen):
+            if isinstance(d, dict) and isinstance(d.get("thread_id"), str) and isinstance(d.get("checkpoint_ns"), str):
+                heads.add((d["thread_id"], d["checkpoint_ns"], "parent_checkpoint_id" in d))
+            if (row := _checkpoint_row(thread_id, d, errors)) is not None:
+                rows.append(row)
+        # Of a thread cut short, the writes of the checkpoints past the last one read are not read.
+        last = max((r[1], r[2]) for r in rows) if skipped and rows else None
+        chosen_writes, dropped = self._last_writes(write_keys, last)
+        write_rows = [w for w in (_write_row(thread_id, d, errors) for d in self._docs(chosen_writes)) if w is not None]
+        more_docs, more_writes = self._recheck(thread_id, heads, set(cp_keys), set(write_keys), errors)
+        rows += [r for r in (_checkpoint_row(thread_id, d, errors) for d in more_docs) if r is not None]
+        write_rows += [w for w in (_write_row(thread_id, d, errors) for d in more_writes) if w is not None]
         rows.sort(key=lambda r: (r[1], r[2]))
-        writes.sort(key=lambda w: (w[1], w[2], w[3], w[4]))
-        bundle = bundle_thread(thread_id, rows, writes)
+        write_rows.sort(key=lambda w: (w[1], w[2], w[3], w[4]))
+        tail = SpecialWritesTail(7)  # (a write row's value)
+        tail.dropped = dropped
+        for w in write_rows:
+            tail.add(w)
+        bundle = bundle_thread(thread_id, rows, tail.rows(), skipped=skipped)
         bundle.errors[:0] = errors
+        if tail.dropped:
+            bundle.errors.append(tail.error(thread_id))
         return _without_delta_messages(bundle) if delta.marked(bundle) else bundle
 
-    def _recheck(self, thread_id: str, docs: list, known: set[bytes], known_writes: set[bytes],
+    def _docs(self, keys: list[bytes]) -> Iterator[Any]:
+        """The documents of `keys` (those still there), a `JSON.MGET` batch at a time."""
+        for i in range(0, len(keys), MGET_KEYS):
+            yield from (d[0] for d in self._mget(keys[i:i + MGET_KEYS]) if d)
+
+    def _ids(self, keys: list[bytes], paths: tuple[str, ...]) -> Iterator[tuple[bytes, list | None]]:
+        """`(key, [value at each path])` of `keys`, a batch at a time; the values None when a
+        path holds no one scalar (a document without its keys, or not an object), the whole
+        entry None when the document is gone."""
+        for i in range(0, len(keys), MGET_KEYS):
+            batch = keys[i:i + MGET_KEYS]
+            found = [self._mget(batch, path) for path in paths]
+            for j, key in enumerate(batch):
+                values = [f[j] for f in found]
+                if all(v is None for v in values):
+                    continue  # deleted since the scan
+                yield key, [v[0] if v and len(v) == 1 and not isinstance(v[0], (Unreadable, dict, list)) else None
+                            for v in values]
+
+    def _first_checkpoints(self, keys: list[bytes]) -> tuple[list[bytes], int]:
+        """The keys of the thread's first `records.max_thread_checkpoints()` checkpoints (by
+        namespace and id) and how many more there are. Past the limit only the ids are read
+        (`JSON.MGET` of two fields, in batches), and the documents of the first ones after: a
+        thread of millions of tiny checkpoints costs the limit's documents, not the thread's.
+        Documents without text ids (reported whole) come first, and count."""
+        cap = max_thread_checkpoints()
+        if len(keys) <= cap:
+            return list(keys), 0
+        odd: list[bytes] = []
+        total = 0
+
+        def placed():
+            nonlocal total
+            for key, (ns, cid) in self._ids(keys, ("$.checkpoint_ns", "$.checkpoint_id")):
+                total += 1
+                if type(ns) is str and type(cid) is str:
+                    yield _unsafe(ns, EMPTY_STRING_SENTINEL), _unsafe(cid, EMPTY_ID_SENTINEL), key
+                elif len(odd) < cap:
+                    odd.append(key)
+
+        first = heapq.nsmallest(cap, placed())
+        chosen = odd + [key for _, _, key in first[:cap - len(odd)]]
+        return chosen, total - len(chosen)
+
+    def _last_writes(self, keys: list[bytes], last: tuple[str, str] | None) -> tuple[list[bytes], int]:
+        """The keys of the thread's special writes to read, and how many more are left unread:
+        all of them up to `records.SPECIAL_WRITES_MAX`; past it (or when the thread was cut
+        short, `last` its last checkpoint read) only their keys are read first, and the last
+        `SPECIAL_WRITES_MAX` (by namespace, checkpoint id, task id, idx) of those on a
+        checkpoint read are fetched, as the other readers' `SpecialWritesTail` keeps them.
+        Writes past `last` belong to checkpoints not read: not read, not counted.
+        Documents without their keys (reported whole) are read too, as many again at most."""
+        limit = records.SPECIAL_WRITES_MAX
+        if len(keys) <= limit and last is None:
+            return list(keys), 0
+        odd: list[bytes] = []
+        seen = 0  # (writes on a checkpoint read, and documents without their keys past `limit`)
+
+        def placed():
+            nonlocal seen
+            for key, (ns, cid, task_id, idx) in self._ids(keys, ("$.checkpoint_ns", "$.checkpoint_id", "$.task_id", "$.idx")):
+                if type(ns) is str and type(cid) is str and type(task_id) is str and type(idx) is int:
+                    ns, cid = _unsafe(ns, EMPTY_STRING_SENTINEL), _unsafe(cid, EMPTY_ID_SENTINEL)
+                    if last is None or (ns, cid) <= last:
+                        seen += 1
+                        yield ns, cid, task_id, idx, key
+                elif len(odd) < limit:
+                    odd.append(key)
+                else:
+                    seen += 1
+
+        chosen = [key for *_, key in heapq.nlargest(limit, placed())]
+        return odd + chosen, seen - len(chosen)
+
+    def _recheck(self, thread_id: str, heads: set[tuple], known: set[bytes], known_writes: set[bytes],
                  errors: list[LoadError]) -> tuple[list, list]:
-        """Checkpoints and special writes of this thread written since the scan (see the class).
+        """Checkpoints and special writes of this thread written since the scan (see the class),
+        from its `heads`: `(thread_id, checkpoint_ns, full saver?)` of the documents read.
         A pointer or registry key of the wrong type is a row error; the thread loads without it."""
 
         def read(command, key: bytes, *args):
@@ -267,11 +364,7 @@ class RedisReader(SourceReader):
 
         new_docs: list = []
         registries: list[bytes] = []
-        heads = {(d.get("thread_id"), d.get("checkpoint_ns"), "parent_checkpoint_id" in d)
-                 for d in docs if isinstance(d, dict)}
         for tid, ns, full in heads:
-            if not (isinstance(tid, str) and isinstance(ns, str)):
-                continue
             if not full:  # the shallow saver: its one document was read as it is now
                 registries.append(b"write_registry:%s:%s:shallow" % (tid.encode(), ns.encode()))
                 continue

@@ -37,6 +37,7 @@ SMOKE = {
     "bench_topics.py": ["--threads", "300"],
     "damage_sweep.py": ["--store", STORE, "--copies", "2", "--keep", f"{OUT}/kept"],
     "pg_live_vs_copy.py": ["--threads", "3", "--turns", "2", "--admin-dsn", ADMIN_DSN],
+    "thread_caps_sweep.py": ["--scale", "0.01"],
     "worker_path.py": [STORE, "--threads", "5"],
 }
 BROWSER = {"app_load.py", "bench_render.py"}

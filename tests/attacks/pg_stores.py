@@ -1,0 +1,39 @@
+"""Hostile Postgres stores: a thread's first checkpoint written by the real `PostgresSaver`,
+then its rows copied on the server (`generate_series`), in the saver's exact schema.
+
+    long_pg_thread(dsn, 5_000, past=2_000, pad=384 << 10)
+"""
+
+from __future__ import annotations
+
+import psycopg
+from langgraph.checkpoint.base import empty_checkpoint
+
+from tests.loaders.pg_util import saver_for
+
+
+def long_pg_thread(dsn: str, checkpoints: int, past: int, pad: int, thread_id: str = "long") -> None:
+    """A thread of `checkpoints` checkpoints in a chain (`<id>-0000001`, … after the first, one
+    message). The first `past` share the first one's `messages` blob version, as steps that do
+    not change the list do; each later one names a version of its own whose blob row holds
+    `pad` more zero bytes (they compress: TOAST keeps such a blob in a few kB on disk)."""
+    with saver_for(dsn) as saver:
+        cp = empty_checkpoint()
+        cp["channel_values"] = {"messages": [{"role": "user", "content": "the first question", "id": "m1"}]}
+        cp["channel_versions"] = {"messages": 1}
+        saver.put({"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}, cp,
+                  {"source": "input", "step": -1}, {"messages": 1})
+    with psycopg.connect(dsn, autocommit=True) as con:
+        con.execute(
+            "INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata) "
+            "SELECT thread_id, checkpoint_ns, checkpoint_id || '-' || lpad(i::text, 7, '0'), "
+            "CASE WHEN i = 1 THEN checkpoint_id ELSE checkpoint_id || '-' || lpad((i - 1)::text, 7, '0') END, type, "
+            "CASE WHEN i < %(past)s THEN checkpoint ELSE jsonb_set(checkpoint, '{channel_versions,messages}', "
+            "  to_jsonb((checkpoint -> 'channel_versions' ->> 'messages') || '-' || i)) END, metadata "
+            "FROM checkpoints, generate_series(1, %(n)s - 1) AS i WHERE thread_id = %(t)s",
+            {"past": past, "n": checkpoints, "t": thread_id})
+        con.execute(
+            "INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob) "
+            "SELECT thread_id, checkpoint_ns, channel, version || '-' || i, type, blob || decode(repeat('00', %(pad)s), 'hex') "
+            "FROM checkpoint_blobs, generate_series(%(past)s, %(n)s - 1) AS i WHERE thread_id = %(t)s AND channel = 'messages'",
+            {"past": past, "n": checkpoints, "t": thread_id, "pad": pad})
