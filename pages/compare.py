@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from ui import cache, charts, render, state
+from ui import cache, charts, markup, render, state
 from ui.compare_prices import price_source
 from ui.filters import filter_bar
 from ui.models import compare as model
@@ -56,6 +56,7 @@ if a == b:
     st.stop()
 view = cache.call(model.compare_page, db, a, b, prices, significant_only)
 
+markup.markdown(f"**A**: {model.cohort_text(a_values)} &nbsp;·&nbsp; **B**: {model.cohort_text(b_values)}")
 render.headline([
     ("Threads in A", render.number(view.threads_a), None),
     ("Threads in B", render.number(view.threads_b), None),
@@ -82,7 +83,7 @@ narrow = row is not None and row["kind"] in ("signal", "outcome")
 shared = {k: v for k, v in url.params().items() if k in state.SHARED}
 for column, side, values in zip(st.columns(2), ("a", "b"), (a_values, b_values)):
     n = int(row[f"count_{side}"]) if narrow else getattr(view, f"threads_{side}")
-    what = f" · {row['label']}" if narrow else ""
+    what = f" · {model.figure(row['kind'], row['name'], row['label'])}" if narrow else ""
     column.page_link("pages/conversations.py", icon=":material/list:", label=f"List cohort {side.upper()}'s {n:,} conversations{what}",
                      query_params=state.link_params(**model.conversation_params(
                          shared, values, row["kind"] if narrow else None, row["name"] if narrow else None)))

@@ -20,7 +20,7 @@ filters = filter_bar(url, cache.facets(db), text=False)
 c1, c2, _ = st.columns([3, 4, 5], vertical_alignment="bottom")
 period = c1.segmented_control("Trend per", model.PERIODS, format_func=str.capitalize,
                               key=url.bind("by", "week", state.choice(model.PERIODS))) or "week"
-outcome = c2.selectbox("Conversations of the topic that ended", model.OUTCOME_CHOICES,
+outcome = c2.selectbox("List a selected topic's conversations that ended", model.OUTCOME_CHOICES,
                        key=url.bind("outcome", "all", state.choice(model.OUTCOME_CHOICES)),
                        format_func=lambda o: "any way" if o == "all" else o)
 topic_key = url.bind("topic", None, state.INT)
@@ -47,7 +47,7 @@ picked = st.dataframe(
         "threads": "Conversations",
         "share": st.column_config.NumberColumn("Share", format="percent"),
         **{f"{o}_rate": st.column_config.NumberColumn(o.capitalize(), format="percent")
-           for o in ("resolved", "abandoned", "failed", "waiting")},
+           for o in ("resolved", "abandoned", "failed", "waiting", "unknown")},
         "abandoned_vs_rest": st.column_config.TextColumn("Abandoned × rest", help="The topic's rate over the other topics'"),
         "failed_vs_rest": st.column_config.TextColumn("Failed × rest", help="The topic's rate over the other topics'"),
         "typical_questions": st.column_config.TextColumn("Typical questions", width="large"),

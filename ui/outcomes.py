@@ -55,7 +55,9 @@ def tiles(shares: pd.DataFrame, params: dict[str, Any], outcomes: tuple[str, ...
             st.metric(OUTCOME_LABELS[row.outcome], f"{int(row.threads):,}", help=OUTCOME_DEFINITIONS[row.outcome],
                       delta=share_text(float(row.share)), delta_color="off", delta_arrow="off")
             if row.threads:
-                st.page_link("pages/conversations.py", icon=icon, label=f"List {int(row.threads):,} {OUTCOME_LABELS[row.outcome].lower()}",
+                # (the count alone: "List 30 abandoned" does not fit a fifth of a page)
+                st.page_link("pages/conversations.py", icon=icon, label=f"List {int(row.threads):,}",
+                             help=f"The {int(row.threads):,} {OUTCOME_LABELS[row.outcome].lower()} conversations on Conversations",
                              query_params=state.link_params(outcome=row.outcome, **params))
             else:
                 st.caption("none")

@@ -9,6 +9,7 @@ from analytics.cohorts.compare import compare_cohorts
 from analytics.filters import Filters
 from tests.analytics.cohorts.conftest import labelled_db  # noqa: F401  (the fixture)
 from tests.pages.conftest import metric, open_page
+from ui.models import compare as model
 
 V10, V11 = Filters(metadata=(("app_version", "1.0"),)), Filters(metadata=(("app_version", "1.1"),))
 
@@ -32,9 +33,10 @@ def test_a_first_visit_compares_the_two_app_versions(labelled_app, labelled_db):
     assert at.multiselect(key="compare.b_meta").value == ["app_version = 1.1"]
     n10 = sum(1 for r in labels["threads"].values() if r["app_version"] == "1.0")
     assert metric(at, "Threads in A") == str(n10) and metric(at, "In both") == "0"
+    assert any("**A**: app_version = 1.0" in m.value and "**B**: app_version = 1.1" in m.value for m in at.markdown)
     table = at.dataframe[0].value
     want = compare_cohorts(db, V10, V11)
-    assert table["figure"].tolist() == want["label"].tolist()
+    assert table["figure"].tolist() == [model.figure(*r) for r in want[["kind", "name", "label"]].itertuples(index=False)]
     assert any(d.label == "Download every row (CSV)" for d in at.get("download_button"))
 
 
@@ -95,7 +97,7 @@ def test_on_a_store_without_a_version_key_a_first_visit_compares_two_models(app,
     assert at.multiselect(key="compare.b_model").value == [models[1]]
     assert not any("same threads" in i.value for i in at.info)
     want = compare_cohorts(con, Filters(models=(models[0],)), Filters(models=(models[1],)))
-    assert at.dataframe[0].value["figure"].tolist() == want["label"].tolist()
+    assert at.dataframe[0].value["figure"].tolist() == [model.figure(*r) for r in want[["kind", "name", "label"]].itertuples(index=False)]
 
 
 def test_a_signal_row_lists_each_cohorts_conversations_with_it(labelled_app, labelled_db):
@@ -111,7 +113,8 @@ def test_a_signal_row_lists_each_cohorts_conversations_with_it(labelled_app, lab
     assert not at.exception
     links = [p.proto for p in at.get("page_link") if "cohort B" in p.proto.label]
     want = int(frame["count_b"].iloc[row])
-    assert len(links) == 1 and f"{want:,} conversations · {frame['label'].iloc[row]}" in links[0].label
+    shown = model.figure("signal", frame["name"].iloc[row], frame["label"].iloc[row])
+    assert len(links) == 1 and f"{want:,} conversations · {shown}" in links[0].label
     params = parse_qs(links[0].query_string)
     assert params["meta"] == ["app_version = 1.1"] and params["signal"] == [frame["name"].iloc[row]]
     listed = open_page(labelled_app, "conversations", **{k: v if len(v) > 1 else v[0] for k, v in params.items()})

@@ -16,6 +16,16 @@ def _links(at) -> dict[str, dict[str, list[str]]]:
     return {link.proto.label: parse_qs(link.proto.query_string) for link in at.main.get("page_link")}
 
 
+def _tile_links(at) -> dict[str, tuple[str, dict[str, list[str]]]]:
+    """Each outcome tile's link: outcome → (label, query params)."""
+    found = {}
+    for link in at.main.get("page_link"):
+        params = parse_qs(link.proto.query_string)
+        if link.proto.page == "conversations" and len(params.get("outcome", [])) == 1:
+            found[params["outcome"][0]] = (link.proto.label, params)
+    return found
+
+
 def _badges(at) -> list[str]:
     """The badges' texts (st.badge draws `:color-badge[:material/icon: text]` markdown)."""
     found = (re.fullmatch(r":\w+-badge\[(?::material/\w+: )?(.*)\]", m.value, re.S) for m in at.markdown)
@@ -40,9 +50,9 @@ def test_outcomes_page_counts_each_outcome_and_links_to_its_conversations(app):
     assert metric(at, "Abandoned") == "1" and metric(at, "Waiting") == "1"
     assert _deltas(at)["Abandoned"] == "6.7 %"  # of acme's 15
     assert metric(at, "Failed") == "0"
-    links = _links(at)
-    assert links["List 1 abandoned"]["outcome"] == ["abandoned"] and links["List 1 abandoned"]["tenant"] == ["acme"]
-    assert not any(label.startswith("List") and "failed" in label for label in links)  # nothing to list
+    tiles = _tile_links(at)
+    assert tiles["abandoned"][0] == "List 1" and tiles["abandoned"][1]["tenant"] == ["acme"]
+    assert "failed" not in tiles  # nothing to list
     signals = _table(at, "outcomes.signals").set_index("label")
     assert signals.loc["agent loop", "threads"] == 1 and signals.loc["slow human-in-the-loop", "threads"] == 2
     assert "definition" not in signals.columns  # (a cell clips it: every definition is written out in full beside)
@@ -123,11 +133,11 @@ def test_overview_tiles_list_what_went_wrong(app):
     at = open_page(app, "overview")
     assert metric(at, "Abandoned") == "1" and metric(at, "Failed") == "3"
     assert _deltas(at)["Failed"] == "8.1 %"
-    links = _links(at)
-    assert links["List 3 failed"]["outcome"] == ["failed"]
-    assert "Why: signals, trend, tenants on Outcomes" in links
+    tiles = _tile_links(at)
+    assert tiles["failed"][0] == "List 3"
+    assert "Why: signals, trend, tenants on Outcomes" in _links(at)
     at.multiselect(key="overview.tenant").set_value(["umbrella"]).run()
-    assert metric(at, "Failed") == "1" and _deltas(at)["Failed"] == "25.0 %" and _links(at)["List 1 failed"]["tenant"] == ["umbrella"]
+    assert metric(at, "Failed") == "1" and _deltas(at)["Failed"] == "25.0 %" and _tile_links(at)["failed"][1]["tenant"] == ["umbrella"]
     pages = {link.proto.page: parse_qs(link.proto.query_string) for link in at.main.get("page_link")}
     for page in ("patterns", "topics", "compare"):  # the pages that say why, under the same filters
         assert pages[page]["tenant"] == ["umbrella"]

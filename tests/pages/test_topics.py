@@ -25,6 +25,8 @@ def test_the_topics_and_their_outcomes(app, con):
             assert row.abandoned_vs_rest == ""
         else:
             assert row.abandoned_vs_rest == f"{want.abandoned_vs_rest:.1f}×"
+    rates = [c for c in table.columns if c.endswith("_rate")]
+    assert len(rates) == 5 and (table[rates].sum(axis=1) - 1).abs().max() < 1e-9  # every outcome: a row is 100 %
     largest = expected.iloc[0]
     assert any(f"Largest: **{largest['topic_label']}** ({largest['threads']:,} conversations" in m.value for m in at.markdown)
 

@@ -21,6 +21,7 @@ from analytics.errors import BadRequest
 from analytics.filters import Filters, day_window
 from analytics.outcomes.signals import OUTCOMES
 from analytics.reports import frame_csv
+from ui.models.outcomes import SIGNAL_LABELS
 
 #: Row kinds and how the page names them.
 KIND_LABELS = {"metric": "Per conversation (mean)", "signal": "Signal rate", "outcome": "Outcome share",
@@ -87,6 +88,25 @@ def cohort_filters(base: Filters, tenants=(), first=None, last=None, models=(), 
     if meta:
         changes["metadata"] = tuple(tuple(m.split(META_SEP, 1)) for m in meta)
     return replace(base, **changes)
+
+
+def cohort_text(values: dict) -> str:
+    """What one cohort's widgets chose, in words (`pages/compare.py`'s values by param name).
+
+    >>> cohort_text({"tenant": ["acme"], "from": None, "to": None, "model": [], "meta": ["app_version = 1.1"]})
+    'tenant acme · app_version = 1.1'
+    >>> cohort_text({"tenant": [], "model": []})
+    'the filters above'
+    """
+    parts = []
+    if values.get("tenant"):
+        parts.append("tenant " + ", ".join(values["tenant"]))
+    if values.get("from") or values.get("to"):
+        parts.append(f"{values.get('from') or '…'} → {values.get('to') or '…'}")
+    if values.get("model"):
+        parts.append("model " + ", ".join(values["model"]))
+    parts += list(values.get("meta") or ())
+    return " · ".join(parts) or "the filters above"
 
 
 def conversation_params(shared: dict, cohort: dict, kind: str | None = None, name: str | None = None) -> dict:
@@ -165,13 +185,22 @@ def _p(p: float) -> str:
     return "—" if p is None or math.isnan(p) else "< 0.001" if p < 0.001 else f"{p:.3f}"
 
 
+def figure(kind: str, name: str, label: str) -> str:
+    """A row's name on the page: a signal by the name the Outcomes page gives it.
+
+    >>> figure("signal", "slow_hitl", "Signal: slow hitl"), figure("metric", "messages", "Messages")
+    ('Signal: slow human-in-the-loop', 'Messages')
+    """
+    return f"Signal: {SIGNAL_LABELS[name]}" if kind == "signal" and name in SIGNAL_LABELS else label
+
+
 def display_table(frame: pd.DataFrame) -> pd.DataFrame:
     """The rows as the page shows them: names, formatted values, difference and interval, p, q, a mark."""
     rows = []
     for r in frame.itertuples(index=False):
         diff, ci = _difference(r.kind, r.difference, r.ci_low, r.ci_high)
         rows.append({
-            "figure": r.label, "kind": KIND_LABELS.get(r.kind, r.kind),
+            "figure": figure(r.kind, r.name, r.label), "kind": KIND_LABELS.get(r.kind, r.kind),
             "a": _value(r.kind, r.value_a), "b": _value(r.kind, r.value_b), "difference": diff, "ci95": ci,
             "p": _p(r.p_value), "test": r.test, "q": _p(r.q_value), "significant": "✔" if r.significant else "",
             "n": f"{r.n_a:,} / {r.n_b:,}",
@@ -190,7 +219,8 @@ def biggest(frame: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     means = means.reindex(means["relative_pct"].abs().sort_values(ascending=False, kind="stable").index).head(CHART_ROWS)
     for part in (props, means):
         part["q"] = part["q_value"].map(_p)
-        part["marked"] = [f"{label} ✔" if s else label for label, s in zip(part["label"], part["significant"])]
+        labels = [figure(k, n, label) for k, n, label in zip(part["kind"], part["name"], part["label"])]
+        part["marked"] = [f"{label} ✔" if s else label for label, s in zip(labels, part["significant"])]
     return (props[["marked", "difference_pp", "q"]].reset_index(drop=True),
             means[["marked", "relative_pct", "q"]].reset_index(drop=True))
 

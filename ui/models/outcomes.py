@@ -197,10 +197,18 @@ _MESSAGE_NUMBER = re.compile(r"(message \(?)(\d+)")
 def reason_text(reason: str) -> str:
     """`outcome_reason` with its messages numbered as the transcript numbers them (ordinal + 1).
 
+    and each signal by the name the app gives it.
+
     >>> reason_text("unknown: ends with a tool message (4)")
     'unknown: ends with a tool message (5)'
+    >>> reason_text("failed: dropped_after_failure")
+    'failed: dropped after a failure'
     """
-    return _MESSAGE_NUMBER.sub(lambda m: f"{m.group(1)}{int(m.group(2)) + 1}", reason)
+    named = _SIGNAL_CODE.sub(lambda m: SIGNAL_LABELS[m.group(0)], reason)
+    return _MESSAGE_NUMBER.sub(lambda m: f"{m.group(1)}{int(m.group(2)) + 1}", named)
+
+
+_SIGNAL_CODE = re.compile(r"\b(?:" + "|".join(sorted(SIGNAL_LABELS, key=len, reverse=True)) + r")\b")
 
 
 def outcome_counts(con_or_path: ConOrPath, filters: Filters = Filters()) -> pd.DataFrame:

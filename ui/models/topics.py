@@ -20,8 +20,8 @@ PERIODS = ("day", "week")
 #: The outcomes a topic's conversations can be narrowed to ("all": none).
 OUTCOME_CHOICES = ("all", *OUTCOMES)
 #: Columns of the topic table the page shows (the CSV has every `OVERVIEW_COLUMNS` column).
-TABLE_COLUMNS = ("topic_id", "topic_label", "threads", "share", "resolved_rate", "abandoned_rate", "failed_rate",
-                 "waiting_rate", "abandoned_vs_rest", "failed_vs_rest", "typical_questions")  # fmt: skip
+TABLE_COLUMNS = ("topic_id", "topic_label", "threads", "share", *(f"{o}_rate" for o in OUTCOMES),
+                 "abandoned_vs_rest", "failed_vs_rest", "typical_questions")  # (every outcome: a row sums to 100 %)
 #: A topic's conversations: `message` is the question's number in the transcript explorer (ordinal + 1).
 THREAD_COLUMNS = ("thread_id", "outcome", "question", "message", "question_ordinal")
 
