@@ -30,12 +30,15 @@ SMOKE = {
     "bench_distributed.py": ["--store", STORE, "--repeat", "1"],
     "bench_erasure.py": ["--threads", "3", "--turns", "2", "--repeat", "1", "--sweep", "20"],
     "bench_load.py": ["--store", STORE, "--repeat", "1", "--skip-naive", "--workers", "1"],
+    "bench_outcome_speed.py": ["--store", STORE, "--repeat", "1", "--workers", "1", "--topics-threads", "300",
+                               "--runs", "1"],
     "bench_outcomes.py": None,  # tests/test_bench_outcomes.py runs it and checks its figures
     "bench_pages.py": ["--messages", "2000", "--runs", "1", "--out", f"{OUT}/pages.duckdb"],
     "bench_render.py": ["--runs", "1"],
     "bench_rows.py": [STORE, "--rounds", "1", "--threads", "5"],
     "bench_topics.py": ["--threads", "300"],
     "damage_sweep.py": ["--store", STORE, "--copies", "2", "--keep", f"{OUT}/kept"],
+    "replicate_store.py": [f"{OUT}/copies.sqlite", "--source", STORE, "--copies", "2"],
     "pg_live_vs_copy.py": ["--threads", "3", "--turns", "2", "--admin-dsn", ADMIN_DSN],
     "worker_path.py": [STORE, "--threads", "5"],
 }
