@@ -55,9 +55,17 @@ def thread_documents(con, where: str = "TRUE", params: list | None = None,
     for thread, group in groupby(con.execute(_CALLS_SQL.format(where=where), params).fetchall(), key=lambda r: r[0]):
         calls[thread] = [(ordinal, tools) for _, ordinal, tools in group]
     docs, asked = [], {}
+    question: dict[str, bool] = {}  # text -> long enough to be the question (greetings repeat: read each once)
+
+    def is_question(text: str) -> bool:
+        found = question.get(text)
+        if found is None:
+            found = question[text] = len(tokens(text)) >= MIN_QUESTION_TOKENS
+        return found
+
     for thread, group in groupby(users, key=lambda r: r[0]):
         turns = [(ordinal, text) for _, ordinal, text in group]
-        at = next((i for i, (_, text) in enumerate(turns) if len(tokens(text)) >= MIN_QUESTION_TOKENS), 0)
+        at = next((i for i, (_, text) in enumerate(turns) if is_question(text)), 0)
         start = turns[at][0]
         if all_turns:
             text, lo, hi = "\n".join(t for _, t in turns), -1, None
