@@ -14,9 +14,9 @@ from analytics.outcomes.columns import arrow_table, column
 UTC = dt.timezone.utc
 
 
-def _values(type_: pa.DataType, rng: random.Random, n: int) -> list:
+def _values(type_: pa.DataType, rng: random.Random, n: int, nulls: float) -> list:
     def one():
-        if rng.random() < 0.2:
+        if rng.random() < nulls:
             return None
         if pa.types.is_string(type_):
             return rng.choice(["", "tool error", "Grüße, ça va", "🙂 x" * rng.randint(1, 3)])
@@ -26,15 +26,16 @@ def _values(type_: pa.DataType, rng: random.Random, n: int) -> list:
             return rng.randint(-2**31, 2**31 - 1)
         if pa.types.is_timestamp(type_):
             return dt.datetime(2025, 1, 1, tzinfo=UTC) + dt.timedelta(microseconds=rng.randint(-10**15, 10**15))
-        return rng.choice([[], (), [rng.randint(0, 900) for _ in range(rng.randint(1, 4))], [1, None]])
+        return rng.choice([[], (), [rng.randint(0, 900) for _ in range(rng.randint(1, 4))], [1, None] if nulls else (7,)])
     return [one() for _ in range(n)]
 
 
 @pytest.mark.parametrize("type_", [pa.string(), pa.bool_(), pa.int32(), pa.timestamp("us", tz="UTC"),
                                    pa.list_(pa.int32())], ids=str)
 @pytest.mark.parametrize("n", [0, 1, 7, 8, 9, 1000])
-def test_a_column_equals_pyarrows_conversion(type_, n):
-    values = _values(type_, random.Random(n), n)
+@pytest.mark.parametrize("nulls", [0.0, 0.2], ids=["no nulls", "nulls"])  # (two ways of converting)
+def test_a_column_equals_pyarrows_conversion(type_, n, nulls):
+    values = _values(type_, random.Random(n), n, nulls)
     got = column(values, type_)
     got.validate(full=True)
     assert got.equals(pa.array([list(v) if isinstance(v, tuple) else v for v in values], type_))
