@@ -111,17 +111,7 @@ def thread_facts(con, where: str, params: list, lexicon: Lexicon | None = None,
         elif is_transcript:
             pending[thread] = (pending_ts, ordinal)
     endings = rows(q.ENDINGS_SQL)
-    # The texts of each thread's last message and last user message, kept as the stream passes them.
-    wanted = {(e[0], e[2]) for e in endings} | {(e[0], e[5]) for e in endings}
-    texts: dict[tuple[str, int], str] = {}
-
-    def keeping(stream):
-        for row in stream:
-            if (row[0], row[1]) in wanted:
-                texts[(row[0], row[1])] = row[3]
-            yield row
-
-    frustration, repetition = _text_signals(keeping(streamed(q.TEXTS_SQL)), lexicon)
+    frustration, repetition = _text_signals(streamed(q.TEXTS_SQL), lexicon)
 
     # Built column by column, one pass over the endings for the rules of the last messages;
     # a text met again ("thanks, bye", a canned apology) is not read again.
@@ -129,16 +119,16 @@ def thread_facts(con, where: str, params: list, lexicon: Lexicon | None = None,
     gives_up: dict[str, bool] = {}
     closings, dropped, kinds, unanswered, waiting_since, waiting_at = [], [], [], [], [], []
     for (thread, interrupt_pending, last_ordinal, last_role, last_is_tool_error, last_user_ordinal,
-         last_user_ts, only_replies, _, _) in endings:
+         last_user_ts, only_replies, _, _, last_content, last_user_content) in endings:
         closing = last_user_ordinal is not None and only_replies
         if closing:
-            text = texts.get((thread, last_user_ordinal)) or ""
+            text = last_user_content or ""
             closing = closing_of.get(text)
             if closing is None:
                 closing = closing_of[text] = is_closing(text, lexicon)
         gave_up = False
         if last_role == "assistant":
-            text = texts.get((thread, last_ordinal)) or ""
+            text = last_content or ""
             gave_up = gives_up.get(text)
             if gave_up is None:
                 gave_up = gives_up[text] = lexicon.find("give_up", clauses(text))
