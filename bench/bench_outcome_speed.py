@@ -13,9 +13,11 @@ Not a test; it prints figures and ratios and asserts none. Three parts, in one r
    those steps). The two are interleaved, the first of a pair alternating; each pair prints its
    with/without ratio of wall time and of CPU time (user + system of the whole process tree,
    steadier on a shared machine), then their range. Target: ≤ 1.15.
-2. **The two steps alone** on the database the last full load wrote (CPU and wall seconds).
-3. **Topics of --topics-threads conversations**: bench/bench_topics.py as its own process (the
-   labelled set copied to that many threads). Target: ≤ 60 s.
+2. **The two steps alone** on the database the last full load wrote (CPU and wall seconds), and
+   their CPU as a share of the loads' without them (one process: steadier than the ratio of loads).
+3. **Topics of --topics-threads conversations**: `bench/bench_topics.py --distinct` as its own
+   process (the labelled set copied to that many threads, each question with a made-up word of
+   its own: no two alike). Target: ≤ 60 s.
 4. **Pages**: each analytics call the Outcomes, Topics, Failure patterns and Compare pages and the
    Conversations list with an outcome or signal filter make, uncached (each opens its own
    read-only connection, as on a cache miss of the app), on that database (or --db): median of
@@ -72,41 +74,47 @@ def timed_load(mode: str, store: Path, db: Path, extra: list[str]) -> tuple[floa
     return time.perf_counter() - start, _children_cpu() - cpu
 
 
-def loads(store: Path, folder: Path, repeat: int, extra: list[str]) -> Path:
-    """Print the with/without ratios of `repeat` interleaved pairs; returns the last full load's database."""
+def loads(store: Path, folder: Path, repeat: int, extra: list[str]) -> tuple[Path, float]:
+    """Print the with/without ratios of `repeat` interleaved pairs; returns the last full load's
+    database and the median CPU seconds of the loads without the two steps."""
     print(f"loads of {store} ({store.stat().st_size / 1e6:,.0f} MB), {repeat} pairs, interleaved:")
-    walls, cpus = [], []
+    walls, cpus, without = [], [], []
     for i in range(repeat):
         order = ("with", "without") if i % 2 == 0 else ("without", "with")
         got = {mode: timed_load(mode, store, folder / f"{mode}.duckdb", extra) for mode in order}
         (w1, c1), (w0, c0) = got["with"], got["without"]
         walls.append(w1 / w0)
+        without.append(c0)
         cpus.append(c1 / c0)
         print(f"  pair {i + 1} ({order[0]} first): with {w1:.1f} s wall / {c1:.1f} s CPU, "
               f"without {w0:.1f} s / {c0:.1f} s: ratio {walls[-1]:.3f} wall, {cpus[-1]:.3f} CPU")
     print(f"with/without: wall {min(walls):.3f}–{max(walls):.3f}, CPU {min(cpus):.3f}–{max(cpus):.3f} "
           f"(target ≤ {LOAD_TARGET}: {'met' if statistics.median(walls) <= LOAD_TARGET else 'MISSED'} "
           f"by the median wall ratio, {statistics.median(walls):.3f}; load average {os.getloadavg()[0]:.1f})\n")
-    return folder / "with.duckdb"
+    return folder / "with.duckdb", statistics.median(without)
 
 
-def steps(db: Path) -> None:
-    """The signal and topic steps alone, written again on `db` (the same tables)."""
+def steps(db: Path) -> float:
+    """The signal and topic steps alone, written again on `db` (the same tables): their CPU seconds."""
     import duckdb
 
     from analytics.derived import materialize_signals, materialize_topics
 
+    total = 0.0
     with duckdb.connect(str(db)) as con:
         for step in (materialize_signals, materialize_topics):
             start, cpu = time.perf_counter(), time.process_time()
             step(con, None)
+            total += time.process_time() - cpu
             print(f"  {step.__name__}: {time.perf_counter() - start:.2f} s wall, {time.process_time() - cpu:.2f} s CPU")
-    print()
+    return total
 
 
 def topics(threads: int) -> None:
-    print(f"topics of {threads:,} conversations (bench/bench_topics.py):", flush=True)
-    subprocess.run([sys.executable, str(ROOT / "bench" / "bench_topics.py"), "--threads", str(threads)], check=True)
+    print(f"topics of {threads:,} conversations (bench/bench_topics.py --distinct):", flush=True)
+    # --distinct: every copied question gets words of its own, as real questions have (the model's worst case)
+    subprocess.run([sys.executable, str(ROOT / "bench" / "bench_topics.py"), "--threads", str(threads), "--distinct"],
+                   check=True)
     print()
 
 
@@ -171,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=3, help="pairs of loads (with / without)")
     ap.add_argument("--workers", type=int, help="the loads' --workers")
     ap.add_argument("--topics-threads", type=int, default=100_000, help="0: no topics run")
-    ap.add_argument("--runs", type=int, default=3, help="runs of each page call")
+    ap.add_argument("--runs", type=int, default=3, help="runs of each page call (0: none)")
     ap.add_argument("--db", type=Path, help="time the page calls on this database instead of the loaded one")
     a = ap.parse_args(argv)
     store = a.store
@@ -185,13 +193,16 @@ def main(argv: list[str] | None = None) -> int:
             build([str(store)])
     extra = ["--workers", str(a.workers)] if a.workers else []
     with tempfile.TemporaryDirectory(prefix="bench-outcome-speed-") as tmp:
-        db = loads(store, Path(tmp), a.repeat, extra) if a.repeat else None
+        db, without = loads(store, Path(tmp), a.repeat, extra) if a.repeat else (None, 0.0)
         if db is not None:
             print("the two steps alone, on the loaded database:")
-            steps(db)
+            cpu = steps(db)
+            # (steadier than the loads' ratio on a shared machine: one process, CPU seconds)
+            print(f"  together {cpu:.2f} s CPU: {cpu / without:.1%} of a load without them "
+                  f"(its median CPU, {without:.1f} s)\n")
         if a.topics_threads:
             topics(a.topics_threads)
-        if a.db or db is not None:
+        if a.runs and (a.db or db is not None):
             pages(a.db or db, a.runs)
     return 0
 
