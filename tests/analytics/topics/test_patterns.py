@@ -7,7 +7,7 @@ import duckdb
 import pytest
 
 import analytics
-from analytics.topics.patterns import PATTERN_COLUMNS, normalise_error, pattern_threads, pattern_trend
+from analytics.topics.patterns import PATTERN_COLUMNS, failure_views, normalise_error, pattern_threads, pattern_trend
 
 
 @pytest.mark.parametrize("text, want", [
@@ -82,3 +82,14 @@ def test_an_abandoned_conversation_counts_only_when_the_turn_before_the_last_que
                                   ("tool", "error", "TimeoutError: x", None), ("assistant", None, None, None),
                                   ("user", None, None, None), ("assistant", None, None, None), ("user", None, None, None))
     assert _failure("t", recovered_long_before, "abandoned", None, 6, 6) is None
+
+
+def test_the_three_views_from_one_reading_equal_each_call(labelled):
+    db, _ = labelled
+    acme = analytics.Filters(tenants=("acme",))
+    for filters in (None, acme):
+        frame, threads, trend = failure_views(str(db), filters, "week")
+        assert frame.equals(analytics.patterns(str(db), filters))
+        assert threads.equals(pattern_threads(str(db), filters))
+        assert trend.equals(pattern_trend(str(db), filters, period="week"))
+        assert len(threads)
