@@ -183,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--db", type=Path, help="time the page calls on this database instead of the loaded one")
     a = ap.parse_args(argv)
     store = a.store
-    if store is None:
+    if store is None and a.repeat:
         from replicate_store import main as build
 
         from ui import database

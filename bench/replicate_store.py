@@ -64,6 +64,7 @@ def copies_for(source: Path, messages: int) -> int:
 def replicate(source: Path, target: Path, copies: int) -> None:
     """Write `target`: `copies` copies of every thread of `source` (copy 0 keeps the ids and times)."""
     tmp = target.with_name(target.name + ".building")
+    tmp.parent.mkdir(parents=True, exist_ok=True)
     tmp.unlink(missing_ok=True)
     src = sqlite3.connect(source)
     out = sqlite3.connect(tmp)
