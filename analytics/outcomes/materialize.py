@@ -24,6 +24,7 @@ import pyarrow as pa
 from analytics.catalog import CONVERSATION_SIGNALS
 from analytics.db import _every_thread, query_fingerprint, table_comments
 from analytics.outcomes import signals as q
+from analytics.outcomes.columns import arrow_table
 from analytics.outcomes.lexicon import Lexicon, built_in, clauses, tokens
 from analytics.outcomes.outcome import FINISH_SQL
 from analytics.outcomes.similarity import Repeats, clause_set, near, token_set
@@ -51,10 +52,6 @@ _FACT_TYPES = {
     "waiting_since": pa.timestamp("us", tz="UTC"), "waiting_ordinal": pa.int32(),
     "hitl_answered_ordinals": pa.list_(pa.int32()),
 }
-
-_DUCK_TYPES = {name: {pa.string(): "VARCHAR", pa.bool_(): "BOOLEAN", pa.int32(): "INTEGER",
-                      pa.list_(pa.int32()): "INTEGER[]", pa.timestamp("us", tz="UTC"): "TIMESTAMPTZ"}[t]
-               for name, t in _FACT_TYPES.items()}
 
 
 def is_closing(text: str | None, lexicon: Lexicon) -> bool:
@@ -115,52 +112,68 @@ def thread_facts(con, where: str, params: list, lexicon: Lexicon | None = None,
         elif is_transcript:
             pending[thread] = (pending_ts, ordinal)
     endings = rows(q.ENDINGS_SQL)
-    # The texts of each thread's last message and last user message, kept as the stream passes them.
-    wanted = {(e[0], e[2]) for e in endings} | {(e[0], e[5]) for e in endings}
-    texts: dict[tuple[str, int], str] = {}
+    frustration, repetition = _text_signals(streamed(q.TEXTS_SQL), lexicon)
 
-    def keeping(stream):
-        for row in stream:
-            if (row[0], row[1]) in wanted:
-                texts[(row[0], row[1])] = row[3]
-            yield row
-
-    frustration, repetition = _text_signals(keeping(streamed(q.TEXTS_SQL)), lexicon)
-
-    cols: dict[str, list] = {name: [] for name in _FACT_TYPES}
+    # Built column by column, one pass over the endings for the rules of the last messages;
+    # a text met again ("thanks, bye", a canned apology) is not read again.
+    closing_of: dict[str, bool] = {}
+    gives_up: dict[str, bool] = {}
+    closings, dropped, kinds, unanswered, waiting_since, waiting_at = [], [], [], [], [], []
     for (thread, interrupt_pending, last_ordinal, last_role, last_is_tool_error, last_user_ordinal,
-         last_user_ts, only_replies, last_tool_error, last_tool_ordinal) in endings:
-        last_content, last_user_content = texts.get((thread, last_ordinal)), texts.get((thread, last_user_ordinal))
-        closing = last_user_ordinal is not None and only_replies and is_closing(last_user_content or "", lexicon)
-        gave_up = last_role == "assistant" and lexicon.find("give_up", clauses(last_content or ""))
-        dropped = bool(last_is_tool_error or gave_up)
-        waiting_since, waiting_ordinal = pending.get(thread, (None, None)) if interrupt_pending else (None, None)
-        if waiting_ordinal is not None and last_ordinal is not None:
-            waiting_ordinal = max(0, min(waiting_ordinal, last_ordinal))
-        values = {
-            "thread_id": thread,
-            "resolved_closing": closing, "resolved_closing_ordinals": [last_user_ordinal] if closing else [],
-            "dropped_after_failure": dropped, "dropped_after_failure_ordinals": [last_ordinal] if dropped else [],
-            "agent_loop": thread in loops, "agent_loop_ordinals": sorted(loops.get(thread, ())),
-            "tool_error_cascade": thread in cascades, "tool_error_cascade_ordinals": list(cascades.get(thread) or []),
-            "user_frustration": thread in frustration, "user_frustration_ordinals": frustration.get(thread, []),
-            "repetition": thread in repetition, "repetition_ordinals": repetition.get(thread, []),
-            "lost_context": thread in lost_threads, "lost_context_ordinals": sorted(set(lost.get(thread, []))),
-            "interrupt_pending": bool(interrupt_pending), "last_role": last_role, "last_ordinal": last_ordinal,
-            "last_user_ordinal": last_user_ordinal, "last_tool_error": bool(last_tool_error),
-            "last_tool_ordinal": last_tool_ordinal,
-            "failure_kind": ("tool error" if last_is_tool_error else "assistant gave up") if dropped else None,
-            "unanswered_since": last_user_ts if (last_role == "user" and not closing and not interrupt_pending) else None,
-            "waiting_since": waiting_since, "waiting_ordinal": waiting_ordinal,
-            "hitl_answered_ordinals": sorted(answered.get(thread, [])),
-        }
-        for name, value in values.items():
-            cols[name].append(value)
-    # Handed to DuckDB as bound lists, zipped by parallel unnests: pyarrow's conversion of Python
-    # lists would import pandas into the loading process (tests/analytics/test_lazy_pandas.py).
-    names = list(cols)
-    select = ", ".join(f"unnest(${i + 1}::{_DUCK_TYPES[name]}[]) AS {name}" for i, name in enumerate(names))
-    return con.sql(f"SELECT {select}", params=[cols[name] for name in names]).arrow().read_all()
+         last_user_ts, only_replies, _, _, last_content, last_user_content) in endings:
+        closing = last_user_ordinal is not None and only_replies
+        if closing:
+            text = last_user_content or ""
+            closing = closing_of.get(text)
+            if closing is None:
+                closing = closing_of[text] = is_closing(text, lexicon)
+        gave_up = False
+        if last_role == "assistant":
+            text = last_content or ""
+            gave_up = gives_up.get(text)
+            if gave_up is None:
+                gave_up = gives_up[text] = lexicon.find("give_up", clauses(text))
+        drop = bool(last_is_tool_error or gave_up)
+        since, at = pending.get(thread, (None, None)) if interrupt_pending else (None, None)
+        if at is not None and last_ordinal is not None:
+            at = max(0, min(at, last_ordinal))
+        closings.append(closing)
+        dropped.append(drop)
+        kinds.append(("tool error" if last_is_tool_error else "assistant gave up") if drop else None)
+        unanswered.append(last_user_ts if (last_role == "user" and not closing and not interrupt_pending) else None)
+        waiting_since.append(since)
+        waiting_at.append(at)
+    threads = [e[0] for e in endings]
+    none: tuple = ()
+    cols = {
+        "thread_id": threads,
+        "resolved_closing": closings,
+        "dropped_after_failure": dropped,
+        "agent_loop": [t in loops for t in threads],
+        "tool_error_cascade": [t in cascades for t in threads],
+        "user_frustration": [t in frustration for t in threads],
+        "repetition": [t in repetition for t in threads],
+        "lost_context": [t in lost_threads for t in threads],
+        "resolved_closing_ordinals": [(e[5],) if c else none for e, c in zip(endings, closings)],
+        "dropped_after_failure_ordinals": [(e[2],) if d else none for e, d in zip(endings, dropped)],
+        "agent_loop_ordinals": [sorted(loops[t]) if t in loops else none for t in threads],
+        "tool_error_cascade_ordinals": [cascades.get(t) or none for t in threads],
+        "user_frustration_ordinals": [frustration.get(t, none) for t in threads],
+        "repetition_ordinals": [repetition.get(t, none) for t in threads],
+        "lost_context_ordinals": [sorted(set(lost[t])) if t in lost else none for t in threads],
+        "interrupt_pending": [bool(e[1]) for e in endings],
+        "last_role": [e[3] for e in endings],
+        "last_ordinal": [e[2] for e in endings],
+        "last_user_ordinal": [e[5] for e in endings],
+        "last_tool_error": [bool(e[8]) for e in endings],
+        "last_tool_ordinal": [e[9] for e in endings],
+        "failure_kind": kinds,
+        "unanswered_since": unanswered,
+        "waiting_since": waiting_since,
+        "waiting_ordinal": waiting_at,
+        "hitl_answered_ordinals": [sorted(answered[t]) if t in answered else none for t in threads],
+    }
+    return arrow_table(cols, _FACT_TYPES)
 
 
 def _text_signals(texts: list[tuple], lexicon: Lexicon) -> tuple[dict[str, list[int]], dict[str, list[int]]]:

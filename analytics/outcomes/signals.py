@@ -26,11 +26,20 @@ LOOP_CALLS = 3
 #: take more memory than a load may (the column is read only where `content_chars` allows).
 TEXT_CHARS = 16_384
 
+
+
+def _text_row(alias: str) -> str:
+    """The messages whose text the text rules read: user messages and assistant replies with text."""
+    return (f"{alias}.content_chars BETWEEN 1 AND {TEXT_CHARS} AND {alias}.role IN ('user', 'assistant') "
+            f"AND {alias}.content IS NOT NULL")
+
+
 _SCOPE = "scope AS (SELECT t.thread_id, t.interrupt_pending, t.last_ts FROM threads t WHERE {where})"
 
 #: Per thread: the pending interrupt, the last message (system messages aside), the last user
-#: message, whether only assistant text follows it, and whether the last tool result is an
-#: error with no user message after it.
+#: message, whether only assistant text follows it, whether the last tool result is an error
+#: with no user message after it, and the texts of the last message and the last user message
+#: where the text rules read them (`_text_row`).
 ENDINGS_SQL = """
 WITH """ + _SCOPE + """,
 m AS (SELECT thread_id, ordinal, role, ts, tool_status, tool_call_count
@@ -49,12 +58,15 @@ SELECT s.thread_id, s.interrupt_pending,
        u.ordinal AS last_user_ordinal, coalesce(u.ts, s.last_ts) AS last_user_ts,
        coalesce(a.n, 0) = 0 AS only_replies_after_user,
        coalesce(lt.tool_status = 'error' AND (u.ordinal IS NULL OR u.ordinal < lt.ordinal), FALSE) AS last_tool_error,
-       lt.ordinal AS last_tool_ordinal
+       lt.ordinal AS last_tool_ordinal,
+       lm.content AS last_content, um.content AS last_user_content
 FROM scope s
 LEFT JOIN last_msg l USING (thread_id)
 LEFT JOIN last_user u USING (thread_id)
 LEFT JOIN last_tool lt USING (thread_id)
 LEFT JOIN after_user a USING (thread_id)
+LEFT JOIN messages lm ON lm.thread_id = s.thread_id AND lm.ordinal = l.ordinal AND """ + _text_row("lm") + """
+LEFT JOIN messages um ON um.thread_id = s.thread_id AND um.ordinal = u.ordinal AND """ + _text_row("um") + """
 """
 
 #: Per thread with a cascade: the ordinals of the failed tool results that stand in a run of
@@ -90,9 +102,8 @@ ORDER BY thread_id, ordinal
 #: Every user message and every assistant reply with text, in order (lexicon and similarity).
 TEXTS_SQL = """
 WITH """ + _SCOPE + """
-SELECT thread_id, ordinal, role, content FROM messages
-WHERE content_chars BETWEEN 1 AND """ + str(TEXT_CHARS) + """ AND role IN ('user', 'assistant') AND content IS NOT NULL
-  AND thread_id IN (SELECT thread_id FROM scope)
+SELECT thread_id, ordinal, role, content FROM messages m
+WHERE """ + _text_row("m") + """ AND thread_id IN (SELECT thread_id FROM scope)
 ORDER BY thread_id, ordinal
 """
 

@@ -16,8 +16,11 @@ from __future__ import annotations
 
 from itertools import groupby
 
+import pyarrow as pa
+
 from analytics.catalog import CONVERSATION_TOPICS, TOPICS
 from analytics.db import _every_thread, query_fingerprint, table_comments
+from analytics.outcomes.columns import arrow_table
 from analytics.outcomes.lexicon import tokens
 from analytics.topics import cluster as model
 
@@ -28,6 +31,7 @@ MIN_QUESTION_TOKENS = 3
 QUESTION_CHARS = 2_000
 #: Bumped when a rule of the documents or the clustering changes, so an older table is not read.
 RULES_VERSION = "2"
+_ROW_TYPES = {"thread_id": pa.string(), "topic_id": pa.int32(), "topic_label": pa.string(), "question_ordinal": pa.int32()}
 
 _USER_SQL = """
 SELECT m.thread_id, m.ordinal, left(m.content, ?) AS text FROM messages m JOIN threads t USING (thread_id)
@@ -51,9 +55,17 @@ def thread_documents(con, where: str = "TRUE", params: list | None = None,
     for thread, group in groupby(con.execute(_CALLS_SQL.format(where=where), params).fetchall(), key=lambda r: r[0]):
         calls[thread] = [(ordinal, tools) for _, ordinal, tools in group]
     docs, asked = [], {}
+    question: dict[str, bool] = {}  # text -> long enough to be the question (greetings repeat: read each once)
+
+    def is_question(text: str) -> bool:
+        found = question.get(text)
+        if found is None:
+            found = question[text] = len(tokens(text)) >= MIN_QUESTION_TOKENS
+        return found
+
     for thread, group in groupby(users, key=lambda r: r[0]):
         turns = [(ordinal, text) for _, ordinal, text in group]
-        at = next((i for i, (_, text) in enumerate(turns) if len(tokens(text)) >= MIN_QUESTION_TOKENS), 0)
+        at = next((i for i, (_, text) in enumerate(turns) if is_question(text)), 0)
         start = turns[at][0]
         if all_turns:
             text, lo, hi = "\n".join(t for _, t in turns), -1, None
@@ -102,11 +114,16 @@ def write_tables(con, found: model.Topics, asked: dict[str, int], prefix: str = 
              [list(t.tools) for t in found.topics], [list(t.examples) for t in found.topics],
              [t.size for t in found.topics]])
     if threads:
+        # One row per thread: Arrow columns built from buffers (bound lists are copied and bound
+        # value by value, seconds at 100,000 threads; pyarrow's conversion would import pandas).
         ids = [found.assignment[t] for t in threads]
-        con.execute(
-            f"INSERT INTO {prefix}{TABLE} SELECT * FROM (SELECT unnest(?::VARCHAR[]), unnest(?::INTEGER[]), "
-            "unnest(?::VARCHAR[]), unnest(?::INTEGER[]))",
-            [threads, ids, [labels[i] for i in ids], [asked[t] for t in threads]])
+        rows = arrow_table({"thread_id": threads, "topic_id": ids, "topic_label": [labels[i] for i in ids],
+                            "question_ordinal": [asked[t] for t in threads]}, _ROW_TYPES)
+        con.register("tl_topic_rows", rows)
+        try:
+            con.execute(f"INSERT INTO {prefix}{TABLE} SELECT * FROM tl_topic_rows")
+        finally:
+            con.unregister("tl_topic_rows")
 
 
 def materialize_topics(con, threads: list[str] | None = None) -> None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import groupby
 
 import duckdb
@@ -58,6 +59,7 @@ _NORMALISERS = (
 )
 
 
+@lru_cache(maxsize=65_536)  # (a failing tool repeats its message: normalised once per distinct text)
 def normalise_error(text: str | None) -> tuple[str, str]:
     """(error class, message with variable parts replaced) of a failed tool result's text.
 
@@ -173,14 +175,32 @@ def thread_failures(con, filters: Filters | None = None) -> list[tuple[Failure, 
 def pattern_threads(db_or_con: ConOrPath, filters: Filters | None = None) -> pd.DataFrame:
     """One row per failed conversation (or abandoned after a failure): `THREAD_COLUMNS`."""
     with connection(db_or_con) as con:
-        rows = [(f.thread_id, tenant, outcome, f.signature, f.label, f.failing_ordinal, first_ts)
-                for f, outcome, tenant, first_ts in thread_failures(con, filters)]
+        return _threads_frame(thread_failures(con, filters))
+
+
+def _threads_frame(failures: list[tuple]) -> pd.DataFrame:
+    rows = [(f.thread_id, tenant, outcome, f.signature, f.label, f.failing_ordinal, first_ts)
+            for f, outcome, tenant, first_ts in failures]
     return pd.DataFrame(rows, columns=list(THREAD_COLUMNS))
 
 
+def failure_views(db_or_con: ConOrPath, filters: Filters | None = None,
+                  period: str = "day") -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """`patterns()`, `pattern_threads()` and `pattern_trend()` of `filters` from one reading of the failures."""
+    _check_period(period)
+    with connection(db_or_con) as con:
+        failures = thread_failures(con, filters)
+    threads = _threads_frame(failures)
+    return pd.DataFrame(_grouped_of(failures), columns=list(PATTERN_COLUMNS)), threads, _trend_of(threads, period)
+
+
 def _grouped(con, filters: Filters | None) -> list[tuple]:
+    return _grouped_of(thread_failures(con, filters))
+
+
+def _grouped_of(failures: list[tuple]) -> list[tuple]:
     groups: dict[str, list] = defaultdict(list)
-    for failure, outcome, tenant, first_ts in thread_failures(con, filters):
+    for failure, outcome, tenant, first_ts in failures:
         groups[failure.signature].append((failure, outcome, tenant, first_ts))
     out = []
     for signature, members in groups.items():
@@ -208,9 +228,16 @@ def patterns(db_or_con: ConOrPath, filters: Filters | None = None) -> pd.DataFra
 def pattern_trend(db_or_con: ConOrPath, filters: Filters | None = None, period: str = "day") -> pd.DataFrame:
     """Conversations per pattern and `period` (`day` or `week`, UTC, by the thread's first checkpoint):
     `signature`, `period_start`, `threads`."""
+    _check_period(period)
+    return _trend_of(pattern_threads(db_or_con, filters), period)
+
+
+def _check_period(period: str) -> None:
     if period not in PERIODS:
         raise BadRequest(f"period must be one of {', '.join(PERIODS)}, got {period!r}")
-    frame = pattern_threads(db_or_con, filters)
+
+
+def _trend_of(frame: pd.DataFrame, period: str) -> pd.DataFrame:
     frame = frame[frame["first_ts"].notna()]
     if frame.empty:
         return pd.DataFrame(columns=["signature", "period_start", "threads"])

@@ -9,10 +9,10 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from analytics.db import ConOrPath, connection
+from analytics.db import ConOrPath
 from analytics.errors import BadRequest
 from analytics.filters import Filters
-from analytics.topics.patterns import PERIODS, pattern_threads, pattern_trend, patterns
+from analytics.topics.patterns import PERIODS, failure_views
 
 #: Columns of the pattern table the page shows (the CSV has every `PATTERN_COLUMNS` column).
 TABLE_COLUMNS = ("label", "threads", "failed", "abandoned", "tenants", "first_seen", "last_seen")
@@ -42,10 +42,7 @@ def patterns_page(con_or_path: ConOrPath, filters: Filters = Filters(), period: 
     """The page's pattern table, conversations and trend for `filters`."""
     if period not in PERIODS:
         raise BadRequest(f"period must be one of {', '.join(PERIODS)}, got {period!r}")
-    with connection(con_or_path) as con:
-        frame = patterns(con, filters)
-        threads = pattern_threads(con, filters)
-        per_period = pattern_trend(con, filters, period)
+    frame, threads, per_period = failure_views(con_or_path, filters, period)
     top = dict(zip(frame["signature"].head(TREND_PATTERNS), frame["label"].head(TREND_PATTERNS)))
     rows = per_period[per_period["signature"].isin(top)]
     trend = pd.DataFrame({"period_start": []})

@@ -7,7 +7,7 @@ import duckdb
 import pytest
 
 import analytics
-from analytics.topics.patterns import PATTERN_COLUMNS, normalise_error, pattern_threads, pattern_trend
+from analytics.topics.patterns import PATTERN_COLUMNS, failure_views, normalise_error, pattern_threads, pattern_trend
 
 
 @pytest.mark.parametrize("text, want", [
@@ -99,3 +99,14 @@ def test_a_retry_before_the_failure_is_the_same_pattern_as_one_call():
     assert a.tools == b.tools == ("run_tests",)
     assert a.signature == b.signature
     assert b.failing_ordinal == 4
+
+
+def test_the_three_views_from_one_reading_equal_each_call(labelled):
+    db, _ = labelled
+    acme = analytics.Filters(tenants=("acme",))
+    for filters in (None, acme):
+        frame, threads, trend = failure_views(str(db), filters, "week")
+        assert frame.equals(analytics.patterns(str(db), filters))
+        assert threads.equals(pattern_threads(str(db), filters))
+        assert trend.equals(pattern_trend(str(db), filters, period="week"))
+        assert len(threads)
