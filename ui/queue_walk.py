@@ -13,6 +13,7 @@ import streamlit as st
 from analytics import workspace
 from analytics.errors import AnalyticsError, NotFound
 from ui import cache, chat, render, review, state
+from ui import markup
 from ui.markup import inert
 from ui.models import transcript as transcript_model
 from ui.database import DbRef, WsRef
@@ -124,7 +125,7 @@ def walk(db: DbRef, ws: WsRef, url: state.Url) -> None:
     try:
         view = queue_view(ws.workspace, url.value("queue"), url.value("item"), me if mine and me else None)
     except NotFound:
-        st.warning(f"There is no review queue {url.value('queue')} in this workspace.")
+        st.warning(f"There is no review queue {markup.code(url.value('queue'))} in this workspace.")
         _open_queue(url, None)
         return
     q = view.queue
@@ -163,8 +164,8 @@ def walk(db: DbRef, ws: WsRef, url: state.Url) -> None:
     st.page_link("pages/transcript.py", label="Open in the Transcript explorer", icon=":material/forum:",
                  query_params=state.link_params(thread=it.thread_id))
     if conv.problem is not None:
-        st.warning(f"{conv.problem.message} — the thread may be gone since the queue was made; what was said of it "
-                   "is kept (orphaned).")
+        st.warning(f"{markup.text(conv.problem.message)} — the thread may be gone since the queue was made; "
+                   "what was said of it is kept (orphaned).")
         review.orphan_table(db, ws, it.thread_id, expanded=True)
         return
     win = transcript_model.window(conv)

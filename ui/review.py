@@ -25,6 +25,7 @@ from analytics.workspace.views import LEFT_OUT
 from ui import cache, chat, database, render, review_dialogs, state
 from ui.database import DbRef, WsRef
 from ui.formats import plural
+from ui import markup
 from ui.markup import inert
 from ui.models.chat import MessageItem
 from ui.models.review import NO_COLOR, VERDICT_MARKS, Note
@@ -237,7 +238,7 @@ def orphans(db: DbRef, ws: WsRef, thread_id: str) -> None:
         for note in found:
             st.markdown(inert(f"On {note.where()} — **{note.orphan_reason}**"))
             if note.excerpt:
-                st.caption(f"It read: “{note.excerpt}”")
+                st.caption(f"It read: “{markup.text(note.excerpt)}”")
             st.markdown(inert(note_html(note)), unsafe_allow_html=True)
 
 
