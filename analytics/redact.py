@@ -88,10 +88,7 @@ class RedactConfig:
         pairs = self.patterns.items() if isinstance(self.patterns, dict) else self.patterns
         for kind, pattern in pairs:
             name = _kind_name(kind)
-            try:
-                re.compile(pattern)
-            except re.error as exc:
-                raise BadRequest(f"redaction pattern {kind!r} is not a valid regular expression: {exc}") from None
+            _linear(kind, pattern)
             kinds[name] = pattern
         object.__setattr__(self, "patterns", tuple(kinds.items()))
         object.__setattr__(self, "terms", tuple(t for t in (s.strip() for s in self.terms) if t))
@@ -127,6 +124,22 @@ class RedactConfig:
         return cls.from_toml(path) if path else cls()
 
 
+def _linear(kind: str, pattern: str):
+    """`pattern` compiled by RE2, which matches in time linear in the text whatever the pattern
+    (Python's `re` backtracks: `EMP-(\\w+)+-\\d{6}` takes minutes on 40 characters); a pattern RE2
+    cannot run (look-arounds, back-references) is refused in one line naming it."""
+    import re2
+
+    options = re2.Options()
+    options.log_errors = False  # (its errors are raised, not logged to stderr)
+    try:
+        return re2.compile(pattern, options)
+    except re2.error as exc:
+        reason = exc.args[0].decode("utf-8", "replace") if exc.args and isinstance(exc.args[0], bytes) else str(exc)
+        raise BadRequest(f"redaction pattern {kind!r} is not a valid regular expression for RE2 (linear-time "
+                         f"matching: no look-arounds or back-references): {reason}") from None
+
+
 def _kind_name(kind: str) -> str:
     name = re.sub(r"[^A-Za-z0-9]+", "_", kind).strip("_").upper()
     if not name:
@@ -146,8 +159,12 @@ class Finding(NamedTuple):
 
 # --- detectors: text → candidate findings (validated), each kind on its own ----------------------
 
-# An address, and whatever is glued to its end (`carol@acme-mail.com-h0`: masked whole, fail closed).
-_EMAIL = re.compile(r"(?<![\w.+%-])([\w+%-][\w.+%'-]*@[^\W_](?:[\w-]*[^\W_])?(?:\.[^\W_](?:[\w-]*[^\W_])?)*\.[^\W\d_]{2,})[\w-]*")
+# An address is a local part (`[\w+%-][\w.+%'-]*`, not glued to a `[\w.+%-]` before it), `@`,
+# its domain, and whatever is glued to its end (`carol@acme-mail.com-h0`: masked whole, fail
+# closed). One regex for all of it backtracks over every start in a run of local-part characters
+# that ends without `@` (`a'a'a'…@!`: quadratic), so the local part is found from each `@`
+# backwards (`_emails`) and only the domain is a regex, matched where an `@` is.
+_EMAIL_DOMAIN = re.compile(r"@([^\W_](?:[\w-]*[^\W_])?(?:\.[^\W_](?:[\w-]*[^\W_])?)*\.[^\W\d_]{2,})[\w-]*")
 # Any case, grouped by spaces, dashes or dots (`de89-3704-…`); the checksum decides.
 _IBAN = re.compile(r"(?<![A-Za-z0-9])[A-Za-z]{2}[0-9]{2}(?:[ .-]?[A-Za-z0-9]){11,30}(?![A-Za-z0-9])")
 # Digits grouped by one kind of separator: spaces, dashes or dots (`4111.1111.1111.1111`).
@@ -166,11 +183,32 @@ _PHONE_HINT = re.compile(r"[0-9](?:[\s().\-/]{0,3}[0-9]){6,}")
 _NANP = re.compile(r"(?<![0-9-])(?:\+?1[ .-]?)?(?:\([2-9][0-9]{2}\)\s?[0-9]{3}|[2-9][0-9]{2}[.-][2-9][0-9]{2})[.-][0-9]{4}(?![0-9]|-[0-9])")
 
 
+def _word(c: str) -> bool:
+    return c.isalnum() or c == "_"  # what `re`'s `\w` matches in a str
+
+
 def _emails(text: str) -> Iterator[Finding]:
-    if "@" not in text:
-        return
-    for m in _EMAIL.finditer(text):
-        yield Finding(m.start(), m.end(), "EMAIL", m.group(1).casefold())
+    """Each address in `text`: from each `@`, back over the local part's characters (to the end of
+    the previous finding or `@` at most, so every character is read a bounded number of times).
+
+    >>> [f.value for f in _emails("x a'a'b@ex.com, o'neil+tag@Mail.example.co.uk-h0; @ x@y")]
+    ["a'a'b@ex.com", "o'neil+tag@mail.example.co.uk"]
+    """
+    pos, n = 0, len(text)
+    while (at := text.find("@", pos)) >= 0:
+        run = at
+        while run > pos and (_word(text[run - 1]) or text[run - 1] in ".+%'-"):
+            run -= 1
+        start = next((p for p in range(run, at) if (_word(text[p]) or text[p] in "+%-") and (
+            p == 0 or not (_word(text[p - 1]) or text[p - 1] in ".+%-"))), None)
+        m = _EMAIL_DOMAIN.match(text, at) if start is not None else None
+        if m is None:
+            pos = at + 1
+            continue
+        yield Finding(start, m.end(), "EMAIL", (text[start:at] + "@" + m.group(1)).casefold())
+        pos = m.end()
+        if pos >= n:
+            return
 
 
 def _ibans(text: str) -> Iterator[Finding]:
@@ -263,7 +301,7 @@ def _glued(text: str, start: int, end: int) -> bool:
     return before.isalnum() or before in "-_/#" or after.isalnum() or (after in "-_/" and text[end + 1:end + 2].isalnum())
 
 
-def _pattern(kind: str, regex: re.Pattern[str]) -> Callable[[str], Iterator[Finding]]:
+def _pattern(kind: str, regex) -> Callable[[str], Iterator[Finding]]:
     def find(text: str) -> Iterator[Finding]:
         for m in regex.finditer(text):
             if m.end() > m.start():
@@ -348,7 +386,7 @@ class _Finder:
         ]
         # Configured patterns come before the built-in kinds: an operator's pattern for
         # their own ids is more specific than "some digits".
-        custom = [_pattern(kind, re.compile(p)) for kind, p in config.patterns]
+        custom = [_pattern(kind, _linear(kind, p)) for kind, p in config.patterns]
         if config.terms:
             custom.append(_terms(config.terms_kind, config.terms))
         self.detectors[:0] = custom
