@@ -37,6 +37,7 @@ import pyarrow as pa
 
 from analytics.catalog import ALL_TABLES
 from analytics.policy import Policy, effective
+from analytics.reader_view import stored_spellings
 from analytics.redact import CONFIG_ENV, RedactConfig, Redactor
 
 #: Text columns the catalogues declare and that never hold personal data (keys, roles,
@@ -226,23 +227,26 @@ def masked_output() -> Iterator[None]:
 SEARCH_BARRIER_VARIABLE = "tl_search_barrier"
 
 # Every stretch of text that may hold a personal value of a built-in kind, for RE2. A superset
-# of the detector's findings: no checksum or validity test, every digit script, any spacing,
-# invisible characters (format characters, combining marks) anywhere, full-width `＠` and dots.
+# of the detector's findings on the same view of the text (`analytics.reader_view`): no checksum
+# or validity test, every digit script, every dash and space, full-width forms of the separators,
+# colons and hex letters, invisible characters (format characters, combining marks) anywhere.
 _INVISIBLE = r"\p{Cf}\p{Mn}\p{Me}"
-_SEP = rf"[\p{{Zs}}\t().+/\-\x{{2010}}-\x{{2015}}\x{{2212}}{_INVISIBLE}]"
+_FULL_WIDTH_SEP = r"\x{FF08}\x{FF09}\x{FF0B}\x{FF0D}\x{FF0E}\x{FF0F}"  # （ ） ＋ － ． ／
+_SEP = rf"[\p{{Zs}}\p{{Pd}}\t().+/\-\x{{2212}}{_FULL_WIDTH_SEP}{_INVISIBLE}]"
 _AT = r"@\x{FF20}\x{FE6B}"
 _DOT = r".\x{3002}\x{FF0E}\x{FF61}\x{FE52}"
+_HEX = rf"\p{{Nd}}A-Fa-f\x{{FF21}}-\x{{FF26}}\x{{FF41}}-\x{{FF46}}{_INVISIBLE}"
+_COLON = r":\x{FF1A}"
 _BUILTIN_BARRIER = "|".join([
     rf"[^\s{_AT}]*[{_AT}][^\s{_AT}]*",  # any token holding an @: an email, glued to anything
     rf"\p{{Nd}}(?:{_SEP}{{0,3}}\p{{Nd}}){{6,}}",  # 7 digits or more: cards, phones, SSNs, long ids
     rf"[A-Za-z\x{{FF21}}-\x{{FF3A}}\x{{FF41}}-\x{{FF5A}}]{{2}}[{_INVISIBLE}]*\p{{Nd}}[{_INVISIBLE}]*\p{{Nd}}"
-    rf"(?:[\p{{Zs}}.\-{_INVISIBLE}]*[0-9A-Za-z\x{{FF10}}-\x{{FF5A}}]){{11,30}}",  # IBAN-shaped, any case, any grouping
+    rf"(?:[\p{{Zs}}\p{{Pd}}.\-{_FULL_WIDTH_SEP}{_INVISIBLE}]*[\p{{Nd}}A-Za-z\x{{FF10}}-\x{{FF5A}}]){{11,30}}",  # IBAN-shaped
     rf"\p{{Nd}}(?:[{_INVISIBLE}]*\p{{Nd}}){{0,2}}(?:[{_INVISIBLE}]*[{_DOT}][{_INVISIBLE}]*\p{{Nd}}(?:[{_INVISIBLE}]*\p{{Nd}}){{0,2}}){{3}}",  # IPv4-shaped
-    r"[0-9A-Fa-f]*:[0-9A-Fa-f.]*:[0-9A-Fa-f:.%]*",  # IPv6-shaped (two colons or more)
+    rf"[{_HEX}]*[{_COLON}][{_HEX}{_DOT}]*[{_COLON}][{_HEX}{_COLON}{_DOT}%]*",  # IPv6-shaped (two colons or more)
 ])
 #: The barrier when a configured pattern cannot be read by RE2: every text is blind (fail closed).
 _BLIND = r"(?s).+"
-_RE2_SPECIAL = set("\\.^$|?*+()[]{}")
 
 
 def search_barrier(config: RedactConfig | None = None) -> str:
@@ -255,9 +259,8 @@ def search_barrier(config: RedactConfig | None = None) -> str:
     """
     config = config or redactor().config
     parts = [_BUILTIN_BARRIER, *(p for _kind, p in config.patterns)]
-    if config.terms:
-        words = ("".join("\\" + c if c in _RE2_SPECIAL else c for c in t) for t in config.terms)
-        parts.append("(?i:" + "|".join(words) + ")")
+    if config.terms:  # every spelling the detector's view reads as the term (NBSP, NFD, full-width)
+        parts.append("(?i:" + "|".join(stored_spellings(t) for t in config.terms) + ")")
     return "|".join(f"(?:{p})" for p in parts)
 
 

@@ -24,7 +24,6 @@ result is still the same JSON with placeholders for the personal values:
 
 from __future__ import annotations
 
-import functools
 import ipaddress
 import os
 import re
@@ -43,6 +42,7 @@ from stdnum import luhn as _luhn
 from stdnum.us import ssn as _ssn
 
 from analytics.errors import BadRequest
+from analytics.reader_view import letters_either_way, view
 from analytics.tomltable import read_table
 
 #: The environment switch of a deployment: set (to anything but "" or "0"), every read masks.
@@ -313,8 +313,8 @@ def _pattern(kind: str, regex) -> Callable[[str], Iterator[Finding]]:
 def _terms(kind: str, terms: tuple[str, ...]) -> Callable[[str], Iterator[Finding]]:
     # Longest first, so "Alice Example" wins over "Alice"; whole words only, any case; a term
     # with accents also as the view reads it decomposed (`José`: `Jose`, what `Jose\u0301` reads as).
-    spellings = {t for term in terms for t in (term, _view(unicodedata.normalize("NFD", term))[0])}
-    alternation = "|".join(re.escape(t) for t in sorted(spellings, key=len, reverse=True))
+    spellings = {t for term in terms for t in (term, view(unicodedata.normalize("NFD", term))[0])}
+    alternation = "|".join(letters_either_way(t) for t in sorted(spellings, key=len, reverse=True))
     regex = re.compile(rf"(?<!\w)(?:{alternation})(?!\w)", re.IGNORECASE)
 
     def find(text: str) -> Iterator[Finding]:
@@ -331,48 +331,6 @@ def find_personal_data(text: str, config: RedactConfig | None = None) -> list[Fi
     ['IP', 'SSN', 'PHONE']
     """
     return _Finder.of(config or RedactConfig()).find(text)
-
-
-@functools.cache
-def _fold_table() -> dict[int, str]:
-    """The detectors' view of a text (`_view`): every decimal digit of any script → its ASCII
-    digit; every space separator → ' '; every dash → '-'; the full-width forms (`＠`, `．`) and the
-    ideographic full stops → their ASCII characters; every invisible character — a format
-    character (zero-width space and joiners, soft hyphen, bidi controls, tags) or a combining mark
-    (the accent of a decomposed `é`) — → nothing, so `jose\u0301@…` and `4111\u200b1111…` are
-    found as what a reader sees."""
-    table: dict[int, str] = {}
-    for ranges in ((0x80, 0x3400), (0xA000, 0x10000), (0x10000, 0x1FC00), (0xE0000, 0xE01F0)):
-        for cp in range(*ranges):
-            c = chr(cp)
-            cat = unicodedata.category(c)
-            if cat == "Nd":
-                table[cp] = str(unicodedata.decimal(c))
-            elif cat == "Zs":
-                table[cp] = " "
-            elif cat == "Pd" or cp == 0x2212:
-                table[cp] = "-"
-            elif cat in ("Cf", "Mn", "Me"):
-                table[cp] = ""
-            elif 0xFF01 <= cp <= 0xFF5E:
-                table[cp] = chr(cp - 0xFEE0)
-    table.update({0x3002: ".", 0xFF61: ".", 0xFE52: ".", 0xFE6B: "@"})
-    return table
-
-
-def _view(text: str) -> tuple[str, list[int] | None]:
-    """`(view, where)`: the text as the detectors read it (`_fold_table`) and, when invisible
-    characters were dropped from it, the index in `text` of each character of the view (None:
-    the same index).
-
-    >>> _view("a\u200bb@x")
-    ('ab@x', [0, 2, 3, 4])
-    """
-    view = text.translate(_fold_table())
-    if len(view) == len(text):
-        return view, None
-    table = _fold_table()
-    return view, [i for i, c in enumerate(text) if table.get(ord(c)) != ""]
 
 
 class _Finder:
@@ -399,12 +357,12 @@ class _Finder:
         return finder
 
     def find(self, text: str) -> list[Finding]:
-        # Detected on the view a reader sees (`_view`: full-width `４１１１`, a card grouped by
+        # Detected on the view a reader sees (`view`: full-width `４１１１`, a card grouped by
         # non-breaking or zero-width spaces, a decomposed accent); spans are the text's.
-        view, where = _view(text)
+        seen, where = view(text)
         taken: list[Finding] = []
         for detect in self.detectors:
-            for f in detect(view):
+            for f in detect(seen):
                 if where is not None:
                     end = where[f.end] if f.end < len(where) else len(text)  # (its marks with it)
                     f = Finding(where[f.start], end, f.kind, f.value)
