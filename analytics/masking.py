@@ -83,14 +83,41 @@ def mask_arrow(table: pa.Table, policy: Policy, *, every_text_column: bool = Fal
     r = redactor()
     columns = []
     for name, column in zip(table.column_names, table.columns):
-        if _is_text(column.type) and (every_text_column or name not in NOT_PERSONAL):
-            column = _mask_column(column, r)
+        if every_text_column or name not in NOT_PERSONAL:
+            if _is_text(column.type):
+                column = _mask_column(column, r)
+            elif _holds_text(column.type):  # `list(content)`, a struct or map of texts
+                column = pa.chunked_array([pa.array(_mask_nested(column.to_pylist(), r), type=column.type)])
         columns.append(column)
     return pa.table(columns, names=table.column_names)
 
 
 def _is_text(type_: pa.DataType) -> bool:
     return pa.types.is_string(type_) or pa.types.is_large_string(type_) or pa.types.is_string_view(type_)
+
+
+def _holds_text(type_: pa.DataType) -> bool:
+    if _is_text(type_):
+        return True
+    if pa.types.is_map(type_):
+        return _holds_text(type_.key_type) or _holds_text(type_.item_type)
+    if pa.types.is_list(type_) or pa.types.is_large_list(type_) or pa.types.is_fixed_size_list(type_):
+        return _holds_text(type_.value_type)
+    if pa.types.is_struct(type_):
+        return any(_holds_text(type_.field(i).type) for i in range(type_.num_fields))
+    return False
+
+
+def _mask_nested(value, r: Redactor):
+    if isinstance(value, str):
+        return _mask_value(value, r)
+    if isinstance(value, list):  # (a map is a list of (key, value) tuples)
+        return [_mask_nested(v, r) for v in value]
+    if isinstance(value, tuple):
+        return tuple(_mask_nested(v, r) for v in value)
+    if isinstance(value, dict):
+        return {k: _mask_nested(v, r) for k, v in value.items()}
+    return value
 
 
 def _mask_column(column: pa.ChunkedArray, r: Redactor) -> pa.ChunkedArray:
