@@ -163,12 +163,16 @@ class Finding(NamedTuple):
 # its domain, and whatever is glued to its end (`carol@acme-mail.com-h0`: masked whole, fail
 # closed). One regex for all of it backtracks over every start in a run of local-part characters
 # that ends without `@` (`a'a'a'…@!`: quadratic), so the local part is found from each `@`
-# backwards (`_emails`) and only the domain is a regex, matched where an `@` is.
-_EMAIL_DOMAIN = re.compile(r"@([^\W_](?:[\w-]*[^\W_])?(?:\.[^\W_](?:[\w-]*[^\W_])?)*\.[^\W\d_]{2,})[\w-]*")
+# backwards (`_emails`) and only the domain is a regex, matched where an `@` is. An `@` written
+# as a URL escape (`%40`) or an HTML character reference (`&#64;`, `&#x40;`, `&commat;`) is one.
+_AT_SIGN = re.compile(r"@|%40|&#0*64;|&#x0*40;|&commat;", re.IGNORECASE)
+_EMAIL_DOMAIN = re.compile(r"([^\W_](?:[\w-]*[^\W_])?(?:\.[^\W_](?:[\w-]*[^\W_])?)*\.[^\W\d_]{2,})[\w-]*")
 # Any case, grouped by spaces, dashes or dots (`de89-3704-…`); the checksum decides.
 _IBAN = re.compile(r"(?<![A-Za-z0-9])[A-Za-z]{2}[0-9]{2}(?:[ .-]?[A-Za-z0-9]){11,30}(?![A-Za-z0-9])")
-# Digits grouped by one kind of separator: spaces, dashes or dots (`4111.1111.1111.1111`).
-_CARD = re.compile(r"(?<![0-9.,-])[0-9](?:[ .-]?[0-9]){12,18}(?![0-9]|[.,-][0-9])")
+# Digits grouped by one kind of separator: spaces, dashes or dots (`4111.1111.1111.1111`), a dash
+# or dot with a space on each side too (`4111 - 1111 - 1111 - 1111`).
+_CARD = re.compile(r"(?<![0-9.,-])[0-9](?:(?: [.-] |[ .-])?[0-9]){12,18}(?![0-9]|[.,-][0-9])")
+_CARD_GAP = re.compile(r"[^0-9]+")
 _SSN = re.compile(r"(?<![0-9-])([0-9]{3})([- ])([0-9]{2})\2([0-9]{4})(?![0-9]|-[0-9])")
 _IPV4 = re.compile(r"(?<![0-9.])(?:[0-9]{1,3}\.){3}[0-9]{1,3}(?![0-9]|\.[0-9])")
 _IPV6 = re.compile(r"(?<![\w:.])(?=[0-9A-Fa-f:]*:[0-9A-Fa-f:]*:)[0-9A-Fa-f:]{2,39}(?:%[\w.]+)?(?:(?<=:)(?:[0-9]{1,3}\.){3}[0-9]{1,3})?(?![\w:])")
@@ -187,28 +191,38 @@ def _word(c: str) -> bool:
     return c.isalnum() or c == "_"  # what `re`'s `\w` matches in a str
 
 
-def _emails(text: str) -> Iterator[Finding]:
-    """Each address in `text`: from each `@`, back over the local part's characters (to the end of
-    the previous finding or `@` at most, so every character is read a bounded number of times).
+def _local(c: str) -> bool:
+    return _word(c) or c in ".+%'-"
 
-    >>> [f.value for f in _emails("x a'a'b@ex.com, o'neil+tag@Mail.example.co.uk-h0; @ x@y")]
-    ["a'a'b@ex.com", "o'neil+tag@mail.example.co.uk"]
+
+def _starts_local(text: str, p: int) -> bool:
+    """Whether an address's local part may start at `p`: `[\\w+%-]`, not glued to `[\\w.+%-]` before it."""
+    c = text[p]
+    return (_word(c) or c in "+%-") and (p == 0 or not (_word(text[p - 1]) or text[p - 1] in ".+%-"))
+
+
+def _emails(text: str) -> Iterator[Finding]:
+    """Each address in `text`, in one forward pass: for each position, the leftmost place a local
+    part reaching it may start (or None) is carried along, so at an `@` the local part is known
+    without reading back, and no character is read twice.
+
+    >>> [f.value for f in _emails("x a'a'b@ex.com, o'neil+tag@Mail.example.co.uk-h0; @ x@y; b%40ex.com")]
+    ["a'a'b@ex.com", "o'neil+tag@mail.example.co.uk", 'b@ex.com']
     """
-    pos, n = 0, len(text)
-    while (at := text.find("@", pos)) >= 0:
-        run = at
-        while run > pos and (_word(text[run - 1]) or text[run - 1] in ".+%'-"):
-            run -= 1
-        start = next((p for p in range(run, at) if (_word(text[p]) or text[p] in "+%-") and (
-            p == 0 or not (_word(text[p - 1]) or text[p - 1] in ".+%-"))), None)
-        m = _EMAIL_DOMAIN.match(text, at) if start is not None else None
-        if m is None:
-            pos = at + 1
+    i, start = 0, None  # the pass has read text[:i]; `start`: where a local part ending at i may start
+    look = 0  # where the next sign is looked for
+    while (sign := _AT_SIGN.search(text, look)) is not None:
+        at = sign.start()
+        for k in range(i, at):
+            start = (start if start is not None else k if _starts_local(text, k) else None) if _local(text[k]) else None
+        i, look = at, at + 1
+        m = _EMAIL_DOMAIN.match(text, sign.end()) if start is not None else None
+        if m is None:  # (an escaped sign's characters may still be part of a local part: read on from it)
+            if text[at] == "@":
+                i, start = at + 1, None
             continue
         yield Finding(start, m.end(), "EMAIL", (text[start:at] + "@" + m.group(1)).casefold())
-        pos = m.end()
-        if pos >= n:
-            return
+        i, look, start = m.end(), m.end(), None
 
 
 def _ibans(text: str) -> Iterator[Finding]:
@@ -221,8 +235,7 @@ def _ibans(text: str) -> Iterator[Finding]:
 def _cards(text: str) -> Iterator[Finding]:
     for m in _CARD.finditer(text):
         raw = m.group()
-        seps = set(raw) - set("0123456789")
-        if len(seps) > 1:  # `1234 5678-9012 3456`: not how a card number is written
+        if len(set(_CARD_GAP.findall(raw))) > 1:  # `1234 5678-9012 3456`: not how a card number is written
             continue
         digits = re.sub(r"[ .-]", "", raw)
         if 13 <= len(digits) <= 19 and digits[0] != "0" and _luhn.is_valid(digits):
