@@ -137,7 +137,7 @@ url.set("resume", qa.at)
 st.selectbox("Rehydrated at", qa.at_options, key=at_key, format_func=qa_model.at_label)
 url.publish()
 st.caption(
-    f"Rebuilt from checkpoint `{qa.window_checkpoint_id}` · {len(qa.window)} of at most {int(cap)} entries · "
+    f"Rebuilt from checkpoint {markup.code(qa.window_checkpoint_id)} · {len(qa.window)} of at most {int(cap)} entries · "
     f"every entry tagged `source = {qa_model.RESUME_SOURCE}`"
 )
 if qa.window.empty:

@@ -208,7 +208,8 @@ def thread_review(db: DbRef, ws: WsRef, thread_id: str, items: Sequence[Any],
         head.markdown("**Review of this thread**" + (f" · {plural(hidden, 'annotation')} on messages not shown here"
                                                       if hidden else ""))
         with button:
-            annotate_button(f"{key}.thread", f"Thread `{render.thread_label(thread_id)}`", {"the thread": {"thread_id": thread_id}},
+            annotate_button(f"{key}.thread", f"Thread {markup.code(render.thread_label(thread_id))}",
+                            {"the thread": {"thread_id": thread_id}},
                             label="Annotate thread")
         notes([*found.thread, *unplaced], f"{key}.t")
         if not found.thread and not unplaced:

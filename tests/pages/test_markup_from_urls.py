@@ -67,3 +67,12 @@ def test_a_thread_id_from_the_url_is_drawn_as_code(app, page):
     assert said, drawn
     for md in said:
         _assert_inert(md)
+
+
+@pytest.mark.parametrize("value", HOSTILE)
+def test_ids_page_models_put_in_markdown_form_no_image_or_link(value):
+    from ui.models.chat import MessageItem, ids
+    from ui.models.transcript import stale_text
+
+    _assert_inert(ids(MessageItem(3, 2, "user", "User", "hi", None, message_id=value, checkpoint_id=value)))
+    _assert_inert(stale_text({"transcript_checkpoint_id": value, "stale_reason": value}))
