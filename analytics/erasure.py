@@ -25,12 +25,13 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from analytics._pandas import pd
 from analytics.dblock import database_lock
 from analytics.erasure_db import KINDS, covered_threads, delete_threads, rewrite_dataset, rewrite_without
+from analytics.erasure_exports import erased_values
 from analytics.erasure_scan import Needles, Scan, needles_of, places, scan
 from analytics.erasure_workspace import purge_workspace
 from analytics.errors import BadRequest, NotFound
@@ -134,11 +135,14 @@ def erase(db: str | os.PathLike, *, thread: str | None = None, tenant: str | Non
         source = _rows_file(db)
         threads = _covered(source, kind, value)
         needles = needles_of(source, threads) if source is not None else Needles((), tuple(threads))
+        if source is not None and threads and ws.exists():
+            with ws.read() as conn:
+                needles = replace(needles, export_values=erased_values(conn, str(source), threads))
         old_inode = os.stat(db).st_ino if Path(db).is_file() else None
         rows: dict[str, int] = {}
         if threads and source is not None:  # (a tenant or session with no thread here: nothing to rewrite)
             rows = rewrite_dataset(db, threads) if source != Path(db) else rewrite_without(db, threads)
-        elsewhere = {f"workspace {t}": n for t, n in purge_workspace(ws, threads).items()}
+        elsewhere = {f"workspace {t}": n for t, n in purge_workspace(ws, threads, needles.export_values).items()}
         dropped = _drop_app_versions(app_cache, old_inode)
         if dropped:
             elsewhere["app versions"] = dropped

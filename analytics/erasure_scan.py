@@ -39,6 +39,7 @@ from pathlib import Path
 
 import duckdb
 
+from analytics.erasure_exports import values_left
 from analytics.erasure_workspace import ids_left
 from analytics.workspace.store import Workspace
 
@@ -55,6 +56,8 @@ class Needles:
 
     texts: tuple[str, ...]
     ids: tuple[str, ...]
+    #: Export-log argument values that are the erased threads' text (`analytics.erasure_exports`).
+    export_values: tuple[str, ...] = ()
 
     def text_bytes(self) -> list[bytes]:
         forms = set()
@@ -252,4 +255,8 @@ def scan(found: list[Place], needles: Needles, ws: Workspace | None = None) -> S
         left = ids_left(ws, list(needles.ids))
         if left:
             result.holding.append((Place(ws.path, "workspace"), f"{len(left)} erased thread id(s) in annotations, queues or views"))
+        with ws.read() as conn:
+            rows = values_left(conn, needles.export_values, needles.ids)
+        if rows:
+            result.holding.append((Place(ws.path, "workspace"), f"{rows} export-log row(s) whose arguments hold erased text or ids"))
     return result

@@ -22,12 +22,15 @@ from __future__ import annotations
 import sqlite3
 from contextlib import closing
 
+from analytics.erasure_exports import scrub
 from analytics.workspace.store import Workspace
 
 
-def purge_workspace(ws: Workspace, thread_ids: list[str]) -> dict[str, int]:
+def purge_workspace(ws: Workspace, thread_ids: list[str], export_values: tuple[str, ...] = ()) -> dict[str, int]:
     """Delete the threads' annotations, queue items and the saved views that name them from
-    `ws`, then compact the file; {table: rows deleted}. A workspace not created yet is left so."""
+    `ws`, replace the erased ids and `export_values` in the export log's arguments
+    (`analytics.erasure_exports`), then compact the file; {table: rows deleted or changed}. A
+    workspace not created yet is left so."""
     if not thread_ids or not ws.exists():
         return {}
     removed: dict[str, int] = {}
@@ -44,6 +47,9 @@ def purge_workspace(ws: Workspace, thread_ids: list[str]) -> dict[str, int]:
                          "WHERE instr(saved_views.params, json_quote(e.thread_id)) > 0)").rowcount
         if n:
             removed["saved_views"] = n
+        n = scrub(conn, export_values, tuple(thread_ids))
+        if n:
+            removed["exports scrubbed"] = n
         conn.execute("DROP TABLE temp.erased_ids")
     compact(ws)
     return removed

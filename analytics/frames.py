@@ -68,7 +68,8 @@ def dtypes_of(table: Table, *names: str) -> dict[str, str]:
 
 
 def fetch_frame(
-    con, sql: str, params=None, dtypes: Mapping[str, str] | None = None, *, mask: bool = True
+    con, sql: str, params=None, dtypes: Mapping[str, str] | None = None, *, mask: bool = True,
+    every_text_column: bool = False,
 ) -> pd.DataFrame:
     """The answer to `sql` (with `params`) as a DataFrame; with `dtypes`, exactly `typed(frame, dtypes)`.
 
@@ -76,11 +77,13 @@ def fetch_frame(
     columns are the query's, typed by `ARROW_TO_PANDAS`. On a connection that masks
     personal data (`analytics.policy`), the text is masked here, on its way out —
     unless `mask=False`: for a caller that compares the text with text from elsewhere
-    (an observed log) and masks what it answers itself (`mask_frame`).
+    (an observed log) and masks what it answers itself (`mask_frame`). `every_text_column`:
+    the columns named as keys in `analytics.masking.NOT_PERSONAL` masked too (a query not of this
+    project's, whose names say nothing of what a column holds).
     """
     table = con.sql(sql, params=params).to_arrow_table()
     if mask:
-        table = mask_arrow(table, applied_policy(con))
+        table = mask_arrow(table, applied_policy(con), every_text_column=every_text_column)
     frame = table.to_pandas(types_mapper=ARROW_TO_PANDAS, date_as_object=False)
     return frame if dtypes is None else typed(frame, dtypes)
 
@@ -129,13 +132,17 @@ def typed(frame: pd.DataFrame, dtypes: Mapping[str, str]) -> pd.DataFrame:
 
 
 def sql(con_or_path, query: str, params=None) -> pd.DataFrame:
-    """Any query's answer as a DataFrame, masked as every analytics answer is under the connection's
-    policy: raw SQL on a masking connection (`con.sql`, `con.execute`) returns the stored text as
-    it is; this is the way to ask your own question and get it masked (docs/privacy.md).
+    """Any query's answer as a DataFrame, masked under the connection's policy: raw SQL on a
+    masking connection (`con.sql`, `con.execute`) returns the stored text as it is; this is the
+    way to ask your own question and get it masked (docs/privacy.md). Every text of the answer is
+    masked, ids and keys too, whatever the column is called (`content AS thread_id` is content)
+    and inside lists, structs and maps; what a query computes from the text that is not text (a
+    length, a character code, a hash, a blob) is returned as computed: SQL can compute anything,
+    so this masks what is shown, it is not a barrier (docs/privacy.md).
 
     >>> analytics.sql(analytics.connect("lens.duckdb", redact=True), "SELECT content FROM messages LIMIT 1")  # doctest: +SKIP
     """
     from analytics.db import connection
 
     with connection(con_or_path) as con:
-        return fetch_frame(con, query, params)
+        return fetch_frame(con, query, params, every_text_column=True)

@@ -37,6 +37,7 @@ import pyarrow as pa
 
 from analytics.catalog import ALL_TABLES
 from analytics.policy import Policy, effective
+from analytics.reader_view import stored_spellings
 from analytics.redact import CONFIG_ENV, RedactConfig, Redactor
 
 #: Text columns the catalogues declare and that never hold personal data (keys, roles,
@@ -82,14 +83,41 @@ def mask_arrow(table: pa.Table, policy: Policy, *, every_text_column: bool = Fal
     r = redactor()
     columns = []
     for name, column in zip(table.column_names, table.columns):
-        if _is_text(column.type) and (every_text_column or name not in NOT_PERSONAL):
-            column = _mask_column(column, r)
+        if every_text_column or name not in NOT_PERSONAL:
+            if _is_text(column.type):
+                column = _mask_column(column, r)
+            elif _holds_text(column.type):  # `list(content)`, a struct or map of texts
+                column = pa.chunked_array([pa.array(_mask_nested(column.to_pylist(), r), type=column.type)])
         columns.append(column)
     return pa.table(columns, names=table.column_names)
 
 
 def _is_text(type_: pa.DataType) -> bool:
     return pa.types.is_string(type_) or pa.types.is_large_string(type_) or pa.types.is_string_view(type_)
+
+
+def _holds_text(type_: pa.DataType) -> bool:
+    if _is_text(type_):
+        return True
+    if pa.types.is_map(type_):
+        return _holds_text(type_.key_type) or _holds_text(type_.item_type)
+    if pa.types.is_list(type_) or pa.types.is_large_list(type_) or pa.types.is_fixed_size_list(type_):
+        return _holds_text(type_.value_type)
+    if pa.types.is_struct(type_):
+        return any(_holds_text(type_.field(i).type) for i in range(type_.num_fields))
+    return False
+
+
+def _mask_nested(value, r: Redactor):
+    if isinstance(value, str):
+        return _mask_value(value, r)
+    if isinstance(value, list):  # (a map is a list of (key, value) tuples)
+        return [_mask_nested(v, r) for v in value]
+    if isinstance(value, tuple):
+        return tuple(_mask_nested(v, r) for v in value)
+    if isinstance(value, dict):
+        return {k: _mask_nested(v, r) for k, v in value.items()}
+    return value
 
 
 def _mask_column(column: pa.ChunkedArray, r: Redactor) -> pa.ChunkedArray:
@@ -226,23 +254,27 @@ def masked_output() -> Iterator[None]:
 SEARCH_BARRIER_VARIABLE = "tl_search_barrier"
 
 # Every stretch of text that may hold a personal value of a built-in kind, for RE2. A superset
-# of the detector's findings: no checksum or validity test, every digit script, any spacing,
-# invisible characters (format characters, combining marks) anywhere, full-width `＠` and dots.
+# of the detector's findings on the same view of the text (`analytics.reader_view`): no checksum
+# or validity test, every digit script, every dash and space, full-width forms of the separators,
+# colons and hex letters, invisible characters (format characters, combining marks) anywhere.
 _INVISIBLE = r"\p{Cf}\p{Mn}\p{Me}"
-_SEP = rf"[\p{{Zs}}\t().+/\-\x{{2010}}-\x{{2015}}\x{{2212}}{_INVISIBLE}]"
+_FULL_WIDTH_SEP = r"\x{FF08}\x{FF09}\x{FF0B}\x{FF0D}\x{FF0E}\x{FF0F}"  # （ ） ＋ － ． ／
+_SEP = rf"[\p{{Zs}}\p{{Pd}}\t().+/\-\x{{2212}}{_FULL_WIDTH_SEP}{_INVISIBLE}]"
 _AT = r"@\x{FF20}\x{FE6B}"
 _DOT = r".\x{3002}\x{FF0E}\x{FF61}\x{FE52}"
+_HEX = rf"\p{{Nd}}A-Fa-f\x{{FF21}}-\x{{FF26}}\x{{FF41}}-\x{{FF46}}{_INVISIBLE}"
+_COLON = r":\x{FF1A}"
 _BUILTIN_BARRIER = "|".join([
     rf"[^\s{_AT}]*[{_AT}][^\s{_AT}]*",  # any token holding an @: an email, glued to anything
+    r"\S*(?i:%40|&#0*64;|&#x0*40;|&commat;)\S*",  # an @ written escaped (`%40`, `&#64;`)
     rf"\p{{Nd}}(?:{_SEP}{{0,3}}\p{{Nd}}){{6,}}",  # 7 digits or more: cards, phones, SSNs, long ids
     rf"[A-Za-z\x{{FF21}}-\x{{FF3A}}\x{{FF41}}-\x{{FF5A}}]{{2}}[{_INVISIBLE}]*\p{{Nd}}[{_INVISIBLE}]*\p{{Nd}}"
-    rf"(?:[\p{{Zs}}.\-{_INVISIBLE}]*[0-9A-Za-z\x{{FF10}}-\x{{FF5A}}]){{11,30}}",  # IBAN-shaped, any case, any grouping
+    rf"(?:[\p{{Zs}}\p{{Pd}}.\-{_FULL_WIDTH_SEP}{_INVISIBLE}]*[\p{{Nd}}A-Za-z\x{{FF10}}-\x{{FF5A}}]){{11,30}}",  # IBAN-shaped
     rf"\p{{Nd}}(?:[{_INVISIBLE}]*\p{{Nd}}){{0,2}}(?:[{_INVISIBLE}]*[{_DOT}][{_INVISIBLE}]*\p{{Nd}}(?:[{_INVISIBLE}]*\p{{Nd}}){{0,2}}){{3}}",  # IPv4-shaped
-    r"[0-9A-Fa-f]*:[0-9A-Fa-f.]*:[0-9A-Fa-f:.%]*",  # IPv6-shaped (two colons or more)
+    rf"[{_HEX}]*[{_COLON}][{_HEX}{_DOT}]*[{_COLON}][{_HEX}{_COLON}{_DOT}%]*",  # IPv6-shaped (two colons or more)
 ])
 #: The barrier when a configured pattern cannot be read by RE2: every text is blind (fail closed).
 _BLIND = r"(?s).+"
-_RE2_SPECIAL = set("\\.^$|?*+()[]{}")
 
 
 def search_barrier(config: RedactConfig | None = None) -> str:
@@ -255,9 +287,8 @@ def search_barrier(config: RedactConfig | None = None) -> str:
     """
     config = config or redactor().config
     parts = [_BUILTIN_BARRIER, *(p for _kind, p in config.patterns)]
-    if config.terms:
-        words = ("".join("\\" + c if c in _RE2_SPECIAL else c for c in t) for t in config.terms)
-        parts.append("(?i:" + "|".join(words) + ")")
+    if config.terms:  # every spelling the detector's view reads as the term (NBSP, NFD, full-width)
+        parts.append("(?i:" + "|".join(stored_spellings(t) for t in config.terms) + ")")
     return "|".join(f"(?:{p})" for p in parts)
 
 

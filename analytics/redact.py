@@ -24,7 +24,6 @@ result is still the same JSON with placeholders for the personal values:
 
 from __future__ import annotations
 
-import functools
 import ipaddress
 import os
 import re
@@ -43,6 +42,7 @@ from stdnum import luhn as _luhn
 from stdnum.us import ssn as _ssn
 
 from analytics.errors import BadRequest
+from analytics.reader_view import letters_either_way, view
 from analytics.tomltable import read_table
 
 #: The environment switch of a deployment: set (to anything but "" or "0"), every read masks.
@@ -88,10 +88,7 @@ class RedactConfig:
         pairs = self.patterns.items() if isinstance(self.patterns, dict) else self.patterns
         for kind, pattern in pairs:
             name = _kind_name(kind)
-            try:
-                re.compile(pattern)
-            except re.error as exc:
-                raise BadRequest(f"redaction pattern {kind!r} is not a valid regular expression: {exc}") from None
+            _linear(kind, pattern)
             kinds[name] = pattern
         object.__setattr__(self, "patterns", tuple(kinds.items()))
         object.__setattr__(self, "terms", tuple(t for t in (s.strip() for s in self.terms) if t))
@@ -127,6 +124,22 @@ class RedactConfig:
         return cls.from_toml(path) if path else cls()
 
 
+def _linear(kind: str, pattern: str):
+    """`pattern` compiled by RE2, which matches in time linear in the text whatever the pattern
+    (Python's `re` backtracks: `EMP-(\\w+)+-\\d{6}` takes minutes on 40 characters); a pattern RE2
+    cannot run (look-arounds, back-references) is refused in one line naming it."""
+    import re2
+
+    options = re2.Options()
+    options.log_errors = False  # (its errors are raised, not logged to stderr)
+    try:
+        return re2.compile(pattern, options)
+    except re2.error as exc:
+        reason = exc.args[0].decode("utf-8", "replace") if exc.args and isinstance(exc.args[0], bytes) else str(exc)
+        raise BadRequest(f"redaction pattern {kind!r} is not a valid regular expression for RE2 (linear-time "
+                         f"matching: no look-arounds or back-references): {reason}") from None
+
+
 def _kind_name(kind: str) -> str:
     name = re.sub(r"[^A-Za-z0-9]+", "_", kind).strip("_").upper()
     if not name:
@@ -146,12 +159,20 @@ class Finding(NamedTuple):
 
 # --- detectors: text → candidate findings (validated), each kind on its own ----------------------
 
-# An address, and whatever is glued to its end (`carol@acme-mail.com-h0`: masked whole, fail closed).
-_EMAIL = re.compile(r"(?<![\w.+%-])([\w+%-][\w.+%'-]*@[^\W_](?:[\w-]*[^\W_])?(?:\.[^\W_](?:[\w-]*[^\W_])?)*\.[^\W\d_]{2,})[\w-]*")
+# An address is a local part (`[\w+%-][\w.+%'-]*`, not glued to a `[\w.+%-]` before it), `@`,
+# its domain, and whatever is glued to its end (`carol@acme-mail.com-h0`: masked whole, fail
+# closed). One regex for all of it backtracks over every start in a run of local-part characters
+# that ends without `@` (`a'a'a'…@!`: quadratic), so the local part is found from each `@`
+# backwards (`_emails`) and only the domain is a regex, matched where an `@` is. An `@` written
+# as a URL escape (`%40`) or an HTML character reference (`&#64;`, `&#x40;`, `&commat;`) is one.
+_AT_SIGN = re.compile(r"@|%40|&#0*64;|&#x0*40;|&commat;", re.IGNORECASE)
+_EMAIL_DOMAIN = re.compile(r"([^\W_](?:[\w-]*[^\W_])?(?:\.[^\W_](?:[\w-]*[^\W_])?)*\.[^\W\d_]{2,})[\w-]*")
 # Any case, grouped by spaces, dashes or dots (`de89-3704-…`); the checksum decides.
 _IBAN = re.compile(r"(?<![A-Za-z0-9])[A-Za-z]{2}[0-9]{2}(?:[ .-]?[A-Za-z0-9]){11,30}(?![A-Za-z0-9])")
-# Digits grouped by one kind of separator: spaces, dashes or dots (`4111.1111.1111.1111`).
-_CARD = re.compile(r"(?<![0-9.,-])[0-9](?:[ .-]?[0-9]){12,18}(?![0-9]|[.,-][0-9])")
+# Digits grouped by one kind of separator: spaces, dashes or dots (`4111.1111.1111.1111`), a dash
+# or dot with a space on each side too (`4111 - 1111 - 1111 - 1111`).
+_CARD = re.compile(r"(?<![0-9.,-])[0-9](?:(?: [.-] |[ .-])?[0-9]){12,18}(?![0-9]|[.,-][0-9])")
+_CARD_GAP = re.compile(r"[^0-9]+")
 _SSN = re.compile(r"(?<![0-9-])([0-9]{3})([- ])([0-9]{2})\2([0-9]{4})(?![0-9]|-[0-9])")
 _IPV4 = re.compile(r"(?<![0-9.])(?:[0-9]{1,3}\.){3}[0-9]{1,3}(?![0-9]|\.[0-9])")
 _IPV6 = re.compile(r"(?<![\w:.])(?=[0-9A-Fa-f:]*:[0-9A-Fa-f:]*:)[0-9A-Fa-f:]{2,39}(?:%[\w.]+)?(?:(?<=:)(?:[0-9]{1,3}\.){3}[0-9]{1,3})?(?![\w:])")
@@ -166,11 +187,42 @@ _PHONE_HINT = re.compile(r"[0-9](?:[\s().\-/]{0,3}[0-9]){6,}")
 _NANP = re.compile(r"(?<![0-9-])(?:\+?1[ .-]?)?(?:\([2-9][0-9]{2}\)\s?[0-9]{3}|[2-9][0-9]{2}[.-][2-9][0-9]{2})[.-][0-9]{4}(?![0-9]|-[0-9])")
 
 
+def _word(c: str) -> bool:
+    return c.isalnum() or c == "_"  # what `re`'s `\w` matches in a str
+
+
+def _local(c: str) -> bool:
+    return _word(c) or c in ".+%'-"
+
+
+def _starts_local(text: str, p: int) -> bool:
+    """Whether an address's local part may start at `p`: `[\\w+%-]`, not glued to `[\\w.+%-]` before it."""
+    c = text[p]
+    return (_word(c) or c in "+%-") and (p == 0 or not (_word(text[p - 1]) or text[p - 1] in ".+%-"))
+
+
 def _emails(text: str) -> Iterator[Finding]:
-    if "@" not in text:
-        return
-    for m in _EMAIL.finditer(text):
-        yield Finding(m.start(), m.end(), "EMAIL", m.group(1).casefold())
+    """Each address in `text`, in one forward pass: for each position, the leftmost place a local
+    part reaching it may start (or None) is carried along, so at an `@` the local part is known
+    without reading back, and no character is read twice.
+
+    >>> [f.value for f in _emails("x a'a'b@ex.com, o'neil+tag@Mail.example.co.uk-h0; @ x@y; b%40ex.com")]
+    ["a'a'b@ex.com", "o'neil+tag@mail.example.co.uk", 'b@ex.com']
+    """
+    i, start = 0, None  # the pass has read text[:i]; `start`: where a local part ending at i may start
+    look = 0  # where the next sign is looked for
+    while (sign := _AT_SIGN.search(text, look)) is not None:
+        at = sign.start()
+        for k in range(i, at):
+            start = (start if start is not None else k if _starts_local(text, k) else None) if _local(text[k]) else None
+        i, look = at, at + 1
+        m = _EMAIL_DOMAIN.match(text, sign.end()) if start is not None else None
+        if m is None:  # (an escaped sign's characters may still be part of a local part: read on from it)
+            if text[at] == "@":
+                i, start = at + 1, None
+            continue
+        yield Finding(start, m.end(), "EMAIL", (text[start:at] + "@" + m.group(1)).casefold())
+        i, look, start = m.end(), m.end(), None
 
 
 def _ibans(text: str) -> Iterator[Finding]:
@@ -183,8 +235,7 @@ def _ibans(text: str) -> Iterator[Finding]:
 def _cards(text: str) -> Iterator[Finding]:
     for m in _CARD.finditer(text):
         raw = m.group()
-        seps = set(raw) - set("0123456789")
-        if len(seps) > 1:  # `1234 5678-9012 3456`: not how a card number is written
+        if len(set(_CARD_GAP.findall(raw))) > 1:  # `1234 5678-9012 3456`: not how a card number is written
             continue
         digits = re.sub(r"[ .-]", "", raw)
         if 13 <= len(digits) <= 19 and digits[0] != "0" and _luhn.is_valid(digits):
@@ -263,7 +314,7 @@ def _glued(text: str, start: int, end: int) -> bool:
     return before.isalnum() or before in "-_/#" or after.isalnum() or (after in "-_/" and text[end + 1:end + 2].isalnum())
 
 
-def _pattern(kind: str, regex: re.Pattern[str]) -> Callable[[str], Iterator[Finding]]:
+def _pattern(kind: str, regex) -> Callable[[str], Iterator[Finding]]:
     def find(text: str) -> Iterator[Finding]:
         for m in regex.finditer(text):
             if m.end() > m.start():
@@ -275,8 +326,8 @@ def _pattern(kind: str, regex: re.Pattern[str]) -> Callable[[str], Iterator[Find
 def _terms(kind: str, terms: tuple[str, ...]) -> Callable[[str], Iterator[Finding]]:
     # Longest first, so "Alice Example" wins over "Alice"; whole words only, any case; a term
     # with accents also as the view reads it decomposed (`José`: `Jose`, what `Jose\u0301` reads as).
-    spellings = {t for term in terms for t in (term, _view(unicodedata.normalize("NFD", term))[0])}
-    alternation = "|".join(re.escape(t) for t in sorted(spellings, key=len, reverse=True))
+    spellings = {t for term in terms for t in (term, view(unicodedata.normalize("NFD", term))[0])}
+    alternation = "|".join(letters_either_way(t) for t in sorted(spellings, key=len, reverse=True))
     regex = re.compile(rf"(?<!\w)(?:{alternation})(?!\w)", re.IGNORECASE)
 
     def find(text: str) -> Iterator[Finding]:
@@ -295,48 +346,6 @@ def find_personal_data(text: str, config: RedactConfig | None = None) -> list[Fi
     return _Finder.of(config or RedactConfig()).find(text)
 
 
-@functools.cache
-def _fold_table() -> dict[int, str]:
-    """The detectors' view of a text (`_view`): every decimal digit of any script → its ASCII
-    digit; every space separator → ' '; every dash → '-'; the full-width forms (`＠`, `．`) and the
-    ideographic full stops → their ASCII characters; every invisible character — a format
-    character (zero-width space and joiners, soft hyphen, bidi controls, tags) or a combining mark
-    (the accent of a decomposed `é`) — → nothing, so `jose\u0301@…` and `4111\u200b1111…` are
-    found as what a reader sees."""
-    table: dict[int, str] = {}
-    for ranges in ((0x80, 0x3400), (0xA000, 0x10000), (0x10000, 0x1FC00), (0xE0000, 0xE01F0)):
-        for cp in range(*ranges):
-            c = chr(cp)
-            cat = unicodedata.category(c)
-            if cat == "Nd":
-                table[cp] = str(unicodedata.decimal(c))
-            elif cat == "Zs":
-                table[cp] = " "
-            elif cat == "Pd" or cp == 0x2212:
-                table[cp] = "-"
-            elif cat in ("Cf", "Mn", "Me"):
-                table[cp] = ""
-            elif 0xFF01 <= cp <= 0xFF5E:
-                table[cp] = chr(cp - 0xFEE0)
-    table.update({0x3002: ".", 0xFF61: ".", 0xFE52: ".", 0xFE6B: "@"})
-    return table
-
-
-def _view(text: str) -> tuple[str, list[int] | None]:
-    """`(view, where)`: the text as the detectors read it (`_fold_table`) and, when invisible
-    characters were dropped from it, the index in `text` of each character of the view (None:
-    the same index).
-
-    >>> _view("a\u200bb@x")
-    ('ab@x', [0, 2, 3, 4])
-    """
-    view = text.translate(_fold_table())
-    if len(view) == len(text):
-        return view, None
-    table = _fold_table()
-    return view, [i for i, c in enumerate(text) if table.get(ord(c)) != ""]
-
-
 class _Finder:
     """The detectors of one config, in priority order."""
 
@@ -348,7 +357,7 @@ class _Finder:
         ]
         # Configured patterns come before the built-in kinds: an operator's pattern for
         # their own ids is more specific than "some digits".
-        custom = [_pattern(kind, re.compile(p)) for kind, p in config.patterns]
+        custom = [_pattern(kind, _linear(kind, p)) for kind, p in config.patterns]
         if config.terms:
             custom.append(_terms(config.terms_kind, config.terms))
         self.detectors[:0] = custom
@@ -361,12 +370,12 @@ class _Finder:
         return finder
 
     def find(self, text: str) -> list[Finding]:
-        # Detected on the view a reader sees (`_view`: full-width `４１１１`, a card grouped by
+        # Detected on the view a reader sees (`view`: full-width `４１１１`, a card grouped by
         # non-breaking or zero-width spaces, a decomposed accent); spans are the text's.
-        view, where = _view(text)
+        seen, where = view(text)
         taken: list[Finding] = []
         for detect in self.detectors:
-            for f in detect(view):
+            for f in detect(seen):
                 if where is not None:
                     end = where[f.end] if f.end < len(where) else len(text)  # (its marks with it)
                     f = Finding(where[f.start], end, f.kind, f.value)

@@ -3,7 +3,7 @@ failure; a pattern lists its conversations, each opening its transcript at the f
 
 import streamlit as st
 
-from ui import cache, charts, render, state
+from ui import cache, charts, markup, render, state
 from ui.filters import filter_bar
 from ui.models import patterns as model
 
@@ -53,7 +53,7 @@ if chosen:
     rows = view.of(chosen)
     label = dict(zip(view.patterns["signature"], view.patterns["label"])).get(chosen, chosen)
     top = chosen == view.patterns["signature"].iloc[0]
-    st.subheader(f"Top pattern: {label}" if top else label)
+    st.subheader(f"Top pattern: {markup.text(label)}" if top else markup.text(label))
     st.caption(f"{len(rows):,} conversations · select a row to open its transcript at the failing message")
     opened = st.dataframe(
         rows, key="patterns.threads", on_select="rerun", selection_mode="single-row", hide_index=True,

@@ -8,7 +8,7 @@ workflow, the JSONL format and every column.
 
 import streamlit as st
 
-from ui import access, cache, charts, columns, render, state
+from ui import access, cache, charts, columns, markup, render, state
 from ui import resume_qa as qa_view
 from ui.filters import filter_bar
 from ui.models import resume_qa as qa_model
@@ -105,7 +105,7 @@ if qa.problem is not None:
     st.stop()
 
 # --- the thread's timeline -------------------------------------------------------------------
-st.subheader(f"Timeline of `{render.thread_label(thread)}`")
+st.subheader(f"Timeline of {markup.code(render.thread_label(thread))}")
 n = len(qa.points)
 st.caption(
     f"{len(qa.timeline):,} root checkpoints · {n} resume point{'s' if n != 1 else ''} "
@@ -137,7 +137,7 @@ url.set("resume", qa.at)
 st.selectbox("Rehydrated at", qa.at_options, key=at_key, format_func=qa_model.at_label)
 url.publish()
 st.caption(
-    f"Rebuilt from checkpoint `{qa.window_checkpoint_id}` · {len(qa.window)} of at most {int(cap)} entries · "
+    f"Rebuilt from checkpoint {markup.code(qa.window_checkpoint_id)} · {len(qa.window)} of at most {int(cap)} entries · "
     f"every entry tagged `source = {qa_model.RESUME_SOURCE}`"
 )
 if qa.window.empty:

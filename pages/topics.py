@@ -3,7 +3,7 @@ a topic (and an outcome) lists the conversations behind the numbers, each openin
 
 import streamlit as st
 
-from ui import cache, charts, render, state
+from ui import cache, charts, markup, render, state
 from ui.filters import filter_bar
 from ui.models import topics as model
 
@@ -35,7 +35,8 @@ if not view.topics:
     st.info("No conversation with a user message passes these filters.", icon=":material/info:")
     st.stop()
 largest = view.table.iloc[0]
-st.markdown(f"Largest: **{largest['topic_label']}** ({int(largest['threads']):,} conversations, {largest['share']:.0%})."
+st.markdown(f"Largest: **{markup.text(largest['topic_label'])}** "
+            f"({int(largest['threads']):,} conversations, {largest['share']:.0%})."
             + (f" {view.sentence()}" if view.sentence() else ""))
 st.caption("Rates: the share of the topic's conversations with that outcome · × rest: that rate over the "
            "other topics' · select a row to list its conversations")
@@ -61,7 +62,7 @@ if picked.selection.rows:
 chosen = st.session_state.get(topic_key)
 if chosen is not None:
     label = dict(zip(view.table["topic_id"], view.table["topic_label"])).get(chosen, "?")
-    st.subheader(f"Topic {chosen} · {label}" + ("" if outcome == "all" else f" · {outcome}"))
+    st.subheader(f"Topic {chosen} · {markup.text(label)}" + ("" if outcome == "all" else f" · {outcome}"))
     threads = cache.call(model.topic_threads, db, filters, chosen, outcome)
     st.caption(f"{len(threads):,} conversations · select a row to open its transcript at the question")
     opened = st.dataframe(

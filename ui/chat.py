@@ -162,8 +162,7 @@ def _status(item: MessageItem) -> str:
 
 
 def _code(text: str) -> str:
-    fence = "``" if "`" in text else "`"
-    return f"{fence}{text}{fence}" if fence == "`" else f"{fence} {text} {fence}"
+    return markup.code(text)
 
 
 def tool_call(

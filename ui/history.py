@@ -20,6 +20,7 @@ from analytics.reports import frame_csv
 from ui import cache, chat, diffs, render, state
 from ui.database import DbRef
 from ui.history_charts import branch_tree
+from ui import markup
 from ui.markup import inert
 from ui.models import history as model
 from ui.models.chat import message_item
@@ -74,11 +75,12 @@ def _subgraph(history: model.ThreadHistory, marker: model.Marker) -> None:
     nested = runs[runs["checkpoint_ns"].map(inside)]
     title = f"↳ {marker.text}" + (f", {len(nested)} nested" if len(nested) else "")
     with st.expander(title):
-        st.caption(f"namespace `{run['checkpoint_ns']}` · {render.ts_text(run['first_ts'])} → {render.ts_text(run['last_ts'])}"
+        st.caption(f"namespace {markup.code(run['checkpoint_ns'])} · {render.ts_text(run['first_ts'])} → {render.ts_text(run['last_ts'])}"
                    f" · {run['checkpoints']} checkpoints · never part of the transcript")  # fmt: skip
         _run_messages(history, marker.run)
         for n in nested.itertuples():
-            st.markdown(f"**↳ nested run `{n.node}`** · `{n.checkpoint_ns}` · {render.plural(n.messages, 'message')}")
+            st.markdown(f"**↳ nested run {markup.code(n.node)}** · {markup.code(n.checkpoint_ns)} · "
+                        f"{render.plural(n.messages, 'message')}")
             _run_messages(history, n.checkpoint_ns)
 
 
@@ -128,7 +130,7 @@ def _branches_tab(history: model.ThreadHistory, url: state.Url, branch_key: str)
                          key="history.branches_csv")  # fmt: skip
     st.selectbox("Read branch", list(history.labels), key=branch_key, format_func=history.labels.get,
                  help="The same rules as the transcript, applied to the branch's last checkpoint.")  # fmt: skip
-    st.caption(f"Branch {history.branch} as a transcript, read at its last checkpoint `{history.head_checkpoint_id}` · "
+    st.caption(f"Branch {history.branch} as a transcript, read at its last checkpoint {markup.code(history.head_checkpoint_id)} · "
                f"{render.plural(len(history.rows), 'message')}")  # fmt: skip
     transcript(history)
     render.download_data(lambda: frame_csv(history.rows),
@@ -163,8 +165,8 @@ def _compare_choice(db: DbRef, history: model.ThreadHistory, url: state.Url) -> 
 
 def _side_by_side(view: model.CompareView) -> None:
     a, b = st.columns(2)
-    a.caption(f"Left (−): {view.left}")
-    b.caption(f"Right (+): {view.right}")
+    a.caption(f"Left (−): {markup.text(view.left)}")
+    b.caption(f"Right (+): {markup.text(view.right)}")
     for r in view.frame.head(render.CHAT_MAX).itertuples():
         colour = diffs.COLOURS["moved" if r.moved and r.status == "same" else r.status]
         status = r.status + (" · moved" if r.moved else "")
@@ -190,7 +192,7 @@ def _compare_tab(db: DbRef, history: model.ThreadHistory, url: state.Url) -> Non
     if view.problem is not None:
         render.problem(view.problem)
         return
-    st.caption(f"From {view.left} (−) to {view.right} (+)")
+    st.caption(f"From {markup.text(view.left)} (−) to {markup.text(view.right)} (+)")
     c = view.counts
     render.headline([("Same", c["same"], None), ("Edited", c["edited"], "Same message, another text, role, tool calls "
                      "or name"), ("Removed", c["removed"], "Only on the − side"), ("Added", c["added"], "Only on the + side"),

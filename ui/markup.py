@@ -1,7 +1,13 @@
 """Text from the data drawn as Markdown without the browser fetching anything it names.
 
-Two layers (docs/security.md, "Rendering"):
+Three layers (docs/security.md, "Rendering"):
 
+- `code(value)` and `text(value)`: a value from the data or the URL (a thread id, a tenant, a
+  label, an error naming either) placed into a page's own Markdown. `code` draws it as an inline
+  code span whose fence is longer than any backtick run in it, so nothing in it is Markdown;
+  `text` backslash-escapes every character that can start Markdown syntax, so it reads as typed
+  and forms no image, link, emphasis or Streamlit directive. Every f-string that puts such a value into
+  `st.markdown`, `st.caption`, `st.warning`, `st.subheader`, ... goes through one of them.
 - `inert(text)`: Markdown whose images cannot form. Every image, inline (`![i](url)`) or by
   reference (`![i][ref]`), starts with `![`; a WORD JOINER (U+2060, invisible) between the two
   makes it a `!` and a link: the URL is shown (as a link's target) and never requested. Raw HTML
@@ -19,6 +25,8 @@ from __future__ import annotations
 import re
 
 import streamlit as st
+
+from ui.escape import code, text  # noqa: F401  (the one way a value enters Markdown)
 
 _JOINER = "\u2060"
 _POLICY = "img-src 'self' data: blob:"

@@ -13,7 +13,7 @@ import streamlit as st
 from analytics import workspace
 from analytics.errors import AnalyticsError, NotFound
 from ui import cache, chat, render, review, state
-from ui.markup import inert
+from ui import markup
 from ui.models import transcript as transcript_model
 from ui.database import DbRef, WsRef
 from ui.models.review import queue_view
@@ -124,7 +124,7 @@ def walk(db: DbRef, ws: WsRef, url: state.Url) -> None:
     try:
         view = queue_view(ws.workspace, url.value("queue"), url.value("item"), me if mine and me else None)
     except NotFound:
-        st.warning(f"There is no review queue {url.value('queue')} in this workspace.")
+        st.warning(f"There is no review queue {markup.code(url.value('queue'))} in this workspace.")
         _open_queue(url, None)
         return
     q = view.queue
@@ -148,9 +148,10 @@ def walk(db: DbRef, ws: WsRef, url: state.Url) -> None:
     prev, where, nxt, done = st.columns([2, 6, 2, 3], vertical_alignment="center")
     prev.button("Previous", key="review.prev", icon=":material/chevron_left:", disabled=view.previous is None,
                 on_click=_go, args=(url, view.previous), width="stretch")
-    status = "✓ done" + (f" by {it.done_by}" if it.done_by else "") if it.status == "done" else "pending"
-    where.markdown(inert(f"**Item {it.position} of {q.items}** · `{render.thread_label(it.thread_id)}` · {status}"
-                   + (f" · assigned to {it.assignee}" if it.assignee else "")))
+    done_by = f" by {markup.text(it.done_by)}" if it.done_by else ""
+    status = "✓ done" + done_by if it.status == "done" else "pending"
+    where.markdown(f"**Item {it.position} of {q.items}** · {markup.code(render.thread_label(it.thread_id))} · {status}"
+                   + (f" · assigned to {markup.text(it.assignee)}" if it.assignee else ""))
     nxt.button("Next", key="review.next", icon=":material/chevron_right:", disabled=view.next is None,
                on_click=_go, args=(url, view.next), width="stretch")
     if it.status == "pending":
@@ -163,8 +164,8 @@ def walk(db: DbRef, ws: WsRef, url: state.Url) -> None:
     st.page_link("pages/transcript.py", label="Open in the Transcript explorer", icon=":material/forum:",
                  query_params=state.link_params(thread=it.thread_id))
     if conv.problem is not None:
-        st.warning(f"{conv.problem.message} — the thread may be gone since the queue was made; what was said of it "
-                   "is kept (orphaned).")
+        st.warning(f"{markup.text(conv.problem.message)} — the thread may be gone since the queue was made; "
+                   "what was said of it is kept (orphaned).")
         review.orphan_table(db, ws, it.thread_id, expanded=True)
         return
     win = transcript_model.window(conv)

@@ -10,6 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from ui import formats
+from ui import markup
 from ui.markup import inert
 from ui.models.frames import is_missing
 from ui.models.problems import Problem
@@ -107,9 +108,14 @@ def thread_caption(t: dict[str, Any]) -> str:
     ...     "last_ts": None, "interrupt_pending": True, "forks": 0, "removed_messages": 2, "edited_messages": 0})
     'tenant **acme** · no sub-tenant · session **s1** · 8 messages (2 from the user, 4 from the assistant, 2 tool results) · time unknown · waiting for human input · 2 removed'
     """
-    tenant = f"tenant **{t['tenant_id']}**" if not is_missing(t.get("tenant_id")) else "no tenant"
-    sub = f"sub-tenant **{t['sub_tenant_id']}**" if not is_missing(t.get("sub_tenant_id")) else "no sub-tenant"
-    parts = [tenant, sub, f"session **{t.get('session_id')}**"]
+    from analytics.masking import mask_text
+
+    def value(v: Any) -> str:  # masked before it is escaped: an escaped address no longer reads as one
+        return markup.text(mask_text(str(v)))
+
+    tenant = f"tenant **{value(t['tenant_id'])}**" if not is_missing(t.get("tenant_id")) else "no tenant"
+    sub = f"sub-tenant **{value(t['sub_tenant_id'])}**" if not is_missing(t.get("sub_tenant_id")) else "no sub-tenant"
+    parts = [tenant, sub, f"session **{value(t.get('session_id'))}**"]
     counts = [f"{t.get('user_messages', 0)} from the user", f"{t.get('assistant_messages', 0)} from the assistant"]
     counts += [f"{t['tool_messages']} tool results"] if t.get("tool_messages") else []
     parts.append(f"{t.get('messages', 0)} messages ({', '.join(counts)})")
@@ -125,8 +131,6 @@ def thread_caption(t: dict[str, Any]) -> str:
     flags += [plural(t["forks"], "fork")] if t.get("forks") else []
     flags += [f"{t['removed_messages']} removed"] if t.get("removed_messages") else []
     flags += [f"{t['edited_messages']} edited"] if t.get("edited_messages") else []
-    from analytics.masking import mask_text
-
     return mask_text(" · ".join(parts + flags))  # a label leaves the tool: its ids masked in a masking session
 
 
@@ -148,7 +152,8 @@ def search_hit(hit, link: dict[str, Any]) -> None:
         with st.container(horizontal=True, vertical_alignment="center", gap="small"):
             st.page_link("pages/transcript.py", label=inert(mask_text(f"{hit.thread_id} · Message {hit.number}")),
                          icon=":material/forum:", query_params=link)
-            st.caption(inert(f"{hit.speaker} · {ts_text(hit.ts)}" + (f" · tenant {hit.tenant_id}" if hit.tenant_id else "")))
+            tenant = f" · tenant {markup.text(hit.tenant_id)}" if hit.tenant_id else ""
+            st.caption(f"{markup.text(hit.speaker)} · {ts_text(hit.ts)}{tenant}")
         st.html(highlighted(hit.before, hit.match, hit.after))
 
 
@@ -156,9 +161,9 @@ def problem(found: Problem) -> None:
     """What a page shows instead of a traceback (`ui.models.problems`): a request that
     cannot be answered is an error, a missing or unsupported thing a warning."""
     if found.kind == "bad_request":
-        st.error(f"That request cannot be answered: {found.message}", icon=":material/error:")
+        st.error(f"That request cannot be answered: {markup.text(found.message)}", icon=":material/error:")
     else:
-        st.warning(found.message, icon=":material/warning:")
+        st.warning(markup.text(found.message), icon=":material/warning:")
 
 
 def stale_warning(t: dict[str, Any]) -> None:

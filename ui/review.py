@@ -25,6 +25,7 @@ from analytics.workspace.views import LEFT_OUT
 from ui import cache, chat, database, render, review_dialogs, state
 from ui.database import DbRef, WsRef
 from ui.formats import plural
+from ui import markup
 from ui.markup import inert
 from ui.models.chat import MessageItem
 from ui.models.review import NO_COLOR, VERDICT_MARKS, Note
@@ -207,7 +208,8 @@ def thread_review(db: DbRef, ws: WsRef, thread_id: str, items: Sequence[Any],
         head.markdown("**Review of this thread**" + (f" · {plural(hidden, 'annotation')} on messages not shown here"
                                                       if hidden else ""))
         with button:
-            annotate_button(f"{key}.thread", f"Thread `{render.thread_label(thread_id)}`", {"the thread": {"thread_id": thread_id}},
+            annotate_button(f"{key}.thread", f"Thread {markup.code(render.thread_label(thread_id))}",
+                            {"the thread": {"thread_id": thread_id}},
                             label="Annotate thread")
         notes([*found.thread, *unplaced], f"{key}.t")
         if not found.thread and not unplaced:
@@ -237,7 +239,7 @@ def orphans(db: DbRef, ws: WsRef, thread_id: str) -> None:
         for note in found:
             st.markdown(inert(f"On {note.where()} — **{note.orphan_reason}**"))
             if note.excerpt:
-                st.caption(f"It read: “{note.excerpt}”")
+                st.caption(f"It read: “{markup.text(note.excerpt)}”")
             st.markdown(inert(note_html(note)), unsafe_allow_html=True)
 
 

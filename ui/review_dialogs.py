@@ -17,6 +17,7 @@ from analytics import workspace
 from analytics.errors import AnalyticsError
 from ui import cache, database, state
 from ui.database import DbRef, WsRef
+from ui import markup
 from ui.markup import inert
 from ui.models.review import VERDICT_MARKS, Note
 
@@ -68,7 +69,7 @@ def _name_field(key: str) -> str | None:
 
     name = review.reviewer()
     if name and key not in st.session_state:
-        st.caption(f"As **{name}** (change it in the sidebar)")
+        st.caption(f"As **{markup.text(name)}** (change it in the sidebar)")
         return name
     typed = st.text_input("Your name", key=key, max_chars=100, help="Remembered for this browser session")
     return typed.strip() or None
@@ -149,7 +150,7 @@ def _edit(db: DbRef, ws: WsRef, key: str, note: Note) -> None:
             workspace.delete_annotation(ws.workspace, note.annotation_id, note.revision)
             _done("Annotation deleted")
     except workspace.Conflict as exc:
-        st.warning(f"{exc}. Close this and open it again to see the newer version.")
+        st.warning(f"{markup.text(exc)}. Close this and open it again to see the newer version.")
     except AnalyticsError as exc:
         st.error(str(exc))
 

@@ -57,7 +57,8 @@ def _privacy_panel(deployed: access.Deployment) -> None:
         tenants = session.policy().tenants
         scope = "no tenant" if tenants is not None and not tenants else (
             "every tenant" if tenants is None else ", ".join(sorted(tenants)))
-        st.caption(f"Signed in as **{who}** · sees {scope}" if who else f"Not signed in · sees {scope}")
+        st.caption(f"Signed in as **{markup.text(who)}** · sees {markup.text(scope)}" if who
+                   else f"Not signed in · sees {markup.text(scope)}")
 
 
 def _database_panel(deployed: access.Deployment) -> None:
@@ -75,8 +76,8 @@ def _database_panel(deployed: access.Deployment) -> None:
     cache.prewarm(db)
     info = cache.database_info(db)
     demo = Path(db.path) == database.demo_db().resolve()
-    st.markdown(f"**{database.display_name(db.name)}**" + (" (bundled demo)" if demo else ""),
-                help=None if database.display_name(db.name) == db.name else f"Named `{db.name}` in links")
+    st.markdown(f"**{markup.text(database.display_name(db.name))}**" + (" (bundled demo)" if demo else ""),
+                help=None if database.display_name(db.name) == db.name else f"Named {markup.code(db.name)} in links")
     st.caption(
         f"{info['threads']:,} threads · {info['messages']:,} messages · {info['tenants']:,} tenants"
     )
@@ -88,9 +89,9 @@ def _database_panel(deployed: access.Deployment) -> None:
             source = shown(source, info["source_kind"])
         else:  # served to others: a file's name, never the server's folders or a database's address
             source = "a database server" if is_dsn(source) else Path(source).name
-        st.caption(markup.inert(f"from {info['source_kind']} `{source}`, loaded {loaded}{errors}"))
+        st.caption(f"from {markup.text(info['source_kind'])} {markup.code(source)}, loaded {loaded}{errors}")
     if deployed.local:
-        st.caption(f"`{db.path}`")
+        st.caption(markup.code(db.path))
     # No timed rerun while a review dialog is open: it would run beside the dialog's own
     # fragment and its Save rerun (a dialog that stayed open after Save was seen once in
     # tests/e2e/test_review.py under load, not reproduced); the page's next run looks instead.
@@ -178,14 +179,14 @@ def _load_panel(deployed: access.Deployment) -> None:
             choices = LoadChoices(pattern.strip() or None, given, incremental, key_file)
             refusal = key_file and deployed.path_refusal(key_file, max_bytes=MAX_KEY_FILE_BYTES)
             if refusal:
-                st.error(f"AES key file: {refusal}. The open database is unchanged.")
+                st.error(f"AES key file: {markup.text(refusal)}. The open database is unchanged.")
                 return
             if named:
                 _load(deployed.sources[named], None, None if kind == AUTO else kind, choices, shown_as=named)
                 return
             refusal = _refusal(deployed, spec.strip(), upload)
             if refusal:
-                st.error(f"{refusal}. The open database is unchanged.")
+                st.error(f"{markup.text(refusal)}. The open database is unchanged.")
                 return
             _load(spec.strip(), upload, None if kind == AUTO else kind, choices)
 
@@ -253,7 +254,7 @@ def _load(spec: str, upload, kind: str | None, choices: LoadChoices = LoadChoice
     try:
         source = loaders.resolve(spec, kind)
     except loaders.SourceError as exc:
-        st.error(f"{_reason(exc, spec)}\n\nThe open database is unchanged.")
+        st.error(f"{markup.text(_reason(exc, spec))}\n\nThe open database is unchanged.")
         return
     where = shown_as or source.describe(spec)
     target = database.load_target(spec, source)
@@ -273,7 +274,7 @@ def _load(spec: str, upload, kind: str | None, choices: LoadChoices = LoadChoice
             )
         except Exception as exc:  # noqa: BLE001 — the UI boundary: any failure is a message, never a dead app
             status.update(label=f"Could not load {where}", state="error", expanded=True)
-            st.error(f"{_reason(exc, spec)}\n\nThe open database is unchanged.")
+            st.error(f"{markup.text(_reason(exc, spec))}\n\nThe open database is unchanged.")
             return
         line = summary.line() if shown_as is None else summary.line().replace(summary.source, shown_as)
         status.update(label=line, state="complete", expanded=False)
@@ -288,7 +289,8 @@ def _open_existing(path: str) -> None:
     try:
         contents.database_info(path)  # refuses files that are not a Transcript Lens database
     except Exception as exc:  # noqa: BLE001 — any failure to read it means "not one of ours"
-        st.error(f"{path} is a DuckDB file but not a Transcript Lens database ({_reason(exc, path)}). "
+        st.error(f"{markup.code(path)} is a DuckDB file but not a Transcript Lens database "
+                 f"({markup.text(_reason(exc, path))}). "
                  "The open database is unchanged.")
         return
     state.open_db(path)

@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 import streamlit as st
 
-from ui import cache, state
+from ui import cache, markup, state
 from ui.database import DbRef
 
 
@@ -29,7 +29,7 @@ def thread_picker(url: state.Url, db: DbRef, label: str = "Thread",
     choices = cache.thread_choices(db, st.session_state.get(find_key) or "", wanted)
     labels = dict(zip(choices["thread_id"], choices["label"]))
     if wanted is not None and wanted not in labels:
-        st.warning(f"No thread `{wanted}` in this database; the list shows threads that contain that text.")
+        st.warning(f"No thread {markup.code(wanted)} in this database; the list shows threads that contain that text.")
         if on_missing is not None:
             on_missing(wanted)
         st.session_state[key] = None

@@ -201,3 +201,16 @@ def test_raw_sql_on_a_masking_connection_is_verbatim_and_analytics_sql_masks_it(
         masked = analytics.sql(con, query)
     assert email in raw
     assert not [v for v in ALL_PLANTED if v in "\n".join(masked.content)] and "<EMAIL_" in "\n".join(masked.content)
+
+
+@pytest.mark.parametrize("select", ["content AS thread_id", "content AS role", "content AS model_name",
+                                    "list(content) AS thread_id", "{'role': content} AS role",
+                                    "map([thread_id], [content]) AS thread_id"])
+def test_analytics_sql_masks_every_text_whatever_its_column_is_called(pii_db, select):
+    # A column's name says nothing of what a query put in it: every text of an answer is masked.
+    query = f"SELECT {select} FROM messages WHERE role = 'user'" + (" GROUP BY role" if "list(" in select else "")
+    with analytics.connect(pii_db, redact=True) as con:
+        raw = str(con.execute(query).fetchall())
+        shown = analytics.sql(con, query).to_string()
+    assert [v for v in ALL_PLANTED if v in raw]
+    assert not [v for v in ALL_PLANTED if v in shown] and "<EMAIL_" in shown, shown

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import json
 
+import duckdb
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from analytics.masking import search_barrier
 from analytics.redact import KINDS, RedactConfig, Redactor, find_personal_data
 
 # (kind, value as written in a message)
@@ -164,3 +166,15 @@ def test_mixed_text_loses_every_planted_value_and_keeps_every_decoy(parts):
         elif p in DECOYS:
             assert p in masked
     assert set(KINDS) >= {f.kind for f in find_personal_data(text)}
+
+
+def test_a_card_grouped_by_spaced_dashes_and_an_escaped_at_are_masked():
+    r = Redactor()
+    assert r.text("card 4111 - 1111 - 1111 - 1111 ok") == "card <CARD_1> ok"
+    assert r.text("4111 . 1111 . 1111 . 1111") == "<CARD_1>"
+    assert r.text("4111 -1111- 1111 - 1111") == "4111 -1111- 1111 - 1111"  # mixed groupings: not a card
+    said = ("mail alice.pii@acme-mail.com, alice.pii%40acme-mail.com, alice.pii&#64;acme-mail.com "
+            "or alice.pii&#x40;acme-mail.com")
+    assert r.text(said) == "mail <EMAIL_1>, <EMAIL_1>, <EMAIL_1> or <EMAIL_1>"
+    blind = duckdb.connect().execute("SELECT regexp_replace(?, ?, '#', 'g')", [said, search_barrier(RedactConfig())])
+    assert "acme-mail" not in blind.fetchone()[0]  # a search cannot find a part of them either

@@ -83,6 +83,32 @@ def test_erase_on_a_database_with_a_workspace_and_an_export(store, tmp_path, env
 
 
 
+def test_erase_takes_the_erased_text_and_id_out_of_the_export_log(store, tmp_path, env):
+    """A search or report run with the erased thread's text (or its id) logs it among its
+    arguments; after the erasure no row of the log holds it (the row stays, the value is
+    `<erased>`), nor any byte of the workspace, and a word every thread uses is kept."""
+    db = tmp_path / "lens.duckdb"
+    attack(["load", str(store), "--db", str(db)], tmp_path, env=env).succeeded()
+    marker = SECRETS[0]
+    attack(["search", marker, "--db", str(db), "--format", "csv"], tmp_path, env=env).succeeded()
+    attack(["report", "conversations", "--db", str(db), "--text", marker.lower(), "--out", str(tmp_path / "c.csv")],
+           tmp_path, env=env).succeeded()
+    attack(["transcript", "--thread", GONE, "--db", str(db), "--format", "csv"], tmp_path, env=env).succeeded()
+    attack(["search", "the", "--db", str(db), "--format", "csv"], tmp_path, env=env).succeeded()
+    before = analytics.exports(db)
+    assert before["arguments"].str.contains(marker, case=False).sum() == 2
+    assert Path(f"{db}.workspace.sqlite") in files_holding(tmp_path)
+
+    out = attack(["erase", "--db", str(db), "--thread", GONE, "--reason", "GDPR request", "--remove-exports"],
+                 tmp_path, env=env)
+    out.succeeded().within_budget().never_prints(*SECRETS)
+    assert "scan: 0 of" in out.stdout
+    assert files_holding(tmp_path) == []  # (the tombstone and the erasure log keep the id, by design)
+    after = analytics.exports(db)
+    assert len(after) == len(before) and after["arguments"].str.contains("<erased>").sum() == 3
+    assert not after["arguments"].str.contains(GONE).any()
+    assert after["arguments"].str.contains('"the"').sum() == 1  # not the erased thread's text
+
 # A page of the app reading a version of the database: `ui.database.version_path` (a hard link
 # under the cache's open/ folder) opened by DuckDB, held until told to go.
 _HOLD = """

@@ -136,6 +136,21 @@ def test_no_view_of_a_message_fetches_what_it_names(server, beacon, browser_page
             Path(os.environ["TL_SCREENSHOTS"], png.name).write_bytes(png.read_bytes())
 
 
+@pytest.mark.parametrize("page_path", ["transcript", "resume_qa"])
+def test_a_thread_id_in_a_link_fetches_nothing(server, beacon, browser_page, page_path):
+    """A link whose thread id closes the warning's code span and opens an image: the id is drawn
+    as text (`ui.markup.code`), the server named in it gets no request."""
+    port = beacon.server_address[1]
+    hostile = f"x` ![u](http://127.0.0.1:{port}/url-param.png) `"
+    page = browser_page
+    page.goto(f"{server}/{page_path}?thread={quote(hostile)}")
+    settle(page)
+    page.get_by_text("in this database").first.wait_for()
+    page.wait_for_load_state("networkidle")
+    named = page.evaluate(f"() => [...document.querySelectorAll('img')].map(i => i.src).filter(s => s.includes(':{port}/'))")
+    assert named == [] and beacon.hits == [], (named, beacon.hits)
+    assert page.get_by_text(f"/url-param.png").count() >= 1  # drawn as the text it is
+
 @pytest.fixture(scope="module")
 def browser():
     with chromium() as b:

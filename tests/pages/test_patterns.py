@@ -8,6 +8,7 @@ from urllib.parse import quote
 import analytics
 from analytics.topics.patterns import pattern_threads
 from tests.pages.conftest import metric, open_page
+from ui import markup
 
 
 def test_the_patterns_and_their_conversations(app, con):
@@ -37,7 +38,7 @@ def test_the_top_pattern_is_listed_before_any_row_is_chosen(app, con):
     expected = analytics.patterns(con)
     at = open_page(app, "patterns")
     assert metric(at, "In the top pattern") == str(expected["threads"].iloc[0])
-    assert any(h.value == f"Top pattern: {expected['label'].iloc[0]}" for h in at.subheader)
+    assert any(h.value == f"Top pattern: {markup.text(expected['label'].iloc[0])}" for h in at.subheader)
     want = pattern_threads(con)
     want = want[want["signature"] == expected["signature"].iloc[0]]
     assert sorted(at.dataframe[1].value["thread_id"]) == sorted(want["thread_id"])

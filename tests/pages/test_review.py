@@ -20,6 +20,7 @@ from analytics import metrics
 from analytics import workspace as ws_api
 from analytics.filters import Filters
 from tests.pages.conftest import APP, TIMEOUT, markdown_texts, metric, open_page
+from ui import markup
 
 THREAD = "acme:web:sess-1002"
 
@@ -85,7 +86,7 @@ def test_annotations_show_next_to_their_message_on_the_thread_and_as_orphans(db,
     assert len(orphans) == 1 and orphans[0].label.startswith("1 orphaned annotation")
     inside = [m.value for m in orphans[0].markdown]
     assert any("message gone" in t and "gone-1" in t for t in inside)
-    assert any("Refund: $500" in c.value for c in orphans[0].caption)
+    assert any(markup.text("Refund: $500") in c.value for c in orphans[0].caption)  # data, escaped
     # Each message has its button; the thread has its own.
     keys = {b.key for b in at.button}
     assert "rv.transcript.thread" in keys and {f"rv.transcript.m{o}.add" for o, *_ in msgs} <= keys

@@ -7,6 +7,7 @@ from urllib.parse import quote
 
 import analytics
 from tests.pages.conftest import metric, open_page
+from ui import markup
 
 
 def test_the_topics_and_their_outcomes(app, con):
@@ -28,7 +29,8 @@ def test_the_topics_and_their_outcomes(app, con):
     rates = [c for c in table.columns if c.endswith("_rate")]
     assert len(rates) == 5 and (table[rates].sum(axis=1) - 1).abs().max() < 1e-9  # every outcome: a row is 100 %
     largest = expected.iloc[0]
-    assert any(f"Largest: **{largest['topic_label']}** ({largest['threads']:,} conversations" in m.value for m in at.markdown)
+    said = f"Largest: **{markup.text(largest['topic_label'])}** ({largest['threads']:,} conversations"
+    assert any(said in m.value for m in at.markdown)
 
 
 def test_a_topic_and_an_outcome_list_their_conversations_from_the_url(app, con):

@@ -23,6 +23,7 @@ import pandas as pd
 
 from analytics import jsontext
 from ui.models.frames import is_missing
+from ui.escape import code
 from ui.formats import clock, duration  # noqa: F401  (ui.chat takes them from here too)
 
 #: Plain names of the roles (contract §3.3) as a reader says them.
@@ -146,9 +147,9 @@ def ids(item: MessageItem) -> str:
     >>> ids(MessageItem(3, 2, "user", "User", "hi", None, message_id="m-1", checkpoint_id="c-9"))
     'message id `m-1` · first saved in checkpoint `c-9`'
     """
-    lines = [f"message id `{item.message_id}`" if item.message_id else "no message id (so no time of its own)"]
+    lines = [f"message id {code(item.message_id)}" if item.message_id else "no message id (so no time of its own)"]
     if item.checkpoint_id:
-        lines.append(f"first saved in checkpoint `{item.checkpoint_id}`")
+        lines.append(f"first saved in checkpoint {code(item.checkpoint_id)}")
     return " · ".join(lines)  # (numbered once: the header's "Message N")
 
 

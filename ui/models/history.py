@@ -29,6 +29,7 @@ from analytics.history import EDIT_LOG_COLUMNS, edit_log
 from analytics.subgraphs import RUN_COLUMNS, SUBGRAPH_MESSAGE_COLUMNS, subgraph_messages, subgraph_runs
 from analytics.transcript import TRANSCRIPT_COLUMNS, TranscriptQuery, read
 from ui.formats import plural
+from ui.escape import code
 from ui.models.frames import empty
 from ui.models.problems import Problem, problem_of
 
@@ -190,7 +191,7 @@ def _markers(history: ThreadHistory, branches: pd.DataFrame, step_of: dict) -> t
             continue
         call = f" by tool call {r.tool_call_name} ({r.tool_call_id})" if isinstance(r.tool_call_id, str) else ""
         out.append(Marker(where[r.trigger_message_id], "subgraph",
-                          f"Subgraph run `{r.node}` started here{call}: {plural(r.messages, 'message')}", run=r.checkpoint_ns))  # fmt: skip
+                          f"Subgraph run {code(r.node)} started here{call}: {plural(r.messages, 'message')}", run=r.checkpoint_ns))  # fmt: skip
     # Messages a subgraph run handed back to this transcript: where they were said (the innermost run).
     said: dict[int, str] = {}
     for ns, mid in zip(history.run_messages["checkpoint_ns"].tolist(), history.run_messages["message_id"].tolist()):

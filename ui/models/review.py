@@ -22,6 +22,7 @@ import pandas as pd
 from analytics.workspace import Label, Queue, QueueItem, Workspace
 from analytics.workspace import annotations as listed
 from analytics.workspace import get_queue, item, labels, progress, step, thread_summaries
+from ui.escape import code
 
 #: How a verdict reads in a cell and a chip.
 VERDICT_MARKS = {"pass": "✓ pass", "fail": "✗ fail"}
@@ -60,8 +61,8 @@ class Note:
         if self.target == "thread":
             return "the thread"
         if self.target == "checkpoint":
-            return f"checkpoint `{self.checkpoint_id}`"
-        which = f"id `{self.message_id}`" if self.message_id else f"ordinal {self.annotated_ordinal}"
+            return f"checkpoint {code(self.checkpoint_id)}"
+        which = f"id {code(self.message_id)}" if self.message_id else f"ordinal {self.annotated_ordinal}"
         return f"{self.role or 'a'} message ({which})"
 
 

@@ -22,6 +22,7 @@ from analytics.filters import Filters
 from analytics.masking import mask_text
 from analytics.resume_gap import DEFAULT_GAP_MINUTES
 from analytics.transcript import TRANSCRIPT_COLUMNS, TranscriptQuery, read, search_threads, threads
+from ui.escape import code
 from analytics.transcript_context import in_context
 from ui.models import chat
 from ui.models.frames import empty, is_missing
@@ -112,9 +113,9 @@ def stale_text(t: dict[str, Any]) -> str | None:
     if is_missing(reason) or not reason:
         return None
     cid = t.get("transcript_checkpoint_id")
-    shown = "empty: none of its root checkpoints decoded" if is_missing(cid) or not cid else f"root checkpoint `{cid}`"
+    shown = "empty: none of its root checkpoints decoded" if is_missing(cid) or not cid else f"root checkpoint {code(cid)}"
     # (the reason is data: in a code span, markup in it stays text)
-    return f"**Stale transcript**: this is {shown}, not the thread's latest. `{str(reason).replace('`', chr(39))}`"
+    return f"**Stale transcript**: this is {shown}, not the thread's latest. {code(reason)}"
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,116 @@
+"""What an erasure takes out of the export log: the erased threads' text and ids in its arguments.
+
+The export log (`analytics.exports`) records each export's arguments: a `search --text X` or a
+`report conversations --text X` keeps X, a `transcript --thread T` keeps T. When X is text of
+an erased thread, the log would keep what the erasure removed. So an erasure replaces each such
+argument value by `ERASED` (the row stays: who exported what, when, stays the auditor's record):
+
+- a value holding an erased thread id;
+- a value found (in any case) in a message of an erased thread and in no message of a kept
+  thread — the rule the scan's text windows follow (`analytics.erasure_scan`): a word every
+  thread uses (`refund`) is not the erased thread's text.
+
+The values are chosen before the rows go (`erased_values`), replaced in the erasure's workspace
+transaction (`scrub`, called by `analytics.erasure_workspace.purge_workspace`, before the file is
+rebuilt), and looked for again by the scan (`values_left`).
+
+>>> _replaced({"text": "ZQX", "tenant": ["acme", "ZQX"]}, {"zqx"}, ())
+({'text': '<erased>', 'tenant': ['acme', '<erased>']}, 2)
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from typing import Any
+
+import duckdb
+
+ERASED = "<erased>"
+_SHORT_ID = 4  # an id shorter than this must be the whole value (`s1` is inside too many words)
+
+
+def _leaves(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _leaves(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _leaves(v)]
+    return []
+
+
+def _holds_id(value: str, ids: tuple[str, ...]) -> bool:
+    return any(value == i or (len(i) >= _SHORT_ID and i in value) for i in ids)
+
+
+def _replaced(value: Any, texts: set[str], ids: tuple[str, ...]) -> tuple[Any, int]:
+    """`value` with each string that is one of `texts` (casefolded) or holds one of `ids` made `ERASED`; how many."""
+    if isinstance(value, str):
+        hit = value.strip().casefold() in texts or _holds_id(value, ids)
+        return (ERASED, 1) if hit else (value, 0)
+    if isinstance(value, dict):
+        pairs = {k: _replaced(v, texts, ids) for k, v in value.items()}
+        return {k: v for k, (v, _) in pairs.items()}, sum(n for _, n in pairs.values())
+    if isinstance(value, list):
+        pairs = [_replaced(v, texts, ids) for v in value]
+        return [v for v, _ in pairs], sum(n for _, n in pairs)
+    return value, 0
+
+
+def _arguments(conn: sqlite3.Connection) -> list[tuple[int, Any]]:
+    if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'exports'").fetchone() is None:
+        return []
+    return [(i, json.loads(a)) for i, a in conn.execute("SELECT export_id, arguments FROM exports")]
+
+
+def erased_values(conn: sqlite3.Connection, db: str, thread_ids: list[str]) -> tuple[str, ...]:
+    """The argument values of the export log in `conn` (the workspace) that are text of the erased
+    threads only, casefolded; read from the DuckDB database at `db` before the erasure."""
+    values = sorted({v.strip().casefold() for _, args in _arguments(conn) for v in _leaves(args) if v.strip()})
+    if not values or not thread_ids:
+        return ()
+    con = duckdb.connect()
+    try:
+        con.execute("ATTACH ? AS src (READ_ONLY)", [str(db)])
+        if con.execute("SELECT count(*) FROM duckdb_tables() WHERE database_name = 'src' "
+                       "AND table_name = 'messages'").fetchone()[0] == 0:
+            return ()
+        con.execute("CREATE TEMP TABLE erased (thread_id VARCHAR)")
+        con.execute("INSERT INTO erased SELECT DISTINCT unnest(?::VARCHAR[])", [thread_ids])
+        found = con.execute(
+            "SELECT w FROM unnest(?::VARCHAR[]) AS t(w) "
+            "WHERE EXISTS (SELECT 1 FROM src.messages m SEMI JOIN erased USING (thread_id) "
+            "              WHERE contains(lower(m.content), w)) "
+            "AND NOT EXISTS (SELECT 1 FROM src.messages m WHERE contains(lower(m.content), w) "
+            "                AND (m.thread_id IS NULL OR m.thread_id NOT IN (SELECT thread_id FROM erased)))",
+            [values]).fetchall()
+        return tuple(sorted(w for (w,) in found))
+    finally:
+        con.close()
+
+
+def scrub(conn: sqlite3.Connection, texts: tuple[str, ...], ids: tuple[str, ...]) -> int:
+    """Replace the erased values in the export log's arguments, inside the caller's transaction;
+    how many rows changed. The log refuses updates (its trigger): the trigger is dropped and
+    made again, as it was, in the same transaction, so no other writer ever sees the log open."""
+    wanted = set(texts)
+    changed = []
+    for export_id, args in _arguments(conn):
+        new, n = _replaced(args, wanted, ids)
+        if n:
+            changed.append((json.dumps(new, sort_keys=True), export_id))
+    if not changed:
+        return 0
+    (trigger,) = conn.execute("SELECT sql FROM sqlite_master WHERE type = 'trigger' "
+                              "AND name = 'exports_no_update'").fetchone()
+    conn.execute("DROP TRIGGER exports_no_update")
+    conn.executemany("UPDATE exports SET arguments = ? WHERE export_id = ?", changed)
+    conn.execute(trigger)
+    return len(changed)
+
+
+def values_left(conn: sqlite3.Connection, texts: tuple[str, ...], ids: tuple[str, ...]) -> int:
+    """How many export-log rows still hold an erased value (the scan's check)."""
+    wanted = set(texts)
+    return sum(1 for _, args in _arguments(conn) if _replaced(args, wanted, ids)[1])
