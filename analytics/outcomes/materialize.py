@@ -52,6 +52,9 @@ _FACT_TYPES = {
     "hitl_answered_ordinals": pa.list_(pa.int32()),
 }
 
+#: Threads whose facts are handed to DuckDB in one query (`thread_facts`).
+FACT_CHUNK = 10_000
+
 _DUCK_TYPES = {name: {pa.string(): "VARCHAR", pa.bool_(): "BOOLEAN", pa.int32(): "INTEGER",
                       pa.list_(pa.int32()): "INTEGER[]", pa.timestamp("us", tz="UTC"): "TIMESTAMPTZ"}[t]
                for name, t in _FACT_TYPES.items()}
@@ -158,9 +161,14 @@ def thread_facts(con, where: str, params: list, lexicon: Lexicon | None = None,
             cols[name].append(value)
     # Handed to DuckDB as bound lists, zipped by parallel unnests: pyarrow's conversion of Python
     # lists would import pandas into the loading process (tests/analytics/test_lazy_pandas.py).
+    # FACT_CHUNK threads at a time: binding a list costs DuckDB a few hundred bytes a value, so the
+    # facts of 300,000 threads bound at once took 2 GB.
     names = list(cols)
     select = ", ".join(f"unnest(${i + 1}::{_DUCK_TYPES[name]}[]) AS {name}" for i, name in enumerate(names))
-    return con.sql(f"SELECT {select}", params=[cols[name] for name in names]).arrow().read_all()
+    return pa.concat_tables([
+        con.sql(f"SELECT {select}", params=[cols[name][at:at + FACT_CHUNK] for name in names]).arrow().read_all()
+        for at in range(0, max(len(endings), 1), FACT_CHUNK)
+    ])
 
 
 def _text_signals(texts: list[tuple], lexicon: Lexicon) -> tuple[dict[str, list[int]], dict[str, list[int]]]:
