@@ -4,6 +4,8 @@ one line naming the limit, within the memory budget (docs/security.md, "Upload l
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from analytics.jsonlines import MAX_LINES
@@ -18,7 +20,7 @@ FLOOD = b"1\n" * (5 << 19)
 def lens(tmp_path_factory):
     folder = tmp_path_factory.mktemp("jsonl")
     store, db = folder / "store.sqlite", folder / "lens.duckdb"
-    store_with_messages(store, [{"role": "user", "content": "hello", "id": "m1"}], thread_id="t")
+    store_with_messages(store, [{"type": "human", "content": "hello", "id": "m1"}], thread_id="t")
     attack(["load", str(store), "--db", str(db)], folder).succeeded()
     return db
 
@@ -36,3 +38,15 @@ def test_an_annotations_import_of_millions_of_lines_is_refused_at_the_line_limit
     lines.write_bytes(FLOOD)
     out = attack(["annotations", "import", "--db", str(lens), str(lines)], tmp_path)
     out.refused("notes.jsonl", f"more than {MAX_LINES:,} lines").within_budget().wrote_only([])
+
+
+@pytest.mark.parametrize("text", ["x" * (40 << 20), "hello" + "\n" * (40 << 20)], ids=["one-word", "empty-lines"])
+def test_an_observed_line_of_40_mb_is_compared_within_the_budget(lens, tmp_path, text):
+    """Paired with the thread's short message: judging whether the texts are alike looks at their
+    first characters only (a character diff of the whole took gigabytes); a text past the diff
+    limit is shown replaced whole."""
+    log = tmp_path / "observed.jsonl"
+    log.write_text(json.dumps({"thread_id": "t", "speaker": "user", "content": text, "position": 0}) + "\n")
+    out = attack(["report", "resume", "--db", str(lens), "--observed", str(log), "--out", str(tmp_path / "r.csv")],
+                 tmp_path)
+    out.succeeded().within_budget().wrote_only([tmp_path / "r.csv"])
