@@ -31,6 +31,7 @@ import io
 import json
 import numbers
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -39,6 +40,7 @@ from typing import IO, Any, Union
 from analytics._pandas import pd
 from analytics.errors import BadRequest
 from analytics.filters import as_utc
+from analytics.jsonlines import bounded
 from analytics.jsontext import loads as json_loads
 
 __all__ = [
@@ -257,22 +259,31 @@ def _entry(number: int, obj: dict) -> ObservedEntry:
 # reading a file
 
 
-def _lines(source: Source) -> list[str]:
+def _lines(source: Source) -> Iterator[str]:
+    """The text lines of `source`, read one at a time (`str.splitlines`' line ends, a leading BOM dropped)."""
     if isinstance(source, (str, os.PathLike)):
         path = Path(source)
         if not path.is_file():
             raise FileNotFoundError(f"no observed JSONL file at {path}")
-        data = path.read_bytes()
+        with path.open("rb") as fh:
+            yield from _split(fh)
     elif isinstance(source, (bytes, bytearray)):
-        data = bytes(source)
-    elif hasattr(source, "read"):
-        data = source.read()  # a file object, or a Streamlit upload
+        yield from _split(io.BytesIO(source))
+    elif hasattr(source, "read"):  # a file object, or a Streamlit upload
+        yield from _split(source if hasattr(source, "readline") else io.BytesIO(source.read()))
     else:
         raise BadRequest(f"observed must be a path, bytes or a file object, got {type(source).__name__}")
-    if isinstance(data, (bytes, bytearray)):
-        # Invalid UTF-8 becomes U+FFFD: the line still gets a number and, if broken, an error.
-        data = bytes(data).decode("utf-8-sig", errors="replace")
-    return io.StringIO(data).read().splitlines()
+
+
+def _split(fh: IO[bytes] | IO[str]) -> Iterator[str]:
+    first = True
+    for chunk in iter(fh.readline, fh.read(0)):
+        if isinstance(chunk, (bytes, bytearray)):
+            # Invalid UTF-8 becomes U+FFFD: the line still gets a number and, if broken, an error.
+            # (A chunk ends at a newline byte, which no multi-byte character holds.)
+            chunk = bytes(chunk).decode("utf-8-sig" if first else "utf-8", errors="replace")
+        first = False
+        yield from chunk.splitlines()
 
 
 def parse_observed(source: Source) -> ObservedLog:
@@ -289,7 +300,8 @@ def parse_observed(source: Source) -> ObservedLog:
         return source
     entries: list[ObservedEntry] = []
     errors: list[LineError] = []
-    for number, text in enumerate(_lines(source), start=1):
+    what = f"observed log {Path(source).name}" if isinstance(source, (str, os.PathLike)) else "the observed log"
+    for number, text in enumerate(bounded(_lines(source), what), start=1):
         if not text.strip():
             continue
         short = text if len(text) <= _TEXT_WIDTH else text[: _TEXT_WIDTH - 1] + "…"

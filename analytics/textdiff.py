@@ -22,6 +22,9 @@ _TOKENS = re.compile(r"\s+|\w+|[^\w\s]", re.UNICODE)
 #: Texts longer than this (characters, both sides together) are compared line by line, not word by word:
 #: a word diff of two long documents costs quadratic time for little reading value.
 WORD_DIFF_MAX_CHARS = 20_000
+#: Texts longer than this (both sides together) are shown replaced whole, not diffed: a line diff
+#: keeps an object per line of each side (millions for a text of empty lines).
+DIFF_MAX_CHARS = 1_000_000
 
 
 class Segment(NamedTuple):
@@ -44,6 +47,8 @@ def segments(old: str | None, new: str | None) -> list[Segment]:
     [Segment(op='+', text='new')]
     """
     a, b = old or "", new or ""
+    if len(a) + len(b) > DIFF_MAX_CHARS:
+        return [Segment(op, text) for op, text in (("-", a), ("+", b)) if text]  # type: ignore[arg-type]
     by_line = len(a) + len(b) > WORD_DIFF_MAX_CHARS
     ta, tb = _tokens(a, by_line), _tokens(b, by_line)
     out: list[Segment] = []

@@ -171,10 +171,15 @@ st.caption(
 )
 upload = st.file_uploader("Observed JSONL", type=["jsonl", "ndjson", "json", "txt"], key="resume_qa.observed",
                           max_upload_size=access.OBSERVED_UPLOAD_MB)
+check = None
 if upload is not None and upload.size > access.OBSERVED_UPLOAD_MB * 1024 * 1024:
     st.error(f"An observed JSONL is at most {access.OBSERVED_UPLOAD_MB} MB; this one is {upload.size / 2**20:,.0f} MB.")
 elif upload is not None:
     check = cache.observed_check(db, upload.getvalue(), int(cap), float(gap))
+    if check.problem is not None:
+        render.problem(check.problem)
+        check = None
+if check is not None:
     findings, summary = check.findings, check.summary
     render.headline(
         [

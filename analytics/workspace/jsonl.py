@@ -35,6 +35,7 @@ import duckdb
 
 from analytics.db import connection
 from analytics import jsontext
+from analytics.jsonlines import bounded
 from analytics.errors import AnalyticsError, BadRequest
 from analytics.workspace.annotating import (
     STORED_COLUMNS, Annotation, check_author, check_content, database_source, default_author, insert, labelled,
@@ -195,18 +196,21 @@ def _parse(number: int, text: str, author: str | None) -> _Line:
 
 
 def read_lines(lines: Iterable[str], author: str | None = None, name: str = "<input>") -> list[_Line]:
-    """Parse every line (blank lines skipped); ImportFailed listing the bad ones, if any."""
-    parsed, errors = [], []
-    for number, text in enumerate(lines, 1):
+    """Parse every line (blank lines skipped; at most `jsonlines.MAX_LINES` lines, else BadRequest);
+    ImportFailed listing the first bad ones, if any."""
+    parsed, errors, bad = [], [], 0
+    for number, text in enumerate(bounded(lines, name), 1):
         if not text.strip():
             continue
         try:
             parsed.append(_parse(number, text, author))
         except ValueError as exc:
-            errors.append(f"{name}:{number}: {exc}")
-    if errors:
-        more = f"\n… and {len(errors) - SHOWN_ERRORS} more" if len(errors) > SHOWN_ERRORS else ""
-        raise ImportFailed(f"{len(errors)} bad line(s), nothing imported:\n" + "\n".join(errors[:SHOWN_ERRORS]) + more)
+            bad += 1
+            if len(errors) < SHOWN_ERRORS:  # the rest are only counted
+                errors.append(f"{name}:{number}: {exc}")
+    if bad:
+        more = f"\n… and {bad - SHOWN_ERRORS} more" if bad > SHOWN_ERRORS else ""
+        raise ImportFailed(f"{bad} bad line(s), nothing imported:\n" + "\n".join(errors) + more)
     return parsed
 
 

@@ -334,12 +334,18 @@ def archive_kind(path: Path) -> str | None:
         head = fh.read(5)
     if head == PGDMP_MAGIC:
         return "custom"
+    return "tar" if _tar_starts_with_toc(path) else None
+
+
+def _tar_starts_with_toc(path: Path) -> bool:
+    """Whether the file's first 512-byte block is a tar header of a regular file named toc.dat, as
+    pg_dump -Ft writes it (pg_restore reads only uncompressed tars). Only that block is read:
+    `tarfile` itself would decompress a `.tar.*` and read a GNU long-name or PAX header whole,
+    whatever size it declares (2 KB of bzip2 can declare gigabytes)."""
+    with path.open("rb") as fh:
+        block = fh.read(tarfile.BLOCKSIZE)
     try:
-        if tarfile.is_tarfile(path):
-            with tarfile.open(path) as tf:
-                first = tf.next()
-                if first is not None and first.name == "toc.dat":
-                    return "tar"
-    except (tarfile.TarError, OSError, EOFError):
-        return None
-    return None
+        info = tarfile.TarInfo.frombuf(block, "utf-8", "surrogateescape")
+    except tarfile.HeaderError:
+        return False
+    return info.name == "toc.dat" and info.type in (tarfile.REGTYPE, tarfile.AREGTYPE)

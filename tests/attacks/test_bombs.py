@@ -10,7 +10,7 @@ import zipfile
 import pytest
 
 from loaders.pg_export.archive import INFLATE_FLOOR, RATIO_CHECK_FROM
-from tests.attacks.bombs import MB, gzip_bomb, zip_with
+from tests.attacks.bombs import MB, bzip2_bomb, gzip_bomb, zip_with
 from tests.attacks.harness import attack
 
 BIG = 1200 * MB  # over the memory budget once decompressed: a reader holding it whole fails
@@ -138,3 +138,27 @@ def test_a_quoted_field_of_millions_of_lines_is_cut_in_linear_time(tmp_path):
     # (the timeout only ends a hang)
     out = attack(["load", str(folder), "--db", str(db)], tmp_path, timeout=300)
     out.refused("checkpoints.csv").within_budget().wrote_only([db])
+
+
+def _long_header(kind: bytes, size: int) -> bytes:
+    """A tar header block announcing a GNU long name (b"L") or a PAX extended header (b"x") of `size` bytes."""
+    import tarfile
+
+    info = tarfile.TarInfo("././@LongLink")
+    info.type, info.size = kind, size
+    return info._create_header(info.get_info(), tarfile.GNU_FORMAT, "utf-8", "surrogateescape")
+
+
+@pytest.mark.parametrize("kind", [b"L", b"x"], ids=["gnu-long-name", "pax"])
+@pytest.mark.parametrize("compression", ["bz2", "gz"])
+def test_a_compressed_tar_whose_first_header_is_huge_is_refused_unread(tmp_path, kind, compression):
+    """A pg_dump -Ft archive is an uncompressed tar whose first member is toc.dat: detection reads
+    its first 512-byte header block and nothing more. (tarfile's own detection decompressed the
+    tar and read a long-name or PAX header whole: 2 KB of bzip2 asked for gigabytes.)"""
+    head = _long_header(kind, BIG)
+    data = bzip2_bomb(head, BIG)[0] if compression == "bz2" else gzip_bomb(head, BIG, b"\0")
+    bomb = tmp_path / f"dump.tar.{compression}"
+    bomb.write_bytes(data)
+    db = tmp_path / "out.duckdb"
+    out = attack(["load", str(bomb), "--db", str(db)], tmp_path)
+    out.refused("not a recognised checkpoint source").within_budget().wrote_only([db])

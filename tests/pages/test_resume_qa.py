@@ -214,6 +214,17 @@ def test_an_upload_over_the_limit_is_refused_unread(app):
     assert not at.get("download_button") or "Download findings CSV" not in _downloads(at)
 
 
+def test_an_upload_of_more_lines_than_read_is_one_error_naming_the_limit(app):
+    from analytics.jsonlines import MAX_LINES
+
+    at = open_page(app, "resume_qa", thread=RESTART)
+    data = b"1\n" * (MAX_LINES + 1)
+    at.file_uploader(key="resume_qa.observed").set_value(("flood.jsonl", data, "application/jsonl")).run()
+    assert not at.exception, at.exception
+    assert any(f"more than {MAX_LINES:,} lines" in e.value for e in at.error)
+    assert not at.get("download_button") or "Download findings CSV" not in _downloads(at)
+
+
 def test_an_unknown_thread_in_the_link_is_a_warning(app):
     at = open_page(app, "resume_qa", thread="no:such:thread")
     assert not at.exception

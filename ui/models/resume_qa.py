@@ -269,6 +269,7 @@ class ObservedCheck:
     rows: pd.DataFrame  # every window's entries side by side (observed.ALIGNED_COLUMNS)
     passed: int  # windows without any finding
     uncompared: int  # malformed lines and lines naming an unknown thread / checkpoint
+    problem: Problem | None = None  # why the file was not compared (the frames then empty)
 
     @property
     def failed(self) -> int:
@@ -291,8 +292,12 @@ class ObservedCheck:
 def observed_check(
     con_or_path: ConOrPath, data: bytes, cap: int = DEFAULT_CAP, gap_minutes: float = DEFAULT_GAP_MINUTES
 ) -> ObservedCheck:
-    """Compare the observed windows in `data` (JSONL) with the expected ones."""
-    result = observed.compare_detail(con_or_path, data, cap, gap_minutes)
+    """Compare the observed windows in `data` (JSONL) with the expected ones; a file the reader
+    refuses (more lines than `analytics.jsonlines.MAX_LINES`) is an empty check saying why."""
+    try:
+        result = observed.compare_detail(con_or_path, data, cap, gap_minutes)
+    except BadRequest as exc:
+        return ObservedCheck(pd.DataFrame(), pd.DataFrame(), pd.DataFrame(), 0, 0, problem_of(exc))
     findings, summary = result.findings, result.summary
     uncompared = int(findings["kind"].isin(["malformed", "unresolved"]).sum())
     return ObservedCheck(findings, summary, result.rows, int(summary["passed"].sum()), uncompared)

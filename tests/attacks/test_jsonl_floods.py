@@ -1,0 +1,52 @@
+"""JSON Lines a user gives (a Resume QA observed log, an annotations import) are read a line at a
+time and at most `analytics.jsonlines.MAX_LINES` lines per file: a flood of tiny lines is refused in
+one line naming the limit, within the memory budget (docs/security.md, "Upload limits")."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from analytics.jsonlines import MAX_LINES
+from tests.attacks.harness import attack
+from tests.attacks.stores import store_with_messages
+
+# 5 MB of `1` lines: 2.6 million bad lines, each an object kept for the report (3 GB when read whole).
+FLOOD = b"1\n" * (5 << 19)
+
+
+@pytest.fixture(scope="module")
+def lens(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("jsonl")
+    store, db = folder / "store.sqlite", folder / "lens.duckdb"
+    store_with_messages(store, [{"type": "human", "content": "hello", "id": "m1"}], thread_id="t")
+    attack(["load", str(store), "--db", str(db)], folder).succeeded()
+    return db
+
+
+def test_an_observed_log_of_millions_of_lines_is_refused_at_the_line_limit(lens, tmp_path):
+    log = tmp_path / "observed.jsonl"
+    log.write_bytes(FLOOD)
+    out = attack(["report", "resume", "--db", str(lens), "--observed", str(log), "--out", str(tmp_path / "r.csv")],
+                 tmp_path)
+    out.refused("observed.jsonl", f"more than {MAX_LINES:,} lines").within_budget().wrote_only([])
+
+
+def test_an_annotations_import_of_millions_of_lines_is_refused_at_the_line_limit(lens, tmp_path):
+    lines = tmp_path / "notes.jsonl"
+    lines.write_bytes(FLOOD)
+    out = attack(["annotations", "import", "--db", str(lens), str(lines)], tmp_path)
+    out.refused("notes.jsonl", f"more than {MAX_LINES:,} lines").within_budget().wrote_only([])
+
+
+@pytest.mark.parametrize("text", ["x" * (40 << 20), "hello" + "\n" * (40 << 20)], ids=["one-word", "empty-lines"])
+def test_an_observed_line_of_40_mb_is_compared_within_the_budget(lens, tmp_path, text):
+    """Paired with the thread's short message: judging whether the texts are alike looks at their
+    first characters only (a character diff of the whole took gigabytes); a text past the diff
+    limit is shown replaced whole."""
+    log = tmp_path / "observed.jsonl"
+    log.write_text(json.dumps({"thread_id": "t", "speaker": "user", "content": text, "position": 0}) + "\n")
+    out = attack(["report", "resume", "--db", str(lens), "--observed", str(log), "--out", str(tmp_path / "r.csv")],
+                 tmp_path)
+    out.succeeded().within_budget().wrote_only([tmp_path / "r.csv"])
