@@ -363,7 +363,12 @@ def _conversation_rows(con, filters: Filters, options: Mapping[str, Any]) -> duc
     sql, params = metrics.conversation_list_sql(
         con, filters, sort, descending, _limit_option(options.get("limit")), gap_minutes=gap_option(options),
     )
-    # Each row's outcome and the signals that fired (`;` between them), as the app's list shows them.
+    return with_outcomes(con, filters, sql, params, sort, descending)
+
+
+def with_outcomes(con, filters: Filters, sql: str, params: list, sort: str, descending: bool) -> duckdb.DuckDBPyRelation:
+    """The conversation list's rows (`sql`, `params`) with each thread's outcome and the signals that
+    fired (`;` between them, `resolved_closing` aside), as the app's list shows them, in the list's order."""
     from analytics.outcomes.report import outcomes_relation
     from analytics.outcomes.signals import SIGNALS
 
