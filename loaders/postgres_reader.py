@@ -26,7 +26,7 @@ from loaders.pg_rows import (
     table_shape,
 )
 from loaders.dsn import first_line, mask_dsn
-from loaders.records import KEY_MAX_BYTES, SourceError, ThreadBundle
+from loaders.records import KEY_MAX_BYTES, SourceError, ThreadBundle, max_blob_bytes, oversized_tag_sql
 from loaders.source import SPLIT_MIN_BYTES, Capabilities, SourceReader
 
 # Rows per FETCH. Blob rows hold a whole message list each, so fewer of them.
@@ -67,15 +67,26 @@ FROM {checkpoints} {where}
 ORDER BY thread_id COLLATE "C", checkpoint_ns COLLATE "C", {cid} COLLATE "C"
 """
 _BLOBS_SQL = """
-SELECT thread_id, checkpoint_ns, {version}, type, blob
+SELECT thread_id, checkpoint_ns, {version}, {type}, {blob}
 FROM {blobs} WHERE channel = %s {and_where}
 ORDER BY thread_id COLLATE "C"
 """
 _WRITES_SQL = """
-SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob
+SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, {type}, {blob}
 FROM {writes} WHERE channel = ANY(%s) {and_where}
 ORDER BY thread_id COLLATE "C", checkpoint_ns COLLATE "C", checkpoint_id COLLATE "C", task_id COLLATE "C", idx
 """
+
+
+
+def _capped_value() -> dict[str, sql.Composable]:
+    """The `type` and `blob` columns of a blob or write row with a value over
+    `records.max_blob_bytes()` replaced by the oversized marker: `octet_length` of a
+    TOASTed value is read from its pointer, so such a value is never detoasted or sent."""
+    cap = max_blob_bytes()
+    return {"type": sql.SQL(oversized_tag_sql("octet_length(blob)", "type", cap)),
+            "blob": sql.SQL("CASE WHEN octet_length(blob) > {} THEN NULL ELSE blob END").format(sql.Literal(cap))}
+
 
 # One table's share of `PostgresReader._oversized_sql`: `k` is the first key column over the
 # limit (index into pg_rows.KEY_COLUMNS), `v` its value, which stays on the server.
@@ -301,9 +312,10 @@ class PostgresReader(SourceReader):
         write_where, write_params = self._filter(only, "checkpoint_writes")
         blobs_sql = sql.SQL(_BLOBS_SQL).format(
             version=sql.SQL("''::text") if self.shallow else sql.SQL("version"),
-            blobs=self._table("checkpoint_blobs"), and_where=sql.SQL("AND ") + blob_where,
+            blobs=self._table("checkpoint_blobs"), and_where=sql.SQL("AND ") + blob_where, **_capped_value(),
         )
-        writes_sql = sql.SQL(_WRITES_SQL).format(writes=self._table("checkpoint_writes"), and_where=sql.SQL("AND ") + write_where)
+        writes_sql = sql.SQL(_WRITES_SQL).format(writes=self._table("checkpoint_writes"), and_where=sql.SQL("AND ") + write_where,
+                                                 **_capped_value())
         oversized_sql, oversized_params = self._oversized_sql(only)
         streams = [
             self._stream("tl_checkpoints", self._checkpoint_sql(where), params, CHUNK_ROWS),
@@ -329,11 +341,11 @@ class PostgresReader(SourceReader):
         load's snapshot while its cursors stream (rare: only threads `delta.marked` are asked)."""
         cap = sql.Literal(KEY_MAX_BYTES)
         query = sql.SQL(
-            "SELECT checkpoint_ns, checkpoint_id, {path}, task_id, idx, type, blob FROM {writes} "
+            "SELECT checkpoint_ns, checkpoint_id, {path}, task_id, idx, {type}, {blob} FROM {writes} "
             "WHERE thread_id = %s AND channel = %s AND octet_length(checkpoint_ns) <= {cap} "
             "AND octet_length(checkpoint_id) <= {cap} AND octet_length(task_id) <= {cap}"
         ).format(path=sql.Identifier("task_path") if self._has_task_path else sql.SQL("''"),
-                 writes=self._table("checkpoint_writes"), cap=cap)
+                 writes=self._table("checkpoint_writes"), cap=cap, **_capped_value())
         return self._guard(lambda: self.conn.execute(query, [thread_id, MESSAGES]).fetchall())
 
     def _guard(self, fn):
