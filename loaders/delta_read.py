@@ -19,7 +19,7 @@ from typing import Any
 from loaders import delta
 from loaders.decode import DecodeError, decode_typed
 from loaders.delta import CHANNEL, FAILED, NOTHING, DeltaCheckpoint, DeltaWrite
-from loaders.records import LoadError, ThreadBundle
+from loaders.records import LoadError, ThreadBundle, blob_bytes
 
 # `(checkpoint_ns, checkpoint_id, task_path, task_id, idx, type, blob)` of one `messages` write.
 WriteRows = Iterable[tuple[str, str, str, str, int, str | None, bytes | None]]
@@ -93,7 +93,7 @@ def postgres_thread(bundle: ThreadBundle, rows: list, blobs: list, fetch_writes:
             key = (row.checkpoint_ns, ver)
             if key not in decoded:
                 try:
-                    decoded[key] = delta.stored_value(decode_typed(*blob))
+                    decoded[key] = delta.stored_value(decode_typed(blob[0], blob_bytes(blob[1])))
                 except DecodeError:
                     decoded[key] = FAILED  # (reported by the reader)
             stored = decoded[key]

@@ -19,6 +19,7 @@ from loaders.pg_rows import (
     TS_PATTERN,
     BlobRow,
     CheckpointRow,
+    Deferred,
     OversizedKeys,
     PostgresOptions,
     WriteRow,
@@ -29,9 +30,12 @@ from loaders.dsn import first_line, mask_dsn
 from loaders.records import KEY_MAX_BYTES, SourceError, ThreadBundle, max_blob_bytes, oversized_tag_sql
 from loaders.source import SPLIT_MIN_BYTES, Capabilities, SourceReader
 
-# Rows per FETCH. Blob rows hold a whole message list each, so fewer of them.
+# Rows per FETCH. Blob rows hold a whole message list each, so fewer of them, and a blob
+# over INLINE_BLOB_BYTES comes by key, alone, when it is decoded (`pg_rows.Deferred`): a
+# FETCH holds at most 100 MiB of blobs (100 blobs of 60 MB in one took a load to 1.4 GB).
 CHUNK_ROWS = 2000
 BLOB_CHUNK_ROWS = 100
+INLINE_BLOB_BYTES = 1 << 20
 
 _COLUMNS_SQL = """
 SELECT c.relname, a.attname, has_table_privilege(c.oid, 'SELECT')
@@ -67,7 +71,9 @@ FROM {checkpoints} {where}
 ORDER BY thread_id COLLATE "C", checkpoint_ns COLLATE "C", {cid} COLLATE "C"
 """
 _BLOBS_SQL = """
-SELECT thread_id, checkpoint_ns, {version}, {type}, {blob}
+SELECT thread_id, checkpoint_ns, {version}, {type},
+       CASE WHEN octet_length(blob) > {inline} THEN NULL ELSE {blob} END,
+       octet_length(blob) > {inline} AND octet_length(blob) <= {cap}
 FROM {blobs} WHERE channel = %s {and_where}
 ORDER BY thread_id COLLATE "C"
 """
@@ -313,6 +319,7 @@ class PostgresReader(SourceReader):
         blobs_sql = sql.SQL(_BLOBS_SQL).format(
             version=sql.SQL("''::text") if self.shallow else sql.SQL("version"),
             blobs=self._table("checkpoint_blobs"), and_where=sql.SQL("AND ") + blob_where, **_capped_value(),
+            inline=sql.Literal(INLINE_BLOB_BYTES), cap=sql.Literal(max_blob_bytes()),
         )
         writes_sql = sql.SQL(_WRITES_SQL).format(writes=self._table("checkpoint_writes"), and_where=sql.SQL("AND ") + write_where,
                                                  **_capped_value())
@@ -327,14 +334,31 @@ class PostgresReader(SourceReader):
                      for tid, table, k, n, longest, begins in streams[3])
         try:
             yield from assemble(
-                map(CheckpointRow._make, streams[0]), map(BlobRow._make, streams[1]), map(WriteRow._make, streams[2]),
-                self.where, oversized, self._delta_writes,
+                map(CheckpointRow._make, streams[0]), self._blob_rows(streams[1]), map(WriteRow._make, streams[2]),
+                self.where, oversized, self._delta_writes, self._fetch_blob,
             )
         except psycopg.Error as exc:
             raise SourceError(f"{self.where}: reading checkpoints failed ({first_line(exc)})") from None
         finally:
             for stream in streams:
                 stream.close()
+
+    def _blob_rows(self, rows) -> Iterator[BlobRow]:
+        """`BlobRow`s of the blob stream; a large blob as its `Deferred` (fetched when decoded)."""
+        for thread_id, ns, version, type_, blob, deferred in rows:
+            if deferred:
+                blob = Deferred(self._fetch_blob, (thread_id, ns, version))
+            yield BlobRow(thread_id, ns, version, type_, blob)
+
+    def _fetch_blob(self, thread_id: str, ns: str, version: str) -> bytes | None:
+        """One `messages` blob by its key, in the load's snapshot while its cursors stream."""
+        query = sql.SQL("SELECT blob FROM {blobs} WHERE thread_id = %s AND checkpoint_ns = %s AND channel = %s{version}").format(
+            blobs=self._table("checkpoint_blobs"),
+            version=sql.SQL("") if self.shallow else sql.SQL(" AND version = %s"))
+        params = [thread_id, ns, MESSAGES] + ([] if self.shallow else [version])
+        with self.conn.cursor(binary=True) as cur:
+            row = cur.execute(query, params).fetchone()
+        return None if row is None else row[0]
 
     def _delta_writes(self, thread_id: str) -> list[tuple]:
         """A DeltaChannel thread's `messages` writes (`loaders.delta_read.WriteRows`), asked in the

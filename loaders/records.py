@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from array import array
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -239,6 +239,29 @@ def key_size_problem(size: int) -> str | None:
     (True, 'is 4097 bytes long, over the 4096-byte limit for a key')
     """
     return None if size <= KEY_MAX_BYTES else f"is {size} bytes long, over the {KEY_MAX_BYTES}-byte limit for a key"
+
+
+class Deferred:
+    """A blob left on the server, fetched by its key when it is decoded and released after:
+    a reader that can fetch one blob by key (`pg_rows.assemble`'s `fetch_blob`) sends large
+    blobs so, and spills to it the blobs a thread holds past `pg_rows.HELD_BLOB_BYTES`."""
+
+    __slots__ = ("fetch", "key")
+
+    def __init__(self, fetch: Callable[..., bytes | None], key: tuple) -> None:
+        self.fetch, self.key = fetch, key
+
+    def load(self) -> bytes | None:
+        return self.fetch(*self.key)
+
+
+def blob_bytes(blob: bytes | Deferred | None) -> bytes | None:
+    """A blob's bytes, fetched now when it was deferred.
+
+    >>> blob_bytes(b"x"), blob_bytes(Deferred(lambda k: k.encode(), ("y",)))
+    (b'x', b'y')
+    """
+    return blob.load() if type(blob) is Deferred else blob
 
 
 @dataclass(frozen=True, slots=True)

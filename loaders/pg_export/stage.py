@@ -39,7 +39,7 @@ CREATE TABLE ov (thread_id TEXT NOT NULL, whole INTEGER NOT NULL, gkey TEXT NOT 
 _STAGE_INDEXES = """
 CREATE INDEX cp_order ON cp (thread_id, checkpoint_ns, checkpoint_id);
 CREATE INDEX cp_ts ON cp (ts_key, thread_id);
-CREATE INDEX bl_order ON bl (thread_id);
+CREATE INDEX bl_order ON bl (thread_id, checkpoint_ns, version);
 CREATE INDEX wr_order ON wr (thread_id, checkpoint_ns, checkpoint_id, task_id, idx);
 CREATE INDEX dw_thread ON dw (thread_id);
 """

@@ -152,3 +152,34 @@ def test_mysql_blobs_over_the_limit_stay_on_the_server(tmp_path):
                      env={"TRANSCRIPT_LENS_MAX_BLOB_BYTES": str(1 << 20)})
     out.succeeded().within_budget().wrote_only([db])
     _assert_blobs_refused(db, limit="1 MiB")
+
+
+def _assert_whole(db) -> None:
+    assert _rows(db, "SELECT count(*) FROM load_errors") == [(0,)]
+    assert _rows(db, "SELECT thread_id, content FROM messages") == [("long", "the first question")]
+    assert _rows(db, "SELECT stale_reason FROM threads") == [(None,)]
+
+
+def test_postgres_blobs_under_the_limit_come_a_bounded_batch_at_a_time(tmp_path):
+    """Ten 60 MB blobs (under the limit): one FETCH of 100 blob rows held them all at once. Blobs
+    over `postgres_reader.INLINE_BLOB_BYTES` come alone, by key, when decoded."""
+    with fresh_database() as dsn:
+        long_pg_thread(dsn, 11, past=1, pad=60 << 20)
+        db = tmp_path / "out.duckdb"
+        out = attack(["load", dsn, "--db", str(db)], tmp_path)
+    out.succeeded().within_budget().wrote_only([db])
+    _assert_whole(db)
+
+
+def test_a_postgres_thread_holds_a_bounded_size_of_blobs(tmp_path):
+    """2,000 versions of 0.9 MB (1.8 GB of zeros, 33 MB of TOAST), each fetched in a batch: past
+    `pg_rows.HELD_BLOB_BYTES` a thread's kept blobs are released, fetched again when decoded."""
+    with fresh_database() as dsn:
+        long_pg_thread(dsn, 2_001, past=1, pad=900 << 10)
+        with psycopg.connect(dsn) as con:
+            size = con.execute("SELECT pg_database_size(current_database())").fetchone()[0]
+        assert size < 100 << 20
+        db = tmp_path / "out.duckdb"
+        out = attack(["load", dsn, "--db", str(db)], tmp_path)
+    out.succeeded().within_budget().wrote_only([db])
+    _assert_whole(db)
