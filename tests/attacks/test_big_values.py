@@ -183,3 +183,19 @@ def test_a_postgres_thread_holds_a_bounded_size_of_blobs(tmp_path):
         out = attack(["load", dsn, "--db", str(db)], tmp_path)
     out.succeeded().within_budget().wrote_only([db])
     _assert_whole(db)
+
+
+def test_a_mysql_thread_holds_a_bounded_size_of_blobs(tmp_path):
+    """The same thread in InnoDB's compressed rows (18 MB): the stage hands its blobs to
+    `pg_rows.assemble`, which releases those past `HELD_BLOB_BYTES` and fetches them from the
+    stage again when decoded."""
+    from tests.attacks.mysql_stores import mysql_long_thread, store_size
+    from tests.loaders.mysql_util import fresh_mysql_database
+
+    with fresh_mysql_database() as mysql:
+        mysql_long_thread(mysql, 2_001, past=1, pad=900 << 10)
+        assert store_size(mysql.name) < 100 << 20
+        db = tmp_path / "out.duckdb"
+        out = attack(["load", mysql.reader_dsn, "--db", str(db)], tmp_path)
+    out.succeeded().within_budget().wrote_only([db])
+    _assert_whole(db)
