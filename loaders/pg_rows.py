@@ -33,10 +33,11 @@ from typing import Any, NamedTuple
 from loaders import delta, delta_read
 from loaders.decode import EXT_DELTA_SNAPSHOT, DecodeError, Ext, decode_typed, plain, without_undefined
 from loaders.records import (
-    SPECIAL_CHANNELS, Deferred, LoadError, Payloads, RawCheckpoint, RawWrite, SourceError, SpecialWritesTail, ThreadBundle,
+    OVERSIZED_TAG, SPECIAL_CHANNELS, Deferred, LoadError, Payloads, RawCheckpoint, RawWrite, SourceError, SpecialWritesTail, ThreadBundle,
     blob_bytes, checkpoint_cap_error, key_size_problem, max_thread_checkpoints, second_copy,
 )
 from loaders.source import SourceOptions
+from loaders.transform import metadata_too_long
 
 MESSAGES = "messages"
 TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes")
@@ -526,6 +527,9 @@ def _metadata(raw: str | None, errors: list[LoadError], where: tuple[str, str, s
     JSONB prints strict JSON (no NaN), so only the shape needs a (cheap) look.
     """
     if raw is None:
+        return None
+    if raw.startswith(OVERSIZED_TAG):  # (left on the server for its length: `PostgresReader._checkpoint_sql`)
+        errors.append(LoadError(*where, "metadata", metadata_too_long(int(raw[len(OVERSIZED_TAG):]))))
         return None
     if raw.lstrip()[:1] != "{":
         errors.append(LoadError(*where, "metadata", "metadata is not a JSON object"))

@@ -29,6 +29,7 @@ from loaders.pg_rows import (
 from loaders.dsn import first_line, mask_dsn
 from loaders.records import KEY_MAX_BYTES, SourceError, ThreadBundle, max_blob_bytes, oversized_tag_sql
 from loaders.source import SPLIT_MIN_BYTES, Capabilities, SourceReader
+from loaders.transform import METADATA_MAX_CHARS
 
 # Rows per FETCH. Blob rows hold a whole message list each, so fewer of them, and a blob
 # over INLINE_BLOB_BYTES comes by key, alone, when it is decoded (`pg_rows.Deferred`): a
@@ -66,8 +67,8 @@ SELECT thread_id, checkpoint_ns, {cid}, {parent},
        CASE WHEN jsonb_typeof(checkpoint -> 'ts') = 'string' THEN checkpoint ->> 'ts' ELSE (checkpoint -> 'ts')::text END,
        {messages_version},
        NULLIF(jsonb_typeof(checkpoint), 'object'),
-       metadata::text
-FROM {checkpoints} {where}
+       {metadata}
+FROM {checkpoints} CROSS JOIN LATERAL (SELECT metadata::text AS md) AS m {where}
 ORDER BY thread_id COLLATE "C", checkpoint_ns COLLATE "C", {cid} COLLATE "C"
 """
 _BLOBS_SQL = """
@@ -225,8 +226,11 @@ class PostgresReader(SourceReader):
         else:
             cid, parent = sql.SQL("checkpoint_id"), sql.SQL("parent_checkpoint_id")
             version = sql.SQL("checkpoint -> 'channel_versions' ->> 'messages'")
+        # Metadata longer than the transform loads stays on the server, as the marker
+        # `pg_rows._metadata` reports (a checkpoint row is fetched 2,000 at a time).
+        metadata = sql.SQL(oversized_tag_sql("length(md)", "md", METADATA_MAX_CHARS))
         return sql.SQL(_CHECKPOINTS_SQL).format(
-            cid=cid, parent=parent, messages_version=version, checkpoints=self._table("checkpoints"),
+            cid=cid, parent=parent, messages_version=version, checkpoints=self._table("checkpoints"), metadata=metadata,
             where=sql.SQL("WHERE ") + where if where is not None else sql.SQL(""),
         )
 

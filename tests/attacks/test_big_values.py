@@ -199,3 +199,20 @@ def test_a_mysql_thread_holds_a_bounded_size_of_blobs(tmp_path):
         out = attack(["load", mysql.reader_dsn, "--db", str(db)], tmp_path)
     out.succeeded().within_budget().wrote_only([db])
     _assert_whole(db)
+
+
+def test_postgres_metadata_longer_than_a_load_takes_stays_on_the_server(tmp_path):
+    """Checkpoint rows come 2,000 a time: four of 200 MB metadata (17 MB of TOAST) took 1.9 GB.
+    Metadata over `transform.METADATA_MAX_CHARS` is measured on the server and reported as the
+    transform reports it."""
+    with fresh_database() as dsn:
+        long_pg_thread(dsn, 4, past=4, pad=0)
+        with psycopg.connect(dsn, autocommit=True) as con:
+            con.execute("UPDATE checkpoints SET metadata = jsonb_build_object('x', repeat('0', %s))", [200 << 20])
+        db = tmp_path / "out.duckdb"
+        out = attack(["load", dsn, "--db", str(db)], tmp_path)
+    out.succeeded().within_budget().wrote_only([db])
+    assert _rows(db, "SELECT stage, reason FROM load_errors") == [("metadata", (
+        "metadata is 209715209 characters long, over the 8388608-character limit; not loaded "
+        "(step, source and run_id are NULL)"))] * 4
+    assert _rows(db, "SELECT thread_id, content FROM messages") == [("long", "the first question")]
