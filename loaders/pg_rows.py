@@ -33,7 +33,7 @@ from typing import Any, NamedTuple
 from loaders import delta, delta_read
 from loaders.decode import EXT_DELTA_SNAPSHOT, DecodeError, Ext, decode_typed, plain, without_undefined
 from loaders.records import (
-    OVERSIZED_TAG, SPECIAL_CHANNELS, Deferred, LoadError, Payloads, RawCheckpoint, RawWrite, SourceError, SpecialWritesTail, ThreadBundle,
+    KEY_MAX_BYTES, OVERSIZED_TAG, SPECIAL_CHANNELS, Deferred, LoadError, Payloads, RawCheckpoint, RawWrite, SourceError, SpecialWritesTail, ThreadBundle,
     blob_bytes, checkpoint_cap_error, key_size_problem, max_thread_checkpoints, second_copy,
 )
 from loaders.source import SourceOptions
@@ -467,6 +467,13 @@ def build_bundle(thread_id: str, rows: list[CheckpointRow], blobs: list[BlobRow]
             )
             continue
         messages = None
+        if row.messages_version is not None and len(row.messages_version) > KEY_MAX_BYTES // 4:
+            problem = key_size_problem(len(row.messages_version.encode("utf-8", "surrogatepass")))
+            if problem is not None:  # (no blob of such a version is read: `PostgresReader`)
+                errors.append(LoadError(thread_id, ns, cid, "messages", f"messages version {problem}"))
+                checkpoints.append(RawCheckpoint(thread_id, ns, cid, row.parent_checkpoint_id, ts, None, damaged=True,
+                                                 metadata=md_json))
+                continue
         if row.messages_version is not None:
             key = (ns, row.messages_version)
             messages = decoded.get(key)

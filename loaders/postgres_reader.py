@@ -63,8 +63,9 @@ WHERE c.relname = 'checkpoints' AND c.relkind IN ('r', 'p', 'v', 'm', 'f') ORDER
 # channel_versions, versions_seen and friends never cross the wire.
 _CHECKPOINTS_SQL = """
 SELECT thread_id, checkpoint_ns, {cid}, {parent},
-       -- a non-string ts is passed on as its JSON text, so the transform reports it as unreadable
-       CASE WHEN jsonb_typeof(checkpoint -> 'ts') = 'string' THEN checkpoint ->> 'ts' ELSE (checkpoint -> 'ts')::text END,
+       -- a non-string ts is passed on as its JSON text, so the transform reports it as unreadable;
+       -- a ts is 32 characters: a longer one is as unreadable cut short, and not sent whole
+       left(CASE WHEN jsonb_typeof(checkpoint -> 'ts') = 'string' THEN checkpoint ->> 'ts' ELSE (checkpoint -> 'ts')::text END, 256),
        {messages_version},
        NULLIF(jsonb_typeof(checkpoint), 'object'),
        {metadata}
@@ -75,7 +76,7 @@ _BLOBS_SQL = """
 SELECT thread_id, checkpoint_ns, {version}, {type},
        CASE WHEN octet_length(blob) > {inline} THEN NULL ELSE {blob} END,
        octet_length(blob) > {inline} AND octet_length(blob) <= {cap}
-FROM {blobs} WHERE channel = %s {and_where}
+FROM {blobs} WHERE channel = %s AND octet_length({version}) <= {key_max} {and_where}
 ORDER BY thread_id COLLATE "C"
 """
 _WRITES_SQL = """
@@ -225,7 +226,9 @@ class PostgresReader(SourceReader):
             version = sql.SQL("CASE WHEN checkpoint -> 'channel_versions' ? 'messages' THEN '' END")
         else:
             cid, parent = sql.SQL("checkpoint_id"), sql.SQL("parent_checkpoint_id")
-            version = sql.SQL("checkpoint -> 'channel_versions' ->> 'messages'")
+            # (A version over the key limit is cut to one byte more: it names no blob that is read,
+            # and `pg_rows.build_bundle` reports it.)
+            version = sql.SQL("left(checkpoint -> 'channel_versions' ->> 'messages', {})").format(sql.Literal(KEY_MAX_BYTES + 1))
         # Metadata longer than the transform loads stays on the server, as the marker
         # `pg_rows._metadata` reports (a checkpoint row is fetched 2,000 at a time).
         metadata = sql.SQL(oversized_tag_sql("length(md)", "md", METADATA_MAX_CHARS))
@@ -323,7 +326,7 @@ class PostgresReader(SourceReader):
         blobs_sql = sql.SQL(_BLOBS_SQL).format(
             version=sql.SQL("''::text") if self.shallow else sql.SQL("version"),
             blobs=self._table("checkpoint_blobs"), and_where=sql.SQL("AND ") + blob_where, **_capped_value(),
-            inline=sql.Literal(INLINE_BLOB_BYTES), cap=sql.Literal(max_blob_bytes()),
+            inline=sql.Literal(INLINE_BLOB_BYTES), cap=sql.Literal(max_blob_bytes()), key_max=sql.Literal(KEY_MAX_BYTES),
         )
         writes_sql = sql.SQL(_WRITES_SQL).format(writes=self._table("checkpoint_writes"), and_where=sql.SQL("AND ") + write_where,
                                                  **_capped_value())

@@ -216,3 +216,23 @@ def test_postgres_metadata_longer_than_a_load_takes_stays_on_the_server(tmp_path
         "metadata is 209715209 characters long, over the 8388608-character limit; not loaded "
         "(step, source and run_id are NULL)"))] * 4
     assert _rows(db, "SELECT thread_id, content FROM messages") == [("long", "the first question")]
+
+
+@pytest.mark.parametrize("path", ["{ts}", "{channel_versions,messages}"], ids=["ts", "messages-version"])
+def test_postgres_checkpoint_fields_longer_than_any_valid_one_are_not_sent_whole(tmp_path, path):
+    """A 200 MB `ts` or `messages` version in each of four checkpoints (17 MB of TOAST) took 1.9 GB:
+    a ts is cut on the server to more than any valid one holds, a version to one byte over the
+    key limit (no blob is read for it; reported)."""
+    with fresh_database() as dsn:
+        long_pg_thread(dsn, 4, past=4, pad=0)
+        with psycopg.connect(dsn, autocommit=True) as con:
+            con.execute("UPDATE checkpoints SET checkpoint = jsonb_set(checkpoint, %s, to_jsonb(repeat('0', %s)))",
+                        [path, 200 << 20])
+        db = tmp_path / "out.duckdb"
+        out = attack(["load", dsn, "--db", str(db)], tmp_path)
+    out.succeeded().within_budget().wrote_only([db])
+    reasons = _rows(db, "SELECT stage, reason FROM load_errors")
+    if path == "{ts}":
+        assert reasons == [("checkpoint", f"unreadable ts '{'0' * 59} (ISO 8601, years 1 to 9999 in UTC)")] * 4
+    else:
+        assert reasons == [("messages", "messages version is 4097 bytes long, over the 4096-byte limit for a key")] * 4
