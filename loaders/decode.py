@@ -22,6 +22,7 @@ import orjson
 import ormsgpack
 
 from loaders import cipher
+from loaders.records import oversized_reason
 
 # msgpack extension codes of langgraph.checkpoint.serde.jsonplus
 EXT_CONSTRUCTOR_SINGLE_ARG = 0
@@ -94,6 +95,9 @@ def decode_typed(type_tag: str | None, data: bytes | None) -> Any:
         raise DecodeError(f"serialization type is a {type(type_tag).__name__}, not text")
     if type_tag in ("null", "empty"):
         return None
+    oversized = oversized_reason(type_tag)
+    if oversized is not None:  # (a value over the size limit, left unread: `records.oversized_tag_sql`)
+        raise DecodeError(oversized)
     if data is None:
         raise DecodeError(f"{type_tag!r:.60} value without data")
     if not isinstance(data, (bytes, bytearray, memoryview)):

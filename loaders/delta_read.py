@@ -19,7 +19,7 @@ from typing import Any
 from loaders import delta
 from loaders.decode import DecodeError, decode_typed
 from loaders.delta import CHANNEL, FAILED, NOTHING, DeltaCheckpoint, DeltaWrite
-from loaders.records import LoadError, ThreadBundle
+from loaders.records import LoadError, ThreadBundle, blob_bytes
 
 # `(checkpoint_ns, checkpoint_id, task_path, task_id, idx, type, blob)` of one `messages` write.
 WriteRows = Iterable[tuple[str, str, str, str, int, str | None, bytes | None]]
@@ -43,17 +43,19 @@ def _rebuilt(bundle: ThreadBundle, checkpoints: list[DeltaCheckpoint], writes: l
     return delta.apply(bundle, lists, [*errors, *problems])
 
 
-def sqlite_thread(con: sqlite3.Connection, bundle: ThreadBundle, checkpoint_fits: str, write_fits: str) -> ThreadBundle:
-    """`bundle` of a SqliteSaver file rebuilt; `*_fits`: the reader's SQL of keys within the size cap."""
+def sqlite_thread(con: sqlite3.Connection, bundle: ThreadBundle, checkpoint_fits: str, write_fits: str,
+                  checkpoint_value: str = "type, checkpoint", write_value: str = "type, value") -> ThreadBundle:
+    """`bundle` of a SqliteSaver file rebuilt; `*_fits`: the reader's SQL of keys within the size cap;
+    `*_value`: its SQL of the type and value columns (a value over the size limit as its marker)."""
     thread_id = bundle.thread_id
     errors: list[LoadError] = []
     has_path = any(r[1] == "task_path" for r in con.execute("SELECT * FROM pragma_table_info('writes')"))
     try:
         rows = con.execute(
-            "SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint FROM checkpoints "
+            f"SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id, {checkpoint_value} FROM checkpoints "
             f"WHERE thread_id = ? AND {checkpoint_fits}", (thread_id,)).fetchall()
         write_rows = con.execute(
-            f"SELECT checkpoint_ns, checkpoint_id, {'task_path' if has_path else chr(39) * 2}, task_id, idx, type, value "
+            f"SELECT checkpoint_ns, checkpoint_id, {'task_path' if has_path else chr(39) * 2}, task_id, idx, {write_value} "
             f"FROM writes WHERE thread_id = ? AND channel = ? AND {write_fits}", (thread_id, CHANNEL)).fetchall()
     except sqlite3.DatabaseError as exc:
         reason = f"DeltaChannel {CHANNEL} not rebuilt: SQLite could not read the thread again ({exc})"
@@ -91,7 +93,7 @@ def postgres_thread(bundle: ThreadBundle, rows: list, blobs: list, fetch_writes:
             key = (row.checkpoint_ns, ver)
             if key not in decoded:
                 try:
-                    decoded[key] = delta.stored_value(decode_typed(*blob))
+                    decoded[key] = delta.stored_value(decode_typed(blob[0], blob_bytes(blob[1])))
                 except DecodeError:
                     decoded[key] = FAILED  # (reported by the reader)
             stored = decoded[key]

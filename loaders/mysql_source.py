@@ -41,7 +41,7 @@ from loaders.pg_export.sources import _staged
 from loaders.pg_export.stage import Stage, StageLoader
 from loaders.pg_export.staged_reader import StagedReader
 from loaders.pg_rows import SinceOptions
-from loaders.records import SourceError
+from loaders.records import SourceError, max_blob_bytes, oversized_tag_sql
 from loaders.source import Source
 
 MYSQL_PREFIXES = ("mysql://", "mariadb://")
@@ -104,7 +104,7 @@ def _stage_live(stage: Stage, dsn: str, where: str, options: SinceOptions) -> bo
         for table in TABLES:
             wanted, channel_col, channels = _wanted(table)
             present = [c for c in wanted if c is not None and c in columns[table]]
-            select = ", ".join(f"`{c}`" if c in present else "NULL" for c in wanted)
+            select = ", ".join(_column(table, c) if c in present else "NULL" for c in wanted)
             clauses, params = [], []
             if channels:
                 clauses.append(f"`{channel_col}` IN ({', '.join(['%s'] * len(channels))})")
@@ -127,6 +127,17 @@ def _stage_live(stage: Stage, dsn: str, where: str, options: SinceOptions) -> bo
     finally:
         con.close()
     return False
+
+
+def _column(table: str, column: str) -> str:
+    """A column of the live query: a blob or write value over `records.max_blob_bytes()` stays on
+    the server (its type becomes the oversized marker, its value empty; LENGTH is in bytes)."""
+    if table == "checkpoints" or column not in ("type", "blob"):
+        return f"`{column}`"
+    cap = max_blob_bytes()
+    if column == "type":
+        return oversized_tag_sql("LENGTH(`blob`)", "`type`", cap, concat=True)
+    return f"CASE WHEN LENGTH(`blob`) > {cap} THEN X'' ELSE `blob` END"
 
 
 def _check_tables(columns: dict[str, set[str]], where: str) -> None:

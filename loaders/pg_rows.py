@@ -33,10 +33,11 @@ from typing import Any, NamedTuple
 from loaders import delta, delta_read
 from loaders.decode import EXT_DELTA_SNAPSHOT, DecodeError, Ext, decode_typed, plain, without_undefined
 from loaders.records import (
-    SPECIAL_CHANNELS, LoadError, Payloads, RawCheckpoint, RawWrite, SourceError, SpecialWritesTail, ThreadBundle,
-    checkpoint_cap_error, key_size_problem, max_thread_checkpoints, second_copy,
+    KEY_MAX_BYTES, OVERSIZED_TAG, SPECIAL_CHANNELS, Deferred, LoadError, Payloads, RawCheckpoint, RawWrite, SourceError, SpecialWritesTail, ThreadBundle,
+    blob_bytes, checkpoint_cap_error, key_size_problem, max_thread_checkpoints, second_copy,
 )
 from loaders.source import SourceOptions
+from loaders.transform import metadata_too_long
 
 MESSAGES = "messages"
 TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes")
@@ -101,6 +102,13 @@ class BlobRow(NamedTuple):
     version: str
     type: str | None
     blob: bytes | None
+
+
+# The most bytes of fetched `messages` blobs one thread holds while it is assembled, when
+# its reader can fetch a blob again by key: the kept blobs past it are released and
+# fetched again, one at a time, when decoded (a hostile thread of 2,000 versions of 1 MB
+# of zeros is 2 GB, and 60 MB on disk).
+HELD_BLOB_BYTES = 64 << 20
 
 
 class WriteRow(NamedTuple):
@@ -252,17 +260,25 @@ class _Follower:
         self.where = where
 
     def take(self, thread_id: str, tail: SpecialWritesTail | None = None,
-             keep: Callable[[tuple], bool] | None = None) -> list[tuple]:
+             keep: Callable[[tuple], bool] | None = None, spill: Callable[[tuple], tuple] | None = None) -> list[tuple]:
         """The rows of `thread_id` (into `tail` when given: kept bounded as they stream); with
-        `keep`, only those it keeps: the others are dropped as they stream by, never held."""
+        `keep`, only those it keeps: the others are dropped as they stream by, never held.
+        With `spill`, the blob rows kept past `HELD_BLOB_BYTES` of blobs go through it
+        (their bytes released, `Deferred`)."""
         out: list[tuple] = []
         add = tail.add if tail is not None else out.append
+        held = 0
         row = self._next
         while row is not None and row[0] <= thread_id:
             if self._last is not None and row[0] < self._last:
                 raise _disorder(self.where, self.what)
             self._last = row[0]
             if row[0] == thread_id and (keep is None or keep(row)):
+                if spill is not None and type(row[4]) is bytes:
+                    held += len(row[4])
+                    if held > HELD_BLOB_BYTES:
+                        held -= len(row[4])
+                        row = spill(row)
                 add(row)
             row = next(self._rows, None)
         self._next = row
@@ -330,6 +346,7 @@ def assemble(
     where: str,
     oversized: Iterable[OversizedKeys] = (),
     delta_writes: Callable[[str], Iterable[tuple]] | None = None,
+    fetch_blob: Callable[[str, str, str], bytes | None] | None = None,
 ) -> Iterator[ThreadBundle]:
     """Merge-join the three ordered streams into one `ThreadBundle` per thread.
 
@@ -337,12 +354,15 @@ def assemble(
     by thread id, the rows of oversized thread ids first) are the rows the reader left out
     for their key size: reported with their thread, or, of an oversized thread id, with
     the first thread (a bundle of errors only when there is none). `delta_writes(thread_id)`
-    gives a DeltaChannel thread's `messages` writes (`loaders.delta_read.WriteRows`).
+    gives a DeltaChannel thread's `messages` writes (`loaders.delta_read.WriteRows`);
+    `fetch_blob(thread_id, ns, version)` one `messages` blob again (`Deferred`).
 
     >>> list(assemble([], [], [], "db"))
     []
     """
     blob_rows = _Follower(blobs, "checkpoint_blobs", where)
+    spill = None if fetch_blob is None else (
+        lambda b: b._replace(blob=Deferred(fetch_blob, (b.thread_id, b.checkpoint_ns, b.version))))
     write_rows = _Follower(writes, "checkpoint_writes", where)
     problems = _oversized_groups(oversized, where)
     problem = next(problems, None)
@@ -365,7 +385,7 @@ def assemble(
                                       where, errors)
         if tail.dropped:
             errors.append(tail.error(thread_id))
-        blobs = blob_rows.take(thread_id, keep=_blob_of(rows))
+        blobs = blob_rows.take(thread_id, keep=_blob_of(rows), spill=spill)
         out = build_bundle(thread_id, rows, blobs, thread_writes)
         out.errors[:0] = errors
         if delta_writes is not None and delta.marked(out):  # a DeltaChannel thread: its messages rebuilt (loaders.delta)
@@ -447,6 +467,13 @@ def build_bundle(thread_id: str, rows: list[CheckpointRow], blobs: list[BlobRow]
             )
             continue
         messages = None
+        if row.messages_version is not None and len(row.messages_version) > KEY_MAX_BYTES // 4:
+            problem = key_size_problem(len(row.messages_version.encode("utf-8", "surrogatepass")))
+            if problem is not None:  # (no blob of such a version is read: `PostgresReader`)
+                errors.append(LoadError(thread_id, ns, cid, "messages", f"messages version {problem}"))
+                checkpoints.append(RawCheckpoint(thread_id, ns, cid, row.parent_checkpoint_id, ts, None, damaged=True,
+                                                 metadata=md_json))
+                continue
         if row.messages_version is not None:
             key = (ns, row.messages_version)
             messages = decoded.get(key)
@@ -482,7 +509,7 @@ def _decode_blob(stored, key: tuple[str, str], interned: dict, errors: list[Load
         return None
     type_, blob = stored
     try:
-        value = decode_typed(type_, blob)
+        value = decode_typed(type_, blob_bytes(blob))
         if type(value) is Ext and value.code == EXT_DELTA_SNAPSHOT:  # a DeltaChannel snapshot: its value
             value = delta.stored_value(value)
     except DecodeError as exc:
@@ -508,6 +535,9 @@ def _metadata(raw: str | None, errors: list[LoadError], where: tuple[str, str, s
     """
     if raw is None:
         return None
+    if raw.startswith(OVERSIZED_TAG):  # (left on the server for its length: `PostgresReader._checkpoint_sql`)
+        errors.append(LoadError(*where, "metadata", metadata_too_long(int(raw[len(OVERSIZED_TAG):]))))
+        return None
     if raw.lstrip()[:1] != "{":
         errors.append(LoadError(*where, "metadata", "metadata is not a JSON object"))
         return None
@@ -515,6 +545,6 @@ def _metadata(raw: str | None, errors: list[LoadError], where: tuple[str, str, s
 
 
 __all__ = [
-    "BlobRow", "CheckpointRow", "JS_TS_PATTERN", "JS_TS_TO_KEY", "KEY_COLUMNS", "MESSAGES", "OversizedKeys", "PostgresOptions", "SinceOptions", "SPECIAL_CHANNELS", "TABLES", "TS_PATTERN", "WriteRow",
+    "BlobRow", "CheckpointRow", "Deferred", "JS_TS_PATTERN", "JS_TS_TO_KEY", "KEY_COLUMNS", "MESSAGES", "OversizedKeys", "PostgresOptions", "SinceOptions", "SPECIAL_CHANNELS", "TABLES", "TS_PATTERN", "WriteRow",
     "assemble", "build_bundle", "since_key", "since_text", "table_shape", "SINCE_KEY_SQL",
 ]

@@ -19,6 +19,7 @@ from loaders.pg_rows import (
     TS_PATTERN,
     BlobRow,
     CheckpointRow,
+    Deferred,
     OversizedKeys,
     PostgresOptions,
     WriteRow,
@@ -26,12 +27,16 @@ from loaders.pg_rows import (
     table_shape,
 )
 from loaders.dsn import first_line, mask_dsn
-from loaders.records import KEY_MAX_BYTES, SourceError, ThreadBundle
+from loaders.records import KEY_MAX_BYTES, SourceError, ThreadBundle, max_blob_bytes, oversized_tag_sql
 from loaders.source import SPLIT_MIN_BYTES, Capabilities, SourceReader
+from loaders.transform import METADATA_MAX_CHARS
 
-# Rows per FETCH. Blob rows hold a whole message list each, so fewer of them.
+# Rows per FETCH. Blob rows hold a whole message list each, so fewer of them, and a blob
+# over INLINE_BLOB_BYTES comes by key, alone, when it is decoded (`pg_rows.Deferred`): a
+# FETCH holds at most 100 MiB of blobs (100 blobs of 60 MB in one took a load to 1.4 GB).
 CHUNK_ROWS = 2000
 BLOB_CHUNK_ROWS = 100
+INLINE_BLOB_BYTES = 1 << 20
 
 _COLUMNS_SQL = """
 SELECT c.relname, a.attname, has_table_privilege(c.oid, 'SELECT')
@@ -58,24 +63,38 @@ WHERE c.relname = 'checkpoints' AND c.relkind IN ('r', 'p', 'v', 'm', 'f') ORDER
 # channel_versions, versions_seen and friends never cross the wire.
 _CHECKPOINTS_SQL = """
 SELECT thread_id, checkpoint_ns, {cid}, {parent},
-       -- a non-string ts is passed on as its JSON text, so the transform reports it as unreadable
-       CASE WHEN jsonb_typeof(checkpoint -> 'ts') = 'string' THEN checkpoint ->> 'ts' ELSE (checkpoint -> 'ts')::text END,
+       -- a non-string ts is passed on as its JSON text, so the transform reports it as unreadable;
+       -- a ts is 32 characters: a longer one is as unreadable cut short, and not sent whole
+       left(CASE WHEN jsonb_typeof(checkpoint -> 'ts') = 'string' THEN checkpoint ->> 'ts' ELSE (checkpoint -> 'ts')::text END, 256),
        {messages_version},
        NULLIF(jsonb_typeof(checkpoint), 'object'),
-       metadata::text
-FROM {checkpoints} {where}
+       {metadata}
+FROM {checkpoints} CROSS JOIN LATERAL (SELECT metadata::text AS md) AS m {where}
 ORDER BY thread_id COLLATE "C", checkpoint_ns COLLATE "C", {cid} COLLATE "C"
 """
 _BLOBS_SQL = """
-SELECT thread_id, checkpoint_ns, {version}, type, blob
-FROM {blobs} WHERE channel = %s {and_where}
+SELECT thread_id, checkpoint_ns, {version}, {type},
+       CASE WHEN octet_length(blob) > {inline} THEN NULL ELSE {blob} END,
+       octet_length(blob) > {inline} AND octet_length(blob) <= {cap}
+FROM {blobs} WHERE channel = %s AND octet_length({version}) <= {key_max} {and_where}
 ORDER BY thread_id COLLATE "C"
 """
 _WRITES_SQL = """
-SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob
+SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, {type}, {blob}
 FROM {writes} WHERE channel = ANY(%s) {and_where}
 ORDER BY thread_id COLLATE "C", checkpoint_ns COLLATE "C", checkpoint_id COLLATE "C", task_id COLLATE "C", idx
 """
+
+
+
+def _capped_value() -> dict[str, sql.Composable]:
+    """The `type` and `blob` columns of a blob or write row with a value over
+    `records.max_blob_bytes()` replaced by the oversized marker: `octet_length` of a
+    TOASTed value is read from its pointer, so such a value is never detoasted or sent."""
+    cap = max_blob_bytes()
+    return {"type": sql.SQL(oversized_tag_sql("octet_length(blob)", "type", cap)),
+            "blob": sql.SQL("CASE WHEN octet_length(blob) > {} THEN NULL ELSE blob END").format(sql.Literal(cap))}
+
 
 # One table's share of `PostgresReader._oversized_sql`: `k` is the first key column over the
 # limit (index into pg_rows.KEY_COLUMNS), `v` its value, which stays on the server.
@@ -207,9 +226,14 @@ class PostgresReader(SourceReader):
             version = sql.SQL("CASE WHEN checkpoint -> 'channel_versions' ? 'messages' THEN '' END")
         else:
             cid, parent = sql.SQL("checkpoint_id"), sql.SQL("parent_checkpoint_id")
-            version = sql.SQL("checkpoint -> 'channel_versions' ->> 'messages'")
+            # (A version over the key limit is cut to one byte more: it names no blob that is read,
+            # and `pg_rows.build_bundle` reports it.)
+            version = sql.SQL("left(checkpoint -> 'channel_versions' ->> 'messages', {})").format(sql.Literal(KEY_MAX_BYTES + 1))
+        # Metadata longer than the transform loads stays on the server, as the marker
+        # `pg_rows._metadata` reports (a checkpoint row is fetched 2,000 at a time).
+        metadata = sql.SQL(oversized_tag_sql("length(md)", "md", METADATA_MAX_CHARS))
         return sql.SQL(_CHECKPOINTS_SQL).format(
-            cid=cid, parent=parent, messages_version=version, checkpoints=self._table("checkpoints"),
+            cid=cid, parent=parent, messages_version=version, checkpoints=self._table("checkpoints"), metadata=metadata,
             where=sql.SQL("WHERE ") + where if where is not None else sql.SQL(""),
         )
 
@@ -301,9 +325,11 @@ class PostgresReader(SourceReader):
         write_where, write_params = self._filter(only, "checkpoint_writes")
         blobs_sql = sql.SQL(_BLOBS_SQL).format(
             version=sql.SQL("''::text") if self.shallow else sql.SQL("version"),
-            blobs=self._table("checkpoint_blobs"), and_where=sql.SQL("AND ") + blob_where,
+            blobs=self._table("checkpoint_blobs"), and_where=sql.SQL("AND ") + blob_where, **_capped_value(),
+            inline=sql.Literal(INLINE_BLOB_BYTES), cap=sql.Literal(max_blob_bytes()), key_max=sql.Literal(KEY_MAX_BYTES),
         )
-        writes_sql = sql.SQL(_WRITES_SQL).format(writes=self._table("checkpoint_writes"), and_where=sql.SQL("AND ") + write_where)
+        writes_sql = sql.SQL(_WRITES_SQL).format(writes=self._table("checkpoint_writes"), and_where=sql.SQL("AND ") + write_where,
+                                                 **_capped_value())
         oversized_sql, oversized_params = self._oversized_sql(only)
         streams = [
             self._stream("tl_checkpoints", self._checkpoint_sql(where), params, CHUNK_ROWS),
@@ -315,8 +341,8 @@ class PostgresReader(SourceReader):
                      for tid, table, k, n, longest, begins in streams[3])
         try:
             yield from assemble(
-                map(CheckpointRow._make, streams[0]), map(BlobRow._make, streams[1]), map(WriteRow._make, streams[2]),
-                self.where, oversized, self._delta_writes,
+                map(CheckpointRow._make, streams[0]), self._blob_rows(streams[1]), map(WriteRow._make, streams[2]),
+                self.where, oversized, self._delta_writes, self._fetch_blob,
             )
         except psycopg.Error as exc:
             raise SourceError(f"{self.where}: reading checkpoints failed ({first_line(exc)})") from None
@@ -324,16 +350,33 @@ class PostgresReader(SourceReader):
             for stream in streams:
                 stream.close()
 
+    def _blob_rows(self, rows) -> Iterator[BlobRow]:
+        """`BlobRow`s of the blob stream; a large blob as its `Deferred` (fetched when decoded)."""
+        for thread_id, ns, version, type_, blob, deferred in rows:
+            if deferred:
+                blob = Deferred(self._fetch_blob, (thread_id, ns, version))
+            yield BlobRow(thread_id, ns, version, type_, blob)
+
+    def _fetch_blob(self, thread_id: str, ns: str, version: str) -> bytes | None:
+        """One `messages` blob by its key, in the load's snapshot while its cursors stream."""
+        query = sql.SQL("SELECT blob FROM {blobs} WHERE thread_id = %s AND checkpoint_ns = %s AND channel = %s{version}").format(
+            blobs=self._table("checkpoint_blobs"),
+            version=sql.SQL("") if self.shallow else sql.SQL(" AND version = %s"))
+        params = [thread_id, ns, MESSAGES] + ([] if self.shallow else [version])
+        with self.conn.cursor(binary=True) as cur:
+            row = cur.execute(query, params).fetchone()
+        return None if row is None else row[0]
+
     def _delta_writes(self, thread_id: str) -> list[tuple]:
         """A DeltaChannel thread's `messages` writes (`loaders.delta_read.WriteRows`), asked in the
         load's snapshot while its cursors stream (rare: only threads `delta.marked` are asked)."""
         cap = sql.Literal(KEY_MAX_BYTES)
         query = sql.SQL(
-            "SELECT checkpoint_ns, checkpoint_id, {path}, task_id, idx, type, blob FROM {writes} "
+            "SELECT checkpoint_ns, checkpoint_id, {path}, task_id, idx, {type}, {blob} FROM {writes} "
             "WHERE thread_id = %s AND channel = %s AND octet_length(checkpoint_ns) <= {cap} "
             "AND octet_length(checkpoint_id) <= {cap} AND octet_length(task_id) <= {cap}"
         ).format(path=sql.Identifier("task_path") if self._has_task_path else sql.SQL("''"),
-                 writes=self._table("checkpoint_writes"), cap=cap)
+                 writes=self._table("checkpoint_writes"), cap=cap, **_capped_value())
         return self._guard(lambda: self.conn.execute(query, [thread_id, MESSAGES]).fetchall())
 
     def _guard(self, fn):

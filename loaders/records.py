@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from array import array
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -77,16 +77,84 @@ def max_thread_checkpoints() -> int:
     >>> max_thread_checkpoints() == int(os.environ.get("TRANSCRIPT_LENS_MAX_THREAD_CHECKPOINTS", MAX_THREAD_CHECKPOINTS))
     True
     """
-    raw = os.environ.get("TRANSCRIPT_LENS_MAX_THREAD_CHECKPOINTS")
+    return _positive_env("TRANSCRIPT_LENS_MAX_THREAD_CHECKPOINTS", MAX_THREAD_CHECKPOINTS)
+
+
+# The most bytes one stored value may hold: a checkpoint (SQLite), a `messages` blob
+# (Postgres, MySQL), a pending write's value. A value is held whole while it is decoded,
+# with its decoded form beside it (three 200 MB blobs of zeros, 15 MB in TOAST, took
+# 1.5 GB), so a larger one is left on the server: each reader measures it in SQL and
+# fetches, in its place, the marker `oversized_tag_sql` builds (type
+# `OVERSIZED_TAG<size>`, no data), which `loaders.decode.decode_typed` reports as a row
+# error. Real values are far smaller: a whole message list of a long conversation with
+# images is a few MB. `TRANSCRIPT_LENS_MAX_BLOB_BYTES` sets another limit (the attack
+# tests use a small one).
+MAX_BLOB_BYTES = 64 << 20
+OVERSIZED_TAG = "tl:oversized:"
+
+
+def max_blob_bytes() -> int:
+    """The per-value size limit in force (`MAX_BLOB_BYTES`, or the environment's).
+
+    >>> max_blob_bytes() == int(os.environ.get("TRANSCRIPT_LENS_MAX_BLOB_BYTES", MAX_BLOB_BYTES))
+    True
+    """
+    return _positive_env("TRANSCRIPT_LENS_MAX_BLOB_BYTES", MAX_BLOB_BYTES)
+
+
+def _positive_env(name: str, default: int) -> int:
+    raw = os.environ.get(name)
     if raw is None:
-        return MAX_THREAD_CHECKPOINTS
+        return default
     try:
         value = int(raw)
     except ValueError:
-        raise SourceError(f"TRANSCRIPT_LENS_MAX_THREAD_CHECKPOINTS={raw!r:.40} is not a whole number") from None
+        raise SourceError(f"{name}={raw!r:.40} is not a whole number") from None
     if value < 1:
-        raise SourceError(f"TRANSCRIPT_LENS_MAX_THREAD_CHECKPOINTS={value} is not a positive number")
+        raise SourceError(f"{name}={value} is not a positive number")
     return value
+
+
+def oversized_tag_sql(size: str, type_column: str, cap: int, concat: bool = False) -> str:
+    """The SQL of a value's type column that is the marker when `size` (an SQL expression of
+    the value's size in bytes, read without fetching the value) is over `cap`; the value
+    column is then NULL or empty (`CASE WHEN size > cap THEN NULL ELSE value END`).
+
+    >>> oversized_tag_sql("length(v)", "type", 10)
+    "CASE WHEN length(v) > 10 THEN 'tl:oversized:' || length(v) ELSE type END"
+    """
+    tag = f"CONCAT('{OVERSIZED_TAG}', {size})" if concat else f"'{OVERSIZED_TAG}' || {size}"  # (MySQL: || is OR)
+    return f"CASE WHEN {size} > {int(cap)} THEN {tag} ELSE {type_column} END"
+
+
+def capped_value(type_tag: object, value: object, cap: int) -> tuple[object, object]:
+    """`(type, value)` as a reader that measured the value after fetching it (a text export's
+    stager) keeps it: over `cap` bytes, the oversized marker and no data.
+
+    >>> capped_value("msgpack", b"12345", 4)
+    ('tl:oversized:5', b'')
+    """
+    if isinstance(value, (bytes, bytearray, memoryview)) and len(value) > cap:
+        return f"{OVERSIZED_TAG}{len(value)}", b""
+    return type_tag, value
+
+
+def oversized_reason(type_tag: str) -> str | None:
+    """Why a value whose type is the marker of `oversized_tag_sql` was not read (None: not the marker).
+
+    >>> oversized_reason(OVERSIZED_TAG + "209715200").split(",")[0]
+    'a stored value of 200 MiB (209715200 bytes) not read'
+    """
+    if not type_tag.startswith(OVERSIZED_TAG):
+        return None
+    size = type_tag[len(OVERSIZED_TAG):]
+    shown = f"{int(size) / 2**20:.0f} MiB ({size} bytes)" if size.isdigit() else f"{size!r:.40} bytes"
+    return (f"a stored value of {shown} not read, over the limit of {_mib(max_blob_bytes())} for one value "
+            "(TRANSCRIPT_LENS_MAX_BLOB_BYTES)")
+
+
+def _mib(n: int) -> str:
+    return f"{n >> 20} MiB" if n >= 1 << 20 and n % (1 << 20) == 0 else f"{n} bytes"
 
 
 def checkpoint_cap_error(thread_id: str, cap: int, skipped: int) -> LoadError:
@@ -171,6 +239,29 @@ def key_size_problem(size: int) -> str | None:
     (True, 'is 4097 bytes long, over the 4096-byte limit for a key')
     """
     return None if size <= KEY_MAX_BYTES else f"is {size} bytes long, over the {KEY_MAX_BYTES}-byte limit for a key"
+
+
+class Deferred:
+    """A blob left on the server, fetched by its key when it is decoded and released after:
+    a reader that can fetch one blob by key (`pg_rows.assemble`'s `fetch_blob`) sends large
+    blobs so, and spills to it the blobs a thread holds past `pg_rows.HELD_BLOB_BYTES`."""
+
+    __slots__ = ("fetch", "key")
+
+    def __init__(self, fetch: Callable[..., bytes | None], key: tuple) -> None:
+        self.fetch, self.key = fetch, key
+
+    def load(self) -> bytes | None:
+        return self.fetch(*self.key)
+
+
+def blob_bytes(blob: bytes | Deferred | None) -> bytes | None:
+    """A blob's bytes, fetched now when it was deferred.
+
+    >>> blob_bytes(b"x"), blob_bytes(Deferred(lambda k: k.encode(), ("y",)))
+    (b'x', b'y')
+    """
+    return blob.load() if type(blob) is Deferred else blob
 
 
 @dataclass(frozen=True, slots=True)

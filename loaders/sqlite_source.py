@@ -74,8 +74,8 @@ from loaders import delta, delta_read
 from loaders.decode import EXT_DELTA_SNAPSHOT, UNPACK_OPT, DecodeError, Ext, decode_typed, outer_hook, plain, without_undefined
 from loaders.records import (
     KEY_MAX_BYTES, SPECIAL_CHANNELS, CappedRows, LoadError, Payloads, RawCheckpoint, RawWrite, SourceError,
-    SpecialWritesTail, ThreadBundle, checkpoint_cap_error, key_size_problem, max_thread_checkpoints, second_copy,
-    weighted_ranges,
+    SpecialWritesTail, ThreadBundle, checkpoint_cap_error, key_size_problem, max_blob_bytes, max_thread_checkpoints,
+    oversized_tag_sql, second_copy, weighted_ranges,
 )
 from loaders.scratch import scratch_dir
 from loaders.source import SPLIT_MIN_BYTES, Capabilities, Source, SourceOptions, SourceReader
@@ -200,6 +200,20 @@ def _utf8_size(codec: str, raw: bytes) -> int:
         return len(raw.decode(codec, "surrogatepass").encode("utf-8", "surrogatepass"))
     except UnicodeDecodeError:  # an odd byte out: as the text reads back
         return len(raw.decode(codec, "replace").encode("utf-8"))
+
+
+def _value_size(col: str) -> str:
+    """SQL of a stored value's size in bytes: of a BLOB, read from its record header without
+    loading it (SQLite's length() of a column), so a value over `records.max_blob_bytes()`
+    is never read; text (not what a saver writes) is measured as its bytes."""
+    return f"(CASE WHEN typeof({col}) = 'blob' THEN length({col}) ELSE ifnull(length(CAST({col} AS BLOB)), 0) END)"
+
+
+def _capped_value(col: str) -> str:
+    """SQL of the type column and `col`, the value, with a value over `records.max_blob_bytes()`
+    replaced by the oversized marker (`records.oversized_tag_sql`) and NULL."""
+    size, cap = _value_size(col), max_blob_bytes()
+    return f"{oversized_tag_sql(size, 'type', cap)}, CASE WHEN {size} > {cap} THEN NULL ELSE {col} END"
 
 
 class _KeySql:
@@ -439,8 +453,9 @@ class SqliteReader(SourceReader):
         self._fits = keys.all_fit(_CHECKPOINT_KEYS)
         parent = (f"CASE WHEN {keys.fits('parent_checkpoint_id')} THEN parent_checkpoint_id "
                   f"ELSE -{keys.size('parent_checkpoint_id')} END")
+        self._checkpoint_value, self._write_value = _capped_value("checkpoint"), _capped_value("value")
         self._checkpoints_sql = (
-            f"SELECT thread_id, checkpoint_ns, checkpoint_id, {parent}, type, checkpoint, metadata "
+            f"SELECT thread_id, checkpoint_ns, checkpoint_id, {parent}, {self._checkpoint_value}, metadata "
             f"FROM {{table}} WHERE {self._fits}{{where}} ORDER BY {_KEY_ORDER}"
         )
         fit = {c: keys.fits(c) for c in _WRITE_KEYS}
@@ -448,7 +463,8 @@ class SqliteReader(SourceReader):
         too_long = " ".join(f"WHEN NOT {fit[c]} THEN '{c}'" for c in _WRITE_KEYS)
         size = " ".join(f"WHEN NOT {fit[c]} THEN {keys.size(c)}" for c in _WRITE_KEYS)
         self._writes_sql = (
-            f"SELECT {cut}, idx, channel, type, CASE WHEN {' AND '.join(fit.values())} THEN value END, "
+            f"SELECT {cut}, idx, channel, {oversized_tag_sql(_value_size('value'), 'type', max_blob_bytes())}, "
+            f"CASE WHEN {' AND '.join(fit.values())} AND {_value_size('value')} <= {max_blob_bytes()} THEN value END, "
             f"CASE {too_long} END, CASE {size} END "
             f"FROM writes {{indexed}} WHERE channel COLLATE BINARY IN (?, ?, ?){{where}} "
             f"ORDER BY {_KEY_ORDER}, task_id COLLATE BINARY, idx"
@@ -831,7 +847,8 @@ class SqliteReader(SourceReader):
             bundle = bundle_thread(thread_id, rows, thread_writes, payloads, fast, skipped)
             bundle.errors.extend(writes.drain())
             if delta.marked(bundle):  # a DeltaChannel thread: its messages are rebuilt (loaders.delta)
-                bundle = delta_read.sqlite_thread(self.con, bundle, self._fits, self._keys.all_fit(_WRITE_KEYS))
+                bundle = delta_read.sqlite_thread(self.con, bundle, self._fits, self._keys.all_fit(_WRITE_KEYS),
+                                                self._checkpoint_value, self._write_value)
             yield thread_id, bundle
         errors = writes.finish()
         if errors:

@@ -39,6 +39,13 @@ _ts_list = _native.scan.ts_list if _native.scan is not None else None
 # a few hundred bytes; a LangGraph 0.2 checkpoint's `writes` in it, some kilobytes.
 METADATA_MAX_CHARS = 8 << 20
 
+
+def metadata_too_long(chars: int) -> str:
+    """The reason metadata of `chars` characters is not loaded (over `METADATA_MAX_CHARS`)."""
+    return (f"metadata is {chars} characters long, over the {METADATA_MAX_CHARS}-character limit; "
+            "not loaded (step, source and run_id are NULL)")
+
+
 DEFAULT_THREAD_KEY_PATTERN = r"^(?P<tenant>[^:]*):(?P<sub>[^:]*):(?P<session>.*)$"
 
 
@@ -281,9 +288,7 @@ def transform_thread(bundle: ThreadBundle, key_regex: BuiltinRegex | LinearRegex
     for (_, ns, cid, parent, _, messages, _, metadata), ts in zip(cps, ts_list):
         is_root = ns == ""
         if metadata is not None and len(metadata) > METADATA_MAX_CHARS:
-            errors.append(LoadError(thread_id, ns, cid, "metadata", (
-                f"metadata is {len(metadata)} characters long, over the {METADATA_MAX_CHARS}-character limit; "
-                "not loaded (step, source and run_id are NULL)")))
+            errors.append(LoadError(thread_id, ns, cid, "metadata", metadata_too_long(len(metadata))))
             metadata = None
         on_current = is_root and cid in current
         add_row(

@@ -11,7 +11,7 @@ from urllib.parse import quote
 
 from loaders.pg_export.rows import STAGED, Problem, row_key
 from loaders.pg_rows import KEY_COLUMNS, KEY_SHOWN, MESSAGES
-from loaders.records import SourceError, key_too_long
+from loaders.records import SourceError, capped_value, key_too_long, max_blob_bytes
 from loaders.scratch import scratch_dir
 
 _FLUSH_ROWS = 1000
@@ -39,7 +39,7 @@ CREATE TABLE ov (thread_id TEXT NOT NULL, whole INTEGER NOT NULL, gkey TEXT NOT 
 _STAGE_INDEXES = """
 CREATE INDEX cp_order ON cp (thread_id, checkpoint_ns, checkpoint_id);
 CREATE INDEX cp_ts ON cp (ts_key, thread_id);
-CREATE INDEX bl_order ON bl (thread_id);
+CREATE INDEX bl_order ON bl (thread_id, checkpoint_ns, version);
 CREATE INDEX wr_order ON wr (thread_id, checkpoint_ns, checkpoint_id, task_id, idx);
 CREATE INDEX dw_thread ON dw (thread_id);
 """
@@ -102,6 +102,11 @@ class Stage:
             shutil.rmtree(self.dir, ignore_errors=True)
 
 
+# Where a staged blob or write row holds its type, the value following it: a value over
+# `records.max_blob_bytes()` is staged as the oversized marker (`records.capped_value`).
+_VALUE_AT = {"bl": 3, "wr": 6}
+
+
 class StageLoader:
     """Feeds rows of one export table into the stage, in batches bounded by rows and bytes."""
 
@@ -113,6 +118,7 @@ class StageLoader:
         self.where = where
         self.rows: list[tuple] = []
         self.messages_writes: list[tuple] = []  # (staged in `dw`)
+        self.cap = max_blob_bytes()
         self.bytes = 0
 
     def add(self, raw: tuple, size: int, line: int | None = None) -> None:
@@ -121,6 +127,9 @@ class StageLoader:
         except Problem as exc:
             at = f"line {line}" if line is not None else f"row ({row_key(self.table, raw)})"
             raise SourceError(f"{self.where}: {self.table} {at}: {exc}") from None
+        at = _VALUE_AT.get(self.staged_table)
+        if at is not None and len(row[at + 1] or b"") > self.cap:  # (a value over the limit: its marker is staged)
+            row = (*row[:at], *capped_value(row[at], row[at + 1], self.cap), *row[at + 2:])
         # A staged row's key columns lead it, in KEY_COLUMNS order; an oversized one is never staged.
         for k in range(len(KEY_COLUMNS[self.table])):
             if key_too_long(row[k]):

@@ -93,11 +93,18 @@ class StagedReader(SourceReader):
         try:
             yield from assemble(
                 map(CheckpointRow._make, cps), map(BlobRow._make, bls), map(WriteRow._make, wrs), self.where, oversized,
-                self._delta_writes,
+                self._delta_writes, self._fetch_blob,
             )
         finally:
             for cur in (cps, bls, wrs, ovs):
                 cur.close()
+
+    def _fetch_blob(self, thread_id: str, ns: str, version: str) -> bytes | None:
+        """One staged `messages` blob by its key (a blob a thread held past `pg_rows.HELD_BLOB_BYTES`)."""
+        row = self.stage.con.execute(
+            "SELECT blob FROM bl WHERE thread_id = ? AND checkpoint_ns = ? AND version = ? LIMIT 1", (thread_id, ns, version)
+        ).fetchone()
+        return None if row is None else row[0]
 
     def _delta_writes(self, thread_id: str) -> list[tuple]:
         """A DeltaChannel thread's `messages` writes (`loaders.delta_read.WriteRows`)."""
