@@ -278,9 +278,17 @@ def open_member(path: Path, zf: zipfile.ZipFile, name: str) -> IO[bytes]:
     limit = inflate_limit(info.compress_size)
     if info.file_size > limit:
         raise too_inflated(f"{path}: {name}", limit)
-    if info.compress_type in (zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA) and not info.flag_bits & 1:
+    if info.flag_bits & 1:  # (zipfile would ask for a password, or fail deep in a read)
+        raise SourceError(f"{path}: {name} is encrypted; unpack it with its password first")
+    if info.compress_type not in _ZIP_METHODS:  # (zstd, AES, deflate64 …: zipfile has no decoder)
+        raise SourceError(f"{path}: {name} is compressed with zip method {info.compress_type}, which this reader "
+                          "does not take (stored, deflate, bzip2 or LZMA); unpack it first")
+    if info.compress_type in (zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA):
         return io.BufferedReader(_Inflating(path, info), 1 << 16)
     return zf.open(info)
+
+
+_ZIP_METHODS = (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA)
 
 
 def read_head(path: Path, size: int = 1 << 16) -> bytes:

@@ -162,3 +162,24 @@ def test_a_compressed_tar_whose_first_header_is_huge_is_refused_unread(tmp_path,
     db = tmp_path / "out.duckdb"
     out = attack(["load", str(bomb), "--db", str(db)], tmp_path)
     out.refused("not a recognised checkpoint source").within_budget().wrote_only([db])
+
+
+@pytest.mark.parametrize("method, words", [(93, "zip method 93"), ("encrypted", "is encrypted")], ids=["zstd", "encrypted"])
+def test_a_zip_member_no_reader_here_can_open_is_refused_naming_it(tmp_path, method, words):
+    """A zstd (method 93) or encrypted member: one line naming the file and the member, not zipfile's own error."""
+    path = tmp_path / "export.zip"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as zf:
+        for table in ("checkpoints", "checkpoint_blobs", "checkpoint_writes"):
+            zf.writestr(f"{table}.csv", _header(table))
+    raw = bytearray(path.read_bytes())
+    for sig, method_at, flags_at in ((b"PK\x03\x04", 8, 6), (b"PK\x01\x02", 10, 8)):  # local headers, central directory
+        at = raw.find(sig)
+        while at >= 0:
+            if method == "encrypted":
+                raw[at + flags_at] |= 1
+            else:
+                raw[at + method_at:at + method_at + 2] = method.to_bytes(2, "little")
+            at = raw.find(sig, at + 4)
+    path.write_bytes(bytes(raw))
+    out = attack(["load", str(path), "--db", str(tmp_path / "out.duckdb")], tmp_path)
+    out.refused(words, ".csv").within_budget().wrote_only([tmp_path / "out.duckdb"])
