@@ -42,6 +42,7 @@ from analytics.resume_gap import DEFAULT_GAP_MINUTES, check_gap
 from analytics.resume_chain import (
     RESUME_COLUMNS,
     current_chain,
+    points_ctes,
     resume_counts_sql,
     resume_points,
 )
@@ -98,6 +99,7 @@ __all__ = [
     "expected_window",
     "latest_root",
     "materialize_risks",
+    "points_ctes",
     "resume_counts_sql",
     "resume_points",
     "resume_windows",
