@@ -99,12 +99,15 @@ else:
         render.download(view.slow_by_tenant, "slow_human_in_the_loop_by_tenant.csv", key="outcomes.slow_tenants_csv")
     with right:
         since = view.slow_hitl["waiting_since"].map(render.minute_text)  # (a missing time reads "—", not "None")
+        waited = view.slow_hitl["longest_wait"].map(render.duration)
         picked = st.dataframe(
-            view.slow_hitl.assign(waiting_since=since)[["thread_id", "tenant_id", "status", "waiting_since",
-                                                         "first_message"]], key="outcomes.slow",
+            view.slow_hitl.assign(waiting_since=since, longest_wait=waited)[
+                ["thread_id", "tenant_id", "status", "longest_wait", "waiting_since", "first_message"]], key="outcomes.slow",
             on_select="rerun", selection_mode="single-row", hide_index=True, column_config={
                 "thread_id": st.column_config.TextColumn("Thread", pinned=True), "tenant_id": "Tenant",
-                "status": "Status", "first_message": st.column_config.NumberColumn(
+                "status": "Status", "longest_wait": st.column_config.TextColumn(
+                    "Longest wait", help="Its longest wait for a human; a pending one measured to the store's latest checkpoint"),
+                "first_message": st.column_config.NumberColumn(
                     "At message", help="The last message before the interrupt"),
                 "waiting_since": st.column_config.TextColumn("Waiting since (UTC)", help="Only for a pending interrupt"),
             })  # fmt: skip

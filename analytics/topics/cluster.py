@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -291,6 +292,33 @@ def cluster(docs: list[Doc], k: int | None = None) -> Topics:
 
 
 
+#: Texts of a topic (its most typical first) read to find how its label's words are written.
+SPELLING_TEXTS = 200
+
+
+def spelled(terms: tuple[str, ...], texts: list[str]) -> list[str]:
+    """`terms` (normalised: no accents, casefolded) as the texts write them, lower-case: each
+    term's most frequent written form (ties: the first in code-point order), the term if none.
+
+    >>> spelled(("reservation", "hotel"), ["Ma réservation d'hôtel", "réservation annulée", "Reservation?"])
+    ['réservation', 'hôtel']
+    """
+    wanted = set(terms)
+    seen: dict[str, Counter] = {t: Counter() for t in terms}
+    for text in texts:
+        if text.isascii():
+            continue  # (an ASCII text writes a term as the term itself, lower-cased)
+        for token in _WORD.findall(unicodedata.normalize("NFC", text).lower()):
+            if (term := normalise(token)) in wanted:
+                seen[term][token] += 1
+    for text in texts:
+        if text.isascii():
+            for token in _WORD.findall(text.lower()):
+                if token in wanted and seen[token]:  # (counted only where another spelling competes)
+                    seen[token][token] += 1
+    return [min(seen[t].items(), key=lambda kv: (-kv[1], kv[0]))[0] if seen[t] else t for t in terms]
+
+
 #: Characters of a question quoted as a label.
 LABEL_QUOTE_CHARS = 40
 
@@ -349,6 +377,7 @@ def _finish(docs: list[Doc], item_of: dict[str, Item], unique: list[Item], label
                 break
         tools = tuple(t for t, _ in sorted(tool_count.items(), key=lambda kv: (-kv[1], kv[0]))[:3])
         # (no word shared with another conversation: its tools say what it is about, else its most typical question)
+        terms = tuple(spelled(terms, [example[unique[i]].text for i in near[:SPELLING_TEXTS]]))
         label = ", ".join(terms[:3]) or (f"tools: {', '.join(tools)}" if tools else quoted(picked[0].text))
         drafts.append((size, label, j, terms, tuple(d.text for d in picked), tuple(d.key for d in picked), tools))
     drafts.sort(key=lambda d: (-d[0], d[1], d[4]))

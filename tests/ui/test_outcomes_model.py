@@ -66,6 +66,14 @@ def test_the_page_counts_every_outcome_and_signal(demo):
     assert page.slow_hitl[["thread_id", "status"]].values.tolist() == [
         ["acme:web:sess-1008", "still waiting"], ["acme:mobile:sess-3005", "answered late"]]
     assert page.slow_by_tenant.values.tolist() == [["acme", 2, 1]]
+    # each breach says how long it waited: over the service level; a pending wait up to the store's latest time
+    assert (page.slow_hitl["longest_wait"] > page.hitl_hours * 3600).all()
+    import duckdb
+
+    with duckdb.connect(str(demo), read_only=True) as con:
+        latest = con.execute("SELECT max(ts) FROM checkpoints").fetchone()[0]
+    pending = page.slow_hitl.iloc[0]
+    assert pending["longest_wait"] == pytest.approx((latest - pending["waiting_since"]).total_seconds())
 
 
 def test_a_filter_narrows_every_figure(demo):

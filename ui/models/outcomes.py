@@ -23,6 +23,7 @@ from analytics.filters import Filters
 from analytics.outcomes.materialize import DEFAULT_HITL_HOURS
 from analytics.outcomes.report import outcomes_relation
 from analytics.outcomes.signals import OUTCOMES, SIGNALS
+from analytics.outcomes.waits import longest_waits
 
 #: How the app names each outcome and signal (the table's columns keep their own names).
 OUTCOME_LABELS = {
@@ -66,7 +67,7 @@ class OutcomesPage:
     trend: pd.DataFrame  # period, outcome, threads, share (of the period's threads)
     signals: pd.DataFrame  # signal, label, threads, rate, definition (every signal, in `SIGNALS` order)
     tenants: pd.DataFrame  # tenant_id, threads, abandoned, failed, went_wrong, went_wrong_share
-    slow_hitl: pd.DataFrame  # thread_id, tenant_id, sub_tenant_id, status, waiting_since, outcome, outcome_reason
+    slow_hitl: pd.DataFrame  # thread_id, tenant_id, sub_tenant_id, status, longest_wait (s), waiting_since, first_message, outcome, outcome_reason
     slow_by_tenant: pd.DataFrame  # tenant_id, breaches, waiting_now
     by: str
     hitl_hours: float = DEFAULT_HITL_HOURS
@@ -155,11 +156,13 @@ def _tenants(cube: pd.DataFrame, top: int) -> pd.DataFrame:
         drop=True)
 
 
-def _slow(slow: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+def _slow(slow: pd.DataFrame, waits: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     waiting_now = slow["interrupt_pending"].fillna(False).astype(bool)
+    longest = slow["thread_id"].map(dict(zip(waits["thread_id"], waits["longest_wait_hours"]))).astype("float64")
     table = pd.DataFrame({
         "thread_id": slow["thread_id"], "tenant_id": slow["tenant_id"], "sub_tenant_id": slow["sub_tenant_id"],
         "status": waiting_now.map({True: "still waiting", False: "answered late"}),
+        "longest_wait": longest * 3600,
         "waiting_since": slow["waiting_since"].where(waiting_now), "first_message": slow["first_slow_hitl"],
         "outcome": slow["outcome"], "outcome_reason": slow["outcome_reason"],
     }).sort_values(["status", "thread_id"], ascending=[False, True], kind="stable").reset_index(drop=True)  # fmt: skip
@@ -176,8 +179,9 @@ def outcomes_page(con_or_path: ConOrPath, filters: Filters = Filters(), by: str 
 
     Counted in DuckDB per tenant, day and outcome (a few thousand rows at any size); only the
     threads breaching the human-in-the-loop service level come back one by one."""
-    cube, slow = outcome_cube(con_or_path, filters)
-    table, by_tenant = _slow(slow)
+    with connection(con_or_path) as con:
+        cube, slow = outcome_cube(con, filters)
+        table, by_tenant = _slow(slow, longest_waits(con, slow["thread_id"].tolist()))
     return OutcomesPage(int(cube["threads"].sum()), _shares(cube), _trend(cube, by), _signals(cube),
                         _tenants(cube, top), table, by_tenant, by)  # fmt: skip
 

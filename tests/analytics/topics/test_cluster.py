@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from analytics.topics.cluster import Doc, cluster, words
+from analytics.topics.cluster import Doc, cluster, spelled, words
 
 QUESTIONS = {
     "refund": (["I want a refund for my order", "Can I get my money back please", "refund the broken kettle"],
@@ -66,6 +66,16 @@ def test_ids_follow_size_and_labels_name_the_topic():
     assert top.size == sum(1 for t in found.assignment.values() if t == top.id)
     assert "refund" in top.terms and top.tools == ("lookup_order",)
     assert len(top.questions) == len(set(top.questions)) <= 3
+
+
+def test_labels_keep_the_accents_the_questions_write():
+    asked = ["Je veux annuler ma réservation d'hôtel", "réservation d'hôtel annulée ?", "Changer la réservation hôtel",
+             "Où est mon colis ?", "colis perdu, où est-il", "mon colis n'arrive pas"]
+    found = cluster([Doc(f"q{i}-{n}", q) for n in range(3) for i, q in enumerate(asked)])
+    labels = {t.label for t in found.topics}
+    assert any("réservation" in label and "hôtel" in label for label in labels), labels
+    assert not any("reservation" in label or "hotel" in label for label in labels), labels
+    assert spelled(("reservation",), ["RESERVATION now", "Réservation", "réservation"]) == ["réservation"]
 
 
 def test_identifiers_and_numbers_are_never_topic_words():
