@@ -85,7 +85,7 @@ def figure(option: dict[str, Any], title: str | None = None) -> go.Figure:
         bargap=0 if gapless else None,
         showlegend=bool(option.get("legend", {}).get("show")),
         legend=dict(orientation="h", yanchor="bottom", y=1.02, xanchor="left", x=0),
-        height=charts.HEIGHT + (40 if title else 0),
+        height=charts.height(option) + (40 if title else 0),
         margin=dict(l=10, r=10, t=60 if title else 30, b=10),
         **{value_axis: val_layout, category_axis: cat_layout},
     )

@@ -92,7 +92,7 @@ if view.slow_hitl.empty:
 else:
     st.caption(f"Interrupts answered, or still waiting, after more than {hours} · select a thread to open its "
                "transcript at the wait")
-    left, right = st.columns([1, 2])
+    left, right = st.columns([1, 3])
     with left:
         st.dataframe(view.slow_by_tenant, key="outcomes.slow_tenants", hide_index=True,
                      column_config={"tenant_id": "Tenant", "breaches": "Breaches", "waiting_now": "Still waiting"})

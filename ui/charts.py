@@ -337,10 +337,35 @@ def top_list(name: str, frame: pd.DataFrame) -> dict:
     return bars(frame, x, y, horizontal=True, ylabel="", hover=list(frame.columns))
 
 
+#: Height of one legend row of a chart whose legend is a list below it (`period_trend`).
+LEGEND_ROW = 22
+
+
 def period_trend(frame: pd.DataFrame, ylabel: str = "conversations") -> dict:
-    """One line per column of `frame` over its `period_start` (the Topics and Failure patterns trends)."""
-    return lines(frame, "period_start", [c for c in frame.columns if c != "period_start"], ylabel=ylabel,
-                 xlabel="day or week from (UTC)")
+    """One line per column of `frame` over its `period_start` (the Topics and Failure patterns trends).
+
+    The columns are topic or pattern labels, data rather than column names: shown as written, one
+    per row of a legend below the chart (a legend on one paged row cut the long ones), each cut to
+    the chart's width with the whole label in its tooltip."""
+    ys = [c for c in frame.columns if c != "period_start"]
+    option = lines(frame, "period_start", ys, ylabel=ylabel, xlabel="day or week from (UTC)", names={c: c for c in ys})
+    option["legend"] = {"show": True, "type": "plain", "orient": "vertical", "left": 0, "bottom": 0,
+                        "itemGap": LEGEND_ROW - 14, "tooltip": {"show": True},
+                        "textStyle": {"width": 900, "overflow": "truncate"}}
+    option["grid"].update({"top": 24, "bottom": 40 + LEGEND_ROW * len(ys)})
+    option["yAxis"].update({"name": ylabel, "nameTextStyle": {"align": "left"}})
+    return option
+
+
+def height(option: dict) -> int:
+    """The height to draw `option` at: `HEIGHT`, and a row more for each entry of a legend listed below it.
+
+    >>> height({}), height(period_trend(pd.DataFrame({"period_start": ["2025-03-03"], "a": [1], "b": [2]})))
+    (340, 384)
+    """
+    legend = option.get("legend", {})
+    below = legend.get("orient") == "vertical" and "bottom" in legend
+    return HEIGHT + (LEGEND_ROW * len(option.get("series", [])) if below else 0)
 
 
 #: The Compare page's charts: `ComparePage` field → (title, the difference column it ranks by).

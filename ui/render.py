@@ -70,9 +70,9 @@ def download_data(build, file_name: str, key: str, label: str = "Download CSV", 
 def chart(fig, key: str) -> None:
     """Draw a chart of `ui.charts`: an ECharts option dict, or (the Resume QA timeline) a plotly figure."""
     if isinstance(fig, dict):
-        from ui.charts import HEIGHT
+        from ui.charts import height
 
-        st.echarts_chart(fig, key=key, height=HEIGHT)
+        st.echarts_chart(fig, key=key, height=height(fig))
     else:
         st.plotly_chart(fig, key=key, width="stretch")
 

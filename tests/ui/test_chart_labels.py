@@ -40,3 +40,16 @@ def test_the_resume_timeline_legend_and_axes_have_human_names(con):
     fig = charts.resume_timeline(qa.timeline, qa.markers)
     assert fig.layout.legend.title.text == "Branch · source"  # not the column names `branch, source`
     assert "_" not in fig.layout.xaxis.title.text and "_" not in fig.layout.yaxis.title.text
+
+
+def test_a_trend_of_topics_or_patterns_lists_every_label_as_written_below_the_chart():
+    labels = ["run_tests: RuntimeError: pytest exited with code <n>", "lookup_order: ValueError: Order <id> not found",
+              "0 · order, week, refund"]
+    frame = pd.DataFrame({"period_start": ["2025-03-03", "2025-03-10"], **{label: [1, 2] for label in labels}})
+    option = charts.period_trend(frame)
+    assert [s["name"] for s in option["series"]] == labels  # data, not column names: underscores kept
+    legend = option["legend"]
+    assert legend["type"] != "scroll" and legend["orient"] == "vertical"  # every entry shown, none paged away
+    # the chart grows by a legend row per label, so the plot keeps its height
+    assert charts.height(option) - charts.HEIGHT == charts.LEGEND_ROW * len(labels)
+    assert option["grid"]["bottom"] >= charts.LEGEND_ROW * len(labels)
