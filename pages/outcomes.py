@@ -49,7 +49,7 @@ picked = table.dataframe(signals, key="outcomes.signals", on_select="rerun", sel
                          hide_index=True, column_config={
                              "label": st.column_config.TextColumn("Signal", help="docs/outcomes.md defines each signal"),
                              "threads": st.column_config.NumberColumn("Conversations"),
-                             "rate": st.column_config.NumberColumn("Rate", format="%.1f %%",
+                             "rate": st.column_config.NumberColumn("Rate", format=render.PERCENT_FORMAT,
                                                                    help="Share of the filtered conversations"),
                          })  # fmt: skip
 # (the definitions in full beside the table: a table cell clips a sentence)
@@ -64,7 +64,7 @@ with left:
                           caption="Conversations per period by outcome (the period of their last activity)"):
         with st.expander("Table"):
             st.dataframe(view.trend.assign(share=view.trend["share"] * 100), hide_index=True, key="out_trend_table",
-                         column_config={"share": st.column_config.NumberColumn("% of the period", format="%.1f %%")})
+                         column_config={"share": st.column_config.NumberColumn("% of the period", format=render.PERCENT_FORMAT)})
             render.download(view.trend, f"outcomes_by_{view.by}.csv", key="out_trend_csv")
 with right:
     st.subheader("Tenants with the most abandoned or failed")
@@ -78,7 +78,7 @@ with right:
             column_order=["tenant_id", "abandoned", "failed", "went_wrong_share", "threads"], column_config={
                 "tenant_id": "Tenant", "threads": "Conversations", "abandoned": "Abandoned", "failed": "Failed",
                 "went_wrong": "Both", "went_wrong_share": st.column_config.NumberColumn(
-                    "% of the tenant's", format="%.1f %%", help="Abandoned or failed, of the tenant's conversations"),
+                    "% of the tenant's", format=render.PERCENT_FORMAT, help="Abandoned or failed, of the tenant's conversations"),
             })  # fmt: skip
         render.download(view.tenants, "outcomes_by_tenant.csv", key="outcomes.tenants_csv")
         opened(picked, view.tenants, "conversations", outcome=list(model.WENT_WRONG),

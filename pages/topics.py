@@ -40,14 +40,16 @@ st.markdown(f"Largest: **{markup.text(largest['topic_label'])}** "
             + (f" {view.sentence()}" if view.sentence() else ""))
 st.caption("Rates: the share of the topic's conversations with that outcome · × rest: that rate over the "
            "other topics' · select a row to list its conversations")
+percent = [c for c in view.table.columns if c == "share" or c.endswith("_rate")]  # (shown in percent, as elsewhere)
 picked = st.dataframe(
-    view.table, key="topics.table", on_select="rerun", selection_mode="single-row", hide_index=True,
+    view.table.assign(**{c: view.table[c] * 100 for c in percent}), key="topics.table", on_select="rerun",
+    selection_mode="single-row", hide_index=True,
     column_config={
         "topic_id": st.column_config.NumberColumn("Topic", pinned=True),
         "topic_label": st.column_config.TextColumn("Label (top terms)", width="medium"),
         "threads": "Conversations",
-        "share": st.column_config.NumberColumn("Share", format="percent"),
-        **{f"{o}_rate": st.column_config.NumberColumn(o.capitalize(), format="percent")
+        "share": st.column_config.NumberColumn("Share", format=render.PERCENT_FORMAT),
+        **{f"{o}_rate": st.column_config.NumberColumn(o.capitalize(), format=render.PERCENT_FORMAT)
            for o in ("resolved", "abandoned", "failed", "waiting", "unknown")},
         "abandoned_vs_rest": st.column_config.TextColumn("Abandoned × rest", help="The topic's rate over the other topics'"),
         "failed_vs_rest": st.column_config.TextColumn("Failed × rest", help="The topic's rate over the other topics'"),

@@ -40,6 +40,8 @@ def seconds(value: Any) -> str:
 
 #: `seconds` as a printf format (a table's number column draws its cells with it).
 SECONDS_FORMAT = "%.1f s"
+#: A share as a table's number column draws it, from a value in percent (a share × 100): "2.7 %".
+PERCENT_FORMAT = "%.1f %%"
 
 
 def duration(value: Any) -> str:

@@ -34,7 +34,7 @@ def all_queues(ws: WsRef, url: state.Url) -> None:
                 "**Review queue…** makes one of them (all, or a seeded random sample).", icon=":material/info:")
         return
     table = pd.DataFrame([{
-        "queue_id": q.queue_id, "name": q.name, "done": q.done / q.items if q.items else 0.0,
+        "queue_id": q.queue_id, "name": q.name, "done": 100 * q.done / q.items if q.items else 0.0,
         "progress": f"{q.done} / {q.items}", "threads": q.items,
         "made from": made_from(q.view, q.matching, q.sample_size, q.seed),
         "by": q.created_by, "created (UTC)": q.created_at[:16].replace("T", " "), "description": q.description or "",
@@ -44,7 +44,8 @@ def all_queues(ws: WsRef, url: state.Url) -> None:
     picked = render.table(
         table.drop(columns="queue_id"), hide_index=True, key="review.queues", on_select="rerun",
         selection_mode="single-row",
-        column_config={"done": st.column_config.ProgressColumn("done", format="percent", min_value=0, max_value=1),
+        column_config={"done": st.column_config.ProgressColumn("done", format=render.PERCENT_FORMAT, min_value=0,
+                                                                   max_value=100),
                        "name": st.column_config.TextColumn("queue", pinned=True),
                        "made from": st.column_config.TextColumn("made from", width="large",
                                                                 help="The Conversations view it was made from")},
@@ -60,7 +61,7 @@ def all_queues(ws: WsRef, url: state.Url) -> None:
         render.table(per[["queue", "assignee", "items", "done", "pending", "done_pct"]], hide_index=True,
                      key="review.per_reviewer",
                      column_config={"assignee": "reviewer", "done": "done (items)",
-                                    "done_pct": st.column_config.ProgressColumn("progress", format="%.0f%%",
+                                    "done_pct": st.column_config.ProgressColumn("progress", format=render.PERCENT_FORMAT,
                                                                                 min_value=0, max_value=100)})
 
 

@@ -234,6 +234,7 @@ number, seconds, duration, minute_text, text, plural, download_label = (
     formats.number, formats.seconds, formats.duration, formats.minute_text, formats.text, formats.plural,
     formats.download_label)
 SECONDS_FORMAT = formats.SECONDS_FORMAT
+PERCENT_FORMAT = formats.PERCENT_FORMAT
 
 
 def table(data, **kwargs):

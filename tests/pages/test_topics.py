@@ -27,7 +27,9 @@ def test_the_topics_and_their_outcomes(app, con):
         else:
             assert row.abandoned_vs_rest == f"{want.abandoned_vs_rest:.1f}×"
     rates = [c for c in table.columns if c.endswith("_rate")]
-    assert len(rates) == 5 and (table[rates].sum(axis=1) - 1).abs().max() < 1e-9  # every outcome: a row is 100 %
+    # every outcome: a row is 100 %, written in percent as every page writes a share ("84.6 %")
+    assert len(rates) == 5 and (table[rates].sum(axis=1) - 100).abs().max() < 1e-6
+    assert (table["share"] - expected["share"] * 100).abs().max() < 1e-9
     largest = expected.iloc[0]
     said = f"Largest: **{markup.text(largest['topic_label'])}** ({largest['threads']:,} conversations"
     assert any(said in m.value for m in at.markdown)
