@@ -14,6 +14,7 @@ both places. The branch tree and the Resume QA timeline are plotly figures in th
 
 from __future__ import annotations
 
+from datetime import date
 from typing import Any
 
 import plotly.graph_objects as go
@@ -95,10 +96,11 @@ def figure(option: dict[str, Any], title: str | None = None) -> go.Figure:
 # --- the pages' charts -------------------------------------------------------------------------
 
 
-def overview_figures(page: overview_model.OverviewPage) -> dict[str, go.Figure]:
+def overview_figures(page: overview_model.OverviewPage, through: date | None = None) -> dict[str, go.Figure]:
     """The overview page's charts by `OverviewPage` field: every trend (`overview_model.TREND_PANELS`)
-    and the top lists (`ui.charts.TOP_LISTS`). An empty frame has no figure (the app says "no data")."""
-    out = {p.field: figure(charts.trend(p.field, getattr(page, p.field), page.by), p.title)
+    and the top lists (`ui.charts.TOP_LISTS`). An empty frame has no figure (the app says "no data").
+    `through`: the last day the data covers (a period past it is labelled partial)."""
+    out = {p.field: figure(charts.trend(p.field, getattr(page, p.field), page.by, through), p.title)
            for p in overview_model.TREND_PANELS if not getattr(page, p.field).empty}
     out.update({name: figure(charts.top_list(name, getattr(page, name)), title)
                 for name, (title, *_) in charts.TOP_LISTS.items() if not getattr(page, name).empty})
@@ -109,8 +111,10 @@ def overview(con_or_path: ConOrPath, filters: Filters = Filters(), by: str = ove
     """`overview_figures` of the overview page for `filters`, bucketed `by` day / week / month
     ("auto": chosen from the date range, as the page's Auto)."""
     with connection(con_or_path) as con:
-        by = overview_model.resolve_bucket(by, contents.facets(con), filters)
-        return overview_figures(overview_model.overview_page(con, filters, by))
+        facets = contents.facets(con)
+        by = overview_model.resolve_bucket(by, facets, filters)
+        return overview_figures(overview_model.overview_page(con, filters, by),
+                                overview_model.bucket_range(facets, filters)[1])
 
 
 def conversations_figures(page: conversations_model.ConversationsPage) -> dict[str, go.Figure]:
@@ -143,20 +147,30 @@ def resume_timeline(qa: ThreadQA | tuple[ConOrPath, str], by_step: bool = False)
 
 def outcomes(con_or_path: ConOrPath, filters: Filters = Filters(), by: str = "week") -> dict[str, go.Figure]:
     """The Outcomes page's chart: conversations per `by` period, stacked by outcome."""
-    page = outcomes_model.outcomes_page(con_or_path, filters, by)
-    return {} if page.trend.empty else {"trend": figure(charts.outcome_trend(page.trend, by), "Outcomes over time")}
+    with connection(con_or_path) as con:
+        page, through = outcomes_model.outcomes_page(con, filters, by), _through(con, filters)
+    return {} if page.trend.empty else {"trend": figure(charts.outcome_trend(page.trend, by, through), "Outcomes over time")}
 
 
 def topics(con_or_path: ConOrPath, filters: Filters = Filters(), period: str = "week") -> dict[str, go.Figure]:
     """The Topics page's chart: conversations per topic and `period` ("day" or "week")."""
-    page = topics_model.topics_page(con_or_path, filters, period)
-    return {} if page.trend.empty else {"trend": figure(charts.period_trend(page.trend), f"Conversations per topic and {period}")}
+    with connection(con_or_path) as con:
+        page, through = topics_model.topics_page(con, filters, period), _through(con, filters)
+    return {} if page.trend.empty else {"trend": figure(charts.period_trend(page.trend, by=period, through=through),
+                                                        f"Conversations per topic and {period}")}
 
 
 def patterns(con_or_path: ConOrPath, filters: Filters = Filters(), period: str = "week") -> dict[str, go.Figure]:
     """The Failure patterns page's chart: the top patterns' conversations per `period`."""
-    page = patterns_model.patterns_page(con_or_path, filters, period)
-    return {} if page.trend.empty else {"trend": figure(charts.period_trend(page.trend), f"The top patterns per {period}")}
+    with connection(con_or_path) as con:
+        page, through = patterns_model.patterns_page(con, filters, period), _through(con, filters)
+    return {} if page.trend.empty else {"trend": figure(
+        charts.period_trend(page.trend, "failed conversations", period, through), f"The top patterns per {period}")}
+
+
+def _through(con, filters: Filters) -> date | None:
+    """The last day the data under `filters` covers, as the pages label a partial last period."""
+    return overview_model.bucket_range(contents.facets(con), filters)[1]
 
 
 def compare(con_or_path: ConOrPath, a: Filters, b: Filters) -> dict[str, go.Figure]:

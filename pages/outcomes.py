@@ -60,7 +60,7 @@ opened(picked, view.signals, "conversations", signal=lambda r: r["signal"], **sh
 left, right = st.columns(2)
 with left:
     if render.chart_panel("Outcomes over time", view.trend, "conversations with a time",
-                          lambda f: charts.outcome_trend(f, view.by), key="out_trend",
+                          lambda f: charts.outcome_trend(f, view.by, overview_model.bucket_range(facets, filters)[1]), key="out_trend",
                           caption="Conversations per period by outcome (the period of their last activity)"):
         with st.expander("Table"):
             st.dataframe(view.trend.assign(share=view.trend["share"] * 100), hide_index=True, key="out_trend_table",

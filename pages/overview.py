@@ -25,6 +25,7 @@ choice = right.radio("Bucket", model.BUCKET_CHOICES, key=url.bind("by", model.AU
 url.publish()
 
 view = cache.overview(db, filters, model.resolve_bucket(choice, facets, filters))
+through = model.bucket_range(facets, filters)[1]  # (a last period past it is labelled partial)
 h = view.headline
 
 first, last = h["first_ts"], h["last_ts"]
@@ -72,7 +73,7 @@ def panel(title, frame, empty, build, key, file_name, caption=None) -> None:
 
 for col, p in zip(st.columns(2), model.trend_panels(trend_view)):
     with col:
-        panel(p.title, getattr(view, p.field), p.empty, lambda f, p=p: charts.trend(p.field, f, view.by),
+        panel(p.title, getattr(view, p.field), p.empty, lambda f, p=p: charts.trend(p.field, f, view.by, through),
               f"ov_{p.field}", model.csv_name(p.field, view.by), p.caption)
 
 for col, (field, (title, _, _, what)) in zip(st.columns(3), charts.TOP_LISTS.items()):

@@ -6,6 +6,7 @@ import streamlit as st
 from ui import cache, charts, markup, render, state
 from ui.filters import filter_bar
 from ui.models import patterns as model
+from ui.models.overview import bucket_range
 
 url = state.Url("patterns")
 db = state.require_db()
@@ -15,7 +16,8 @@ st.caption(
     "A pattern is the tools the failing turn called, in order, and the error: its class and its message with "
     "ids, numbers, hex, uuids, addresses, paths and quoted values replaced by placeholders (docs/topics.md)."
 )
-filters = filter_bar(url, cache.facets(db), text=False)
+facets = cache.facets(db)
+filters = filter_bar(url, facets, text=False)
 c1, _ = st.columns([3, 9], vertical_alignment="bottom")
 period = c1.segmented_control("Trend per", model.PERIODS, format_func=str.capitalize,
                               key=url.bind("by", "week", state.choice(model.PERIODS))) or "week"
@@ -69,5 +71,6 @@ if chosen:
                     thread=row["thread_id"], msg=int(row["message"]))
 
 if render.chart_panel(f"The top patterns' conversations per {period}", view.trend, "failed conversations with a time",
-                      charts.period_trend, key="patterns.trend"):
+                      lambda f: charts.period_trend(f, "failed conversations", period, bucket_range(facets, filters)[1]),
+                      key="patterns.trend"):
     render.download(view.trend, f"patterns_per_{period}.csv", key="patterns.trend.csv", label="Download the trend (CSV)")

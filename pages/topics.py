@@ -6,6 +6,7 @@ import streamlit as st
 from ui import cache, charts, markup, render, state
 from ui.filters import filter_bar
 from ui.models import topics as model
+from ui.models.overview import bucket_range
 
 url = state.Url("topics")
 db = state.require_db()
@@ -16,7 +17,8 @@ st.caption(
     "called; offline, the same on every reload), and how each topic's conversations end. docs/topics.md "
     "defines both."
 )
-filters = filter_bar(url, cache.facets(db), text=False)
+facets = cache.facets(db)
+filters = filter_bar(url, facets, text=False)
 c1, c2, _ = st.columns([3, 4, 5], vertical_alignment="bottom")
 period = c1.segmented_control("Trend per", model.PERIODS, format_func=str.capitalize,
                               key=url.bind("by", "week", state.choice(model.PERIODS))) or "week"
@@ -81,6 +83,6 @@ if chosen is not None:
                     thread=row["thread_id"], msg=int(row["message"]))
 
 if render.chart_panel(f"Conversations per topic and {period}", view.trend, "conversations with a time",
-                      charts.period_trend,
+                      lambda f: charts.period_trend(f, by=period, through=bucket_range(facets, filters)[1]),
                       key="topics.trend"):
     render.download(view.trend, f"topics_per_{period}.csv", key="topics.trend.csv", label="Download the trend (CSV)")

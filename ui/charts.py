@@ -37,17 +37,30 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def period_label(value: Any, by: str) -> str:
-    """How a period (named by its first UTC day) reads on an axis.
+def period_label(value: Any, by: str, through: date | None = None) -> str:
+    """How a period (named by its first UTC day) reads on an axis; one that runs past `through`,
+    the last day the data covers, says where it stops, so a short last week is not read as a drop.
 
     >>> period_label(date(2025, 3, 3), "week"), period_label(date(2025, 3, 1), "month")
     ('wk of Mar 3, 2025', 'Mar 2025')
+    >>> period_label(date(2025, 3, 10), "week", date(2025, 3, 12)), period_label(date(2025, 3, 3), "week", date(2025, 3, 9))
+    ('wk of Mar 10, 2025 (to Mar 12)', 'wk of Mar 3, 2025')
     """
     day = pd.Timestamp(value)
     if by == "month":
-        return f"{day:%b %Y}"
-    text = f"{day:%b} {day.day}, {day.year}"
-    return f"wk of {text}" if by == "week" else text
+        text = f"{day:%b %Y}"
+        end = day + pd.offsets.MonthEnd(0)
+    else:
+        text = f"{day:%b} {day.day}, {day.year}"
+        text, end = (f"wk of {text}", day + pd.Timedelta(days=6)) if by == "week" else (text, day)
+    if through is not None and day.date() <= through < end.date():
+        return f"{text} (to {through:%b} {through.day})"
+    return text
+
+
+def period_labels(periods: pd.Series, by: str, through: date | None = None) -> dict:
+    """`period_label` of each distinct value of `periods` (an axis's `labels`)."""
+    return {p: period_label(p, by, through) for p in periods.unique()}
 
 
 def _base(xlabel: str, ylabel: str, legend: bool) -> dict:
@@ -255,9 +268,10 @@ def resume_timeline(timeline: pd.DataFrame, markers: pd.DataFrame, by_step: bool
 _PERIOD_LABEL = {"day": "day (UTC)", "week": "week starting Monday (UTC)", "month": "month (UTC)"}
 
 
-def trend(name: str, frame: pd.DataFrame, by: str) -> dict:
-    """The overview chart `name` (an `OverviewPage` trend field) of `frame`, bucketed `by`."""
-    labels = {p: period_label(p, by) for p in frame["period"].unique()}
+def trend(name: str, frame: pd.DataFrame, by: str, through: date | None = None) -> dict:
+    """The overview chart `name` (an `OverviewPage` trend field) of `frame`, bucketed `by`; `through`:
+    the last day the data covers (`period_label`)."""
+    labels = period_labels(frame["period"], by, through)
     axis = dict(xlabel=_PERIOD_LABEL[by], labels=labels)
     stacked = {  # name: (y, color, ylabel)
         "conversations": ("conversations", None, "threads"),
@@ -290,9 +304,9 @@ OUTCOME_COLORS = {"resolved": "#21c354", "abandoned": "#ff8c00", "failed": "#ff4
                   "unknown": "#a3a8b8"}
 
 
-def outcome_trend(frame: pd.DataFrame, by: str) -> dict:
+def outcome_trend(frame: pd.DataFrame, by: str, through: date | None = None) -> dict:
     """Threads per period (period, outcome, threads), stacked by outcome in a fixed colour each."""
-    labels = {p: period_label(p, by) for p in frame["period"].unique()}
+    labels = period_labels(frame["period"], by, through)
     option = bars(frame, "period", "threads", "outcome", ylabel="threads", xlabel=_PERIOD_LABEL[by], labels=labels)
     for series in option["series"]:
         if series["name"] in OUTCOME_COLORS:
@@ -341,14 +355,16 @@ def top_list(name: str, frame: pd.DataFrame) -> dict:
 LEGEND_ROW = 22
 
 
-def period_trend(frame: pd.DataFrame, ylabel: str = "conversations") -> dict:
+def period_trend(frame: pd.DataFrame, ylabel: str = "conversations", by: str = "day",
+                 through: date | None = None) -> dict:
     """One line per column of `frame` over its `period_start` (the Topics and Failure patterns trends).
 
     The columns are topic or pattern labels, data rather than column names: shown as written, one
     per row of a legend below the chart (a legend on one paged row cut the long ones), each cut to
     the chart's width with the whole label in its tooltip."""
     ys = [c for c in frame.columns if c != "period_start"]
-    option = lines(frame, "period_start", ys, ylabel=ylabel, xlabel="day or week from (UTC)", names={c: c for c in ys})
+    option = lines(frame, "period_start", ys, ylabel=ylabel, xlabel=_PERIOD_LABEL[by], names={c: c for c in ys},
+                   labels=period_labels(frame["period_start"], by, through))
     option["legend"] = {"show": True, "type": "plain", "orient": "vertical", "left": 0, "bottom": 0,
                         "itemGap": LEGEND_ROW - 14, "tooltip": {"show": True},
                         "textStyle": {"width": 900, "overflow": "truncate"}}

@@ -53,3 +53,17 @@ def test_a_trend_of_topics_or_patterns_lists_every_label_as_written_below_the_ch
     # the chart grows by a legend row per label, so the plot keeps its height
     assert charts.height(option) - charts.HEIGHT == charts.LEGEND_ROW * len(labels)
     assert option["grid"]["bottom"] >= charts.LEGEND_ROW * len(labels)
+
+
+def test_a_last_period_the_data_stops_inside_says_where_it_stops():
+    weeks = pd.DataFrame({"period": [pd.Timestamp("2025-03-03").date(), pd.Timestamp("2025-03-10").date()],
+                          "outcome": "resolved", "threads": [5, 1]})
+    axis = charts.outcome_trend(weeks, "week", through=pd.Timestamp("2025-03-12").date())["xAxis"]["data"]
+    assert axis == ["wk of Mar 3, 2025", "wk of Mar 10, 2025 (to Mar 12)"]  # the low bar: three days, not a drop
+    assert charts.outcome_trend(weeks, "week", through=pd.Timestamp("2025-03-16").date())["xAxis"]["data"][-1] == \
+        "wk of Mar 10, 2025"  # a whole week
+    months = charts.period_label(pd.Timestamp("2025-02-01").date(), "month", pd.Timestamp("2025-02-27").date())
+    assert months == "Feb 2025 (to Feb 27)"
+    days = pd.DataFrame({"period_start": ["2025-03-03", "2025-03-10"], "ship": [1, 2]})
+    assert charts.period_trend(days, by="week", through=pd.Timestamp("2025-03-11").date())["xAxis"]["data"][-1] == \
+        "wk of Mar 10, 2025 (to Mar 11)"
