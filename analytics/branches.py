@@ -27,7 +27,7 @@ from analytics.db import ConOrPath, connection
 from analytics.errors import NotFound
 from analytics.filters import Filters
 from analytics.frames import fetch_frame, typed
-from analytics.resume_common import _require_thread
+from analytics.resume.common import require_thread
 
 __all__ = [
     "BRANCH_COLUMNS", "TREE_COLUMNS", "Tree", "branch_head", "branch_tree", "branches", "branches_of", "checkpoint_tree",
@@ -171,7 +171,7 @@ def branch_tree(con_or_path: ConOrPath, thread_id: str) -> Tree:
     Raises `NotFound` for an unknown thread; a thread without root checkpoints has empty frames.
     """
     with connection(con_or_path) as con:
-        _require_thread(con, thread_id)
+        require_thread(con, thread_id)
         roots = _fetch(con, [thread_id])
     return _tree(thread_id, roots)
 

@@ -230,7 +230,7 @@ def write_derived_table(
         with only_threads(con, threads):
             con.execute(f"INSERT INTO {table} SELECT * FROM ({sql})", params)
         return
-    with _every_thread(con):
+    with every_thread(con):
         con.execute(f"CREATE OR REPLACE TABLE {table} AS {sql}", params)
     con.execute(f"COMMENT ON TABLE {table} IS '{fingerprint}'")
 
@@ -276,7 +276,7 @@ def only_threads(con: duckdb.DuckDBPyConnection, threads: list[str]) -> Iterator
 
 
 @contextmanager
-def _every_thread(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+def every_thread(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
     """Inside `only_threads`: the real tables again until the block ends (a derived table
     rebuilt whole); elsewhere nothing."""
     if id(con) not in _NARROWED:

@@ -31,7 +31,8 @@ from analytics.db import ConOrPath, connection, query_fingerprint, table_comment
 from analytics.errors import BadRequest, NotFound
 from analytics.filters import Filters
 from analytics.frames import fetch_frame, fetch_rows
-from analytics.resume_gap import DEFAULT_GAP_MINUTES, gap_us
+from analytics.paging import check_limit, check_offset
+from analytics.resume.gap import DEFAULT_GAP_MINUTES, gap_us
 from loaders import catalog as loader_catalog
 
 
@@ -219,12 +220,6 @@ _DAY_NUMBER = "CAST(floor(epoch_us({col}) / 86400000000) AS BIGINT)"
 _AS_DATE = "DATE '1970-01-01' + CAST({col} AS INTEGER)"
 
 
-
-
-def _check_limit(limit: int) -> int:
-    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-        raise BadRequest(f"limit must be a positive integer, got {limit!r}")
-    return limit
 
 
 # Per thread and UTC day (day_n NULL: messages without ts): what `daily()` sums per
@@ -678,10 +673,10 @@ def conversation_list_sql(
     page = ""
     if limit is not None:
         page = " LIMIT ? OFFSET ?"
-        params = [*params, _check_limit(limit), _check_offset(offset)]
+        params = [*params, check_limit(limit), check_offset(offset)]
     elif offset:
         page = " OFFSET ?"
-        params = [*params, _check_offset(offset)]
+        params = [*params, check_offset(offset)]
     if sort_column(sort) == PREVIEW_COLUMN:
         # The preview is the key: made for every listed thread, then sorted and cut.
         listed_only = "thread_id IN (SELECT thread_id FROM listed)" if _scoped(filters) else "TRUE"
@@ -705,12 +700,6 @@ def conversation_list_sql(
     FROM listed l LEFT JOIN preview p USING (thread_id)
     ORDER BY {list_order("l", sort, descending)}"""
     return sql, params
-
-
-def _check_offset(offset: int) -> int:
-    if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
-        raise BadRequest(f"offset must be an integer >= 0, got {offset!r}")
-    return offset
 
 
 def conversation_count_sql(con, filters: Filters = Filters()) -> tuple[str, list]:
@@ -905,7 +894,7 @@ def _by_model_sql(
     ORDER BY p.messages DESC, p.model"""
     if limit is not None:
         sql += "\n    LIMIT ?"
-        params = params + [_check_limit(limit)]
+        params = params + [check_limit(limit)]
     return sql, params
 
 
@@ -967,7 +956,7 @@ def top_tools_sql(filters: Filters = Filters(), limit: int = 10, fast: frozenset
     WHERE coalesce(c.tool, r.tool) IS NOT NULL
     ORDER BY calls DESC, errors DESC, tool
     LIMIT ?"""
-    return sql, params + rows_params + [_check_limit(limit)]
+    return sql, params + rows_params + [check_limit(limit)]
 
 
 def top_tenants(con_or_path: ConOrPath, filters: Filters = Filters(), limit: int = 10) -> pd.DataFrame:
@@ -990,7 +979,7 @@ def top_tenants(con_or_path: ConOrPath, filters: Filters = Filters(), limit: int
     ORDER BY t.conversations DESC, messages DESC, t.tenant_id NULLS LAST
     LIMIT ?"""
     with connection(con_or_path) as con:
-        return fetch_frame(con, sql, params + [_check_limit(limit)])
+        return fetch_frame(con, sql, params + [check_limit(limit)])
 
 
 def overview(con_or_path: ConOrPath, filters: Filters = Filters()) -> Overview:

@@ -39,7 +39,7 @@ from analytics.errors import AnalyticsError, BadRequest
 from analytics.filters import Filters, Range
 from analytics.masking import mask_arrow
 from analytics.policy import effective
-from analytics.resume_gap import add_gap_argument, gap_option
+from analytics.resume.gap import add_gap_argument, gap_option
 from analytics.scope import ThreadConditions, thread_scope
 from analytics.transcript import parse_time
 from loaders.catalog import DATE, MESSAGES, TIMESTAMPTZ

@@ -33,7 +33,7 @@ from analytics._pandas import pd
 from analytics.db import ConOrPath, connection
 from analytics.filters import Filters
 from analytics.frames import dtypes_of, fetch_frame, typed
-from analytics.resume_common import _require_thread
+from analytics.resume.common import require_thread
 from loaders.catalog import SUBGRAPH_MESSAGES, enclosing_namespace
 
 __all__ = ["RUN_COLUMNS", "SUBGRAPH_MESSAGE_COLUMNS", "subgraph_messages", "subgraph_runs", "subgraph_runs_of"]
@@ -189,7 +189,7 @@ def subgraph_runs(con_or_path: ConOrPath, thread_id: str) -> pd.DataFrame:
     [0, 1, 0, 1]
     """
     with connection(con_or_path) as con:
-        _require_thread(con, thread_id)
+        require_thread(con, thread_id)
         return _runs(con, [thread_id])
 
 
@@ -226,5 +226,5 @@ def subgraph_messages(con_or_path: ConOrPath, thread_id: str, checkpoint_ns: str
     ['user', 'assistant']
     """
     with connection(con_or_path) as con:
-        _require_thread(con, thread_id)
+        require_thread(con, thread_id)
         return fetch_frame(con, _MESSAGES_SQL, {"thread_id": thread_id, "ns": checkpoint_ns}, SUBGRAPH_MESSAGE_COLUMNS)

@@ -31,8 +31,8 @@ from analytics._pandas import pd
 from analytics.db import ConOrPath, connection
 from analytics.filters import Filters
 from analytics.frames import UTC_MICROS, fetch_frame, typed
-from analytics.resume_chain import resume_points
-from analytics.resume_gap import DEFAULT_GAP_MINUTES, check_gap
+from analytics.resume.chain import resume_points
+from analytics.resume.gap import DEFAULT_GAP_MINUTES, check_gap
 from analytics.transcript import TRANSCRIPT_COLUMNS, TranscriptQuery, read
 
 #: Kinds of marker, in the order they are drawn when several share a place.

@@ -148,7 +148,7 @@ def stale(db: Path) -> bool:
     try:
         if not metrics._materialized(con):
             return True
-        from analytics import resume_risks
+        from analytics.resume import risk_figures as resume_risks
 
         if not resume_risks._risks_materialized(con):
             return True

@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass
 
 from analytics.db import ConOrPath
-from analytics.resume_gap import DEFAULT_GAP_MINUTES
+from analytics.resume.gap import DEFAULT_GAP_MINUTES
 from ui.models import transcript as model
 from ui.models.chat import Marker, MessageItem, ToolCall, TranscriptItem, clock, header, ids
 

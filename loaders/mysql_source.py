@@ -37,7 +37,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 from loaders.dsn import DsnSpec, first_line, mask_dsn
 from loaders.pg_export.archive import capped_lines, open_maybe_gzip, read_head
 from loaders.pg_export.rows import channel_filter, source_columns
-from loaders.pg_export.sources import _staged
+from loaders.pg_export.sources import staged_reader
 from loaders.pg_export.stage import Stage, StageLoader
 from loaders.pg_export.staged_reader import StagedReader
 from loaders.pg_rows import SinceOptions
@@ -163,7 +163,7 @@ class MysqlSource(DsnSpec, Source):
 
     def open_reader(self, spec: str, options: SinceOptions) -> StagedReader:
         where = mask_dsn(spec)
-        return _staged(where, options, lambda stage: _stage_live(stage, spec, where, options))
+        return staged_reader(where, options, lambda stage: _stage_live(stage, spec, where, options))
 
 
 # --- mysqldump --------------------------------------------------------------------------
@@ -330,7 +330,7 @@ class MysqlDumpSource(Source):
             with open_maybe_gzip(path) as fh:
                 return _stage_dump(stage, fh, where)
 
-        return _staged(where, options, fill)
+        return staged_reader(where, options, fill)
 
 
 __all__ = ["MysqlDumpSource", "MysqlSource", "connect_args", "is_mysql_dump"]

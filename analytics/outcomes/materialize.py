@@ -22,7 +22,7 @@ from itertools import groupby
 import pyarrow as pa
 
 from analytics.catalog import CONVERSATION_SIGNALS
-from analytics.db import _every_thread, query_fingerprint, table_comments
+from analytics.db import every_thread, query_fingerprint, table_comments
 from analytics.outcomes import signals as q
 from analytics.outcomes.columns import arrow_table
 from analytics.outcomes.lexicon import Lexicon, built_in, clauses, tokens
@@ -214,7 +214,7 @@ def _text_signals(texts: list[tuple], lexicon: Lexicon) -> tuple[dict[str, list[
 
 def _risks_source(con) -> str:
     """`risk_figures` when the database holds a current one, else the live query's text (no parameters)."""
-    from analytics.resume_risks import _risks_materialized, risks_sql
+    from analytics.resume.risk_figures import _risks_materialized, risks_sql
 
     if _risks_materialized(con):
         return "SELECT * FROM risk_figures"
@@ -227,7 +227,7 @@ def _risks_source(con) -> str:
 
 def store_latest(con):
     """The greatest checkpoint ts of the whole store (every thread, also inside `only_threads`)."""
-    with _every_thread(con):
+    with every_thread(con):
         return con.execute("SELECT max(ts) FROM checkpoints").fetchall()[0][0]
 
 
@@ -254,7 +254,7 @@ def materialize_signals(con, threads: list[str] | None = None) -> None:
     con.execute("SET TimeZone = 'UTC'")
     stamp = fingerprint()
     incremental = threads is not None and table_comments(con, [TABLE]).get(TABLE) == stamp
-    with contextlib.nullcontext() if incremental else _every_thread(con):  # (a rebuild reads every thread)
+    with contextlib.nullcontext() if incremental else every_thread(con):  # (a rebuild reads every thread)
         facts = thread_facts(con, "TRUE", [])
     params = [store_latest(con), DEFAULT_IDLE_MINUTES, DEFAULT_HITL_HOURS]
     con.register("tl_signal_facts", facts)

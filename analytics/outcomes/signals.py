@@ -155,9 +155,9 @@ def lost_context_sql(where: str, params: list, risks: str) -> tuple[str, list]:
     """`LOST_CONTEXT_SQL` over the threads of `where` (its values in `params`) and its parameters;
     `risks` is the text of a query of Resume QA risk rows (`risk_figures`, or its live query)."""
     # (imported here: analytics.filters imports this module's SIGNALS, and the resume modules import filters)
-    from analytics.resume_chain import points_ctes
-    from analytics.resume_common import DEFAULT_CAP, PROCESS_KEYS
-    from analytics.resume_gap import DEFAULT_GAP_MINUTES
+    from analytics.resume.chain import points_ctes
+    from analytics.resume.common import DEFAULT_CAP, PROCESS_KEYS
+    from analytics.resume.gap import DEFAULT_GAP_MINUTES
 
     scoped = f"({where}) AND " + LOST_CONTEXT_CANDIDATES.format(risks=risks)
     points, point_params = points_ctes(scoped, [*params, DEFAULT_CAP], DEFAULT_GAP_MINUTES, PROCESS_KEYS)

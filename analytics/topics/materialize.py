@@ -19,7 +19,7 @@ from itertools import groupby
 import pyarrow as pa
 
 from analytics.catalog import CONVERSATION_TOPICS, TOPICS
-from analytics.db import _every_thread, query_fingerprint, table_comments
+from analytics.db import every_thread, query_fingerprint, table_comments
 from analytics.outcomes.columns import arrow_table
 from analytics.outcomes.lexicon import tokens
 from analytics.topics import cluster as model
@@ -80,7 +80,7 @@ def thread_documents(con, where: str = "TRUE", params: list | None = None,
 
 def compute(con, all_turns: bool = False) -> tuple[model.Topics, dict[str, int]]:
     """The topics of every thread of the store (under a tenant policy: those visible)."""
-    with _every_thread(con):
+    with every_thread(con):
         docs, asked = thread_documents(con, all_turns=all_turns)
     return model.cluster(docs), asked
 

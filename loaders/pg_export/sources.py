@@ -17,7 +17,7 @@ from loaders.records import SourceError
 from loaders.source import Source
 
 
-def _staged(where: str, options: SinceOptions, fill: Callable[[Stage], bool]) -> StagedReader:
+def staged_reader(where: str, options: SinceOptions, fill: Callable[[Stage], bool]) -> StagedReader:
     """A new stage filled by `fill` (which returns `shallow`), read back; removed if filling fails."""
     stage = Stage()
     try:
@@ -47,7 +47,7 @@ class PgCsvSource(Source):
     def open_reader(self, spec: str, options: SinceOptions) -> StagedReader:
         path = Path(spec)
         where = str(path.resolve())
-        return _staged(where, options, lambda stage: stage_csv_export(stage, path, where))
+        return staged_reader(where, options, lambda stage: stage_csv_export(stage, path, where))
 
 
 class PgDumpSource(Source):
@@ -83,4 +83,4 @@ class PgDumpSource(Source):
             with open_maybe_gzip(path) as fh:
                 return stage_dump(stage, fh, where, options.schema)
 
-        return _staged(where, options, fill)
+        return staged_reader(where, options, fill)

@@ -11,7 +11,8 @@ import duckdb
 import pandas as pd
 import pytest
 
-from analytics import metrics, reports, resume, resume_risks
+from analytics import metrics, reports, resume
+from analytics.resume import risk_figures as resume_risks
 from analytics.db import connect
 from analytics.errors import BadRequest
 from analytics.catalog import THREAD_COLUMNS_IN_METRICS

@@ -20,8 +20,8 @@ import pytest
 
 import transcript_lens
 from analytics import observed, resume
-from analytics.observed_attribution import TOLERANCE_S
-from analytics.observed_log import parse_time_value
+from analytics.observed.attribution import TOLERANCE_S
+from analytics.observed.log import parse_time_value
 from storegen import Clock, Reply, ScriptedChatModel, deterministic, open_sqlite_saver
 from storegen.runtime import RecencyRuntime
 

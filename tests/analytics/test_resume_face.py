@@ -11,7 +11,7 @@ import pytest
 from analytics import resume
 from tests.conftest import ROOT
 
-PARTS = ("resume_chain", "resume_rehydrate", "resume_timeline", "resume_risks")
+PARTS = ("resume.chain", "resume.rehydrate", "resume.timelines", "resume.risk_figures")
 
 
 def test_every_public_name_of_a_part_is_a_name_of_resume():
@@ -27,9 +27,9 @@ def test_every_public_name_of_a_part_is_a_name_of_resume():
 
 
 def test_the_shared_names_and_an_unknown_one():
-    from analytics import resume_chain, resume_common, resume_rehydrate
+    from analytics.resume import chain, common, rehydrate
 
-    assert resume_chain._rows is resume_common._rows and resume_rehydrate.DEFAULT_CAP == resume.DEFAULT_CAP == 50
+    assert chain.require_thread is common.require_thread and rehydrate.DEFAULT_CAP == resume.DEFAULT_CAP == 50
     # The face names what it exports, statically: no lookup on first use.
     assert set(resume.__all__) >= {n for part in PARTS for n in importlib.import_module(f"analytics.{part}").__all__}
     assert not hasattr(resume, "__getattr__")
@@ -38,7 +38,7 @@ def test_the_shared_names_and_an_unknown_one():
     assert not hasattr(resume, "_risks_materialized")  # private names stay in their part
 
 
-@pytest.mark.parametrize("first", ["analytics.resume_risks", "analytics.resume_timeline", "analytics.resume"])
+@pytest.mark.parametrize("first", ["analytics.resume.risk_figures", "analytics.resume.timelines", "analytics.resume"])
 def test_any_part_can_be_imported_first(first):
     code = f"import {first}; from analytics.resume import materialize_risks, timeline, expected_window; print('ok')"
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)

@@ -10,7 +10,7 @@ import pytest
 from analytics import metrics, resume
 from analytics.errors import BadRequest
 from analytics.filters import Filters
-from analytics.resume_gap import DEFAULT_GAP_MINUTES, check_gap, gap_option, gap_us
+from analytics.resume.gap import DEFAULT_GAP_MINUTES, check_gap, gap_option, gap_us
 
 
 def test_the_threshold_in_microseconds():

@@ -19,7 +19,7 @@ from analytics.db import ConOrPath, connection
 from analytics.errors import BadRequest, NotFound
 from analytics.filters import Filters
 from analytics.frames import fetch_frame
-from analytics.resume_gap import DEFAULT_GAP_MINUTES
+from analytics.resume.gap import DEFAULT_GAP_MINUTES
 from ui.models.frames import empty
 from ui.models.problems import Problem, problem_of
 

@@ -20,7 +20,7 @@ from analytics.db import ConOrPath, applied_policy, connection
 from analytics.errors import AnalyticsError, NotFound
 from analytics.filters import Filters
 from analytics.masking import mask_text
-from analytics.resume_gap import DEFAULT_GAP_MINUTES
+from analytics.resume.gap import DEFAULT_GAP_MINUTES
 from analytics.transcript import TRANSCRIPT_COLUMNS, TranscriptQuery, read, search_threads, threads
 from ui.escape import code
 from analytics.transcript_context import in_context

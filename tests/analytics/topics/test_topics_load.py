@@ -142,7 +142,7 @@ def test_a_tenant_scoped_reader_gets_topics_of_its_own_questions(labelled):
     db, labels = labelled
     acme = sorted(t for t in labels["threads"] if t.startswith("acme:"))
     with analytics.connect(db, tenants=["acme"]) as con:
-        with mat._every_thread(con):
+        with mat.every_thread(con):
             docs, _ = mat.thread_documents(con)
         frame = analytics.topics(con)
         overview = analytics.topic_overview(con)

@@ -19,12 +19,12 @@ from analytics._pandas import pd
 from analytics.db import ConOrPath, connection, query_fingerprint, table_comments, write_derived_table
 from analytics.filters import Filters
 from analytics.errors import BadRequest
-from analytics.frames import fetch_frame, typed
-from analytics.metrics import _check_limit, _check_offset
-from analytics.resume_chain import resume_counts_sql
-from analytics.resume_common import DEFAULT_CAP, NO_FILTERS, _require_thread, _rows, check_cap
-from analytics.resume_gap import DEFAULT_GAP_MINUTES, check_gap
-from analytics.resume_rehydrate import expected_window
+from analytics.frames import fetch_frame, fetch_rows, typed
+from analytics.paging import check_limit, check_offset
+from analytics.resume.chain import resume_counts_sql
+from analytics.resume.common import DEFAULT_CAP, NO_FILTERS, check_cap, require_thread
+from analytics.resume.gap import DEFAULT_GAP_MINUTES, check_gap
+from analytics.resume.rehydrate import expected_window
 
 __all__ = [
     "DEFAULT_RISK_SORT",
@@ -293,10 +293,10 @@ def risk_list_sql(
     sql = f"SELECT r.* FROM ({base}) AS r ORDER BY r.{column} {'DESC' if descending else 'ASC'} NULLS LAST{tie}"
     if limit is not None:
         sql += " LIMIT ?"
-        params = [*params, _check_limit(limit)]
+        params = [*params, check_limit(limit)]
     if offset:
         sql += " OFFSET ?"
-        params = [*params, _check_offset(offset)]
+        params = [*params, check_offset(offset)]
     return sql, params
 
 
@@ -427,25 +427,25 @@ def thread_risks(con_or_path: ConOrPath, thread_id: str, cap: int = DEFAULT_CAP)
         rows.append({"flag": flag, "weight": _WEIGHT[flag], "detail": detail, **where})
 
     with connection(con_or_path) as con:
-        _require_thread(con, thread_id)
+        require_thread(con, thread_id)
         summary = risks(con, Filters(thread_ids=(thread_id,)), cap).iloc[0]
         window = expected_window(con, thread_id, cap=cap)
         events = fetch_frame(con, _EVENTS_SQL, [thread_id])
         forks = fetch_frame(con, _FORKS_SQL, [thread_id])
-        latest_id, interrupt_value = _rows(
+        latest_id, interrupt_value = fetch_rows(
             con, "SELECT transcript_checkpoint_id, interrupt_value FROM threads WHERE thread_id = ?", [thread_id]
         )[0]
         children = [
             r[0]
-            for r in _rows(
+            for r in fetch_rows(
                 con,
                 "SELECT checkpoint_id FROM checkpoints WHERE thread_id = ? AND is_root AND parent_checkpoint_id = ? "
                 "ORDER BY checkpoint_id",
                 [thread_id, latest_id],
             )
         ]
-        gaps = [r[0] for r in _rows(con, _TRANSCRIPT_GAPS_SQL, [thread_id, thread_id])]
-        errors = _rows(
+        gaps = [r[0] for r in fetch_rows(con, _TRANSCRIPT_GAPS_SQL, [thread_id, thread_id])]
+        errors = fetch_rows(
             con,
             "SELECT checkpoint_ns, checkpoint_id, stage, reason FROM load_errors WHERE thread_id = ? "
             "ORDER BY checkpoint_id, stage",

@@ -44,8 +44,8 @@ from typing import Any, Union
 
 from analytics._pandas import pd
 from analytics.filters import Filters
-from analytics.observed_log import LineError, ObservedEntry
-from analytics.resume_chain import resume_points
+from analytics.observed.log import LineError, ObservedEntry
+from analytics.resume.chain import resume_points
 
 __all__ = ["LEAD_S", "TOLERANCE_S", "Target", "Window", "attribute", "starts_window"]
 

@@ -11,9 +11,9 @@ from collections.abc import Sequence
 from analytics._pandas import pd
 from analytics.db import ConOrPath, connection
 from analytics.frames import fetch_frame, typed
-from analytics.resume_common import PROCESS_KEYS, _process_paths, _require_thread
-from analytics.resume_chain import current_chain, resume_points
-from analytics.resume_gap import DEFAULT_GAP_MINUTES
+from analytics.resume.common import PROCESS_KEYS, process_paths, require_thread
+from analytics.resume.chain import current_chain, resume_points
+from analytics.resume.gap import DEFAULT_GAP_MINUTES
 
 __all__ = ["TIMELINE_COLUMNS", "timeline"]
 
@@ -66,9 +66,9 @@ def timeline(
     >>> timeline("lens.duckdb", "acme:web:sess-restart").query("resume == 'after'")  # doctest: +SKIP
     """
     keys = list(process_keys)
-    paths = _process_paths(keys)
+    paths = process_paths(keys)
     with connection(con_or_path) as con:
-        _require_thread(con, thread_id)
+        require_thread(con, thread_id)
         frame = fetch_frame(con, _TIMELINE_SQL, [paths, thread_id])
         points = resume_points(con, thread_id, gap_minutes, process_keys=keys)
         chain = current_chain(con, thread_id)

@@ -25,9 +25,9 @@ from analytics._pandas import pd
 from analytics.db import ConOrPath, connection
 from analytics.errors import BadRequest
 from analytics.filters import Filters
-from analytics.frames import fetch_frame
-from analytics.resume_common import NO_FILTERS, PROCESS_KEYS, _process_paths, _require_thread, _rows
-from analytics.resume_gap import DEFAULT_GAP_MINUTES, gap_us
+from analytics.frames import fetch_frame, fetch_rows
+from analytics.resume.common import NO_FILTERS, PROCESS_KEYS, process_paths, require_thread
+from analytics.resume.gap import DEFAULT_GAP_MINUTES, gap_us
 
 __all__ = ["RESUME_COLUMNS", "current_chain", "points_ctes", "resume_counts_sql", "resume_points"]
 
@@ -92,7 +92,7 @@ chain AS (
 )"""
 
 # `{carry}` / `{changes}` hold one fixed expression per process key (built from
-# the key's index, see `_points_sql`); the key names themselves are bound.
+# the key's index, see `points_query`); the key names themselves are bound.
 _POINTS_CTES = """
 meta AS (
     SELECT thread_id, checkpoint_id, vals
@@ -142,7 +142,7 @@ numbered AS (
 )"""
 
 
-def _points_sql(filters: Filters, gap_minutes: float, process_keys: Sequence[str]) -> tuple[str, list]:
+def points_query(filters: Filters, gap_minutes: float, process_keys: Sequence[str]) -> tuple[str, list]:
     """CTEs ending in `numbered` (resume points with `resume_no`) and their parameters."""
     where, params = filters.thread_where("t")
     return points_ctes(where, params, gap_minutes, process_keys)
@@ -155,7 +155,7 @@ def points_ctes(where: str, params: list, gap_minutes: float, process_keys: Sequ
     values in `params`; the caller may add CTEs after these."""
     gap = gap_us(gap_minutes)
     keys = list(process_keys)
-    paths = _process_paths(keys)
+    paths = process_paths(keys)
     if not keys:
         raise BadRequest("process_keys must name at least one key (pass a key no checkpoint has to ignore metadata)")
     # One expression per key, differing only in the list index (an int, never data).
@@ -201,9 +201,9 @@ def resume_points(
     """
     with connection(con_or_path) as con:
         if thread_id is not None:
-            _require_thread(con, thread_id)
+            require_thread(con, thread_id)
             filters = Filters(thread_ids=(thread_id,))
-        sql, params = _points_sql(filters, gap_minutes, process_keys)
+        sql, params = points_query(filters, gap_minutes, process_keys)
         return fetch_frame(con, sql + _POINTS_SELECT, params, RESUME_COLUMNS)
 
 
@@ -220,7 +220,7 @@ def resume_counts_sql(
     >>> params[0]
     ['acme']
     """
-    sql, params = _points_sql(filters, gap_minutes, process_keys)
+    sql, params = points_query(filters, gap_minutes, process_keys)
     return sql + "\nSELECT thread_id, count(*) AS resume_points FROM points GROUP BY thread_id", params
 
 
@@ -244,7 +244,7 @@ def current_chain(con_or_path: ConOrPath, thread_id: str) -> list[tuple[str, obj
     ('1eff…', datetime.datetime(2025, 3, 3, 9, 3, 25, tzinfo=...))
     """
     with connection(con_or_path) as con:
-        rows = _rows(con, _CURRENT_SQL, [thread_id])
+        rows = fetch_rows(con, _CURRENT_SQL, [thread_id])
     parent_of = {cid: parent for cid, parent, _ in rows}
     ts_of = {cid: ts for cid, _, ts in rows}
     chain: list[str] = []

@@ -9,18 +9,18 @@ answers, from the database alone:
 - `resume_points`: where a thread was resumed — an idle gap between consecutive
   root checkpoints of the current branch above a threshold, or a change of a
   run / process identifier in checkpoint metadata (`PROCESS_KEYS`);
-  `analytics/resume_chain.py`, with the chain order they follow;
+  `analytics/resume/chain.py`, with the chain order they follow;
 - `expected_window`: the window a resume from a given root checkpoint rebuilds,
   and `resume_windows`: that window at every resume point of many threads (the
-  CSV report); `analytics/resume_rehydrate.py`;
+  CSV report); `analytics/resume/rehydrate.py`;
 - `timeline`: one thread's root checkpoints with its resume points marked;
-  `analytics/resume_timeline.py`;
+  `analytics/resume/timelines.py`;
 - `risks` / `thread_risks`: what in the store makes a faithful rebuild doubtful;
-  `analytics/resume_risks.py`.
+  `analytics/resume/risk_figures.py`.
 
 This module is their public face: `analytics.resume.X` is every public name of
-the four, and of what they share (`analytics/resume_common.py`: the defaults
-and argument checks; the idle-gap threshold is `analytics/resume_gap.py`).
+the four, and of what they share (`analytics/resume/common.py`: the defaults
+and argument checks; the idle-gap threshold is `analytics/resume/gap.py`).
 Comparing an *observed* window (JSONL) with the expected one is
 `analytics.observed.compare`. The workflow, the formats and every column are
 in docs/resume_qa.md.
@@ -28,7 +28,7 @@ in docs/resume_qa.md.
 Ordering. `ts` is the writer's wall clock: it ties within a step and goes
 backwards across processes with skewed clocks, so checkpoints are ordered by
 their parent chain, never by `ts`; gaps are *measured* on `ts` between a
-checkpoint and its parent (`analytics/resume_chain.py` says how).
+checkpoint and its parent (`analytics/resume/chain.py` says how).
 
 >>> import analytics
 >>> analytics.resume_points("lens.duckdb", "acme:web:sess-restart")  # doctest: +SKIP
@@ -37,16 +37,16 @@ checkpoint and its parent (`analytics/resume_chain.py` says how).
 
 from __future__ import annotations
 
-from analytics.resume_common import DEFAULT_CAP, NO_FILTERS, PROCESS_KEYS, RESUME_SOURCE, SPEAKERS, check_cap
-from analytics.resume_gap import DEFAULT_GAP_MINUTES, check_gap
-from analytics.resume_chain import (
+from analytics.resume.common import DEFAULT_CAP, NO_FILTERS, PROCESS_KEYS, RESUME_SOURCE, SPEAKERS, check_cap
+from analytics.resume.gap import DEFAULT_GAP_MINUTES, check_gap
+from analytics.resume.chain import (
     RESUME_COLUMNS,
     current_chain,
     points_ctes,
     resume_counts_sql,
     resume_points,
 )
-from analytics.resume_rehydrate import (
+from analytics.resume.rehydrate import (
     RESUME_WINDOW_COLUMNS,
     WINDOW_COLUMNS,
     expected_window,
@@ -55,11 +55,11 @@ from analytics.resume_rehydrate import (
     resume_windows_sql,
     windows_at,
 )
-from analytics.resume_timeline import (
+from analytics.resume.timelines import (
     TIMELINE_COLUMNS,
     timeline,
 )
-from analytics.resume_risks import (
+from analytics.resume.risk_figures import (
     DEFAULT_RISK_SORT,
     RISKS_TABLE,
     RISK_COLUMNS,

@@ -2,11 +2,11 @@
 
 A runtime that logs what it put back into its recency window after a restart
 writes one JSON object per rehydrated entry, in its own field names
-(`analytics.observed_log`, docs/resume_qa.md "The observed JSONL format").
+(`analytics.observed.log`, docs/resume_qa.md "The observed JSONL format").
 `compare` reads such a log, places every line in an observed window and each
-window at the resume it belongs to (`analytics.observed_attribution`: by
+window at the resume it belongs to (`analytics.observed.attribution`: by
 checkpoint, by time, else by position order), computes the expected window
-there (`analytics.resume_rehydrate.windows_at`), aligns the two
+there (`analytics.resume.rehydrate.windows_at`), aligns the two
 (`analytics.align`) and reports every divergence:
 
 - `missing`: an expected entry that no observed entry stands for;
@@ -20,7 +20,7 @@ there (`analytics.resume_rehydrate.windows_at`), aligns the two
   reported with its line number.
 
 A window passes when none of these concern it; a resume fails when any of its
-windows does. The CSV report is `analytics.observed_report`.
+windows does. The CSV report is `analytics.observed.report`.
 
 >>> findings, summary = compare("lens.duckdb", "observed.jsonl")  # doctest: +SKIP
 >>> summary[["thread_id", "resume_no", "attributed_by", "confidence", "verdict"]]  # doctest: +SKIP
@@ -35,11 +35,11 @@ from analytics._pandas import pd
 from analytics.align import SIMILARITY, merged_order, pair, similar  # noqa: F401  (similar, SIMILARITY: this module's face too)
 from analytics.db import ConOrPath, applied_policy, connection
 from analytics.frames import mask_frame, typed
-from analytics.observed_attribution import LEAD_S, TOLERANCE_S, Target, Window, attribute
-from analytics.observed_log import LineError, ObservedEntry, ObservedLog, Source, parse_observed, template_lines  # noqa: F401
-from analytics.resume_common import DEFAULT_CAP, RESUME_SOURCE, check_cap
-from analytics.resume_gap import DEFAULT_GAP_MINUTES, check_gap
-from analytics.resume_rehydrate import windows_at
+from analytics.observed.attribution import LEAD_S, TOLERANCE_S, Target, Window, attribute
+from analytics.observed.log import LineError, ObservedEntry, ObservedLog, Source, parse_observed, template_lines  # noqa: F401
+from analytics.resume.common import DEFAULT_CAP, RESUME_SOURCE, check_cap
+from analytics.resume.gap import DEFAULT_GAP_MINUTES, check_gap
+from analytics.resume.rehydrate import windows_at
 from analytics.textdiff import inline
 
 #: Every kind of finding, in report order.
@@ -268,7 +268,7 @@ def compare(
     `observed` is a JSONL path, its bytes, a file object or an `ObservedLog`.
     Each line is resolved to a thread (`thread_id`, or tenant / sub-tenant /
     session) and placed in a window, and each window at a resume point
-    (`analytics.observed_attribution`: by `checkpoint_id`, by its time and the
+    (`analytics.observed.attribution`: by `checkpoint_id`, by its time and the
     resume points at `gap_minutes` with `tolerance_s`, else by position order).
     Summary: `SUMMARY_COLUMNS`, one row per observed window (`window` 1..) with
     the resume it was attributed to, how (`attributed_by`), how surely
@@ -405,5 +405,5 @@ def _error_row(err: LineError, w: Window | None, window: int | None, thread_id: 
     }
 
 
-# The CSV report lives in analytics/observed_report.py (it imports `compare` above); its names answer here too.
-from analytics.observed_report import RESUME_REPORT_COLUMNS, resume_report  # noqa: E402, F401
+# The CSV report lives in analytics/observed/report.py (it imports `compare` above); its names answer here too.
+from analytics.observed.report import RESUME_REPORT_COLUMNS, resume_report  # noqa: E402, F401

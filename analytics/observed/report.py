@@ -19,11 +19,11 @@ from analytics.db import ConOrPath, connection
 from analytics.filters import Filters
 from analytics.frames import fetch_frame, typed
 from analytics.observed import FINDING_KINDS, compare
-from analytics.observed_log import Source
-from analytics.resume_chain import resume_points
-from analytics.resume_common import DEFAULT_CAP, NO_FILTERS, check_cap
-from analytics.resume_gap import DEFAULT_GAP_MINUTES, check_gap, gap_option
-from analytics.resume_rehydrate import resume_windows_sql
+from analytics.observed.log import Source
+from analytics.resume.chain import resume_points
+from analytics.resume.common import DEFAULT_CAP, NO_FILTERS, check_cap
+from analytics.resume.gap import DEFAULT_GAP_MINUTES, check_gap, gap_option
+from analytics.resume.rehydrate import resume_windows_sql
 
 __all__ = ["RESUME_REPORT_COLUMNS", "resume_report"]
 

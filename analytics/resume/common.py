@@ -1,8 +1,8 @@
-"""What the resume QA parts share: the defaults, the argument checks, the row fetch.
+"""What the resume QA parts share: the defaults and the argument checks.
 
 `analytics.resume` (the public face) re-exports the public ones; the parts
-(`resume_chain`, `resume_rehydrate`, `resume_timeline`, `resume_risks`) and
-`analytics.observed` import them from here.
+(`chain`, `rehydrate`, `timelines`, `risk_figures`), `analytics.observed`,
+`analytics.branches` and `analytics.subgraphs` import them from here.
 
 >>> check_cap(3), DEFAULT_CAP
 (3, 50)
@@ -59,7 +59,7 @@ def check_cap(cap: object) -> int:
     return int(cap)
 
 
-def _process_paths(keys: Sequence[str]) -> list[str]:
+def process_paths(keys: Sequence[str]) -> list[str]:
     if isinstance(keys, str):
         raise BadRequest("process_keys must be a sequence of key names, not one string")
     paths = []
@@ -71,12 +71,9 @@ def _process_paths(keys: Sequence[str]) -> list[str]:
     return paths
 
 
-def _rows(con, sql: str, params: list) -> list[tuple]:
-    return fetch_rows(con, sql, params)
-
-
-def _require_thread(con, thread_id: str) -> None:
+def require_thread(con, thread_id: str) -> None:
+    """Refuse a `thread_id` that is not a non-empty string (BadRequest) or not in the database (NotFound)."""
     if not isinstance(thread_id, str) or not thread_id:
         raise BadRequest(f"thread_id must be a non-empty string, got {thread_id!r}")
-    if not _rows(con, "SELECT 1 FROM threads WHERE thread_id = ?", [thread_id]):
+    if not fetch_rows(con, "SELECT 1 FROM threads WHERE thread_id = ?", [thread_id]):
         raise NotFound(f"no thread {thread_id!r} in this database")

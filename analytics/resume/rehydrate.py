@@ -18,18 +18,17 @@ from analytics._pandas import pd
 from analytics.db import ConOrPath, connection
 from analytics.errors import NotFound
 from analytics.filters import Filters
-from analytics.frames import fetch_frame, typed
-from analytics.resume_common import (
+from analytics.frames import fetch_frame, fetch_rows, typed
+from analytics.resume.common import (
     DEFAULT_CAP,
     NO_FILTERS,
     PROCESS_KEYS,
     RESUME_SOURCE,
-    _require_thread,
-    _rows,
     check_cap,
+    require_thread,
 )
-from analytics.resume_chain import RESUME_COLUMNS, _points_sql
-from analytics.resume_gap import DEFAULT_GAP_MINUTES
+from analytics.resume.chain import RESUME_COLUMNS, points_query
+from analytics.resume.gap import DEFAULT_GAP_MINUTES
 
 __all__ = [
     "RESUME_WINDOW_COLUMNS",
@@ -106,7 +105,7 @@ ORDER BY thread_id, checkpoint_id, position
 
 
 def _latest_root(con, thread_id: str) -> str | None:
-    return _rows(con, "SELECT transcript_checkpoint_id FROM threads WHERE thread_id = ?", [thread_id])[0][0]
+    return fetch_rows(con, "SELECT transcript_checkpoint_id FROM threads WHERE thread_id = ?", [thread_id])[0][0]
 
 
 def latest_root(con_or_path: ConOrPath, thread_id: str) -> str | None:
@@ -118,7 +117,7 @@ def latest_root(con_or_path: ConOrPath, thread_id: str) -> str | None:
     '1eff…'
     """
     with connection(con_or_path) as con:
-        _require_thread(con, thread_id)
+        require_thread(con, thread_id)
         return _latest_root(con, thread_id)
 
 
@@ -142,12 +141,12 @@ def expected_window(
     """
     cap = check_cap(cap)
     with connection(con_or_path) as con:
-        _require_thread(con, thread_id)
+        require_thread(con, thread_id)
         if checkpoint_id is None:
             checkpoint_id = _latest_root(con, thread_id)
             if checkpoint_id is None:
                 return typed(pd.DataFrame(), WINDOW_COLUMNS)
-        elif not _rows(
+        elif not fetch_rows(
             con,
             "SELECT 1 FROM checkpoints WHERE thread_id = ? AND checkpoint_id = ? AND is_root",
             [thread_id, checkpoint_id],
@@ -203,7 +202,7 @@ def resume_windows_sql(
     ['t']
     """
     cap = check_cap(cap)
-    points_sql, params = _points_sql(filters, gap_minutes, process_keys)
+    points_sql, params = points_query(filters, gap_minutes, process_keys)
     sql = (
         points_sql
         + ", targets AS (SELECT DISTINCT thread_id, before_checkpoint_id AS checkpoint_id FROM numbered),"
