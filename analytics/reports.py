@@ -462,7 +462,7 @@ def _trend_rows(con, filters: Filters, options: Mapping[str, Any]) -> duckdb.Duc
     if by is None:  # chosen from the data range in scope, as the Overview page chooses it
         h = metrics.overview(con, filters)
         by = trends.default_bucket(h["first_ts"], h["last_ts"])
-    sql, params = trends.trends_sql(filters, by, split, metrics._current_trend_tables(con))
+    sql, params = trends.trends_sql(filters, by, split, metrics.current_trend_tables(con))
     return con.sql(sql, params=params)
 
 

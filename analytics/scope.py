@@ -151,13 +151,13 @@ def scoped_rows(con, conditions: ThreadConditions) -> Iterator[ThreadConditions]
     """
     where, params = conditions.thread_where("t")
     if where == "TRUE" or conditions.rows_table is not None or conditions.key_parts():
-        # (Some tenants alone: every query compares its rows' own tenant, `metrics._in_scope`.)
+        # (Some tenants alone: every query compares its rows' own tenant, `metrics.in_scope`.)
         yield conditions
         return
     name = _new_table()
     # The SQL is the conditions' own, with placeholders; the name is ours.
     source, rows_out = f"threads t WHERE {where}", False
-    if metrics._materialized(con) and not (conditions.thread_ids or conditions.within is not None or conditions.text):
+    if metrics.materialized(con) and not (conditions.thread_ids or conditions.within is not None or conditions.text):
         # Each condition is a column of the load-time table: both sides counted in one scan, no join.
         # (A list of ids is bound, or a text scanned, once, below: it keeps at most its own threads.)
         where, params = conditions.metrics_where("cm")
@@ -223,7 +223,7 @@ def _scope_of(con, filters: Filters, ids: tuple[str, ...], total: int, min_user_
         pending_only=bool(pending_only),
         forks_only=bool(forks_only),
         ranges=tuple(ranges),
-        turns_from_table=(min_user_turns > 0 or bool(ranges)) and metrics._materialized(con),
+        turns_from_table=(min_user_turns > 0 or bool(ranges)) and metrics.materialized(con),
     )
     return ThreadScope(conditions, total)
 

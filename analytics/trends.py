@@ -108,7 +108,7 @@ def default_bucket(first: date | datetime | None, last: date | datetime | None) 
     return "week" if span <= timedelta(days=366) else "month"
 
 
-_DAY_N = metrics._DAY_NUMBER
+_DAY_N = metrics.DAY_NUMBER
 _ROLE_SUMS = ", ".join(f"CAST(coalesce(sum({r}_messages), 0) AS BIGINT) AS {r}_messages" for r in ROLES)
 _MESSAGE_ROLES = ", ".join(f"count(*) FILTER (WHERE role = '{r}') AS {r}_messages" for r in ROLES)
 _ZERO_ROLES = ", ".join(f"0 AS {r}_messages" for r in ROLES)
@@ -133,7 +133,7 @@ _CALL_ROWS = """
 def _units(filters: Filters, split: str | None, fast: frozenset[str]) -> tuple[str, bool]:
     """The `units` CTE body: rows (day_n, thread_id, split, messages, role counts, tool_calls,
     tool_errors, tokens) that sum to the figures; and whether it needs `_CALL_ROWS`."""
-    tokens = metrics._TOKEN_SUMS
+    tokens = metrics.TOKEN_SUMS
     errors = f"""
         SELECT {_DAY_N.format(col="ts")} AS day_n, thread_id, {{split}} AS split, 0 AS messages, {_ZERO_ROLES},
                0 AS tool_calls, count(*) AS tool_errors, NULL::BIGINT AS input_tokens, NULL::BIGINT AS output_tokens,
@@ -141,7 +141,7 @@ def _units(filters: Filters, split: str | None, fast: frozenset[str]) -> tuple[s
         FROM msgs m WHERE role = 'tool' AND tool_status = 'error' GROUP BY ALL"""
     if split in (None, "tenant"):
         # Per thread × day sums (the load-time table when it answers `filters`) plus the error rows.
-        days = metrics._aggregate_source(metrics.THREAD_DAYS_TABLE, filters, fast)
+        days = metrics.aggregate_source(metrics.THREAD_DAYS_TABLE, filters, fast)
         key = "tenant_id" if split else "NULL::VARCHAR"
         return f"""
         SELECT day_n, thread_id, {key} AS split, messages, {", ".join(f"{r}_messages" for r in ROLES)},
@@ -190,7 +190,7 @@ def trends_sql(
     """
     split_col = _split_column(split)
     period = _period(by, "day_n")
-    scope_sql, params = metrics._scope(filters, window=True)
+    scope_sql, params = metrics.scope_clause(filters, window=True)
     units, needs_calls = _units(filters, split, fast)
     window_sql, window_params = filters.window_where("m.ts")
     calls = ""
@@ -204,7 +204,7 @@ def trends_sql(
     # is a semi-join when it narrows (joining all 1.76M threads took 0.7 s of CPU at 10M messages).
     interrupt_from = (
         "checkpoints c JOIN scope s USING (thread_id) WHERE TRUE" if split == "tenant"
-        else f"checkpoints c WHERE {metrics._in_scope(filters, 'c')}"
+        else f"checkpoints c WHERE {metrics.in_scope(filters, 'c')}"
     )
     sql = f"""
     WITH {scope_sql}{calls},
@@ -224,7 +224,7 @@ def trends_sql(
     activity AS (
         SELECT s.period, s.split, c.conversations, s.* EXCLUDE (period, split)
         FROM sums s JOIN threads_of c ON c.period = s.period AND c.split IS NOT DISTINCT FROM s.split),
-    {metrics._pairs_cte(filters, fast)},
+    {metrics.pairs_cte(filters, fast)},
     latency AS (
         SELECT {_period(by, _DAY_N.format(col="user_ts"))} AS period, {pair_split} AS split,
                count(*) AS latency_pairs, quantile_cont(latency_s, [0.5, 0.9]) AS q
@@ -261,8 +261,8 @@ def model_mix_sql(
 ) -> tuple[str, list]:
     """Per period × model (messages naming one): messages, input/output tokens; by period, most messages first."""
     period = _period(by, "day_n")
-    scope_sql, params = metrics._scope(filters, window=True)
-    source = metrics._aggregate_source(metrics.THREAD_MODELS_TABLE, filters, fast)
+    scope_sql, params = metrics.scope_clause(filters, window=True)
+    source = metrics.aggregate_source(metrics.THREAD_MODELS_TABLE, filters, fast)
     sql = f"""
     WITH {scope_sql}
     SELECT {period} AS period, model, CAST(sum(messages) AS BIGINT) AS messages,
@@ -277,7 +277,7 @@ def tool_calls_sql(
 ) -> tuple[str, list]:
     """Per period × tool: calls (by the calling message's ts) and errors (error results, by their ts);
     from the load-time `tool_rows` when current (`fast`)."""
-    scope_sql, params = metrics._scope(filters, window=True)
+    scope_sql, params = metrics.scope_clause(filters, window=True)
     rows_sql, rows_params = metrics.tool_rows_cte(filters, fast)
     period = _period(by, _DAY_N.format(col="ts"))
     sql = f"""
@@ -303,16 +303,16 @@ def trends(
     >>> trends("demo.duckdb", by="month", split="tenant")[["period", "tenant_id", "messages"]]  # doctest: +SKIP
     """
     with connection(con_or_path) as con:
-        return fetch_frame(con, *trends_sql(filters, by, split, metrics._current_trend_tables(con)))
+        return fetch_frame(con, *trends_sql(filters, by, split, metrics.current_trend_tables(con)))
 
 
 def model_mix(con_or_path: ConOrPath, filters: Filters = Filters(), by: str = "day") -> pd.DataFrame:
     """`model_mix_sql`'s rows: period, model, messages, input_tokens, output_tokens."""
     with connection(con_or_path) as con:
-        return fetch_frame(con, *model_mix_sql(filters, by, metrics._current_trend_tables(con)))
+        return fetch_frame(con, *model_mix_sql(filters, by, metrics.current_trend_tables(con)))
 
 
 def tool_calls(con_or_path: ConOrPath, filters: Filters = Filters(), by: str = "day") -> pd.DataFrame:
     """`tool_calls_sql`'s rows: period, tool, calls, errors."""
     with connection(con_or_path) as con:
-        return fetch_frame(con, *tool_calls_sql(filters, by, metrics._current_trend_tables(con)))
+        return fetch_frame(con, *tool_calls_sql(filters, by, metrics.current_trend_tables(con)))

@@ -146,13 +146,13 @@ def stale(db: Path) -> bool:
 
     con = duckdb.connect(str(db), read_only=True)
     try:
-        if not metrics._materialized(con):
+        if not metrics.materialized(con):
             return True
         from analytics.resume import risk_figures as resume_risks
 
         if not resume_risks._risks_materialized(con):
             return True
-        return metrics._current_trend_tables(con) != set(metrics._trend_tables())
+        return metrics.current_trend_tables(con) != set(metrics.trend_tables())
     finally:
         con.close()
 

@@ -29,7 +29,7 @@ def _queries() -> dict[str, tuple[str, list]]:
         metrics.MATERIALIZED_TABLE: metrics.conversations_sql(Filters()),
         resume.RISKS_TABLE: resume.risks_sql(),
     }
-    queries.update({name: (sql, params) for name, (sql, params, _) in metrics._trend_tables().items()})
+    queries.update({name: (sql, params) for name, (sql, params, _) in metrics.trend_tables().items()})
     return queries
 
 
@@ -104,7 +104,7 @@ def test_conversation_metrics_typeddict_is_the_catalogues():
 
 def test_metrics_names_are_the_catalogues():
     assert metrics.MATERIALIZED_TABLE == catalog.CONVERSATION_METRICS.name
-    assert metrics._PAIR_COLUMNS == catalog.LATENCY_PAIR_ROWS.names
+    assert metrics.PAIR_COLUMNS == catalog.LATENCY_PAIR_ROWS.names
     assert resume.RISKS_TABLE == catalog.RISK_FIGURES.name
 
 

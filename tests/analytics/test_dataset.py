@@ -70,11 +70,11 @@ def test_every_api_call_answers_the_same_on_the_dataset(both, sqlite_store):
 
 def test_the_dataset_reads_its_derived_tables_not_the_live_queries(both):
     """The views carry the derived tables' fingerprints, so the API reads them as it reads the file's."""
-    from analytics.metrics import _materialized
+    from analytics.metrics import materialized
     from analytics.resume.risk_figures import _risks_materialized
 
     con = analytics.connect(both[1])
-    assert _materialized(con) and _risks_materialized(con)
+    assert materialized(con) and _risks_materialized(con)
     con.close()
 
 

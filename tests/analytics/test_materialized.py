@@ -74,7 +74,7 @@ def store_filters(con) -> list[Filters]:
 
 
 def test_a_load_writes_the_table_with_the_live_columns_and_types(con):
-    assert metrics._materialized(con)
+    assert metrics.materialized(con)
     sql, params = metrics.conversations_sql(Filters())
     table = column_types(con, f"SELECT * FROM {metrics.MATERIALIZED_TABLE}", [])
     assert [c for c, _ in table] == list(metrics.CONVERSATION_COLUMNS)
@@ -186,7 +186,7 @@ def test_a_table_written_by_another_definition_is_ignored(doctored):
     c.execute(f"COMMENT ON TABLE {metrics.MATERIALIZED_TABLE} IS 'conversations_sql sha256:0000'")
     c.close()
     with connect(doctored) as c:
-        assert not metrics._materialized(c)
+        assert not metrics.materialized(c)
         pd.testing.assert_frame_equal(metrics.conversations(c), live(c), check_exact=True)
 
 
@@ -213,7 +213,7 @@ def _corpus_alike_on_both_paths(c, read, materialize, materialized) -> None:
 def test_hand_made_corpus_alike_on_both_paths():
     c = build(None)
     try:
-        _corpus_alike_on_both_paths(c, metrics.conversations, metrics.materialize_conversations, metrics._materialized)
+        _corpus_alike_on_both_paths(c, metrics.conversations, metrics.materialize_conversations, metrics.materialized)
         assert dict(metrics.conversation(c, "acme:web:empty")) == live_row(c, "acme:web:empty")
     finally:
         c.close()
@@ -253,7 +253,7 @@ def test_an_incremental_reload_refreshes_the_table(sqlite_store, tmp_path):
     assert after[grown]["messages"] == before[grown]["messages"] + 2
     assert after[grown]["user_turns"] == before[grown]["user_turns"] + 1
     with connect(db) as c:
-        assert metrics._materialized(c)
+        assert metrics.materialized(c)
         pd.testing.assert_frame_equal(metrics.conversations(c), live(c), check_exact=True)
     full = tmp_path / "full.duckdb"
     load_db(src, full)
@@ -283,7 +283,7 @@ def test_an_incremental_reload_rebuilds_a_table_of_another_definition_whole(sqli
         assert rows(db, f"SELECT * FROM {table.name} ORDER BY ALL"), table.name
         assert rows(db, f"SELECT * FROM {table.name} ORDER BY ALL") == rows(full, f"SELECT * FROM {table.name} ORDER BY ALL"), table.name
     with connect(db) as c:
-        assert stale in metrics._current_trend_tables(c)  # (labelled with the current query again)
+        assert stale in metrics.current_trend_tables(c)  # (labelled with the current query again)
 
 
 # --- risk_figures: the Resume QA overview's table ---------------------------------------------

@@ -16,12 +16,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from analytics import metrics
+from analytics.catalog import ROLES
 from analytics.errors import BadRequest, NotFound
 from analytics.filters import Filters
 from tests.analytics.dbutil import Msg, build_db
 from tests.analytics.metrics_db import CORPUS, D2, T0, at, build, write
 
-ROLES = metrics.ROLES
 
 
 @pytest.fixture(scope="module")

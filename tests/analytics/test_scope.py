@@ -37,7 +37,7 @@ def test_conditions_and_the_total_before_them(con):
     scope = thread_scope(con, Filters(), min_user_turns=2)
     assert scope.total == con.execute("SELECT count(*) FROM threads").fetchall()[0][0]
     # The loaded store has a current conversation_metrics: user turns are read from it.
-    assert scope.conditions.turns_from_table and metrics._materialized(con)
+    assert scope.conditions.turns_from_table and metrics.materialized(con)
     by_messages = _ids(con, ThreadConditions(min_user_turns=2))
     assert _ids(con, scope.conditions) == by_messages
     assert 0 < len(by_messages) < scope.total
@@ -131,15 +131,15 @@ def _key_cases(con) -> list[Filters]:
 
 def _rows_in_scope(con, filters: Filters, table: str, columns: tuple[str, ...]) -> tuple[set[str], str]:
     threads_sql, params = filters.threads_sql()
-    where = metrics._in_scope(filters, "d", columns)
+    where = metrics.in_scope(filters, "d", columns)
     sql = f"WITH scope AS MATERIALIZED ({threads_sql}) SELECT DISTINCT d.thread_id FROM {table} d WHERE {where}"
     return {r[0] for r in con.execute(sql, params).fetchall()}, where
 
 
 def test_rows_of_a_tenant_scope_are_found_on_their_own_key_columns(con):
-    """`metrics._in_scope` keeps a row of messages and of every derived table exactly when its thread passes,
+    """`metrics.in_scope` keeps a row of messages and of every derived table exactly when its thread passes,
     whether it compares the row's tenant / sub-tenant or its thread id."""
-    tables = {"messages": metrics._MESSAGE_COLUMNS, **metrics._DERIVED_COLUMNS}
+    tables = {"messages": metrics.MESSAGE_COLUMNS, **metrics.DERIVED_COLUMNS}
     cases = _key_cases(con)
     on_keys = set()
     for filters in cases:

@@ -43,7 +43,7 @@ def threads(db: Path) -> dict[str, dict]:
 def test_the_conversation_metrics_carry_the_threads_columns_and_the_filter_keeps_the_stale(db):
     want = threads(db)
     with analytics.connection(db) as con:
-        assert metrics._materialized(con)  # the load-time table answers, not the live query
+        assert metrics.materialized(con)  # the load-time table answers, not the live query
     every = metrics.conversations(db).set_index("thread_id")
     for thread, row in want.items():
         assert every.loc[thread, "transcript_checkpoint_id"] == row["transcript_checkpoint_id"] or (

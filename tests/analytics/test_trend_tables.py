@@ -15,6 +15,7 @@ import pytest
 from analytics import metrics, trends
 from analytics.db import connect
 from analytics.derived import write_derived_tables
+from analytics.errors import BadRequest
 from analytics.filters import Filters, day_window
 from analytics.frames import fetch_frame
 from analytics.scope import ThreadConditions
@@ -34,8 +35,8 @@ def _live(con, filters: Filters) -> dict:
     return {
         "overview": dict(zip(names, row)),
         "daily": fetch_frame(con, *metrics.daily_sql(filters, LIVE)),
-        "by_model": fetch_frame(con, *metrics._by_model_sql(filters, None, LIVE)),
-        "top_models": fetch_frame(con, *metrics._by_model_sql(filters, 2, LIVE)),
+        "by_model": fetch_frame(con, *metrics.by_model_sql(filters, None, LIVE)),
+        "top_models": fetch_frame(con, *metrics.by_model_sql(filters, 2, LIVE)),
         "latency": fetch_frame(con, *metrics.latency_distribution_sql(filters, LIVE)),
         "top_tools": fetch_frame(con, *metrics.top_tools_sql(filters, 20, LIVE)),
         "tool_calls": fetch_frame(con, *trends.tool_calls_sql(filters, "day", LIVE)),
@@ -101,7 +102,7 @@ def _cut_windows(con) -> list[Filters]:
 
 
 def test_a_load_writes_current_tables(con):
-    assert metrics._current_trend_tables(con) == set(TABLES)
+    assert metrics.current_trend_tables(con) == set(TABLES)
 
 
 def test_every_filter_gives_the_live_answers(con):
@@ -118,7 +119,7 @@ def test_hand_made_corpus_alike_on_both_paths():
         before = {f: _public(c, f) for f in filters}  # no tables yet: the live queries
         metrics.materialize_trends(c)
         metrics.materialize_conversations(c)  # (daily's threads started per day read it)
-        assert metrics._current_trend_tables(c) == set(TABLES)
+        assert metrics.current_trend_tables(c) == set(TABLES)
         for f in filters:
             assert_same(_public(c, f), before[f], f)
             assert_same(_public(c, f), _live(c, f), f)
@@ -192,19 +193,19 @@ def test_tables_written_by_another_definition_are_ignored(doctored):
         c.execute(f"COMMENT ON TABLE {table} IS '{table} sha256:0000'")
     c.close()
     with connect(doctored) as c:
-        assert metrics._current_trend_tables(c) == set()
+        assert metrics.current_trend_tables(c) == set()
         assert_same(_public(c, Filters()), _live(c, Filters()), Filters())
 
 
 def test_a_database_without_the_tables_runs_the_live_queries(loaded, tmp_path):
     db = edited_copy(loaded, tmp_path / "old.duckdb", *(f"DROP TABLE {table}" for table in TABLES))
     with connect(db) as c:
-        assert metrics._current_trend_tables(c) == set()
+        assert metrics.current_trend_tables(c) == set()
         assert_same(_public(c, Filters()), _live(c, Filters()), Filters())
 
 
 def test_user_turns_from_conversation_metrics_select_the_same_threads(con):
-    assert metrics._materialized(con)
+    assert metrics.materialized(con)
     for n in (1, 2, 3, 50):
         by_table = ThreadConditions(min_user_turns=n, turns_from_table=True)
         by_messages = ThreadConditions(min_user_turns=n)
@@ -222,7 +223,7 @@ def test_columns_pick_columns_of_the_same_rows(con):
     some = metrics.latency_distribution(con, columns=("latency_s", "model"))
     got = some.sort_values(["latency_s", "model"], ignore_index=True)
     pd.testing.assert_frame_equal(got, pairs[["latency_s", "model"]].sort_values(["latency_s", "model"], ignore_index=True))
-    with pytest.raises(metrics.BadRequest):
+    with pytest.raises(BadRequest):
         metrics.conversations(con, columns=("messages; DROP TABLE threads",))
 
 
@@ -282,10 +283,10 @@ def test_tool_rows_name_results_by_their_call_and_keep_calls_without_ts(loaded, 
     write_derived_tables(c)
     c.close()
     with connect(db) as c:
-        assert metrics.TOOL_ROWS_TABLE in metrics._current_trend_tables(c)
+        assert metrics.TOOL_ROWS_TABLE in metrics.current_trend_tables(c)
         top, per_day = _tool_oracle(c)
         assert "orphan" in set(top["tool"]) and "renamed" not in set(top["tool"]) and top["errors"].sum() > 0
-        for fast in (LIVE, metrics._current_trend_tables(c)):
+        for fast in (LIVE, metrics.current_trend_tables(c)):
             got = fetch_frame(c, *metrics.top_tools_sql(Filters(), 100, fast))
             pd.testing.assert_frame_equal(got, top, check_dtype=False, obj=f"top_tools {fast}")
             got = fetch_frame(c, *trends.tool_calls_sql(Filters(), "day", fast))

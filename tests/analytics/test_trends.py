@@ -148,7 +148,7 @@ def _filters(con, tenant) -> list[Filters]:
 
 @pytest.mark.parametrize("by", trends.BUCKETS)
 def test_trends_are_the_raw_tables_counted_in_pandas(con, tenant, by):
-    assert metrics._current_trend_tables(con)  # the load wrote them: the fast path is under test too
+    assert metrics.current_trend_tables(con)  # the load wrote them: the fast path is under test too
     for f in _filters(con, tenant):
         want = expected(con, f, by)
         assert len(want), f

@@ -142,7 +142,7 @@ def test_every_chart_of_a_page_is_the_live_queries_answer_for_its_threads(con):
         scoped = Filters(thread_ids=tuple(conv["thread_id"]), since=f.since, until=f.until)
         lat = fetch_frame(con, *metrics.latency_distribution_sql(scoped, live))
         pd.testing.assert_frame_equal(page.latency, latency_histogram(lat["latency_s"], lat["model"]))
-        models = fetch_frame(con, *metrics._by_model_sql(scoped, None, live))
+        models = fetch_frame(con, *metrics.by_model_sql(scoped, None, live))
         tokens = page.tokens_by_model.pivot(index="model", columns="kind", values="tokens")
         want = models.set_index("model")[["input_tokens", "output_tokens"]].dropna(how="all")
         assert tokens.to_dict() == want.rename(columns=lambda c: c.removesuffix("_tokens")).to_dict(), (f, kwargs)

@@ -14,6 +14,7 @@ from typing import Any
 import pandas as pd
 
 from analytics import metrics, trends
+from analytics.catalog import ROLES
 from analytics.contents import Facets
 from analytics.db import ConOrPath, connection
 from analytics.filters import Filters
@@ -145,7 +146,7 @@ def _with_dates(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def _long_roles(rows: pd.DataFrame) -> pd.DataFrame:
-    role_cols = {f"{r}_messages": r for r in metrics.ROLES}
+    role_cols = {f"{r}_messages": r for r in ROLES}
     long = rows[["period", *role_cols]].melt(id_vars="period", var_name="role", value_name="messages")
     long["role"] = long["role"].map(role_cols)
     return long[long["messages"] > 0].reset_index(drop=True)
