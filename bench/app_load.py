@@ -3,7 +3,7 @@
     .venv/bin/python bench/app_load.py [--store bench/out/bench-300x40.sqlite] [--runs 3] [--start-method forkserver|spawn]
 
 The app's server runs threads, so a load cannot fork its workers (see
-`loaders.pipeline._mp_context`). This serves a one-line page that loads the
+`loaders.jobs.mp_context`). This serves a one-line page that loads the
 store `--runs` times with `streamlit run`, opens it in headless Chromium
 (Debian's, as the browser test does) and prints each load's seconds. With
 `--start-method spawn` the workers are spawned instead, for comparison.
@@ -26,10 +26,10 @@ PAGE = """
 import json, os, sys, time
 sys.path.insert(0, {root!r})
 import streamlit as st
-import loaders.pipeline as pipeline, transcript_lens
+import loaders.jobs as jobs, transcript_lens
 import multiprocessing as mp
 if {method!r} == "spawn":
-    pipeline._mp_context = lambda: mp.get_context("spawn")
+    jobs.mp_context = lambda: mp.get_context("spawn")
 if not os.path.exists({out!r}):
     seconds = []
     for _ in range({runs}):

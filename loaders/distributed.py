@@ -34,11 +34,10 @@ from loaders.cipher import AesKey, KeyProblem
 from loaders.digests import write_digests
 from loaders.engines import Engine, engine_for
 from loaders.parts import ERROR_TABLE
-from loaders.pipeline import (
-    RANGES_PER_WORKER, TOOL_VERSION, DerivedTables, LoadSummary, _Job, _run_job, load_row, open_with_key, the_key,
-)
+from loaders.jobs import RANGES_PER_WORKER, Job, open_with_key, run_job, the_key
 from loaders.registry import resolve
 from loaders.source import SourceOptions
+from loaders.summary import TOOL_VERSION, DerivedTables, LoadSummary, load_row
 from loaders.transform import compile_thread_key
 from loaders.writer import DatabaseWriter, counts, record_load
 
@@ -71,11 +70,11 @@ def decode_range(task: RangeTask) -> str:
     attempt = Path(task.staging) / f"{task.part}-{uuid.uuid4().hex[:8]}"
     arrow = attempt / "arrow"
     arrow.mkdir(parents=True)
-    job = _Job(
+    job = Job(
         resolve(task.source, task.kind), task.source, task.options, task.thread_key_pattern, None, str(arrow), "p0",
         staging_schemas(), thread_range=task.thread_range, aes_key=task.aes_key,
     )
-    staged = _run_job(job, lambda n: None)
+    staged = run_job(job, lambda n: None)
     tables = attempt / "tables"
     # The same ingest as a local load (JSON checks, computed columns), into a scratch database
     # that is never committed (the writer removes it), then out as Parquet.

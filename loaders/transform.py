@@ -613,7 +613,7 @@ def stale_reason(latest_root: str | None, transcript_root: str | None, errors: l
 
 
 def thread_batches(bundle: ThreadBundle, key_regex: BuiltinRegex | LinearRegex):
-    """`(table, rows)` of every table for one thread (`loaders.pipeline.batches`)."""
+    """`(table, rows)` of every table for one thread (`loaders.jobs.batches`)."""
     rows = transform_thread(bundle, key_regex)
     yield "threads", rows.threads
     yield "checkpoints", rows.checkpoints

@@ -195,7 +195,7 @@ def _what(exc: BaseException) -> str:
     """An unexpected exception as the first half of the line: its kind and first line."""
     import duckdb
 
-    from loaders.pipeline import WorkerFailed
+    from loaders.jobs import WorkerFailed
 
     if isinstance(exc, MemoryError):
         return "out of memory"

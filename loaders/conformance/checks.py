@@ -85,12 +85,12 @@ def force_split(monkeypatch: pytest.MonkeyPatch, reader_class: type[SourceReader
     cluster's, left by an earlier test in the same pytest worker) would start a fork server, whose
     workers see none of it (the damaged-page tests failed so after test_distributed); `fork=False`:
     as the loader chooses."""
-    from loaders import pipeline
+    from loaders import jobs
 
     split = reader_class.split
     monkeypatch.setattr(reader_class, "split", lambda self, n, min_bytes=0: split(self, n, min_bytes=0))
     if fork:
-        monkeypatch.setattr(pipeline, "_mp_context", lambda: pipeline.mp.get_context("fork"))
+        monkeypatch.setattr(jobs, "mp_context", lambda: jobs.mp.get_context("fork"))
 
 
 def key_digest(keys: list[tuple[str, str]]) -> str:

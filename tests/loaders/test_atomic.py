@@ -25,7 +25,7 @@ import duckdb
 import pytest
 
 import loaders
-import loaders.pipeline
+import loaders.jobs
 import loaders.writer
 from loaders.__main__ import main
 from loaders.catalog import DATA_TABLES
@@ -221,7 +221,7 @@ def test_keyboard_interrupt_in_process_keeps_the_database(phase, sqlite_store, e
     monkeypatch.setattr(tempfile, "tempdir", str(private_tmp))  # where the load stages its parts
     calls = {"n": 0}
     if phase == "reading":
-        real = loaders.pipeline.batches
+        real = loaders.jobs.batches
 
         def interrupted(*a, **k):
             # Ctrl-C at the fifth thread's rows, whichever path makes them.
@@ -232,7 +232,7 @@ def test_keyboard_interrupt_in_process_keeps_the_database(phase, sqlite_store, e
                         raise KeyboardInterrupt
                 yield table, rows
 
-        monkeypatch.setattr(loaders.pipeline, "batches", interrupted)
+        monkeypatch.setattr(loaders.jobs, "batches", interrupted)
     else:
         real = loaders.writer.DatabaseWriter.ingest
 

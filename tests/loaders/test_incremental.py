@@ -56,10 +56,11 @@ def test_incremental_reload_reads_only_changed_threads(sqlite_store, tmp_path, m
     load_db(src, db)
     _grow(src, sqlite_store.thread("simple_chat"))
 
+    import loaders.jobs as jobs
     import loaders.pipeline as pipeline
 
     seen: list[str] = []
-    real = pipeline.batches
+    real = jobs.batches
 
     def spy(*a, **k):
         # Every thread read gives one `threads` row, whichever path made it.
@@ -68,7 +69,7 @@ def test_incremental_reload_reads_only_changed_threads(sqlite_store, tmp_path, m
                 seen.extend(r[0] for r in rows)
             yield table, rows
 
-    monkeypatch.setattr(pipeline, "batches", spy)
+    monkeypatch.setattr(jobs, "batches", spy)
     waiting = _waiting(db)
     assert waiting  # the fixture store has threads left at an interrupt
     load_db(src, db, incremental=True, workers=1)
@@ -79,7 +80,7 @@ def test_incremental_reload_reads_only_changed_threads(sqlite_store, tmp_path, m
     assert load_db(src, db, incremental=True, workers=1).changed == 0
     assert seen == []
     monkeypatch.undo()
-    monkeypatch.setattr(pipeline, "batches", spy)
+    monkeypatch.setattr(jobs, "batches", spy)
     # Written to, with no new checkpoint (a resume that met the next interrupt, say): the keys are
     # compared and only the threads waiting on a human are read again.
     os.utime(src, ns=(time.time_ns(), time.time_ns()))

@@ -10,7 +10,7 @@ import duckdb
 import pytest
 
 import loaders
-from loaders import pipeline
+from loaders import jobs
 from loaders.sqlite_source import SqliteReader
 from loaders.catalog import DATA_TABLES
 from tests.loaders.conformance import force_split
@@ -40,7 +40,7 @@ def test_a_split_load_stores_rows_in_the_order_of_a_one_process_load(sqlite_stor
     load_db(sqlite_store.path, one, workers=1)
     reader = SqliteReader(sqlite_store.path, loaders.SourceOptions())
     try:
-        assert len(reader.split(2 * pipeline.RANGES_PER_WORKER)) > 4  # many ranges, really
+        assert len(reader.split(2 * jobs.RANGES_PER_WORKER)) > 4  # many ranges, really
     finally:
         reader.close()
     load_db(sqlite_store.path, split, workers=2)
@@ -66,13 +66,13 @@ def test_ranges_are_ingested_while_later_ones_are_decoded(sqlite_store, tmp_path
         return pa.RecordBatchReader.from_batches(self.schema, batches())
 
     monkeypatch.setattr(loaders.writer.PartFeed, "stream", stream)
-    real_job = pipeline._run_job
+    real_job = jobs.run_job
     last_range: list = []
 
     def job(j, tick, reader=None):
         reader_ranges = SqliteReader(sqlite_store.path, loaders.SourceOptions())
         try:
-            ranges = reader_ranges.split(2 * pipeline.RANGES_PER_WORKER)
+            ranges = reader_ranges.split(2 * jobs.RANGES_PER_WORKER)
         finally:
             reader_ranges.close()
         if j.thread_range == ranges[-1]:
@@ -84,10 +84,10 @@ def test_ranges_are_ingested_while_later_ones_are_decoded(sqlite_store, tmp_path
                 raise RuntimeError("nothing was ingested while this range waited")
         return real_job(j, tick, reader)
 
-    monkeypatch.setattr(pipeline, "_run_job", job)  # (inherited by the forked workers)
+    monkeypatch.setattr(jobs, "run_job", job)  # (inherited by the forked workers)
     db = tmp_path / "db.duckdb"
     load_db(sqlite_store.path, db, workers=2)
-    monkeypatch.setattr(pipeline, "_run_job", real_job)
+    monkeypatch.setattr(jobs, "run_job", real_job)
     plain = tmp_path / "plain.duckdb"
     load_db(sqlite_store.path, plain, workers=1)
     assert_same_tables(db, plain, with_errors=True)
@@ -97,17 +97,17 @@ def test_a_worker_failing_mid_load_fails_it_and_keeps_the_database(sqlite_store,
     db = tmp_path / "db.duckdb"
     load_db(sqlite_store.path, db, workers=1)
     before = folder_fingerprint(tmp_path)
-    real_job = pipeline._run_job
+    real_job = jobs.run_job
 
     def job(j, tick, reader=None):
         if j.prefix == "p3":
             raise RuntimeError("boom in range 3")
         return real_job(j, tick, reader)
 
-    monkeypatch.setattr(pipeline, "_run_job", job)
+    monkeypatch.setattr(jobs, "run_job", job)
     # Forked workers, which inherit the patch: a process that still runs other threads (a Dask
     # cluster's, left by tests before this one in the same worker) would start a fork server.
-    monkeypatch.setattr(pipeline, "_mp_context", lambda: pipeline.mp.get_context("fork"))
+    monkeypatch.setattr(jobs, "mp_context", lambda: jobs.mp.get_context("fork"))
     with pytest.raises(RuntimeError, match="boom in range 3"):
         load_db(sqlite_store.path, db, workers=2)
     assert folder_fingerprint(tmp_path) == before  # no half database left, the old one unchanged

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import loaders
-import loaders.pipeline as pipeline
+import loaders.jobs as jobs
 from loaders.sqlite_source import SqliteReader
 from tests import oracle
 from tests.loaders.conformance import force_split
@@ -223,8 +223,8 @@ def test_a_load_from_a_process_running_threads_uses_the_fork_server_and_equals_a
     fake_main.__file__ = str(page)
     monkeypatch.setitem(sys.modules, "__main__", fake_main)
     methods = []
-    real = pipeline._mp_context
-    monkeypatch.setattr(pipeline, "_mp_context", lambda: methods.append(real().get_start_method()) or real())
+    real = jobs.mp_context
+    monkeypatch.setattr(jobs, "mp_context", lambda: methods.append(real().get_start_method()) or real())
     stop = threading.Event()
     other = threading.Thread(target=stop.wait, daemon=True)
     other.start()
@@ -323,13 +323,13 @@ def test_cli_loads_and_reports_errors_in_one_line(sqlite_store, tmp_path):
 
 _CLI_SPY = """
 import sys, threading
-import loaders.pipeline as pipeline
+import loaders.jobs as jobs
 from loaders.__main__ import main
-real = pipeline._run_parallel
+real = jobs.run_parallel
 def spy(*args, **kw):
     print("threads when the workers start:", threading.active_count(), file=sys.stderr)
     return real(*args, **kw)
-pipeline._run_parallel = spy
+jobs.run_parallel = spy
 from loaders.sqlite_source import SqliteReader
 split = SqliteReader.split
 SqliteReader.split = lambda self, n: split(self, n, min_bytes=0)
