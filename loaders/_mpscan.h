@@ -15,6 +15,9 @@
 typedef struct {
     const unsigned char *p;
     const unsigned char *end;
+    /* Values the scan may still read (`loaders/elements.py`: a checkpoint of more values than
+     * the limit is not decoded): past it the scan declines and Python reports the limit. */
+    Py_ssize_t budget;
 } Cursor;
 
 typedef struct {
@@ -97,7 +100,7 @@ static int head(Cursor *c, Head *h) { return head_of(c, h, 0); }
 static int head_of(Cursor *c, Head *h, int trusted) {
     const unsigned char *b;
     uint64_t n;
-    if (take(c, 1, &b) < 0) return -1;
+    if (take(c, 1, &b) < 0 || --c->budget < 0) return -1;
     unsigned char t = b[0];
     h->kind = K_SCALAR;
     if (t <= 0x7f || t >= 0xe0) return 0;
@@ -238,8 +241,8 @@ static int scan_values(Cursor *c, const unsigned char *base, Found *f) {
 }
 
 /* 0: accepted; -1: not sure (the plain path decides); -2: out of memory. */
-static int scan_checkpoint(const unsigned char *base, Py_ssize_t size, Found *f) {
-    Cursor c = {base, base + size};
+static int scan_checkpoint(const unsigned char *base, Py_ssize_t size, Py_ssize_t max_elements, Found *f) {
+    Cursor c = {base, base + size, max_elements};
     Head h;
     if (head(&c, &h) < 0 || h.kind != K_MAP) return -1;
     if (h.n > (uint64_t)(c.end - c.p)) return -1;

@@ -494,7 +494,7 @@ def build_bundle(thread_id: str, rows: list[CheckpointRow], blobs: list[BlobRow]
     out_writes: list[RawWrite] = []
     for w in writes:
         try:
-            value = plain(decode_typed(w.type, w.blob))
+            value = plain(decode_typed(w.type, w.blob, deep=True))
         except DecodeError as exc:
             errors.append(LoadError(thread_id, w.checkpoint_ns, w.checkpoint_id, "write", f"{w.channel}: {exc}"))
             continue
