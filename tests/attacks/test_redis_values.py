@@ -5,27 +5,15 @@ Redis Stack server, read as the least-privileged user docs/sources.md gives."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import orjson
-import pytest
 
 from tests.attacks.harness import attack
 from tests.attacks.redis_stores import long_redis_thread
 from tests.attacks.test_long_thread import _rows
-from tests.loaders.redis_util import RedisStack, flush, redis_stack_server
+from tests.attacks.test_long_thread_redis import _sent, redis_stack  # noqa: F401 - (a fixture)
+from tests.loaders.redis_util import flush
 
 SMALL = 64 << 10
-
-
-@pytest.fixture(scope="module")
-def redis_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisStack]:
-    with redis_stack_server(tmp_path_factory.mktemp("redis_stack")) as server:
-        yield server
-
-
-def _sent(stack: RedisStack) -> int:
-    return int(stack.client().info("stats")["total_net_output_bytes"])
 
 
 def test_a_redis_document_over_the_limit_is_not_fetched(redis_stack, tmp_path):
