@@ -22,7 +22,7 @@ import orjson
 import ormsgpack
 
 from loaders import cipher
-from loaders.elements import json_over_limit, over_limit
+from loaders.elements import json_over_limit, max_elements, over_limit
 from loaders.records import oversized_reason
 
 # msgpack extension codes of langgraph.checkpoint.serde.jsonplus
@@ -477,11 +477,13 @@ def same_message(a: Message, b: Message) -> bool:
     return True
 
 
-def decode_message(payload: Any) -> Message:
+def decode_message(payload: Any, limit: int | None = None) -> Message:
     """Decode one element of `state['messages']` into a `Message`.
 
     Accepts the raw bytes of an ext-5 payload, an `Ext`, a legacy `JsonPayload`
-    or a plain dict. Raises `DecodeError` for anything that is not a message.
+    or a plain dict. Raises `DecodeError` for anything that is not a message, and for a
+    payload of more than `limit` values (`elements.max_elements()` when None: callers
+    decoding many pass it, reading the environment once).
 
     >>> raw = ormsgpack.packb(["langchain_core.messages.human", "HumanMessage",
     ...                        {"type": "human", "content": "hi", "id": "m1"}, "model_validate_json"])
@@ -495,7 +497,8 @@ def decode_message(payload: Any) -> Message:
             if payload.code not in (EXT_PYDANTIC_V1, EXT_CONSTRUCTOR_KW_ARGS):
                 raise DecodeError(f"message list holds an extension value of code {payload.code}")
             payload = payload.data
-        too_many = over_limit(payload, deep=True)
+        limit = max_elements() if limit is None else limit
+        too_many = over_limit(payload, True, limit) if len(payload) > limit else None
         if too_many is not None:
             raise DecodeError(f"message not decoded: {too_many}")
         try:
