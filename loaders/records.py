@@ -198,6 +198,8 @@ class CappedRows:
 
 
 def _value_size(value: object) -> int:
+    if type(value) is Deferred:
+        return value.size
     return len(value) if isinstance(value, (bytes, str, memoryview)) else 0
 
 # The most bytes (UTF-8) a key column may hold: thread_id, checkpoint_ns, checkpoint_id,
@@ -246,10 +248,11 @@ class Deferred:
     a reader that can fetch one blob by key (`pg_rows.assemble`'s `fetch_blob`) sends large
     blobs so, and spills to it the blobs a thread holds past `pg_rows.HELD_BLOB_BYTES`."""
 
-    __slots__ = ("fetch", "key")
+    __slots__ = ("fetch", "key", "size")
 
-    def __init__(self, fetch: Callable[..., bytes | None], key: tuple) -> None:
+    def __init__(self, fetch: Callable[..., bytes | None], key: tuple, size: int = 0) -> None:
         self.fetch, self.key = fetch, key
+        self.size = size  # its bytes, when the reader measured them (a special write's value)
 
     def load(self) -> bytes | None:
         return self.fetch(*self.key)
