@@ -377,12 +377,13 @@ class PostgresReader(SourceReader):
                 blob = Deferred(self._fetch_write, tuple(head[:5]), deferred_size)
             yield WriteRow(*head, type_, blob)
 
-    def _fetch_write(self, thread_id: str, ns: str, cid: str, task_id: str, idx: int) -> bytes | None:
-        """One special write's value by its key, in the load's snapshot."""
+    def _fetch_write(self, thread_id: str, ns: str, cid: str, task_id: str, idx: int, channel: str | None = None) -> bytes | None:
+        """One write's value by its key (and channel, when given), in the load's snapshot."""
         query = sql.SQL("SELECT blob FROM {writes} WHERE thread_id = %s AND checkpoint_ns = %s AND checkpoint_id = %s "
-                        "AND task_id = %s AND idx = %s").format(writes=self._table("checkpoint_writes"))
+                        "AND task_id = %s AND idx = %s AND channel = coalesce(%s::text, channel)").format(
+                            writes=self._table("checkpoint_writes"))
         with self.conn.cursor(binary=True) as cur:
-            row = cur.execute(query, [thread_id, ns, cid, task_id, idx]).fetchone()
+            row = cur.execute(query, [thread_id, ns, cid, task_id, idx, channel]).fetchone()
         return None if row is None else row[0]
 
     def _fetch_metadata(self, thread_id: str, ns: str, cid: str) -> str | None:
@@ -402,17 +403,29 @@ class PostgresReader(SourceReader):
             row = cur.execute(query, params).fetchone()
         return None if row is None else row[0]
 
-    def _delta_writes(self, thread_id: str) -> list[tuple]:
-        """A DeltaChannel thread's `messages` writes (`loaders.delta_read.WriteRows`), asked in the
-        load's snapshot while its cursors stream (rare: only threads `delta.marked` are asked)."""
+    def _delta_writes(self, thread_id: str) -> Iterator[tuple]:
+        """A DeltaChannel thread's `messages` writes (`loaders.delta_read.WriteRows`), streamed in
+        the load's snapshot while its cursors stream (rare: only threads `delta.marked` are asked),
+        in key order; a value over INLINE_WRITE_BYTES as its `Deferred`, fetched only if it is read."""
         cap = sql.Literal(KEY_MAX_BYTES)
         query = sql.SQL(
-            "SELECT checkpoint_ns, checkpoint_id, {path}, task_id, idx, {type}, {blob} FROM {writes} "
-            "WHERE thread_id = %s AND channel = %s AND octet_length(checkpoint_ns) <= {cap} "
-            "AND octet_length(checkpoint_id) <= {cap} AND octet_length(task_id) <= {cap}"
+            "SELECT checkpoint_ns, checkpoint_id, {path}, task_id, idx, {type}, "
+            "CASE WHEN octet_length(blob) > {inline} THEN NULL ELSE {blob} END, "
+            "CASE WHEN octet_length(blob) > {inline} AND octet_length(blob) <= {blob_cap} THEN octet_length(blob) END "
+            "FROM {writes} WHERE thread_id = %s AND channel = %s AND octet_length(checkpoint_ns) <= {cap} "
+            "AND octet_length(checkpoint_id) <= {cap} AND octet_length(task_id) <= {cap} "
+            'ORDER BY checkpoint_ns COLLATE "C", checkpoint_id COLLATE "C", task_id COLLATE "C", idx'
         ).format(path=sql.Identifier("task_path") if self._has_task_path else sql.SQL("''"),
-                 writes=self._table("checkpoint_writes"), cap=cap, **_capped_value())
-        return self._guard(lambda: self.conn.execute(query, [thread_id, MESSAGES]).fetchall())
+                 writes=self._table("checkpoint_writes"), cap=cap, inline=sql.Literal(INLINE_WRITE_BYTES),
+                 blob_cap=sql.Literal(max_blob_bytes()), **_capped_value())
+        try:
+            for ns, cid, path, task_id, idx, type_, blob, deferred_size in self._stream(
+                    "tl_delta_writes", query, [thread_id, MESSAGES], CHUNK_ROWS, binary=True):
+                if deferred_size is not None:
+                    blob = Deferred(self._fetch_write, (thread_id, ns, cid, task_id, idx, MESSAGES), deferred_size)
+                yield ns, cid, path, task_id, idx, type_, blob
+        except psycopg.Error as exc:
+            raise SourceError(f"{self.where}: reading DeltaChannel writes failed ({first_line(exc)})") from None
 
     def _guard(self, fn):
         try:
