@@ -30,7 +30,7 @@ from typing import Any, NamedTuple, Protocol
 from loaders import cipher
 from loaders.cipher import AesKey
 from loaders.version import __version__
-from loaders.records import LoadError, SourceError
+from loaders.records import LoadError, SourceError, check_thread_count, max_threads
 from loaders.registry import resolve
 from loaders.scratch import remove_stale_scratch, scratch_dir
 from loaders.source import Source, SourceOptions, SourceReader
@@ -577,6 +577,8 @@ def load(
         replaced = None if only is None else sorted(only | set(gone))
         total = len(only) if only is not None else reader.thread_count()
         described = reader.describe()
+        thread_cap = max_threads()
+        check_thread_count(described, total, thread_cap)
         ranges = None
         if only is None and workers > 1 and reader.capabilities.split:
             ranges = reader.split(workers * RANGES_PER_WORKER)
@@ -638,6 +640,10 @@ def load(
                 prefetch.join()
             write_digests(writer.con, load_id, replaced)
             if derived is not None:
+                # (A reader that could not count its threads beforehand: counted before the
+                # load-time tables, which grow with them, are built.)
+                check_thread_count(described, len(replaced) if replaced is not None else
+                                   writer.con.execute("SELECT count(*) FROM threads").fetchone()[0], thread_cap)
                 derived.write(writer.con, replaced)
             counts = writer.counts(load_id)
             summary = LoadSummary(
