@@ -30,17 +30,15 @@
 #include "_mpscan.h"
 
 
-/* Walk one msgpack checkpoint in place (`row`'s first step; args: blob, prev_blob,
+/* Walk one msgpack checkpoint in place (`row`'s first step: blob, a bytes object, prev_blob,
  * prev_spans, max_elements). None: not sure (or more values than max_elements), use the plain path. Else (ts, spans, common, tail):
  * ts, the checkpoint's ts (str); spans, opaque bytes locating the message payloads
  * (passed back as prev_spans with this blob as prev_blob), or None when
  * channel_values has no messages; common, how many leading payloads equal the
  * previous checkpoint's; tail, the payloads after those, as bytes. */
-static PyObject *scan(PyObject *self, PyObject *args) {
+static PyObject *scan(PyObject *blob_obj, PyObject *prev_blob, PyObject *prev_spans, Py_ssize_t max_elements) {
     Py_buffer blob;
-    PyObject *prev_blob, *prev_spans;
-    Py_ssize_t max_elements;
-    if (!PyArg_ParseTuple(args, "y*OOn", &blob, &prev_blob, &prev_spans, &max_elements)) return NULL;
+    if (PyObject_GetBuffer(blob_obj, &blob, PyBUF_SIMPLE) < 0) return NULL;
     Found f = {0};
     PyObject *result = NULL;
     int r = scan_checkpoint(blob.buf, blob.len, max_elements, &f);
@@ -209,12 +207,9 @@ static PyObject *row(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
         Py_DECREF(prev_blob);
         return NULL;
     }
-    PyObject *scan_args = Py_BuildValue("(OOOn)", blob, prev_blob, prev_spans, max_elements);
+    PyObject *found = scan(blob, prev_blob, prev_spans, max_elements);
     Py_DECREF(prev_blob);
     Py_DECREF(prev_spans);
-    if (scan_args == NULL) return NULL;
-    PyObject *found = scan(NULL, scan_args);
-    Py_DECREF(scan_args);
     if (found == NULL || found == Py_None) return found;
     PyObject *text = NULL;
     if (PyBytes_CheckExact(metadata)) {

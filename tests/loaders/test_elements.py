@@ -99,3 +99,20 @@ def test_a_bad_limit_in_the_environment_is_one_line():
         mp.setenv(elements.ENV, "lots")
         with pytest.raises(SourceError, match="TRANSCRIPT_LENS_MAX_ELEMENTS='lots' is not a whole number"):
             elements.max_elements()
+
+
+@pytest.mark.skipif(_native.scan is None, reason="the C extension is not built")
+def test_the_scanner_declines_a_checkpoint_exactly_past_the_limit():
+    from loaders.records import Payloads, RawCheckpoint
+
+    message = ormsgpack.Ext(5, _pack(["m", "HumanMessage", {"content": "hi", "id": "m1"}, "model_validate_json"]))
+    blob = _pack({"v": 1, "ts": "2026-01-01T00:00:00+00:00",
+                  "channel_values": {"messages": [message, message], "notes": [[1, 2], {"a": None}]}})
+    values = elements.count_py(blob, 10**6)
+    # The map; v, 1; ts, its text; channel_values, its map; messages, its list, 2 messages;
+    # notes, its list; [1, 2] and its 2; {"a": None} and its 2.
+    assert values == 19
+    for limit in (values - 1, values, values + 1):
+        row = ("t", "", "c", None, "msgpack", blob, b"{}")
+        accepted = _native.scan.row(row, Payloads(), RawCheckpoint, limit) is not None
+        assert accepted == (values <= limit), limit
