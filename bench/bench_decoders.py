@@ -25,7 +25,7 @@ Per checkpoint (every sampled row):
 - msgspec: `msgspec.msgpack.Decoder(ext_hook=...)`, payloads kept as memoryviews
   into the blob or copied to bytes (msgspec is not a requirement: `pip install msgspec`;
   its rows are skipped without it);
-- `sqlite_source.fast_checkpoint(row, payloads)`, a fresh `records.Payloads()` per
+- `sqlite_source.fast_checkpoint(row, payloads, limit)`, a fresh `records.Payloads()` per
   thread: with `loaders._scan` (the C scan: checks, walk in place, numbering),
   with `native_scan = None` (ormsgpack and `Payloads.versions`, its pure-Python
   twin), and with its ormsgpack call replaced by msgspec (bytes payloads; one
@@ -60,6 +60,7 @@ import ormsgpack  # noqa: E402
 
 from loaders import decode, sqlite_source  # noqa: E402
 from loaders.records import Payloads  # noqa: E402
+from loaders.elements import max_elements  # noqa: E402
 
 try:
     import msgspec
@@ -117,8 +118,8 @@ def fast_checkpoint_way(scan, unpackb) -> Callable[[list[list[tuple]]], list]:
         out = []
         try:
             for rows in threads:
-                payloads = Payloads()
-                cps = [fast(row, payloads) for row in rows]
+                payloads, limit = Payloads(), max_elements()  # (read once a thread, as `bundle_thread` does)
+                cps = [fast(row, payloads, limit) for row in rows]
                 if keep:
                     out.append((cps, payloads.items))
         finally:
@@ -148,8 +149,9 @@ def unpack_messages(groups: list[list]) -> None:
 def loader_messages(groups: list[list]) -> None:
     decode_one = decode.decode_message
     for payloads in groups:
+        limit = max_elements()  # (read once a thread, as `transform.decode_versions` does)
         for p in payloads:
-            decode_one(p)
+            decode_one(p, limit)
 
 
 # --- timing ---------------------------------------------------------------------------------------

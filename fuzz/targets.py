@@ -146,9 +146,30 @@ def _odd(row: tuple, which: int) -> tuple:
     return (t, ns, cid, parent, type_, blob, '{"a": "\ud800"}')
 
 
-def _py_fast(row, table):
+def _py_fast(row, table, limit):
     with pure_python():
-        return sqlite_source.fast_checkpoint(row, table)
+        return sqlite_source.fast_checkpoint(row, table, limit)
+
+
+def _element_limit(data: bytes) -> int:
+    """The values-per-value limit a row input is read under (`loaders/elements.py`): the input's last
+    byte picks a small one (1-64) half the time, so that the budget declines real checkpoints."""
+    import loaders.elements
+
+    last = data[-1] if data else 255
+    return last % 64 + 1 if last < 128 else loaders.elements.MAX_ELEMENTS
+
+
+def _same_count(blob, limit: int) -> None:
+    """`_scan.elements` equals its twin `elements.count_py`, flat and deep."""
+    import loaders.elements
+
+    if not isinstance(blob, bytes):
+        return
+    for deep in (False, True):
+        c, p = scan.elements(blob, limit, deep), loaders.elements.count_py(blob, limit, deep)
+        if c != p:
+            raise Mismatch(f"_scan.elements({limit}, deep={deep}) = {c}, count_py = {p}")
 
 
 def target_row(data: bytes) -> None:
@@ -158,21 +179,25 @@ def target_row(data: bytes) -> None:
     - C answers: the ormsgpack path answers too (C never accepts what Python would judge), with the same
       RawCheckpoint, and both tables number the payloads the same;
     - neither: `decode_checkpoint_row` reports the same errors on both tables.
+    Both under a values-per-value limit the input picks (`_element_limit`), whose counter
+    `_scan.elements` must equal its twin on every blob.
     Then the whole thread through `bundle_thread`, compiled and pure: the same bundle.
     """
     rows = thread_rows(data, odd=True)
     if not rows:
         return
     RawCheckpoint, Payloads = records.RawCheckpoint, records.Payloads
+    limit = _element_limit(data)
     tc, tp = Payloads(), Payloads()
     for row in rows:
+        _same_count(row[5], limit)
         before = _state(tc)
-        c = scan.row(row, tc, RawCheckpoint)
-        p = _py_fast(row, tp)
+        c = scan.row(row, tc, RawCheckpoint, limit)
+        p = _py_fast(row, tp, limit)
         if c is None:
             if _state(tc) != before:
                 raise Mismatch("_scan.row declined a row but changed the payload numbering")
-            c = _py_fast(row, tc)
+            c = _py_fast(row, tc, limit)
         elif p is None:
             raise Mismatch(f"_scan.row accepted a row the Python path declines: {_view(c)!r:.300}")
         if c is None and p is None:

@@ -15,6 +15,10 @@
 typedef struct {
     const unsigned char *p;
     const unsigned char *end;
+    /* Values the scan may still read (`loaders/elements.py`: a checkpoint of more values than
+     * the limit is not decoded), charged a container's entries at its header (`charge`): past it
+     * the scan declines and Python reports the limit. */
+    Py_ssize_t budget;
 } Cursor;
 
 typedef struct {
@@ -165,14 +169,21 @@ static int key(Cursor *c, Head *h) {
     return (h->kind == K_SCALAR || h->kind == K_STR || h->kind == K_BIN) ? 0 : -1;
 }
 
+/* Charge the values a container holds (an array's entries, a map's keys and values) to the
+ * cursor's budget; -1 past it. Its count is already checked against the bytes left. */
+static int charge(Cursor *c, const Head *h) {
+    c->budget -= (Py_ssize_t)(h->kind == K_MAP ? 2 * h->n : h->n);
+    return c->budget < 0 ? -1 : 0;
+}
+
 static int skip_body(Cursor *c, const Head *h, int depth) {
     if (h->kind == K_ARRAY) {
         /* Each entry takes at least one byte: a count beyond what is left is malformed. */
-        if (h->n > (uint64_t)(c->end - c->p)) return -1;
+        if (h->n > (uint64_t)(c->end - c->p) || charge(c, h) < 0) return -1;
         for (uint64_t i = 0; i < h->n; i++)
             if (skip(c, depth + 1) < 0) return -1;
     } else if (h->kind == K_MAP) {
-        if (h->n > (uint64_t)(c->end - c->p)) return -1;
+        if (h->n > (uint64_t)(c->end - c->p) || charge(c, h) < 0) return -1;
         for (uint64_t i = 0; i < h->n; i++) {
             Head k;
             if (key(c, &k) < 0 || skip(c, depth + 1) < 0) return -1;
@@ -204,7 +215,7 @@ typedef struct {
 static int scan_messages(Cursor *c, const unsigned char *base, Found *f) {
     Head h;
     if (head(c, &h) < 0 || h.kind != K_ARRAY) return -1;
-    if (h.n > (uint64_t)(c->end - c->p)) return -1;
+    if (h.n > (uint64_t)(c->end - c->p) || charge(c, &h) < 0) return -1;
     f->has_messages = 1;
     f->n_messages = (Py_ssize_t)h.n;
     f->spans = PyMem_Malloc(sizeof(Span) * (h.n ? h.n : 1));
@@ -221,7 +232,7 @@ static int scan_messages(Cursor *c, const unsigned char *base, Found *f) {
 static int scan_values(Cursor *c, const unsigned char *base, Found *f) {
     Head h;
     if (head(c, &h) < 0 || h.kind != K_MAP) return -1;
-    if (h.n > (uint64_t)(c->end - c->p)) return -1;
+    if (h.n > (uint64_t)(c->end - c->p) || charge(c, &h) < 0) return -1;
     f->has_values = 1;
     for (uint64_t i = 0; i < h.n; i++) {
         Head k;
@@ -238,11 +249,11 @@ static int scan_values(Cursor *c, const unsigned char *base, Found *f) {
 }
 
 /* 0: accepted; -1: not sure (the plain path decides); -2: out of memory. */
-static int scan_checkpoint(const unsigned char *base, Py_ssize_t size, Found *f) {
-    Cursor c = {base, base + size};
+static int scan_checkpoint(const unsigned char *base, Py_ssize_t size, Py_ssize_t max_elements, Found *f) {
+    Cursor c = {base, base + size, max_elements - 1};  /* (the checkpoint's map itself) */
     Head h;
     if (head(&c, &h) < 0 || h.kind != K_MAP) return -1;
-    if (h.n > (uint64_t)(c.end - c.p)) return -1;
+    if (h.n > (uint64_t)(c.end - c.p) || charge(&c, &h) < 0) return -1;
     for (uint64_t i = 0; i < h.n; i++) {
         Head k;
         if (key(&c, &k) < 0) return -1;

@@ -130,6 +130,7 @@ typedef struct {
     int at_row;           /* stmt holds a row not processed yet (else SQLITE_DONE was met) */
     PyObject *reading;    /* the thread the Python reader would have been reading at the last error */
     Py_ssize_t cap;       /* the most rows of a thread gathered (`records.max_thread_checkpoints`) */
+    Py_ssize_t max_elements; /* a blob of more msgpack values goes to Python (`loaders/elements.py`) */
 
     /* the thread being gathered */
     PyObject *key;        /* its id as Python sees it; NULL: none yet */
@@ -380,7 +381,7 @@ static int fast_row(Rows *r, PyObject **out) {
     if (blob == NULL) return 0; /* empty, or out of memory: the raw path says which */
 
     Found f = {0};
-    int sc = scan_checkpoint(blob, blob_len, &f);
+    int sc = scan_checkpoint(blob, blob_len, r->max_elements, &f);
     if (sc == -2) {
         PyMem_Free(f.spans);
         PyErr_NoMemory();
@@ -628,17 +629,18 @@ static int bind(Store *st, sqlite3_stmt *stmt, PyObject *params) {
 }
 
 PyDoc_STRVAR(rows_doc,
-"rows(sql, params, cap) -> Rows\n\n"
+"rows(sql, params, cap, max_elements) -> Rows\n\n"
 "Run the checkpoints query (columns thread_id, ns, id, parent, type, blob, metadata; rows\n"
 "grouped by thread) and step to its first row, raising there as sqlite3's execute() would.\n"
 "params: a list of str, bytes, int or None. A thread's rows past the first `cap` (> 0) are\n"
-"counted, not read: each thread comes as (id, rows, payloads, fast, skipped).");
+"counted, not read: each thread comes as (id, rows, payloads, fast, skipped). A blob of more\n"
+"than `max_elements` msgpack values is handed over raw (`loaders/elements.py`).");
 
 static PyObject *Store_rows(Store *st, PyObject *args) {
     const char *sql;
     PyObject *params;
-    Py_ssize_t cap;
-    if (!PyArg_ParseTuple(args, "sO!n", &sql, &PyList_Type, &params, &cap)) return NULL;
+    Py_ssize_t cap, max_elements;
+    if (!PyArg_ParseTuple(args, "sO!nn", &sql, &PyList_Type, &params, &cap, &max_elements)) return NULL;
     if (cap < 1) {
         PyErr_SetString(PyExc_ValueError, "cap must be positive");
         return NULL;
@@ -680,6 +682,7 @@ static PyObject *Store_rows(Store *st, PyObject *args) {
     r->at_row = rc == SQLITE_ROW;
     r->reading = Py_NewRef(st->nothing);
     r->cap = cap;
+    r->max_elements = max_elements;
     return (PyObject *)r;
 }
 

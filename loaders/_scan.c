@@ -30,19 +30,18 @@
 #include "_mpscan.h"
 
 
-/* Walk one msgpack checkpoint in place (`row`'s first step; args: blob, prev_blob,
- * prev_spans). None: not sure, use the plain path. Else (ts, spans, common, tail):
+/* Walk one msgpack checkpoint in place (`row`'s first step: blob, a bytes object, prev_blob,
+ * prev_spans, max_elements). None: not sure (or more values than max_elements), use the plain path. Else (ts, spans, common, tail):
  * ts, the checkpoint's ts (str); spans, opaque bytes locating the message payloads
  * (passed back as prev_spans with this blob as prev_blob), or None when
  * channel_values has no messages; common, how many leading payloads equal the
  * previous checkpoint's; tail, the payloads after those, as bytes. */
-static PyObject *scan(PyObject *self, PyObject *args) {
+static PyObject *scan(PyObject *blob_obj, PyObject *prev_blob, PyObject *prev_spans, Py_ssize_t max_elements) {
     Py_buffer blob;
-    PyObject *prev_blob, *prev_spans;
-    if (!PyArg_ParseTuple(args, "y*OO", &blob, &prev_blob, &prev_spans)) return NULL;
+    if (PyObject_GetBuffer(blob_obj, &blob, PyBUF_SIMPLE) < 0) return NULL;
     Found f = {0};
     PyObject *result = NULL;
-    int r = scan_checkpoint(blob.buf, blob.len, &f);
+    int r = scan_checkpoint(blob.buf, blob.len, max_elements, &f);
     if (r == -2) {
         PyErr_NoMemory();
         goto done;
@@ -161,17 +160,21 @@ static PyObject *number(PyObject *payloads, PyObject *blob, PyObject *spans, Py_
 static int is_text(PyObject *o) { return PyUnicode_CheckExact(o); }
 
 PyDoc_STRVAR(row_doc,
-"row(row, payloads, raw_checkpoint) -> RawCheckpoint | None\n\n"
+"row(row, payloads, raw_checkpoint, max_elements) -> RawCheckpoint | None\n\n"
 "`sqlite_source.fast_checkpoint` for a `checkpoints` row (thread_id, ns, id, parent,\n"
 "type, blob, metadata) in one call: the same checks, the scan, the payload numbering\n"
 "into `payloads`, the RawCheckpoint (`raw_checkpoint` is its class). None, with\n"
-"`payloads` untouched, whenever it is not sure.");
+"`payloads` untouched, whenever it is not sure, and for a blob of more than\n"
+"`max_elements` msgpack values (`loaders/elements.py`).");
 
 static PyObject *row(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 3 || !PyTuple_CheckExact(args[0]) || PyTuple_GET_SIZE(args[0]) != 7 || !PyType_Check(args[2])) {
-        PyErr_SetString(PyExc_TypeError, "row(row: 7-tuple, payloads, raw_checkpoint: type)");
+    if (nargs != 4 || !PyTuple_CheckExact(args[0]) || PyTuple_GET_SIZE(args[0]) != 7 || !PyType_Check(args[2]) ||
+        !PyLong_Check(args[3])) {
+        PyErr_SetString(PyExc_TypeError, "row(row: 7-tuple, payloads, raw_checkpoint: type, max_elements: int)");
         return NULL;
     }
+    Py_ssize_t max_elements = PyLong_AsSsize_t(args[3]);
+    if (max_elements == -1 && PyErr_Occurred()) return NULL;
     PyObject *r = args[0], *payloads = args[1], *type = args[2];
     PyObject *thread_id = PyTuple_GET_ITEM(r, 0), *ns = PyTuple_GET_ITEM(r, 1), *cid = PyTuple_GET_ITEM(r, 2);
     PyObject *parent = PyTuple_GET_ITEM(r, 3), *type_ = PyTuple_GET_ITEM(r, 4), *blob = PyTuple_GET_ITEM(r, 5);
@@ -204,12 +207,9 @@ static PyObject *row(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
         Py_DECREF(prev_blob);
         return NULL;
     }
-    PyObject *scan_args = PyTuple_Pack(3, blob, prev_blob, prev_spans);
+    PyObject *found = scan(blob, prev_blob, prev_spans, max_elements);
     Py_DECREF(prev_blob);
     Py_DECREF(prev_spans);
-    if (scan_args == NULL) return NULL;
-    PyObject *found = scan(NULL, scan_args);
-    Py_DECREF(scan_args);
     if (found == NULL || found == Py_None) return found;
     PyObject *text = NULL;
     if (PyBytes_CheckExact(metadata)) {
@@ -356,7 +356,111 @@ done:
 }
 
 
+/* --- elements(): values in a value (`loaders/elements.py`'s `count_py` is the twin) ------ */
+
+/* Nested extension values counted into (`loaders/elements.py`'s DEEP_LEVELS). */
+#define ELEMENTS_DEEP_LEVELS 16
+
+/* The values read from [p, end): one top value and what it holds, at most budget + 1; an
+ * extension value's payload counted too while levels > 0. Stops at the first malformed
+ * header or length with what it counted (ormsgpack reports the damage). No recursion but
+ * one level per nested extension (at most `levels`). */
+static Py_ssize_t count_values(const unsigned char *p, const unsigned char *end, Py_ssize_t budget, int levels) {
+    Py_ssize_t n = 0;
+    uint64_t left = 1;
+    while (left) {
+        if (p >= end) return n;
+        unsigned char t = *p++;
+        left--;
+        if (++n > budget) return n;
+        uint64_t len = 0;
+        int width = 0;
+        if (t <= 0x7f || t >= 0xe0 || t == 0xc0 || t == 0xc2 || t == 0xc3) {
+            /* a scalar in its header byte */
+        } else if (t <= 0x8f) {
+            left += 2 * (uint64_t)(t & 0x0f);
+        } else if (t <= 0x9f) {
+            left += t & 0x0f;
+        } else if (t <= 0xbf) {
+            if ((uint64_t)(end - p) < (uint64_t)(t & 0x1f)) return n;
+            p += t & 0x1f;
+        } else if (t >= 0xca && t <= 0xd3) {
+            static const int scalar_width[10] = {4, 8, 1, 2, 4, 8, 1, 2, 4, 8};
+            width = scalar_width[t - 0xca];
+            if (end - p < width) return n;
+            p += width;
+        } else if (t >= 0xd4 && t <= 0xd8) {
+            len = (uint64_t)1 << (t - 0xd4);
+            goto ext;
+        } else {
+            switch (t) {
+            case 0xc4: case 0xd9: width = 1; break;
+            case 0xc5: case 0xda: width = 2; break;
+            case 0xc6: case 0xdb: width = 4; break;
+            case 0xc7: width = 1; break;
+            case 0xc8: width = 2; break;
+            case 0xc9: width = 4; break;
+            case 0xdc: case 0xde: width = 2; break;
+            case 0xdd: case 0xdf: width = 4; break;
+            default: return n; /* 0xc1: never used */
+            }
+            if (end - p < width) return n;
+            for (int i = 0; i < width; i++) len = (len << 8) | p[i];
+            p += width;
+            if (t == 0xdc || t == 0xdd) {
+                left += len;
+            } else if (t == 0xde || t == 0xdf) {
+                left += 2 * len;
+            } else if (t >= 0xc7 && t <= 0xc9) {
+                goto ext;
+            } else {
+                if ((uint64_t)(end - p) < len) return n;
+                p += len;
+            }
+        }
+        goto next;
+    ext: {
+        const unsigned char *body = p + 1; /* after the type byte */
+        if (end - p < 1 || (uint64_t)(end - body) < len) return n;
+        if (levels > 0) {
+            n += count_values(body, body + len, budget - n, levels - 1);
+            if (n > budget) return n;
+        }
+        p = body + len;
+    }
+    next:
+        if (left > (uint64_t)(end - p)) return n; /* each value takes a byte at least */
+    }
+    return n;
+}
+
+PyDoc_STRVAR(elements_doc,
+"elements(data, limit, deep=False) -> int\n\n"
+"How many msgpack values `data` holds, at most limit + 1, counted without decoding\n"
+"(`loaders.elements.count_py` is the twin): map keys and array entries included, an\n"
+"extension value one value, and with `deep` the values of its payload too. Stops at\n"
+"malformed bytes with the count so far.");
+
+static PyObject *elements(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs < 2 || nargs > 3 || !PyLong_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "elements(data: bytes-like, limit: int, deep: bool = False)");
+        return NULL;
+    }
+    Py_ssize_t limit = PyLong_AsSsize_t(args[1]);
+    if (limit == -1 && PyErr_Occurred()) return NULL;
+    int deep = nargs == 3 ? PyObject_IsTrue(args[2]) : 0;
+    if (deep < 0) return NULL;
+    Py_buffer data;
+    if (PyObject_GetBuffer(args[0], &data, PyBUF_SIMPLE) < 0) return NULL;
+    const unsigned char *p = data.buf;
+    Py_ssize_t n = count_values(p, p + data.len, limit, deep ? ELEMENTS_DEEP_LEVELS : 0);
+    PyBuffer_Release(&data);
+    return PyLong_FromSsize_t(n);
+}
+
+
 static PyMethodDef methods[] = {
+    {"elements", (PyCFunction)(void (*)(void))elements, METH_FASTCALL, elements_doc},
     {"row", (PyCFunction)(void (*)(void))row, METH_FASTCALL, row_doc},
     {"ts_list", (PyCFunction)(void (*)(void))ts_list, METH_FASTCALL, ts_list_doc},
     {"stage", (PyCFunction)(void (*)(void))stage, METH_FASTCALL, stage_doc},

@@ -22,6 +22,7 @@ import orjson
 import ormsgpack
 
 from loaders import cipher
+from loaders.elements import json_over_limit, max_elements, over_limit
 from loaders.records import oversized_reason
 
 # msgpack extension codes of langgraph.checkpoint.serde.jsonplus
@@ -80,11 +81,13 @@ def outer_hook(code: int, data: bytes) -> Any:
     return Ext(code, data)
 
 
-def decode_typed(type_tag: str | None, data: bytes | None) -> Any:
+def decode_typed(type_tag: str | None, data: bytes | None, deep: bool = False) -> Any:
     """Decode a `(type, bytes)` pair as written by `JsonPlusSerializer.dumps_typed`.
 
     Message payloads come back as raw `bytes` (see `decode_message`); other
-    extension values as `Ext`. Refused tags raise `DecodeError`.
+    extension values as `Ext`. Refused tags raise `DecodeError`, and so does a value
+    of more values than `elements.max_elements()`: counted flat, or with `deep` (a
+    value the caller makes `plain`) with the values its extension values hold.
 
     >>> decode_typed("msgpack", ormsgpack.packb({"a": 1}))
     {'a': 1}
@@ -105,11 +108,17 @@ def decode_typed(type_tag: str | None, data: bytes | None) -> Any:
     if type_tag in ("bytes", "bytearray"):
         return bytes(data)
     if type_tag == "msgpack":
+        too_many = over_limit(data, deep)
+        if too_many is not None:
+            raise DecodeError(f"not decoded: {too_many}")
         try:
             return ormsgpack.unpackb(data, ext_hook=outer_hook, option=UNPACK_OPT)
         except (ormsgpack.MsgpackDecodeError, ValueError, TypeError, RecursionError) as exc:
             raise DecodeError(f"invalid msgpack: {exc}") from None
     if type_tag == "json":
+        too_many = json_over_limit(data)
+        if too_many is not None:
+            raise DecodeError(f"not decoded: {too_many}")
         try:
             return _from_legacy_json(json.loads(bytes(data).decode("utf-8")))
         except (ValueError, UnicodeDecodeError, RecursionError) as exc:
@@ -468,11 +477,13 @@ def same_message(a: Message, b: Message) -> bool:
     return True
 
 
-def decode_message(payload: Any) -> Message:
+def decode_message(payload: Any, limit: int | None = None) -> Message:
     """Decode one element of `state['messages']` into a `Message`.
 
     Accepts the raw bytes of an ext-5 payload, an `Ext`, a legacy `JsonPayload`
-    or a plain dict. Raises `DecodeError` for anything that is not a message.
+    or a plain dict. Raises `DecodeError` for anything that is not a message, and for a
+    payload of more than `limit` values (`elements.max_elements()` when None: callers
+    decoding many pass it, reading the environment once).
 
     >>> raw = ormsgpack.packb(["langchain_core.messages.human", "HumanMessage",
     ...                        {"type": "human", "content": "hi", "id": "m1"}, "model_validate_json"])
@@ -486,6 +497,10 @@ def decode_message(payload: Any) -> Message:
             if payload.code not in (EXT_PYDANTIC_V1, EXT_CONSTRUCTOR_KW_ARGS):
                 raise DecodeError(f"message list holds an extension value of code {payload.code}")
             payload = payload.data
+        limit = max_elements() if limit is None else limit
+        too_many = over_limit(payload, True, limit) if len(payload) > limit else None
+        if too_many is not None:
+            raise DecodeError(f"message not decoded: {too_many}")
         try:
             # Messages rarely hold extension values: without a hook ormsgpack unpacks
             # in one call, and refuses one ("ext_hook missing") for `_unpack` to resolve.

@@ -19,21 +19,40 @@ from typing import Any
 from loaders import delta
 from loaders.decode import DecodeError, decode_typed
 from loaders.delta import CHANNEL, FAILED, NOTHING, DeltaCheckpoint, DeltaWrite
-from loaders.records import LoadError, ThreadBundle, blob_bytes
+from loaders.records import Deferred, LoadError, ThreadBundle, blob_bytes
 
-# `(checkpoint_ns, checkpoint_id, task_path, task_id, idx, type, blob)` of one `messages` write.
-WriteRows = Iterable[tuple[str, str, str, str, int, str | None, bytes | None]]
+# `(checkpoint_ns, checkpoint_id, task_path, task_id, idx, type, blob)` of one `messages` write,
+# in the store's order; a reader may hand a large blob as a `records.Deferred` of known size.
+WriteRows = Iterable[tuple[str, str, str, str, int, str | None, bytes | Deferred | None]]
+
+# The most bytes of stored `messages` write values one thread's rebuild reads: every write is
+# held, decoded, until the lists are rebuilt (30 writes of 30 MB, 19 MB in Postgres's TOAST,
+# took 1.9 GB). The writes past it are not read (a Deferred one is never fetched): their value
+# is FAILED, so only the lists that need one of them are not rebuilt, and one error says so.
+DELTA_WRITES_MAX_BYTES = 64 << 20
 
 
 def _writes(thread_id: str, rows: WriteRows, errors: list[LoadError]) -> list[DeltaWrite]:
+    """The thread's writes decoded as they stream by, their bytes read up to `DELTA_WRITES_MAX_BYTES`."""
     out = []
+    held, unread = 0, 0
     for ns, cid, task_path, task_id, idx, type_, blob in rows:
-        try:
-            value = decode_typed(type_, blob)
-        except DecodeError as exc:
-            errors.append(LoadError(thread_id, ns, cid, "write", f"{CHANNEL}: {exc}"))
-            value = FAILED  # (what depends on it is not rebuilt)
+        size = blob.size if type(blob) is Deferred else len(blob) if isinstance(blob, (bytes, memoryview)) else 0
+        if unread or held + size > DELTA_WRITES_MAX_BYTES:
+            unread += 1
+            value = FAILED
+        else:
+            held += size
+            try:
+                value = decode_typed(type_, blob_bytes(blob))
+            except DecodeError as exc:
+                errors.append(LoadError(thread_id, ns, cid, "write", f"{CHANNEL}: {exc}"))
+                value = FAILED  # (what depends on it is not rebuilt)
         out.append(DeltaWrite(ns, cid, task_path or "", task_id, idx, value))
+    if unread:
+        errors.append(LoadError(thread_id, None, None, "write", (
+            f"{CHANNEL}: {unread} DeltaChannel writes not read: a thread's are read up to {DELTA_WRITES_MAX_BYTES >> 20} MiB "
+            "of values, in the store's order; the lists that need one of them are not rebuilt")))
     return out
 
 
@@ -54,9 +73,9 @@ def sqlite_thread(con: sqlite3.Connection, bundle: ThreadBundle, checkpoint_fits
         rows = con.execute(
             f"SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id, {checkpoint_value} FROM checkpoints "
             f"WHERE thread_id = ? AND {checkpoint_fits}", (thread_id,)).fetchall()
-        write_rows = con.execute(
+        writes = _writes(thread_id, con.execute(  # (streamed, in the table's key order: decoded a row at a time)
             f"SELECT checkpoint_ns, checkpoint_id, {'task_path' if has_path else chr(39) * 2}, task_id, idx, {write_value} "
-            f"FROM writes WHERE thread_id = ? AND channel = ? AND {write_fits}", (thread_id, CHANNEL)).fetchall()
+            f"FROM writes WHERE thread_id = ? AND channel = ? AND {write_fits}", (thread_id, CHANNEL)), errors)
     except sqlite3.DatabaseError as exc:
         reason = f"DeltaChannel {CHANNEL} not rebuilt: SQLite could not read the thread again ({exc})"
         return ThreadBundle(thread_id, bundle.checkpoints, bundle.writes, [*bundle.errors, LoadError(thread_id, None, None, "messages", reason)], bundle.payloads)
@@ -72,7 +91,7 @@ def sqlite_thread(con: sqlite3.Connection, bundle: ThreadBundle, checkpoint_fits
         except (DecodeError, AttributeError):
             pass
         checkpoints.append(DeltaCheckpoint(ns, cid, parent if isinstance(parent, str) else None, stored, versioned))
-    return _rebuilt(bundle, checkpoints, _writes(thread_id, write_rows, errors), errors)
+    return _rebuilt(bundle, checkpoints, writes, errors)
 
 
 def postgres_thread(bundle: ThreadBundle, rows: list, blobs: list, fetch_writes: Callable[[str], WriteRows]) -> ThreadBundle:

@@ -110,6 +110,15 @@ class BlobRow(NamedTuple):
 # of zeros is 2 GB, and 60 MB on disk).
 HELD_BLOB_BYTES = 64 << 20
 
+# Metadata of more bytes than this (as Postgres prints the JSON) is left out of the checkpoint
+# rows a FETCH brings, 2,000 at a time, in `DEFERRED_METADATA<bytes>`'s place, and fetched by
+# key when its thread is assembled (300 threads of 7 MB of metadata, 33 MB on disk, took a load
+# to 4.2 GB). A thread holds at most HELD_METADATA_BYTES of such metadata: past it, a large one is
+# not fetched (one `load_errors` row for the thread); small ones count with the thread's rows.
+INLINE_METADATA_BYTES = 16 << 10
+DEFERRED_METADATA = "tl:deferred:"
+HELD_METADATA_BYTES = 64 << 20
+
 
 class WriteRow(NamedTuple):
     thread_id: str
@@ -119,7 +128,7 @@ class WriteRow(NamedTuple):
     idx: int
     channel: str
     type: str | None
-    blob: bytes | None
+    blob: bytes | Deferred | None  # (Deferred: a large value, fetched when decoded)
 
 
 def table_shape(columns: dict[str, set[str]], where: str) -> bool:
@@ -347,6 +356,7 @@ def assemble(
     oversized: Iterable[OversizedKeys] = (),
     delta_writes: Callable[[str], Iterable[tuple]] | None = None,
     fetch_blob: Callable[[str, str, str], bytes | None] | None = None,
+    fetch_metadata: Callable[[str, str, str], str | None] | None = None,
 ) -> Iterator[ThreadBundle]:
     """Merge-join the three ordered streams into one `ThreadBundle` per thread.
 
@@ -355,7 +365,8 @@ def assemble(
     for their key size: reported with their thread, or, of an oversized thread id, with
     the first thread (a bundle of errors only when there is none). `delta_writes(thread_id)`
     gives a DeltaChannel thread's `messages` writes (`loaders.delta_read.WriteRows`);
-    `fetch_blob(thread_id, ns, version)` one `messages` blob again (`Deferred`).
+    `fetch_blob(thread_id, ns, version)` one `messages` blob again (`Deferred`);
+    `fetch_metadata(thread_id, ns, id)` one checkpoint's metadata (`DEFERRED_METADATA`).
 
     >>> list(assemble([], [], [], "db"))
     []
@@ -386,7 +397,7 @@ def assemble(
         if tail.dropped:
             errors.append(tail.error(thread_id))
         blobs = blob_rows.take(thread_id, keep=_blob_of(rows), spill=spill)
-        out = build_bundle(thread_id, rows, blobs, thread_writes)
+        out = build_bundle(thread_id, rows, blobs, thread_writes, fetch_metadata)
         out.errors[:0] = errors
         if delta_writes is not None and delta.marked(out):  # a DeltaChannel thread: its messages rebuilt (loaders.delta)
             out = delta_read.postgres_thread(out, rows, blobs, delta_writes)
@@ -441,9 +452,27 @@ def _on_checkpoints_read(rows: list[CheckpointRow]) -> Callable[[WriteRow], bool
 _FAILED = object()
 
 
-def build_bundle(thread_id: str, rows: list[CheckpointRow], blobs: list[BlobRow], writes: list[WriteRow]) -> ThreadBundle:
-    """One thread's rows → `ThreadBundle`; damage is reported as `LoadError`s, never raised."""
+def build_bundle(thread_id: str, rows: list[CheckpointRow], blobs: list[BlobRow], writes: list[WriteRow],
+                 fetch_metadata: Callable[[str, str, str], str | None] | None = None) -> ThreadBundle:
+    """One thread's rows → `ThreadBundle`; damage is reported as `LoadError`s, never raised.
+
+    Metadata the reader left on the server (`DEFERRED_METADATA`) is fetched here by key
+    (`fetch_metadata(thread_id, ns, id)`), at most `HELD_METADATA_BYTES` of it per thread."""
     errors: list[LoadError] = []
+    held_metadata, unread_metadata = 0, 0
+
+    def metadata_of(row: CheckpointRow, where: tuple[str, str, str]) -> str | None:
+        nonlocal held_metadata, unread_metadata
+        raw = row.metadata
+        if raw is not None and raw.startswith(DEFERRED_METADATA):
+            size = int(raw[len(DEFERRED_METADATA):])
+            if fetch_metadata is None or held_metadata + size > HELD_METADATA_BYTES:
+                unread_metadata += 1
+                return None
+            held_metadata += size
+            raw = fetch_metadata(*where)
+        return _metadata(raw, errors, where)
+
     stored = {(b.checkpoint_ns, b.version): (b.type, b.blob) for b in blobs}
     decoded: dict[tuple[str, str], Any] = {}
     # Consecutive versions repeat most of their payloads; one object per
@@ -458,7 +487,7 @@ def build_bundle(thread_id: str, rows: list[CheckpointRow], blobs: list[BlobRow]
         if cid is None:
             errors.append(LoadError(thread_id, ns, None, "checkpoint", "checkpoint has no id"))
             continue
-        md_json = _metadata(row.metadata, errors, (thread_id, ns, cid))
+        md_json = metadata_of(row, (thread_id, ns, cid))
         ts = row.ts
         if row.shape is not None:
             errors.append(LoadError(thread_id, ns, cid, "checkpoint", f"checkpoint is a JSON {row.shape}, not an object"))
@@ -494,11 +523,15 @@ def build_bundle(thread_id: str, rows: list[CheckpointRow], blobs: list[BlobRow]
     out_writes: list[RawWrite] = []
     for w in writes:
         try:
-            value = plain(decode_typed(w.type, w.blob))
+            value = plain(decode_typed(w.type, blob_bytes(w.blob), deep=True))
         except DecodeError as exc:
             errors.append(LoadError(thread_id, w.checkpoint_ns, w.checkpoint_id, "write", f"{w.channel}: {exc}"))
             continue
         out_writes.append(RawWrite(thread_id, w.checkpoint_ns, w.checkpoint_id, w.task_id, w.idx, w.channel, value))
+    if unread_metadata:
+        errors.append(LoadError(thread_id, None, None, "metadata", (
+            f"metadata of {unread_metadata} checkpoints not read: a thread's metadata over {INLINE_METADATA_BYTES >> 10} KiB "
+            f"is read up to {HELD_METADATA_BYTES >> 20} MiB, its checkpoints in key order (their step, source and run_id are NULL)")))
     return ThreadBundle(thread_id, checkpoints, out_writes, errors, payloads.items)
 
 
@@ -545,6 +578,6 @@ def _metadata(raw: str | None, errors: list[LoadError], where: tuple[str, str, s
 
 
 __all__ = [
-    "BlobRow", "CheckpointRow", "Deferred", "JS_TS_PATTERN", "JS_TS_TO_KEY", "KEY_COLUMNS", "MESSAGES", "OversizedKeys", "PostgresOptions", "SinceOptions", "SPECIAL_CHANNELS", "TABLES", "TS_PATTERN", "WriteRow",
+    "BlobRow", "CheckpointRow", "DEFERRED_METADATA", "Deferred", "INLINE_METADATA_BYTES", "JS_TS_PATTERN", "JS_TS_TO_KEY", "KEY_COLUMNS", "MESSAGES", "OversizedKeys", "PostgresOptions", "SinceOptions", "SPECIAL_CHANNELS", "TABLES", "TS_PATTERN", "WriteRow",
     "assemble", "build_bundle", "since_key", "since_text", "table_shape", "SINCE_KEY_SQL",
 ]

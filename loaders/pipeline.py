@@ -29,7 +29,7 @@ from loaders.catalog import DATA_TABLES, ERROR_TABLE, SCHEMA_VERSION, staging_sc
 from loaders.cipher import AesKey
 from loaders.digests import source_digests, stored_digests, write_digests
 from loaders.jobs import RANGES_PER_WORKER, Job, batches, default_workers, open_with_key, the_key
-from loaders.records import LoadError, SourceError
+from loaders.records import LoadError, SourceError, check_thread_count, max_threads
 from loaders.registry import resolve
 from loaders.scratch import remove_stale_scratch, scratch_dir
 from loaders.source import Source, SourceOptions, SourceReader
@@ -323,6 +323,7 @@ def _decode(plan: _Plan, base: Job, workers: int, progress: Progress | None, pre
     thread ranges (a full load of a source that splits), else in this process."""
     reader = plan.reader
     total = len(plan.only) if plan.only is not None else reader.thread_count()
+    check_thread_count(plan.described, total, max_threads())
     ranges = None
     if plan.only is None and workers > 1 and reader.capabilities.split:
         ranges = reader.split(workers * RANGES_PER_WORKER)
@@ -371,6 +372,10 @@ def _commit(writer: DatabaseWriter, load_id: int, plan: _Plan, db: str, derived:
     """Digests and derived tables written for what the load replaced; what the load did."""
     write_digests(writer.con, load_id, plan.replaced)
     if derived is not None:
+        # (A reader that could not count its threads beforehand: counted before the load-time
+        # tables, which grow with them, are built.)
+        check_thread_count(plan.described, len(plan.replaced) if plan.replaced is not None else
+                           writer.con.execute("SELECT count(*) FROM threads").fetchone()[0], max_threads())
         derived.write(writer.con, plan.replaced)
     counts = writer.counts(load_id)
     return LoadSummary(

@@ -18,6 +18,8 @@ from loaders.pg_rows import (
     TABLES,
     TS_PATTERN,
     BlobRow,
+    DEFERRED_METADATA,
+    INLINE_METADATA_BYTES,
     CheckpointRow,
     Deferred,
     OversizedKeys,
@@ -34,9 +36,13 @@ from loaders.transform import METADATA_MAX_CHARS
 # Rows per FETCH. Blob rows hold a whole message list each, so fewer of them, and a blob
 # over INLINE_BLOB_BYTES comes by key, alone, when it is decoded (`pg_rows.Deferred`): a
 # FETCH holds at most 100 MiB of blobs (100 blobs of 60 MB in one took a load to 1.4 GB).
+# A special write's value over INLINE_WRITE_BYTES comes the same way (30 values of 30 MB
+# in one FETCH of writes took 1.8 GB): a FETCH of writes holds at most 2,000 × 16 KiB of
+# values beside their keys.
 CHUNK_ROWS = 2000
 BLOB_CHUNK_ROWS = 100
 INLINE_BLOB_BYTES = 1 << 20
+INLINE_WRITE_BYTES = 16 << 10
 
 _COLUMNS_SQL = """
 SELECT c.relname, a.attname, has_table_privilege(c.oid, 'SELECT')
@@ -80,7 +86,9 @@ FROM {blobs} WHERE channel = %s AND octet_length({version}) <= {key_max} {and_wh
 ORDER BY thread_id COLLATE "C"
 """
 _WRITES_SQL = """
-SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, {type}, {blob}
+SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, {type},
+       CASE WHEN octet_length(blob) > {inline} THEN NULL ELSE {blob} END,
+       CASE WHEN octet_length(blob) > {inline} AND octet_length(blob) <= {cap} THEN octet_length(blob) END
 FROM {writes} WHERE channel = ANY(%s) {and_where}
 ORDER BY thread_id COLLATE "C", checkpoint_ns COLLATE "C", checkpoint_id COLLATE "C", task_id COLLATE "C", idx
 """
@@ -231,7 +239,10 @@ class PostgresReader(SourceReader):
             version = sql.SQL("left(checkpoint -> 'channel_versions' ->> 'messages', {})").format(sql.Literal(KEY_MAX_BYTES + 1))
         # Metadata longer than the transform loads stays on the server, as the marker
         # `pg_rows._metadata` reports (a checkpoint row is fetched 2,000 at a time).
-        metadata = sql.SQL(oversized_tag_sql("length(md)", "md", METADATA_MAX_CHARS))
+        # Metadata over INLINE_METADATA_BYTES comes by key, alone, when its thread is assembled.
+        deferred = sql.SQL("CASE WHEN octet_length(md) > {} THEN {} || octet_length(md) ELSE md END").format(
+            sql.Literal(INLINE_METADATA_BYTES), sql.Literal(DEFERRED_METADATA))
+        metadata = sql.SQL(oversized_tag_sql("length(md)", "{deferred}", METADATA_MAX_CHARS)).format(deferred=deferred)
         return sql.SQL(_CHECKPOINTS_SQL).format(
             cid=cid, parent=parent, messages_version=version, checkpoints=self._table("checkpoints"), metadata=metadata,
             where=sql.SQL("WHERE ") + where if where is not None else sql.SQL(""),
@@ -329,6 +340,7 @@ class PostgresReader(SourceReader):
             inline=sql.Literal(INLINE_BLOB_BYTES), cap=sql.Literal(max_blob_bytes()), key_max=sql.Literal(KEY_MAX_BYTES),
         )
         writes_sql = sql.SQL(_WRITES_SQL).format(writes=self._table("checkpoint_writes"), and_where=sql.SQL("AND ") + write_where,
+                                                 inline=sql.Literal(INLINE_WRITE_BYTES), cap=sql.Literal(max_blob_bytes()),
                                                  **_capped_value())
         oversized_sql, oversized_params = self._oversized_sql(only)
         streams = [
@@ -341,8 +353,8 @@ class PostgresReader(SourceReader):
                      for tid, table, k, n, longest, begins in streams[3])
         try:
             yield from assemble(
-                map(CheckpointRow._make, streams[0]), self._blob_rows(streams[1]), map(WriteRow._make, streams[2]),
-                self.where, oversized, self._delta_writes, self._fetch_blob,
+                map(CheckpointRow._make, streams[0]), self._blob_rows(streams[1]), self._write_rows(streams[2]),
+                self.where, oversized, self._delta_writes, self._fetch_blob, self._fetch_metadata,
             )
         except psycopg.Error as exc:
             raise SourceError(f"{self.where}: reading checkpoints failed ({first_line(exc)})") from None
@@ -357,6 +369,30 @@ class PostgresReader(SourceReader):
                 blob = Deferred(self._fetch_blob, (thread_id, ns, version))
             yield BlobRow(thread_id, ns, version, type_, blob)
 
+    def _write_rows(self, rows) -> Iterator[WriteRow]:
+        """`WriteRow`s of the writes stream; a large value as its `Deferred` (fetched when decoded,
+        its size known, so that `records.SpecialWritesTail` keeps the same writes)."""
+        for *head, type_, blob, deferred_size in rows:
+            if deferred_size is not None:
+                blob = Deferred(self._fetch_write, tuple(head[:5]), deferred_size)
+            yield WriteRow(*head, type_, blob)
+
+    def _fetch_write(self, thread_id: str, ns: str, cid: str, task_id: str, idx: int, channel: str | None = None) -> bytes | None:
+        """One write's value by its key (and channel, when given), in the load's snapshot."""
+        query = sql.SQL("SELECT blob FROM {writes} WHERE thread_id = %s AND checkpoint_ns = %s AND checkpoint_id = %s "
+                        "AND task_id = %s AND idx = %s AND channel = coalesce(%s::text, channel)").format(
+                            writes=self._table("checkpoint_writes"))
+        with self.conn.cursor(binary=True) as cur:
+            row = cur.execute(query, [thread_id, ns, cid, task_id, idx, channel]).fetchone()
+        return None if row is None else row[0]
+
+    def _fetch_metadata(self, thread_id: str, ns: str, cid: str) -> str | None:
+        """One checkpoint's metadata as JSON text, by its key, in the load's snapshot."""
+        query = sql.SQL("SELECT metadata::text FROM {cp} WHERE thread_id = %s AND checkpoint_ns = %s AND {cid} = %s").format(
+            cp=self._table("checkpoints"), cid=self._keys("checkpoints")[2])
+        row = self.conn.execute(query, [thread_id, ns, cid]).fetchone()
+        return None if row is None else row[0]
+
     def _fetch_blob(self, thread_id: str, ns: str, version: str) -> bytes | None:
         """One `messages` blob by its key, in the load's snapshot while its cursors stream."""
         query = sql.SQL("SELECT blob FROM {blobs} WHERE thread_id = %s AND checkpoint_ns = %s AND channel = %s{version}").format(
@@ -367,17 +403,29 @@ class PostgresReader(SourceReader):
             row = cur.execute(query, params).fetchone()
         return None if row is None else row[0]
 
-    def _delta_writes(self, thread_id: str) -> list[tuple]:
-        """A DeltaChannel thread's `messages` writes (`loaders.delta_read.WriteRows`), asked in the
-        load's snapshot while its cursors stream (rare: only threads `delta.marked` are asked)."""
+    def _delta_writes(self, thread_id: str) -> Iterator[tuple]:
+        """A DeltaChannel thread's `messages` writes (`loaders.delta_read.WriteRows`), streamed in
+        the load's snapshot while its cursors stream (rare: only threads `delta.marked` are asked),
+        in key order; a value over INLINE_WRITE_BYTES as its `Deferred`, fetched only if it is read."""
         cap = sql.Literal(KEY_MAX_BYTES)
         query = sql.SQL(
-            "SELECT checkpoint_ns, checkpoint_id, {path}, task_id, idx, {type}, {blob} FROM {writes} "
-            "WHERE thread_id = %s AND channel = %s AND octet_length(checkpoint_ns) <= {cap} "
-            "AND octet_length(checkpoint_id) <= {cap} AND octet_length(task_id) <= {cap}"
+            "SELECT checkpoint_ns, checkpoint_id, {path}, task_id, idx, {type}, "
+            "CASE WHEN octet_length(blob) > {inline} THEN NULL ELSE {blob} END, "
+            "CASE WHEN octet_length(blob) > {inline} AND octet_length(blob) <= {blob_cap} THEN octet_length(blob) END "
+            "FROM {writes} WHERE thread_id = %s AND channel = %s AND octet_length(checkpoint_ns) <= {cap} "
+            "AND octet_length(checkpoint_id) <= {cap} AND octet_length(task_id) <= {cap} "
+            'ORDER BY checkpoint_ns COLLATE "C", checkpoint_id COLLATE "C", task_id COLLATE "C", idx'
         ).format(path=sql.Identifier("task_path") if self._has_task_path else sql.SQL("''"),
-                 writes=self._table("checkpoint_writes"), cap=cap, **_capped_value())
-        return self._guard(lambda: self.conn.execute(query, [thread_id, MESSAGES]).fetchall())
+                 writes=self._table("checkpoint_writes"), cap=cap, inline=sql.Literal(INLINE_WRITE_BYTES),
+                 blob_cap=sql.Literal(max_blob_bytes()), **_capped_value())
+        try:
+            for ns, cid, path, task_id, idx, type_, blob, deferred_size in self._stream(
+                    "tl_delta_writes", query, [thread_id, MESSAGES], CHUNK_ROWS, binary=True):
+                if deferred_size is not None:
+                    blob = Deferred(self._fetch_write, (thread_id, ns, cid, task_id, idx, MESSAGES), deferred_size)
+                yield ns, cid, path, task_id, idx, type_, blob
+        except psycopg.Error as exc:
+            raise SourceError(f"{self.where}: reading DeltaChannel writes failed ({first_line(exc)})") from None
 
     def _guard(self, fn):
         try:

@@ -102,6 +102,38 @@ def max_blob_bytes() -> int:
     return _positive_env("TRANSCRIPT_LENS_MAX_BLOB_BYTES", MAX_BLOB_BYTES)
 
 
+# The most threads one load takes. What the load-time tables gather grows with the thread
+# count (about 0.85 kB a thread: a store of 1M empty threads loads at an 850 MB peak), so a
+# source of more threads is refused in one line, before it is decoded when the reader can
+# count its threads (`SourceReader.thread_count`), else before the load-time tables are built;
+# an incremental load counts the threads it replaces. `TRANSCRIPT_LENS_MAX_THREADS` sets
+# another limit (the attack test uses a small one).
+MAX_THREADS = 1_000_000
+
+
+def max_threads() -> int:
+    """The per-load thread limit in force (`MAX_THREADS`, or the environment's).
+
+    >>> max_threads() == int(os.environ.get("TRANSCRIPT_LENS_MAX_THREADS", MAX_THREADS))
+    True
+    """
+    return _positive_env("TRANSCRIPT_LENS_MAX_THREADS", MAX_THREADS)
+
+
+def check_thread_count(where: str, count: int | None, cap: int) -> None:
+    """`SourceError` when a load would take more than `cap` threads.
+
+    >>> try:
+    ...     check_thread_count("s.sqlite", 3, 2)
+    ... except SourceError as exc:
+    ...     print(exc)
+    s.sqlite: 3 threads, over the limit of 2 threads one load takes (TRANSCRIPT_LENS_MAX_THREADS)
+    """
+    if count is not None and count > cap:
+        raise SourceError(f"{where}: {count:,} threads, over the limit of {cap:,} threads one load takes "
+                          "(TRANSCRIPT_LENS_MAX_THREADS)")
+
+
 def _positive_env(name: str, default: int) -> int:
     raw = os.environ.get(name)
     if raw is None:
@@ -198,6 +230,8 @@ class CappedRows:
 
 
 def _value_size(value: object) -> int:
+    if type(value) is Deferred:
+        return value.size
     return len(value) if isinstance(value, (bytes, str, memoryview)) else 0
 
 # The most bytes (UTF-8) a key column may hold: thread_id, checkpoint_ns, checkpoint_id,
@@ -246,10 +280,11 @@ class Deferred:
     a reader that can fetch one blob by key (`pg_rows.assemble`'s `fetch_blob`) sends large
     blobs so, and spills to it the blobs a thread holds past `pg_rows.HELD_BLOB_BYTES`."""
 
-    __slots__ = ("fetch", "key")
+    __slots__ = ("fetch", "key", "size")
 
-    def __init__(self, fetch: Callable[..., bytes | None], key: tuple) -> None:
+    def __init__(self, fetch: Callable[..., bytes | None], key: tuple, size: int = 0) -> None:
         self.fetch, self.key = fetch, key
+        self.size = size  # its bytes, when the reader measured them (a special write's value)
 
     def load(self) -> bytes | None:
         return self.fetch(*self.key)

@@ -50,7 +50,8 @@ import orjson
 from loaders import delta, records
 from loaders.dsn import DsnSpec, first_line, mask_dsn
 from loaders.records import (
-    SPECIAL_CHANNELS, LoadError, SourceError, SpecialWritesTail, ThreadBundle, key_too_long, max_thread_checkpoints,
+    OVERSIZED_TAG, SPECIAL_CHANNELS, LoadError, SourceError, SpecialWritesTail, ThreadBundle, key_too_long,
+    max_blob_bytes, max_thread_checkpoints, oversized_reason,
 )
 from loaders.source import Source, SourceOptions, SourceReader
 from loaders.sqlite_source import bundle_thread
@@ -58,6 +59,7 @@ from loaders.sqlite_source import bundle_thread
 REDIS_PREFIXES = ("redis://", "rediss://", "unix://")
 SCAN_COUNT = 1000  # keys asked of each SCAN step
 MGET_KEYS = 200  # documents per JSON.MGET (a checkpoint holds its whole message list)
+FETCH_BYTES = 64 << 20  # server-side bytes of the documents one JSON.MGET fetches, at most
 CHAIN_MAX = 100_000  # checkpoints followed back from a moved latest pointer, at most
 EMPTY_STRING_SENTINEL = "__empty__"  # langgraph.checkpoint.redis.util
 EMPTY_ID_SENTINEL = "00000000-0000-0000-0000-000000000000"
@@ -168,16 +170,53 @@ class RedisReader(SourceReader):
 
     def _mget(self, keys: list[bytes], path: str = "$") -> list[Any]:
         """`JSON.MGET` of `keys` at `path`, in batches: per key, the list of matches
-        (`$` gives `[document]`), or None (no such key, or not a JSON document)."""
+        (`$` gives `[document]`), or None (no such key, or not a JSON document).
+
+        Whole documents (`$`) are measured first (`_sizes`): one over the per-value limit
+        (`records.max_blob_bytes()`) is never fetched, `[Unreadable(why)]` in its place, and
+        a batch holds at most `FETCH_BYTES` of them (at least one document)."""
         out: list[Any] = []
         for i in range(0, len(keys), MGET_KEYS):
             batch = keys[i:i + MGET_KEYS]
-            for raw in self.con.execute_command("JSON.MGET", *batch, path):
-                try:
-                    value = None if raw is None else orjson.loads(raw)
-                except orjson.JSONDecodeError as exc:  # (deeper than orjson reads, say)
-                    value = [Unreadable(f"not readable JSON ({exc})")]
-                out.append(value if isinstance(value, list) else None)
+            if path != "$":
+                out += self._fetch(batch, path)
+                continue
+            cap = max_blob_bytes()
+            held: list[tuple[int, bytes]] = []  # (place in `batch`, key) of the next fetch
+            got: list[Any] = [None] * len(batch)
+            total = 0
+            for j, (key, size) in enumerate(zip(batch, self._sizes(batch))):
+                if size > cap:
+                    got[j] = [Unreadable(oversized_reason(f"{OVERSIZED_TAG}{size}"))]
+                    continue
+                if held and total + size > FETCH_BYTES:
+                    for (k, _), value in zip(held, self._fetch([key for _, key in held], path)):
+                        got[k] = value
+                    held, total = [], 0
+                held.append((j, key))
+                total += size
+            for (k, _), value in zip(held, self._fetch([key for _, key in held], path) if held else ()):
+                got[k] = value
+            out += got
+        return out
+
+    def _sizes(self, keys: list[bytes]) -> list[int]:
+        """What each document takes on the server (`JSON.DEBUG MEMORY`, 0 for a missing key),
+        in one round trip: at least its size as JSON, more for tiny values (a list of empty
+        objects takes about six times its JSON), so a flood of tiny values is refused sooner."""
+        pipe = self.con.pipeline(transaction=False)
+        for key in keys:
+            pipe.execute_command("JSON.DEBUG", "MEMORY", key)
+        return [size if type(size) is int else 0 for size in pipe.execute(raise_on_error=False)]
+
+    def _fetch(self, keys: list[bytes], path: str) -> list[Any]:
+        out: list[Any] = []
+        for raw in self.con.execute_command("JSON.MGET", *keys, path):
+            try:
+                value = None if raw is None else orjson.loads(raw)
+            except orjson.JSONDecodeError as exc:  # (deeper than orjson reads, say)
+                value = [Unreadable(f"not readable JSON ({exc})")]
+            out.append(value if isinstance(value, list) else None)
         return out
 
     def _group(self, batches: Iterator[list[bytes]], channel: bool) -> dict[str, list[bytes]]:

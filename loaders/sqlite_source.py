@@ -72,6 +72,7 @@ import ormsgpack
 from loaders import _native
 from loaders import delta, delta_read
 from loaders.decode import EXT_DELTA_SNAPSHOT, UNPACK_OPT, DecodeError, Ext, decode_typed, outer_hook, plain, without_undefined
+from loaders.elements import count as count_elements, max_elements
 from loaders.records import (
     KEY_MAX_BYTES, SPECIAL_CHANNELS, CappedRows, LoadError, Payloads, RawCheckpoint, RawWrite, SourceError,
     SpecialWritesTail, ThreadBundle, checkpoint_cap_error, key_size_problem, max_blob_bytes, max_thread_checkpoints,
@@ -869,7 +870,7 @@ class SqliteReader(SourceReader):
         if self._store is None or native_rows is None or not all(type(p) in (str, bytes, int) for p in params):
             cursor = self.con.execute(sql, params)
             return ((thread_id, rows, None, 0, 0) for thread_id, rows in itertools.groupby(cursor, key=_first))
-        return self._charged(self._store.rows(sql, params, max_thread_checkpoints()))
+        return self._charged(self._store.rows(sql, params, max_thread_checkpoints(), max_elements()))
 
     def _charged(self, rows) -> Iterator[tuple[object, list, Payloads, int, int]]:
         """`_rows.Rows`, with the thread an error is charged to (`Rows.reading`) set as `_reading`.
@@ -1139,7 +1140,7 @@ def bundle_thread(thread_id: str, rows, write_rows, payloads: Payloads | None = 
     payloads = Payloads() if payloads is None else payloads
     checkpoints = []
     prev_ns = prev_cid = None
-    cap = max_thread_checkpoints()
+    cap, limit = max_thread_checkpoints(), max_elements()
     if fast:
         checkpoints, rows = rows[:fast], rows[fast:]
         _, prev_ns, prev_cid = checkpoints[-1][:3]
@@ -1152,7 +1153,7 @@ def bundle_thread(thread_id: str, rows, write_rows, payloads: Payloads | None = 
             errors.append(LoadError(_shown(row[0]), _shown(row[1]), _shown(row[2]), "checkpoint", second_copy("checkpoints")))
             continue
         prev_ns, prev_cid = row[1], row[2]
-        cp = fast_checkpoint(row, payloads)
+        cp = fast_checkpoint(row, payloads, limit)
         if cp is None and _keys_ok(row, errors, "checkpoint"):
             cp = decode_checkpoint_row(row, errors, payloads)
         if cp is not None:
@@ -1170,7 +1171,7 @@ def decode_writes(write_rows, errors: list[LoadError]) -> list[RawWrite]:
         if not _keys_ok((t, ns, cid), errors, "write"):
             continue
         try:
-            decoded = plain(decode_typed(type_, value))
+            decoded = plain(decode_typed(type_, value, deep=True))
         except DecodeError as exc:
             errors.append(LoadError(t, ns, cid, "write", f"{channel}: {exc}"))
             continue
@@ -1231,16 +1232,18 @@ def _strict_json(text: str) -> bool:
 
 
 
-def fast_checkpoint(row, payloads: Payloads) -> RawCheckpoint | None:
+def fast_checkpoint(row, payloads: Payloads, limit: int | None = None) -> RawCheckpoint | None:
     """The common case of `decode_checkpoint_row` in a few checks; None when the
     row is anything but a well-formed msgpack checkpoint with JSON-object
-    metadata (the full path then reports what is wrong). This runs once per
-    checkpoint, so every check costs the whole load time."""
+    metadata of at most `limit` values (`loaders/elements.py`; the full path then
+    reports what is wrong). This runs once per checkpoint, so every check costs
+    the whole load time."""
+    limit = max_elements() if limit is None else limit
     if native_scan is not None:
         # All of the below in one C call: the checks, a walk of the blob in place that
         # compares payloads with the previous checkpoint's where they lie, and the
         # numbering. None when it is not sure; then ormsgpack decides, below.
-        cp = native_scan.row(row, payloads, RawCheckpoint)
+        cp = native_scan.row(row, payloads, RawCheckpoint, limit)
         if cp is not None:
             return cp
     thread_id, ns, cid, parent, type_, blob, metadata = row
@@ -1256,6 +1259,8 @@ def fast_checkpoint(row, payloads: Payloads) -> RawCheckpoint | None:
     elif type(metadata) is not str:
         return None
     if metadata[:1] != "{" or "NaN" in metadata or "Infinity" in metadata:
+        return None
+    if len(blob) > limit and count_elements(blob, limit) > limit:
         return None
     try:
         checkpoint = _unpackb(blob, ext_hook=outer_hook, option=UNPACK_OPT)

@@ -28,6 +28,7 @@ from typing import Any
 
 from loaders.catalog import enclosing_namespace
 from loaders.decode import DecodeError, Message, decode_message
+from loaders.elements import max_elements
 from loaders.records import LoadError, RawCheckpoint
 
 _NO_TS = 1 << 62  # sorts after every real timestamp
@@ -65,6 +66,7 @@ def subgraph_rows(
             if cp.checkpoint_ns != "":
                 by_ns.setdefault(cp.checkpoint_ns, []).append((cp, ts))
     rows: list[tuple] = []
+    limit = max_elements() if by_ns else 0
     for ns, items in by_ns.items():
         latest = max(items, key=lambda item: item[0].checkpoint_id)[0]
         if latest.messages is None:
@@ -73,7 +75,7 @@ def subgraph_rows(
         def message(n: int, where: RawCheckpoint = latest) -> Message | None:
             if n not in decoded:
                 try:
-                    decoded[n] = decode_message(payloads[n])
+                    decoded[n] = decode_message(payloads[n], limit)
                 except DecodeError as exc:
                     decoded[n] = None
                     errors.append(LoadError(thread_id, ns, where.checkpoint_id, "message", str(exc)))

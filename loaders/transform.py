@@ -26,6 +26,7 @@ from typing import Any
 from loaders import _native
 from loaders.cipher import missing_key
 from loaders.decode import DecodeError, Ext, JsonPayload, Message, decode_message, plain, same_message, to_json
+from loaders.elements import max_elements
 from loaders.linear_regex import BuiltinRegex, LinearRegex, compile_linear
 from loaders.records import LoadError, RawCheckpoint, RawWrite, ThreadBundle, over_checkpoint_cap
 from loaders.subgraphs import subgraph_rows
@@ -459,9 +460,10 @@ def decode_versions(thread_id: str, payloads: list[Any], first_cids: list[str], 
     checkpoint, when it is not a message), in version order."""
     decoded: list[Message | None] = []
     append = decoded.append
+    limit = max_elements()
     for payload, cid in zip(payloads, first_cids):
         try:
-            append(decode_message(payload))
+            append(decode_message(payload, limit))
         except DecodeError as exc:
             append(None)
             errors.append(LoadError(thread_id, "", cid, "message", str(exc)))

@@ -234,7 +234,7 @@ def _metadata_value(value: Any, depth: int) -> Any:
     if bson_type(value) == "document":
         return {str(k): _metadata_value(v, depth + 1) for k, v in value.items()}
     if bson_type(value) == "array" and len(value) == 2 and _text(value[0]) and bson_type(value[1]) == "binary":
-        return plain(decode_typed(value[0], bytes(value[1])))
+        return plain(decode_typed(value[0], bytes(value[1]), deep=True))
     if bson_type(value) == "binary":  # releases before 0.3: `serde.dumps(value)`, JsonPlusSerializer's JSON
         return plain(decode_typed("json", bytes(value)))
     raise DecodeError(f"holds a BSON {bson_type(value)} where the saver writes a [type, binary] pair")

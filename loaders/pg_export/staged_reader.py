@@ -106,11 +106,12 @@ class StagedReader(SourceReader):
         ).fetchone()
         return None if row is None else row[0]
 
-    def _delta_writes(self, thread_id: str) -> list[tuple]:
-        """A DeltaChannel thread's `messages` writes (`loaders.delta_read.WriteRows`)."""
-        return self.stage.con.execute(
-            "SELECT checkpoint_ns, checkpoint_id, task_path, task_id, idx, type, blob FROM dw WHERE thread_id = ?", (thread_id,)
-        ).fetchall()
+    def _delta_writes(self, thread_id: str) -> Iterator[tuple]:
+        """A DeltaChannel thread's `messages` writes (`loaders.delta_read.WriteRows`), streamed in
+        the export's order (the rebuild reads their values up to `delta_read.DELTA_WRITES_MAX_BYTES`;
+        no ORDER BY: SQLite's sorter would hold the blobs)."""
+        return iter(self.stage.con.execute(
+            "SELECT checkpoint_ns, checkpoint_id, task_path, task_id, idx, type, blob FROM dw WHERE thread_id = ?", (thread_id,)))
 
     def close(self) -> None:
         self.stage.close()

@@ -33,7 +33,7 @@ START_SECONDS = 60  # the longest wait for the server to answer
 READER, READER_PASSWORD = "tl-reader", "S3cret-redis"
 # What a reader needs and no more: key reads, SCAN, the two JSON reads. No write, no FT.* at all.
 READER_ACL = ("on", f">{READER_PASSWORD}", "~*", "resetchannels", "-@all", "+ping", "+hello", "+client|setinfo", "+select",
-              "+scan", "+get", "+zrange", "+json.mget")
+              "+scan", "+get", "+zrange", "+json.mget", "+json.debug")
 
 
 @dataclass(frozen=True)

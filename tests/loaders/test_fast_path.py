@@ -31,8 +31,8 @@ def test_fast_checkpoint_path_equals_the_full_path(sqlite_store, tmp_path, monke
     real = sqlite_source.fast_checkpoint
     taken = []
 
-    def counting(row, payloads):
-        cp = real(row, payloads)
+    def counting(row, payloads, limit=None):
+        cp = real(row, payloads, limit)
         taken.append(cp is not None)
         return cp
 
@@ -41,7 +41,7 @@ def test_fast_checkpoint_path_equals_the_full_path(sqlite_store, tmp_path, monke
     # The test means something only if the fast path carried the real store.
     assert len(taken) > 100 and sum(taken) / len(taken) > 0.95
 
-    monkeypatch.setattr(sqlite_source, "fast_checkpoint", lambda row, payloads: None)
+    monkeypatch.setattr(sqlite_source, "fast_checkpoint", lambda row, payloads, limit=None: None)
     load_db(sqlite_store.path, full_db, workers=1)
     assert_same_tables(fast_db, full_db, with_errors=True)
 

@@ -141,7 +141,7 @@ def test_each_blob_version_is_decoded_once_and_shared(pg, monkeypatch):
 
     calls = []
     real = pg_rows.decode_typed
-    monkeypatch.setattr(pg_rows, "decode_typed", lambda t, b: calls.append(b) or real(t, b))
+    monkeypatch.setattr(pg_rows, "decode_typed", lambda t, b, deep=False: calls.append(b) or real(t, b, deep))
     reader = PostgresSource().open(pg.dsn, SourceOptions())
     try:
         n_versions = reader.conn.execute(

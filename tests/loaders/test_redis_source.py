@@ -28,7 +28,7 @@ from tests.loaders.util import load_db, rows
 MESSAGE_COLS = ", ".join(oracle.MESSAGE_KEYS)
 CHECKPOINT_COLS = ", ".join(oracle.CHECKPOINT_KEYS)
 # What a reader may send (INFO commandstats names). No write, no FT.* command.
-READ_COMMANDS = {"scan", "json.mget", "get", "zrange", "ping", "hello", "client|setinfo", "select"}
+READ_COMMANDS = {"scan", "json.mget", "get", "zrange", "ping", "hello", "client|setinfo", "select", "json.debug"}  # (json.debug: MEMORY, a size)
 # The scenarios a shallow saver can run (the others go back in the thread's history).
 SHALLOW_SCENARIOS = ("simple_chat", "tool_calls", "subgraph", "interrupt_pending", "interrupt_resumed",
                      "list_content", "remove_message")

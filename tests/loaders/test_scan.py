@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 import loaders.sqlite_source as sqlite_source
 from loaders.decode import UNPACK_OPT, outer_hook
+from loaders.elements import MAX_ELEMENTS
 from loaders.records import Payloads, RawCheckpoint
 from tests.loaders.util import assert_same_tables, load_db
 
@@ -49,7 +50,7 @@ def reference(blob: bytes):
 def scanned(blob: bytes):
     """What `_scan.row` reads from a blob, a thread's first checkpoint: (ts, payloads) or None (declined)."""
     table = Payloads()
-    cp = _scan.row(("t", "", "c", None, "msgpack", blob, b"{}"), table, RawCheckpoint)
+    cp = _scan.row(("t", "", "c", None, "msgpack", blob, b"{}"), table, RawCheckpoint, MAX_ELEMENTS)
     if cp is None:
         return None
     return cp.ts, (None if cp.messages is None else [table.items[v] for v in cp.messages])
@@ -161,7 +162,7 @@ def test_numbering_is_first_seen_numbering_whichever_path_each_list_takes(lists)
                 reference_items.append(item)
             expected.append(reference_items.index(item))
         if by_scan:
-            cp = _scan.row(_row(_blob(items, pad)), table, RawCheckpoint)
+            cp = _scan.row(_row(_blob(items, pad)), table, RawCheckpoint, MAX_ELEMENTS)
             assert cp is not None
             got = cp.messages
         else:
@@ -177,7 +178,7 @@ def test_row_builds_the_checkpoint_the_python_path_builds(monkeypatch):
         ("acme:web:1", "", "0003", "0002", "msgpack", ormsgpack.packb({"ts": "u", "channel_values": {}}), b"{}"),
     ]
     fast_table, plain_table = Payloads(), Payloads()
-    fast = [_scan.row(r, fast_table, RawCheckpoint) for r in rows]
+    fast = [_scan.row(r, fast_table, RawCheckpoint, MAX_ELEMENTS) for r in rows]
     monkeypatch.setattr(sqlite_source, "native_scan", None)
     plain = [sqlite_source.fast_checkpoint(r, plain_table) for r in rows]
     assert all(type(cp) is RawCheckpoint for cp in fast + plain)
@@ -205,7 +206,7 @@ def test_row_declines_what_the_python_path_must_judge_and_leaves_the_numbering_u
     table = Payloads()
     table.versions([b"q"])
     before = (table.items[:], table._prev_versions.tolist(), table.blob, table.spans)
-    assert _scan.row(row, table, RawCheckpoint) is None
+    assert _scan.row(row, table, RawCheckpoint, MAX_ELEMENTS) is None
     assert (table.items, table._prev_versions.tolist(), table.blob, table.spans) == before
 
 
@@ -225,7 +226,7 @@ def test_the_ormsgpack_fast_path_alone_equals_the_full_path(sqlite_store, tmp_pa
     without, full = tmp_path / "without.duckdb", tmp_path / "full.duckdb"
     monkeypatch.setattr(sqlite_source, "native_scan", None)
     load_db(sqlite_store.path, without, workers=1)
-    monkeypatch.setattr(sqlite_source, "fast_checkpoint", lambda row, payloads: None)
+    monkeypatch.setattr(sqlite_source, "fast_checkpoint", lambda row, payloads, limit=None: None)
     load_db(sqlite_store.path, full, workers=1)
     assert_same_tables(without, full, with_errors=True)
 

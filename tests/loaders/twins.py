@@ -22,6 +22,7 @@ TWINS = (
     "test_budget.py",
     "test_conformance.py",  # every source kind, staged: the staging twin for Postgres, MySQL, MongoDB, Redis
     "test_delta.py",
+    "test_elements.py",  # the values counter: `_scan.elements` or its twin under every decode
     "test_encrypted.py",
     "test_fast_path.py",
     "test_fuzz.py",
