@@ -539,7 +539,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
     parser.description = f"Write a CSV report ({kinds})."
     parser.add_argument("kind", choices=sorted(REPORTS), help="which report")
     parser.add_argument("--db", required=True, help="Transcript Lens DuckDB file")
-    parser.add_argument("--out", metavar="FILE.csv", help="CSV file to write (replaced); default: the CSV on stdout")
+    parser.add_argument("--out", metavar="FILE.csv", help="CSV file to write (replaced); default (or -): the CSV on stdout")
     add_filter_arguments(parser)
     add_gap_argument(parser)  # one flag for every kind that counts resume points (conversations, resume)
     for spec in REPORTS.values():
