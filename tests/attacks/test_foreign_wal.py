@@ -87,5 +87,6 @@ def test_a_stale_wal_of_an_earlier_checkpoint_is_refused_not_applied_over_what_c
     Path(f"{store}-wal").unlink()
     attack(["load", str(store), "--db", str(db)], tmp_path).succeeded().within_budget().wrote_only([db])
     con = duckdb.connect(str(db), read_only=True)
-    assert con.execute("SELECT count(*) FROM threads WHERE thread_id IN ('acme::early', 'acme::later')").fetchone()[0] == 2
+    found = con.execute("SELECT count(*) FROM threads WHERE thread_id IN ('acme::early', 'acme::later')").fetchone()
+    assert found[0] == 2
     con.close()
