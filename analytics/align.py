@@ -10,7 +10,11 @@ same text, each claimed in list order so repeated texts pair up in turn.
 Anchors off one longest in-order run are *moved* (reordered). What is left is
 paired within the stretch between two in-order anchors, same speaker, in
 order, when the texts are `similar`: those entries stand for each other with
-their text altered. Anything still unpaired is only on its side.
+their text altered. An entry is compared with the next `SIMILAR_WINDOW`
+unpaired entries of its speaker on the other side, no further: an altered entry
+stands near where it was, and a longer search makes aligning quadratic (a
+100,000-line log with no text of the transcript took 10 minutes and more; see
+bench/bench_align.py). Anything still unpaired is only on its side.
 
 >>> from collections import namedtuple
 >>> M = namedtuple("M", "message_id speaker content")
@@ -36,6 +40,8 @@ SIMILARITY = 0.5
 #: per character of one side and takes time up to the product of the two lengths (a 95 MB text
 #: against a short one took 4 GB).
 SIMILAR_MAX_CHARS = 10_000
+#: How many unpaired entries of the other side, in order, an entry is compared with by `similar`.
+SIMILAR_WINDOW = 16
 _SPACES = re.compile(r"\s+")
 
 
@@ -67,18 +73,73 @@ def similar(expected: str, observed: str) -> bool:
     >>> similar("Question 21: what is step 21?", "I never said this.")
     False
     """
+    return _similar(expected, observed)
+
+
+def _normal(text: str) -> str:
+    """Whitespace runs one space, stripped."""
     # (`str.split` would make an object of every word: a regular expression keeps one string)
-    a, b = _SPACES.sub(" ", expected).strip(), _SPACES.sub(" ", observed).strip()
-    if not a or not b:
-        return a == b
-    if a.startswith(b) or b.startswith(a):
+    return _SPACES.sub(" ", text).strip()
+
+
+class _Text:
+    """A text as `similar` compares it: `_normal`, cut to `SIMILAR_MAX_CHARS`, with what the
+    bounds below need made once however often it is compared."""
+
+    __slots__ = ("whole", "cut", "masks")
+
+    def __init__(self, text: str) -> None:
+        self.whole = _normal(text)
+        self.cut = self.whole[:SIMILAR_MAX_CHARS]
+        self.masks: dict[str, int] | None = None
+
+    def char_masks(self) -> dict[str, int]:
+        """Character → the bits of its positions in `cut` (for `_lcs_length`)."""
+        if self.masks is None:
+            self.masks = {}
+            for i, ch in enumerate(self.cut):
+                self.masks[ch] = self.masks.get(ch, 0) | (1 << i)
+        return self.masks
+
+
+def _lcs_length(a: _Text, b: str) -> int:
+    """The length of a longest common subsequence of `a.cut` and `b`, by the bit-parallel
+    algorithm (Hyyrö 2004): one pass over `b`, each step a few operations on an integer of
+    `len(a.cut)` bits.
+
+    >>> _lcs_length(_Text("the review is on Tuesday"), "the review is Wednesday")
+    20
+    """
+    masks, full = a.char_masks(), (1 << len(a.cut)) - 1
+    row = full
+    for ch in b:
+        m = masks.get(ch)
+        if m is not None:
+            u = row & m
+            row = ((row + u) | (row - u)) & full
+    return len(a.cut) - row.bit_count()
+
+
+def _similar(a: str | _Text, b: str | _Text) -> bool:
+    """`similar` of two texts (`_Text`, or `_normal` strings).
+
+    difflib's ratio is 2·M / (len a + len b), M the characters of its matching blocks, which
+    are a common subsequence: so M is at most the shorter length and at most the longest
+    common subsequence. Both bounds are tried first, the second far cheaper than the ratio
+    (about 1/30 of it on two lines of English), and unrelated texts rarely pass it (the
+    characters two unrelated English lines share, difflib's quick_ratio, mostly do).
+    """
+    a, b = (t if isinstance(t, _Text) else _Text(t) for t in (a, b))
+    if not a.whole or not b.whole:
+        return a.whole == b.whole
+    if a.whole.startswith(b.whole) or b.whole.startswith(a.whole):
         return True
-    matcher = difflib.SequenceMatcher(None, a[:SIMILAR_MAX_CHARS], b[:SIMILAR_MAX_CHARS], autojunk=False)
-    return (
-        matcher.real_quick_ratio() >= SIMILARITY
-        and matcher.quick_ratio() >= SIMILARITY
-        and matcher.ratio() >= SIMILARITY
-    )
+    total = len(a.cut) + len(b.cut)
+    if 2 * min(len(a.cut), len(b.cut)) < SIMILARITY * total:
+        return False
+    if 2 * _lcs_length(a, b.cut) < SIMILARITY * total:
+        return False
+    return difflib.SequenceMatcher(None, a.cut, b.cut, autojunk=False).ratio() >= SIMILARITY
 
 
 def increasing(seq: Sequence[int]) -> set[int]:
@@ -149,18 +210,26 @@ def pair(left: Sequence[Item], right: Sequence[Item]) -> Alignment:
     # In order within a stretch, across speakers too: an entry pairs only after the stretch's
     # last similar pair on the left (else two speakers' pairs could cross, and a crossed pair
     # is neither in order nor counted as moved).
+    # Each candidate list stays sorted and whole: the entries it may still offer are those past
+    # the stretch's last pair (any speaker's), the next `SIMILAR_WINDOW` of them.
     last: dict[int, int] = {}
+    texts: dict[int, _Text] = {}  # left index → its `_Text`, made once however often it is compared
     for j in range(len(right)):
         if j in pairs:
             continue
         stretch = bisect.bisect_left(in_order, j)
-        candidates = left_over.get((stretch, right[j].speaker), [])
-        for k, i in enumerate(candidates):
-            if i > last.get(stretch, -1) and similar(left[i].content, right[j].content):
+        candidates = left_over.get((stretch, right[j].speaker))
+        if not candidates:
+            continue
+        start = bisect.bisect_right(candidates, last.get(stretch, -1))
+        observed = _Text(right[j].content)
+        for i in candidates[start:start + SIMILAR_WINDOW]:
+            if i not in texts:
+                texts[i] = _Text(left[i].content)
+            if _similar(texts[i], observed):
                 pairs[j] = i
                 how[j] = "similar text"
                 last[stretch] = i
-                del candidates[: k + 1]
                 break
     return Alignment(pairs, moved, how)
 

@@ -116,13 +116,21 @@ def _run(run: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> 
             # Under masking, every line the command prints (rows, headers, listings, errors) is masked.
             with masked_output(), acting_as(origin="cli"):  # exports it makes are logged as the CLI's
                 try:
-                    return run(args)
+                    return run(_stdout_dash(args))
                 except (AnalyticsError, FileNotFoundError) as exc:
                     print(f"error: {exc}", file=sys.stderr)
                     return 2
     except (AnalyticsError, FileNotFoundError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+
+
+def _stdout_dash(args: argparse.Namespace) -> argparse.Namespace:
+    # `--out -` means stdout for every command that writes a file (as in sqlite-utils and most
+    # Unix tools): the commands read `out=None` as stdout. A file literally named `-` is `./-`.
+    if getattr(args, "out", None) == "-":
+        args.out = None
+    return args
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -129,6 +129,9 @@ def _siblings(path: Path) -> list[Path]:
     return sorted(p for p in path.parent.glob(f"{path.name}*") if p.is_file()) if path.parent.is_dir() else []
 
 
+_BACKUP = re.compile(r"\.v[0-9]+\.bak")
+
+
 def places(db: str | os.PathLike, ws: Workspace, *, app_versions: list[Path] = (),
            exports: list[str] = ()) -> list[Place]:
     """Every file the project keeps (or wrote) a copy of `db`'s text in."""
@@ -141,6 +144,10 @@ def places(db: str | os.PathLike, ws: Workspace, *, app_versions: list[Path] = (
             p.name.startswith(db.name + ".") and not p.name.endswith(".lock") and ".workspace.sqlite" not in p.name)]
     found += [Place(p, "workspace", ids=False) for p in _siblings(ws.path) if p.name.startswith(ws.path.name)
               and p.name[len(ws.path.name):] in ("", "-wal", "-shm", "-journal")]
+    # The copy a schema upgrade keeps of the workspace as it was (`analytics.workspace.store`):
+    # annotations and all, never purged here, so only the scan can say it holds erased text.
+    found += [Place(p, "workspace backup") for p in _siblings(ws.path) if p.name.startswith(ws.path.name)
+              and _BACKUP.fullmatch(p.name[len(ws.path.name):])]
     found += [Place(p, "app version") for p in app_versions if p.is_file()]
     for t in map(Path, exports):  # a report written part by part is a folder of files
         found += [Place(p, "export") for p in ([t] if t.is_file() else sorted(t.rglob("*")) if t.is_dir() else [])

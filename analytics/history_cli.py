@@ -59,7 +59,7 @@ def _configure(p: argparse.ArgumentParser) -> None:
     add_side_arguments(p, "with-")
     p.add_argument("--speaker", default="all", metavar="{user,assistant,all}", help="compare these rows only (default all)")
     p.add_argument("--format", default="table", metavar="{table,csv,json}", help="default: table")
-    p.add_argument("--out", metavar="FILE", help="write here instead of stdout")
+    p.add_argument("--out", metavar="FILE", help="write here instead of stdout (-: stdout)")
 
 
 @command("diff", _configure, help="compare two transcripts (branches, checkpoints or threads) message by message")

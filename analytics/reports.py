@@ -163,10 +163,12 @@ def write_report(
     out_path: str | os.PathLike,
     filters: Filters = Filters(),
     options: Mapping[str, Any] | None = None,
+    printed: bool = False,
 ) -> Path:
     """Write report `kind` as a UTF-8 CSV with a header row (a path ending `.json`: a JSON
     array of objects, `.jsonl`: one object per line, with the same values); returns the
-    path written.
+    path written. `printed`: the file is only on its way to stdout, so the export log names
+    no file (as for every printed export: no file of it is left to find or erase).
 
     DuckDB writes the rows (a kind with `parts` part by part, each sorted on
     its own) to a temporary file renamed into place at the end, so memory stays
@@ -198,7 +200,7 @@ def write_report(
                 _write_csv(next(parts), tmp, header=True)
             else:
                 _write_parts(spec.columns_for(options), parts, tmp)
-            _log_export(con, con_or_path, kind, filters, options, sum(counts), out)
+            _log_export(con, con_or_path, kind, filters, options, sum(counts), None if printed else out)
         os.replace(tmp, out)  # only once the export log has its row (fail closed)
     finally:
         tmp.unlink(missing_ok=True)
@@ -213,7 +215,7 @@ def _counted(parts: Iterator[duckdb.DuckDBPyRelation], counts: list[int]) -> Ite
 
 
 def _log_export(con, con_or_path: ConOrPath, kind: str, filters: Filters, options: Mapping[str, Any], rows: int,
-                out: Path) -> None:
+                out: Path | None) -> None:
     """One row of the export log for a written report (`analytics.exports`; raises `ExportRefused`)."""
     from analytics.exports import arguments_of, record_export
     from analytics.workspace.store import database_file, report_workspace
@@ -222,7 +224,7 @@ def _log_export(con, con_or_path: ConOrPath, kind: str, filters: Filters, option
     arguments = {**arguments_of(options, skip=("db", "out", "kind", "command", "redact", "redact_config")),
                  "filters": filters}
     record_export(db, kind, arguments=arguments, rows=rows, masked=applied_policy(con).redact,
-                  target=out.resolve(), workspace=report_workspace(con, {**options, "db": db}))
+                  target=None if out is None else out.resolve(), workspace=report_workspace(con, {**options, "db": db}))
 
 
 def _masked(con: duckdb.DuckDBPyConnection, rows: duckdb.DuckDBPyRelation) -> duckdb.DuckDBPyRelation:
@@ -539,7 +541,8 @@ def _configure(parser: argparse.ArgumentParser) -> None:
     parser.description = f"Write a CSV report ({kinds})."
     parser.add_argument("kind", choices=sorted(REPORTS), help="which report")
     parser.add_argument("--db", required=True, help="Transcript Lens DuckDB file")
-    parser.add_argument("--out", metavar="FILE.csv", help="CSV file to write (replaced); default: the CSV on stdout")
+    parser.add_argument("--out", metavar="FILE.csv",
+                        help="CSV file to write (replaced); default (or -): the CSV on stdout")
     add_filter_arguments(parser)
     add_gap_argument(parser)  # one flag for every kind that counts resume points (conversations, resume)
     for spec in REPORTS.values():
@@ -558,7 +561,7 @@ def run(args: argparse.Namespace) -> int:
             con.execute("SET enable_progress_bar = false")
             if args.out is None:
                 with tempfile.TemporaryDirectory() as folder:
-                    out = write_report(con, args.kind, Path(folder) / "report.csv", filters, vars(args))
+                    out = write_report(con, args.kind, Path(folder) / "report.csv", filters, vars(args), printed=True)
                     with out.open("rb") as fh:
                         shutil.copyfileobj(fh, sys.stdout.buffer)
                 return 0

@@ -24,6 +24,7 @@ STORE, OUT, PORT, DB = "{store}", "{out}", "{port}", "{db}"
 SMOKE = {
     "app_load.py": ["--store", STORE, "--runs", "1", "--port", PORT],
     "attack_sweep.py": ["--scale", "0.001"],
+    "bench_align.py": ["--sizes", "100", "200"],
     "bench_compare.py": [STORE, "--before", str(ROOT), "--runs", "1"],
     "bench_compare_page.py": ["--db", DB, "--runs", "1"],
     "bench_decoders.py": ["--store", STORE, "--rows", "50", "--rounds", "1"],

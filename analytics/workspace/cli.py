@@ -68,7 +68,7 @@ def _configure_annotations(parser: argparse.ArgumentParser) -> None:
 
     p = sub.add_parser("export", help="write every annotation as JSON Lines")
     _common(p)
-    p.add_argument("--out", default="-", metavar="FILE.jsonl", help="file to write (replaced); default stdout")
+    p.add_argument("--out", metavar="FILE.jsonl", help="file to write (replaced); default (or -): stdout")
 
     p = sub.add_parser("add", help="annotate a thread, a message or a checkpoint")
     _common(p)
@@ -110,7 +110,7 @@ def _export(args: argparse.Namespace) -> int:
 
     ws = _ws(args)
     db = args.db if Path(args.db).is_file() else None
-    if args.out == "-":
+    if args.out is None:
         log_cli_export(args, "annotations export", None)
         count = jsonl.export_jsonl(ws, sys.stdout, db)
     else:

@@ -192,13 +192,15 @@ def regular_file(path: Path, where: str) -> Path:
     return path
 
 
-def open_maybe_gzip(path: Path) -> IO[bytes]:
-    """The file's bytes, through gzip (capped: `inflate_limit`) when it starts with the gzip magic."""
+def open_maybe_gzip(path: Path, where: str | None = None) -> IO[bytes]:
+    """The file's bytes, through gzip (capped: `inflate_limit`) when it starts with the gzip magic;
+    a refusal names `where` (default: the path)."""
     fh = path.open("rb")
     if fh.read(2) == GZIP_MAGIC:
         fh.close()
         gz = gzip.open(path, "rb")
-        return io.BufferedReader(Capped(gz, inflate_limit(path.stat().st_size), str(path), gz.fileobj.tell), 1 << 16)
+        return io.BufferedReader(Capped(gz, inflate_limit(path.stat().st_size), where or str(path), gz.fileobj.tell),
+                                 1 << 16)
     fh.seek(0)
     return fh
 
@@ -317,7 +319,7 @@ def uncompressed(file: Path, tmp: str, where: str) -> Path:
             return file
     target = Path(tempfile.mkdtemp(dir=tmp)) / file.name.removesuffix(".gz")
     try:
-        with open_maybe_gzip(file) as src, target.open("wb") as dst:
+        with open_maybe_gzip(file, where) as src, target.open("wb") as dst:
             shutil.copyfileobj(src, dst, 1 << 20)
     except SourceError:
         target.unlink(missing_ok=True)

@@ -6,6 +6,7 @@ import csv
 import shutil
 import tempfile
 import zipfile
+import zlib
 from pathlib import Path
 from typing import IO
 
@@ -152,11 +153,16 @@ def collect_csv_files(path: Path, tmp: str) -> dict[str, tuple[Path, list[str]]]
         out = {}
         for table in TABLES:
             name, header = found[table]
-            # DuckDB reads files, not zip members: only the three needed are extracted.
-            target = Path(tempfile.mkdtemp(dir=tmp)) / name.rsplit("/", 1)[-1]
+            # DuckDB reads files, not zip members: only the three needed are extracted, a gzipped
+            # one decompressed on the way (capped; a refusal names the member, not the extracted file).
+            target = Path(tempfile.mkdtemp(dir=tmp)) / name.rsplit("/", 1)[-1].removesuffix(".gz")
             try:
-                with open_member(path, zf, name) as src, target.open("wb") as dst:
+                with (gunzipped(open_member(path, zf, name), zf.getinfo(name).compress_size, f"{where}: {name}") as src,
+                      target.open("wb") as dst):
                     shutil.copyfileobj(src, dst, 1 << 20)
+            except (OSError, EOFError, zlib.error) as exc:  # (a damaged gzip or zip member; a full disk)
+                target.unlink(missing_ok=True)
+                raise SourceError(f"{where}: {name}: unreadable ({exc})") from None
             except BaseException:
                 target.unlink(missing_ok=True)
                 raise

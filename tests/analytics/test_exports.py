@@ -71,6 +71,15 @@ def test_transcript_search_and_diff_printed_by_the_cli_are_logged(db, capsys):
     assert log.target.isna().all()  # printed on stdout
 
 
+def test_a_report_printed_on_stdout_is_logged_without_a_file(db, capsys):
+    for out in ([], ["--out", "-"]):
+        assert cli(["report", "transcript", "--db", str(db), *out]) == 0
+        assert capsys.readouterr().out.startswith("thread_id,")
+    log = analytics.exports(db)
+    assert list(log.what) == ["transcript", "transcript"]
+    assert log.target.isna().all()  # not the temporary file it was staged in on its way out
+
+
 def test_an_api_report_is_logged_as_the_api_or_as_whom_the_caller_says(db, tmp_path):
     analytics.write_report(db, "daily", tmp_path / "d.csv", Filters(tenants=("globex",)))
     with analytics.acting_as("ana@acme.com", "app"):

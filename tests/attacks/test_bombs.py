@@ -66,6 +66,23 @@ def test_a_gzipped_csv_in_an_export_folder_is_capped_when_decompressed(tmp_path)
     out.refused("checkpoints.csv.gz", "decompresses to more than", "64 MiB").within_budget().wrote_only([tmp_path / "out.duckdb"])
 
 
+@pytest.mark.parametrize("damage", ["bomb", "truncated"])
+def test_a_gzipped_csv_in_an_export_zip_is_refused_naming_the_zip_and_the_member(tmp_path, damage):
+    """Not the temporary file it is extracted to: the user never sees that path."""
+    data = gzip_bomb(_header("checkpoints"), INFLATE_FLOOR + MB)
+    if damage == "truncated":
+        data = data[: len(data) // 2]
+    path = tmp_path / "export.zip"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as zf:
+        for name, body in _csv_members("checkpoints").items():
+            zf.writestr(f"dump/{name}", body)
+        zf.writestr("dump/checkpoints.csv.gz", data)
+    out = attack(["load", str(path), "--db", str(tmp_path / "out.duckdb")], tmp_path)
+    words = ("decompresses to more than", "64 MiB") if damage == "bomb" else ("unreadable",)
+    out.refused(f"{path}: dump/checkpoints.csv.gz: ", *words).within_budget().wrote_only([tmp_path / "out.duckdb"])
+    assert ".attack-tmp" not in out.stderr and "transcript-lens-stage" not in out.stderr, out.stderr
+
+
 _PG_HEAD = (b"--\n-- PostgreSQL database dump\n--\n"
             b"COPY public.checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, "
             b"checkpoint, metadata) FROM stdin;\n")

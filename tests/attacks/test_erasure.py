@@ -153,3 +153,35 @@ def test_erase_while_the_app_reads_a_version_leaves_the_text_nowhere_on_disk(sto
     finally:
         holder.stdin.close()
         holder.wait(timeout=60)
+
+
+def _as_first_schema(workspace: Path) -> None:
+    """Turn a workspace back into the first schema's (what an older Transcript Lens made): the
+    next open migrates it, keeping a copy of the file as it was (`.v1.bak`)."""
+    import sqlite3
+
+    from analytics.workspace.migrations import MIGRATIONS, statements
+
+    conn = sqlite3.connect(workspace, isolation_level=None)
+    try:
+        for sql in statements(MIGRATIONS[1].sql):
+            if sql.startswith("CREATE TABLE "):
+                conn.execute(f"DROP TABLE {sql.split()[2]}")
+        conn.execute("DELETE FROM migrations WHERE version > 1")
+    finally:
+        conn.close()
+
+
+def test_a_workspace_backup_of_an_upgrade_is_scanned_and_named(store, tmp_path, env):
+    """Opening a workspace an older version made keeps a copy of it (`…workspace.sqlite.v1.bak`),
+    annotation notes and all: the erasure's scan reads it, and the command fails naming it."""
+    db = tmp_path / "lens.duckdb"
+    attack(["load", str(store), "--db", str(db)], tmp_path, env=env).succeeded()
+    _annotate(db)
+    workspace = Path(f"{db}.workspace.sqlite")
+    _as_first_schema(workspace)
+    out = attack(["erase", "--db", str(db), "--thread", GONE, "--reason", "GDPR request"], tmp_path, env=env)
+    backup = Path(f"{workspace}.v1.bak")
+    assert files_holding(tmp_path) == [backup]
+    out.no_traceback().within_budget().never_prints(*SECRETS)
+    assert out.returncode == 1 and "scan: 1 of" in out.stdout and str(backup) in out.stderr, out.stdout + out.stderr

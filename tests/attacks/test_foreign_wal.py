@@ -1,10 +1,11 @@
 """A `-wal` beside a database it does not belong to is refused in one line, never applied
-(loaders/sqlite_wal.py: page size and page 1's change counter; docs/security.md)."""
+(loaders/sqlite_wal.py: page size, page 1's change counter, the file's size; docs/security.md)."""
 
 from __future__ import annotations
 
 import shutil
 import sqlite3
+from pathlib import Path
 
 import duckdb
 
@@ -49,4 +50,43 @@ def test_a_wal_from_another_database_is_refused_and_its_own_loads(tmp_path):
     attack(["load", str(store), "--db", str(db)], tmp_path).succeeded().within_budget().wrote_only([db])
     con = duckdb.connect(str(db), read_only=True)
     assert con.execute("SELECT count(*) FROM threads WHERE thread_id = 'acme::ours'").fetchone()[0] == 1
+    con.close()
+
+
+def test_a_stale_wal_of_an_earlier_checkpoint_is_refused_not_applied_over_what_came_after(tmp_path):
+    """The store's own `-wal` from before a checkpoint, beside the file as it is after later writes:
+    SQLite would read the file as long as that WAL's last commit says, losing every later thread."""
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    live = tmp_path / "live.sqlite"
+    build_sqlite_store(live, scenarios=["simple_chat"])
+    conn = sqlite3.connect(live, check_same_thread=False)
+    try:
+        saver = SqliteSaver(conn)
+        saver.setup()
+        conn.execute("PRAGMA wal_autocheckpoint=0")
+        run_scenarios(saver, ["edit"], threads={"acme::early": "edit"})
+        stale = tmp_path / "stale-wal"
+        shutil.copyfile(f"{live}-wal", stale)
+        conn.execute("PRAGMA wal_checkpoint(RESTART)")
+        run_scenarios(saver, ["tool_calls"], threads={"acme::later": "tool_calls"})
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        target = tmp_path / "target"
+        target.mkdir()
+        store = target / "store.sqlite"
+        shutil.copyfile(live, store)
+    finally:
+        conn.close()
+    shutil.copyfile(stale, f"{store}-wal")
+    db = tmp_path / "out.duckdb"
+    out = attack(["load", str(store), "--db", str(db)], tmp_path)
+    out.refused("store.sqlite-wal", "not the write-ahead log of store.sqlite", "moved on past it")
+    out.within_budget().wrote_only([db])
+
+    # Without it, the file loads whole, the later thread included.
+    Path(f"{store}-wal").unlink()
+    attack(["load", str(store), "--db", str(db)], tmp_path).succeeded().within_budget().wrote_only([db])
+    con = duckdb.connect(str(db), read_only=True)
+    found = con.execute("SELECT count(*) FROM threads WHERE thread_id IN ('acme::early', 'acme::later')").fetchone()
+    assert found[0] == 2
     con.close()

@@ -210,6 +210,15 @@ def test_zip_with_a_folder_inside(small, tmp_path):
     assert _bundles(zip_path) == _bundles(small.dsn)
 
 
+def test_zip_of_gzipped_csv_files(small, tmp_path):
+    zip_path = tmp_path / "gz.zip"
+    with zipfile.ZipFile(zip_path, "w") as zf:
+        for p in small.csv.iterdir():
+            zf.writestr(f"backup/{p.name}.gz", gzip.compress(p.read_bytes()))
+    assert resolve(str(zip_path)).kind == "postgres-csv"
+    assert _bundles(zip_path) == _bundles(small.dsn)
+
+
 def test_live_errors_name_the_database_without_its_password(small, tmp_path, target):
     wrong = dsn_for("tl_does_not_exist").replace("postgres@", "postgres:hunter2@")
     with pytest.raises(SourceError, match=r"postgres:\*\*\*@.*/tl_does_not_exist: cannot connect") as err:

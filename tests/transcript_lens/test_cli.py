@@ -120,6 +120,24 @@ def test_transcript_and_report_read_the_loaded_database(loaded, sqlite_store, tm
         assert len(list(csv.DictReader(fh))) == len(sqlite_store.manifest)
 
 
+@pytest.mark.parametrize("argv, first_line", [
+    (["report", "conversations"], "thread_id,"),
+    (["diff", "--thread", "{thread}", "--with-thread", "{other}", "--format", "csv"], "row,status,"),
+    (["annotations", "export"], None),
+])
+def test_out_dash_is_stdout_for_every_command_that_writes_a_file(loaded, sqlite_store, tmp_path, monkeypatch, capfd,
+                                                                  argv, first_line):
+    db, _ = loaded
+    monkeypatch.chdir(tmp_path)
+    argv = [a.format(thread=sqlite_store.thread("simple_chat"), other=sqlite_store.thread("edit")) for a in argv]
+    at = 2 if argv[0] == "annotations" else 1
+    assert main([*argv[:at], "--db", str(db), *argv[at:], "--out", "-"]) == 0
+    out = capfd.readouterr().out
+    assert not (tmp_path / "-").exists()
+    if first_line is not None:
+        assert out.splitlines()[0].startswith(first_line), out[:200]
+
+
 def test_analytics_mistakes_are_one_line_and_exit_2_under_both_names(tmp_path):
     for prog in ("transcript_lens", "analytics"):
         proc = run_module(prog, "transcript", "--db", str(tmp_path / "nope.duckdb"), "--thread", "a:b:c")
