@@ -18,7 +18,7 @@ from analytics._pandas import pd
 from analytics.db import ConOrPath, connection
 from analytics.filters import Filters
 from analytics.frames import fetch_frame, typed
-from analytics.observed import FINDING_KINDS, compare
+from analytics.observed.windows import FINDING_KINDS, compare
 from analytics.observed.log import Source
 from analytics.resume.chain import resume_points
 from analytics.resume.common import DEFAULT_CAP, NO_FILTERS, check_cap
