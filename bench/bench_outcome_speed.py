@@ -52,7 +52,7 @@ _LOAD = """
 import sys
 import analytics.derived as derived
 if sys.argv[1] == "without":
-    derived.materialize_signals = derived.materialize_topics = lambda con, threads=None: None
+    derived.materialize_signals = derived.materialize_topics = lambda *args: None
 from transcript_lens.cli import main
 sys.exit(main(["load", sys.argv[2], "--db", sys.argv[3], *sys.argv[4:]]))
 """
