@@ -15,6 +15,11 @@ Not a test; it prints figures and ratios and asserts none. Three parts, in one r
    steadier on a shared machine), then their range. Target: ≤ 1.15.
 2. **The two steps alone** on the database the last full load wrote (CPU and wall seconds), and
    their CPU as a share of the loads' without them (one process: steadier than the ratio of loads).
+   Then **the derived tables as a full load writes them** (`write_derived_tables`, the two steps
+   side by side with the other tables, under the load's 256 MB memory limit), with and without the
+   two steps, interleaved, --repeat pairs: what the steps add to that phase's wall time is what they
+   add to a load's, here without the decode's noise; its share of the loads' median wall time
+   without them.
 3. **Topics of --topics-threads conversations**: `bench/bench_topics.py --distinct` as its own
    process (the labelled set copied to that many threads, each question with a made-up word of
    its own: no two alike). Target: ≤ 60 s.
@@ -52,7 +57,7 @@ _LOAD = """
 import sys
 import analytics.derived as derived
 if sys.argv[1] == "without":
-    derived.materialize_signals = derived.materialize_topics = lambda con, threads=None: None
+    derived.materialize_signals = derived.materialize_topics = lambda *args: None
 from transcript_lens.cli import main
 sys.exit(main(["load", sys.argv[2], "--db", sys.argv[3], *sys.argv[4:]]))
 """
@@ -74,24 +79,25 @@ def timed_load(mode: str, store: Path, db: Path, extra: list[str]) -> tuple[floa
     return time.perf_counter() - start, _children_cpu() - cpu
 
 
-def loads(store: Path, folder: Path, repeat: int, extra: list[str]) -> tuple[Path, float]:
+def loads(store: Path, folder: Path, repeat: int, extra: list[str]) -> tuple[Path, float, float]:
     """Print the with/without ratios of `repeat` interleaved pairs; returns the last full load's
-    database and the median CPU seconds of the loads without the two steps."""
+    database and the median CPU and wall seconds of the loads without the two steps."""
     print(f"loads of {store} ({store.stat().st_size / 1e6:,.0f} MB), {repeat} pairs, interleaved:")
-    walls, cpus, without = [], [], []
+    walls, cpus, without, without_wall = [], [], [], []
     for i in range(repeat):
         order = ("with", "without") if i % 2 == 0 else ("without", "with")
         got = {mode: timed_load(mode, store, folder / f"{mode}.duckdb", extra) for mode in order}
         (w1, c1), (w0, c0) = got["with"], got["without"]
         walls.append(w1 / w0)
         without.append(c0)
+        without_wall.append(w0)
         cpus.append(c1 / c0)
         print(f"  pair {i + 1} ({order[0]} first): with {w1:.1f} s wall / {c1:.1f} s CPU, "
               f"without {w0:.1f} s / {c0:.1f} s: ratio {walls[-1]:.3f} wall, {cpus[-1]:.3f} CPU")
     print(f"with/without: wall {min(walls):.3f}–{max(walls):.3f}, CPU {min(cpus):.3f}–{max(cpus):.3f} "
           f"(target ≤ {LOAD_TARGET}: {'met' if statistics.median(walls) <= LOAD_TARGET else 'MISSED'} "
           f"by the median wall ratio, {statistics.median(walls):.3f}; load average {os.getloadavg()[0]:.1f})\n")
-    return folder / "with.duckdb", statistics.median(without)
+    return folder / "with.duckdb", statistics.median(without), statistics.median(without_wall)
 
 
 def steps(db: Path) -> float:
@@ -108,6 +114,35 @@ def steps(db: Path) -> float:
             total += time.process_time() - cpu
             print(f"  {step.__name__}: {time.perf_counter() - start:.2f} s wall, {time.process_time() - cpu:.2f} s CPU")
     return total
+
+
+def derived_phase(db: Path, repeat: int, load_wall: float) -> None:
+    """`write_derived_tables` on `db` as a full load runs it, with and without the two steps
+    (no-ops, as in the loads without them), `repeat` interleaved pairs: wall and CPU seconds."""
+    import duckdb
+
+    import analytics.derived as derived
+
+    steps_ = (derived.materialize_signals, derived.materialize_topics)
+    added = []
+    for i in range(repeat):
+        got = {}
+        for mode in ("with", "without") if i % 2 == 0 else ("without", "with"):
+            if mode == "without":
+                derived.materialize_signals = derived.materialize_topics = lambda *args: None
+            with duckdb.connect(str(db)) as con:
+                con.execute("SET memory_limit = '256MB'")  # (as the load's writer)
+                start, cpu = time.perf_counter(), time.process_time()
+                derived.write_derived_tables(con)
+                got[mode] = time.perf_counter() - start, time.process_time() - cpu
+            derived.materialize_signals, derived.materialize_topics = steps_
+        (w1, c1), (w0, c0) = got["with"], got["without"]
+        added.append(w1 - w0)
+        print(f"  pair {i + 1}: with {w1:.2f} s wall / {c1:.2f} s CPU, without {w0:.2f} s / {c0:.2f} s: "
+              f"+{w1 - w0:.2f} s wall, +{c1 - c0:.2f} s CPU (load average {os.getloadavg()[0]:.1f})")
+    print(f"  the two steps add {min(added):.2f}–{max(added):.2f} s of wall time to the derived tables: "
+          f"{statistics.median(added) / load_wall:.1%} of a load without them by the median "
+          f"(its median wall, {load_wall:.1f} s)")
 
 
 def topics(threads: int) -> None:
@@ -193,13 +228,16 @@ def main(argv: list[str] | None = None) -> int:
             build([str(store)])
     extra = ["--workers", str(a.workers)] if a.workers else []
     with tempfile.TemporaryDirectory(prefix="bench-outcome-speed-") as tmp:
-        db, without = loads(store, Path(tmp), a.repeat, extra) if a.repeat else (None, 0.0)
+        db, without, without_wall = loads(store, Path(tmp), a.repeat, extra) if a.repeat else (None, 0.0, 0.0)
         if db is not None:
             print("the two steps alone, on the loaded database:")
             cpu = steps(db)
             # (steadier than the loads' ratio on a shared machine: one process, CPU seconds)
             print(f"  together {cpu:.2f} s CPU: {cpu / without:.1%} of a load without them "
-                  f"(its median CPU, {without:.1f} s)\n")
+                  f"(its median CPU, {without:.1f} s)")
+            print("the derived tables as a full load writes them, with and without the two steps:")
+            derived_phase(db, a.repeat, without_wall)
+            print()
         if a.topics_threads:
             topics(a.topics_threads)
         if a.runs and (a.db or db is not None):

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import json
 from collections import defaultdict
+from collections.abc import Callable
 from datetime import timedelta
 from itertools import groupby
 
@@ -75,8 +76,12 @@ def _norm_args(args: str | None) -> str:
 
 
 def thread_facts(con, where: str, params: list, lexicon: Lexicon | None = None,
-                 hitl_hours: float = DEFAULT_HITL_HOURS) -> pa.Table:
-    """One row of facts per thread of `threads t WHERE where` (`_FACT_TYPES`)."""
+                 hitl_hours: float = DEFAULT_HITL_HOURS, risks_ready: Callable[[], object] | None = None) -> pa.Table:
+    """One row of facts per thread of `threads t WHERE where` (`_FACT_TYPES`).
+
+    `risks_ready`, when given, is called (and waited for) before the one query that reads
+    `risk_figures`, the last one: the other facts need no derived table, so a load computes
+    them while another connection writes `risk_figures` (`analytics.derived`)."""
     lexicon = lexicon or built_in()
 
     def rows(sql: str, **fmt) -> list[tuple]:
@@ -96,12 +101,6 @@ def thread_facts(con, where: str, params: list, lexicon: Lexicon | None = None,
     for (thread, *_), ordinals in groups.items():
         if len(ordinals) >= q.LOOP_CALLS:
             loops[thread].update(ordinals)
-    risks = _risks_source(con)
-    lost = defaultdict(list)
-    sql, lost_params = q.lost_context_sql(where, params, risks)
-    for thread, ordinal in con.execute(sql, lost_params).fetchall():
-        lost[thread].extend([] if ordinal is None else [ordinal])
-    lost_threads = set(lost)
     hitl = timedelta(hours=hitl_hours)
     answered: dict[str, list[int]] = defaultdict(list)
     pending: dict[str, tuple] = {}
@@ -113,6 +112,13 @@ def thread_facts(con, where: str, params: list, lexicon: Lexicon | None = None,
             pending[thread] = (pending_ts, ordinal)
     endings = rows(q.ENDINGS_SQL)
     frustration, repetition = _text_signals(streamed(q.TEXTS_SQL), lexicon)
+    if risks_ready is not None:
+        risks_ready()
+    lost = defaultdict(list)
+    sql, lost_params = q.lost_context_sql(where, params, _risks_source(con))
+    for thread, ordinal in con.execute(sql, lost_params).fetchall():
+        lost[thread].extend([] if ordinal is None else [ordinal])
+    lost_threads = set(lost)
 
     # Built column by column, one pass over the endings for the rules of the last messages;
     # a text met again ("thanks, bye", a canned apology) is not read again.
@@ -247,15 +253,16 @@ def materialized(con) -> bool:
     return table_comments(con, [TABLE]).get(TABLE) == fingerprint()
 
 
-def materialize_signals(con, threads: list[str] | None = None) -> None:
+def materialize_signals(con, threads: list[str] | None = None, risks_ready: Callable[[], object] | None = None) -> None:
     """(Re)create `conversation_signals` (`threads`: only these threads' facts are recomputed;
     every row is finished again against the store's latest time). Called at load time
-    (`analytics.derived`), inside its `only_threads` block for an incremental load."""
+    (`analytics.derived`), inside its `only_threads` block for an incremental load; reads
+    `risk_figures` once `risks_ready()` returns (`thread_facts`)."""
     con.execute("SET TimeZone = 'UTC'")
     stamp = fingerprint()
     incremental = threads is not None and table_comments(con, [TABLE]).get(TABLE) == stamp
     with contextlib.nullcontext() if incremental else every_thread(con):  # (a rebuild reads every thread)
-        facts = thread_facts(con, "TRUE", [])
+        facts = thread_facts(con, "TRUE", [], risks_ready=risks_ready)
     params = [store_latest(con), DEFAULT_IDLE_MINUTES, DEFAULT_HITL_HOURS]
     con.register("tl_signal_facts", facts)
     try:

@@ -39,34 +39,32 @@ _SCOPE = "scope AS (SELECT t.thread_id, t.interrupt_pending, t.last_ts FROM thre
 #: Per thread: the pending interrupt, the last message (system messages aside), the last user
 #: message, whether only assistant text follows it, whether the last tool result is an error
 #: with no user message after it, and the texts of the last message and the last user message
-#: where the text rules read them (`_text_row`).
+#: where the text rules read them (`_text_row`). One aggregate pass over the messages (ordinals
+#: are unique in a thread): "only assistant text after the last user message" is "the last
+#: message that is not a plain assistant reply is that user message".
 ENDINGS_SQL = """
 WITH """ + _SCOPE + """,
-m AS (SELECT thread_id, ordinal, role, ts, tool_status, tool_call_count
-      FROM messages WHERE thread_id IN (SELECT thread_id FROM scope) AND role <> 'system'),
-last_msg AS (SELECT * FROM m QUALIFY row_number() OVER (PARTITION BY thread_id ORDER BY ordinal DESC) = 1),
-last_user AS (SELECT * FROM m WHERE role = 'user'
-              QUALIFY row_number() OVER (PARTITION BY thread_id ORDER BY ordinal DESC) = 1),
-last_tool AS (SELECT * FROM m WHERE role = 'tool'
-              QUALIFY row_number() OVER (PARTITION BY thread_id ORDER BY ordinal DESC) = 1),
-after_user AS (SELECT m.thread_id, count(*) AS n FROM m JOIN last_user u USING (thread_id)
-               WHERE m.ordinal > u.ordinal AND (m.role <> 'assistant' OR coalesce(m.tool_call_count, 0) > 0)
-               GROUP BY ALL)
+e AS (SELECT thread_id, max(ordinal) AS last_ordinal, arg_max(role, ordinal) AS last_role,
+             arg_max_null(tool_status, ordinal) AS last_status,
+             max(ordinal) FILTER (WHERE role = 'user') AS last_user_ordinal,
+             arg_max_null(ts, ordinal) FILTER (WHERE role = 'user') AS last_user_ts,
+             max(ordinal) FILTER (WHERE role <> 'assistant' OR coalesce(tool_call_count, 0) > 0) AS last_turn_ordinal,
+             max(ordinal) FILTER (WHERE role = 'tool') AS last_tool_ordinal,
+             arg_max_null(tool_status, ordinal) FILTER (WHERE role = 'tool') AS last_tool_status
+      FROM messages WHERE thread_id IN (SELECT thread_id FROM scope) AND role <> 'system' GROUP BY thread_id)
 SELECT s.thread_id, s.interrupt_pending,
-       l.ordinal AS last_ordinal, l.role AS last_role,
-       coalesce(l.role = 'tool' AND l.tool_status = 'error', FALSE) AS last_is_tool_error,
-       u.ordinal AS last_user_ordinal, coalesce(u.ts, s.last_ts) AS last_user_ts,
-       coalesce(a.n, 0) = 0 AS only_replies_after_user,
-       coalesce(lt.tool_status = 'error' AND (u.ordinal IS NULL OR u.ordinal < lt.ordinal), FALSE) AS last_tool_error,
-       lt.ordinal AS last_tool_ordinal,
+       e.last_ordinal, e.last_role,
+       coalesce(e.last_role = 'tool' AND e.last_status = 'error', FALSE) AS last_is_tool_error,
+       e.last_user_ordinal, coalesce(e.last_user_ts, s.last_ts) AS last_user_ts,
+       coalesce(e.last_turn_ordinal = e.last_user_ordinal, TRUE) AS only_replies_after_user,
+       coalesce(e.last_tool_status = 'error' AND (e.last_user_ordinal IS NULL OR e.last_user_ordinal < e.last_tool_ordinal),
+                FALSE) AS last_tool_error,
+       e.last_tool_ordinal,
        lm.content AS last_content, um.content AS last_user_content
 FROM scope s
-LEFT JOIN last_msg l USING (thread_id)
-LEFT JOIN last_user u USING (thread_id)
-LEFT JOIN last_tool lt USING (thread_id)
-LEFT JOIN after_user a USING (thread_id)
-LEFT JOIN messages lm ON lm.thread_id = s.thread_id AND lm.ordinal = l.ordinal AND """ + _text_row("lm") + """
-LEFT JOIN messages um ON um.thread_id = s.thread_id AND um.ordinal = u.ordinal AND """ + _text_row("um") + """
+LEFT JOIN e USING (thread_id)
+LEFT JOIN messages lm ON lm.thread_id = s.thread_id AND lm.ordinal = e.last_ordinal AND """ + _text_row("lm") + """
+LEFT JOIN messages um ON um.thread_id = s.thread_id AND um.ordinal = e.last_user_ordinal AND """ + _text_row("um") + """
 """
 
 #: Per thread with a cascade: the ordinals of the failed tool results that stand in a run of
