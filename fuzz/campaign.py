@@ -6,8 +6,10 @@ Each target runs in its own process (`python -m fuzz.run`, under `nice -n 10`:
 the machine is shared) with the sanitizer runtime preloaded, for `--seconds`,
 on its growing corpus (FUZZ_DIR/corpus/TARGET) seeded from real stores
 (FUZZ_DIR/seeds/TARGET, `fuzz.seeds`). `--smoke` splits `--seconds` (then the
-total) over the targets, starts from the seeds alone with a fixed random seed,
-and is what `make test` runs. Before any target, one check proves the
+total) over the targets, starts from the seeds alone with a fixed random seed
+and stops each target after its seeds and SMOKE_RUNS[target] more inputs, so every
+smoke run tries the same inputs however busy the machine is (`--seconds` only caps a
+run that has become slow); it is what `make test` runs. Before any target, one check proves the
 sanitizer is live in such a process (an out-of-bounds read must be reported),
 so a broken preload cannot pass as "no findings".
 
@@ -35,6 +37,10 @@ from fuzz.targets import TARGETS, scratch_root
 
 # libFuzzer's -max_len per target: row and thread inputs hold several real checkpoint blobs.
 MAX_LEN = {"row": 131072, "thread": 131072, "ts_list": 4096, "stage": 16384, "readahead": 4096, "rows": 4096}
+# The inputs a smoke run mutates per target after the seeds: a few seconds each on a quiet core
+# at the rates of docs/security.md's campaign (row, ts_list, stage: thousands a second;
+# thread, readahead, rows read whole stores: tens a second).
+SMOKE_RUNS = {"row": 8000, "thread": 120, "ts_list": 8000, "stage": 3000, "readahead": 200, "rows": 120}
 _STAT = re.compile(r"^stat::(\w+):\s+(\d+)", re.M)
 
 
@@ -88,7 +94,7 @@ def run_target(name: str, fuzz_dir: Path, seconds: int, smoke: bool, env: dict[s
         "-print_final_stats=1", "-timeout=60", "-rss_limit_mb=4096", "-detect_leaks=0",
     ]
     if smoke:
-        args.append("-seed=1")
+        args += ["-seed=1", f"-runs={sum(1 for _ in seeds.iterdir()) + SMOKE_RUNS[name]}"]
     args += [str(corpus), str(seeds)]
     start = time.monotonic()
     scratch = tempfile.mkdtemp(prefix="tl-fuzz-", dir=scratch_root())
@@ -121,7 +127,7 @@ def run_target(name: str, fuzz_dir: Path, seconds: int, smoke: bool, env: dict[s
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--dir", default="build/fuzz", type=Path)
-    ap.add_argument("--seconds", type=int, default=600, help="per target (with --smoke: in all)")
+    ap.add_argument("--seconds", type=int, default=600, help="per target (with --smoke: in all, a cap)")
     ap.add_argument("--targets", default=",".join(TARGETS))
     ap.add_argument("--smoke", action="store_true")
     a = ap.parse_args(argv)

@@ -6,7 +6,7 @@
 # 1. clang and its sanitizer/libFuzzer runtimes (Debian: clang, libclang-rt-<v>-dev), installed when missing;
 # 2. atheris, built from its source release with that clang into FUZZ_DIR/site (not into the venv): only a
 #    source build writes asan_with_fuzzer.so, the ASan runtime with libFuzzer linked in that a fuzzed native
-#    extension needs (LD_PRELOAD; the PyPI wheel has none). About 3 minutes, once: pip caches the wheel;
+#    extension needs (LD_PRELOAD; the PyPI wheel has none). About 3 minutes of compiling on one core, about half that on two;
 # 3. loaders/_scan.c, loaders/_readahead.c and loaders/_rows.c compiled with AddressSanitizer, UBSan (every report aborts)
 #    and libFuzzer's coverage into FUZZ_DIR/ext/loaders/. The in-place .so files next to the sources are
 #    never touched; fuzz/common.py puts FUZZ_DIR/ext/loaders first on `loaders.__path__`.
@@ -36,9 +36,14 @@ if [ ! -f "$RT_DIR/libclang_rt.asan-x86_64.a" ] || [ ! -f "$RT_DIR/libclang_rt.f
 fi
 
 if [ ! -f "$SITE/asan_with_fuzzer.so" ] || ! PYTHONPATH="$SITE" "$PY" -c "import atheris" 2>/dev/null; then
-  echo "build-sanitized: building atheris $ATHERIS_VERSION with $(clang --version | head -1) (about 3 minutes, once)" >&2
+  echo "build-sanitized: building atheris $ATHERIS_VERSION with $(clang --version | head -1) (minutes, once per build folder)" >&2
   rm -rf "$SITE"
-  CC=clang CXX=clang++ "$PY" -m pip install -q --no-binary atheris --target "$SITE" "atheris==$ATHERIS_VERSION"
+  # Its six C++ extensions compiled side by side, one per core (setuptools' `build_ext --parallel`,
+  # read from the extra config file distutils takes from DIST_EXTRA_CONFIG): the build is compile-bound.
+  jobs_cfg=$(mktemp)
+  printf '[build_ext]\nparallel = %s\n' "$(nproc)" > "$jobs_cfg"
+  DIST_EXTRA_CONFIG="$jobs_cfg" CC=clang CXX=clang++ "$PY" -m pip install -q --no-binary atheris --target "$SITE" "atheris==$ATHERIS_VERSION"
+  rm -f "$jobs_cfg"
   [ -f "$SITE/asan_with_fuzzer.so" ] || { echo "build-sanitized: atheris built no asan_with_fuzzer.so" >&2; exit 1; }
 fi
 
