@@ -59,9 +59,11 @@ def every_page(con, page_size: int, **kwargs) -> list[str]:
 def test_paging_any_sort_gives_every_thread_once_in_pandas_order(con, cap):
     full = resume.risks(con, Filters(), cap)
     assert len(full) > 7
+    # (the live query runs once a page: it is paged in two, the table in pages of 3)
+    size = 3 if cap == resume.DEFAULT_CAP else -(-len(full) // 2)
     for column in resume_qa.SORTABLE:
         for descending in (False, True):
-            ids = every_page(con, 3, cap=cap, sort=column, descending=descending)
+            ids = every_page(con, size, cap=cap, sort=column, descending=descending)
             assert ids == pandas_sorted(full, column, descending), (column, descending)
     # The default is risks()' own ranking, and the CSV's rows are the whole sorted list.
     assert every_page(con, 4, cap=cap) == full["thread_id"].tolist()
