@@ -55,6 +55,8 @@ class SqlType:
     duckdb: str
     arrow_spec: str | None = None
     kind: str | None = None
+    #: The pandas dtype a query layer frame gives the column (nullable where SQL is).
+    pandas: str = "object"
 
     @property
     def arrow(self) -> pa.DataType | None:
@@ -73,18 +75,18 @@ def _arrow_type(spec: str) -> pa.DataType:
     return getattr(pa, spec)()
 
 
-VARCHAR = SqlType("VARCHAR", "VARCHAR", "string", "s")
+VARCHAR = SqlType("VARCHAR", "VARCHAR", "string", "s", "str")
 #: Text of strict JSON (written by `loaders.decode.to_json`, or passed through and validated).
-JSON = SqlType("JSON", "JSON", "string", "s")
-INTEGER = SqlType("INTEGER", "INTEGER", "int32", "i")
-BIGINT = SqlType("BIGINT", "BIGINT", "int64", "l")
-BOOLEAN = SqlType("BOOLEAN", "BOOLEAN", "bool_", "b")
+JSON = SqlType("JSON", "JSON", "string", "s", "str")
+INTEGER = SqlType("INTEGER", "INTEGER", "int32", "i", "Int64")
+BIGINT = SqlType("BIGINT", "BIGINT", "int64", "l", "Int64")
+BOOLEAN = SqlType("BOOLEAN", "BOOLEAN", "bool_", "b", "boolean")
 #: Staged as integer microseconds since the epoch, UTC (`loaders.transform.ts_micros`).
-TIMESTAMPTZ = SqlType("TIMESTAMPTZ", "TIMESTAMP WITH TIME ZONE", "timestamp[us, UTC]", "l")
+TIMESTAMPTZ = SqlType("TIMESTAMPTZ", "TIMESTAMP WITH TIME ZONE", "timestamp[us, UTC]", "l", "datetime64[us, UTC]")
 #: Staged from `array('i')` values.
 INTEGER_LIST = SqlType("INTEGER[]", "INTEGER[]", "list<int32>", "L")
 #: Only in tables written by SQL (analytics' derived tables).
-DOUBLE = SqlType("DOUBLE", "DOUBLE")
+DOUBLE = SqlType("DOUBLE", "DOUBLE", pandas="float64")
 DATE = SqlType("DATE", "DATE")
 
 
@@ -138,6 +140,14 @@ class Table:
     @property
     def names(self) -> tuple[str, ...]:
         return tuple(c.name for c in self.columns)
+
+    def dtypes(self) -> dict[str, str]:
+        """Each column's pandas dtype (`SqlType.pandas`), in order: what a frame of the table's rows is typed with.
+
+        >>> table("threads").dtypes()["last_ts"], table("threads").dtypes()["message_count"]
+        ('datetime64[us, UTC]', 'Int64')
+        """
+        return {c.name: c.type.pandas for c in self.columns}
 
     def column(self, name: str) -> Column:
         try:

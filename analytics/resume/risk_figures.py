@@ -16,6 +16,7 @@ import os
 from dataclasses import dataclass
 
 from analytics._pandas import pd
+from analytics.catalog import RISK_FIGURES
 from analytics.db import ConOrPath, connection, query_fingerprint, table_comments, write_derived_table
 from analytics.filters import Filters
 from analytics.errors import BadRequest
@@ -81,32 +82,8 @@ RISK_FLAGS: tuple[RiskFlag, ...] = (
 )
 _WEIGHT = {f.name: f.weight for f in RISK_FLAGS}
 
-#: Columns of `risks()`.
-RISK_COLUMNS: dict[str, str] = {
-    "thread_id": "str",
-    "tenant_id": "str",
-    "sub_tenant_id": "str",
-    "session_id": "str",
-    "risk_score": "Int64",
-    "flags": "str",
-    "conversational_messages": "Int64",
-    "window_size": "Int64",
-    "truncated_by": "Int64",
-    "window_no_id": "Int64",
-    "window_no_ts": "Int64",
-    "edited_messages": "Int64",
-    "edited_in_window": "Int64",
-    "removed_messages": "Int64",
-    "branches": "Int64",
-    "forks": "Int64",
-    "latest_not_leaf": "boolean",
-    "interrupt_pending": "boolean",
-    "undecodable_messages": "Int64",
-    "load_errors": "Int64",
-    "latest_checkpoint_id": "str",
-    "last_ts": "datetime64[us, UTC]",
-    "resume_points": "Int64",
-}
+#: Columns of `risks()`: those of the `risk_figures` table, typed as the catalogue says.
+RISK_COLUMNS: dict[str, str] = RISK_FIGURES.dtypes()
 
 #: Columns of `thread_risks()`.
 THREAD_RISK_COLUMNS: dict[str, str] = {
@@ -336,7 +313,7 @@ def risks(
 
 #: Table written at the end of every load (analytics.derived): `risks()` of every thread
 #: with the default cap (docs/schema.md), so the Resume QA overview is a scan.
-RISKS_TABLE = "risk_figures"
+RISKS_TABLE = RISK_FIGURES.name
 
 
 @functools.cache
