@@ -6,9 +6,11 @@ the match is in it), newest first, a page at a time, with how many messages and
 threads match in all. The match is a case-insensitive substring test, the same on
 every script and the same as every other text question of the app
 (`analytics.text_match`: Unicode case folding, İ as i, composed and decomposed
-accents). Nothing is indexed: each search reads the messages in scope once; RE2
-reads them in about half the CPU of lower-casing every message
-(docs/performance.md).
+accents). A search of message text for three characters or more reads the load-time
+index (`analytics.search_index`): the messages whose trigram signature holds the
+text's, then the exact match on those only, so it finds what a scan finds. Shorter
+texts, tool calls, and a database without a current index scan every message in scope
+(RE2, about half the CPU of lower-casing every message: docs/performance.md).
 
 `in_`: `"messages"` searches message text; `"tool_calls"` the calls assistants made
 (tool names and arguments, as `name(arg=value)`). `speaker` keeps one role.
@@ -22,6 +24,7 @@ from __future__ import annotations
 import unicodedata
 from dataclasses import dataclass
 
+from analytics import search_grams, search_index
 from analytics._pandas import pd
 from analytics.db import ConOrPath, applied_policy, connection
 from analytics.errors import BadRequest
@@ -132,8 +135,8 @@ def match_sql(query: SearchQuery, alias: str = "m") -> tuple[str, list]:
 _SEARCH_SQL = """
 WITH hits AS MATERIALIZED (
     SELECT m.thread_id, m.ordinal, m.ts
-    FROM messages AS m
-    WHERE {scope} AND {match}
+    FROM {source} AS m
+    WHERE {scope} AND {candidates} AND {match}
 ),
 counts AS (SELECT count(*) AS total, count(DISTINCT thread_id) AS threads FROM hits),
 page AS (
@@ -148,14 +151,36 @@ ORDER BY p.ts DESC NULLS LAST, p.thread_id, p.ordinal
 """
 
 
-def search_sql(query: SearchQuery) -> tuple[str, list]:
+def index_bits(con, query: SearchQuery) -> list[tuple[int, ...]] | None:
+    """The signatures a message of the index must hold to match `query`
+    (`search_grams.required`), or None when the search scans `messages`: tool calls, a text
+    under three characters, no current index on `con`'s database."""
+    if query.in_ != "messages" or not search_index.current(con):
+        return None
+    return search_grams.required(con, query.text) or None
+
+
+def _source(bits: list[tuple[int, ...]] | None) -> tuple[str, str, list]:
+    """(table, candidate predicate, its params) the hits are found in."""
+    if bits is None:
+        return "messages", "(TRUE)", []
+    return (search_index.TABLE, *search_index.candidate_sql(bits, "m"))
+
+
+def search_sql(query: SearchQuery, bits: list[tuple[int, ...]] | None = None) -> tuple[str, list]:
     """`(sql, params)` of one page of hits; every row also carries `total` and `threads`
-    (one row of NULL hit columns when the page is empty)."""
+    (one row of NULL hit columns when the page is empty). `bits` (`index_bits`): the hits
+    are found in the index, else in `messages`.
+
+    >>> search_sql(SearchQuery("refund"))[0].count("FROM messages AS m")
+    1
+    """
     scope, scope_params = query.filters.message_where("m")
     match, match_params = match_sql(query)
-    # `scope`, `match` and the target are our own SQL with placeholders; every value is bound.
-    sql = _SEARCH_SQL.format(scope=scope, match=match, target=_TARGETS[query.in_])
-    return sql, [*scope_params, *match_params, query.limit, query.offset]
+    source, candidates, candidate_params = _source(bits)
+    # `scope`, `match`, `candidates` and the target are our own SQL with placeholders; every value is bound.
+    sql = _SEARCH_SQL.format(source=source, scope=scope, candidates=candidates, match=match, target=_TARGETS[query.in_])
+    return sql, [*scope_params, *candidate_params, *match_params, query.limit, query.offset]
 
 
 _REPORT_SQL = """
@@ -208,7 +233,7 @@ def search(con_or_path: ConOrPath, query: SearchQuery | str, **kwargs) -> Search
         raise BadRequest("pass either a SearchQuery or the text with keywords, not both")
     with connection(con_or_path) as con:
         refuse_personal_data(con, query.text)
-        frame = fetch_frame(con, *search_sql(query))
+        frame = fetch_frame(con, *search_sql(query, index_bits(con, query)))
     total = int(frame["total"].iloc[0]) if len(frame) else 0
     threads = int(frame["threads"].iloc[0]) if len(frame) else 0
     frame = frame[frame["thread_id"].notna()].reset_index(drop=True)
