@@ -1,7 +1,8 @@
 /* Transcript Lens: the trigram signature of many texts at once (the search index's hot path).
  *
  * A signature is 256 bits: bit `trigram_bit(a, b, c)` is set for every three consecutive code
- * points a, b, c of the text. `analytics/search_grams.py` says what the signature is for and
+ * points a, b, c of the text, and bit `trigram_bit(a, b, WIDE_PAIR)` for every two consecutive
+ * code points a, b of which one is at least WIDE (CJK, kana, hangul: two characters make a word). `analytics/search_grams.py` says what the signature is for and
  * holds the pure-Python twin (`signature`), which gives the same bits for every text; the
  * tests compare the two on generated texts of many scripts.
  *
@@ -15,6 +16,9 @@
 #include <Python.h>
 #include <stdint.h>
 #include <string.h>
+
+#define WIDE 0x2E80u  /* search_grams.WIDE */
+#define WIDE_PAIR 0x110000u  /* above every code point: a pair's bit is no trigram's */
 
 static inline unsigned trigram_bit(uint64_t a, uint64_t b, uint64_t c) {
     uint64_t h = a * 0x9E3779B97F4A7C15ULL + b * 0xC2B2AE3D27D4EB4FULL + c * 0x165667B19E3779F9ULL;
@@ -103,6 +107,10 @@ static PyObject *signatures(PyObject *self, PyObject *args) {
                 w[bit >> 6] |= 1ULL << (bit & 63);
             } else {
                 have++;
+            }
+            if (have >= 2 && (b >= WIDE || c >= WIDE)) {
+                unsigned bit = trigram_bit(b, c, WIDE_PAIR);
+                w[bit >> 6] |= 1ULL << (bit & 63);
             }
             a = b;
             b = c;

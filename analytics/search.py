@@ -183,24 +183,40 @@ def search_sql(query: SearchQuery, bits: list[tuple[int, ...]] | None = None) ->
     return sql, [*scope_params, *candidate_params, *match_params, query.limit, query.offset]
 
 
-_REPORT_SQL = """
-SELECT m.thread_id, m.tenant_id, m.sub_tenant_id, m.ordinal, m.ordinal + 1 AS message, m.role, m.name, m.ts,
-       m.message_id, {target} AS text
+_REPORT_COLUMNS_SQL = """m.thread_id, m.tenant_id, m.sub_tenant_id, m.ordinal, m.ordinal + 1 AS message, m.role, m.name, m.ts,
+       m.message_id, {target} AS text"""
+_REPORT_SQL = f"""
+SELECT {_REPORT_COLUMNS_SQL}
 FROM messages AS m
-WHERE {scope} AND {match}
+WHERE {{scope}} AND {{match}}
+ORDER BY m.ts DESC NULLS LAST, m.thread_id, m.ordinal
+"""
+# Through the index: the hits' keys from it, their rows from `messages`.
+_REPORT_INDEXED_SQL = f"""
+WITH hits AS MATERIALIZED (
+    SELECT m.thread_id, m.ordinal FROM {{source}} AS m WHERE {{scope}} AND {{candidates}} AND {{match}}
+)
+SELECT {_REPORT_COLUMNS_SQL}
+FROM messages AS m SEMI JOIN hits USING (thread_id, ordinal)
 ORDER BY m.ts DESC NULLS LAST, m.thread_id, m.ordinal
 """
 
 
-def report_sql(query: SearchQuery) -> tuple[str, list]:
+def report_sql(query: SearchQuery, bits: list[tuple[int, ...]] | None = None) -> tuple[str, list]:
     """`(sql, params)` of every hit (no paging), with the whole text searched: the `search` report.
+    `bits` as for `search_sql`.
 
     >>> report_sql(SearchQuery("refund"))[1]
     ['(?i)(?:refund)', '(?i)(?:refund)']
     """
     scope, scope_params = query.filters.message_where("m")
     match, match_params = match_sql(query)
-    return _REPORT_SQL.format(scope=scope, match=match, target=_TARGETS[query.in_]), [*scope_params, *match_params]
+    if bits is None:
+        return _REPORT_SQL.format(scope=scope, match=match, target=_TARGETS[query.in_]), [*scope_params, *match_params]
+    source, candidates, candidate_params = _source(bits)
+    sql = _REPORT_INDEXED_SQL.format(source=source, scope=scope, candidates=candidates, match=match,
+                                     target=_TARGETS[query.in_])
+    return sql, [*scope_params, *candidate_params, *match_params]
 
 
 def refuse_personal_data(con, text: str) -> None:

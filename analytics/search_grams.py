@@ -1,7 +1,9 @@
 """Trigram signatures: the search index's key, for a stored text and for a searched one.
 
 A text's signature is 256 bits: for every three consecutive characters of its *folded* form, one
-bit chosen by a hash of the three. A message can contain the searched text (as `analytics.text_match`
+bit chosen by a hash of the three, and for every two consecutive characters of which one is CJK,
+kana or hangul (`WIDE` and above: two such characters make a word), one bit chosen by a hash of
+the two. A message can contain the searched text (as `analytics.text_match`
 finds it) only if its signature holds every bit of the searched text's, in one of its spellings
 (`required`): a candidate test, never the answer — the search still runs its exact match on the
 candidates (`analytics.search_index`).
@@ -19,7 +21,7 @@ The stored side is computed in C (`analytics/_grams.c`, over an Arrow column of 
 `signature` is its pure-Python twin (the only path under `TRANSCRIPT_LENS_PUREPYTHON=1` or without
 a compiler), used for the searched text too.
 
->>> signature("abc") == signature("abc") and signature("ab") == (0, 0, 0, 0)
+>>> signature("ab") == (0, 0, 0, 0) and sum(bin(w).count("1") for w in signature("返金")) == 1
 True
 """
 
@@ -42,6 +44,8 @@ if not PURE_PYTHON:
         _grams = None
 
 WORDS = 4  # 64-bit words of a signature
+WIDE = 0x2E80  # from here on (CJK radicals, kana, CJK ideographs, hangul, …) a pair of characters has a bit too
+_PAIR = 0x110000  # the third "character" of a pair's hash: above every code point, so no trigram's
 _MASK = (1 << 64) - 1
 
 #: Lower-case variants -> the letter they fold to (after DuckDB's `lower()`); see the module docstring.
@@ -73,6 +77,10 @@ def signature(lowered: str) -> tuple[int, ...]:
     for a, b, c in zip(cps, cps[1:], cps[2:]):
         bit = trigram_bit(a, b, c)
         words[bit >> 6] |= 1 << (bit & 63)
+    for a, b in zip(cps, cps[1:]):
+        if a >= WIDE or b >= WIDE:
+            bit = trigram_bit(a, b, _PAIR)
+            words[bit >> 6] |= 1 << (bit & 63)
     return tuple(words)
 
 
@@ -96,12 +104,13 @@ def signatures(column) -> np.ndarray:
 
 def required(con, text: str) -> list[tuple[int, ...]]:
     """The signature bits a message must hold to contain `text`, one set per spelling
-    (`text_match.spellings`); empty when some spelling has fewer than three characters
-    (no trigram: every message is a candidate)."""
+    (`text_match.spellings`); empty when some spelling has no bit (under three characters, and
+    not two of which one is `WIDE`): every message is then a candidate."""
     out = []
     for spelling in spellings(text):
-        if len(spelling) < 3:
-            return []
         ((lowered,),) = con.execute("SELECT lower(?)", [spelling]).fetchall()
-        out.append(signature(lowered))
+        bits = signature(lowered)
+        if not any(bits):
+            return []
+        out.append(bits)
     return list(dict.fromkeys(out))

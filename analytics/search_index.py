@@ -38,11 +38,11 @@ FROM (SELECT *, {_UDF}(lower(content)) AS sig FROM messages)
 ORDER BY thread_id, ordinal
 """
 #: What the stored bits depend on: this query, the signature's definition (the fold, the hash, the
-#: twin's source stands for the C's) and DuckDB's `lower()` (its version). Another fingerprint:
+#: twin's code, which the C equals) and DuckDB's `lower()` (its version). Another fingerprint:
 #: the index is not read (searches scan) until a load writes it again.
 FINGERPRINT = f"{TABLE} sha256:" + hashlib.sha256("\n".join([
-    _SQL, repr(sorted(search_grams.FOLD.items())), str(search_grams.WORDS),
-    search_grams.trigram_bit.__code__.co_code.hex(), duckdb.__version__,
+    _SQL, repr(sorted(search_grams.FOLD.items())), repr((search_grams.WORDS, search_grams.WIDE)),
+    search_grams.trigram_bit.__code__.co_code.hex(), search_grams.signature.__code__.co_code.hex(), duckdb.__version__,
 ]).encode()).hexdigest()[:16]
 
 
