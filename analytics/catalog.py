@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from loaders import catalog as loader_catalog
 from loaders.catalog import (
-    BIGINT, BOOLEAN, CONTENT, DOUBLE, INTEGER, INTEGER_LIST, ROLE, SESSION_ID, SUB_TENANT_ID, TENANT_ID, THREAD_ID,
+    BIGINT, BOOLEAN, CONTENT, DOUBLE, INTEGER, INTEGER_LIST, NAME, ROLE, SESSION_ID, SUB_TENANT_ID, TENANT_ID, THREAD_ID,
     TIMESTAMPTZ, VARCHAR, Column, SqlType, Table, render_doc,
 )
 
@@ -179,7 +179,9 @@ SEARCH_INDEX = Table(
         TENANT_ID,
         _c("ordinal", INTEGER, "`messages.ordinal`", null=False),
         ROLE,
+        NAME,
         _c("ts", TIMESTAMPTZ, "`messages.ts`"),
+        _c("message_id", VARCHAR, "`messages.message_id`"),
         CONTENT,
         *(_c(f"g{w}", UBIGINT, f"bits {64 * w}–{64 * w + 63} of the trigram signature of `lower(content)` "
                                "(`analytics.search_grams`); 0 without text", null=False) for w in range(4)),

@@ -1,6 +1,7 @@
 """The text search index: `search_index`, written at load time, read by `analytics.search`.
 
-One row per message with what a search reads of it — thread, tenant, ordinal, role, ts, content —
+One row per message with what a search reads of it — thread, tenant, ordinal, role, name, ts,
+message id, content —
 and the trigram signature of its folded text (`analytics.search_grams`: four 64-bit words). A
 search for a text of three characters or more keeps the rows whose signature holds the text's
 bits (a few integer tests per row), and runs its exact match (`analytics.text_match`, the
@@ -32,7 +33,7 @@ TABLE = SEARCH_INDEX.name
 _UDF = "tl_trigram_signature"
 _COLUMNS = ", ".join(SEARCH_INDEX.names)
 _SQL = f"""
-SELECT thread_id, tenant_id, ordinal, role, ts, content,
+SELECT thread_id, tenant_id, ordinal, role, name, ts, message_id, content,
        sig[1] AS g0, sig[2] AS g1, sig[3] AS g2, sig[4] AS g3
 FROM (SELECT *, {_UDF}(lower(content)) AS sig FROM messages)
 ORDER BY thread_id, ordinal
@@ -67,6 +68,17 @@ def materialize_search_index(con: duckdb.DuckDBPyConnection, threads: list[str] 
 def current(con: duckdb.DuckDBPyConnection) -> bool:
     """Whether `con`'s database has the index as this code writes it."""
     return table_comments(con, [TABLE]).get(TABLE) == FINGERPRINT
+
+
+def fetch_by_rowid(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether `search_index` on `con` is the table itself, whose rows a query can fetch back by
+    `rowid` (a page of hits: DuckDB reads just those rows), rather than a view of it (a tenant
+    scope's, a Parquet dataset's), which has no `rowid`."""
+    ((views, tables),) = con.execute(
+        "SELECT (SELECT count(*) FROM duckdb_views() WHERE view_name = ? AND NOT internal), "
+        "(SELECT count(*) FROM duckdb_tables() WHERE table_name = ? AND database_name = current_database() "
+        "AND schema_name = 'main')", [TABLE, TABLE]).fetchall()
+    return views == 0 and tables == 1
 
 
 def candidate_sql(required: list[tuple[int, ...]], alias: str = "m") -> tuple[str, list]:

@@ -50,9 +50,12 @@ def _query(draw, texts: list[str]) -> str:
 
 
 def _both_ways(con, query: SearchQuery) -> tuple:
-    """(indexed answer, scanned answer) of one page, with the index's candidate bits."""
+    """(indexed answer, scanned answer) of one page, with the index's candidate bits; the
+    indexed page read again by rowid and by key gives the same."""
     bits = index_bits(con, query)
-    indexed = fetch_frame(con, *search_sql(query, bits))
+    indexed = fetch_frame(con, *search_sql(query, bits, by_rowid=search_index.fetch_by_rowid(con)))
+    if bits is not None:
+        assert indexed.equals(fetch_frame(con, *search_sql(query, bits, by_rowid=False))), query.text
     scanned = fetch_frame(con, *search_sql(query, None))
     return indexed, scanned, bits
 
