@@ -60,7 +60,7 @@ def _both_ways(con, query: SearchQuery) -> tuple:
     return indexed, scanned, bits
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_the_indexed_search_finds_exactly_what_the_scan_finds(data):
     threads = {
