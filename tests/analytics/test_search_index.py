@@ -21,7 +21,7 @@ from analytics import search_grams, search_index
 from analytics.erasure_db import rewrite_without
 from analytics.frames import fetch_frame
 from analytics.masking import blind_search
-from analytics.search import SearchQuery, index_bits, report_sql, search_sql
+from analytics.search import SearchQuery, index_bits, index_plan, report_sql, search_sql
 from analytics.search import search as run_search
 from storegen import Clock, Reply, ScriptedChatModel, build_chat_graph, open_sqlite_saver, run_scenarios, say, thread_config
 from tests.analytics.dbutil import Msg, build_db
@@ -57,6 +57,8 @@ def _both_ways(con, query: SearchQuery) -> tuple:
     indexed = fetch_frame(con, *search_sql(query, bits, by_rowid=search_index.fetch_by_rowid(con)))
     if bits is not None:
         assert indexed.equals(fetch_frame(con, *search_sql(query, bits, by_rowid=False))), query.text
+        if search_index.fetch_by_rowid(con):  # (the candidates' row ids first: what a search with few does)
+            assert indexed.equals(fetch_frame(con, *search_sql(query, bits, few=True))), query.text
     scanned = fetch_frame(con, *search_sql(query, None))
     return indexed, scanned, bits
 
@@ -88,17 +90,28 @@ def test_the_indexed_search_finds_exactly_what_the_scan_finds(data):
 def test_case_pairs_and_spellings_are_found_through_the_index():
     texts = ["Ο Σίσυφος ρωτά", "STRAẞE und ſtraße", "İSTANBUL mağazası", unicodedata.normalize("NFD", "Le Café fermé"),
              "µ-metal 返金をお願いします", "ไทยภาษาไทย", "kelvin 5 K"]
-    con = build_db(None, {f"a:b:s{i}": [Msg("user", t, ts=TS)] for i, t in enumerate(texts)})
+    # 400 more messages: a rare text's candidates are then few, and a search takes their row ids first
+    threads = {**{f"a:b:s{i}": [Msg("user", t, ts=TS)] for i, t in enumerate(texts)},
+               "f:f:f": [Msg("assistant", f"filler line {n}", ts=TS) for n in range(400)]}
+    con, plain = build_db(None, threads), build_db(None, threads)
+    plans = set()
     try:
         search_index.materialize_search_index(con)
         for text, expected in [("ΣΊΣΥΦΟΣ", 1), ("strasse", 0), ("STRASSE", 0), ("straße", 1), ("STRAẞE", 1),
                                ("istanbul", 1), ("café", 1), ("CAFÉ FERMÉ", 1), ("μ-METAL", 1), ("をお願い", 1),
-                               ("ภาษา", 1), ("5 k", 1), ("KELVIN 5 k", 1), ("返金", 1), ("金を", 1), ("金返", 0)]:
+                               ("ภาษา", 1), ("5 k", 1), ("KELVIN 5 k", 1), ("返金", 1), ("金を", 1), ("金返", 0),
+                               ("filler", 400)]:
             indexed, scanned, bits = _both_ways(con, SearchQuery(text))
             assert bits, text
             assert indexed["total"].iloc[0] == scanned["total"].iloc[0] == expected, text
+            plans.add(index_plan(con, SearchQuery(text), bits))
+            answer, scanning = run_search(con, text), run_search(plain, text)  # (plain: no index)
+            assert (answer.total, answer.threads) == (scanning.total, scanning.threads), text
+            assert answer.hits.equals(scanning.hits), text
+        assert plans == {"few", "pass", "none"}  # (each way a search reads the index was taken)
     finally:
         con.close()
+        plain.close()
 
 
 def test_a_masking_connection_searches_the_index_with_its_barrier():
