@@ -259,7 +259,7 @@ SEARCH_BARRIER_VARIABLE = "tl_search_barrier"
 # colons and hex letters, invisible characters (format characters, combining marks) anywhere.
 _INVISIBLE = r"\p{Cf}\p{Mn}\p{Me}"
 _FULL_WIDTH_SEP = r"\x{FF08}\x{FF09}\x{FF0B}\x{FF0D}\x{FF0E}\x{FF0F}"  # （ ） ＋ － ． ／
-_SEP = rf"[\p{{Zs}}\p{{Pd}}\t().+/\-\x{{2212}}{_FULL_WIDTH_SEP}{_INVISIBLE}]"
+_SEP = rf"[\p{{Zs}}\p{{Pd}}\t().+/_\-\x{{2212}}{_FULL_WIDTH_SEP}{_INVISIBLE}]"
 _AT = r"@\x{FF20}\x{FE6B}"
 _DOT = r".\x{3002}\x{FF0E}\x{FF61}\x{FE52}"
 _HEX = rf"\p{{Nd}}A-Fa-f\x{{FF21}}-\x{{FF26}}\x{{FF41}}-\x{{FF46}}{_INVISIBLE}"

@@ -169,9 +169,10 @@ _AT_SIGN = re.compile(r"@|%40|&#0*64;|&#x0*40;|&commat;", re.IGNORECASE)
 _EMAIL_DOMAIN = re.compile(r"([^\W_](?:[\w-]*[^\W_])?(?:\.[^\W_](?:[\w-]*[^\W_])?)*\.[^\W\d_]{2,})[\w-]*")
 # Any case, grouped by spaces, dashes or dots (`de89-3704-…`); the checksum decides.
 _IBAN = re.compile(r"(?<![A-Za-z0-9])[A-Za-z]{2}[0-9]{2}(?:[ .-]?[A-Za-z0-9]){11,30}(?![A-Za-z0-9])")
-# Digits grouped by one kind of separator: spaces, dashes or dots (`4111.1111.1111.1111`), a dash
-# or dot with a space on each side too (`4111 - 1111 - 1111 - 1111`).
-_CARD = re.compile(r"(?<![0-9.,-])[0-9](?:(?: [.-] |[ .-])?[0-9]){12,18}(?![0-9]|[.,-][0-9])")
+# Digits grouped by one kind of separator: spaces, dashes, dots, underscores or slashes
+# (`4111.1111.1111.1111`, `5500/0000/0000/0004`), one with a space on each side too
+# (`4111 - 1111 - 1111 - 1111`).
+_CARD = re.compile(r"(?<![0-9.,_/-])[0-9](?:(?: [._/-] |[ ._/-])?[0-9]){12,18}(?![0-9]|[.,_/-][0-9])")
 _CARD_GAP = re.compile(r"[^0-9]+")
 _SSN = re.compile(r"(?<![0-9-])([0-9]{3})([- ])([0-9]{2})\2([0-9]{4})(?![0-9]|-[0-9])")
 _IPV4 = re.compile(r"(?<![0-9.])(?:[0-9]{1,3}\.){3}[0-9]{1,3}(?![0-9]|\.[0-9])")
@@ -251,7 +252,7 @@ def _cards(text: str) -> Iterator[Finding]:
         raw = m.group()
         if len(set(_CARD_GAP.findall(raw))) > 1:  # `1234 5678-9012 3456`: not how a card number is written
             continue
-        digits = re.sub(r"[ .-]", "", raw)
+        digits = re.sub(r"[^0-9]", "", raw)
         if 13 <= len(digits) <= 19 and digits[0] != "0" and _luhn.is_valid(digits):
             yield Finding(m.start(), m.end(), "CARD", digits)
 

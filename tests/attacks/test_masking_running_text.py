@@ -17,11 +17,14 @@ VALUES = [
     "GB82WEST12345698765432",
     "de89-3704-0044-0532-0130-00",
     "4111 1111 1111 1111",
+    "4111_1111_1111_1111",
+    "5500/0000/0000/0004",
     "+44 20 7946 0958",
     "dana.scully@fbi.example.org",
 ]
 # What each value may not leave behind: its longest run of characters other than separators.
-PIECES = ["3704 0044 0532", "WEST 1234", "GB82WEST", "3704-0044", "1111 1111", "7946 0958", "scully"]
+PIECES = ["3704 0044 0532", "WEST 1234", "GB82WEST", "3704-0044", "1111 1111", "1111_1111", "0000/0000", "7946 0958",
+          "scully"]
 
 
 @pytest.mark.parametrize("fmt", ["table", "csv", "json"])
