@@ -1,7 +1,9 @@
 """Erasure that sticks: remove a thread, a tenant or a session from the database, and keep it out.
 
 `erase` records a tombstone in the review workspace (`tombstones`, beside the
-database: no load replaces it), then writes the database — a file, or a Parquet
+database: no load replaces it) and the ids of the threads it covers
+(`analytics.erasure_covered`: held back whatever tenant or session a later load
+parses from them), then writes the database — a file, or a Parquet
 dataset's working database and a single new version — again without the rows
 (`analytics.erasure_db`), removes the threads' annotations, queue items and views
 (`analytics.erasure_workspace`) and the app's version links of the old file,
@@ -29,6 +31,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from analytics._pandas import pd
+from analytics.erasure_covered import COUNT, record, recorded
 from analytics.dblock import database_lock
 from analytics.erasure_db import KINDS, covered_threads, delete_threads, rewrite_dataset, rewrite_without
 from analytics.erasure_exports import erased_values
@@ -53,6 +56,7 @@ class Tombstone:
     at: str
     lifted_at: str | None = None
     lifted_by: str | None = None
+    threads: int = 0  # thread ids recorded as covered (`analytics.erasure_covered`)
 
     @property
     def standing(self) -> bool:
@@ -134,6 +138,8 @@ def erase(db: str | os.PathLike, *, thread: str | None = None, tenant: str | Non
                                    "RETURNING tombstone_id", (kind, value, reason, by, now())).fetchone()
         source = _rows_file(db)
         threads = _covered(source, kind, value)
+        with ws.write() as conn:  # before the rewrite: a later load holds these ids back however it parses them
+            record(conn, row[0], threads)
         needles = needles_of(source, threads) if source is not None else Needles((), tuple(threads))
         if source is not None and threads and ws.exists():
             with ws.read() as conn:
@@ -256,11 +262,12 @@ def lift(db: str | os.PathLike, *, thread: str | None = None, tenant: str | None
     with ws.write() as conn:
         row = conn.execute(
             "UPDATE tombstones SET lifted_at = ?, lifted_by = ? WHERE kind = ? AND value = ? AND lifted_at IS NULL "
-            "RETURNING *", (now(), by, kind, value)).fetchone()
+            "RETURNING tombstone_id", (now(), by, kind, value)).fetchone()
         if row is None:
             raise NotFound(f"no standing tombstone for {kind} {value} in {ws.path}")
         _log(conn, "lift", kind, value, reason, by, db, 0, {})
-    return Tombstone(*row)
+        lifted = conn.execute(f"SELECT t.*, {COUNT} FROM tombstones t WHERE tombstone_id = ?", row).fetchone()
+    return Tombstone(*lifted)
 
 
 def tombstones(db: str | os.PathLike | None, *, standing: bool = False,
@@ -272,7 +279,7 @@ def tombstones(db: str | os.PathLike | None, *, standing: bool = False,
     """
     ws = workspace_of(db, workspace)
     with ws.read() as conn:
-        rows = conn.execute("SELECT * FROM tombstones" + (" WHERE lifted_at IS NULL" if standing else "")
+        rows = conn.execute(f"SELECT t.*, {COUNT} FROM tombstones t" + (" WHERE lifted_at IS NULL" if standing else "")
                             + " ORDER BY tombstone_id").fetchall()
     return [Tombstone(*r) for r in rows]
 
@@ -294,24 +301,33 @@ def erasure_log(db: str | os.PathLike | None, *, workspace: Workspace | str | os
 
 def hold_back(con, db: str | os.PathLike) -> dict[str, int]:
     """Drop what the standing tombstones of `db`'s workspace cover from the staged database
-    on `con` (a load's, before its derived tables are built); {table: rows dropped}. Each
-    tombstone that held rows back gets a `held_back` entry in the erasure log. A workspace
-    that does not exist yet holds no tombstones (nothing is created)."""
+    on `con` (a load's, before its derived tables are built); {table: rows dropped}. A
+    tombstone covers the thread ids recorded under it (`analytics.erasure_covered`) and
+    whatever it matches in the staged database now (its tenant or session as this load
+    parsed them), which are recorded in turn. Each tombstone that held rows back gets a
+    `held_back` entry in the erasure log. A workspace that does not exist yet holds no
+    tombstones (nothing is created)."""
     ws = Workspace.beside(db)
-    standing = tombstones(db, standing=True, workspace=ws) if ws.exists() else []
+    if not ws.exists():
+        return {}
+    standing = tombstones(db, standing=True, workspace=ws)
     if not standing:
         return {}
+    with ws.read() as conn:
+        covered = recorded(conn)
     dropped: dict[str, int] = {}
-    held: list[tuple[Tombstone, dict[str, int]]] = []
+    held: list[tuple[Tombstone, dict[str, int], list[str]]] = []
     for t in standing:  # one mark at a time: each log entry counts what it held back
-        rows = delete_threads(con, covered_threads(con, [(t.kind, t.value)]))
+        matched = covered_threads(con, [(t.kind, t.value)])
+        rows = delete_threads(con, sorted(set(matched).union(covered.get(t.tombstone_id, ()))))
         if rows:
-            held.append((t, rows))
+            held.append((t, rows, matched))
             for table, n in rows.items():
                 dropped[table] = dropped.get(table, 0) + n
     if held:
         by = default_author()
         with ws.write() as conn:
-            for t, rows in held:
+            for t, rows, matched in held:
+                record(conn, t.tombstone_id, matched)
                 _log(conn, "held_back", t.kind, t.value, None, by, db, rows.get("threads", 0), rows)
     return dropped

@@ -55,7 +55,8 @@ def run(args: argparse.Namespace) -> int:
     if args.list:
         for t in erasure.tombstones(args.db, workspace=ws):
             state = "standing" if t.standing else f"lifted {t.lifted_at} by {t.lifted_by}"
-            print(f"{t.tombstone_id}\t{t.kind}\t{t.value}\t{t.at}\t{t.by}\t{state}\t{t.reason}")
+            covers = f"covers {t.threads} thread{'s' if t.threads != 1 else ''}"
+            print(f"{t.tombstone_id}\t{t.kind}\t{t.value}\t{t.at}\t{t.by}\t{state}\t{covers}\t{t.reason}")
         return 0
     if args.log:
         frame = erasure.erasure_log(args.db, workspace=ws)

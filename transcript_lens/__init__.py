@@ -99,8 +99,8 @@ def load(source: str | os.PathLike, db: str | os.PathLike, **kwargs: Any) -> Loa
 
     The load holds the database's lock (`analytics.dblock`), so an erasure waits for it
     (and it for an erasure); threads erased from `db` are held back (`LoadTimeTables`),
-    and when some were, the new database is written once more without their deleted
-    rows' bytes (`analytics.erasure_db.rewrite_without`).
+    and when some were, the new database (a dataset's working database) is written once
+    more without their deleted rows' bytes (`analytics.erasure_db.rewrite_without`).
     """
     try:
         import loaders  # here, not at the top: `transcript-lens transcript` and `app` never pay its ~0.6 s import
@@ -114,10 +114,15 @@ def load(source: str | os.PathLike, db: str | os.PathLike, **kwargs: Any) -> Loa
         tables = LoadTimeTables(db)
         with database_lock(db):
             summary = loaders.load(str(source), db, derived=tables, **kwargs)
-            if tables.held_back and Path(db).is_file():  # (a dataset folder's versions hold no deleted rows)
+            if tables.held_back:
+                # The database file, or a dataset's working database (its Parquet versions are
+                # exported after the hold-back, so they hold no deleted rows; it does).
                 from analytics.erasure_db import rewrite_without
+                from loaders.dataset import WORK_DB
 
-                rewrite_without(db, [])
+                for rows_file in (Path(db), Path(db) / WORK_DB):
+                    if rows_file.is_file():
+                        rewrite_without(rows_file, [])
         return summary
     except LoadFailed:
         raise

@@ -173,6 +173,19 @@ TOMBSTONES = Table(
     primary_key=("tombstone_id",),
 )
 
+TOMBSTONE_THREADS = Table(
+    "tombstone_threads",
+    "the thread ids each tombstone covered: held back by every load whatever tenant or session the load "
+    "parses from them (only ever added to)",
+    (
+        _c("tombstone_id", INTEGER, "the tombstone", null=False),
+        _c("thread_id", TEXT, "a thread it covered: at the erasure, or in a load that held the thread back "
+           "under it", null=False),
+        _c("at", TIME, "when it was first recorded", null=False),
+    ),
+    primary_key=("tombstone_id", "thread_id"),
+)
+
 ERASURE_LOG = Table(
     "erasure_log",
     "append-only: every erasure, lift and load that held erased threads back (who, when, why, what)",
@@ -212,5 +225,5 @@ EXPORTS = Table(
 
 #: Every table of the workspace after the last migration, in docs/schema.md's order.
 TABLES: tuple[Table, ...] = (
-    ANNOTATIONS, LABELS, QUEUES, QUEUE_ITEMS, SAVED_VIEWS, TOMBSTONES, ERASURE_LOG, EXPORTS, WORKSPACE, MIGRATIONS,
+    ANNOTATIONS, LABELS, QUEUES, QUEUE_ITEMS, SAVED_VIEWS, TOMBSTONES, TOMBSTONE_THREADS, ERASURE_LOG, EXPORTS, WORKSPACE, MIGRATIONS,
 )

@@ -4,17 +4,22 @@ A workspace records the migrations it has had in its `migrations` table. Opening
 one applies the missing ones in a single `BEGIN IMMEDIATE` transaction (two
 processes opening an old workspace at once: the second waits, then finds
 nothing left to do), after copying the file to `<workspace>.v<N>.bak` when it
-already holds data. A workspace with a migration this code does not know (made
+already holds data and one of them changes what is there. A migration that only
+adds empty tables (and their indexes and triggers) is marked `adds_only`: it
+leaves every row where it was, so a copy would protect nothing — and would keep,
+outside the purge of an erasure, the annotations of a thread that the very
+erasure upgrading the workspace is removing. A workspace with a migration this code does not know (made
 by a newer Transcript Lens) is refused, never written.
 
 A migration's SQL is frozen once released: change the schema by appending a new
 `Migration` (next number) and updating `analytics.workspace.catalog`, whose
 declarations the tests hold every migrated workspace to. Migration 2 adds the
 erasure tombstones (docs/privacy.md) and two append-only logs (the erasure log
-and the export log), whose triggers refuse any UPDATE or DELETE.
+and the export log), whose triggers refuse any UPDATE or DELETE; migration 3 the
+thread ids each tombstone covered (`tombstone_threads`), kept the same way.
 
->>> [m.version for m in MIGRATIONS][:2]
-[1, 2]
+>>> [m.version for m in MIGRATIONS][:3]
+[1, 2, 3]
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ class Migration:
     version: int
     name: str
     sql: str  # one or more statements (sqlite3's executescript is not used: it commits on its own)
+    adds_only: bool = False  # only CREATEs new tables, indexes, triggers: no copy of the file before it
 
 
 _V1 = """
@@ -173,10 +179,28 @@ CREATE TRIGGER exports_no_delete BEFORE DELETE ON exports
 BEGIN SELECT RAISE(ABORT, 'the export log is append-only'); END
 """
 
+# The threads a tombstone covered, by id: a tenant or session tombstone matches threads by the
+# tenant or session a load parses from their ids, and another `--thread-key-pattern` parses
+# other values; the ids recorded at the erasure (and at every load that held threads back
+# under it) are held back whatever the parse. Rows are only added, like the logs'.
+_V3 = """
+CREATE TABLE tombstone_threads (
+    tombstone_id INTEGER NOT NULL REFERENCES tombstones (tombstone_id),
+    thread_id TEXT NOT NULL CHECK (length(thread_id) > 0),
+    at TEXT NOT NULL,
+    PRIMARY KEY (tombstone_id, thread_id)
+);
+CREATE TRIGGER tombstone_threads_no_update BEFORE UPDATE ON tombstone_threads
+BEGIN SELECT RAISE(ABORT, 'the threads a tombstone covered are only ever added'); END;
+CREATE TRIGGER tombstone_threads_no_delete BEFORE DELETE ON tombstone_threads
+BEGIN SELECT RAISE(ABORT, 'the threads a tombstone covered are only ever added'); END
+"""
+
 #: Every migration, in order; append only.
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "annotations, labels (with a default set), review queues, saved views", _V1),
-    Migration(2, "erasure tombstones, the erasure log and the export log (both append-only)", _V2),
+    Migration(2, "erasure tombstones, the erasure log and the export log (both append-only)", _V2, adds_only=True),
+    Migration(3, "the thread ids each erasure tombstone covered", _V3, adds_only=True),
 )
 
 LATEST = MIGRATIONS[-1].version

@@ -315,7 +315,7 @@ def _migrate(conn: sqlite3.Connection, path: Path | None, beside: str | None) ->
         )
     if current == LATEST:
         return
-    if path is not None and current > 0:
+    if path is not None and current > 0 and any(not m.adds_only for m in MIGRATIONS if m.version > current):
         _backup(conn, path.with_name(f"{path.name}.v{current}.bak"))
     conn.execute("BEGIN IMMEDIATE")
     try:

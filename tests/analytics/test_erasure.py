@@ -103,6 +103,45 @@ def test_tenant_and_session_tombstones_cover_their_threads(db, source):
     assert [(t.kind, t.value) for t in erasure.tombstones(db)] == [("tenant", "acme"), ("session", "sess-010")]
 
 
+# Splits the default pattern's `acme:web:sess-001` into tenant `web`, session `sess-001`: the same
+# session values, another tenant for every thread.
+_TENANT_IS_SUB = r"^(?P<sub>[^:]+):(?P<tenant>[^:]+):(?P<session>.+)$"
+
+
+def test_a_tenant_tombstone_holds_its_recorded_threads_back_under_another_split_until_lifted(db, source):
+    done = erasure.erase(db, tenant="acme", reason="contract ended", by="ops")
+    acme = {t for t in THREADS if t.startswith("acme:")}
+    assert done.threads == 2 and [t.threads for t in erasure.tombstones(db)] == [2]
+    transcript_lens.load(source, db, thread_key_pattern=_TENANT_IS_SUB)  # no thread's tenant is `acme` now
+    assert _threads(db) == set(THREADS) - acme
+    transcript_lens.load(source, db, thread_key_pattern=_TENANT_IS_SUB, incremental=True)
+    assert _threads(db) == set(THREADS) - acme
+    erasure.lift(db, tenant="acme", reason="erased by mistake", by="ops")
+    transcript_lens.load(source, db, thread_key_pattern=_TENANT_IS_SUB)
+    assert _threads(db) == set(THREADS)  # lifting releases the recorded ids with it
+
+
+def test_a_tombstone_without_recorded_threads_records_them_at_the_next_load_that_holds_them(db, source):
+    # As a tombstone made before the ids were recorded (an older workspace, migrated) stands.
+    ws = Workspace.beside(db)
+    with ws.write() as conn:
+        conn.execute("INSERT INTO tombstones (kind, value, reason, by, at) VALUES ('session', 'sess-010', 'r', "
+                     "'ops', 'x')")
+    assert [t.threads for t in erasure.tombstones(db)] == [0]
+    transcript_lens.load(source, db)  # the default split: matched by session, then recorded
+    assert "globex:mobile:sess-010" not in _threads(db)
+    assert [t.threads for t in erasure.tombstones(db)] == [1]
+    transcript_lens.load(source, db, thread_key_pattern=r"^(?P<session>.+)$")  # session `globex:mobile:sess-010`
+    assert _threads(db) == set(THREADS) - {"globex:mobile:sess-010"}
+    conn = sqlite3.connect(ws.path)
+    try:
+        for sql in ("DELETE FROM tombstone_threads", "UPDATE tombstone_threads SET thread_id = 'other'"):
+            with pytest.raises(sqlite3.IntegrityError, match="only ever added"):
+                conn.execute(sql)
+    finally:
+        conn.close()
+
+
 def test_lifting_a_tombstone_brings_the_thread_back_on_the_next_load(db, source):
     erasure.erase(db, thread=GONE, reason="request", by="dpo")
     lifted = erasure.lift(db, thread=GONE, reason="erased by mistake", by="dpo")

@@ -210,8 +210,29 @@ def test_a_version_1_workspace_gets_the_privacy_tables_and_keeps_its_rows(tmp_pa
     assert {"tombstones", "erasure_log", "exports"}.isdisjoint(_table_info(ws.path))
     with Workspace(ws.path).write() as conn:
         conn.execute("INSERT INTO tombstones (kind, value, reason, by, at) VALUES ('thread', 't1', 'r', 'dpo', 'x')")
-    assert {"tombstones", "erasure_log", "exports"} <= set(_table_info(ws.path))
-    assert (tmp_path / "w.sqlite.v1.bak").is_file()
+    assert {"tombstones", "tombstone_threads", "erasure_log", "exports"} <= set(_table_info(ws.path))
+    assert not list(tmp_path.glob("*.bak"))  # (the migrations only add empty tables: nothing to copy)
     with Workspace(ws.path).read() as conn:
         assert conn.execute("SELECT name FROM saved_views").fetchall() == [("kept",)]
-        assert conn.execute("SELECT max(version) FROM migrations").fetchone() == (2,)
+        assert conn.execute("SELECT max(version) FROM migrations").fetchone() == (migrations.LATEST,)
+
+
+def test_a_migration_marked_adds_only_creates_new_objects_and_nothing_else(tmp_path):
+    # Marked so, it is applied without a copy of the file: it must leave every existing row and
+    # table as it was (only CREATE TABLE, INDEX and TRIGGER, over tables it creates itself).
+    made: set[str] = set()
+    for migration in migrations.MIGRATIONS:
+        own: set[str] = set()
+        for sql in migrations.statements(migration.sql):
+            words = sql.split()
+            if migration.adds_only:
+                assert words[0] == "CREATE" and words[1] in {"TABLE", "INDEX", "UNIQUE", "TRIGGER"}, sql
+                if words[1] == "TABLE":
+                    assert words[2] not in made, sql
+                    own.add(words[2])
+                else:
+                    on = words[words.index("ON") + 1]
+                    assert on in own, sql
+            elif words[:2] == ["CREATE", "TABLE"]:
+                own.add(words[2])
+        made |= own

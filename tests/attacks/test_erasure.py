@@ -157,31 +157,83 @@ def test_erase_while_the_app_reads_a_version_leaves_the_text_nowhere_on_disk(sto
 
 def _as_first_schema(workspace: Path) -> None:
     """Turn a workspace back into the first schema's (what an older Transcript Lens made): the
-    next open migrates it, keeping a copy of the file as it was (`.v1.bak`)."""
+    next open migrates it."""
     import sqlite3
 
     from analytics.workspace.migrations import MIGRATIONS, statements
 
     conn = sqlite3.connect(workspace, isolation_level=None)
     try:
-        for sql in statements(MIGRATIONS[1].sql):
-            if sql.startswith("CREATE TABLE "):
-                conn.execute(f"DROP TABLE {sql.split()[2]}")
+        for migration in reversed(MIGRATIONS[1:]):
+            for sql in statements(migration.sql):
+                if sql.startswith("CREATE TABLE "):
+                    conn.execute(f"DROP TABLE {sql.split()[2]}")
         conn.execute("DELETE FROM migrations WHERE version > 1")
     finally:
         conn.close()
 
 
-def test_a_workspace_backup_of_an_upgrade_is_scanned_and_named(store, tmp_path, env):
-    """Opening a workspace an older version made keeps a copy of it (`…workspace.sqlite.v1.bak`),
-    annotation notes and all: the erasure's scan reads it, and the command fails naming it."""
+def test_an_erasure_that_upgrades_the_workspace_leaves_no_copy_of_it(store, tmp_path, env):
+    """The erasure opens a workspace an older version made and migrates it: the migrations it
+    applies only add empty tables, so no copy of the file (annotation notes and all) is kept
+    beside it, and the scan finds the text nowhere."""
     db = tmp_path / "lens.duckdb"
     attack(["load", str(store), "--db", str(db)], tmp_path, env=env).succeeded()
     _annotate(db)
     workspace = Path(f"{db}.workspace.sqlite")
     _as_first_schema(workspace)
     out = attack(["erase", "--db", str(db), "--thread", GONE, "--reason", "GDPR request"], tmp_path, env=env)
+    out.succeeded().within_budget().never_prints(*SECRETS)
+    assert "scan: 0 of" in out.stdout and not list(tmp_path.glob("*.bak"))
+    assert files_holding(tmp_path) == []
+
+
+def test_a_workspace_backup_of_an_upgrade_is_scanned_and_named(store, tmp_path, env):
+    """A copy of the workspace an earlier upgrade kept (`…workspace.sqlite.v1.bak`: made before a
+    migration that changes rows, or by an older Transcript Lens before any), annotation notes and
+    all: the erasure's scan reads it, and the command fails naming it."""
+    db = tmp_path / "lens.duckdb"
+    attack(["load", str(store), "--db", str(db)], tmp_path, env=env).succeeded()
+    _annotate(db)
+    workspace = Path(f"{db}.workspace.sqlite")
     backup = Path(f"{workspace}.v1.bak")
+    backup.write_bytes(workspace.read_bytes())
+    out = attack(["erase", "--db", str(db), "--thread", GONE, "--reason", "GDPR request"], tmp_path, env=env)
     assert files_holding(tmp_path) == [backup]
     out.no_traceback().within_budget().never_prints(*SECRETS)
     assert out.returncode == 1 and "scan: 1 of" in out.stdout and str(backup) in out.stderr, out.stdout + out.stderr
+
+
+# Another split of the same thread ids: under the default one `acme:web:sess-001` is tenant `acme`,
+# session `sess-001`; under these, the session is `web:sess-001`, the tenant `web`.
+_OTHER_SPLIT = {"session": ("sess-001", r"^(?P<tenant>[^:]+):(?P<session>.+)$", "1 thread"),
+                "tenant": ("acme", r"^(?P<sub>[^:]+):(?P<tenant>[^:]+):(?P<session>.+)$", "2 threads")}
+
+
+@pytest.mark.parametrize("kind", sorted(_OTHER_SPLIT))
+def test_an_erased_session_or_tenant_stays_erased_under_another_thread_key_pattern(store, tmp_path, env, kind):
+    """A tenant or session tombstone records the thread ids it covered: a reload that parses the
+    ids another way (`--thread-key-pattern`) no longer finds them by tenant or session, and holds
+    them back all the same — full, incremental, into a Parquet dataset — and `erase --list` says
+    the tombstone stands over them."""
+    value, pattern, covers = _OTHER_SPLIT[kind]
+    db, ds = tmp_path / "lens.duckdb", tmp_path / "lens"
+    for target, extra in ((db, []), (ds, ["--format", "parquet"])):
+        attack(["load", str(store), "--db", str(target), *extra], tmp_path, env=env).succeeded()
+        attack(["erase", "--db", str(target), f"--{kind}", value, "--reason", "GDPR request"],
+               tmp_path, env=env).succeeded()
+    assert files_holding(tmp_path) == []
+
+    for target, extra in ((db, []), (db, ["--incremental"]), (ds, ["--format", "parquet"]),
+                          (ds, ["--format", "parquet", "--incremental"])):
+        attack(["load", str(store), "--db", str(target), "--thread-key-pattern", pattern, *extra],
+               tmp_path, env=env).succeeded()
+        # (a word of the erased messages: the export log keeps a search's query, and the scan below
+        # would find the secret itself there)
+        found = attack(["search", "locker", "--db", str(target), "--format", "csv"], tmp_path, env=env)
+        found.succeeded().never_prints(*SECRETS)
+        assert GONE not in found.stdout, (target, extra)
+        assert files_holding(tmp_path) == [], (target, extra)
+        listed = attack(["erase", "--db", str(target), "--list"], tmp_path, env=env).succeeded()
+        assert f"{kind}\t{value}\t" in listed.stdout and "\tstanding\t" in listed.stdout
+        assert f"\tcovers {covers}\t" in listed.stdout, listed.stdout
