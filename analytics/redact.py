@@ -166,6 +166,10 @@ class Finding(NamedTuple):
 # backwards (`_emails`) and only the domain is a regex, matched where an `@` is. An `@` written
 # as a URL escape (`%40`) or an HTML character reference (`&#64;`, `&#x40;`, `&commat;`) is one.
 _AT_SIGN = re.compile(r"@|%40|&#0*64;|&#x0*40;|&commat;", re.IGNORECASE)
+#: An address literal as a domain (`user@[192.168.1.1]`, `user@[IPv6:2001:db8::1]`).
+_EMAIL_LITERAL = re.compile(r"\[(?:IPv6:)?[0-9A-Fa-f:.]{2,45}\]")
+#: Characters of a quoted local part (`"john doe"@example.com`) looked back for; RFC 5321 allows 64.
+_QUOTED_LOCAL = 64
 _EMAIL_DOMAIN = re.compile(r"([^\W_](?:[\w-]*[^\W_])?(?:\.[^\W_](?:[\w-]*[^\W_])?)*\.[^\W\d_]{2,})[\w-]*")
 # Any case, grouped by spaces, dashes or dots (`de89-3704-…`); the checksum decides.
 _IBAN = re.compile(r"(?<![A-Za-z0-9])[A-Za-z]{2}[0-9]{2}(?:[ .-]?[A-Za-z0-9]){11,30}(?![A-Za-z0-9])")
@@ -209,6 +213,8 @@ def _emails(text: str) -> Iterator[Finding]:
 
     >>> [f.value for f in _emails("x a'a'b@ex.com, o'neil+tag@Mail.example.co.uk-h0; @ x@y; b%40ex.com")]
     ["a'a'b@ex.com", "o'neil+tag@mail.example.co.uk", 'b@ex.com']
+    >>> [f.value for f in _emails('"John Doe"@example.com or ops@[192.168.1.1]')]
+    ['"john doe"@example.com', 'ops@[192.168.1.1]']
     """
     i, start = 0, None  # the pass has read text[:i]; `start`: where a local part ending at i may start
     look = 0  # where the next sign is looked for
@@ -217,12 +223,15 @@ def _emails(text: str) -> Iterator[Finding]:
         for k in range(i, at):
             start = (start if start is not None else k if _starts_local(text, k) else None) if _local(text[k]) else None
         i, look = at, at + 1
-        m = _EMAIL_DOMAIN.match(text, sign.end()) if start is not None else None
+        if start is None and at and text[at - 1] == '"':  # a quoted local part (`"john doe"@…`): a bounded look back
+            opening = text.rfind('"', max(0, at - 2 - _QUOTED_LOCAL), at - 1)
+            start = opening if opening != -1 and "\n" not in text[opening:at] else None
+        m = None if start is None else _EMAIL_DOMAIN.match(text, sign.end()) or _EMAIL_LITERAL.match(text, sign.end())
         if m is None:  # (an escaped sign's characters may still be part of a local part: read on from it)
             if text[at] == "@":
                 i, start = at + 1, None
             continue
-        yield Finding(start, m.end(), "EMAIL", (text[start:at] + "@" + m.group(1)).casefold())
+        yield Finding(start, m.end(), "EMAIL", (text[start:at] + "@" + (m.group(m.lastindex or 0))).casefold())
         i, look, start = m.end(), m.end(), None
 
 

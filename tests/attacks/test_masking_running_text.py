@@ -21,10 +21,12 @@ VALUES = [
     "5500/0000/0000/0004",
     "+44 20 7946 0958",
     "dana.scully@fbi.example.org",
+    '"Quinn Zed"@example.com',
+    "zorbax@[192.168.1.1]",
 ]
 # What each value may not leave behind: its longest run of characters other than separators.
 PIECES = ["3704 0044 0532", "WEST 1234", "GB82WEST", "3704-0044", "1111 1111", "1111_1111", "0000/0000", "7946 0958",
-          "scully"]
+          "scully", "Quinn Zed", "zorbax"]
 
 
 @pytest.mark.parametrize("fmt", ["table", "csv", "json"])
