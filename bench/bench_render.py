@@ -272,9 +272,11 @@ def _report(times: dict, shown: list[State], hops: list, runs: int) -> list[str]
         freeze = max(f for _, f in measured)
         if name in hop_names:
             if med > HOP_S:
-                over.append(f"{name} (over {HOP_S} s)")
-        elif name not in (BARE, LINE) and (med / base > TARGET or freeze > FREEZE_S):
-            over.append(name)
+                over.append(f"{name} ({med:.2f} s)")
+        elif name not in (BARE, LINE):
+            why = [f"{med / base:.2f}x"] * (med / base > TARGET) + [f"a {freeze:.1f} s task"] * (freeze > FREEZE_S)
+            if why:
+                over.append(f"{name} ({', '.join(why)})")
         clicked = any(s.name == name and s.click for s in shown)
         label = f"{name} (click → drawn)" if clicked else f"{name} (click a link → drawn)" if name in hop_names else name
         print(f"| {label} | {med:.2f} | {' / '.join(f'{t:.2f}' for t, _ in measured)} | {med / base:.2f}x | {freeze:.2f} |")
