@@ -248,6 +248,22 @@ def _clock(value: Any) -> str | None:
     return None if value is None or pd.isna(value) else pd.Timestamp(value).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
 
 
+def _days(times: pd.Series) -> str:
+    """The days `times` fall on, for an axis name: a time axis labels hours, and names a day only
+    when it passes midnight.
+
+    >>> _days(pd.Series(pd.to_datetime(["2025-03-10 10:00", "2025-03-10 10:03"], utc=True)))
+    ' on Mar 10, 2025'
+    >>> _days(pd.Series(pd.to_datetime(["2025-03-10 23:59", "2025-03-12 00:01"], utc=True)))
+    ', Mar 10, 2025 → Mar 12, 2025'
+    """
+    days = sorted({t.date() for t in times.dropna()})
+    if not days:
+        return ""
+    first, last = period_label(days[0], "day"), period_label(days[-1], "day")
+    return f" on {first}" if first == last else f", {first} → {last}"
+
+
 def resume_timeline(timeline: pd.DataFrame, markers: pd.DataFrame, by_step: bool = False) -> dict:
     """A thread's root checkpoints (messages in state over time, or over steps) with its resume points shaded.
 
@@ -284,7 +300,7 @@ def resume_timeline(timeline: pd.DataFrame, markers: pd.DataFrame, by_step: bool
                          "label": {"position": "end", "formatter": "{b}", "color": "#808495"},
                          "data": [{"xAxis": b, "name": label} for _, b, label in spans]},
         })
-    xlabel = "step (metadata.step)" if by_step else "checkpoint time (UTC, writer's clock)"
+    xlabel = "step (metadata.step)" if by_step else f"checkpoint time{_days(timeline['ts'])} (UTC, writer's clock)"
     option = _base(xlabel, "messages in state", True)
     option.update({
         "useUTC": True,
