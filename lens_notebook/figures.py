@@ -3,7 +3,7 @@
 The app draws its charts as ECharts option dicts (`ui.charts`: the browser starts faster
 without plotly.js); `figure(option)` turns such a dict into the plotly figure a notebook
 shows, series for series and label for label, so a fix to a chart in `ui.charts` shows in
-both places. The branch tree and the Resume QA timeline are plotly figures in the app too.
+both places. The branch tree is a plotly figure in the app too.
 
 >>> from ui.charts import bars
 >>> import pandas as pd
@@ -17,6 +17,7 @@ from __future__ import annotations
 from datetime import date
 from typing import Any
 
+import pandas as pd
 import plotly.graph_objects as go
 
 from analytics import contents
@@ -51,7 +52,10 @@ def _values(option: dict, series: dict, horizontal: bool) -> tuple[list, list, l
 
 def figure(option: dict[str, Any], title: str | None = None) -> go.Figure:
     """The plotly figure of an ECharts option dict made by `ui.charts` (bars, stacked or
-    grouped, horizontal rankings, histograms, lines); `title` above it (module docstring)."""
+    grouped, horizontal rankings, histograms, lines, the resume timeline's scatter); `title`
+    above it (module docstring)."""
+    if any(s["type"] == "scatter" for s in option["series"]):
+        return _scatter(option, title)
     horizontal = option["yAxis"].get("type") == "category"
     fig = go.Figure()
     stacked = gapless = False
@@ -89,6 +93,52 @@ def figure(option: dict[str, Any], title: str | None = None) -> go.Figure:
         height=charts.height(option) + (40 if title else 0),
         margin=dict(l=10, r=10, t=60 if title else 30, b=10),
         **{value_axis: val_layout, category_axis: cat_layout},
+    )
+    return fig
+
+
+#: ECharts' symbol names as plotly's.
+_SYMBOLS = {"circle": "circle", "diamond": "diamond", "rect": "square", "triangle": "triangle-up"}
+
+
+def _scatter(option: dict[str, Any], title: str | None) -> go.Figure:
+    """A scatter option (`ui.charts.resume_timeline`): a trace per series from its dataset, its
+    tooltip columns on hover; each series' markArea a shaded band, its markLine a dashed line
+    with its name; the option's title (the legend's name) as the legend's title."""
+    time_axis = option["xAxis"].get("type") == "time"
+
+    def x_of(value: Any) -> Any:  # a time axis holds milliseconds since the epoch (UTC)
+        return pd.Timestamp(value, unit="ms", tz="UTC") if time_axis and value is not None else value
+
+    fig = go.Figure()
+    for series in option["series"]:
+        if "datasetIndex" in series:
+            dataset = option["dataset"][series["datasetIndex"]]
+            at = {d: i for i, d in enumerate(dataset["dimensions"])}
+            rows, encode = dataset["source"], series["encode"]
+            tips = encode.get("tooltip", [])
+            fig.add_trace(go.Scatter(
+                name=series["name"], mode="markers", x=[x_of(r[at[encode["x"]]]) for r in rows],
+                y=[r[at[encode["y"]]] for r in rows],
+                marker=dict(symbol=_SYMBOLS.get(series.get("symbol"), "circle"), size=series.get("symbolSize"),
+                            color=series.get("itemStyle", {}).get("color")),
+                customdata=[[r[at[t]] for t in tips] for r in rows],
+                hovertemplate="<br>".join(f"{t}: %{{customdata[{i}]}}" for i, t in enumerate(tips)) + "<extra>%{fullData.name}</extra>",
+            ))
+        area, line = series.get("markArea"), series.get("markLine")
+        for start, end in (area or {}).get("data", []):
+            fig.add_vrect(x0=x_of(start["xAxis"]), x1=x_of(end["xAxis"]), fillcolor=area["itemStyle"]["color"],
+                          line_width=0, layer="below")
+        for mark in (line or {}).get("data", []):
+            fig.add_vline(x=x_of(mark["xAxis"]), line_dash="dash", line_color=line["lineStyle"]["color"],
+                          annotation_text=mark.get("name"), annotation_position="top left")
+    fig.update_layout(
+        title=dict(text=title) if title else None,
+        legend=dict(title=dict(text=option.get("title", {}).get("text"))),
+        xaxis=dict(title=dict(text=option["xAxis"].get("name") or None)),
+        yaxis=dict(title=dict(text=option["yAxis"].get("name") or None)),
+        height=charts.height(option) + 60 + (40 if title else 0),
+        margin=dict(l=10, r=10, t=60 if title else 30, b=10),
     )
     return fig
 
@@ -142,7 +192,7 @@ def resume_timeline(qa: ThreadQA | tuple[ConOrPath, str], by_step: bool = False)
     or from `(database, thread_id)`; `by_step` orders it by steps instead of time."""
     if isinstance(qa, tuple):
         qa = thread_qa(*qa)
-    return charts.resume_timeline(qa.timeline, qa.markers, by_step)
+    return figure(charts.resume_timeline(qa.timeline, qa.markers, by_step))
 
 
 def outcomes(con_or_path: ConOrPath, filters: Filters = Filters(), by: str = "week") -> dict[str, go.Figure]:

@@ -3,8 +3,9 @@
 Why ECharts: the browser parses plotly.js (4.7 MB) before drawing the first plotly
 chart of a visit, a single main-thread task of 1–4 s under load in headless
 Chromium (bench/bench_render.py: a page with one plotly chart froze 2–4 s; four
-ECharts charts 0.3–0.6 s, drawn in half the time). The Resume QA timeline keeps its
-plotly.express figure (`resume_timeline`), loaded only when a thread is inspected.
+ECharts charts 0.3–0.6 s, drawn in half the time). The Resume QA timeline is one
+too; only a thread's branch tree (`ui.history_charts`, behind "Show the history")
+is a plotly figure.
 
 Every builder returns a plain, JSON-compatible dict (numbers as Python floats and
 ints, missing values as None); `ui.render.chart` draws it. Period axes are
@@ -227,40 +228,96 @@ def grouped_bars(
     return _multi(frame, x, ys, "bar", ylabel, xlabel, names, labels)
 
 
-def resume_timeline(timeline: pd.DataFrame, markers: pd.DataFrame, by_step: bool = False):
+#: The timeline's symbol for each checkpoint source (metadata.source); another source is a triangle.
+TIMELINE_SYMBOLS = {"input": "circle", "loop": "diamond", "fork": "rect", "update": "triangle"}
+#: The timeline's colour for each branch (`ui.models.resume_qa.ThreadQA.timeline`'s `branch`).
+TIMELINE_COLORS = {"current branch": "#0068c9", "other branch": "#83c9ff"}
+#: What shades a resume point: the idle gap behind it, and a dashed line where the thread resumed.
+RESUME_SHADE, RESUME_LINE = "rgba(255, 165, 0, 0.15)", "#ffa500"
+#: The timeline's columns a point's tooltip shows, and what it calls them.
+_TIMELINE_TOOLTIP = {"checkpoint_id": "checkpoint", "label": "label", "chain_position": "position in the chain",
+                     "time": "time (UTC)", "step": "step"}
+
+
+def _epoch_ms(value: Any) -> int | None:
+    """A time as milliseconds since the epoch (an ECharts time axis value), missing as None."""
+    return None if value is None or pd.isna(value) else pd.Timestamp(value).value // 1_000_000
+
+
+def _clock(value: Any) -> str | None:
+    return None if value is None or pd.isna(value) else pd.Timestamp(value).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
+
+
+def _days(times: pd.Series) -> str:
+    """The days `times` fall on, for an axis name: a time axis labels hours, and names a day only
+    when it passes midnight.
+
+    >>> _days(pd.Series(pd.to_datetime(["2025-03-10 10:00", "2025-03-10 10:03"], utc=True)))
+    ' on Mar 10, 2025'
+    >>> _days(pd.Series(pd.to_datetime(["2025-03-10 23:59", "2025-03-12 00:01"], utc=True)))
+    ', Mar 10, 2025 → Mar 12, 2025'
+    """
+    days = sorted({t.date() for t in times.dropna()})
+    if not days:
+        return ""
+    first, last = period_label(days[0], "day"), period_label(days[-1], "day")
+    return f" on {first}" if first == last else f", {first} → {last}"
+
+
+def resume_timeline(timeline: pd.DataFrame, markers: pd.DataFrame, by_step: bool = False) -> dict:
     """A thread's root checkpoints (messages in state over time, or over steps) with its resume points shaded.
 
-    `timeline` and `markers` are `ui.models.resume_qa.ThreadQA`'s. The one
-    plotly.express figure of the app: one trace per branch × source, symbols by
-    source, is what px draws in a call; imported here, so the other pages never
-    load it.
+    `timeline` and `markers` are `ui.models.resume_qa.ThreadQA`'s. A scatter series per branch ×
+    source (legend "Branch · source"), a colour per branch and a symbol per source; each point's
+    tooltip names its checkpoint. Each resume point is shaded from the checkpoint before it to the
+    one after (the idle gap) with a dashed line where it resumed, labelled ("resume #1"). Times
+    are UTC (`useUTC`: the writer's clock as stored, not the reader's time zone).
     """
-    import plotly.express as px
-
     x, x0, x1 = ("step", "before_step", "after_step") if by_step else ("ts", "before_ts", "after_ts")
-    fig = px.scatter(
-        timeline,
-        x=x,
-        y="message_count",
-        color="branch",
-        symbol="source",
-        hover_name="checkpoint_id",
-        hover_data={"label": True, "chain_position": True, "ts": True, "step": True},
-        labels={
-            "ts": "checkpoint time (UTC, writer's clock)", "step": "step (metadata.step)",
-            "message_count": "messages in state", "branch": "Branch", "source": "Source", "label": "Label",
-            "chain_position": "Position in the chain",
-        },
-    )
-    fig.update_layout(legend_title_text="Branch · source")  # (px would title it with the column names)
-    for m in markers.itertuples():
-        fig.add_vrect(x0=getattr(m, x0), x1=getattr(m, x1), fillcolor="orange", opacity=0.12, line_width=0,
-                      layer="below")  # (the idle gap behind the checkpoints, not over them)
-        fig.add_vline(
-            x=getattr(m, x1), line_dash="dash", line_color="orange", annotation_text=m.label,
-            annotation_position="top left",
-        )
-    return fig
+    at = (lambda v: None if pd.isna(v) else int(v)) if by_step else _epoch_ms
+    frame = timeline.assign(x=[at(v) for v in timeline[x]], time=[_clock(v) for v in timeline["ts"]])
+    dims = ["x", "message_count", *_TIMELINE_TOOLTIP]
+    names = ["x", "messages in state", *_TIMELINE_TOOLTIP.values()]
+    datasets, series = [], []
+    for (branch, source), part in frame.groupby(["branch", "source"], sort=False, dropna=False):
+        source = "(none)" if pd.isna(source) else str(source)
+        datasets.append({"dimensions": names, "source": [[_plain(v) for v in row] for row in part[dims].itertuples(index=False)]})
+        series.append({
+            "type": "scatter", "name": f"{branch} · {source}", "datasetIndex": len(datasets) - 1,
+            "symbol": TIMELINE_SYMBOLS.get(source, "triangle"), "symbolSize": 9,
+            "itemStyle": {"color": TIMELINE_COLORS.get(branch, "#808495")},
+            "encode": {"x": "x", "y": "messages in state", "tooltip": list(_TIMELINE_TOOLTIP.values())},
+        })
+    legend = [s["name"] for s in series]
+    spans = [(at(getattr(m, x0)), at(getattr(m, x1)), m.label) for m in markers.itertuples()]
+    spans = [(a, b, label) for a, b, label in spans if a is not None and b is not None]
+    if spans:  # a series of no points of its own, not in the legend: it carries the shading
+        series.append({
+            "type": "scatter", "name": "resume points", "data": [],
+            "markArea": {"silent": True, "itemStyle": {"color": RESUME_SHADE},
+                         "data": [[{"xAxis": a}, {"xAxis": b}] for a, b, _ in spans]},
+            "markLine": {"silent": True, "symbol": "none", "lineStyle": {"type": "dashed", "color": RESUME_LINE, "width": 2},
+                         "label": {"position": "end", "formatter": "{b}", "color": "#808495"},
+                         "data": [{"xAxis": b, "name": label} for _, b, label in spans]},
+        })
+    xlabel = "step (metadata.step)" if by_step else f"checkpoint time{_days(timeline['ts'])} (UTC, writer's clock)"
+    option = _base(xlabel, "messages in state", True)
+    option.update({
+        "useUTC": True,
+        "title": {"text": "Branch · source", "left": 0, "top": 2,
+                  "textStyle": {"fontSize": 12, "fontWeight": "normal", "color": "#808495"}},
+        "legend": {"show": True, "top": 0, "left": 110, "type": "scroll", "data": legend, "itemWidth": 12, "itemHeight": 12},
+        "tooltip": {"trigger": "item"},
+        "series": series,
+        "dataset": datasets,
+    })
+    option["grid"].update({"top": 52, "left": 34})  # room for the resume labels above, the y axis name beside
+    margin = ["4%", "4%"]  # (no point on the chart's edge, cut in half)
+    option["xAxis"].update({"type": "value", "minInterval": 1, "scale": True, "boundaryGap": margin} if by_step
+                           else {"type": "time", "boundaryGap": margin})
+    option["yAxis"].update({"type": "value", "name": "messages in state", "nameLocation": "middle", "nameGap": 30,
+                            "minInterval": 1, "min": 0})
+    return option
 
 
 # --- the overview's trends (frames of ui.models.overview.OverviewPage) ---------------------

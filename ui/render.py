@@ -68,7 +68,7 @@ def download_data(build, file_name: str, key: str, label: str = "Download CSV", 
 
 
 def chart(fig, key: str) -> None:
-    """Draw a chart of `ui.charts`: an ECharts option dict, or (the Resume QA timeline) a plotly figure."""
+    """Draw a chart: an ECharts option dict (`ui.charts`), or a plotly figure (a thread's branch tree, `ui.history_charts`)."""
     if isinstance(fig, dict):
         from ui.charts import height
 

@@ -6,10 +6,8 @@ hours, two more turns written by a second OS process (demo/README.md).
 
 from __future__ import annotations
 
-import base64
 import json
 
-import numpy as np
 from streamlit.testing.v1 import AppTest
 
 from analytics import observed, resume
@@ -37,13 +35,6 @@ def _table(at, key: str):
     found = [f.value for f in at.dataframe if _MARKERS[key] in f.value.columns]
     assert len(found) == 1, f"{len(found)} tables for {key!r}: {[list(f.value.columns)[:4] for f in at.dataframe]}"
     return found[0]
-
-
-def _values(data) -> list:
-    # Plotly ships numeric arrays as {"dtype": "i8", "bdata": base64}.
-    if isinstance(data, dict) and "bdata" in data:
-        return np.frombuffer(base64.b64decode(data["bdata"]), dtype=np.dtype(data["dtype"])).tolist()
-    return list(data)
 
 
 def _downloads(at) -> list[str]:
@@ -107,11 +98,17 @@ def test_the_restart_thread_shows_its_resume_point_and_window(app, con):
     assert set(window["source"]) == {"resume_rehydrate"}
     assert any(f"Rebuilt from checkpoint `{point.before_checkpoint_id}` · 4 of at most 50" in c for c in captions(at))
     assert at.selectbox(key="resume_qa.resume").value == "1"
-    # The timeline marks the resume point.
-    (chart,) = at.get("plotly_chart")
+    # The timeline (an ECharts chart: the page loads no plotly) marks the resume point: the idle gap
+    # shaded from the checkpoint before it to the one after, a line labelled where it resumed.
+    assert not at.get("plotly_chart")
+    (chart,) = at.get("echarts_chart")
     spec = json.loads(chart.proto.spec)
-    assert [a["text"] for a in spec["layout"]["annotations"]] == ["resume #1"]
-    assert any(s["type"] == "rect" for s in spec["layout"]["shapes"])
+    (marks,) = [s for s in spec["series"] if "markLine" in s]
+    assert [m["name"] for m in marks["markLine"]["data"]] == ["resume #1"]
+    line = resume.timeline(con, RESTART).set_index("checkpoint_id")["ts"].dt.floor("ms")  # (a time axis counts ms)
+    ((start, end),) = marks["markArea"]["data"]
+    assert start["xAxis"] == line[point.before_checkpoint_id].timestamp() * 1000
+    assert end["xAxis"] == marks["markLine"]["data"][0]["xAxis"] == line[point.after_checkpoint_id].timestamp() * 1000
     assert "Download CSV" in _downloads(at)
     assert at.query_params["resume"] == "1"
 
@@ -234,13 +231,13 @@ def test_an_unknown_thread_in_the_link_is_a_warning(app):
 def test_the_timeline_can_be_drawn_in_checkpoint_order(app, con):
     at = open_page(app, "resume_qa", thread="globex:api:sess-2105", steps="1")  # the forked thread
     assert at.toggle(key="resume_qa.steps").value is True
-    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    spec = json.loads(at.get("echarts_chart")[0].proto.spec)
     line = resume.timeline(con, "globex:api:sess-2105")
-    xs = sorted(x for trace in spec["data"] for x in _values(trace["x"]))
+    xs = sorted(row[0] for dataset in spec["dataset"] for row in dataset["source"])  # (x is each row's first)
     assert xs == sorted(line["step"].tolist())
-    assert {trace["legendgroup"].split(",")[0] for trace in spec["data"]} == {"current branch", "other branch"}
-    assert spec["layout"]["xaxis"]["title"]["text"] == "step (metadata.step)"
-    assert spec["layout"]["legend"]["title"]["text"] == "Branch · source"
+    assert {s["name"].split(" · ")[0] for s in spec["series"]} == {"current branch", "other branch"}
+    assert spec["xAxis"]["name"] == "step (metadata.step)" and spec["xAxis"]["type"] == "value"
+    assert spec["title"]["text"] == "Branch · source"
 
 
 def test_restarted_threads_are_findable_and_their_resume_points_sortable(app, con):

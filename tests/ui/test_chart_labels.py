@@ -37,9 +37,11 @@ def test_the_resume_timeline_legend_and_axes_have_human_names(con):
 
     thread = con.execute("SELECT thread_id FROM threads ORDER BY thread_id LIMIT 1").fetchone()[0]
     qa = resume_qa.thread_qa(con, thread)
-    fig = charts.resume_timeline(qa.timeline, qa.markers)
-    assert fig.layout.legend.title.text == "Branch · source"  # not the column names `branch, source`
-    assert "_" not in fig.layout.xaxis.title.text and "_" not in fig.layout.yaxis.title.text
+    option = charts.resume_timeline(qa.timeline, qa.markers)
+    assert option["title"]["text"] == "Branch · source"  # the legend's name, not the column names `branch, source`
+    assert all(" · " in name for name in option["legend"]["data"])
+    assert "_" not in option["xAxis"]["name"] and "_" not in option["yAxis"]["name"]
+    assert option["xAxis"]["type"] == "time" and option["useUTC"] is True  # UTC, as its name says, in any browser
 
 
 def test_a_trend_of_topics_or_patterns_lists_every_label_as_written_below_the_chart():
