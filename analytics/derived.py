@@ -61,7 +61,7 @@ def write_derived_tables(con, threads: list[str] | None = None) -> None:
 
 def _write_side_by_side(con) -> None:
     """Every derived table of a full rebuild: the signals and the topics each on a cursor of
-    its own, beside the metric, trend, risk and search index tables on `con`."""
+    its own, beside the metric, trend and risk tables on `con`."""
     (database,) = con.execute("SELECT current_database()").fetchone()
     cursors = []
     risks: Future = Future()
