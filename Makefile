@@ -102,4 +102,4 @@ fuzz-smoke: $(VENV)/.dev
 	PYTHONPATH=. $(PY) -m fuzz.campaign --dir $(FUZZ_DIR) --seconds $(FUZZ_SMOKE_SECONDS) --targets $(FUZZ_TARGETS) --smoke
 
 clean:
-	rm -rf .cache .pytest_cache .hypothesis build dist *.egg-info loaders/_*.so loaders/_*.pyd analytics/_*.so
+	rm -rf .cache .pytest_cache .hypothesis build dist *.egg-info loaders/_*.so loaders/_*.pyd

@@ -50,6 +50,5 @@ setup(
                   optional=True),
         Extension("loaders._rows", ["loaders/_rows.c"], depends=["loaders/_mpscan.h"], libraries=["sqlite3"],
                   extra_compile_args=_FLAGS, optional=True),
-        Extension("analytics._grams", ["analytics/_grams.c"], extra_compile_args=_FLAGS, optional=True),
     ],
 )

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from loaders import catalog as loader_catalog
 from loaders.catalog import (
-    BIGINT, BOOLEAN, CONTENT, DOUBLE, INTEGER, INTEGER_LIST, NAME, ROLE, SESSION_ID, SUB_TENANT_ID, TENANT_ID, THREAD_ID,
-    TIMESTAMPTZ, VARCHAR, Column, SqlType, Table, render_doc,
+    BIGINT, BOOLEAN, DOUBLE, INTEGER, INTEGER_LIST, SESSION_ID, SUB_TENANT_ID, TENANT_ID, THREAD_ID, TIMESTAMPTZ, VARCHAR,
+    Column, SqlType, Table, render_doc,
 )
 
 
@@ -167,27 +167,6 @@ TOOL_ROWS = Table(
     ),
 )
 
-#: Only in tables written by SQL: a 64-bit word of bits.
-UBIGINT = SqlType("UBIGINT", "UBIGINT")
-
-SEARCH_INDEX = Table(
-    "search_index",
-    "every message's text with its trigram signature, so a text search reads the few messages that may "
-    "contain the text (`analytics.search_index`), computed at load time",
-    (
-        THREAD_ID,
-        TENANT_ID,
-        _c("ordinal", INTEGER, "`messages.ordinal`", null=False),
-        ROLE,
-        NAME,
-        _c("ts", TIMESTAMPTZ, "`messages.ts`"),
-        _c("message_id", VARCHAR, "`messages.message_id`"),
-        CONTENT,
-        *(_c(f"g{w}", UBIGINT, f"bits {64 * w}–{64 * w + 63} of the trigram signature of `lower(content)` "
-                               "(`analytics.search_grams`); 0 without text", null=False) for w in range(4)),
-    ),
-)
-
 RISK_FIGURES = Table(
     "risk_figures",
     "the Resume QA overview, computed at load time",
@@ -295,7 +274,7 @@ TOPICS = Table(
 #: Every table analytics writes at load time (`analytics.derived.write_derived_tables`).
 DERIVED_TABLES: tuple[Table, ...] = (
     CONVERSATION_METRICS, LATENCY_PAIR_ROWS, THREAD_DAY_METRICS, THREAD_MODEL_METRICS, TOOL_ROWS, RISK_FIGURES,
-    CONVERSATION_SIGNALS, CONVERSATION_TOPICS, TOPICS, SEARCH_INDEX,
+    CONVERSATION_SIGNALS, CONVERSATION_TOPICS, TOPICS,
 )
 #: Every table of a loaded database: the loader's, then the derived ones.
 ALL_TABLES: tuple[Table, ...] = (*loader_catalog.TABLES, *DERIVED_TABLES)

@@ -6,12 +6,9 @@ the match is in it), newest first, a page at a time, with how many messages and
 threads match in all. The match is a case-insensitive substring test, the same on
 every script and the same as every other text question of the app
 (`analytics.text_match`: Unicode case folding, İ as i, composed and decomposed
-accents). A search of message text for three characters or more reads the load-time
-index (`analytics.search_index`): the messages whose trigram signature holds the
-text's, then the exact match on those only, so it finds what a scan finds (few
-candidates: their row ids first, then only their rows are read; many: one pass). Shorter
-texts, tool calls, and a database without a current index scan every message in scope
-(RE2, about half the CPU of lower-casing every message: docs/performance.md).
+accents). Nothing is indexed: each search reads the messages in scope once; RE2
+reads them in about half the CPU of lower-casing every message
+(docs/performance.md).
 
 `in_`: `"messages"` searches message text; `"tool_calls"` the calls assistants made
 (tool names and arguments, as `name(arg=value)`). `speaker` keeps one role.
@@ -25,7 +22,6 @@ from __future__ import annotations
 import unicodedata
 from dataclasses import dataclass
 
-from analytics import search_grams, search_index
 from analytics._pandas import pd
 from analytics.db import ConOrPath, applied_policy, connection
 from analytics.errors import BadRequest
@@ -134,9 +130,9 @@ def match_sql(query: SearchQuery, alias: str = "m") -> tuple[str, list]:
 
 
 _SEARCH_SQL = """
-WITH {first}hits AS MATERIALIZED (
-    SELECT {key}, m.thread_id, m.ordinal, m.ts
-    FROM {source} AS m{semi}
+WITH hits AS MATERIALIZED (
+    SELECT m.thread_id, m.ordinal, m.ts
+    FROM messages AS m
     WHERE {scope} AND {match}
 ),
 counts AS (SELECT count(*) AS total, count(DISTINCT thread_id) AS threads FROM hits),
@@ -147,117 +143,39 @@ SELECT c.total, c.threads, p.thread_id, m.tenant_id, p.ordinal, m.role, m.name, 
        {target} AS text
 FROM counts AS c
 LEFT JOIN page AS p ON TRUE
-LEFT JOIN {details} AS m ON {on}
+LEFT JOIN messages AS m ON m.thread_id = p.thread_id AND m.ordinal = p.ordinal
 ORDER BY p.ts DESC NULLS LAST, p.thread_id, p.ordinal
 """
-# How a page's rows are read again for what the hits do not carry: from `messages` by key; from
-# the index by key, or by rowid when it is the table itself (DuckDB then reads only those rows,
-# where a key join reads every row's thread id: ~0.1 CPU-s at 10M messages).
-_KEY_JOIN = ("NULL AS rid", "m.thread_id = p.thread_id AND m.ordinal = p.ordinal")
-_ROWID_JOIN = ("m.rowid AS rid", "m.rowid = p.rid")
-# Few candidates (`FEW`): their row ids first, from the signature words alone, then only their
-# rows are read and matched (DuckDB fetches rows by rowid). Many: one pass over the index, the
-# match only on candidates (`_source`). At 10M messages the first costs 0.07 CPU-s for 46k
-# candidates and 0.9 for 842k; the pass 0.35–0.45 whatever their number.
-_FIRST = "cand AS MATERIALIZED (SELECT m.rowid AS rid FROM {source} AS m WHERE {scope} AND {candidates}),\n"
-_SEMI = " SEMI JOIN cand ON m.rowid = cand.rid"
-#: The share of the index's rows under which the candidates' row ids are taken first.
-FEW = 1 / 40
 
 
-def index_bits(con, query: SearchQuery) -> list[tuple[int, ...]] | None:
-    """The signatures a message of the index must hold to match `query`
-    (`search_grams.required`), or None when the search scans `messages`: tool calls, a text
-    under three characters, no current index on `con`'s database."""
-    if query.in_ != "messages" or not search_index.current(con):
-        return None
-    return search_grams.required(con, query.text) or None
-
-
-def _source(bits: list[tuple[int, ...]] | None, match: str, match_params: list) -> tuple[str, str, list]:
-    """(table, predicate, its params): where the hits are found, and how. Through the index the
-    exact match runs only on the candidates: a CASE, since DuckDB would otherwise test the
-    regular expression first (it does not push these filters into the scan)."""
-    if bits is None:
-        return "messages", match, match_params
-    candidates, candidate_params = search_index.candidate_sql(bits, "m")
-    return search_index.TABLE, f"(CASE WHEN {candidates} THEN {match} ELSE FALSE END)", [*candidate_params, *match_params]
-
-
-def search_sql(query: SearchQuery, bits: list[tuple[int, ...]] | None = None, by_rowid: bool = False,
-               few: bool = False) -> tuple[str, list]:
+def search_sql(query: SearchQuery) -> tuple[str, list]:
     """`(sql, params)` of one page of hits; every row also carries `total` and `threads`
-    (one row of NULL hit columns when the page is empty). `bits` (`index_bits`): the hits
-    are found in the index, and the page read again from it (`by_rowid`: by rowid,
-    `search_index.fetch_by_rowid`; `few`, by rowid too: the candidates' row ids first,
-    `index_plan`), else in `messages`.
-
-    >>> search_sql(SearchQuery("refund"))[0].count("FROM messages AS m")
-    1
-    """
+    (one row of NULL hit columns when the page is empty)."""
     scope, scope_params = query.filters.message_where("m")
-    key, on = _ROWID_JOIN if bits is not None and (by_rowid or few) else _KEY_JOIN
-    first, semi, first_params = "", "", []
-    if bits is not None and few:
-        candidates, candidate_params = search_index.candidate_sql(bits, "m")
-        first = _FIRST.format(source=search_index.TABLE, scope=scope, candidates=candidates)
-        semi, first_params = _SEMI, [*scope_params, *candidate_params]
-        source, (match, match_params) = search_index.TABLE, match_sql(query)
-    else:
-        source, match, match_params = _source(bits, *match_sql(query))
-    # `scope`, `match`, the joins and the target are our own SQL with placeholders; every value is bound.
-    sql = _SEARCH_SQL.format(first=first, key=key, source=source, semi=semi, scope=scope, match=match, details=source,
-                             on=on, target=_TARGETS[query.in_])
-    return sql, [*first_params, *scope_params, *match_params, query.limit, query.offset]
+    match, match_params = match_sql(query)
+    # `scope`, `match` and the target are our own SQL with placeholders; every value is bound.
+    sql = _SEARCH_SQL.format(scope=scope, match=match, target=_TARGETS[query.in_])
+    return sql, [*scope_params, *match_params, query.limit, query.offset]
 
 
-def index_plan(con, query: SearchQuery, bits: list[tuple[int, ...]]) -> str:
-    """How an indexed search reads the index on `con`: `"few"` (the candidates' row ids first:
-    there are some, under `FEW` of the rows in scope, and the index is the table itself),
-    `"none"` (no candidate: no message matches), else `"pass"`."""
-    scope, scope_params = query.filters.message_where("m")
-    candidates, candidate_params = search_index.candidate_sql(bits, "m")
-    ((found, rows),) = con.execute(
-        f"SELECT count(*) FILTER (WHERE {candidates}), count(*) FROM {search_index.TABLE} AS m WHERE {scope}",
-        [*candidate_params, *scope_params]).fetchall()
-    if found == 0:
-        return "none"
-    return "few" if found <= rows * FEW and search_index.fetch_by_rowid(con) else "pass"
-
-
-_REPORT_COLUMNS_SQL = """m.thread_id, m.tenant_id, m.sub_tenant_id, m.ordinal, m.ordinal + 1 AS message, m.role, m.name, m.ts,
-       m.message_id, {target} AS text"""
-_REPORT_SQL = f"""
-SELECT {_REPORT_COLUMNS_SQL}
+_REPORT_SQL = """
+SELECT m.thread_id, m.tenant_id, m.sub_tenant_id, m.ordinal, m.ordinal + 1 AS message, m.role, m.name, m.ts,
+       m.message_id, {target} AS text
 FROM messages AS m
-WHERE {{scope}} AND {{match}}
-ORDER BY m.ts DESC NULLS LAST, m.thread_id, m.ordinal
-"""
-# Through the index: the hits' keys from it, their rows from `messages`.
-_REPORT_INDEXED_SQL = f"""
-WITH hits AS MATERIALIZED (
-    SELECT m.thread_id, m.ordinal FROM {{source}} AS m WHERE {{scope}} AND {{match}}
-)
-SELECT {_REPORT_COLUMNS_SQL}
-FROM messages AS m SEMI JOIN hits USING (thread_id, ordinal)
+WHERE {scope} AND {match}
 ORDER BY m.ts DESC NULLS LAST, m.thread_id, m.ordinal
 """
 
 
-def report_sql(query: SearchQuery, bits: list[tuple[int, ...]] | None = None) -> tuple[str, list]:
+def report_sql(query: SearchQuery) -> tuple[str, list]:
     """`(sql, params)` of every hit (no paging), with the whole text searched: the `search` report.
-    `bits` as for `search_sql`.
 
     >>> report_sql(SearchQuery("refund"))[1]
     ['(?i)(?:refund)', '(?i)(?:refund)']
     """
     scope, scope_params = query.filters.message_where("m")
     match, match_params = match_sql(query)
-    if bits is None:
-        return _REPORT_SQL.format(scope=scope, match=match, target=_TARGETS[query.in_]), [*scope_params, *match_params]
-    source, match, match_params = _source(bits, match, match_params)
-    sql = _REPORT_INDEXED_SQL.format(source=source, scope=scope, match=match, target=_TARGETS[query.in_])
-    return sql, [*scope_params, *match_params]
+    return _REPORT_SQL.format(scope=scope, match=match, target=_TARGETS[query.in_]), [*scope_params, *match_params]
 
 
 def refuse_personal_data(con, text: str) -> None:
@@ -290,11 +208,7 @@ def search(con_or_path: ConOrPath, query: SearchQuery | str, **kwargs) -> Search
         raise BadRequest("pass either a SearchQuery or the text with keywords, not both")
     with connection(con_or_path) as con:
         refuse_personal_data(con, query.text)
-        bits = index_bits(con, query)
-        plan = index_plan(con, query, bits) if bits is not None else "scan"
-        if plan == "none":
-            return SearchResult(typed(pd.DataFrame(columns=list(HIT_COLUMNS)), HIT_COLUMNS), 0, 0, query.offset)
-        frame = fetch_frame(con, *search_sql(query, bits, plan != "scan" and search_index.fetch_by_rowid(con), plan == "few"))
+        frame = fetch_frame(con, *search_sql(query))
     total = int(frame["total"].iloc[0]) if len(frame) else 0
     threads = int(frame["threads"].iloc[0]) if len(frame) else 0
     frame = frame[frame["thread_id"].notna()].reset_index(drop=True)
