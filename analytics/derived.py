@@ -16,7 +16,7 @@ incremental load only the threads it replaced are computed again: the same
 queries run where the loader's tables show only those threads (`analytics.db.only_threads`,
 one block for every table).
 
-A full load writes them side by side, each step on a connection of its own (`con.cursor()`):
+A full load of 100,000 messages or more (`SIDE_BY_SIDE_MESSAGES`) writes them side by side, each step on a connection of its own (`con.cursor()`):
 the metric, trend and risk tables are DuckDB queries that leave the GIL free, while the
 signal and topic steps spend most of their time in Python (the text rules, the topic
 model). The signals read `risk_figures` only in their last query and wait for it there.
@@ -45,7 +45,7 @@ def write_derived_tables(con, threads: list[str] | None = None) -> None:
     """(Re)create every derived table on `con`: whole (`threads` None: a full load), or
     only the rows of `threads` (an incremental load that replaced or dropped them).
     A table written by another definition of its query is rebuilt whole either way."""
-    if threads is None and not _in_transaction(con):
+    if threads is None and not _in_transaction(con) and _messages(con) >= SIDE_BY_SIDE_MESSAGES:
         _write_side_by_side(con)
         return
     with only_threads(con, threads) if threads is not None else contextlib.nullcontext():  # (views made once)
@@ -80,6 +80,15 @@ def _write_side_by_side(con) -> None:
             risks.set_result(None)
             signals.result()
             topics.result()
+
+
+#: Messages from which a full rebuild writes the tables side by side: below, the two steps take
+#: well under a second, and two more threads would cost memory (their arenas, a raised limit) for nothing.
+SIDE_BY_SIDE_MESSAGES = 100_000
+
+
+def _messages(con) -> int:
+    return con.execute("SELECT count(*) FROM messages").fetchone()[0]
 
 
 def _in_transaction(con) -> bool:

@@ -13,6 +13,12 @@ import analytics.derived as derived
 from analytics.catalog import DERIVED_TABLES
 
 
+@pytest.fixture(autouse=True)
+def side_by_side_at_any_size(monkeypatch):
+    """The test database is small: side by side from its first message, as a large one is."""
+    monkeypatch.setattr(derived, "SIDE_BY_SIDE_MESSAGES", 0)
+
+
 def _copy(loaded, tmp_path, name: str) -> duckdb.DuckDBPyConnection:
     target = tmp_path / name
     shutil.copyfile(loaded, target)
