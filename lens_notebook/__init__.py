@@ -1,7 +1,7 @@
 """Transcript Lens in Jupyter: the app's charts as plotly figures, a transcript as a notebook cell.
 
 Built from the same page models the Streamlit pages draw (`ui.models`) and the same chart
-builders (`ui.charts`, `ui.history_charts`); nothing here imports streamlit.
+builders (`ui.charts`); nothing here imports streamlit.
 
 >>> import lens_notebook as lens  # doctest: +SKIP
 >>> lens.overview("demo.duckdb", by="week")["messages_by_role"]  # doctest: +SKIP

@@ -3,7 +3,7 @@
 The app draws its charts as ECharts option dicts (`ui.charts`: the browser starts faster
 without plotly.js); `figure(option)` turns such a dict into the plotly figure a notebook
 shows, series for series and label for label, so a fix to a chart in `ui.charts` shows in
-both places. The branch tree is a plotly figure in the app too.
+both places.
 
 >>> from ui.charts import bars
 >>> import pandas as pd
@@ -23,7 +23,7 @@ import plotly.graph_objects as go
 from analytics import contents
 from analytics.db import ConOrPath, connection
 from analytics.filters import Filters
-from ui import charts, history_charts
+from ui import charts
 from ui.models import compare as compare_model
 from ui.models import conversations as conversations_model
 from ui.models import outcomes as outcomes_model
@@ -98,30 +98,56 @@ def figure(option: dict[str, Any], title: str | None = None) -> go.Figure:
 
 
 #: ECharts' symbol names as plotly's.
-_SYMBOLS = {"circle": "circle", "diamond": "diamond", "rect": "square", "triangle": "triangle-up"}
+_SYMBOLS = {"circle": "circle", "emptyCircle": "circle-open", "diamond": "diamond", "rect": "square",
+            "triangle": "triangle-up", charts.TREE_SYMBOLS["fork"]: "star"}
 
 
 def _scatter(option: dict[str, Any], title: str | None) -> go.Figure:
-    """A scatter option (`ui.charts.resume_timeline`): a trace per series from its dataset, its
-    tooltip columns on hover; each series' markArea a shaded band, its markLine a dashed line
-    with its name; the option's title (the legend's name) as the legend's title."""
+    """A scatter option (`ui.charts.resume_timeline`, `ui.charts.branch_tree`): a trace per
+    series from its dataset or its own data, its tooltip columns on hover, each point's own
+    symbol, size and ring; a `lines` series as line segments; each series' markArea a shaded
+    band, its markLine a dashed line with its name; the option's title (the legend's name) as
+    the legend's title; a category y axis keeps its names."""
     time_axis = option["xAxis"].get("type") == "time"
+    lanes = option["yAxis"].get("data") if option["yAxis"].get("type") == "category" else None
 
     def x_of(value: Any) -> Any:  # a time axis holds milliseconds since the epoch (UTC)
         return pd.Timestamp(value, unit="ms", tz="UTC") if time_axis and value is not None else value
 
+    def y_of(value: Any) -> Any:  # a category axis holds each point's index in its names
+        return lanes[value] if lanes is not None and value is not None else value
+
     fig = go.Figure()
     for series in option["series"]:
+        if series["type"] == "lines":
+            xs: list = []
+            ys: list = []
+            for item in series["data"]:
+                (x0, y0), (x1, y1) = item["coords"]
+                xs += [x_of(x0), x_of(x1), None]
+                ys += [y_of(y0), y_of(y1), None]
+            fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", hoverinfo="skip", showlegend=False,
+                                     line=dict(color=series["lineStyle"]["color"], width=series["lineStyle"].get("width", 2))))
+            continue
         if "datasetIndex" in series:
             dataset = option["dataset"][series["datasetIndex"]]
-            at = {d: i for i, d in enumerate(dataset["dimensions"])}
-            rows, encode = dataset["source"], series["encode"]
+            dims, rows, items = dataset["dimensions"], dataset["source"], None
+        else:
+            items = series.get("data", [])
+            dims, rows = series.get("dimensions", []), [item["value"] for item in items]
+        if rows or "datasetIndex" in series:
+            at = {d: i for i, d in enumerate(dims)}
+            encode = series["encode"]
+            x, y = (at.get(encode["x"], encode["x"]), at.get(encode["y"], encode["y"]))
             tips = encode.get("tooltip", [])
+            colour = series.get("itemStyle", {}).get("color")
+            marker: dict[str, Any] = dict(symbol=_SYMBOLS.get(series.get("symbol"), "circle"), size=series.get("symbolSize"), color=colour)
+            if items is not None:  # each point its own look
+                marker = dict(symbol=[_SYMBOLS.get(i.get("symbol"), "circle") for i in items], size=[i.get("symbolSize") for i in items],
+                              color=[i["itemStyle"]["color"] for i in items],
+                              line=dict(color=[i["itemStyle"]["borderColor"] for i in items], width=[i["itemStyle"]["borderWidth"] for i in items]))
             fig.add_trace(go.Scatter(
-                name=series["name"], mode="markers", x=[x_of(r[at[encode["x"]]]) for r in rows],
-                y=[r[at[encode["y"]]] for r in rows],
-                marker=dict(symbol=_SYMBOLS.get(series.get("symbol"), "circle"), size=series.get("symbolSize"),
-                            color=series.get("itemStyle", {}).get("color")),
+                name=series["name"], mode="markers", x=[x_of(r[x]) for r in rows], y=[y_of(r[y]) for r in rows], marker=marker,
                 customdata=[[r[at[t]] for t in tips] for r in rows],
                 hovertemplate="<br>".join(f"{t}: %{{customdata[{i}]}}" for i, t in enumerate(tips)) + "<extra>%{fullData.name}</extra>",
             ))
@@ -132,11 +158,16 @@ def _scatter(option: dict[str, Any], title: str | None) -> go.Figure:
         for mark in (line or {}).get("data", []):
             fig.add_vline(x=x_of(mark["xAxis"]), line_dash="dash", line_color=line["lineStyle"]["color"],
                           annotation_text=mark.get("name"), annotation_position="top left")
+    yaxis: dict[str, Any] = dict(title=dict(text=option["yAxis"].get("name") or None))
+    if lanes is not None:
+        yaxis.update(type="category", categoryorder="array", categoryarray=lanes,
+                     autorange="reversed" if option["yAxis"].get("inverse") else True)
     fig.update_layout(
         title=dict(text=title) if title else None,
         legend=dict(title=dict(text=option.get("title", {}).get("text"))),
+        showlegend=option.get("legend", {}).get("show", True),
         xaxis=dict(title=dict(text=option["xAxis"].get("name") or None)),
-        yaxis=dict(title=dict(text=option["yAxis"].get("name") or None)),
+        yaxis=yaxis,
         height=charts.height(option) + 60 + (40 if title else 0),
         margin=dict(l=10, r=10, t=60 if title else 30, b=10),
     )
@@ -184,7 +215,7 @@ def branch_tree(history: ThreadHistory | tuple[ConOrPath, str], branch: int = 1)
     `ThreadHistory`, or from `(database, thread_id)` with `branch` highlighted."""
     if isinstance(history, tuple):
         history = thread_history(*history, branch=branch)
-    return history_charts.branch_tree(history.tree, history.labels, history.branch)
+    return figure(charts.branch_tree(history.tree, history.labels, history.branch))
 
 
 def resume_timeline(qa: ThreadQA | tuple[ConOrPath, str], by_step: bool = False) -> go.Figure:

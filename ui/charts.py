@@ -3,9 +3,8 @@
 Why ECharts: the browser parses plotly.js (4.7 MB) before drawing the first plotly
 chart of a visit, a single main-thread task of 1–4 s under load in headless
 Chromium (bench/bench_render.py: a page with one plotly chart froze 2–4 s; four
-ECharts charts 0.3–0.6 s, drawn in half the time). The Resume QA timeline is one
-too; only a thread's branch tree (`ui.history_charts`, behind "Show the history")
-is a plotly figure.
+ECharts charts 0.3–0.6 s, drawn in half the time). The Resume QA timeline and a
+thread's branch tree are ECharts charts too: no page loads plotly.js.
 
 Every builder returns a plain, JSON-compatible dict (numbers as Python floats and
 ints, missing values as None); `ui.render.chart` draws it. Period axes are
@@ -23,6 +22,8 @@ import pandas as pd
 
 #: Chart height in pixels.
 HEIGHT = 340
+#: Below a plot area: the x axis's labels and its name.
+X_AXIS_ROOM = 64
 
 
 def _plain(value: Any) -> Any:
@@ -436,6 +437,9 @@ def height(option: dict) -> int:
     >>> height({}), height(period_trend(pd.DataFrame({"period_start": ["2025-03-03"], "a": [1], "b": [2]})))
     (340, 384)
     """
+    grid = option.get("grid", {})
+    if "height" in grid:  # a plot area of its own size (the branch tree's lanes): the x axis and its name below it
+        return grid["top"] + grid["height"] + X_AXIS_ROOM
     legend = option.get("legend", {})
     below = legend.get("orient") == "vertical" and "bottom" in legend
     return HEIGHT + (LEGEND_ROW * len(option.get("series", [])) if below else 0)
@@ -451,3 +455,66 @@ COMPARE_CHARTS = {
 def compare_chart(name: str, frame: pd.DataFrame) -> dict:
     """The Compare page's chart `name` (a `COMPARE_CHARTS` key): the rows' differences as horizontal bars."""
     return bars(frame, COMPARE_CHARTS[name][1], "marked", horizontal=True, ylabel="", hover=["q"])
+
+
+# --- a thread's branch tree (ui.models.history.ThreadHistory.tree) -------------------------
+
+#: Lane colours: the current branch, the branch read (when another), the others.
+TREE_CURRENT, TREE_READ, TREE_OTHER, TREE_INTERRUPT = "#1f77b4", "#d62728", "#9aa0a6", "#ff7f0e"
+#: A checkpoint's marker by `metadata.source` (a fork point is a diamond whatever its source).
+TREE_SYMBOLS = {"input": "circle", "loop": "emptyCircle", "update": "rect",
+                "fork": "path://M50 0 L61 35 L98 35 L68 57 L79 91 L50 70 L21 91 L32 57 L2 35 L39 35 Z"}
+_TREE_TOOLTIP = ["checkpoint", "step", "source", "messages", "time (UTC)", "interrupt"]
+
+
+def branch_tree(tree: pd.DataFrame, labels: dict[int, str], read: int = 1) -> dict:
+    """A thread's branch tree: one lane per branch, its checkpoints along it, a line from each
+    checkpoint to its parent (a fork reads as a line leaving one lane for another).
+
+    `tree` is `ui.models.history.ThreadHistory.tree` (`analytics.checkpoint_tree` rows): x is a
+    checkpoint's place along its chain (0 = the thread's first), the lane its branch (1, the
+    current one, on top). Heads are larger, fork points diamonds, a pending interrupt has an
+    orange ring; the current branch is blue, the branch read (when another) red, the others grey.
+
+    >>> t = pd.DataFrame({"checkpoint_id": ["a", "b", "c"], "parent_checkpoint_id": [None, "a", "a"],
+    ...     "position": [0, 1, 1], "branch": [1, 1, 2], "is_head": [False, True, True],
+    ...     "is_fork_point": [True, False, False], "source": ["input", "loop", "update"], "step": [0, 1, 1],
+    ...     "message_count": [1, 2, 2], "ts": pd.to_datetime(["2025-03-03"] * 3, utc=True), "has_interrupt": [False] * 3})
+    >>> option = branch_tree(t, {1: "current", 2: "abandoned"})
+    >>> option["yAxis"]["data"], [s["name"] for s in option["series"]]
+    (['branch 1 · current', 'branch 2 · abandoned'], ['forks', 'current', 'abandoned'])
+    >>> option["series"][0]["data"]
+    [{'coords': [[0, 0], [1, 0]]}, {'coords': [[0, 0], [1, 1]]}]
+    """
+    lanes = sorted(int(b) for b in tree["branch"].unique()) if not tree.empty else []
+    lane = {b: i for i, b in enumerate(lanes)}
+    at = {c: (int(p), lane[int(b)]) for c, p, b in zip(tree["checkpoint_id"], tree["position"], tree["branch"])}
+    edges = [{"coords": [list(at[parent]), list(at[cid])]}
+             for cid, parent in zip(tree["checkpoint_id"], tree["parent_checkpoint_id"])
+             if isinstance(parent, str) and parent in at]
+    series: list[dict] = [{"type": "lines", "name": "forks", "coordinateSystem": "cartesian2d", "silent": True,
+                           "lineStyle": {"color": TREE_OTHER, "width": 2, "opacity": 1}, "data": edges, "z": 1}]
+    for branch, part in tree.groupby("branch", sort=True):
+        colour = TREE_CURRENT if branch == 1 else TREE_READ if branch == read else TREE_OTHER
+        points = []
+        for row in part.itertuples(index=False):
+            interrupt = bool(row.has_interrupt)
+            points.append({
+                "value": [int(row.position), lane[int(branch)], row.checkpoint_id, _plain(row.step), row.source or "?",
+                          _plain(row.message_count), _clock(row.ts), "pending here" if interrupt else ""],
+                "symbol": "diamond" if row.is_fork_point else TREE_SYMBOLS.get(row.source, "circle"),
+                "symbolSize": 14 if row.is_head else 9,
+                "itemStyle": {"color": colour, "borderColor": TREE_INTERRUPT if interrupt else colour,
+                              "borderWidth": 3 if interrupt else 1},
+            })
+        series.append({"type": "scatter", "name": labels.get(int(branch), f"branch {branch}"), "z": 2,
+                       "dimensions": ["x", "lane", *_TREE_TOOLTIP], "encode": {"x": 0, "y": 1, "tooltip": _TREE_TOOLTIP},
+                       "data": points})
+    option = _base("checkpoints along the chain (0 = first)", "", False)
+    option.update({"tooltip": {"trigger": "item"}, "series": series})
+    # (no boundaryGap: on a value axis it moved the points off their ticks and dropped the labels)
+    option["xAxis"].update({"type": "value", "minInterval": 1, "axisLine": {"show": True}, "splitLine": {"show": False}})
+    option["yAxis"] = {"type": "category", "inverse": True, "boundaryGap": True,
+                       "data": [f"branch {b} · " + ("current" if b == 1 else "abandoned") for b in lanes]}
+    option["grid"].update({"top": 12, "height": 48 * len(lanes)})  # a row per lane (`height` adds the axis below)
+    return option

@@ -17,9 +17,8 @@ import streamlit as st
 
 from analytics.history import edit_log
 from analytics.reports import frame_csv
-from ui import cache, chat, diffs, render, state
+from ui import cache, charts, chat, diffs, render, state
 from ui.database import DbRef
-from ui.history_charts import branch_tree
 from ui import markup
 from ui.markup import inert
 from ui.models import history as model
@@ -110,7 +109,7 @@ def transcript(history: model.ThreadHistory) -> None:
 
 
 def _branches_tab(history: model.ThreadHistory, url: state.Url, branch_key: str) -> None:
-    render.chart(branch_tree(history.tree, history.labels, history.branch), key="history.tree")
+    render.chart(charts.branch_tree(history.tree, history.labels, history.branch), key="history.tree")
     st.caption("Each lane is a branch (blue: the current one, red: the one read below, grey: the others), each "
                "point a checkpoint: ◆ fork point, ★ replay, ■ update_state, ● new input, ○ a step; the last checkpoint "
                "of a branch is larger, an orange ring marks a pending interrupt. Hover for details.")  # fmt: skip

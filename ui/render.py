@@ -67,14 +67,11 @@ def download_data(build, file_name: str, key: str, label: str = "Download CSV", 
     )
 
 
-def chart(fig, key: str) -> None:
-    """Draw a chart: an ECharts option dict (`ui.charts`), or a plotly figure (a thread's branch tree, `ui.history_charts`)."""
-    if isinstance(fig, dict):
-        from ui.charts import height
+def chart(option: dict, key: str) -> None:
+    """Draw a chart: an ECharts option dict (`ui.charts`)."""
+    from ui.charts import height
 
-        st.echarts_chart(fig, key=key, height=height(fig))
-    else:
-        st.plotly_chart(fig, key=key, width="stretch")
+    st.echarts_chart(option, key=key, height=height(option))
 
 
 def thread_label(thread_id: str) -> str:

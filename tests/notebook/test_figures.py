@@ -10,6 +10,7 @@ from pathlib import Path
 import plotly.graph_objects as go
 import pytest
 
+import analytics
 import lens_notebook as lens
 from analytics.filters import Filters
 from ui import charts
@@ -26,18 +27,18 @@ NOT_CHARTS = {"height"}
 
 
 def _chart_calls(path: Path) -> set[str]:
-    """Names called on `charts` / `history_charts` (or imported from them) in a module."""
+    """Names called on `charts` (or imported from it) in a module."""
     tree = ast.parse(path.read_text())
     called = {n.func.attr for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
-              and isinstance(n.func.value, ast.Name) and n.func.value.id in ("charts", "history_charts")}
+              and isinstance(n.func.value, ast.Name) and n.func.value.id == "charts"}
     imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
-                and n.module in ("ui.charts", "ui.history_charts") for a in n.names if not a.name.isupper()}
+                and n.module == "ui.charts" for a in n.names if not a.name.isupper()}
     return (called | imported) - NOT_CHARTS
 
 
 def test_every_chart_a_page_draws_is_one_the_notebook_makes():
     used = set().union(*(_chart_calls(p) for p in [*ROOT.glob("pages/*.py"), *ROOT.glob("ui/*.py")]
-                         if p.name not in ("charts.py", "history_charts.py")))
+                         if p.name != "charts.py"))
     assert used and used <= COVERED, (
         f"pages draw {sorted(used - COVERED)}: give each page chart a named builder in ui.charts (as "
         "conversations_chart) and its figure in lens_notebook.figures, then add it to COVERED")
@@ -97,7 +98,11 @@ def test_an_empty_chart_has_no_figure(demo_db):
 
 def test_the_branch_tree_and_the_resume_timeline(demo_db):
     tree = lens.branch_tree((demo_db, THREAD))
-    assert any(t.mode == "markers" and len(t.x) for t in tree.data)
+    rows = analytics.checkpoint_tree(demo_db, THREAD)
+    lanes = [f"branch {b} · " + ("current" if b == 1 else "abandoned") for b in sorted(rows["branch"].unique())]
+    points = [t for t in tree.data if t.mode == "markers"]
+    assert sorted(x for t in points for x in t.x) == sorted(rows["position"])  # each checkpoint once
+    assert {y for t in points for y in t.y} == set(lanes) and list(tree.layout.yaxis.categoryarray) == lanes
     timeline = lens.resume_timeline((demo_db, THREAD))
     assert sum(len(t.x) for t in timeline.data) > 0
     assert any(s.type == "rect" for s in timeline.layout.shapes)  # the resume point shaded

@@ -8,6 +8,8 @@ one (demo/README.md).
 
 from __future__ import annotations
 
+import json
+
 import analytics
 from analytics.branches import branch_head
 from analytics.diff import diff, diff_counts
@@ -46,10 +48,17 @@ def test_the_branch_picker_reads_the_abandoned_branch_with_its_fork_point(app, c
     ]
     branches = _table(at, "fork_checkpoint_id")
     assert branches["status"].tolist() == ["current", "abandoned"]
-    # The tree: both lanes, each checkpoint once.
+    # The tree (an ECharts chart: the page loads no plotly): both lanes, each checkpoint once, in
+    # its branch's lane, and a line from each checkpoint to its parent.
+    assert not at.get("plotly_chart")
     tree = analytics.checkpoint_tree(con, FORKED)
-    spec = at.get("plotly_chart")[0].proto.spec
-    assert "branch 2 · abandoned" in spec and len(tree) == 8
+    (chart,) = at.get("echarts_chart")
+    spec = json.loads(chart.proto.spec)
+    assert spec["yAxis"]["data"] == ["branch 1 · current", "branch 2 · abandoned"]
+    points = {p["value"][2]: p["value"][1] for s in spec["series"] if s["type"] == "scatter" for p in s["data"]}
+    assert len(tree) == 8 and points == {c: b - 1 for c, b in zip(tree["checkpoint_id"], tree["branch"])}
+    (lines,) = [s for s in spec["series"] if s["type"] == "lines"]
+    assert len(lines["data"]) == tree["parent_checkpoint_id"].notna().sum()
     # The current branch marks where branch 2 leaves it.
     assert any("Branch 2 (abandoned, original run) forks here" in n for n in _notes(at))
     picker.set_value(2).run()
