@@ -13,6 +13,7 @@ from ui import nav, review, session, sidebar, state
 
 st.set_page_config(page_title="Transcript Lens", page_icon=":material/forum:", layout="wide")
 session.enter()  # this session's policy (masking, the user's tenants) for everything the run reads
+state.new_run()
 
 pages = nav.pages()
 page = st.navigation(pages, position="hidden")

@@ -48,6 +48,7 @@ SHARED = ("tenant", "sub", "from", "to", "q")
 _SEEN = "tl.url_seen"  # session: {"<page>.<param>": raw URL values last read or written}
 _PROBLEM = "tl.db_problem"
 _PENDING = "tl.url_pending"  # session: {param: raw values} to write with the next publish
+_DB_NAMES = "tl.db_names"  # session, this run only: {database path: its URL name} (see `new_run`)
 _SHARED_VALUES = "tl.shared"  # session: {shared param: raw values last published}
 _PAGE_PARAMS = "tl.page_params"  # session: {page: its query params when last published}
 _BINDINGS = "tl.bindings"  # session: {page: {param: (default, codec)}} as that page last bound them
@@ -304,12 +305,23 @@ def _session_ref(path: str | Path) -> DbRef:
     return database.ref(path)._replace(policy=session.policy())
 
 
+def new_run() -> None:
+    """Forget what one run remembers: the router calls it first thing in every run."""
+    st.session_state.pop(_DB_NAMES, None)
+
+
 def _db_param() -> str | None:
-    """The URL name of the open database; None for the default one (a link without `db` opens it)."""
+    """The URL name of the open database; None for the default one (a link without `db` opens it).
+
+    Asked by every link a run draws (about thirty): found once per run and database, as it
+    resolves paths and reads the list of known databases (a fifth of an Overview rerun's time)."""
     path = st.session_state.get(DB_KEY)
-    if not path or Path(path).resolve() == database.default_db_path():
+    if not path:
         return None
-    return database.name_of(path)
+    names = st.session_state.setdefault(_DB_NAMES, {})
+    if path not in names:
+        names[path] = None if Path(path).resolve() == database.default_db_path() else database.name_of(path)
+    return names[path]
 
 
 def _publish_db(db: DbRef) -> None:
