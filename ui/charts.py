@@ -18,10 +18,13 @@ import math
 from datetime import date, datetime
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 #: Chart height in pixels.
 HEIGHT = 340
+#: Room right of a plot area: half the widest axis label ("Oct 16, 2026") under the last bar.
+GRID_RIGHT = 40
 #: Below a plot area: the x axis's labels and its name.
 X_AXIS_ROOM = 64
 
@@ -71,7 +74,8 @@ def _base(xlabel: str, ylabel: str, legend: bool) -> dict:
     draws once, and a reader sees the final bars at once)."""
     return {
         "animation": False,
-        "grid": {"left": 8, "right": 16, "top": 34 if legend else 12, "bottom": 28 if xlabel else 8, "containLabel": True},
+        # (right: half a day's label, "Oct 16, 2026", centred on the last bar, overflowed 16 px and was cut)
+        "grid": {"left": 8, "right": GRID_RIGHT, "top": 34 if legend else 12, "bottom": 28 if xlabel else 8, "containLabel": True},
         "legend": {"show": legend, "top": 0, "left": 0, "type": "scroll"},
         "tooltip": {"trigger": "axis", "axisPointer": {"type": "shadow"}},
         "xAxis": {"name": xlabel, "nameLocation": "middle", "nameGap": 26},
@@ -114,18 +118,64 @@ def _counts(frame: pd.DataFrame, columns: list[str]) -> bool:
         pd.api.types.is_numeric_dtype(frame[c]) and bool((frame[c].dropna() % 1 == 0).all())) for c in columns)
 
 
-def bin_labels(starts: list[float], width: float) -> dict[float, str]:
+def bin_labels(spans: list[tuple[float, float]]) -> list[str]:
     """Each bin's "start–end" with as many decimals as tell neighbouring bins apart.
 
-    >>> list(bin_labels([1.0, 1.02], 0.02).values())
+    >>> bin_labels([(1.0, 1.02), (1.02, 1.04)])
     ['1.00–1.02', '1.02–1.04']
-    >>> list(bin_labels([0.0, 2.5], 2.5).values())
+    >>> bin_labels([(0.0, 2.5), (2.5, 5.0)])
     ['0.0–2.5', '2.5–5.0']
+    >>> bin_labels([(0.9, 1.01), (1.01, 1.13), (1.13, 1.27)])
+    ['0.9–1.0', '1.0–1.1', '1.1–1.3']
     """
-    decimals = 1
-    while width > 0 and decimals < 6 and round(width, decimals) == 0:  # (a width that rounds to 0 names no bin)
-        decimals += 1
-    return {b: f"{b:.{decimals}f}–{b + width:.{decimals}f}" for b in starts}
+    names: list[str] = []
+    for decimals in range(1, 7):  # (a bin whose ends read the same, "1.0–1.0", names no bin)
+        names = [f"{a:.{decimals}f}–{b:.{decimals}f}" for a, b in spans]
+        if len(set(names)) == len(names) and all(a != b for a, b in (n.split("–") for n in names)):
+            break
+    return names
+
+
+def bin_grid(spans: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    """Every bin from the first of `spans` to the last, the empty ones between too, so the axis
+    keeps its scale: the bins were cut at equal widths or, for latencies spread over
+    `ui.models.conversations.LOG_SPREAD`x, at equal ratios (`latency_edges`).
+
+    >>> bin_grid([(0.0, 1.0), (2.0, 3.0)])
+    [(0.0, 1.0), (1.0, 2.0), (2.0, 3.0)]
+    >>> [(round(a, 6), round(b, 6)) for a, b in bin_grid([(1.0, 10.0), (100.0, 1000.0)])]
+    [(1.0, 10.0), (10.0, 100.0), (100.0, 1000.0)]
+    """
+    spans = sorted(set(spans))
+    (first, first_end), (last, _) = spans[0], spans[-1]
+    widths = [b - a for a, b in spans]
+    if max(widths) - min(widths) <= 1e-9 * max(abs(first), abs(last), max(widths)) or first <= 0:
+        width = max(widths)
+        count = int(round((last - first) / width)) + 1 if width > 0 else 1
+        return [(first + i * width, first + (i + 1) * width) for i in range(count)]
+    ratio = first_end / first
+    count = int(round(math.log(last / first) / math.log(ratio))) + 1
+    return [(first * ratio**i, first * ratio ** (i + 1)) for i in range(count)]
+
+
+def histogram_bars(frame: pd.DataFrame, color: str, xlabel: str) -> dict:
+    """Pre-binned counts (bin_start, bin_end, pairs), stacked per `color`, one bar per bin of
+    `bin_grid` (equal widths or equal ratios); the empty bins between the first and the last are
+    drawn too (as gaps), so the axis keeps its scale."""
+    spans = list(zip(frame["bin_start"].astype(float), frame["bin_end"].astype(float)))
+    grid = bin_grid(spans) if spans else []
+    starts = [a for a, _ in grid]
+    # each bin at its place on the grid (the nearest start: the model's edges are floats)
+    place = [int(np.argmin([abs(b - a) for a in starts])) for b, _ in spans]
+    frame = frame.assign(bin=place, series=frame[color].fillna("(none)").astype(str))
+    labels = bin_labels(grid)
+    option = bars(frame.assign(label=[labels[i] for i in place]), "label", "pairs", "series", xlabel=xlabel, ylabel="pairs")
+    option["xAxis"]["data"] = labels
+    for series in option["series"]:
+        counts = frame.loc[frame["series"] == series["name"]].groupby("bin")["pairs"].sum()  # (summed: never overwritten)
+        series["data"] = [_plain(counts.get(i)) for i in range(len(grid))]
+        series["barCategoryGap"] = "0%"
+    return option
 
 
 def bars(
@@ -171,26 +221,6 @@ def bars(
     else:
         option["xAxis"].update(category)
         option["yAxis"].update(value_axis)
-    return option
-
-
-def histogram_bars(frame: pd.DataFrame, color: str, xlabel: str) -> dict:
-    """Pre-binned counts (bin_start, bin_end, pairs), stacked per `color`, one bar per bin; the
-    empty bins between the first and the last are drawn too (as gaps), so the axis keeps its scale."""
-    starts = sorted(frame["bin_start"].unique().tolist())
-    width = float((frame["bin_end"] - frame["bin_start"]).max()) if len(frame) else 0.0
-    if width > 0:
-        count = int(round((max(starts) - starts[0]) / width)) + 1
-        starts = [starts[0] + i * width for i in range(count)]
-        frame = frame.assign(bin_start=[starts[int(round((b - starts[0]) / width))] for b in frame["bin_start"]])
-    labels = bin_labels(starts, width)
-    option = bars(frame, "bin_start", "pairs", color, xlabel=xlabel, ylabel="pairs", labels=labels)
-    option["xAxis"]["data"] = [labels[b] for b in starts]
-    for series in option["series"]:
-        value = dict(zip(frame.loc[frame[color].fillna("(none)").astype(str) == series["name"], "bin_start"],
-                         frame.loc[frame[color].fillna("(none)").astype(str) == series["name"], "pairs"]))
-        series["data"] = [_plain(value.get(b)) for b in starts]
-        series["barCategoryGap"] = "0%"
     return option
 
 

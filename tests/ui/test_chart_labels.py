@@ -69,3 +69,27 @@ def test_a_last_period_the_data_stops_inside_says_where_it_stops():
     days = pd.DataFrame({"period_start": ["2025-03-03", "2025-03-10"], "ship": [1, 2]})
     assert charts.period_trend(days, by="week", through=pd.Timestamp("2025-03-11").date())["xAxis"]["data"][-1] == \
         "wk of Mar 10, 2025 (to Mar 11)"
+
+
+def test_latency_bins_at_equal_ratios_are_each_a_bar_and_every_pair_is_counted():
+    from ui.models.conversations import latency_histogram
+
+    # Most replies within a second, a few over a minute: the model cuts bins at equal ratios.
+    latency = pd.Series([0.9 + 0.001 * i for i in range(477)] + [2.0] * 30 + [65.0 + i for i in range(10)])
+    binned = latency_histogram(latency, pd.Series(["m"] * len(latency)))
+    option = charts.histogram_bars(binned, "model", "seconds")
+    (series,) = option["series"]
+    assert sum(v or 0 for v in series["data"]) == len(latency)  # bars that land on one grid bin add up
+    assert [v for v in series["data"] if v] == binned["pairs"].tolist()  # each bin its own bar, in order
+    names = option["xAxis"]["data"]
+    assert len(names) == len(set(names)) == len(series["data"])
+    assert names[0].startswith("0.9–") and names[-1].endswith(f"{latency.max():.1f}")
+
+
+def test_the_last_day_on_an_axis_has_room_for_its_whole_label():
+    # ECharts centres a category's label under its bar: the last one reaches half its width past the
+    # plot area, which the grid's right margin must hold (at ECharts' 12 px axis font, under 6 px a character).
+    days = pd.date_range("2026-09-01", "2026-10-16", freq="D")
+    option = charts.bars(pd.DataFrame({"day": days, "conversations": 1}), "day", "conversations")
+    widest = max(len(str(name)) for name in option["xAxis"]["data"])
+    assert widest == len("Oct 16, 2026") and option["grid"]["right"] >= widest * 6 / 2
