@@ -17,6 +17,7 @@ state.new_run()
 
 pages = nav.pages()
 page = st.navigation(pages, position="hidden")
+state.current_db()  # first: a shared link's database is the one the links below carry
 nav.draw(st.sidebar, pages, page)  # before the page: its links hold the state this run shows
 sidebar.render()
 review.sidebar(state.current_db(), nav.stem(page))

@@ -89,6 +89,8 @@ def test_the_database_given_on_the_command_line_is_the_default_and_the_demo_has_
     assert "(bundled demo)" in "\n".join(m.value for m in demo.sidebar.markdown)
     assert demo.query_params["db"] == "demo"
     assert metric(demo, "Threads") == "37"
+    # A shared link's first run: every navigation link keeps the database (drawn before the page ran)
+    assert all(params.get("db") == ["demo"] for params in links(demo).values())
 
 
 def test_the_url_never_opens_a_path(demo_db, tmp_path):
