@@ -92,10 +92,11 @@ if view.slow_hitl.empty:
 else:
     st.caption(f"Interrupts answered, or still waiting, after more than {hours} · select a thread to open its "
                "transcript at the wait")
-    left, right = st.columns([1, 3])
+    left, right = st.columns([2, 5])  # (at 1:3 the third column of the left table was cut off)
     with left:
-        st.dataframe(view.slow_by_tenant, key="outcomes.slow_tenants", hide_index=True,
-                     column_config={"tenant_id": "Tenant", "breaches": "Breaches", "waiting_now": "Still waiting"})
+        st.dataframe(view.slow_by_tenant, key="outcomes.slow_tenants", hide_index=True, column_config={
+            "tenant_id": "Tenant", "breaches": st.column_config.NumberColumn("Breaches", width="small"),
+            "waiting_now": st.column_config.NumberColumn("Still waiting", width="small")})
         render.download(view.slow_by_tenant, "slow_human_in_the_loop_by_tenant.csv", key="outcomes.slow_tenants_csv")
     with right:
         since = view.slow_hitl["waiting_since"].map(render.minute_text)  # (a missing time reads "—", not "None")
