@@ -79,7 +79,7 @@ def newer(db: DbRef) -> DbRef | None:
         now = ref(db.path)
     except FileNotFoundError:
         return None
-    return None if now == db else now
+    return None if now.version == db.version else now  # (the file's version: `db` carries a session's policy too)
 
 
 @functools.lru_cache(maxsize=64)

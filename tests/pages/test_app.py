@@ -13,6 +13,7 @@ from streamlit.runtime.pages_manager import PagesManager
 from streamlit.testing.v1 import AppTest
 
 import analytics
+from analytics.policy import Policy
 from tests.pages.conftest import APP, ROOT, TIMEOUT, metric, open_page
 from ui.database import display_name
 from ui import database
@@ -380,6 +381,8 @@ def test_a_page_offers_to_refresh_once_a_load_changed_its_database(tmp_cache, de
     at = AppTest.from_function(notice, args=(tuple(shown),), default_timeout=TIMEOUT).run()
     assert not at.info and not at.button
     assert database.newer(shown) is None
+    masked = shown._replace(policy=Policy(redact=True, tenants=frozenset({"acme"})))  # a served, masking session's
+    assert database.newer(masked) is None
     staged = path.with_name("staged.duckdb")
     shutil.copyfile(demo_db, staged)
     staged.replace(path)  # a load's swap (an in-place load changes size and mtime the same way)
