@@ -1,7 +1,8 @@
 """What an erasure removes from a loaded DuckDB database, and how, without leaving a trace in the file.
 
 Every table of the catalogue that has a `thread_id` column holds rows of a thread
-(the loader's tables and the derived ones alike: `thread_tables`). A tombstone names
+(the loader's tables and the derived ones alike: `thread_tables`); `loads` and `meta`
+name threads in their values and are copied scrubbed (`analytics.erasure_scrub`). A tombstone names
 a thread, a tenant or a session; the threads it covers are looked up in `threads`
 (tenant and session are parsed from the thread id at load time).
 
@@ -23,6 +24,7 @@ from pathlib import Path
 import duckdb
 
 from analytics.catalog import ALL_TABLES, TOPICS
+from analytics.erasure_scrub import TABLES as scrubbed_tables, copy_scrubbed, register as register_scrub
 from loaders.writer import remove_stale_temps
 
 KINDS = ("thread", "tenant", "session")
@@ -130,6 +132,8 @@ def rewrite_without(db: str | os.PathLike, thread_ids: list[str]) -> dict[str, i
     con = duckdb.connect()
     removed: dict[str, int] = {}
     try:
+        if thread_ids:
+            register_scrub(con, thread_ids)
         con.execute("ATTACH ? AS src (READ_ONLY)", [str(db)])
         con.execute("ATTACH ? AS dst", [str(tmp)])
         con.execute("COPY FROM DATABASE src TO dst (SCHEMA)")
@@ -140,8 +144,11 @@ def rewrite_without(db: str | os.PathLike, thread_ids: list[str]) -> dict[str, i
         for table in sorted(present):
             if retopic and table == TOPICS.name:
                 continue  # (computed again below: it names typical threads and holds words of every question)
-            (copied,) = con.execute(f'INSERT INTO dst.main."{table}" '
-                                    + kept_rows(f'src.main."{table}"', ids, table in carries)).fetchone()
+            if thread_ids and table in scrubbed_tables:
+                copied = copy_scrubbed(con, table, thread_ids)  # (they name threads without a thread_id column)
+            else:
+                (copied,) = con.execute(f'INSERT INTO dst.main."{table}" '
+                                        + kept_rows(f'src.main."{table}"', ids, table in carries)).fetchone()
             (total,) = con.execute(f'SELECT count(*) FROM src.main."{table}"').fetchone()
             if total - copied:
                 removed[table] = total - copied

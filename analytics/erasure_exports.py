@@ -14,7 +14,7 @@ The values are chosen before the rows go (`erased_values`), replaced in the eras
 transaction (`scrub`, called by `analytics.erasure_workspace.purge_workspace`, before the file is
 rebuilt), and looked for again by the scan (`values_left`).
 
->>> _replaced({"text": "ZQX", "tenant": ["acme", "ZQX"]}, {"zqx"}, ())
+>>> replaced_strings({"text": "ZQX", "tenant": ["acme", "ZQX"]}, {"zqx"}, ())
 ({'text': '<erased>', 'tenant': ['acme', '<erased>']}, 2)
 """
 
@@ -44,16 +44,16 @@ def _holds_id(value: str, ids: tuple[str, ...]) -> bool:
     return any(value == i or (len(i) >= _SHORT_ID and i in value) for i in ids)
 
 
-def _replaced(value: Any, texts: set[str], ids: tuple[str, ...]) -> tuple[Any, int]:
+def replaced_strings(value: Any, texts: set[str], ids: tuple[str, ...]) -> tuple[Any, int]:
     """`value` with each string that is one of `texts` (casefolded) or holds one of `ids` made `ERASED`; how many."""
     if isinstance(value, str):
         hit = value.strip().casefold() in texts or _holds_id(value, ids)
         return (ERASED, 1) if hit else (value, 0)
     if isinstance(value, dict):
-        pairs = {k: _replaced(v, texts, ids) for k, v in value.items()}
+        pairs = {k: replaced_strings(v, texts, ids) for k, v in value.items()}
         return {k: v for k, (v, _) in pairs.items()}, sum(n for _, n in pairs.values())
     if isinstance(value, list):
-        pairs = [_replaced(v, texts, ids) for v in value]
+        pairs = [replaced_strings(v, texts, ids) for v in value]
         return [v for v, _ in pairs], sum(n for _, n in pairs)
     return value, 0
 
@@ -97,7 +97,7 @@ def scrub(conn: sqlite3.Connection, texts: tuple[str, ...], ids: tuple[str, ...]
     wanted = set(texts)
     changed = []
     for export_id, args in _arguments(conn):
-        new, n = _replaced(args, wanted, ids)
+        new, n = replaced_strings(args, wanted, ids)
         if n:
             changed.append((json.dumps(new, sort_keys=True), export_id))
     if not changed:
@@ -113,4 +113,4 @@ def scrub(conn: sqlite3.Connection, texts: tuple[str, ...], ids: tuple[str, ...]
 def values_left(conn: sqlite3.Connection, texts: tuple[str, ...], ids: tuple[str, ...]) -> int:
     """How many export-log rows still hold an erased value (the scan's check)."""
     wanted = set(texts)
-    return sum(1 for _, args in _arguments(conn) if _replaced(args, wanted, ids)[1])
+    return sum(1 for _, args in _arguments(conn) if replaced_strings(args, wanted, ids)[1])

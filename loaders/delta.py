@@ -46,7 +46,7 @@ import ormsgpack
 from loaders.decode import (
     EXT_CONSTRUCTOR_KW_ARGS, EXT_DELTA_SNAPSHOT, UNPACK_OPT, DecodeError, Ext, outer_hook,
 )
-from loaders.records import LoadError, Payloads, ThreadBundle
+from loaders.records import LoadError, Payloads, ThreadBundle, list_entries_reason, max_list_entries
 
 CHANNEL = "messages"
 MARK = "counters_since_delta_snapshot"  # in the metadata of a thread's checkpoints that hold no snapshot
@@ -54,9 +54,9 @@ REMOVE_ALL = "__remove_all__"
 OVERWRITE = "__overwrite__"
 # Each checkpoint's list is rebuilt in full (contract: `checkpoints.message_versions`), so a
 # chain of n checkpoints each adding a message makes n²/2 entries out of n writes: a small
-# store can ask for any number. Past this many entries in all of a thread's lists, the
-# rest of its checkpoints load without messages (one row error).
-MAX_ENTRIES = 8_000_000
+# store can ask for any number. Past the per-thread limit of entries in all of a thread's
+# lists (`records.max_list_entries`, the one every source's lists meet in the transform),
+# the rest of its checkpoints load without messages (one row error).
 NOTHING = object()  # a checkpoint that stores no value for the channel
 FAILED = object()  # a value that could not be rebuilt (reported)
 
@@ -270,7 +270,8 @@ def rebuild(
     memo = _Memo()
     errors: list[LoadError] = []
     after: dict[tuple[str, str], Any] = {}  # the value once an ancestor's own writes are applied
-    entries = 0  # in all lists rebuilt: the thread's budget, MAX_ENTRIES
+    entries = 0  # in all lists rebuilt: the thread's budget, `cap`
+    cap = max_list_entries()
 
     def fail(link: tuple[str, str], why: str) -> None:
         errors.append(LoadError(thread_id, link[0], link[1], "messages", f"DeltaChannel {CHANNEL}: {why} load without messages"))
@@ -307,10 +308,9 @@ def rebuild(
             try:
                 base = _replay(base, link_writes, messages, memo)
                 entries += len(base)
-                if entries > MAX_ENTRIES:
-                    if entries - len(base) <= MAX_ENTRIES:  # (one error: every list rebuilt later fails too)
-                        fail(link, f"the thread's rebuilt lists hold more than {MAX_ENTRIES:,} entries in all (the "
-                                   "per-thread budget, docs/security.md); the checkpoints rebuilt from here on")
+                if entries > cap:
+                    if entries - len(base) <= cap:  # (one error: every list rebuilt later fails too)
+                        fail(link, f"{list_entries_reason(cap)}; the checkpoints rebuilt from here on")
                     base = FAILED
             except _Unknown as exc:
                 fail(link, f"a write holds {exc}, not a message: the channel's reducer is not the messages reducer "

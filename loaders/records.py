@@ -80,6 +80,51 @@ def max_thread_checkpoints() -> int:
     return _positive_env("TRANSCRIPT_LENS_MAX_THREAD_CHECKPOINTS", MAX_THREAD_CHECKPOINTS)
 
 
+# The most message-list entries a thread's checkpoints hold in all. Each checkpoint's list
+# is loaded in full (`checkpoints.message_versions`) and compared with its parent's, and a
+# store need not keep one list per checkpoint: Postgres-shaped stores keep a list once per
+# version, which any number of checkpoints may name, and a DeltaChannel thread keeps only
+# the writes. So a small store can ask for any number of entries (1,000 checkpoints naming
+# two 20,000-message blobs, 245 KB as a pg_dump, took a load past 2.5 GB). A SqliteSaver
+# store holds every list it loads, so it meets this limit only at gigabytes of one thread.
+# Past it, a thread's later checkpoints load without messages (one row error).
+# `TRANSCRIPT_LENS_MAX_LIST_ENTRIES` sets another limit (the attack tests use a small one).
+MAX_LIST_ENTRIES = 8_000_000
+# The most `message_events` rows of one thread: every one is held until the thread is
+# staged, about 250 bytes each. A thread that only appends has one event per message; a
+# list reordered, edited or cut back at every checkpoint has one per entry each time. Past
+# it, the later checkpoints record no events (one row error). `TRANSCRIPT_LENS_MAX_THREAD_EVENTS`
+# sets another limit.
+MAX_THREAD_EVENTS = 1_000_000
+
+
+def max_list_entries() -> int:
+    """The per-thread limit on message-list entries in force (`MAX_LIST_ENTRIES`, or the environment's).
+
+    >>> max_list_entries() == int(os.environ.get("TRANSCRIPT_LENS_MAX_LIST_ENTRIES", MAX_LIST_ENTRIES))
+    True
+    """
+    return _positive_env("TRANSCRIPT_LENS_MAX_LIST_ENTRIES", MAX_LIST_ENTRIES)
+
+
+def list_entries_reason(cap: int) -> str:
+    """Why a thread's later checkpoints load without messages: their lists pass `cap` entries.
+
+    >>> list_entries_reason(5)
+    "the thread's message lists hold more than 5 entries in all, over the per-thread limit (TRANSCRIPT_LENS_MAX_LIST_ENTRIES)"
+    """
+    return f"the thread's message lists hold more than {cap:,} entries in all, over the per-thread limit (TRANSCRIPT_LENS_MAX_LIST_ENTRIES)"
+
+
+def max_thread_events() -> int:
+    """The per-thread limit on message events in force (`MAX_THREAD_EVENTS`, or the environment's).
+
+    >>> max_thread_events() == int(os.environ.get("TRANSCRIPT_LENS_MAX_THREAD_EVENTS", MAX_THREAD_EVENTS))
+    True
+    """
+    return _positive_env("TRANSCRIPT_LENS_MAX_THREAD_EVENTS", MAX_THREAD_EVENTS)
+
+
 # The most bytes one stored value may hold: a checkpoint (SQLite), a `messages` blob
 # (Postgres, MySQL), a pending write's value. A value is held whole while it is decoded,
 # with its decoded form beside it (three 200 MB blobs of zeros, 15 MB in TOAST, took

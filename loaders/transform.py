@@ -28,7 +28,10 @@ from loaders.cipher import missing_key
 from loaders.decode import DecodeError, Ext, JsonPayload, Message, decode_message, plain, same_message, to_json
 from loaders.elements import max_elements
 from loaders.linear_regex import BuiltinRegex, LinearRegex, compile_linear
-from loaders.records import LoadError, RawCheckpoint, RawWrite, ThreadBundle, over_checkpoint_cap
+from loaders.records import (
+    LoadError, RawCheckpoint, RawWrite, ThreadBundle, list_entries_reason, max_list_entries, max_thread_events,
+    over_checkpoint_cap,
+)
 from loaders.subgraphs import subgraph_rows
 
 # LangGraph's own UTC timestamps read in C, same answers (None: every one goes through `ts_micros`).
@@ -150,7 +153,7 @@ def transform_thread(bundle: ThreadBundle, key_regex: BuiltinRegex | LinearRegex
         # Nothing loadable (e.g. rows skipped for a damaged key): only the errors.
         return ThreadRows([], [], [], [], [], [], errors)
     key = parse_thread_key(thread_id, key_regex)
-    cps = bundle.checkpoints
+    cps = within_list_entries(thread_id, bundle.checkpoints, max_list_entries(), errors)
 
     # Per-checkpoint work here runs once per checkpoint of the store: lists and
     # comprehensions rather than dicts keyed by (namespace, id) tuples.
@@ -332,6 +335,7 @@ def transform_thread(bundle: ThreadBundle, key_regex: BuiltinRegex | LinearRegex
     # checkpoint, that made the events quadratic in the length of a thread).
     chain_at: str | None = None
     chain_ids: set = set()
+    events_cap = max_thread_events()
     for _, _, cid, parent_id, _, _, _, _ in usable_roots if by_id else sorted(usable_roots, key=_checkpoint_id):
         cur = versions_at[cid]
         prev = versions_at.get(parent_id, _NO_VERSIONS) if parent_id is not None else _NO_VERSIONS
@@ -349,12 +353,19 @@ def transform_thread(bundle: ThreadBundle, key_regex: BuiltinRegex | LinearRegex
             if not any(map(chain_ids.__contains__, tail_ids)):
                 # Only new messages appended: each one is added (a repeated id in the tail too).
                 ts = root_ts_of[cid]
-                add_events([(thread_id, cid, parent_id, ts, "added", mid_of[v], i, v, None) for i, v in enumerate(tail, n)
-                            if decoded[v] is not None])
+                added = [(thread_id, cid, parent_id, ts, "added", mid_of[v], i, v, None) for i, v in enumerate(tail, n)
+                         if decoded[v] is not None]
+                if len(event_rows) + len(added) > events_cap:
+                    errors.append(events_over_error(thread_id, cid, events_cap))
+                    break
+                add_events(added)
                 chain_ids.update(tail_ids)
                 chain_at = cid
                 continue
         events = _diff(prev, cur, decoded, ident_of)
+        if len(event_rows) + len(events) > events_cap:
+            errors.append(events_over_error(thread_id, cid, events_cap))
+            break
         chain_at = None
         ts = root_ts_of[cid]
         add_events([(thread_id, cid, parent_id, ts, event, mid, pos, v, pv) for event, mid, pos, v, pv in events])
@@ -399,6 +410,53 @@ def transform_thread(bundle: ThreadBundle, key_regex: BuiltinRegex | LinearRegex
         sub_rows,
         errors,
     )
+
+
+def within_list_entries(thread_id: str, cps: list[RawCheckpoint], cap: int, errors: list[LoadError]) -> list[RawCheckpoint]:
+    """`cps` with the checkpoints whose message lists pass `cap` entries in all (by namespace
+    and id) damaged: they load without messages, and the first one is a row error.
+
+    A Postgres-shaped store keeps a list once per version and any number of checkpoints may
+    name it: the entries loaded are not bounded by the store's size, as a SqliteSaver's are.
+
+    >>> cp = RawCheckpoint("t", "", "c1", None, None, array("i", [0, 1]))
+    >>> errors = []
+    >>> [c.damaged for c in within_list_entries("t", [cp, cp._replace(checkpoint_id="c2")], 3, errors)]
+    [False, True]
+    >>> errors[0].reason.startswith("the thread's message lists hold more than 3 entries")
+    True
+    """
+    if sum(map(len, filter(None, map(_messages, cps)))) <= cap:
+        return cps
+    out = list(cps)
+    entries = 0
+    first = True
+    for i in sorted(range(len(out)), key=lambda i: (out[i].checkpoint_ns, out[i].checkpoint_id)):
+        cp = out[i]
+        if cp.damaged:
+            continue
+        # (one past the limit without a messages channel is cut too: else it would be the transcript's)
+        entries += len(cp.messages) if cp.messages is not None else 0
+        if entries > cap:
+            if first:
+                errors.append(LoadError(thread_id, cp.checkpoint_ns, cp.checkpoint_id, "messages",
+                                        f"{list_entries_reason(cap)}: this checkpoint and the later ones load without messages"))
+                first = False
+            out[i] = cp._replace(messages=None, damaged=True)
+    return out
+
+
+def events_over_error(thread_id: str, checkpoint_id: str, cap: int) -> LoadError:
+    """The row error of a thread whose `message_events` pass `cap` at root checkpoint `checkpoint_id`
+    (event rows are held until the thread is staged, and a list reordered at every checkpoint
+    makes an event of every entry each time).
+
+    >>> events_over_error("t", "c9", 5).reason.split(":")[0]
+    'message events of this checkpoint and the later ones not recorded'
+    """
+    return LoadError(thread_id, "", checkpoint_id, "messages", (
+        "message events of this checkpoint and the later ones not recorded: the thread's events pass "
+        f"the per-thread limit of {cap:,} (TRANSCRIPT_LENS_MAX_THREAD_EVENTS)"))
 
 
 class SizedRows(list):

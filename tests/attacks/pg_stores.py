@@ -37,3 +37,33 @@ def long_pg_thread(dsn: str, checkpoints: int, past: int, pad: int, thread_id: s
             "SELECT thread_id, checkpoint_ns, channel, version || '-' || i, type, blob || decode(repeat('00', %(pad)s), 'hex') "
             "FROM checkpoint_blobs, generate_series(%(past)s, %(n)s - 1) AS i WHERE thread_id = %(t)s AND channel = 'messages'",
             {"past": past, "n": checkpoints, "t": thread_id, "pad": pad})
+
+
+def shared_blob_thread(dsn: str, checkpoints: int, messages: int, reverse: bool, thread_id: str = "shared") -> None:
+    """A thread of `checkpoints` checkpoints in a chain that name two `messages` blobs, each
+    stored once: a list of `messages` AIMessages and the same list reversed (`reverse`) or
+    not. The real saver writes the two; the others are copies of the second on the server
+    (`<id>-0000001`, …), naming the first blob and the second in turn. A store of two blobs
+    and small rows whose checkpoints hold `checkpoints` × `messages` list entries."""
+    from langchain_core.messages import AIMessage
+
+    listed = [AIMessage(content=f"m{i}", id=f"id{i}") for i in range(messages)]
+    config = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
+    with saver_for(dsn) as saver:
+        for version, values in ((1, listed), (2, listed[::-1] if reverse else listed)):
+            cp = empty_checkpoint()
+            cp["channel_values"] = {"messages": values}
+            cp["channel_versions"] = {"messages": version}
+            config = saver.put(config, cp, {"source": "loop", "step": version}, {"messages": version})
+    with psycopg.connect(dsn, autocommit=True) as con:
+        first, second = (v for (v,) in con.execute(
+            "SELECT version FROM checkpoint_blobs WHERE thread_id = %s AND channel = 'messages' ORDER BY version",
+            [thread_id]).fetchall())
+        con.execute(
+            "INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata) "
+            "SELECT thread_id, checkpoint_ns, checkpoint_id || '-' || lpad(i::text, 7, '0'), "
+            "CASE WHEN i = 1 THEN checkpoint_id ELSE checkpoint_id || '-' || lpad((i - 1)::text, 7, '0') END, type, "
+            "jsonb_set(checkpoint, '{channel_versions,messages}', to_jsonb(CASE WHEN i %% 2 = 1 THEN %(a)s ELSE %(b)s END)), "
+            "metadata FROM checkpoints, generate_series(1, %(n)s - 2) AS i "
+            "WHERE thread_id = %(t)s AND checkpoint_id = %(last)s",
+            {"a": first, "b": second, "n": checkpoints, "t": thread_id, "last": config["configurable"]["checkpoint_id"]})

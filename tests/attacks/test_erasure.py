@@ -237,3 +237,34 @@ def test_an_erased_session_or_tenant_stays_erased_under_another_thread_key_patte
         listed = attack(["erase", "--db", str(target), "--list"], tmp_path, env=env).succeeded()
         assert f"{kind}\t{value}\t" in listed.stdout and "\tstanding\t" in listed.stdout
         assert f"\tcovers {covers}\t" in listed.stdout, listed.stdout
+
+
+def test_erase_on_a_database_loaded_with_threads_takes_the_id_out_of_the_load_records(store, tmp_path, env):
+    """`--threads ID` is recorded in `loads.options` and in `meta.source_token`, tables without a
+    thread_id column: the erasure scrubs the option, drops the token, and its scan comes back clean;
+    an incremental load then compares the source thread by thread and keeps the thread out."""
+    import duckdb
+
+    db = tmp_path / "lens.duckdb"
+    load = ["load", str(store), "--db", str(db), "--threads", GONE, "--threads", "acme:web:sess-002"]
+    attack(load, tmp_path, env=env).succeeded()
+    out = attack(["erase", "--db", str(db), "--thread", GONE, "--reason", "GDPR request"], tmp_path, env=env)
+    out.succeeded().within_budget().never_prints(*SECRETS)
+    assert "scan: 0 of" in out.stdout
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        assert con.execute("SELECT options FROM loads").fetchall() == [
+            ('{"threads": ["<erased>", "acme:web:sess-002"]}',)]
+        assert con.execute("SELECT count(*) FROM meta WHERE key = 'source_token'").fetchall() == [(0,)]
+    finally:
+        con.close()
+    assert GONE.encode() not in db.read_bytes()
+
+    out = attack([*load, "--incremental"], tmp_path, env=env).succeeded()
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        assert con.execute("SELECT thread_id FROM threads").fetchall() == [("acme:web:sess-002",)]
+        assert con.execute("SELECT count(*) FROM meta WHERE key = 'source_token'").fetchall() == [(1,)]
+    finally:
+        con.close()
+    assert files_holding(tmp_path) == []

@@ -206,14 +206,14 @@ def _chain(n: int):
 
 
 def test_a_long_chain_is_rebuilt_once_and_its_entries_are_budgeted(monkeypatch):
-    """A chain of n writes makes n²/2 list entries: within `MAX_ENTRIES` they are all rebuilt
+    """A chain of n writes makes n²/2 list entries: within the per-thread limit they are all rebuilt
     (each list its parent's plus one); past it, one error and the rest without messages."""
     cps, writes = _chain(600)
     lists, errors = delta.rebuild("t", cps, writes)
     assert errors == []
     assert [len(lists[("", f"c{i:06d}")]) for i in (0, 1, 599)] == [0, 1, 599]
     assert lists[("", "c000599")][-1] == writes[598].value[0]
-    monkeypatch.setattr(delta, "MAX_ENTRIES", 600 * 599 // 2 - 1)  # one entry short of the whole chain
+    monkeypatch.setenv("TRANSCRIPT_LENS_MAX_LIST_ENTRIES", str(600 * 599 // 2 - 1))  # one entry short of the whole chain
     lists, errors = delta.rebuild("t", cps, writes)
     assert len(errors) == 1 and "more than" in errors[0].reason and "entries" in errors[0].reason
     assert lists[("", "c000599")] is delta.FAILED and len(lists[("", "c000500")]) == 500
@@ -223,7 +223,7 @@ def test_a_thread_past_the_entry_budget_is_stale_and_says_why(delta_sqlite, tmp_
     # The rebuild stops at the budget, so the latest checkpoints keep no list: the thread shows an
     # older transcript and says so (threads.stale_reason), quoting the budget's error.
     path, _expected = delta_sqlite
-    monkeypatch.setattr(delta, "MAX_ENTRIES", 5)
+    monkeypatch.setenv("TRANSCRIPT_LENS_MAX_LIST_ENTRIES", "5")
     db = tmp_path / "capped.duckdb"
     loaders.load(str(path), db, workers=1)
     [chat] = rows(db, "SELECT * FROM threads WHERE thread_id = 'delta:chat'")
