@@ -89,6 +89,8 @@ demo: $(VENV)/.dev install
 FUZZ_DIR ?= build/fuzz
 FUZZ_SECONDS ?= 600
 FUZZ_SMOKE_SECONDS ?= 300
+# The smoke's targets two at a time (one process each: both cores busy); `make fuzz` runs one at a time.
+FUZZ_SMOKE_JOBS ?= 2
 FUZZ_TARGETS ?= row,thread,ts_list,stage,readahead,rows
 
 fuzz: $(VENV)/.dev
@@ -99,7 +101,7 @@ fuzz: $(VENV)/.dev
 fuzz-smoke: $(VENV)/.dev
 	PY=$(PY) bash scripts/build-sanitized.sh $(FUZZ_DIR)
 	[ -d $(FUZZ_DIR)/seeds/row ] || PYTHONPATH=. $(PY) -m fuzz.seeds $(FUZZ_DIR)/seeds
-	PYTHONPATH=. $(PY) -m fuzz.campaign --dir $(FUZZ_DIR) --seconds $(FUZZ_SMOKE_SECONDS) --targets $(FUZZ_TARGETS) --smoke
+	PYTHONPATH=. $(PY) -m fuzz.campaign --dir $(FUZZ_DIR) --seconds $(FUZZ_SMOKE_SECONDS) --targets $(FUZZ_TARGETS) --smoke --jobs $(FUZZ_SMOKE_JOBS)
 
 clean:
 	rm -rf .cache .pytest_cache .hypothesis build dist *.egg-info loaders/_*.so loaders/_*.pyd

@@ -1,9 +1,9 @@
 """Run the fuzz targets one after another and say what happened (make fuzz, make fuzz-smoke).
 
-    python -m fuzz.campaign [--dir build/fuzz] [--seconds 600] [--targets row,thread,...] [--smoke]
+    python -m fuzz.campaign [--dir build/fuzz] [--seconds 600] [--targets row,thread,...] [--smoke] [--jobs 2]
 
 Each target runs in its own process (`python -m fuzz.run`, under `nice -n 10`:
-the machine is shared) with the sanitizer runtime preloaded, for `--seconds`,
+the machine is shared; `--jobs` of them side by side, one by default) with the sanitizer runtime preloaded, for `--seconds`,
 on its growing corpus (FUZZ_DIR/corpus/TARGET) seeded from real stores
 (FUZZ_DIR/seeds/TARGET, `fuzz.seeds`). `--smoke` splits `--seconds` (then the
 total) over the targets, starts from the seeds alone with a fixed random seed
@@ -30,6 +30,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from fuzz.common import EXT_ENV, ROOT
@@ -105,7 +106,8 @@ def run_target(name: str, fuzz_dir: Path, seconds: int, smoke: bool, env: dict[s
         shutil.rmtree(scratch, ignore_errors=True)
     text = log.read_text(errors="replace")
     stats = {k: int(v) for k, v in _STAT.findall(text)}
-    found = sorted(str(p) for p in set(crashes.iterdir()) - before)
+    # Only this target's (its -artifact_prefix): another target may be running beside it.
+    found = sorted(str(p) for p in set(crashes.iterdir()) - before if p.name.startswith(f"{name}-"))
     reports = sorted(set(re.findall(r"ERROR: (AddressSanitizer: [\w-]+|libFuzzer: [\w-]+)|runtime error: .*", text)))
     mismatch = sorted(set(re.findall(r"^(?:fuzz\.common\.)?Mismatch: (.*)", text, re.M)))
     return {
@@ -130,6 +132,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seconds", type=int, default=600, help="per target (with --smoke: in all, a cap)")
     ap.add_argument("--targets", default=",".join(TARGETS))
     ap.add_argument("--smoke", action="store_true")
+    ap.add_argument("--jobs", type=int, default=1, help="targets run side by side (each is one process)")
     a = ap.parse_args(argv)
     names = [t for t in a.targets.split(",") if t]
     unknown = [t for t in names if t not in TARGETS]
@@ -143,16 +146,21 @@ def main(argv: list[str] | None = None) -> int:
     if not sanitizer_is_live(env):
         print("fuzz: AddressSanitizer did not report an out-of-bounds read: the preload is broken", file=sys.stderr)
         return 1
-    per_target = max(1, a.seconds // len(names)) if a.smoke else a.seconds
+    jobs = max(1, min(a.jobs, len(names)))
+    per_target = max(1, a.seconds * jobs // len(names)) if a.smoke else a.seconds
     results = []
-    for name in names:
-        r = run_target(name, fuzz_dir, per_target, a.smoke, env)
-        results.append(r)
-        status = "ok" if r["ok"] else "FAILED"
-        print(f"fuzz {name}: {status}: {r['inputs']} inputs in {r['seconds']} s, corpus {r['corpus_files']} "
-              f"(+{r['new_units']}), peak {r['peak_rss_mb']} MB"
-              + "".join(f"\n  {x}" for x in r["crashes"] + r["reports"] + r["mismatches"])
-              + ("" if r["ok"] else f"\n  log: {r['log']}"), flush=True)
+    # Each target is one single-threaded process: `jobs` of them keep that many cores busy. The
+    # results are reported in the order the targets were named, whatever order they end in.
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        runs = [pool.submit(run_target, name, fuzz_dir, per_target, a.smoke, env) for name in names]
+        for run in runs:
+            r = run.result()
+            results.append(r)
+            status = "ok" if r["ok"] else "FAILED"
+            print(f"fuzz {r['target']}: {status}: {r['inputs']} inputs in {r['seconds']} s, corpus {r['corpus_files']} "
+                  f"(+{r['new_units']}), peak {r['peak_rss_mb']} MB"
+                  + "".join(f"\n  {x}" for x in r["crashes"] + r["reports"] + r["mismatches"])
+                  + ("" if r["ok"] else f"\n  log: {r['log']}"), flush=True)
     out = fuzz_dir / ("results-smoke.json" if a.smoke else "results.json")
     out.write_text(json.dumps(results, indent=2))
     return 0 if all(r["ok"] for r in results) else 1

@@ -4,9 +4,10 @@
 #   bash scripts/build-sanitized.sh [FUZZ_DIR]     (default build/fuzz; PY=.venv/bin/python)
 #
 # 1. clang and its sanitizer/libFuzzer runtimes (Debian: clang, libclang-rt-<v>-dev), installed when missing;
-# 2. atheris, built from its source release with that clang into FUZZ_DIR/site (not into the venv): only a
-#    source build writes asan_with_fuzzer.so, the ASan runtime with libFuzzer linked in that a fuzzed native
-#    extension needs (LD_PRELOAD; the PyPI wheel has none). About 3 minutes of compiling on one core, about half that on two;
+# 2. atheris, built from its source release with that clang (not into the venv; once per machine, see below;
+#    FUZZ_DIR/site links to it): only a source build writes asan_with_fuzzer.so, the ASan runtime with
+#    libFuzzer linked in that a fuzzed native extension needs (LD_PRELOAD; the PyPI wheel has none). About
+#    3 minutes of compiling on one core, about half that on two;
 # 3. loaders/_scan.c, loaders/_readahead.c and loaders/_rows.c compiled with AddressSanitizer, UBSan (every report aborts)
 #    and libFuzzer's coverage into FUZZ_DIR/ext/loaders/. The in-place .so files next to the sources are
 #    never touched; fuzz/common.py puts FUZZ_DIR/ext/loaders first on `loaders.__path__`.
@@ -35,16 +36,35 @@ if [ ! -f "$RT_DIR/libclang_rt.asan-x86_64.a" ] || [ ! -f "$RT_DIR/libclang_rt.f
   apt_install "libclang-rt-$major-dev"
 fi
 
-if [ ! -f "$SITE/asan_with_fuzzer.so" ] || ! PYTHONPATH="$SITE" "$PY" -c "import atheris" 2>/dev/null; then
-  echo "build-sanitized: building atheris $ATHERIS_VERSION with $(clang --version | head -1) (minutes, once per build folder)" >&2
-  rm -rf "$SITE"
+# atheris depends on its version, clang's and Python's alone, never on this checkout: it is built once
+# per machine into a user cache (like pip's wheel cache) and FUZZ_DIR/site links to it, so a fresh
+# clone does not compile it again. TL_FUZZ_TOOLS_CACHE= (empty) builds it into FUZZ_DIR/site itself.
+TOOLS=${TL_FUZZ_TOOLS_CACHE-${XDG_CACHE_HOME:-$HOME/.cache}/transcript-lens-fuzz}
+if [ -n "$TOOLS" ]; then
+  BUILT="$TOOLS/atheris-$ATHERIS_VERSION-clang$(clang -dumpversion)-$("$PY" -c 'import sys; print(sys.implementation.cache_tag)')"
+else
+  BUILT="$SITE"
+fi
+if [ ! -f "$BUILT/asan_with_fuzzer.so" ] || ! PYTHONPATH="$BUILT" "$PY" -c "import atheris" 2>/dev/null; then
+  echo "build-sanitized: building atheris $ATHERIS_VERSION with $(clang --version | head -1) (minutes, once per machine)" >&2
+  mkdir -p "$(dirname "$BUILT")"
+  tmp_site="$BUILT.tmp.$$"
+  rm -rf "$tmp_site"
   # Its six C++ extensions compiled side by side, one per core (setuptools' `build_ext --parallel`,
   # read from the extra config file distutils takes from DIST_EXTRA_CONFIG): the build is compile-bound.
   jobs_cfg=$(mktemp)
   printf '[build_ext]\nparallel = %s\n' "$(nproc)" > "$jobs_cfg"
-  DIST_EXTRA_CONFIG="$jobs_cfg" CC=clang CXX=clang++ "$PY" -m pip install -q --no-binary atheris --target "$SITE" "atheris==$ATHERIS_VERSION"
+  DIST_EXTRA_CONFIG="$jobs_cfg" CC=clang CXX=clang++ "$PY" -m pip install -q --no-binary atheris --target "$tmp_site" "atheris==$ATHERIS_VERSION"
   rm -f "$jobs_cfg"
-  [ -f "$SITE/asan_with_fuzzer.so" ] || { echo "build-sanitized: atheris built no asan_with_fuzzer.so" >&2; exit 1; }
+  [ -f "$tmp_site/asan_with_fuzzer.so" ] || { echo "build-sanitized: atheris built no asan_with_fuzzer.so" >&2; exit 1; }
+  rm -rf "$BUILT"
+  # Whole or not at all: a run stopped halfway leaves no cache entry; of two builds at once, one stays.
+  mv -T "$tmp_site" "$BUILT" 2>/dev/null || rm -rf "$tmp_site"
+fi
+if [ "$BUILT" != "$SITE" ]; then
+  mkdir -p "$FUZZ_DIR"
+  rm -rf "$SITE"
+  ln -s "$BUILT" "$SITE"
 fi
 
 mkdir -p "$EXT"

@@ -9,9 +9,9 @@ Keys include the database file's version (`DbRef`: path, mtime, size, inode),
 so a reload that replaces the file invalidates every cached answer without an
 explicit clear. Each call opens its own read-only connection and closes it
 (DuckDB connections are not shared between Streamlit's script threads), on a
-path that names that very file version (`database.version_path`); one idle
-connection per version stays open so those opens reuse the loaded database
-instead of reading its catalog again (~200 ms on a 1M-message file).
+path that names that very file version (`database.version_path`, handed out by
+`reading`); one idle connection per version stays open so those opens reuse the
+loaded database instead of reading its catalog again (~200 ms on a 1M-message file).
 Arguments must be hashable by Streamlit (Filters and other frozen dataclasses,
 strings, numbers, datetimes); results are pickled, so return plain data or frames.
 """
@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import atexit
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -47,41 +49,86 @@ T = TypeVar("T")
 # frame per keystroke forever.
 _ENTRIES = 64
 
-_held: dict[str, tuple[DbRef, str, duckdb.DuckDBPyConnection]] = {}
+@dataclass
+class _Version:
+    """One version of a database file as the app reads it: the path naming it, one idle
+    connection that keeps DuckDB's instance for that path loaded, and the calls still using it."""
+
+    db: DbRef
+    path: str
+    con: duckdb.DuckDBPyConnection
+    users: int = 0
+
+
+# Per file path, the version the latest call read; per file version, every version a call may still
+# be opening. Both under `_held_lock`.
+_held: dict[str, _Version] = {}
+_versions: dict[tuple[str, int, int, int], _Version] = {}
 _held_lock = threading.Lock()
 
 
-def _warm(db: DbRef) -> str:
-    """Keep one connection to this version of the file open; return the path to open per call.
+@contextmanager
+def reading(db: DbRef) -> Iterator[str]:
+    """The path to open for this version of the file, valid until the block ends.
 
     Also puts this thread under the session's policy (`DbRef.policy`), so the connection the
     call opens on that path masks and scopes as that session may see: every data call runs
-    right after this, on the thread that runs it (a script thread, or a download's)."""
+    right after this, on the thread that runs it (a script thread, a prewarm or a download's).
+    A version a newer one replaced keeps its link and idle connection while any block still
+    reads it: a prewarm of the old version and a page of the new one run side by side during
+    a reload, and neither may pull the path from under the other before it connects.
+
+    >>> with cache.reading(db) as path:  # doctest: +SKIP
+    ...     workspace.annotate(path, thread_id, label="lost context")
+    """
     set_session_policy(db.policy)
     with _held_lock:
-        held = _held.get(db.path)
-        if held is None or held[0].version != db.version:
-            if held is not None:
-                held[2].close()
-                database.drop_version_path(held[0])
-            path = str(database.version_path(db))
-            _held[db.path] = (db, path, connect(path))
-        return _held[db.path][1]
+        version = _versions.get(db.version)
+        if version is None:
+            keep = {v.path for v in _versions.values()}
+            path = str(database.version_path(db, keep=keep))
+            version = _versions[db.version] = _Version(db, path, connect(path))
+        previous = _held.get(db.path)
+        _held[db.path] = version
+        version.users += 1
+        if previous is not None and previous is not version:
+            _close_if_unused(previous)
+    try:
+        yield version.path
+    finally:
+        with _held_lock:
+            version.users -= 1
+            if _held.get(db.path) is not version:
+                _close_if_unused(version)
+
+
+def _close_if_unused(version: _Version) -> None:
+    """Close a replaced version and forget its link once no call reads it (under `_held_lock`)."""
+    if version.users == 0 and _versions.get(version.db.version) is version:
+        del _versions[version.db.version]
+        version.con.close()
+        database.drop_version_path(version.db)
+
+
+def _on(db: DbRef, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """`fn(path, *args, **kwargs)` on this version of the file (`reading`)."""
+    with reading(db) as path:
+        return fn(path, *args, **kwargs)
 
 
 @st.cache_data(show_spinner=False, max_entries=_ENTRIES)
 def database_info(db: DbRef) -> contents.DatabaseInfo:
-    return contents.database_info(_warm(db))
+    return _on(db, contents.database_info)
 
 
 @st.cache_data(show_spinner=False, max_entries=_ENTRIES)
 def facets(db: DbRef) -> contents.Facets:
-    return contents.facets(_warm(db))
+    return _on(db, contents.facets)
 
 
 @st.cache_data(show_spinner="Computing the overview…", max_entries=_ENTRIES)
 def overview(db: DbRef, filters: Filters, by: str) -> overview_model.OverviewPage:
-    return overview_model.overview_page(_warm(db), filters, by)
+    return _on(db, overview_model.overview_page, filters, by)
 
 
 @st.cache_data(show_spinner="Computing conversation metrics…", max_entries=_ENTRIES)
@@ -89,24 +136,24 @@ def conversations(
     db: DbRef, filters: Filters, pending_only: bool, forks_only: bool, ranges: tuple, sort: str, descending: bool,
     page: int,
 ) -> conversations_model.ConversationsPage:
-    return conversations_model.conversations_page(
-        _warm(db), filters, 0, pending_only, forks_only, ranges, sort, descending, page
+    return _on(
+        db, conversations_model.conversations_page, filters, 0, pending_only, forks_only, ranges, sort, descending, page
     )
 
 
 def conversations_csv(db: DbRef, conditions: Filters, sort: str, descending: bool) -> bytes:
     """Not cached: built on a download click, every row, by DuckDB."""
-    return conversations_model.conversations_csv(_warm(db), conditions, sort, descending)
+    return _on(db, conversations_model.conversations_csv, conditions, sort, descending)
 
 
 @st.cache_data(show_spinner=False, max_entries=_ENTRIES)
 def thread_choices(db: DbRef, text: str, selected: str | None) -> pd.DataFrame:
-    return transcript_model.thread_choices(_warm(db), text, selected)
+    return _on(db, transcript_model.thread_choices, text, selected)
 
 
 @st.cache_data(show_spinner="Reading the conversation…", max_entries=_ENTRIES)
 def conversation(db: DbRef, thread_id: str, gap_minutes: float) -> transcript_model.Conversation:
-    return transcript_model.conversation(_warm(db), thread_id, gap_minutes)
+    return _on(db, transcript_model.conversation, thread_id, gap_minutes)
 
 
 @st.cache_data(show_spinner="Reading the transcript…", max_entries=_ENTRIES)
@@ -119,49 +166,49 @@ def transcript(
     until: str | datetime | None,
     limit: int | None,
 ) -> transcript_model.TranscriptPage:
-    return transcript_model.transcript_page(_warm(db), thread_id, speaker, index, since, until, limit)
+    return _on(db, transcript_model.transcript_page, thread_id, speaker, index, since, until, limit)
 
 
 @st.cache_data(show_spinner="Searching…", max_entries=_ENTRIES)
 def search(
     db: DbRef, text: str, speaker: str, in_: str, filters: Filters, page: int
 ) -> search_model.SearchPage:
-    return search_model.search_page(_warm(db), text, speaker, in_, filters, page)
+    return _on(db, search_model.search_page, text, speaker, in_, filters, page)
 
 
 def search_csv(db: DbRef, text: str, speaker: str, in_: str, filters: Filters) -> bytes:
     """Not cached: built on a download click, every hit, by DuckDB."""
-    return search_model.search_csv(_warm(db), text, speaker, in_, filters)
+    return _on(db, search_model.search_csv, text, speaker, in_, filters)
 
 
 @st.cache_data(show_spinner=False, max_entries=_ENTRIES)
 def risk_overview(
     db: DbRef, filters: Filters, cap: int, gap: float, restarted: bool, sort: str, descending: bool, page: int
 ) -> resume_qa_model.RiskOverview:
-    return resume_qa_model.risk_overview(_warm(db), filters, cap, gap, restarted, sort, descending, page)
+    return _on(db, resume_qa_model.risk_overview, filters, cap, gap, restarted, sort, descending, page)
 
 
 def risk_table(
     db: DbRef, filters: Filters, cap: int, gap: float, restarted: bool, sort: str, descending: bool
 ) -> pd.DataFrame:
     """Not cached: built on a download click, every row."""
-    return resume_qa_model.risk_table(_warm(db), filters, cap, gap, restarted, sort, descending)
+    return _on(db, resume_qa_model.risk_table, filters, cap, gap, restarted, sort, descending)
 
 
 @st.cache_data(show_spinner=False, max_entries=_ENTRIES)
 def thread_qa(db: DbRef, thread_id: str, gap_minutes: float, cap: int, at: str | None) -> resume_qa_model.ThreadQA:
-    return resume_qa_model.thread_qa(_warm(db), thread_id, gap_minutes, cap, at)
+    return _on(db, resume_qa_model.thread_qa, thread_id, gap_minutes, cap, at)
 
 
 @st.cache_data(show_spinner=False, max_entries=_ENTRIES)
 def observed_check(db: DbRef, data: bytes, cap: int, gap: float) -> resume_qa_model.ObservedCheck:
-    return resume_qa_model.observed_check(_warm(db), data, cap, gap)
+    return _on(db, resume_qa_model.observed_check, data, cap, gap)
 
 
 @st.cache_data(show_spinner=False, max_entries=_ENTRIES)
 def _call(name: str, db: DbRef, args: tuple, kwargs: tuple, _fn: Callable[..., Any]) -> Any:
     # `name` stands in for `_fn` in the cache key (leading underscore: not hashed).
-    return _fn(_warm(db), *args, **dict(kwargs))
+    return _on(db, _fn, *args, **dict(kwargs))
 
 
 def call(fn: Callable[..., T], db: DbRef, *args: Any, **kwargs: Any) -> T:
@@ -176,14 +223,9 @@ def call(fn: Callable[..., T], db: DbRef, *args: Any, **kwargs: Any) -> T:
 # --- the review workspace: keyed by its revision as well (`database.WsRef`) -----------------
 
 
-def db_path(db: DbRef) -> str:
-    """The path a write that reads the database (an annotation: its message's id and excerpt) opens."""
-    return _warm(db)
-
-
 @st.cache_data(show_spinner=False, max_entries=_ENTRIES)
 def thread_annotations(db: DbRef, ws: WsRef, thread_id: str) -> review_model.ThreadAnnotations:
-    with connection(_warm(db)) as con:
+    with reading(db) as path, connection(path) as con:
         return review_model.thread_annotations(con, ws.workspace, thread_id)
 
 
@@ -194,7 +236,7 @@ def review_columns(ws: WsRef, thread_ids: tuple[str, ...]) -> pd.DataFrame:
 
 @st.cache_data(show_spinner=False, max_entries=_ENTRIES)
 def review_counts(db: DbRef, ws: WsRef, filters: Filters) -> workspace.ReviewCounts:
-    with connection(_warm(db)) as con:
+    with reading(db) as path, connection(path) as con:
         return workspace.review_counts(con, ws.workspace, filters)
 
 
@@ -205,7 +247,7 @@ def threads_with(ws: WsRef, labels: tuple[str, ...], failed: bool) -> tuple[str,
 
 @st.cache_data(show_spinner=False, max_entries=_ENTRIES)
 def orphaned(db: DbRef, ws: WsRef, thread_id: str | None = None) -> pd.DataFrame:
-    with connection(_warm(db)) as con:
+    with reading(db) as path, connection(path) as con:
         return review_model.orphaned(con, ws.workspace, thread_id)
 
 

@@ -13,6 +13,7 @@ import json
 import os
 import re
 import sys
+from collections.abc import Collection
 from pathlib import Path
 from typing import NamedTuple
 
@@ -96,8 +97,9 @@ def schema_problem(version: tuple[str, int, int, int]) -> str | None:
     return None
 
 
-def version_path(db: DbRef) -> Path:
-    """A path that names exactly this version of the file (a hard link in the cache folder).
+def version_path(db: DbRef, keep: Collection[str] = ()) -> Path:
+    """A path that names exactly this version of the file (a hard link in the cache folder);
+    links of replaced versions are removed on the way, but for those in `keep` (still read).
 
     DuckDB gives every connect() of a file the database instance already open for
     it (symlinks resolved), so while anything still reads the old version of a
@@ -114,7 +116,7 @@ def version_path(db: DbRef) -> Path:
         link.unlink()
     except FileNotFoundError:
         pass
-    _sweep(link.parent)
+    _sweep(link.parent, keep)
     try:
         link.parent.mkdir(parents=True, exist_ok=True)
         tmp = link.with_name(f"{link.name}.{os.getpid()}")
@@ -128,13 +130,15 @@ def version_path(db: DbRef) -> Path:
         return Path(db.path)
 
 
-def _sweep(folder: Path) -> None:
+def _sweep(folder: Path, keep: Collection[str] = ()) -> None:
     """Remove links whose file was replaced or deleted everywhere else (only the link holds the inode)."""
     try:
         links = list(folder.glob("*.duckdb"))
     except OSError:
         return
     for link in links:
+        if str(link) in keep:
+            continue
         try:
             if link.stat().st_nlink == 1:
                 link.unlink()

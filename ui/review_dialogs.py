@@ -120,8 +120,9 @@ def _annotate(db: DbRef, ws: WsRef, key: str, where: str, targets: dict[str, dic
             st.error("Type your name first: it is stamped on the annotation.")
             return
         try:
-            made = workspace.annotate(cache.db_path(db), **targets[choice], label=label, verdict=verdict, note=text,
-                                      author=name, workspace=ws.workspace, origin="app")
+            with cache.reading(db) as path:
+                made = workspace.annotate(path, **targets[choice], label=label, verdict=verdict, note=text,
+                                          author=name, workspace=ws.workspace, origin="app")
         except AnalyticsError as exc:
             st.error(str(exc))
             return
@@ -178,12 +179,13 @@ def _queue(db: DbRef, ws: WsRef, key: str, conditions, sort: str, descending: bo
             st.error("Type your name first.")
             return
         try:
-            q = workspace.create_queue(
-                cache.db_path(db), name, conditions=conditions, sort=sort, descending=descending,
-                sample=int(size) if sample else None, seed=None if seed is None else int(seed),
-                assignees=[r.strip() for r in reviewers.split(",") if r.strip()], view=view, author=author,
-                workspace=ws.workspace,
-            )
+            with cache.reading(db) as path:
+                q = workspace.create_queue(
+                    path, name, conditions=conditions, sort=sort, descending=descending,
+                    sample=int(size) if sample else None, seed=None if seed is None else int(seed),
+                    assignees=[r.strip() for r in reviewers.split(",") if r.strip()], view=view, author=author,
+                    workspace=ws.workspace,
+                )
         except AnalyticsError as exc:
             st.error(str(exc))
             return

@@ -5,7 +5,7 @@ the deployment's (`transcript-lens app --redact / --tenants / --config`), the te
 signed-in user is mapped to (`analytics.deployment.Deployment.users`), and the session's own
 "Mask personal data" choice. It travels in the session's `DbRef` (`ui.state.current_db`),
 so every cached answer is keyed by it and every connection a data call opens reads under
-it (`ui.cache._warm`): no session is answered from another's cache entry.
+it (`ui.cache.reading`): no session is answered from another's cache entry.
 
 The user is `st.user` when the app signs people in itself (`st.login`, an OIDC provider in
 `.streamlit/secrets.toml`), else the header a trusted reverse proxy sets

@@ -9,13 +9,21 @@ checks every attack makes are methods of the outcome:
     out.refused("decompressed")      # exit 2 (or 1), one line naming the limit, no traceback
     out.within_budget()              # peak memory under MEMORY_BUDGET_MB
     out.wrote_only([db])             # nothing else written, temp folder left empty
+
+`run_cli(argv, workdir)` runs the same command line in this process, for the checks of what a
+command prints and writes (masking): no interpreter start and import per call, no peak memory
+(`within_budget` fails on it). What a subprocess alone shows, memory and a crash, needs `attack`.
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import subprocess
 import sys
+import tempfile
+import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -95,14 +103,66 @@ class Outcome:
         return self
 
 
+def _dirs(workdir: Path) -> tuple[Path, Path]:
+    """The run's own temp folder and HOME under `workdir`, made."""
+    tmp, home = workdir / ".attack-tmp", workdir / ".attack-home"
+    tmp.mkdir(parents=True, exist_ok=True)
+    home.mkdir(parents=True, exist_ok=True)
+    return tmp, home
+
+
+def _outcome(argv: list[str], workdir: Path, before: dict, code: int, out: str, err: str, peak_kb: int) -> Outcome:
+    tmp, home = workdir / ".attack-tmp", workdir / ".attack-home"
+    after = _tree(workdir)
+    written = sorted(p for p, sig in after.items()
+                     if before.get(p) != sig and not any(d == p or d in p.parents for d in (tmp, home)))
+    leftover = sorted(p for p in after if tmp in p.parents)
+    return Outcome(list(argv), code, out, err, peak_kb / 1024, written, leftover)
+
+
+def run_cli(argv: list[str], workdir: Path) -> Outcome:
+    """`transcript-lens ARGV` in this process, as `attack` runs it (its folder, TMPDIR and HOME),
+    stdout and stderr captured; an exception that escapes is printed as the interpreter would."""
+    from transcript_lens.cli import main
+
+    workdir = Path(workdir)
+    tmp, home = _dirs(workdir)
+    before = _tree(workdir)
+    out, err = io.TextIOWrapper(io.BytesIO(), encoding="utf-8"), io.TextIOWrapper(io.BytesIO(), encoding="utf-8")
+    saved_env = {k: os.environ.get(k) for k in ("TMPDIR", "HOME")}
+    saved_tmp = tempfile.tempdir
+    os.environ.update(TMPDIR=str(tmp), HOME=str(home))
+    tempfile.tempdir = None  # read again from TMPDIR
+    try:
+        with contextlib.chdir(workdir), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = main(list(argv)) or 0
+            except SystemExit as exc:  # argparse and explicit exits, as tests.attacks.measure maps them
+                code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+                if not isinstance(exc.code, int) and exc.code is not None:
+                    print(exc.code, file=sys.stderr)
+            except Exception:  # noqa: BLE001 - what the interpreter prints and exits 1 on
+                traceback.print_exc()
+                code = 1
+    finally:
+        tempfile.tempdir = saved_tmp
+        for k, v in saved_env.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    texts = []
+    for stream in (out, err):
+        stream.flush()
+        texts.append(stream.buffer.getvalue().decode("utf-8", errors="replace"))
+    return _outcome(argv, workdir, before, code, texts[0], texts[1], 0)
+
+
 def attack(argv: list[str], workdir: Path, env: dict[str, str] | None = None, stdin: str | None = None,
            timeout: float = TIMEOUT_S) -> Outcome:
     """Run `transcript-lens ARGV` measured, with TMPDIR and HOME of its own under `workdir`."""
     workdir = Path(workdir)
-    tmp = workdir / ".attack-tmp"
-    home = workdir / ".attack-home"
-    tmp.mkdir(parents=True, exist_ok=True)
-    home.mkdir(parents=True, exist_ok=True)
+    tmp, home = _dirs(workdir)
     peak_file = tmp.parent / ".attack-peak"
     before = _tree(workdir)
     run_env = {**os.environ, "TMPDIR": str(tmp), "HOME": str(home), "TL_PEAK_FILE": str(peak_file),
@@ -111,9 +171,4 @@ def attack(argv: list[str], workdir: Path, env: dict[str, str] | None = None, st
                           cwd=workdir, env=run_env, input=stdin, timeout=timeout)
     peak_kb = int(peak_file.read_text()) if peak_file.exists() else 0
     peak_file.unlink(missing_ok=True)
-    after = _tree(workdir)
-    internal = (tmp, home)
-    written = sorted(p for p, sig in after.items()
-                     if before.get(p) != sig and not any(d == p or d in p.parents for d in internal))
-    leftover = sorted(p for p in after if tmp in p.parents)
-    return Outcome(list(argv), proc.returncode, proc.stdout, proc.stderr, peak_kb / 1024, written, leftover)
+    return _outcome(argv, workdir, before, proc.returncode, proc.stdout, proc.stderr, peak_kb)

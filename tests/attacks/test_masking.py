@@ -1,4 +1,5 @@
-"""Masking without holes, through the real command line (docs/privacy.md, "What masking covers").
+"""Masking without holes, through the real command line (docs/privacy.md, "What masking covers"),
+run in this process (`run_cli`: what it prints and writes is what is judged here).
 
 A store written by a real graph through a real SqliteSaver holds personal values in every field a
 command can print: the thread id (so the session id), checkpoint metadata, message text, tool-call
@@ -16,7 +17,7 @@ import pytest
 
 from tests.analytics.pii_store import (EMAIL, GLUED, NAME, SECRETS, THREAD, build_pii_in_every_field)
 from analytics.reports import registry
-from tests.attacks.harness import attack
+from tests.attacks.harness import attack, run_cli
 
 @pytest.fixture(scope="module")
 def lens(tmp_path_factory) -> tuple[Path, Path]:
@@ -44,7 +45,7 @@ def _masked(argv: list[str], lens, tmp_path) -> list[str]:
     ["transcript", "--thread", "acme:web:nobody@acme-mail.com"],  # an error line names the id asked for
 ], ids=lambda a: " ".join(a[:4]))
 def test_no_planted_value_is_printed(argv, lens, tmp_path):
-    out = attack(_masked(argv, lens, tmp_path), tmp_path)
+    out = run_cli(_masked(argv, lens, tmp_path), tmp_path)
     out.no_traceback().never_prints(*SECRETS, "nobody@acme-mail.com")
     assert out.returncode in (0, 2)
     if out.returncode == 0:
@@ -66,7 +67,7 @@ def test_every_report_written_is_masked(kind, lens, tmp_path):
             prices.write_text("model,input,output\nany-model,1.00,4.00\n", encoding="utf-8")
             extra = ["--prices", str(prices), "--cost-by", "tenant"]
         target = tmp_path / f"{kind}{suffix}"
-        out = attack(_masked(["report", kind, *extra, "--out", str(target)], lens, tmp_path), tmp_path)
+        out = run_cli(_masked(["report", kind, *extra, "--out", str(target)], lens, tmp_path), tmp_path)
         out.succeeded().never_prints(*SECRETS)
         written = target.read_text(encoding="utf-8")
         assert not [s for s in SECRETS if s in written], kind
@@ -78,11 +79,11 @@ def test_the_erasure_listing_and_log_are_masked(lens, tmp_path):
     db, _config = lens
     copy = tmp_path / "lens.duckdb"
     copy.write_bytes(db.read_bytes())
-    attack(["erase", "--db", str(copy), "--thread", THREAD, "--reason", f"asked by {EMAIL}"], tmp_path).succeeded()
+    run_cli(["erase", "--db", str(copy), "--thread", THREAD, "--reason", f"asked by {EMAIL}"], tmp_path).succeeded()
     for flag in ("--list", "--log"):
-        plain = attack(["erase", "--db", str(copy), flag], tmp_path).succeeded()
+        plain = run_cli(["erase", "--db", str(copy), flag], tmp_path).succeeded()
         assert GLUED in plain.stdout  # what masking must hide is there to print
-        attack(["erase", "--db", str(copy), flag, "--redact"], tmp_path).succeeded().never_prints(*SECRETS)
+        run_cli(["erase", "--db", str(copy), flag, "--redact"], tmp_path).succeeded().never_prints(*SECRETS)
 
 
 # Searches that recover a value in parts when a part of a masked value can match.
@@ -93,9 +94,9 @@ PROBES = ["mail me at alice.pii@", "@acme-mail.com or call", "alice.pii", "acme-
 @pytest.mark.parametrize("probe", PROBES)
 def test_a_part_of_a_masked_value_never_matches(probe, lens, tmp_path):
     db, _config = lens
-    plain = attack(["search", probe, "--db", str(db), "--format", "csv"], tmp_path).succeeded()
+    plain = run_cli(["search", probe, "--db", str(db), "--format", "csv"], tmp_path).succeeded()
     assert len(plain.stdout.splitlines()) > 1  # unmasked, the probe finds the message
-    out = attack(_masked(["search", probe, "--format", "csv"], lens, tmp_path), tmp_path)
+    out = run_cli(_masked(["search", probe, "--format", "csv"], lens, tmp_path), tmp_path)
     out.no_traceback().never_prints(*SECRETS)
     if out.returncode == 0:
         assert len(out.stdout.splitlines()) <= 1, out.stdout  # a header, no hit
@@ -104,7 +105,7 @@ def test_a_part_of_a_masked_value_never_matches(probe, lens, tmp_path):
 
 
 def test_the_text_around_a_masked_value_is_still_found(lens, tmp_path):
-    out = attack(_masked(["search", "mail me at", "--format", "csv"], lens, tmp_path), tmp_path)
+    out = run_cli(_masked(["search", "mail me at", "--format", "csv"], lens, tmp_path), tmp_path)
     out.succeeded().never_prints(*SECRETS)
     assert len(out.stdout.splitlines()) == 2 and "<EMAIL_1>" in out.stdout
 
@@ -118,7 +119,7 @@ def test_a_diff_written_to_a_file_is_masked(fmt, lens, tmp_path):
         (early,) = con.execute("SELECT checkpoint_id FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = '' "
                                "ORDER BY checkpoint_id LIMIT 1 OFFSET 2", [THREAD]).fetchall()[0]
     target = tmp_path / f"diff.{fmt}"
-    out = attack(_masked(["diff", "--thread", THREAD, "--with-checkpoint", early, "--format", fmt, "--out", str(target)],
+    out = run_cli(_masked(["diff", "--thread", THREAD, "--with-checkpoint", early, "--format", fmt, "--out", str(target)],
                          lens, tmp_path), tmp_path)
     out.succeeded().never_prints(*SECRETS)
     written = target.read_text(encoding="utf-8")

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 
-from tests.attacks.harness import attack
+from tests.attacks.harness import attack, run_cli
 from tests.attacks.stores import store_with_messages
 
 THREAD = "invisible"
@@ -39,15 +39,15 @@ def lens(tmp_path_factory) -> Path:
 
 @pytest.mark.parametrize("fmt", ["csv"])
 def test_a_value_with_invisible_characters_is_masked_whole(fmt, lens, tmp_path):
-    out = attack(["transcript", "--thread", THREAD, "--format", fmt, "--db", str(lens), "--redact"], tmp_path)
+    out = run_cli(["transcript", "--thread", THREAD, "--format", fmt, "--db", str(lens), "--redact"], tmp_path)
     out.succeeded().never_prints(*SECRETS)
     assert out.stdout.count("<EMAIL_") == 4 and "<CARD_1>" in out.stdout, out.stdout
 
 
 @pytest.mark.parametrize("probe", PROBES)
 def test_a_part_of_such_a_value_never_matches_a_search(probe, lens, tmp_path):
-    plain = attack(["search", probe, "--db", str(lens), "--format", "csv"], tmp_path).succeeded()
+    plain = run_cli(["search", probe, "--db", str(lens), "--format", "csv"], tmp_path).succeeded()
     assert len(plain.stdout.splitlines()) > 1  # unmasked, the probe finds the message
-    out = attack(["search", probe, "--db", str(lens), "--format", "csv", "--redact"], tmp_path)
+    out = run_cli(["search", probe, "--db", str(lens), "--format", "csv", "--redact"], tmp_path)
     out.succeeded().never_prints(*(s for s in SECRETS if s not in probe))  # (the summary line names the query)
     assert len(out.stdout.splitlines()) <= 1, out.stdout  # a header, no hit

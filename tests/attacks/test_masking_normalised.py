@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 
-from tests.attacks.harness import attack
+from tests.attacks.harness import attack, run_cli
 from tests.attacks.stores import store_with_messages
 
 THREAD = "normalised"
@@ -38,7 +38,7 @@ def lens(tmp_path_factory) -> tuple[Path, Path]:
 
 def test_each_value_is_masked_whole(lens, tmp_path):
     db, config = lens
-    out = attack(["transcript", "--thread", THREAD, "--format", "csv", "--db", str(db), "--redact",
+    out = run_cli(["transcript", "--thread", THREAD, "--format", "csv", "--db", str(db), "--redact",
                   "--redact-config", str(config)], tmp_path)
     out.succeeded().never_prints(*VALUES.values(), "Danvers", "lvarez", "\uff14\uff18\uff16\uff10")
     for placeholder in ("<CARD_1>", "<IP_1>", "<NAME_1>", "<NAME_2>"):
@@ -48,9 +48,9 @@ def test_each_value_is_masked_whole(lens, tmp_path):
 @pytest.mark.parametrize("probe", PROBES)
 def test_a_part_of_a_value_never_matches_a_search(probe, lens, tmp_path):
     db, config = lens
-    plain = attack(["search", probe, "--db", str(db), "--format", "csv"], tmp_path).succeeded()
+    plain = run_cli(["search", probe, "--db", str(db), "--format", "csv"], tmp_path).succeeded()
     assert len(plain.stdout.splitlines()) > 1  # unmasked, the probe finds its message
-    out = attack(["search", probe, "--db", str(db), "--format", "csv", "--redact", "--redact-config", str(config)],
+    out = run_cli(["search", probe, "--db", str(db), "--format", "csv", "--redact", "--redact-config", str(config)],
                  tmp_path)
     out.succeeded()
     assert len(out.stdout.splitlines()) <= 1, out.stdout  # a header, no hit
