@@ -44,7 +44,7 @@ class build_py_with_app(build_py):
 setup(
     cmdclass={"build_py": build_py_with_app},
     ext_modules=[
-        Extension("loaders._scan", ["loaders/_scan.c"], depends=["loaders/_mpscan.h", "loaders/_columns.h"],
+        Extension("loaders._scan", ["loaders/_scan.c"], depends=["loaders/_mpscan.h", "loaders/_columns.h", "loaders/_grams.h"],
                   extra_compile_args=_FLAGS, optional=True),
         Extension("loaders._readahead", ["loaders/_readahead.c"], libraries=["sqlite3"], extra_compile_args=_FLAGS,
                   optional=True),

@@ -271,10 +271,26 @@ TOPICS = Table(
     ),
 )
 
+#: A 64-bit word of bits (only in tables written by SQL, never staged).
+UBIGINT = SqlType("UBIGINT", "UBIGINT", pandas="UInt64")
+
+SEARCH_INDEX = Table(
+    "search_index",
+    "every message's key with the trigram signature of its text, so a text search matches only the messages "
+    "that may contain the text (`analytics.search_index`), computed at load time",
+    (
+        THREAD_ID,
+        _c("ordinal", INTEGER, "`messages.ordinal`", null=False),
+        *(_c(f"g{w}", UBIGINT, f"bits {64 * w}–{64 * w + 63} of the trigram signature of the folded `content` "
+                               "(`analytics.search_grams`); 0 without text, every bit set for a text over 16 KiB",
+             null=False) for w in range(4)),
+    ),
+)
+
 #: Every table analytics writes at load time (`analytics.derived.write_derived_tables`).
 DERIVED_TABLES: tuple[Table, ...] = (
     CONVERSATION_METRICS, LATENCY_PAIR_ROWS, THREAD_DAY_METRICS, THREAD_MODEL_METRICS, TOOL_ROWS, RISK_FIGURES,
-    CONVERSATION_SIGNALS, CONVERSATION_TOPICS, TOPICS,
+    CONVERSATION_SIGNALS, CONVERSATION_TOPICS, TOPICS, SEARCH_INDEX,
 )
 #: Every table of a loaded database: the loader's, then the derived ones.
 ALL_TABLES: tuple[Table, ...] = (*loader_catalog.TABLES, *DERIVED_TABLES)

@@ -4,8 +4,9 @@ several passes over every message.
 `conversation_metrics` (every thread's `conversations()` row, default resume gap),
 the trend tables (latency pairs, per thread x day and x model sums) and
 `risk_figures` (the Resume QA overview), `conversation_signals` (outcome signals,
-`analytics.outcomes`) and `topics` / `conversation_topics` (`analytics.topics`: computed over
-every thread at every load, since a new question can move the others' topics). Each carries a fingerprint of the query
+`analytics.outcomes`), `topics` / `conversation_topics` (`analytics.topics`: computed over
+every thread at every load, since a new question can move the others' topics) and
+`search_index` (every message's trigram signature: `analytics.search_index`). Each carries a fingerprint of the query
 that wrote it; a reader finding another fingerprint (an older tool) runs the live
 query instead. The composition root (`transcript_lens.load`) hands `LoadTimeTables`
 to the loader, which calls it in the load's own commit; the loader itself never
@@ -38,6 +39,7 @@ from analytics.db import only_threads
 from analytics.metrics import materialize_conversations, materialize_trends
 from analytics.outcomes.materialize import materialize_signals
 from analytics.resume import materialize_risks
+from analytics.search_index import materialize_search_index
 from analytics.topics.materialize import materialize_topics
 
 
@@ -54,6 +56,7 @@ def write_derived_tables(con, threads: list[str] | None = None) -> None:
         materialize_risks(con, threads)
         materialize_signals(con, threads)  # reads risk_figures: after it
         materialize_topics(con, threads)  # (over every thread, whatever the load replaced)
+        materialize_search_index(con, threads)
 
 
 def _write_side_by_side(con) -> None:
@@ -78,6 +81,7 @@ def _write_side_by_side(con) -> None:
                 risks.set_exception(exc)  # (the signals stop at their wait; the exception is raised here)
                 raise
             risks.set_result(None)
+            materialize_search_index(con)
             signals.result()
             topics.result()
 

@@ -6,9 +6,12 @@ the match is in it), newest first, a page at a time, with how many messages and
 threads match in all. The match is a case-insensitive substring test, the same on
 every script and the same as every other text question of the app
 (`analytics.text_match`: Unicode case folding, İ as i, composed and decomposed
-accents). Nothing is indexed: each search reads the messages in scope once; RE2
-reads them in about half the CPU of lower-casing every message
-(docs/performance.md).
+accents). A search of message text for three characters or more reads the load-time
+index (`analytics.search_index`): it keeps the messages whose trigram signature holds the
+text's (none: the answer is empty at once) and runs its exact match on those only, so it
+finds what a scan finds. Shorter texts, tool calls and a database without a current index
+scan every message in scope (RE2, about half the CPU of lower-casing every message:
+docs/performance.md).
 
 `in_`: `"messages"` searches message text; `"tool_calls"` the calls assistants made
 (tool names and arguments, as `name(arg=value)`). `speaker` keeps one role.
@@ -22,6 +25,7 @@ from __future__ import annotations
 import unicodedata
 from dataclasses import dataclass
 
+from analytics import search_grams, search_index
 from analytics._pandas import pd
 from analytics.db import ConOrPath, applied_policy, connection
 from analytics.errors import BadRequest
@@ -129,12 +133,27 @@ def match_sql(query: SearchQuery, alias: str = "m") -> tuple[str, list]:
     return " AND ".join(f"({c})" for c in clauses), [*params, *contains_params(query.text)]
 
 
-_SEARCH_SQL = """
-WITH hits AS MATERIALIZED (
+# The hits of a scan: every message in scope is matched.
+_SCAN_HITS = """
+hits AS MATERIALIZED (
     SELECT m.thread_id, m.ordinal, m.ts
     FROM messages AS m
     WHERE {scope} AND {match}
+)"""
+# The hits through the index: the candidates' keys, joined to `messages`, matched. The match
+# names the candidate so that DuckDB cannot push it below the join (it would then run the
+# regular expression on every message first).
+_INDEXED_HITS = f"""
+cand AS MATERIALIZED (
+    SELECT s.thread_id, s.ordinal FROM {search_index.TABLE} AS s WHERE {{candidates}}
 ),
+hits AS MATERIALIZED (
+    SELECT m.thread_id, m.ordinal, m.ts
+    FROM messages AS m JOIN cand AS c ON m.thread_id = c.thread_id AND m.ordinal = c.ordinal
+    WHERE {{scope}} AND CASE WHEN c.ordinal IS NOT NULL THEN {{match}} ELSE FALSE END
+)"""
+_SEARCH_SQL = """
+WITH {hits},
 counts AS (SELECT count(*) AS total, count(DISTINCT thread_id) AS threads FROM hits),
 page AS (
     SELECT * FROM hits ORDER BY ts DESC NULLS LAST, thread_id, ordinal LIMIT ? OFFSET ?
@@ -148,34 +167,73 @@ ORDER BY p.ts DESC NULLS LAST, p.thread_id, p.ordinal
 """
 
 
-def search_sql(query: SearchQuery) -> tuple[str, list]:
-    """`(sql, params)` of one page of hits; every row also carries `total` and `threads`
-    (one row of NULL hit columns when the page is empty)."""
+def index_bits(con, query: SearchQuery) -> list[tuple[int, ...]] | None:
+    """The signatures a message of the index must hold to match `query`
+    (`search_grams.required`), or None when the search scans `messages`: tool calls, a text
+    under three characters, no current index on `con`'s database."""
+    if query.in_ != "messages" or not search_index.current(con):
+        return None
+    return search_grams.required(con, query.text) or None
+
+
+def candidates(con, bits: list[tuple[int, ...]]) -> int:
+    """How many messages of the index hold `bits` (a read of the signature words alone)."""
+    where, params = search_index.candidate_sql(bits)
+    ((count,),) = con.execute(f"SELECT count(*) FROM {search_index.TABLE} AS s WHERE {where}", params).fetchall()
+    return count
+
+
+def _hits_sql(query: SearchQuery, bits: list[tuple[int, ...]] | None) -> tuple[str, list]:
+    """The `hits` CTE (its `WITH` body) of `query` and its params: by the index when `bits`
+    (`index_bits`) is not None, else a scan."""
     scope, scope_params = query.filters.message_where("m")
     match, match_params = match_sql(query)
-    # `scope`, `match` and the target are our own SQL with placeholders; every value is bound.
-    sql = _SEARCH_SQL.format(scope=scope, match=match, target=_TARGETS[query.in_])
-    return sql, [*scope_params, *match_params, query.limit, query.offset]
+    # `scope`, `match` and the candidates are our own SQL with placeholders; every value is bound.
+    if bits is None:
+        return _SCAN_HITS.format(scope=scope, match=match), [*scope_params, *match_params]
+    where, where_params = search_index.candidate_sql(bits)
+    sql = _INDEXED_HITS.format(candidates=where, scope=scope, match=match)
+    return sql, [*where_params, *scope_params, *match_params]
 
 
-_REPORT_SQL = """
-SELECT m.thread_id, m.tenant_id, m.sub_tenant_id, m.ordinal, m.ordinal + 1 AS message, m.role, m.name, m.ts,
-       m.message_id, {target} AS text
+def search_sql(query: SearchQuery, bits: list[tuple[int, ...]] | None = None) -> tuple[str, list]:
+    """`(sql, params)` of one page of hits; every row also carries `total` and `threads`
+    (one row of NULL hit columns when the page is empty). `bits`: as `index_bits` gives them
+    (None: a scan)."""
+    hits, params = _hits_sql(query, bits)
+    return _SEARCH_SQL.format(hits=hits, target=_TARGETS[query.in_]), [*params, query.limit, query.offset]
+
+
+_REPORT_COLUMNS = """m.thread_id, m.tenant_id, m.sub_tenant_id, m.ordinal, m.ordinal + 1 AS message, m.role, m.name, m.ts,
+       m.message_id, {target} AS text"""
+_REPORT_SQL = f"""
+SELECT {_REPORT_COLUMNS}
 FROM messages AS m
-WHERE {scope} AND {match}
+WHERE {{scope}} AND {{match}}
+ORDER BY m.ts DESC NULLS LAST, m.thread_id, m.ordinal
+"""
+# Through the index: the hits' keys, then their rows.
+_REPORT_INDEXED_SQL = f"""
+WITH {{hits}}
+SELECT {_REPORT_COLUMNS}
+FROM messages AS m SEMI JOIN hits USING (thread_id, ordinal)
 ORDER BY m.ts DESC NULLS LAST, m.thread_id, m.ordinal
 """
 
 
-def report_sql(query: SearchQuery) -> tuple[str, list]:
+def report_sql(query: SearchQuery, bits: list[tuple[int, ...]] | None = None) -> tuple[str, list]:
     """`(sql, params)` of every hit (no paging), with the whole text searched: the `search` report.
+    `bits` as for `search_sql`.
 
     >>> report_sql(SearchQuery("refund"))[1]
     ['(?i)(?:refund)', '(?i)(?:refund)']
     """
-    scope, scope_params = query.filters.message_where("m")
-    match, match_params = match_sql(query)
-    return _REPORT_SQL.format(scope=scope, match=match, target=_TARGETS[query.in_]), [*scope_params, *match_params]
+    if bits is None:
+        scope, scope_params = query.filters.message_where("m")
+        match, match_params = match_sql(query)
+        return _REPORT_SQL.format(scope=scope, match=match, target=_TARGETS[query.in_]), [*scope_params, *match_params]
+    hits, params = _hits_sql(query, bits)
+    return _REPORT_INDEXED_SQL.format(hits=hits, target=_TARGETS[query.in_]), params
 
 
 def refuse_personal_data(con, text: str) -> None:
@@ -208,7 +266,10 @@ def search(con_or_path: ConOrPath, query: SearchQuery | str, **kwargs) -> Search
         raise BadRequest("pass either a SearchQuery or the text with keywords, not both")
     with connection(con_or_path) as con:
         refuse_personal_data(con, query.text)
-        frame = fetch_frame(con, *search_sql(query))
+        bits = index_bits(con, query)
+        if bits is not None and candidates(con, bits) == 0:  # (no message can match)
+            return SearchResult(typed(pd.DataFrame(columns=list(HIT_COLUMNS)), HIT_COLUMNS), 0, 0, query.offset)
+        frame = fetch_frame(con, *search_sql(query, bits))
     total = int(frame["total"].iloc[0]) if len(frame) else 0
     threads = int(frame["threads"].iloc[0]) if len(frame) else 0
     frame = frame[frame["thread_id"].notna()].reset_index(drop=True)

@@ -26,7 +26,7 @@ from analytics.errors import BadRequest
 from analytics.exports import log_cli_export
 from analytics.filters import Filters
 from analytics.reports import ISO_UTC, ReportSpec, add_filter_arguments, filters_from_args, register_report
-from analytics.search import SEARCH_IN, SEARCH_SPEAKERS, SearchQuery, report_sql, search
+from analytics.search import SEARCH_IN, SEARCH_SPEAKERS, SearchQuery, index_bits, report_sql, search
 
 FORMATS = ("table", "csv", "json")
 #: Columns of the `search` report (and of `search --format csv`, plus the snippet there).
@@ -109,7 +109,8 @@ def query_of(filters: Filters, options: Mapping[str, Any]) -> SearchQuery:
 
 
 def _report_rows(con, filters: Filters, options: Mapping[str, Any]):
-    sql, params = report_sql(query_of(filters, options))
+    query = query_of(filters, options)
+    sql, params = report_sql(query, index_bits(con, query))
     return con.sql(sql, params=params)
 
 

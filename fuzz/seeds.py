@@ -7,6 +7,7 @@ rows become one seed folder per target:
 - row, thread: runs of 1-3 consecutive checkpoints of a thread, with their real metadata;
 - ts_list: the checkpoints' real `ts` values, with LangGraph's shapes around them;
 - stage: the staged rows of real threads (`transform_thread`), table by table;
+- grams: texts of many scripts and pieces of the stores' blobs (malformed UTF-8), as sized strings;
 - readahead: the stores themselves (in `bases/`, with copies at other page sizes),
   and inputs that patch a header, a page or the end of one.
 
@@ -78,6 +79,21 @@ def ts_seeds(threads: dict[str, list[tuple]], out: Path) -> int:
     for i in range(0, len(values), 8):
         _write(out, b"\x00" + b"".join(write_value(v) for v in values[i:i + 8]))
         n += 1
+    return n
+
+
+_SCRIPTS = ["refund", "Rückerstattung", "Ο Σίσυφος ς ſ µ", "İSTANBUL ı", "返金をお願いします", "ไทยภาษา", "😀 emoji",
+            "e\u0301 decomposed", ""]
+
+
+def grams_seeds(threads: dict[str, list[tuple]], out: Path) -> int:
+    texts = [t.encode() for t in _SCRIPTS] + [r[5][:200] for rows in threads.values() for r in rows[:1]]
+    n = 0
+    for flags in (0, 1, 4, 8):
+        for i in range(0, len(texts), 6):
+            head = bytes([flags]) + (struct.pack("<H", 8) + struct.pack("<4I", 0xB5, 0x3BC, 0x3C2, 0x3C3) if flags & 4 else b"")
+            _write(out, head + b"".join(struct.pack("<H", len(t)) + t for t in texts[i:i + 6]))
+            n += 1
     return n
 
 
@@ -154,6 +170,7 @@ def build(seeds: Path) -> dict[str, int]:
             "row": row_seeds(threads, seeds / "row"),
             "ts_list": ts_seeds(threads, seeds / "ts_list"),
             "stage": stage_seeds(threads, seeds / "stage"),
+            "grams": grams_seeds(threads, seeds / "grams"),
         }
         shutil.copytree(seeds / "row", seeds / "thread")
         counts["thread"] = counts["row"]

@@ -25,7 +25,7 @@ from fuzz.common import Mismatch, Reader, decode_records, read_value
 
 # Bound by `bind()` after the sanitized extensions are loaded (fuzz/run.py).
 scan = readahead = rows = None
-sqlite_source = transform = parts = records = None
+sqlite_source = transform = parts = records = grams = None
 pa = ipc = None
 REGEX = SCHEMAS = None
 DATA_TABLES: tuple[str, ...] = ()
@@ -35,11 +35,12 @@ _SCRATCH: Path | None = None
 
 def bind() -> None:
     """Import the loader (after `common.use_sanitized_extensions`) and what the targets need."""
-    global scan, readahead, rows, sqlite_source, transform, parts, records, pa, ipc, REGEX, SCHEMAS, DATA_TABLES, _SCRATCH
+    global scan, readahead, rows, sqlite_source, transform, parts, records, grams, pa, ipc, REGEX, SCHEMAS, DATA_TABLES, _SCRATCH
     import pyarrow
     import pyarrow.ipc
 
     import loaders.catalog as catalog
+    import loaders.grams
     import loaders.parts
     import loaders.records
     import loaders.sqlite_source
@@ -48,6 +49,7 @@ def bind() -> None:
 
     scan, readahead, rows = _native.scan, _native.readahead, _native.rows
     sqlite_source, transform, parts, records = loaders.sqlite_source, loaders.transform, loaders.parts, loaders.records
+    grams = loaders.grams
     pa, ipc = pyarrow, pyarrow.ipc
     REGEX = transform.compile_thread_key(None)
     SCHEMAS = catalog.staging_schemas()
@@ -310,6 +312,46 @@ def target_ts_list(data: bytes) -> None:
             raise Mismatch(f"ts_list read {v!r} in C instead of handing it to the fallback")
 
 
+# --- grams: `_scan.grams` vs `grams.grams_py` ----------------------------------------------------
+
+def target_grams(data: bytes) -> None:
+    """The same signature bytes, or the same ValueError, for any buffers.
+
+    A flags byte (1: 8-byte offsets; 2: the offsets raw from the input, else made from the texts;
+    4: a fold table of input pairs (sorted, as callers pass it; a ragged one is refused); 8: an n past the offsets), then texts
+    as sized byte strings (any bytes: malformed UTF-8 too).
+    """
+    from array import array
+
+    r = Reader(data)
+    flags = r.byte()
+    width = 8 if flags & 1 else 4
+    folds = r.sized()[:64] if flags & 4 else array("I", [0xB5, 0x3BC, 0x17F, 0x73, 0x3C2, 0x3C3]).tobytes()
+    if len(folds) % 8 == 0:  # (a table as the caller passes it: sorted, one pair per code point)
+        pairs = array("I", folds)
+        table = dict(reversed(list(zip(pairs[0::2], pairs[1::2]))))
+        folds = array("I", [cp for k in sorted(table) for cp in (k, table[k])]).tobytes()
+    if flags & 2:
+        offsets, n = r.sized(), r.byte()
+        text = r.take(r.left())
+    else:
+        texts = []
+        while r.left() > 0 and len(texts) < 64:
+            texts.append(r.sized())
+        ends = array("q" if width == 8 else "i", [0])
+        for t in texts:
+            ends.append(ends[-1] + len(t))
+        offsets, n, text = ends.tobytes(), len(texts) + (1 if flags & 8 else 0), b"".join(texts)
+    outcomes = []
+    for fn in (scan.grams, grams.grams_py):
+        try:
+            outcomes.append(("ok", fn(offsets, text, n, width, folds)))
+        except ValueError as exc:
+            outcomes.append(("ValueError", str(exc)))
+    if outcomes[0] != outcomes[1]:
+        raise Mismatch(f"grams differs on {data!r:.300}: C {outcomes[0]!r:.200} vs Python {outcomes[1]!r:.200}")
+
+
 # --- stage: `_scan.stage` vs pyarrow's conversion (`parts._column`) ----------------------------------
 
 _RANDOM_TYPES = None
@@ -503,6 +545,7 @@ TARGETS = {
     "thread": target_thread,
     "ts_list": target_ts_list,
     "stage": target_stage,
+    "grams": target_grams,
     "readahead": target_readahead,
     "rows": target_rows,
 }

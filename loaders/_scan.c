@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "_columns.h"
+#include "_grams.h"
 #include "_mpscan.h"
 
 
@@ -464,6 +465,7 @@ static PyMethodDef methods[] = {
     {"row", (PyCFunction)(void (*)(void))row, METH_FASTCALL, row_doc},
     {"ts_list", (PyCFunction)(void (*)(void))ts_list, METH_FASTCALL, ts_list_doc},
     {"stage", (PyCFunction)(void (*)(void))stage, METH_FASTCALL, stage_doc},
+    {"grams", (PyCFunction)(void (*)(void))grams, METH_FASTCALL, grams_doc},
     {NULL, NULL, 0, NULL},
 };
 

@@ -57,7 +57,7 @@ CFLAGS=(-shared -fPIC -O1 -g -fno-omit-frame-pointer -Wall -Wextra -Wno-unused-p
 build() {  # build NAME SOURCE [LIBS...]
   local out="$EXT/$1$SUFFIX" src=$2
   shift 2
-  if [ -f "$out" ] && [ "$out" -nt "$src" ] && [ "$out" -nt loaders/_mpscan.h ] && [ "$out" -nt loaders/_columns.h ] \
+  if [ -f "$out" ] && [ "$out" -nt "$src" ] && [ "$out" -nt loaders/_mpscan.h ] && [ "$out" -nt loaders/_columns.h ] && [ "$out" -nt loaders/_grams.h ] \
      && [ "$out" -nt "$0" ]; then
     return
   fi
