@@ -89,7 +89,7 @@ demo: $(VENV)/.dev install
 FUZZ_DIR ?= build/fuzz
 FUZZ_SECONDS ?= 600
 FUZZ_SMOKE_SECONDS ?= 300
-FUZZ_TARGETS ?= row,thread,ts_list,stage,readahead,rows
+FUZZ_TARGETS ?= row,thread,ts_list,stage,grams,readahead,rows
 
 fuzz: $(VENV)/.dev
 	PY=$(PY) bash scripts/build-sanitized.sh $(FUZZ_DIR)

@@ -52,6 +52,7 @@ OTHERS = {
     "test_derived_hook.py": "the hook's calls around the write",
     "test_distributed.py": "Dask scheduling of the same reader (test_sqlite_loader decodes the ranges)",
     "test_events.py": "progress events",
+    "test_grams.py": "the trigram signatures' C loop and its twin, compared in one process",
     "test_hostile_postgres.py": "Postgres server behaviour; its rows stage as in test_conformance",
     "test_hostile_source_integrity.py": "the integrity-check thread and source errors",
     "test_mongo_source.py": "the MongoDB reader (Python only); staged as in test_conformance",
