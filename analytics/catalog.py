@@ -282,7 +282,7 @@ SEARCH_INDEX = Table(
         THREAD_ID,
         _c("ordinal", INTEGER, "`messages.ordinal`", null=False),
         *(_c(f"g{w}", UBIGINT, f"bits {64 * w}–{64 * w + 63} of the trigram signature of the folded `content` "
-                               "(`analytics.search_grams`); 0 without text, every bit set for a text over 16 KiB",
+                               "(`analytics.search_grams`); 0 without text, every bit set for a text over 16,384 characters and the rows stored within 2,047 of one",
              null=False) for w in range(4)),
     ),
 )

@@ -8,8 +8,8 @@ every script and the same as every other text question of the app
 (`analytics.text_match`: Unicode case folding, İ as i, composed and decomposed
 accents). A search of message text for three characters or more reads the load-time
 index (`analytics.search_index`): it keeps the messages whose trigram signature holds the
-text's (none: the answer is empty at once) and runs its exact match on those only, so it
-finds what a scan finds. Shorter texts, tool calls and a database without a current index
+text's (none: the answer is empty at once; over half of them: a scan is cheaper) and runs its
+exact match on those only, so it finds what a scan finds. Shorter texts, tool calls and a database without a current index
 scan every message in scope (RE2, about half the CPU of lower-casing every message:
 docs/performance.md).
 
@@ -176,11 +176,18 @@ def index_bits(con, query: SearchQuery) -> list[tuple[int, ...]] | None:
     return search_grams.required(con, query.text) or None
 
 
-def candidates(con, bits: list[tuple[int, ...]]) -> int:
-    """How many messages of the index hold `bits` (a read of the signature words alone)."""
+def candidates(con, bits: list[tuple[int, ...]]) -> tuple[int, int]:
+    """(messages of the index that hold `bits`, messages of the index): a read of the signature
+    words alone."""
     where, params = search_index.candidate_sql(bits)
-    ((count,),) = con.execute(f"SELECT count(*) FROM {search_index.TABLE} AS s WHERE {where}", params).fetchall()
-    return count
+    ((found, rows),) = con.execute(
+        f"SELECT count(*) FILTER (WHERE {where}), count(*) FROM {search_index.TABLE} AS s", params).fetchall()
+    return found, rows
+
+
+#: The share of candidates above which a search scans: joining most messages back by key costs
+#: more than matching them all.
+MANY = 1 / 2
 
 
 def _hits_sql(query: SearchQuery, bits: list[tuple[int, ...]] | None) -> tuple[str, list]:
@@ -267,8 +274,11 @@ def search(con_or_path: ConOrPath, query: SearchQuery | str, **kwargs) -> Search
     with connection(con_or_path) as con:
         refuse_personal_data(con, query.text)
         bits = index_bits(con, query)
-        if bits is not None and candidates(con, bits) == 0:  # (no message can match)
-            return SearchResult(typed(pd.DataFrame(columns=list(HIT_COLUMNS)), HIT_COLUMNS), 0, 0, query.offset)
+        if bits is not None:
+            found, rows = candidates(con, bits)
+            if found == 0:  # (no message can match)
+                return SearchResult(typed(pd.DataFrame(columns=list(HIT_COLUMNS)), HIT_COLUMNS), 0, 0, query.offset)
+            bits = bits if found <= MANY * rows else None
         frame = fetch_frame(con, *search_sql(query, bits))
     total = int(frame["total"].iloc[0]) if len(frame) else 0
     threads = int(frame["threads"].iloc[0]) if len(frame) else 0

@@ -37,6 +37,7 @@ SMOKE = {
     "bench_pages.py": ["--messages", "2000", "--runs", "1", "--out", f"{OUT}/pages.duckdb"],
     "bench_render.py": ["--runs", "1"],
     "bench_rows.py": [STORE, "--rounds", "1", "--threads", "5"],
+    "bench_search.py": ["--db", DB, "--runs", "1", "--rebuild"],
     "bench_topics.py": ["--threads", "300"],
     "damage_sweep.py": ["--store", STORE, "--copies", "2", "--keep", f"{OUT}/kept"],
     "replicate_store.py": [f"{OUT}/copies.sqlite", "--source", STORE, "--copies", "2"],

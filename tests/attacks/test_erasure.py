@@ -237,3 +237,29 @@ def test_an_erased_session_or_tenant_stays_erased_under_another_thread_key_patte
         listed = attack(["erase", "--db", str(target), "--list"], tmp_path, env=env).succeeded()
         assert f"{kind}\t{value}\t" in listed.stdout and "\tstanding\t" in listed.stdout
         assert f"\tcovers {covers}\t" in listed.stdout, listed.stdout
+
+
+def test_erase_takes_the_thread_out_of_the_search_index(store, tmp_path, env):
+    """The index holds no text, but its signatures say which words a message may hold: the
+    erased thread's rows go with it, and the rest stay as current as the load left them."""
+    from analytics import search_index
+
+    db = tmp_path / "lens.duckdb"
+    attack(["load", str(store), "--db", str(db)], tmp_path, env=env).succeeded()
+    index_sql = f"SELECT count(*) FILTER (WHERE thread_id = ?), count(*) FROM {search_index.TABLE}"
+    con = analytics.connect(db)
+    try:
+        (gone, rows), = con.execute(index_sql, [GONE]).fetchall()
+        assert gone > 0 and analytics.search(con, SECRETS[0]).total > 0
+    finally:
+        con.close()
+
+    attack(["erase", "--db", str(db), "--thread", GONE, "--reason", "GDPR request"], tmp_path, env=env).succeeded()
+    con = analytics.connect(db)
+    try:
+        assert search_index.current(con)
+        assert con.execute(index_sql, [GONE]).fetchall() == [(0, rows - gone)]
+        assert con.execute("SELECT count(*) FROM messages").fetchall() == [(rows - gone,)]
+        assert analytics.search(con, SECRETS[0]).total == 0
+    finally:
+        con.close()
