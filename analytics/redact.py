@@ -173,9 +173,8 @@ _QUOTED_LOCAL = 64
 _EMAIL_DOMAIN = re.compile(r"([^\W_](?:[\w-]*[^\W_])?(?:\.[^\W_](?:[\w-]*[^\W_])?)*\.[^\W\d_]{2,})[\w-]*")
 # Any case, grouped by spaces, dashes or dots (`de89-3704-…`); the checksum decides.
 _IBAN = re.compile(r"(?<![A-Za-z0-9])[A-Za-z]{2}[0-9]{2}(?:[ .-]?[A-Za-z0-9]){11,30}(?![A-Za-z0-9])")
-# Digits grouped by one kind of separator: spaces, dashes, dots, underscores or slashes
-# (`4111.1111.1111.1111`, `5500/0000/0000/0004`), one with a space on each side too
-# (`4111 - 1111 - 1111 - 1111`).
+# Digits grouped by spaces, dashes, dots, underscores or slashes (`4111.1111.1111.1111`,
+# `5500/0000/0000/0004`), one with a space on each side too (`4111 - 1111 - 1111 - 1111`).
 _CARD = re.compile(r"(?<![0-9.,_/-])[0-9](?:(?: [._/-] |[ ._/-])?[0-9]){12,18}(?![0-9]|[.,_/-][0-9])")
 _CARD_GAP = re.compile(r"[^0-9]+")
 _SSN = re.compile(r"(?<![0-9-])([0-9]{3})([- ])([0-9]{2})\2([0-9]{4})(?![0-9]|-[0-9])")
@@ -257,13 +256,31 @@ def _ibans(text: str) -> Iterator[Finding]:
 
 
 def _cards(text: str) -> Iterator[Finding]:
+    """Each card number: 13 to 19 digits, Luhn-checked, grouped by one kind of separator, or by
+    several (`4111 1111-1111_1111`, written to slip past a masker) in a card's own groups; digits
+    a date and a number mix separators in (`2025-03-05 1741203902`) are not grouped so.
+
+    >>> [f.value for f in _cards("4111 1111-1111_1111, 3782.822463 10005; 2025-03-05 1741203902")]
+    ['4111111111111111', '378282246310005']
+    """
     for m in _CARD.finditer(text):
         raw = m.group()
-        if len(set(_CARD_GAP.findall(raw))) > 1:  # `1234 5678-9012 3456`: not how a card number is written
+        if len(set(_CARD_GAP.findall(raw))) > 1 and not _card_grouped(raw):
             continue
         digits = re.sub(r"[^0-9]", "", raw)
         if 13 <= len(digits) <= 19 and digits[0] != "0" and _luhn.is_valid(digits):
             yield Finding(m.start(), m.end(), "CARD", digits)
+
+
+def _card_grouped(raw: str) -> bool:
+    """Whether the digit groups of `raw` are how card numbers are printed: fours (the last group
+    shorter), or American Express's and Diners Club's 4-6-5 and 4-6-4.
+
+    >>> _card_grouped("4111 1111-1111_1111"), _card_grouped("3782.822463 10005"), _card_grouped("2025-03-05 1741203900")
+    (True, True, False)
+    """
+    sizes = [len(group) for group in _CARD_GAP.split(raw)]
+    return sizes in ([4, 6, 5], [4, 6, 4]) or (all(n == 4 for n in sizes[:-1]) and sizes[-1] <= 4)
 
 
 def _ssns(text: str) -> Iterator[Finding]:

@@ -48,6 +48,9 @@ PLANTED = [
     ("CARD", "4111.1111.1111.1111"),
     ("CARD", "4111\u00a01111\u00a01111\u00a01111"),  # non-breaking spaces
     ("CARD", "４１１１ １１１１ １１１１ １１１１"),  # full-width digits
+    ("CARD", "4111 1111-1111_1111"),  # separators mixed in one number
+    ("CARD", "5500\u00a00000.0000/0004"),
+    ("CARD", "3782-822463 10005"),
     ("PHONE", "+44 7700 900456"),  # a range kept for drama: not "valid", still a phone number
     ("PHONE", "07700 900456"),
 ]
@@ -79,6 +82,8 @@ DECOYS = [
     "999.999.999.999",
     "DE00 1234 5678 9012 3456 78",  # IBAN shape, bad checksum
     "firmware 1.2.4.0",
+    "2025-03-05 1741203902",  # separators mixed, not in a card's groups (the digits pass Luhn)
+    "05.03.2025 1234-5678-9012",
 ]
 
 
