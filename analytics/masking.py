@@ -308,6 +308,18 @@ def blind_search(con: duckdb.DuckDBPyConnection) -> None:
 BLIND_SQL = f"getvariable('{SEARCH_BARRIER_VARIABLE}') IS NOT NULL"
 
 
+def shown_whole_sql(expression: str) -> str:
+    """SQL: true when `expression` holds no stretch of `search_barrier` (always, on a connection
+    that does not mask). A masking connection compares or lists a value verbatim only where this
+    holds (a metadata filter, the metadata a cohort is chosen by): a value with a personal value
+    in it neither matches a guess nor is offered, so neither confirms what masking hides.
+
+    >>> shown_whole_sql("k")
+    "(NOT getvariable('tl_search_barrier') IS NOT NULL OR NOT regexp_matches(k, getvariable('tl_search_barrier')))"
+    """
+    return f"(NOT {BLIND_SQL} OR NOT regexp_matches({expression}, getvariable('{SEARCH_BARRIER_VARIABLE}')))"
+
+
 def searchable_sql(column: str) -> str:
     """SQL: the text of `column` as a masking connection's search sees it, each stretch of
     `search_barrier` replaced by a NUL character (on a connection that does not mask: NULL,
