@@ -267,7 +267,7 @@ _COLON = r":\x{FF1A}"
 _BUILTIN_BARRIER = "|".join([
     rf"[^\s{_AT}]*[{_AT}][^\s{_AT}]*",  # any token holding an @: an email, glued to anything
     rf'"[^"\n]{{0,64}}"[{_AT}][^\s{_AT}]*',  # a quoted local part with its spaces (`"john doe"@example.com`)
-    r"\S*(?i:%40|&#0*64;|&#x0*40;|&commat;)\S*",  # an @ written escaped (`%40`, `&#64;`)
+    r"\S*(?i:%(?:25)*40|&#0*64|&#x0*40|&commat;)\S*",  # an @ written escaped (`%40`, `%2540`, `&#64;`, `&#64`)
     rf"\p{{Nd}}(?:{_SEP}{{0,3}}\p{{Nd}}){{6,}}",  # 7 digits or more: cards, phones, SSNs, long ids
     rf"[A-Za-z\x{{FF21}}-\x{{FF3A}}\x{{FF41}}-\x{{FF5A}}]{{2}}[{_INVISIBLE}]*\p{{Nd}}[{_INVISIBLE}]*\p{{Nd}}"
     rf"(?:[\p{{Zs}}\p{{Pd}}.\-{_FULL_WIDTH_SEP}{_INVISIBLE}]*[\p{{Nd}}A-Za-z\x{{FF10}}-\x{{FF5A}}]){{11,30}}",  # IBAN-shaped
