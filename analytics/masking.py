@@ -37,7 +37,7 @@ import pyarrow as pa
 
 from analytics.catalog import ALL_TABLES
 from analytics.policy import Policy, effective
-from analytics.reader_view import stored_spellings
+from analytics.reader_view import DIGIT, stored_spellings
 from analytics.redact import CONFIG_ENV, RedactConfig, Redactor
 
 #: Text columns the catalogues declare and that never hold personal data (keys, roles,
@@ -268,7 +268,7 @@ _BUILTIN_BARRIER = "|".join([
     rf"[^\s{_AT}]*[{_AT}][^\s{_AT}]*",  # any token holding an @: an email, glued to anything
     rf'"[^"\n]{{0,64}}"[{_AT}][^\s{_AT}]*',  # a quoted local part with its spaces (`"john doe"@example.com`)
     r"\S*(?i:%(?:25)*40|&#0*64|&#x0*40|&commat;)\S*",  # an @ written escaped (`%40`, `%2540`, `&#64;`, `&#64`)
-    rf"\p{{Nd}}(?:{_SEP}{{0,3}}\p{{Nd}}){{6,}}",  # 7 digits or more: cards, phones, SSNs, long ids
+    rf"{DIGIT}(?:{_SEP}{{0,3}}{DIGIT}){{6,}}",  # 7 digits or more (superscripts too): cards, phones, SSNs, long ids
     rf"[A-Za-z\x{{FF21}}-\x{{FF3A}}\x{{FF41}}-\x{{FF5A}}]{{2}}[{_INVISIBLE}]*\p{{Nd}}[{_INVISIBLE}]*\p{{Nd}}"
     rf"(?:[\p{{Zs}}\p{{Pd}}.\-{_FULL_WIDTH_SEP}{_INVISIBLE}]*[\p{{Nd}}A-Za-z\x{{FF10}}-\x{{FF5A}}]){{11,30}}",  # IBAN-shaped
     rf"\p{{Nd}}(?:[{_INVISIBLE}]*\p{{Nd}}){{0,2}}(?:[{_INVISIBLE}]*[{_DOT}][{_INVISIBLE}]*\p{{Nd}}(?:[{_INVISIBLE}]*\p{{Nd}}){{0,2}}){{3}}",  # IPv4-shaped

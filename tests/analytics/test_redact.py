@@ -52,6 +52,7 @@ PLANTED = [
     ("CARD", "5500\u00a00000.0000/0004"),
     ("CARD", "3782-822463 10005"),
     ("CARD", "4111 1111\n1111 1111"),  # a line break inside (a wrapped line)
+    ("CARD", "⁴¹¹¹ ¹¹¹¹ ¹¹¹¹ ¹¹¹¹"),  # superscript digits
     ("EMAIL", "alice.entns&#64ent-mail.com"),  # a character reference without its `;`: a browser shows `@`
     ("EMAIL", "alice.dbl%2540dbl-mail.com"),  # URL-escaped twice
     ("IP", "010.001.002.003"),  # leading zeros
@@ -196,3 +197,9 @@ def test_the_search_barrier_covers_an_at_sign_escaped_without_its_semicolon_or_t
     said = "mail alice.entns&#64ent-mail.com or alice.dbl%2540dbl-mail.com"
     blind = duckdb.connect().execute("SELECT regexp_replace(?, ?, '#', 'g')", [said, search_barrier(RedactConfig())])
     assert blind.fetchone()[0] == "mail # or #"
+
+
+def test_the_search_barrier_covers_superscript_digits():
+    said = "card ⁴¹¹¹ ¹¹¹¹ ¹¹¹¹ ¹¹¹¹ ok"
+    blind = duckdb.connect().execute("SELECT regexp_replace(?, ?, '#', 'g')", [said, search_barrier(RedactConfig())])
+    assert blind.fetchone()[0] == "card # ok"
