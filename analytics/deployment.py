@@ -24,9 +24,12 @@ from __future__ import annotations
 import fnmatch
 import os
 import stat
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from analytics import source_pin
 
 from analytics.policy import TENANTS_ENV, Policy, deployment_policy
 from analytics.redact import ENV as REDACT_ENV
@@ -88,6 +91,17 @@ class Deployment:
             roots = ", ".join(str(r) for r in self.source_roots)
             return f"{path} is outside the folders this app may read ({roots})"
         return _entry_refusal(path, real, max_bytes, self._inside)
+
+    @contextmanager
+    def pinned(self, path: str, into: Path) -> Iterator[str]:
+        """What the loader is given for `path`, a path `path_refusal` let through: with source
+        folders, its private pin under `into` (`analytics.source_pin`: a link swapped in after the
+        check is never followed; `source_pin.PinRefused` if one already was), else `path` itself."""
+        if not self.source_roots:
+            yield path
+            return
+        with source_pin.pinned(path, self.source_roots, into) as pin:
+            yield str(pin)
 
     def _inside(self, real: Path) -> bool:
         return any(real == root or root in real.parents for root in self.source_roots)

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from analytics._pandas import pd
-from analytics.errors import AnalyticsError
+from analytics.errors import AnalyticsError, BadRequest
 from analytics.workspace.store import Workspace, WorkspaceError, now, workspace_of
 
 ORIGINS = ("cli", "app", "api")
@@ -143,10 +143,17 @@ def record_export(db: str | os.PathLike | None, what: str, *, arguments: Mapping
 
 
 def exports(db: str | os.PathLike | None, *, workspace: Workspace | str | os.PathLike | None = None) -> pd.DataFrame:
-    """The export log, oldest first (`COLUMNS`; `arguments` as JSON text).
+    """The export log, oldest first (`COLUMNS`; `arguments` as JSON text). Refused under a tenant
+    scope: its rows name every tenant's threads, search texts and files, and a row does not say
+    whose scope it was written under, so there is no scoped part of it to give.
 
     >>> exports("lens.duckdb")[["who", "origin", "what", "rows"]]  # doctest: +SKIP
     """
+    from analytics.policy import effective
+
+    if effective().tenants is not None:
+        raise BadRequest("the export log spans every tenant (thread ids, search texts, files), so a reader "
+                         "scoped to tenants cannot read it")
     ws = workspace_of(db, workspace)
     with ws.read() as conn:
         rows = conn.execute(f"SELECT {', '.join(COLUMNS)} FROM exports ORDER BY export_id").fetchall()

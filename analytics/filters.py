@@ -164,11 +164,15 @@ class Filters:
             clauses.append(f"{alias}.thread_id IN (SELECT thread_id FROM thread_model_metrics WHERE model IN (SELECT unnest(?)))")
             params.append(list(self.models))
         for key, value in self.metadata:
-            # A JSON pointer names the key whatever characters it holds (`~` and `/` escaped).
+            from analytics.masking import shown_whole_sql
+
+            # A JSON pointer names the key whatever characters it holds (`~` and `/` escaped). Under
+            # masking a key or value holding a personal value matches nothing (no guess confirmed).
             clauses.append(
                 f"EXISTS (SELECT 1 FROM checkpoints c WHERE c.thread_id = {alias}.thread_id AND c.checkpoint_ns = '' "
-                f"AND c.checkpoint_id = {alias}.transcript_checkpoint_id AND json_extract_string(c.metadata, ?) = ?)")
-            params.extend([metadata_pointer(key), value])
+                f"AND c.checkpoint_id = {alias}.transcript_checkpoint_id AND json_extract_string(c.metadata, ?) = ? "
+                f"AND {shown_whole_sql('? || chr(10) || json_extract_string(c.metadata, ?)')})")
+            params.extend([metadata_pointer(key), value, key, metadata_pointer(key)])
         if self.text:
             # The one rule of finding a text (analytics.text_match), as Search finds it.
             clauses.append(f"{alias}.thread_id IN (SELECT thread_id FROM messages WHERE {contains_sql('content')})")

@@ -37,7 +37,7 @@ import pyarrow as pa
 
 from analytics.catalog import ALL_TABLES
 from analytics.policy import Policy, effective
-from analytics.reader_view import stored_spellings
+from analytics.reader_view import DIGIT, stored_spellings
 from analytics.redact import CONFIG_ENV, RedactConfig, Redactor
 
 #: Text columns the catalogues declare and that never hold personal data (keys, roles,
@@ -267,8 +267,8 @@ _COLON = r":\x{FF1A}"
 _BUILTIN_BARRIER = "|".join([
     rf"[^\s{_AT}]*[{_AT}][^\s{_AT}]*",  # any token holding an @: an email, glued to anything
     rf'"[^"\n]{{0,64}}"[{_AT}][^\s{_AT}]*',  # a quoted local part with its spaces (`"john doe"@example.com`)
-    r"\S*(?i:%40|&#0*64;|&#x0*40;|&commat;)\S*",  # an @ written escaped (`%40`, `&#64;`)
-    rf"\p{{Nd}}(?:{_SEP}{{0,3}}\p{{Nd}}){{6,}}",  # 7 digits or more: cards, phones, SSNs, long ids
+    r"\S*(?i:%(?:25)*40|&#0*64|&#x0*40|&commat;)\S*",  # an @ written escaped (`%40`, `%2540`, `&#64;`, `&#64`)
+    rf"{DIGIT}(?:{_SEP}{{0,3}}{DIGIT}){{6,}}",  # 7 digits or more (superscripts too): cards, phones, SSNs, long ids
     rf"[A-Za-z\x{{FF21}}-\x{{FF3A}}\x{{FF41}}-\x{{FF5A}}]{{2}}[{_INVISIBLE}]*\p{{Nd}}[{_INVISIBLE}]*\p{{Nd}}"
     rf"(?:[\p{{Zs}}\p{{Pd}}.\-{_FULL_WIDTH_SEP}{_INVISIBLE}]*[\p{{Nd}}A-Za-z\x{{FF10}}-\x{{FF5A}}]){{11,30}}",  # IBAN-shaped
     rf"\p{{Nd}}(?:[{_INVISIBLE}]*\p{{Nd}}){{0,2}}(?:[{_INVISIBLE}]*[{_DOT}][{_INVISIBLE}]*\p{{Nd}}(?:[{_INVISIBLE}]*\p{{Nd}}){{0,2}}){{3}}",  # IPv4-shaped
@@ -306,6 +306,18 @@ def blind_search(con: duckdb.DuckDBPyConnection) -> None:
 
 #: SQL: true on a connection whose searches are blind inside personal values (`blind_search`).
 BLIND_SQL = f"getvariable('{SEARCH_BARRIER_VARIABLE}') IS NOT NULL"
+
+
+def shown_whole_sql(expression: str) -> str:
+    """SQL: true when `expression` holds no stretch of `search_barrier` (always, on a connection
+    that does not mask). A masking connection compares or lists a value verbatim only where this
+    holds (a metadata filter, the metadata a cohort is chosen by): a value with a personal value
+    in it neither matches a guess nor is offered, so neither confirms what masking hides.
+
+    >>> shown_whole_sql("k")
+    "(NOT getvariable('tl_search_barrier') IS NOT NULL OR NOT regexp_matches(k, getvariable('tl_search_barrier')))"
+    """
+    return f"(NOT {BLIND_SQL} OR NOT regexp_matches({expression}, getvariable('{SEARCH_BARRIER_VARIABLE}')))"
 
 
 def searchable_sql(column: str) -> str:

@@ -1,6 +1,7 @@
 """A text as a reader sees it: the one view both the masking detector and the search barrier read.
 
-Every decimal digit of any script is its ASCII digit; every space separator a space; every dash
+Every decimal digit of any script, and every superscript or subscript digit, is its ASCII digit;
+every space separator a space; every dash
 a `-`; the full-width forms (`＠`, `．`, `Ａ`) and the ideographic full stops their ASCII
 characters; every invisible character — a format character (zero-width space and joiners, soft
 hyphen, bidi controls, tags) or a combining mark (the accent of a decomposed `é`) — nothing. So
@@ -22,6 +23,11 @@ import unicodedata
 
 #: RE2: any run of invisible characters (dropped by the view).
 INVISIBLE = r"[\p{Cf}\p{Mn}\p{Me}]*"
+#: Superscript and subscript digits (`⁴¹¹¹`, `₄₁₁₁`), which a reader reads as digits: their ASCII digit.
+RAISED_DIGITS = {0xB9: "1", 0xB2: "2", 0xB3: "3", 0x2070: "0", **{0x2070 + d: str(d) for d in range(4, 10)},
+                 **{0x2080 + d: str(d) for d in range(10)}}
+#: RE2: a character the view reads as a digit.
+DIGIT = r"[\p{Nd}\x{B2}\x{B3}\x{B9}\x{2070}\x{2074}-\x{2079}\x{2080}-\x{2089}]"
 
 
 @functools.cache
@@ -42,7 +48,7 @@ def fold_table() -> dict[int, str]:
                 table[cp] = ""
             elif 0xFF01 <= cp <= 0xFF5E:
                 table[cp] = chr(cp - 0xFEE0)
-    table.update({0x3002: ".", 0xFF61: ".", 0xFE52: ".", 0xFE6B: "@"})
+    table.update({0x3002: ".", 0xFF61: ".", 0xFE52: ".", 0xFE6B: "@", **RAISED_DIGITS})
     return table
 
 

@@ -164,19 +164,20 @@ class Finding(NamedTuple):
 # closed). One regex for all of it backtracks over every start in a run of local-part characters
 # that ends without `@` (`a'a'a'…@!`: quadratic), so the local part is found from each `@`
 # backwards (`_emails`) and only the domain is a regex, matched where an `@` is. An `@` written
-# as a URL escape (`%40`) or an HTML character reference (`&#64;`, `&#x40;`, `&commat;`) is one.
-_AT_SIGN = re.compile(r"@|%40|&#0*64;|&#x0*40;|&commat;", re.IGNORECASE)
+# as a URL escape (`%40`, escaped twice `%2540`) or an HTML character reference (`&#64;`, `&#x40;`,
+# `&commat;`, and without its `;`, `&#64`, which browsers read as an `@` too) is one.
+_AT_SIGN = re.compile(r"@|%(?:25)*40|&#0*64(?![0-9])(?:;)?|&#x0*40(?![0-9a-f])(?:;)?|&commat;", re.IGNORECASE)
 #: An address literal as a domain (`user@[192.168.1.1]`, `user@[IPv6:2001:db8::1]`).
 _EMAIL_LITERAL = re.compile(r"\[(?:IPv6:)?[0-9A-Fa-f:.]{2,45}\]")
 #: Characters of a quoted local part (`"john doe"@example.com`) looked back for; RFC 5321 allows 64.
 _QUOTED_LOCAL = 64
 _EMAIL_DOMAIN = re.compile(r"([^\W_](?:[\w-]*[^\W_])?(?:\.[^\W_](?:[\w-]*[^\W_])?)*\.[^\W\d_]{2,})[\w-]*")
-# Any case, grouped by spaces, dashes or dots (`de89-3704-…`); the checksum decides.
-_IBAN = re.compile(r"(?<![A-Za-z0-9])[A-Za-z]{2}[0-9]{2}(?:[ .-]?[A-Za-z0-9]){11,30}(?![A-Za-z0-9])")
-# Digits grouped by one kind of separator: spaces, dashes, dots, underscores or slashes
-# (`4111.1111.1111.1111`, `5500/0000/0000/0004`), one with a space on each side too
-# (`4111 - 1111 - 1111 - 1111`).
-_CARD = re.compile(r"(?<![0-9.,_/-])[0-9](?:(?: [._/-] |[ ._/-])?[0-9]){12,18}(?![0-9]|[.,_/-][0-9])")
+# Any case, grouped by spaces, dashes or dots (`de89-3704-…`), a line break too (a wrapped line);
+# the checksum decides.
+_IBAN = re.compile(r"(?<![A-Za-z0-9])[A-Za-z]{2}[0-9]{2}(?:[ .\n-]?[A-Za-z0-9]){11,30}(?![A-Za-z0-9])")
+# Digits grouped by spaces, dashes, dots, underscores, slashes or line breaks (`4111.1111.1111.1111`,
+# `5500/0000/0000/0004`), one with a space on each side too (`4111 - 1111 - 1111 - 1111`).
+_CARD = re.compile(r"(?<![0-9.,_/-])[0-9](?:(?: [._/-] |[ ._/\n-])?[0-9]){12,18}(?![0-9]|[.,_/-][0-9])")
 _CARD_GAP = re.compile(r"[^0-9]+")
 _SSN = re.compile(r"(?<![0-9-])([0-9]{3})([- ])([0-9]{2})\2([0-9]{4})(?![0-9]|-[0-9])")
 _IPV4 = re.compile(r"(?<![0-9.])(?:[0-9]{1,3}\.){3}[0-9]{1,3}(?![0-9]|\.[0-9])")
@@ -245,9 +246,9 @@ def _ibans(text: str) -> Iterator[Finding]:
     """
     pos = 0
     while (m := _IBAN.search(text, pos)) is not None:
-        ends = [m.end(), *(p for p in range(m.end() - 1, m.start() + 4, -1) if text[p] in " .-")]
+        ends = [m.end(), *(p for p in range(m.end() - 1, m.start() + 4, -1) if text[p] in " .-\n")]
         for end in ends:
-            value = _iban.compact(text[m.start():end])
+            value = _iban.compact(text[m.start():end].replace("\n", " "))
             if _iban.is_valid(value):
                 yield Finding(m.start(), end, "IBAN", value)
                 pos = end
@@ -257,13 +258,32 @@ def _ibans(text: str) -> Iterator[Finding]:
 
 
 def _cards(text: str) -> Iterator[Finding]:
+    """Each card number: 13 to 19 digits, Luhn-checked, grouped by one kind of separator, or by
+    several (`4111 1111-1111_1111`, written to slip past a masker) in a card's own groups; digits
+    a date and a number mix separators in (`2025-03-05 1741203902`) are not grouped so.
+
+    >>> [f.value for f in _cards("4111 1111-1111_1111, 3782.822463 10005; 2025-03-05 1741203902")]
+    ['4111111111111111', '378282246310005']
+    """
     for m in _CARD.finditer(text):
         raw = m.group()
-        if len(set(_CARD_GAP.findall(raw))) > 1:  # `1234 5678-9012 3456`: not how a card number is written
+        gaps = set(_CARD_GAP.findall(raw))
+        if (len(gaps) > 1 or "\n" in gaps) and not _card_grouped(raw):  # (numbers one per line: a list)
             continue
         digits = re.sub(r"[^0-9]", "", raw)
         if 13 <= len(digits) <= 19 and digits[0] != "0" and _luhn.is_valid(digits):
             yield Finding(m.start(), m.end(), "CARD", digits)
+
+
+def _card_grouped(raw: str) -> bool:
+    """Whether the digit groups of `raw` are how card numbers are printed: fours (the last group
+    shorter), or American Express's and Diners Club's 4-6-5 and 4-6-4.
+
+    >>> _card_grouped("4111 1111-1111_1111"), _card_grouped("3782.822463 10005"), _card_grouped("2025-03-05 1741203900")
+    (True, True, False)
+    """
+    sizes = [len(group) for group in _CARD_GAP.split(raw)]
+    return sizes in ([4, 6, 5], [4, 6, 4]) or (all(n == 4 for n in sizes[:-1]) and sizes[-1] <= 4)
 
 
 def _ssns(text: str) -> Iterator[Finding]:
@@ -278,8 +298,8 @@ def _ips(text: str) -> Iterator[Finding]:
         for m in _IPV4.finditer(text):
             if _VERSION_BEFORE.search(text, max(0, m.start() - 12), m.start()):
                 continue
-            try:
-                address = ipaddress.IPv4Address(m.group())
+            try:  # (leading zeros, `010.001.002.003`, which `ipaddress` refuses, read as a reader reads them)
+                address = ipaddress.IPv4Address(".".join(str(int(octet)) for octet in m.group().split(".")))
             except ValueError:
                 continue
             yield Finding(m.start(), m.end(), "IP", str(address))

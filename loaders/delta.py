@@ -43,9 +43,7 @@ from typing import Any, NamedTuple
 
 import ormsgpack
 
-from loaders.decode import (
-    EXT_CONSTRUCTOR_KW_ARGS, EXT_DELTA_SNAPSHOT, UNPACK_OPT, DecodeError, Ext, outer_hook,
-)
+from loaders.decode import EXT_CONSTRUCTOR_KW_ARGS, EXT_DELTA_SNAPSHOT, DecodeError, Ext, unpack_counted
 from loaders.records import LoadError, Payloads, ThreadBundle, list_entries_reason, max_list_entries
 
 CHANNEL = "messages"
@@ -101,10 +99,7 @@ def stored_value(value: Any) -> Any:
     if value is None or value is NOTHING:
         return NOTHING
     if isinstance(value, Ext) and value.code == EXT_DELTA_SNAPSHOT:
-        try:
-            value = ormsgpack.unpackb(value.data, ext_hook=outer_hook, option=UNPACK_OPT)
-        except (ormsgpack.MsgpackDecodeError, ValueError, TypeError, RecursionError) as exc:
-            raise DecodeError(f"DeltaChannel snapshot of {CHANNEL}: invalid msgpack: {exc}") from None
+        value = unpack_counted(value.data, f"DeltaChannel snapshot of {CHANNEL}")
         if value is None:
             return []
     if not isinstance(value, list):
@@ -139,7 +134,7 @@ class _Messages:
     @staticmethod
     def _payload(raw: bytes) -> tuple[Any, str | None, bool]:
         try:
-            tup = ormsgpack.unpackb(raw, ext_hook=outer_hook, option=UNPACK_OPT)
+            tup = unpack_counted(raw, "message")
         except Exception:  # noqa: BLE001 - a damaged message: decoded (and reported) by the transform
             return raw, None, False
         fields = tup[2] if isinstance(tup, list) and len(tup) >= 3 and isinstance(tup[2], dict) else {}
@@ -175,7 +170,7 @@ def _overwrite(value: Any) -> tuple[bool, Any]:
     """`langgraph.channels.binop._get_overwrite` on the stored forms of an `Overwrite`."""
     if isinstance(value, Ext) and value.code == EXT_CONSTRUCTOR_KW_ARGS:
         try:
-            tup = ormsgpack.unpackb(value.data, ext_hook=outer_hook, option=UNPACK_OPT)
+            tup = unpack_counted(value.data, "Overwrite")
         except Exception:  # noqa: BLE001
             return False, None
         if isinstance(tup, list) and len(tup) >= 3 and tup[1] == "Overwrite" and isinstance(tup[2], dict):

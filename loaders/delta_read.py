@@ -44,7 +44,7 @@ def _writes(thread_id: str, rows: WriteRows, errors: list[LoadError]) -> list[De
         else:
             held += size
             try:
-                value = decode_typed(type_, blob_bytes(blob))
+                value = decode_typed(type_, blob_bytes(blob), deep=True)  # (its payloads are unpacked here)
             except DecodeError as exc:
                 errors.append(LoadError(thread_id, ns, cid, "write", f"{CHANNEL}: {exc}"))
                 value = FAILED  # (what depends on it is not rebuilt)
@@ -112,7 +112,7 @@ def postgres_thread(bundle: ThreadBundle, rows: list, blobs: list, fetch_writes:
             key = (row.checkpoint_ns, ver)
             if key not in decoded:
                 try:
-                    decoded[key] = delta.stored_value(decode_typed(blob[0], blob_bytes(blob[1])))
+                    decoded[key] = delta.stored_value(decode_typed(blob[0], blob_bytes(blob[1]), deep=True))
                 except DecodeError:
                     decoded[key] = FAILED  # (reported by the reader)
             stored = decoded[key]

@@ -27,9 +27,10 @@ checkpoints than a load reads (`records.max_thread_checkpoints()`), or of more s
 writes than it keeps (`records.SPECIAL_WRITES_MAX`), has only its documents' ids fetched
 first; then only the documents of the checkpoints and writes kept are.
 
-Strictly read-only: it sends SCAN, JSON.MGET, GET, ZRANGE (and PING, SELECT), nothing
-that writes or creates (no index, no FT.* command); a user whose ACL allows only these
-can load (tests/loaders/test_redis_source.py). Redis has no snapshot: see `RedisReader`.
+Strictly read-only: it sends SCAN, JSON.MGET, JSON.DEBUG MEMORY (or MEMORY USAGE), GET,
+ZRANGE (and PING, SELECT), nothing that writes or creates (no index, no FT.* command); a
+user whose ACL allows only these can load (tests/loaders/test_redis_source.py). Redis has
+no snapshot: see `RedisReader`.
 
 >>> RedisSource().describe("redis://app:s3cret@cache:6379/2")
 'redis://app:***@cache:6379/2'
@@ -40,6 +41,7 @@ from __future__ import annotations
 import base64
 import binascii
 import heapq
+import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -64,6 +66,12 @@ CHAIN_MAX = 100_000  # checkpoints followed back from a moved latest pointer, at
 EMPTY_STRING_SENTINEL = "__empty__"  # langgraph.checkpoint.redis.util
 EMPTY_ID_SENTINEL = "00000000-0000-0000-0000-000000000000"
 _GLOB = re.compile(rb"([*?\[\]\\])")
+# How a document's size is asked of the server, the first this user may run: what RedisJSON
+# holds for it, and the same plus the key's own overhead (RedisJSON reports its memory to Redis).
+MEASURES = (("JSON.DEBUG", "MEMORY"), ("MEMORY", "USAGE"))
+#: Set to 1 to load a store whose server measures no document for this user (neither of
+#: `MEASURES` allowed): its documents are then fetched unmeasured, past the per-value limit.
+UNMEASURED_ENV = "TRANSCRIPT_LENS_REDIS_UNMEASURED"
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +114,15 @@ class RedisSource(DsnSpec, Source):
         return RedisReader(spec, options)
 
 
+def _not_run(exc: Exception) -> bool:
+    """Whether a command was refused as a whole (not allowed by the ACL, or unknown to the server)
+    rather than for its key."""
+    import redis
+
+    why = str(exc).lower()
+    return isinstance(exc, redis.exceptions.NoPermissionError) or "unknown command" in why or "unknown subcommand" in why
+
+
 def _unsafe(value: Any, sentinel: str) -> Any:
     return "" if value == sentinel else value
 
@@ -143,6 +160,7 @@ class RedisReader(SourceReader):
         try:
             # RedisJSON is there (a read of one key that is never written).
             self.con.execute_command("JSON.MGET", self.cp_prefix + b":", "$")
+            self._measure = self._measure_command()
             self.cp_keys = self._group(self._scan(self.cp_prefix), channel=False)
             self.write_keys = self._group(self._scan(self.write_prefix), channel=True)
         except redis.RedisError as exc:
@@ -151,6 +169,9 @@ class RedisReader(SourceReader):
             if "unknown command" in why.lower() and "json." in why.lower():
                 why = "the server has no RedisJSON module, which langgraph-checkpoint-redis stores need"
             raise SourceError(f"{self.where}: {why}") from None
+        except SourceError:
+            self.close()
+            raise
         if not self.cp_keys and not self.index_errors:
             self.close()
             raise SourceError(f"{self.where}: no checkpoint document under {_shown_key(self.cp_prefix + b':*')} "
@@ -200,14 +221,40 @@ class RedisReader(SourceReader):
             out += got
         return out
 
+    def _measure_command(self) -> tuple[str, str] | None:
+        """The first of `MEASURES` the server runs for this user (asked of a key never written).
+        Neither: refused in one line naming what to grant, unless `UNMEASURED_ENV` allows
+        fetching unmeasured (None)."""
+        for command in MEASURES:
+            try:
+                self.con.execute_command(*command, self.cp_prefix + b":")
+                return command
+            except self._reply_error as exc:
+                if not _not_run(exc):
+                    return command  # (refused for that key, WRONGTYPE say: the command runs)
+        if os.environ.get(UNMEASURED_ENV, "") not in ("", "0"):
+            return None
+        raise SourceError(
+            f"{self.where}: the server will not measure a document for this user (JSON.DEBUG MEMORY and "
+            "MEMORY USAGE refused), so the per-value limit cannot hold: grant it +json.debug (or +memory|usage), "
+            f"or set {UNMEASURED_ENV}=1 to fetch documents unmeasured")
+
     def _sizes(self, keys: list[bytes]) -> list[int]:
-        """What each document takes on the server (`JSON.DEBUG MEMORY`, 0 for a missing key),
-        in one round trip: at least its size as JSON, more for tiny values (a list of empty
-        objects takes about six times its JSON), so a flood of tiny values is refused sooner."""
+        """What each document takes on the server (`JSON.DEBUG MEMORY` or `MEMORY USAGE`, 0 for a
+        missing key or one that is no JSON document), in one round trip: at least its size as
+        JSON, more for tiny values (a list of empty objects takes about six times its JSON), so a
+        flood of tiny values is refused sooner. Any other refusal is raised: never read as 0."""
+        if self._measure is None:
+            return [0] * len(keys)
         pipe = self.con.pipeline(transaction=False)
         for key in keys:
-            pipe.execute_command("JSON.DEBUG", "MEMORY", key)
-        return [size if type(size) is int else 0 for size in pipe.execute(raise_on_error=False)]
+            pipe.execute_command(*self._measure, key)
+        sizes = []
+        for size in pipe.execute(raise_on_error=False):
+            if isinstance(size, Exception) and (_not_run(size) or not isinstance(size, self._reply_error)):
+                raise size  # (a key of another type is answered "wrong Redis type": that one is 0)
+            sizes.append(size if type(size) is int else 0)
+        return sizes
 
     def _fetch(self, keys: list[bytes], path: str) -> list[Any]:
         out: list[Any] = []

@@ -24,6 +24,7 @@ import argparse
 import gc
 import importlib.util
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -334,12 +335,17 @@ def main(argv: list[str] | None = None) -> int:
         from analytics.cli import names
 
         first = first if first in names() else None
-    args = build_parser(first).parse_args(argv)
     try:
+        args = build_parser(first).parse_args(argv)
         return args.run(args)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader of the output went away (`| head`): stop quietly, as a command killed by
+        # SIGPIPE does, with what is still buffered sent nowhere (not a traceback at exit).
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 128 + signal.SIGPIPE
 
 
 if __name__ == "__main__":

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import hashlib
 import re
 from dataclasses import dataclass, field
@@ -181,14 +183,33 @@ def _load_panel(deployed: access.Deployment) -> None:
             if refusal:
                 st.error(f"AES key file: {markup.text(refusal)}. The open database is unchanged.")
                 return
+            if not named:
+                refusal = _refusal(deployed, spec.strip(), upload)
+                if refusal:
+                    st.error(f"{markup.text(refusal)}. The open database is unchanged.")
+                    return
+            _load_pinned(deployed, spec.strip(), upload, None if kind == AUTO else kind, choices, named)
+
+
+def _load_pinned(deployed: access.Deployment, spec: str, upload, kind: str | None, choices: LoadChoices,
+                 named: str | None) -> None:
+    """`_load`, the loader given the pins of the paths checked (the typed source, the key file):
+    what it reads is what the check saw, whatever is swapped in meanwhile (`Deployment.pinned`)."""
+    from analytics.source_pin import PinRefused
+
+    pins = database.cache_dir() / "pins"
+    typed = None if named or upload is not None or is_dsn(spec) or not spec else spec
+    try:
+        with contextlib.ExitStack() as held:
+            key = choices.aes_key_file and held.enter_context(deployed.pinned(choices.aes_key_file, pins))
+            choices = dataclasses.replace(choices, aes_key_file=key or None)
             if named:
-                _load(deployed.sources[named], None, None if kind == AUTO else kind, choices, shown_as=named)
-                return
-            refusal = _refusal(deployed, spec.strip(), upload)
-            if refusal:
-                st.error(f"{markup.text(refusal)}. The open database is unchanged.")
-                return
-            _load(spec.strip(), upload, None if kind == AUTO else kind, choices)
+                _load(deployed.sources[named], None, kind, choices, shown_as=named)
+            else:
+                read_from = held.enter_context(deployed.pinned(typed, pins)) if typed else None
+                _load(spec, upload, kind, choices, read_from=read_from)
+    except PinRefused as exc:
+        st.error(f"{markup.text(str(exc))}. The open database is unchanged.")
 
 
 def _refusal(deployed: access.Deployment, spec: str, upload) -> str | None:
@@ -237,9 +258,11 @@ class LoadChoices:
         return dict(self.options)
 
 
-def _load(spec: str, upload, kind: str | None, choices: LoadChoices = LoadChoices(), shown_as: str | None = None) -> None:
+def _load(spec: str, upload, kind: str | None, choices: LoadChoices = LoadChoices(), shown_as: str | None = None,
+          read_from: str | None = None) -> None:
     """Load (or open) a source; on any failure the open database stays as it was. `shown_as`:
-    the name a configured source is shown by (its DSN never is)."""
+    the name a configured source is shown by (its DSN never is); `read_from`: the path the loader
+    reads `spec` from (its pin), named `spec` in every message."""
     if upload is not None:
         spec = str(_save_upload(upload))
     if not spec:
@@ -251,10 +274,11 @@ def _load(spec: str, upload, kind: str | None, choices: LoadChoices = LoadChoice
     import loaders
     import transcript_lens
 
+    read_from = read_from or spec
     try:
-        source = loaders.resolve(spec, kind)
+        source = loaders.resolve(read_from, kind)
     except loaders.SourceError as exc:
-        st.error(f"{markup.text(_reason(exc, spec))}\n\nThe open database is unchanged.")
+        st.error(f"{markup.text(_reason(exc, spec).replace(read_from, spec))}\n\nThe open database is unchanged.")
         return
     where = shown_as or source.describe(spec)
     target = database.load_target(spec, source)
@@ -267,16 +291,16 @@ def _load(spec: str, upload, kind: str | None, choices: LoadChoices = LoadChoice
 
         try:
             summary = transcript_lens.load(
-                spec, target, kind=source.kind, progress=progress,
+                read_from, target, kind=source.kind, progress=progress,
                 thread_key_pattern=choices.thread_key_pattern,
                 options=choices.source_options(),
                 incremental=choices.incremental, aes_key_file=choices.aes_key_file,
             )
         except Exception as exc:  # noqa: BLE001 — the UI boundary: any failure is a message, never a dead app
             status.update(label=f"Could not load {where}", state="error", expanded=True)
-            st.error(f"{markup.text(_reason(exc, spec))}\n\nThe open database is unchanged.")
+            st.error(f"{markup.text(_reason(exc, spec).replace(read_from, spec))}\n\nThe open database is unchanged.")
             return
-        line = summary.line() if shown_as is None else summary.line().replace(summary.source, shown_as)
+        line = summary.line().replace(summary.source, shown_as or spec) if shown_as or read_from != spec else summary.line()
         status.update(label=line, state="complete", expanded=False)
     state.open_db(target)
     st.session_state[_FLASH] = line

@@ -3,6 +3,8 @@
 A metadata key is offered when the transcript checkpoints carry it as a plain value (text,
 number, boolean) with at most `MAX_VALUES` distinct values (an app version, a region, an
 experiment arm), LangGraph's own keys aside (`step`, `source`, `parents`, …: not cohorts).
+On a masking connection a key or value holding a personal value is not offered
+(`analytics.masking.shown_whole_sql`): the choices would show it.
 
 >>> cohort_facets("lens.duckdb").metadata  # doctest: +SKIP
 (('app_version', '1.0', 29), ('app_version', '1.1', 29))
@@ -13,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from analytics.db import ConOrPath, connection
+from analytics.masking import shown_whole_sql
 
 MAX_VALUES = 50
 #: Keys LangGraph writes itself (or a run id): no use as a cohort.
@@ -28,9 +31,10 @@ kv AS (SELECT k AS key, metadata, '/' || replace(replace(k, '~', '~0'), '/', '~1
        FROM (SELECT unnest(json_keys(metadata)) AS k, metadata FROM m) WHERE k NOT IN (SELECT unnest(?::VARCHAR[]))),
 v AS (SELECT key, json_extract_string(metadata, pointer) AS value FROM kv
       WHERE json_type(metadata, pointer) IN ('VARCHAR', 'BIGINT', 'UBIGINT', 'DOUBLE', 'BOOLEAN')),
-counted AS (SELECT key, value, count(*) AS n FROM v GROUP BY ALL)
-SELECT key, value, n FROM counted QUALIFY count(*) OVER (PARTITION BY key) <= ? ORDER BY key, value
-"""
+counted AS (SELECT key, value, count(*) AS n FROM v GROUP BY ALL),
+offered AS (SELECT key, value, n FROM counted QUALIFY count(*) OVER (PARTITION BY key) <= ?)
+SELECT key, value, n FROM offered WHERE {shown} ORDER BY key, value
+""".format(shown=shown_whole_sql("key || chr(10) || value"))
 
 
 @dataclass(frozen=True)

@@ -83,13 +83,41 @@ class Topics:
 
 
 def words(text: str) -> list[str]:
-    """The topic words of `text`: normalised, no function words, no ids or numbers.
+    """The topic words of `text`: normalised, no function words, no ids or numbers, nothing of
+    a personal value (`without_personal`).
 
     >>> words("Où est mon colis ? La commande A-4411 n'est pas arrivée.")
     ['colis', 'commande', 'arrivee']
+    >>> words("refund to alice.wonder@ent-mail.com please")
+    ['refund']
     """
-    return [w for w in _WORD.findall(_ID.sub(" ", normalise(text))) if len(w) > 1 and w not in STOPWORDS
-            and not any(ch.isdigit() for ch in w) and "_" not in w]
+    return [w for w in _WORD.findall(_ID.sub(" ", normalise(without_personal(text)))) if len(w) > 1
+            and w not in STOPWORDS and not any(ch.isdigit() for ch in w) and "_" not in w]
+
+
+#: An at sign, as written or escaped: a text without one holds no address, and the other built-in
+#: kinds are digits (or hex groups), which `words` drops anyway.
+_MAY_HOLD = re.compile(r"[@\uFF20\uFE6B]|%40|&#|&commat;", re.IGNORECASE)
+
+
+def without_personal(text: str) -> str:
+    """`text` with each personal value (masking's detector, its configured terms and patterns
+    included) made a space. Topics are computed from the stored text and shown to masking
+    sessions: an address's parts (`alice`, `wonder`) would become topic terms masking cannot
+    recognise on their own.
+
+    >>> without_personal("mail alice@ex.com now")
+    'mail   now'
+    """
+    from analytics.masking import redactor
+    from analytics.redact import find_personal_data
+
+    config = redactor().config
+    if not (config.terms or config.patterns or _MAY_HOLD.search(text)):
+        return text
+    for found in reversed(find_personal_data(text, config)):
+        text = f"{text[:found.start]} {text[found.end:]}"
+    return text
 
 
 Item = tuple[tuple[str, ...], tuple[str, ...]]  # (a question's words, the tools): what the model sees

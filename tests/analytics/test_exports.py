@@ -120,3 +120,20 @@ def test_a_masked_export_logs_its_arguments_masked(db, tmp_path, capsys):
     masked, plain = analytics.exports(db).arguments
     assert "bob@example.com" not in masked and "<EMAIL_" in masked
     assert json.loads(plain)["tenant"] == ["bob@example.com"]
+
+
+def test_a_reader_scoped_to_tenants_cannot_read_the_export_log(db, tmp_path, monkeypatch, capsys):
+    """Its rows name other tenants' threads and search texts, and say nothing of whose scope wrote them."""
+    assert cli(["report", "transcript", "--db", str(db), "--thread", THREAD, "--out", str(tmp_path / "t.csv")]) == 0
+    assert cli(["search", "Zebulon", "--db", str(db)]) == 0
+    capsys.readouterr()
+    monkeypatch.setenv("TRANSCRIPT_LENS_TENANTS", "globex")
+    assert cli(["report", "exports", "--db", str(db)]) == 2
+    out, err = capsys.readouterr()
+    assert THREAD not in out + err and "Zebulon" not in out + err
+    assert err.strip().splitlines() == ["error: the export log spans every tenant (thread ids, search texts, files), "
+                                        "so a reader scoped to tenants cannot read it"]
+    with pytest.raises(analytics.BadRequest, match="scoped to tenants"):
+        analytics.exports(db)
+    monkeypatch.delenv("TRANSCRIPT_LENS_TENANTS")
+    assert list(analytics.exports(db).what) == ["transcript", "search"]

@@ -48,6 +48,15 @@ PLANTED = [
     ("CARD", "4111.1111.1111.1111"),
     ("CARD", "4111\u00a01111\u00a01111\u00a01111"),  # non-breaking spaces
     ("CARD", "４１１１ １１１１ １１１１ １１１１"),  # full-width digits
+    ("CARD", "4111 1111-1111_1111"),  # separators mixed in one number
+    ("CARD", "5500\u00a00000.0000/0004"),
+    ("CARD", "3782-822463 10005"),
+    ("CARD", "4111 1111\n1111 1111"),  # a line break inside (a wrapped line)
+    ("CARD", "⁴¹¹¹ ¹¹¹¹ ¹¹¹¹ ¹¹¹¹"),  # superscript digits
+    ("EMAIL", "alice.entns&#64ent-mail.com"),  # a character reference without its `;`: a browser shows `@`
+    ("EMAIL", "alice.dbl%2540dbl-mail.com"),  # URL-escaped twice
+    ("IP", "010.001.002.003"),  # leading zeros
+    ("IBAN", "DE89 3704 0044\n0532 0130 00"),  # over a line break
     ("PHONE", "+44 7700 900456"),  # a range kept for drama: not "valid", still a phone number
     ("PHONE", "07700 900456"),
 ]
@@ -79,6 +88,10 @@ DECOYS = [
     "999.999.999.999",
     "DE00 1234 5678 9012 3456 78",  # IBAN shape, bad checksum
     "firmware 1.2.4.0",
+    "2025-03-05 1741203902",  # separators mixed, not in a card's groups (the digits pass Luhn)
+    "05.03.2025 1234-5678-9012",
+    "1\n2\n3\n4\n5\n6\n7\n8\n9\n1\n2\n3\n4\n5\n6\n3",  # numbers one per line (their digits pass Luhn)
+    "firmware 010.001.002.004",
 ]
 
 
@@ -178,3 +191,15 @@ def test_a_card_grouped_by_spaced_dashes_and_an_escaped_at_are_masked():
     assert r.text(said) == "mail <EMAIL_1>, <EMAIL_1>, <EMAIL_1> or <EMAIL_1>"
     blind = duckdb.connect().execute("SELECT regexp_replace(?, ?, '#', 'g')", [said, search_barrier(RedactConfig())])
     assert "acme-mail" not in blind.fetchone()[0]  # a search cannot find a part of them either
+
+
+def test_the_search_barrier_covers_an_at_sign_escaped_without_its_semicolon_or_twice():
+    said = "mail alice.entns&#64ent-mail.com or alice.dbl%2540dbl-mail.com"
+    blind = duckdb.connect().execute("SELECT regexp_replace(?, ?, '#', 'g')", [said, search_barrier(RedactConfig())])
+    assert blind.fetchone()[0] == "mail # or #"
+
+
+def test_the_search_barrier_covers_superscript_digits():
+    said = "card ⁴¹¹¹ ¹¹¹¹ ¹¹¹¹ ¹¹¹¹ ok"
+    blind = duckdb.connect().execute("SELECT regexp_replace(?, ?, '#', 'g')", [said, search_barrier(RedactConfig())])
+    assert blind.fetchone()[0] == "card # ok"

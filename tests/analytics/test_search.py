@@ -223,3 +223,21 @@ def test_the_text_filter_and_the_thread_picker_find_the_threads_search_finds(int
     finally:
         con.close()
     assert filtered == by_message == threads
+
+
+
+def test_a_snippet_is_found_by_a_linear_time_engine(monkeypatch):
+    """The typed text is located in a hit's message by RE2, never Python's backtracking `re`: a
+    1 MB run of `a` and a 500-character `aaa…b` cost `re` seconds of CPU per hit shown."""
+    import re
+
+    from analytics.text_match import snippet
+
+    def backtracking(*_args, **_kwargs):
+        raise AssertionError("Python's re used on the message")
+
+    monkeypatch.setattr(re, "search", backtracking)
+    monkeypatch.setattr(re, "compile", backtracking)
+    text, needle = "a" * 1_000_000 + "b", "a" * 499 + "b"
+    assert snippet(text, needle, context=3) == ("…aaa" + needle, 4, 504)
+    assert snippet("Hello, I would like a REFUND", "refund", context=3)[1:] == (4, 10)

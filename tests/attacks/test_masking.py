@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.analytics.pii_store import (EMAIL, GLUED, NAME, SECRETS, THREAD, build_pii_in_every_field)
+from tests.analytics.pii_store import (EMAIL, GLUED, NAME, PHONE, SECRETS, THREAD, build_pii_in_every_field)
 from analytics.reports import registry
 from tests.attacks.harness import attack, run_cli
 
@@ -124,3 +124,27 @@ def test_a_diff_written_to_a_file_is_masked(fmt, lens, tmp_path):
     out.succeeded().never_prints(*SECRETS)
     written = target.read_text(encoding="utf-8")
     assert "<EMAIL_" in written and not [s for s in SECRETS if s in written]
+
+
+@pytest.mark.parametrize("guess", [EMAIL, "wrong.guess@acme-mail.com"])
+def test_a_metadata_filter_confirms_no_guessed_value(guess, lens, tmp_path):
+    """`--meta KEY=VALUE` on a value holding a personal value matches nothing under masking,
+    whether the guess is right or not (checkpoint metadata is masked on output)."""
+    db, _config = lens
+    argv = ["search", "Order", "--format", "csv", "--meta", f"user_email={guess}"]
+    plain = attack([*argv, "--db", str(db)], tmp_path).succeeded()
+    assert (len(plain.stdout.splitlines()) > 1) == (guess == EMAIL)  # unmasked, the right guess finds its thread
+    out = attack(_masked(argv, lens, tmp_path), tmp_path).succeeded().never_prints(*SECRETS)
+    assert len(out.stdout.splitlines()) <= 1, out.stdout  # a header, no hit
+
+
+def test_the_metadata_a_cohort_is_chosen_by_shows_no_personal_value(lens):
+    """The Conversations and Compare pages offer these keys and values as choices."""
+    import analytics
+    from analytics.cohorts.facets import cohort_facets
+
+    db, _config = lens
+    plain = cohort_facets(analytics.connect(db)).metadata
+    assert {(k, v) for k, v, _n in plain} >= {("user_email", EMAIL), ("caller", PHONE)}
+    masked = cohort_facets(analytics.connect(db, redact=True)).metadata
+    assert not [f for f in masked if any(s in f"{f[0]} {f[1]}" for s in SECRETS)], masked

@@ -116,3 +116,32 @@ def test_the_scanner_declines_a_checkpoint_exactly_past_the_limit():
         row = ("t", "", "c", None, "msgpack", blob, b"{}")
         accepted = _native.scan.row(row, Payloads(), RawCheckpoint, limit) is not None
         assert accepted == (values <= limit), limit
+
+
+def test_a_decrypted_value_is_counted_as_a_stored_one(monkeypatch):
+    """Payloads unpacked after their value was counted flat are counted too: a decrypted value
+    like a stored one; a DeltaChannel snapshot, an `Overwrite` inside a delta write (below)."""
+    from Crypto.Cipher import AES
+
+    from loaders import cipher
+
+    monkeypatch.setenv(elements.ENV, "1000")
+    flood = b"\xdd" + (5000).to_bytes(4, "big") + b"\x80" * 5000  # 5,000 empty maps in 5 kB
+    held = _pack([{"value": ormsgpack.Ext(0, _pack(["m", "n", ormsgpack.Ext(0, flood)])), "id": "i1"}])
+    key = b"k" * 16
+    sealed = AES.new(key, AES.MODE_EAX, nonce=b"n" * 16)
+    body, tag = sealed.encrypt_and_digest(held)
+    with cipher.using(cipher.AesKey(key)):
+        with pytest.raises(DecodeError, match="more than 1,000 values"):
+            decode_typed("msgpack+aes", b"n" * 16 + tag + body, deep=True)
+
+
+def test_a_delta_snapshot_or_overwrite_payload_is_counted(monkeypatch):
+    from loaders import delta
+
+    monkeypatch.setenv(elements.ENV, "1000")
+    flood = b"\xdd" + (5000).to_bytes(4, "big") + b"\x80" * 5000
+    snapshot = ormsgpack.Ext(delta.EXT_DELTA_SNAPSHOT, flood)
+    with pytest.raises(DecodeError, match="DeltaChannel snapshot of messages not decoded: more than 1,000 values"):
+        delta.stored_value(decode_typed("msgpack", _pack(snapshot)))
+    assert delta._overwrite(ormsgpack.Ext(delta.EXT_CONSTRUCTOR_KW_ARGS, flood)) == (False, None)

@@ -254,3 +254,23 @@ def test_the_app_cache_is_the_env_s_else_the_checkout_s_else_the_user_s(monkeypa
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     assert database.cache_dir() == tmp_path / "xdg" / "transcript-lens"
     assert database.DEMO_SOURCE == transcript_lens.demo_store()
+
+
+@pytest.mark.parametrize("masked", [False, True])
+def test_a_reader_that_went_away_ends_the_command_quietly(loaded, masked):
+    """Output to a pipe nobody reads (`| head` done): no traceback, the SIGPIPE exit status."""
+    db, _ = loaded
+    with duckdb.connect(str(db), read_only=True) as con:
+        thread = con.execute("SELECT min(thread_id) FROM threads").fetchone()[0]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TRANSCRIPT_LENS_")}
+    redact = ["--redact"] if masked else []
+    for argv in (["search", "the", "--format", "csv"], ["transcript", "--thread", thread, "--format", "json"]):
+        read, write = os.pipe()
+        os.close(read)  # (gone before the command starts: its first write fails, every time)
+        try:
+            proc = subprocess.run([sys.executable, "-m", "transcript_lens", *argv, "--db", str(db), *redact], cwd=ROOT,
+                                  env=env, stdout=write, stderr=subprocess.PIPE, text=True, timeout=120)
+        finally:
+            os.close(write)
+        assert proc.returncode == 141 and "Traceback" not in proc.stderr, (argv, proc.stderr[-2000:])
+        assert len(proc.stderr.splitlines()) <= 1  # (search's summary line, on stderr by design)

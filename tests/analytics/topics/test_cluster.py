@@ -87,3 +87,16 @@ def test_no_documents_and_one_document():
     assert cluster([]).topics == []
     one = cluster([Doc("a", "refund please", ())])
     assert one.assignment == {"a": 0} and one.topics[0].size == 1
+
+
+def test_no_part_of_a_personal_value_becomes_a_topic_word():
+    """An address's parts would be topic terms shown to masking sessions, which cannot recognise
+    `alice` or `wonder` alone: no spelling of an address gives a word."""
+    addresses = ["alice.wonder@ent-mail.com", "alice.wonder&#64;ent-mail.com", "alice.wonder%40ent-mail.com",
+                 "alice.wonder\uff20ent-mail.com", '"alice wonder"@ent-mail.com']
+    docs = [Doc(f"q{i}-{n}", f"please refund {address} today", ("lookup_order",))
+            for n in range(4) for i, address in enumerate(addresses)]
+    found = cluster(docs)
+    terms = {w for t in found.topics for w in (*t.terms, *t.label.split(", "))}
+    assert "refund" in terms and not terms & {"alice", "wonder", "ent", "mail", "com"}, terms
+    assert words("write to alice.wonder@ent-mail.com") == ["write"]
