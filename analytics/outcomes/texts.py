@@ -23,7 +23,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from analytics.outcomes.columns import arrow_table
+from analytics.outcomes.columns import arrow_table, numpy_of, numpy_to_arrow
 from analytics.outcomes.lexicon import Lexicon, clauses
 from analytics.outcomes.similarity import MIN_TOKENS, Repeats, clause_set, near, token_set
 
@@ -50,16 +50,17 @@ class _Rows:
             starts = np.empty(n, dtype=bool)
             starts[0] = not self.names or thread[0].as_py() != self.names[-1]
             if n > 1:
-                starts[1:] = pc.not_equal(thread.slice(1), thread.slice(0, n - 1)).to_numpy(zero_copy_only=False)
+                starts[1:] = numpy_of(pc.not_equal(thread.slice(1), thread.slice(0, n - 1)))
             first = len(self.names) - 1
-            self.names.extend(thread.filter(pa.array(starts)).to_pylist())
+            self.names.extend(thread.filter(numpy_to_arrow(starts)).to_pylist())
             threads.append(first + np.cumsum(starts, dtype=np.int64))
-            ordinals.append(batch.column(1).to_numpy(zero_copy_only=False).astype(np.int64))
-            users.append(pc.equal(batch.column(2), "user").to_numpy(zero_copy_only=False))
+            ordinals.append(numpy_of(batch.column(1)).astype(np.int64))
+            roles = pc.dictionary_encode(batch.column(2))  # (a scalar to compare with would import pandas)
+            users.append(numpy_of(roles.indices) == (roles.dictionary.to_pylist() + ["user"]).index("user"))
             encoded = pc.dictionary_encode(batch.column(3))
             ids = self.ids
             known = np.fromiter((ids.setdefault(s, len(ids)) for s in encoded.dictionary.to_pylist()), dtype=np.int64)
-            texts.append(known[encoded.indices.to_numpy(zero_copy_only=False)])
+            texts.append(known[numpy_of(encoded.indices)])
         cat = (lambda parts, dtype: np.concatenate(parts) if parts else np.zeros(0, dtype=dtype))
         self.thread, self.ordinal = cat(threads, np.int64), cat(ordinals, np.int64)
         self.user, self.text = cat(users, bool), cat(texts, np.int64)
