@@ -74,6 +74,32 @@ def column(values: list, type_: pa.DataType) -> pa.Array:
     raise TypeError(f"no Arrow column of {type_} from Python values here")
 
 
+_NUMPY = {pa.int32(): np.int32, pa.int64(): np.int64, pa.uint32(): np.uint32, pa.int8(): np.int8, pa.int16(): np.int16}
+
+
+def numpy_of(array: pa.Array) -> np.ndarray:
+    """An Arrow array of booleans or integers without nulls as NumPy, read from its buffers
+    (pyarrow's `to_numpy` imports pandas).
+
+    >>> numpy_of(numpy_to_arrow(np.array([True, False, True]))).tolist()
+    [True, False, True]
+    """
+    if array.null_count:
+        raise ValueError("an array with nulls")
+    n, at, data = len(array), array.offset, array.buffers()[1]
+    if pa.types.is_boolean(array.type):
+        bits = np.unpackbits(np.frombuffer(data, dtype=np.uint8), bitorder="little") if n else np.zeros(0, np.uint8)
+        return bits[at:at + n].astype(bool)
+    return np.frombuffer(data, dtype=_NUMPY[array.type], count=at + n)[at:] if n else np.zeros(0, _NUMPY[array.type])
+
+
+def numpy_to_arrow(values: np.ndarray) -> pa.Array:
+    """A NumPy array of booleans or int64 as an Arrow array, wrapped from its buffer (`pa.array` imports pandas)."""
+    if values.dtype == bool:
+        return pa.Array.from_buffers(pa.bool_(), len(values), [None, pa.py_buffer(np.packbits(values, bitorder="little"))])
+    return pa.Array.from_buffers(pa.int64(), len(values), [None, pa.py_buffer(np.ascontiguousarray(values, np.int64))])
+
+
 def arrow_table(cols: dict[str, list], types: dict[str, pa.DataType]) -> pa.Table:
     """A table of `cols` (name -> values, in `types`' order), each column of its type in `types`."""
     return pa.table({name: column(cols[name], t) for name, t in types.items()})

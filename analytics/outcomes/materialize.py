@@ -18,7 +18,6 @@ import json
 from collections import defaultdict
 from collections.abc import Callable
 from datetime import timedelta
-from itertools import groupby
 
 import pyarrow as pa
 
@@ -28,13 +27,15 @@ from analytics.outcomes import signals as q
 from analytics.outcomes.columns import arrow_table
 from analytics.outcomes.lexicon import Lexicon, built_in, clauses, tokens
 from analytics.outcomes.outcome import FINISH_SQL
-from analytics.outcomes.similarity import Repeats, clause_set, near, token_set
+from analytics.outcomes.texts import text_signals
 
 TABLE = CONVERSATION_SIGNALS.name
 DEFAULT_IDLE_MINUTES = 30.0
 DEFAULT_HITL_HOURS = 4.0
 #: Assistant replies shorter than this are not compared for repetition ("OK.", "Done!").
 MIN_REPLY_CHARS = 20
+#: Text rows read at a time (up to `signals.TEXT_CHARS` characters each).
+TEXT_BATCH_ROWS = 10_000
 #: A closing message has at most this many words and no question mark.
 MAX_CLOSING_TOKENS = 12
 #: Bumped when the Python part of a rule changes, so an older table is not read.
@@ -87,12 +88,6 @@ def thread_facts(con, where: str, params: list, lexicon: Lexicon | None = None,
     def rows(sql: str, **fmt) -> list[tuple]:
         return con.execute(sql.format(where=where, **fmt), params).fetchall()
 
-    def streamed(sql: str):
-        # Every message's text: fetched a batch at a time, not held whole.
-        cur = con.execute(sql.format(where=where), params)
-        while batch := cur.fetchmany(10_000):
-            yield from batch
-
     cascades = dict(rows(q.CASCADES_SQL))
     loops: dict[str, set[int]] = defaultdict(set)
     groups: dict[tuple, list[int]] = defaultdict(list)
@@ -111,7 +106,9 @@ def thread_facts(con, where: str, params: list, lexicon: Lexicon | None = None,
         elif is_transcript:
             pending[thread] = (pending_ts, ordinal)
     endings = rows(q.ENDINGS_SQL)
-    frustration, repetition = _text_signals(streamed(q.TEXTS_SQL), lexicon)
+    # Every message's text: read a batch at a time, not held whole.
+    texts = con.sql(q.TEXTS_SQL.format(where=where), params=params).to_arrow_reader(TEXT_BATCH_ROWS)
+    frustration, repetition = text_signals(texts, lexicon, MIN_REPLY_CHARS)
     if risks_ready is not None:
         risks_ready()
     lost = defaultdict(list)
@@ -180,42 +177,6 @@ def thread_facts(con, where: str, params: list, lexicon: Lexicon | None = None,
         "hitl_answered_ordinals": [sorted(answered[t]) if t in answered else none for t in threads],
     }
     return arrow_table(cols, _FACT_TYPES)
-
-
-def _text_signals(texts: list[tuple], lexicon: Lexicon) -> tuple[dict[str, list[int]], dict[str, list[int]]]:
-    """{thread: ordinals} of user frustration and of assistant repetition.
-
-    A text met again (agents repeat canned replies, users their greetings) is not tokenised again."""
-    frustration: dict[str, list[int]] = {}
-    repetition: dict[str, list[int]] = {}
-    asked: dict[str, tuple[frozenset[str], bool]] = {}  # user text -> (token set, matches a phrase)
-    replied: dict[str, frozenset[str]] = {}  # assistant text -> token set
-    per_thread: list[tuple[str, list[tuple[int, frozenset[str]]]]] = []
-    for thread, group in groupby(texts, key=lambda r: r[0]):
-        flagged, replies, previous = [], [], None
-        for _, ordinal, role, content in group:
-            if role == "user":
-                if content not in asked:
-                    parts = clauses(content)
-                    words = clause_set(parts)
-                    asked[content] = (words, lexicon.find("human", parts, words) or lexicon.find("wrong", parts, words))
-                current, complaint = asked[content]
-                if complaint or (previous is not None and near(previous, current)):
-                    flagged.append(ordinal)
-                previous = current
-            elif len(content) >= MIN_REPLY_CHARS:
-                if content not in replied:
-                    replied[content] = token_set(content)
-                replies.append((ordinal, replied[content]))
-        if flagged:
-            frustration[thread] = flagged
-        per_thread.append((thread, replies))
-    repeats = Repeats()  # (one for the whole load: its threads share sets and pairs)
-    for thread, replies in per_thread:
-        repeated = repeats.of(replies)
-        if repeated:
-            repetition[thread] = repeated
-    return frustration, repetition
 
 
 def _risks_source(con) -> str:

@@ -9,8 +9,9 @@ import unicodedata
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from analytics.outcomes.lexicon import built_in, tokens
-from analytics.outcomes.materialize import MIN_REPLY_CHARS, _text_signals
+from analytics.outcomes.lexicon import built_in, clauses, tokens
+from analytics.outcomes.materialize import MIN_REPLY_CHARS
+from analytics.outcomes.texts import text_rows, text_signals
 from analytics.outcomes.similarity import _PUNCTUATION, Repeats, token_set
 
 _WORDS = ["order", "Order", "ships", "monday", "MONDAY", "refund", "café", "Cafe", "straße", "x1", "a_b",
@@ -45,17 +46,44 @@ def test_repeats_over_a_load_equal_the_reference(threads):
         assert repeats.of([(o, token_set(t)) for o, t in items]) == _reference(items), texts
 
 
-@settings(derandomize=True, max_examples=150, deadline=None)
-@given(st.lists(st.lists(st.tuples(st.sampled_from(["user", "assistant"]), _text), max_size=8), max_size=5))
-def test_repetition_signal_equals_the_reference(threads):
+_threads = st.lists(st.lists(st.tuples(st.sampled_from(["user", "assistant"]), _text), max_size=8), max_size=5)
+#: Complaints of the lexicon among the users' texts, so that both halves of the frustration rule fire.
+_COMPLAINTS = ["I want to talk to a human", "that still doesn't work", "No need to talk to a person"]
+
+
+def _signals(threads, batch_rows: int):
+    """The text signals of `threads` ([(role, text)] each), read `batch_rows` rows at a time (a thread may span batches)."""
     rows = [(f"t{n}", o, role, text) for n, msgs in enumerate(threads) for o, (role, text) in enumerate(msgs) if text]
-    _, repetition = _text_signals(rows, built_in())
+    return text_signals(text_rows(rows).to_batches(max_chunksize=batch_rows), built_in(), MIN_REPLY_CHARS)
+
+
+@settings(derandomize=True, max_examples=150, deadline=None)
+@given(_threads, st.integers(1, 6))
+def test_repetition_signal_equals_the_reference(threads, batch_rows):
+    _, repetition = _signals(threads, batch_rows)
     expected = {}
     for n, msgs in enumerate(threads):
         replies = [(o, t) for o, (role, t) in enumerate(msgs) if role == "assistant" and t and len(t) >= MIN_REPLY_CHARS]
         if found := _reference(replies):
             expected[f"t{n}"] = found
     assert repetition == expected
+
+
+@settings(derandomize=True, max_examples=150, deadline=None)
+@given(st.lists(st.lists(st.tuples(st.sampled_from(["user", "user", "assistant"]), _text | st.sampled_from(_COMPLAINTS)),
+                         max_size=8), max_size=5), st.integers(1, 6))
+def test_frustration_signal_equals_the_reference(threads, batch_rows):
+    """A user message complains (`human` or `wrong`), or near-duplicates the user message before it."""
+    frustration, _ = _signals(threads, batch_rows)
+    lexicon, expected = built_in(), {}
+    for n, msgs in enumerate(threads):
+        users = [(o, t) for o, (role, t) in enumerate(msgs) if role == "user" and t]
+        found = [o for k, (o, t) in enumerate(users)
+                 if lexicon.find("human", clauses(t)) or lexicon.find("wrong", clauses(t))
+                 or (k and _near(set(tokens(users[k - 1][1])), set(tokens(t))))]
+        if found:
+            expected[f"t{n}"] = found
+    assert frustration == expected
 
 
 def test_each_fast_path_mark_is_neither_a_word_nor_changed():
