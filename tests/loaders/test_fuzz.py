@@ -31,7 +31,7 @@ from hypothesis import strategies as st
 from loaders.decode import DecodeError, decode_typed, plain
 from loaders.records import RawWrite
 from loaders.parts import _column
-from loaders.sqlite_source import bundle_thread
+from loaders.bundles import bundle_thread
 from loaders.transform import compile_thread_key, transform_thread
 from loaders.catalog import staging_schemas
 from tests import oracle
