@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from analytics.backlog import backlog
+from analytics.history.backlog import backlog
 from analytics.db import ConOrPath
 from analytics.errors import BadRequest
 from analytics.filters import Filters

@@ -18,9 +18,9 @@ import json
 import sys
 
 from analytics._pandas import pd
-from analytics.branches import branch_head
+from analytics.history.branches import branch_head
 from analytics.cli import command
-from analytics.diff import diff, diff_counts
+from analytics.history.diff import diff, diff_counts
 from analytics.errors import BadRequest
 from analytics.exports import log_cli_export
 from analytics.masking import mask_lines
