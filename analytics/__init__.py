@@ -28,7 +28,7 @@ _NAMES = {
     "Unsupported": "analytics.errors", "StaleTranscript": "analytics.errors",
     "Filters": "analytics.filters",
     "TranscriptQuery": "analytics.transcript", "read": "analytics.transcript", "search_threads": "analytics.transcript",
-    "SearchQuery": "analytics.search", "search": "analytics.search",
+    "SearchQuery": "analytics.searching", "search": "analytics.searching",
     "in_context": "analytics.transcript_context",
     **dict.fromkeys(
         ("by_model", "conversation", "conversations", "daily", "latency_distribution", "overview", "top_models",

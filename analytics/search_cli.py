@@ -26,7 +26,7 @@ from analytics.errors import BadRequest
 from analytics.exports import log_cli_export
 from analytics.filters import Filters
 from analytics.reports import ISO_UTC, ReportSpec, add_filter_arguments, filters_from_args, register_report
-from analytics.search import SEARCH_IN, SEARCH_SPEAKERS, SearchQuery, report_sql, search
+from analytics.searching import SEARCH_IN, SEARCH_SPEAKERS, SearchQuery, report_sql, search
 
 FORMATS = ("table", "csv", "json")
 #: Columns of the `search` report (and of `search --format csv`, plus the snippet there).
