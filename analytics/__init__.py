@@ -38,7 +38,7 @@ _NAMES = {
     "expected_window": "analytics.resume.rehydrate",
     "risks": "analytics.resume.risk_figures", "thread_risks": "analytics.resume.risk_figures",
     "compare": "analytics.observed", "parse_observed": "analytics.observed",
-    "retention": "analytics.retention",
+    "retention": "analytics.retention_report",
     "backlog": "analytics.history.backlog",
     "outcomes": "analytics.outcomes.report",
     **dict.fromkeys(("topics", "topic_overview", "topic_trend"), "analytics.topics.report"),
@@ -57,7 +57,7 @@ _NAMES = {
 #: The modules that register a subcommand (`analytics.cli.command`) or a CSV report
 #: (`analytics.reports.register_report`) when imported (`analytics.observed` brings its report module in).
 REGISTRARS = (
-    "analytics.reports", "analytics.transcript_cli", "analytics.observed", "analytics.retention",
+    "analytics.reports", "analytics.transcript_cli", "analytics.observed", "analytics.retention_report",
     "analytics.history.reports", "analytics.history.cli", "analytics.workspace.cli", "analytics.search_cli",
     "analytics.erasure_cli", "analytics.exports_report", "analytics.outcomes.report",
     "analytics.topics.report", "analytics.topics.patterns",
