@@ -51,7 +51,7 @@ _NAMES = {
     **dict.fromkeys(("annotate", "annotations", "create_queue", "progress", "queue_items", "queues"),
                     "analytics.workspace"),
     **dict.fromkeys(("erase", "erasure_log", "lift", "tombstones"), "analytics.erasure"),
-    **dict.fromkeys(("acting_as", "exports", "record_export"), "analytics.exports"),
+    **dict.fromkeys(("acting_as", "exports", "record_export"), "analytics.export_log"),
 }
 
 #: The modules that register a subcommand (`analytics.cli.command`) or a CSV report

@@ -38,7 +38,7 @@ from analytics.erasure_exports import erased_values
 from analytics.erasure_scan import Needles, Scan, needles_of, places, scan
 from analytics.erasure_workspace import purge_workspace
 from analytics.errors import BadRequest, NotFound
-from analytics.exports import written_files
+from analytics.export_log import written_files
 from analytics.workspace.authors import check_author, default_author
 from analytics.workspace.store import Workspace, now, workspace_of
 from loaders.dataset import WORK_DB, is_dataset

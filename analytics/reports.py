@@ -217,7 +217,7 @@ def _counted(parts: Iterator[duckdb.DuckDBPyRelation], counts: list[int]) -> Ite
 def _log_export(con, con_or_path: ConOrPath, kind: str, filters: Filters, options: Mapping[str, Any], rows: int,
                 out: Path | None) -> None:
     """One row of the export log for a written report (`analytics.exports`; raises `ExportRefused`)."""
-    from analytics.exports import arguments_of, record_export
+    from analytics.export_log import arguments_of, record_export
     from analytics.workspace.store import database_file, report_workspace
 
     db = options.get("db") or (database_file(con) if isinstance(con_or_path, duckdb.DuckDBPyConnection) else con_or_path)

@@ -23,7 +23,7 @@ from typing import Any
 from analytics._pandas import pd
 from analytics.cli import command
 from analytics.errors import BadRequest
-from analytics.exports import log_cli_export
+from analytics.export_log import log_cli_export
 from analytics.filters import Filters
 from analytics.reports import ISO_UTC, ReportSpec, add_filter_arguments, filters_from_args, register_report
 from analytics.searching import SEARCH_IN, SEARCH_SPEAKERS, SearchQuery, report_sql, search

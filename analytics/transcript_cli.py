@@ -26,7 +26,7 @@ import duckdb
 from analytics._pandas import pd
 from analytics.cli import command
 from analytics.errors import AnalyticsError, BadRequest, StaleTranscript
-from analytics.exports import log_cli_export
+from analytics.export_log import log_cli_export
 from analytics.transcript import SPEAKERS, TranscriptQuery, parse_time, read, stale_note
 
 FORMATS = ("table", "csv", "json")

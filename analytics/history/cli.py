@@ -22,7 +22,7 @@ from analytics.history.branches import branch_head
 from analytics.cli import command
 from analytics.history.diff import diff, diff_counts
 from analytics.errors import BadRequest
-from analytics.exports import log_cli_export
+from analytics.export_log import log_cli_export
 from analytics.masking import mask_lines
 from analytics.reports import frame_csv
 from analytics.transcript import TranscriptQuery
