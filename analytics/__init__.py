@@ -40,7 +40,7 @@ _NAMES = {
     "compare": "analytics.observed", "parse_observed": "analytics.observed",
     "retention": "analytics.retention_report",
     "backlog": "analytics.history.backlog",
-    "outcomes": "analytics.outcomes.report",
+    "outcomes": "analytics.conversation_outcomes.report",
     **dict.fromkeys(("topics", "topic_overview", "topic_trend"), "analytics.topics.report"),
     "patterns": "analytics.topics.patterns",
     "compare_cohorts": "analytics.cohorts.compare", "costs": "analytics.cohorts.costs",
@@ -59,7 +59,7 @@ _NAMES = {
 REGISTRARS = (
     "analytics.reports", "analytics.transcript_cli", "analytics.observed", "analytics.retention_report",
     "analytics.history.reports", "analytics.history.cli", "analytics.workspace.cli", "analytics.search_cli",
-    "analytics.erasure_cli", "analytics.exports_report", "analytics.outcomes.report",
+    "analytics.erasure_cli", "analytics.exports_report", "analytics.conversation_outcomes.report",
     "analytics.topics.report", "analytics.topics.patterns",
     "analytics.cohorts.report",
 )

@@ -36,7 +36,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 from analytics.db import only_threads
 from analytics.metrics import materialize_conversations, materialize_trends
-from analytics.outcomes.materialize import materialize_signals
+from analytics.conversation_outcomes.materialize import materialize_signals
 from analytics.resume import materialize_risks
 from analytics.topics.materialize import materialize_topics
 

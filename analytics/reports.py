@@ -371,8 +371,8 @@ def _conversation_rows(con, filters: Filters, options: Mapping[str, Any]) -> duc
 def with_outcomes(con, filters: Filters, sql: str, params: list, sort: str, descending: bool) -> duckdb.DuckDBPyRelation:
     """The conversation list's rows (`sql`, `params`) with each thread's outcome and the signals that
     fired (`;` between them, `resolved_closing` aside), as the app's list shows them, in the list's order."""
-    from analytics.outcomes.report import outcomes_relation
-    from analytics.outcomes.signals import SIGNALS
+    from analytics.conversation_outcomes.report import outcomes_relation
+    from analytics.conversation_outcomes.signals import SIGNALS
 
     fired = ", ".join(f"CASE WHEN {s} THEN '{s}' END" for s in SIGNALS if s != "resolved_closing")
     con.register("tl_report_outcomes", outcomes_relation(con, filters).select(

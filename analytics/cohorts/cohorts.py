@@ -20,9 +20,9 @@ from analytics.cohorts.prices import PriceTable
 from analytics.cohorts.tables import TOPICS, has_table
 from analytics.db import ConOrPath, connection
 from analytics.filters import Filters
-from analytics.outcomes.materialize import TABLE as SIGNALS_TABLE, materialized
-from analytics.outcomes.report import outcomes_relation
-from analytics.outcomes.signals import SIGNALS
+from analytics.conversation_outcomes.materialize import TABLE as SIGNALS_TABLE, materialized
+from analytics.conversation_outcomes.report import outcomes_relation
+from analytics.conversation_outcomes.signals import SIGNALS
 
 #: The per-conversation means compared, and how the page names them (docs/metrics.md defines each).
 MEANS = {

@@ -29,7 +29,7 @@ from analytics.cohorts.prices import PriceTable, load_prices
 from analytics.db import ConOrPath
 from analytics.errors import BadRequest
 from analytics.filters import Filters
-from analytics.outcomes.signals import OUTCOMES, SIGNALS
+from analytics.conversation_outcomes.signals import OUTCOMES, SIGNALS
 
 #: The columns of `compare_cohorts()` (and of the `compare` CSV report).
 COLUMNS = (

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from analytics.outcomes.lexicon import normalise
+from analytics.conversation_outcomes.lexicon import normalise
 from analytics.topics.stopwords import STOPWORDS
 
 _WORD = re.compile(r"\w+")

@@ -20,8 +20,8 @@ import pyarrow as pa
 
 from analytics.catalog import CONVERSATION_TOPICS, TOPICS
 from analytics.db import every_thread, query_fingerprint, table_comments
-from analytics.outcomes.columns import arrow_table
-from analytics.outcomes.lexicon import tokens
+from analytics.conversation_outcomes.columns import arrow_table
+from analytics.conversation_outcomes.lexicon import tokens
 from analytics.topics import cluster as model
 
 TABLE, TOPICS_TABLE = CONVERSATION_TOPICS.name, TOPICS.name

@@ -19,8 +19,8 @@ from analytics._pandas import pd
 from analytics.db import ConOrPath, applied_policy, connection
 from analytics.errors import BadRequest
 from analytics.filters import Filters
-from analytics.outcomes.report import outcomes_relation
-from analytics.outcomes.signals import OUTCOMES
+from analytics.conversation_outcomes.report import outcomes_relation
+from analytics.conversation_outcomes.signals import OUTCOMES
 from analytics.reports import ReportSpec, register_report
 from analytics.topics import materialize as mat
 

@@ -1,5 +1,5 @@
 """A store of very many tiny threads (one empty checkpoint each): the load-time tables hand each
-thread's facts to DuckDB as Arrow columns (`analytics.outcomes.columns`), so the load stays within the
+thread's facts to DuckDB as Arrow columns (`analytics.conversation_outcomes.columns`), so the load stays within the
 memory budget (300,000 threads' facts bound as lists took 2.1 GB). What they gather still grows with
 the thread count, so a load takes at most `records.MAX_THREADS` threads (1M load at 850 MB) and
 refuses a source of more in one line (`TRANSCRIPT_LENS_MAX_THREADS`, set small here)."""

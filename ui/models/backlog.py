@@ -13,7 +13,7 @@ from analytics.history.backlog import backlog
 from analytics.db import ConOrPath
 from analytics.errors import BadRequest
 from analytics.filters import Filters
-from analytics.outcomes.materialize import DEFAULT_HITL_HOURS
+from analytics.conversation_outcomes.materialize import DEFAULT_HITL_HOURS
 from analytics.reports import frame_csv
 from ui.models.frames import empty
 

@@ -13,7 +13,7 @@ import pandas as pd
 from analytics.db import ConOrPath, connection
 from analytics.errors import BadRequest
 from analytics.filters import Filters
-from analytics.outcomes.signals import OUTCOMES
+from analytics.conversation_outcomes.signals import OUTCOMES
 from analytics.topics.report import overview_relation, topic_trend, topics_relation
 
 PERIODS = ("day", "week")
