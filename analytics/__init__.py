@@ -41,8 +41,8 @@ _NAMES = {
     "retention": "analytics.retention_report",
     "backlog": "analytics.history.backlog",
     "outcomes": "analytics.conversation_outcomes.report",
-    **dict.fromkeys(("topics", "topic_overview", "topic_trend"), "analytics.topics.report"),
-    "patterns": "analytics.topics.patterns",
+    **dict.fromkeys(("topics", "topic_overview", "topic_trend"), "analytics.topic_mining.report"),
+    "patterns": "analytics.topic_mining.patterns",
     "compare_cohorts": "analytics.cohorts.compare", "costs": "analytics.cohorts.costs",
     "branches": "analytics.history.branches", "checkpoint_tree": "analytics.history.branches",
     "diff": "analytics.history.diff",
@@ -60,7 +60,7 @@ REGISTRARS = (
     "analytics.reports", "analytics.transcript_cli", "analytics.observed", "analytics.retention_report",
     "analytics.history.reports", "analytics.history.cli", "analytics.workspace.cli", "analytics.search_cli",
     "analytics.erasure_cli", "analytics.exports_report", "analytics.conversation_outcomes.report",
-    "analytics.topics.report", "analytics.topics.patterns",
+    "analytics.topic_mining.report", "analytics.topic_mining.patterns",
     "analytics.cohorts.report",
 )
 

@@ -91,7 +91,7 @@ def outcomes(db_or_con: ConOrPath, filters: Filters | None = None, idle_minutes:
 
 def _with_topics(con, rel: duckdb.DuckDBPyRelation) -> duckdb.DuckDBPyRelation:
     """`rel` with each thread's `topic_id` and `topic_label` (`analytics.topics`: the load's, else live)."""
-    from analytics.topics.report import topic_sources  # (topics read outcomes: imported when used)
+    from analytics.topic_mining.report import topic_sources  # (topics read outcomes: imported when used)
 
     per_thread, _ = topic_sources(con)
     con.register("tl_outcome_rows", rel.arrow().read_all())

@@ -14,7 +14,7 @@ from analytics.db import ConOrPath, connection
 from analytics.errors import BadRequest
 from analytics.filters import Filters
 from analytics.conversation_outcomes.signals import OUTCOMES
-from analytics.topics.report import overview_relation, topic_trend, topics_relation
+from analytics.topic_mining.report import overview_relation, topic_trend, topics_relation
 
 PERIODS = ("day", "week")
 #: The outcomes a topic's conversations can be narrowed to ("all": none).

@@ -22,7 +22,7 @@ from analytics.filters import Filters
 from analytics.conversation_outcomes.report import outcomes_relation
 from analytics.conversation_outcomes.signals import OUTCOMES
 from analytics.reports import ReportSpec, register_report
-from analytics.topics import materialize as mat
+from analytics.topic_mining import materialize as mat
 
 #: The columns of `topics()`.
 TOPIC_COLUMNS = ("thread_id", "topic_id", "topic_label", "question_ordinal", "question", "outcome")
