@@ -17,8 +17,6 @@ imports every one (the CLI and the report lookup call it).
 # (No `from __future__ import annotations`: it would bind the name `annotations`, which is API here.)
 import importlib
 import importlib.util
-import sys
-import types
 from typing import Any
 
 #: Each public name and the module that defines it.
@@ -89,21 +87,6 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted({*globals(), *__all__})
-
-
-class _Package(types.ModuleType):
-    """Keeps a public function named like its module (`diff`, `search`, `retention`, `backlog`,
-    `branches`, `exports`) the package's attribute: importing the submodule would otherwise
-    bind the module over it, as the eager imports this package had never let happen."""
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        defined_in = _NAMES.get(name, "")
-        if isinstance(value, types.ModuleType) and (defined_in == value.__name__ or defined_in.startswith(value.__name__ + ".")):
-            return  # (`outcomes`: a function of the subpackage of the same name)
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package
 
 
 __all__ = sorted([*_NAMES, "workspace"])  # (the public names are `_NAMES`' keys and the subpackage)
