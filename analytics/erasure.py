@@ -30,7 +30,7 @@ import sqlite3
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from analytics._pandas import pd
+from analytics import _pandas as pd
 from analytics.erasure_covered import COUNT, record, recorded
 from analytics.dblock import database_lock
 from analytics.erasure_db import KINDS, covered_threads, delete_threads, rewrite_dataset, rewrite_without

@@ -32,7 +32,7 @@ import duckdb
 import orjson
 
 from analytics import metrics, trends
-from analytics._pandas import pd
+from analytics import _pandas as pd
 from analytics.cli import command
 from analytics.db import ConOrPath, applied_policy, connect, connection
 from analytics.errors import AnalyticsError, BadRequest

@@ -20,7 +20,7 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from analytics._pandas import pd
+from analytics import _pandas as pd
 from analytics.cli import command
 from analytics.errors import BadRequest
 from analytics.export_log import log_cli_export

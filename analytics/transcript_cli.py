@@ -23,7 +23,7 @@ import warnings
 
 import duckdb
 
-from analytics._pandas import pd
+from analytics import _pandas as pd
 from analytics.cli import command
 from analytics.errors import AnalyticsError, BadRequest, StaleTranscript
 from analytics.export_log import log_cli_export

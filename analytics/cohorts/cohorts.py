@@ -14,7 +14,7 @@ by one query (a thread may be in both): `in_a`, `in_b` say which.
 
 from __future__ import annotations
 
-from analytics._pandas import pd
+from analytics import _pandas as pd
 from analytics.cohorts.costs import priced_rows_sql
 from analytics.cohorts.prices import PriceTable
 from analytics.cohorts.tables import TOPICS, has_table

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from analytics._pandas import pd
+from analytics import _pandas as pd
 from analytics.cohorts import stats
 from analytics.cohorts.cohorts import COST, MEANS, cohort_frame
 from analytics.cohorts.prices import PriceTable, load_prices

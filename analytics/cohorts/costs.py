@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 
-from analytics._pandas import pd
+from analytics import _pandas as pd
 from analytics.db import ConOrPath, connection
 from analytics.errors import BadRequest
 from analytics.filters import Filters

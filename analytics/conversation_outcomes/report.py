@@ -18,7 +18,7 @@ from typing import Any
 
 import duckdb
 
-from analytics._pandas import pd
+from analytics import _pandas as pd
 from analytics.db import ConOrPath, connection
 from analytics.errors import BadRequest
 from analytics.filters import Filters

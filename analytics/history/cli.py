@@ -17,7 +17,7 @@ import argparse
 import json
 import sys
 
-from analytics._pandas import pd
+from analytics import _pandas as pd
 from analytics.history.branches import branch_head
 from analytics.cli import command
 from analytics.history.diff import diff, diff_counts

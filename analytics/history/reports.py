@@ -17,7 +17,7 @@ from typing import Any
 
 import duckdb
 
-from analytics._pandas import pd
+from analytics import _pandas as pd
 from analytics.history.backlog import BACKLOG_COLUMNS, UNTIL, backlog
 from analytics.history.branches import BRANCH_COLUMNS, branches_of
 from analytics.filters import Filters
