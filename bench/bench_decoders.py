@@ -34,7 +34,7 @@ Per checkpoint (every sampled row):
 Per distinct message payload of the sample (`Payloads.items` of every thread):
 
 - `ormsgpack.unpackb(payload)` alone (the unpacking a decode needs, no fields read);
-- `decode.decode_message` (the one decoder, in Python, as a load calls it: the transcript
+- `messages.decode_message` (the one decoder, in Python, as a load calls it: the transcript
   rules live in one place, so there is no C decoder of messages).
 
 Before timing, each alternative's results are compared with the reference's
@@ -58,7 +58,7 @@ sys.path.insert(0, str(ROOT))
 
 import ormsgpack  # noqa: E402
 
-from loaders import bundles, decode  # noqa: E402
+from loaders import bundles, decode, messages  # noqa: E402
 from loaders.sqlite import keys  # noqa: E402
 from loaders.records import Payloads  # noqa: E402
 from loaders.elements import max_elements  # noqa: E402
@@ -148,7 +148,7 @@ def unpack_messages(groups: list[list]) -> None:
 
 
 def loader_messages(groups: list[list]) -> None:
-    decode_one = decode.decode_message
+    decode_one = messages.decode_message
     for payloads in groups:
         limit = max_elements()  # (read once a thread, as `transform.decode_versions` does)
         for p in payloads:

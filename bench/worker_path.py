@@ -21,7 +21,8 @@ from loaders.catalog import staging_schemas
 from loaders.parts import PartWriter
 from loaders.sqlite.reader import SqliteSource
 from loaders.source import SourceOptions
-from loaders.transform import compile_thread_key, transform_thread
+from loaders.thread_keys import compile_thread_key
+from loaders.transform import transform_thread
 
 
 def main(argv=None) -> int:

@@ -44,6 +44,7 @@ def bind() -> None:
     import loaders.records
     import loaders.bundles
     import loaders.sqlite.reader
+    import loaders.thread_keys
     import loaders.transform
     from loaders import _native
 
@@ -51,7 +52,7 @@ def bind() -> None:
     bundles, sqlite_reader = loaders.bundles, loaders.sqlite.reader
     transform, parts, records = loaders.transform, loaders.parts, loaders.records
     pa, ipc = pyarrow, pyarrow.ipc
-    REGEX = transform.compile_thread_key(None)
+    REGEX = loaders.thread_keys.compile_thread_key(None)
     SCHEMAS = catalog.staging_schemas()
     DATA_TABLES = catalog.DATA_TABLES
     # Scratch files (a SQLite image per readahead input, a thread's parts) in the folder the campaign

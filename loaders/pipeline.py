@@ -34,7 +34,7 @@ from loaders.registry import resolve
 from loaders.scratch import remove_stale_scratch, scratch_dir
 from loaders.source import Source, SourceOptions, SourceReader
 from loaders.summary import TOOL_VERSION, DerivedTables, LoadSummary, Progress, load_row
-from loaders.transform import compile_thread_key
+from loaders.thread_keys import compile_thread_key
 from loaders.writer import DatabaseWriter, PartFeed, refuse_foreign_target
 
 

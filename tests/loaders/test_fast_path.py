@@ -19,9 +19,11 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from loaders import bundles
 from loaders.sqlite import reader as sqlite_reader
 from loaders.catalog import MESSAGE_VERSIONS
-from loaders.decode import decode_message, decode_typed
+from loaders.decode import decode_typed
+from loaders.messages import decode_message
 from loaders.records import Payloads, RawCheckpoint, ThreadBundle
-from loaders.transform import _diff, compile_thread_key, transform_thread, ts_micros
+from loaders.thread_keys import compile_thread_key
+from loaders.transform import _diff, transform_thread, ts_micros
 from tests.loaders.util import assert_same_tables, edited_store, load_db
 
 def test_fast_checkpoint_path_equals_the_full_path(sqlite_store, tmp_path, monkeypatch):

@@ -11,7 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from loaders.decode import DecodeError, decode_message, decode_typed
+from loaders.decode import DecodeError, decode_typed
+from loaders.messages import decode_message
 
 UNDEFINED = {"lc": 2, "type": "undefined"}
 
