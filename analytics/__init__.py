@@ -17,8 +17,6 @@ imports every one (the CLI and the report lookup call it).
 # (No `from __future__ import annotations`: it would bind the name `annotations`, which is API here.)
 import importlib
 import importlib.util
-import sys
-import types
 from typing import Any
 
 #: Each public name and the module that defines it.
@@ -28,7 +26,7 @@ _NAMES = {
     "Unsupported": "analytics.errors", "StaleTranscript": "analytics.errors",
     "Filters": "analytics.filters",
     "TranscriptQuery": "analytics.transcript", "read": "analytics.transcript", "search_threads": "analytics.transcript",
-    "SearchQuery": "analytics.search", "search": "analytics.search",
+    "SearchQuery": "analytics.searching", "search": "analytics.searching",
     "in_context": "analytics.transcript_context",
     **dict.fromkeys(
         ("by_model", "conversation", "conversations", "daily", "latency_distribution", "overview", "top_models",
@@ -38,29 +36,29 @@ _NAMES = {
     "expected_window": "analytics.resume.rehydrate",
     "risks": "analytics.resume.risk_figures", "thread_risks": "analytics.resume.risk_figures",
     "compare": "analytics.observed", "parse_observed": "analytics.observed",
-    "retention": "analytics.retention",
-    "backlog": "analytics.backlog",
-    "outcomes": "analytics.outcomes.report",
-    **dict.fromkeys(("topics", "topic_overview", "topic_trend"), "analytics.topics.report"),
-    "patterns": "analytics.topics.patterns",
+    "retention": "analytics.retention_report",
+    "backlog": "analytics.history.backlog",
+    "outcomes": "analytics.conversation_outcomes.report",
+    **dict.fromkeys(("topics", "topic_overview", "topic_trend"), "analytics.topic_mining.report"),
+    "patterns": "analytics.topic_mining.patterns",
     "compare_cohorts": "analytics.cohorts.compare", "costs": "analytics.cohorts.costs",
-    "branches": "analytics.branches", "checkpoint_tree": "analytics.branches",
-    "diff": "analytics.diff",
-    "edit_log": "analytics.history",
+    "branches": "analytics.history.branches", "checkpoint_tree": "analytics.history.branches",
+    "diff": "analytics.history.diff",
+    "edit_log": "analytics.history.edits",
     "subgraph_messages": "analytics.subgraphs", "subgraph_runs": "analytics.subgraphs",
     **dict.fromkeys(("annotate", "annotations", "create_queue", "progress", "queue_items", "queues"),
                     "analytics.workspace"),
     **dict.fromkeys(("erase", "erasure_log", "lift", "tombstones"), "analytics.erasure"),
-    **dict.fromkeys(("acting_as", "exports", "record_export"), "analytics.exports"),
+    **dict.fromkeys(("acting_as", "exports", "record_export"), "analytics.export_log"),
 }
 
 #: The modules that register a subcommand (`analytics.cli.command`) or a CSV report
 #: (`analytics.reports.register_report`) when imported (`analytics.observed` brings its report module in).
 REGISTRARS = (
-    "analytics.reports", "analytics.transcript_cli", "analytics.observed", "analytics.retention",
-    "analytics.history_reports", "analytics.history_cli", "analytics.workspace.cli", "analytics.search_cli",
-    "analytics.erasure_cli", "analytics.exports_report", "analytics.outcomes.report",
-    "analytics.topics.report", "analytics.topics.patterns",
+    "analytics.reports", "analytics.transcript_cli", "analytics.observed", "analytics.retention_report",
+    "analytics.history.reports", "analytics.history.cli", "analytics.workspace.cli", "analytics.search_cli",
+    "analytics.erasure_cli", "analytics.exports_report", "analytics.conversation_outcomes.report",
+    "analytics.topic_mining.report", "analytics.topic_mining.patterns",
     "analytics.cohorts.report",
 )
 
@@ -89,21 +87,6 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted({*globals(), *__all__})
-
-
-class _Package(types.ModuleType):
-    """Keeps a public function named like its module (`diff`, `search`, `retention`, `backlog`,
-    `branches`, `exports`) the package's attribute: importing the submodule would otherwise
-    bind the module over it, as the eager imports this package had never let happen."""
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        defined_in = _NAMES.get(name, "")
-        if isinstance(value, types.ModuleType) and (defined_in == value.__name__ or defined_in.startswith(value.__name__ + ".")):
-            return  # (`outcomes`: a function of the subpackage of the same name)
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package
 
 
 __all__ = sorted([*_NAMES, "workspace"])  # (the public names are `_NAMES`' keys and the subpackage)

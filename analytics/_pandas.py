@@ -4,11 +4,13 @@
 derived tables (`transcript_lens.LoadTimeTables`, while the workers decode) and
 never builds a DataFrame: importing pandas costs a loading process 0.4-0.6
 CPU-seconds while its decode workers need both cores (docs/performance.md). Modules write
-`from analytics._pandas import pd` and use `pd` as they would pandas;
-tests/analytics/test_lazy_pandas.py holds `import analytics` free of it.
+`from analytics import _pandas as pd` and use `pd` as they would pandas: a name this
+module does not define is pandas' (a module `__getattr__`, PEP 562, the one way imports
+are kept cheap here: CONTRIBUTING.md); tests/analytics/test_lazy_pandas.py holds
+`import analytics` free of it.
 
->>> from analytics._pandas import pd
->>> pd.DataFrame({"a": [1]}).shape  # the first attribute imports pandas
+>>> from analytics import _pandas as pd
+>>> pd.DataFrame({"a": [1]}).shape  # the first pandas name imports pandas
 (1, 1)
 """
 
@@ -20,17 +22,12 @@ from collections.abc import Callable
 from typing import Any
 
 
-class _LazyPandas:
-    __slots__ = ()
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(importlib.import_module("pandas"), name)
-
-    def __repr__(self) -> str:
-        return "<pandas, imported on first use>"
-
-
-pd: Any = _LazyPandas()
+def __getattr__(name: str) -> Any:
+    if name.startswith("__"):  # (the import system asks for `__path__` & co.: not pandas')
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module("pandas"), name)
+    globals()[name] = value  # the next lookup is a plain attribute
+    return value
 
 
 def types_mapper(build: Callable[[], dict]) -> Callable[[Any], Any]:
@@ -45,4 +42,4 @@ def types_mapper(build: Callable[[], dict]) -> Callable[[Any], Any]:
 @functools.cache
 def pandas_dtype(name: str) -> Any:
     """`pandas.api.types.pandas_dtype(name)`, made once."""
-    return pd.api.types.pandas_dtype(name)
+    return importlib.import_module("pandas").api.types.pandas_dtype(name)

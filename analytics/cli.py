@@ -108,7 +108,7 @@ def _policy_environment(args: argparse.Namespace) -> Iterator[None]:
 
 def _run(run: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
     from analytics.errors import AnalyticsError
-    from analytics.exports import acting_as
+    from analytics.export_log import acting_as
     from analytics.masking import masked_output
 
     try:

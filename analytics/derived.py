@@ -36,9 +36,9 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 from analytics.db import only_threads
 from analytics.metrics import materialize_conversations, materialize_trends
-from analytics.outcomes.materialize import materialize_signals
+from analytics.conversation_outcomes.materialize import materialize_signals
 from analytics.resume import materialize_risks
-from analytics.topics.materialize import materialize_topics
+from analytics.topic_mining.materialize import materialize_topics
 
 
 def write_derived_tables(con, threads: list[str] | None = None) -> None:

@@ -30,7 +30,7 @@ import sqlite3
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from analytics._pandas import pd
+from analytics import _pandas as pd
 from analytics.erasure_covered import COUNT, record, recorded
 from analytics.dblock import database_lock
 from analytics.erasure_db import KINDS, covered_threads, delete_threads, rewrite_dataset, rewrite_without
@@ -38,7 +38,7 @@ from analytics.erasure_exports import erased_values
 from analytics.erasure_scan import Needles, Scan, needles_of, places, scan
 from analytics.erasure_workspace import purge_workspace
 from analytics.errors import BadRequest, NotFound
-from analytics.exports import written_files
+from analytics.export_log import written_files
 from analytics.workspace.authors import check_author, default_author
 from analytics.workspace.store import Workspace, now, workspace_of
 from loaders.dataset import WORK_DB, is_dataset

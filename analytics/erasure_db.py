@@ -172,7 +172,7 @@ def rewrite_without(db: str | os.PathLike, thread_ids: list[str]) -> dict[str, i
 def _retopic(con: duckdb.DuckDBPyConnection) -> None:
     """Compute the store's topics again in the copy attached as `dst`, into its empty `topics`
     table: never copied, so no page of the new file ever held an erased thread's id or words."""
-    from analytics.topics.materialize import materialize_topics  # (only an erasure needs it)
+    from analytics.topic_mining.materialize import materialize_topics  # (only an erasure needs it)
 
     con.execute("USE dst")
     try:

@@ -13,7 +13,7 @@ from typing import Any
 
 import duckdb
 
-from analytics.exports import COLUMNS, exports
+from analytics.export_log import COLUMNS, exports
 from analytics.filters import Filters
 from analytics.reports import ReportSpec, register_report
 from analytics.workspace.store import report_workspace

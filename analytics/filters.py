@@ -12,7 +12,7 @@ from datetime import date, datetime, time, timezone
 
 from analytics.catalog import THREAD_COLUMNS_IN_METRICS
 from analytics.errors import BadRequest
-from analytics.outcomes.signals import OUTCOMES, SIGNALS
+from analytics.conversation_outcomes.signals import OUTCOMES, SIGNALS
 from analytics.text_match import contains_params, contains_sql
 
 

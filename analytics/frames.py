@@ -18,7 +18,8 @@ from collections.abc import Mapping
 
 import pyarrow as pa
 
-from analytics._pandas import pandas_dtype, pd, types_mapper
+from analytics import _pandas as pd
+from analytics._pandas import pandas_dtype, types_mapper
 from analytics.db import applied_policy
 from analytics.masking import mask_arrow
 from analytics.policy import Policy

@@ -32,7 +32,7 @@ import duckdb
 import orjson
 
 from analytics import metrics, trends
-from analytics._pandas import pd
+from analytics import _pandas as pd
 from analytics.cli import command
 from analytics.db import ConOrPath, applied_policy, connect, connection
 from analytics.errors import AnalyticsError, BadRequest
@@ -217,7 +217,7 @@ def _counted(parts: Iterator[duckdb.DuckDBPyRelation], counts: list[int]) -> Ite
 def _log_export(con, con_or_path: ConOrPath, kind: str, filters: Filters, options: Mapping[str, Any], rows: int,
                 out: Path | None) -> None:
     """One row of the export log for a written report (`analytics.exports`; raises `ExportRefused`)."""
-    from analytics.exports import arguments_of, record_export
+    from analytics.export_log import arguments_of, record_export
     from analytics.workspace.store import database_file, report_workspace
 
     db = options.get("db") or (database_file(con) if isinstance(con_or_path, duckdb.DuckDBPyConnection) else con_or_path)
@@ -371,8 +371,8 @@ def _conversation_rows(con, filters: Filters, options: Mapping[str, Any]) -> duc
 def with_outcomes(con, filters: Filters, sql: str, params: list, sort: str, descending: bool) -> duckdb.DuckDBPyRelation:
     """The conversation list's rows (`sql`, `params`) with each thread's outcome and the signals that
     fired (`;` between them, `resolved_closing` aside), as the app's list shows them, in the list's order."""
-    from analytics.outcomes.report import outcomes_relation
-    from analytics.outcomes.signals import SIGNALS
+    from analytics.conversation_outcomes.report import outcomes_relation
+    from analytics.conversation_outcomes.signals import SIGNALS
 
     fired = ", ".join(f"CASE WHEN {s} THEN '{s}' END" for s in SIGNALS if s != "resolved_closing")
     con.register("tl_report_outcomes", outcomes_relation(con, filters).select(

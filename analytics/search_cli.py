@@ -20,13 +20,13 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from analytics._pandas import pd
+from analytics import _pandas as pd
 from analytics.cli import command
 from analytics.errors import BadRequest
-from analytics.exports import log_cli_export
+from analytics.export_log import log_cli_export
 from analytics.filters import Filters
 from analytics.reports import ISO_UTC, ReportSpec, add_filter_arguments, filters_from_args, register_report
-from analytics.search import SEARCH_IN, SEARCH_SPEAKERS, SearchQuery, report_sql, search
+from analytics.searching import SEARCH_IN, SEARCH_SPEAKERS, SearchQuery, report_sql, search
 
 FORMATS = ("table", "csv", "json")
 #: Columns of the `search` report (and of `search --format csv`, plus the snippet there).

@@ -29,7 +29,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from analytics._pandas import pd
+from analytics import _pandas as pd
 from analytics.db import ConOrPath, connection
 from analytics.filters import Filters
 from analytics.frames import dtypes_of, fetch_frame, typed

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Literal
 
-from analytics._pandas import pd
+from analytics import _pandas as pd
 from analytics.db import ConOrPath, connection
 from analytics.errors import BadRequest, NotFound, StaleTranscript, Unsupported
 from analytics.filters import Filters, as_utc

@@ -23,10 +23,10 @@ import warnings
 
 import duckdb
 
-from analytics._pandas import pd
+from analytics import _pandas as pd
 from analytics.cli import command
 from analytics.errors import AnalyticsError, BadRequest, StaleTranscript
-from analytics.exports import log_cli_export
+from analytics.export_log import log_cli_export
 from analytics.transcript import SPEAKERS, TranscriptQuery, parse_time, read, stale_note
 
 FORMATS = ("table", "csv", "json")
@@ -44,8 +44,8 @@ def _configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--until", metavar="ISO", help="inclusive upper bound on ts; no offset = UTC")
     p.add_argument("--limit", metavar="N", help="keep the first N rows (applied last)")
     p.add_argument("--format", default="table", metavar="{table,csv,json}", help="default: table")
-    # A branch or an older state of the thread, read under the same rules (analytics/history_cli.py).
-    from analytics.history_cli import add_side_arguments
+    # A branch or an older state of the thread, read under the same rules (analytics/history/cli.py).
+    from analytics.history.cli import add_side_arguments
 
     add_side_arguments(p)
 
@@ -76,7 +76,7 @@ def check_format_and_speaker(args: argparse.Namespace) -> None:
 def run(args: argparse.Namespace) -> int:
     """Print the transcript read as a table (default), CSV or JSON records."""
     check_format_and_speaker(args)
-    from analytics.history_cli import checkpoint_of
+    from analytics.history.cli import checkpoint_of
 
     query = TranscriptQuery(
         args.thread,

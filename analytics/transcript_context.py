@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from analytics import metrics
-from analytics._pandas import pd
+from analytics import _pandas as pd
 from analytics.db import ConOrPath, connection
 from analytics.filters import Filters
 from analytics.frames import UTC_MICROS, fetch_frame, typed

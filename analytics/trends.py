@@ -22,7 +22,7 @@ from __future__ import annotations
 from datetime import date, datetime, timedelta
 
 from analytics import metrics
-from analytics._pandas import pd
+from analytics import _pandas as pd
 from analytics.catalog import ROLES
 from analytics.db import ConOrPath, connection
 from analytics.errors import BadRequest

@@ -25,7 +25,7 @@ Per checkpoint (every sampled row):
 - msgspec: `msgspec.msgpack.Decoder(ext_hook=...)`, payloads kept as memoryviews
   into the blob or copied to bytes (msgspec is not a requirement: `pip install msgspec`;
   its rows are skipped without it);
-- `sqlite_source.fast_checkpoint(row, payloads, limit)`, a fresh `records.Payloads()` per
+- `bundles.fast_checkpoint(row, payloads, limit)`, a fresh `records.Payloads()` per
   thread: with `loaders._scan` (the C scan: checks, walk in place, numbering),
   with `native_scan = None` (ormsgpack and `Payloads.versions`, its pure-Python
   twin), and with its ormsgpack call replaced by msgspec (bytes payloads; one
@@ -34,7 +34,7 @@ Per checkpoint (every sampled row):
 Per distinct message payload of the sample (`Payloads.items` of every thread):
 
 - `ormsgpack.unpackb(payload)` alone (the unpacking a decode needs, no fields read);
-- `decode.decode_message` (the one decoder, in Python, as a load calls it: the transcript
+- `messages.decode_message` (the one decoder, in Python, as a load calls it: the transcript
   rules live in one place, so there is no C decoder of messages).
 
 Before timing, each alternative's results are compared with the reference's
@@ -58,7 +58,8 @@ sys.path.insert(0, str(ROOT))
 
 import ormsgpack  # noqa: E402
 
-from loaders import decode, sqlite_source  # noqa: E402
+from loaders import bundles, decode, messages  # noqa: E402
+from loaders.sqlite import keys  # noqa: E402
 from loaders.records import Payloads  # noqa: E402
 from loaders.elements import max_elements  # noqa: E402
 
@@ -75,7 +76,7 @@ def read_sample(store: Path, rows: int) -> list[list[tuple]]:
     con = sqlite3.connect(f"file:{store.resolve()}?mode=ro&immutable=1", uri=True)
     try:
         cur = con.execute("SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, "
-                          f"metadata FROM checkpoints ORDER BY {sqlite_source._KEY_ORDER}")  # the reader's rows
+                          f"metadata FROM checkpoints ORDER BY {keys.KEY_ORDER}")  # the reader's rows
         threads: list[list[tuple]] = []
         total = 0
         for _, group in itertools.groupby(cur, key=lambda r: r[0]):
@@ -112,9 +113,9 @@ def decoder_way(decode_one: Callable[[bytes], object]) -> Callable[[list[list[tu
 def fast_checkpoint_way(scan, unpackb) -> Callable[[list[list[tuple]]], list]:
     """`fast_checkpoint` over every thread with `_scan` and `_unpackb` set as given."""
     def run(threads: list[list[tuple]], keep: bool = False) -> list:
-        saved = sqlite_source.native_scan, sqlite_source._unpackb
-        sqlite_source.native_scan, sqlite_source._unpackb = scan, unpackb
-        fast = sqlite_source.fast_checkpoint
+        saved = bundles.native_scan, bundles._unpackb
+        bundles.native_scan, bundles._unpackb = scan, unpackb
+        fast = bundles.fast_checkpoint
         out = []
         try:
             for rows in threads:
@@ -123,7 +124,7 @@ def fast_checkpoint_way(scan, unpackb) -> Callable[[list[list[tuple]]], list]:
                 if keep:
                     out.append((cps, payloads.items))
         finally:
-            sqlite_source.native_scan, sqlite_source._unpackb = saved
+            bundles.native_scan, bundles._unpackb = saved
         return out
     return run
 
@@ -147,7 +148,7 @@ def unpack_messages(groups: list[list]) -> None:
 
 
 def loader_messages(groups: list[list]) -> None:
-    decode_one = decode.decode_message
+    decode_one = messages.decode_message
     for payloads in groups:
         limit = max_elements()  # (read once a thread, as `transform.decode_versions` does)
         for p in payloads:
@@ -219,7 +220,7 @@ def main() -> None:
     args = ap.parse_args()
     if not args.store.is_file():
         raise SystemExit(f"{args.store}: no such store (bench/bench_load.py builds bench/out/bench-300x40.sqlite)")
-    if sqlite_source.native_scan is None:
+    if bundles.native_scan is None:
         raise SystemExit("loaders._scan is not built: python setup.py build_ext --inplace")
 
     t0 = time.perf_counter()
@@ -235,7 +236,7 @@ def main() -> None:
           f"{'cold (whole sample at once)' if args.cold else 'warm (each thread read just before its timing)'}")
 
     # Checks, untimed: every way numbers the payloads as `_scan` does.
-    scan_way = fast_checkpoint_way(sqlite_source.native_scan, ormsgpack.unpackb)
+    scan_way = fast_checkpoint_way(bundles.native_scan, ormsgpack.unpackb)
     ref = scan_way(threads, keep=True)
     thread_payloads = [items for _, items in ref]
     payloads = [p for items in thread_payloads for p in items]

@@ -117,7 +117,7 @@ def main() -> None:
 
     import analytics
     import transcript_lens
-    from analytics.exports import record_export
+    from analytics.export_log import record_export
 
     store = _store(args.threads, args.turns)
     with tempfile.TemporaryDirectory(prefix="tl-bench-erasure-") as tmp:

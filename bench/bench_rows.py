@@ -26,14 +26,14 @@ ROOT = Path(__file__).resolve().parents[1]
 _READ = """
 import resource, sys
 sys.path.insert(0, sys.argv[1])
-from loaders import sqlite_source
+from loaders.sqlite import reader as sqlite_reader
 from loaders.source import SourceOptions
 if sys.argv[3] == "cursor":
-    sqlite_source.native_rows = None
-elif sqlite_source.native_rows is None:
+    sqlite_reader.native_rows = None
+elif sqlite_reader.native_rows is None:
     raise SystemExit("loaders._rows is not built")
 limit = int(sys.argv[4])
-reader = sqlite_source.SqliteSource().open(sys.argv[2], SourceOptions())
+reader = sqlite_reader.SqliteSource().open(sys.argv[2], SourceOptions())
 before = resource.getrusage(resource.RUSAGE_SELF)
 checkpoints = threads = 0
 for bundle in reader.threads(None):

@@ -8,7 +8,7 @@ restarts, whose long paging turns would multiply the messages copied) is loaded,
 then its `threads` and `messages` rows are copied into a database of N threads, each copy's
 4-digit numbers (order, invoice, subscription and account numbers) replaced by others so its
 question is a new text (`--distinct`: and a made-up word added, so every question has its own
-words and the model handles 100,000 items instead of a few hundred). `analytics.topics.materialize.materialize_topics` then runs on that
+words and the model handles 100,000 items instead of a few hundred). `analytics.topic_mining.materialize.materialize_topics` then runs on that
 database as a load would: the documents' queries, the model, both tables written. Prints the
 seconds of each step against the 60 s target and the adjusted Rand index against the copied
 labels. DuckDB and numpy are held to 2 threads; the target is judged on the process's CPU
@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     import duckdb
 
     import transcript_lens
-    from analytics.topics import materialize as mat
+    from analytics.topic_mining import materialize as mat
     from bench.bench_outcomes import adjusted_rand, purity
     from storegen.labelled import build_labelled_store, labels_path
 

@@ -19,9 +19,10 @@ from pathlib import Path
 
 from loaders.catalog import staging_schemas
 from loaders.parts import PartWriter
-from loaders.sqlite_source import SqliteSource
+from loaders.sqlite.reader import SqliteSource
 from loaders.source import SourceOptions
-from loaders.transform import compile_thread_key, transform_thread
+from loaders.thread_keys import compile_thread_key
+from loaders.transform import transform_thread
 
 
 def main(argv=None) -> int:

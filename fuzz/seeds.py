@@ -84,8 +84,9 @@ def ts_seeds(threads: dict[str, list[tuple]], out: Path) -> int:
 def stage_seeds(threads: dict[str, list[tuple]], out: Path, rows_per_seed: int = 12) -> int:
     """A real thread's staged rows per table (every staging schema, in `staging_schemas()` order)."""
     from loaders.catalog import staging_schemas
-    from loaders.sqlite_source import bundle_thread
-    from loaders.transform import compile_thread_key, transform_thread
+    from loaders.bundles import bundle_thread
+    from loaders.thread_keys import compile_thread_key
+    from loaders.transform import transform_thread
 
     names = list(staging_schemas())
     regex = compile_thread_key(None)

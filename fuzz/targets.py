@@ -3,7 +3,7 @@ raises `Mismatch` when they disagree (fuzz/README.md lists what each compares).
 
 A target is a function of the input bytes; `TARGETS` names them. The twins are
 the code paths `TRANSCRIPT_LENS_PUREPYTHON=1` runs: the module-level switches
-(`sqlite_source.native_scan`, `transform._ts_list`, `parts._stage`) are set to
+(`bundles.native_scan`, `transform._ts_list`, `parts._stage`) are set to
 None for the Python side, exactly as `loaders/_native.py` leaves them without C.
 An exception other than `Mismatch` is a finding too: neither path may raise on
 input a store can hold.
@@ -25,7 +25,7 @@ from fuzz.common import Mismatch, Reader, decode_records, read_value
 
 # Bound by `bind()` after the sanitized extensions are loaded (fuzz/run.py).
 scan = readahead = rows = None
-sqlite_source = transform = parts = records = None
+bundles = sqlite_reader = transform = parts = records = None
 pa = ipc = None
 REGEX = SCHEMAS = None
 DATA_TABLES: tuple[str, ...] = ()
@@ -35,21 +35,24 @@ _SCRATCH: Path | None = None
 
 def bind() -> None:
     """Import the loader (after `common.use_sanitized_extensions`) and what the targets need."""
-    global scan, readahead, rows, sqlite_source, transform, parts, records, pa, ipc, REGEX, SCHEMAS, DATA_TABLES, _SCRATCH
+    global scan, readahead, rows, bundles, sqlite_reader, transform, parts, records, pa, ipc, REGEX, SCHEMAS, DATA_TABLES, _SCRATCH
     import pyarrow
     import pyarrow.ipc
 
     import loaders.catalog as catalog
     import loaders.parts
     import loaders.records
-    import loaders.sqlite_source
+    import loaders.bundles
+    import loaders.sqlite.reader
+    import loaders.thread_keys
     import loaders.transform
     from loaders import _native
 
     scan, readahead, rows = _native.scan, _native.readahead, _native.rows
-    sqlite_source, transform, parts, records = loaders.sqlite_source, loaders.transform, loaders.parts, loaders.records
+    bundles, sqlite_reader = loaders.bundles, loaders.sqlite.reader
+    transform, parts, records = loaders.transform, loaders.parts, loaders.records
     pa, ipc = pyarrow, pyarrow.ipc
-    REGEX = transform.compile_thread_key(None)
+    REGEX = loaders.thread_keys.compile_thread_key(None)
     SCHEMAS = catalog.staging_schemas()
     DATA_TABLES = catalog.DATA_TABLES
     # Scratch files (a SQLite image per readahead input, a thread's parts) in the folder the campaign
@@ -69,12 +72,12 @@ def scratch_root() -> str | None:
 @contextmanager
 def pure_python():
     """The loader's switches as `TRANSCRIPT_LENS_PUREPYTHON=1` sets them, for the block."""
-    saved = sqlite_source.native_scan, transform._ts_list, parts._stage
-    sqlite_source.native_scan = transform._ts_list = parts._stage = None
+    saved = bundles.native_scan, transform._ts_list, parts._stage
+    bundles.native_scan = transform._ts_list = parts._stage = None
     try:
         yield
     finally:
-        sqlite_source.native_scan, transform._ts_list, parts._stage = saved
+        bundles.native_scan, transform._ts_list, parts._stage = saved
 
 
 def _view(cp):
@@ -148,7 +151,7 @@ def _odd(row: tuple, which: int) -> tuple:
 
 def _py_fast(row, table, limit):
     with pure_python():
-        return sqlite_source.fast_checkpoint(row, table, limit)
+        return bundles.fast_checkpoint(row, table, limit)
 
 
 def _element_limit(data: bytes) -> int:
@@ -202,17 +205,17 @@ def target_row(data: bytes) -> None:
             raise Mismatch(f"_scan.row accepted a row the Python path declines: {_view(c)!r:.300}")
         if c is None and p is None:
             ec, ep = [], []
-            c = sqlite_source.decode_checkpoint_row(row, ec, tc)
-            p = sqlite_source.decode_checkpoint_row(row, ep, tp)
+            c = bundles.decode_checkpoint_row(row, ec, tc)
+            p = bundles.decode_checkpoint_row(row, ep, tp)
             if ec != ep:
                 raise Mismatch(f"decode_checkpoint_row errors differ: {ec!r:.300} vs {ep!r:.300}")
         if _view(c) != _view(p):
             raise Mismatch(f"checkpoint differs: C {_view(c)!r:.400} vs Python {_view(p)!r:.400}")
         if _numbering(tc) != _numbering(tp):
             raise Mismatch(f"payload numbering differs: {_numbering(tc)!r:.300} vs {_numbering(tp)!r:.300}")
-    compiled = sqlite_source.bundle_thread("t", rows, [])
+    compiled = bundles.bundle_thread("t", rows, [])
     with pure_python():
-        pure = sqlite_source.bundle_thread("t", rows, [])
+        pure = bundles.bundle_thread("t", rows, [])
     if _bundle(compiled) != _bundle(pure):
         raise Mismatch("bundle_thread differs between the compiled and the pure-Python paths")
 
@@ -260,7 +263,7 @@ def target_thread(data: bytes) -> None:
     for mode in ("compiled", "pure"):
         ctx = pure_python() if mode == "pure" else _nothing()
         with ctx:
-            bundle = sqlite_source.bundle_thread("t", rows, [])
+            bundle = bundles.bundle_thread("t", rows, [])
             trows = transform.transform_thread(bundle, REGEX)
             out[mode] = (_norm([getattr(trows, f) for f in DATA_TABLES]), trows.errors, _staged(trows))
     (rc, ec, sc), (rp, ep, sp) = out["compiled"], out["pure"]
@@ -453,11 +456,11 @@ def target_readahead(data: bytes) -> None:
 
 def _reader_output(path: Path, native: bool):
     """Everything `SqliteReader.threads` hands over (or how it ends), with the C rows or the cursor."""
-    saved = sqlite_source.native_rows
-    sqlite_source.native_rows = rows if native else None
+    saved = sqlite_reader.native_rows
+    sqlite_reader.native_rows = rows if native else None
     try:
         try:
-            reader = sqlite_source.SqliteSource().open(str(path), sqlite_source.SourceOptions())
+            reader = sqlite_reader.SqliteSource().open(str(path), sqlite_reader.SourceOptions())
         except Exception as exc:  # noqa: BLE001 - an unreadable file: compared, both ways
             return ("refused", type(exc).__name__, str(exc))
         out = []
@@ -471,7 +474,7 @@ def _reader_output(path: Path, native: bool):
             reader.close()
         return out
     finally:
-        sqlite_source.native_rows = saved
+        sqlite_reader.native_rows = saved
 
 
 def _integrity_as_compared(error):

@@ -40,7 +40,7 @@ _EXPORTS = {
     "Source": "loaders.source",
     "SourceOptions": "loaders.source",
     "SourceReader": "loaders.source",
-    "SqliteSource": "loaders.sqlite_source",
+    "SqliteSource": "loaders.sqlite.reader",
 }
 
 __all__ = sorted(_EXPORTS)

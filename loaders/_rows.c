@@ -28,7 +28,7 @@
  * the step after row k is raised in place of row k. `Rows.reading` then names
  * the thread of row k-1 (the one the Python reader was reading), and the rows
  * of the unfinished threads are dropped, as Python drops them. The Python twin
- * is `sqlite_source`'s groupby over a sqlite3 cursor; both give the same
+ * is `loaders.sqlite.reader`'s groupby over a sqlite3 cursor; both give the same
  * bundles (tests/loaders/test_rows.py, fuzz target `rows`).
  */
 #define PY_SSIZE_T_CLEAN

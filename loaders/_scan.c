@@ -161,7 +161,7 @@ static int is_text(PyObject *o) { return PyUnicode_CheckExact(o); }
 
 PyDoc_STRVAR(row_doc,
 "row(row, payloads, raw_checkpoint, max_elements) -> RawCheckpoint | None\n\n"
-"`sqlite_source.fast_checkpoint` for a `checkpoints` row (thread_id, ns, id, parent,\n"
+"`loaders.bundles.fast_checkpoint` for a `checkpoints` row (thread_id, ns, id, parent,\n"
 "type, blob, metadata) in one call: the same checks, the scan, the payload numbering\n"
 "into `payloads`, the RawCheckpoint (`raw_checkpoint` is its class). None, with\n"
 "`payloads` untouched, whenever it is not sure, and for a blob of more than\n"

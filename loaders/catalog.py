@@ -578,16 +578,10 @@ def staging_schemas() -> dict[str, pa.Schema]:
     return {name: _BY_NAME[name].staging_schema for name in (*DATA_TABLES, ERROR_TABLE)}
 
 
-def __getattr__(name: str):
-    # `STAGE_KINDS`, made on first use (it holds Arrow types: see `SqlType`).
-    if name == "STAGE_KINDS":
-        return stage_kinds()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 @functools.cache
 def stage_kinds() -> dict[pa.DataType, str]:
-    """`_scan.stage`'s kind for each staged Arrow type (`loaders.parts._kinds`): `STAGE_KINDS`."""
+    """`_scan.stage`'s kind for each staged Arrow type (`loaders.parts._kinds`), made at the first
+    call: it holds Arrow types (see `SqlType`), and importing the catalogue imports no pyarrow."""
     return {t.arrow: t.kind for t in (VARCHAR, JSON, INTEGER, BIGINT, BOOLEAN, TIMESTAMPTZ, INTEGER_LIST)}
 
 

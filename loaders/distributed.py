@@ -38,7 +38,7 @@ from loaders.jobs import RANGES_PER_WORKER, Job, open_with_key, run_job, the_key
 from loaders.registry import resolve
 from loaders.source import SourceOptions
 from loaders.summary import TOOL_VERSION, DerivedTables, LoadSummary, load_row
-from loaders.transform import compile_thread_key
+from loaders.thread_keys import compile_thread_key
 from loaders.writer import DatabaseWriter, counts, record_load
 
 _ROW_TABLES = (*DATA_TABLES, ERROR_TABLE)  # what tasks write; the driver writes the rest

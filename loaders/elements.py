@@ -8,7 +8,7 @@ value is decoded only if it holds at most `max_elements()` values (`MAX_ELEMENTS
 
 What is counted: every msgpack value read, map keys and array entries included; an
 extension value is one value, and with `deep` the values its payload holds too (nested
-extensions up to `DEEP_LEVELS` levels: what `decode._unpack` resolves when a message or a
+extensions up to `DEEP_LEVELS` levels: what `decode.unpack` resolves when a message or a
 write is made plain). A checkpoint is counted flat: only its messages are decoded further,
 one at a time, each counted deep. Every value takes at least one byte, so a value of at
 most `limit` bytes is never counted (`over_limit`).

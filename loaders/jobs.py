@@ -31,7 +31,8 @@ from loaders.catalog import ERROR_TABLE
 from loaders.cipher import AesKey
 from loaders.records import SourceError
 from loaders.source import Source, SourceOptions, SourceReader
-from loaders.transform import compile_thread_key, thread_batches
+from loaders.thread_keys import compile_thread_key
+from loaders.transform import thread_batches
 
 
 # Thread ranges per worker of a split load: workers take them from a queue, so none

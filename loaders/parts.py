@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.ipc as ipc
 
 from loaders import _native
-from loaders.catalog import ERROR_TABLE, STAGE_KINDS
+from loaders.catalog import ERROR_TABLE, stage_kinds
 from loaders.records import ColumnBuffers, LoadError
 
 # Rows → Arrow buffers in C (`loaders/_scan.c`); None: pyarrow's own conversion.
@@ -223,12 +223,13 @@ _INT_LIST = pa.list_(pa.int32())
 
 def _kinds(schema: pa.Schema) -> str:
     """`_scan.stage`'s column kinds for a staging schema, from the catalogue's types
-    (`loaders.catalog.STAGE_KINDS`; timestamps are int64 microseconds).
+    (`loaders.catalog.stage_kinds`; timestamps are int64 microseconds).
 
     >>> _kinds(pa.schema([("a", pa.string()), ("t", pa.timestamp("us", tz="UTC"))]))
     'sl'
     """
-    return "".join(STAGE_KINDS[f.type] for f in schema)
+    kinds = stage_kinds()
+    return "".join(kinds[f.type] for f in schema)
 
 
 def _int_lists(values) -> pa.ListArray:

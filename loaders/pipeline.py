@@ -34,7 +34,7 @@ from loaders.registry import resolve
 from loaders.scratch import remove_stale_scratch, scratch_dir
 from loaders.source import Source, SourceOptions, SourceReader
 from loaders.summary import TOOL_VERSION, DerivedTables, LoadSummary, Progress, load_row
-from loaders.transform import compile_thread_key
+from loaders.thread_keys import compile_thread_key
 from loaders.writer import DatabaseWriter, PartFeed, refuse_foreign_target
 
 
@@ -283,7 +283,7 @@ def _plan(
         # it before it decodes: SQLite hands each row over in a step of its own, and every step
         # waits for the GIL an importing thread holds (on the 2,000 x 40 store the key
         # comparison took 0.27-0.35 s beside the imports when it came as a row a thread; it
-        # comes as one value now, `sqlite_source._one_step_digests`).
+        # comes as one value now, `loaders.sqlite.keys.one_step_digests`).
         prefetch.start()
         only, gone = _changed_threads(reader, previous)
         if not only and not gone:

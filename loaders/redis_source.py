@@ -21,7 +21,7 @@ A key's parts cannot be split back (a thread id may hold `:`), so every id is ta
 from the documents: the reader SCANs the keys under the two prefixes, learns each
 document's thread with `JSON.MGET … $.thread_id` (and each write's channel), then reads
 one thread at a time, in id order, with `JSON.MGET` in batches, and hands the rows to
-the shared row decoding (`loaders.sqlite_source.bundle_thread`) as `json` checkpoints.
+the shared row decoding (`loaders.bundles.bundle_thread`) as `json` checkpoints.
 Both layouts are read by the same code: a document says which it is. A thread of more
 checkpoints than a load reads (`records.max_thread_checkpoints()`), or of more special
 writes than it keeps (`records.SPECIAL_WRITES_MAX`), has only its documents' ids fetched
@@ -56,7 +56,7 @@ from loaders.records import (
     max_blob_bytes, max_thread_checkpoints, oversized_reason,
 )
 from loaders.source import Source, SourceOptions, SourceReader
-from loaders.sqlite_source import bundle_thread
+from loaders.bundles import bundle_thread
 
 REDIS_PREFIXES = ("redis://", "rediss://", "unix://")
 SCAN_COUNT = 1000  # keys asked of each SCAN step

@@ -21,7 +21,7 @@ _SOURCES: dict[str, Source] = {}
 _entry_points_loaded = False
 # Detection order: the first kind whose `detect` accepts a spec is the one.
 BUILTINS = (
-    "loaders.sqlite_source:SqliteSource",
+    "loaders.sqlite.reader:SqliteSource",
     "loaders.postgres_source:PostgresSource",
     "loaders.pg_export:PgCsvSource",
     "loaders.pg_export:PgDumpSource",

@@ -27,7 +27,8 @@ from collections.abc import Callable
 from typing import Any
 
 from loaders.catalog import enclosing_namespace
-from loaders.decode import DecodeError, Message, decode_message
+from loaders.decode import DecodeError
+from loaders.messages import Message, decode_message
 from loaders.elements import max_elements
 from loaders.records import LoadError, RawCheckpoint
 

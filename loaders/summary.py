@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 from typing import Protocol
 
 from loaders.source import SourceOptions
-from loaders.transform import DEFAULT_THREAD_KEY_PATTERN
+from loaders.thread_keys import DEFAULT_THREAD_KEY_PATTERN
 from loaders.version import __version__
 
 

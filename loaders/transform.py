@@ -25,14 +25,16 @@ from typing import Any
 
 from loaders import _native
 from loaders.cipher import missing_key
-from loaders.decode import DecodeError, Ext, JsonPayload, Message, decode_message, plain, same_message, to_json
+from loaders.decode import DecodeError, Ext, JsonPayload, plain, to_json
 from loaders.elements import max_elements
-from loaders.linear_regex import BuiltinRegex, LinearRegex, compile_linear
+from loaders.linear_regex import BuiltinRegex, LinearRegex
+from loaders.messages import Message, decode_message, same_message
 from loaders.records import (
     LoadError, RawCheckpoint, RawWrite, ThreadBundle, list_entries_reason, max_list_entries, max_thread_events,
     over_checkpoint_cap,
 )
 from loaders.subgraphs import subgraph_rows
+from loaders.thread_keys import ThreadKey, parse_thread_key
 
 # LangGraph's own UTC timestamps read in C, same answers (None: every one goes through `ts_micros`).
 _ts_list = _native.scan.ts_list if _native.scan is not None else None
@@ -48,41 +50,6 @@ def metadata_too_long(chars: int) -> str:
     """The reason metadata of `chars` characters is not loaded (over `METADATA_MAX_CHARS`)."""
     return (f"metadata is {chars} characters long, over the {METADATA_MAX_CHARS}-character limit; "
             "not loaded (step, source and run_id are NULL)")
-
-
-DEFAULT_THREAD_KEY_PATTERN = r"^(?P<tenant>[^:]*):(?P<sub>[^:]*):(?P<session>.*)$"
-
-
-@dataclass(frozen=True, slots=True)
-class ThreadKey:
-    tenant_id: str | None
-    sub_tenant_id: str | None
-    session_id: str
-
-
-def compile_thread_key(pattern: str | None) -> BuiltinRegex | LinearRegex:
-    """Compile a thread-key pattern; it must have a `session` group (and may have `tenant`, `sub`).
-    A pattern given is run by RE2 (`linear_regex`: linear time, whatever is typed).
-
-    >>> compile_thread_key(None).groups("acme:web:s1")["session"]
-    's1'
-    """
-    regex = BuiltinRegex(DEFAULT_THREAD_KEY_PATTERN) if not pattern else compile_linear(pattern, "thread-key pattern")
-    if "session" not in regex.groupindex:
-        raise ValueError("a thread-key pattern needs a named group 'session'")
-    return regex
-
-
-def parse_thread_key(thread_id: str, regex: BuiltinRegex | LinearRegex) -> ThreadKey:
-    """Split `tenant:sub:session`; an empty sub-tenant is NULL; no match → session = thread id.
-
-    >>> parse_thread_key("acme::a:b", compile_thread_key(None))
-    ThreadKey(tenant_id='acme', sub_tenant_id=None, session_id='a:b')
-    """
-    groups = regex.groups(thread_id)
-    if groups is None:
-        return ThreadKey(None, None, thread_id)
-    return ThreadKey(groups.get("tenant"), groups.get("sub") or None, groups["session"])
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
@@ -482,7 +449,7 @@ _MESSAGE_FIELDS = (
     "response_metadata", "additional_kwargs",
 )
 if Message._fields != _MESSAGE_FIELDS:
-    raise ImportError(f"loaders.transform unpacks decode.Message as {_MESSAGE_FIELDS}; it is now {Message._fields}")
+    raise ImportError(f"loaders.transform unpacks messages.Message as {_MESSAGE_FIELDS}; it is now {Message._fields}")
 
 _checkpoint_ns = itemgetter(RawCheckpoint._fields.index("checkpoint_ns"))
 _parent_id = itemgetter(RawCheckpoint._fields.index("parent_checkpoint_id"))
@@ -529,7 +496,7 @@ def decode_versions(thread_id: str, payloads: list[Any], first_cids: list[str], 
 
 
 def merge_equal_versions(decoded: list[Message | None]) -> list[int] | None:
-    """For each version the first version of equal value (`decode.same_message`), itself
+    """For each version the first version of equal value (`messages.same_message`), itself
     if none; None when all are distinct.
 
     Equal values share an id (or both have none): a thread whose versions all have ids

@@ -42,3 +42,32 @@ def test_the_source_recipe_names_where_every_built_in_kind_is_registered():
     assert "sqlite" in listed
     for kind in listed:
         assert f"`{kind}`" in text, f"docs/sources.md does not describe the {kind} kind"
+
+
+def _registers_a_report(path: Path) -> bool:
+    """Whether a module calls `register_report` when imported (outside its functions)."""
+    import ast
+
+    def calls(node: ast.AST) -> bool:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            return False
+        if isinstance(node, ast.Call):
+            f = node.func
+            if (f.id if isinstance(f, ast.Name) else getattr(f, "attr", None)) == "register_report":
+                return True
+        return any(calls(child) for child in ast.iter_child_nodes(node))
+
+    return any(calls(statement) for statement in ast.parse(path.read_text()).body)
+
+
+def test_the_report_recipe_names_where_a_report_module_is_registered():
+    recipe = GUIDE.split("### A new report", 1)[1].split("###", 1)[0]
+    assert "`REGISTRARS`" in recipe and "`analytics/__init__.py`" in recipe
+    registering = {".".join(p.relative_to(ROOT).with_suffix("").parts) for p in (ROOT / "analytics").rglob("*.py")
+                   if _registers_a_report(p)}
+    assert "analytics.reports" in registering and len(registering) > 5
+    # In a fresh interpreter: what `register_all()` imports (the CLI's and the report lookup's way).
+    loaded = subprocess.run([sys.executable, "-c", "import sys, analytics; analytics.register_all(); print(*sys.modules, sep='\\n')"],
+                            cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
+    missing = sorted(registering - set(loaded))
+    assert not missing, f"modules that register a report but are not reached from analytics.REGISTRARS: {missing}"

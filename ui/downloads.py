@@ -5,7 +5,7 @@ that is not the session's script thread (no session state, no `st.user` there). 
 everything about the session is captured when the button is drawn — the database,
 the session's policy, the user, the page's query parameters — and the click builds
 the bytes under that policy (`analytics.policy.reading_as`), then appends the export
-log (`analytics.exports.record_export`, origin `app`) before handing them over. When
+log (`analytics.export_log.record_export`, origin `app`) before handing them over. When
 the log cannot be written, the click fails and nothing is downloaded; the button is
 drawn disabled beforehand when the workspace's folder is not writable (`refusal`).
 
@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from analytics.exports import Actor, os_user, record_export
+from analytics.export_log import Actor, os_user, record_export
 from analytics.policy import Policy, effective, reading_as
 from analytics.workspace.store import workspace_path
 

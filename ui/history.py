@@ -15,7 +15,7 @@ import html
 import pandas as pd
 import streamlit as st
 
-from analytics.history import edit_log
+from analytics.history.edits import edit_log
 from analytics.reports import frame_csv
 from ui import cache, charts, chat, diffs, render, state
 from ui.database import DbRef

@@ -14,15 +14,15 @@ by one query (a thread may be in both): `in_a`, `in_b` say which.
 
 from __future__ import annotations
 
-from analytics._pandas import pd
+from analytics import _pandas as pd
 from analytics.cohorts.costs import priced_rows_sql
 from analytics.cohorts.prices import PriceTable
 from analytics.cohorts.tables import TOPICS, has_table
 from analytics.db import ConOrPath, connection
 from analytics.filters import Filters
-from analytics.outcomes.materialize import TABLE as SIGNALS_TABLE, materialized
-from analytics.outcomes.report import outcomes_relation
-from analytics.outcomes.signals import SIGNALS
+from analytics.conversation_outcomes.materialize import TABLE as SIGNALS_TABLE, materialized
+from analytics.conversation_outcomes.report import outcomes_relation
+from analytics.conversation_outcomes.signals import SIGNALS
 
 #: The per-conversation means compared, and how the page names them (docs/metrics.md defines each).
 MEANS = {

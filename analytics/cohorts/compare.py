@@ -22,14 +22,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from analytics._pandas import pd
+from analytics import _pandas as pd
 from analytics.cohorts import stats
 from analytics.cohorts.cohorts import COST, MEANS, cohort_frame
 from analytics.cohorts.prices import PriceTable, load_prices
 from analytics.db import ConOrPath
 from analytics.errors import BadRequest
 from analytics.filters import Filters
-from analytics.outcomes.signals import OUTCOMES, SIGNALS
+from analytics.conversation_outcomes.signals import OUTCOMES, SIGNALS
 
 #: The columns of `compare_cohorts()` (and of the `compare` CSV report).
 COLUMNS = (

@@ -16,13 +16,13 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 
-from analytics._pandas import pd
+from analytics import _pandas as pd
 from analytics.db import ConOrPath, connection
 from analytics.errors import BadRequest
 from analytics.filters import Filters
 from analytics.cohorts.prices import PriceTable, load_prices
 from analytics.cohorts.tables import has_table, topics_join
-from analytics.outcomes.materialize import TABLE as SIGNALS_TABLE
+from analytics.conversation_outcomes.materialize import TABLE as SIGNALS_TABLE
 
 NO_MODEL = "(no model)"
 #: Each grouping `costs(by=...)` knows and the SQL expression of a priced row it groups by.

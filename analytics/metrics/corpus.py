@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TypedDict
 
-from analytics._pandas import pd
+from analytics import _pandas as pd
 from analytics.catalog import ROLES, THREAD_COLUMNS_IN_METRICS
 from analytics.db import ConOrPath, connection
 from analytics.filters import Filters

@@ -6,7 +6,7 @@ a preview of the first user message, and its counts.
 
 from __future__ import annotations
 
-from analytics._pandas import pd
+from analytics import _pandas as pd
 from analytics.db import ConOrPath, connection
 from analytics.errors import BadRequest
 from analytics.filters import Filters

@@ -11,7 +11,7 @@ import functools
 from datetime import datetime
 from typing import TypedDict
 
-from analytics._pandas import pd
+from analytics import _pandas as pd
 from analytics.catalog import CONVERSATION_METRICS, ROLES
 from analytics.db import ConOrPath, connection, query_fingerprint, table_comments, write_derived_table
 from analytics.errors import NotFound

@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Union
 
-from analytics._pandas import pd
+from analytics import _pandas as pd
 from analytics.filters import Filters
 from analytics.observed.log import LineError, ObservedEntry
 from analytics.resume.chain import resume_points

@@ -37,7 +37,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import IO, Any, Union
 
-from analytics._pandas import pd
+from analytics import _pandas as pd
 from analytics.errors import BadRequest
 from analytics.filters import as_utc
 from analytics.jsonlines import bounded

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import importlib.util
 
-from analytics._pandas import pd
+from analytics import _pandas as pd
 from analytics.db import ConOrPath, connection
 from analytics.filters import Filters
 from analytics.frames import fetch_frame, typed

@@ -31,7 +31,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
-from analytics._pandas import pd
+from analytics import _pandas as pd
 from analytics.align import merged_order, pair
 from analytics.db import ConOrPath, applied_policy, connection
 from analytics.frames import mask_frame, typed

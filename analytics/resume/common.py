@@ -2,7 +2,7 @@
 
 `analytics.resume` (the public face) re-exports the public ones; the parts
 (`chain`, `rehydrate`, `timelines`, `risk_figures`), `analytics.observed`,
-`analytics.branches` and `analytics.subgraphs` import them from here.
+`analytics.history.branches` and `analytics.subgraphs` import them from here.
 
 >>> check_cap(3), DEFAULT_CAP
 (3, 50)

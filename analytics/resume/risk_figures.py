@@ -15,7 +15,7 @@ import math
 import os
 from dataclasses import dataclass
 
-from analytics._pandas import pd
+from analytics import _pandas as pd
 from analytics.catalog import RISK_FIGURES
 from analytics.db import ConOrPath, connection, query_fingerprint, table_comments, write_derived_table
 from analytics.filters import Filters

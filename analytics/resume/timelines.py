@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 
-from analytics._pandas import pd
+from analytics import _pandas as pd
 from analytics.db import ConOrPath, connection
 from analytics.frames import fetch_frame, typed
 from analytics.resume.common import PROCESS_KEYS, process_paths, require_thread

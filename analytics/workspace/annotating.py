@@ -23,7 +23,7 @@ from typing import Any
 
 import duckdb
 
-from analytics._pandas import pd
+from analytics import _pandas as pd
 from analytics.db import connection
 from analytics.errors import BadRequest, NotFound
 from analytics.workspace.authors import AUTHOR_ENV, AUTHOR_MAX, check_author, default_author  # noqa: F401

@@ -106,7 +106,7 @@ def _import(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from analytics.exports import log_cli_export
+    from analytics.export_log import log_cli_export
 
     ws = _ws(args)
     db = args.db if Path(args.db).is_file() else None

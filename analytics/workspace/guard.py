@@ -24,7 +24,7 @@ import json
 
 import duckdb
 
-from analytics._pandas import pd
+from analytics import _pandas as pd
 from analytics.db import applied_policy
 from analytics.masking import redactor
 from analytics.policy import Policy, effective

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from analytics import metrics
-from analytics._pandas import pd
+from analytics import _pandas as pd
 from analytics.db import connection
 from analytics.errors import BadRequest, NotFound
 from analytics.filters import Filters

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import duckdb
 
-from analytics._pandas import pd
+from analytics import _pandas as pd
 from analytics.db import connection
 from analytics.errors import BadRequest
 from analytics.filters import Filters

@@ -14,7 +14,7 @@ from loaders.mongo.live import DEFAULT_DB, MongoReading, uri_database
 from loaders.mongo.stage import KEPT_CHANNELS, Stage
 from loaders.records import LoadError, SourceError, ThreadBundle
 from loaders.source import SPLIT_MIN_BYTES, Capabilities, Source, SourceOptions, SourceReader
-from loaders.sqlite_source import SqliteReader
+from loaders.sqlite.reader import SqliteReader
 
 MONGO_PREFIXES = ("mongodb://", "mongodb+srv://")
 

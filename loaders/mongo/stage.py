@@ -14,7 +14,7 @@ JsonPlusSerializer's JSON bytes, and no `task_path`). It becomes the JSON text S
 each leaf decoded by `loaders.decode` (nothing in the data is run).
 
 Every form (live, mongodump, archive, mongoexport) hands its documents to
-`Stage.add`; the stage is then read by `loaders.sqlite_source.SqliteReader`
+`Stage.add`; the stage is then read by `loaders.sqlite.reader.SqliteReader`
 (the shared row decoding, damage rules, split, key digests and DeltaChannel
 rebuild), so a Mongo store loads by the same rules as every other kind. A
 document that is not one the saver writes (a key that is not text, a checkpoint

@@ -13,7 +13,7 @@ import pytest
 import analytics
 import transcript_lens
 from analytics import Filters
-from analytics.exports import ExportRefused
+from analytics.export_log import ExportRefused
 from storegen import build_sqlite_store
 from transcript_lens.cli import main as cli
 

@@ -16,13 +16,13 @@ import analytics
 import transcript_lens
 from analytics import TranscriptQuery
 from analytics.align import Alignment, merged_order, pair
-from analytics.backlog import backlog
-from analytics.branches import branch_head, branches_of
+from analytics.history.backlog import backlog
+from analytics.history.branches import branch_head, branches_of
 from analytics.cli import main as cli_main
-from analytics.diff import Side, diff, diff_counts
+from analytics.history.diff import Side, diff, diff_counts
 from analytics.errors import BadRequest, NotFound
 from analytics.filters import Filters
-from analytics.history import edit_log
+from analytics.history.edits import edit_log
 from analytics.subgraphs import subgraph_messages, subgraph_runs
 from analytics.textdiff import inline
 from storegen import Clock, Reply, ScriptedChatModel, build_chat_graph, open_sqlite_saver, say, thread_config
@@ -286,7 +286,7 @@ def test_edits_report_and_all_branches(loaded, sqlite_store, tmp_path):
     assert cli_main(["report", "edits", "--db", str(loaded), "--out", str(out)]) == 0
     csv = pd.read_csv(out)
     assert set(csv["thread_id"]) == {sqlite_store.thread("edit"), sqlite_store.thread("remove_message")}
-    assert tuple(csv.columns) == tuple(analytics.history.EDIT_LOG_COLUMNS)
+    assert tuple(csv.columns) == tuple(analytics.history.edits.EDIT_LOG_COLUMNS)
     assert csv["ts"].str.endswith("Z").all()
 
 

@@ -12,10 +12,10 @@ import pytest
 
 import analytics
 from analytics import TranscriptQuery, observed
-from analytics.backlog import backlog
-from analytics.branches import branches_of
+from analytics.history.backlog import backlog
+from analytics.history.branches import branches_of
 from analytics.errors import NotFound
-from analytics.history import edit_logs
+from analytics.history.edits import edit_logs
 from analytics.subgraphs import subgraph_runs_of
 
 EMAIL = "jane@example.com"

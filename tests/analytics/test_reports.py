@@ -10,7 +10,7 @@ import duckdb
 import pandas as pd
 
 import analytics
-from analytics.outcomes.signals import SIGNALS
+from analytics.conversation_outcomes.signals import SIGNALS
 import pytest
 
 from analytics import metrics, reports

@@ -18,7 +18,7 @@ import analytics
 import transcript_lens
 from analytics.errors import BadRequest
 from analytics.reports import report_frame
-from analytics.search import SearchQuery, search, snippet
+from analytics.searching import SearchQuery, search, snippet
 from storegen.build import open_sqlite_saver
 from storegen.clock import Clock
 from storegen.graphs import build_agent_graph, build_chat_graph

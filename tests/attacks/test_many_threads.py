@@ -1,5 +1,5 @@
 """A store of very many tiny threads (one empty checkpoint each): the load-time tables hand each
-thread's facts to DuckDB as Arrow columns (`analytics.outcomes.columns`), so the load stays within the
+thread's facts to DuckDB as Arrow columns (`analytics.conversation_outcomes.columns`), so the load stays within the
 memory budget (300,000 threads' facts bound as lists took 2.1 GB). What they gather still grows with
 the thread count, so a load takes at most `records.MAX_THREADS` threads (1M load at 850 MB) and
 refuses a source of more in one line (`TRANSCRIPT_LENS_MAX_THREADS`, set small here)."""
@@ -54,12 +54,12 @@ def test_a_store_of_more_threads_than_a_load_takes_is_refused_in_one_line(tmp_pa
 
 def test_a_reader_that_cannot_count_its_threads_is_held_before_the_load_time_tables(tmp_path, monkeypatch):
     import transcript_lens
-    from loaders import sqlite_source
+    from loaders.sqlite import reader as sqlite_reader
 
     store, db = tmp_path / "threads.sqlite", tmp_path / "out.duckdb"
     _store(store, 1001)
     monkeypatch.setenv("TRANSCRIPT_LENS_MAX_THREADS", "1000")
-    monkeypatch.setattr(sqlite_source.SqliteReader, "thread_count", lambda self: None)
+    monkeypatch.setattr(sqlite_reader.SqliteReader, "thread_count", lambda self: None)
     with pytest.raises(transcript_lens.LoadFailed, match="1,001 threads, over the limit of 1,000 threads one load takes"):
         transcript_lens.load(store, db, workers=1)
     assert not db.exists()

@@ -11,8 +11,8 @@ from __future__ import annotations
 import pandas as pd
 
 import analytics
-from analytics.backlog import backlog
-from analytics.branches import branch_head
+from analytics.history.backlog import backlog
+from analytics.history.branches import branch_head
 from tests.e2e.test_browser import browser, demo_db, server, settle  # noqa: F401  (fixtures)
 
 FORKED = "globex:api:sess-2105"

@@ -25,7 +25,7 @@ from pathlib import Path
 from loaders import Capabilities, Source, SourceError, SourceOptions, SourceReader
 from loaders.records import SPECIAL_CHANNELS, ThreadBundle, weighted_ranges
 from loaders.source import SPLIT_MIN_BYTES
-from loaders.sqlite_source import bundle_thread
+from loaders.bundles import bundle_thread
 
 FORMAT = "checkpoint-jsonl/1"
 _CHECKPOINT = ("thread_id", "checkpoint_ns", "checkpoint_id", "parent_checkpoint_id", "type", "checkpoint", "metadata")

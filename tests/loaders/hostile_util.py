@@ -165,7 +165,7 @@ def hostile_ext(code: int, target: str, marker_dir: str | os.PathLike) -> RawExt
 def deep_ext_payload(levels: int = 400, arrays: int = 1000) -> bytes:
     """A message whose additional_kwargs nest an extension value `levels` deep, each level
     inside `arrays` nested arrays: decoded by re-entering ormsgpack from its ext hook, this
-    430 kB payload overflowed the C stack (a segfault) before loaders.decode._unpack was fixed."""
+    430 kB payload overflowed the C stack (a segfault) before loaders.decode.unpack was fixed."""
     p = pack(["m", "HumanMessage", {"type": "human", "content": "x"}])
     for _ in range(levels):
         body = b"\x91" * arrays + ormsgpack.packb(ormsgpack.Ext(2, p))

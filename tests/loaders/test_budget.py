@@ -29,7 +29,8 @@ from loaders.catalog import staging_schemas
 from loaders.parts import PartWriter, RowSizer, _kinds
 from loaders.registry import resolve
 from loaders.source import SourceOptions
-from loaders.transform import compile_thread_key, transform_thread
+from loaders.thread_keys import compile_thread_key
+from loaders.transform import transform_thread
 from tests.loaders.util import assert_same_tables, load_db, one_node_app, rows
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -87,7 +87,7 @@ def test_every_staged_column_has_a_kind_the_c_stager_supports():
         for c in t.staged_columns:
             assert c.type.arrow is not None and c.type.kind in accepted & converted, (t.name, c.name, c.type)
         assert _kinds(t.staging_schema) == t.stage_kinds, t.name
-    assert set(catalog.STAGE_KINDS.values()) <= accepted & converted
+    assert set(catalog.stage_kinds().values()) <= accepted & converted
 
 
 @pytest.mark.native

@@ -22,7 +22,7 @@ from langgraph.graph import END, START, StateGraph
 
 import loaders
 from loaders import delta
-from loaders.decode import content_text
+from loaders.messages import content_text
 from storegen.delta import GRAPHS, SCENARIOS, write_delta_store, write_delta_threads
 from tests.loaders.pg_util import export_csv, fresh_database, pg_dump
 from tests.loaders.util import rows

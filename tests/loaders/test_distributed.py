@@ -13,7 +13,7 @@ import analytics
 import transcript_lens
 from loaders import dataset
 from loaders.engines import DaskEngine
-from loaders.sqlite_source import SqliteReader
+from loaders.sqlite.reader import SqliteReader
 from tests.loaders.conformance import force_split
 from tests.loaders.util import table_snapshot
 

@@ -12,7 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from loaders import _native, elements
-from loaders.decode import DecodeError, decode_message, decode_typed
+from loaders.decode import DecodeError, decode_typed
+from loaders.messages import decode_message
 
 scalars = st.one_of(st.none(), st.booleans(), st.integers(-(2**63), 2**64 - 1), st.floats(allow_nan=False),
                     st.text(max_size=40), st.binary(max_size=300))

@@ -1,6 +1,6 @@
 """The loader's fast paths give exactly what the plain paths give.
 
-- `sqlite_source.fast_checkpoint` (the common case in a few checks) against
+- `bundles.fast_checkpoint` (the common case in a few checks) against
   `decode_checkpoint_row` (every check, every error message), on a real store;
 - `records.Payloads` (common prefix by equality, then a lookup) against plain
   first-seen numbering;
@@ -16,19 +16,22 @@ from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
-import loaders.sqlite_source as sqlite_source
+from loaders import bundles
+from loaders.sqlite import reader as sqlite_reader
 from loaders.catalog import MESSAGE_VERSIONS
-from loaders.decode import decode_message, decode_typed
+from loaders.decode import decode_typed
+from loaders.messages import decode_message
 from loaders.records import Payloads, RawCheckpoint, ThreadBundle
-from loaders.transform import _diff, compile_thread_key, transform_thread, ts_micros
+from loaders.thread_keys import compile_thread_key
+from loaders.transform import _diff, transform_thread, ts_micros
 from tests.loaders.util import assert_same_tables, edited_store, load_db
 
 def test_fast_checkpoint_path_equals_the_full_path(sqlite_store, tmp_path, monkeypatch):
     # Rows through the sqlite3 cursor, so that each goes through `fast_checkpoint` (the C row
     # source makes the same RawCheckpoints itself: tests/loaders/test_rows.py holds it to this path).
-    monkeypatch.setattr(sqlite_source, "native_rows", None)
+    monkeypatch.setattr(sqlite_reader, "native_rows", None)
     fast_db, full_db = tmp_path / "fast.duckdb", tmp_path / "full.duckdb"
-    real = sqlite_source.fast_checkpoint
+    real = bundles.fast_checkpoint
     taken = []
 
     def counting(row, payloads, limit=None):
@@ -36,12 +39,12 @@ def test_fast_checkpoint_path_equals_the_full_path(sqlite_store, tmp_path, monke
         taken.append(cp is not None)
         return cp
 
-    monkeypatch.setattr(sqlite_source, "fast_checkpoint", counting)
+    monkeypatch.setattr(bundles, "fast_checkpoint", counting)
     load_db(sqlite_store.path, fast_db, workers=1)
     # The test means something only if the fast path carried the real store.
     assert len(taken) > 100 and sum(taken) / len(taken) > 0.95
 
-    monkeypatch.setattr(sqlite_source, "fast_checkpoint", lambda row, payloads, limit=None: None)
+    monkeypatch.setattr(bundles, "fast_checkpoint", lambda row, payloads, limit=None: None)
     load_db(sqlite_store.path, full_db, workers=1)
     assert_same_tables(fast_db, full_db, with_errors=True)
 
@@ -154,7 +157,7 @@ def _bundles(path, fast: bool, monkeypatch, c_rows: bool = False) -> tuple[list[
     """Every bundle a reader hands over, and the `after` of each `threads_after` pass it made:
     rows through the sqlite3 cursor (whose text decoder `FAST_TEXT` is), or the C row source."""
     passes = []
-    real = sqlite_source.SqliteReader.threads_after
+    real = sqlite_reader.SqliteReader.threads_after
 
     def recording(self, only, after):
         passes.append(after)
@@ -162,10 +165,10 @@ def _bundles(path, fast: bool, monkeypatch, c_rows: bool = False) -> tuple[list[
 
     with monkeypatch.context() as m:
         if not c_rows:
-            m.setattr(sqlite_source, "native_rows", None)
-        m.setattr(sqlite_source, "FAST_TEXT", fast)
-        m.setattr(sqlite_source.SqliteReader, "threads_after", recording)
-        reader = sqlite_source.SqliteSource().open(str(path), sqlite_source.SourceOptions())
+            m.setattr(sqlite_reader, "native_rows", None)
+        m.setattr(sqlite_reader, "FAST_TEXT", fast)
+        m.setattr(sqlite_reader.SqliteReader, "threads_after", recording)
+        reader = sqlite_reader.SqliteSource().open(str(path), sqlite_reader.SourceOptions())
         try:
             return list(reader.threads()), passes
         finally:
@@ -193,7 +196,7 @@ def test_text_not_utf8_mid_store_restarts_after_the_last_thread(sqlite_store, co
     assert fast == plain
     assert plain_passes == [None]
     assert passes == [None, ids[ids.index(bad_ns) - 1]]  # restarted once, after the thread before the bad one
-    if sqlite_source.native_rows is not None:  # (C reads such text as the reader's text factory does)
+    if sqlite_reader.native_rows is not None:  # (C reads such text as the reader's text factory does)
         assert _bundles(path, True, monkeypatch, c_rows=True)[0] == plain
     assert any("checkpoint_ns is not valid UTF-8" in e.reason for b in fast for e in b.errors)
 
@@ -214,14 +217,14 @@ def test_text_not_utf8_after_a_blob_thread_id_restarts_after_it(sqlite_store, co
     assert fast == plain
     # (x'02' is not handed over when the error comes: reading on to find its end met x'03'.)
     assert passes == [None, b"\x01"]
-    if sqlite_source.native_rows is not None:
+    if sqlite_reader.native_rows is not None:
         assert _bundles(path, True, monkeypatch, c_rows=True)[0] == plain
     assert [b.thread_id for b in fast].count("x'01'") == 1
 
 
 def test_a_thread_generator_outliving_its_reader_closes_cleanly(sqlite_store):
     # A load that fails mid-read closes the reader first; the generator is closed later (or by GC).
-    reader = sqlite_source.SqliteSource().open(str(sqlite_store.path), sqlite_source.SourceOptions())
+    reader = sqlite_reader.SqliteSource().open(str(sqlite_store.path), sqlite_reader.SourceOptions())
     threads = reader.threads()
     next(threads)
     reader.close()

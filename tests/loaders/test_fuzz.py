@@ -8,7 +8,7 @@ with extension values, random values in every message field). Properties: it
 never raises (damage becomes `LoadError`s), never hangs (an alarm per example),
 and what it produces can be staged. Pathological inputs ormsgpack could choke
 on run in a subprocess, so a crash (the ext-nesting segfault fixed in
-`loaders.decode._unpack`) fails the test instead of the session.
+`loaders.decode.unpack`) fails the test instead of the session.
 """
 
 from __future__ import annotations
@@ -31,8 +31,9 @@ from hypothesis import strategies as st
 from loaders.decode import DecodeError, decode_typed, plain
 from loaders.records import RawWrite
 from loaders.parts import _column
-from loaders.sqlite_source import bundle_thread
-from loaders.transform import compile_thread_key, transform_thread
+from loaders.bundles import bundle_thread
+from loaders.thread_keys import compile_thread_key
+from loaders.transform import transform_thread
 from loaders.catalog import staging_schemas
 from tests import oracle
 from loaders.catalog import DATA_TABLES
@@ -259,7 +260,8 @@ def test_mutated_write_values_never_break_a_load(corpus, data):
 _PATHOLOGICAL = r"""
 import resource, sys, time
 import ormsgpack
-from loaders.decode import DecodeError, decode_message, decode_typed, plain
+from loaders.decode import DecodeError, decode_typed, plain
+from loaders.messages import decode_message
 from tests.loaders.hostile_util import deep_array_message, deep_ext_payload, pack
 HUGE = [b"\xdd\xff\xff\xff\xff", b"\xdf\xff\xff\xff\xff", b"\xdb\xff\xff\xff\xff", b"\xc6\xff\xff\xff\xff",
         b"\xc9\xff\xff\xff\xff\x05", b"\xc7\xff\x05"]

@@ -115,7 +115,7 @@ def test_a_wal_restart_between_copying_the_file_and_its_wal_is_not_a_torn_snapsh
     WAL's frames is no state the writer ever committed (SQLite calls it
     "malformed", or silently misses rows). The reader must notice and copy again.
     """
-    from loaders import sqlite_source
+    from loaders.sqlite import opening
 
     src = copy_store(sqlite_store.path, tmp_path / "src")
     base = sorted(sqlite_store.manifest)
@@ -132,7 +132,7 @@ def test_a_wal_restart_between_copying_the_file_and_its_wal_is_not_a_torn_snapsh
 
     clone(1)  # in the WAL only
     assert Path(f"{src}-wal").stat().st_size > 0
-    real_copy = sqlite_source.shutil.copyfile
+    real_copy = opening.shutil.copyfile
     raced = []
 
     def copyfile(a, b, *args, **kw):
@@ -143,8 +143,8 @@ def test_a_wal_restart_between_copying_the_file_and_its_wal_is_not_a_torn_snapsh
             clone(2)  # written from the start of the restarted WAL
         return out
 
-    monkeypatch.setattr(sqlite_source.shutil, "copyfile", copyfile)
-    real_snapshot = sqlite_source.snapshot_copy
+    monkeypatch.setattr(opening.shutil, "copyfile", copyfile)
+    real_snapshot = opening.snapshot_copy
     checks = []
 
     def snapshot(*a, **kw):
@@ -154,7 +154,7 @@ def test_a_wal_restart_between_copying_the_file_and_its_wal_is_not_a_torn_snapsh
         con.close()
         return copy
 
-    monkeypatch.setattr(sqlite_source, "snapshot_copy", snapshot)
+    monkeypatch.setattr(opening, "snapshot_copy", snapshot)
     db = tmp_path / "raced.duckdb"
     try:
         load_db(src, db, workers=1)

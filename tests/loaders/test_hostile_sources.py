@@ -157,7 +157,7 @@ def test_the_real_cli_fails_the_same_way(case, sqlite_store, existing, tmp_path)
 def test_a_damaged_store_fails_the_same_way_in_parallel_workers(sqlite_store, existing, tmp_path, monkeypatch):
     """Damage found inside a decode worker is the same one-line SourceError, not a worker traceback."""
     from loaders import SourceError
-    from loaders.sqlite_source import SqliteReader
+    from loaders.sqlite.reader import SqliteReader
 
     force_split(monkeypatch, SqliteReader)
     source = _make("damaged-page", sqlite_store.path, tmp_path)

@@ -11,7 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from loaders.decode import DecodeError, decode_message, decode_typed
+from loaders.decode import DecodeError, decode_typed
+from loaders.messages import decode_message
 
 UNDEFINED = {"lc": 2, "type": "undefined"}
 
@@ -106,7 +107,7 @@ def test_metadata_loses_the_marker_on_every_path():
     an undefined marker in it (LangGraph.js 0.x kept node `writes` there) is taken out too,
     and metadata that only holds the word is passed on untouched."""
     from loaders.pg_rows import _metadata
-    from loaders.sqlite_source import decode_metadata
+    from loaders.bundles import decode_metadata
 
     marked = '{"source": "loop", "step": 2, "writes": {"agent": {"messages": [{"lc": 1, "kwargs": {"name": %s}}]}}}' % json.dumps(UNDEFINED)
     word = '{"source": "input", "note": "undefined"}'

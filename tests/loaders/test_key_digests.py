@@ -1,4 +1,4 @@
-"""A SQLite source's key texts fetched as one value (`sqlite_source._one_step_digests`)
+"""A SQLite source's key texts fetched as one value (`loaders.sqlite.keys.one_step_digests`)
 equal those fetched a row a thread, whatever the keys hold, and the loaded side's digest
 (`loaders.digests.write_digests`) agrees with them for every thread a load stored."""
 
@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from loaders import resolve
 from loaders.digests import key_digest, source_digests
-from loaders.sqlite_source import _BadText, _one_step_digests
+from loaders.bundles import BadText
+from loaders.sqlite.keys import one_step_digests
 from tests.loaders.util import edited_store, load_db, rows
 
 
@@ -25,7 +26,7 @@ def _both(path) -> tuple[list, list]:
     reader = _reader(path)
     try:
         sql = reader._key_text_sql()
-        one = list(_one_step_digests(reader.con, sql))
+        one = list(one_step_digests(reader.con, sql))
         per_row = [r for r in reader.con.execute(sql).fetchall() if type(r[0]) is str]
         return one, per_row
     finally:
@@ -48,7 +49,7 @@ def test_awkward_keys_come_out_alike(sqlite_store, tmp_path):
     assert ids["colons:12:3"] == "5:sub:94:4:ab"
     assert ids["nul\x00in"] == "0:3:c:1"
     assert ids["Rückerstattung ✓"] == "0:1:é"
-    assert not [t for t in ids if type(t) is _BadText or "\ufffd" in t]  # never a key, either way
+    assert not [t for t in ids if type(t) is BadText or "\ufffd" in t]  # never a key, either way
 
 
 def test_an_unchanged_store_digests_as_its_load_stored_them(sqlite_store, tmp_path):

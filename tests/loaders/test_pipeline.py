@@ -11,7 +11,7 @@ import pytest
 
 import loaders
 from loaders import jobs
-from loaders.sqlite_source import SqliteReader
+from loaders.sqlite.reader import SqliteReader
 from loaders.catalog import DATA_TABLES
 from tests.loaders.conformance import force_split
 from tests.loaders.util import assert_same_tables, folder_fingerprint, load_db

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-import loaders.sqlite_source as sqlite_source
+from loaders.sqlite import opening, reader as sqlite_reader
 from tests.loaders.util import assert_same_tables, load_db
 
-_readahead = sqlite_source.native_readahead
+_readahead = opening.native_readahead
 pytestmark = pytest.mark.native
 
 ROWS = [
@@ -69,7 +69,7 @@ def test_a_damaged_store_reads_the_same_or_fails_the_same(sqlite_store, tmp_path
 
 def test_the_sqlite_reader_opens_stores_through_it(sqlite_store):
     served_before = _readahead.stats()[0]
-    reader = sqlite_source.SqliteSource().open(str(sqlite_store.path), sqlite_source.SourceOptions())
+    reader = sqlite_reader.SqliteSource().open(str(sqlite_store.path), sqlite_reader.SourceOptions())
     try:
         assert sum(1 for _ in reader.threads()) == len(sqlite_store.manifest)
     finally:
@@ -80,6 +80,6 @@ def test_the_sqlite_reader_opens_stores_through_it(sqlite_store):
 def test_a_load_through_it_equals_a_load_without_it(sqlite_store, tmp_path, monkeypatch):
     with_vfs, without = tmp_path / "with.duckdb", tmp_path / "without.duckdb"
     load_db(sqlite_store.path, with_vfs, workers=1)
-    monkeypatch.setattr(sqlite_source, "native_readahead", None)
+    monkeypatch.setattr(opening, "native_readahead", None)
     load_db(sqlite_store.path, without, workers=1)
     assert_same_tables(with_vfs, without, with_errors=True)

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from loaders import records, sqlite_source
+from loaders import records
+from loaders.sqlite import reader as sqlite_reader
 from loaders.source import SourceOptions
 from tests.conftest import copy_store_files
 from tests.loaders.hostile_util import StoreEditor, damage_pages, saver_store, table_pages
@@ -24,7 +25,7 @@ from tests.loaders.test_sqlite_damage import _overflow_pointer
 
 pytestmark = [
     pytest.mark.native,
-    pytest.mark.skipif(sqlite_source.native_rows is None, reason="loaders._rows is not built"),
+    pytest.mark.skipif(sqlite_reader.native_rows is None, reason="loaders._rows is not built"),
 ]
 
 SCENARIOS = {
@@ -50,10 +51,10 @@ def _view(cp) -> tuple:
 
 def _read(path: Path, native: bool, **reader_state) -> tuple:
     """Everything one read hands over (or the exception it ends with), C rows or the sqlite3 cursor."""
-    saved = sqlite_source.native_rows
+    saved = sqlite_reader.native_rows
     if not native:
-        sqlite_source.native_rows = None
-    reader = sqlite_source.SqliteSource().open(str(path), SourceOptions())
+        sqlite_reader.native_rows = None
+    reader = sqlite_reader.SqliteSource().open(str(path), SourceOptions())
     for name, value in reader_state.items():
         setattr(reader, name, value)
     out: list = []
@@ -65,7 +66,7 @@ def _read(path: Path, native: bool, **reader_state) -> tuple:
         out.append(("raised", type(exc).__name__, str(exc)))
     finally:
         reader.close()
-        sqlite_source.native_rows = saved
+        sqlite_reader.native_rows = saved
     return tuple(out)
 
 
@@ -83,13 +84,13 @@ def test_a_real_store_reads_the_same_and_in_c(store):
 def test_the_c_rows_are_used(store, monkeypatch):
     # (else every other test here compares the cursor with itself)
     opened = []
-    real = sqlite_source.SqliteReader._open_store
+    real = sqlite_reader.SqliteReader._open_store
 
     def counting(self):
         opened.append(real(self))
         return opened[-1]
 
-    monkeypatch.setattr(sqlite_source.SqliteReader, "_open_store", counting)
+    monkeypatch.setattr(sqlite_reader.SqliteReader, "_open_store", counting)
     _read(store, True)
     assert len(opened) == 1 and type(opened[0]).__name__ == "Store"
 
@@ -100,7 +101,7 @@ def test_a_store_c_cannot_open_is_read_by_the_cursor(store, monkeypatch):
         raise sqlite3.OperationalError("unable to open database file")
 
     want = _read(store, True)
-    monkeypatch.setattr(sqlite_source.SqliteReader, "_open_store", refused)
+    monkeypatch.setattr(sqlite_reader.SqliteReader, "_open_store", refused)
     assert _read(store, True) == want
 
 

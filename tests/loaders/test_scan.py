@@ -15,13 +15,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import loaders.sqlite_source as sqlite_source
+from loaders import bundles
 from loaders.decode import UNPACK_OPT, outer_hook
 from loaders.elements import MAX_ELEMENTS
 from loaders.records import Payloads, RawCheckpoint
 from tests.loaders.util import assert_same_tables, load_db
 
-_scan = sqlite_source.native_scan
+_scan = bundles.native_scan
 pytestmark = pytest.mark.native
 
 
@@ -179,8 +179,8 @@ def test_row_builds_the_checkpoint_the_python_path_builds(monkeypatch):
     ]
     fast_table, plain_table = Payloads(), Payloads()
     fast = [_scan.row(r, fast_table, RawCheckpoint, MAX_ELEMENTS) for r in rows]
-    monkeypatch.setattr(sqlite_source, "native_scan", None)
-    plain = [sqlite_source.fast_checkpoint(r, plain_table) for r in rows]
+    monkeypatch.setattr(bundles, "native_scan", None)
+    plain = [bundles.fast_checkpoint(r, plain_table) for r in rows]
     assert all(type(cp) is RawCheckpoint for cp in fast + plain)
     as_lists = lambda cps: [(*cp[:5], None if cp.messages is None else cp.messages.tolist(), *cp[6:]) for cp in cps]  # noqa: E731
     assert as_lists(fast) == as_lists(plain)
@@ -224,9 +224,9 @@ def test_every_checkpoint_of_a_real_store_is_read_as_ormsgpack_reads_it(sqlite_s
 def test_the_ormsgpack_fast_path_alone_equals_the_full_path(sqlite_store, tmp_path, monkeypatch):
     """Without the C scanner (a machine with no compiler), the Python fast path carries the load."""
     without, full = tmp_path / "without.duckdb", tmp_path / "full.duckdb"
-    monkeypatch.setattr(sqlite_source, "native_scan", None)
+    monkeypatch.setattr(bundles, "native_scan", None)
     load_db(sqlite_store.path, without, workers=1)
-    monkeypatch.setattr(sqlite_source, "fast_checkpoint", lambda row, payloads, limit=None: None)
+    monkeypatch.setattr(bundles, "fast_checkpoint", lambda row, payloads, limit=None: None)
     load_db(sqlite_store.path, full, workers=1)
     assert_same_tables(without, full, with_errors=True)
 

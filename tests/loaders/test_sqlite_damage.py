@@ -23,7 +23,8 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.graph import MessagesState
 
 import loaders
-from loaders import records, sqlite_source
+from loaders import records
+from loaders.sqlite import reader as sqlite_reader
 from loaders.records import KEY_MAX_BYTES
 from loaders.source import SourceOptions
 from storegen import DEFAULT_START
@@ -71,7 +72,7 @@ def base_db(base_store) -> Path:
 def _split_load(monkeypatch, store, db):
     """A load split into worker processes even for a small store."""
     with monkeypatch.context() as m:
-        force_split(m, sqlite_source.SqliteReader)
+        force_split(m, sqlite_reader.SqliteReader)
         return load_db(store, db, workers=2)
 
 
@@ -84,8 +85,8 @@ def _both_loads(monkeypatch, store, folder: Path) -> list[Path]:
     return [single, split]
 
 
-def _reader(path) -> sqlite_source.SqliteReader:
-    return sqlite_source.SqliteSource().open(str(path), SourceOptions())
+def _reader(path) -> sqlite_reader.SqliteReader:
+    return sqlite_reader.SqliteSource().open(str(path), SourceOptions())
 
 
 # --- 1. key sizes ----------------------------------------------------------------------
@@ -366,7 +367,7 @@ def test_damaged_pages_are_reported_and_every_thread_accounted_for(many, tmp_pat
     damage_pages(copy, [(leaf, 0, 8), (overflow, 0, 4), (other_leaf, rng.randrange(8, 4000), 24),
                         (other_overflow, rng.randrange(4, 4000), 24)], rng)
     if not checked:
-        monkeypatch.setattr(sqlite_source, "INTEGRITY_CHECK_MAX_BYTES", 0)
+        monkeypatch.setattr(sqlite_reader, "INTEGRITY_CHECK_MAX_BYTES", 0)
     single, split = _both_loads(monkeypatch, copy, tmp_path / "loads")
     _accounted(single, oracle_db)
     assert_same_tables(single, split, with_errors=True)  # the two paths report alike
@@ -413,7 +414,7 @@ def test_a_thread_sqlite_cannot_read_is_named_and_the_read_goes_on(many, tmp_pat
     with open(copy, "r+b") as fh:
         fh.seek(_overflow_pointer(copy, rowid))
         fh.write(b"\xff" * 4)
-    monkeypatch.setattr(sqlite_source, "INTEGRITY_CHECK_MAX_BYTES", 0)
+    monkeypatch.setattr(sqlite_reader, "INTEGRITY_CHECK_MAX_BYTES", 0)
     for db in _both_loads(monkeypatch, copy, tmp_path / "loads"):
         errors = rows(db, ERRORS)
         assert [(e["thread_id"], e["stage"]) for e in errors] == [(victim, "file")], errors
@@ -491,7 +492,7 @@ def test_a_non_utf8_thread_id_hides_no_other_thread(base, base_db, tmp_path, mon
         ed.con.execute(f"UPDATE {table} SET thread_id = CAST(? AS TEXT) WHERE thread_id = 'tmp'", [bad])
     (n,) = ed.con.execute("SELECT count(*) FROM checkpoints WHERE thread_id = 'acme:web:sess-002'").fetchone()
     ed.close()
-    monkeypatch.setattr(sqlite_source, "FAST_TEXT", fast)
+    monkeypatch.setattr(sqlite_reader, "FAST_TEXT", fast)
     db = tmp_path / "d.duckdb"
     load_db(copy, db, workers=1)
     assert_same_tables(db, base_db)
@@ -512,7 +513,7 @@ def test_a_non_utf8_namespace_loses_its_row_only(base, tmp_path, monkeypatch, wh
     row = "WHERE thread_id = ? AND checkpoint_ns = '' AND checkpoint_id = ?"
     damaged = edited_store(copy, tmp_path / "d", (f"UPDATE checkpoints SET checkpoint_ns = CAST(X'ff' AS TEXT) {row}", [clone, latest]))
     oracle = edited_store(copy, tmp_path / "o", (f"DELETE FROM checkpoints {row}", [clone, latest]))
-    monkeypatch.setattr(sqlite_source, "FAST_TEXT", fast)
+    monkeypatch.setattr(sqlite_reader, "FAST_TEXT", fast)
     db, oracle_db = tmp_path / "d.duckdb", tmp_path / "o.duckdb"
     load_db(damaged, db, workers=1)
     load_db(oracle, oracle_db, workers=1)
@@ -535,7 +536,7 @@ def test_a_bad_thread_id_is_not_the_valid_one_it_looks_like(base, tmp_path, monk
     ed.con.execute("UPDATE checkpoints SET thread_id = CAST(? AS TEXT) WHERE thread_id = 'tmp'", [b"zz:\xff"])
     ed.con.execute("UPDATE writes SET thread_id = CAST(? AS TEXT) WHERE thread_id = 'tmp'", [b"zz:\xff"])
     ed.close()
-    monkeypatch.setattr(sqlite_source, "FAST_TEXT", fast)
+    monkeypatch.setattr(sqlite_reader, "FAST_TEXT", fast)
     db, oracle_db = tmp_path / "d.duckdb", tmp_path / "o.duckdb"
     load_db(copy, db, workers=1)
     load_db(oracle, oracle_db, workers=1)

@@ -14,7 +14,7 @@ import pytest
 
 import loaders
 import loaders.jobs as jobs
-from loaders.sqlite_source import SqliteReader
+from loaders.sqlite.reader import SqliteReader
 from tests import oracle
 from tests.loaders.conformance import force_split
 from tests.loaders.util import assert_same_tables, folder_fingerprint, load_db, rows
@@ -150,20 +150,20 @@ def test_a_wal_store_split_across_workers_is_copied_once_and_loads_the_same(wal_
     import os
     import pickle
 
-    import loaders.sqlite_source as sqlite_source
+    from loaders.sqlite import opening
 
     src = copy_store(wal_store.path, tmp_path / "src")
     before = folder_fingerprint(src.parent)
     force_split(monkeypatch, SqliteReader)
     copies = tmp_path / "snapshots.txt"
-    real = sqlite_source.snapshot_copy
+    real = opening.snapshot_copy
 
     def recording(*args, **kw):  # a file, not a list: workers are other processes
         with copies.open("a") as fh:
             fh.write(f"{os.getpid()}\n")
         return real(*args, **kw)
 
-    monkeypatch.setattr(sqlite_source, "snapshot_copy", recording)
+    monkeypatch.setattr(opening, "snapshot_copy", recording)
     reader = SqliteReader(src, loaders.SourceOptions())
     try:
         assert len(reader.split(2)) == 2  # the forced split really splits
@@ -330,7 +330,7 @@ def spy(*args, **kw):
     print("threads when the workers start:", threading.active_count(), file=sys.stderr)
     return real(*args, **kw)
 jobs.run_parallel = spy
-from loaders.sqlite_source import SqliteReader
+from loaders.sqlite.reader import SqliteReader
 split = SqliteReader.split
 SqliteReader.split = lambda self, n: split(self, n, min_bytes=0)
 sys.exit(main(sys.argv[1:]))

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import loaders
-from loaders import sqlite_source
+from loaders.sqlite import reader as sqlite_reader
 from tests.loaders.conformance import force_split
 from tests.loaders.util import rows
 from tests.stale_store import KEY, MIXED, PLAIN, SECRET, WRONG, StaleStore, write_stale_store
@@ -72,7 +72,7 @@ def test_a_split_load_says_the_same(store, tmp_path, monkeypatch):
     one, split = tmp_path / "one.duckdb", tmp_path / "split.duckdb"
     loaders.load(str(store.path), one, workers=1)
     with monkeypatch.context() as m:
-        force_split(m, sqlite_source.SqliteReader)
+        force_split(m, sqlite_reader.SqliteReader)
         summary = loaders.load(str(store.path), split, workers=2)
     assert summary.threads == 3
     assert rows(split, THREADS) == rows(one, THREADS)

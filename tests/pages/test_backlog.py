@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from analytics.backlog import backlog
+from analytics.history.backlog import backlog
 from tests.pages.conftest import metric, open_page
 from ui.models.backlog import waited_text
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 
 import analytics
-from analytics.branches import branch_head
-from analytics.diff import diff, diff_counts
+from analytics.history.branches import branch_head
+from analytics.history.diff import diff, diff_counts
 from tests.pages.conftest import captions, markdown_texts, metric, open_page
 from ui import diffs
 

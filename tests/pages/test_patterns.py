@@ -6,7 +6,7 @@ from __future__ import annotations
 from urllib.parse import quote
 
 import analytics
-from analytics.topics.patterns import pattern_threads
+from analytics.topic_mining.patterns import pattern_threads
 from tests.pages.conftest import metric, open_page
 from ui import markup
 

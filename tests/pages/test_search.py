@@ -8,7 +8,7 @@ from urllib.parse import parse_qs
 import pandas as pd
 
 import analytics
-from analytics.search import SearchQuery, search
+from analytics.searching import SearchQuery, search
 from tests.pages.conftest import captions, open_page
 
 

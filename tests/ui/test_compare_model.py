@@ -24,7 +24,7 @@ def test_cohort_widgets_replace_the_shared_filters():
 
 def _cohort(n, frustrated, messages):
     from analytics.cohorts.cohorts import MEANS
-    from analytics.outcomes.signals import SIGNALS
+    from analytics.conversation_outcomes.signals import SIGNALS
 
     frame = pd.DataFrame({"thread_id": [f"t{i}" for i in range(n)]})
     for name in MEANS:

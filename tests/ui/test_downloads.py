@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 import transcript_lens
-from analytics.exports import exports
+from analytics.export_log import exports
 from ui import downloads
 
 

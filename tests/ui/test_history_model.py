@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import analytics
-from analytics.branches import branch_head
+from analytics.history.branches import branch_head
 from ui.models import history
 
 

@@ -8,7 +8,7 @@ import pytest
 from analytics import metrics
 from analytics.errors import BadRequest
 from analytics.filters import Filters
-from analytics.outcomes.signals import OUTCOMES, SIGNALS
+from analytics.conversation_outcomes.signals import OUTCOMES, SIGNALS
 from ui.models.outcomes import outcomes_page, reason_text
 
 

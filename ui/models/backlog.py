@@ -9,11 +9,11 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from analytics.backlog import backlog
+from analytics.history.backlog import backlog
 from analytics.db import ConOrPath
 from analytics.errors import BadRequest
 from analytics.filters import Filters
-from analytics.outcomes.materialize import DEFAULT_HITL_HOURS
+from analytics.conversation_outcomes.materialize import DEFAULT_HITL_HOURS
 from analytics.reports import frame_csv
 from ui.models.frames import empty
 

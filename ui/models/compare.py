@@ -19,7 +19,7 @@ from analytics.cohorts.prices import parse_prices
 from analytics.db import ConOrPath
 from analytics.errors import BadRequest
 from analytics.filters import Filters, day_window
-from analytics.outcomes.signals import OUTCOMES
+from analytics.conversation_outcomes.signals import OUTCOMES
 from analytics.reports import frame_csv
 from ui.models.outcomes import SIGNAL_LABELS
 

@@ -21,11 +21,11 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from analytics.branches import TREE_COLUMNS, branch_tree
+from analytics.history.branches import TREE_COLUMNS, branch_tree
 from analytics.db import ConOrPath, connection
-from analytics.diff import DIFF_COLUMNS, diff, diff_counts
+from analytics.history.diff import DIFF_COLUMNS, diff, diff_counts
 from analytics.errors import AnalyticsError, BadRequest
-from analytics.history import EDIT_LOG_COLUMNS, edit_log
+from analytics.history.edits import EDIT_LOG_COLUMNS, edit_log
 from analytics.subgraphs import RUN_COLUMNS, SUBGRAPH_MESSAGE_COLUMNS, subgraph_messages, subgraph_runs
 from analytics.transcript import TRANSCRIPT_COLUMNS, TranscriptQuery, read
 from ui.formats import plural

@@ -20,10 +20,10 @@ import pandas as pd
 from analytics.catalog import CONVERSATION_SIGNALS
 from analytics.db import ConOrPath, connection
 from analytics.filters import Filters
-from analytics.outcomes.materialize import DEFAULT_HITL_HOURS
-from analytics.outcomes.report import outcomes_relation
-from analytics.outcomes.signals import OUTCOMES, SIGNALS
-from analytics.outcomes.waits import longest_waits
+from analytics.conversation_outcomes.materialize import DEFAULT_HITL_HOURS
+from analytics.conversation_outcomes.report import outcomes_relation
+from analytics.conversation_outcomes.signals import OUTCOMES, SIGNALS
+from analytics.conversation_outcomes.waits import longest_waits
 
 #: How the app names each outcome and signal (the table's columns keep their own names).
 OUTCOME_LABELS = {

@@ -12,7 +12,7 @@ import pandas as pd
 from analytics.db import ConOrPath
 from analytics.errors import BadRequest
 from analytics.filters import Filters
-from analytics.topics.patterns import PERIODS, failure_views
+from analytics.topic_mining.patterns import PERIODS, failure_views
 
 #: Columns of the pattern table the page shows (the CSV has every `PATTERN_COLUMNS` column).
 TABLE_COLUMNS = ("label", "threads", "failed", "abandoned", "tenants", "first_seen", "last_seen")

@@ -19,7 +19,7 @@ from analytics.db import ConOrPath
 from analytics.errors import AnalyticsError
 from analytics.filters import Filters
 from analytics.reports import write_report
-from analytics.search import SEARCH_IN, SEARCH_SPEAKERS, SearchQuery, search
+from analytics.searching import SEARCH_IN, SEARCH_SPEAKERS, SearchQuery, search
 from ui.models.chat import speaker as speaker_label
 from ui.models.problems import Problem, problem_of
 

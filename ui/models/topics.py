@@ -13,8 +13,8 @@ import pandas as pd
 from analytics.db import ConOrPath, connection
 from analytics.errors import BadRequest
 from analytics.filters import Filters
-from analytics.outcomes.signals import OUTCOMES
-from analytics.topics.report import overview_relation, topic_trend, topics_relation
+from analytics.conversation_outcomes.signals import OUTCOMES
+from analytics.topic_mining.report import overview_relation, topic_trend, topics_relation
 
 PERIODS = ("day", "week")
 #: The outcomes a topic's conversations can be narrowed to ("all": none).

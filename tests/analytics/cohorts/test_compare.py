@@ -13,7 +13,7 @@ from analytics.cohorts import stats
 from analytics.cohorts.cohorts import MEANS
 from analytics.cohorts.compare import COLUMNS, compare_cohorts
 from analytics.filters import Filters
-from analytics.outcomes.signals import OUTCOMES, SIGNALS
+from analytics.conversation_outcomes.signals import OUTCOMES, SIGNALS
 from tests.analytics.conftest import edited_copy
 
 V10, V11 = Filters(metadata=(("app_version", "1.0"),)), Filters(metadata=(("app_version", "1.1"),))

@@ -9,7 +9,7 @@ import zoneinfo
 import pyarrow as pa
 import pytest
 
-from analytics.outcomes.columns import arrow_table, column
+from analytics.conversation_outcomes.columns import arrow_table, column
 
 UTC = dt.timezone.utc
 

@@ -7,8 +7,8 @@ import unicodedata
 import pytest
 
 from analytics.errors import BadRequest
-from analytics.outcomes.lexicon import built_in, lexicon_from, load_lexicon
-from analytics.outcomes.materialize import is_closing
+from analytics.conversation_outcomes.lexicon import built_in, lexicon_from, load_lexicon
+from analytics.conversation_outcomes.materialize import is_closing
 
 LEX = built_in()
 

@@ -9,7 +9,7 @@ import unicodedata
 
 import pytest
 
-from analytics.outcomes.lexicon import built_in
+from analytics.conversation_outcomes.lexicon import built_in
 
 LEX = built_in()
 

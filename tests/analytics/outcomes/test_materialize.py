@@ -10,7 +10,7 @@ import duckdb
 import pytest
 
 import transcript_lens
-from analytics.outcomes import materialize
+from analytics.conversation_outcomes import materialize
 from storegen import Reply
 from tests.analytics.outcomes.stores import START, Script, Unanswered, User, write_store
 

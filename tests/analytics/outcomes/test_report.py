@@ -8,8 +8,8 @@ import subprocess
 import sys
 
 import analytics
-from analytics.outcomes.report import OUTCOME_COLUMNS, REPORT_COLUMNS
-from analytics.outcomes.signals import SIGNALS
+from analytics.conversation_outcomes.report import OUTCOME_COLUMNS, REPORT_COLUMNS
+from analytics.conversation_outcomes.signals import SIGNALS
 from tests.analytics.outcomes.conftest import CASES
 
 
@@ -63,6 +63,6 @@ def test_a_user_lexicon_file_replaces_a_category(signal_store, tmp_path):
 
 
 def test_the_function_keeps_its_name_beside_its_subpackage():
-    import analytics.outcomes.lexicon  # noqa: F401  (binds the subpackage on the package, as any import does)
+    import analytics.conversation_outcomes.lexicon  # noqa: F401  (binds the subpackage on the package, as any import does)
 
-    assert callable(analytics.outcomes) and analytics.outcomes.__module__ == "analytics.outcomes.report"
+    assert callable(analytics.outcomes) and analytics.outcomes.__module__ == "analytics.conversation_outcomes.report"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 import analytics
-from analytics.outcomes.signals import SIGNALS
+from analytics.conversation_outcomes.signals import SIGNALS
 from tests.analytics.outcomes.conftest import CASES
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from analytics.outcomes.similarity import near, repeats, token_set
+from analytics.conversation_outcomes.similarity import near, repeats, token_set
 
 
 def _all_pairs(items):

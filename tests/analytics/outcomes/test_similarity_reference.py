@@ -9,10 +9,10 @@ import unicodedata
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from analytics.outcomes.lexicon import built_in, clauses, tokens
-from analytics.outcomes.materialize import MIN_REPLY_CHARS
-from analytics.outcomes.texts import text_rows, text_signals
-from analytics.outcomes.similarity import _PUNCTUATION, Repeats, token_set
+from analytics.conversation_outcomes.lexicon import built_in, clauses, tokens
+from analytics.conversation_outcomes.materialize import MIN_REPLY_CHARS
+from analytics.conversation_outcomes.texts import text_rows, text_signals
+from analytics.conversation_outcomes.similarity import _PUNCTUATION, Repeats, token_set
 
 _WORDS = ["order", "Order", "ships", "monday", "MONDAY", "refund", "café", "Cafe", "straße", "x1", "a_b",
           "3", "5", "the", "your", "won't", "it's", "ﬁle", "e\u0301t\u00e9"]
@@ -95,7 +95,7 @@ def test_each_fast_path_mark_is_neither_a_word_nor_changed():
 def test_past_the_bit_budget_sets_are_compared_as_sets(monkeypatch):
     import random
 
-    from analytics.outcomes import similarity
+    from analytics.conversation_outcomes import similarity
 
     monkeypatch.setattr(similarity, "_MAX_BITS", 6)
     rng = random.Random(3)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from analytics.topics.cluster import Doc, cluster, spelled, words
+from analytics.topic_mining.cluster import Doc, cluster, spelled, words
 
 QUESTIONS = {
     "refund": (["I want a refund for my order", "Can I get my money back please", "refund the broken kettle"],

@@ -7,7 +7,7 @@ import duckdb
 import pytest
 
 import analytics
-from analytics.topics.patterns import PATTERN_COLUMNS, failure_views, normalise_error, pattern_threads, pattern_trend
+from analytics.topic_mining.patterns import PATTERN_COLUMNS, failure_views, normalise_error, pattern_threads, pattern_trend
 
 
 @pytest.mark.parametrize("text, want", [
@@ -71,7 +71,7 @@ def _rows(*messages):
 
 
 def test_an_abandoned_conversation_counts_only_when_the_turn_before_the_last_question_failed():
-    from analytics.topics.patterns import _failure
+    from analytics.topic_mining.patterns import _failure
 
     failed_then_asked = _rows(("user", None, None, None), ("assistant", None, None, ["lookup_order"]),
                               ("tool", "error", "TimeoutError: upstream timed out after 30 s", None),
@@ -86,7 +86,7 @@ def test_an_abandoned_conversation_counts_only_when_the_turn_before_the_last_que
 
 def test_a_retry_before_the_failure_is_the_same_pattern_as_one_call():
     """One call that failed and two calls (a retry) that failed with the same error are one pattern."""
-    from analytics.topics.patterns import _failure
+    from analytics.topic_mining.patterns import _failure
 
     err = "Error: RuntimeError('tests failed: 3 of 40')"
     once = [("t1", 0, "user", None, None, None), ("t1", 1, "assistant", None, None, ["run_tests"]),

@@ -15,8 +15,8 @@ import analytics
 import transcript_lens
 import transcript_lens.cli
 from analytics.catalog import CONVERSATION_TOPICS, TOPICS
-from analytics.topics import materialize as mat
-from analytics.topics.report import OVERVIEW_COLUMNS, TOPIC_COLUMNS
+from analytics.topic_mining import materialize as mat
+from analytics.topic_mining.report import OVERVIEW_COLUMNS, TOPIC_COLUMNS
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bench"))
 from bench_outcomes import adjusted_rand  # noqa: E402

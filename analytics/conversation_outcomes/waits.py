@@ -11,10 +11,10 @@ to the store's latest checkpoint time (as `slow_hitl` measures it, not the wall 
 
 from __future__ import annotations
 
-from analytics._pandas import pd
+from analytics import _pandas as pd
 from analytics.db import ConOrPath, connection
-from analytics.outcomes import signals as q
-from analytics.outcomes.materialize import store_latest
+from analytics.conversation_outcomes import signals as q
+from analytics.conversation_outcomes.materialize import store_latest
 
 _LONGEST = """
 WITH waits AS (""" + q.INTERRUPTS_SQL + """)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import string
 
-from analytics.outcomes.lexicon import tokens
+from analytics.conversation_outcomes.lexicon import tokens
 
 THRESHOLD = 0.6
 MIN_TOKENS = 3

@@ -1,5 +1,5 @@
 """The built-in outcome lexicon: English, German, French and Spanish patterns by category
-(syntax and matching: `analytics.outcomes.lexicon`; the rules in words: docs/outcomes.md)."""
+(syntax and matching: `analytics.conversation_outcomes.lexicon`; the rules in words: docs/outcomes.md)."""
 
 from __future__ import annotations
 

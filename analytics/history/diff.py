@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from analytics._pandas import pd
+from analytics import _pandas as pd
 from analytics.align import merged_order, pair
 from analytics.db import ConOrPath, connection
 from analytics.errors import BadRequest

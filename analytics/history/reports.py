@@ -17,11 +17,11 @@ from typing import Any
 
 import duckdb
 
-from analytics._pandas import pd
-from analytics.backlog import BACKLOG_COLUMNS, UNTIL, backlog
-from analytics.branches import BRANCH_COLUMNS, branches_of
+from analytics import _pandas as pd
+from analytics.history.backlog import BACKLOG_COLUMNS, UNTIL, backlog
+from analytics.history.branches import BRANCH_COLUMNS, branches_of
 from analytics.filters import Filters
-from analytics.history import EDIT_LOG_COLUMNS, edit_logs
+from analytics.history.edits import EDIT_LOG_COLUMNS, edit_logs
 from analytics.reports import ReportSpec, register_report
 from analytics.subgraphs import RUN_COLUMNS, subgraph_runs_of
 

@@ -15,14 +15,14 @@ from __future__ import annotations
 
 import duckdb
 
-from analytics._pandas import pd
+from analytics import _pandas as pd
 from analytics.db import ConOrPath, applied_policy, connection
 from analytics.errors import BadRequest
 from analytics.filters import Filters
-from analytics.outcomes.report import outcomes_relation
-from analytics.outcomes.signals import OUTCOMES
+from analytics.conversation_outcomes.report import outcomes_relation
+from analytics.conversation_outcomes.signals import OUTCOMES
 from analytics.reports import ReportSpec, register_report
-from analytics.topics import materialize as mat
+from analytics.topic_mining import materialize as mat
 
 #: The columns of `topics()`.
 TOPIC_COLUMNS = ("thread_id", "topic_id", "topic_label", "question_ordinal", "question", "outcome")

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from analytics.errors import BadRequest
-from analytics.outcomes.lexicon_words import BUILT_IN as _BUILT_IN
+from analytics.conversation_outcomes.lexicon_words import BUILT_IN as _BUILT_IN
 
 CATEGORIES = ("closing", "give_up", "human", "wrong", "negation", "filler")
 #: Tokens before a match searched for a negation.

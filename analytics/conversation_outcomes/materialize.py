@@ -23,11 +23,11 @@ import pyarrow as pa
 
 from analytics.catalog import CONVERSATION_SIGNALS
 from analytics.db import every_thread, query_fingerprint, table_comments
-from analytics.outcomes import signals as q
-from analytics.outcomes.columns import arrow_table
-from analytics.outcomes.lexicon import Lexicon, built_in, clauses, tokens
-from analytics.outcomes.outcome import FINISH_SQL
-from analytics.outcomes.texts import text_signals
+from analytics.conversation_outcomes import signals as q
+from analytics.conversation_outcomes.columns import arrow_table
+from analytics.conversation_outcomes.lexicon import Lexicon, built_in, clauses, tokens
+from analytics.conversation_outcomes.outcome import FINISH_SQL
+from analytics.conversation_outcomes.texts import text_signals
 
 TABLE = CONVERSATION_SIGNALS.name
 DEFAULT_IDLE_MINUTES = 30.0

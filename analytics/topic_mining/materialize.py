@@ -4,7 +4,7 @@ A conversation's document (docs/topics.md): its *first question*, the first user
 of 3 or more word tokens (a bare "Hello" is not the question; none: the first user message),
 and the tools the agent called in that question's turn (up to the next user message). With
 `all_turns` the document is every user message of the thread and every tool it called. The
-topics are a function of every thread's document (`analytics.topics.cluster`), so every load,
+topics are a function of every thread's document (`analytics.topic_mining.cluster`), so every load,
 incremental ones included, computes them again over the whole store.
 
 >>> materialize_topics(con)  # doctest: +SKIP
@@ -20,9 +20,9 @@ import pyarrow as pa
 
 from analytics.catalog import CONVERSATION_TOPICS, TOPICS
 from analytics.db import every_thread, query_fingerprint, table_comments
-from analytics.outcomes.columns import arrow_table
-from analytics.outcomes.lexicon import tokens
-from analytics.topics import cluster as model
+from analytics.conversation_outcomes.columns import arrow_table
+from analytics.conversation_outcomes.lexicon import tokens
+from analytics.topic_mining import cluster as model
 
 TABLE, TOPICS_TABLE = CONVERSATION_TOPICS.name, TOPICS.name
 #: A question has at least this many word tokens (function words included).

@@ -25,8 +25,8 @@ removal marker above `before_ordinal` (or after the last message).
 
 from __future__ import annotations
 
-from analytics._pandas import pd
-from analytics.branches import branch_tree
+from analytics import _pandas as pd
+from analytics.history.branches import branch_tree
 from analytics.db import ConOrPath, connection
 from analytics.errors import NotFound
 from analytics.filters import Filters

@@ -28,7 +28,7 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
-from analytics._pandas import pd
+from analytics import _pandas as pd
 from analytics.errors import AnalyticsError, BadRequest
 from analytics.workspace.store import Workspace, WorkspaceError, now, workspace_of
 

@@ -8,7 +8,7 @@ per row. The rules are `materialize`'s: a user message is frustrated when it com
 (`human` or `wrong` in the lexicon) or near-duplicates the user message before it; a reply of
 `min_reply_chars` or more repeats when it near-duplicates an earlier one of its thread.
 
->>> from analytics.outcomes.lexicon import built_in
+>>> from analytics.conversation_outcomes.lexicon import built_in
 >>> rows = text_rows([("t1", 0, "user", "Let me talk to a human"), ("t1", 1, "assistant", "Your order ships Monday."),
 ...                   ("t1", 2, "assistant", "Your order ships on Monday.")])
 >>> text_signals(rows.to_batches(), built_in(), 20)
@@ -23,9 +23,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from analytics.outcomes.columns import arrow_table, numpy_of, numpy_to_arrow
-from analytics.outcomes.lexicon import Lexicon, clauses
-from analytics.outcomes.similarity import MIN_TOKENS, Repeats, clause_set, near, token_set
+from analytics.conversation_outcomes.columns import arrow_table, numpy_of, numpy_to_arrow
+from analytics.conversation_outcomes.lexicon import Lexicon, clauses
+from analytics.conversation_outcomes.similarity import MIN_TOKENS, Repeats, clause_set, near, token_set
 
 _ROW_TYPES = {"thread_id": pa.string(), "ordinal": pa.int32(), "role": pa.string(), "content": pa.string()}
 

@@ -1,7 +1,7 @@
 """Function words of English, German, French and Spanish: never a topic's term.
 
 Articles, pronouns, prepositions, conjunctions, auxiliaries and politeness words, normalised
-as `analytics.outcomes.lexicon.normalise` does (casefolded, accents stripped).
+as `analytics.conversation_outcomes.lexicon.normalise` does (casefolded, accents stripped).
 
 >>> "the" in STOPWORDS and "rechnung" not in STOPWORDS
 True
@@ -9,7 +9,7 @@ True
 
 from __future__ import annotations
 
-from analytics.outcomes.lexicon import normalise
+from analytics.conversation_outcomes.lexicon import normalise
 
 _WORDS = {
     "en": """a an the and or but if then so to of in on at by for with from about into over after before up out

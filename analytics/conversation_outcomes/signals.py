@@ -1,7 +1,7 @@
 """The outcome signals' facts, read set-based from the loaded tables (DuckDB SQL).
 
 Each query runs over the threads of `thread_where` (a `Filters.thread_where("t")` over
-`threads t`) and returns a few rows per thread; `analytics.outcomes.materialize` turns
+`threads t`) and returns a few rows per thread; `analytics.conversation_outcomes.materialize` turns
 them into one `conversation_signals` row per thread. The text-level rules (lexicon,
 similarity) run in Python over only what these queries hand them.
 

@@ -17,12 +17,12 @@ import argparse
 import json
 import sys
 
-from analytics._pandas import pd
-from analytics.branches import branch_head
+from analytics import _pandas as pd
+from analytics.history.branches import branch_head
 from analytics.cli import command
-from analytics.diff import diff, diff_counts
+from analytics.history.diff import diff, diff_counts
 from analytics.errors import BadRequest
-from analytics.exports import log_cli_export
+from analytics.export_log import log_cli_export
 from analytics.masking import mask_lines
 from analytics.reports import frame_csv
 from analytics.transcript import TranscriptQuery

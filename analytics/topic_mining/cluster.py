@@ -31,8 +31,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from analytics.outcomes.lexicon import normalise
-from analytics.topics.stopwords import STOPWORDS
+from analytics.conversation_outcomes.lexicon import normalise
+from analytics.topic_mining.stopwords import STOPWORDS
 
 _WORD = re.compile(r"\w+")
 #: An identifier or a number: a run of word characters and `-_.@+/:#` holding a digit ("A-1043",

@@ -22,7 +22,7 @@ from __future__ import annotations
 import unicodedata
 from dataclasses import dataclass
 
-from analytics._pandas import pd
+from analytics import _pandas as pd
 from analytics.db import ConOrPath, applied_policy, connection
 from analytics.errors import BadRequest
 from analytics.filters import Filters

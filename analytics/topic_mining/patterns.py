@@ -23,11 +23,11 @@ from itertools import groupby
 
 import duckdb
 
-from analytics._pandas import pd
+from analytics import _pandas as pd
 from analytics.db import ConOrPath, connection
 from analytics.errors import BadRequest
 from analytics.filters import Filters
-from analytics.outcomes.report import outcomes_relation
+from analytics.conversation_outcomes.report import outcomes_relation
 from analytics.reports import ReportSpec, register_report
 
 #: The columns of `pattern_threads()`.

@@ -23,7 +23,7 @@ import json
 from datetime import datetime, timezone
 from typing import Any
 
-from analytics._pandas import pd
+from analytics import _pandas as pd
 from analytics.db import ConOrPath, connection
 from analytics.errors import BadRequest
 from analytics.filters import Filters

@@ -18,15 +18,15 @@ from typing import Any
 
 import duckdb
 
-from analytics._pandas import pd
+from analytics import _pandas as pd
 from analytics.db import ConOrPath, connection
 from analytics.errors import BadRequest
 from analytics.filters import Filters
-from analytics.outcomes.lexicon import Lexicon, built_in, lexicon_from, load_lexicon
-from analytics.outcomes.materialize import (
+from analytics.conversation_outcomes.lexicon import Lexicon, built_in, lexicon_from, load_lexicon
+from analytics.conversation_outcomes.materialize import (
     DEFAULT_HITL_HOURS, DEFAULT_IDLE_MINUTES, FINISH_SQL, TABLE, materialized, store_latest, thread_facts,
 )
-from analytics.outcomes.signals import SIGNALS
+from analytics.conversation_outcomes.signals import SIGNALS
 from analytics.reports import ReportSpec, register_report
 
 #: The columns of `outcomes()`.
@@ -78,7 +78,7 @@ def outcomes(db_or_con: ConOrPath, filters: Filters | None = None, idle_minutes:
 
     `idle_minutes`: the abandonment window; `hitl_hours`: the human-in-the-loop service level;
     `lexicon`: a `Lexicon`, a TOML/JSON file or a mapping replacing the built-in phrases
-    (`analytics.outcomes.lexicon`). Ordinals are `messages.ordinal`s (0-based), as lists.
+    (`analytics.conversation_outcomes.lexicon`). Ordinals are `messages.ordinal`s (0-based), as lists.
     """
     with connection(db_or_con) as con:
         frame = _with_topics(con, outcomes_relation(con, filters, idle_minutes, hitl_hours, lexicon)).select(
@@ -91,7 +91,7 @@ def outcomes(db_or_con: ConOrPath, filters: Filters | None = None, idle_minutes:
 
 def _with_topics(con, rel: duckdb.DuckDBPyRelation) -> duckdb.DuckDBPyRelation:
     """`rel` with each thread's `topic_id` and `topic_label` (`analytics.topics`: the load's, else live)."""
-    from analytics.topics.report import topic_sources  # (topics read outcomes: imported when used)
+    from analytics.topic_mining.report import topic_sources  # (topics read outcomes: imported when used)
 
     per_thread, _ = topic_sources(con)
     con.register("tl_outcome_rows", rel.arrow().read_all())
