@@ -150,7 +150,7 @@ def unpack_messages(groups: list[list]) -> None:
 def loader_messages(groups: list[list]) -> None:
     decode_one = messages.decode_message
     for payloads in groups:
-        limit = max_elements()  # (read once a thread, as `transform.decode_versions` does)
+        limit = max_elements()  # (read once a thread, as `transform.versions.decode_versions` does)
         for p in payloads:
             decode_one(p, limit)
 

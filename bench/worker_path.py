@@ -22,7 +22,7 @@ from loaders.parts import PartWriter
 from loaders.sqlite.reader import SqliteSource
 from loaders.source import SourceOptions
 from loaders.thread_keys import compile_thread_key
-from loaders.transform import transform_thread
+from loaders.transform.thread import transform_thread
 
 
 def main(argv=None) -> int:

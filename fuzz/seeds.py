@@ -86,7 +86,7 @@ def stage_seeds(threads: dict[str, list[tuple]], out: Path, rows_per_seed: int =
     from loaders.catalog import staging_schemas
     from loaders.bundles import bundle_thread
     from loaders.thread_keys import compile_thread_key
-    from loaders.transform import transform_thread
+    from loaders.transform.thread import transform_thread
 
     names = list(staging_schemas())
     regex = compile_thread_key(None)

@@ -3,7 +3,7 @@ raises `Mismatch` when they disagree (fuzz/README.md lists what each compares).
 
 A target is a function of the input bytes; `TARGETS` names them. The twins are
 the code paths `TRANSCRIPT_LENS_PUREPYTHON=1` runs: the module-level switches
-(`bundles.native_scan`, `transform._ts_list`, `parts._stage`) are set to
+(`bundles.native_scan`, `timestamps._ts_list`, `parts._stage`) are set to
 None for the Python side, exactly as `loaders/_native.py` leaves them without C.
 An exception other than `Mismatch` is a finding too: neither path may raise on
 input a store can hold.
@@ -25,7 +25,7 @@ from fuzz.common import Mismatch, Reader, decode_records, read_value
 
 # Bound by `bind()` after the sanitized extensions are loaded (fuzz/run.py).
 scan = readahead = rows = None
-bundles = sqlite_reader = transform = parts = records = None
+bundles = sqlite_reader = transform = timestamps = parts = records = None
 pa = ipc = None
 REGEX = SCHEMAS = None
 DATA_TABLES: tuple[str, ...] = ()
@@ -35,7 +35,7 @@ _SCRATCH: Path | None = None
 
 def bind() -> None:
     """Import the loader (after `common.use_sanitized_extensions`) and what the targets need."""
-    global scan, readahead, rows, bundles, sqlite_reader, transform, parts, records, pa, ipc, REGEX, SCHEMAS, DATA_TABLES, _SCRATCH
+    global scan, readahead, rows, bundles, sqlite_reader, transform, timestamps, parts, records, pa, ipc, REGEX, SCHEMAS, DATA_TABLES, _SCRATCH
     import pyarrow
     import pyarrow.ipc
 
@@ -45,12 +45,14 @@ def bind() -> None:
     import loaders.bundles
     import loaders.sqlite.reader
     import loaders.thread_keys
-    import loaders.transform
+    import loaders.transform.thread
+    import loaders.transform.timestamps
     from loaders import _native
 
     scan, readahead, rows = _native.scan, _native.readahead, _native.rows
     bundles, sqlite_reader = loaders.bundles, loaders.sqlite.reader
-    transform, parts, records = loaders.transform, loaders.parts, loaders.records
+    transform, timestamps = loaders.transform.thread, loaders.transform.timestamps
+    parts, records = loaders.parts, loaders.records
     pa, ipc = pyarrow, pyarrow.ipc
     REGEX = loaders.thread_keys.compile_thread_key(None)
     SCHEMAS = catalog.staging_schemas()
@@ -72,12 +74,12 @@ def scratch_root() -> str | None:
 @contextmanager
 def pure_python():
     """The loader's switches as `TRANSCRIPT_LENS_PUREPYTHON=1` sets them, for the block."""
-    saved = bundles.native_scan, transform._ts_list, parts._stage
-    bundles.native_scan = transform._ts_list = parts._stage = None
+    saved = bundles.native_scan, timestamps._ts_list, parts._stage
+    bundles.native_scan = timestamps._ts_list = parts._stage = None
     try:
         yield
     finally:
-        bundles.native_scan, transform._ts_list, parts._stage = saved
+        bundles.native_scan, timestamps._ts_list, parts._stage = saved
 
 
 def _view(cp):
@@ -283,7 +285,7 @@ def _nothing():
 # --- ts_list: `_scan.ts_list` vs `ts_micros` per value ----------------------------------------------
 
 def target_ts_list(data: bytes) -> None:
-    """Every value: the C reading equals `transform.ts_micros`; what C hands to the fallback is the rest.
+    """Every value: the C reading equals `timestamps.ts_micros`; what C hands to the fallback is the rest.
 
     Values are fuzz/common.py's tagged values (strings of every kind, None, ints, bytes ...), as
     the `ts` of RawCheckpoints (or of plain 5-tuples when the first byte is odd).
@@ -300,10 +302,10 @@ def target_ts_list(data: bytes) -> None:
 
     def fallback(v):
         handed.append(v)
-        return transform.ts_micros(v)
+        return timestamps.ts_micros(v)
 
     got = scan.ts_list(cps, fallback)
-    want = [transform.ts_micros(v) for v in values]
+    want = [timestamps.ts_micros(v) for v in values]
     if type(got) is not list or [(type(x), x) for x in got] != [(type(x), x) for x in want]:
         raise Mismatch(f"ts_list differs: {values!r:.300}: C {got!r:.300} vs Python {want!r:.300}")
     # What C read itself must be what LangGraph writes: a str in the exact UTC ISO shape.

@@ -81,7 +81,7 @@ JSON = SqlType("JSON", "JSON", "string", "s", "str")
 INTEGER = SqlType("INTEGER", "INTEGER", "int32", "i", "Int64")
 BIGINT = SqlType("BIGINT", "BIGINT", "int64", "l", "Int64")
 BOOLEAN = SqlType("BOOLEAN", "BOOLEAN", "bool_", "b", "boolean")
-#: Staged as integer microseconds since the epoch, UTC (`loaders.transform.ts_micros`).
+#: Staged as integer microseconds since the epoch, UTC (`loaders.transform.timestamps.ts_micros`).
 TIMESTAMPTZ = SqlType("TIMESTAMPTZ", "TIMESTAMP WITH TIME ZONE", "timestamp[us, UTC]", "l", "datetime64[us, UTC]")
 #: Staged from `array('i')` values.
 INTEGER_LIST = SqlType("INTEGER[]", "INTEGER[]", "list<int32>", "L")

@@ -32,7 +32,7 @@ from loaders.cipher import AesKey
 from loaders.records import SourceError
 from loaders.source import Source, SourceOptions, SourceReader
 from loaders.thread_keys import compile_thread_key
-from loaders.transform import thread_batches
+from loaders.transform.thread import thread_batches
 
 
 # Thread ranges per worker of a split load: workers take them from a queue, so none
@@ -47,7 +47,7 @@ def batches(reader: SourceReader, thread_key_pattern: str | None = None, only: f
 
     `load_errors` batches carry `LoadError` records; every other table's rows
     are tuples in the table's column order, timestamps as integer microseconds
-    since the Unix epoch (UTC; see `loaders.transform.ts_micros`). One
+    since the Unix epoch (UTC; see `loaders.transform.timestamps.ts_micros`). One
     `load_errors` batch per thread (maybe empty): progress counts them.
 
     >>> for table, rows in batches(reader):  # doctest: +SKIP

@@ -78,7 +78,7 @@ class PartWriter:
         buf = self._buffers[table]
         buf.extend(rows)
         self.counts[table] += len(rows)
-        # Rows from `loaders.transform` carry their text and list bytes (`SizedRows.nbytes`).
+        # Rows from `loaders.transform.thread` carry their text and list bytes (`SizedRows.nbytes`).
         nbytes = getattr(rows, "nbytes", None)
         size = self._sizers[table].total(rows) if nbytes is None else nbytes + len(rows) * self._sizers[table].fixed
         self._bytes[table] += size
@@ -208,7 +208,7 @@ def _len(value: Any) -> int:
 
 
 def _column(values, type_: pa.DataType) -> pa.Array:
-    # Rows carry timestamps as integer microseconds (loaders.transform.ts_micros):
+    # Rows carry timestamps as integer microseconds (loaders.transform.timestamps.ts_micros):
     # an int64 array viewed as a timestamp is a relabel of the same buffers. (`cast`
     # does the same but first imports pyarrow.compute: 0.05-0.2 s in every worker.)
     if pa.types.is_timestamp(type_):

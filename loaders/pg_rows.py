@@ -37,7 +37,7 @@ from loaders.records import (
     blob_bytes, checkpoint_cap_error, key_size_problem, max_thread_checkpoints, second_copy,
 )
 from loaders.source import SourceOptions
-from loaders.transform import metadata_too_long
+from loaders.transform.limits import metadata_too_long
 
 MESSAGES = "messages"
 TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes")

@@ -31,7 +31,7 @@ from loaders.pg_rows import (
 from loaders.dsn import first_line, mask_dsn
 from loaders.records import KEY_MAX_BYTES, SourceError, ThreadBundle, max_blob_bytes, oversized_tag_sql
 from loaders.source import SPLIT_MIN_BYTES, Capabilities, SourceReader
-from loaders.transform import METADATA_MAX_CHARS
+from loaders.transform.limits import METADATA_MAX_CHARS
 
 # Rows per FETCH. Blob rows hold a whole message list each, so fewer of them, and a blob
 # over INLINE_BLOB_BYTES comes by key, alone, when it is decoded (`pg_rows.Deferred`): a

@@ -65,7 +65,7 @@ class SpecialWritesTail:
 # at once (the transform compares each checkpoint with its parent and finds the latest),
 # about 1 kB each for the smallest rows, so an 86 MB store of one thread of 1.5M tiny
 # checkpoints took 1.5 GB. A real thread has thousands; a hostile one is cut here, with
-# one `load_errors` row, and its transcript marked stale (`loaders.transform.stale_reason`).
+# one `load_errors` row, and its transcript marked stale (`loaders.transform.rows.stale_reason`).
 # `TRANSCRIPT_LENS_MAX_THREAD_CHECKPOINTS` sets another limit (the attack test uses a small one).
 MAX_THREAD_CHECKPOINTS = 250_000
 _CAP_REASON = "checkpoints of the thread skipped: a load reads at most the first "

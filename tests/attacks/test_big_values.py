@@ -203,7 +203,7 @@ def test_a_mysql_thread_holds_a_bounded_size_of_blobs(tmp_path):
 
 def test_postgres_metadata_longer_than_a_load_takes_stays_on_the_server(tmp_path):
     """Checkpoint rows come 2,000 a time: four of 200 MB metadata (17 MB of TOAST) took 1.9 GB.
-    Metadata over `transform.METADATA_MAX_CHARS` is measured on the server and reported as the
+    Metadata over `transform.limits.METADATA_MAX_CHARS` is measured on the server and reported as the
     transform reports it."""
     with fresh_database() as dsn:
         long_pg_thread(dsn, 4, past=4, pad=0)

@@ -2,7 +2,7 @@
 checkpoints may name one: a store of two blobs and small rows asks for checkpoints × messages
 list entries, and as many events when the two lists are each other reversed. The per-thread
 limits on list entries and on events hold every source to the budget (docs/security.md,
-"Message lists per thread"; `transform.within_list_entries`, `records.max_thread_events`).
+"Message lists per thread"; `transform.limits.within_list_entries`, `records.max_thread_events`).
 """
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ from loaders.parts import PartWriter, RowSizer, _kinds
 from loaders.registry import resolve
 from loaders.source import SourceOptions
 from loaders.thread_keys import compile_thread_key
-from loaders.transform import transform_thread
+from loaders.transform.thread import transform_thread
 from tests.loaders.util import assert_same_tables, load_db, one_node_app, rows
 
 ROOT = Path(__file__).resolve().parents[2]

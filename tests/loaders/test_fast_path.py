@@ -23,7 +23,9 @@ from loaders.decode import decode_typed
 from loaders.messages import decode_message
 from loaders.records import Payloads, RawCheckpoint, ThreadBundle
 from loaders.thread_keys import compile_thread_key
-from loaders.transform import _diff, transform_thread, ts_micros
+from loaders.transform.events import list_events
+from loaders.transform.thread import transform_thread
+from loaders.transform.timestamps import ts_micros
 from tests.loaders.util import assert_same_tables, edited_store, load_db
 
 def test_fast_checkpoint_path_equals_the_full_path(sqlite_store, tmp_path, monkeypatch):
@@ -115,7 +117,7 @@ def _events_from_scratch(lists: dict[str, list[int]], parents: dict[str, str | N
         if len(cur) >= n and cur[:n] == prev and not {ident_of[v] for v in cur[n:]} & {ident_of[v] for v in prev}:
             found = [("added", decoded[v].message_id, i, v, None) for i, v in enumerate(cur[n:], start=n)]
         else:
-            found = _diff(prev, cur, decoded, ident_of)
+            found = list_events(prev, cur, decoded, ident_of)
         events += [(cid, parents[cid], *e) for e in found]
     return events
 

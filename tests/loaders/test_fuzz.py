@@ -33,7 +33,7 @@ from loaders.records import RawWrite
 from loaders.parts import _column
 from loaders.bundles import bundle_thread
 from loaders.thread_keys import compile_thread_key
-from loaders.transform import transform_thread
+from loaders.transform.thread import transform_thread
 from loaders.catalog import staging_schemas
 from tests import oracle
 from loaders.catalog import DATA_TABLES

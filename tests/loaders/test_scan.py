@@ -238,13 +238,13 @@ def _cps(values):
 
 
 def _ts_reference(values):
-    from loaders.transform import ts_micros
+    from loaders.transform.timestamps import ts_micros
 
     return [ts_micros(v) for v in values]
 
 
 def _ts_fast(values):
-    from loaders.transform import ts_micros
+    from loaders.transform.timestamps import ts_micros
 
     calls = []
 
