@@ -57,7 +57,7 @@ _NAMES = {
 REGISTRARS = (
     "analytics.reports", "analytics.transcript_cli", "analytics.observed", "analytics.retention_report",
     "analytics.history.reports", "analytics.history.cli", "analytics.workspace.cli", "analytics.search_cli",
-    "analytics.erasure_cli", "analytics.exports_report", "analytics.conversation_outcomes.report",
+    "analytics.erasure.cli", "analytics.exports_report", "analytics.conversation_outcomes.report",
     "analytics.topic_mining.report", "analytics.topic_mining.patterns",
     "analytics.cohorts.report",
 )

@@ -63,7 +63,7 @@ def _tenant_copy(template: Path, target: Path, threads: int) -> None:
     tenant holds `threads` threads (every thread table, rows and all)."""
     import duckdb
 
-    from analytics.erasure_db import thread_tables
+    from analytics.erasure.db import thread_tables
 
     shutil.copyfile(template, target)
     con = duckdb.connect(str(target))

@@ -100,7 +100,7 @@ def load(source: str | os.PathLike, db: str | os.PathLike, **kwargs: Any) -> Loa
     The load holds the database's lock (`analytics.dblock`), so an erasure waits for it
     (and it for an erasure); threads erased from `db` are held back (`LoadTimeTables`),
     and when some were, the new database (a dataset's working database) is written once
-    more without their deleted rows' bytes (`analytics.erasure_db.rewrite_without`).
+    more without their deleted rows' bytes (`analytics.erasure.db.rewrite_without`).
     """
     try:
         import loaders  # here, not at the top: `transcript-lens transcript` and `app` never pay its ~0.6 s import
@@ -117,7 +117,7 @@ def load(source: str | os.PathLike, db: str | os.PathLike, **kwargs: Any) -> Loa
             if tables.held_back:
                 # The database file, or a dataset's working database (its Parquet versions are
                 # exported after the hold-back, so they hold no deleted rows; it does).
-                from analytics.erasure_db import rewrite_without
+                from analytics.erasure.db import rewrite_without
                 from loaders.dataset import WORK_DB
 
                 for rows_file in (Path(db), Path(db) / WORK_DB):

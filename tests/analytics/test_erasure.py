@@ -12,8 +12,9 @@ import pytest
 import analytics
 import transcript_lens
 from analytics import erasure
+from analytics.erasure import erasing
 from analytics.dblock import database_lock
-from analytics.erasure_db import thread_tables
+from analytics.erasure.db import thread_tables
 from analytics.errors import BadRequest, NotFound
 from analytics.workspace.store import Workspace
 from storegen import build_sqlite_store
@@ -186,7 +187,7 @@ def test_an_erasure_waits_for_a_load_holding_the_lock(db, monkeypatch):
     def observed(path, on_wait=None):
         return database_lock(path, on_wait=waiting.set)
 
-    monkeypatch.setattr(erasure, "database_lock", observed)
+    monkeypatch.setattr(erasing, "database_lock", observed)
     failures: list[BaseException] = []
 
     def run() -> None:
@@ -335,7 +336,7 @@ def test_the_proof_scan_finds_a_copy_left_behind_and_fails(secret_source, tmp_pa
 
 def test_the_scan_reads_compressed_files_through_their_reader(secret_source, tmp_path):
     # A copy of the erased rows in a Parquet file with compressed pages: no byte of it matches.
-    from analytics.erasure_scan import Place, needles_of, scan
+    from analytics.erasure.scan import Place, needles_of, scan
 
     db = tmp_path / "lens.duckdb"
     transcript_lens.load(secret_source, db)
@@ -363,7 +364,7 @@ def test_a_tenant_erasure_removes_only_its_threads_rows(db):
 
 
 def test_the_scan_matches_an_erased_id_only_where_it_stands_alone(tmp_path):
-    from analytics.erasure_scan import Needles, Place, scan
+    from analytics.erasure.scan import Needles, Place, scan
 
     alike = tmp_path / "alike.csv"
     alike.write_text("thread_id\nacme:web:sess-0010\n")  # another thread whose id starts alike
@@ -388,7 +389,7 @@ def test_the_rewrite_keeps_rows_through_one_hash_anti_join(db):
     # Set-based: DuckDB plans the kept rows as a hash join against the ids' table (linear in rows
     # plus ids), not a filter testing an id list on every row (rows x ids: erasing a tenant of
     # 20,000 threads took 2.8 x the time of 10,000).
-    from analytics.erasure_db import load_ids, kept_rows
+    from analytics.erasure.db import load_ids, kept_rows
 
     con = duckdb.connect()
     try:

@@ -50,8 +50,8 @@ if _where:
 '''
 
 # Each step an erasure passes through, before it runs.
-FILE_STEPS = ["replace", "analytics.erasure:purge_workspace", "analytics.erasure:scan"]
-DATASET_STEPS = ["replace", "loaders.dataset:write_version", "analytics.erasure:purge_workspace"]
+FILE_STEPS = ["replace", "analytics.erasure.erasing:purge_workspace", "analytics.erasure.erasing:scan"]
+DATASET_STEPS = ["replace", "loaders.dataset:write_version", "analytics.erasure.erasing:purge_workspace"]
 TABLES = ("threads", "checkpoints", "messages", "message_versions", "message_events")
 
 

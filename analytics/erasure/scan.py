@@ -39,8 +39,8 @@ from pathlib import Path
 
 import duckdb
 
-from analytics.erasure_exports import values_left
-from analytics.erasure_workspace import ids_left
+from analytics.erasure.exports import values_left
+from analytics.erasure.workspace import ids_left
 from analytics.workspace.store import Workspace
 
 #: How many messages, windows per message and characters per window the texts searched for come from.
@@ -56,7 +56,7 @@ class Needles:
 
     texts: tuple[str, ...]
     ids: tuple[str, ...]
-    #: Export-log argument values that are the erased threads' text (`analytics.erasure_exports`).
+    #: Export-log argument values that are the erased threads' text (`analytics.erasure.exports`).
     export_values: tuple[str, ...] = ()
 
     def text_bytes(self) -> list[bytes]:

@@ -22,14 +22,14 @@ from __future__ import annotations
 import sqlite3
 from contextlib import closing
 
-from analytics.erasure_exports import scrub
+from analytics.erasure.exports import scrub
 from analytics.workspace.store import Workspace
 
 
 def purge_workspace(ws: Workspace, thread_ids: list[str], export_values: tuple[str, ...] = ()) -> dict[str, int]:
     """Delete the threads' annotations, queue items and the saved views that name them from
     `ws`, replace the erased ids and `export_values` in the export log's arguments
-    (`analytics.erasure_exports`), then compact the file; {table: rows deleted or changed}. A
+    (`analytics.erasure.exports`), then compact the file; {table: rows deleted or changed}. A
     workspace not created yet is left so."""
     if not thread_ids or not ws.exists():
         return {}

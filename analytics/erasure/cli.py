@@ -1,4 +1,4 @@
-"""`transcript-lens erase`: a thin shell over `analytics.erasure`.
+"""`transcript-lens erase`: a thin shell over `analytics.erasure.erasing`.
 
     transcript-lens erase --db lens.duckdb --thread acme:web:sess-001 --reason "GDPR request #12" [--by dpo]
     transcript-lens erase --db lens.duckdb --tenant globex --reason "contract ended"
@@ -14,7 +14,7 @@ import argparse
 import os
 import sys
 
-from analytics import erasure
+from analytics.erasure import erasing
 from analytics.cli import command
 from analytics.errors import BadRequest
 from analytics.workspace.store import ENV, Workspace
@@ -53,13 +53,13 @@ def _configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     ws = Workspace.beside(args.db)  # the one every load of --db reads its tombstones from
     if args.list:
-        for t in erasure.tombstones(args.db, workspace=ws):
+        for t in erasing.tombstones(args.db, workspace=ws):
             state = "standing" if t.standing else f"lifted {t.lifted_at} by {t.lifted_by}"
             covers = f"covers {t.threads} thread{'s' if t.threads != 1 else ''}"
             print(f"{t.tombstone_id}\t{t.kind}\t{t.value}\t{t.at}\t{t.by}\t{state}\t{covers}\t{t.reason}")
         return 0
     if args.log:
-        frame = erasure.erasure_log(args.db, workspace=ws)
+        frame = erasing.erasure_log(args.db, workspace=ws)
         if frame.empty:
             print(f"the erasure log of {ws.path} is empty", file=sys.stderr)
         else:
@@ -69,10 +69,10 @@ def run(args: argparse.Namespace) -> int:
     if not any(mark.values()):
         raise BadRequest("name what to erase: --thread ID, --tenant T or --session S (or --list, --log)")
     if args.lift:
-        t = erasure.lift(args.db, **mark, reason=args.reason, by=args.by)
+        t = erasing.lift(args.db, **mark, reason=args.reason, by=args.by)
         print(f"lifted the tombstone of {t.kind} {t.value}: the next load brings it back if the source has it")
         return 0
-    done = erasure.erase(args.db, **mark, reason=args.reason, by=args.by, app_cache=args.app_cache,
+    done = erasing.erase(args.db, **mark, reason=args.reason, by=args.by, app_cache=args.app_cache,
                          remove_exports=args.remove_exports)
     print(done.line())
     for place, n in sorted(done.elsewhere.items()):

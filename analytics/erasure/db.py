@@ -2,7 +2,7 @@
 
 Every table of the catalogue that has a `thread_id` column holds rows of a thread
 (the loader's tables and the derived ones alike: `thread_tables`); `loads` and `meta`
-name threads in their values and are copied scrubbed (`analytics.erasure_scrub`). A tombstone names
+name threads in their values and are copied scrubbed (`analytics.erasure.scrub`). A tombstone names
 a thread, a tenant or a session; the threads it covers are looked up in `threads`
 (tenant and session are parsed from the thread id at load time).
 
@@ -24,7 +24,7 @@ from pathlib import Path
 import duckdb
 
 from analytics.catalog import ALL_TABLES, TOPICS
-from analytics.erasure_scrub import TABLES as scrubbed_tables, copy_scrubbed, register as register_scrub
+from analytics.erasure.scrub import TABLES as scrubbed_tables, copy_scrubbed, register as register_scrub
 from loaders.writer import remove_stale_temps
 
 KINDS = ("thread", "tenant", "session")

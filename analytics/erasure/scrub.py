@@ -3,8 +3,8 @@
 `loads` records each load's source and options (`--threads ID` lists ids) and `meta`
 holds `source_token`, which repeats the options. An erasure drops rows by thread id,
 so these would keep the id; their text values are copied through `scrub`, which makes
-`erasure_exports.ERASED` of every string that holds an erased id, by the export log's rule
-(`analytics.erasure_exports.replaced_strings`; in a JSON value, string by string).
+`analytics.erasure.exports.ERASED` of every string that holds an erased id, by the export log's rule
+(`analytics.erasure.exports.replaced_strings`; in a JSON value, string by string).
 A `source_token` that names an erased id is not copied at all: it is only ever compared
 with a new load's token, and without it the next incremental load compares the source
 thread by thread (`loaders.pipeline._plan`), as it does for a source with no cheap token.
@@ -19,7 +19,7 @@ import json
 
 import duckdb
 
-from analytics.erasure_exports import replaced_strings
+from analytics.erasure.exports import replaced_strings
 
 #: The tables whose text values are scrubbed when copied (`rewrite_without`), and the
 #: `meta` key that is dropped instead when it names an erased id.
@@ -40,7 +40,7 @@ def names_any(text: str | None, ids: list[str]) -> bool:
 
 
 def scrub(text: str | None, ids: list[str]) -> str | None:
-    """`text` with `erasure_exports.ERASED` for each string in it that holds one of `ids`: a JSON value stays JSON,
+    """`text` with `exports.ERASED` for each string in it that holds one of `ids`: a JSON value stays JSON,
     any other text is one string.
 
     >>> scrub("/stores/sess-1.sqlite", ["sess-1"]), scrub("/stores/all.sqlite", ["sess-1"]), scrub(None, ["s"])

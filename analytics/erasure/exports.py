@@ -7,11 +7,11 @@ argument value by `ERASED` (the row stays: who exported what, when, stays the au
 
 - a value holding an erased thread id;
 - a value found (in any case) in a message of an erased thread and in no message of a kept
-  thread — the rule the scan's text windows follow (`analytics.erasure_scan`): a word every
+  thread — the rule the scan's text windows follow (`analytics.erasure.scan`): a word every
   thread uses (`refund`) is not the erased thread's text.
 
 The values are chosen before the rows go (`erased_values`), replaced in the erasure's workspace
-transaction (`scrub`, called by `analytics.erasure_workspace.purge_workspace`, before the file is
+transaction (`scrub`, called by `analytics.erasure.workspace.purge_workspace`, before the file is
 rebuilt), and looked for again by the scan (`values_left`).
 
 >>> replaced_strings({"text": "ZQX", "tenant": ["acme", "ZQX"]}, {"zqx"}, ())

@@ -1,22 +1,5 @@
-"""Erasure that sticks: remove a thread, a tenant or a session from the database, and keep it out.
-
-`erase` records a tombstone in the review workspace (`tombstones`, beside the
-database: no load replaces it) and the ids of the threads it covers
-(`analytics.erasure_covered`: held back whatever tenant or session a later load
-parses from them), then writes the database — a file, or a Parquet
-dataset's working database and a single new version — again without the rows
-(`analytics.erasure_db`), removes the threads' annotations, queue items and views
-(`analytics.erasure_workspace`) and the app's version links of the old file,
-appends who, when, why and what (rows per table) to the append-only `erasure_log`,
-and scans every file it knows of for the erased text (`analytics.erasure_scan`). Every later load — full or `--incremental`, from the
-same source or an older export — calls `hold_back` on its staged database before the
-derived tables are built (the composition root, `transcript_lens.LoadTimeTables`),
-which drops whatever a standing tombstone covers, so the rows never come back until
-the tombstone is `lift`ed. An erasure and a load take the database's lock
-(`analytics.dblock`): neither can rename its file over the other's.
-
-The tool never writes to the checkpoint store: the source keeps the thread until
-its owner deletes it there (`report retention` lists what to delete).
+"""The steps of an erasure and of a lift, in order; the tombstones, the erasure log and `hold_back`,
+which every load calls (the package's docstring says what each part removes and why).
 
 >>> erase("lens.duckdb", thread="acme:web:sess-001", reason="GDPR request #12", by="dpo")  # doctest: +SKIP
 Erasure(kind='thread', value='acme:web:sess-001', threads=1, rows={'messages': 6, …})
@@ -31,12 +14,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from analytics import _pandas as pd
-from analytics.erasure_covered import COUNT, record, recorded
 from analytics.dblock import database_lock
-from analytics.erasure_db import KINDS, covered_threads, delete_threads, rewrite_dataset, rewrite_without
-from analytics.erasure_exports import erased_values
-from analytics.erasure_scan import Needles, Scan, needles_of, places, scan
-from analytics.erasure_workspace import purge_workspace
+from analytics.erasure.covered import COUNT, record, recorded
+from analytics.erasure.db import KINDS, covered_threads, delete_threads, rewrite_dataset, rewrite_without
+from analytics.erasure.exports import erased_values
+from analytics.erasure.scan import Needles, Scan, needles_of, places, scan
+from analytics.erasure.workspace import purge_workspace
 from analytics.errors import BadRequest, NotFound
 from analytics.export_log import written_files
 from analytics.workspace.authors import check_author, default_author
@@ -56,7 +39,7 @@ class Tombstone:
     at: str
     lifted_at: str | None = None
     lifted_by: str | None = None
-    threads: int = 0  # thread ids recorded as covered (`analytics.erasure_covered`)
+    threads: int = 0  # thread ids recorded as covered (`analytics.erasure.covered`)
 
     @property
     def standing(self) -> bool:
@@ -120,9 +103,9 @@ def erase(db: str | os.PathLike, *, thread: str | None = None, tenant: str | Non
           app_cache: str | os.PathLike | None = None, remove_exports: bool = False) -> Erasure:
     """Erase one thread, tenant or session from the database (a file, or a Parquet dataset's
     folder) at `db` and keep it out of later loads; then from the review workspace
-    (`erasure_workspace`), the app's version links under `app_cache` and, with
+    (`analytics.erasure.workspace`), the app's version links under `app_cache` and, with
     `remove_exports`, the export files of the export log that hold it; then prove it
-    (`erasure_scan`: `Erasure.scan` lists every file still holding erased text). The
+    (`analytics.erasure.scan`: `Erasure.scan` lists every file still holding erased text). The
     tombstone is recorded first: should the rewrite fail, the next load still holds the
     rows back. A database that has none of its rows yet is left as it is."""
     kind, value = _mark(thread, tenant, session)
@@ -302,7 +285,7 @@ def erasure_log(db: str | os.PathLike | None, *, workspace: Workspace | str | os
 def hold_back(con, db: str | os.PathLike) -> dict[str, int]:
     """Drop what the standing tombstones of `db`'s workspace cover from the staged database
     on `con` (a load's, before its derived tables are built); {table: rows dropped}. A
-    tombstone covers the thread ids recorded under it (`analytics.erasure_covered`) and
+    tombstone covers the thread ids recorded under it (`analytics.erasure.covered`) and
     whatever it matches in the staged database now (its tenant or session as this load
     parsed them), which are recorded in turn. Each tombstone that held rows back gets a
     `held_back` entry in the erasure log. A workspace that does not exist yet holds no
