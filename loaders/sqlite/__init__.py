@@ -2,6 +2,7 @@
 
 - `reader`: `SqliteSource` and its reader, thread by thread, reading on past damage;
 - `opening`: the store opened without changing it (in place, or a copy of a WAL-mode store);
+- `wal`: whether a `-wal` file belongs to the database beside it;
 - `keys`: key sizes and key order measured and taken in SQL, as the file has them;
 - `writes`: the special writes, grouped by thread beside the checkpoints;
 - `integrity`: `PRAGMA integrity_check` in a thread of its own;

@@ -17,7 +17,7 @@ depends on its WAL state, so that the file and its folder stay byte-identical:
   and a half-written last frame of a live writer fails SQLite's checksums. A
   restarted `-wal` holds only newer frames, so the copy is taken again.
   A `-wal` that is not the file's (SQLite would apply another database's WAL
-  silently) is refused in one line: the rule is in `sqlite_wal`.
+  silently) is refused in one line: the rule is in `loaders.sqlite.wal`.
 
 >>> uri(Path("/tmp/a b.sqlite"), mode="ro", immutable="1")
 'file:/tmp/a%20b.sqlite?mode=ro&immutable=1'
@@ -32,7 +32,7 @@ from urllib.parse import quote
 
 from loaders import _native
 from loaders.records import SourceError
-from loaders.sqlite_wal import check_wal
+from loaders.sqlite.wal import check_wal
 
 # The compiled read-ahead VFS (None: SQLite's own; tests switch it off).
 native_readahead = _native.readahead

@@ -1,5 +1,5 @@
 """A `-wal` beside a database it does not belong to is refused in one line, never applied
-(loaders/sqlite_wal.py: page size, page 1's change counter, the file's size; docs/security.md)."""
+(loaders/sqlite/wal.py: page size, page 1's change counter, the file's size; docs/security.md)."""
 
 from __future__ import annotations
 
