@@ -27,7 +27,7 @@ BUILTINS = (
     "loaders.pg_export:PgDumpSource",
     "loaders.mysql_source:MysqlSource",
     "loaders.mysql_source:MysqlDumpSource",
-    "loaders.redis_source:RedisSource",
+    "loaders.redis.source:RedisSource",
     "loaders.mongo:MongoSource",
     "loaders.mongo:MongoDumpSource",
 )

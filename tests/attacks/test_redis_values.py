@@ -10,7 +10,7 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from loaders.redis_source import UNMEASURED_ENV
+from loaders.redis.source import UNMEASURED_ENV
 from tests.attacks.harness import attack
 from tests.attacks.redis_stores import long_redis_thread
 from tests.attacks.test_long_thread import _rows

@@ -17,7 +17,7 @@ from langchain_core.messages import HumanMessage
 
 import loaders
 from loaders import SourceError
-from loaders.redis_source import RedisOptions, RedisSource
+from loaders.redis.source import RedisOptions, RedisSource
 from storegen import DEFAULT_THREADS, run_scenarios
 from tests import oracle
 from tests.e2e.util import free_port

@@ -1,31 +1,16 @@
 """Source: a live Redis store written by `langgraph-checkpoint-redis` (a `redis://` URI).
 
-`RedisSaver`, `AsyncRedisSaver` and `ShallowRedisSaver` keep RedisJSON documents
-(RediSearch indexes them; this reader does not need the indexes):
-
-- `checkpoint:<thread>:<ns>:<id>` (the full savers): `thread_id`, `checkpoint_ns`,
-  `checkpoint_id`, `parent_checkpoint_id` (`""`: none), `checkpoint` (the checkpoint as
-  JSON, channel values inline, messages as LangChain `lc` constructor envelopes),
-  `metadata` (JSON text), and `run_id`, `checkpoint_ts`, `source`, `step`, `has_writes`
-  for the index. Empty ids are stored as sentinels (thread or checkpoint id
-  `00000000-0000-0000-0000-000000000000`, namespace `__empty__`), read back as `""`.
-- `checkpoint:<thread>:<ns>` (the shallow saver): one document per thread and namespace,
-  overwritten by each step, without `parent_checkpoint_id`, its `metadata` a JSON object.
-- `checkpoint_write:<thread>:<ns>:<id>:<task>:<idx>`: a pending write, `channel`, `type`
-  and `blob` (the serialized value in base64) beside the keys.
-- `checkpoint_latest:<thread>:<ns>` (text: the newest checkpoint's key),
-  `write_keys_zset:<thread>:<ns>:<id>` and `write_registry:<thread>:<ns>:shallow`
-  (sorted sets of write keys).
-
-A key's parts cannot be split back (a thread id may hold `:`), so every id is taken
-from the documents: the reader SCANs the keys under the two prefixes, learns each
-document's thread with `JSON.MGET … $.thread_id` (and each write's channel), then reads
-one thread at a time, in id order, with `JSON.MGET` in batches, and hands the rows to
-the shared row decoding (`loaders.bundles.bundle_thread`) as `json` checkpoints.
-Both layouts are read by the same code: a document says which it is. A thread of more
-checkpoints than a load reads (`records.max_thread_checkpoints()`), or of more special
-writes than it keeps (`records.SPECIAL_WRITES_MAX`), has only its documents' ids fetched
-first; then only the documents of the checkpoints and writes kept are.
+The documents it reads (the full and the shallow savers' layouts), and the row each
+becomes, are `loaders.redis.documents`. A key's parts cannot be split back (a thread id
+may hold `:`), so every id is taken from the documents: the reader SCANs the keys under
+the two prefixes, learns each document's thread with `JSON.MGET … $.thread_id` (and each
+write's channel), then reads one thread at a time, in id order, with `JSON.MGET` in
+batches, and hands the rows to the shared row decoding (`loaders.bundles.bundle_thread`)
+as `json` checkpoints. Both layouts are read by the same code: a document says which it
+is. A thread of more checkpoints than a load reads (`records.max_thread_checkpoints()`),
+or of more special writes than it keeps (`records.SPECIAL_WRITES_MAX`), has only its
+documents' ids fetched first; then only the documents of the checkpoints and writes kept
+are.
 
 Strictly read-only: it sends SCAN, JSON.MGET, JSON.DEBUG MEMORY (or MEMORY USAGE), GET,
 ZRANGE (and PING, SELECT), nothing that writes or creates (no index, no FT.* command); a
@@ -38,8 +23,6 @@ no snapshot: see `RedisReader`.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import heapq
 import os
 import re
@@ -50,21 +33,23 @@ from typing import Any
 import orjson
 
 from loaders import delta, records
+from loaders.bundles import bundle_thread
 from loaders.dsn import DsnSpec, first_line, mask_dsn
 from loaders.records import (
     OVERSIZED_TAG, SPECIAL_CHANNELS, LoadError, SourceError, SpecialWritesTail, ThreadBundle, key_too_long,
     max_blob_bytes, max_thread_checkpoints, oversized_reason,
 )
+from loaders.redis.documents import (
+    EMPTY_ID_SENTINEL, EMPTY_STRING_SENTINEL, Unreadable, checkpoint_row, from_storage_safe, one_text, shown_key,
+    without_delta_messages, write_row,
+)
 from loaders.source import Source, SourceOptions, SourceReader
-from loaders.bundles import bundle_thread
 
 REDIS_PREFIXES = ("redis://", "rediss://", "unix://")
 SCAN_COUNT = 1000  # keys asked of each SCAN step
 MGET_KEYS = 200  # documents per JSON.MGET (a checkpoint holds its whole message list)
 FETCH_BYTES = 64 << 20  # server-side bytes of the documents one JSON.MGET fetches, at most
 CHAIN_MAX = 100_000  # checkpoints followed back from a moved latest pointer, at most
-EMPTY_STRING_SENTINEL = "__empty__"  # langgraph.checkpoint.redis.util
-EMPTY_ID_SENTINEL = "00000000-0000-0000-0000-000000000000"
 _GLOB = re.compile(rb"([*?\[\]\\])")
 # How a document's size is asked of the server, the first this user may run: what RedisJSON
 # holds for it, and the same plus the key's own overhead (RedisJSON reports its memory to Redis).
@@ -123,10 +108,6 @@ def _not_run(exc: Exception) -> bool:
     return isinstance(exc, redis.exceptions.NoPermissionError) or "unknown command" in why or "unknown subcommand" in why
 
 
-def _unsafe(value: Any, sentinel: str) -> Any:
-    return "" if value == sentinel else value
-
-
 class RedisReader(SourceReader):
     """One Redis store, read thread by thread.
 
@@ -174,7 +155,7 @@ class RedisReader(SourceReader):
             raise
         if not self.cp_keys and not self.index_errors:
             self.close()
-            raise SourceError(f"{self.where}: no checkpoint document under {_shown_key(self.cp_prefix + b':*')} "
+            raise SourceError(f"{self.where}: no checkpoint document under {shown_key(self.cp_prefix + b':*')} "
                               "(a langgraph-checkpoint-redis store in another database, or with another key_prefix?)")
 
     # --- commands ---------------------------------------------------------------------
@@ -277,14 +258,14 @@ class RedisReader(SourceReader):
                     continue  # deleted since the scan, or not a JSON document
                 if channel and not (ch and ch[0] in SPECIAL_CHANNELS):
                     continue
-                problem = None if _one_text(tid) else "has no text thread_id"
+                problem = None if one_text(tid) else "has no text thread_id"
                 if problem is None and (too_long := key_too_long(tid[0])):
                     problem = f"has a thread_id that {too_long}"
                 if problem is not None:
                     what = "write" if channel else "checkpoint"
-                    self.index_errors.append(LoadError(None, None, None, what, f"document {_shown_key(key)} {problem}: skipped"))
+                    self.index_errors.append(LoadError(None, None, None, what, f"document {shown_key(key)} {problem}: skipped"))
                     continue
-                by_thread.setdefault(_unsafe(tid[0], EMPTY_ID_SENTINEL), {})[key] = None
+                by_thread.setdefault(from_storage_safe(tid[0], EMPTY_ID_SENTINEL), {})[key] = None
         return {thread_id: list(keys) for thread_id, keys in by_thread.items()}
 
     # --- the contract -----------------------------------------------------------------
@@ -304,8 +285,8 @@ class RedisReader(SourceReader):
         for thread_id in self._selected(None):
             keys = self.cp_keys[thread_id]
             for ns, cid in zip(self._mget(keys, "$.checkpoint_ns"), self._mget(keys, "$.checkpoint_id")):
-                if _one_text(ns) and _one_text(cid):
-                    yield thread_id, _unsafe(ns[0], EMPTY_STRING_SENTINEL), _unsafe(cid[0], EMPTY_ID_SENTINEL)
+                if one_text(ns) and one_text(cid):
+                    yield thread_id, from_storage_safe(ns[0], EMPTY_STRING_SENTINEL), from_storage_safe(cid[0], EMPTY_ID_SENTINEL)
 
     def threads(self, only: frozenset[str] | None = None) -> Iterator[ThreadBundle]:
         # Documents that belong to no thread: reported once, with the first thread of a whole read.
@@ -339,15 +320,15 @@ class RedisReader(SourceReader):
         for d in self._docs(chosen):
             if isinstance(d, dict) and isinstance(d.get("thread_id"), str) and isinstance(d.get("checkpoint_ns"), str):
                 heads.add((d["thread_id"], d["checkpoint_ns"], "parent_checkpoint_id" in d))
-            if (row := _checkpoint_row(thread_id, d, errors)) is not None:
+            if (row := checkpoint_row(thread_id, d, errors)) is not None:
                 rows.append(row)
         # Of a thread cut short, the writes of the checkpoints past the last one read are not read.
         last = max((r[1], r[2]) for r in rows) if skipped and rows else None
         chosen_writes, dropped = self._last_writes(write_keys, last)
-        write_rows = [w for w in (_write_row(thread_id, d, errors) for d in self._docs(chosen_writes)) if w is not None]
+        write_rows = [w for w in (write_row(thread_id, d, errors) for d in self._docs(chosen_writes)) if w is not None]
         more_docs, more_writes = self._recheck(thread_id, heads, set(cp_keys), set(write_keys), errors)
-        rows += [r for r in (_checkpoint_row(thread_id, d, errors) for d in more_docs) if r is not None]
-        write_rows += [w for w in (_write_row(thread_id, d, errors) for d in more_writes) if w is not None]
+        rows += [r for r in (checkpoint_row(thread_id, d, errors) for d in more_docs) if r is not None]
+        write_rows += [w for w in (write_row(thread_id, d, errors) for d in more_writes) if w is not None]
         rows.sort(key=lambda r: (r[1], r[2]))
         write_rows.sort(key=lambda w: (w[1], w[2], w[3], w[4]))
         tail = SpecialWritesTail(7)  # (a write row's value)
@@ -358,7 +339,7 @@ class RedisReader(SourceReader):
         bundle.errors[:0] = errors
         if tail.dropped:
             bundle.errors.append(tail.error(thread_id))
-        return _without_delta_messages(bundle) if delta.marked(bundle) else bundle
+        return without_delta_messages(bundle) if delta.marked(bundle) else bundle
 
     def _docs(self, keys: list[bytes]) -> Iterator[Any]:
         """The documents of `keys` (those still there), a `JSON.MGET` batch at a time."""
@@ -396,7 +377,7 @@ class RedisReader(SourceReader):
             for key, (ns, cid) in self._ids(keys, ("$.checkpoint_ns", "$.checkpoint_id")):
                 total += 1
                 if type(ns) is str and type(cid) is str:
-                    yield _unsafe(ns, EMPTY_STRING_SENTINEL), _unsafe(cid, EMPTY_ID_SENTINEL), key
+                    yield from_storage_safe(ns, EMPTY_STRING_SENTINEL), from_storage_safe(cid, EMPTY_ID_SENTINEL), key
                 elif len(odd) < cap:
                     odd.append(key)
 
@@ -422,7 +403,7 @@ class RedisReader(SourceReader):
             nonlocal seen
             for key, (ns, cid, task_id, idx) in self._ids(keys, ("$.checkpoint_ns", "$.checkpoint_id", "$.task_id", "$.idx")):
                 if type(ns) is str and type(cid) is str and type(task_id) is str and type(idx) is int:
-                    ns, cid = _unsafe(ns, EMPTY_STRING_SENTINEL), _unsafe(cid, EMPTY_ID_SENTINEL)
+                    ns, cid = from_storage_safe(ns, EMPTY_STRING_SENTINEL), from_storage_safe(cid, EMPTY_ID_SENTINEL)
                     if last is None or (ns, cid) <= last:
                         seen += 1
                         yield ns, cid, task_id, idx, key
@@ -445,7 +426,7 @@ class RedisReader(SourceReader):
                 return command(key, *args)
             except self._reply_error as exc:
                 errors.append(LoadError(thread_id, None, None, "checkpoint",
-                                        f"key {_shown_key(key)} not readable ({first_line(exc, self.spec)}): not followed"))
+                                        f"key {shown_key(key)} not readable ({first_line(exc, self.spec)}): not followed"))
                 return None
 
         new_docs: list = []
@@ -483,132 +464,3 @@ class RedisReader(SourceReader):
         return new_docs, new_writes
 
 
-class Unreadable(str):
-    """A document `JSON.MGET` returned that could not be parsed: why."""
-
-
-def _one_text(found: list | None) -> bool:
-    """`JSON.MGET … $.field` found one text value (not an unreadable document).
-
-    >>> _one_text(["t1"]), _one_text([]), _one_text([5]), _one_text([Unreadable("why")]), _one_text(None)
-    (True, False, False, False, False)
-    """
-    return bool(found) and len(found) == 1 and type(found[0]) is str
-
-
-def _shown_key(key: bytes) -> str:
-    text = key.decode("utf-8", "replace")
-    return repr(text if len(text) <= 80 else text[:80] + "…")
-
-
-def _checkpoint_row(thread_id: str, doc: Any, errors: list[LoadError]) -> tuple | None:
-    """A checkpoint document → a `checkpoints` row as `bundle_thread` takes it
-    (`thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata`)."""
-    if not isinstance(doc, dict):
-        errors.append(LoadError(thread_id, None, None, "checkpoint", f"checkpoint document is {_not_object(doc)}: skipped"))
-        return None
-    ns, cid = doc.get("checkpoint_ns"), doc.get("checkpoint_id")
-    if not isinstance(ns, str) or not isinstance(cid, str):
-        errors.append(LoadError(thread_id, ns if isinstance(ns, str) else None, cid if isinstance(cid, str) else None,
-                                "checkpoint", "checkpoint document without text checkpoint_ns and checkpoint_id: skipped"))
-        return None
-    ns, cid = _unsafe(ns, EMPTY_STRING_SENTINEL), _unsafe(cid, EMPTY_ID_SENTINEL)
-    parent = doc.get("parent_checkpoint_id")
-    parent = _unsafe(parent, EMPTY_ID_SENTINEL) or None if isinstance(parent, str) else parent
-    checkpoint = doc.get("checkpoint")
-    if isinstance(checkpoint, dict):
-        checkpoint = _snapshot_as_value(checkpoint)
-    # The checkpoint is JSON inside the document (older releases: JSON text); as JSON
-    # bytes, the shared decoder reads it as a `json`-tagged checkpoint.
-    try:
-        blob = checkpoint.encode("utf-8", "surrogatepass") if isinstance(checkpoint, str) else orjson.dumps(checkpoint)
-    except orjson.JSONEncodeError as exc:
-        blob = str(exc).encode()  # (not JSON: the decoder reports the row damaged)
-    metadata = doc.get("metadata")
-    if isinstance(metadata, dict):  # the shallow saver keeps it as an object
-        metadata = orjson.dumps(metadata).decode()
-    return (thread_id, ns, cid, parent, "json", blob, metadata)
-
-
-def _snapshot_as_value(checkpoint: dict) -> dict:
-    """A DeltaChannel snapshot of `messages` (`{"__delta_snapshot__": true, "value": …}`) as its value."""
-    values = checkpoint.get("channel_values")
-    snapshot = values.get("messages") if isinstance(values, dict) else None
-    if isinstance(snapshot, dict) and snapshot.get("__delta_snapshot__") is True:
-        return {**checkpoint, "channel_values": {**values, "messages": snapshot.get("value") or []}}
-    return checkpoint
-
-
-def _without_delta_messages(bundle: ThreadBundle) -> ThreadBundle:
-    """A DeltaChannel thread, whose lists this kind does not rebuild (`loaders.delta` reads the
-    other kinds' writes): its checkpoints keep their rows without messages, and one error says
-    so, rather than a transcript taken from the last snapshot."""
-    return ThreadBundle(
-        bundle.thread_id, [cp._replace(messages=None, damaged=True) for cp in bundle.checkpoints], bundle.writes,
-        [*bundle.errors, LoadError(bundle.thread_id, None, None, "messages", (
-            f"DeltaChannel {delta.CHANNEL} not rebuilt: the redis kind does not read a DeltaChannel's writes; "
-            "its checkpoints load without messages"))],
-        bundle.payloads)
-
-
-def _not_object(doc: Any) -> str:
-    return doc if isinstance(doc, Unreadable) else f"a {type(doc).__name__}, not an object"
-
-
-def _write_row(thread_id: str, doc: Any, errors: list[LoadError]) -> tuple | None:
-    """A write document → a special `writes` row as `bundle_thread` takes it
-    (`thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value`)."""
-    if not isinstance(doc, dict):
-        errors.append(LoadError(thread_id, None, None, "write", f"write document is {_not_object(doc)}: skipped"))
-        return None
-    ns, cid, task_id, idx = (doc.get(k) for k in ("checkpoint_ns", "checkpoint_id", "task_id", "idx"))
-    channel, type_, blob = doc.get("channel"), doc.get("type"), doc.get("blob")
-    if not (isinstance(ns, str) and isinstance(cid, str) and isinstance(task_id, str) and type(idx) is int):
-        errors.append(LoadError(thread_id, ns if isinstance(ns, str) else None, cid if isinstance(cid, str) else None,
-                                "write", f"{channel} write document without its keys (checkpoint_ns, checkpoint_id, "
-                                "task_id, idx): skipped"))
-        return None
-    ns, cid = _unsafe(ns, EMPTY_STRING_SENTINEL), _unsafe(cid, EMPTY_ID_SENTINEL)
-    value = _blob(blob)
-    if type_ == "json" and value is not None:
-        value = _plain_markers_json(value)
-    return (thread_id, ns, cid, task_id, idx, channel, type_, value)
-
-
-def _blob(blob: Any) -> bytes | None:
-    """A write's `blob`: base64 text, as the saver's `_decode_blob` reads it (text that
-    is not base64 is taken as it is)."""
-    if not isinstance(blob, str):
-        return None
-    try:
-        return base64.b64decode(blob)
-    except (binascii.Error, ValueError):
-        return blob.encode("utf-8", "surrogatepass")
-
-
-def _plain_markers_json(value: bytes) -> bytes:
-    """The saver's JSON markers as the values they stand for, as `loaders.decode.plain`
-    gives the msgpack form: an Interrupt `{"__interrupt__": true, "value": …, "id": …}`
-    as its fields, a Send `{"__send__": true, "node": …, "arg": …}` as `node`, `arg`.
-    Text that is not JSON is returned as it is (the decoder reports it).
-
-    >>> _plain_markers_json(b'[{"__interrupt__":true,"value":"ok?","id":"i1"}]')
-    b'[{"value":"ok?","id":"i1"}]'
-    """
-    try:
-        parsed = orjson.loads(value)
-    except orjson.JSONDecodeError:
-        return value
-
-    def walk(v: Any, depth: int = 0) -> Any:
-        if depth > 200:  # (the decoder refuses it: loaders.decode.MAX_DEPTH)
-            return v
-        if isinstance(v, dict):
-            if v.get("__interrupt__") is True or (v.get("__send__") is True and len(v) == 3):
-                v = {k: x for k, x in v.items() if k not in ("__interrupt__", "__send__")}
-            return {k: walk(x, depth + 1) for k, x in v.items()}
-        if isinstance(v, list):
-            return [walk(x, depth + 1) for x in v]
-        return v
-
-    return orjson.dumps(walk(parsed))
