@@ -71,3 +71,26 @@ def test_the_report_recipe_names_where_a_report_module_is_registered():
                             cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
     missing = sorted(registering - set(loaded))
     assert not missing, f"modules that register a report but are not reached from analytics.REGISTRARS: {missing}"
+
+
+def _loader_modules_imported_by(package: str) -> set[str]:
+    """The `loaders` modules the files of `package` import (at the top or inside a function)."""
+    import ast
+
+    found = set()
+    for path in (ROOT / package).rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                if node.module == "loaders":
+                    found |= {f"loaders.{a.name}" for a in node.names}
+                elif node.module.startswith("loaders."):
+                    found.add(node.module)
+            elif isinstance(node, ast.Import):
+                found |= {a.name for a in node.names if a.name.startswith("loaders.")}
+    return found
+
+
+def test_the_map_names_every_loader_module_analytics_imports():
+    row = next(line for line in GUIDE.splitlines() if line.startswith("| `analytics/` |"))
+    named = set(re.findall(r"`(loaders\.[\w.]+)`", row.rsplit("|", 2)[-2]))
+    assert named == _loader_modules_imported_by("analytics")
