@@ -27,7 +27,7 @@ _NAMES = {
     "Filters": "analytics.filters",
     "TranscriptQuery": "analytics.transcript", "read": "analytics.transcript", "search_threads": "analytics.transcript",
     "SearchQuery": "analytics.searching", "search": "analytics.searching",
-    "in_context": "analytics.transcript_context",
+    "in_context": "analytics.transcript.context",
     **dict.fromkeys(
         ("by_model", "conversation", "conversations", "daily", "latency_distribution", "overview", "top_models",
          "top_tenants", "top_tools"), "analytics.metrics"),
@@ -55,7 +55,7 @@ _NAMES = {
 #: The modules that register a subcommand (`analytics.cli.command`) or a CSV report
 #: (`analytics.reports.register_report`) when imported (`analytics.observed` brings its report module in).
 REGISTRARS = (
-    "analytics.reports", "analytics.transcript_cli", "analytics.observed", "analytics.retention_report",
+    "analytics.reports", "analytics.transcript.cli", "analytics.observed", "analytics.retention_report",
     "analytics.history.reports", "analytics.history.cli", "analytics.workspace.cli", "analytics.search_cli",
     "analytics.erasure.cli", "analytics.exports_report", "analytics.conversation_outcomes.report",
     "analytics.topic_mining.report", "analytics.topic_mining.patterns",

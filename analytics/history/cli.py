@@ -64,7 +64,7 @@ def _configure(p: argparse.ArgumentParser) -> None:
 
 @command("diff", _configure, help="compare two transcripts (branches, checkpoints or threads) message by message")
 def run(args: argparse.Namespace) -> int:
-    from analytics.transcript_cli import check_format_and_speaker
+    from analytics.transcript.cli import check_format_and_speaker
 
     check_format_and_speaker(args)
     right_thread = args.with_thread or args.thread

@@ -10,7 +10,7 @@ import pytest
 
 import analytics
 from analytics.errors import NotFound
-from analytics.transcript_context import MARKER_COLUMNS, place_after
+from analytics.transcript.context import MARKER_COLUMNS, place_after
 from tests import oracle
 
 

@@ -1,7 +1,7 @@
 """The chat as typed items: messages (tool calls with their results beneath) and markers
 between them. `ui.chat.draw` draws a sequence of them; no streamlit here.
 
-`items(messages, markers)` builds them from `analytics.transcript_context.in_context`
+`items(messages, markers)` builds them from `analytics.transcript.context.in_context`
 frames (or from any `analytics.read` answer, without markers). A message is numbered
 as the app shows it, "Message 5" = ordinal 4, so a number in a link or a search hit
 names the same message whatever view is open.
@@ -97,7 +97,7 @@ class MessageItem:
 
 @dataclass(frozen=True)
 class Marker:
-    """Something that happened between two messages (`analytics.transcript_context.MARKER_KINDS`)."""
+    """Something that happened between two messages (`analytics.transcript.context.MARKER_KINDS`)."""
 
     kind: str  # removed / pause / restart / interrupt / edited / pending
     after_ordinal: int  # -1: before the first message

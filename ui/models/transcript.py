@@ -23,7 +23,7 @@ from analytics.masking import mask_text
 from analytics.resume.gap import DEFAULT_GAP_MINUTES
 from analytics.transcript import TRANSCRIPT_COLUMNS, TranscriptQuery, read, search_threads, threads
 from ui.escape import code
-from analytics.transcript_context import in_context
+from analytics.transcript.context import in_context
 from ui.models import chat
 from ui.models.frames import empty, is_missing
 from ui.models.problems import Problem, problem_of
@@ -134,7 +134,7 @@ class Conversation:
 
 
 def conversation(con_or_path: ConOrPath, thread_id: str, gap_minutes: float = DEFAULT_GAP_MINUTES) -> Conversation:
-    """The whole transcript of `thread_id` with its markers (`analytics.transcript_context`)."""
+    """The whole transcript of `thread_id` with its markers (`analytics.transcript.context`)."""
     with connection(con_or_path) as con:
         try:
             ctx = in_context(con, thread_id, gap_minutes)

@@ -33,7 +33,7 @@ from analytics.filters import Filters
 from analytics.frames import UTC_MICROS, fetch_frame, typed
 from analytics.resume.chain import resume_points
 from analytics.resume.gap import DEFAULT_GAP_MINUTES, check_gap
-from analytics.transcript import TRANSCRIPT_COLUMNS, TranscriptQuery, read
+from analytics.transcript.reading import TRANSCRIPT_COLUMNS, TranscriptQuery, read
 
 #: Kinds of marker, in the order they are drawn when several share a place.
 MARKER_KINDS = ("removed", "pause", "interrupt", "restart", "edited", "pending")

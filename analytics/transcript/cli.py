@@ -27,7 +27,7 @@ from analytics import _pandas as pd
 from analytics.cli import command
 from analytics.errors import AnalyticsError, BadRequest, StaleTranscript
 from analytics.export_log import log_cli_export
-from analytics.transcript import SPEAKERS, TranscriptQuery, parse_time, read, stale_note
+from analytics.transcript.reading import SPEAKERS, TranscriptQuery, parse_time, read, stale_note
 
 FORMATS = ("table", "csv", "json")
 TABLE_CONTENT_WIDTH = 100
