@@ -30,7 +30,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, NamedTuple
 
-from loaders import delta, delta_read
+from loaders import delta
+from loaders.delta import read as delta_read
 from loaders.decode import EXT_DELTA_SNAPSHOT, DecodeError, Ext, decode_typed, plain, without_undefined
 from loaders.records import (
     KEY_MAX_BYTES, OVERSIZED_TAG, SPECIAL_CHANNELS, Deferred, LoadError, Payloads, RawCheckpoint, RawWrite, SourceError, SpecialWritesTail, ThreadBundle,
@@ -364,7 +365,7 @@ def assemble(
     by thread id, the rows of oversized thread ids first) are the rows the reader left out
     for their key size: reported with their thread, or, of an oversized thread id, with
     the first thread (a bundle of errors only when there is none). `delta_writes(thread_id)`
-    gives a DeltaChannel thread's `messages` writes (`loaders.delta_read.WriteRows`);
+    gives a DeltaChannel thread's `messages` writes (`loaders.delta.read.WriteRows`);
     `fetch_blob(thread_id, ns, version)` one `messages` blob again (`Deferred`);
     `fetch_metadata(thread_id, ns, id)` one checkpoint's metadata (`DEFERRED_METADATA`).
 

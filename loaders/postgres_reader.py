@@ -404,7 +404,7 @@ class PostgresReader(SourceReader):
         return None if row is None else row[0]
 
     def _delta_writes(self, thread_id: str) -> Iterator[tuple]:
-        """A DeltaChannel thread's `messages` writes (`loaders.delta_read.WriteRows`), streamed in
+        """A DeltaChannel thread's `messages` writes (`loaders.delta.read.WriteRows`), streamed in
         the load's snapshot while its cursors stream (rare: only threads `delta.marked` are asked),
         in key order; a value over INLINE_WRITE_BYTES as its `Deferred`, fetched only if it is read."""
         cap = sql.Literal(KEY_MAX_BYTES)

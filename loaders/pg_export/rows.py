@@ -140,7 +140,7 @@ def channel_filter(table: str) -> tuple[str, ...] | None:
     if table == "checkpoint_blobs":
         return (MESSAGES,)
     if table == "checkpoint_writes":
-        return (*SPECIAL_CHANNELS, MESSAGES)  # (messages writes: DeltaChannel threads, `loaders.delta_read`)
+        return (*SPECIAL_CHANNELS, MESSAGES)  # (messages writes: DeltaChannel threads, `loaders.delta.read`)
     return None
 
 

@@ -24,7 +24,7 @@ CREATE TABLE cp (thread_id TEXT NOT NULL, checkpoint_ns TEXT NOT NULL, checkpoin
 CREATE TABLE bl (thread_id TEXT NOT NULL, checkpoint_ns TEXT NOT NULL, version TEXT NOT NULL, type TEXT, blob BLOB);
 CREATE TABLE wr (thread_id TEXT NOT NULL, checkpoint_ns TEXT NOT NULL, checkpoint_id TEXT NOT NULL, task_id TEXT NOT NULL,
                  idx INTEGER NOT NULL, channel TEXT NOT NULL, type TEXT, blob BLOB, task_path TEXT);
--- The `messages` writes, apart: read only for DeltaChannel threads (loaders.delta_read).
+-- The `messages` writes, apart: read only for DeltaChannel threads (loaders.delta.read).
 CREATE TABLE dw (thread_id TEXT NOT NULL, checkpoint_ns TEXT NOT NULL, checkpoint_id TEXT NOT NULL, task_id TEXT NOT NULL,
                  idx INTEGER NOT NULL, channel TEXT NOT NULL, type TEXT, blob BLOB, task_path TEXT);
 CREATE TABLE wanted (thread_id TEXT PRIMARY KEY);

@@ -107,8 +107,8 @@ class StagedReader(SourceReader):
         return None if row is None else row[0]
 
     def _delta_writes(self, thread_id: str) -> Iterator[tuple]:
-        """A DeltaChannel thread's `messages` writes (`loaders.delta_read.WriteRows`), streamed in
-        the export's order (the rebuild reads their values up to `delta_read.DELTA_WRITES_MAX_BYTES`;
+        """A DeltaChannel thread's `messages` writes (`loaders.delta.read.WriteRows`), streamed in
+        the export's order (the rebuild reads their values up to `delta.read.DELTA_WRITES_MAX_BYTES`;
         no ORDER BY: SQLite's sorter would hold the blobs)."""
         return iter(self.stage.con.execute(
             "SELECT checkpoint_ns, checkpoint_id, task_path, task_id, idx, type, blob FROM dw WHERE thread_id = ?", (thread_id,)))

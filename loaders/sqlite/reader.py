@@ -30,8 +30,9 @@ import sqlite3
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from loaders import _native, delta, delta_read
+from loaders import _native, delta
 from loaders.bundles import BadText, bundle_thread, key_problem, shown
+from loaders.delta import read as delta_read
 from loaders.elements import max_elements
 from loaders.records import (
     SPECIAL_CHANNELS, LoadError, Payloads, RawCheckpoint, SourceError, ThreadBundle, key_size_problem, max_blob_bytes,

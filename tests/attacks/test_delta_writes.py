@@ -1,6 +1,6 @@
 """A DeltaChannel thread's `messages` writes are all held, decoded, while its lists are rebuilt:
 30 extra writes of 30 MB (19 MB in Postgres's TOAST) took a load to 1.9 GB. They stream, large
-values come by key, and a thread's are read up to `delta_read.DELTA_WRITES_MAX_BYTES` of values;
+values come by key, and a thread's are read up to `delta.read.DELTA_WRITES_MAX_BYTES` of values;
 the writes past it are one `load_errors` row, and only the lists that need one are not rebuilt
 (docs/security.md, "DeltaChannel lists")."""
 

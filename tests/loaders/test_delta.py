@@ -22,6 +22,7 @@ from langgraph.graph import END, START, StateGraph
 
 import loaders
 from loaders import delta
+from loaders.delta import replay
 from loaders.messages import content_text
 from storegen.delta import GRAPHS, SCENARIOS, write_delta_store, write_delta_threads
 from tests.loaders.pg_util import export_csv, fresh_database, pg_dump
@@ -201,7 +202,7 @@ def test_mongodb_live_and_dump_are_what_the_runtime_rebuilds(tmp_path, monkeypat
 def _chain(n: int):
     """`n` root checkpoints in a chain, none storing the list, each with one write adding a message."""
     cps = [delta.DeltaCheckpoint("", f"c{i:06d}", f"c{i - 1:06d}" if i else None, delta.NOTHING, True) for i in range(n)]
-    writes = [delta.DeltaWrite("", f"c{i:06d}", "~", "t", 0, [delta._msg("ai", f"m{i}", f"id{i}")]) for i in range(n)]
+    writes = [delta.DeltaWrite("", f"c{i:06d}", "~", "t", 0, [replay._msg("ai", f"m{i}", f"id{i}")]) for i in range(n)]
     return cps, writes
 
 

@@ -138,7 +138,7 @@ def test_a_decrypted_value_is_counted_as_a_stored_one(monkeypatch):
 
 
 def test_a_delta_snapshot_or_overwrite_payload_is_counted(monkeypatch):
-    from loaders import delta
+    from loaders.delta import replay as delta
 
     monkeypatch.setenv(elements.ENV, "1000")
     flood = b"\xdd" + (5000).to_bytes(4, "big") + b"\x80" * 5000

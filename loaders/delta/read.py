@@ -1,4 +1,4 @@
-"""What `loaders.delta` needs of a DeltaChannel thread, read from each kind of store.
+"""What `loaders.delta.replay` needs of a DeltaChannel thread, read from each kind of store.
 
 The readers call one function here for a thread `delta.marked` says has delta
 channels (rare: every other thread costs one metadata check). Each returns the
@@ -16,9 +16,9 @@ import sqlite3
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from loaders import delta
 from loaders.decode import DecodeError, decode_typed
-from loaders.delta import CHANNEL, FAILED, NOTHING, DeltaCheckpoint, DeltaWrite
+from loaders.delta import replay as delta
+from loaders.delta.replay import CHANNEL, FAILED, NOTHING, DeltaCheckpoint, DeltaWrite
 from loaders.records import Deferred, LoadError, ThreadBundle, blob_bytes
 
 # `(checkpoint_ns, checkpoint_id, task_path, task_id, idx, type, blob)` of one `messages` write,
