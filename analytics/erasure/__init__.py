@@ -20,7 +20,7 @@ its owner deletes it there (`report retention` lists what to delete).
 This package is the public face of `erasing` (the steps, in order); `cli` is
 `transcript-lens erase`.
 
->>> erase("lens.duckdb", thread="acme:web:sess-001", reason="GDPR request #12", by="dpo")  # doctest: +SKIP
+>>> erase("lens.duckdb", thread="acme:web:sess-001", reason="GDPR request DSR-12", by="dpo")  # doctest: +SKIP
 Erasure(kind='thread', value='acme:web:sess-001', threads=1, rows={'messages': 6, …})
 """
 

@@ -1,6 +1,6 @@
 """`transcript-lens erase`: a thin shell over `analytics.erasure.erasing`.
 
-    transcript-lens erase --db lens.duckdb --thread acme:web:sess-001 --reason "GDPR request #12" [--by dpo]
+    transcript-lens erase --db lens.duckdb --thread acme:web:sess-001 --reason "GDPR request DSR-12" [--by dpo]
     transcript-lens erase --db lens.duckdb --tenant globex --reason "contract ended"
     transcript-lens erase --db lens/ --thread acme:web:sess-001 --reason "…"   a Parquet dataset (--format parquet)
     transcript-lens erase --db lens.duckdb --thread acme:web:sess-001 --lift --reason "erased by mistake"

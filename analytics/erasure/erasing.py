@@ -1,7 +1,7 @@
 """The steps of an erasure and of a lift, in order; the tombstones, the erasure log and `hold_back`,
 which every load calls (the package's docstring says what each part removes and why).
 
->>> erase("lens.duckdb", thread="acme:web:sess-001", reason="GDPR request #12", by="dpo")  # doctest: +SKIP
+>>> erase("lens.duckdb", thread="acme:web:sess-001", reason="GDPR request DSR-12", by="dpo")  # doctest: +SKIP
 Erasure(kind='thread', value='acme:web:sess-001', threads=1, rows={'messages': 6, …})
 """
 
