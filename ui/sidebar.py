@@ -268,13 +268,13 @@ def _load(spec: str, upload, kind: str | None, choices: LoadChoices = LoadChoice
     if not spec:
         st.error("Give a path or a DSN, or upload a file.")
         return
-    if database.is_duckdb_file(spec):
-        _open_existing(spec)
+    read_from = read_from or spec
+    if database.is_duckdb_file(read_from):  # (checked on the pin: what the check saw)
+        _open_existing(spec, read_from)
         return
     import loaders
     import transcript_lens
 
-    read_from = read_from or spec
     try:
         source = loaders.resolve(read_from, kind)
     except loaders.SourceError as exc:
@@ -307,17 +307,23 @@ def _load(spec: str, upload, kind: str | None, choices: LoadChoices = LoadChoice
     st.rerun()
 
 
-def _open_existing(path: str) -> None:
+def _open_existing(path: str, read_from: str) -> None:
+    """Open the database at `path`, checked on `read_from` (its pin, or itself); the session
+    then reads it as `database.ref` does (a database a visitor named: never through a link)."""
     from analytics import contents
 
     try:
-        contents.database_info(path)  # refuses files that are not a Transcript Lens database
+        contents.database_info(read_from)  # refuses files that are not a Transcript Lens database
     except Exception as exc:  # noqa: BLE001 — any failure to read it means "not one of ours"
         st.error(f"{markup.code(path)} is a DuckDB file but not a Transcript Lens database "
-                 f"({markup.text(_reason(exc, path))}). "
+                 f"({markup.text(_reason(exc, path).replace(read_from, path))}). "
                  "The open database is unchanged.")
         return
-    state.open_db(path)
+    try:
+        state.open_db(path)
+    except FileNotFoundError as exc:  # (`database.ref`: no longer the file checked, a link swapped in)
+        st.error(f"{markup.text(str(exc))}. The open database is unchanged.")
+        return
     st.session_state[_FLASH] = f"Opened {path}"
     st.rerun()
 
