@@ -198,7 +198,7 @@ def _load_pinned(deployed: access.Deployment, spec: str, upload, kind: str | Non
     from analytics.source_pin import PinRefused
 
     pins = database.cache_dir() / "pins"
-    typed = None if named or upload is not None or is_dsn(spec) or not spec else spec
+    typed = None if named or upload is not None or _typed_dsn(deployed, spec) or not spec else spec
     try:
         with contextlib.ExitStack() as held:
             key = choices.aes_key_file and held.enter_context(deployed.pinned(choices.aes_key_file, pins))
@@ -218,9 +218,24 @@ def _refusal(deployed: access.Deployment, spec: str, upload) -> str | None:
     source folders, anything else (a DSN) against the named sources."""
     if upload is not None or not spec:
         return None
-    if is_dsn(spec):
+    if _typed_dsn(deployed, spec):
         return deployed.dsn_refusal(spec)
     return deployed.path_refusal(spec)
+
+
+def _typed_dsn(deployed: access.Deployment, spec: str) -> bool:
+    """`is_dsn`, without looking at the disk where visitors' paths are limited: whether a path
+    holding `=` exists must not change the answer (an existence test of any server path). There
+    a DSN is a URL or starts with a libpq `keyword=`; anything else is a path.
+
+    >>> d = access.Deployment(source_roots=(Path("/srv"),))
+    >>> _typed_dsn(d, "host=db dbname=a"), _typed_dsn(d, "/etc/a=b"), _typed_dsn(d, "postgresql://h/db")
+    (True, False, True)
+    """
+    return "://" in spec or bool(_LIBPQ_START.match(spec)) if deployed.restricted else is_dsn(spec)
+
+
+_LIBPQ_START = re.compile(r"\s*[A-Za-z_]+\s*=")
 
 
 def is_dsn(spec: str) -> bool:
