@@ -166,10 +166,13 @@ def version_path(db: DbRef, keep: Collection[str] = ()) -> Path:
 def _pin_version(fd: int, db: DbRef, link: Path) -> Path:
     """`version_path` of a database a visitor named: the file held by `fd` (`_held`) linked as
     `link`, else copied there (another file system, a file the server does not own); never its
-    name, which a link may have replaced. FileNotFoundError when `fd` is not this version."""
-    if os.fstat(fd).st_ino != db.inode:
-        raise FileNotFoundError(f"{db.path} was replaced since it was opened")
+    name, which a link may have replaced. A file reloaded since `db` was read is pinned under its
+    own version's name (the newer file read, as `version_path` reads it by name elsewhere)."""
     from analytics.source_pin import pin_file
+
+    st = os.fstat(fd)
+    if st.st_ino != db.inode:
+        link = link.with_name(f"{st.st_ino}-{st.st_mtime_ns}-{st.st_size}.duckdb")
 
     link.parent.mkdir(parents=True, exist_ok=True)
     tmp = link.with_name(f"{link.name}.{os.getpid()}")
