@@ -17,6 +17,8 @@ import sys
 from collections.abc import Callable, Iterable, Iterator
 from typing import NamedTuple
 
+from analytics import closed_pipe
+
 
 class _Command(NamedTuple):
     configure: Callable[[argparse.ArgumentParser], None]
@@ -137,4 +139,4 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m analytics", description="Transcript Lens analytics")
     add_commands(parser.add_subparsers(dest="command", required=True))
     args = parser.parse_args(argv)
-    return args.run(args)
+    return closed_pipe.run(lambda: args.run(args))

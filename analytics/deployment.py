@@ -103,6 +103,18 @@ class Deployment:
         with source_pin.pinned(path, self.source_roots, into) as pin:
             yield str(pin)
 
+    def read_file(self, path: str, max_bytes: int) -> bytes:
+        """The bytes of `path`, a file `path_refusal` let through (at most `max_bytes`, else
+        `source_pin.PinRefused`): with source folders, read from the file the check saw, reached
+        from its folder down without following a link (`source_pin.read_beneath`); else by name."""
+        if self.source_roots:
+            return source_pin.read_beneath(path, self.source_roots, max_bytes)
+        with open(Path(path).expanduser(), "rb") as fh:
+            data = fh.read(max_bytes + 1)
+        if len(data) > max_bytes:
+            raise source_pin.PinRefused(f"{path} is over {max_bytes:,} bytes")
+        return data
+
     def _inside(self, real: Path) -> bool:
         return any(real == root or root in real.parents for root in self.source_roots)
 

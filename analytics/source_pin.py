@@ -7,6 +7,8 @@ link (`O_NOFOLLOW` on each, relative to the folder opened before it), and what i
 file with its SQLite `-wal` beside it, or a folder with everything in it — is hard-linked into a
 private folder (copied where the file system refuses a link: another device, or a file the
 server does not own). The loader is given that private path: nobody else can change what it names.
+A file the app reads itself (a database opened from the panel, Compare's price table) is read
+from what the same walk holds (`held`, `read_beneath`), never by name again.
 
 >>> import tempfile; root = Path(tempfile.mkdtemp()); _ = (root / "a.sqlite").write_text("x")
 >>> with pinned(root / "a.sqlite", (root,), Path(tempfile.mkdtemp())) as p: (p.read_text(), p.name)
@@ -39,10 +41,7 @@ class PinRefused(ValueError):
 @contextmanager
 def pinned(path: str | os.PathLike, roots: tuple[Path, ...], into: Path) -> Iterator[Path]:
     """The private pin of `path` (resolved inside one of `roots`) under `into`, removed on exit."""
-    real = Path(os.path.realpath(Path(path).expanduser()))
-    root = next((r for r in roots if real == r or r in real.parents), None)
-    if root is None:
-        raise PinRefused(f"{path} is outside the folders this app may read")
+    real, root = _beneath(path, roots)
     into.mkdir(parents=True, exist_ok=True)
     for stale in into.iterdir():  # pins a killed server left (a copy can be as big as its store)
         if (m := _PIN.match(stale.name)) and process_gone(int(m.group(1))):
@@ -64,6 +63,58 @@ def pinned(path: str | os.PathLike, roots: tuple[Path, ...], into: Path) -> Iter
         yield folder / real.name
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+@contextmanager
+def held(path: str | os.PathLike, roots: tuple[Path, ...]) -> Iterator[int]:
+    """An `O_PATH` descriptor of the regular file `path` names (resolved inside one of `roots`),
+    reached from its source folder down without following a link: what it holds is the file a
+    check by name saw, whatever is swapped in after. `PinRefused` for a link, a folder or a
+    special file on the way (never opened for reading: a FIFO would hang).
+
+    >>> import tempfile; root = Path(tempfile.mkdtemp()); _ = (root / "p.toml").write_text("x")
+    >>> with held(root / "p.toml", (root,)) as fd: open(f"/proc/self/fd/{fd}").read()
+    'x'
+    """
+    real, root = _beneath(path, roots)
+    if real == root:
+        raise PinRefused(f"{path}: not a regular file")
+    parent = _open_beneath(root, real.parent.relative_to(root).parts, path)
+    try:
+        fd = os.open(real.name, _PATH_FLAGS, dir_fd=parent)
+    except FileNotFoundError:
+        raise PinRefused(f"{path}: no such file") from None
+    finally:
+        os.close(parent)
+    try:
+        _refuse_unless_regular(os.fstat(fd).st_mode, real.name, path)
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def read_beneath(path: str | os.PathLike, roots: tuple[Path, ...], max_bytes: int) -> bytes:
+    """The bytes of the file `path` names, read as `held` reaches it; `PinRefused` past `max_bytes`."""
+    with held(path, roots) as fd, open(f"/proc/self/fd/{fd}", "rb") as fh:
+        data = fh.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise PinRefused(f"{path} is over {max_bytes:,} bytes")
+    return data
+
+
+def _beneath(path: str | os.PathLike, roots: tuple[Path, ...]) -> tuple[Path, Path]:
+    """(`path` resolved, the source folder it is in); `PinRefused` when it is in none."""
+    real = Path(os.path.realpath(Path(path).expanduser()))
+    root = next((r for r in roots if real == r or r in real.parents), None)
+    if root is None:
+        raise PinRefused(f"{path} is outside the folders this app may read")
+    return real, root
+
+
+def _refuse_unless_regular(mode: int, name: str, shown) -> None:
+    if not stat.S_ISREG(mode):
+        kind = "a symbolic link" if stat.S_ISLNK(mode) else "not a regular file or folder"
+        raise PinRefused(f"{shown}: {name} is {kind}")
 
 
 def _open_beneath(root: Path, parts: tuple[str, ...], shown) -> int:
@@ -91,14 +142,12 @@ def _pin_entry(parent: int, name: str, dest: Path, shown, beside: tuple[str, ...
         mode = os.fstat(fd).st_mode
         if stat.S_ISDIR(mode):
             _pin_folder(fd, dest, shown)
-        elif stat.S_ISREG(mode):
-            _pin_file(fd, dest)
-            for suffix in beside:
-                if _exists(parent, name + suffix):
-                    _pin_entry(parent, name + suffix, dest.with_name(dest.name + suffix), shown)
-        else:
-            kind = "a symbolic link" if stat.S_ISLNK(mode) else "not a regular file or folder"
-            raise PinRefused(f"{shown}: {name} is {kind}")
+            return
+        _refuse_unless_regular(mode, name, shown)
+        pin_file(fd, dest)
+        for suffix in beside:
+            if _exists(parent, name + suffix):
+                _pin_entry(parent, name + suffix, dest.with_name(dest.name + suffix), shown)
     finally:
         os.close(fd)
 
@@ -114,7 +163,7 @@ def _pin_folder(fd: int, dest: Path, shown) -> None:
         _pin_entry(fd, name, dest / name, shown)
 
 
-def _pin_file(fd: int, dest: Path) -> None:
+def pin_file(fd: int, dest: Path) -> None:
     """A hard link to the opened file at `dest`, else a copy of it (read through the descriptor)."""
     held = f"/proc/self/fd/{fd}"  # (the file itself, whatever its name now leads to)
     folder = os.open(dest.parent, os.O_RDONLY | os.O_DIRECTORY)

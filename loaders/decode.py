@@ -22,7 +22,7 @@ import orjson
 import ormsgpack
 
 from loaders import cipher
-from loaders.elements import json_over_limit, over_limit
+from loaders.elements import count, json_over_limit, limit_words, max_elements, over_limit
 from loaders.records import oversized_reason
 
 # msgpack extension codes of langgraph.checkpoint.serde.jsonplus
@@ -275,24 +275,63 @@ def _ext_to_plain(code: int, tup: Any) -> Any:
     return arg
 
 
-def plain(value: Any, _depth: int = 0) -> Any:
-    """Recursively replace `Ext` / payload bytes left by `decode_typed` with plain data.
+class ValueBudget:
+    """The values that extension payloads made plain may still add to one stored value.
+
+    A value counted flat (a checkpoint: only its message payloads are decoded further) holds
+    its extension values as one value each, whatever their payloads hold; a plain-dict message
+    in it carries them into `plain` and `to_json`. Each payload is counted (deep) before it is
+    unpacked and charged here, so one value's payloads together hold at most the limit
+    (`elements.max_elements()`, read at the first payload); past it, `DecodeError` naming the
+    limit, after `what`.
+
+    >>> b = ValueBudget(4, "message"); b.take(ormsgpack.packb([1, 2])); b.left
+    1
+    >>> try: b.take(ormsgpack.packb([1, 2]))
+    ... except DecodeError as exc: print(exc)
+    message not decoded: more than 4 values, over the limit of 4 values for one stored value (TRANSCRIPT_LENS_MAX_ELEMENTS)
+    """
+
+    __slots__ = ("limit", "left", "what")
+
+    def __init__(self, limit: int | None = None, what: str = "") -> None:
+        self.limit, self.left, self.what = limit, limit, what
+
+    def take(self, data: bytes) -> None:
+        if self.limit is None:
+            self.limit = self.left = max_elements()
+        n = count(data, self.left, True)
+        if n > self.left:
+            lead = f"{self.what} " if self.what else ""
+            raise DecodeError(f"{lead}not decoded: more than {self.limit:,} values, {limit_words(self.limit)}")
+        self.left -= n
+
+
+def plain(value: Any, budget: ValueBudget | None = None) -> Any:
+    """Recursively replace `Ext` / payload bytes left by `decode_typed` with plain data, every
+    payload counted against `budget` (a new one when None: `value` is one stored value).
 
     >>> plain([Ext(3, ormsgpack.packb(["datetime", "datetime", "2025-01-01T00:00:00", "fromisoformat"]))])
     ['2025-01-01T00:00:00']
     """
-    if _depth > MAX_DEPTH:
+    return _plain(value, 0, ValueBudget() if budget is None else budget)
+
+
+def _plain(value: Any, depth: int, budget: ValueBudget) -> Any:
+    if depth > MAX_DEPTH:
         raise DecodeError("value nested too deeply")
     if isinstance(value, Ext):
+        budget.take(value.data)
         try:
-            return plain(_ext_to_plain(value.code, unpack(value.data)), _depth + 1)
+            return _plain(_ext_to_plain(value.code, unpack(value.data)), depth + 1, budget)
         except DecodeError:
             raise
         except Exception:  # noqa: BLE001
             return f"<undecodable ext {value.code}>"
     if isinstance(value, bytes):
+        budget.take(value)
         try:
-            return plain(_ext_to_plain(EXT_PYDANTIC_V2, unpack(value)), _depth + 1)
+            return _plain(_ext_to_plain(EXT_PYDANTIC_V2, unpack(value)), depth + 1, budget)
         except DecodeError:
             raise  # nested too deeply: the value is reported, not silently dropped
         except Exception:  # noqa: BLE001
@@ -300,9 +339,9 @@ def plain(value: Any, _depth: int = 0) -> Any:
     if isinstance(value, JsonPayload):
         return json.loads(value).get("kwargs")
     if isinstance(value, dict):
-        return {_key(k): plain(v, _depth + 1) for k, v in value.items()}
+        return {_key(k): _plain(v, depth + 1, budget) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [plain(v, _depth + 1) for v in value]
+        return [_plain(v, depth + 1, budget) for v in value]
     return value
 
 
@@ -310,8 +349,9 @@ def _key(k: Any) -> str:
     return k if isinstance(k, str) else str(k)
 
 
-def to_json(value: Any) -> str | None:
-    """Strict JSON text of a plain value (None stays SQL NULL); never fails.
+def to_json(value: Any, budget: ValueBudget | None = None) -> str | None:
+    """Strict JSON text of a plain value (None stays SQL NULL); fails only as `plain` does, on
+    extension values left in it (counted against `budget`, a new one when None).
 
     >>> to_json({"a": float("nan")})
     '{"a":null}'
@@ -325,10 +365,11 @@ def to_json(value: Any) -> str | None:
         return _orjson_dumps(value).decode("utf-8")
     except (TypeError, ValueError, RecursionError):
         # Rare: non-string keys, NaN, leftover extension values, lone surrogates.
-        return json.dumps(_jsonable(value, 0), ensure_ascii=False, separators=(",", ":"))
+        budget = ValueBudget() if budget is None else budget
+        return json.dumps(_jsonable(value, 0, budget), ensure_ascii=False, separators=(",", ":"))
 
 
-def _jsonable(value: Any, depth: int) -> Any:
+def _jsonable(value: Any, depth: int, budget: ValueBudget) -> Any:
     if depth > MAX_DEPTH:
         return "<nested too deeply>"
     if isinstance(value, str):
@@ -337,12 +378,12 @@ def _jsonable(value: Any, depth: int) -> Any:
         return value
     if isinstance(value, float):
         return value if math.isfinite(value) else None
+    if isinstance(value, Ext | bytes):  # (before tuples: an `Ext` is one, read as its value)
+        return _jsonable(plain(value, budget), depth + 1, budget)
     if isinstance(value, dict):
-        return {clean_text(_key(k)): _jsonable(v, depth + 1) for k, v in value.items()}
+        return {clean_text(_key(k)): _jsonable(v, depth + 1, budget) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_jsonable(v, depth + 1) for v in value]
-    if isinstance(value, Ext | bytes):
-        return _jsonable(plain(value), depth + 1)
+        return [_jsonable(v, depth + 1, budget) for v in value]
     return clean_text(str(value))
 
 

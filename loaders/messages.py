@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 import ormsgpack
 
 from loaders.decode import (
-    EXT_CONSTRUCTOR_KW_ARGS, EXT_PYDANTIC_V1, UNPACK_OPT, DecodeError, Ext, JsonPayload, to_json, unpack,
+    EXT_CONSTRUCTOR_KW_ARGS, EXT_PYDANTIC_V1, UNPACK_OPT, DecodeError, Ext, JsonPayload, ValueBudget, to_json, unpack,
 )
 from loaders.elements import max_elements, over_limit
 
@@ -193,12 +193,15 @@ def decode_message(payload: Any, limit: int | None = None) -> Message:
         if len(env["id"]) == 3 and env["id"][:2] == JS_MESSAGE_NAMESPACE:
             type_by_class = _JS_TYPE_BY_CLASS
     elif isinstance(payload, dict):
+        # Part of a value counted flat (its checkpoint): the extension values in its fields
+        # are counted as they are made plain, against one limit for the message.
         fields = payload
     else:
         raise DecodeError(f"message list holds a {type(payload).__name__}, not a message")
     if not isinstance(fields, dict):
         raise DecodeError("message fields are not a mapping")
-    return _message_from_fields(fields, cls_name if isinstance(cls_name, str) else None, type_by_class)
+    return _message_from_fields(fields, cls_name if isinstance(cls_name, str) else None, type_by_class,
+                                ValueBudget(limit, "message"))
 
 
 
@@ -219,7 +222,9 @@ def _int_or_none(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _message_from_fields(fields: dict, cls_name: str | None, type_by_class: dict[str, str] = _TYPE_BY_CLASS) -> Message:
+def _message_from_fields(fields: dict, cls_name: str | None, type_by_class: dict[str, str] = _TYPE_BY_CLASS,
+                         budget: ValueBudget | None = None) -> Message:
+    budget = ValueBudget(None, "message") if budget is None else budget
     lc_type = fields.get("type")
     dict_role = None
     if lc_type is None and cls_name is not None:
@@ -246,7 +251,7 @@ def _message_from_fields(fields: dict, cls_name: str | None, type_by_class: dict
     tool_calls = None
     tool_names: tuple[str, ...] = ()
     if isinstance(tool_calls_raw, list) and tool_calls_raw:
-        tool_calls = to_json(tool_calls_raw)
+        tool_calls = to_json(tool_calls_raw, budget)
         tool_names = tuple(c["name"] for c in tool_calls_raw if isinstance(c, dict) and isinstance(c.get("name"), str))
     tool_call_count = len(tool_calls_raw) if isinstance(tool_calls_raw, list) else 0
 
@@ -289,9 +294,9 @@ def _message_from_fields(fields: dict, cls_name: str | None, type_by_class: dict
         _opt_str(fields.get("status"), "status") if is_tool else None,
         *tokens,
         model,
-        to_json(usage),
-        to_json(response_metadata) if response_metadata else None,
-        to_json(additional) if additional else None,
+        to_json(usage, budget),
+        to_json(response_metadata, budget) if response_metadata else None,
+        to_json(additional, budget) if additional else None,
     ))
 
 

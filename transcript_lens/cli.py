@@ -24,7 +24,6 @@ import argparse
 import gc
 import importlib.util
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -337,15 +336,18 @@ def main(argv: list[str] | None = None) -> int:
         first = first if first in names() else None
     try:
         args = build_parser(first).parse_args(argv)
-        return args.run(args)
+        return run_quietly(lambda: args.run(args))
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:
-        # The reader of the output went away (`| head`): stop quietly, as a command killed by
-        # SIGPIPE does, with what is still buffered sent nowhere (not a traceback at exit).
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 128 + signal.SIGPIPE
+
+
+def run_quietly(command):
+    """`command()` as every entry point runs it: output whose reader went away (`| head`)
+    stops it quietly, exit 141 (`analytics.closed_pipe`)."""
+    from analytics import closed_pipe
+
+    return closed_pipe.run(command)
 
 
 if __name__ == "__main__":

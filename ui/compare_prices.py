@@ -1,7 +1,8 @@
 """The price table the Compare page prices tokens with: a file uploaded, or a path on the server.
 
 A path is read only where the deployment lets a visitor's path be read (`ui.access`: not on a
-read-only server; inside `--source-root` folders when given), and only a small file; an upload
+read-only server; inside `--source-root` folders when given, and then from the file the check
+saw, `Deployment.read_file`), and only a small file; an upload
 is the visitor's own bytes, read in memory. Either way: (kind, text) for the page model.
 """
 
@@ -35,9 +36,11 @@ def price_source(where=st) -> tuple[str, str] | None:
     if refusal is None and kind not in ("toml", "csv"):
         refusal = "a price table is a .toml or .csv file"
     if refusal is None:
-        try:
-            return kind, Path(path.strip()).expanduser().read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            refusal = f"cannot read {path.strip()}: {exc.strerror if isinstance(exc, OSError) else exc}"
+        try:  # (the file the check saw: a link swapped in since is refused, never followed)
+            return kind, session.deployment().read_file(path.strip(), MAX_BYTES).decode("utf-8")
+        except ValueError as exc:  # (`source_pin.PinRefused`, UnicodeDecodeError)
+            refusal = str(exc) if not isinstance(exc, UnicodeDecodeError) else f"cannot read {path.strip()}: {exc}"
+        except OSError as exc:
+            refusal = f"cannot read {path.strip()}: {exc.strerror}"
     where.error(refusal[:1].upper() + refusal[1:] + ".")
     return None

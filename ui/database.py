@@ -7,13 +7,14 @@ database exactly the way the app does.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import hashlib
 import json
 import os
 import re
 import sys
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
 from pathlib import Path
 from typing import NamedTuple
 
@@ -64,10 +65,34 @@ class DbRef(NamedTuple):
 
 
 def ref(path: str | os.PathLike) -> DbRef:
-    """The current version of the file at `path` (FileNotFoundError when absent)."""
+    """The current version of the file at `path` (FileNotFoundError when absent, or when a
+    database a visitor named is no longer a regular file reached without a link: `_held`)."""
     p = Path(path).resolve()
-    st = p.stat()
+    with _held(path) as fd:
+        st = os.stat(p) if fd is None else os.fstat(fd)
     return DbRef(str(p), st.st_mtime_ns, st.st_size, st.st_ino)
+
+
+@contextlib.contextmanager
+def _held(path: str | os.PathLike) -> Iterator[int | None]:
+    """A database a visitor named, under a deployment with source folders: an `O_PATH`
+    descriptor of it reached from its folder down, no link followed (`source_pin.held`), so
+    what the app reads is the file the check saw, never a link swapped in after it (a
+    `FileNotFoundError` saying so). None for the server's own databases (its cache, the one it
+    was started on) and without source folders: those are read by name."""
+    from analytics import source_pin
+    from ui import access
+
+    roots = access.from_environment().source_roots
+    p = Path(path).resolve()
+    if not roots or p == default_db_path() or p == demo_db().resolve() or cache_dir().resolve() in p.parents:
+        yield None
+        return
+    try:
+        with source_pin.held(path, roots) as fd:  # (named as the session names it, not a link's target)
+            yield fd
+    except source_pin.PinRefused as exc:
+        raise FileNotFoundError(str(exc)) from None
 
 
 def newer(db: DbRef) -> DbRef | None:
@@ -91,8 +116,13 @@ def schema_problem(version: tuple[str, int, int, int]) -> str | None:
     from analytics.errors import OlderSchema
 
     try:
-        connect(version[0]).close()
+        with _held(version[0]) as fd:
+            if fd is not None and os.fstat(fd).st_ino != version[3]:
+                return f"{version[0]} was replaced since it was opened: open it again"
+            connect(version[0] if fd is None else f"/proc/self/fd/{fd}").close()
     except OlderSchema as exc:
+        return str(exc)
+    except FileNotFoundError as exc:
         return str(exc)
     return None
 
@@ -117,17 +147,39 @@ def version_path(db: DbRef, keep: Collection[str] = ()) -> Path:
     except FileNotFoundError:
         pass
     _sweep(link.parent, keep)
-    try:
-        link.parent.mkdir(parents=True, exist_ok=True)
-        tmp = link.with_name(f"{link.name}.{os.getpid()}")
-        os.link(db.path, tmp)
-        if os.stat(tmp).st_ino != db.inode:  # the file was replaced between stat and link
-            tmp.unlink()
+    with _held(db.path) as fd:
+        if fd is not None:
+            return _pin_version(fd, db, link)
+        try:
+            link.parent.mkdir(parents=True, exist_ok=True)
+            tmp = link.with_name(f"{link.name}.{os.getpid()}")
+            os.link(db.path, tmp)
+            if os.stat(tmp).st_ino != db.inode:  # the file was replaced between stat and link
+                tmp.unlink()
+                return Path(db.path)
+            os.replace(tmp, link)
+            return link
+        except OSError:
             return Path(db.path)
-        os.replace(tmp, link)
-        return link
-    except OSError:
-        return Path(db.path)
+
+
+def _pin_version(fd: int, db: DbRef, link: Path) -> Path:
+    """`version_path` of a database a visitor named: the file held by `fd` (`_held`) linked as
+    `link`, else copied there (another file system, a file the server does not own); never its
+    name, which a link may have replaced. A file reloaded since `db` was read is pinned under its
+    own version's name (the newer file read, as `version_path` reads it by name elsewhere)."""
+    from analytics.source_pin import pin_file
+
+    st = os.fstat(fd)
+    if st.st_ino != db.inode:
+        link = link.with_name(f"{st.st_ino}-{st.st_mtime_ns}-{st.st_size}.duckdb")
+
+    link.parent.mkdir(parents=True, exist_ok=True)
+    tmp = link.with_name(f"{link.name}.{os.getpid()}")
+    tmp.unlink(missing_ok=True)
+    pin_file(fd, tmp)
+    os.replace(tmp, link)
+    return link
 
 
 def _sweep(folder: Path, keep: Collection[str] = ()) -> None:

@@ -198,7 +198,7 @@ def _load_pinned(deployed: access.Deployment, spec: str, upload, kind: str | Non
     from analytics.source_pin import PinRefused
 
     pins = database.cache_dir() / "pins"
-    typed = None if named or upload is not None or is_dsn(spec) or not spec else spec
+    typed = None if named or upload is not None or _typed_dsn(deployed, spec) or not spec else spec
     try:
         with contextlib.ExitStack() as held:
             key = choices.aes_key_file and held.enter_context(deployed.pinned(choices.aes_key_file, pins))
@@ -218,9 +218,24 @@ def _refusal(deployed: access.Deployment, spec: str, upload) -> str | None:
     source folders, anything else (a DSN) against the named sources."""
     if upload is not None or not spec:
         return None
-    if is_dsn(spec):
+    if _typed_dsn(deployed, spec):
         return deployed.dsn_refusal(spec)
     return deployed.path_refusal(spec)
+
+
+def _typed_dsn(deployed: access.Deployment, spec: str) -> bool:
+    """`is_dsn`, without looking at the disk where visitors' paths are limited: whether a path
+    holding `=` exists must not change the answer (an existence test of any server path). There
+    a DSN is a URL or starts with a libpq `keyword=`; anything else is a path.
+
+    >>> d = access.Deployment(source_roots=(Path("/srv"),))
+    >>> _typed_dsn(d, "host=db dbname=a"), _typed_dsn(d, "/etc/a=b"), _typed_dsn(d, "postgresql://h/db")
+    (True, False, True)
+    """
+    return "://" in spec or bool(_LIBPQ_START.match(spec)) if deployed.restricted else is_dsn(spec)
+
+
+_LIBPQ_START = re.compile(r"\s*[A-Za-z_]+\s*=")
 
 
 def is_dsn(spec: str) -> bool:
@@ -268,13 +283,13 @@ def _load(spec: str, upload, kind: str | None, choices: LoadChoices = LoadChoice
     if not spec:
         st.error("Give a path or a DSN, or upload a file.")
         return
-    if database.is_duckdb_file(spec):
-        _open_existing(spec)
+    read_from = read_from or spec
+    if database.is_duckdb_file(read_from):  # (checked on the pin: what the check saw)
+        _open_existing(spec, read_from)
         return
     import loaders
     import transcript_lens
 
-    read_from = read_from or spec
     try:
         source = loaders.resolve(read_from, kind)
     except loaders.SourceError as exc:
@@ -307,17 +322,23 @@ def _load(spec: str, upload, kind: str | None, choices: LoadChoices = LoadChoice
     st.rerun()
 
 
-def _open_existing(path: str) -> None:
+def _open_existing(path: str, read_from: str) -> None:
+    """Open the database at `path`, checked on `read_from` (its pin, or itself); the session
+    then reads it as `database.ref` does (a database a visitor named: never through a link)."""
     from analytics import contents
 
     try:
-        contents.database_info(path)  # refuses files that are not a Transcript Lens database
+        contents.database_info(read_from)  # refuses files that are not a Transcript Lens database
     except Exception as exc:  # noqa: BLE001 — any failure to read it means "not one of ours"
         st.error(f"{markup.code(path)} is a DuckDB file but not a Transcript Lens database "
-                 f"({markup.text(_reason(exc, path))}). "
+                 f"({markup.text(_reason(exc, path).replace(read_from, path))}). "
                  "The open database is unchanged.")
         return
-    state.open_db(path)
+    try:
+        state.open_db(path)
+    except FileNotFoundError as exc:  # (`database.ref`: no longer the file checked, a link swapped in)
+        st.error(f"{markup.text(str(exc))}. The open database is unchanged.")
+        return
     st.session_state[_FLASH] = f"Opened {path}"
     st.rerun()
 

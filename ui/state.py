@@ -287,8 +287,9 @@ def current_db() -> DbRef | None:
                 return None
     try:
         db = _session_ref(st.session_state[DB_KEY])
-    except FileNotFoundError:
-        st.session_state[_PROBLEM] = f"No Transcript Lens database at {st.session_state[DB_KEY]}"
+    except FileNotFoundError as exc:  # (gone; or, named by a visitor, no longer the file checked: `database.ref`)
+        why = f" ({exc})" if exc.errno is None else ""
+        st.session_state[_PROBLEM] = f"No Transcript Lens database at {st.session_state[DB_KEY]}{why}"
         return None
     problem = database.schema_problem(db.version)
     if problem is not None:
@@ -336,11 +337,11 @@ def _publish_db(db: DbRef) -> None:
 def open_db(path: str | Path) -> DbRef:
     """Make `path` the session's database (the caller has checked it is one); it gets a name a link can use."""
     resolved = Path(path).resolve()
+    db = _session_ref(resolved)  # (first: FileNotFoundError leaves the session as it was)
     if database.name_of(resolved) is None:
         database.remember_opened(resolved)
     st.session_state[DB_KEY] = str(resolved)
     st.session_state.pop(_PROBLEM, None)
-    db = _session_ref(resolved)
     _publish_db(db)
     flush()  # now: the caller reruns before any page publishes
     return db

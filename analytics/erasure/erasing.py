@@ -195,7 +195,8 @@ def _app_versions(app_cache: str | os.PathLike | None, inodes: set[int]) -> list
 
 def _drop_app_versions(app_cache: str | os.PathLike | None, inode: int | None) -> int:
     """Remove the app's links to versions of the database (`ui.database.version_path`,
-    `<cache>/open/`): the one that pins the pre-erasure file (`inode`) and any other
+    `<cache>/open/`): the one that pins the pre-erasure file (`inode`), its copies (named
+    after its inode: a database a visitor named, where it could not be linked) and any other
     that no longer has a database (its only link). How many were removed.
 
     A page of the app may hold the pre-erasure file open: unlinked, its blocks would stay
@@ -215,6 +216,9 @@ def _drop_app_versions(app_cache: str | os.PathLike | None, inode: int | None) -
     pinning = [link for link, st in links if st.st_ino == inode]
     if pinning and os.stat(pinning[0]).st_nlink == len(pinning):
         _zero_fill(pinning[0])
+    for link, st in links:  # copies of that file (`ui.database.version_path` where it could not link)
+        if st.st_ino != inode and st.st_nlink == 1 and link.name.split("-", 1)[0] == str(inode) and link.is_file():
+            _zero_fill(link)
     removed = 0
     for link, st in links:
         if link.is_file() and (st.st_ino == inode or st.st_nlink == 1):

@@ -402,3 +402,23 @@ def test_the_rewrite_keeps_rows_through_one_hash_anti_join(db):
         con.close()
     assert "Hash Join" in plan and "ANTI" in plan and "list_contains" not in plan
     assert kept == expected
+
+
+def test_an_apps_copy_of_the_database_is_zeroed_before_it_is_removed(secret_source, tmp_path, monkeypatch, capsys):
+    """Where the app could not hard-link a version of a database a visitor named (another file
+    system, a file the server does not own) it copied it (`ui.database._pin_version`), named after
+    the file's inode; a page may hold the copy open, so its bytes are overwritten, not only unlinked."""
+    monkeypatch.delenv("TRANSCRIPT_LENS_WORKSPACE", raising=False)
+    monkeypatch.setenv("TRANSCRIPT_LENS_CACHE", str(tmp_path / "cache"))
+    db = tmp_path / "lens.duckdb"
+    transcript_lens.load(secret_source, db)
+    st = db.stat()
+    copy = tmp_path / "cache" / "open" / f"{st.st_ino}-{st.st_mtime_ns}-{st.st_size}.duckdb"
+    copy.parent.mkdir(parents=True)
+    copy.write_bytes(db.read_bytes())
+    with open(copy, "rb") as held:  # (a page still reading it)
+        assert cli(["erase", "--db", str(db), "--thread", GONE, "--reason", "request"]) == 0
+        assert "app versions 1" in capsys.readouterr().out
+        assert not copy.exists()
+        assert held.read().strip(b"\0") == b""
+    assert _holding(tmp_path, secret_source) == []

@@ -144,3 +144,13 @@ def test_a_key_file_is_checked_against_the_folders_and_tells_nothing_of_outside(
     (deployed / "big.key").write_bytes(b"k" * 4096)
     [error] = _try(str(store), key_file=str(deployed / "big.key"))
     assert "is over 256 bytes" in error
+
+
+def test_a_typed_path_with_an_equals_sign_tells_nothing_of_outside(deployed, tmp_path):
+    """A spec holding `=` was taken for a libpq DSN unless a file of that name existed: two answers,
+    an existence test of any server path. Now the same refusal whether it exists or not."""
+    there, missing = tmp_path / "out=side.sqlite", tmp_path / "no=such.sqlite"
+    there.write_bytes(b"x")
+    answers = [_try(str(p))[0].replace(str(p), "P") for p in (there, missing)]
+    assert answers[0] == answers[1] == (f"P is outside the folders this app may read ({deployed}). "
+                                        "The open database is unchanged."), answers
