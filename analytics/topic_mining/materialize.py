@@ -106,8 +106,9 @@ def thread_documents(con, where: str = "TRUE", params: list | None = None,
                      all_turns: bool = False) -> tuple[list[model.Doc], dict[str, int]]:
     """Every thread's document, by thread id, and the ordinal of its first question.
 
-    The user messages are read as Arrow columns and the question found per thread in NumPy
-    (`first_questions`); the tools of the question's turn are joined in SQL."""
+    The user messages are read as Arrow columns (`con.sql`: `con` holds no unfinished result)
+    and the question found per thread in NumPy (`first_questions`); the tools of the question's
+    turn are joined in SQL."""
     params = params or []
     users = con.sql(_USER_SQL.format(where=where), params=[QUESTION_CHARS, *params]).to_arrow_table()
     at = first_questions(users)
