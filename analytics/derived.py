@@ -17,9 +17,9 @@ queries run where the loader's tables show only those threads (`analytics.db.onl
 one block for every table).
 
 A full load of 100,000 messages or more (`SIDE_BY_SIDE_MESSAGES`) writes them side by side, each step on a connection of its own (`con.cursor()`):
-the metric, trend and risk tables are DuckDB queries that leave the GIL free, while the
-signal and topic steps spend most of their time in Python (the text rules, the topic
-model). The signals read `risk_figures` only in their last query and wait for it there.
+the metric, trend and risk tables are DuckDB queries that leave the GIL free; the topic step
+spends most of its time in Python (the documents, the model), the signal step in DuckDB
+queries with the text rules in Python between them. The signals read `risk_figures` only in their last query and wait for it there.
 An incremental load, one transaction on one connection (a cursor would not see its
 rows), writes them one after the other.
 

@@ -83,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
         replicate(small, big, a.threads, a.distinct)
         with duckdb.connect(str(big)) as con:
             con.execute("SET threads = 2")
-            messages = con.execute("SELECT count(*) FROM messages").fetchone()[0]
+            (messages,), = con.execute("SELECT count(*) FROM messages").fetchall()  # (fetched whole: thread_documents reads with con.sql)
             print(f"{a.threads} conversations, {messages} messages (copies of {len(labels['threads'])} labelled ones)")
             start, cpu_start = time.perf_counter(), time.process_time()
             docs, asked = mat.thread_documents(con)

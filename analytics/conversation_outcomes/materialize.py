@@ -17,7 +17,6 @@ import contextlib
 import json
 from collections import defaultdict
 from collections.abc import Callable
-from datetime import timedelta
 
 import pyarrow as pa
 
@@ -76,107 +75,80 @@ def _norm_args(args: str | None) -> str:
         return str(args)
 
 
+_ORDINALS = {"thread_id": pa.string(), "ordinals": pa.list_(pa.int32())}
+_VERDICTS = {"text": pa.string(), "flag": pa.bool_()}
+
+
+def _ordinals_table(by_thread: dict[str, list[int]]) -> pa.Table:
+    return arrow_table({"thread_id": list(by_thread), "ordinals": list(by_thread.values())}, _ORDINALS)
+
+
+def _verdicts(con, sql: str, rule: Callable[[str], bool]) -> pa.Table:
+    """`rule` over each distinct text of `sql` (NULL read as ''), as (text, flag) rows."""
+    texts = [text or "" for (text,) in con.execute(sql).fetchall()]
+    return arrow_table({"text": texts, "flag": [bool(rule(t)) for t in texts]}, _VERDICTS)
+
+
 def thread_facts(con, where: str, params: list, lexicon: Lexicon | None = None,
                  hitl_hours: float = DEFAULT_HITL_HOURS, risks_ready: Callable[[], object] | None = None) -> pa.Table:
     """One row of facts per thread of `threads t WHERE where` (`_FACT_TYPES`).
 
-    `risks_ready`, when given, is called (and waited for) before the one query that reads
-    `risk_figures`, the last one: the other facts need no derived table, so a load computes
-    them while another connection writes `risk_figures` (`analytics.derived`)."""
+    The facts are joined in SQL (`signals.FACTS_SQL`) from the set-based queries, kept as
+    temporary tables of the connection, and from what Python adds: the loops' normalised
+    arguments, the text signals (`texts`) and the closing and give-up rules, each read once
+    per distinct text. `risks_ready`, when given, is called (and waited for) before the one
+    query that reads `risk_figures`, the last one: the other facts need no derived table, so a
+    load computes them while another connection writes `risk_figures` (`analytics.derived`)."""
     lexicon = lexicon or built_in()
+    temps, registered = [], []
 
-    def rows(sql: str, **fmt) -> list[tuple]:
-        return con.execute(sql.format(where=where, **fmt), params).fetchall()
+    def temp(name: str, sql: str, sql_params: list) -> None:
+        con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS {sql}", sql_params)
+        temps.append(name)
 
-    cascades = dict(rows(q.CASCADES_SQL))
-    loops: dict[str, set[int]] = defaultdict(set)
-    groups: dict[tuple, list[int]] = defaultdict(list)
-    for thread, turn, ordinal, name, args in rows(q.LOOP_CANDIDATES_SQL):
-        groups[(thread, turn, name, _norm_args(args))].append(ordinal)
-    for (thread, *_), ordinals in groups.items():
-        if len(ordinals) >= q.LOOP_CALLS:
-            loops[thread].update(ordinals)
-    hitl = timedelta(hours=hitl_hours)
-    answered: dict[str, list[int]] = defaultdict(list)
-    pending: dict[str, tuple] = {}
-    for thread, pending_ts, resumed_ts, ordinal, is_transcript in rows(q.INTERRUPTS_SQL):
-        if resumed_ts is not None:
-            if pending_ts is not None and resumed_ts - pending_ts > hitl:
-                answered[thread].append(max(ordinal, 0))
-        elif is_transcript:
-            pending[thread] = (pending_ts, ordinal)
-    endings = rows(q.ENDINGS_SQL)
-    # Every message's text: read a batch at a time, not held whole.
-    texts = con.sql(q.TEXTS_SQL.format(where=where), params=params).to_arrow_reader(TEXT_BATCH_ROWS)
-    frustration, repetition = text_signals(texts, lexicon, MIN_REPLY_CHARS)
-    if risks_ready is not None:
-        risks_ready()
-    lost = defaultdict(list)
-    sql, lost_params = q.lost_context_sql(where, params, _risks_source(con))
-    for thread, ordinal in con.execute(sql, lost_params).fetchall():
-        lost[thread].extend([] if ordinal is None else [ordinal])
-    lost_threads = set(lost)
+    def register(name: str, table: pa.Table) -> None:
+        con.register(name, table)
+        registered.append(name)
 
-    # Built column by column, one pass over the endings for the rules of the last messages;
-    # a text met again ("thanks, bye", a canned apology) is not read again.
-    closing_of: dict[str, bool] = {}
-    gives_up: dict[str, bool] = {}
-    closings, dropped, kinds, unanswered, waiting_since, waiting_at = [], [], [], [], [], []
-    for (thread, interrupt_pending, last_ordinal, last_role, last_is_tool_error, last_user_ordinal,
-         last_user_ts, only_replies, _, _, last_content, last_user_content) in endings:
-        closing = last_user_ordinal is not None and only_replies
-        if closing:
-            text = last_user_content or ""
-            closing = closing_of.get(text)
-            if closing is None:
-                closing = closing_of[text] = is_closing(text, lexicon)
-        gave_up = False
-        if last_role == "assistant":
-            text = last_content or ""
-            gave_up = gives_up.get(text)
-            if gave_up is None:
-                gave_up = gives_up[text] = lexicon.find("give_up", clauses(text))
-        drop = bool(last_is_tool_error or gave_up)
-        since, at = pending.get(thread, (None, None)) if interrupt_pending else (None, None)
-        if at is not None and last_ordinal is not None:
-            at = max(0, min(at, last_ordinal))
-        closings.append(closing)
-        dropped.append(drop)
-        kinds.append(("tool error" if last_is_tool_error else "assistant gave up") if drop else None)
-        unanswered.append(last_user_ts if (last_role == "user" and not closing and not interrupt_pending) else None)
-        waiting_since.append(since)
-        waiting_at.append(at)
-    threads = [e[0] for e in endings]
-    none: tuple = ()
-    cols = {
-        "thread_id": threads,
-        "resolved_closing": closings,
-        "dropped_after_failure": dropped,
-        "agent_loop": [t in loops for t in threads],
-        "tool_error_cascade": [t in cascades for t in threads],
-        "user_frustration": [t in frustration for t in threads],
-        "repetition": [t in repetition for t in threads],
-        "lost_context": [t in lost_threads for t in threads],
-        "resolved_closing_ordinals": [(e[5],) if c else none for e, c in zip(endings, closings)],
-        "dropped_after_failure_ordinals": [(e[2],) if d else none for e, d in zip(endings, dropped)],
-        "agent_loop_ordinals": [sorted(loops[t]) if t in loops else none for t in threads],
-        "tool_error_cascade_ordinals": [cascades.get(t) or none for t in threads],
-        "user_frustration_ordinals": [frustration.get(t, none) for t in threads],
-        "repetition_ordinals": [repetition.get(t, none) for t in threads],
-        "lost_context_ordinals": [sorted(set(lost[t])) if t in lost else none for t in threads],
-        "interrupt_pending": [bool(e[1]) for e in endings],
-        "last_role": [e[3] for e in endings],
-        "last_ordinal": [e[2] for e in endings],
-        "last_user_ordinal": [e[5] for e in endings],
-        "last_tool_error": [bool(e[8]) for e in endings],
-        "last_tool_ordinal": [e[9] for e in endings],
-        "failure_kind": kinds,
-        "unanswered_since": unanswered,
-        "waiting_since": waiting_since,
-        "waiting_ordinal": waiting_at,
-        "hitl_answered_ordinals": [sorted(answered[t]) if t in answered else none for t in threads],
-    }
-    return arrow_table(cols, _FACT_TYPES)
+    try:
+        temp("tl_sig_endings", q.ENDINGS_SQL.format(where=where), params)
+        temp("tl_sig_cascades", q.CASCADES_SQL.format(where=where), params)
+        temp("tl_sig_interrupts", q.INTERRUPT_FACTS_SQL.format(where=where), [*params, hitl_hours])
+        groups: dict[tuple, list[int]] = defaultdict(list)
+        normalised: dict[str | None, str] = {}  # (agents repeat their calls: each distinct argument text once)
+        for thread, turn, ordinal, name, args in con.execute(q.LOOP_CANDIDATES_SQL.format(where=where), params).fetchall():
+            norm = normalised.get(args)
+            if norm is None:
+                norm = normalised[args] = _norm_args(args)
+            groups[(thread, turn, name, norm)].append(ordinal)
+        loops: dict[str, set[int]] = defaultdict(set)
+        for (thread, *_), ordinals in groups.items():
+            if len(ordinals) >= q.LOOP_CALLS:
+                loops[thread].update(ordinals)
+        register("tl_sig_loops", _ordinals_table({t: sorted(o) for t, o in loops.items()}))
+        # Every message's text: read a batch at a time, not held whole.
+        texts = con.sql(q.TEXTS_SQL.format(where=where), params=params).to_arrow_reader(TEXT_BATCH_ROWS)
+        frustration, repetition = text_signals(texts, lexicon, MIN_REPLY_CHARS)
+        register("tl_sig_frustration", _ordinals_table(frustration))
+        register("tl_sig_repetition", _ordinals_table(repetition))
+        register("tl_sig_closing", _verdicts(
+            con, "SELECT DISTINCT coalesce(last_user_content, '') FROM temp.main.tl_sig_endings "
+                 "WHERE last_user_ordinal IS NOT NULL AND only_replies_after_user", lambda t: is_closing(t, lexicon)))
+        register("tl_sig_gives_up", _verdicts(
+            con, "SELECT DISTINCT coalesce(last_content, '') FROM temp.main.tl_sig_endings WHERE last_role = 'assistant'",
+            lambda t: lexicon.find("give_up", clauses(t))))
+        if risks_ready is not None:
+            risks_ready()
+        sql, lost_params = q.lost_context_sql(where, params, _risks_source(con))
+        temp("tl_sig_lost", f"SELECT thread_id, list_sort(list_distinct(list(ordinal))) AS ordinals FROM ({sql}) "
+                            "GROUP BY thread_id", lost_params)
+        facts = con.sql(q.FACTS_SQL).to_arrow_table()
+    finally:
+        for name in registered:
+            con.unregister(name)
+        for name in temps:
+            con.execute(f"DROP TABLE IF EXISTS temp.main.{name}")
+    return facts.cast(pa.schema(_FACT_TYPES))
 
 
 def _risks_source(con) -> str:
@@ -204,7 +176,8 @@ def finish(con, facts: str, idle_minutes: float, hitl_hours: float):
 
 
 def fingerprint(lexicon: Lexicon | None = None, idle_minutes=DEFAULT_IDLE_MINUTES, hitl_hours=DEFAULT_HITL_HOURS) -> str:
-    sqls = (q.ENDINGS_SQL, q.CASCADES_SQL, q.LOOP_CANDIDATES_SQL, q.TEXTS_SQL, q.INTERRUPTS_SQL, q.LOST_CONTEXT_CANDIDATES, q.LOST_CONTEXT_SQL,
+    sqls = (q.ENDINGS_SQL, q.CASCADES_SQL, q.LOOP_CANDIDATES_SQL, q.TEXTS_SQL, q.INTERRUPT_FACTS_SQL, q.FACTS_SQL,
+            q.LOST_CONTEXT_CANDIDATES, q.LOST_CONTEXT_SQL,
             FINISH_SQL, RULES_VERSION, (lexicon or built_in()).fingerprint())
     return query_fingerprint(TABLE, repr(sqls), [idle_minutes, hitl_hours, MIN_REPLY_CHARS, MAX_CLOSING_TOKENS])
 

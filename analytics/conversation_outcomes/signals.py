@@ -160,3 +160,63 @@ def lost_context_sql(where: str, params: list, risks: str) -> tuple[str, list]:
     scoped = f"({where}) AND " + LOST_CONTEXT_CANDIDATES.format(risks=risks)
     points, point_params = points_ctes(scoped, [*params, DEFAULT_CAP], DEFAULT_GAP_MINUTES, PROCESS_KEYS)
     return LOST_CONTEXT_SQL.format(points=points), [*point_params, DEFAULT_CAP, DEFAULT_CAP, DEFAULT_CAP, DEFAULT_CAP]
+
+
+#: Per thread with an interrupt on the current branch: the ordinals of those answered after longer
+#: than the service level (`?` hours; `max(ordinal, 0)`, sorted, NULL: none), and the transcript's
+#: pending one (not resumed): its ts and ordinal.
+INTERRUPT_FACTS_SQL = """
+WITH i AS (""" + INTERRUPTS_SQL + """),
+p AS (SELECT *, resumed_ts IS NULL AND coalesce(is_transcript, FALSE) AS pending FROM i)
+SELECT thread_id,
+       list_sort(list(greatest(ordinal, 0)) FILTER (WHERE resumed_ts IS NOT NULL AND pending_ts IS NOT NULL
+                 AND resumed_ts - pending_ts > to_microseconds(CAST(? * 3600e6 AS BIGINT)))) AS answered,
+       any_value(pending_ts) FILTER (WHERE pending) AS pending_ts,
+       any_value(ordinal) FILTER (WHERE pending) AS pending_ordinal
+FROM p GROUP BY thread_id
+"""
+
+#: One row of facts per thread (`materialize._FACT_TYPES`), set-based over what the other queries
+#: and the text rules left in the connection's relations `tl_sig_*`: the endings (`ENDINGS_SQL`),
+#: the interrupts (`INTERRUPT_FACTS_SQL`), the cascades, lost contexts, loops, frustration and
+#: repetition (thread, ordinals), and the verdict of the closing and give-up rules on each
+#: distinct text they read (text, flag; a missing text reads as '').
+FACTS_SQL = """
+WITH x AS (
+  SELECT e.*, coalesce(c.flag, FALSE) AS closing_, e.last_is_tool_error OR coalesce(g.flag, FALSE) AS drop_
+  FROM tl_sig_endings e
+  LEFT JOIN tl_sig_closing c ON e.last_user_ordinal IS NOT NULL AND e.only_replies_after_user
+       AND c.text = coalesce(e.last_user_content, '')
+  LEFT JOIN tl_sig_gives_up g ON e.last_role = 'assistant' AND g.text = coalesce(e.last_content, ''))
+SELECT x.thread_id,
+  x.closing_ AS resolved_closing, x.drop_ AS dropped_after_failure,
+  l.thread_id IS NOT NULL AS agent_loop, ca.thread_id IS NOT NULL AS tool_error_cascade,
+  fr.thread_id IS NOT NULL AS user_frustration, re.thread_id IS NOT NULL AS repetition,
+  lo.thread_id IS NOT NULL AS lost_context,
+  (CASE WHEN x.closing_ THEN [x.last_user_ordinal] ELSE [] END)::INTEGER[] AS resolved_closing_ordinals,
+  (CASE WHEN x.drop_ THEN [x.last_ordinal] ELSE [] END)::INTEGER[] AS dropped_after_failure_ordinals,
+  coalesce(l.ordinals, [])::INTEGER[] AS agent_loop_ordinals,
+  coalesce(ca.ordinals, [])::INTEGER[] AS tool_error_cascade_ordinals,
+  coalesce(fr.ordinals, [])::INTEGER[] AS user_frustration_ordinals,
+  coalesce(re.ordinals, [])::INTEGER[] AS repetition_ordinals,
+  coalesce(lo.ordinals, [])::INTEGER[] AS lost_context_ordinals,
+  coalesce(x.interrupt_pending, FALSE) AS interrupt_pending, x.last_role,
+  x.last_ordinal::INTEGER AS last_ordinal, x.last_user_ordinal::INTEGER AS last_user_ordinal,
+  x.last_tool_error, x.last_tool_ordinal::INTEGER AS last_tool_ordinal,
+  CASE WHEN x.last_is_tool_error THEN 'tool error' WHEN x.drop_ THEN 'assistant gave up' END AS failure_kind,
+  CASE WHEN x.last_role = 'user' AND NOT x.closing_ AND NOT coalesce(x.interrupt_pending, FALSE)
+       THEN x.last_user_ts END AS unanswered_since,
+  CASE WHEN x.interrupt_pending THEN i.pending_ts END AS waiting_since,
+  (CASE WHEN x.interrupt_pending THEN
+     CASE WHEN i.pending_ordinal IS NOT NULL AND x.last_ordinal IS NOT NULL
+          THEN greatest(0, least(i.pending_ordinal, x.last_ordinal)) ELSE i.pending_ordinal END END)::INTEGER
+    AS waiting_ordinal,
+  coalesce(i.answered, [])::INTEGER[] AS hitl_answered_ordinals
+FROM x
+LEFT JOIN tl_sig_loops l ON l.thread_id = x.thread_id
+LEFT JOIN tl_sig_cascades ca ON ca.thread_id = x.thread_id
+LEFT JOIN tl_sig_frustration fr ON fr.thread_id = x.thread_id
+LEFT JOIN tl_sig_repetition re ON re.thread_id = x.thread_id
+LEFT JOIN tl_sig_lost lo ON lo.thread_id = x.thread_id
+LEFT JOIN tl_sig_interrupts i ON i.thread_id = x.thread_id
+"""

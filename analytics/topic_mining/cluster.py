@@ -28,6 +28,7 @@ import re
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
@@ -54,9 +55,9 @@ SEED = 20_260_101
 TOP_TERMS, TYPICAL = 8, 3
 
 
-@dataclass(frozen=True)
-class Doc:
-    """One conversation: its key, its question, and the tools called in answer."""
+class Doc(NamedTuple):
+    """One conversation: its key, its question, and the tools called in answer (a tuple: a load
+    makes one per thread)."""
 
     key: str
     text: str
@@ -286,14 +287,26 @@ def cluster(docs: list[Doc], k: int | None = None) -> Topics:
     question asked about a thousand orders is one row of the model."""
     if not docs:
         return Topics()
+    # Each distinct (text, tools) pair is read once; a document is then an index (a key met
+    # twice keeps its last document, as a dict by key would).
+    last = {d.key: i for i, d in enumerate(docs)}
+    if len(last) < len(docs):
+        docs = [docs[i] for i in sorted(last.values())]
+    pair_ids: dict[tuple[str, tuple[str, ...]], int] = {}
+    doc_pair = np.fromiter((pair_ids.setdefault((d.text, d.tools), len(pair_ids)) for d in docs), dtype=np.int64,
+                           count=len(docs))
     wordings: dict[str, tuple[str, ...]] = {}
-    item_of: dict[str, Item] = {}
-    for d in docs:
-        if d.text not in wordings:
-            wordings[d.text] = tuple(words(d.text))
-        item_of[d.key] = (wordings[d.text], tuple(sorted(set(d.tools))))
-    counts = Counter(item_of.values())
+    pair_items: list[Item] = []
+    for text, tools in pair_ids:
+        if text not in wordings:
+            wordings[text] = tuple(words(text))
+        pair_items.append((wordings[text], tuple(sorted(set(tools)))))
+    counts: Counter = Counter()
+    for item, n in zip(pair_items, np.bincount(doc_pair, minlength=len(pair_items)).tolist()):
+        counts[item] += n
     unique = sorted(counts)
+    index = {u: i for i, u in enumerate(unique)}
+    doc_item = np.array([index[item] for item in pair_items], dtype=np.int64)[doc_pair]
     weights = np.array([counts[u] for u in unique], dtype=np.float64)
     labels, sims = np.zeros(len(unique), dtype=int), None
     enc = _encode(unique)
@@ -316,7 +329,7 @@ def cluster(docs: list[Doc], k: int | None = None) -> Topics:
         x_all = x_fit if len(fit_index) == len(unique) else _unit(_tfidf(enc, idf).dot(basis))
         sims = x_all @ centres.T
         labels = np.argmax(sims, axis=1)
-    return _finish(docs, item_of, unique, labels, weights, sims)
+    return _finish(docs, doc_item, unique, labels, weights, sims)
 
 
 
@@ -362,18 +375,18 @@ def quoted(text: str) -> str:
     folded = " ".join(text.split())
     return f"“{folded if len(folded) <= LABEL_QUOTE_CHARS else folded[:LABEL_QUOTE_CHARS - 1] + '…'}”"
 
-def _finish(docs: list[Doc], item_of: dict[str, Item], unique: list[Item], labels: np.ndarray, weights: np.ndarray,
+def _finish(docs: list[Doc], doc_item: np.ndarray, unique: list[Item], labels: np.ndarray, weights: np.ndarray,
             sims: np.ndarray | None) -> Topics:
     """Topics with terms, typical questions, ids by size (then label) and every doc's id.
 
     A term's weight in a topic: the documents of the topic holding it times its idf over all
     documents, so a word every topic uses ("order", "bitte") does not name one. A typical
     question: the text of the smallest key among the documents of an item closest to the centre."""
-    example: dict[Item, Doc] = {}
-    for d in docs:
-        item = item_of[d.key]
-        if item not in example or d.key < example[item].key:
-            example[item] = d
+    smallest: dict[int, Doc] = {}  # item index -> its document of the smallest key
+    for d, i in zip(docs, doc_item.tolist()):
+        if i not in smallest or d.key < smallest[i].key:
+            smallest[i] = d
+    example = {unique[i]: d for i, d in smallest.items()}
     df: Counter = Counter()
     for (wording, _), w in zip(unique, weights):
         for term in set(wording):
@@ -413,5 +426,5 @@ def _finish(docs: list[Doc], item_of: dict[str, Item], unique: list[Item], label
     for tid, (size, label, j, terms, questions, examples, tools) in enumerate(drafts):
         new_id[j] = tid
         topics.append(Topic(tid, label, terms, questions, examples, tools, size))
-    by_item = {u: new_id[int(j)] for u, j in zip(unique, labels)}
-    return Topics(topics, {d.key: by_item[item_of[d.key]] for d in docs})
+    topic_of = [new_id[j] for j in labels.tolist()]
+    return Topics(topics, {d.key: topic_of[i] for d, i in zip(docs, doc_item.tolist())})

@@ -14,13 +14,13 @@ incremental ones included, computes them again over the whole store.
 
 from __future__ import annotations
 
-from itertools import groupby
-
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from analytics.catalog import CONVERSATION_TOPICS, TOPICS
 from analytics.db import every_thread, query_fingerprint, table_comments
-from analytics.conversation_outcomes.columns import arrow_table
+from analytics.conversation_outcomes.columns import arrow_table, numpy_of, numpy_to_arrow
 from analytics.conversation_outcomes.lexicon import tokens
 from analytics.topic_mining import cluster as model
 
@@ -31,51 +31,113 @@ MIN_QUESTION_TOKENS = 3
 QUESTION_CHARS = 2_000
 #: Bumped when a rule of the documents or the clustering changes, so an older table is not read.
 RULES_VERSION = "4"
-_ROW_TYPES = {"thread_id": pa.string(), "topic_id": pa.int32(), "topic_label": pa.string(), "question_ordinal": pa.int32()}
+_ROW_TYPES = {"thread_id": pa.string(), "topic_id": pa.int32(), "question_ordinal": pa.int32()}
 
+#: Every user message with text, in thread and message order (its text cut to `QUESTION_CHARS`).
 _USER_SQL = """
 SELECT m.thread_id, m.ordinal, left(m.content, ?) AS text FROM messages m JOIN threads t USING (thread_id)
 WHERE {where} AND m.role = 'user' AND m.content IS NOT NULL ORDER BY m.thread_id, m.ordinal
 """
+#: The tools of each thread's question turn (`tl_topic_turns`: row, thread, after ordinal, before
+#: ordinal or NULL): the distinct names the assistant called between, in code-point order; one
+#: list per row of `tl_topic_turns`, in its order (empty: none).
 _CALLS_SQL = """
-SELECT m.thread_id, m.ordinal, list(c.name ORDER BY c.name) AS tools
-FROM messages m JOIN threads t USING (thread_id),
-     unnest(from_json(m.tool_calls, '[{{"name": "VARCHAR"}}]')) AS u(c)
-WHERE {where} AND m.role = 'assistant' AND m.tool_calls IS NOT NULL AND c.name IS NOT NULL
-GROUP BY ALL ORDER BY m.thread_id, m.ordinal
+WITH called AS (
+  SELECT q.row, list_sort(list_distinct(list(c.name))) AS tools
+  FROM tl_topic_turns q JOIN messages m ON m.thread_id = q.thread_id AND m.ordinal > q.after
+       AND (q.before IS NULL OR m.ordinal < q.before),
+       unnest(from_json(m.tool_calls, '[{"name": "VARCHAR"}]')) AS u(c)
+  WHERE m.role = 'assistant' AND m.tool_calls IS NOT NULL AND c.name IS NOT NULL
+  GROUP BY q.row)
+SELECT coalesce(called.tools, []::VARCHAR[]) AS tools FROM tl_topic_turns q LEFT JOIN called USING (row) ORDER BY q.row
 """
+#: Every thread's user messages with text joined by newlines (the document of `all_turns`).
+_ALL_TURNS_SQL = """
+SELECT m.thread_id, string_agg(left(m.content, ?), chr(10) ORDER BY m.ordinal) AS text
+FROM messages m JOIN threads t USING (thread_id)
+WHERE {where} AND m.role = 'user' AND m.content IS NOT NULL GROUP BY m.thread_id
+"""
+
+
+def _is_question(text: str) -> bool:
+    return len(tokens(text)) >= MIN_QUESTION_TOKENS
+
+
+def first_questions(users: pa.Table) -> np.ndarray:
+    """The row of each thread's first question in `users` (`_USER_SQL`'s rows): its first
+    message that is a question, else its first message; one row index per thread, in order.
+
+    The test reads each distinct text once, and only the messages up to each thread's first
+    question: round k looks at the k-th message of the threads still without one.
+
+    >>> users = pa.table({"thread_id": ["a", "a", "b"], "ordinal": pa.array([0, 2, 1], pa.int32()),
+    ...                   "text": ["Hi", "Where is my parcel?", "Thanks"]})
+    >>> first_questions(users).tolist()
+    [1, 2]
+    """
+    n = users.num_rows
+    if not n:
+        return np.zeros(0, dtype=np.int64)
+    thread = users.column("thread_id").combine_chunks()
+    starts = np.ones(n, dtype=bool)
+    starts[1:] = numpy_of(pc.not_equal(thread.slice(1), thread.slice(0, n - 1)))
+    first = np.flatnonzero(starts)
+    size = np.diff(np.append(first, n))
+    encoded = pc.dictionary_encode(users.column("text").combine_chunks())
+    texts, text_id = encoded.dictionary, numpy_of(encoded.indices).astype(np.int64)
+    known = np.full(len(texts), -1, dtype=np.int8)  # per distinct text: -1 not read yet, 0 no, 1 a question
+    chosen = first.copy()
+    open_ = np.arange(len(first))  # threads without a question found yet
+    for k in range(int(size.max())):
+        open_ = open_[size[open_] > k]
+        if not len(open_):
+            break
+        rows = first[open_] + k
+        ids = text_id[rows]
+        for t in np.unique(ids[known[ids] < 0]).tolist():
+            known[t] = _is_question(texts[t].as_py())
+        found = known[ids] == 1
+        chosen[open_[found]] = rows[found]
+        open_ = open_[~found]
+    return chosen
 
 
 def thread_documents(con, where: str = "TRUE", params: list | None = None,
                      all_turns: bool = False) -> tuple[list[model.Doc], dict[str, int]]:
-    """Every thread's document, by thread id, and the ordinal of its first question."""
+    """Every thread's document, by thread id, and the ordinal of its first question.
+
+    The user messages are read as Arrow columns (`con.sql`: `con` holds no unfinished result)
+    and the question found per thread in NumPy (`first_questions`); the tools of the question's
+    turn are joined in SQL."""
     params = params or []
-    users = con.execute(_USER_SQL.format(where=where), [QUESTION_CHARS, *params]).fetchall()
-    calls: dict[str, list[tuple[int, list[str]]]] = {}
-    for thread, group in groupby(con.execute(_CALLS_SQL.format(where=where), params).fetchall(), key=lambda r: r[0]):
-        calls[thread] = [(ordinal, tools) for _, ordinal, tools in group]
-    docs, asked = [], {}
-    question: dict[str, bool] = {}  # text -> long enough to be the question (greetings repeat: read each once)
-
-    def is_question(text: str) -> bool:
-        found = question.get(text)
-        if found is None:
-            found = question[text] = len(tokens(text)) >= MIN_QUESTION_TOKENS
-        return found
-
-    for thread, group in groupby(users, key=lambda r: r[0]):
-        turns = [(ordinal, text) for _, ordinal, text in group]
-        at = next((i for i, (_, text) in enumerate(turns) if is_question(text)), 0)
-        start = turns[at][0]
-        if all_turns:
-            text, lo, hi = "\n".join(t for _, t in turns), -1, None
-        else:
-            text, lo, hi = turns[at][1], start, turns[at + 1][0] if at + 1 < len(turns) else None
-        tools = sorted({name for ordinal, names in calls.get(thread, ()) if ordinal > lo and (hi is None or ordinal < hi)
-                        for name in names})
-        docs.append(model.Doc(thread, text, tuple(tools)))
-        asked[thread] = start
-    return docs, asked
+    users = con.sql(_USER_SQL.format(where=where), params=[QUESTION_CHARS, *params]).to_arrow_table()
+    at = first_questions(users)
+    n = users.num_rows
+    thread_ids = users.column("thread_id").combine_chunks().take(at)
+    ordinals = users.column("ordinal").combine_chunks()
+    start = ordinals.take(at)
+    if all_turns:  # every message of the thread, every tool it called
+        after = numpy_to_arrow(np.full(len(at), -1, dtype=np.int64)).cast(ordinals.type)
+        before = pa.nulls(len(at), ordinals.type)
+    else:  # the question's turn: up to the next user message of its thread
+        nxt = np.minimum(at + 1, max(n - 1, 0))
+        same = numpy_of(pc.equal(users.column("thread_id").combine_chunks().take(nxt), thread_ids)) & (at + 1 < n)
+        after = start
+        before = pc.if_else(numpy_to_arrow(same), ordinals.take(nxt), pa.nulls(len(at), ordinals.type))
+    row = numpy_to_arrow(np.arange(len(at), dtype=np.int64))
+    con.register("tl_topic_turns", pa.table([row, thread_ids, after, before], names=["row", "thread_id", "after", "before"]))
+    try:
+        tools = con.sql(_CALLS_SQL).to_arrow_table().column(0).to_pylist()
+    finally:
+        con.unregister("tl_topic_turns")
+    keys = thread_ids.to_pylist()
+    if all_turns:
+        joined = dict(con.execute(_ALL_TURNS_SQL.format(where=where), [QUESTION_CHARS, *params]).fetchall())
+        texts = [joined[k] for k in keys]
+    else:
+        texts = users.column("text").combine_chunks().take(at).to_pylist()
+    docs = list(map(model.Doc, keys, texts, map(tuple, tools)))
+    return docs, dict(zip(keys, start.to_pylist()))
 
 
 def compute(con, all_turns: bool = False) -> tuple[model.Topics, dict[str, int]]:
@@ -88,7 +150,7 @@ def compute(con, all_turns: bool = False) -> tuple[model.Topics, dict[str, int]]
 def fingerprint() -> str:
     settings = [model.NGRAM, model.TOOL_WEIGHT, model.NGRAM_WEIGHT, model.MIN_DF, model.MAX_DF_SHARE, model.DIMENSIONS,
                 model.K_FINE, model.MERGE_COSINE, model.FIT_SAMPLE, model.SEED, MIN_QUESTION_TOKENS, QUESTION_CHARS]
-    return query_fingerprint(TABLE, repr((_USER_SQL, _CALLS_SQL, RULES_VERSION)), settings)
+    return query_fingerprint(TABLE, repr((_USER_SQL, _CALLS_SQL, _ALL_TURNS_SQL, RULES_VERSION)), settings)
 
 
 def materialized(con) -> bool:
@@ -100,7 +162,6 @@ def materialized(con) -> bool:
 def write_tables(con, found: model.Topics, asked: dict[str, int], prefix: str = "") -> None:
     """(Re)create `conversation_topics` and `topics` from `found` (`prefix`: as temporary tables
     `temp.main.<prefix>conversation_topics` …, for a live answer on a read-only connection)."""
-    labels = {t.id: t.label for t in found.topics}
     threads = sorted(found.assignment)
     for table in (TOPICS, CONVERSATION_TOPICS):
         columns = ", ".join(c.ddl() for c in table.columns)
@@ -116,12 +177,13 @@ def write_tables(con, found: model.Topics, asked: dict[str, int], prefix: str = 
     if threads:
         # One row per thread: Arrow columns built from buffers (bound lists are copied and bound
         # value by value, seconds at 100,000 threads; pyarrow's conversion would import pandas).
-        ids = [found.assignment[t] for t in threads]
-        rows = arrow_table({"thread_id": threads, "topic_id": ids, "topic_label": [labels[i] for i in ids],
+        # The labels are joined from the topics table rather than built as a column of strings.
+        rows = arrow_table({"thread_id": threads, "topic_id": [found.assignment[t] for t in threads],
                             "question_ordinal": [asked[t] for t in threads]}, _ROW_TYPES)
         con.register("tl_topic_rows", rows)
         try:
-            con.execute(f"INSERT INTO {prefix}{TABLE} SELECT * FROM tl_topic_rows")
+            con.execute(f"INSERT INTO {prefix}{TABLE} SELECT r.thread_id, r.topic_id, t.topic_label, r.question_ordinal "
+                        f"FROM tl_topic_rows r JOIN {prefix}{TOPICS_TABLE} t USING (topic_id) ORDER BY r.thread_id")
         finally:
             con.unregister("tl_topic_rows")
 
