@@ -26,8 +26,9 @@ _EN_STAFF = ("human|humans|human being|operator|manager|supervisor|representativ
              "|advisor|adviser|consultant|specialist|team leader|boss|live agent|human agent|real agent|support agent"
              "|customer service|customer support|support team|service team|helpdesk|help desk|real person|real human"
              "|actual person|actual human|live person|someone real|somebody real|a person|a human")
-_EN_PERSON = _alts(_EN_STAFF, "person|agent|agents|someone|somebody|people|anyone|anybody|colleague")
-_EN_TALK = ("talk|speak|chat|connect me|transfer me|put me through|reach|escalate|escalate this|escalate it"
+_EN_PERSON = _alts(_EN_STAFF, "person|agent|agents|someone|somebody|people|anyone|anybody|colleague|support")
+_EN_TALK = ("talk|speak|chat|connect me|transfer me|transfer|transfer to|forward to|switch to|connect to|connect with"
+            "|get through to|hand over to|hand off to|put me through|reach|escalate|escalate this|escalate it"
             "|hand me over|pass me|switch me|forward me|put me on|get me through|patch me through")
 _EN_WANT = "want|need|get me|give me|prefer|request|demand|like|looking for|find me|bring me|get|have"
 _EN_CALL = ("talk to me|speak to me|speak with me|talk with me|chat with me|call me|call me back|ring me|phone me"
@@ -43,15 +44,16 @@ _DE_TALK = ("sprechen|reden|chatten|verbinden|weiterleiten|durchstellen|verbinde
             "|zuruckrufen|anrufen|kontaktieren|melden|ubergeben|weitergeben")
 _DE_WANT = ("mochte|mochten|will|wollen|brauche|brauchen|hatte gern|hatte gerne|hatten gern|verlange|wunsche"
             "|bitte um|geben sie mir|gib mir|holen sie|hol mir|besorgen sie mir|her mit")
-_DE_CALL = "zuruckrufen|anrufen|melden|kontaktieren|ubernehmen|sprechen|reden|helfen|ansehen|anschauen|kummern|prufen"
+_DE_CALL = ("zuruckrufen|anrufen|melden|kontaktieren|ubernehmen|sprechen|reden|helfen|ansehen|anschauen|kummern|prufen"
+            "|durch|weiter")
 
 _FR_STAFF = ("humain|etre humain|conseiller|conseillere|conseillers|operateur|operatrice|interlocuteur|interlocutrice"
              "|responsable|superieur|superviseur|superviseuse|manager|chef|gestionnaire|technicien|technicienne"
              "|employe|employee|collaborateur|agent humain|service client|service clientele|vraie personne"
              "|personne reelle|une personne|vrai agent")
 _FR_PERSON = _alts(_FR_STAFF, "personne|agent|quelqu'un")
-_FR_TALK = ("parler|parle|passer|passez moi|passe moi|transferer|transferez moi|mettre en relation|mettez moi en relation"
-            "|joindre|contacter|discuter|en contact avec|mettre en contact|mettez moi en contact|rappeler|me rappeler|m'appeler|appeler|echanger|orienter vers|rediriger")
+_FR_TALK = ("parler|passer|passez moi|passe moi|transferer|transferez moi|mettre en relation|mettez moi en relation"
+            "|joindre|contacter|discuter|rappele|rappelee|recontacte|recontactee|mis en relation|mise en relation|en relation avec|en contact avec|mettre en contact|mettez moi en contact|rappeler|me rappeler|m'appeler|appeler|echanger|orienter vers|rediriger")
 _FR_WANT = ("veux|voudrais|voulons|souhaite|souhaiterais|aimerais|exige|demande|besoin d'|besoin d'un|besoin d'une"
             "|donnez moi|trouvez moi|avoir|plutot")
 _FR_CALL = "me rappeler|me rappelle|me contacter|m'appeler|me repondre|m'aider|me parler|reprendre"
@@ -63,7 +65,9 @@ _ES_STAFF = ("humano|ser humano|asesor|asesora|operador|operadora|representante|
 _ES_PERSON = _alts(_ES_STAFF, "persona|agente|alguien|companero")
 _ES_TALK = ("hablar|hablo|pasar|pasame|paseme|pasa|pase|comunicar|comunicarme|comunica|comunique|comuniqueme"
             "|transferir|transfiera|transfierame|contactar|chatear|llamar|llame|llamen|llameme|me llame|me llamen"
-            "|atender|atienda|atiendan|me atienda|me atiendan|derivar|derive|escalar|poner en contacto")
+            "|atender|atienda|atiendan|me atienda|me atiendan|derivar|derive|escalar|poner en contacto|pasen|pasenme"
+            "|me pasen|pongan|ponganme|me pongan|ponga|pongame|ponme|comuniquen|me comuniquen|atendiera|atendieran"
+            "|llamara|llamaran|pasara|pasaran")
 _ES_WANT = "quiero|quisiera|necesito|prefiero|exijo|pido|me gustaria|deme|dame|busco|queremos|necesitamos"
 _ES_CALL = "me llame|me llamen|me atienda|me atiendan|me contacte|me contacten|me ayude|me hable|llamarme|contactarme"
 
@@ -93,7 +97,7 @@ _EN_VERDICT = ("wrong|useless|incorrect|not helpful|unhelpful|not right|not corr
                "|wrong again|a waste of time|waste of time|makes zero sense|zero sense|no sense|got it wrong"
                "|ve got it wrong|have it wrong|got that wrong|ve got that wrong|misunderstood|ve misunderstood"
                "|have misunderstood|outdated|out of date|has nothing to do with|have nothing to do with"
-               "|nothing to do with my question")
+               "|nothing to do with my question|off")
 # "doesn't / isn't / did not …" then what the reply failed to do: "that doesn't answer my question",
 # "you're not helping", "this did not fix it".
 _EN_NOT = ("doesn't|does not|didn't|did not|isn't|is not|wasn't|was not|won't|will not|don't|do not|aren't|are not"
@@ -101,6 +105,8 @@ _EN_NOT = ("doesn't|does not|didn't|did not|isn't|is not|wasn't|was not|won't|wi
 _EN_FAILED = ("help|helping|helped|helpful|answer|answering|answered|work|working|worked|solve|solved|fix|fixed"
               "|address|addressed|make sense|making sense|useful|right|correct|true|accurate|relevant|listening|listen"
               "|understand|understanding|get it|getting it|read|reading|change anything|resolve|resolved|what i asked"
+              "|fit|match|relate to|apply|cover|cover it|what i was asking|what i was asking for|what i'm asking"
+              "|what i am asking"
               "|what i asked for|what i need|what i meant|what i wanted|my question")
 _EN_ADJ = "wrong|useless|incorrect|unhelpful|pointless|worthless|false|irrelevant|terrible|stupid|bad|inaccurate|nonsense"
 _EN_NOUN = "answer|answers|reply|response|information|info|advice|suggestion|solution|explanation|instructions"
@@ -126,7 +132,8 @@ _FR_VERDICT = ("faux|fausse|inutile|inutiles|incorrect|incorrecte|inexact|inexac
                "|pas vrai|pas utile|pas ca|pas du tout ca|pas la bonne reponse|pas ce que j'ai demande"
                "|pas ce que je demande|pas ce que je voulais|pas ce que je cherche|pas ma question|pas la question"
                "|n'a aucun sens|n'a pas de sens|trompez|vous trompez|te trompes|sert a rien|aucune aide|perime|perimee"
-               "|obsolete|n'a rien a voir|mal compris|avez mal compris|as mal compris")
+               "|obsolete|n'a rien a voir|mal compris|avez mal compris|as mal compris|errone|erronee|errones|erronees"
+               "|vous etes trompe|vous etes trompee|etes trompe|etes trompee|t'es trompe|n'a aucun rapport|aucun rapport")
 # "ne … pas" around what the reply failed to do: "vous ne m'aidez pas", "ça ne répond pas à ma question".
 _FR_VERB = ("aide|aidez|aides|aident|m'aide|m'aidez|m'aides|m'aident|repond|repondez|reponds|repondent|sert|servez"
             "|me sert|m'a servi|comprenez|comprends|comprend|m'ecoutez|m'ecoutes|m'ecoute|ecoutez|marche|fonctionne"
@@ -135,9 +142,10 @@ _FR_VERB = ("aide|aidez|aides|aident|m'aide|m'aidez|m'aides|m'aident|repond|repo
 _FR_NEG = "pas|rien|plus|jamais|en rien|a rien|du tout|toujours pas|pas du tout|pas a ma question"
 # "(ce n')est pas …": what the reply is not.
 _FR_NOT = ("correct|correcte|juste|bon|bonne|exact|exacte|vrai|utile|ca|la bonne reponse|ce que j'ai demande"
-           "|ce que je demande|ce que je voulais|ce que je cherche|ma question|la question|a ma question|clair")
+           "|ce que je demande|ce que je voulais|ce que je cherche|ma question|la question|a ma question|clair"
+           "|ce que je vous ai demande|ce que je vous demande|la bonne information|la bonne info|la bonne solution|le bon|la bonne|pertinent|pertinente|ce qu'il faut")
 
-_ES_REPLY = ("respuesta|respuestas|solucion|explicacion|informacion|consejo|sugerencia|eso|esto|esa|esta|usted|tu"
+_ES_REPLY = ("respuesta|respuestas|solucion|explicacion|informacion|consejo|sugerencia|eso|esto|esa|usted|tu"
              "|ustedes|el bot|lo que dice|lo que dices")
 _ES_VERDICT = ("incorrecto|incorrecta|inutil|inutiles|mal|esta mal|equivocado|equivocada|absurdo|absurda|erroneo"
                "|erronea|falso|falsa|una tonteria|tonteria|un disparate|disparate|ridiculo|ridicula|sin sentido"
@@ -152,9 +160,12 @@ _ES_VERB = ("me ayuda|ayuda|me esta ayudando|esta ayudando|me ayudo|ayudo|me ha 
             "|era lo que pregunte|es eso|tiene sentido|me entiende|entiende|me entiendes|me escucha|escucha"
             "|me escuchas|esta bien|es asi|es mi pregunta|me aclara|aclara|me esta entendiendo|esta entendiendo"
             "|me estas entendiendo|me esta escuchando|me estas escuchando|me estas ayudando|esta respondiendo"
-            "|me esta sirviendo|es eso lo que pregunte|es eso lo que pedi|es lo que he preguntado")
+            "|me esta sirviendo|es eso lo que pregunte|es eso lo que pedi|es lo que he preguntado"
+            "|ha respondido a mi pregunta|ha contestado mi pregunta|ha contestado a mi pregunta|responde a mi pregunta"
+            "|contesta a mi pregunta|contesta mi pregunta|respondio a mi pregunta|contesto mi pregunta")
 # A verdict said on its own: the whole clause, with an intensifier at most.
-_ALONE_BASE = ("wrong|useless|incorrect|nonsense|rubbish|unhelpful|not helpful|wrong answer|not what i asked|nope wrong"
+_ALONE_BASE = ("way off|off the mark|off topic|daneben|voll daneben|am thema vorbei|hors sujet|a cote de la plaque"
+               "|fuera de lugar|nada que ver|wrong|useless|incorrect|nonsense|rubbish|unhelpful|not helpful|wrong answer|not what i asked|nope wrong"
                "|no wrong|not correct|not right|false|ridiculous|pointless|what nonsense|what rubbish|not it|no help"
                "|falsch|nutzlos|quatsch|unsinn|blodsinn|schwachsinn|so ein quatsch|so ein unsinn|nicht richtig|stimmt nicht"
                "|faux|inutile|nul|n'importe quoi|pas correct|pas ca|pas bon|pas juste|ridicule|absurde"
@@ -198,7 +209,8 @@ _DONE = ("that's all|that is all|that's everything|that is everything|that'll be
          "|all sorted|sorted|all good|all done|we're done|we are done|i'm good now|problem solved|issue solved"
          "|issue resolved|that solved it|that fixed it|that did it|that did the trick|that worked|that helped"
          "|that helps|very helpful|super helpful|really helpful|you've been very helpful|you've been a great help"
-         "|great help|big help|you're a star|got it working"
+         "|great help|big help|you're a star|helps a lot|hilft mir sehr|das hilft mir|hat mir sehr geholfen"
+         "|ca m'aide beaucoup|ca m'aide|me ayuda mucho|got it working"
          "|das wars|das war's|das war es|das war alles|das ist alles|mehr brauche ich nicht|mehr nicht|sonst nichts"
          "|nichts weiter|brauche nichts mehr|brauche nichts weiter|alles erledigt|alles geklappt|hat geklappt"
          "|hat funktioniert|problem gelost|alles klar"
@@ -258,7 +270,9 @@ BUILT_IN: dict[str, tuple[str, ...]] = {
         "having|experiencing|facing|wir haben|nous rencontrons|nous avons|tenemos|estamos teniendo ... technical problems"
         "|technical issues|technical difficulties|technische probleme|technische schwierigkeiten|technische storung"
         "|probleme technique|problemes techniques|difficultes techniques|problemas tecnicos|dificultades tecnicas",
-        "something went wrong|an error occurred|an error has occurred|ran into an error|ran into a problem",
+        "something went wrong|something's gone wrong|something has gone wrong|technical error|technischer fehler"
+        "|erreur technique|error tecnico|m'empeche de|nous empeche de|me impide|nos impide|hindert mich"
+        "|an error occurred|an error has occurred|ran into an error|ran into a problem",
         f"the|our|my ... {_EN_SYSTEM} ~ {_EN_DOWN}",
         "sorry|unfortunately|afraid|apologies|regret|regrettably ... not possible|isn't possible|is not possible"
         "|unavailable|not available|failed|went wrong",
@@ -270,10 +284,12 @@ BUILT_IN: dict[str, tuple[str, ...]] = {
         "ich|wir ... habe|haben|hatte|hatten ... nicht|keine|keinen|nichts ... gefunden|finden|erreicht|abrufen"
         "|bearbeiten|andern",
         "ich|wir ... finde|finden|fand|fanden ... nicht|kein|keine|keinen|nichts",
+        "habe|haben|hatte|hatten ... ich|wir ... keine berechtigung|keinen zugriff|keinen zugang|keine rechte"
+        "|keine moglichkeit",
         "komme nicht weiter|kommen nicht weiter|komme hier nicht weiter|kommen hier nicht weiter|muss hier abbrechen"
         "|mussen hier abbrechen|muss leider abbrechen|bin nicht befugt|sind nicht befugt|ist mir nicht moglich"
-        "|ist uns nicht moglich|versuchen sie es spater|spater noch einmal|spater erneut|zu einem spateren zeitpunkt",
-        "system|abfrage|suche|anfrage|verbindung|dienst|server|service|datenbank ~ fehlgeschlagen|nicht erreichbar"
+        "|ist uns nicht moglich|mir nicht moglich|uns nicht moglich|versuchen sie es spater|spater noch einmal|spater erneut|zu einem spateren zeitpunkt",
+        "system|abfrage|suche|anfrage|verbindung|dienst|server|service|datenbank ... fehlgeschlagen|nicht erreichbar"
         "|nicht verfugbar|ausgefallen|gestort|antwortet nicht|reagiert nicht|funktioniert nicht",
         "system|abfrage|suche|anfrage|verbindung|dienst|server|service|datenbank ~ antwortet|reagiert|funktioniert"
         "|lauft ~ nicht",
@@ -290,7 +306,7 @@ BUILT_IN: dict[str, tuple[str, ...]] = {
         "impossible de|une erreur s'est produite|une erreur est survenue|il m'est impossible|il nous est impossible"
         "|n'est pas possible|pas possible pour le moment|de ne pas pouvoir|de ne pas avoir pu|de ne pas etre en mesure"
         "|reessayer plus tard|reessayez plus tard|veuillez reessayer|je dois m'arreter|je suis bloque|nous sommes bloques",
-        "systeme|recherche|requete|service|serveur|connexion|base de donnees ~ ne repond pas|indisponible"
+        "systeme|recherche|requete|service|serveur|connexion|base de donnees ... ne repond pas|indisponible"
         "|n'est pas disponible|a echoue|en panne|ne fonctionne pas|n'a pas repondu|est hors service",
         _each("no {}encontre|no {}encuentro|no {}he encontrado|no {}hemos encontrado|no {}encontramos"
               "|no {}localice|no {}localizo|no {}he podido encontrar|no {}pude encontrar", "", "lo ", "la ", "los ",
@@ -300,8 +316,9 @@ BUILT_IN: dict[str, tuple[str, ...]] = {
         "|se produjo un error|hubo un error|ha ocurrido un error|no logro|no consigo|no tengo acceso|no tenemos acceso"
         "|no tengo permiso|no tengo permisos|no tengo la posibilidad|no dispongo de|no he sido capaz|no fui capaz"
         "|no soy capaz|no somos capaces|no estoy en condiciones|me es imposible|nos es imposible|no se puede"
+        "|no poder ayudar|de no poder|no poder|no poderle ayudar"
         "|intentelo mas tarde|intente mas tarde|vuelva a intentarlo mas tarde|pruebe mas tarde|intentelo de nuevo mas tarde",
-        "sistema|busqueda|consulta|servicio|servidor|conexion|base de datos ~ no responde|no esta disponible"
+        "sistema|busqueda|consulta|servicio|servidor|conexion|base de datos ... no responde|no esta disponible"
         "|no disponible|fallo|ha fallado|caido|no funciona|no respondio",
     ),
     # A user asking for a human: a request verb a few words before a person noun.
@@ -313,13 +330,14 @@ BUILT_IN: dict[str, tuple[str, ...]] = {
         f"is there|are there|gibt es|y a t il|il y a|hay ... {_REAL}",
         "human agent|live agent|real person|real human|actual person|actual human|representative|human being"
         "|live person|your supervisor|call me back|have someone call me|escalate this|escalate my case|escalate it",
-        "^ " + _each("{}|{} please|please {}|{} now|{} bitte|bitte {}|{} s'il vous plait|{} por favor",
+        "^ " + _each("{}|{} please|please {}|{} now|{} bitte|bitte {}|{} s'il vous plait|{} svp|{} por favor",
                      *(f"{article}{noun}" for article in ("", "a ", "an ", "your ", "einen ", "ein ", "ihren ", "un ",
                                                           "une ", "votre ", "una ", "su ")
                        for noun in ("operator", "agent", "human", "person", "manager", "supervisor", "representative",
                                     "mensch", "menschen", "mitarbeiter", "vorgesetzten", "humain", "conseiller",
                                     "operateur", "responsable", "humano", "asesor", "operador", "agente", "persona",
-                                    "supervisor"))) + " $",
+                                    "supervisor", "real person", "real human", "echten menschen", "echter mensch",
+                                    "vrai humain", "vraie personne", "humano de verdad", "persona real"))) + " $",
         f"mit|an|zu ... {_DE_PERSON} ... {_DE_TALK}",
         f"{_DE_TALK} ... mit|an|zu ... {_DE_PERSON}",
         f"{_DE_WANT} ... {_DE_STAFF}",
@@ -351,17 +369,22 @@ BUILT_IN: dict[str, tuple[str, ...]] = {
         _each("{}", *(f"{a} {n}" for a in _EN_ADJ.split("|") for n in _EN_NOUN.split("|"))),
         f"{_DE_REPLY} ~ {_DE_VERDICT}",
         f"{_DE_REPLY} ~ {_DE_VERB} ~ {_DE_NEG}",
+        f"{_DE_REPLY} ~ haben|hat|habt|hast ~ nicht|nichts|gar nicht|uberhaupt nicht ~ verstanden|geholfen|beantwortet"
+        f"|gelesen|gebracht|geandert|gelost",
         f"^ {_DE_VERB} ~ {_DE_NEG} $",
         f"{_FR_REPLY} ~ {_FR_VERDICT}",
         f"{_FR_REPLY} ~ ne|n' ~ {_FR_VERB} ~ {_FR_NEG}",
         f"{_FR_REPLY} ~ ne|n' ~ est|etait|sont ~ pas|toujours pas|plus ~ {_FR_NOT}",
         f"{_FR_REPLY} ~ n' ~ avez|as|a|ont ~ pas|rien|jamais|toujours pas ~ compris|repondu|aide|lu|ecoute|resolu"
-        f"|regle|corrige|tenu compte|servi",
+        f"|regle|corrige|tenu compte|servi|change|apporte|donne",
         f"{_FR_REPLY} ~ est|etait|sont|{_FR_VERB} ~ pas|toujours pas|plus ~ {_FR_NOT}",
         f"{_ES_REPLY} ~ {_ES_VERDICT}",
         f"{_ES_REPLY} ~ no|nunca|tampoco ~ {_ES_VERB}",
         f"^ no|nunca|tampoco ~ {_ES_VERB} $",
         f"^ {_ALONE} $",
+        "respuesta|solucion|informacion|explicacion|reponse|solution|information|explication|antwort|losung|auskunft"
+        " ... inutil|incorrecta|equivocada|erronea|absurda|inutile|fausse|incorrecte|absurde|nulle|falsch|nutzlos"
+        "|unbrauchbar|sinnlos",
         "wrong answer|useless answer|incorrect answer|unhelpful answer|wrong information|falsche antwort"
         "|nutzlose antwort|falsche auskunft|mauvaise reponse|reponse fausse|reponse inutile|reponse incorrecte"
         "|respuesta incorrecta|respuesta equivocada|respuesta inutil|respuesta erronea",
@@ -374,7 +397,8 @@ BUILT_IN: dict[str, tuple[str, ...]] = {
         "sigue|sigues|todavia|aun ~ sin funcionar|sin servir|sin resolver|fallando|mal|incorrecto|incorrecta"
         "|equivocado|igual|estando mal|siendo incorrecto|sin responder",
         "you're not listening|you are not listening|you don't understand|you do not understand|n'importe quoi"
-        "|thanks for nothing|danke fur nichts|merci pour rien|gracias por nada",
+        "|thanks for nothing|danke fur nichts|merci pour rien|gracias por nada|se ha equivocado|se equivoco"
+        "|te has equivocado|te equivocaste|me ha entendido mal|me entendio mal|vous vous etes trompe|tu t'es trompe",
         "thanks|thank you|thank u|danke|merci|gracias ... for nothing|fur nichts|pour rien|por nada",
     ),
     # Words that, just before a match or between its parts, take its meaning back (or make it hypothetical).
@@ -393,7 +417,7 @@ BUILT_IN: dict[str, tuple[str, ...]] = {
         "vraiment", "completement", "totalement", "encore", "tout", "du", "a", "fait", "juste", "absolument",
         "toujours", "franchement", "carrement", "es", "esta", "fue", "era", "estan", "son", "totalmente",
         "completamente", "muy", "realmente", "de", "nuevo", "otra", "vez", "simplemente", "todavia", "sigue", "aun",
-        "tambien", "absolutamente", "me", "even", "currently", "temporarily", "derzeit", "gerade", "momentan",
+        "tambien", "absolutamente", "me", "even", "strictement", "currently", "temporarily", "derzeit", "gerade", "momentan",
         "aktuell", "zurzeit", "actuellement", "temporairement", "meme", "actualmente", "temporalmente",
     ),
     # A turn after a closing or a give-up: "thanks, but …", "I couldn't find it at first, but here it is".
@@ -402,10 +426,15 @@ BUILT_IN: dict[str, tuple[str, ...]] = {
         "^ but", "however", "though", "although", "except", "^ yet", "one more thing", "another thing",
         "another question", "^ still", "by the way", "btw", "^ also i|also can|also could|also my",
         "^ aber", "jedoch", "allerdings", "^ doch", "trotzdem", "^ sondern", "noch eine frage", "eine frage noch",
-        "^ noch etwas", "^ immer noch", "ubrigens", "^ mais", "cependant", "pourtant", "toutefois", "par contre",
+        "^ noch etwas", "^ nur", "^ immer noch", "ubrigens", "^ mais", "cependant", "pourtant", "toutefois", "par contre",
         "sauf que", "en revanche", "autre chose", "une autre question", "encore une chose", "^ toujours", "au fait",
         "^ pero", "sin embargo", "no obstante", "aunque", "otra cosa", "otra pregunta", "una cosa mas", "^ sigo",
         "^ todavia", "por cierto",
+        # a question without its question mark opens a new request
+        "^ where|when|why|how do|how can|how long|how much|what about|what is|can you|could you",
+        "^ wo|wann|warum|wie lange|wie kann|konnen sie|konnten sie",
+        "^ ou est|ou en est|quand|comment je|comment faire|pourquoi|pouvez vous",
+        "^ donde|cuando|por que|como puedo|como hago|puede|podria",
     ),
     # What an assistant says when it delivers after all: a give-up followed by a contrast and one of these
     # is not a give-up ("I couldn't find it at first, but here it is: …").

@@ -43,6 +43,8 @@ GIVE_UPS = [
     "Leider ist der Server momentan nicht erreichbar.", "Wir haben keine Berechtigung für diese Änderung.",
     "Nous n'avons trouvé aucune commande à ce nom.", "Le serveur est en panne, veuillez réessayer plus tard.",
     "No lo encuentro en el sistema, disculpe.", "El servidor no responde, inténtelo más tarde.",
+    "Dazu habe ich leider keine Berechtigung.", "Une erreur technique m'empêche de continuer.",
+    "Lo siento, el sistema de pagos está caído.",
 ]
 NOT_GIVE_UPS = ["Sorry for the wait, here it is: INV-2001.", "No problem, I've updated your address.",
                 "Kein Problem, die Rechnung ist unterwegs.", "Pas de souci, c'est fait.", "No hay problema, ya lo cambié."]
@@ -52,17 +54,22 @@ HUMANS = [
     "Holen Sie mir bitte Ihren Vorgesetzten", "Kann mich ein Berater anrufen?", "Ich will keinen Bot sprechen",
     "Je voudrais un responsable", "Un technicien peut-il me rappeler ?", "pas une machine, un humain",
     "Quiero un supervisor", "¿Me puede atender un encargado?", "no con un robot, con una persona",
+    "Stellen Sie mich bitte zu einem Mitarbeiter durch", "Je souhaite être rappelé par un conseiller",
+    "Me gustaría que me atendiera un asesor", "transfer to agent",
 ]
 NOT_HUMANS = [
     "My manager approved the order", "Un responsable du dépôt a signé", "Mi jefe pagó la factura",
     "Ich brauche keinen Mitarbeiter, der Chat reicht", "Je ne veux parler à personne", "No quiero hablar con nadie",
-    "our IT team will call you", "The driver said a supervisor signed",
+    "our IT team will call you", "The driver said a supervisor signed", "Mon voisin a parlé à un conseiller",
+    "Ya hablé con un asesor ayer",
 ]
 WRONGS = [
     "that didn't solve anything", "you are not answering my question", "this doesn't make any sense… wrong again",
     "useless info", "Das hilft mir überhaupt nicht weiter", "Stimmt so nicht", "Sie verstehen mich einfach nicht",
     "Ça ne répond toujours pas à ma question", "Ce n'est toujours pas correct", "c'est pas ça",
     "Eso no me ayuda nada", "Usted no me está escuchando", "Sigue sin resolverse nada… sigue mal",
+    "That isn't what I was asking", "Sie haben mich nicht verstanden", "Vous vous êtes trompé",
+    "Votre solution n'a rien changé", "No ha respondido a mi pregunta", "Qué respuesta más inútil",
 ]
 NOT_WRONGS = [
     "I typed the wrong zip code", "It's not wrong, just slow", "Das falsche Paket kam an",
