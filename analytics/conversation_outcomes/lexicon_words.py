@@ -97,7 +97,8 @@ _EN_VERDICT = ("wrong|useless|incorrect|not helpful|unhelpful|not right|not corr
                "|wrong again|a waste of time|waste of time|makes zero sense|zero sense|no sense|got it wrong"
                "|ve got it wrong|have it wrong|got that wrong|ve got that wrong|misunderstood|ve misunderstood"
                "|have misunderstood|outdated|out of date|has nothing to do with|have nothing to do with"
-               "|nothing to do with my question|off")
+               "|nothing to do with my question|off|not the right answer|not the correct answer|not the right information"
+               "|not the right info|not the right solution|not the answer i need|not the answer i wanted")
 # "doesn't / isn't / did not …" then what the reply failed to do: "that doesn't answer my question",
 # "you're not helping", "this did not fix it".
 _EN_NOT = ("doesn't|does not|didn't|did not|isn't|is not|wasn't|was not|won't|will not|don't|do not|aren't|are not"
@@ -138,7 +139,7 @@ _FR_VERDICT = ("faux|fausse|inutile|inutiles|incorrect|incorrecte|inexact|inexac
 _FR_VERB = ("aide|aidez|aides|aident|m'aide|m'aidez|m'aides|m'aident|repond|repondez|reponds|repondent|sert|servez"
             "|me sert|m'a servi|comprenez|comprends|comprend|m'ecoutez|m'ecoutes|m'ecoute|ecoutez|marche|fonctionne"
             "|resout|regle|corrige|change|a aide|m'a aide|a marche|a fonctionne|a servi|a regle|a resolu|avez aide"
-            "|m'avez aide|avez repondu|a repondu|m'avance|avance|m'apporte|apporte|m'a avance|m'a apporte")
+            "|m'avez aide|avez repondu|a repondu|correspond|correspondent|m'avance|avance|m'apporte|apporte|m'a avance|m'a apporte")
 _FR_NEG = "pas|rien|plus|jamais|en rien|a rien|du tout|toujours pas|pas du tout|pas a ma question"
 # "(ce n')est pas …": what the reply is not.
 _FR_NOT = ("correct|correcte|juste|bon|bonne|exact|exacte|vrai|utile|ca|la bonne reponse|ce que j'ai demande"
@@ -162,7 +163,9 @@ _ES_VERB = ("me ayuda|ayuda|me esta ayudando|esta ayudando|me ayudo|ayudo|me ha 
             "|me estas entendiendo|me esta escuchando|me estas escuchando|me estas ayudando|esta respondiendo"
             "|me esta sirviendo|es eso lo que pregunte|es eso lo que pedi|es lo que he preguntado"
             "|ha respondido a mi pregunta|ha contestado mi pregunta|ha contestado a mi pregunta|responde a mi pregunta"
-            "|contesta a mi pregunta|contesta mi pregunta|respondio a mi pregunta|contesto mi pregunta")
+            "|contesta a mi pregunta|contesta mi pregunta|respondio a mi pregunta|contesto mi pregunta"
+            "|me ha servido de nada|ha servido de nada|me sirvio de nada|sirvio de nada|sirve de nada|me sirve de nada"
+            "|me ayudo en nada|me ha ayudado en nada")
 # A verdict said on its own: the whole clause, with an intensifier at most.
 _ALONE_BASE = ("way off|off the mark|off topic|daneben|voll daneben|am thema vorbei|hors sujet|a cote de la plaque"
                "|fuera de lugar|nada que ver|wrong|useless|incorrect|nonsense|rubbish|unhelpful|not helpful|wrong answer|not what i asked|nope wrong"
@@ -342,7 +345,7 @@ BUILT_IN: dict[str, tuple[str, ...]] = {
         f"{_DE_TALK} ... mit|an|zu ... {_DE_PERSON}",
         f"{_DE_WANT} ... {_DE_STAFF}",
         f"{_DE_STAFF} ... {_DE_CALL}",
-        "echten menschen|echter mensch|echten mitarbeiter|einen mitarbeiter|kundenberater|menschlichen mitarbeiter"
+        "echten menschen|echter mensch|echten mitarbeiter|einen mitarbeiter|einen kundenberater|menschlichen mitarbeiter"
         "|echten berater|ihren vorgesetzten|ihrem vorgesetzten|ihren chef|eine echte person|rufen sie mich zuruck"
         "|ruf mich zuruck|rufen sie mich an|ruft mich an|rappelez moi|rappelle moi|llameme|llamame|llamenme",
         f"{_FR_TALK} ... {_FR_PERSON}",

@@ -61,7 +61,7 @@ NOT_HUMANS = [
     "My manager approved the order", "Un responsable du dépôt a signé", "Mi jefe pagó la factura",
     "Ich brauche keinen Mitarbeiter, der Chat reicht", "Je ne veux parler à personne", "No quiero hablar con nadie",
     "our IT team will call you", "The driver said a supervisor signed", "Mon voisin a parlé à un conseiller",
-    "Ya hablé con un asesor ayer",
+    "Ya hablé con un asesor ayer", "Der Kundenberater hat mir gestern geholfen",
 ]
 WRONGS = [
     "that didn't solve anything", "you are not answering my question", "this doesn't make any sense… wrong again",
@@ -70,6 +70,7 @@ WRONGS = [
     "Eso no me ayuda nada", "Usted no me está escuchando", "Sigue sin resolverse nada… sigue mal",
     "That isn't what I was asking", "Sie haben mich nicht verstanden", "Vous vous êtes trompé",
     "Votre solution n'a rien changé", "No ha respondido a mi pregunta", "Qué respuesta más inútil",
+    "That's not the right answer", "Votre réponse ne correspond pas à ma question", "No me ha servido de nada",
 ]
 NOT_WRONGS = [
     "I typed the wrong zip code", "It's not wrong, just slow", "Das falsche Paket kam an",
