@@ -7,7 +7,8 @@ first user question is on one of six topics, in English, German, French or Spani
 run config carries `app_version` "1.0" or "1.1" (copied into checkpoint metadata), and
 the two versions have different signal rates. Patterns include decoys that look like a
 signal and are not (paging, a single tool error, "no need to talk to a person", "sorry for
-the wait, here it is", a repeated greeting…). Restarts: a pause of over 30 minutes before a
+the wait, here it is", "I couldn't find it at first, but here it is", "thanks, but I also
+need the invoice" left unanswered, a repeated greeting…). Restarts: a pause of over 30 minutes before a
 user turn (Resume QA's idle gap), after a turn that pages through 48 to 60 pages of order
 history or before it, and a graph that trims its own state (`lost_context` and its decoys).
 
@@ -248,8 +249,16 @@ def p_answered(c: Ctx) -> Plan:
     return Plan([_answered(c)])
 
 
+def _every_other(c: Ctx) -> bool:
+    """Half the conversations of a pattern, chosen by their reference (no draw: the rest stay as they are)."""
+    return sum(map(ord, c.ref)) % 2 == 1
+
+
 def p_abandoned(c: Ctx) -> Plan:
-    return Plan([_answered(c), Step(c.follow_up(), [SILENT], ("abandoned",))], {"abandoned": True})
+    text = c.follow_up()
+    if _every_other(c):  # thanks, then a contrast and a new request: not a closing
+        text = T.THANKS_BUT[c.lang]
+    return Plan([_answered(c), Step(text, [SILENT], ("abandoned",))], {"abandoned": True})
 
 
 def p_abandoned_first(c: Ctx) -> Plan:
@@ -282,7 +291,8 @@ def p_give_up_recovered(c: Ctx) -> Plan:
 
 
 def p_apology_answer(c: Ctx) -> Plan:
-    reply = Reply(T.APOLOGY_PREFIX[c.lang] + T.ANSWERS[c.topic][c.lang].format(ref=c.ref))
+    prefix = T.RECOVERED_PREFIX if _every_other(c) else T.APOLOGY_PREFIX
+    reply = Reply(prefix[c.lang] + T.ANSWERS[c.topic][c.lang].format(ref=c.ref))
     return Plan([_answered(c, reply)])
 
 

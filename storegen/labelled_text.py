@@ -156,6 +156,16 @@ TRY_AGAIN = {"en": "Please try again.", "de": "Bitte versuchen Sie es noch einma
 APOLOGY_PREFIX = {"en": "Sorry for the wait! Here it is: ", "de": "Entschuldigen Sie die Wartezeit! Hier ist es: ",
                   "fr": "Désolé pour l'attente ! Voici : ", "es": "¡Perdón por la espera! Aquí lo tiene: "}
 
+#: A failure the assistant got past in the same reply: not a give-up.
+RECOVERED_PREFIX = {"en": "I couldn't find it at first, but here it is: ",
+                    "de": "Ich konnte es zuerst nicht finden, aber hier ist es: ",
+                    "fr": "Je ne l'ai pas trouvé tout de suite, mais le voici : ",
+                    "es": "Al principio no lo encontré, pero aquí está: "}
+
+#: Thanks followed by a contrast and a new request: not a closing.
+THANKS_BUT = {"en": "Thanks, but I also need the invoice for it.", "de": "Danke, aber ich brauche auch noch die Rechnung dazu.",
+              "fr": "Merci, mais il me faut aussi la facture.", "es": "Gracias, pero también necesito la factura."}
+
 #: Asking for a human (user frustration).
 ASK_HUMAN = {
     "en": ["Can I talk to a person please?", "I want to speak to a human agent.", "Get me a representative."],

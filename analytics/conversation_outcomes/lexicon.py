@@ -12,11 +12,14 @@ it to the whole clause. A part's alternatives are phrases whose tokens occur
 consecutively, whole words only ("agent" never matches "agentur"); a plain phrase is a
 one-part pattern. In the `human` and `wrong` categories a negation ("no need", "not",
 "if", "ne", …) among the `NEGATION_WINDOW` tokens before a match, or in a gap inside it,
-takes it back. Limits: sarcasm, a negation further away or in another clause, or a
-wording not covered is not seen.
+takes it back. A `contrast` word ("but", "aber", "mais", "pero" …) after a `closing` match
+takes it back ("thanks, but that's not what I asked"); after a `give_up` match it does when a
+`recovered` phrase follows it (the assistant delivers after all: "… at first, but here it is").
+Limits: sarcasm, a negation further away or in another clause, or a wording not covered is
+not seen.
 
 A user lexicon (`load_lexicon`) is a TOML or JSON file whose keys are categories
-(`closing`, `give_up`, `human`, `wrong`, `negation`, `filler`) and values lists of
+(`closing`, `give_up`, `human`, `wrong`, `recovered`, `negation`, `filler`, `contrast`) and values lists of
 patterns; it replaces the built-in patterns of the categories it names, or adds to them
 when `extend = true`.
 
@@ -26,6 +29,8 @@ True
 False
 >>> built_in().matches("wrong", "The item doesn't work"), built_in().matches("wrong", "That still doesn't work")
 (False, True)
+>>> built_in().matches("give_up", "I couldn't find it at first, but here it is: INV-7")
+False
 >>> normalise("Ça NE marche pas") == normalise("c\\u0327a ne marche pas")
 True
 """
@@ -42,7 +47,7 @@ from pathlib import Path
 from analytics.errors import BadRequest
 from analytics.conversation_outcomes.lexicon_words import BUILT_IN as _BUILT_IN
 
-CATEGORIES = ("closing", "give_up", "human", "wrong", "negation", "filler")
+CATEGORIES = ("closing", "give_up", "human", "wrong", "negation", "filler", "contrast", "recovered")
 #: Tokens before a match searched for a negation.
 NEGATION_WINDOW = 4
 
@@ -53,7 +58,10 @@ _QUOTED = re.compile(r'"[^"]*"|“[^”]*”|«[^»]*»|„[^“”]*[“”]')
 _TOKEN = re.compile(r"\w+")
 _CLAUSE = re.compile(r"[,.;:!?¡¿\n]+")
 #: Categories where a negation just before a match takes it back.
-NEGATED_CATEGORIES = ("human", "wrong")
+NEGATED_CATEGORIES = ("human", "wrong", "recovered")
+#: Categories a `contrast` after the match takes back: a closing always ("thanks, but that's not
+#: what I asked"), a give-up when the assistant then delivers (a `recovered` match after the contrast).
+CONTRASTED_CATEGORIES = {"closing": None, "give_up": "recovered"}
 _APOSTROPHES = ("’", "‘", "ʼ", "`")
 
 
@@ -112,8 +120,13 @@ class Pattern:
 
     def __post_init__(self) -> None:
         # per part, {first token: alternatives starting with it}: a position tries only those.
-        heads = tuple({alt[0]: tuple(a for a in part if a[0] == alt[0]) for alt in part} for part in self.parts)
-        object.__setattr__(self, "_heads", heads)
+        heads = []
+        for part in self.parts:
+            by_head: dict[str, list[tuple[str, ...]]] = {}
+            for alt in part:
+                by_head.setdefault(alt[0], []).append(alt)
+            heads.append({head: tuple(alts) for head, alts in by_head.items()})
+        object.__setattr__(self, "_heads", tuple(heads))
 
     def firsts(self) -> set[str]:
         return set(self._heads[0])
@@ -147,7 +160,7 @@ def parse(text: str) -> Pattern | None:
 
 @dataclass(frozen=True)
 class Lexicon:
-    """Patterns by category (`parse`); `negation` and `filler` are word lists."""
+    """Patterns by category (`parse`); `negation`, `filler` and `contrast` are word lists."""
 
     phrases: dict[str, tuple[Pattern, ...]]
 
@@ -162,6 +175,9 @@ class Lexicon:
             index[category] = by_first
         object.__setattr__(self, "_index", index)
         object.__setattr__(self, "_negations", self.words("negation"))
+        # (tokens, anywhere): a contrast written with `^` counts only opening a clause or right after a match.
+        object.__setattr__(self, "_contrasts", tuple((alt, not p.start) for p in self.phrases.get("contrast", ())
+                                                     for part in p.parts for alt in part))
         object.__setattr__(self, "_filler", frozenset(w for words in self.words("filler") for w in words))
 
     def words(self, category: str) -> tuple[tuple[str, ...], ...]:
@@ -175,35 +191,57 @@ class Lexicon:
         if words is not None and words.isdisjoint(by_first):
             return False
         negations = self._negations if category in NEGATED_CATEGORIES else ()
-        for toks in parts:
+        contrasted = category in CONTRASTED_CATEGORIES
+        for c, toks in enumerate(parts):
             for i, tok in enumerate(toks):
                 for pattern in by_first.get(tok, ()):
                     if pattern.start and i:
                         continue
-                    if self._match(toks, i, pattern, 0, negations) \
-                            and not _negated(toks[max(0, i - NEGATION_WINDOW):i], negations):
-                        return True
+                    end = self._match(toks, i, pattern, 0, negations)
+                    if end < 0 or _negated(toks[max(0, i - NEGATION_WINDOW):i], negations):
+                        continue
+                    if contrasted and self._taken_back(category, parts, c, end):
+                        continue
+                    return True
         return False
 
-    def _match(self, toks: list[str], i: int, pattern: Pattern, k: int, negations) -> bool:
-        """Whether part `k` of `pattern` and the parts after it match from token `i`."""
+    def _taken_back(self, category: str, parts: list[list[str]], c: int, end: int) -> bool:
+        """Whether a `contrast` after a match ending at token `end` of clause `c` takes it back: one
+        anywhere after it, or for a closing and a contrast written `^ …` one right after the match or
+        opening a later clause ("danke, aber …", not the particle in "das ging aber schnell"); then,
+        for a give-up, a match of the category `CONTRASTED_CATEGORIES` names after the contrast."""
+        then = CONTRASTED_CATEGORIES[category]
+        for k in range(c, len(parts)):
+            toks = parts[k]
+            first = end if k == c else 0
+            for at in range(first, len(toks)):
+                n = next((len(w) for w, anywhere in self._contrasts
+                          if (anywhere or then or at == first) and tuple(toks[at:at + len(w)]) == w), 0)
+                if not n:
+                    continue
+                return then is None or self.find(then, [toks[at + n:], *parts[k + 1:]])
+        return False
+
+    def _match(self, toks: list[str], i: int, pattern: Pattern, k: int, negations) -> int:
+        """Where the match of part `k` of `pattern` and the parts after it from token `i` ends, or -1."""
         if i >= len(toks):
-            return False
+            return -1
         for alt in pattern._heads[k].get(toks[i], ()):
             j = i + len(alt)
             if tuple(toks[i:j]) != alt:
                 continue
             if k == len(pattern.parts) - 1:
                 if not pattern.end or j == len(toks):
-                    return True
+                    return j
                 continue
             filler_only = pattern.gaps[k] == "~"
             for nxt in range(j, min(j + GAP, len(toks) - 1) + 1):
                 if nxt > j and (toks[nxt - 1] not in self._filler if filler_only else _negated(toks[j:nxt], negations)):
                     break  # (a longer gap holds the same word)
-                if self._match(toks, nxt, pattern, k + 1, negations):
-                    return True
-        return False
+                found = self._match(toks, nxt, pattern, k + 1, negations)
+                if found >= 0:
+                    return found
+        return -1
 
     def matches(self, category: str, text: str) -> bool:
         return self.find(category, clauses(text))

@@ -1,120 +1,414 @@
 """The built-in outcome lexicon: English, German, French and Spanish patterns by category
-(syntax and matching: `analytics.conversation_outcomes.lexicon`; the rules in words: docs/outcomes.md)."""
+(syntax and matching: `analytics.conversation_outcomes.lexicon`; the rules in words: docs/outcomes.md).
+
+Each category is built from word classes (who is asked for, how, which verdict, which farewell)
+rather than whole sentences, so that a wording is covered when its parts are: "a manager",
+"your supervisor", "einen Vorgesetzten", "votre responsable", "su supervisor" are all the same
+person noun after any request verb."""
 
 from __future__ import annotations
 
-# Words naming the parts of a pattern, by language (joined with "|" into pattern parts).
-_EN_ASK = "talk|speak|chat|connect me|transfer me|put me through|get me|reach"
-_EN_PERSON = "person|human|humans|agent|representative|rep|someone|somebody|operator|manager|supervisor|staff"
-_DE_ASK = "sprechen|reden|chatten|verbinden|weiterleiten|durchstellen|verbinde|verbindest"
-_DE_PERSON = ("mensch|menschen|mitarbeiter|mitarbeiterin|mitarbeitenden|berater|beraterin|kundenberater|person"
-              "|jemandem|jemand|agenten|kundendienst|kundenservice|support|ansprechpartner|sachbearbeiter")
-_FR_ASK = ("parler|parle|passer|passez moi|passe moi|transferer|transferez moi|mettre en relation|mettez moi en relation"
-           "|joindre|contacter|discuter")
-_FR_PERSON = "personne|humain|etre humain|conseiller|conseillere|agent|quelqu'un|operateur|operatrice|interlocuteur"
-_ES_ASK = ("hablar|hable|hablo|pasar|pasame|paseme|pasa|pase|comunicar|comunicarme|comunica|comunique|comuniqueme|transferir|transfiera"
-           "|transfierame|contactar|chatear")
-_ES_PERSON = "persona|humano|agente|asesor|asesora|operador|operadora|alguien|representante|ejecutivo|empleado"
 
+def _alts(*groups: str) -> str:
+    """Alternatives joined with `|` (each group already `|`-separated)."""
+    return "|".join(g for g in groups if g)
+
+
+def _each(template: str, *words: str) -> str:
+    """`template` with `{}` replaced by each of `words`, as alternatives."""
+    return "|".join(template.replace("{}", w) for w in words)
+
+
+# --- Ask for a human ---------------------------------------------------------------------------
+# Person nouns that name staff unambiguously, and weaker ones ("someone") that count only after
+# a verb of talking or connecting. A verb of wanting ("I want", "ich möchte") needs a strong noun.
+_EN_STAFF = ("human|humans|human being|operator|manager|supervisor|representative|rep|staff|staff member|employee"
+             "|advisor|adviser|consultant|specialist|team leader|boss|live agent|human agent|real agent|support agent"
+             "|customer service|customer support|support team|service team|helpdesk|help desk|real person|real human"
+             "|actual person|actual human|live person|someone real|somebody real|a person|a human")
+_EN_PERSON = _alts(_EN_STAFF, "person|agent|agents|someone|somebody|people|anyone|anybody|colleague|support")
+_EN_TALK = ("talk|speak|chat|connect me|transfer me|transfer|transfer to|forward to|switch to|connect to|connect with"
+            "|get through to|hand over to|hand off to|put me through|reach|escalate|escalate this|escalate it"
+            "|hand me over|pass me|switch me|forward me|put me on|get me through|patch me through")
+_EN_WANT = "want|need|get me|give me|prefer|request|demand|like|looking for|find me|bring me|get|have"
+_EN_CALL = ("talk to me|speak to me|speak with me|talk with me|chat with me|call me|call me back|ring me|phone me"
+            "|contact me|get back to me|reach out|take over|look at this|help me")
+
+_DE_STAFF = ("mensch|menschen|echter mensch|echten menschen|mitarbeiter|mitarbeiterin|mitarbeitenden|berater|beraterin"
+             "|kundenberater|kundenberaterin|sachbearbeiter|sachbearbeiterin|ansprechpartner|ansprechpartnerin"
+             "|vorgesetzten|vorgesetzter|vorgesetzte|chef|chefin|teamleiter|teamleiterin|verantwortlichen|zustandigen"
+             "|supervisor|fachmann|fachkraft|experten|kundendienst|kundenservice|support|operator|agenten"
+             "|echte person|echten person|echter person|reale person|eine person|menschlichen")
+_DE_PERSON = _alts(_DE_STAFF, "person|jemandem|jemand|jemanden|kollegen|kollegin")
+_DE_TALK = ("sprechen|reden|chatten|verbinden|weiterleiten|durchstellen|verbinde|verbindest|telefonieren"
+            "|zuruckrufen|anrufen|kontaktieren|melden|ubergeben|weitergeben")
+_DE_WANT = ("mochte|mochten|will|wollen|brauche|brauchen|hatte gern|hatte gerne|hatten gern|verlange|wunsche"
+            "|bitte um|geben sie mir|gib mir|holen sie|hol mir|besorgen sie mir|her mit")
+_DE_CALL = ("zuruckrufen|anrufen|melden|kontaktieren|ubernehmen|sprechen|reden|helfen|ansehen|anschauen|kummern|prufen"
+            "|durch|weiter")
+
+_FR_STAFF = ("humain|etre humain|conseiller|conseillere|conseillers|operateur|operatrice|interlocuteur|interlocutrice"
+             "|responsable|superieur|superviseur|superviseuse|manager|chef|gestionnaire|technicien|technicienne"
+             "|employe|employee|collaborateur|agent humain|service client|service clientele|vraie personne"
+             "|personne reelle|une personne|vrai agent")
+_FR_PERSON = _alts(_FR_STAFF, "personne|agent|quelqu'un")
+_FR_TALK = ("parler|passer|passez moi|passe moi|transferer|transferez moi|mettre en relation|mettez moi en relation"
+            "|joindre|contacter|discuter|rappele|rappelee|recontacte|recontactee|mis en relation|mise en relation|en relation avec|en contact avec|mettre en contact|mettez moi en contact|rappeler|me rappeler|m'appeler|appeler|echanger|orienter vers|rediriger")
+_FR_WANT = ("veux|voudrais|voulons|souhaite|souhaiterais|aimerais|exige|demande|besoin d'|besoin d'un|besoin d'une"
+            "|donnez moi|trouvez moi|avoir|plutot")
+_FR_CALL = "me rappeler|me rappelle|me contacter|m'appeler|me repondre|m'aider|me parler|reprendre"
+
+_ES_STAFF = ("humano|ser humano|asesor|asesora|operador|operadora|representante|ejecutivo|ejecutiva|empleado|empleada"
+             "|supervisor|supervisora|superior|encargado|encargada|responsable|gerente|jefe|jefa|especialista|tecnico|tecnica"
+             "|agente humano|persona real|persona de verdad|una persona|alguien de verdad|alguien real"
+             "|atencion al cliente|servicio al cliente")
+_ES_PERSON = _alts(_ES_STAFF, "persona|agente|alguien|companero")
+_ES_TALK = ("hablar|hablo|pasar|pasame|paseme|pasa|pase|comunicar|comunicarme|comunica|comunique|comuniqueme"
+            "|transferir|transfiera|transfierame|contactar|chatear|llamar|llame|llamen|llameme|me llame|me llamen"
+            "|atender|atienda|atiendan|me atienda|me atiendan|derivar|derive|escalar|poner en contacto|pasen|pasenme"
+            "|me pasen|pongan|ponganme|me pongan|ponga|pongame|ponme|comuniquen|me comuniquen|atendiera|atendieran"
+            "|llamara|llamaran|pasara|pasaran")
+_ES_WANT = "quiero|quisiera|necesito|prefiero|exijo|pido|me gustaria|deme|dame|busco|queremos|necesitamos"
+_ES_CALL = "me llame|me llamen|me atienda|me atiendan|me contacte|me contacten|me ayude|me hable|llamarme|contactarme"
+
+# Words for a human being as such ("is there a human?", "gibt es hier Menschen?").
+_REAL = ("human|humans|human being|real person|real people|live person|live agent|real human|mensch|menschen"
+         "|echte person|echten menschen|humain|humains|etre humain|vraie personne|humano|humanos|persona real"
+         "|persona de verdad|personas reales")
+# A user rejecting the bot is asking for a person ("not a bot", "keinen Bot", "pas un robot", "no quiero un bot").
+_BOT = "bot|bots|robot|robots|chatbot|machine|maschine|maquina|ai|ki|ia|computer|ordinateur|computadora|automaton"
+_NO_BOT = ("not a|not an|not with a|not with the|not this|no more|don't want a|don't want the|do not want a|stop the"
+           "|rather than a|instead of a|instead of the|other than a|keinen|kein|nicht mit einem|nicht mit dem|statt"
+           "|anstatt|nicht der|pas un|pas une|pas de|pas avec un|pas avec le|plutot qu'un|au lieu d'un|no un|no una"
+           "|no con un|no con el|no quiero un|no quiero una|no quiero el|no quiero hablar con un|en vez de un"
+           "|en lugar de un|mas que un")
+# A person asked for instead ("sondern eine Person", "plutôt une personne", "sino una persona").
+_INSTEAD = "but|rather|instead|sondern|lieber|plutot|mais|sino|prefiero|mejor"
+
+# --- Verdict on the answer -----------------------------------------------------------------------
 # A reference to the reply, and a verdict on it.
-_EN_REPLY = "answer|answers|reply|response|solution|suggestion|that|this|you"
+_EN_REPLY = ("what you said|what you wrote|what you're saying|answer|answers|reply|replies|response|responses|solution|suggestion|advice|information|info|explanation"
+             "|instructions|that|this|these|those|you|it's|its|bot|chatbot")
 _EN_VERDICT = ("wrong|useless|incorrect|not helpful|unhelpful|not right|not correct|not true|nonsense|rubbish|garbage"
-               "|pointless|doesn't help|does not help|didn't help|did not help|isn't helping|is not helping"
-               "|makes no sense|doesn't make sense|does not make sense|doesn't work|does not work|didn't work"
-               "|did not work|not what i asked|not what i asked for|didn't answer|did not answer|are not listening"
-               "|aren't listening")
-_DE_REPLY = "antwort|antworten|losung|vorschlag|das|dies|sie|du"
-_DE_VERDICT = ("falsch|nutzlos|unbrauchbar|sinnlos|quatsch|unsinn|hilft nicht|hilft mir nicht|hilft uns nicht"
-               "|hilft mir gar nicht|hilft gar nicht|hilft mir uberhaupt nicht|hilft uberhaupt nicht|bringt nichts"
-               "|bringt mir nichts|stimmt nicht|stimmt so nicht|stimmt einfach nicht|nicht hilfreich|nicht richtig"
-               "|macht keinen sinn|ergibt keinen sinn|verstehen mich nicht|versteht mich nicht|horen mir nicht zu"
-               "|funktioniert nicht|geht nicht|hat nicht geholfen|hat nicht funktioniert|liegen falsch|liegst falsch")
-_FR_REPLY = "reponse|reponses|solution|ca|c|cela|ceci|vous|tu"
-_FR_VERDICT = ("faux|fausse|inutile|inutiles|incorrect|incorrecte|n'aide pas|ne m'aide pas|ne m'aide pas du tout"
-               "|ne m'aide en rien|ne sert a rien|ne me sert a rien|sert a rien|n'a aucun sens|n'a pas de sens|absurde"
-               "|n'importe quoi|pas bon|pas juste|ne repond pas|ne marche pas|ne fonctionne pas|n'a pas marche"
-               "|n'a pas fonctionne|trompez|vous trompez|te trompes|ne comprenez pas|ne m'ecoutez pas")
-_ES_REPLY = "respuesta|respuestas|solucion|eso|esto|usted|tu|ustedes"
-_ES_VERDICT = ("incorrecto|incorrecta|inutil|inutiles|mal|esta mal|no sirve|no sirve de nada|no sirve para nada"
-               "|no ayuda|no me ayuda|no me ayuda nada|no me sirve|no tiene sentido|no tiene ningun sentido|no es correcto|no es cierto"
-               "|no funciona|no funciono|no me entiende|no me entiendes|no me escucha|se equivoca|te equivocas"
-               "|equivocado|equivocada|absurdo|absurda")
+               "|pointless|worthless|inaccurate|irrelevant|false|untrue|ridiculous|a joke|no help|no use|of no use|no good"
+               "|not useful|not accurate|not relevant|not it|not the answer|way off|off topic|beside the point|mistaken"
+               "|makes no sense|not what i asked|not what i asked for|not what i meant|not what i need|not what i needed"
+               "|not what i wanted|not my question|are not listening|aren't listening|not listening|not helping"
+               "|wrong again|a waste of time|waste of time|makes zero sense|zero sense|no sense|got it wrong"
+               "|ve got it wrong|have it wrong|got that wrong|ve got that wrong|misunderstood|ve misunderstood"
+               "|have misunderstood|outdated|out of date|has nothing to do with|have nothing to do with"
+               "|nothing to do with my question|off|not the right answer|not the correct answer|not the right information"
+               "|not the right info|not the right solution|not the answer i need|not the answer i wanted")
+# "doesn't / isn't / did not …" then what the reply failed to do: "that doesn't answer my question",
+# "you're not helping", "this did not fix it".
+_EN_NOT = ("doesn't|does not|didn't|did not|isn't|is not|wasn't|was not|won't|will not|don't|do not|aren't|are not"
+           "|not|hasn't|has not|haven't|have not|never")
+_EN_FAILED = ("help|helping|helped|helpful|answer|answering|answered|work|working|worked|solve|solved|fix|fixed"
+              "|address|addressed|make sense|making sense|useful|right|correct|true|accurate|relevant|listening|listen"
+              "|understand|understanding|get it|getting it|read|reading|change anything|resolve|resolved|what i asked"
+              "|fit|match|relate to|apply|cover|cover it|what i was asking|what i was asking for|what i'm asking"
+              "|what i am asking"
+              "|what i asked for|what i need|what i meant|what i wanted|my question")
+_EN_ADJ = "wrong|useless|incorrect|unhelpful|pointless|worthless|false|irrelevant|terrible|stupid|bad|inaccurate|nonsense"
+_EN_NOUN = "answer|answers|reply|response|information|info|advice|suggestion|solution|explanation|instructions"
+
+_DE_REPLY = ("antwort|antworten|losung|vorschlag|auskunft|information|informationen|erklarung|hinweis|das|dies|dieses"
+             "|sie|du|ihr|bot|es")
+_DE_VERDICT = ("falsch|nutzlos|unbrauchbar|sinnlos|quatsch|unsinn|blodsinn|schwachsinn|mist|irrelevant|nicht hilfreich"
+               "|nicht richtig|nicht korrekt|nicht wahr|nicht zutreffend|keine hilfe|keine antwort|nicht meine frage"
+               "|nicht das was ich gefragt habe|nicht das was ich wollte|am thema vorbei|daneben|vollig daneben"
+               "|macht keinen sinn|ergibt keinen sinn|liegen falsch|liegst falsch|irren sich|irrst dich|verstehen mich nicht"
+               "|versteht mich nicht|horen mir nicht zu|hat nicht geholfen|hat nicht funktioniert|hat nichts gebracht"
+               "|hat nichts geandert|falsche antwort|veraltet|hat nichts mit|haben nichts mit|hat nichts damit zu tun"
+               "|falsch verstanden|haben mich falsch verstanden|nichts mit meiner frage zu tun")
+# Verb … negation with fillers (and "mir", "gar", "überhaupt") between: "bringt mir gar nichts".
+_DE_VERB = ("hilft|helfen|hilfst|helft|stimmt|bringt|bringen|nutzt|nutzen|nutzt|passt|funktioniert|klappt|geht"
+            "|beantwortet|beantworten|beantwortest|versteht|verstehen|verstehst|lost|losen|hort|horen")
+_DE_NEG = ("nicht|nichts|gar nicht|gar nichts|uberhaupt nicht|uberhaupt nichts|kein stuck|meine frage nicht"
+           "|nicht weiter|mir nicht|mir nichts|mir nicht weiter|nicht zu")
+
+_FR_REPLY = "ce que vous dites|ce que vous avez dit|ce que tu dis|reponse|reponses|solution|explication|information|informations|conseil|ca|c|ce|cela|ceci|vous|tu|le bot"
+_FR_VERDICT = ("faux|fausse|inutile|inutiles|incorrect|incorrecte|inexact|inexacte|absurde|ridicule|nul|nulle|a cote"
+               "|hors sujet|a cote de la plaque|n'importe quoi|pas bon|pas juste|pas correct|pas correcte|pas exact"
+               "|pas vrai|pas utile|pas ca|pas du tout ca|pas la bonne reponse|pas ce que j'ai demande"
+               "|pas ce que je demande|pas ce que je voulais|pas ce que je cherche|pas ma question|pas la question"
+               "|n'a aucun sens|n'a pas de sens|trompez|vous trompez|te trompes|sert a rien|aucune aide|perime|perimee"
+               "|obsolete|n'a rien a voir|mal compris|avez mal compris|as mal compris|errone|erronee|errones|erronees"
+               "|vous etes trompe|vous etes trompee|etes trompe|etes trompee|t'es trompe|n'a aucun rapport|aucun rapport")
+# "ne … pas" around what the reply failed to do: "vous ne m'aidez pas", "ça ne répond pas à ma question".
+_FR_VERB = ("aide|aidez|aides|aident|m'aide|m'aidez|m'aides|m'aident|repond|repondez|reponds|repondent|sert|servez"
+            "|me sert|m'a servi|comprenez|comprends|comprend|m'ecoutez|m'ecoutes|m'ecoute|ecoutez|marche|fonctionne"
+            "|resout|regle|corrige|change|a aide|m'a aide|a marche|a fonctionne|a servi|a regle|a resolu|avez aide"
+            "|m'avez aide|avez repondu|a repondu|correspond|correspondent|m'avance|avance|m'apporte|apporte|m'a avance|m'a apporte")
+_FR_NEG = "pas|rien|plus|jamais|en rien|a rien|du tout|toujours pas|pas du tout|pas a ma question"
+# "(ce n')est pas …": what the reply is not.
+_FR_NOT = ("correct|correcte|juste|bon|bonne|exact|exacte|vrai|utile|ca|la bonne reponse|ce que j'ai demande"
+           "|ce que je demande|ce que je voulais|ce que je cherche|ma question|la question|a ma question|clair"
+           "|ce que je vous ai demande|ce que je vous demande|la bonne information|la bonne info|la bonne solution|le bon|la bonne|pertinent|pertinente|ce qu'il faut")
+
+_ES_REPLY = ("respuesta|respuestas|solucion|explicacion|informacion|consejo|sugerencia|eso|esto|esa|usted|tu"
+             "|ustedes|el bot|lo que dice|lo que dices")
+_ES_VERDICT = ("incorrecto|incorrecta|inutil|inutiles|mal|esta mal|equivocado|equivocada|absurdo|absurda|erroneo"
+               "|erronea|falso|falsa|una tonteria|tonteria|un disparate|disparate|ridiculo|ridicula|sin sentido"
+               "|no sirve|no sirve de nada|no sirve para nada|no ayuda|no me ayuda|no me ayuda nada|no me sirve"
+               "|no tiene sentido|no tiene ningun sentido|no es correcto|no es cierto|no funciona|no funciono"
+               "|no me entiende|no me entiendes|no me escucha|se equivoca|te equivocas|se equivocan"
+               "|no tiene nada que ver|nada que ver|desactualizada|desactualizado|entendio mal|ha entendido mal")
+_ES_VERB = ("me ayuda|ayuda|me esta ayudando|esta ayudando|me ayudo|ayudo|me ha ayudado|ha ayudado|me sirve|sirve"
+            "|sirvio|me sirvio|me ha servido|responde|contesta|respondio|contesto|ha respondido|ha contestado"
+            "|funciona|funciono|ha funcionado|soluciona|soluciono|resuelve|resolvio|ha resuelto|es correcto"
+            "|es correcta|es cierto|es verdad|es lo que pregunte|es lo que pedi|es lo que necesito|es lo que quiero"
+            "|era lo que pregunte|es eso|tiene sentido|me entiende|entiende|me entiendes|me escucha|escucha"
+            "|me escuchas|esta bien|es asi|es mi pregunta|me aclara|aclara|me esta entendiendo|esta entendiendo"
+            "|me estas entendiendo|me esta escuchando|me estas escuchando|me estas ayudando|esta respondiendo"
+            "|me esta sirviendo|es eso lo que pregunte|es eso lo que pedi|es lo que he preguntado"
+            "|ha respondido a mi pregunta|ha contestado mi pregunta|ha contestado a mi pregunta|responde a mi pregunta"
+            "|contesta a mi pregunta|contesta mi pregunta|respondio a mi pregunta|contesto mi pregunta"
+            "|me ha servido de nada|ha servido de nada|me sirvio de nada|sirvio de nada|sirve de nada|me sirve de nada"
+            "|me ayudo en nada|me ha ayudado en nada")
 # A verdict said on its own: the whole clause, with an intensifier at most.
-_ALONE = ("wrong|useless|incorrect|nonsense|rubbish|unhelpful|not helpful|completely wrong|totally wrong|so wrong"
-          "|all wrong|just wrong|completely useless|totally useless|so useless|wrong answer|still wrong|not what i asked"
-          "|falsch|nutzlos|quatsch|unsinn|vollig falsch|total falsch|komplett falsch|vollig nutzlos|leider falsch"
-          "|faux|inutile|completement faux|totalement faux|archi faux|completement inutile|totalement inutile|nul"
-          "|n'importe quoi"
-          "|incorrecto|inutil|mal|totalmente mal|muy mal|completamente incorrecto|totalmente inutil|no sirve"
-          "|makes no sense|macht keinen sinn|ergibt keinen sinn|n'a aucun sens|no tiene sentido")
+_ALONE_BASE = ("way off|off the mark|off topic|daneben|voll daneben|am thema vorbei|hors sujet|a cote de la plaque"
+               "|fuera de lugar|nada que ver|wrong|useless|incorrect|nonsense|rubbish|unhelpful|not helpful|wrong answer|not what i asked|nope wrong"
+               "|no wrong|not correct|not right|false|ridiculous|pointless|what nonsense|what rubbish|not it|no help"
+               "|falsch|nutzlos|quatsch|unsinn|blodsinn|schwachsinn|so ein quatsch|so ein unsinn|nicht richtig|stimmt nicht"
+               "|faux|inutile|nul|n'importe quoi|pas correct|pas ca|pas bon|pas juste|ridicule|absurde"
+               "|incorrecto|inutil|mal|no sirve|tonteria|que tonteria|disparate|que disparate|no es correcto|absurdo"
+               "|makes no sense|macht keinen sinn|ergibt keinen sinn|n'a aucun sens|no tiene sentido")
+_INTENSIFY = ("completely|totally|so|all|just|still|again|utterly|plain|vollig|total|komplett|leider|schon wieder"
+              "|wieder|immer noch|completement|totalement|archi|encore|toujours|totalmente|completamente|muy|otra vez"
+              "|de nuevo|sigue")
+_ALONE = "|".join(dict.fromkeys(
+    f"{pre}{word}{post}" for word in _ALONE_BASE.split("|")
+    for pre in ("", *(i + " " for i in _INTENSIFY.split("|")))
+    for post in ("", " again", " once again", " as usual", " still", " wieder", " encore", " otra vez", " de nuevo")))
+
+# --- Closing ---------------------------------------------------------------------------------------
+# Thanks, farewells, wishes and "that's all / it works" forms: any of them makes a short message
+# without a question a closing, unless a contrast follows it ("thanks, but …": `contrast`).
+_THANKS = ("thanks|thank you|thank u|thanks a lot|thank you so much|many thanks|thx|ty|tyvm|cheers|much appreciated"
+           "|appreciate it|appreciate your help|appreciate the help|i appreciate it|appreciated|much obliged|grateful"
+           "|danke|dankeschon|vielen dank|herzlichen dank|besten dank|tausend dank|lieben dank|schonen dank|dank dir"
+           "|dank ihnen|danke vielmals|ich danke ihnen|ich danke dir|bedanke mich|merci|merci beaucoup|merci bien"
+           "|mille mercis|merci infiniment|grand merci|je vous remercie|je te remercie|remerciements|gracias"
+           "|muchas gracias|mil gracias|muchisimas gracias|se agradece|le agradezco|te agradezco|agradecido"
+           "|agradecida|muy amable|gracias por todo")
+_BYE = ("bye|goodbye|good bye|bye bye|see you|see ya|take care|talk soon|catch you later|ciao|good night|goodnight"
+        "|tschuss|tschau|auf wiedersehen|wiedersehen|bis dann|bis bald|bis spater|bis zum nachsten mal|machs gut"
+        "|mach's gut|gute nacht|servus|adieu|au revoir|a bientot|a plus|a plus tard|a la prochaine|a tout a l'heure|bonne nuit|bonne continuation"
+        "|adios|hasta luego|hasta pronto|hasta la proxima|hasta manana|nos vemos|chao|chau|cuidese|cuidate"
+        "|que le vaya bien|que te vaya bien")
+_WISH_EN = "good|nice|great|lovely|wonderful|pleasant|fantastic|excellent|beautiful|happy|good rest of the"
+_WISH_EN_WHEN = "day|evening|weekend|night|one|afternoon|morning|week|holiday|holidays|rest of your day|rest of the day"
+_WISH = ("enjoy your day|enjoy your evening|enjoy your weekend|enjoy the rest of your day"
+         "|bonne journee|bonne soiree|bonne nuit|bon week end|bon weekend|bonne fin de journee|bonne fin de soiree"
+         "|bonne apres midi|bonne semaine|bonne fin de semaine|belle journee|belle soiree|excellente journee"
+         "|excellente soiree|agreable journee|agreable soiree|bon dimanche|bonne fin d'apres midi")
+_DE_WISH = "schonen|schones|schone|angenehmen|angenehmes|erholsamen|erholsames|gutes"
+_DE_WISH_WHEN = "tag|abend|wochenende|nachmittag|feierabend|sonntag|resttag|tag noch|abend noch|rest des tages"
+_ES_WISH = "que tenga|que tengas|que tengan|que pase|que pases|que pasen|que disfrute|que disfrutes"
+_ES_WISH_WHEN = "dia|tarde|noche|fin de semana|finde|jornada|resto del dia"
+_DONE = ("that's all|that is all|that's everything|that is everything|that'll be all|that will be all|all i needed"
+         "|everything i needed|nothing else|nothing more|no more questions|no further questions|all set|i'm all set"
+         "|all sorted|sorted|all good|all done|we're done|we are done|i'm good now|problem solved|issue solved"
+         "|issue resolved|that solved it|that fixed it|that did it|that did the trick|that worked|that helped"
+         "|that helps|very helpful|super helpful|really helpful|you've been very helpful|you've been a great help"
+         "|great help|big help|you're a star|helps a lot|hilft mir sehr|das hilft mir|hat mir sehr geholfen"
+         "|ca m'aide beaucoup|ca m'aide|me ayuda mucho|got it working"
+         "|das wars|das war's|das war es|das war alles|das ist alles|mehr brauche ich nicht|mehr nicht|sonst nichts"
+         "|nichts weiter|brauche nichts mehr|brauche nichts weiter|alles erledigt|alles geklappt|hat geklappt"
+         "|hat funktioniert|problem gelost|alles klar"
+         "|alles gut|passt so|sehr hilfreich|super geholfen|hat mir geholfen|sie haben mir geholfen"
+         "|c'est tout|ce sera tout|c'est tout ce qu'il me fallait|besoin de rien d'autre|rien d'autre|rien de plus"
+         "|c'est regle|c'est resolu|probleme resolu|probleme regle|ca marche maintenant|ca fonctionne maintenant"
+         "|c'est bon|tout est bon|tout est ok|ca a marche|ca a fonctionne|c'est parfait"
+         "|parfait merci|nickel|impeccable|ca m'a aide|vous m'avez aide|tres utile|super utile"
+         "|eso es todo|es todo|eso era todo|nada mas|ya esta todo|ya esta resuelto|ya esta solucionado"
+         "|no necesito nada mas|todo listo|problema resuelto|ya funciona|funciona perfecto"
+         "|muy util|perfecto gracias|todo claro|todo bien")
+
+# --- Give-up ---------------------------------------------------------------------------------------
+_EN_CANT = ("can't|cannot|can not|am unable to|'m unable to|are unable to|am not able to|'m not able to"
+            "|are not able to|won't be able to|will not be able to|am not in a position to|'m not in a position to"
+            "|have no way to|don't have a way to|am not allowed to|'m not allowed to|am not authorized to"
+            "|'m not authorized to|don't have the ability to|do not have the ability to")
+_EN_DO = ("help|assist|do|complete|process|find|access|fix|resolve|retrieve|change|cancel|proceed|finish|look up"
+          "|handle|locate|update|issue|perform|carry out|go further|continue|go on|get|reach|connect|load|open"
+          "|pull up|see|view|confirm|verify|read|fetch|check|make|place|apply|book|send|create|reset|track|refund"
+          "|modify|edit|remove|delete|add|identify|sort out|figure out|work out|recover|restore|submit|finalize"
+          "|finalise|arrange|provide|get through|move forward|take this further|go any further|do anything")
+_EN_SYSTEM = ("system|service|server|database|lookup|search|request|query|connection|tool|backend|api|site"
+              "|billing system|order system")
+_EN_DOWN = ("failed|has failed|is unavailable|isn't available|is not available|is down|isn't responding"
+            "|is not responding|not responding|timed out|has timed out|is not working|isn't working|is offline"
+            "|returned an error|keeps failing|didn't respond|did not respond|not reachable|is unreachable")
 
 BUILT_IN: dict[str, tuple[str, ...]] = {
     # A user's message ending the conversation well (also needs to be short: `outcomes.signals`).
     "closing": (
-        "thanks bye", "thank you bye", "thanks that's all", "that's all", "that is all", "perfect thanks",
-        "that's all i needed", "all good", "bye", "goodbye", "have a nice day", "problem solved", "that solved it",
-        "that worked", "works now", "thanks a lot", "thank you so much", "thanks", "thank you", "cheers",
-        "danke", "vielen dank", "tschuss", "auf wiedersehen", "das wars", "das war's", "alles klar danke", "hat geklappt",
-        "merci", "merci beaucoup", "au revoir", "c'est tout", "parfait merci", "bonne journee", "ca marche merci",
-        "gracias", "muchas gracias", "adios", "hasta luego", "eso es todo", "perfecto gracias", "ya funciona",
+        _THANKS, _BYE, _WISH,
+        f"have a|have an ... {_WISH_EN} ... {_WISH_EN_WHEN}",
+        f"{_DE_WISH} ~ {_DE_WISH_WHEN} $", f"einen|ein ... {_DE_WISH} ... {_DE_WISH_WHEN}",
+        f"{_ES_WISH} ... {_ES_WISH_WHEN}",
+        _DONE,
+        "works now|working now|it works now|funktioniert jetzt|geht jetzt|klappt jetzt|erledigt|ca marche maintenant $",
+        "^ passt|ca marche|ca fonctionne|ya esta|listo|ahora funciona|ya funciona $",
+        "^ me sirvio|me ha servido|me ayudo|me ha ayudado|me ayudo mucho",
     ),
     # An assistant giving up or apologising for failing: first person + inability (+ what it could not do).
     "give_up": (
         "i|we ... couldn't|could not|wasn't able to|was not able to|weren't able to|were unable to|was unable to"
-        "|failed to|did not manage to|didn't manage to",
-        "i|we ... can't|cannot|can not|am unable to|'m unable to|are unable to|am not able to|'m not able to"
-        "|are not able to|won't be able to|will not be able to ... help|assist|do|complete|process|find|access|fix"
-        "|resolve|retrieve|change|cancel|proceed|finish|look up|handle|locate|update|issue|perform|carry out|go further",
+        "|failed to|did not manage to|didn't manage to|didn't find|did not find|found no|could find no"
+        "|haven't been able to|have not been able to|'ve not been able to|have been unable to|'ve been unable to",
+        f"i|we ... {_EN_CANT} ... {_EN_DO}",
         "i can't help|i cannot help|i'm unable to|i am unable to|i'm not able to|i am not able to",
-        "something went wrong|an error occurred|an error has occurred|ran into an error|ran into a problem",
-        "sorry|unfortunately|afraid ... not possible|isn't possible|is not possible",
+        "i|we ... don't have|do not have|have no|lack|no longer have ... access|permission|permissions|the rights"
+        "|a way|the ability|the tools",
+        "i|we ... have to|need to|must|'ll have to|will have to|am forced to|'m forced to ... stop|end|give up"
+        "|leave it|pause|abort",
+        "i'm stuck|i am stuck|we're stuck|i give up|i'm out of options|there's nothing i can do"
+        "|there is nothing i can do|there's nothing more i can do|nothing else i can do|nothing more i can do"
+        "|beyond what i can do|no way for me to|not something i can do|not able to help|unable to help"
+        "|try again later|try again in a few|please try later|try later|out of options|no other options"
+        "|no further options",
+        "having|experiencing|facing|wir haben|nous rencontrons|nous avons|tenemos|estamos teniendo ... technical problems"
+        "|technical issues|technical difficulties|technische probleme|technische schwierigkeiten|technische storung"
+        "|probleme technique|problemes techniques|difficultes techniques|problemas tecnicos|dificultades tecnicas",
+        "something went wrong|something's gone wrong|something has gone wrong|technical error|technischer fehler"
+        "|erreur technique|error tecnico|m'empeche de|nous empeche de|me impide|nos impide|hindert mich"
+        "|an error occurred|an error has occurred|ran into an error|ran into a problem",
+        f"the|our|my ... {_EN_SYSTEM} ~ {_EN_DOWN}",
+        "sorry|unfortunately|afraid|apologies|regret|regrettably ... not possible|isn't possible|is not possible"
+        "|unavailable|not available|failed|went wrong",
         "ich|wir ... kann|konnte|konnen|konnten|war|waren ... nicht|kein|keine|keinen|nichts|nicht in der lage",
         "kann|konnte|konnen|konnten ... ich|wir ... nicht|kein|keine|keinen|nichts",
         "kann|konnte ... nichts ... tun|machen|unternehmen|erreichen",
+        "ich|wir ... habe|haben|hatte|hatten ... keinen zugriff|keinen zugang|keine berechtigung|keine berechtigungen"
+        "|keine moglichkeit|keine rechte|nichts gefunden|keine daten|keine informationen|keine bestellung",
+        "ich|wir ... habe|haben|hatte|hatten ... nicht|keine|keinen|nichts ... gefunden|finden|erreicht|abrufen"
+        "|bearbeiten|andern",
+        "ich|wir ... finde|finden|fand|fanden ... nicht|kein|keine|keinen|nichts",
+        "habe|haben|hatte|hatten ... ich|wir ... keine berechtigung|keinen zugriff|keinen zugang|keine rechte"
+        "|keine moglichkeit",
+        "komme nicht weiter|kommen nicht weiter|komme hier nicht weiter|kommen hier nicht weiter|muss hier abbrechen"
+        "|mussen hier abbrechen|muss leider abbrechen|bin nicht befugt|sind nicht befugt|ist mir nicht moglich"
+        "|ist uns nicht moglich|mir nicht moglich|uns nicht moglich|versuchen sie es spater|spater noch einmal|spater erneut|zu einem spateren zeitpunkt",
+        "system|abfrage|suche|anfrage|verbindung|dienst|server|service|datenbank ... fehlgeschlagen|nicht erreichbar"
+        "|nicht verfugbar|ausgefallen|gestort|antwortet nicht|reagiert nicht|funktioniert nicht",
+        "system|abfrage|suche|anfrage|verbindung|dienst|server|service|datenbank ~ antwortet|reagiert|funktioniert"
+        "|lauft ~ nicht",
         "leider nicht moglich|nicht in der lage|etwas ist schiefgelaufen|ist etwas schiefgelaufen"
-        "|ein fehler ist aufgetreten|ist ein fehler aufgetreten|es tut mir leid ich konnte nicht",
+        "|ein fehler ist aufgetreten|ist ein fehler aufgetreten|es tut mir leid ich konnte nicht|ist fehlgeschlagen"
+        "|schlug fehl",
         "je|nous ... ne peux|ne pouvons|ne pourrai|ne pourrons|n'ai pas pu|n'avons pas pu|n'ai pas reussi"
-        "|n'avons pas reussi|n'arrive pas|n'arrivons pas|ne parviens pas|ne suis pas en mesure|ne sommes pas en mesure",
-        "je|nous ... n'ai|n'avons ... pas pu|pas reussi|pas ete en mesure",
-        "impossible de|une erreur s'est produite|une erreur est survenue|il m'est impossible|il nous est impossible",
+        "|n'avons pas reussi|n'arrive pas|n'arrivons pas|ne parviens pas|ne suis pas en mesure|ne sommes pas en mesure"
+        "|ne trouve pas|ne trouvons pas|ne trouve aucun|ne trouve aucune|ne l'ai pas|ne les ai pas|ne la trouve pas"
+        "|ne le trouve pas|ne vois pas|ne vois aucun|ne vois aucune|ne suis pas autorise|ne dispose pas|ne sais pas",
+        "je|nous ... n'ai|n'avons ... pas pu|pas reussi|pas ete en mesure|pas trouve|rien trouve|trouve aucun"
+        "|trouve aucune|pas acces|aucun acces|pas la possibilite|pas l'autorisation|pas les droits|pas localise"
+        "|pas les autorisations|aucune information",
+        "impossible de|une erreur s'est produite|une erreur est survenue|il m'est impossible|il nous est impossible"
+        "|n'est pas possible|pas possible pour le moment|de ne pas pouvoir|de ne pas avoir pu|de ne pas etre en mesure"
+        "|reessayer plus tard|reessayez plus tard|veuillez reessayer|je dois m'arreter|je suis bloque|nous sommes bloques",
+        "systeme|recherche|requete|service|serveur|connexion|base de donnees ... ne repond pas|indisponible"
+        "|n'est pas disponible|a echoue|en panne|ne fonctionne pas|n'a pas repondu|est hors service",
+        _each("no {}encontre|no {}encuentro|no {}he encontrado|no {}hemos encontrado|no {}encontramos"
+              "|no {}localice|no {}localizo|no {}he podido encontrar|no {}pude encontrar", "", "lo ", "la ", "los ",
+              "las ", "le "),
         "no puedo|no pude|no he podido|no podemos|no pudimos|no hemos podido|no me es posible|no me fue posible"
         "|no es posible|no fue posible|no logre|no consegui|no he logrado|no he conseguido|ocurrio un error"
-        "|se produjo un error|hubo un error|ha ocurrido un error",
+        "|se produjo un error|hubo un error|ha ocurrido un error|no logro|no consigo|no tengo acceso|no tenemos acceso"
+        "|no tengo permiso|no tengo permisos|no tengo la posibilidad|no dispongo de|no he sido capaz|no fui capaz"
+        "|no soy capaz|no somos capaces|no estoy en condiciones|me es imposible|nos es imposible|no se puede"
+        "|no poder ayudar|de no poder|no poder|no poderle ayudar"
+        "|intentelo mas tarde|intente mas tarde|vuelva a intentarlo mas tarde|pruebe mas tarde|intentelo de nuevo mas tarde",
+        "sistema|busqueda|consulta|servicio|servidor|conexion|base de datos ... no responde|no esta disponible"
+        "|no disponible|fallo|ha fallado|caido|no funciona|no respondio",
     ),
     # A user asking for a human: a request verb a few words before a person noun.
     "human": (
-        f"{_EN_ASK} ... {_EN_PERSON}",
-        f"{_EN_PERSON} ... talk to me|speak to me|speak with me|talk with me|chat with me|call me",
-        "human agent|live agent|real person|real human|actual person|actual human|representative|human being",
-        f"mit ... {_DE_PERSON} ... {_DE_ASK}",
-        f"{_DE_ASK} ... mit ... {_DE_PERSON}",
-        "echten menschen|echter mensch|echten mitarbeiter|einen mitarbeiter|kundenberater|menschlichen mitarbeiter",
-        f"{_FR_ASK} ... {_FR_PERSON}",
-        "un vrai conseiller|une vraie personne|un agent humain|un etre humain|un humain|un conseiller humain",
-        f"{_ES_ASK} ... {_ES_PERSON}",
-        "agente humano|persona real|un representante|un humano|una persona de verdad|asesor humano",
+        f"{_EN_TALK} ... {_EN_PERSON}",
+        f"{_EN_WANT} ... {_EN_STAFF}",
+        f"{_EN_PERSON} ... {_EN_CALL}",
+        f"{_EN_STAFF} ... talk to|speak to|talk with|speak with|chat with|chat to",
+        f"is there|are there|gibt es|y a t il|il y a|hay ... {_REAL}",
+        "human agent|live agent|real person|real human|actual person|actual human|representative|human being"
+        "|live person|your supervisor|call me back|have someone call me|escalate this|escalate my case|escalate it",
+        "^ " + _each("{}|{} please|please {}|{} now|{} bitte|bitte {}|{} s'il vous plait|{} svp|{} por favor",
+                     *(f"{article}{noun}" for article in ("", "a ", "an ", "your ", "einen ", "ein ", "ihren ", "un ",
+                                                          "une ", "votre ", "una ", "su ")
+                       for noun in ("operator", "agent", "human", "person", "manager", "supervisor", "representative",
+                                    "mensch", "menschen", "mitarbeiter", "vorgesetzten", "humain", "conseiller",
+                                    "operateur", "responsable", "humano", "asesor", "operador", "agente", "persona",
+                                    "supervisor", "real person", "real human", "echten menschen", "echter mensch",
+                                    "vrai humain", "vraie personne", "humano de verdad", "persona real"))) + " $",
+        f"mit|an|zu ... {_DE_PERSON} ... {_DE_TALK}",
+        f"{_DE_TALK} ... mit|an|zu ... {_DE_PERSON}",
+        f"{_DE_WANT} ... {_DE_STAFF}",
+        f"{_DE_STAFF} ... {_DE_CALL}",
+        "echten menschen|echter mensch|echten mitarbeiter|einen mitarbeiter|einen kundenberater|menschlichen mitarbeiter"
+        "|echten berater|ihren vorgesetzten|ihrem vorgesetzten|ihren chef|eine echte person|rufen sie mich zuruck"
+        "|ruf mich zuruck|rufen sie mich an|ruft mich an|rappelez moi|rappelle moi|llameme|llamame|llamenme",
+        f"{_FR_TALK} ... {_FR_PERSON}",
+        f"{_FR_WANT} ... {_FR_STAFF}",
+        f"{_FR_STAFF} ... {_FR_CALL}",
+        "un vrai conseiller|une vraie personne|un agent humain|un etre humain|un humain|un conseiller humain"
+        "|votre responsable|votre superieur|votre superviseur",
+        f"{_ES_TALK} ... {_ES_PERSON}",
+        f"{_ES_WANT} ... {_ES_STAFF}",
+        f"{_ES_STAFF} ... {_ES_CALL}",
+        "agente humano|persona real|un representante|un humano|una persona de verdad|asesor humano|su supervisor"
+        "|su jefe|su encargado|alguien de verdad",
+        f"{_NO_BOT} ~ {_BOT}",
+        f"{_INSTEAD} ... {_EN_STAFF}|{_DE_STAFF}|{_FR_STAFF}|{_ES_STAFF}",
     ),
     # A user saying the answer is wrong or useless: a reference to the reply and a verdict, in one clause,
     # or a verdict alone, or still failing after the answer.
     "wrong": (
         f"{_EN_REPLY} ~ {_EN_VERDICT}",
+        f"answer|answers|reply|replies|response|solution|suggestion|advice|information|info|explanation|that|this"
+        f"|it's ~ {_EN_NOT} ~ {_EN_FAILED}",
+        f"you ~ {_EN_NOT} ~ help|helping|helpful|listening|listen|understand|understanding|answering|answer|answered"
+        f"|get it|getting it|reading|read|making sense|make sense|useful|right|correct",
+        _each("{}", *(f"{a} {n}" for a in _EN_ADJ.split("|") for n in _EN_NOUN.split("|"))),
         f"{_DE_REPLY} ~ {_DE_VERDICT}",
+        f"{_DE_REPLY} ~ {_DE_VERB} ~ {_DE_NEG}",
+        f"{_DE_REPLY} ~ haben|hat|habt|hast ~ nicht|nichts|gar nicht|uberhaupt nicht ~ verstanden|geholfen|beantwortet"
+        f"|gelesen|gebracht|geandert|gelost",
+        f"^ {_DE_VERB} ~ {_DE_NEG} $",
         f"{_FR_REPLY} ~ {_FR_VERDICT}",
+        f"{_FR_REPLY} ~ ne|n' ~ {_FR_VERB} ~ {_FR_NEG}",
+        f"{_FR_REPLY} ~ ne|n' ~ est|etait|sont ~ pas|toujours pas|plus ~ {_FR_NOT}",
+        f"{_FR_REPLY} ~ n' ~ avez|as|a|ont ~ pas|rien|jamais|toujours pas ~ compris|repondu|aide|lu|ecoute|resolu"
+        f"|regle|corrige|tenu compte|servi|change|apporte|donne",
+        f"{_FR_REPLY} ~ est|etait|sont|{_FR_VERB} ~ pas|toujours pas|plus ~ {_FR_NOT}",
         f"{_ES_REPLY} ~ {_ES_VERDICT}",
+        f"{_ES_REPLY} ~ no|nunca|tampoco ~ {_ES_VERB}",
+        f"^ no|nunca|tampoco ~ {_ES_VERB} $",
         f"^ {_ALONE} $",
+        "respuesta|solucion|informacion|explicacion|reponse|solution|information|explication|antwort|losung|auskunft"
+        " ... inutil|incorrecta|equivocada|erronea|absurda|inutile|fausse|incorrecte|absurde|nulle|falsch|nutzlos"
+        "|unbrauchbar|sinnlos",
         "wrong answer|useless answer|incorrect answer|unhelpful answer|wrong information|falsche antwort"
-        "|nutzlose antwort|mauvaise reponse|reponse fausse|reponse inutile|respuesta incorrecta|respuesta equivocada"
-        "|respuesta inutil",
-        "still ~ doesn't work|does not work|not working|broken|wrong|failing",
-        "funktioniert immer noch nicht|funktioniert noch immer nicht|geht immer noch nicht|immer noch falsch",
-        "ne marche toujours pas|ne fonctionne toujours pas|marche toujours pas|toujours faux",
-        "sigue sin funcionar|todavia no funciona|aun no funciona|sigue fallando|sigue mal|sigue sin servir",
-        "you're not listening|you are not listening|you don't understand|you do not understand|n'importe quoi",
+        "|nutzlose antwort|falsche auskunft|mauvaise reponse|reponse fausse|reponse inutile|reponse incorrecte"
+        "|respuesta incorrecta|respuesta equivocada|respuesta inutil|respuesta erronea",
+        "still ~ doesn't work|does not work|not working|broken|wrong|failing|not fixed|the same|not right",
+        "funktioniert immer noch nicht|funktioniert noch immer nicht|geht immer noch nicht|immer noch falsch"
+        "|wieder falsch|schon wieder falsch|noch immer falsch|stimmt immer noch nicht|stimmt noch immer nicht"
+        "|stimmt wieder nicht",
+        "ne marche toujours pas|ne fonctionne toujours pas|marche toujours pas|toujours faux|encore faux"
+        "|toujours pas bon|toujours pas correct|toujours pas ca",
+        "sigue|sigues|todavia|aun ~ sin funcionar|sin servir|sin resolver|fallando|mal|incorrecto|incorrecta"
+        "|equivocado|igual|estando mal|siendo incorrecto|sin responder",
+        "you're not listening|you are not listening|you don't understand|you do not understand|n'importe quoi"
+        "|thanks for nothing|danke fur nichts|merci pour rien|gracias por nada|se ha equivocado|se equivoco"
+        "|te has equivocado|te equivocaste|me ha entendido mal|me entendio mal|vous vous etes trompe|tu t'es trompe",
+        "thanks|thank you|thank u|danke|merci|gracias ... for nothing|fur nichts|pour rien|por nada",
     ),
     # Words that, just before a match or between its parts, take its meaning back (or make it hypothetical).
     "negation": (
         "no", "not", "don't", "dont", "never", "without", "no need", "if", "nicht", "kein", "keine", "ohne", "nie",
-        "wenn", "falls", "ob", "pas", "sans", "jamais", "ne", "n", "si", "sin", "nunca", "ni",
+        "wenn", "falls", "ob", "keinen", "keinem", "keiner", "pas", "sans", "jamais", "ne", "n", "si", "sin", "nunca", "ni",
+        "nadie", "tampoco", "personne ne",
     ),
     # Words allowed between the parts of a `~` pattern: verbs "to be", intensifiers, "still", "again".
     "filler": (
@@ -122,9 +416,40 @@ BUILT_IN: dict[str, tuple[str, ...]] = {
         "still", "again", "simply", "plain", "all", "also", "utterly", "entirely", "quite", "pretty", "honestly",
         "literally", "clearly", "obviously", "ist", "war", "sind", "waren", "ja", "einfach", "vollig", "total",
         "komplett", "echt", "wirklich", "leider", "schon", "wieder", "auch", "absolut", "ganz", "immer", "noch",
-        "doch", "so", "halt", "eben", "mal", "jetzt", "gar", "est", "c", "etait", "vraiment", "completement",
-        "totalement", "encore", "tout", "a", "fait", "juste", "absolument", "toujours", "franchement", "carrement",
-        "es", "esta", "fue", "era", "estan", "son", "totalmente", "completamente", "muy", "realmente", "de", "nuevo",
-        "otra", "vez", "simplemente", "todavia", "sigue", "aun", "tambien", "absolutamente",
+        "doch", "so", "halt", "eben", "mal", "jetzt", "gar", "uberhaupt", "mir", "uns", "mich", "dich", "est", "c", "etait",
+        "vraiment", "completement", "totalement", "encore", "tout", "du", "a", "fait", "juste", "absolument",
+        "toujours", "franchement", "carrement", "es", "esta", "fue", "era", "estan", "son", "totalmente",
+        "completamente", "muy", "realmente", "de", "nuevo", "otra", "vez", "simplemente", "todavia", "sigue", "aun",
+        "tambien", "absolutamente", "me", "even", "strictement", "currently", "temporarily", "derzeit", "gerade", "momentan",
+        "aktuell", "zurzeit", "actuellement", "temporairement", "meme", "actualmente", "temporalmente",
+    ),
+    # A turn after a closing or a give-up: "thanks, but …", "I couldn't find it at first, but here it is".
+    # `^`: only opening a clause or right after the match ("das ging aber schnell" holds a particle).
+    "contrast": (
+        "^ but", "however", "though", "although", "except", "^ yet", "one more thing", "another thing",
+        "another question", "^ still", "by the way", "btw", "^ also i|also can|also could|also my",
+        "^ aber", "jedoch", "allerdings", "^ doch", "trotzdem", "^ sondern", "noch eine frage", "eine frage noch",
+        "^ noch etwas", "^ nur", "^ immer noch", "ubrigens", "^ mais", "cependant", "pourtant", "toutefois", "par contre",
+        "sauf que", "en revanche", "autre chose", "une autre question", "encore une chose", "^ toujours", "au fait",
+        "^ pero", "sin embargo", "no obstante", "aunque", "otra cosa", "otra pregunta", "una cosa mas", "^ sigo",
+        "^ todavia", "por cierto",
+        # a question without its question mark opens a new request
+        "^ where|when|why|how do|how can|how long|how much|what about|what is|can you|could you",
+        "^ wo|wann|warum|wie lange|wie kann|konnen sie|konnten sie",
+        "^ ou est|ou en est|quand|comment je|comment faire|pourquoi|pouvez vous",
+        "^ donde|cuando|por que|como puedo|como hago|puede|podria",
+    ),
+    # What an assistant says when it delivers after all: a give-up followed by a contrast and one of these
+    # is not a give-up ("I couldn't find it at first, but here it is: …").
+    "recovered": (
+        "here it is|here they are|here is|here are|here you go|found it|i found|i've found|i have found|i did find"
+        "|i managed to|i was able to|i've now found|i now found|i eventually found|i got it|i've got it|it worked"
+        "|it went through|has been|have been|is now|are now|now shows",
+        "hier ist|hier sind|hier bitte|bitte schon|gefunden|ich habe es|ich habe sie|ich habe ihn|ist erledigt|erledigt"
+        "|hat geklappt|hat funktioniert|konnte ich|wurde|wurden|ist jetzt|sind jetzt",
+        "le voici|la voici|les voici|voici|voila|j'ai trouve|je l'ai trouve|je les ai trouves|je l'ai retrouve|trouve"
+        "|c'est fait|ca a marche|ca a fonctionne|j'ai pu|j'ai reussi|a ete|ont ete|est maintenant",
+        "aqui esta|aqui estan|aqui tiene|aqui lo tiene|aqui la tiene|lo encontre|la encontre|los encontre|encontre"
+        "|lo he encontrado|ya esta|pude|he podido|logre|consegui|ha sido|han sido|ya aparece|ahora aparece",
     ),
 }
