@@ -30,7 +30,7 @@ MIN_QUESTION_TOKENS = 3
 #: A question is read up to this many characters (a pasted log adds nothing to its topic).
 QUESTION_CHARS = 2_000
 #: Bumped when a rule of the documents or the clustering changes, so an older table is not read.
-RULES_VERSION = "4"
+RULES_VERSION = "5"
 _ROW_TYPES = {"thread_id": pa.string(), "topic_id": pa.int32(), "topic_label": pa.string(), "question_ordinal": pa.int32()}
 
 _USER_SQL = """
@@ -86,8 +86,8 @@ def compute(con, all_turns: bool = False) -> tuple[model.Topics, dict[str, int]]
 
 
 def fingerprint() -> str:
-    settings = [model.NGRAM, model.TOOL_WEIGHT, model.NGRAM_WEIGHT, model.MIN_DF, model.MAX_DF_SHARE, model.DIMENSIONS,
-                model.K_FINE, model.MERGE_COSINE, model.FIT_SAMPLE, model.SEED, MIN_QUESTION_TOKENS, QUESTION_CHARS]
+    settings = [model.NGRAM, model.TOOL_WEIGHT, model.CONCEPT_WEIGHT, model.built_in_concepts().fingerprint(),
+                model.NGRAM_WEIGHT, model.MIN_DF, model.MAX_DF_SHARE, model.DIMENSIONS, model.K_FINE, model.MERGE_COSINE, model.FIT_SAMPLE, model.SEED, MIN_QUESTION_TOKENS, QUESTION_CHARS]
     return query_fingerprint(TABLE, repr((_USER_SQL, _CALLS_SQL, RULES_VERSION)), settings)
 
 
