@@ -46,6 +46,9 @@ NGRAM = 4
 #: one signal among the text's, not a trump (two subjects answered by one tool stay two); the
 #: concepts (`concepts.py`), the bridge between languages and wordings; the character n-grams.
 TOOL_WEIGHT, CONCEPT_WEIGHT, NGRAM_WEIGHT = 0.8, 1.5, 0.6
+#: A tool called in more questions than the usual tool weighs less: `TOOL_WEIGHT` times
+#: (its idf / the median of the documents' tool idfs) to this power, at most 1.
+TOOL_IDF_POWER = 3
 #: A feature must occur in this many documents to count; one in more than this share is noise.
 MIN_DF, MAX_DF_SHARE = 2, 0.5
 #: LSA dimensions; fine k-means clusters; the centroid cosine at which two of them are one topic;
@@ -202,9 +205,26 @@ def _vocabulary(enc: _Encoded, fit: np.ndarray, weights: np.ndarray) -> np.ndarr
     return np.where(kept, np.log((1 + total) / (1 + df)) + 1, np.nan)
 
 
-def _tfidf(enc: _Encoded, idf: np.ndarray, take: np.ndarray | None = None) -> _Sparse:
+def _tool_factors(enc: _Encoded, idf: np.ndarray, fit: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Each feature's factor on its group weight: 1, or for a tool `(idf / median) ** TOOL_IDF_POWER`
+    at most 1, the median taken over the fitted documents' tool features (a shared tool, one
+    that answers two subjects, is called more often than the usual tool: it says less)."""
+    factors = np.ones(len(enc.names))
+    tools = enc.tools & ~np.isnan(idf)
+    mask = fit[enc.rows] & tools[enc.cols]
+    if mask.any():
+        values, w = idf[enc.cols[mask]], weights[enc.rows[mask]]
+        order = np.argsort(values, kind="stable")
+        cumulative = np.cumsum(w[order])
+        median = values[order][int(np.searchsorted(cumulative, cumulative[-1] / 2))]
+        factors[tools] = np.minimum(1.0, idf[tools] / median) ** TOOL_IDF_POWER
+    return factors
+
+
+def _tfidf(enc: _Encoded, idf: np.ndarray, factors: np.ndarray, take: np.ndarray | None = None) -> _Sparse:
     """TF-IDF rows of the items `take` (indexes; None: all), renumbered from 0: sublinear tf, each
-    feature group l2-normalised and weighted, rows l2-normalised; features without an idf left out."""
+    feature group l2-normalised and weighted (times each feature's `factors`), rows l2-normalised;
+    features without an idf left out."""
     new_row = np.arange(enc.items)
     if take is not None:
         new_row = np.full(enc.items, -1)
@@ -215,7 +235,7 @@ def _tfidf(enc: _Encoded, idf: np.ndarray, take: np.ndarray | None = None) -> _S
     groups = enc.groups[cols]
     cell = rows * 4 + groups
     norm = np.sqrt(np.bincount(cell, weights=vals * vals))
-    vals = np.array([1.0, NGRAM_WEIGHT, TOOL_WEIGHT, CONCEPT_WEIGHT])[groups] * vals / norm[cell]
+    vals = np.array([1.0, NGRAM_WEIGHT, TOOL_WEIGHT, CONCEPT_WEIGHT])[groups] * factors[cols] * vals / norm[cell]
     size = enc.items if take is None else len(take)
     row_norm = np.sqrt(np.bincount(rows, weights=vals * vals, minlength=size))
     return _Sparse(rows, cols, vals / np.where(row_norm[rows] > 0, row_norm[rows], 1.0), (size, len(enc.names)))
@@ -315,7 +335,8 @@ def cluster(docs: list[Doc], k: int | None = None, concepts: Concepts | None = N
     idf = _vocabulary(enc, fit, weights) if len(unique) > 1 else np.full(len(enc.names), np.nan)
     if not np.isnan(idf).all():
         fit_index = np.flatnonzero(fit)
-        m_fit = _tfidf(enc, idf, fit_index)
+        factors = _tool_factors(enc, idf, fit, weights)
+        m_fit = _tfidf(enc, idf, factors, fit_index)
         basis = _lsa_basis(m_fit, DIMENSIONS, np.random.default_rng(SEED))
         x_fit = _unit(m_fit.dot(basis))
         w_fit = weights[fit_index]
@@ -326,7 +347,7 @@ def cluster(docs: list[Doc], k: int | None = None, concepts: Concepts | None = N
         centres = np.zeros((group.max() + 1, fine.shape[1]))
         np.add.at(centres, group, fine * sizes[:, None])
         centres = _unit(centres)
-        x_all = x_fit if len(fit_index) == len(unique) else _unit(_tfidf(enc, idf).dot(basis))
+        x_all = x_fit if len(fit_index) == len(unique) else _unit(_tfidf(enc, idf, factors).dot(basis))
         sims = x_all @ centres.T
         labels = np.argmax(sims, axis=1)
     return _finish(docs, item_of, unique, labels, weights, sims)

@@ -86,8 +86,10 @@ def compute(con, all_turns: bool = False) -> tuple[model.Topics, dict[str, int]]
 
 
 def fingerprint() -> str:
-    settings = [model.NGRAM, model.TOOL_WEIGHT, model.CONCEPT_WEIGHT, model.built_in_concepts().fingerprint(),
-                model.NGRAM_WEIGHT, model.MIN_DF, model.MAX_DF_SHARE, model.DIMENSIONS, model.K_FINE, model.MERGE_COSINE, model.FIT_SAMPLE, model.SEED, MIN_QUESTION_TOKENS, QUESTION_CHARS]
+    settings = [model.NGRAM, model.TOOL_WEIGHT, model.TOOL_IDF_POWER, model.CONCEPT_WEIGHT,
+                model.built_in_concepts().fingerprint(), model.NGRAM_WEIGHT, model.MIN_DF, model.MAX_DF_SHARE,
+                model.DIMENSIONS, model.K_FINE, model.MERGE_COSINE, model.FIT_SAMPLE, model.SEED, MIN_QUESTION_TOKENS,
+                QUESTION_CHARS]
     return query_fingerprint(TABLE, repr((_USER_SQL, _CALLS_SQL, RULES_VERSION)), settings)
 
 

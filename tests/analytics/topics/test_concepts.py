@@ -51,3 +51,31 @@ def test_a_user_table_adds_concepts(tmp_path):
     only = tmp_path / "only.json"
     only.write_text('{"replace": true, "blender": ["blender"]}', encoding="utf-8")
     assert load_concepts(only).of_word("refund") == ()
+
+
+#: Two subjects the agent answers with one tool (`lookup_order`), three with a tool each.
+SHARED_TOOL = {
+    "refund": (["I sent the shoes back, where is my refund?", "Ich habe die Schuhe zurückgeschickt, wo bleibt die Erstattung?",
+                "J'ai renvoyé les chaussures, où est mon remboursement ?", "Devolví los zapatos, ¿dónde está mi reembolso?"],
+               "lookup_order"),
+    "address": (["Please change the delivery address of my order to my new street",
+                 "Bitte ändern Sie die Lieferadresse meiner Bestellung, ich bin umgezogen",
+                 "Merci de changer l'adresse de livraison de ma commande, j'ai déménagé",
+                 "Cambien la dirección de entrega de mi pedido, me mudé"], "lookup_order"),
+    "invoice": (SUBJECTS["invoice"], "get_invoice"),
+    "password": (SUBJECTS["password"], "reset_password"),
+    "tracking": (["Where is my parcel right now?", "Wo ist mein Paket gerade?", "Où se trouve mon colis ?",
+                  "¿Dónde está mi paquete?"], "track_parcel"),
+}
+
+
+def test_two_subjects_answered_by_one_tool_stay_two_topics():
+    rng = random.Random(11)
+    docs = [Doc(f"{subject}-{i:02d}", rng.choice(texts) + f" A-{rng.randint(1000, 9999)}", (tool,))
+            for subject, (texts, tool) in SHARED_TOOL.items() for i in range(24)]
+    found = cluster(docs)
+    topic_of: dict[str, set[int]] = {}
+    for key, topic in found.assignment.items():
+        topic_of.setdefault(key.split("-")[0], set()).add(topic)
+    assert topic_of["refund"].isdisjoint(topic_of["address"])
+    assert all(len(topics) == 1 for topics in topic_of.values())
