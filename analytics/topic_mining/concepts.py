@@ -24,6 +24,7 @@ the words too), or replace them all with `replace = true`.
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,6 +35,7 @@ from analytics.topic_mining.stopwords import STOPWORDS
 #: A word of at least this many letters found at the end of a longer word, after at least
 #: `COMPOUND_HEAD` letters (a compound's head: "lieferADRESSE", not "adDRESS"), counts.
 COMPOUND_TAIL, COMPOUND_HEAD = 5, 4
+_WORD = re.compile(r"\w+")
 #: A prefix (`word*`) needs at least this many letters: a shorter one would match unrelated words.
 MIN_PREFIX = 3
 
@@ -124,6 +126,29 @@ date: date | datum termin | date | fecha*
 customer: customer* client* | kunde* | client* | cliente*
 user: username user* | benutzer* nutzer* | utilisateur* identifiant* | usuario*
 clothes: clothes shirt* jacket* shoe* dress* | kleid* jacke* schuh* hemd* | vêtement* veste* chaussure* robe* | ropa chaqueta* zapato* camisa* vestido*
+signup: register* registration* signup | registrier* | inscri* | registr*
+authentication: authenticat* | authentifizier* | authentifi* | autentic*
+customs: customs duty duties | zoll* | douane* | aduana*
+abroad: country abroad international | ausland* | étranger pays | extranjero país
+financing: financ* | finanzier* ratenzahlung* | financ* | financ*
+review: review* feedback rating* | bewertung* | avis évaluation* | reseña* opinión valoración*
+repair: repair* | reparatur* | répar* | repar*
+spare_part: part parts spare* | ersatzteil* | pièce* | pieza* repuesto*
+manual: manual instruction* | anleitung* handbuch* | notice mode d'emploi | manual instrucciones
+setup: setup configur* | einricht* konfigur* | configur* paramétr* | configur*
+network: wifi internet network connection | wlan internet netzwerk verbindung* | wifi internet réseau | wifi internet red conexión
+software: software firmware version* | software firmware version* | logiciel* version* | software versión*
+sync: sync* | synchronis* | synchronis* | sincroniz*
+ticket: ticket* | ticket* | billet* | entrada* boleto* billete*
+luggage: luggage baggage suitcase* | gepäck* koffer* | bagage* valise* | equipaje* maleta*
+insurance: insur* | versicher* | assurance* | aseguradora póliza*
+fraud: fraud* scam* unauthori* | betrug* | fraude* arnaque* | fraude* estafa*
+security: secur* hack* | sicherheit* gehackt | sécurité piraté* | seguridad hacke*
+stolen: stolen theft | gestohlen diebstahl* | volé volée | robad* robo
+deadline: deadline | frist* | délai* | plazo*
+history: history | verlauf* historie | historique | historial
+quote: quote estimate | angebot* kostenvoranschlag* | devis | presupuesto* cotizaci*
+company: company business | firma* unternehmen* | entreprise* société | empresa*
 copy: copy duplicate | kopie* | copie* duplicata | copia* duplicado*
 """
 
@@ -185,7 +210,7 @@ class Concepts:
 
 def _entry(word: str) -> tuple[str, bool] | tuple[tuple[str, ...], bool]:
     prefix = word.endswith("*")
-    parts = tuple(p for p in normalise(word.rstrip("*")).replace("-", " ").split() if p not in STOPWORDS)
+    parts = tuple(p for p in _WORD.findall(normalise(word.rstrip("*"))) if p not in STOPWORDS)
     return (parts if len(parts) > 1 else (parts[0] if parts else "")), prefix
 
 
@@ -226,7 +251,7 @@ def _parse_table(text: str) -> dict[str, list[str]]:
 #: The phrases of the built-in table (several words naming one concept).
 _PHRASES = ("send back", "log in", "sign in", "mot de passe", "iniciar sesión", "personal data", "darme de baja",
             "rendez vous", "deux fois", "dos veces", "opening hours", "pick up", "point relais", "code postal",
-            "código postal")
+            "código postal", "mode d'emploi")
 
 
 def _split_words(language: str) -> list[str]:
