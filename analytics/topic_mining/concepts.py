@@ -36,6 +36,8 @@ from analytics.topic_mining.stopwords import STOPWORDS
 #: `COMPOUND_HEAD` letters (a compound's head: "lieferADRESSE", not "adDRESS"), counts.
 COMPOUND_TAIL, COMPOUND_HEAD = 5, 4
 _WORD = re.compile(r"\w+")
+#: Words whose concepts are remembered (then forgotten all at once and remembered anew).
+SEEN_WORDS = 500_000
 #: A prefix (`word*`) needs at least this many letters: a shorter one would match unrelated words.
 MIN_PREFIX = 3
 
@@ -171,6 +173,8 @@ class Concepts:
         """The concepts of one normalised word: the word itself, a prefix of it, or (a compound) its end."""
         known = self._seen.get(word)
         if known is None:
+            if len(self._seen) >= SEEN_WORDS:  # (a long-lived process meets every word of every load)
+                self._seen.clear()
             known = self._seen[word] = self._find(word)
         return known
 

@@ -79,3 +79,13 @@ def test_two_subjects_answered_by_one_tool_stay_two_topics():
         topic_of.setdefault(key.split("-")[0], set()).add(topic)
     assert topic_of["refund"].isdisjoint(topic_of["address"])
     assert all(len(topics) == 1 for topics in topic_of.values())
+
+
+def test_the_words_remembered_are_bounded(monkeypatch):
+    from analytics.topic_mining import concepts
+
+    table = concepts.build({"refund": ["refund*"]})
+    monkeypatch.setattr(concepts, "SEEN_WORDS", 3)
+    for word in ("refunds", "abc", "abd", "abe", "abf", "refunded"):
+        table.of_word(word)
+    assert len(table._seen) <= 3 and table.of_word("refunded") == ("refund",)
