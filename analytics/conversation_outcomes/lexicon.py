@@ -286,16 +286,20 @@ def load_lexicon(path: str | Path) -> Lexicon:
     True
     """
     p = Path(path)
+    return lexicon_from(read_table_file(p, "lexicon"), where=str(p))
+
+
+def read_table_file(p: Path, what: str):
+    """The content of a TOML file (`.toml`) or else a JSON file; an unreadable one is a `BadRequest`
+    naming `what` it was read as."""
     try:
         if p.suffix.lower() == ".toml":
             import tomllib
 
-            data = tomllib.loads(p.read_text(encoding="utf-8"))
-        else:
-            data = json.loads(p.read_text(encoding="utf-8"))
+            return tomllib.loads(p.read_text(encoding="utf-8"))
+        return json.loads(p.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        raise BadRequest(f"lexicon {p}: {exc}") from None
-    return lexicon_from(data, where=str(p))
+        raise BadRequest(f"{what} {p}: {exc}") from None
 
 
 def lexicon_from(data: dict, where: str = "lexicon") -> Lexicon:

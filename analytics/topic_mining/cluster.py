@@ -2,12 +2,13 @@
 
 A document is a conversation's question and the tools the agent called to answer it. Its
 features: the question's words (Unicode `\\w+`, normalised, function words and tokens with
-digits dropped), the character 4-grams of those words (so "rembourser" meets
-"remboursement", "Rechnung" meets "Rechnungen") and the tool names. Tools are the bridge
-between languages: a German and a Spanish refund question share no word, but the agent
-answers both with the same tool, and latent semantic analysis (a truncated SVD of the
-TF-IDF matrix) maps words that co-occur with the same tools close together, so a question
-whose turn called no tool still lands with its topic. k-means finds up to `K_FINE` fine
+digits dropped), its concepts (`concepts.py`: "refund", "Rückerstattung", "remboursement"
+and "reembolso" are one concept, so questions meet across languages without any tool; a
+word naming a concept counts as the concept), the character 4-grams of its words (so
+"rembourser" meets "remboursement", "Rechnung" meets "Rechnungen") and the tool names,
+one signal among the text's: two subjects the agent answers with one tool stay two when
+their words and concepts differ. Latent semantic analysis (a truncated SVD of the TF-IDF
+matrix) maps features that co-occur close together. k-means finds up to `K_FINE` fine
 clusters (a topic split by language or wording), merged while their centroids are as close
 as `MERGE_COSINE` (average linkage); every step has fixed seeds and sorted inputs, so the
 same documents give the same topics, ids and labels.
@@ -33,6 +34,7 @@ from typing import NamedTuple
 import numpy as np
 
 from analytics.conversation_outcomes.lexicon import normalise
+from analytics.topic_mining.concepts import Concepts, built_in as built_in_concepts
 from analytics.topic_mining.stopwords import STOPWORDS
 
 _WORD = re.compile(r"\w+")
@@ -41,15 +43,18 @@ _WORD = re.compile(r"\w+")
 _ID = re.compile(r"[\w\-.@+/:#]*\d[\w\-.@+/:#]*")
 #: Character n-grams of this length, taken inside each word padded with `<` `>`.
 NGRAM = 4
-#: Weight of the tool features against the text's (each part l2-normalised first).
-TOOL_WEIGHT = 0.8
-#: Weight of the character n-grams against whole words.
-NGRAM_WEIGHT = 0.6
+#: Weights of the feature groups against the words' (each group l2-normalised first): the tools,
+#: one signal among the text's, not a trump (two subjects answered by one tool stay two); the
+#: concepts (`concepts.py`), the bridge between languages and wordings; the character n-grams.
+TOOL_WEIGHT, CONCEPT_WEIGHT, NGRAM_WEIGHT = 0.8, 1.5, 0.6
+#: A tool called in more questions than the usual tool weighs less: `TOOL_WEIGHT` times
+#: (its idf / the median of the documents' tool idfs) to this power, at most 1.
+TOOL_IDF_POWER = 3
 #: A feature must occur in this many documents to count; one in more than this share is noise.
 MIN_DF, MAX_DF_SHARE = 2, 0.5
 #: LSA dimensions; fine k-means clusters; the centroid cosine at which two of them are one topic;
 #: documents (distinct question and tools) the model is fitted on (the rest are projected).
-DIMENSIONS, K_FINE, MERGE_COSINE = 48, 24, 0.1
+DIMENSIONS, K_FINE, MERGE_COSINE = 48, 24, 0.15
 FIT_SAMPLE = 20_000
 SEED = 20_260_101
 TOP_TERMS, TYPICAL = 8, 3
@@ -124,14 +129,23 @@ def without_personal(text: str) -> str:
 Item = tuple[tuple[str, ...], tuple[str, ...]]  # (a question's words, the tools): what the model sees
 
 
-def _features(item: Item) -> Counter:
+#: Feature groups by the first letter of a feature's name: words, n-grams, tools, concepts.
+_GROUP = {"w": 0, "c": 1, "t": 2, "k": 3}
+
+
+def _features(item: Item, concepts: Concepts) -> Counter:
+    """A question's features: its words (a word naming a concept counts as the concept instead),
+    the character n-grams of every word, its concepts and its tools."""
     wording, tools = item
     found: Counter = Counter()
     for w in wording:
-        found["w:" + w] += 1
+        if not concepts.of_word(w):
+            found["w:" + w] += 1
         padded = f"<{w}>"
         for i in range(len(padded) - NGRAM + 1):
             found["c:" + padded[i:i + NGRAM]] += 1
+    for c in concepts.concepts(list(wording)):
+        found["k:" + c] += 1
     for t in tools:
         found["t:" + t] += 1
     return found
@@ -155,7 +169,7 @@ class _Sparse:
 
 @dataclass
 class _Encoded:
-    """Every item's raw feature counts as triples; feature names by id; each feature's group (0 word, 1 n-gram, 2 tool)."""
+    """Every item's raw feature counts as triples; feature names by id; each feature's group (`_GROUP`)."""
 
     rows: np.ndarray
     cols: np.ndarray
@@ -163,22 +177,23 @@ class _Encoded:
     names: list[str]
     groups: np.ndarray
     items: int
+    tools: np.ndarray  # (bool: a tool's feature)
 
 
-def _encode(items: list[Item]) -> _Encoded:
+def _encode(items: list[Item], concepts: Concepts) -> _Encoded:
     index: dict[str, int] = {}
     rows: list[int] = []
     cols: list[int] = []
     counts: list[int] = []
     for r, item in enumerate(items):
-        for f, n in _features(item).items():
+        for f, n in _features(item, concepts).items():
             rows.append(r)
             cols.append(index.setdefault(f, len(index)))
             counts.append(n)
     names = list(index)
-    groups = np.array(["wct".index(f[0]) for f in names], dtype=np.int64)
+    groups = np.array([_GROUP[f[0]] for f in names], dtype=np.int64)
     return _Encoded(np.array(rows, dtype=np.int64), np.array(cols, dtype=np.int64), np.array(counts, dtype=np.float64),
-                    names, groups, len(items))
+                    names, groups, len(items), np.array([f[0] == "t" for f in names], dtype=bool))
 
 
 def _vocabulary(enc: _Encoded, fit: np.ndarray, weights: np.ndarray) -> np.ndarray:
@@ -187,13 +202,30 @@ def _vocabulary(enc: _Encoded, fit: np.ndarray, weights: np.ndarray) -> np.ndarr
     mask = fit[enc.rows]
     df = np.bincount(enc.cols[mask], weights=weights[enc.rows[mask]], minlength=len(enc.names))
     total = float(weights[fit].sum())
-    kept = (df >= MIN_DF) & ((df <= MAX_DF_SHARE * total) | (enc.groups == 2))
+    kept = (df >= MIN_DF) & ((df <= MAX_DF_SHARE * total) | enc.tools)
     return np.where(kept, np.log((1 + total) / (1 + df)) + 1, np.nan)
 
 
-def _tfidf(enc: _Encoded, idf: np.ndarray, take: np.ndarray | None = None) -> _Sparse:
+def _tool_factors(enc: _Encoded, idf: np.ndarray, fit: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Each feature's factor on its group weight: 1, or for a tool `(idf / median) ** TOOL_IDF_POWER`
+    at most 1, the median taken over the fitted documents' tool features (a shared tool, one
+    that answers two subjects, is called more often than the usual tool: it says less)."""
+    factors = np.ones(len(enc.names))
+    tools = enc.tools & ~np.isnan(idf)
+    mask = fit[enc.rows] & tools[enc.cols]
+    if mask.any():
+        values, w = idf[enc.cols[mask]], weights[enc.rows[mask]]
+        order = np.argsort(values, kind="stable")
+        cumulative = np.cumsum(w[order])
+        median = values[order][int(np.searchsorted(cumulative, cumulative[-1] / 2))]
+        factors[tools] = np.minimum(1.0, idf[tools] / median) ** TOOL_IDF_POWER
+    return factors
+
+
+def _tfidf(enc: _Encoded, idf: np.ndarray, factors: np.ndarray, take: np.ndarray | None = None) -> _Sparse:
     """TF-IDF rows of the items `take` (indexes; None: all), renumbered from 0: sublinear tf, each
-    feature group l2-normalised and weighted, rows l2-normalised; features without an idf left out."""
+    feature group l2-normalised and weighted (times each feature's `factors`), rows l2-normalised;
+    features without an idf left out."""
     new_row = np.arange(enc.items)
     if take is not None:
         new_row = np.full(enc.items, -1)
@@ -202,9 +234,9 @@ def _tfidf(enc: _Encoded, idf: np.ndarray, take: np.ndarray | None = None) -> _S
     rows, cols = new_row[enc.rows[keep]], enc.cols[keep]
     vals = (1 + np.log(enc.counts[keep])) * idf[cols]
     groups = enc.groups[cols]
-    cell = rows * 3 + groups
+    cell = rows * 4 + groups
     norm = np.sqrt(np.bincount(cell, weights=vals * vals))
-    vals = np.array([1.0, NGRAM_WEIGHT, TOOL_WEIGHT])[groups] * vals / norm[cell]
+    vals = np.array([1.0, NGRAM_WEIGHT, TOOL_WEIGHT, CONCEPT_WEIGHT])[groups] * factors[cols] * vals / norm[cell]
     size = enc.items if take is None else len(take)
     row_norm = np.sqrt(np.bincount(rows, weights=vals * vals, minlength=size))
     return _Sparse(rows, cols, vals / np.where(row_norm[rows] > 0, row_norm[rows], 1.0), (size, len(enc.names)))
@@ -280,8 +312,9 @@ def _stable_order(items: list[Item]) -> list[int]:
     return [i for *_, i in sorted(keyed)]
 
 
-def cluster(docs: list[Doc], k: int | None = None) -> Topics:
-    """The topics of `docs` (k: exactly k k-means clusters, not merged; None: fine clusters merged).
+def cluster(docs: list[Doc], k: int | None = None, concepts: Concepts | None = None) -> Topics:
+    """The topics of `docs` (k: exactly k k-means clusters, not merged; None: fine clusters merged;
+    `concepts`: the concept table, `concepts.load_concepts`; None: the built-in one).
 
     Documents with the same words and tools are one item (weighted by their number): one
     question asked about a thousand orders is one row of the model."""
@@ -309,13 +342,14 @@ def cluster(docs: list[Doc], k: int | None = None) -> Topics:
     doc_item = np.array([index[item] for item in pair_items], dtype=np.int64)[doc_pair]
     weights = np.array([counts[u] for u in unique], dtype=np.float64)
     labels, sims = np.zeros(len(unique), dtype=int), None
-    enc = _encode(unique)
+    enc = _encode(unique, concepts or built_in_concepts())
     fit = np.zeros(len(unique), dtype=bool)
     fit[_stable_order(unique)[:FIT_SAMPLE]] = True
     idf = _vocabulary(enc, fit, weights) if len(unique) > 1 else np.full(len(enc.names), np.nan)
     if not np.isnan(idf).all():
         fit_index = np.flatnonzero(fit)
-        m_fit = _tfidf(enc, idf, fit_index)
+        factors = _tool_factors(enc, idf, fit, weights)
+        m_fit = _tfidf(enc, idf, factors, fit_index)
         basis = _lsa_basis(m_fit, DIMENSIONS, np.random.default_rng(SEED))
         x_fit = _unit(m_fit.dot(basis))
         w_fit = weights[fit_index]
@@ -326,7 +360,7 @@ def cluster(docs: list[Doc], k: int | None = None) -> Topics:
         centres = np.zeros((group.max() + 1, fine.shape[1]))
         np.add.at(centres, group, fine * sizes[:, None])
         centres = _unit(centres)
-        x_all = x_fit if len(fit_index) == len(unique) else _unit(_tfidf(enc, idf).dot(basis))
+        x_all = x_fit if len(fit_index) == len(unique) else _unit(_tfidf(enc, idf, factors).dot(basis))
         sims = x_all @ centres.T
         labels = np.argmax(sims, axis=1)
     return _finish(docs, doc_item, unique, labels, weights, sims)

@@ -30,7 +30,7 @@ MIN_QUESTION_TOKENS = 3
 #: A question is read up to this many characters (a pasted log adds nothing to its topic).
 QUESTION_CHARS = 2_000
 #: Bumped when a rule of the documents or the clustering changes, so an older table is not read.
-RULES_VERSION = "4"
+RULES_VERSION = "5"
 _ROW_TYPES = {"thread_id": pa.string(), "topic_id": pa.int32(), "question_ordinal": pa.int32()}
 
 #: Every user message with text, in thread and message order (its text cut to `QUESTION_CHARS`).
@@ -148,8 +148,10 @@ def compute(con, all_turns: bool = False) -> tuple[model.Topics, dict[str, int]]
 
 
 def fingerprint() -> str:
-    settings = [model.NGRAM, model.TOOL_WEIGHT, model.NGRAM_WEIGHT, model.MIN_DF, model.MAX_DF_SHARE, model.DIMENSIONS,
-                model.K_FINE, model.MERGE_COSINE, model.FIT_SAMPLE, model.SEED, MIN_QUESTION_TOKENS, QUESTION_CHARS]
+    settings = [model.NGRAM, model.TOOL_WEIGHT, model.TOOL_IDF_POWER, model.CONCEPT_WEIGHT,
+                model.built_in_concepts().fingerprint(), model.NGRAM_WEIGHT, model.MIN_DF, model.MAX_DF_SHARE,
+                model.DIMENSIONS, model.K_FINE, model.MERGE_COSINE, model.FIT_SAMPLE, model.SEED, MIN_QUESTION_TOKENS,
+                QUESTION_CHARS]
     return query_fingerprint(TABLE, repr((_USER_SQL, _CALLS_SQL, _ALL_TURNS_SQL, RULES_VERSION)), settings)
 
 
