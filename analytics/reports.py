@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import stat
 import sys
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -43,6 +44,8 @@ from analytics.resume.gap import add_gap_argument, gap_option
 from analytics.scope import ThreadConditions, thread_scope
 from analytics.transcript import parse_time
 from loaders.catalog import DATE, MESSAGES, TIMESTAMPTZ
+from loaders.records import TargetError
+from loaders.writer import refuse_non_file
 
 ISO_UTC = "%Y-%m-%dT%H:%M:%S.%fZ"
 ISO_DATE = "%Y-%m-%d"
@@ -182,6 +185,16 @@ def write_report(
         raise BadRequest(f"--out {out} is a directory; name a file")
     if not out.parent.is_dir():
         raise BadRequest(f"cannot write {out}: no directory {out.parent}")
+    if _streamed(out):  # `--out /dev/null`, `/dev/stdout`, a FIFO: written into, never replaced, no file left
+        with tempfile.TemporaryDirectory(prefix="tl-out-") as folder:
+            written = write_report(con_or_path, kind, Path(folder) / f"report{out.suffix}", filters, options, True)
+            with written.open("rb") as src, out.open("wb") as sink:
+                shutil.copyfileobj(src, sink)
+        return out
+    try:
+        refuse_non_file(out, "--out")
+    except TargetError as exc:
+        raise BadRequest(str(exc)) from None
     spec = _spec(kind)
     options = options or {}
     tmp = out.with_name(f".{out.name}.{os.getpid()}.partial")
@@ -205,6 +218,16 @@ def write_report(
     finally:
         tmp.unlink(missing_ok=True)
     return out
+
+
+def _streamed(out: Path) -> bool:
+    """`out` is, or links to, a character device or a FIFO: a stream to write into, not a file to
+    replace (renaming a finished file over `/dev/null` would make it a regular file)."""
+    try:
+        mode = out.stat().st_mode
+    except OSError:
+        return False
+    return stat.S_ISCHR(mode) or stat.S_ISFIFO(mode)
 
 
 def _counted(parts: Iterator[duckdb.DuckDBPyRelation], counts: list[int]) -> Iterator[duckdb.DuckDBPyRelation]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import glob
 import itertools
 import os
+import stat
 import shutil
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -172,9 +173,44 @@ def is_duckdb_file(path: str | os.PathLike) -> bool:
 
 def refuse_foreign_target(db: Path) -> None:
     """A load replaces its database: a file that is not one is refused, never overwritten
-    (an empty file holds nothing)."""
+    (an empty file holds nothing); so is anything but a regular file (`refuse_non_file`)."""
+    refuse_non_file(db, "--db")
     if db.is_file() and db.stat().st_size > 0 and not is_duckdb_file(db):
         raise TargetError(f"not a DuckDB database, so not replaced: {db} (name a new file or a Transcript Lens database)")
+
+
+def kind_of(path: Path) -> str | None:
+    """What `path` is when it exists and is not a regular file ("a symbolic link", "a device", ...); else None.
+
+    >>> kind_of(Path("/dev/null")), kind_of(Path(__file__)), kind_of(Path("/no/such/file"))
+    ('a device', None, None)
+    """
+    try:
+        mode = path.lstat().st_mode
+    except FileNotFoundError:
+        return None
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISLNK(mode):
+        return "a symbolic link"
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "a FIFO" if stat.S_ISFIFO(mode) else "a socket"
+
+
+def refuse_non_file(path: Path, flag: str) -> None:
+    """A write that renames a finished file over `path` replaces whatever `path` names: a device
+    node (`/dev/null`), a FIFO or a symbolic link would become a regular file. Refused, in one line.
+
+    >>> refuse_non_file(Path("/dev/null"), "--db")
+    Traceback (most recent call last):
+    loaders.records.TargetError: --db /dev/null is a device, so not replaced (name a regular file)
+    """
+    kind = kind_of(path)
+    if kind is not None:
+        raise TargetError(f"{flag} {path} is {kind}, so not replaced (name a regular file)")
 
 class PartFeed:
     """Staged part files of one table, handed over in order while they are still being made.

@@ -84,7 +84,7 @@ shared = {k: v for k, v in url.params().items() if k in state.SHARED}
 for column, side, values in zip(st.columns(2), ("a", "b"), (a_values, b_values)):
     n = int(row[f"count_{side}"]) if narrow else getattr(view, f"threads_{side}")
     what = f" · {model.figure(row['kind'], row['name'], row['label'])}" if narrow else ""
-    column.page_link("pages/conversations.py", icon=":material/list:", label=f"List cohort {side.upper()}'s {n:,} conversations{what}",
+    column.page_link("pages/conversations.py", icon=":material/list:", label=f"List cohort {side.upper()}'s {render.plural(n, 'conversation')}{what}",
                      query_params=state.link_params(**model.conversation_params(
                          shared, values, row["kind"] if narrow else None, row["name"] if narrow else None)))
 render.download_data(view.csv, "compare.csv", key="compare.csv", label="Download every row (CSV)")

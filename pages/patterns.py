@@ -56,7 +56,7 @@ if chosen:
     label = dict(zip(view.patterns["signature"], view.patterns["label"])).get(chosen, chosen)
     top = chosen == view.patterns["signature"].iloc[0]
     st.subheader(f"Top pattern: {markup.text(label)}" if top else markup.text(label))
-    st.caption(f"{len(rows):,} conversations · select a row to open its transcript at the failing message")
+    st.caption(f"{render.plural(len(rows), 'conversation')} · select a row to open its transcript at the failing message")
     opened = st.dataframe(
         rows, key="patterns.threads", on_select="rerun", selection_mode="single-row", hide_index=True,
         column_config={"thread_id": st.column_config.TextColumn("Thread", pinned=True), "tenant_id": "Tenant",

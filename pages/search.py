@@ -33,7 +33,7 @@ elif not view.searched:
 elif not view.total:
     st.info("No message contains that text (with these filters).")
 else:
-    st.caption(f"{view.total:,} messages in {view.threads:,} conversations · newest first · "
+    st.caption(f"{render.plural(view.total, 'message')} in {render.plural(view.threads, 'conversation')} · newest first · "
                f"{view.offset + 1:,}–{view.offset + len(view.hits):,} shown · select a hit to open it in its conversation")
     for hit in view.hits:
         render.search_hit(hit, state.link_params(thread=hit.thread_id, msg=hit.number))

@@ -38,7 +38,7 @@ if not view.topics:
     st.stop()
 largest = view.table.iloc[0]
 st.markdown(f"Largest: **{markup.text(largest['topic_label'])}** "
-            f"({int(largest['threads']):,} conversations, {largest['share']:.0%})."
+            f"({render.plural(int(largest['threads']), 'conversation')}, {largest['share']:.0%})."
             + (f" {view.sentence()}" if view.sentence() else ""))
 st.caption("Rates: the share of the topic's conversations with that outcome · × rest: that rate over the "
            "other topics' · select a row to list its conversations")
@@ -68,7 +68,7 @@ if chosen is not None:
     label = dict(zip(view.table["topic_id"], view.table["topic_label"])).get(chosen, "?")
     st.subheader(f"Topic {chosen} · {markup.text(label)}" + ("" if outcome == "all" else f" · {outcome}"))
     threads = cache.call(model.topic_threads, db, filters, chosen, outcome)
-    st.caption(f"{len(threads):,} conversations · select a row to open its transcript at the question")
+    st.caption(f"{render.plural(len(threads), 'conversation')} · select a row to open its transcript at the question")
     opened = st.dataframe(
         threads, key="topics.threads", on_select="rerun", selection_mode="single-row", hide_index=True,
         column_config={"thread_id": st.column_config.TextColumn("Thread", pinned=True), "outcome": "Outcome",

@@ -111,6 +111,10 @@ def load(source: str | os.PathLike, db: str | os.PathLike, **kwargs: Any) -> Loa
             from loaders.cipher import key_from_file
 
             kwargs["aes_key"] = key_from_file(key_file)
+        from loaders.writer import kind_of, refuse_non_file
+
+        if kind_of(Path(db)) not in (None, "a directory"):  # (a dataset is a folder) refused before its lock is made
+            refuse_non_file(Path(db), "--db")
         tables = LoadTimeTables(db)
         with database_lock(db):
             summary = loaders.load(str(source), db, derived=tables, **kwargs)

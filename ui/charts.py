@@ -63,9 +63,33 @@ def period_label(value: Any, by: str, through: date | None = None) -> str:
     return text
 
 
-def period_labels(periods: pd.Series, by: str, through: date | None = None) -> dict:
-    """`period_label` of each distinct value of `periods` (an axis's `labels`)."""
-    return {p: period_label(p, by, through) for p in periods.unique()}
+class PeriodLabels(dict):
+    """An axis's periods and their labels, every period from the first to the last in order: a
+    chart draws the periods its frame lacks as empty slots (bars) or zeros (counted lines)."""
+
+
+#: Past this many periods an axis keeps only the periods its frame has.
+MAX_PERIODS = 2000
+_FREQ = {"day": "D", "week": "7D", "month": "MS"}
+
+
+def period_labels(periods: pd.Series, by: str, through: date | None = None) -> PeriodLabels:
+    """`period_label` of every period between the first and the last of `periods` (an axis's `labels`).
+
+    >>> list(period_labels(pd.Series([date(2025, 3, 3), date(2025, 3, 6)]), "day").values())
+    ['Mar 3, 2025', 'Mar 4, 2025', 'Mar 5, 2025', 'Mar 6, 2025']
+    >>> list(period_labels(pd.Series([date(2025, 1, 1), date(2025, 3, 1)]), "month").values())
+    ['Jan 2025', 'Feb 2025', 'Mar 2025']
+    """
+    seen = [p for p in periods.unique() if not pd.isna(p)]
+    keys: list = sorted(seen)
+    if seen and by in _FREQ:
+        span = pd.date_range(pd.Timestamp(keys[0]), pd.Timestamp(keys[-1]), freq=_FREQ[by])
+        plain_days = isinstance(seen[0], date) and not isinstance(seen[0], datetime)
+        filled = [d.date() if plain_days else d for d in span]
+        if len(filled) <= MAX_PERIODS and set(filled) >= set(keys):  # (periods off the grid: as they are)
+            keys = filled
+    return PeriodLabels((p, period_label(p, by, through)) for p in keys)
 
 
 def _base(xlabel: str, ylabel: str, legend: bool) -> dict:
@@ -94,6 +118,8 @@ def _groups(frame: pd.DataFrame, color: str | None):
 def _categories(values: pd.Series, labels: dict | None = None) -> list:
     """An axis's category names and values, in order; days read as days ("Mar 3, 2025"), not ISO text."""
     ordered = sorted(values.dropna().unique().tolist()) if pd.api.types.is_numeric_dtype(values) else list(dict.fromkeys(values))
+    if isinstance(labels, PeriodLabels) and set(ordered) <= set(labels):
+        ordered = list(labels)  # every period between the ends, those without rows too
     return [(labels or {}).get(v, _day(v) if _is_day(v) else _plain(v)) for v in ordered], ordered
 
 
@@ -235,8 +261,9 @@ def _multi(frame: pd.DataFrame, x: str, ys: list[str], kind: str, ylabel: str, x
     option = _base(x if xlabel is None else xlabel, ylabel, True)
     option["xAxis"].update({"type": "category", "data": axis})
     option["yAxis"].update({"type": "value", **({"minInterval": 1} if len(frame) and _counts(frame, ys) else {})})
+    missing = 0 if len(frame) and _counts(frame, ys) else None  # (a period without rows: no count is 0)
     option["series"] = [
-        {"type": kind, "name": _name(c, names), "data": [_plain(rows.at[v, c]) for v in order],
+        {"type": kind, "name": _name(c, names), "data": [_plain(rows[c].get(v, missing)) for v in order],
          **({"symbolSize": 5} if kind == "line" else {})}
         for c in ys
     ]

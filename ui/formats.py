@@ -10,6 +10,7 @@ No Streamlit here, so the page models (`ui.models`) write their texts with it to
 from __future__ import annotations
 
 import math
+import re
 from datetime import datetime
 from typing import Any
 
@@ -114,3 +115,22 @@ def download_label(n: int, word: str) -> str:
 def text(value: Any) -> str:
     """A text cell: the value, or "—" (never "None")."""
     return MISSING if is_missing(value) or value == "" else str(value)
+
+
+_LINK = re.compile(r"!?\[([^\]\n]*)\]\([^)\s]*(?:\s+\"[^\"\n]*\")?\)")
+_EMPHASIS = re.compile(r"(\*\*|__|~~|`+)(?=\S)(.+?)(?<=\S)\1")
+_HEADING = re.compile(r"(?m)^ {0,3}#{1,6}\s+")
+
+
+def unmarked(text: str) -> str:
+    """Markdown read as plain text, for a snippet cut out of a message (its syntax would show raw):
+    emphasis, code spans and headings lose their marks, a link or image keeps its text.
+
+    >>> unmarked("talking to **ledger-svc** via `curl`; see [the runbook](http://x/rb) ## not a heading")
+    'talking to ledger-svc via curl; see the runbook ## not a heading'
+    >>> unmarked("# Summary\\n2 * 3 * 4 stays")
+    'Summary\\n2 * 3 * 4 stays'
+    """
+    text = _LINK.sub(r"\1", text)
+    text = _EMPHASIS.sub(r"\2", text)
+    return _HEADING.sub("", text)

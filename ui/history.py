@@ -119,7 +119,11 @@ def _branches_tab(history: model.ThreadHistory, url: state.Url, branch_key: str)
             "created_by": st.column_config.TextColumn("began with", help="metadata.source of its first own checkpoint: "
                                                       "fork = a replay, update = update_state, input = new input"),
             "checkpoints": st.column_config.NumberColumn("own checkpoints", help="After the fork point"),
-            "fork_checkpoint_id": "fork point", "parent_branch": "forks from",
+            "fork_messages": st.column_config.NumberColumn("forks after message", help="The messages it shares with "
+                                                           "the branch it forks from: its own begin after Message N"),
+            "fork_checkpoint_id": st.column_config.TextColumn("fork point (checkpoint)", help="The checkpoint where "
+                                                              "the branch leaves the one it forks from"),
+            "parent_branch": "forks from",
             "first_ts": st.column_config.DatetimeColumn("first ts", format=_TS),
             "last_ts": st.column_config.DatetimeColumn("last ts", format=_TS),
             "has_interrupt": "interrupt waits", "head_checkpoint_id": "last checkpoint",

@@ -14,6 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from ui import markup, state
+from ui.formats import plural
 from ui.models.chat import MessageItem
 from ui.models.outcomes import (
     OUTCOME_DEFINITIONS, OUTCOME_LABELS, SIGNAL_DEFINITIONS, SIGNAL_LABELS, ThreadOutcome, share_text,
@@ -57,7 +58,7 @@ def tiles(shares: pd.DataFrame, params: dict[str, Any], outcomes: tuple[str, ...
             if row.threads:
                 # (the count alone: "List 30 abandoned" does not fit a fifth of a page)
                 st.page_link("pages/conversations.py", icon=icon, label=f"List {int(row.threads):,}",
-                             help=f"The {int(row.threads):,} {OUTCOME_LABELS[row.outcome].lower()} conversations on Conversations",
+                             help=f"The {plural(int(row.threads), OUTCOME_LABELS[row.outcome].lower() + ' conversation')} on Conversations",
                              query_params=state.link_params(outcome=row.outcome, **params))
             else:
                 st.caption("none")

@@ -130,8 +130,8 @@ def walk(db: DbRef, ws: WsRef, url: state.Url) -> None:
         return
     q = view.queue
     st.subheader(q.name)
-    made = f"sample of {q.sample_size} from {q.matching:,} threads, seed {q.seed}" if q.sample_size else \
-        f"{q.matching:,} threads"
+    made = f"sample of {q.sample_size} from {render.plural(q.matching, 'thread')}, seed {q.seed}" if q.sample_size else \
+        render.plural(q.matching, "thread")
     st.caption(" · ".join(filter(None, [q.description, f"made by {q.created_by} {q.created_at[:10]}", made])))
     st.progress(q.done / q.items if q.items else 0.0, text=f"{q.done} of {q.items} done")
     per = view.progress[view.progress["assignee"] != "(all)"]

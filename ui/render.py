@@ -114,8 +114,8 @@ def thread_caption(t: dict[str, Any]) -> str:
     sub = f"sub-tenant **{value(t['sub_tenant_id'])}**" if not is_missing(t.get("sub_tenant_id")) else "no sub-tenant"
     parts = [tenant, sub, f"session **{value(t.get('session_id'))}**"]
     counts = [f"{t.get('user_messages', 0)} from the user", f"{t.get('assistant_messages', 0)} from the assistant"]
-    counts += [f"{t['tool_messages']} tool results"] if t.get("tool_messages") else []
-    parts.append(f"{t.get('messages', 0)} messages ({', '.join(counts)})")
+    counts += [plural(int(t["tool_messages"]), "tool result")] if t.get("tool_messages") else []
+    parts.append(f"{plural(int(t.get('messages', 0)), 'message')} ({', '.join(counts)})")
     first, last = t.get("first_ts"), t.get("last_ts")
     if is_missing(first) or is_missing(last):
         parts.append("time unknown")
@@ -224,7 +224,7 @@ def rows_caption(offset: int, shown: int, matching: int, total: int, in_database
     head = f"rows {offset + 1:,}–{offset + shown:,}" if shown else "no rows"
     notes = [f"{total:,} before the flags and metric ranges"] if total != matching else []
     notes += [f"{in_database:,} in the database"] if in_database != matching else []
-    return f"{head} of {matching:,} threads" + (f" ({', '.join(notes)})" if notes else "")
+    return f"{head} of {plural(matching, 'thread')}" + (f" ({', '.join(notes)})" if notes else "")
 
 
 number, seconds, duration, minute_text, text, plural, download_label = (

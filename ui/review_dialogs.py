@@ -18,6 +18,7 @@ from analytics.errors import AnalyticsError
 from ui import cache, database, state
 from ui.database import DbRef, WsRef
 from ui import markup
+from ui.formats import plural
 from ui.markup import inert
 from ui.models.review import VERDICT_MARKS, Note
 
@@ -191,5 +192,5 @@ def _queue(db: DbRef, ws: WsRef, key: str, conditions, sort: str, descending: bo
             return
         remember_name(f"{key}.author")
         close_dialog()
-        review.say(f"Queue {q.name!r}: {q.items} threads")
+        review.say(f"Queue {q.name!r}: {plural(q.items, 'thread')}")
         st.switch_page(review.PAGE_FILES["review"], query_params=state.link_params(queue=str(q.queue_id)))

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from ui import access, cache, database, markup, review_dialogs, session, state
+from ui import access, cache, database, formats, markup, review_dialogs, session, state
 
 AUTO = "auto-detect"
 _FLASH = "tl.flash"
@@ -81,7 +81,7 @@ def _database_panel(deployed: access.Deployment) -> None:
     st.markdown(f"**{markup.text(database.display_name(db.name))}**" + (" (bundled demo)" if demo else ""),
                 help=None if database.display_name(db.name) == db.name else f"Named {markup.code(db.name)} in links")
     st.caption(
-        f"{info['threads']:,} threads · {info['messages']:,} messages · {info['tenants']:,} tenants"
+        " · ".join(formats.plural(info[k], k[:-1]) for k in ("threads", "messages", "tenants"))
     )
     if "source" in info:
         loaded = info["loaded_at"].strftime("%Y-%m-%d %H:%M UTC") if info.get("loaded_at") else "?"
@@ -302,7 +302,7 @@ def _load(spec: str, upload, kind: str | None, choices: LoadChoices = LoadChoice
 
         def progress(done: int, total: int | None) -> None:
             fraction = min(done / total, 1.0) if total else 0.0
-            bar.progress(fraction, text=f"{done:,} / {total:,} threads" if total else f"{done:,} threads")
+            bar.progress(fraction, text=f"{done:,} / {formats.plural(total, 'thread')}" if total else formats.plural(done, "thread"))
 
         try:
             summary = transcript_lens.load(

@@ -42,9 +42,11 @@ def test_hidden_the_section_is_one_line_that_counts_the_history(app):
 def test_the_branch_picker_reads_the_abandoned_branch_with_its_fork_point(app, con):
     at = open_page(app, "transcript", thread=FORKED, history="1")
     picker = at.selectbox(key="transcript.branch")
+    # Where branch 2 forks, in the transcript's numbering: after the messages it shares with branch 1.
+    shared = int(analytics.branches(con, FORKED).set_index("branch").at[2, "fork_messages"])
     assert picker.value == 1 and picker.options == [
         "branch 1 · current · 4 messages · last 2025-03-10 10:03",
-        "branch 2 · abandoned · 4 messages · forks at step 3 · last 2025-03-10 10:02",
+        f"branch 2 · abandoned · 4 messages · forks after message {shared} · last 2025-03-10 10:02",
     ]
     branches = _table(at, "fork_checkpoint_id")
     assert branches["status"].tolist() == ["current", "abandoned"]

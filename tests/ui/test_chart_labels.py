@@ -93,3 +93,28 @@ def test_the_last_day_on_an_axis_has_room_for_its_whole_label():
     option = charts.bars(pd.DataFrame({"day": days, "conversations": 1}), "day", "conversations")
     widest = max(len(str(name)) for name in option["xAxis"]["data"])
     assert widest == len("Oct 16, 2026") and option["grid"]["right"] >= widest * 6 / 2
+
+
+def test_a_period_without_rows_keeps_its_place_on_a_trend_axis():
+    """Outcomes over time, a topic's weeks, a latency trend: a quiet period is an empty slot (bars),
+    a zero (counted lines) or a gap (a measure), never dropped from the axis (which would draw two
+    days apart as one)."""
+    from datetime import date
+
+    days = [date(2025, 3, 3), date(2025, 3, 3), date(2025, 3, 6)]
+    shares = pd.DataFrame({"period": days, "outcome": ["resolved", "failed", "resolved"], "threads": [2, 1, 1],
+                           "share": [0.67, 0.33, 1.0]})
+    option = charts.outcome_trend(shares, "day")
+    assert option["xAxis"]["data"] == ["Mar 3, 2025", "Mar 4, 2025", "Mar 5, 2025", "Mar 6, 2025"]
+    resolved = next(s for s in option["series"] if s["name"] == "resolved")
+    assert resolved["data"] == [2, None, None, 1]
+
+    weeks = pd.DataFrame({"period_start": [date(2025, 3, 3), date(2025, 3, 17)], "refunds": [4, 1]})
+    topic = charts.period_trend(weeks, by="week")
+    assert len(topic["xAxis"]["data"]) == 3 and topic["series"][0]["data"] == [4, 0, 1]
+
+    latency = pd.DataFrame({"period": [date(2025, 3, 1), date(2025, 5, 1)], "reply_latency_p50_s": [1.5, 2.5],
+                            "reply_latency_p90_s": [3.0, 4.0]})
+    trend = charts.trend("latency", latency, "month")
+    assert trend["xAxis"]["data"] == ["Mar 2025", "Apr 2025", "May 2025"]
+    assert trend["series"][0]["data"] == [1.5, None, 2.5]  # no measure that month: a gap, not 0 s

@@ -137,7 +137,11 @@ def test_every_chart_of_a_page_is_the_live_queries_answer_for_its_threads(con):
         conv = fetch_frame(con, *metrics.conversations_sql(scoped))
         assert 0 < page.matching == len(conv) < metrics.conversations(con).shape[0], (f, kwargs)
         assert page.table["thread_id"].tolist() == pandas_sorted(conv, "last_ts", True)
-        assert dict(zip(page.turns["user_turns"], page.turns["threads"])) == conv["user_turns"].value_counts().to_dict()
+        seen = page.turns[page.turns["threads"] > 0]
+        assert dict(zip(seen["user_turns"], seen["threads"])) == conv["user_turns"].value_counts().to_dict()
+        # Both axes step evenly: every whole number of turns and every day between the ends, zeros in the gaps.
+        assert page.turns["user_turns"].diff().dropna().eq(1).all(), (f, kwargs)
+        assert page.activity["day"].diff().dropna().eq(pd.Timedelta(days=1)).all(), (f, kwargs)
         # The charts' oracle names the threads by id (a semi-join on them, not the tenant compare), live.
         scoped = Filters(thread_ids=tuple(conv["thread_id"]), since=f.since, until=f.until)
         lat = fetch_frame(con, *metrics.latency_distribution_sql(scoped, live))
@@ -184,3 +188,21 @@ def test_the_csv_is_every_filtered_row_in_the_sort_as_the_cli_writes_it(con, loa
     assert cli.read_bytes() == data
     assert all(re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z", r["last_ts"]) for r in rows if r["last_ts"])
     assert {r["interrupt_pending"] for r in rows} <= {"true", "false"}
+
+
+def test_the_charts_step_evenly_through_quiet_days_and_unseen_turn_counts():
+    """Per tenant, the demo's threads leave days without a message and turn counts no thread has:
+    each is a zero row (a categorical axis would draw a ten-day gap as wide as one day)."""
+    from ui.database import ensure_demo_db
+
+    with connect(ensure_demo_db()) as c:
+        tenants = [t for (t,) in c.execute("SELECT DISTINCT tenant_id FROM threads WHERE tenant_id IS NOT NULL")
+                   .fetchall()]
+        gaps = 0
+        for tenant in tenants:
+            page = conversations_page(c, Filters(tenants=(tenant,)))
+            assert page.activity["day"].diff().dropna().eq(pd.Timedelta(days=1)).all(), tenant
+            assert page.turns["user_turns"].diff().dropna().eq(1).all(), tenant
+            gaps += int((page.activity["messages"] == 0).sum() + (page.turns["threads"] == 0).sum())
+            assert int(page.turns["threads"].sum()) == page.matching
+        assert gaps  # (the demo has them: else this test proves nothing)

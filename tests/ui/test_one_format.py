@@ -16,3 +16,17 @@ def test_no_page_writes_shares_or_seconds_in_a_format_of_its_own():
              for p in [*ROOT.glob("pages/*.py"), *ROOT.glob("ui/*.py")] if p.name != "formats.py"
              for i, line in enumerate(p.read_text().splitlines(), 1) if OWN_FORMAT.search(line)]
     assert not found, "use ui.formats.PERCENT_FORMAT / SECONDS_FORMAT:\n" + "\n".join(found)
+
+
+#: A count written straight before a plural noun ("1 conversations"): ui.formats.plural says
+#: "1 conversation". A count that is always over one (past a cap) may stay as it is.
+BARE_COUNT = re.compile(r"\{[^{}]*(:,)?\}\s+(conversations|messages|threads|rows|hits|tenants|annotations|patterns|topics)\b")
+ALWAYS_MANY = ("Showing the first",)
+
+
+def test_counts_before_a_noun_go_through_plural():
+    found = [f"{p.relative_to(ROOT)}:{i}: {line.strip()}"
+             for p in [*ROOT.glob("pages/*.py"), *ROOT.glob("ui/*.py"), *ROOT.glob("ui/models/*.py")]
+             for i, line in enumerate(p.read_text().splitlines(), 1)
+             if BARE_COUNT.search(line) and not any(s in line for s in ALWAYS_MANY)]
+    assert not found, "write counts with ui.formats.plural:\n" + "\n".join(found)

@@ -84,7 +84,10 @@ def test_a_filter_narrows_every_figure(demo):
 
 
 def test_the_reason_numbers_messages_as_the_transcript_does():
+    # ... and its span as every page writes one (ui.formats.duration), not "24.0 h" beside "1 d"
     assert reason_text("abandoned: user message 2 unanswered for 24.0 h") == \
-        "abandoned: user message 3 unanswered for 24.0 h"
+        "abandoned: user message 3 unanswered for 1 d"
+    assert reason_text("abandoned: user message 2 unanswered for 2.5 h") == \
+        "abandoned: user message 3 unanswered for 2 h 30 m"
     assert reason_text("failed: last tool result (message 6) is an error") == \
         "failed: last tool result (message 7) is an error"

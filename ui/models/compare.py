@@ -21,6 +21,7 @@ from analytics.errors import BadRequest
 from analytics.filters import Filters, day_window
 from analytics.conversation_outcomes.signals import OUTCOMES
 from analytics.reports import frame_csv
+from ui.formats import plural
 from ui.models.outcomes import SIGNAL_LABELS
 
 #: Row kinds and how the page names them.
@@ -171,14 +172,14 @@ def verdict(page: "ComparePage") -> str:
     """One line on what the comparison found.
 
     >>> verdict(ComparePage(pd.DataFrame({"significant": [False]}), *[pd.DataFrame()] * 3, 10, 12, 0, ()))
-    'No difference is marked (Benjamini-Hochberg q < 0.05 over 1 rows): with 10 and 12 threads, what differs is within chance.'
+    'No difference is marked (Benjamini-Hochberg q < 0.05 over 1 row): with 10 and 12 threads, what differs is within chance.'
     """
     n = len(page.frame)
     if page.significant:
-        return (f"{page.significant} of {n} rows differ beyond chance (Benjamini-Hochberg q < 0.05): marked ✔ "
+        return (f"{page.significant} of {plural(n, 'row')} differ beyond chance (Benjamini-Hochberg q < 0.05): marked ✔ "
                 "in the table and the charts.")
-    return (f"No difference is marked (Benjamini-Hochberg q < 0.05 over {n} rows): with {page.threads_a:,} and "
-            f"{page.threads_b:,} threads, what differs is within chance.")
+    return (f"No difference is marked (Benjamini-Hochberg q < 0.05 over {plural(n, 'row')}): with {page.threads_a:,} and "
+            f"{plural(page.threads_b, 'thread')}, what differs is within chance.")
 
 
 def _p(p: float) -> str:

@@ -19,13 +19,16 @@ from analytics.filters import Filters, Range
 from analytics.frames import fetch_frame
 from analytics.reports import write_report
 from analytics.scope import ThreadConditions, scoped_view
-from ui.models.frames import per_day
+from ui.models.frames import gaps_filled, per_day
 from ui.models.outcomes import with_outcomes
 
 LATENCY_BINS = 40
 #: Rows per page of the table: sorted and cut in DuckDB, so a page ships this many rows however many match.
 PAGE_SIZE = 50
 
+
+#: Past this many user-turn values the turns chart keeps only the values seen (one bar each).
+MAX_TURN_BARS = 100
 
 @dataclass(frozen=True)
 class ConversationsPage:
@@ -135,6 +138,14 @@ def conversations_page(
     tokens["kind"] = tokens["kind"].str.removesuffix("_tokens")
     tokens = tokens[tokens["tokens"].notna()].reset_index(drop=True)
     activity = per_day(daily)[["day", "active_conversations", "messages", "user_messages"]]
+    # Quiet days and unseen turn counts as zeros, so both axes step evenly (a whole-number axis only
+    # while it stays short enough to draw a bar for each value).
+    if len(activity):
+        activity = gaps_filled(activity, "day", pd.date_range(activity["day"].min(), activity["day"].max(), freq="D",
+                                                               unit="ms", name="day"))
+    if len(turns) and int(turns["user_turns"].max()) - int(turns["user_turns"].min()) < MAX_TURN_BARS:
+        turns = gaps_filled(turns, "user_turns", pd.RangeIndex(int(turns["user_turns"].min()),
+                                                               int(turns["user_turns"].max()) + 1))
     values = latency["latency_s"].astype(float)
     summary = {
         "pairs": len(values),

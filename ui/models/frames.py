@@ -29,6 +29,20 @@ def per_day(daily: pd.DataFrame) -> pd.DataFrame:
     return daily.groupby("day", as_index=False)[cols].sum(min_count=1)
 
 
+def gaps_filled(frame: pd.DataFrame, key: str, steps: pd.Index) -> pd.DataFrame:
+    """`frame` with a row for each of `steps` it lacks, its counts 0: a chart of days or of whole
+    numbers draws a quiet day or an empty value as a gap of its width, not as nothing.
+
+    >>> f = pd.DataFrame({"user_turns": pd.array([1, 2, 5], "Int64"), "threads": pd.array([4, 2, 1], "Int64")})
+    >>> gaps_filled(f, "user_turns", pd.RangeIndex(1, 6))["threads"].tolist()
+    [4, 2, 0, 0, 1]
+    """
+    if frame.empty:
+        return frame
+    out = frame.set_index(key).reindex(steps).fillna(0).rename_axis(key).reset_index()
+    return out.astype(frame.dtypes.to_dict())
+
+
 def empty(dtypes: Mapping[str, str]) -> pd.DataFrame:
     """No rows, with exactly `dtypes`' columns and dtypes (an analytics `*_COLUMNS` mapping).
 

@@ -12,7 +12,7 @@ module picks what is shown, writes the labels, and places the markers on the mes
   thread's transcript).
 
 >>> thread_history("lens.duckdb", "globex:api:sess-2105", branch=2).labels[2]  # doctest: +SKIP
-'branch 2 · abandoned · 4 messages · forks at step 3 · last 2025-03-10 10:02'
+'branch 2 · abandoned · 4 messages · forks after message 3 · last 2025-03-10 10:02'
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ SOURCES = {"update": "update_state", "loop": "a graph step", "fork": "a replay",
 
 #: Columns of the branch table (and its CSV).
 BRANCH_TABLE_COLUMNS = (
-    "branch", "status", "created_by", "messages", "checkpoints", "fork_checkpoint_id", "parent_branch", "first_ts",
+    "branch", "status", "created_by", "messages", "checkpoints", "fork_messages", "fork_checkpoint_id", "parent_branch", "first_ts",
     "last_ts", "has_interrupt", "head_checkpoint_id",
 )  # fmt: skip
 
@@ -125,25 +125,35 @@ def _minute(ts: object) -> str:
     return "no time" if ts is None or pd.isna(ts) else pd.Timestamp(ts).tz_convert("UTC").strftime("%Y-%m-%d %H:%M")
 
 
-def branch_label(b: pd.Series, step_of: dict[str, object]) -> str:
-    """How the picker names a branch (a `branches()` row).
+def branch_label(b: pd.Series) -> str:
+    """How the picker names a branch (a `branches()` row); where it forks, in the transcript's numbering.
 
     >>> branch_label(pd.Series({"branch": 2, "status": "abandoned", "messages": 4, "fork_checkpoint_id": "c1",
-    ...                         "last_ts": pd.Timestamp("2025-03-10 10:02", tz="UTC")}), {"c1": 3})
-    'branch 2 · abandoned · 4 messages · forks at step 3 · last 2025-03-10 10:02'
+    ...                         "fork_messages": 3, "last_ts": pd.Timestamp("2025-03-10 10:02", tz="UTC")}))
+    'branch 2 · abandoned · 4 messages · forks after message 3 · last 2025-03-10 10:02'
+    >>> branch_label(pd.Series({"branch": 3, "status": "abandoned", "messages": 1, "fork_checkpoint_id": "c0",
+    ...                         "fork_messages": 0, "last_ts": None}))
+    'branch 3 · abandoned · 1 message · forks before message 1 · last no time'
     """
-    messages = "no messages" if pd.isna(b["messages"]) else f"{int(b['messages'])} messages"
-    fork = b["fork_checkpoint_id"]
-    where = ""
-    if isinstance(fork, str):
-        step = step_of.get(fork)
-        where = f" · forks at step {step}" if step is not None and not pd.isna(step) else " · forks"
+    messages = "no messages" if pd.isna(b["messages"]) else plural(int(b["messages"]), "message")
+    where = f" · {fork_place(b['fork_messages'])}" if isinstance(b["fork_checkpoint_id"], str) else ""
     return f"branch {b['branch']} · {b['status']} · {messages}{where} · last {_minute(b['last_ts'])}"
+
+
+def fork_place(shared: object) -> str:
+    """Where a branch leaves its parent, by the messages they share (the transcript's "Message N").
+
+    >>> fork_place(2), fork_place(0), fork_place(None)
+    ('forks after message 2', 'forks before message 1', 'forks')
+    """
+    if shared is None or pd.isna(shared):
+        return "forks"
+    return f"forks after message {int(shared)}" if int(shared) else "forks before message 1"
 
 
 def checkpoint_label(c: pd.Series) -> str:
     """How the compare-with picker names a root checkpoint (a `checkpoint_tree()` row)."""
-    count = "no messages" if pd.isna(c["message_count"]) else f"{int(c['message_count'])} messages"
+    count = "no messages" if pd.isna(c["message_count"]) else plural(int(c["message_count"]), "message")
     step = "?" if pd.isna(c["step"]) else c["step"]
     return f"step {step} · {c['source'] or '?'} · {_minute(c['ts'])} · {count} · branch {c['branch']}"
 
@@ -157,7 +167,7 @@ def _ordinals(rows: pd.DataFrame) -> dict[str, int]:
     return out
 
 
-def _markers(history: ThreadHistory, branches: pd.DataFrame, step_of: dict) -> tuple[Marker, ...]:
+def _markers(history: ThreadHistory, branches: pd.DataFrame) -> tuple[Marker, ...]:
     rows, branch = history.rows, history.branch
     last = int(rows["ordinal"].max()) if len(rows) else -1
     out: list[Marker] = []
@@ -166,15 +176,15 @@ def _markers(history: ThreadHistory, branches: pd.DataFrame, step_of: dict) -> t
     if isinstance(here["fork_checkpoint_id"], str):
         shared = int(here["fork_messages"]) if pd.notna(here["fork_messages"]) else 0
         out.append(Marker(shared - 1, "left", (
-            f"Fork point: branch {branch} leaves branch {here['parent_branch']} here (checkpoint "
-            f"{here['fork_checkpoint_id']}, step {step_of.get(here['fork_checkpoint_id'], '?')}, "
+            f"Fork point: branch {branch} leaves branch {here['parent_branch']} here ({fork_place(here['fork_messages'])}, "
+            f"checkpoint {here['fork_checkpoint_id']}, "
             f"{_minute(here['fork_ts'])}); what follows was written on this branch only ({CREATED_BY.get(here['created_by'], here['created_by'])})")))  # fmt: skip
     # Branches that fork off the one read, after the messages they share with it.
     for b in branches[branches["parent_branch"] == branch].itertuples():
         shared = int(b.fork_messages) if pd.notna(b.fork_messages) else 0
         out.append(Marker(shared - 1, "fork", (
             f"Branch {b.branch} ({b.status}, {CREATED_BY.get(b.created_by, b.created_by)}) forks here: "
-            f"{'' if pd.isna(b.messages) else int(b.messages)} messages, last {_minute(b.last_ts)}")))  # fmt: skip
+            f"{'no messages' if pd.isna(b.messages) else plural(int(b.messages), 'message')}, last {_minute(b.last_ts)}")))  # fmt: skip
     for e in history.edits.itertuples():
         when = f"{_minute(e.ts)} ({SOURCES.get(e.source, e.source or '?')}, checkpoint {e.checkpoint_id})"
         if e.event == "removed":
@@ -227,14 +237,13 @@ def thread_history(con_or_path: ConOrPath, thread_id: str, branch: int = 1) -> T
             run_messages = subgraph_messages(con, thread_id) if len(runs) else empty(SUBGRAPH_MESSAGE_COLUMNS)
     except AnalyticsError as exc:
         return ThreadHistory(thread_id, problem=problem_of(exc))
-    step_of = dict(zip(tree.checkpoints["checkpoint_id"], tree.checkpoints["step"]))
-    labels = {int(b["branch"]): branch_label(b, step_of) for _, b in branches.iterrows()}
+    labels = {int(b["branch"]): branch_label(b) for _, b in branches.iterrows()}
     checkpoints = {c["checkpoint_id"]: checkpoint_label(c) for _, c in tree.checkpoints.iterrows()}
     history = ThreadHistory(
         thread_id, branch, branches[list(BRANCH_TABLE_COLUMNS)], tree.checkpoints, labels, head, rows, (), edits,
         runs, run_messages, checkpoints,
     )  # fmt: skip
-    return ThreadHistory(**{**history.__dict__, "markers": _markers(history, branches, step_of)})
+    return ThreadHistory(**{**history.__dict__, "markers": _markers(history, branches)})
 
 
 _SUMMARY_SQL = """

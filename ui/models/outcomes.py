@@ -24,6 +24,7 @@ from analytics.conversation_outcomes.materialize import DEFAULT_HITL_HOURS
 from analytics.conversation_outcomes.report import outcomes_relation
 from analytics.conversation_outcomes.signals import OUTCOMES, SIGNALS
 from analytics.conversation_outcomes.waits import longest_waits
+from ui.formats import duration
 
 #: How the app names each outcome and signal (the table's columns keep their own names).
 OUTCOME_LABELS = {
@@ -207,9 +208,15 @@ def reason_text(reason: str) -> str:
     'unknown: ends with a tool message (5)'
     >>> reason_text("failed: dropped_after_failure")
     'failed: dropped after a failure'
+    >>> reason_text("abandoned: user message 9 unanswered for 120.7 h")
+    'abandoned: user message 10 unanswered for 5 d'
     """
     named = _SIGNAL_CODE.sub(lambda m: SIGNAL_LABELS[m.group(0)], reason)
-    return _MESSAGE_NUMBER.sub(lambda m: f"{m.group(1)}{int(m.group(2)) + 1}", named)
+    timed = _HOURS.sub(lambda m: duration(float(m.group(1)) * 3600), named)  # (the app's one way to write a span)
+    return _MESSAGE_NUMBER.sub(lambda m: f"{m.group(1)}{int(m.group(2)) + 1}", timed)
+
+
+_HOURS = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?) h\b")
 
 
 _SIGNAL_CODE = re.compile(r"\b(?:" + "|".join(sorted(SIGNAL_LABELS, key=len, reverse=True)) + r")\b")

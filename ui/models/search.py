@@ -20,6 +20,7 @@ from analytics.errors import AnalyticsError
 from analytics.filters import Filters
 from analytics.reports import write_report
 from analytics.searching import SEARCH_IN, SEARCH_SPEAKERS, SearchQuery, search
+from ui.formats import unmarked
 from ui.models.chat import speaker as speaker_label
 from ui.models.problems import Problem, problem_of
 
@@ -60,10 +61,17 @@ class SearchPage:
 def _hit(row) -> Hit:
     text = row.snippet or ""
     if pd.isna(row.match_start):
-        before, match, after = text, "", ""
+        before, match, after = unmarked(text), "", ""
     else:
         a, b = int(row.match_start), int(row.match_end)
-        before, match, after = text[:a], text[a:b], text[b:]
+        # The snippet loses its Markdown marks as a whole, the match held between two sentinels,
+        # so a mark around the match ("**ledger**-svc") pairs up across it.
+        marked = unmarked(f"{text[:a]}\x00{text[a:b]}\x01{text[b:]}")
+        if marked.count("\x00") == 1 and marked.count("\x01") == 1:
+            before, rest = marked.split("\x00")
+            match, after = rest.split("\x01")
+        else:  # (a snippet holding a sentinel itself: as it is)
+            before, match, after = text[:a], text[a:b], text[b:]
     ts = None if pd.isna(row.ts) else row.ts.to_pydatetime()
     tenant = None if pd.isna(row.tenant_id) else str(row.tenant_id)
     name = None if pd.isna(row.name) else row.name
