@@ -60,6 +60,8 @@ $(REDIS_STACK_LIBS): scripts/redis-stack-libs.sh $(VENV)/.dev
 # (`make fuzz`: ten minutes a target).
 TEST_FUZZ_SECONDS ?= 300
 
+# Hypothesis draws the same examples on every `make test`, wherever it runs (tests/conftest.py, profile "ci").
+test: export HYPOTHESIS_PROFILE = ci
 test: $(VENV)/.dev ext install $(JS_STAMP) $(REDIS_STACK_LIBS)
 	bash scripts/test-services.sh
 	$(PY) -m pytest -n 2 --dist loadfile -q -p no:cacheprovider
