@@ -70,8 +70,9 @@ test: $(VENV)/.dev ext install $(JS_STAMP) $(REDIS_STACK_LIBS)
 # The loader's tests that pass through the C code again without it (loaders/_native.py): the
 # Python twins give the same tables. tests/loaders/twins.py lists them, and why the others are not.
 	TRANSCRIPT_LENS_PUREPYTHON=1 $(PY) -m pytest -n 2 --dist loadfile -q -p no:cacheprovider $$($(PY) -m tests.loaders.twins)
-# Differential fuzzing of every C target under ASan + UBSan (fuzz/README.md), a few seconds each.
-	$(MAKE) fuzz-smoke FUZZ_SMOKE_SECONDS=$(TEST_FUZZ_SECONDS)
+# Differential fuzzing of every C target under ASan + UBSan (fuzz/README.md), a few seconds each; once per
+# change of the code it fuzzes (scripts/fuzz-smoke-once.sh: the same inputs on the same code give the same answer).
+	PY=$(PY) bash scripts/fuzz-smoke-once.sh $(MAKE) fuzz-smoke FUZZ_SMOKE_SECONDS=$(TEST_FUZZ_SECONDS)
 
 bench: $(VENV)/.dev ext install
 	$(PY) bench/bench_load.py
