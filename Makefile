@@ -40,10 +40,11 @@ ext: $(VENV)/.runtime
 	$(PY) setup.py -q build_ext --inplace
 
 # The LangGraph.js store writers the tests run (storegen/js): the packages pinned in its
-# package-lock.json, installed again only when the lock changed (Node 20 and npm on PATH).
+# package-lock.json, installed again only when the lock changed (Node 20 and npm on PATH); a
+# machine's first `npm ci` of a lock is kept and copied into later clones (scripts/js-deps.sh).
 JS_STAMP := storegen/js/node_modules/.installed
-$(JS_STAMP): storegen/js/package-lock.json
-	cd storegen/js && npm ci --silent --no-audit --no-fund
+$(JS_STAMP): storegen/js/package-lock.json scripts/js-deps.sh
+	bash scripts/js-deps.sh
 	touch $@
 
 app: install
