@@ -40,10 +40,11 @@ ext: $(VENV)/.runtime
 	$(PY) setup.py -q build_ext --inplace
 
 # The LangGraph.js store writers the tests run (storegen/js): the packages pinned in its
-# package-lock.json, installed again only when the lock changed (Node 20 and npm on PATH).
+# package-lock.json, installed again only when the lock changed (Node 20 and npm on PATH); a
+# machine's first `npm ci` of a lock is kept and copied into later clones (scripts/js-deps.sh).
 JS_STAMP := storegen/js/node_modules/.installed
-$(JS_STAMP): storegen/js/package-lock.json
-	cd storegen/js && npm ci --silent --no-audit --no-fund
+$(JS_STAMP): storegen/js/package-lock.json scripts/js-deps.sh
+	bash scripts/js-deps.sh
 	touch $@
 
 app: install
@@ -60,6 +61,8 @@ $(REDIS_STACK_LIBS): scripts/redis-stack-libs.sh $(VENV)/.dev
 # (`make fuzz`: ten minutes a target).
 TEST_FUZZ_SECONDS ?= 300
 
+# Hypothesis draws the same examples on every `make test`, wherever it runs (tests/conftest.py, profile "ci").
+test: export HYPOTHESIS_PROFILE = ci
 test: $(VENV)/.dev ext install $(JS_STAMP) $(REDIS_STACK_LIBS)
 	bash scripts/test-services.sh
 	$(PY) -m pytest -n 2 --dist loadfile -q -p no:cacheprovider
@@ -68,8 +71,9 @@ test: $(VENV)/.dev ext install $(JS_STAMP) $(REDIS_STACK_LIBS)
 # The loader's tests that pass through the C code again without it (loaders/_native.py): the
 # Python twins give the same tables. tests/loaders/twins.py lists them, and why the others are not.
 	TRANSCRIPT_LENS_PUREPYTHON=1 $(PY) -m pytest -n 2 --dist loadfile -q -p no:cacheprovider $$($(PY) -m tests.loaders.twins)
-# Differential fuzzing of every C target under ASan + UBSan (fuzz/README.md), a few seconds each.
-	$(MAKE) fuzz-smoke FUZZ_SMOKE_SECONDS=$(TEST_FUZZ_SECONDS)
+# Differential fuzzing of every C target under ASan + UBSan (fuzz/README.md), a few seconds each; once per
+# change of the code it fuzzes (scripts/fuzz-smoke-once.sh: the same inputs on the same code give the same answer).
+	PY=$(PY) bash scripts/fuzz-smoke-once.sh $(MAKE) fuzz-smoke FUZZ_SMOKE_SECONDS=$(TEST_FUZZ_SECONDS)
 
 bench: $(VENV)/.dev ext install
 	$(PY) bench/bench_load.py

@@ -9,7 +9,7 @@ the store's size (Redis `used_memory`, the database's size on disk), exit status
 (MB), seconds, the checkpoint limit in force. A peak over the budget (1024 MB) is marked `OVER`.
 
     .venv/bin/python bench/thread_caps_sweep.py               # the default sizes (a few minutes)
-    .venv/bin/python bench/thread_caps_sweep.py --scale 0.01  # a smoke run on tiny sizes
+    .venv/bin/python bench/thread_caps_sweep.py --scale 0.001 --cap 20  # a smoke run on tiny sizes
 
 Inputs: a Redis thread of 45,000 checkpoints (at the default limit and cut at 2,000); 80,000
 special writes on one Redis checkpoint; a Postgres thread of 5,000 checkpoints cut at 2,000
@@ -59,28 +59,29 @@ def pg_size(dsn: str) -> int:
         return con.execute("SELECT pg_database_size(current_database())").fetchone()[0]
 
 
-def inputs(stack: ExitStack, work: Path, scale: float):
-    """(name, spec, store bytes, checkpoint limit or None) of each input, built on the servers."""
+def inputs(stack: ExitStack, work: Path, scale: float, cap: int = CAP):
+    """(name, spec, store bytes, checkpoint limit or None) of each input, built on the servers.
+    A long thread is at least three times `cap` (the limit it is cut at)."""
     n = lambda count, least: max(int(count * scale), least)  # noqa: E731
     redis = stack.enter_context(redis_stack_server(work))
     client = redis.client()
-    long_redis_thread(redis.url, "checkpoint", n(45_000, 3 * CAP))
+    long_redis_thread(redis.url, "checkpoint", n(45_000, 3 * cap))
     used = int(client.info("memory")["used_memory"])
     yield "redis, one long thread", redis.url, used, None
-    yield "redis, one long thread", redis.url, used, CAP
+    yield "redis, one long thread", redis.url, used, cap
     client.flushall()
     special_write_flood(redis.url, "checkpoint", n(80_000, 1000))
     yield "redis, special writes flood", redis.url, int(client.info("memory")["used_memory"]), None
     client.flushall()
     pg = stack.enter_context(fresh_database())
-    long_pg_thread(pg, n(5_000, 3 * CAP), past=CAP, pad=max(int((384 << 10) * scale), 1024))
-    yield "postgres, long thread, big blobs", pg, pg_size(pg), CAP
+    long_pg_thread(pg, n(5_000, 3 * cap), past=cap, pad=max(int((384 << 10) * scale), 1024))
+    yield "postgres, long thread, big blobs", pg, pg_size(pg), cap
     pg = stack.enter_context(fresh_database())
     pg_write_flood(pg, n(350_000, 1000))
     yield "postgres, special writes flood", pg, pg_size(pg), None
     my = stack.enter_context(fresh_mysql_database())
-    mysql_long_thread(my, n(5_000, 3 * CAP), past=CAP, pad=max(int((384 << 10) * scale), 1024))
-    yield "mysql, long thread, big blobs", my.admin_dsn, store_size(my.name), CAP
+    mysql_long_thread(my, n(5_000, 3 * cap), past=cap, pad=max(int((384 << 10) * scale), 1024))
+    yield "mysql, long thread, big blobs", my.admin_dsn, store_size(my.name), cap
     my = stack.enter_context(fresh_mysql_database())
     mysql_write_flood(my, n(270_000, 1000))
     yield "mysql, special writes flood", my.admin_dsn, store_size(my.name), None
@@ -89,11 +90,12 @@ def inputs(stack: ExitStack, work: Path, scale: float):
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scale", type=float, default=1.0, help="input sizes relative to the defaults")
+    parser.add_argument("--cap", type=int, default=CAP, help="the checkpoint limit the long threads are cut at")
     args = parser.parse_args(argv)
     over = 0
     with tempfile.TemporaryDirectory(prefix="thread-caps-") as tmp, ExitStack() as stack:
         work = Path(tmp)
-        for i, (name, spec, size, cap) in enumerate(inputs(stack, work, args.scale)):
+        for i, (name, spec, size, cap) in enumerate(inputs(stack, work, args.scale, args.cap)):
             run = work / f"run{i}"
             run.mkdir()
             env = {"TRANSCRIPT_LENS_MAX_THREAD_CHECKPOINTS": str(cap)} if cap else {}

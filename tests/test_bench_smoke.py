@@ -42,7 +42,7 @@ SMOKE = {
     "damage_sweep.py": ["--store", STORE, "--copies", "2", "--keep", f"{OUT}/kept"],
     "replicate_store.py": [f"{OUT}/copies.sqlite", "--source", STORE, "--copies", "2"],
     "pg_live_vs_copy.py": ["--threads", "3", "--turns", "2", "--admin-dsn", ADMIN_DSN],
-    "thread_caps_sweep.py": ["--scale", "0.01"],
+    "thread_caps_sweep.py": ["--scale", "0.001", "--cap", "20"],
     "worker_path.py": [STORE, "--threads", "5"],
 }
 BROWSER = {"app_load.py", "bench_render.py"}

@@ -38,11 +38,14 @@ Path(os.environ["TL_READY"]).touch()  # imported, waiting
 while not go.exists():
     time.sleep(0.005)
 made, seen = [], set()
+progress = go.parent / f"progress-{author}"  # the count of writes so far (a loader waits on it)
 i = 0
 while i < count or (until is not None and not until.exists()):
     thread = threads[i % len(threads)]
     made.append(w.annotate(db, thread, label="needs follow-up", note=f"{author} {i}", author=author).annotation_id)
     seen.add(os.stat(db).st_ino)  # a new inode: a load replaced the database meanwhile
+    progress.with_suffix(".tmp").write_text(str(i))
+    os.replace(progress.with_suffix(".tmp"), progress)
     if i % 10 == 0:  # other kinds of write in between: a saved view
         w.save_view(db, f"{author}-{i}", "conversations", {"q": [str(i)]}, author=author)
     i += 1
@@ -62,7 +65,12 @@ for i in range(rounds):
         from tests.analytics.review_util import LiveStore
         LiveStore(Path(source)).chat(f"acme:new:{i}", "hello")
     summary = transcript_lens.load(source, db, incremental=bool(i % 2), workers=1)
-    time.sleep(0.2)  # (the annotators get the lock between loads too)
+    # Every annotator writes once more against this database before the next load replaces it.
+    def written():
+        return {p: p.read_text() for p in go.parent.glob("progress-*")}
+    after = written()
+    while any(written().get(p) == n for p, n in after.items()):
+        time.sleep(0.005)
 Path(sys.argv[5]).touch()
 print(summary.threads)
 """
