@@ -84,3 +84,13 @@ def test_a_scoped_reader_cannot_list_read_the_log_or_lift(db, tmp_path, monkeypa
         assert GONE not in out.stdout + out.stderr and "ticket" not in out.stdout + out.stderr
     monkeypatch.delenv("TRANSCRIPT_LENS_TENANTS")
     assert "acme gdpr ticket 7" in run_cli(["erase", "--db", str(db), "--log"], tmp_path).stdout
+
+
+def test_a_load_under_a_tenant_scope_still_holds_every_tombstone_back(loaded, db, tmp_path, monkeypatch):
+    """Tombstones are refused to a scoped reader, not to a load (it writes every tenant's rows)."""
+    run_cli(["erase", "--db", str(db), "--thread", GONE, "--reason", "x"], tmp_path).succeeded()
+    _as_globex(monkeypatch)
+    run_cli(["load", str(loaded.parent / "store.sqlite"), "--db", str(db)], tmp_path).succeeded()
+    monkeypatch.delenv("TRANSCRIPT_LENS_TENANTS")
+    assert run_cli(["transcript", "--db", str(db), "--thread", GONE], tmp_path).returncode == 2
+    assert run_cli(["transcript", "--db", str(db), "--thread", OURS], tmp_path).returncode == 0
