@@ -29,7 +29,7 @@ import os
 import re
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
 import duckdb
@@ -318,6 +318,30 @@ def shown_whole_sql(expression: str) -> str:
     "(NOT getvariable('tl_search_barrier') IS NOT NULL OR NOT regexp_matches(k, getvariable('tl_search_barrier')))"
     """
     return f"(NOT {BLIND_SQL} OR NOT regexp_matches({expression}, getvariable('{SEARCH_BARRIER_VARIABLE}')))"
+
+
+def shown_whole(values: Iterable[str]) -> list[str]:
+    """The `values` holding no stretch of `search_barrier` (`shown_whole_sql` in Python, on an
+    in-memory connection: RE2, as the database reads it), in order: the values a masking reader's
+    option may compare verbatim (`--thread`, `--tenant`, `--sub-tenant`). A configured pattern RE2
+    cannot read keeps none (fail closed).
+
+    >>> shown_whole(["acme:web:sess-1", "acme:web:ann.pii@example.com"])
+    ['acme:web:sess-1']
+    """
+    values = list(values)
+    if not values:
+        return []
+    con = duckdb.connect()
+    try:
+        try:
+            hidden = {v for (v,) in con.execute("SELECT v FROM unnest(?::VARCHAR[]) AS u(v) WHERE regexp_matches(v, ?)",
+                                                [values, search_barrier()]).fetchall()}
+        except duckdb.Error:
+            return []
+    finally:
+        con.close()
+    return [v for v in values if v not in hidden]
 
 
 def searchable_sql(column: str) -> str:

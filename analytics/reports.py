@@ -545,11 +545,25 @@ def metadata_pairs(given: Iterable[str], flag: str = "--meta") -> tuple[tuple[st
 
 
 def filters_from_args(args: argparse.Namespace) -> Filters:
-    """`Filters` from the options of `add_filter_arguments`; a bad date is a `BadRequest`."""
+    """`Filters` from the options of `add_filter_arguments`; a bad date is a `BadRequest`.
+
+    Under masking a `--thread`, `--tenant` or `--sub-tenant` value holding a personal value matches
+    nothing, as a `--meta` guess does (`analytics.masking.shown_whole`): else one hit against none
+    would confirm a guessed masked key (an e-mail in a thread id)."""
+    given = (tuple(args.tenant), tuple(args.sub_tenant), tuple(args.thread))
+    tenants, sub_tenants, threads = given
+    within = None
+    if effective().redact:
+        from analytics.masking import shown_whole
+
+        tenants, sub_tenants, threads = shown = tuple(tuple(shown_whole(values)) for values in given)
+        if any(values and not kept for values, kept in zip(given, shown)):
+            within = ()  # every value of an option hidden: no thread passes it
     return Filters(
-        tenants=tuple(args.tenant),
-        sub_tenants=tuple(args.sub_tenant),
-        thread_ids=tuple(args.thread),
+        tenants=tenants,
+        sub_tenants=sub_tenants,
+        thread_ids=threads,
+        within=within,
         since=parse_time(args.since, "--since"),
         until=parse_time(args.until, "--until"),
         text=args.text or None,

@@ -57,7 +57,9 @@ def _search_arguments(p: argparse.ArgumentParser, prefix: str) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.format not in FORMATS:
         raise BadRequest(f"--format must be one of {', '.join(FORMATS)}; got {args.format!r}")
-    filters = filters_from_args(args)
+    # The positional text and `--text` share one name: it is what is sought, not also a thread filter
+    # on message text (which would hide a tool's name, said in no message), as in `query_of`.
+    filters = dataclasses.replace(filters_from_args(args), text=None)
     query = SearchQuery(args.text, args.speaker, args.search_in, filters, args.limit, args.offset)
     result = search(args.db, query)
     hits = result.hits

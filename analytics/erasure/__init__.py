@@ -28,4 +28,5 @@ from __future__ import annotations
 
 from analytics.erasure.erasing import (  # noqa: F401
     LOG_COLUMNS, Erasure, Tombstone, erase, erasure_log, hold_back, lift, tombstones,
+    tombstones_for_loads,
 )

@@ -19,6 +19,7 @@ from analytics.erasure.covered import COUNT, record, recorded
 from analytics.erasure.db import KINDS, covered_threads, delete_threads, rewrite_dataset, rewrite_without
 from analytics.erasure.exports import erased_values
 from analytics.erasure.scan import Needles, Scan, needles_of, places, scan
+from analytics.erasure.tenants import check_erase, refuse_scoped, scope_tenants
 from analytics.erasure.workspace import purge_workspace
 from analytics.errors import BadRequest, NotFound
 from analytics.export_log import written_files
@@ -107,12 +108,16 @@ def erase(db: str | os.PathLike, *, thread: str | None = None, tenant: str | Non
     `remove_exports`, the export files of the export log that hold it; then prove it
     (`analytics.erasure.scan`: `Erasure.scan` lists every file still holding erased text). The
     tombstone is recorded first: should the rewrite fail, the next load still holds the
-    rows back. A database that has none of its rows yet is left as it is."""
+    rows back. A database that has none of its rows yet is left as it is. A caller limited to
+    some tenants erases only within them (`analytics.erasure.tenants`)."""
     kind, value = _mark(thread, tenant, session)
     reason = _reason(reason)
     by = check_author(by or default_author())
     ws = Workspace.beside(db)  # the one every load of `db` reads (`hold_back`): never another
     with database_lock(db):
+        tenants = scope_tenants()
+        if tenants is not None:  # before anything is written
+            check_erase(_rows_file(db), kind, value, tenants)
         with ws.write() as conn:
             row = conn.execute("SELECT tombstone_id FROM tombstones WHERE kind = ? AND value = ? AND lifted_at IS NULL",
                                (kind, value)).fetchone()
@@ -241,7 +246,9 @@ def _zero_fill(path: Path) -> None:
 def lift(db: str | os.PathLike, *, thread: str | None = None, tenant: str | None = None,
          session: str | None = None, reason: str, by: str | None = None) -> Tombstone:
     """Lift the standing tombstone of a thread, tenant or session: the next load brings its
-    rows back (if the source still has them). Logged like an erasure."""
+    rows back (if the source still has them). Logged like an erasure. Refused to a caller
+    limited to some tenants (`analytics.erasure.tenants`)."""
+    refuse_scoped("lift a tombstone")
     kind, value = _mark(thread, tenant, session)
     reason = _reason(reason)
     by = check_author(by or default_author())
@@ -263,7 +270,17 @@ def tombstones(db: str | os.PathLike | None, *, standing: bool = False,
 
     >>> [t.value for t in tombstones("lens.duckdb", standing=True)]  # doctest: +SKIP
     ['acme:web:sess-001']
+
+    Refused to a caller limited to some tenants (`analytics.erasure.tenants`).
     """
+    refuse_scoped("list the tombstones")
+    return tombstones_for_loads(db, standing=standing, workspace=workspace)
+
+
+def tombstones_for_loads(db: str | os.PathLike | None, *, standing: bool = False,
+                         workspace: Workspace | str | os.PathLike | None = None) -> list[Tombstone]:
+    """`tombstones` whatever the caller's tenant scope: what a load holds back (it writes every
+    tenant's rows, so every mark applies to it), never shown to a reader."""
     ws = workspace_of(db, workspace)
     with ws.read() as conn:
         rows = conn.execute(f"SELECT t.*, {COUNT} FROM tombstones t" + (" WHERE lifted_at IS NULL" if standing else "")
@@ -279,7 +296,10 @@ def erasure_log(db: str | os.PathLike | None, *, workspace: Workspace | str | os
     """The erasure log, oldest first: one row per erase, lift and load that held rows back.
 
     >>> erasure_log("lens.duckdb")[["action", "kind", "value", "by"]]  # doctest: +SKIP
+
+    Refused to a caller limited to some tenants (`analytics.erasure.tenants`).
     """
+    refuse_scoped("read the erasure log")
     ws = workspace_of(db, workspace)
     with ws.read() as conn:
         rows = conn.execute(f"SELECT {', '.join(LOG_COLUMNS)} FROM erasure_log ORDER BY entry_id").fetchall()
@@ -297,7 +317,7 @@ def hold_back(con, db: str | os.PathLike) -> dict[str, int]:
     ws = Workspace.beside(db)
     if not ws.exists():
         return {}
-    standing = tombstones(db, standing=True, workspace=ws)
+    standing = tombstones_for_loads(db, standing=True, workspace=ws)
     if not standing:
         return {}
     with ws.read() as conn:

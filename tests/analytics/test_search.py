@@ -127,6 +127,17 @@ def test_tool_arguments_are_searched_apart_from_the_text(intl_db):
     assert set(in_text.hits["role"]) == {"tool"}
 
 
+def test_the_search_command_finds_a_tool_name_in_the_tool_calls(intl_db, tmp_path, monkeypatch):
+    """The text sought is not also a thread filter on message text: `issue_refund` is said in no
+    message, only named by the call (README: "in the tool calls (names and arguments)")."""
+    from tests.attacks.harness import run_cli
+
+    monkeypatch.setenv("TRANSCRIPT_LENS_WORKSPACE", str(tmp_path / "ws.sqlite"))  # the export log's
+    out = run_cli(["search", "issue_refund", "--in", "tool_calls", "--db", str(intl_db), "--format", "csv"], tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "de:api:s6" in out.stdout and "issue_refund(" in out.stdout
+
+
 def test_filters_narrow_the_threads_and_the_days(intl_db):
     assert hits(intl_db, "ö-77", filters=analytics.Filters(tenants=("de",))) == scan(intl_db, "ö-77")
     assert hits(intl_db, "ö-77", filters=analytics.Filters(tenants=("fr",))) == set()

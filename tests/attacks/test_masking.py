@@ -53,8 +53,10 @@ def test_no_planted_value_is_printed(argv, lens, tmp_path):
 
 
 # What a report kind needs besides --db and --out (every registered kind is written: a new one is covered).
-REPORT_ARGS = {"search": ["--text", "Order"], "transcript": ["--thread", THREAD], "branches": ["--thread", THREAD],
-               "edits": ["--thread", THREAD], "subgraphs": ["--thread", THREAD], "resume": ["--thread", THREAD],
+# The thread is chosen by its tenant: under masking a `--thread` holding a personal value matches nothing.
+ONE = ["--tenant", THREAD.split(":")[0]]
+REPORT_ARGS = {"search": ["--text", "Order"], "transcript": ONE, "branches": ONE,
+               "edits": ONE, "subgraphs": ONE, "resume": ONE,
                "compare": ["--a-since", "2000-01-01", "--b-until", "2100-01-01"]}
 
 
@@ -148,3 +150,18 @@ def test_the_metadata_a_cohort_is_chosen_by_shows_no_personal_value(lens):
     assert {(k, v) for k, v, _n in plain} >= {("user_email", EMAIL), ("caller", PHONE)}
     masked = cohort_facets(analytics.connect(db, redact=True)).metadata
     assert not [f for f in masked if any(s in f"{f[0]} {f[1]}" for s in SECRETS)], masked
+
+
+@pytest.mark.parametrize("right", [True, False], ids=["right guess", "wrong guess"])
+def test_a_thread_filter_confirms_no_guessed_masked_key(right, lens, tmp_path):
+    """`--thread` on a key holding a personal value matches nothing under masking, right guess or
+    not, as `--meta` does; a key holding none still filters (and `--tenant` of a plain tenant)."""
+    db, _config = lens
+    guess = THREAD if right else THREAD.replace("acme", "acme-x", 1) + "x"
+    argv = ["search", "Order", "--format", "csv", "--thread", guess]
+    plain = run_cli([*argv, "--db", str(db)], tmp_path).succeeded()
+    assert (len(plain.stdout.splitlines()) > 1) == right  # unmasked, the right key finds its thread
+    out = run_cli(_masked(argv, lens, tmp_path), tmp_path).succeeded().never_prints(*SECRETS)
+    assert len(out.stdout.splitlines()) <= 1, out.stdout  # a header, no hit
+    kept = run_cli(_masked(["search", "Order", "--format", "csv", "--tenant", "acme"], lens, tmp_path), tmp_path)
+    assert len(kept.succeeded().stdout.splitlines()) > 1
