@@ -39,7 +39,9 @@ import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
+from analytics import jsontext
 from analytics.errors import BadRequest
+from analytics.user_files import read_user_text
 from analytics.conversation_outcomes.lexicon_words import BUILT_IN as _BUILT_IN
 
 CATEGORIES = ("closing", "give_up", "human", "wrong", "negation", "filler")
@@ -249,12 +251,13 @@ def load_lexicon(path: str | Path) -> Lexicon:
     """
     p = Path(path)
     try:
+        text = read_user_text(p, "lexicon")
         if p.suffix.lower() == ".toml":
             import tomllib
 
-            data = tomllib.loads(p.read_text(encoding="utf-8"))
+            data = tomllib.loads(text)
         else:
-            data = json.loads(p.read_text(encoding="utf-8"))
+            data = jsontext.loads(text)
     except (OSError, ValueError) as exc:
         raise BadRequest(f"lexicon {p}: {exc}") from None
     return lexicon_from(data, where=str(p))
