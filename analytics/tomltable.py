@@ -22,7 +22,7 @@ def read_table(path: str | os.PathLike, name: str, known: set[str], error: type[
     or the table has a key not in `known`."""
     p = Path(path)
     try:
-        data = tomllib.loads(read_user_text(p, f"[{name}] config file"))
+        data = tomllib.loads(read_user_text(p, "config file"))
     except FileNotFoundError:
         raise error(f"{p}: no such config file") from None
     except BadRequest as exc:

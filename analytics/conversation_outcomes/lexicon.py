@@ -258,6 +258,8 @@ def load_lexicon(path: str | Path) -> Lexicon:
             data = tomllib.loads(text)
         else:
             data = jsontext.loads(text)
+    except BadRequest:  # (names the file already: not a regular file, too big)
+        raise
     except (OSError, ValueError) as exc:
         raise BadRequest(f"lexicon {p}: {exc}") from None
     return lexicon_from(data, where=str(p))
