@@ -11,18 +11,13 @@ from streamlit.testing.v1 import AppTest
 
 from tests.analytics.pii_store import GLUED, THREAD
 from tests.pages.conftest import APP, TIMEOUT, open_page
-from tests.pages.test_privacy import pii_everywhere_db, shown  # noqa: F401 (the fixture: a key holding an e-mail)
+from tests.pages.test_privacy import pii_everywhere_db, serve, shown  # noqa: F401 (the fixture: a key holding an e-mail)
 
 
 @pytest.fixture()
 def app_env(pii_everywhere_db, tmp_path, monkeypatch):  # noqa: F811
-    db = tmp_path / "lens.duckdb"
-    db.write_bytes(pii_everywhere_db.read_bytes())
-    for name in ("TRANSCRIPT_LENS_TENANTS", "TRANSCRIPT_LENS_CONFIG", "TRANSCRIPT_LENS_READ_ONLY",
-                 "TRANSCRIPT_LENS_SOURCE_ROOTS", "TRANSCRIPT_LENS_WORKSPACE", "TRANSCRIPT_LENS_REDACT_CONFIG"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("TRANSCRIPT_LENS_DB", str(db))
-    monkeypatch.setenv("TRANSCRIPT_LENS_CACHE", str(tmp_path / "cache"))
+    serve(pii_everywhere_db, tmp_path, monkeypatch)
+    monkeypatch.delenv("TRANSCRIPT_LENS_REDACT_CONFIG", raising=False)
     return monkeypatch
 
 
