@@ -42,6 +42,7 @@ from analytics.policy import effective
 from analytics.resume.gap import add_gap_argument, gap_option
 from analytics.scope import ThreadConditions, thread_scope
 from analytics.transcript import parse_time
+from analytics.cli_types import INT64_MAX
 from loaders.catalog import DATE, MESSAGES, TIMESTAMPTZ
 
 ISO_UTC = "%Y-%m-%dT%H:%M:%S.%fZ"
@@ -389,7 +390,7 @@ def _limit_option(value: Any) -> int | None:
         limit = int(value)
     except (TypeError, ValueError):
         limit = 0
-    if limit < 1 or str(value).strip() != str(limit):
+    if not 1 <= limit <= INT64_MAX or str(value).strip() != str(limit):
         raise BadRequest(f"--limit must be a positive integer, got {value!r}")
     return limit
 

@@ -28,6 +28,7 @@ from analytics.cli import command
 from analytics.errors import AnalyticsError, BadRequest, StaleTranscript
 from analytics.export_log import log_cli_export
 from analytics.transcript import SPEAKERS, TranscriptQuery, parse_time, read, stale_note
+from analytics.cli_types import integer
 
 FORMATS = ("table", "csv", "json")
 TABLE_CONTENT_WIDTH = 100
@@ -54,9 +55,9 @@ def _int_arg(value: str | None, flag: str) -> int | None:
     if value is None:
         return None
     try:
-        return int(value)
-    except ValueError:
-        raise BadRequest(f"{flag}: expected an integer, got {value!r}") from None
+        return integer()(value)
+    except argparse.ArgumentTypeError as exc:
+        raise BadRequest(f"{flag}: {exc}") from None
 
 
 def _naive(value: str | None) -> bool:
