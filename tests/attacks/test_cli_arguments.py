@@ -7,19 +7,10 @@ from __future__ import annotations
 
 import pytest
 
-from tests.attacks.harness import attack, run_cli
-from tests.attacks.stores import store_with_messages
+from tests.attacks.harness import run_cli
+from tests.attacks.test_jsonl_floods import lens  # noqa: F401 (the fixture: a database of one thread, "t")
 
 HUGE = "99999999999999999999"
-
-
-@pytest.fixture(scope="module")
-def lens(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("cli-args")
-    store, db = folder / "store.sqlite", folder / "lens.duckdb"
-    store_with_messages(store, [{"type": "human", "content": "hello there", "id": "m1"}], thread_id="acme:web:s1")
-    attack(["load", str(store), "--db", str(db)], folder).succeeded()
-    return str(db)
 
 
 CASES = {
@@ -31,14 +22,14 @@ CASES = {
     "retention-1e18": (["report", "retention", "--older-than", "1e18", "--out", "-"], "out of range"),
     "queue-seed": (["queues", "create", "q2", "--sample", "5", "--seed", HUGE], "out of range"),
     "conversations-limit": (["report", "conversations", "--limit", HUGE, "--out", "-"], "--limit must be"),
-    "transcript-limit": (["transcript", "--thread", "acme:web:s1", "--limit", HUGE], "out of range"),
+    "transcript-limit": (["transcript", "--thread", "t", "--limit", HUGE], "out of range"),
 }
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_an_odd_argument_is_an_error_line_not_a_traceback(lens, tmp_path, case):
+def test_an_odd_argument_is_an_error_line_not_a_traceback(lens, tmp_path, case):  # noqa: F811
     argv, words = CASES[case]
-    out = run_cli([*argv, "--db", lens], tmp_path)
+    out = run_cli([*argv, "--db", str(lens)], tmp_path)
     out.no_traceback()
     assert out.returncode == 2, out.stderr
     last = [line for line in out.stderr.splitlines() if line.strip()][-1]
