@@ -29,6 +29,7 @@ from analytics.errors import AnalyticsError, BadRequest, StaleTranscript
 from analytics.export_log import log_cli_export
 from analytics.transcript import SPEAKERS, TranscriptQuery, parse_time, read, stale_note
 from analytics.cli_types import integer
+from analytics.masking import mask_json, premasked
 
 FORMATS = ("table", "csv", "json")
 TABLE_CONTENT_WIDTH = 100
@@ -110,7 +111,8 @@ def run(args: argparse.Namespace) -> int:
         out.to_csv(sys.stdout, index=False)
     else:
         _note_naive(naive)
-        print(json.dumps(_records(frame), ensure_ascii=False, indent=2))
+        with premasked():  # every value masked (under masking): a pattern must not break the JSON
+            print(json.dumps(mask_json(_records(frame)), ensure_ascii=False, indent=2))
     return 0
 
 
