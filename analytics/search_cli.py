@@ -58,9 +58,7 @@ def _search_arguments(p: argparse.ArgumentParser, prefix: str) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.format not in FORMATS:
         raise BadRequest(f"--format must be one of {', '.join(FORMATS)}; got {args.format!r}")
-    # The text is what is sought, not also a thread filter (`--text` shares its name): as a filter
-    # it kept only threads whose message text holds it, so a tool's name was never found.
-    filters = dataclasses.replace(filters_from_args(args), text=None)
+    filters = filters_from_args(args)
     query = SearchQuery(args.text, args.speaker, args.search_in, filters, args.limit, args.offset)
     result = search(args.db, query)
     hits = result.hits
