@@ -38,7 +38,6 @@ from analytics.erasure_exports import erased_values
 from analytics.erasure_scan import Needles, Scan, needles_of, places, scan
 from analytics.erasure_workspace import purge_workspace
 from analytics.errors import BadRequest, NotFound
-from analytics.policy import effective
 from analytics.export_log import written_files
 from analytics.workspace.authors import check_author, default_author
 from analytics.workspace.store import Workspace, now, workspace_of
@@ -94,16 +93,6 @@ class Erasure:
                 + f"; tombstone {self.tombstone_id} keeps it out of later loads")
 
 
-def _unscoped(what: str) -> None:
-    """Refuse `what` to a reader under a tenant scope: a tombstone keeps its threads out of every
-    later load, for every reader, and the tombstones and the erasure log name every tenant's
-    threads and reasons, with no scoped part of them to give (as the export log)."""
-    if effective().tenants is not None:
-        raise BadRequest(f"{what} spans every tenant (a tombstone holds threads out of every load; the "
-                         "tombstones and the erasure log name every tenant's threads), so a reader scoped to "
-                         "tenants cannot do it")
-
-
 def _mark(thread: str | None, tenant: str | None, session: str | None) -> tuple[str, str]:
     given = [(k, v) for k, v in zip(KINDS, (thread, tenant, session)) if v is not None]
     if len(given) != 1 or not str(given[0][1]).strip():
@@ -136,7 +125,6 @@ def erase(db: str | os.PathLike, *, thread: str | None = None, tenant: str | Non
     (`erasure_scan`: `Erasure.scan` lists every file still holding erased text). The
     tombstone is recorded first: should the rewrite fail, the next load still holds the
     rows back. A database that has none of its rows yet is left as it is."""
-    _unscoped("erasing")
     kind, value = _mark(thread, tenant, session)
     reason = _reason(reason)
     by = check_author(by or default_author())
@@ -267,7 +255,6 @@ def lift(db: str | os.PathLike, *, thread: str | None = None, tenant: str | None
          session: str | None = None, reason: str, by: str | None = None) -> Tombstone:
     """Lift the standing tombstone of a thread, tenant or session: the next load brings its
     rows back (if the source still has them). Logged like an erasure."""
-    _unscoped("lifting a tombstone")
     kind, value = _mark(thread, tenant, session)
     reason = _reason(reason)
     by = check_author(by or default_author())
@@ -290,11 +277,7 @@ def tombstones(db: str | os.PathLike | None, *, standing: bool = False,
     >>> [t.value for t in tombstones("lens.duckdb", standing=True)]  # doctest: +SKIP
     ['acme:web:sess-001']
     """
-    _unscoped("reading the tombstones")
-    return _tombstones(workspace_of(db, workspace), standing)
-
-
-def _tombstones(ws: Workspace, standing: bool = False) -> list[Tombstone]:
+    ws = workspace_of(db, workspace)
     with ws.read() as conn:
         rows = conn.execute(f"SELECT t.*, {COUNT} FROM tombstones t" + (" WHERE lifted_at IS NULL" if standing else "")
                             + " ORDER BY tombstone_id").fetchall()
@@ -310,17 +293,10 @@ def erasure_log(db: str | os.PathLike | None, *, workspace: Workspace | str | os
 
     >>> erasure_log("lens.duckdb")[["action", "kind", "value", "by"]]  # doctest: +SKIP
     """
-    _unscoped("reading the erasure log")
     ws = workspace_of(db, workspace)
     with ws.read() as conn:
         rows = conn.execute(f"SELECT {', '.join(LOG_COLUMNS)} FROM erasure_log ORDER BY entry_id").fetchall()
     return pd.DataFrame(rows, columns=list(LOG_COLUMNS))
-
-
-def tombstone_marks(db: str | os.PathLike) -> str:
-    """Every tombstone of `db`'s workspace, lifted or standing, as one string (what a load's
-    incremental check compares; read whatever the reader's scope, as a load holds every one back)."""
-    return ";".join(f"{t.tombstone_id}:{t.kind}:{t.value}:{t.lifted_at}" for t in _tombstones(Workspace.beside(db)))
 
 
 def hold_back(con, db: str | os.PathLike) -> dict[str, int]:
@@ -334,7 +310,7 @@ def hold_back(con, db: str | os.PathLike) -> dict[str, int]:
     ws = Workspace.beside(db)
     if not ws.exists():
         return {}
-    standing = _tombstones(ws, standing=True)  # (a load holds back every tenant's, whoever runs it)
+    standing = tombstones(db, standing=True, workspace=ws)
     if not standing:
         return {}
     with ws.read() as conn:

@@ -48,12 +48,12 @@ class LoadTimeTables:
         unchanged source still runs."""
         if self.db is None:
             return ""
-        from analytics.erasure import tombstone_marks
+        from analytics.erasure import tombstones
         from analytics.workspace.store import Workspace
 
         if not Workspace.beside(self.db).exists():
             return ""
-        return tombstone_marks(self.db)
+        return ";".join(f"{t.tombstone_id}:{t.kind}:{t.value}:{t.lifted_at}" for t in tombstones(self.db))
 
     def write(self, con, threads: list[str] | None) -> None:
         from analytics.derived import write_derived_tables
