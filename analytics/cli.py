@@ -114,6 +114,7 @@ def _run(run: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> 
     from analytics.masking import masked_output
 
     try:
+        _utf8_only(args)
         with _policy_environment(args):
             # Under masking, every line the command prints (rows, headers, listings, errors) is masked.
             with masked_output(), acting_as(origin="cli"):  # exports it makes are logged as the CLI's
@@ -125,6 +126,20 @@ def _run(run: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> 
     except (AnalyticsError, FileNotFoundError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+
+
+def _utf8_only(args: argparse.Namespace) -> None:
+    """Refuse an argument that is not UTF-8 (`$'\\xff'`: Python holds its bytes as lone surrogates,
+    which DuckDB and every writer refuse deep inside, as a traceback), naming the argument."""
+    from analytics.errors import BadRequest
+
+    for name, value in vars(args).items():
+        for v in value if isinstance(value, (list, tuple)) else (value,):
+            if isinstance(v, str):
+                try:
+                    v.encode("utf-8")
+                except UnicodeEncodeError:
+                    raise BadRequest(f"argument {name}: not valid UTF-8 text (the command line is read as UTF-8)") from None
 
 
 def _stdout_dash(args: argparse.Namespace) -> argparse.Namespace:

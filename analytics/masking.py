@@ -149,6 +149,16 @@ def mask_text(text: str | None, policy: Policy | None = None) -> str | None:
     return _mask_value(text, redactor())
 
 
+def mask_json(value, policy: Policy | None = None):
+    """A JSON value (a command's records) as it may leave: every string in it masked, numbers and
+    object keys as they are, so it stays the same JSON shape (`premasked` then prints it as is).
+
+    >>> mask_json([{"thread_id": "acme:web:bob@example.com", "content_chars": 12345}], Policy(redact=True))
+    [{'thread_id': 'acme:web:<EMAIL_1>', 'content_chars': 12345}]
+    """
+    return _mask_nested(value, redactor()) if effective(policy).redact else value
+
+
 def mask_lines(text: str, policy: Policy | None = None) -> str:
     """A document as it may leave (a table, CSV or JSON the command line prints or writes), masked
     as text, its layout kept: what `masked_output` does to every line a command prints.
@@ -186,8 +196,12 @@ class _MaskedStream:
         self._inner = inner
         self._pending = ""
         self.buffer = _MaskedBytes(self)
+        self.premasked = False
 
     def write(self, s: str) -> int:
+        if self.premasked:
+            self.close_line()
+            return self._inner.write(s)
         self._pending += s
         if "\n" in self._pending:
             done, _, self._pending = self._pending.rpartition("\n")
@@ -223,6 +237,26 @@ class _MaskedBytes:
 
     def flush(self) -> None:
         self._stream.flush()
+
+
+@contextmanager
+def premasked() -> Iterator[None]:
+    """Inside the block, what is printed to stdout is written as it is: a document whose every
+    value was masked already (`mask_json`). Masked again as text, a configured pattern that
+    matches its numbers or keys (`\\d{5,}`) would break it (`"content_chars": <CUSTNO_3>`).
+
+    >>> with premasked(): print("no policy, no change")
+    no policy, no change
+    """
+    stream = sys.stdout
+    if not isinstance(stream, _MaskedStream):
+        yield
+        return
+    stream.premasked = True
+    try:
+        yield
+    finally:
+        stream.premasked = False
 
 
 @contextmanager

@@ -423,8 +423,16 @@ class _Finder:
                 if where is not None:
                     end = where[f.end] if f.end < len(where) else len(text)  # (its marks with it)
                     f = Finding(where[f.start], end, f.kind, f.value)
-                if not any(f.start < t.end and t.start < f.end for t in taken):
+                over = [t for t in taken if f.start < t.end and t.start < f.end]
+                if not over:
                     taken.append(f)
+                elif any(f.start < t.start or t.end < f.end for t in over):
+                    # It reaches past what is taken (a configured `x+` inside an address): mask
+                    # the union, named as the longest — dropped, the rest of it went out as text.
+                    longest = max([f, *over], key=lambda x: x.end - x.start)
+                    taken = [t for t in taken if t not in over] + [Finding(
+                        min(f.start, *(t.start for t in over)), max(f.end, *(t.end for t in over)),
+                        longest.kind, longest.value)]
         taken.sort()
         return taken
 

@@ -43,6 +43,7 @@ from analytics.policy import effective
 from analytics.resume.gap import add_gap_argument, gap_option
 from analytics.scope import ThreadConditions, thread_scope
 from analytics.transcript import parse_time
+from analytics.cli_types import INT64_MAX
 from loaders.catalog import DATE, MESSAGES, TIMESTAMPTZ
 from loaders.records import TargetError
 from loaders.writer import refuse_non_file
@@ -412,7 +413,7 @@ def _limit_option(value: Any) -> int | None:
         limit = int(value)
     except (TypeError, ValueError):
         limit = 0
-    if limit < 1 or str(value).strip() != str(limit):
+    if not 1 <= limit <= INT64_MAX or str(value).strip() != str(limit):
         raise BadRequest(f"--limit must be a positive integer, got {value!r}")
     return limit
 

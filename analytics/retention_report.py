@@ -31,6 +31,7 @@ from analytics.errors import BadRequest
 from analytics.filters import Filters
 from analytics.frames import fetch_frame
 from analytics.reports import ReportSpec, register_report
+from analytics.cli_types import number
 
 #: The manifest's columns, in order.
 COLUMNS = (
@@ -150,7 +151,7 @@ def _rows(con, filters: Filters, options: Mapping[str, Any]):
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--older-than", metavar="DAYS", type=float,
+    parser.add_argument("--older-than", metavar="DAYS", type=number(hi=365_000),  # (1,000 years)
                         help="retention: threads whose last checkpoint is older than this many days are one "
                              "'older_than' row each (delete the whole thread)")
 

@@ -27,6 +27,7 @@ from analytics.export_log import log_cli_export
 from analytics.filters import Filters
 from analytics.reports import ISO_UTC, ReportSpec, add_filter_arguments, filters_from_args, register_report
 from analytics.searching import SEARCH_IN, SEARCH_SPEAKERS, SearchQuery, report_sql, search
+from analytics.cli_types import integer
 
 FORMATS = ("table", "csv", "json")
 #: Columns of the `search` report (and of `search --format csv`, plus the snippet there).
@@ -41,8 +42,8 @@ def _configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--db", required=True, help="Transcript Lens DuckDB file")
     _search_arguments(p, "")
     add_filter_arguments(p)
-    p.add_argument("--limit", type=int, default=50, metavar="N", help="hits to print (default 50)")
-    p.add_argument("--offset", type=int, default=0, metavar="N", help="hits to skip first (default 0)")
+    p.add_argument("--limit", type=integer(), default=50, metavar="N", help="hits to print (default 50)")
+    p.add_argument("--offset", type=integer(), default=0, metavar="N", help="hits to skip first (default 0)")
     p.add_argument("--format", default="table", metavar="{table,csv,json}", help="default: table")
 
 

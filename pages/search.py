@@ -3,7 +3,7 @@ its conversation at that message."""
 
 import streamlit as st
 
-from ui import cache, render, state
+from ui import cache, render, session, state
 from ui.filters import filter_bar
 from ui.models import search as model
 
@@ -35,8 +35,14 @@ elif not view.total:
 else:
     st.caption(f"{render.plural(view.total, 'message')} in {render.plural(view.threads, 'conversation')} · newest first · "
                f"{view.offset + 1:,}–{view.offset + len(view.hits):,} shown · select a hit to open it in its conversation")
-    for hit in view.hits:
-        render.search_hit(hit, state.link_params(thread=hit.thread_id, msg=hit.number))
+    opened = render.opened_hit()  # a hit pressed in a masking session
+    if opened is not None:
+        state.go_to("transcript", "Open the conversation at this message", **opened)
+    masked = session.policy().redact  # a hit is then a button: no link holding its thread key
+    for i, hit in enumerate(view.hits):
+        render.search_hit(hit, {"thread": hit.thread_id, "msg": hit.number} if masked else
+                          state.link_params(thread=hit.thread_id, msg=hit.number),
+                          button_key=f"search.hit-{i}" if masked else None)
     left, right = st.columns([3, 2], vertical_alignment="center")
     with left:
         st.pagination(view.pages, key=page_key)

@@ -141,14 +141,31 @@ def highlighted(before: str, match: str, after: str) -> str:
     return f'<span class="tl-snippet">{html.escape(before)}{mark}{html.escape(after)}</span>'
 
 
-def search_hit(hit, link: dict[str, Any]) -> None:
-    """One search hit: a link to the message in its conversation, who and when, the snippet."""
+#: Where a search hit drawn as a button leaves its link when pressed (`search_hit`, `opened_hit`).
+_OPENED_HIT = "search.opened"
+
+
+def opened_hit() -> dict[str, Any] | None:
+    """The link of the search hit pressed in the run before this one, if any (once)."""
+    return st.session_state.pop(_OPENED_HIT, None)
+
+
+def search_hit(hit, link: dict[str, Any], button_key: str | None = None) -> None:
+    """One search hit: a link to the message in its conversation, who and when, the snippet.
+    With `button_key` (a masking session) the hit is a button instead, which leaves `link` for
+    `opened_hit` when pressed: a link's address would carry the stored thread key (which can
+    hold an e-mail) to the browser for every hit, opened or not; the caller opens the pressed
+    one from the server."""
     from analytics.masking import mask_text
 
+    label = inert(mask_text(f"{hit.thread_id} · Message {hit.number}"))
     with st.container(border=True, gap="xsmall"):
         with st.container(horizontal=True, vertical_alignment="center", gap="small"):
-            st.page_link("pages/transcript.py", label=inert(mask_text(f"{hit.thread_id} · Message {hit.number}")),
-                         icon=":material/forum:", query_params=link)
+            if button_key is None:
+                st.page_link("pages/transcript.py", label=label, icon=":material/forum:", query_params=link)
+            else:
+                st.button(label, key=button_key, icon=":material/forum:", type="tertiary",
+                          on_click=st.session_state.__setitem__, args=(_OPENED_HIT, link))
             tenant = f" · tenant {markup.text(hit.tenant_id)}" if hit.tenant_id else ""
             st.caption(f"{markup.text(hit.speaker)} · {ts_text(hit.ts)}{tenant}")
         st.html(highlighted(hit.before, hit.match, hit.after))

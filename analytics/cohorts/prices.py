@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from analytics.errors import BadRequest
+from analytics.user_files import read_user_text
 
 #: Column names a CSV price table may use for each price (per million tokens).
 _CSV_NAMES = {
@@ -153,7 +154,7 @@ def load_prices(source: str | os.PathLike | PriceTable | Mapping) -> PriceTable:
     if kind not in ("toml", "csv"):
         raise BadRequest(f"{path}: a price table is a .toml or .csv file")
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_user_text(path, "price table")
     except FileNotFoundError:
         raise BadRequest(f"{path}: no such price table") from None
     except (OSError, UnicodeDecodeError) as exc:

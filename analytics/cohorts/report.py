@@ -24,6 +24,7 @@ from analytics.errors import BadRequest
 from analytics.filters import Filters
 from analytics.reports import ReportSpec, metadata_pairs, register_report
 from analytics.transcript import parse_time
+from analytics.cli_types import number
 
 #: Each cohort option: (its `Filters` field, argparse keywords, how a value becomes the field's).
 _COHORT_OPTIONS = {
@@ -67,7 +68,7 @@ def _compare_arguments(parser: argparse.ArgumentParser) -> None:
         group = parser.add_argument_group(f"compare: cohort {side.upper()} (in place of the shared filter of the same name)")
         for flag, (_, kwargs, _) in _COHORT_OPTIONS.items():
             group.add_argument(f"--{side}-{flag}", **kwargs)
-    parser.add_argument("--alpha", type=float, metavar="Q",
+    parser.add_argument("--alpha", type=number(hi=1e6), metavar="Q",
                         help=f"compare: a row is significant when its Benjamini-Hochberg q is below this (default {DEFAULT_ALPHA})")
 
 

@@ -44,7 +44,9 @@ import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
+from analytics import jsontext
 from analytics.errors import BadRequest
+from analytics.user_files import read_user_text
 from analytics.conversation_outcomes.lexicon_words import BUILT_IN as _BUILT_IN
 
 CATEGORIES = ("closing", "give_up", "human", "wrong", "negation", "filler", "contrast", "recovered")
@@ -293,11 +295,14 @@ def read_table_file(p: Path, what: str):
     """The content of a TOML file (`.toml`) or else a JSON file; an unreadable one is a `BadRequest`
     naming `what` it was read as."""
     try:
+        text = read_user_text(p, what)
         if p.suffix.lower() == ".toml":
             import tomllib
 
-            return tomllib.loads(p.read_text(encoding="utf-8"))
-        return json.loads(p.read_text(encoding="utf-8"))
+            return tomllib.loads(text)
+        return jsontext.loads(text)
+    except BadRequest:  # (names the file already: not a regular file, too big)
+        raise
     except (OSError, ValueError) as exc:
         raise BadRequest(f"{what} {p}: {exc}") from None
 

@@ -28,6 +28,7 @@ from analytics.conversation_outcomes.materialize import (
 )
 from analytics.conversation_outcomes.signals import SIGNALS
 from analytics.reports import ReportSpec, register_report
+from analytics.cli_types import number
 
 #: The columns of `outcomes()`.
 OUTCOME_COLUMNS = ("thread_id", *SIGNALS, *(f"{s}_ordinals" for s in SIGNALS), "outcome", "outcome_reason",
@@ -109,9 +110,9 @@ def _report_rows(con, filters: Filters, options: Mapping[str, Any]) -> duckdb.Du
 
 
 def _report_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--idle-minutes", type=float, metavar="MIN",
+    parser.add_argument("--idle-minutes", type=number(hi=52_560_000),  # (100 years) metavar="MIN",
                         help=f"outcomes: abandonment window in minutes (default {DEFAULT_IDLE_MINUTES:g})")
-    parser.add_argument("--hitl-hours", type=float, metavar="H",
+    parser.add_argument("--hitl-hours", type=number(hi=876_000), metavar="H",
                         help=f"outcomes: human-in-the-loop service level in hours (default {DEFAULT_HITL_HOURS:g})")
     parser.add_argument("--lexicon", metavar="FILE", help="outcomes: a TOML or JSON lexicon (docs/outcomes.md)")
 

@@ -6,8 +6,8 @@ an erased thread, the log would keep what the erasure removed. So an erasure rep
 argument value by `ERASED` (the row stays: who exported what, when, stays the auditor's record):
 
 - a value holding an erased thread id;
-- a value found (in any case) in a message of an erased thread and in no message of a kept
-  thread — the rule the scan's text windows follow (`analytics.erasure.scan`): a word every
+- a value found (in any case) in a message of an erased thread — its text or its tool calls'
+  arguments — and in no message of a kept thread — the rule the scan's text windows follow (`analytics.erasure.scan`): a word every
   thread uses (`refund`) is not the erased thread's text.
 
 The values are chosen before the rows go (`erased_values`), replaced in the erasure's workspace
@@ -78,11 +78,13 @@ def erased_values(conn: sqlite3.Connection, db: str, thread_ids: list[str]) -> t
             return ()
         con.execute("CREATE TEMP TABLE erased (thread_id VARCHAR)")
         con.execute("INSERT INTO erased SELECT DISTINCT unnest(?::VARCHAR[])", [thread_ids])
+        columns = {c for (c,) in con.execute(
+            "SELECT column_name FROM duckdb_columns() WHERE database_name = 'src' AND table_name = 'messages'").fetchall()}
+        said = "lower(concat_ws(chr(10), m.content" + (", m.tool_calls::VARCHAR" if "tool_calls" in columns else "") + "))"
         found = con.execute(
             "SELECT w FROM unnest(?::VARCHAR[]) AS t(w) "
-            "WHERE EXISTS (SELECT 1 FROM src.messages m SEMI JOIN erased USING (thread_id) "
-            "              WHERE contains(lower(m.content), w)) "
-            "AND NOT EXISTS (SELECT 1 FROM src.messages m WHERE contains(lower(m.content), w) "
+            f"WHERE EXISTS (SELECT 1 FROM src.messages m SEMI JOIN erased USING (thread_id) WHERE contains({said}, w)) "
+            f"AND NOT EXISTS (SELECT 1 FROM src.messages m WHERE contains({said}, w) "
             "                AND (m.thread_id IS NULL OR m.thread_id NOT IN (SELECT thread_id FROM erased)))",
             [values]).fetchall()
         return tuple(sorted(w for (w,) in found))

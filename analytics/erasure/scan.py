@@ -2,7 +2,9 @@
 
 What is searched for (`Needles`), taken from the database before the rows go:
 the erased messages' texts — for the 32 longest messages of 16 characters or
-more, three 48-character windows of its longest line (start, middle, end), kept only when no message
+more, three 48-character windows of its longest line (start, middle, end), and three of each of
+the line's three longest stretches between personal values (what a masked export keeps verbatim:
+masking rewrites every window that spans an e-mail or a phone number), kept only when no message
 of another thread contains them (a shared system prompt is not erased text) — in
 UTF-8, JSON-escaped and CSV-quoted forms; and the erased thread ids (a byte match
 must stand alone, as a word: `sess-001` does not match inside `sess-0010`).
@@ -41,10 +43,13 @@ import duckdb
 
 from analytics.erasure.exports import values_left
 from analytics.erasure.workspace import ids_left
+from analytics.redact import find_personal_data
 from analytics.workspace.store import Workspace
 
 #: How many messages, windows per message and characters per window the texts searched for come from.
 MESSAGES, WINDOW = 32, 48
+#: How many stretches between personal values of each such line are searched for too.
+STRETCHES = 3
 #: At most this many thread ids are byte-searched (all of them are looked up through DuckDB).
 BYTE_IDS = 256
 _DUCKDB_MAGIC, _PARQUET_MAGIC = b"DUCK", b"PAR1"
@@ -114,8 +119,7 @@ def needles_of(db: str | os.PathLike, thread_ids: list[str]) -> Needles:
             "SELECT DISTINCT content FROM src.messages SEMI JOIN scan_ids USING (thread_id) "
             "WHERE length(content) >= 16 ORDER BY length(content) DESC, content LIMIT ?", [MESSAGES]).fetchall()]
         lines = [max(c.splitlines(), key=len) for c in longest]  # a window never spans a line break
-        windows = sorted({w.strip() for c in lines for w in (c[:WINDOW], c[len(c) // 2:][:WINDOW], c[-WINDOW:])
-                          if len(w.strip()) >= 16})
+        windows = sorted({w for c in lines for piece in (c, *_verbatim_stretches(c)) for w in _windows(piece)})
         distinct = [w for (w,) in con.execute(
             "SELECT w FROM unnest(?::VARCHAR[]) AS t(w) WHERE NOT EXISTS (SELECT 1 FROM src.messages m "
             "WHERE contains(m.content, w) AND (m.thread_id IS NULL OR m.thread_id NOT IN (SELECT thread_id FROM scan_ids)))",
@@ -123,6 +127,23 @@ def needles_of(db: str | os.PathLike, thread_ids: list[str]) -> Needles:
         return Needles(tuple(sorted(distinct)), tuple(thread_ids))
     finally:
         con.close()
+
+
+def _windows(text: str) -> list[str]:
+    """Three windows of `text` (start, middle, end) of `WINDOW` characters, each of 16 or more once stripped."""
+    return [w.strip() for w in (text[:WINDOW], text[len(text) // 2:][:WINDOW], text[-WINDOW:]) if len(w.strip()) >= 16]
+
+
+def _verbatim_stretches(line: str) -> list[str]:
+    """The `STRETCHES` longest stretches of `line` between its personal values: what a masked export
+    (`--redact`, `analytics.masking`) keeps verbatim of the line, where every window spanning a value
+    is rewritten (`<EMAIL_1>`). None when the line holds no personal value (its windows are verbatim)."""
+    found = find_personal_data(line)
+    if not found:
+        return []
+    bounds = [0, *(b for f in found for b in (f.start, f.end)), len(line)]
+    stretches = [line[a:b] for a, b in zip(bounds[::2], bounds[1::2])]
+    return sorted(stretches, key=len, reverse=True)[:STRETCHES]
 
 
 def _siblings(path: Path) -> list[Path]:

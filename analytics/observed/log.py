@@ -42,6 +42,7 @@ from analytics.errors import BadRequest
 from analytics.filters import as_utc
 from analytics.jsonlines import bounded
 from analytics.jsontext import loads as json_loads
+from analytics.user_files import MAX_JSONL_BYTES, open_user_file
 
 __all__ = [
     "LineError", "ObservedEntry", "ObservedLog", "Source", "TIME_FIELDS", "parse_observed", "parse_time_value",
@@ -263,9 +264,9 @@ def _lines(source: Source) -> Iterator[str]:
     """The text lines of `source`, read one at a time (`str.splitlines`' line ends, a leading BOM dropped)."""
     if isinstance(source, (str, os.PathLike)):
         path = Path(source)
-        if not path.is_file():
+        if not path.exists():
             raise FileNotFoundError(f"no observed JSONL file at {path}")
-        with path.open("rb") as fh:
+        with open_user_file(path, "observed JSONL file", MAX_JSONL_BYTES) as fh:
             yield from _split(fh)
     elif isinstance(source, (bytes, bytearray)):
         yield from _split(io.BytesIO(source))

@@ -24,6 +24,7 @@ from analytics.resume.chain import resume_points
 from analytics.resume.common import DEFAULT_CAP, NO_FILTERS, check_cap
 from analytics.resume.gap import DEFAULT_GAP_MINUTES, check_gap, gap_option
 from analytics.resume.rehydrate import resume_windows_sql
+from analytics.cli_types import integer
 
 __all__ = ["RESUME_REPORT_COLUMNS", "resume_report"]
 
@@ -169,7 +170,7 @@ def _report_arguments(parser) -> None:
         help="resume: compare these observed windows; the report lists verdicts and findings",
     )
     parser.add_argument(
-        "--cap", type=int, metavar="N", help="resume: window size, user/assistant messages (default 50)"
+        "--cap", type=integer(), metavar="N", help="resume: window size, user/assistant messages (default 50)"
     )
 
 

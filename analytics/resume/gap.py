@@ -27,6 +27,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from analytics.errors import BadRequest
+from analytics.cli_types import number
 
 #: Idle time between consecutive root checkpoints that counts as a restart, in minutes.
 DEFAULT_GAP_MINUTES = 30.0
@@ -71,12 +72,12 @@ def add_gap_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         GAP_FLAG,
         dest="gap_minutes",
-        type=float,
+        type=number(hi=52_560_000),
         metavar="MIN",
         help="conversations, resume: idle gap between checkpoints that counts as a resume point "
         f"(default {DEFAULT_GAP_MINUTES:g})",
     )
-    parser.add_argument(DEPRECATED_GAP_FLAG, dest="gap_minutes", type=float, action=_DeprecatedFlag,
+    parser.add_argument(DEPRECATED_GAP_FLAG, dest="gap_minutes", type=number(hi=52_560_000), action=_DeprecatedFlag,
                         help=argparse.SUPPRESS)  # fmt: skip
 
 

@@ -28,6 +28,8 @@ from analytics.cli import command
 from analytics.errors import AnalyticsError, BadRequest, StaleTranscript
 from analytics.export_log import log_cli_export
 from analytics.transcript.reading import SPEAKERS, TranscriptQuery, parse_time, read, stale_note
+from analytics.cli_types import integer
+from analytics.masking import mask_json, premasked
 
 FORMATS = ("table", "csv", "json")
 TABLE_CONTENT_WIDTH = 100
@@ -54,9 +56,9 @@ def _int_arg(value: str | None, flag: str) -> int | None:
     if value is None:
         return None
     try:
-        return int(value)
-    except ValueError:
-        raise BadRequest(f"{flag}: expected an integer, got {value!r}") from None
+        return integer()(value)
+    except argparse.ArgumentTypeError as exc:
+        raise BadRequest(f"{flag}: {exc}") from None
 
 
 def _naive(value: str | None) -> bool:
@@ -109,7 +111,8 @@ def run(args: argparse.Namespace) -> int:
         out.to_csv(sys.stdout, index=False)
     else:
         _note_naive(naive)
-        print(json.dumps(_records(frame), ensure_ascii=False, indent=2))
+        with premasked():  # every value masked (under masking): a pattern must not break the JSON
+            print(json.dumps(mask_json(_records(frame)), ensure_ascii=False, indent=2))
     return 0
 
 

@@ -33,6 +33,7 @@ from analytics.workspace import annotating as notes
 from analytics.workspace import jsonl, label_set, queueing
 from analytics.workspace.review import annotations as listed
 from analytics.workspace.store import ENV, Workspace, as_workspace, report_workspace, workspace_of
+from analytics.cli_types import integer
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -75,7 +76,7 @@ def _configure_annotations(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--thread", required=True, metavar="ID")
     which = p.add_mutually_exclusive_group()
     which.add_argument("--message-id", metavar="ID", help="a message of the thread, by id")
-    which.add_argument("--ordinal", type=int, metavar="N", help="a message of the thread without id, by ordinal")
+    which.add_argument("--ordinal", type=integer(), metavar="N", help="a message of the thread without id, by ordinal")
     which.add_argument("--checkpoint-id", metavar="ID", help="a checkpoint of the thread")
     p.add_argument("--checkpoint-ns", metavar="NS", help="the checkpoint's namespace (default: root)")
     p.add_argument("--label", help="a label of the set (`annotations labels` lists them)")
@@ -163,8 +164,8 @@ def _configure_queues(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--sort", default=metrics.DEFAULT_SORT, metavar="COLUMN",
                    help=f"walking order, a conversations column (default {metrics.DEFAULT_SORT})")
     p.add_argument("--asc", action="store_true", help="ascending (default: descending, as the Conversations page)")
-    p.add_argument("--sample", type=int, metavar="N", help="take a random sample of N of the matching threads")
-    p.add_argument("--seed", type=int, help="the sample's seed (default: drawn, and printed)")
+    p.add_argument("--sample", type=integer(), metavar="N", help="take a random sample of N of the matching threads")
+    p.add_argument("--seed", type=integer(), help="the sample's seed (default: drawn, and printed)")
     p.add_argument("--assign", action="append", default=[], metavar="NAME",
                    help="reviewer (repeatable: items are dealt round-robin); default anyone")
     p.add_argument("--description")

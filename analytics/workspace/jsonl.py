@@ -23,6 +23,7 @@ and counted.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 from collections.abc import Iterable, Iterator
@@ -37,6 +38,7 @@ from analytics.db import connection
 from analytics import jsontext
 from analytics.jsonlines import bounded
 from analytics.errors import AnalyticsError, BadRequest
+from analytics.user_files import MAX_JSONL_BYTES, open_user_file
 from analytics.workspace.annotating import (
     STORED_COLUMNS, Annotation, check_author, check_content, database_source, default_author, insert, labelled,
     locate, new_annotation,
@@ -228,8 +230,8 @@ def import_jsonl(
     if isinstance(source, (str, os.PathLike)):
         name = str(source)
         try:
-            with open(source, encoding="utf-8") as fh:
-                parsed = read_lines(fh, author, name)
+            with open_user_file(source, "annotations file", MAX_JSONL_BYTES) as raw:
+                parsed = read_lines(io.TextIOWrapper(raw, encoding="utf-8"), author, name)
         except (OSError, UnicodeDecodeError) as exc:
             raise BadRequest(f"cannot read {name}: {getattr(exc, 'strerror', None) or exc}") from None
     else:

@@ -38,6 +38,12 @@ from loaders.records import SourceError
 
 MAX_DOCUMENT = 16 << 20  # MongoDB's BSON document limit (mongo-tools' db.MaxBSONSize)
 MAX_LINE = 64 << 20  # one mongoexport line: a 16 MiB document as base64 Extended JSON, and escapes
+#: The most objects and arrays one line may hold: an embedded document or array is 7 bytes or more
+#: of BSON (type, a key of one byte or more, its own 5), so a 16 MiB document holds fewer.
+MAX_CONTAINERS = MAX_DOCUMENT // 7
+#: The most members (commas) one line may hold: an element is 2 bytes or more of BSON.
+MAX_MEMBERS = MAX_DOCUMENT // 2
+_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
 ARCHIVE_MAGIC = struct.pack("<I", 0x8199E26D)
 TERMINATOR = 0xFFFFFFFF
 GZIP_MAGIC = b"\x1f\x8b"
@@ -155,6 +161,10 @@ def json_documents(fh: IO[bytes], where: str) -> Iterator[tuple[str, Any]]:
             continue
         if not line.strip():
             continue
+        too_many = _over_a_document(line)
+        if too_many:
+            yield what, Damaged(f"more {too_many} than a {MAX_DOCUMENT >> 20} MiB document holds; skipped")
+            continue
         try:
             doc = json_util.loads(line.decode("utf-8"), json_options=options)
         except RecursionError:
@@ -164,6 +174,20 @@ def json_documents(fh: IO[bytes], where: str) -> Iterator[tuple[str, Any]]:
             yield what, Damaged(f"not Extended JSON ({type(exc).__name__}: {str(exc)[:200]}); skipped")
             continue
         yield what, doc
+
+
+def _over_a_document(line: bytes) -> str | None:
+    """What `line` holds more of than a 16 MiB BSON document can (its objects and arrays, its
+    members: counted outside strings, at C speed, nothing parsed), or None. Parsed, each is a
+    Python object: a 60 MB line of 20 million `{}` asked for 1.5 GB."""
+    if line.count(b"{") + line.count(b"[") <= MAX_CONTAINERS and line.count(b",") <= MAX_MEMBERS:
+        return None  # (counted with the strings: an overcount, so nothing more to look at)
+    bare = _JSON_STRING.sub(b'""', line)
+    if bare.count(b"{") + bare.count(b"[") > MAX_CONTAINERS:
+        return f"objects and arrays (over {MAX_CONTAINERS:,})"
+    if bare.count(b",") > MAX_MEMBERS:
+        return f"members (over {MAX_MEMBERS:,})"
+    return None
 
 
 # --- the archive ------------------------------------------------------------------------

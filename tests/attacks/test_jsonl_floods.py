@@ -9,6 +9,7 @@ import json
 import pytest
 
 from analytics.jsonlines import MAX_LINES
+from analytics.jsontext import MAX_ELEMENTS
 from tests.attacks.harness import attack
 from tests.attacks.stores import store_with_messages
 
@@ -50,3 +51,26 @@ def test_an_observed_line_of_40_mb_is_compared_within_the_budget(lens, tmp_path,
     out = attack(["report", "resume", "--db", str(lens), "--observed", str(log), "--out", str(tmp_path / "r.csv")],
                  tmp_path)
     out.succeeded().within_budget().wrote_only([tmp_path / "r.csv"])
+
+
+# One line of 3 million empty arrays (9 MB): each parsed is an object of 56 bytes or more, so
+# the 93 MB line of 31 million asked for 2.3 GB and two minutes before its keys were checked.
+ELEMENTS = '{"thread": "t", "x": [' + "[]," * 3_000_000 + '[]]}\n'
+
+
+def test_an_annotations_line_of_millions_of_elements_is_refused_unparsed(lens, tmp_path):
+    lines = tmp_path / "notes.jsonl"
+    lines.write_text(ELEMENTS)
+    out = attack(["annotations", "import", "--db", str(lens), str(lines)], tmp_path)
+    out.no_traceback().within_budget().wrote_only([])
+    assert out.returncode == 2 and f"notes.jsonl:1: not JSON (more than {MAX_ELEMENTS:,} JSON elements" in out.stderr
+
+
+def test_an_observed_line_of_millions_of_elements_is_a_line_error(lens, tmp_path):
+    log = tmp_path / "observed.jsonl"
+    log.write_text(ELEMENTS)
+    out = attack(["report", "resume", "--db", str(lens), "--observed", str(log), "--out", str(tmp_path / "r.csv")],
+                 tmp_path)
+    out.no_traceback().within_budget()
+    assert f"more than {MAX_ELEMENTS:,} JSON elements" in out.stdout + out.stderr + (
+        (tmp_path / "r.csv").read_text() if (tmp_path / "r.csv").exists() else "")

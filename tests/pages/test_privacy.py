@@ -33,8 +33,13 @@ def pii_db(tmp_path_factory):
 @pytest.fixture()
 def served(pii_db, tmp_path, monkeypatch):
     """The pii database (a private copy: its export log is this test's) as the app's --db."""
+    return serve(pii_db, tmp_path, monkeypatch)
+
+
+def serve(source, tmp_path, monkeypatch):
+    """A private copy of the database at `source` as the app's --db, no deployment setting left."""
     db = tmp_path / "pii.duckdb"
-    db.write_bytes(pii_db.read_bytes())
+    db.write_bytes(source.read_bytes())
     for name in ("TRANSCRIPT_LENS_REDACT", "TRANSCRIPT_LENS_TENANTS", "TRANSCRIPT_LENS_CONFIG",
                  "TRANSCRIPT_LENS_READ_ONLY", "TRANSCRIPT_LENS_SOURCE_ROOTS", "TRANSCRIPT_LENS_WORKSPACE"):
         monkeypatch.delenv(name, raising=False)
