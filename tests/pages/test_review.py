@@ -352,3 +352,20 @@ def test_the_label_set_is_edited_on_the_review_page_and_orphans_are_listed(db, t
     at = open_page(_app(), "transcript", thread="old:web:1")
     assert any("No thread `old:web:1` in this database" in w.value for w in at.warning)
     assert [e.label for e in at.expander if e.label.startswith("Orphaned")] == ["Orphaned annotations (1)"]
+
+
+def test_a_label_typed_into_the_label_box_is_refused_at_once_and_never_stored(db):
+    """The browser sends a typed label as the box's value; the dialog says at once that the set lacks
+    it (before the verdict or Save is clicked) and Save stores nothing rather than drop it."""
+    at = open_page(_app(), "transcript", thread=THREAD)
+    at.button(key="rv.transcript.m0.add").click().run()
+    at.text_input(key=_dialog_key(at, ".name")).set_value("rui").run()
+    box = at.selectbox(key=_dialog_key(at, ".label"))
+    box.options.append("agent loop (same tool 3x)")  # what the browser sends for a typed label
+    box.set_value("agent loop (same tool 3x)").run()
+    assert not at.exception, at.exception
+    assert any("is not in the label set" in e.value for e in at.error)
+    at.selectbox(key=_dialog_key(at, ".label")).options.append("agent loop (same tool 3x)")  # (as above)
+    at.button(key=_dialog_key(at, ".save")).click().run()
+    assert ws_api.annotations(db).empty
+    assert any("is not in the label set" in e.value for e in at.error)
