@@ -174,6 +174,14 @@ def _excerpt(text: Any, chars: int = 80) -> str:
     return text if len(text) <= chars else text[: chars - 1] + "…"
 
 
+def _quoted(item: MessageItem) -> str:
+    """What the dialog quotes of a message: its text, or for one that only calls tools, its calls
+    as the transcript shows them (`name(arg=…)`)."""
+    if not render.is_missing(item.content) and str(item.content).strip():
+        return _excerpt(item.content)
+    return _excerpt(" · ".join(call.signature for call in item.tool_calls))
+
+
 def _messages(items: Sequence[Any]) -> list[MessageItem]:
     """The messages chat items show, tool results drawn beneath their call included, in order."""
     found = []
@@ -222,8 +230,8 @@ def thread_review(db: DbRef, ws: WsRef, thread_id: str, items: Sequence[Any],
         notes(here, f"{key}.m{item.ordinal}")
 
     def control(item: MessageItem) -> None:  # at the end of its header line: one small button
-        annotate_icon(f"{key}.m{item.ordinal}.add", f"{item.speaker} message {item.number}: "
-                      f"“{_excerpt(item.content)}”", _message_targets(thread_id, item),
+        annotate_icon(f"{key}.m{item.ordinal}.add", f"**{markup.text(item.speaker)}** · Message {item.number}: "
+                      f"“{markup.text(_quoted(item))}”", _message_targets(thread_id, item),
                       "Annotate this tool result" if item.role == "tool" else "Annotate this message")
 
     return chat.Hooks(header=control, after=after)

@@ -369,3 +369,17 @@ def test_a_label_typed_into_the_label_box_is_refused_at_once_and_never_stored(db
     at.button(key=_dialog_key(at, ".save")).click().run()
     assert ws_api.annotations(db).empty
     assert any("is not in the label set" in e.value for e in at.error)
+
+
+TOOL_THREAD = "acme:web:sess-1003"  # Message 2 only calls lookup_order; Message 3 is its result
+
+
+def test_the_annotate_dialog_quotes_a_tool_calling_message_by_its_call(db):
+    from ui.models.chat import signature
+
+    at = open_page(_app(), "transcript", thread=TOOL_THREAD)
+    at.button(key="rv.transcript.m1.add").click().run()
+    quoted = [t for t in markdown_texts(at) if "Message 2:" in t]
+    assert quoted, markdown_texts(at)
+    assert markup.text(signature("lookup_order", {"order_id": "D-4120"})) in quoted[0]
+    assert "“”" not in quoted[0] and "message 2" not in quoted[0]
