@@ -383,3 +383,21 @@ def test_the_annotate_dialog_quotes_a_tool_calling_message_by_its_call(db):
     assert quoted, markdown_texts(at)
     assert markup.text(signature("lookup_order", {"order_id": "D-4120"})) in quoted[0]
     assert "“”" not in quoted[0] and "message 2" not in quoted[0]
+
+
+def _texts_in_order(node) -> list[str]:
+    """The markdown and captions under `node`, in the order the page draws them."""
+    if getattr(node, "type", None) in ("markdown", "caption"):
+        return [node.value]
+    return [t for _, child in sorted(getattr(node, "children", {}).items()) for t in _texts_in_order(child)]
+
+
+def test_an_annotation_on_a_tool_calling_message_is_drawn_in_it_above_the_tool_result(db):
+    ws_api.annotate(db, TOOL_THREAD, message_id=_messages(db, TOOL_THREAD)[1][1], verdict="fail",
+                    note="called the tool for nothing", author="rui")
+    at = open_page(_app(), "transcript", thread=TOOL_THREAD)
+    shown = _texts_in_order(at.main)
+    note = next(i for i, t in enumerate(shown) if "called the tool for nothing" in t)
+    result = next(i for i, t in enumerate(shown) if "Message 3" in t)
+    call = next(i for i, t in enumerate(shown) if "Message 2" in t and "Assistant" in t)
+    assert call < note < result, shown
