@@ -130,7 +130,7 @@ def notes(found: list[Note], key: str) -> None:
     for note in found:
         text, edit = st.columns([20, 1], vertical_alignment="center")
         text.markdown(inert(note_html(note)), unsafe_allow_html=True)
-        edit.button("", icon=":material/edit:", key=f"{key}.edit.{note.annotation_id}", type="tertiary",
+        edit.button("Edit or delete this annotation", icon=":material/edit:", key=f"{key}.edit.{note.annotation_id}", type="tertiary",
                     help="Edit or delete this annotation", on_click=review_dialogs.open_dialog, args=("edit",),
                     kwargs={"note": note})
 
@@ -155,8 +155,9 @@ def annotate_button(key: str, where: str, targets: Mapping[str, Mapping[str, Any
 
 def annotate_icon(key: str, where: str, targets: Mapping[str, Mapping[str, Any]], help: str) -> None:
     """An icon-only button opening the annotate dialog (`annotate_button`): one per message, in its
-    header line, so a transcript is not lengthened by a row of buttons."""
-    st.button("", key=key, icon=":material/rate_review:", type="tertiary", help=help,
+    header line, so a transcript is not lengthened by a row of buttons. Its label is `help`, hidden
+    on screen (`markup.icon_buttons`) and read by a screen reader as the button's name."""
+    st.button(help, key=key, icon=":material/rate_review:", type="tertiary", help=help,
               on_click=review_dialogs.open_dialog, args=("annotate",),
               kwargs={"where": where, "targets": dict(targets)})
 

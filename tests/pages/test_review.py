@@ -401,3 +401,11 @@ def test_an_annotation_on_a_tool_calling_message_is_drawn_in_it_above_the_tool_r
     result = next(i for i, t in enumerate(shown) if "Message 3" in t)
     call = next(i for i, t in enumerate(shown) if "Message 2" in t and "Assistant" in t)
     assert call < note < result, shown
+
+
+def test_the_icon_buttons_have_names_a_screen_reader_reads(db):
+    ws_api.annotate(db, THREAD, verdict="pass", note="fine", author="ana")
+    at = open_page(_app(), "transcript", thread=THREAD)
+    assert at.button(key="rv.transcript.m0.add").label == "Annotate this message"
+    edits = [b for b in at.button if b.key and ".edit." in b.key]
+    assert edits and all(b.label == "Edit or delete this annotation" for b in edits)
