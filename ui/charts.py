@@ -261,6 +261,8 @@ def grouped_bars(
 
 #: The timeline's symbol for each checkpoint source (metadata.source); another source is a triangle.
 TIMELINE_SYMBOLS = {"input": "circle", "loop": "diamond", "fork": "rect", "update": "triangle"}
+#: How the timeline's legend says what wrote a checkpoint (LangGraph's `metadata.source`).
+TIMELINE_SOURCE_WORDS = {"input": "new input", "loop": "a step", "fork": "a fork", "update": "an edit (update_state)"}
 #: The timeline's colour for each branch (`ui.models.resume_qa.ThreadQA.timeline`'s `branch`).
 TIMELINE_COLORS = {"current branch": "#0068c9", "other branch": "#83c9ff"}
 #: What shades a resume point: the idle gap behind it, and a dashed line where the thread resumed.
@@ -314,7 +316,8 @@ def resume_timeline(timeline: pd.DataFrame, markers: pd.DataFrame, by_step: bool
         source = "(none)" if pd.isna(source) else str(source)
         datasets.append({"dimensions": names, "source": [[_plain(v) for v in row] for row in part[dims].itertuples(index=False)]})
         series.append({
-            "type": "scatter", "name": f"{branch} · {source}", "datasetIndex": len(datasets) - 1,
+            "type": "scatter", "name": f"{branch} · {TIMELINE_SOURCE_WORDS.get(source, source)}",
+            "datasetIndex": len(datasets) - 1,
             "symbol": TIMELINE_SYMBOLS.get(source, "triangle"), "symbolSize": 9,
             "itemStyle": {"color": TIMELINE_COLORS.get(branch, "#808495")},
             "encode": {"x": "x", "y": "messages in state", "tooltip": list(_TIMELINE_TOOLTIP.values())},
