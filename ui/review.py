@@ -333,10 +333,6 @@ def overview_numbers(db: DbRef, ws: WsRef, filters: Filters) -> None:
 # --- the sidebar: name and saved views ----------------------------------------------------
 
 
-def _current_params() -> dict[str, list[str]]:
-    return {key: st.query_params.get_all(key) for key in st.query_params}
-
-
 def share_link(page: str, params: Mapping[str, list[str]]) -> str:
     """The full address of `page` with `params` (and the open database), as this browser reaches the app."""
     try:
@@ -383,7 +379,7 @@ def _sidebar(db: DbRef, page: str) -> None:
                              help=f"{view.page} · {view.query_string() or 'no filters'} · by {view.created_by}")
             if not saved:
                 st.caption("No saved views yet.")
-            params = {k: v for k, v in _current_params().items() if k not in LEFT_OUT}
+            params = {k: v for k, v in state.params_now(page).items() if k not in LEFT_OUT}
             name = st.text_input("Save this view as", key="views.name", max_chars=100, placeholder="a name")
             replace_it = st.checkbox("Replace a view of that name", key="views.replace")
             if st.button("Save view", key="views.save", icon=":material/bookmark_add:", disabled=not name.strip()):

@@ -409,3 +409,11 @@ def test_the_icon_buttons_have_names_a_screen_reader_reads(db):
     assert at.button(key="rv.transcript.m0.add").label == "Annotate this message"
     edits = [b for b in at.button if b.key and ".edit." in b.key]
     assert edits and all(b.label == "Edit or delete this annotation" for b in edits)
+
+
+def test_the_share_link_is_the_view_as_shown_right_after_a_filter_changes(db):
+    """The sidebar is drawn before the page publishes its URL: its link takes the change of this run."""
+    at = open_page(_app(), "conversations", sort="messages", q="order")
+    at.text_input(key="conversations.q").set_value("refund").run()
+    shared = [c.value for c in at.code if "conversations?" in c.value]
+    assert shared and "q=refund" in shared[0] and "q=order" not in shared[0], shared
