@@ -439,7 +439,17 @@ TOP_LISTS = {
 def top_list(name: str, frame: pd.DataFrame) -> dict:
     """The overview's ranking `name` (a `TOP_LISTS` key): horizontal bars, every column in the tooltip."""
     _, x, y, _ = TOP_LISTS[name]
-    return bars(frame, x, y, horizontal=True, ylabel="", hover=list(frame.columns))
+    option = bars(frame, x, y, horizontal=True, ylabel="", hover=list(frame.columns))
+    # The value axis says what it counts; a long name is cut (whole in the tooltip) rather than
+    # squeezing the bars into the chart's right third and the axis into two ticks.
+    option["xAxis"].update({"name": x, "nameLocation": "middle", "nameGap": 26})
+    option["grid"]["bottom"] = 28
+    option["yAxis"]["axisLabel"] = {"width": TOP_LIST_NAME_PX, "overflow": "truncate"}
+    return option
+
+
+#: The widest a name on a top list's axis is drawn (px); the rest goes to the bars.
+TOP_LIST_NAME_PX = 110
 
 
 #: Height of one legend row of a chart whose legend is a list below it (`period_trend`).

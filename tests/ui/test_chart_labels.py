@@ -93,3 +93,12 @@ def test_the_last_day_on_an_axis_has_room_for_its_whole_label():
     option = charts.bars(pd.DataFrame({"day": days, "conversations": 1}), "day", "conversations")
     widest = max(len(str(name)) for name in option["xAxis"]["data"])
     assert widest == len("Oct 16, 2026") and option["grid"]["right"] >= widest * 6 / 2
+
+
+def test_a_top_list_names_what_it_counts_and_cuts_long_names():
+    frame = pd.DataFrame({"model": ["a-very-long-model-name-2024-07-18-preview-experimental", "m"],
+                          "messages": [40, 12]})
+    option = charts.top_list("top_models", frame)
+    assert option["xAxis"]["name"] == "messages"
+    assert option["yAxis"]["axisLabel"]["overflow"] == "truncate"
+    assert option["yAxis"]["axisLabel"]["width"] == charts.TOP_LIST_NAME_PX
