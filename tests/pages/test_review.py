@@ -8,6 +8,7 @@ is a fresh file beside it in tmp_path.
 
 from __future__ import annotations
 
+import json
 import shutil
 import threading
 
@@ -198,7 +199,11 @@ def test_a_queue_is_made_from_the_conversations_view_and_walked(db):
     at.button(key="review.back").click().run()
     assert "queue" not in at.query_params
     queues = at.dataframe[0].value
-    assert queues["progress"].tolist() == [f"1 / {q.items}"]
+    assert queues["done_items"].tolist() == [1] and queues["threads"].tolist() == [q.items]
+    # One column per fact ("1 / 5" beside a 20 % bar was two), headers capitalised as everywhere.
+    assert "progress" not in queues.columns
+    labels = [v.get("label") for v in json.loads(at.dataframe[0].proto.columns).values() if v.get("label")]
+    assert {"Queue", "Done", "Made from", "By"} <= set(labels) and all(x[0].isupper() for x in labels), labels
 
 
 def test_the_overview_counts_annotations_in_scope(db):
