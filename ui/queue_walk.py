@@ -35,7 +35,7 @@ def all_queues(ws: WsRef, url: state.Url) -> None:
         return
     table = pd.DataFrame([{
         "queue_id": q.queue_id, "name": q.name, "done": 100 * q.done / q.items if q.items else 0.0,
-        "done_items": q.done, "threads": q.items,
+        "threads": q.items,
         "made from": made_from(q.view, q.matching, q.sample_size, q.seed),
         "by": q.created_by, "created (UTC)": q.created_at[:16].replace("T", " "), "description": q.description or "",
     } for q in queues])
@@ -47,7 +47,6 @@ def all_queues(ws: WsRef, url: state.Url) -> None:
         # One column per fact, headers as every page writes them ("Thread", "Tenant").
         column_config={"done": st.column_config.ProgressColumn("Done", format=render.PERCENT_FORMAT, min_value=0,
                                                                    max_value=100),
-                       "done_items": st.column_config.NumberColumn("Done threads"),
                        "threads": "Threads", "by": "By", "created (UTC)": "Created (UTC)",
                        "description": "Description",
                        "name": st.column_config.TextColumn("Queue", pinned=True),
@@ -62,9 +61,9 @@ def all_queues(ws: WsRef, url: state.Url) -> None:
     per = per[per["assignee"] != "(all)"]
     if not per.empty:
         st.subheader("Per reviewer")
-        render.table(per[["queue", "assignee", "done_pct", "done", "items"]], hide_index=True,
+        render.table(per[["queue", "assignee", "done_pct", "items"]], hide_index=True,
                      key="review.per_reviewer",
-                     column_config={"queue": "Queue", "assignee": "Reviewer", "items": "Items", "done": "Done items",
+                     column_config={"queue": "Queue", "assignee": "Reviewer", "items": "Items",
                                     "done_pct": st.column_config.ProgressColumn("Done", format=render.PERCENT_FORMAT,
                                                                                 min_value=0, max_value=100)})
 

@@ -199,8 +199,8 @@ def test_a_queue_is_made_from_the_conversations_view_and_walked(db):
     at.button(key="review.back").click().run()
     assert "queue" not in at.query_params
     queues = at.dataframe[0].value
-    assert queues["done_items"].tolist() == [1] and queues["threads"].tolist() == [q.items]
-    # One column per fact ("1 / 5" beside a 20 % bar was two), headers capitalised as everywhere.
+    assert queues["done"].tolist() == [100 / q.items] and queues["threads"].tolist() == [q.items]
+    # One column for what is done (a "1 / 5" beside a 20 % bar was two), headers capitalised as everywhere.
     assert "progress" not in queues.columns
     labels = [v.get("label") for v in json.loads(at.dataframe[0].proto.columns).values() if v.get("label")]
     assert {"Queue", "Done", "Made from", "By"} <= set(labels) and all(x[0].isupper() for x in labels), labels
