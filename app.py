@@ -11,7 +11,7 @@ import streamlit as st
 from ui import nav, review, session, sidebar, state
 
 
-st.set_page_config(page_title="Transcript Lens", page_icon=":material/forum:", layout="wide")
+st.set_page_config(page_title="Transcript Lens", page_icon=nav.FAVICON, layout="wide")
 session.enter()  # this session's policy (masking, the user's tenants) for everything the run reads
 state.new_run()
 

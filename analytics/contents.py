@@ -59,13 +59,23 @@ class Facets:
     threads: int
     tenantless: bool = False  # some thread has no tenant (`Filters` chooses them with None)
     sub_tenantless: bool = False  # some thread has no sub-tenant
+    pairs: tuple[tuple[str | None, str | None], ...] = ()  # every (tenant, sub-tenant) a thread has
+
+    def sub_tenants_of(self, tenants: tuple[str | None, ...]) -> tuple[tuple[str, ...], bool]:
+        """The sub-tenants of threads of `tenants` (all when none is chosen), and whether one of them
+        has none: a sub-tenant choice that names another tenant's sub-tenant matches nothing."""
+        if not tenants:
+            return self.sub_tenants, self.sub_tenantless
+        subs = {s for t, s in self.pairs if t in tenants}
+        return tuple(sorted(s for s in subs if s is not None)), None in subs
 
 
 def facets(con_or_path: ConOrPath) -> Facets:
     """Tenants, sub-tenants and the UTC day range of the database."""
     with connection(con_or_path) as con:
         tenants = [r[0] for r in con.execute("SELECT DISTINCT tenant_id FROM threads ORDER BY 1").fetchall()]
-        subs = [r[0] for r in con.execute("SELECT DISTINCT sub_tenant_id FROM threads ORDER BY 1").fetchall()]
+        pairs = con.execute("SELECT DISTINCT tenant_id, sub_tenant_id FROM threads ORDER BY 1, 2").fetchall()
+        subs = sorted({s for _, s in pairs}, key=lambda s: (s is None, s or ""))
         first, last, n = con.execute(
             "SELECT min(first_ts), max(last_ts), count(*) FROM threads").fetchall()[0]
     return Facets(
@@ -76,4 +86,5 @@ def facets(con_or_path: ConOrPath) -> Facets:
         n,
         None in tenants,
         None in subs,
+        tuple(pairs),
     )

@@ -143,12 +143,8 @@ st.caption(
 if qa.window.empty:
     st.info("Nothing to rehydrate: no user or assistant message at that checkpoint.")
 else:
-    render.table(
-        qa.window,
-        key="resume_qa.window",
-        hide_index=True,
-        column_config=columns.window(qa.window),
-    )
+    shown = qa_model.window_shown(qa.window)
+    render.table(shown, key="resume_qa.window", hide_index=True, column_config=columns.window(shown))
     d1, d2, _ = st.columns([2, 3, 7])
     with d1:
         render.download(qa.window, render.file_name("expected_window", thread, qa.at), key="resume_qa.window_csv")
@@ -195,12 +191,14 @@ if check is not None:
         ]
     )
     if len(summary):
-        render.table(summary, key="resume_qa.summary", hide_index=True, column_config=columns.headers(summary))
+        shown = check.summary_shown()
+        render.table(shown, key="resume_qa.summary", hide_index=True, column_config=columns.headers(shown))
         render.download(summary, "resume_summary.csv", key="resume_qa.summary_csv", label="Download summary CSV")
     if findings.empty:
         st.success("Every observed window matches its expected window.", icon=":material/check_circle:")
     else:
-        render.table(findings, key="resume_qa.findings", hide_index=True, column_config=columns.headers(findings))
+        shown = check.findings_shown()
+        render.table(shown, key="resume_qa.findings", hide_index=True, column_config=columns.headers(shown))
         render.download(findings, "resume_findings.csv", key="resume_qa.findings_csv", label="Download findings CSV")
     if len(summary):
         st.subheader("Expected and observed, side by side")

@@ -288,6 +288,8 @@ def grouped_bars(
 
 #: The timeline's symbol for each checkpoint source (metadata.source); another source is a triangle.
 TIMELINE_SYMBOLS = {"input": "circle", "loop": "diamond", "fork": "rect", "update": "triangle"}
+#: How the timeline's legend says what wrote a checkpoint (LangGraph's `metadata.source`).
+TIMELINE_SOURCE_WORDS = {"input": "new input", "loop": "a step", "fork": "a fork", "update": "an edit (update_state)"}
 #: The timeline's colour for each branch (`ui.models.resume_qa.ThreadQA.timeline`'s `branch`).
 TIMELINE_COLORS = {"current branch": "#0068c9", "other branch": "#83c9ff"}
 #: What shades a resume point: the idle gap behind it, and a dashed line where the thread resumed.
@@ -341,7 +343,8 @@ def resume_timeline(timeline: pd.DataFrame, markers: pd.DataFrame, by_step: bool
         source = "(none)" if pd.isna(source) else str(source)
         datasets.append({"dimensions": names, "source": [[_plain(v) for v in row] for row in part[dims].itertuples(index=False)]})
         series.append({
-            "type": "scatter", "name": f"{branch} · {source}", "datasetIndex": len(datasets) - 1,
+            "type": "scatter", "name": f"{branch} · {TIMELINE_SOURCE_WORDS.get(source, source)}",
+            "datasetIndex": len(datasets) - 1,
             "symbol": TIMELINE_SYMBOLS.get(source, "triangle"), "symbolSize": 9,
             "itemStyle": {"color": TIMELINE_COLORS.get(branch, "#808495")},
             "encode": {"x": "x", "y": "messages in state", "tooltip": list(_TIMELINE_TOOLTIP.values())},
@@ -463,7 +466,17 @@ TOP_LISTS = {
 def top_list(name: str, frame: pd.DataFrame) -> dict:
     """The overview's ranking `name` (a `TOP_LISTS` key): horizontal bars, every column in the tooltip."""
     _, x, y, _ = TOP_LISTS[name]
-    return bars(frame, x, y, horizontal=True, ylabel="", hover=list(frame.columns))
+    option = bars(frame, x, y, horizontal=True, ylabel="", hover=list(frame.columns))
+    # The value axis says what it counts; a long name is cut (whole in the tooltip) rather than
+    # squeezing the bars into the chart's right third and the axis into two ticks.
+    option["xAxis"].update({"name": x, "nameLocation": "middle", "nameGap": 26})
+    option["grid"]["bottom"] = 28
+    option["yAxis"]["axisLabel"] = {"width": TOP_LIST_NAME_PX, "overflow": "truncate"}
+    return option
+
+
+#: The widest a name on a top list's axis is drawn (px); the rest goes to the bars.
+TOP_LIST_NAME_PX = 110
 
 
 #: Height of one legend row of a chart whose legend is a list below it (`period_trend`).

@@ -209,16 +209,16 @@ def message(
                 _result_text(item.content)
             elif item.content or not item.tool_calls:  # a message that only calls tools has nothing to say
                 content(item.content, raw)
-            for call in item.tool_calls:
-                tool_call(call, raw, extra, key, show_ids, head)
             for edit in item.edits:
                 with st.expander(f"Edited later ({clock(edit.ts)}): show the text before", icon=":material/edit_note:"):
                     st.text(edit.before or "(no text)")
             if item.non_text_blocks:
                 n = item.non_text_blocks
                 st.caption(f"{plural(n, 'non-text block')} (images, files) not shown")
-            if hooks.after is not None:
+            if hooks.after is not None:  # (before its calls: beneath them it would read as the result's)
                 hooks.after(item)
+            for call in item.tool_calls:
+                tool_call(call, raw, extra, key, show_ids, head)
 
 
 def marker(m: Marker) -> None:

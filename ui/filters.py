@@ -46,7 +46,8 @@ def filter_bar(url: state.Url, facets: Facets, text: bool = True) -> Filters:
     tenants = cols[0].multiselect(
         "Tenant", options, key=url.bind("tenant", [], state.subset(options)), placeholder="all tenants"
     )
-    options = choices(facets.sub_tenants, NO_SUB_TENANT if facets.sub_tenantless else None)
+    subs_of, subless = facets.sub_tenants_of(chosen(tenants, NO_TENANT))  # the chosen tenants' own
+    options = choices(subs_of, NO_SUB_TENANT if subless else None)
     subs = cols[1].multiselect(
         "Sub-tenant", options, key=url.bind("sub", [], state.subset(options)), placeholder="all sub-tenants",
     )

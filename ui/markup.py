@@ -37,6 +37,20 @@ def inert(text: str) -> str:
     return text.replace("![", "!" + _JOINER + "[")
 
 
+# The icon-only buttons (keys `rv.….add`, `rv.….edit.…`): their label names them to a screen
+# reader and the browser (a glyph's ligature is no name); on screen only the icon shows.
+_ICON_BUTTONS = ", ".join(
+    f'.stElementContainer[class*="st-key-rv-"][class*="{part}"] button [data-testid="stMarkdownContainer"]'
+    for part in ("-add", "-edit-"))
+_VISUALLY_HIDDEN = ("position: absolute; width: 1px; height: 1px; margin: -1px; padding: 0; overflow: hidden;"
+                    " clip: rect(0 0 0 0); white-space: nowrap; border: 0;")
+
+
+def icon_buttons() -> None:
+    """Style the icon-only buttons of every page (`_ICON_BUTTONS`): labelled, the label not shown."""
+    st.html(f"<style>{_ICON_BUTTONS} {{ {_VISUALLY_HIDDEN} }}</style>")
+
+
 def markdown(text: str) -> None:
     """`st.markdown` of text that holds data."""
     st.markdown(inert(text))

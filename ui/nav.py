@@ -28,6 +28,11 @@ class PageSpec:
         return self.file.rsplit("/", 1)[-1].removesuffix(".py")
 
 
+#: The browser tab's icon: an emoji, which Streamlit draws as an inline SVG. A `:material/…:`
+#: icon there is fetched from fonts.gstatic.com on every page view: a request to Google from an
+#: app that works offline (and one the page's own image policy blocks).
+FAVICON = "💬"
+
 _DAYS = ("tenant", "sub", "from", "to")
 PAGES = (
     PageSpec("pages/overview.py", "Overview", ":material/insights:", "overview", state.SHARED),

@@ -35,7 +35,7 @@ def all_queues(ws: WsRef, url: state.Url) -> None:
         return
     table = pd.DataFrame([{
         "queue_id": q.queue_id, "name": q.name, "done": 100 * q.done / q.items if q.items else 0.0,
-        "progress": f"{q.done} / {q.items}", "threads": q.items,
+        "threads": q.items,
         "made from": made_from(q.view, q.matching, q.sample_size, q.seed),
         "by": q.created_by, "created (UTC)": q.created_at[:16].replace("T", " "), "description": q.description or "",
     } for q in queues])
@@ -44,10 +44,13 @@ def all_queues(ws: WsRef, url: state.Url) -> None:
     picked = render.table(
         table.drop(columns="queue_id"), hide_index=True, key="review.queues", on_select="rerun",
         selection_mode="single-row",
-        column_config={"done": st.column_config.ProgressColumn("done", format=render.PERCENT_FORMAT, min_value=0,
+        # One column per fact, headers as every page writes them ("Thread", "Tenant").
+        column_config={"done": st.column_config.ProgressColumn("Done", format=render.PERCENT_FORMAT, min_value=0,
                                                                    max_value=100),
-                       "name": st.column_config.TextColumn("queue", pinned=True),
-                       "made from": st.column_config.TextColumn("made from", width="large",
+                       "threads": "Threads", "by": "By", "created (UTC)": "Created (UTC)",
+                       "description": "Description",
+                       "name": st.column_config.TextColumn("Queue", pinned=True),
+                       "made from": st.column_config.TextColumn("Made from", width="large",
                                                                 help="The Conversations view it was made from")},
     )
     if picked.selection.rows:
@@ -58,10 +61,10 @@ def all_queues(ws: WsRef, url: state.Url) -> None:
     per = per[per["assignee"] != "(all)"]
     if not per.empty:
         st.subheader("Per reviewer")
-        render.table(per[["queue", "assignee", "items", "done", "pending", "done_pct"]], hide_index=True,
+        render.table(per[["queue", "assignee", "done_pct", "items"]], hide_index=True,
                      key="review.per_reviewer",
-                     column_config={"assignee": "reviewer", "done": "done (items)",
-                                    "done_pct": st.column_config.ProgressColumn("progress", format=render.PERCENT_FORMAT,
+                     column_config={"queue": "Queue", "assignee": "Reviewer", "items": "Items",
+                                    "done_pct": st.column_config.ProgressColumn("Done", format=render.PERCENT_FORMAT,
                                                                                 min_value=0, max_value=100)})
 
 

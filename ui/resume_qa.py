@@ -9,6 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from ui import diffs, render
+from ui.models.resume_qa import kind_text
 
 #: Colour of an entry by the first finding it carries.
 _FINDING_COLOURS = {
@@ -26,15 +27,15 @@ def side_by_side(rows: pd.DataFrame) -> None:
     for r in rows.head(render.CHAT_MAX).itertuples():
         kinds = r.findings.split(", ") if isinstance(r.findings, str) else []
         colour = _FINDING_COLOURS.get(kinds[0], diffs.COLOURS["same"]) if kinds else diffs.COLOURS["same"]
-        note = " · " + ", ".join(kinds) if kinds else ""
+        note = " · " + kind_text(r.findings) if kinds else ""
         altered = isinstance(r.text_diff, str)
         expected = observed = None
         if pd.notna(r.expected_position):
             body = diffs.diff_html(r.expected_content, r.observed_content, "old") if altered else html.escape(r.expected_content)
-            expected = (f"#{r.expected_position} · {r.expected_speaker}{note}", body, colour)
+            expected = (f"{r.message} · {r.expected_speaker}{note}", body, colour)
         if pd.notna(r.observed_position):
             body = diffs.diff_html(r.expected_content, r.observed_content, "new") if altered else html.escape(r.observed_content)
-            observed = (f"#{r.observed_position} · {r.observed_speaker} · line {r.line}{note}", body, colour)
+            observed = (f"position {r.observed_position} · {r.observed_speaker} · line {r.line}{note}", body, colour)
         diffs.pair(expected, observed)
     if len(rows) > render.CHAT_MAX:
         st.info(f"Showing the first {render.CHAT_MAX} of {len(rows):,} entries; the findings table has every divergence.")

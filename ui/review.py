@@ -130,7 +130,7 @@ def notes(found: list[Note], key: str) -> None:
     for note in found:
         text, edit = st.columns([20, 1], vertical_alignment="center")
         text.markdown(inert(note_html(note)), unsafe_allow_html=True)
-        edit.button("", icon=":material/edit:", key=f"{key}.edit.{note.annotation_id}", type="tertiary",
+        edit.button("Edit or delete this annotation", icon=":material/edit:", key=f"{key}.edit.{note.annotation_id}", type="tertiary",
                     help="Edit or delete this annotation", on_click=review_dialogs.open_dialog, args=("edit",),
                     kwargs={"note": note})
 
@@ -155,8 +155,9 @@ def annotate_button(key: str, where: str, targets: Mapping[str, Mapping[str, Any
 
 def annotate_icon(key: str, where: str, targets: Mapping[str, Mapping[str, Any]], help: str) -> None:
     """An icon-only button opening the annotate dialog (`annotate_button`): one per message, in its
-    header line, so a transcript is not lengthened by a row of buttons."""
-    st.button("", key=key, icon=":material/rate_review:", type="tertiary", help=help,
+    header line, so a transcript is not lengthened by a row of buttons. Its label is `help`, hidden
+    on screen (`markup.icon_buttons`) and read by a screen reader as the button's name."""
+    st.button(help, key=key, icon=":material/rate_review:", type="tertiary", help=help,
               on_click=review_dialogs.open_dialog, args=("annotate",),
               kwargs={"where": where, "targets": dict(targets)})
 
@@ -172,6 +173,14 @@ def _message_targets(thread_id: str, item: MessageItem) -> dict[str, dict[str, A
 def _excerpt(text: Any, chars: int = 80) -> str:
     text = "" if render.is_missing(text) else " ".join(str(text).split())
     return text if len(text) <= chars else text[: chars - 1] + "…"
+
+
+def _quoted(item: MessageItem) -> str:
+    """What the dialog quotes of a message: its text, or for one that only calls tools, its calls
+    as the transcript shows them (`name(arg=…)`)."""
+    if not render.is_missing(item.content) and str(item.content).strip():
+        return _excerpt(item.content)
+    return _excerpt(" · ".join(call.signature for call in item.tool_calls))
 
 
 def _messages(items: Sequence[Any]) -> list[MessageItem]:
@@ -222,8 +231,8 @@ def thread_review(db: DbRef, ws: WsRef, thread_id: str, items: Sequence[Any],
         notes(here, f"{key}.m{item.ordinal}")
 
     def control(item: MessageItem) -> None:  # at the end of its header line: one small button
-        annotate_icon(f"{key}.m{item.ordinal}.add", f"{item.speaker} message {item.number}: "
-                      f"“{_excerpt(item.content)}”", _message_targets(thread_id, item),
+        annotate_icon(f"{key}.m{item.ordinal}.add", f"**{markup.text(item.speaker)}** · Message {item.number}: "
+                      f"“{markup.text(_quoted(item))}”", _message_targets(thread_id, item),
                       "Annotate this tool result" if item.role == "tool" else "Annotate this message")
 
     return chat.Hooks(header=control, after=after)
@@ -324,10 +333,6 @@ def overview_numbers(db: DbRef, ws: WsRef, filters: Filters) -> None:
 # --- the sidebar: name and saved views ----------------------------------------------------
 
 
-def _current_params() -> dict[str, list[str]]:
-    return {key: st.query_params.get_all(key) for key in st.query_params}
-
-
 def share_link(page: str, params: Mapping[str, list[str]]) -> str:
     """The full address of `page` with `params` (and the open database), as this browser reaches the app."""
     try:
@@ -374,7 +379,7 @@ def _sidebar(db: DbRef, page: str) -> None:
                              help=f"{view.page} · {view.query_string() or 'no filters'} · by {view.created_by}")
             if not saved:
                 st.caption("No saved views yet.")
-            params = {k: v for k, v in _current_params().items() if k not in LEFT_OUT}
+            params = {k: v for k, v in state.params_now(page).items() if k not in LEFT_OUT}
             name = st.text_input("Save this view as", key="views.name", max_chars=100, placeholder="a name")
             replace_it = st.checkbox("Replace a view of that name", key="views.replace")
             if st.button("Save view", key="views.save", icon=":material/bookmark_add:", disabled=not name.strip()):

@@ -85,6 +85,12 @@ def remember_name(key: str) -> None:
         review.set_reviewer(typed)
 
 
+def refused(label: str) -> str:
+    """Why a label typed into the Label box is not taken: it is not in the label set."""
+    return (f"“{markup.text(label)}” is not in the label set: pick one from the list, "
+            "or add it on the Review page (Labels) first.")
+
+
 def _content_fields(key: str, labels: list[workspace.Label], note: Note | None = None) -> tuple:
     from ui import review
 
@@ -92,11 +98,17 @@ def _content_fields(key: str, labels: list[workspace.Label], note: Note | None =
     if note is not None and note.label and note.label not in offered:
         offered.append(note.label)  # a retired label stays on the annotation that carries it
     colors = {label.name: label.color for label in labels}
+    # A typed name is taken as the box's value (the browser shows it as chosen), then refused here
+    # at once if the set lacks it, and Save refuses it too (`refused`): the box never shows a label
+    # that Save would silently drop.
     label = st.selectbox(
         "Label", offered, index=offered.index(note.label) if note and note.label else None, key=f"{key}.label",
         placeholder="no label", help="The label set is edited on the Review page (Labels)",
+        accept_new_options=True,
     )
-    if label:
+    if label and label not in offered:
+        st.error(refused(label))
+    elif label:
         st.markdown(review.chip(label, colors.get(label)), unsafe_allow_html=True)
     verdict = st.segmented_control(
         "Verdict", list(VERDICT_MARKS), format_func=VERDICT_MARKS.get, key=f"{key}.verdict",
@@ -120,6 +132,8 @@ def _annotate(db: DbRef, ws: WsRef, key: str, where: str, targets: dict[str, dic
         if not name:
             st.error("Type your name first: it is stamped on the annotation.")
             return
+        if label and label not in {x.name for x in cache.labels(ws) if not x.retired}:
+            return  # `_content_fields` already says why, above
         try:
             with cache.reading(db) as path:
                 made = workspace.annotate(path, **targets[choice], label=label, verdict=verdict, note=text,
@@ -144,6 +158,8 @@ def _edit(db: DbRef, ws: WsRef, key: str, note: Note) -> None:
             if not name:
                 st.error("Type your name first.")
                 return
+            if label and label != note.label and label not in {x.name for x in cache.labels(ws) if not x.retired}:
+                return  # `_content_fields` already says why, above
             workspace.edit_annotation(ws.workspace, note.annotation_id, note.revision, label=label, verdict=verdict,
                                       note=text, author=name)
             remember_name(f"{key}.name")

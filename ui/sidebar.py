@@ -39,6 +39,7 @@ def render() -> None:
     deployed = session.deployment()
     with st.sidebar:
         markup.no_remote_images()  # first: before any page draws text from the data
+        markup.icon_buttons()
         _database_panel(deployed)
         _privacy_panel(deployed)
         if not deployed.read_only:  # a read-only deployment opens no other source: no panel at all

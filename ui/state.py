@@ -192,6 +192,12 @@ def flush() -> None:
         _write({})
 
 
+def params_now(page: str) -> dict[str, list[str]]:
+    """The params of `page` as this run shows them, for what is drawn before the page runs (the
+    sidebar's share link and saved view): the URL lags a widget change by one run."""
+    return _now(page)
+
+
 def _now(page: str) -> dict[str, list[str]]:
     """The params of `page` as this run will show them, before the page has run: what the URL
     says, except where a widget changed since (the same rule as `Url.bind`)."""

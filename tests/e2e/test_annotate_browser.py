@@ -117,3 +117,20 @@ def test_no_deploy_button(server):
         page.get_by_test_id("stMainMenu").wait_for()  # the toolbar is drawn …
         assert page.get_by_test_id("stAppDeployButton").count() == 0  # … without "Deploy"
         assert page.get_by_role("button", name="Deploy").count() == 0
+
+
+def test_a_page_asks_no_other_host_and_its_icon_buttons_have_names(server):
+    """The tab's icon is drawn inline (a `:material/` favicon is fetched from fonts.gstatic.com);
+    the annotate icons are named by what they do, not by their glyph ("rate_review icon")."""
+    with chromium() as browser:
+        page = browser.new_page()
+        asked: list[str] = []
+        page.on("request", lambda r: asked.append(r.url))
+        _open(page, server)
+        page.wait_for_function("() => [...document.querySelectorAll('link[rel~=icon]')]"
+                               ".some(l => l.href.includes('svg'))")  # the page config's icon is set
+        icons = page.eval_on_selector_all("link[rel~=icon]", "ls => ls.map(l => l.href)")
+        assert all(not i.startswith("http") or i.startswith(server) for i in icons), icons
+        elsewhere = [u for u in asked if not u.startswith((server, "data:", "blob:"))]
+        assert not elsewhere, elsewhere
+        page.get_by_role("button", name="Annotate this message").first.wait_for()

@@ -151,3 +151,13 @@ def test_unknown_values_in_a_link_are_ignored(app, con):
     assert at.multiselect(key="overview.tenant").value == ["acme"]
     assert at.date_input(key="overview.from").value is None
     assert metric(at, "Threads") == n(metrics.overview(con, Filters(tenants=("acme",)))["threads"])
+
+
+def test_the_sub_tenant_choices_are_the_chosen_tenants_own(app, con):
+    own = {r[0] for r in con.execute("SELECT DISTINCT sub_tenant_id FROM threads WHERE tenant_id = 'acme'").fetchall()}
+    every = {r[0] or "(no sub-tenant)" for r in con.execute("SELECT DISTINCT sub_tenant_id FROM threads").fetchall()}
+    assert own < every  # (the demo has other tenants' sub-tenants to leave out)
+    at = open_page(app, "overview", tenant="acme")
+    assert set(at.multiselect(key="overview.sub").options) == own
+    at.multiselect(key="overview.tenant").set_value([]).run()
+    assert set(at.multiselect(key="overview.sub").options) == every

@@ -95,6 +95,8 @@ def test_the_restart_thread_shows_its_resume_point_and_window(app, con):
     assert window["content"].tolist() == expected["content"].tolist()
     assert window["content"].iloc[0] == "Can you help me debug a failing date test?"
     assert window["speaker"].tolist() == ["user", "assistant", "user", "assistant"]
+    assert window["message"].tolist() == ["Message 1", "Message 2", "Message 3", "Message 4"]
+    assert "position" not in window.columns and "ordinal" not in window.columns
     assert set(window["source"]) == {"resume_rehydrate"}
     assert any(f"Rebuilt from checkpoint `{point.before_checkpoint_id}` · 4 of at most 50" in c for c in captions(at))
     assert at.selectbox(key="resume_qa.resume").value == "1"
@@ -103,6 +105,8 @@ def test_the_restart_thread_shows_its_resume_point_and_window(app, con):
     assert not at.get("plotly_chart")
     (chart,) = at.get("echarts_chart")
     spec = json.loads(chart.proto.spec)
+    legend = {s["name"] for s in spec["series"] if "datasetIndex" in s}
+    assert legend and all(n.split(" · ")[1] in ("new input", "a step") for n in legend), legend
     (marks,) = [s for s in spec["series"] if "markLine" in s]
     assert [m["name"] for m in marks["markLine"]["data"]] == ["resume #1"]
     line = resume.timeline(con, RESTART).set_index("checkpoint_id")["ts"].dt.floor("ms")  # (a time axis counts ms)
@@ -174,6 +178,7 @@ def test_a_faithful_upload_passes(app, con):
     assert any("matches its expected window" in s.value for s in at.success)
     summary = _table(at, "resume_qa.summary")
     assert summary["verdict"].tolist() == ["pass"] and summary["thread_id"].tolist() == [RESTART]
+    assert summary["attributed_by"].iloc[0].startswith("matched by")
 
 
 def test_a_divergent_upload_shows_the_diff(app, con):
@@ -185,9 +190,12 @@ def test_a_divergent_upload_shows_the_diff(app, con):
     _upload(at, lines, extra="{broken\n")
     findings = _table(at, "resume_qa.findings")
     expected, _ = observed.compare(con, ("\n".join(json.dumps(x) for x in lines) + "\n{broken\n").encode())
-    assert findings["kind"].tolist() == expected["kind"].tolist()
-    assert sorted(findings["kind"]) == ["altered_content", "malformed", "missing", "wrong_speaker"]
-    assert findings.loc[findings["kind"] == "malformed", "line"].tolist() == [4]
+    assert findings["kind"].tolist() == expected["kind"].map(resume_qa.kind_text).tolist()
+    assert sorted(findings["kind"]) == ["altered", "malformed line", "missing", "wrong speaker"]
+    # Each expected entry by the transcript's numbering: the window is the first four messages.
+    assert findings.loc[findings["kind"] == "missing", "message"].tolist() == ["Message 4"]
+    assert "expected_position" not in findings.columns
+    assert findings.loc[findings["kind"] == "malformed line", "line"].tolist() == [4]
     assert metric(at, "Failed") == "1" and metric(at, "Lines not compared") == "1"
     assert "Download findings CSV" in _downloads(at) and "Download summary CSV" in _downloads(at)
 
@@ -196,7 +204,7 @@ def test_an_upload_nested_100k_deep_is_one_malformed_line_not_a_traceback(app, c
     at = open_page(app, "resume_qa", thread=RESTART)
     _upload(at, _observed_lines(con), extra='{"thread_id": "x", "metadata": ' + "[" * 100_000 + "]" * 100_000 + "}\n")
     findings = _table(at, "resume_qa.findings")
-    bad = findings[findings["kind"] == "malformed"]
+    bad = findings[findings["kind"] == "malformed line"]
     assert bad["line"].tolist() == [5] and "nested deeper than 200 levels" in bad["detail"].item()
 
 
@@ -265,8 +273,9 @@ def test_a_finding_is_shown_beside_its_expected_entry(app, con):
     assert at.selectbox(key="resume_qa.window_pick").value == 1
     boxes = [m.value for m in at.markdown if "border:1px solid #e6e6e6" in m.value]
     assert len(boxes) == 8  # four expected entries, four observed ones
-    altered = [b for b in boxes if "altered_content" in b]
-    assert len(altered) == 2
+    altered = [b for b in boxes if " · altered" in b]
+    assert len(altered) == 2 and not any("altered_content" in b for b in boxes)
+    assert "Message 4 · assistant · altered" in altered[0]  # the transcript's numbering, not "#3"
     assert '<del style="background:#fdd;color:#a00">local time</del>' in altered[0]
     assert '<ins style="background:#dfd;color:#060;text-decoration:none">UTC</ins>' in altered[1]
 

@@ -8,6 +8,7 @@ is a fresh file beside it in tmp_path.
 
 from __future__ import annotations
 
+import json
 import shutil
 import threading
 
@@ -198,7 +199,11 @@ def test_a_queue_is_made_from_the_conversations_view_and_walked(db):
     at.button(key="review.back").click().run()
     assert "queue" not in at.query_params
     queues = at.dataframe[0].value
-    assert queues["progress"].tolist() == [f"1 / {q.items}"]
+    assert queues["done"].tolist() == [100 / q.items] and queues["threads"].tolist() == [q.items]
+    # One column for what is done (a "1 / 5" beside a 20 % bar was two), headers capitalised as everywhere.
+    assert "progress" not in queues.columns
+    labels = [v.get("label") for v in json.loads(at.dataframe[0].proto.columns).values() if v.get("label")]
+    assert {"Queue", "Done", "Made from", "By"} <= set(labels) and all(x[0].isupper() for x in labels), labels
 
 
 def test_the_overview_counts_annotations_in_scope(db):
@@ -352,3 +357,68 @@ def test_the_label_set_is_edited_on_the_review_page_and_orphans_are_listed(db, t
     at = open_page(_app(), "transcript", thread="old:web:1")
     assert any("No thread `old:web:1` in this database" in w.value for w in at.warning)
     assert [e.label for e in at.expander if e.label.startswith("Orphaned")] == ["Orphaned annotations (1)"]
+
+
+def test_a_label_typed_into_the_label_box_is_refused_at_once_and_never_stored(db):
+    """The browser sends a typed label as the box's value; the dialog says at once that the set lacks
+    it (before the verdict or Save is clicked) and Save stores nothing rather than drop it."""
+    at = open_page(_app(), "transcript", thread=THREAD)
+    at.button(key="rv.transcript.m0.add").click().run()
+    at.text_input(key=_dialog_key(at, ".name")).set_value("rui").run()
+    box = at.selectbox(key=_dialog_key(at, ".label"))
+    box.options.append("agent loop (same tool 3x)")  # what the browser sends for a typed label
+    box.set_value("agent loop (same tool 3x)").run()
+    assert not at.exception, at.exception
+    assert any("is not in the label set" in e.value for e in at.error)
+    at.selectbox(key=_dialog_key(at, ".label")).options.append("agent loop (same tool 3x)")  # (as above)
+    at.button(key=_dialog_key(at, ".save")).click().run()
+    assert ws_api.annotations(db).empty
+    assert any("is not in the label set" in e.value for e in at.error)
+
+
+TOOL_THREAD = "acme:web:sess-1003"  # Message 2 only calls lookup_order; Message 3 is its result
+
+
+def test_the_annotate_dialog_quotes_a_tool_calling_message_by_its_call(db):
+    from ui.models.chat import signature
+
+    at = open_page(_app(), "transcript", thread=TOOL_THREAD)
+    at.button(key="rv.transcript.m1.add").click().run()
+    quoted = [t for t in markdown_texts(at) if "Message 2:" in t]
+    assert quoted, markdown_texts(at)
+    assert markup.text(signature("lookup_order", {"order_id": "D-4120"})) in quoted[0]
+    assert "“”" not in quoted[0] and "message 2" not in quoted[0]
+
+
+def _texts_in_order(node) -> list[str]:
+    """The markdown and captions under `node`, in the order the page draws them."""
+    if getattr(node, "type", None) in ("markdown", "caption"):
+        return [node.value]
+    return [t for _, child in sorted(getattr(node, "children", {}).items()) for t in _texts_in_order(child)]
+
+
+def test_an_annotation_on_a_tool_calling_message_is_drawn_in_it_above_the_tool_result(db):
+    ws_api.annotate(db, TOOL_THREAD, message_id=_messages(db, TOOL_THREAD)[1][1], verdict="fail",
+                    note="called the tool for nothing", author="rui")
+    at = open_page(_app(), "transcript", thread=TOOL_THREAD)
+    shown = _texts_in_order(at.main)
+    note = next(i for i, t in enumerate(shown) if "called the tool for nothing" in t)
+    result = next(i for i, t in enumerate(shown) if "Message 3" in t)
+    call = next(i for i, t in enumerate(shown) if "Message 2" in t and "Assistant" in t)
+    assert call < note < result, shown
+
+
+def test_the_icon_buttons_have_names_a_screen_reader_reads(db):
+    ws_api.annotate(db, THREAD, verdict="pass", note="fine", author="ana")
+    at = open_page(_app(), "transcript", thread=THREAD)
+    assert at.button(key="rv.transcript.m0.add").label == "Annotate this message"
+    edits = [b for b in at.button if b.key and ".edit." in b.key]
+    assert edits and all(b.label == "Edit or delete this annotation" for b in edits)
+
+
+def test_the_share_link_is_the_view_as_shown_right_after_a_filter_changes(db):
+    """The sidebar is drawn before the page publishes its URL: its link takes the change of this run."""
+    at = open_page(_app(), "conversations", sort="messages", q="order")
+    at.text_input(key="conversations.q").set_value("refund").run()
+    shared = [c.value for c in at.code if "conversations?" in c.value]
+    assert shared and "q=refund" in shared[0] and "q=order" not in shared[0], shared

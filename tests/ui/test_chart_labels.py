@@ -118,3 +118,12 @@ def test_a_period_without_rows_keeps_its_place_on_a_trend_axis():
     trend = charts.trend("latency", latency, "month")
     assert trend["xAxis"]["data"] == ["Mar 2025", "Apr 2025", "May 2025"]
     assert trend["series"][0]["data"] == [1.5, None, 2.5]  # no measure that month: a gap, not 0 s
+
+
+def test_a_top_list_names_what_it_counts_and_cuts_long_names():
+    frame = pd.DataFrame({"model": ["a-very-long-model-name-2024-07-18-preview-experimental", "m"],
+                          "messages": [40, 12]})
+    option = charts.top_list("top_models", frame)
+    assert option["xAxis"]["name"] == "messages"
+    assert option["yAxis"]["axisLabel"]["overflow"] == "truncate"
+    assert option["yAxis"]["axisLabel"]["width"] == charts.TOP_LIST_NAME_PX

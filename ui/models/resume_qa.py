@@ -260,6 +260,42 @@ def thread_qa(
 # --- an observed JSONL ------------------------------------------------------------------------
 
 
+#: What the page calls each kind of finding (`observed.FINDING_KINDS`); the CSVs keep the codes.
+KIND_WORDS = {
+    "missing": "missing", "extra": "extra", "reordered": "reordered", "altered_content": "altered",
+    "wrong_speaker": "wrong speaker", "wrong_source": "wrong source", "malformed": "malformed line",
+    "unresolved": "unknown thread or checkpoint",
+}  # fmt: skip
+#: How the page says a window was placed at its resume (`attributed_by`).
+ATTRIBUTED_WORDS = {"checkpoint_id": "matched by checkpoint id", "time": "matched by time",
+                    "position order": "matched by position order"}
+
+
+def kind_text(kinds: str | None) -> str:
+    """Finding kinds (`, ` between them) as the page words them.
+
+    >>> kind_text("altered_content, wrong_speaker"), kind_text(None)
+    ('altered, wrong speaker', '')
+    """
+    return ", ".join(KIND_WORDS.get(k, k.replace("_", " ")) for k in kinds.split(", ")) if kinds else ""
+
+
+def message_text(number, position) -> str:
+    """An expected entry as the transcript numbers it ("Message N"), else by its place in the window."""
+    if pd.notna(number):
+        return f"Message {int(number)}"
+    return f"entry {int(position) + 1}" if pd.notna(position) else ""
+
+
+def window_shown(window: pd.DataFrame) -> pd.DataFrame:
+    """The expected window as the page draws it: each entry by the transcript's "Message N"
+    (ordinal + 1) instead of its 0-based position and ordinal (the CSV keeps both)."""
+    shown = window.drop(columns=["position", "ordinal"])
+    shown.insert(0, "message", [message_text(o + 1 if pd.notna(o) else None, p)
+                                for o, p in zip(window["ordinal"], window["position"])])
+    return shown
+
+
 @dataclass(frozen=True)
 class ObservedCheck:
     """`observed.compare_detail()` of an uploaded JSONL, with the counts the page's headline shows."""
@@ -270,6 +306,7 @@ class ObservedCheck:
     passed: int  # windows without any finding
     uncompared: int  # malformed lines and lines naming an unknown thread / checkpoint
     problem: Problem | None = None  # why the file was not compared (the frames then empty)
+    numbers: dict = field(default_factory=dict)  # {(thread_id, message_id): the transcript's message number}
 
     @property
     def failed(self) -> int:
@@ -281,12 +318,33 @@ class ObservedCheck:
         out = {}
         for s in self.summary.itertuples():
             where = f"resume #{s.resume_no}" if pd.notna(s.resume_no) else f"checkpoint {s.checkpoint_id}"
-            out[int(s.window)] = f"window {s.window} · {s.thread_id} · {where} · {s.attributed_by} ({s.confidence}) · {s.verdict}"
+            by = ATTRIBUTED_WORDS.get(s.attributed_by, s.attributed_by)
+            out[int(s.window)] = f"window {s.window} · {s.thread_id} · {where} · {by} ({s.confidence}) · {s.verdict}"
         return out
 
+    def _message(self, threads, message_ids, positions) -> list[str]:
+        return [message_text(self.numbers.get((t, m)), p) for t, m, p in zip(threads, message_ids, positions)]
+
     def side_by_side(self, window: int) -> pd.DataFrame:
-        """One window's expected and observed entries side by side, with the findings each carries."""
-        return self.rows[self.rows["window"] == window].drop(columns=["window"]).reset_index(drop=True)
+        """One window's expected and observed entries side by side, with the findings each carries
+        and, in `message`, each expected entry as the transcript numbers it."""
+        rows = self.rows[self.rows["window"] == window].drop(columns=["window"]).reset_index(drop=True)
+        thread = self.summary.loc[self.summary["window"] == window, "thread_id"]
+        thread = thread.iloc[0] if len(thread) else None
+        return rows.assign(message=self._message([thread] * len(rows), rows["message_id"], rows["expected_position"]))
+
+    def findings_shown(self) -> pd.DataFrame:
+        """The findings as the page draws them: kinds in words, each expected entry as "Message N"."""
+        f = self.findings
+        shown = f.drop(columns=["expected_position"]).assign(kind=f["kind"].map(kind_text))
+        shown.insert(shown.columns.get_loc("line"), "message",
+                     self._message(f["thread_id"], f["message_id"], f["expected_position"]))
+        return shown
+
+    def summary_shown(self) -> pd.DataFrame:
+        """The summary as the page draws it: how each window was placed, in words."""
+        s = self.summary
+        return s.assign(attributed_by=s["attributed_by"].map(lambda b: ATTRIBUTED_WORDS.get(b, b)))
 
 
 def observed_check(
@@ -300,4 +358,16 @@ def observed_check(
         return ObservedCheck(pd.DataFrame(), pd.DataFrame(), pd.DataFrame(), 0, 0, problem_of(exc))
     findings, summary = result.findings, result.summary
     uncompared = int(findings["kind"].isin(["malformed", "unresolved"]).sum())
-    return ObservedCheck(findings, summary, result.rows, int(summary["passed"].sum()), uncompared)
+    ids = pd.concat([findings[["thread_id", "message_id"]],
+                     result.rows[["window", "message_id"]].merge(summary[["window", "thread_id"]], on="window")
+                     [["thread_id", "message_id"]]]).dropna().drop_duplicates()
+    numbers = {}
+    if len(ids):
+        with connection(con_or_path) as con:
+            found = fetch_frame(con, "SELECT thread_id, message_id, ordinal + 1 AS number FROM messages "
+                                     "WHERE list_contains(?, thread_id) AND list_contains(?, message_id)",
+                                [sorted(set(ids["thread_id"])), sorted(set(ids["message_id"]))], mask=False)
+        wanted = set(zip(ids["thread_id"], ids["message_id"]))
+        numbers = {(t, m): int(n) for t, m, n in zip(found["thread_id"], found["message_id"], found["number"])
+                   if (t, m) in wanted}
+    return ObservedCheck(findings, summary, result.rows, int(summary["passed"].sum()), uncompared, numbers=numbers)
