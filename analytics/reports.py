@@ -45,8 +45,6 @@ from analytics.scope import ThreadConditions, thread_scope
 from analytics.transcript import parse_time
 from analytics.cli_types import INT64_MAX
 from loaders.catalog import DATE, MESSAGES, TIMESTAMPTZ
-from loaders.records import TargetError
-from loaders.writer import refuse_non_file
 
 ISO_UTC = "%Y-%m-%dT%H:%M:%S.%fZ"
 ISO_DATE = "%Y-%m-%d"
@@ -192,6 +190,8 @@ def write_report(
             with written.open("rb") as src, out.open("wb") as sink:
                 shutil.copyfileobj(src, sink)
         return out
+    from loaders.writer import TargetError, refuse_non_file  # (here: importing the writer costs every reader)
+
     try:
         refuse_non_file(out, "--out")
     except TargetError as exc:

@@ -84,13 +84,17 @@ def _frustration(rows: _Rows, lexicon: Lexicon, sets: dict[frozenset[str], int])
     thread, text = rows.thread[at], rows.text[at]
     distinct = np.unique(text)
     set_of = np.full(len(rows.texts), -1, dtype=np.int64)
-    complaint = np.zeros(len(rows.texts), dtype=bool)
+    human = np.zeros(len(rows.texts), dtype=bool)
+    wrong = np.zeros(len(rows.texts), dtype=bool)
     for t in distinct.tolist():
         parts = clauses(rows.texts[t])
         words = clause_set(parts)
         set_of[t] = _set_id(sets, words)
-        complaint[t] = lexicon.find("human", parts, words) or lexicon.find("wrong", parts, words)
-    flagged = complaint[text]
+        human[t] = lexicon.find("human", parts, words)
+        wrong[t] = not human[t] and lexicon.find("wrong", parts, words)
+    # "That is wrong" is a verdict on an answer: only after one ("This is ridiculous" opening a
+    # conversation is about the order, not a reply).
+    flagged = human[text] | (wrong[text] & _answered(rows)[at])
     # A user message against the one before it in its thread: each distinct pair of sets once.
     follows = thread[1:] == thread[:-1]
     before, after = set_of[text[:-1]][follows], set_of[text[1:]][follows]
@@ -104,6 +108,24 @@ def _frustration(rows: _Rows, lexicon: Lexicon, sets: dict[frozenset[str], int])
     for t, o in zip(thread[flagged].tolist(), rows.ordinal[at][flagged].tolist()):
         out.setdefault(rows.names[t], []).append(o)
     return out
+
+
+def _answered(rows: _Rows) -> np.ndarray:
+    """Per text row: whether a message that is not the user's comes before it in its thread.
+
+    >>> r = _Rows([text_rows([("t", 0, "user", "a"), ("t", 1, "assistant", "b"), ("t", 2, "user", "c"),
+    ...                       ("u", 0, "user", "d")]).to_batches()[0]])
+    >>> _answered(r).tolist()
+    [False, False, True, False]
+    """
+    n = len(rows.thread)
+    if not n:
+        return np.zeros(0, dtype=bool)
+    other = (~rows.user).astype(np.int64)
+    seen = np.cumsum(other) - other  # others strictly before each row, over every thread so far
+    starts = np.r_[True, rows.thread[1:] != rows.thread[:-1]]
+    first = np.maximum.accumulate(np.where(starts, np.arange(n), 0))
+    return (seen - seen[first]) > 0
 
 
 def _repetition(rows: _Rows, min_reply_chars: int, sets: dict[frozenset[str], int]) -> dict[str, list[int]]:

@@ -113,17 +113,19 @@ def thread_documents(con, where: str = "TRUE", params: list | None = None,
     users = con.sql(_USER_SQL.format(where=where), params=[QUESTION_CHARS, *params]).to_arrow_table()
     at = first_questions(users)
     n = users.num_rows
-    thread_ids = users.column("thread_id").combine_chunks().take(at)
+    at_ = numpy_to_arrow(at)  # (an index array handed to `take` as NumPy would make pyarrow import pandas)
+    thread_ids = users.column("thread_id").combine_chunks().take(at_)
     ordinals = users.column("ordinal").combine_chunks()
-    start = ordinals.take(at)
+    start = ordinals.take(at_)
     if all_turns:  # every message of the thread, every tool it called
         after = numpy_to_arrow(np.full(len(at), -1, dtype=np.int64)).cast(ordinals.type)
         before = pa.nulls(len(at), ordinals.type)
     else:  # the question's turn: up to the next user message of its thread
         nxt = np.minimum(at + 1, max(n - 1, 0))
-        same = numpy_of(pc.equal(users.column("thread_id").combine_chunks().take(nxt), thread_ids)) & (at + 1 < n)
+        nxt_ = numpy_to_arrow(nxt)
+        same = numpy_of(pc.equal(users.column("thread_id").combine_chunks().take(nxt_), thread_ids)) & (at + 1 < n)
         after = start
-        before = pc.if_else(numpy_to_arrow(same), ordinals.take(nxt), pa.nulls(len(at), ordinals.type))
+        before = pc.if_else(numpy_to_arrow(same), ordinals.take(nxt_), pa.nulls(len(at), ordinals.type))
     row = numpy_to_arrow(np.arange(len(at), dtype=np.int64))
     con.register("tl_topic_turns", pa.table([row, thread_ids, after, before], names=["row", "thread_id", "after", "before"]))
     try:
@@ -135,7 +137,7 @@ def thread_documents(con, where: str = "TRUE", params: list | None = None,
         joined = dict(con.execute(_ALL_TURNS_SQL.format(where=where), [QUESTION_CHARS, *params]).fetchall())
         texts = [joined[k] for k in keys]
     else:
-        texts = users.column("text").combine_chunks().take(at).to_pylist()
+        texts = users.column("text").combine_chunks().take(at_).to_pylist()
     docs = list(map(model.Doc, keys, texts, map(tuple, tools)))
     return docs, dict(zip(keys, start.to_pylist()))
 

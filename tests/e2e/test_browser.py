@@ -199,7 +199,7 @@ def test_search_a_phrase_and_land_on_the_message(server, browser, demo_db):
     box.fill(phrase.upper())  # any case
     box.press("Enter")
     settle(page)
-    page.get_by_text("1 messages in 1 conversations").wait_for()
+    page.get_by_text("1 message in 1 conversation").wait_for()
     mark = page.locator(".tl-snippet mark")
     assert mark.inner_text() == "refund please"
     page.get_by_role("link", name=f"{thread} · Message {ordinal + 1}").click()

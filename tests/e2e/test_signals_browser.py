@@ -70,7 +70,7 @@ def test_outcomes_to_conversations_to_the_flagged_message(server, browser):
     table = page.get_by_test_id("stDataFrame").first
     table.locator("#glide-cell-1-0").wait_for(state="attached")
     assert table.locator("#glide-cell-1-0").text_content() == THREAD
-    assert page.get_by_text("rows 1–1 of 1 threads").count() == 1
+    assert page.get_by_text("rows 1–1 of 1 thread").count() == 1
     click_row(page, table, 0)
     page.wait_for_url("**/transcript?thread=*")
     page.get_by_role("heading", name="Transcript explorer").wait_for()

@@ -48,7 +48,8 @@ def test_repeats_over_a_load_equal_the_reference(threads):
 
 _threads = st.lists(st.lists(st.tuples(st.sampled_from(["user", "assistant"]), _text), max_size=8), max_size=5)
 #: Complaints of the lexicon among the users' texts, so that both halves of the frustration rule fire.
-_COMPLAINTS = ["I want to talk to a human", "that still doesn't work", "No need to talk to a person"]
+_COMPLAINTS = ["I want to talk to a human", "that still doesn't work", "No need to talk to a person",
+               "This is ridiculous", "that answer is wrong"]
 
 
 def _signals(threads, batch_rows: int):
@@ -73,13 +74,15 @@ def test_repetition_signal_equals_the_reference(threads, batch_rows):
 @given(st.lists(st.lists(st.tuples(st.sampled_from(["user", "user", "assistant"]), _text | st.sampled_from(_COMPLAINTS)),
                          max_size=8), max_size=5), st.integers(1, 6))
 def test_frustration_signal_equals_the_reference(threads, batch_rows):
-    """A user message complains (`human` or `wrong`), or near-duplicates the user message before it."""
+    """A user message asks for a human, says an answer given before it is wrong (`wrong` after a
+    message that is not the user's), or near-duplicates the user message before it."""
     frustration, _ = _signals(threads, batch_rows)
     lexicon, expected = built_in(), {}
     for n, msgs in enumerate(threads):
         users = [(o, t) for o, (role, t) in enumerate(msgs) if role == "user" and t]
+        answered = lambda o: any(role != "user" and t for role, t in msgs[:o])  # noqa: E731
         found = [o for k, (o, t) in enumerate(users)
-                 if lexicon.find("human", clauses(t)) or lexicon.find("wrong", clauses(t))
+                 if lexicon.find("human", clauses(t)) or (answered(o) and lexicon.find("wrong", clauses(t)))
                  or (k and _near(set(tokens(users[k - 1][1])), set(tokens(t))))]
         if found:
             expected[f"t{n}"] = found
