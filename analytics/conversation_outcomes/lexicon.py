@@ -199,7 +199,7 @@ class Lexicon:
                 for pattern in by_first.get(tok, ()):
                     if pattern.start and i:
                         continue
-                    end = self._match(toks, i, pattern, 0, negations)
+                    end = self._match(toks, i, pattern, 0, negations, {})
                     if end < 0 or _negated(toks[max(0, i - NEGATION_WINDOW):i], negations):
                         continue
                     if contrasted and self._taken_back(category, parts, c, end):
@@ -224,8 +224,18 @@ class Lexicon:
                 return then is None or self.find(then, [toks[at + n:], *parts[k + 1:]])
         return False
 
-    def _match(self, toks: list[str], i: int, pattern: Pattern, k: int, negations) -> int:
-        """Where the match of part `k` of `pattern` and the parts after it from token `i` ends, or -1."""
+    def _match(self, toks: list[str], i: int, pattern: Pattern, k: int, negations, seen: dict) -> int:
+        """Where the match of part `k` of `pattern` and the parts after it from token `i` ends, or -1.
+
+        `seen` holds the answer for each (token, part) already tried in this match: each gap tries
+        up to `GAP` + 1 places for the next part, so without it a pattern of many gaps that fails
+        late is tried in exponentially many ways (six gaps: minutes on a long message)."""
+        if (i, k) in seen:
+            return seen[i, k]
+        seen[i, k] = found = self._match_here(toks, i, pattern, k, negations, seen)
+        return found
+
+    def _match_here(self, toks: list[str], i: int, pattern: Pattern, k: int, negations, seen: dict) -> int:
         if i >= len(toks):
             return -1
         for alt in pattern._heads[k].get(toks[i], ()):
@@ -240,7 +250,7 @@ class Lexicon:
             for nxt in range(j, min(j + GAP, len(toks) - 1) + 1):
                 if nxt > j and (toks[nxt - 1] not in self._filler if filler_only else _negated(toks[j:nxt], negations)):
                     break  # (a longer gap holds the same word)
-                found = self._match(toks, nxt, pattern, k + 1, negations)
+                found = self._match(toks, nxt, pattern, k + 1, negations, seen)
                 if found >= 0:
                     return found
         return -1
