@@ -195,11 +195,12 @@ class Lexicon:
         negations = self._negations if category in NEGATED_CATEGORIES else ()
         contrasted = category in CONTRASTED_CATEGORIES
         for c, toks in enumerate(parts):
+            seen: dict[int, dict] = {}  # per pattern: its (token, part) answers in this clause, whatever the start
             for i, tok in enumerate(toks):
                 for pattern in by_first.get(tok, ()):
                     if pattern.start and i:
                         continue
-                    end = self._match(toks, i, pattern, 0, negations, {})
+                    end = self._match(toks, i, pattern, 0, negations, seen.setdefault(id(pattern), {}))
                     if end < 0 or _negated(toks[max(0, i - NEGATION_WINDOW):i], negations):
                         continue
                     if contrasted and self._taken_back(category, parts, c, end):
@@ -227,9 +228,10 @@ class Lexicon:
     def _match(self, toks: list[str], i: int, pattern: Pattern, k: int, negations, seen: dict) -> int:
         """Where the match of part `k` of `pattern` and the parts after it from token `i` ends, or -1.
 
-        `seen` holds the answer for each (token, part) already tried in this match: each gap tries
-        up to `GAP` + 1 places for the next part, so without it a pattern of many gaps that fails
-        late is tried in exponentially many ways (six gaps: minutes on a long message)."""
+        `seen` holds the pattern's answer for each (token, part) already tried in this clause (it does
+        not depend on where the match started): each gap tries up to `GAP` + 1 places for the next
+        part, so without it a pattern of many gaps that fails late is tried in exponentially many
+        ways (six gaps: minutes on a long message)."""
         if (i, k) in seen:
             return seen[i, k]
         seen[i, k] = found = self._match_here(toks, i, pattern, k, negations, seen)
