@@ -2,8 +2,8 @@
 was handed stays openable until that call ends (`ui.cache.reading`).
 
 During a reload a prewarm thread of the old version and a page of the new one run side by side in
-the app: each switch used to close the other version's connection and remove its link, so a call
-between being handed its path and connecting to it failed ("no Transcript Lens database at …").
+the app: were each switch to close the other version's connection and remove its link, a call
+between being handed its path and connecting to it would fail ("no Transcript Lens database at …").
 """
 
 from __future__ import annotations
