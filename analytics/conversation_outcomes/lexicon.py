@@ -15,11 +15,13 @@ one-part pattern. In the `human` and `wrong` categories a negation ("no need", "
 takes it back. A `contrast` word ("but", "aber", "mais", "pero" …) after a `closing` match
 takes it back ("thanks, but that's not what I asked"); after a `give_up` match it does when a
 `recovered` phrase follows it (the assistant delivers after all: "… at first, but here it is").
+An `idiom` match (a negated comparative or "can only": "I couldn't be happier", "je ne peux que
+vous remercier") is one filler word to `give_up`, `human` and `wrong` (`IDIOM_MASKED`).
 Limits: sarcasm, a negation further away or in another clause, or a wording not covered is
 not seen.
 
 A user lexicon (`load_lexicon`) is a TOML or JSON file whose keys are categories
-(`closing`, `give_up`, `human`, `wrong`, `recovered`, `negation`, `filler`, `contrast`) and values lists of
+(`closing`, `give_up`, `human`, `wrong`, `recovered`, `idiom`, `negation`, `filler`, `contrast`) and values lists of
 patterns; it replaces the built-in patterns of the categories it names, or adds to them
 when `extend = true`.
 
@@ -49,7 +51,7 @@ from analytics.errors import BadRequest
 from analytics.user_files import read_user_text
 from analytics.conversation_outcomes.lexicon_words import BUILT_IN as _BUILT_IN
 
-CATEGORIES = ("closing", "give_up", "human", "wrong", "negation", "filler", "contrast", "recovered")
+CATEGORIES = ("closing", "give_up", "human", "wrong", "negation", "filler", "contrast", "recovered", "idiom")
 #: Tokens before a match searched for a negation.
 NEGATION_WINDOW = 4
 
@@ -64,6 +66,12 @@ NEGATED_CATEGORIES = ("human", "wrong", "recovered")
 #: Categories a `contrast` after the match takes back: a closing always ("thanks, but that's not
 #: what I asked"), a give-up when the assistant then delivers (a `recovered` match after the contrast).
 CONTRASTED_CATEGORIES = {"closing": None, "give_up": "recovered"}
+#: Categories that read an `idiom` match ("I couldn't be happier", "je ne peux que vous remercier") as one
+#: filler word: a negated comparative or "can only" says the opposite of its words, so neither its
+#: "couldn't" (a give-up) nor its "ne" (a negation) counts, while "you couldn't be more wrong" is a verdict.
+IDIOM_MASKED = ("give_up", "human", "wrong")
+#: The token an idiom's words become: no pattern's word (tokens are `\w+`), and a filler.
+_IDIOM_TOKEN = ""
 _APOSTROPHES = ("’", "‘", "ʼ", "`")
 
 
@@ -180,7 +188,7 @@ class Lexicon:
         # (tokens, anywhere): a contrast written with `^` counts only opening a clause or right after a match.
         object.__setattr__(self, "_contrasts", tuple((alt, not p.start) for p in self.phrases.get("contrast", ())
                                                      for part in p.parts for alt in part))
-        object.__setattr__(self, "_filler", frozenset(w for words in self.words("filler") for w in words))
+        object.__setattr__(self, "_filler", frozenset([_IDIOM_TOKEN, *(w for words in self.words("filler") for w in words)]))
 
     def words(self, category: str) -> tuple[tuple[str, ...], ...]:
         return tuple(alt for p in self.phrases.get(category, ()) for part in p.parts for alt in part)
@@ -192,6 +200,8 @@ class Lexicon:
         by_first = self._index.get(category, {})
         if words is not None and words.isdisjoint(by_first):
             return False
+        if category in IDIOM_MASKED:
+            parts = self._masked(parts, words)
         negations = self._negations if category in NEGATED_CATEGORIES else ()
         contrasted = category in CONTRASTED_CATEGORIES
         for c, toks in enumerate(parts):
@@ -207,6 +217,26 @@ class Lexicon:
                         continue
                     return True
         return False
+
+    def _masked(self, parts: list[list[str]], words: frozenset[str] | None) -> list[list[str]]:
+        """`parts` with each `idiom` match made one `_IDIOM_TOKEN` (the same list when none matches)."""
+        idioms = self._index.get("idiom")
+        if not idioms or (words is not None and words.isdisjoint(idioms)):
+            return parts
+        out = []
+        for toks in parts:
+            kept, i, seen = [], 0, {}
+            while i < len(toks):
+                end = next((e for e in (self._match(toks, i, p, 0, (), seen.setdefault(id(p), {}))
+                                        for p in idioms.get(toks[i], ()) if not (p.start and i)) if e > i), -1)
+                if end < 0:
+                    kept.append(toks[i])
+                    i += 1
+                else:
+                    kept.append(_IDIOM_TOKEN)
+                    i = end
+            out.append(kept)
+        return out
 
     def _taken_back(self, category: str, parts: list[list[str]], c: int, end: int) -> bool:
         """Whether a `contrast` after a match ending at token `end` of clause `c` takes it back: one

@@ -29,7 +29,10 @@ _EN_STAFF = ("human|humans|human being|operator|manager|supervisor|representativ
 _EN_PERSON = _alts(_EN_STAFF, "person|agent|agents|someone|somebody|people|anyone|anybody|colleague|support")
 _EN_TALK = ("talk|speak|chat|connect me|transfer me|transfer|transfer to|forward to|switch to|connect to|connect with"
             "|get through to|hand over to|hand off to|put me through|reach|escalate|escalate this|escalate it"
-            "|hand me over|pass me|switch me|forward me|put me on|get me through|patch me through")
+            "|hand me over|pass me|switch me|forward me|put me on|get me through|patch me through"
+            # the passive asks the same: "could I be put through to somebody", "can I get transferred to someone"
+            "|" + _each("be {}|get {}|been {}", "put through", "transferred", "connected", "passed", "passed on",
+                        "forwarded", "switched", "handed over", "handed off", "escalated", "patched through"))
 _EN_WANT = "want|need|get me|give me|prefer|request|demand|like|looking for|find me|bring me|get|have"
 _EN_CALL = ("talk to me|speak to me|speak with me|talk with me|chat with me|call me|call me back|ring me|phone me"
             "|contact me|get back to me|reach out|take over|look at this|help me")
@@ -71,6 +74,24 @@ _ES_TALK = ("hablar|hablo|pasar|pasame|paseme|pasa|pase|comunicar|comunicarme|co
 _ES_WANT = "quiero|quisiera|necesito|prefiero|exijo|pido|me gustaria|deme|dame|busco|queremos|necesitamos"
 _ES_CALL = "me llame|me llamen|me atienda|me atiendan|me contacte|me contacten|me ayude|me hable|llamarme|contactarme"
 
+# An adjective of realness before a staff noun, in each inflection ("a real agent", "echte Mitarbeiter",
+# "einem echten Mitarbeiter", "une vraie conseillère"), or after it ("agent humain", "asesor de verdad"):
+# a person asked for as opposed to the bot, wherever it stands.
+_REAL_STAFF = "|".join([
+    _each("{} person|{} human|{} agent|{} operator|{} employee|{} staff member|{} representative|{} advisor"
+          "|{} rep|{} support agent|{} customer service agent", "real", "actual", "live", "human"),
+    _each("{} mensch|{} menschen|{} mitarbeiter|{} mitarbeiterin|{} mitarbeiterinnen|{} person|{} personen"
+          "|{} berater|{} beraterin|{} ansprechpartner|{} ansprechpartnerin|{} kundenberater|{} sachbearbeiter",
+          "echte", "echten", "echter", "echtem", "menschliche", "menschlichen", "menschlicher", "menschlichem",
+          "lebendige", "lebendigen", "lebendiger"),
+    _each("{} personne|{} conseiller|{} conseillere|{} humain|{} agent|{} interlocuteur|{} interlocutrice"
+          "|{} operateur|{} operatrice|{} employe|{} employee", "vrai", "vraie", "veritable"),
+    _each("personne {}|conseiller {}|conseillere {}|agent {}|interlocuteur {}|operateur {}", "humain", "humaine",
+          "reel", "reelle", "en chair et en os"),
+    _each("persona {}|agente {}|asesor {}|asesora {}|empleado {}|empleada {}|operador {}|operadora {}"
+          "|ejecutivo {}|humano {}", "real", "de verdad", "humano", "humana", "de carne y hueso"),
+])
+
 # Words for a human being as such ("is there a human?", "gibt es hier Menschen?").
 _REAL = ("human|humans|human being|real person|real people|live person|live agent|real human|mensch|menschen"
          "|echte person|echten menschen|humain|humains|etre humain|vraie personne|humano|humanos|persona real"
@@ -98,7 +119,9 @@ _EN_VERDICT = ("wrong|useless|incorrect|not helpful|unhelpful|not right|not corr
                "|ve got it wrong|have it wrong|got that wrong|ve got that wrong|misunderstood|ve misunderstood"
                "|have misunderstood|outdated|out of date|has nothing to do with|have nothing to do with"
                "|nothing to do with my question|off|not the right answer|not the correct answer|not the right information"
-               "|not the right info|not the right solution|not the answer i need|not the answer i wanted")
+               "|not the right info|not the right solution|not the answer i need|not the answer i wanted"
+               "|misread|ve misread|misread my question|ignored my question|ve ignored my question|ignored what i"
+               "|missed the point|missed my point|missed my question|ve missed the point")
 # "doesn't / isn't / did not …" then what the reply failed to do: "that doesn't answer my question",
 # "you're not helping", "this did not fix it".
 _EN_NOT = ("doesn't|does not|didn't|did not|isn't|is not|wasn't|was not|won't|will not|don't|do not|aren't|are not"
@@ -124,8 +147,24 @@ _DE_VERDICT = ("falsch|nutzlos|unbrauchbar|sinnlos|quatsch|unsinn|blodsinn|schwa
 # Verb … negation with fillers (and "mir", "gar", "überhaupt") between: "bringt mir gar nichts".
 _DE_VERB = ("hilft|helfen|hilfst|helft|stimmt|bringt|bringen|nutzt|nutzen|nutzt|passt|funktioniert|klappt|geht"
             "|beantwortet|beantworten|beantwortest|versteht|verstehen|verstehst|lost|losen|hort|horen")
+# What the user asked, named as the object of a verdict: "Sie haben meine Frage nicht verstanden",
+# "you ignored my question", "no ha entendido mi pregunta".
+_DE_OBJ = ("meine frage|meine fragen|mein problem|mein anliegen|meine anfrage|meine nachricht|meine bitte"
+           "|auf meine frage|auf meine anfrage|auf meine nachricht|was ich gefragt habe|was ich geschrieben habe")
+_DE_PARTICIPLE = ("verstanden|geholfen|beantwortet|gelesen|gebracht|geandert|gelost|geantwortet|beachtet|erfasst"
+                  "|kapiert|zugehort|angeschaut|angesehen")
+_ES_OBJ = ("mi pregunta|mi consulta|mi problema|mi duda|mi mensaje|mi solicitud|a mi pregunta|a mi consulta"
+           "|lo que pregunte|lo que le pregunte|lo que te pregunte|lo que dije|lo que le dije|lo que te dije"
+           "|lo que pedi|lo que le pedi|lo que te pedi|lo que escribi")
+# A past verb of reading, understanding or answering in the second person (usted or tu): Spanish drops
+# the pronoun, so "no ha entendido mi pregunta" names the reply by the verb alone.
+_ES_YOU_PAST = ("ha entendido|has entendido|entendio|entendiste|ha comprendido|has comprendido|comprendio"
+                "|comprendiste|ha leido|has leido|leyo|leiste|ha respondido|has respondido|respondio|respondiste"
+                "|ha contestado|has contestado|contesto|contestaste|ha resuelto|has resuelto|resolvio|resolviste"
+                "|ha escuchado|has escuchado|escucho|escuchaste|ha atendido|has atendido|atendio|atendiste")
 _DE_NEG = ("nicht|nichts|gar nicht|gar nichts|uberhaupt nicht|uberhaupt nichts|kein stuck|meine frage nicht"
-           "|nicht weiter|mir nicht|mir nichts|mir nicht weiter|nicht zu")
+           "|nicht weiter|mir nicht|mir nichts|mir nicht weiter|nicht zu|"
+           + _each("{} nicht|{} gar nicht|{} uberhaupt nicht", *_DE_OBJ.split("|")))
 
 _FR_REPLY = "ce que vous dites|ce que vous avez dit|ce que tu dis|reponse|reponses|solution|explication|information|informations|conseil|ca|c|ce|cela|ceci|vous|tu|le bot"
 _FR_VERDICT = ("faux|fausse|inutile|inutiles|incorrect|incorrecte|inexact|inexacte|absurde|ridicule|nul|nulle|a cote"
@@ -134,7 +173,8 @@ _FR_VERDICT = ("faux|fausse|inutile|inutiles|incorrect|incorrecte|inexact|inexac
                "|pas ce que je demande|pas ce que je voulais|pas ce que je cherche|pas ma question|pas la question"
                "|n'a aucun sens|n'a pas de sens|trompez|vous trompez|te trompes|sert a rien|aucune aide|perime|perimee"
                "|obsolete|n'a rien a voir|mal compris|avez mal compris|as mal compris|errone|erronee|errones|erronees"
-               "|vous etes trompe|vous etes trompee|etes trompe|etes trompee|t'es trompe|n'a aucun rapport|aucun rapport")
+               "|vous etes trompe|vous etes trompee|etes trompe|etes trompee|t'es trompe|n'a aucun rapport|aucun rapport"
+               "|ignore ma question|ignore ma demande|avez ignore ma question|as ignore ma question")
 # "ne … pas" around what the reply failed to do: "vous ne m'aidez pas", "ça ne répond pas à ma question".
 _FR_VERB = ("aide|aidez|aides|aident|m'aide|m'aidez|m'aides|m'aident|repond|repondez|reponds|repondent|sert|servez"
             "|me sert|m'a servi|comprenez|comprends|comprend|m'ecoutez|m'ecoutes|m'ecoute|ecoutez|marche|fonctionne"
@@ -165,6 +205,8 @@ _ES_VERB = ("me ayuda|ayuda|me esta ayudando|esta ayudando|me ayudo|ayudo|me ha 
             "|ha respondido a mi pregunta|ha contestado mi pregunta|ha contestado a mi pregunta|responde a mi pregunta"
             "|contesta a mi pregunta|contesta mi pregunta|respondio a mi pregunta|contesto mi pregunta"
             "|me ha servido de nada|ha servido de nada|me sirvio de nada|sirvio de nada|sirve de nada|me sirve de nada"
+            "|me ha entendido|me has entendido|me entendio|me entendiste|ha entendido|has entendido|entendio"
+            "|me ha escuchado|me has escuchado|me escucho|ha leido|has leido|leyo"
             "|me ayudo en nada|me ha ayudado en nada")
 # A verdict said on its own: the whole clause, with an intensifier at most.
 _ALONE_BASE = ("way off|off the mark|off topic|daneben|voll daneben|am thema vorbei|hors sujet|a cote de la plaque"
@@ -224,7 +266,19 @@ _DONE = ("that's all|that is all|that's everything|that is everything|that'll be
          "|parfait merci|nickel|impeccable|ca m'a aide|vous m'avez aide|tres utile|super utile"
          "|eso es todo|es todo|eso era todo|nada mas|ya esta todo|ya esta resuelto|ya esta solucionado"
          "|no necesito nada mas|todo listo|problema resuelto|ya funciona|funciona perfecto"
-         "|muy util|perfecto gracias|todo claro|todo bien")
+         "|muy util|perfecto gracias|todo claro|todo bien"
+         # satisfaction said as a negated comparative ("I couldn't be happier"; `_IDIOM`)
+         "|" + _each("{} be happier|{} be more pleased|{} be more satisfied|{} be more grateful|{} ask for more"
+                     "|{} have asked for more|{} ask for better|{} have asked for better|{} have been better"
+                     "|{} thank you enough", "couldn't", "could not", "can't", "cannot")
+         + "|konnte nicht glucklicher sein|konnte nicht zufriedener sein|konnten nicht zufriedener sein"
+         "|konnte nicht zufriedener|konnte nicht glucklicher|kann ihnen nicht genug danken|besser geht es nicht"
+         "|besser geht's nicht|ne pourrais pas etre plus satisfait|ne pourrais pas etre plus satisfaite"
+         "|ne pourrais pas etre plus heureux|ne pourrais pas etre plus heureuse|ne pourrais pas etre plus content"
+         "|ne pourrais pas etre plus contente|n'aurais pas pu rever mieux|on ne peut mieux"
+         "|ne saurais trop vous remercier|no podria estar mas contento|no podria estar mas contenta"
+         "|no podria estar mas feliz|no podria estar mas satisfecho|no podria estar mas satisfecha"
+         "|no puedo pedir mas|no podria pedir mas|no podria pedir nada mejor")
 
 # --- Give-up ---------------------------------------------------------------------------------------
 _EN_CANT = ("can't|cannot|can not|am unable to|'m unable to|are unable to|am not able to|'m not able to"
@@ -241,6 +295,51 @@ _EN_SYSTEM = ("system|service|server|database|lookup|search|request|query|connec
 _EN_DOWN = ("failed|has failed|is unavailable|isn't available|is not available|is down|isn't responding"
             "|is not responding|not responding|timed out|has timed out|is not working|isn't working|is offline"
             "|returned an error|keeps failing|didn't respond|did not respond|not reachable|is unreachable")
+
+# Out of the assistant's hands: a place outside (or not within) its reach, power or control.
+_EN_OUTSIDE = ("out of|beyond|outside|outside of|not in|not within|isn't in|isn't within|is not in|is not within"
+               "|not part of|isn't part of")
+_EN_REACH = "hands|control|power|remit|reach|authority|scope|competence|capabilities|abilities|responsibility|gift"
+_DE_OUTSIDE = "nicht in|nicht im|ausserhalb|jenseits|nicht bei|entzieht sich|nicht mehr in"
+_DE_REACH = ("hand|hande|handen|macht|moglichkeiten|befugnis|befugnisse|befugnissen|kompetenz|kompetenzen"
+             "|zustandigkeit|zustandigkeitsbereich|kontrolle|einflussbereich|bereich|einfluss|verantwortung")
+_FR_OUTSIDE = ("pas entre|plus entre|hors de|au dela de|en dehors de|pas de|pas du|pas dans|pas en|ne releve pas de"
+               "|ne releve pas du|ne depend pas de|ne depend plus de|depasse")
+_FR_REACH = ("mains|main|controle|pouvoir|pouvoirs|ressort|competence|competences|possibilites|moyens|portee"
+             "|attributions|domaine|responsabilite")
+_ES_OUTSIDE = ("no esta en|no esta a|no esta bajo|no estan en|no esta dentro de|fuera de|fuera del|escapa a"
+               "|escapa de|se escapa de|no entra en|mas alla de|no es de|no depende de|excede")
+_ES_REACH = ("manos|mano|alcance|control|poder|competencia|competencias|facultades|posibilidades|atribuciones"
+             "|funciones|responsabilidad|ambito")
+
+# --- Idioms ----------------------------------------------------------------------------------------
+# A negated comparative or "can only" says the opposite of its words: "I couldn't be happier" is very
+# happy, "you couldn't be more wrong" very wrong, "je ne peux que vous remercier" only thanks. Its
+# words are read as one filler word by the other rules (`lexicon.IDIOM_MASKED`).
+_EN_COULDNT = "couldn't|could not|can't|cannot|can not|could never|couldn't possibly|could not possibly"
+_EN_COMPARATIVE = ("happier|better|more|gladder|prouder|nicer|easier|simpler|smoother|quicker|faster|clearer"
+                   "|more pleased|more grateful|more thankful|more delighted|more satisfied")
+_DE_COULDNT = "konnte|konnten|kann|konnen|hatte|hatten|ware|waren"
+_DE_COMPARATIVE = ("glucklicher|zufriedener|froher|besser|dankbarer|begeisterter|schoner|einfacher|erfreuter"
+                   "|glucklicher sein|zufriedener sein|besser sein|besser laufen|besser machen")
+_IDIOM = (
+    f"{_EN_COULDNT} ~ be|have been|feel|get|be any|have been any|possibly be ~ {_EN_COMPARATIVE}",
+    f"{_EN_COULDNT} ~ agree more|ask for more|have asked for more|ask for better|have asked for better"
+    "|wish for more|have wished for more|have said it better|say it better|have put it better|put it better"
+    "|thank you enough|thank you more|wait|help but|help noticing|help thinking|help feeling",
+    f"{_DE_COULDNT} ~ nicht|kaum|gar nicht|uberhaupt nicht|nie ~ {_DE_COMPARATIVE}",
+    "kann|konnen|konnte ~ nicht ~ beklagen|beschweren|klagen",
+    "kann|konnen|konnte ... nicht genug|gar nicht genug|nie genug|kaum genug ~ danken",
+    "ne peux|ne pouvons|ne pourrais|ne pourrions|ne peut|ne pouvait ~ que|qu'",
+    "ne pourrais|ne pourrions|ne pourrait|n'aurais|n'aurions|n'aurait ~ pas|jamais ~ etre plus|etre mieux|pu etre plus"
+    "|pu rever mieux|rever mieux|esperer mieux|pu esperer mieux|demander mieux|pu demander mieux|demander plus"
+    "|pu demander plus",
+    "on ne peut mieux|on ne peut plus|ne saurais trop|ne saurions trop|ne saurais assez|ne saurions assez",
+    "no puedo|no podria|no podemos|no podriamos|no pude|no hubiera podido|no habria podido|no se puede|no se podria"
+    " ~ estar mas|ser mas|sentirme mas|pedir mas|pedir nada mejor|pedir algo mejor|haber pedido|estar mejor"
+    "|quejarme|quejarnos|mas que|menos que|estar mas de acuerdo|agradecerle lo suficiente|agradecerte lo suficiente"
+    "|agradecerles lo suficiente|estar mas contento|estar mas contenta|estar mas feliz|estar mas satisfecho",
+)
 
 BUILT_IN: dict[str, tuple[str, ...]] = {
     # A user's message ending the conversation well (also needs to be short: `outcomes.signals`).
@@ -277,6 +376,15 @@ BUILT_IN: dict[str, tuple[str, ...]] = {
         "|erreur technique|error tecnico|m'empeche de|nous empeche de|me impide|nos impide|hindert mich"
         "|an error occurred|an error has occurred|ran into an error|ran into a problem",
         f"the|our|my ... {_EN_SYSTEM} ~ {_EN_DOWN}",
+        f"{_EN_OUTSIDE} ~ my|our ~ {_EN_REACH}",
+        "not up to me|isn't up to me|not up to us|isn't up to us|not my call|not my decision|not something i control",
+        f"{_DE_OUTSIDE} ~ meiner|meinen|meinem|meine|unserer|unseren|unserem|unsere ~ {_DE_REACH}",
+        "liegt nicht bei mir|liegt nicht bei uns|habe ich keinen einfluss|haben wir keinen einfluss"
+        "|darauf habe ich keinen|darauf haben wir keinen",
+        f"{_FR_OUTSIDE} ~ mes|nos|mon|ma|notre ~ {_FR_REACH}",
+        "ne depend pas de moi|ne depend pas de nous|ne depend plus de moi|ne depend plus de nous",
+        f"{_ES_OUTSIDE} ~ mis|mi|nuestras|nuestra|nuestro|nuestros ~ {_ES_REACH}",
+        "no depende de mi|no depende de nosotros|no esta en mi mano|no esta en nuestra mano",
         "sorry|unfortunately|afraid|apologies|regret|regrettably ... not possible|isn't possible|is not possible"
         "|unavailable|not available|failed|went wrong",
         "ich|wir ... kann|konnte|konnen|konnten|war|waren ... nicht|kein|keine|keinen|nichts|nicht in der lage",
@@ -333,6 +441,7 @@ BUILT_IN: dict[str, tuple[str, ...]] = {
         f"is there|are there|gibt es|y a t il|il y a|hay ... {_REAL}",
         "human agent|live agent|real person|real human|actual person|actual human|representative|human being"
         "|live person|your supervisor|call me back|have someone call me|escalate this|escalate my case|escalate it",
+        _REAL_STAFF,
         "^ " + _each("{}|{} please|please {}|{} now|{} bitte|bitte {}|{} s'il vous plait|{} svp|{} por favor",
                      *(f"{article}{noun}" for article in ("", "a ", "an ", "your ", "einen ", "ein ", "ihren ", "un ",
                                                           "une ", "votre ", "una ", "su ")
@@ -367,11 +476,15 @@ BUILT_IN: dict[str, tuple[str, ...]] = {
         f"{_EN_REPLY} ~ {_EN_VERDICT}",
         f"answer|answers|reply|replies|response|solution|suggestion|advice|information|info|explanation|that|this"
         f"|it's ~ {_EN_NOT} ~ {_EN_FAILED}",
-        f"you ~ {_EN_NOT} ~ help|helping|helpful|listening|listen|understand|understanding|answering|answer|answered"
+        f"you ~ {_EN_NOT} ~ help|helping|helpful|listening|listen|listened|understand|understanding|understood"
+        f"|answering|answer|answered|address|addressed|look at|looked at|even read|even look at"
         f"|get it|getting it|reading|read|making sense|make sense|useful|right|correct",
         _each("{}", *(f"{a} {n}" for a in _EN_ADJ.split("|") for n in _EN_NOUN.split("|"))),
         f"{_DE_REPLY} ~ {_DE_VERDICT}",
         f"{_DE_REPLY} ~ {_DE_VERB} ~ {_DE_NEG}",
+        f"{_DE_REPLY} ~ haben|hat|habt|hast ~ {_DE_OBJ} ~ nicht|nichts|falsch|kaum|nie|nicht einmal ~ {_DE_PARTICIPLE}",
+        f"{_DE_REPLY} ~ haben|hat|habt|hast ~ {_DE_OBJ} ~ missverstanden|ignoriert|ubersehen|ubergangen",
+        f"^ haben|hat|habt|hast ~ {_DE_REPLY} ~ {_DE_OBJ} ~ nicht|nichts|falsch|kaum|nie|nicht einmal ~ {_DE_PARTICIPLE}",
         f"{_DE_REPLY} ~ haben|hat|habt|hast ~ nicht|nichts|gar nicht|uberhaupt nicht ~ verstanden|geholfen|beantwortet"
         f"|gelesen|gebracht|geandert|gelost",
         f"^ {_DE_VERB} ~ {_DE_NEG} $",
@@ -379,11 +492,13 @@ BUILT_IN: dict[str, tuple[str, ...]] = {
         f"{_FR_REPLY} ~ ne|n' ~ {_FR_VERB} ~ {_FR_NEG}",
         f"{_FR_REPLY} ~ ne|n' ~ est|etait|sont ~ pas|toujours pas|plus ~ {_FR_NOT}",
         f"{_FR_REPLY} ~ n' ~ avez|as|a|ont ~ pas|rien|jamais|toujours pas ~ compris|repondu|aide|lu|ecoute|resolu"
+        f"|bien compris|bien lu|bien saisi|saisi|vraiment compris|vraiment lu"
         f"|regle|corrige|tenu compte|servi|change|apporte|donne",
         f"{_FR_REPLY} ~ est|etait|sont|{_FR_VERB} ~ pas|toujours pas|plus ~ {_FR_NOT}",
         f"{_ES_REPLY} ~ {_ES_VERDICT}",
         f"{_ES_REPLY} ~ no|nunca|tampoco ~ {_ES_VERB}",
         f"^ no|nunca|tampoco ~ {_ES_VERB} $",
+        f"no|nunca|todavia no|aun no|tampoco ~ {_ES_YOU_PAST} ~ {_ES_OBJ}",
         f"^ {_ALONE} $",
         "respuesta|solucion|informacion|explicacion|reponse|solution|information|explication|antwort|losung|auskunft"
         " ... inutil|incorrecta|equivocada|erronea|absurda|inutile|fausse|incorrecte|absurde|nulle|falsch|nutzlos"
@@ -404,6 +519,8 @@ BUILT_IN: dict[str, tuple[str, ...]] = {
         "|te has equivocado|te equivocaste|me ha entendido mal|me entendio mal|vous vous etes trompe|tu t'es trompe",
         "thanks|thank you|thank u|danke|merci|gracias ... for nothing|fur nichts|pour rien|por nada",
     ),
+    # Negated comparatives and "can only": one filler word to the other rules ("I couldn't be happier").
+    "idiom": _IDIOM,
     # Words that, just before a match or between its parts, take its meaning back (or make it hypothetical).
     "negation": (
         "no", "not", "don't", "dont", "never", "without", "no need", "if", "nicht", "kein", "keine", "ohne", "nie",

@@ -38,7 +38,7 @@ TEXT_BATCH_ROWS = 10_000
 #: A closing message has at most this many words and no question mark.
 MAX_CLOSING_TOKENS = 12
 #: Bumped when the Python part of a rule changes, so an older table is not read.
-RULES_VERSION = "3"
+RULES_VERSION = "4"
 
 _FACT_TYPES = {
     "thread_id": pa.string(), "resolved_closing": pa.bool_(), "dropped_after_failure": pa.bool_(),
