@@ -38,25 +38,27 @@ from analytics.db import only_threads
 from analytics.metrics import materialize_conversations, materialize_trends
 from analytics.conversation_outcomes.materialize import materialize_signals
 from analytics.resume import materialize_risks
+from analytics.topic_mining.concepts import Concepts
 from analytics.topic_mining.materialize import materialize_topics
 
 
-def write_derived_tables(con, threads: list[str] | None = None) -> None:
+def write_derived_tables(con, threads: list[str] | None = None, topic_concepts: Concepts | None = None) -> None:
     """(Re)create every derived table on `con`: whole (`threads` None: a full load), or
     only the rows of `threads` (an incremental load that replaced or dropped them).
-    A table written by another definition of its query is rebuilt whole either way."""
+    A table written by another definition of its query is rebuilt whole either way.
+    `topic_concepts`: the concept table of the topics (None: the built-in one)."""
     if threads is None and not _in_transaction(con) and _messages(con) >= SIDE_BY_SIDE_MESSAGES:
-        _write_side_by_side(con)
+        _write_side_by_side(con, topic_concepts)
         return
     with only_threads(con, threads) if threads is not None else contextlib.nullcontext():  # (views made once)
         materialize_conversations(con, threads)  # sets TimeZone = 'UTC' on the connection, like readers
         materialize_trends(con, threads)
         materialize_risks(con, threads)
         materialize_signals(con, threads)  # reads risk_figures: after it
-        materialize_topics(con, threads)  # (over every thread, whatever the load replaced)
+        materialize_topics(con, threads, topic_concepts)  # (over every thread, whatever the load replaced)
 
 
-def _write_side_by_side(con) -> None:
+def _write_side_by_side(con, topic_concepts: Concepts | None = None) -> None:
     """Every derived table of a full rebuild: the signals and the topics each on a cursor of
     its own, beside the metric, trend and risk tables on `con`."""
     (database,) = con.execute("SELECT current_database()").fetchone()
@@ -69,7 +71,7 @@ def _write_side_by_side(con) -> None:
             cursors[-1].execute("USE " + '"' + database.replace('"', '""') + '"')  # (a name DuckDB gave)
         with ThreadPoolExecutor(max_workers=2, thread_name_prefix="derived") as pool:
             signals = pool.submit(materialize_signals, cursors[0], None, risks.result)
-            topics = pool.submit(materialize_topics, cursors[1], None)
+            topics = pool.submit(materialize_topics, cursors[1], None, topic_concepts)
             try:
                 materialize_conversations(con)
                 materialize_trends(con)

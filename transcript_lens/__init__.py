@@ -33,10 +33,12 @@ class LoadTimeTables:
     Before the derived tables are built, the erased threads are held back
     (`analytics.erasure.hold_back`): whatever a standing tombstone of `db` covers is
     dropped from the staged database, whether the load is full or incremental.
-    `held_back` is what it dropped ({table: rows})."""
+    `held_back` is what it dropped ({table: rows}). `topic_concepts`: the topics' concept
+    table (`analytics.topic_mining.concepts.Concepts`; None: the built-in one)."""
 
-    def __init__(self, db: str | os.PathLike | None = None) -> None:
+    def __init__(self, db: str | os.PathLike | None = None, topic_concepts=None) -> None:
         self.db = db
+        self.topic_concepts = topic_concepts
         self.held_back: dict[str, int] = {}
 
     def prepare(self) -> None:
@@ -45,7 +47,12 @@ class LoadTimeTables:
     def context(self) -> str:
         """The tombstones of `db`, lifted or standing (a load holds back what the standing ones
         cover, an erasure deletes rows): after an erasure or a lift, an incremental load of an
-        unchanged source still runs."""
+        unchanged source still runs; and the hash of a concept table given, so one given another
+        table (or none after one) computes the topics again."""
+        concepts = "" if self.topic_concepts is None else f"concepts:{self.topic_concepts.fingerprint()};"
+        return concepts + self._tombstones()
+
+    def _tombstones(self) -> str:
         if self.db is None:
             return ""
         from analytics.erasure import tombstones_for_loads
@@ -62,7 +69,7 @@ class LoadTimeTables:
             from analytics.erasure import hold_back
 
             self.held_back = hold_back(con, self.db)
-        write_derived_tables(con, threads)
+        write_derived_tables(con, threads, self.topic_concepts)
 
 
 class LoadFailed(Exception):
@@ -91,8 +98,10 @@ def load(source: str | os.PathLike, db: str | os.PathLike, **kwargs: Any) -> Loa
     """`loaders.load` plus the derived tables: what every user-facing load does.
 
     Takes `loaders.load`'s keyword arguments (kind, thread_key_pattern, options,
-    incremental, progress, workers, aes_key), and `aes_key_file`: a file holding
-    the key of an encrypted store (else `LANGGRAPH_AES_KEY` is read). This is the one place a failed load is caught:
+    incremental, progress, workers, aes_key), `aes_key_file`: a file holding
+    the key of an encrypted store (else `LANGGRAPH_AES_KEY` is read), and `topic_concepts`: a
+    concept table file for the topics (docs/topics.md; read before anything is loaded, and its
+    hash recorded with the topic tables). This is the one place a failed load is caught:
     every error (a damaged source, DuckDB, memory, a dead worker, a bug) becomes a
     `LoadFailed` of one line, and the previous database is left as it was.
     KeyboardInterrupt passes through, and so does Ctrl-C that DuckDB turned into an error (`interrupted`).
@@ -106,6 +115,15 @@ def load(source: str | os.PathLike, db: str | os.PathLike, **kwargs: Any) -> Loa
         import loaders  # here, not at the top: `transcript-lens transcript` and `app` never pay its ~0.6 s import
         from analytics.dblock import database_lock
 
+        concepts = kwargs.pop("topic_concepts", None)
+        if concepts is not None:
+            from analytics.errors import BadRequest
+            from analytics.topic_mining.concepts import concept_table
+
+            try:
+                concepts = concept_table(concepts)
+            except BadRequest as exc:  # (names the file and the line already)
+                raise LoadFailed(str(exc)) from exc
         key_file = kwargs.pop("aes_key_file", None)
         if key_file is not None:
             from loaders.cipher import key_from_file
@@ -115,7 +133,7 @@ def load(source: str | os.PathLike, db: str | os.PathLike, **kwargs: Any) -> Loa
 
         if kind_of(Path(db)) not in (None, "a directory"):  # (a dataset is a folder) refused before its lock is made
             refuse_non_file(Path(db), "--db")
-        tables = LoadTimeTables(db)
+        tables = LoadTimeTables(db, concepts)
         with database_lock(db):
             summary = loaders.load(str(source), db, derived=tables, **kwargs)
             if tables.held_back:

@@ -74,6 +74,9 @@ def configure_load(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--watch", type=float, metavar="SECONDS", help=(
         "keep going: reload incrementally every SECONDS (a line per load; a failed load is reported and retried "
         "at the next turn; Ctrl-C stops)"))
+    parser.add_argument("--topic-concepts", metavar="FILE", help=(
+        "a concept table (TOML or JSON: concept = [words]) added to the built-in one for the topics "
+        "(docs/topics.md); the topics record its hash"))
     parser.add_argument("--workers", type=int, help="decoding processes (default: cores, at most 4)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.add_argument("--debug", action="store_true",
@@ -130,6 +133,7 @@ def _load_once(args: argparse.Namespace, incremental: bool, final: bool = True) 
             args.source, args.db, kind=args.kind, thread_key_pattern=args.thread_key_pattern,
             options=options, incremental=incremental, progress=progress, workers=args.workers,
             aes_key_file=args.aes_key_file, format=args.format, scheduler=args.scheduler,
+            topic_concepts=args.topic_concepts,
         )
     except transcript_lens.LoadFailed as exc:
         bar.close()

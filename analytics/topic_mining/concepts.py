@@ -24,12 +24,16 @@ the words too), or replace them all with `replace = true`.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
+import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from analytics.conversation_outcomes.lexicon import normalise, read_table_file
+from analytics import jsontext
+from analytics.conversation_outcomes.lexicon import normalise
 from analytics.errors import BadRequest
+from analytics.user_files import read_user_text
 from analytics.topic_mining.stopwords import STOPWORDS
 
 #: A word of at least this many letters found at the end of a longer word, after at least
@@ -279,17 +283,82 @@ def built_in() -> Concepts:
     return _BUILT_IN
 
 
+def concept_table(table: Concepts | str | Path | None) -> Concepts | None:
+    """`table` as a `Concepts`: a path is read (`load_concepts`); None stays None (the built-in
+    table, or for a reader the one the load used)."""
+    if table is None or isinstance(table, Concepts):
+        return table
+    return load_concepts(table)
+
+
 def load_concepts(path: str | Path) -> Concepts:
     """The built-in table with a user table's concepts added (or instead, `replace = true`):
-    a TOML or JSON file of concept → list of words."""
+    a TOML or JSON file of concept → list of words. Read bounded (`analytics.user_files`); a bad
+    file is one `BadRequest` line naming the file and the line: `concepts.toml:3: …`.
+
+    >>> load_concepts("concepts.toml").of_word("licuadoras")  # doctest: +SKIP
+    ('blender',)
+    """
     path = Path(path)
-    data = read_table_file(path, "concept table")
+    try:
+        text = read_user_text(path, "concept table")
+    except UnicodeDecodeError as exc:
+        raise BadRequest(f"{path}:{_line_at(exc.object, exc.start)}: the concept table is not UTF-8 text") from None
+    except OSError as exc:
+        raise BadRequest(f"{path}: the concept table cannot be read ({exc.strerror or exc})") from None
+    try:
+        if path.suffix.lower() == ".toml":
+            data = tomllib.loads(text)
+        else:
+            data = jsontext.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        line = _TOML_AT.search(str(exc))
+        reason = _TOML_AT.sub("", str(exc)).strip()
+        raise BadRequest(f"{path}:{line.group(1) if line else 1}: not TOML: {reason}") from None
+    except json.JSONDecodeError as exc:
+        raise BadRequest(f"{path}:{exc.lineno}: not JSON: {exc.msg}") from None
+    except ValueError as exc:  # (jsontext's limits: nesting, elements)
+        raise BadRequest(f"{path}:1: not JSON: {exc}") from None
+    return concepts_from(data, str(path), text)
+
+
+#: tomllib's position: "… (at line 3, column 7)".
+_TOML_AT = re.compile(r"\(at line (\d+), column \d+\)|\(at end of document\)")
+
+
+def concepts_from(data, where: str = "concept table", text: str = "") -> Concepts:
+    """A table from a mapping of concept → words (`replace = true`: instead of the built-in ones);
+    `text`, the file it was read from, lets an error name the line of the concept."""
     if not isinstance(data, dict):
-        raise BadRequest(f"{path}: expected a table of concepts")
-    replace = bool(data.pop("replace", False))
-    if not all(isinstance(v, list) and all(isinstance(w, str) for w in v) for v in data.values()):
-        raise BadRequest(f"{path}: each concept must be a list of words")
+        raise BadRequest(f"{where}:1: expected a table of concept = [words], got {type(data).__name__}")
+    data = dict(data)
+    replace = data.pop("replace", False)
+    if not isinstance(replace, bool):
+        raise BadRequest(f"{where}:{_line_of(text, 'replace')}: replace must be true or false")
     table = {} if replace else _parse_table(_TABLE)
     for concept, words in data.items():
+        at = f"{where}:{_line_of(text, concept)}"
+        if not _WORD.search(normalise(concept)):
+            raise BadRequest(f"{at}: a concept needs a name of letters or digits, got {concept!r}")
+        if not isinstance(words, list) or not all(isinstance(w, str) for w in words):
+            raise BadRequest(f"{at}: concept {concept!r} must be a list of words (strings)")
+        for word in words:
+            key, prefix = _entry(word)
+            if not key:
+                raise BadRequest(f"{at}: concept {concept!r}: {word!r} has no word but function words or punctuation")
+            if prefix and isinstance(key, str) and len(key) < MIN_PREFIX:
+                raise BadRequest(f"{at}: concept {concept!r}: the prefix {word!r} needs {MIN_PREFIX} letters or more")
         table.setdefault(concept, []).extend(words)
     return build(table)
+
+
+def _line_of(text: str, key: str) -> int:
+    """The 1-based line of `text` where `key` is first named as a key (`key =`, `"key":`), else 1."""
+    bare, quoted = re.escape(key), re.escape(json.dumps(key)[1:-1])
+    toml_key = rf"""^\s*(?:{bare}|"{quoted}"|'{bare}')\s*="""
+    found = re.search(rf"""{toml_key}|"{quoted}"\s*:""", text, re.MULTILINE)
+    return _line_at(text, found.start()) if found else 1
+
+
+def _line_at(text: str | bytes, offset: int) -> int:
+    return text[:offset].count("\n" if isinstance(text, str) else b"\n") + 1

@@ -23,6 +23,7 @@ from analytics.db import every_thread, query_fingerprint, table_comments
 from analytics.conversation_outcomes.columns import arrow_table, numpy_of, numpy_to_arrow
 from analytics.conversation_outcomes.lexicon import tokens
 from analytics.topic_mining import cluster as model
+from analytics.topic_mining.concepts import Concepts
 
 TABLE, TOPICS_TABLE = CONVERSATION_TOPICS.name, TOPICS.name
 #: A question has at least this many word tokens (function words included).
@@ -142,25 +143,43 @@ def thread_documents(con, where: str = "TRUE", params: list | None = None,
     return docs, dict(zip(keys, start.to_pylist()))
 
 
-def compute(con, all_turns: bool = False) -> tuple[model.Topics, dict[str, int]]:
-    """The topics of every thread of the store (under a tenant policy: those visible)."""
+def compute(con, all_turns: bool = False, concepts: Concepts | None = None) -> tuple[model.Topics, dict[str, int]]:
+    """The topics of every thread of the store (under a tenant policy: those visible), with the
+    concept table `concepts` (None: the built-in one)."""
     with every_thread(con):
         docs, asked = thread_documents(con, all_turns=all_turns)
-    return model.cluster(docs), asked
+    return model.cluster(docs, concepts=concepts), asked
 
 
-def fingerprint() -> str:
+def rules_fingerprint() -> str:
+    """The fingerprint of the documents' queries and the model's settings, the concept table apart."""
     settings = [model.NGRAM, model.TOOL_WEIGHT, model.TOOL_IDF_POWER, model.CONCEPT_WEIGHT,
-                model.built_in_concepts().fingerprint(), model.NGRAM_WEIGHT, model.MIN_DF, model.MAX_DF_SHARE,
+                model.NGRAM_WEIGHT, model.MIN_DF, model.MAX_DF_SHARE,
                 model.DIMENSIONS, model.K_FINE, model.MERGE_COSINE, model.FIT_SAMPLE, model.SEED, MIN_QUESTION_TOKENS,
                 QUESTION_CHARS]
     return query_fingerprint(TABLE, repr((_USER_SQL, _CALLS_SQL, _ALL_TURNS_SQL, RULES_VERSION)), settings)
 
 
-def materialized(con) -> bool:
-    """Whether `con`'s database holds topic tables written by the current rules."""
+def fingerprint(concepts: Concepts | None = None) -> str:
+    """The stamp topic tables carry: the rules' fingerprint and the concept table's hash
+    (`concepts`; None: the built-in table), `<rules> concepts:<hash>`."""
+    return f"{rules_fingerprint()} concepts:{(concepts or model.built_in_concepts()).fingerprint()}"
+
+
+def concepts_hash(con) -> str | None:
+    """The hash of the concept table the stored topic tables were computed with (None: no tables
+    written by the current rules)."""
     stamps = table_comments(con, [TABLE, TOPICS_TABLE])
-    return stamps.get(TABLE) == stamps.get(TOPICS_TABLE) == fingerprint()
+    stamp = stamps.get(TABLE)
+    rules, _, digest = (stamp or "").partition(" concepts:")
+    return digest if stamp == stamps.get(TOPICS_TABLE) and rules == rules_fingerprint() and digest else None
+
+
+def materialized(con, concepts: Concepts | None = None) -> bool:
+    """Whether `con`'s database holds topic tables written by the current rules with the concept
+    table `concepts` (None: with whichever table the load was given)."""
+    digest = concepts_hash(con)
+    return digest is not None and (concepts is None or digest == concepts.fingerprint())
 
 
 def write_tables(con, found: model.Topics, asked: dict[str, int], prefix: str = "") -> None:
@@ -192,12 +211,13 @@ def write_tables(con, found: model.Topics, asked: dict[str, int], prefix: str = 
             con.unregister("tl_topic_rows")
 
 
-def materialize_topics(con, threads: list[str] | None = None) -> None:
+def materialize_topics(con, threads: list[str] | None = None, concepts: Concepts | None = None) -> None:
     """(Re)create both topic tables over every thread (`threads`, an incremental load's, changes
-    nothing: a new question can move others' topics). Called at load time (`analytics.derived`)."""
+    nothing: a new question can move others' topics), with the concept table `concepts` (None: the
+    built-in one), whose hash the tables' stamp records. Called at load time (`analytics.derived`)."""
     del threads
-    found, asked = compute(con)
+    found, asked = compute(con, concepts=concepts)
     write_tables(con, found, asked)
-    stamp = fingerprint()
+    stamp = fingerprint(concepts)
     for name in (TABLE, TOPICS_TABLE):
         con.execute(f"COMMENT ON TABLE {name} IS '{stamp}'")

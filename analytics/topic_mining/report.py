@@ -1,17 +1,22 @@
 """`topics()`: each conversation's topic; `topic_overview()`: each topic's size, terms, typical
 questions and outcomes; `topic_trend()`: conversations per topic and day or week; the `topics` report.
 
-The topics are those the load wrote (`topics`, `conversation_topics`); without them (an older
-database) they are computed live over the whole store, by the same rules. Filters choose
-the conversations counted, never the topics: a topic keeps its id and label under any filter.
+The topics are those the load wrote (`topics`, `conversation_topics`), with the concept table
+the load was given; without them (an older database), or with `concepts` other than the load's
+(a file whose hash differs from the one the tables record), they are computed live over the
+whole store, by the same rules. Filters choose the conversations counted, never the topics: a
+topic keeps its id and label under any filter.
 
 >>> topics("lens.duckdb").head()  # doctest: +SKIP
 >>> topic_overview("lens.duckdb", Filters(tenants=("acme",)))  # doctest: +SKIP
+>>> topics("lens.duckdb", concepts="concepts.toml")  # doctest: +SKIP
 
-    transcript-lens report topics --db lens.duckdb --out topics.csv
+    transcript-lens report topics --db lens.duckdb --out topics.csv [--topic-concepts FILE]
 """
 
 from __future__ import annotations
+
+import os
 
 import duckdb
 
@@ -23,6 +28,7 @@ from analytics.conversation_outcomes.report import outcomes_relation
 from analytics.conversation_outcomes.signals import OUTCOMES
 from analytics.reports import ReportSpec, register_report
 from analytics.topic_mining import materialize as mat
+from analytics.topic_mining.concepts import Concepts, concept_table
 
 #: The columns of `topics()`.
 TOPIC_COLUMNS = ("thread_id", "topic_id", "topic_label", "question_ordinal", "question", "outcome")
@@ -34,22 +40,23 @@ OVERVIEW_COLUMNS = (
 PERIODS = ("day", "week")
 
 
-def topic_sources(con, all_turns: bool = False) -> tuple[str, str]:
+def topic_sources(con, all_turns: bool = False, concepts: Concepts | None = None) -> tuple[str, str]:
     """Names of a `conversation_topics` and a `topics` relation: the load's, or computed live into temp tables.
 
-    A connection that masks personal data or sees only some tenants computes live from what it
-    reads: the load's topics are named by words of every tenant's unmasked questions."""
-    if not all_turns and applied_policy(con).is_open and mat.materialized(con):
+    `concepts`: the concept table (None: the one the load used). A connection that masks personal
+    data or sees only some tenants computes live from what it reads: the load's topics are named by
+    words of every tenant's unmasked questions."""
+    if not all_turns and applied_policy(con).is_open and mat.materialized(con, concepts):
         return mat.TABLE, mat.TOPICS_TABLE
-    found, asked = mat.compute(con, all_turns)
+    found, asked = mat.compute(con, all_turns, concepts)
     mat.write_tables(con, found, asked, prefix="tl_live_")
     return f"temp.main.tl_live_{mat.TABLE}", f"temp.main.tl_live_{mat.TOPICS_TABLE}"
 
 
 def topics_relation(con, filters: Filters | None = None, all_turns: bool = False,
-                    sources: tuple[str, str] | None = None) -> duckdb.DuckDBPyRelation:
+                    sources: tuple[str, str] | None = None, concepts: Concepts | None = None) -> duckdb.DuckDBPyRelation:
     """One row per conversation of `filters`: `TOPIC_COLUMNS`, by thread id."""
-    per_thread, _ = sources or topic_sources(con, all_turns)
+    per_thread, _ = sources or topic_sources(con, all_turns, concepts)
     outcomes = outcomes_relation(con, filters)
     con.register("tl_topic_outcomes", outcomes.select("thread_id, outcome").arrow().read_all())
     where, params = (filters or Filters()).thread_where("t")
@@ -61,18 +68,22 @@ def topics_relation(con, filters: Filters | None = None, all_turns: bool = False
         params=params)
 
 
-def topics(db_or_con: ConOrPath, filters: Filters | None = None, all_turns: bool = False) -> pd.DataFrame:
+def topics(db_or_con: ConOrPath, filters: Filters | None = None, all_turns: bool = False,
+           concepts: Concepts | str | os.PathLike | None = None) -> pd.DataFrame:
     """Each conversation's topic (`TOPIC_COLUMNS`): id, label, the first question (ordinal, text) and outcome.
 
     `all_turns`: cluster all the users' messages of each conversation instead of its first
-    question (computed live, not cached)."""
+    question (computed live, not cached). `concepts`: a concept table file (or `Concepts`) to
+    cluster with (docs/topics.md); None: the one the load used."""
+    table = concept_table(concepts)
     with connection(db_or_con) as con:
-        return topics_relation(con, filters, all_turns).df()
+        return topics_relation(con, filters, all_turns, concepts=table).df()
 
 
-def overview_relation(con, filters: Filters | None = None, all_turns: bool = False) -> duckdb.DuckDBPyRelation:
+def overview_relation(con, filters: Filters | None = None, all_turns: bool = False,
+                      concepts: Concepts | None = None) -> duckdb.DuckDBPyRelation:
     """`OVERVIEW_COLUMNS`, one row per topic with conversations under `filters`, by topic id."""
-    per_thread, per_topic = sources = topic_sources(con, all_turns)
+    per_thread, per_topic = sources = topic_sources(con, all_turns, concepts)
     rows = topics_relation(con, filters, all_turns, sources)
     con.register("tl_topic_rows", rows.arrow().read_all())
     rates = ", ".join(f"avg((r.outcome = '{o}')::INT) AS {o}_rate" for o in OUTCOMES)
@@ -95,12 +106,15 @@ def overview_relation(con, filters: Filters | None = None, all_turns: bool = Fal
         ORDER BY per.topic_id""")
 
 
-def topic_overview(db_or_con: ConOrPath, filters: Filters | None = None, all_turns: bool = False) -> pd.DataFrame:
+def topic_overview(db_or_con: ConOrPath, filters: Filters | None = None, all_turns: bool = False,
+                   concepts: Concepts | str | os.PathLike | None = None) -> pd.DataFrame:
     """One row per topic: `OVERVIEW_COLUMNS`. `<outcome>_rate`: the share of the topic's
     conversations with that outcome; `abandoned_vs_rest` / `failed_vs_rest`: that rate over the
-    same rate of every other topic's conversations ("refund questions are abandoned 3x as often": 3.0)."""
+    same rate of every other topic's conversations ("refund questions are abandoned 3x as often": 3.0).
+    `concepts`: as `topics`."""
+    table = concept_table(concepts)
     with connection(db_or_con) as con:
-        return overview_relation(con, filters, all_turns).df()
+        return overview_relation(con, filters, all_turns, table).df()
 
 
 def topic_trend(db_or_con: ConOrPath, filters: Filters | None = None, period: str = "day") -> pd.DataFrame:
@@ -118,12 +132,15 @@ def topic_trend(db_or_con: ConOrPath, filters: Filters | None = None, period: st
 
 
 def _report_rows(con, filters: Filters, options) -> duckdb.DuckDBPyRelation:
-    return overview_relation(con, filters, bool(options.get("all_turns")))
+    return overview_relation(con, filters, bool(options.get("all_turns")), concept_table(options.get("topic_concepts")))
 
 
 def _report_arguments(parser) -> None:
     parser.add_argument("--all-turns", action="store_true",
                         help="topics: cluster every user message of a conversation, not only its first question")
+    parser.add_argument("--topic-concepts", metavar="FILE",
+                        help="topics: cluster with this concept table (TOML or JSON: concept = [words]); "
+                             "default: the one the load used")
 
 
 register_report(ReportSpec(

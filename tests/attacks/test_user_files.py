@@ -1,4 +1,4 @@
-"""Every file a user names on the command line — a redaction config, a lexicon, a price table, an
+"""Every file a user names on the command line — a redaction config, a lexicon, a price table, a concept table, an
 annotations import, an observed log — is read through one bounded reader
 (`analytics.user_files`): a device (`/dev/zero` was read until 5 GB and a MemoryError), a FIFO
 (a read that waits forever), a folder, or a file over the reader's limit is refused in one line
@@ -22,6 +22,8 @@ COMMANDS = {
     "lexicon": (lambda db, f: ["report", "outcomes", "--db", db, "--lexicon", f, "--out", "-"], ".json",
                 MAX_CONFIG_BYTES),
     "prices": (lambda db, f: ["report", "costs", "--db", db, "--prices", f, "--out", "-"], ".toml", MAX_CONFIG_BYTES),
+    "topic-concepts": (lambda db, f: ["report", "topics", "--db", db, "--topic-concepts", f, "--out", "-"], ".toml",
+                       MAX_CONFIG_BYTES),
     "annotations": (lambda db, f: ["annotations", "import", f, "--db", db], ".jsonl", MAX_JSONL_BYTES),
     "observed": (lambda db, f: ["report", "resume", "--db", db, "--observed", f, "--out", "-"], ".jsonl",
                  MAX_JSONL_BYTES),

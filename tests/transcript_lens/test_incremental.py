@@ -138,7 +138,7 @@ def test_a_failure_mid_load_leaves_the_previous_state(small_store, tmp_path, mon
     _new_threads(small_store, "zeta", 1)
     import analytics.derived
 
-    def fail(con, threads):  # after the rows went in, inside the transaction
+    def fail(con, threads, *rest):  # after the rows went in, inside the transaction
         assert con.execute("SELECT count(*) FROM threads").fetchone()[0] == 4
         raise RuntimeError("boom mid-load")
 
