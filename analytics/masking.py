@@ -260,14 +260,15 @@ def premasked() -> Iterator[None]:
 
 
 @contextmanager
-def masked_output() -> Iterator[None]:
-    """Inside the block, under a masking policy, everything printed to stdout and stderr is
-    masked line by line: a command's rows, headers, listings, log lines and error messages alike.
+def masked_output(on: bool = False) -> Iterator[None]:
+    """Inside the block, under a masking policy (or `on`), everything printed to stdout and
+    stderr is masked line by line: a command's rows, headers, listings, log lines and error
+    messages alike.
 
     >>> with masked_output(): print("no policy, no change")
     no policy, no change
     """
-    if not effective().redact:
+    if not (on or effective().redact):
         yield
         return
     saved = sys.stdout, sys.stderr
