@@ -25,6 +25,7 @@ leaves the tool:
 
 from __future__ import annotations
 
+import codecs
 import os
 import re
 import sys
@@ -226,13 +227,20 @@ class _MaskedStream:
 
 
 class _MaskedBytes:
-    """`sys.stdout.buffer` under masking: bytes written are UTF-8 text, masked as lines are."""
+    """`sys.stdout.buffer` under masking: bytes written are UTF-8 text, masked as lines are
+    (decoded incrementally: a character cut between two writes stays whole); inside `premasked`,
+    written as they are."""
 
     def __init__(self, stream: _MaskedStream) -> None:
         self._stream = stream
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
 
     def write(self, data: bytes) -> int:
-        self._stream.write(bytes(data).decode("utf-8", errors="replace"))
+        inner = getattr(self._stream._inner, "buffer", None)
+        if self._stream.premasked and inner is not None:
+            self._stream.close_line()  # (flushes the text stream before its bytes)
+            return inner.write(data)
+        self._stream.write(self._decoder.decode(bytes(data)))
         return len(data)
 
     def flush(self) -> None:

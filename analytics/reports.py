@@ -38,7 +38,7 @@ from analytics.cli import command
 from analytics.db import ConOrPath, applied_policy, connect, connection
 from analytics.errors import AnalyticsError, BadRequest
 from analytics.filters import Filters, Range
-from analytics.masking import mask_arrow
+from analytics.masking import mask_arrow, premasked
 from analytics.policy import effective
 from analytics.resume.gap import add_gap_argument, gap_option
 from analytics.scope import ThreadConditions, thread_scope
@@ -600,7 +600,7 @@ def run(args: argparse.Namespace) -> int:
             if args.out is None:
                 with tempfile.TemporaryDirectory() as folder:
                     out = write_report(con, args.kind, Path(folder) / "report.csv", filters, vars(args), printed=True)
-                    with out.open("rb") as fh:
+                    with out.open("rb") as fh, premasked():  # the file's values are masked: its bytes as --out has them
                         shutil.copyfileobj(fh, sys.stdout.buffer)
                 return 0
             out = write_report(con, args.kind, args.out, filters, vars(args))
