@@ -307,8 +307,13 @@ _AT = r"@\x{FF20}\x{FE6B}"
 _DOT = r".\x{3002}\x{FF0E}\x{FF61}\x{FE52}"
 _HEX = rf"\p{{Nd}}A-Fa-f\x{{FF21}}-\x{{FF26}}\x{{FF41}}-\x{{FF46}}{_INVISIBLE}"
 _COLON = r":\x{FF1A}"
+_NOT_IN_ADDRESS = r'(){}",;<>'  # (a quoted local part, `"john doe"@…`, is the next rule's)
 _BUILTIN_BARRIER = "|".join([
-    rf"[^\s{_AT}]*[{_AT}][^\s{_AT}]*",  # any token holding an @: an email, glued to anything
+    # any run holding an @ between characters no address holds (an email, glued to anything but
+    # white space and the punctuation that code and JSON put round a value: `f({"to":"a@b.c"})`
+    # keeps `f`, `to` and the other arguments searchable); `[`, `]` and `:` only before the `@`
+    # (a domain literal, `bob@[IPv6:2001:db8::1]`, holds them)
+    rf"[^\s{_AT}{_NOT_IN_ADDRESS}\[\]:]*[{_AT}][^\s{_AT}{_NOT_IN_ADDRESS}]*",
     rf'"[^"\n]{{0,64}}"[{_AT}][^\s{_AT}]*',  # a quoted local part with its spaces (`"john doe"@example.com`)
     r"\S*(?i:%(?:25)*40|&#0*64|&#x0*40|&commat;)\S*",  # an @ written escaped (`%40`, `%2540`, `&#64;`, `&#64`)
     rf"{DIGIT}(?:{_SEP}{{0,3}}{DIGIT}){{6,}}",  # 7 digits or more (superscripts too): cards, phones, SSNs, long ids
