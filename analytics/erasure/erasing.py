@@ -128,15 +128,24 @@ def erase(db: str | os.PathLike, *, thread: str | None = None, tenant: str | Non
         threads = _covered(source, kind, value)
         with ws.write() as conn:  # before the rewrite: a later load holds these ids back however it parses them
             record(conn, row[0], threads)
+        workspaces = [ws, *ws.others()]  # its own, and every other written for it (`--workspace FILE`)
         needles = needles_of(source, threads) if source is not None else Needles((), tuple(threads))
-        if source is not None and threads and ws.exists():
-            with ws.read() as conn:
-                needles = replace(needles, export_values=erased_values(conn, str(source), threads))
+        if source is not None and threads:
+            values: set[str] = set()
+            for w in workspaces:
+                if w.exists():
+                    with w.read() as conn:
+                        values.update(erased_values(conn, str(source), threads))
+            needles = replace(needles, export_values=tuple(sorted(values)))
         old_inode = os.stat(db).st_ino if Path(db).is_file() else None
         rows: dict[str, int] = {}
         if threads and source is not None:  # (a tenant or session with no thread here: nothing to rewrite)
             rows = rewrite_dataset(db, threads) if source != Path(db) else rewrite_without(db, threads)
-        elsewhere = {f"workspace {t}": n for t, n in purge_workspace(ws, threads, needles.export_values).items()}
+        elsewhere: dict[str, int] = {}
+        for w in workspaces:
+            name = "workspace" if w is ws else f"workspace {w.path}"
+            for t, n in purge_workspace(w, threads, needles.export_values).items():
+                elsewhere[f"{name} {t}"] = n
         dropped = _drop_app_versions(app_cache, old_inode)
         if dropped:
             elsewhere["app versions"] = dropped
@@ -144,15 +153,15 @@ def erase(db: str | os.PathLike, *, thread: str | None = None, tenant: str | Non
         with ws.write() as conn:
             _log(conn, "erase", kind, value, reason, by, db, present, rows)
         new_inode = os.stat(db).st_ino if Path(db).is_file() else None
-        known = places(db, ws, app_versions=_app_versions(app_cache, {old_inode, new_inode} - {None}),
-                       exports=written_files(db, workspace=ws))
-        found = scan(known, needles, ws)
+        known = places(db, workspaces, app_versions=_app_versions(app_cache, {old_inode, new_inode} - {None}),
+                       exports=[f for w in workspaces for f in written_files(db, workspace=w)])
+        found = scan(known, needles, workspaces)
         if remove_exports and any(p.what == "export" for p, _ in found.holding):
             for place, _ in found.holding:
                 if place.what == "export":
                     place.path.unlink(missing_ok=True)
                     elsewhere["exports removed"] = elsewhere.get("exports removed", 0) + 1
-            found = scan([p for p in known if p.path.exists()], needles, ws)
+            found = scan([p for p in known if p.path.exists()], needles, workspaces)
     return Erasure(kind, value, present, rows, row[0], elsewhere, found)
 
 

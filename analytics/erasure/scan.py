@@ -11,7 +11,8 @@ must stand alone, as a word: `sess-001` does not match inside `sess-0010`).
 
 Where (`places`): the database and its write-ahead log and leftovers of killed
 writes, or every file of a Parquet dataset (its versions and `.lens.duckdb`); the
-review workspace and its `-wal`/`-shm`; the app's version links of this database
+review workspace and its `-wal`/`-shm`, and every other workspace recorded as written for the
+database (`--workspace FILE`: `Workspace.record_other`); the app's version links of this database
 (`<cache>/open/`: those of its file, before or after the erasure);
 and every file named as the target of an export of this database in the export
 log that still exists.
@@ -153,9 +154,11 @@ def _siblings(path: Path) -> list[Path]:
 _BACKUP = re.compile(r"\.v[0-9]+\.bak")
 
 
-def places(db: str | os.PathLike, ws: Workspace, *, app_versions: list[Path] = (),
+def places(db: str | os.PathLike, workspaces: Workspace | list[Workspace], *, app_versions: list[Path] = (),
            exports: list[str] = ()) -> list[Place]:
-    """Every file the project keeps (or wrote) a copy of `db`'s text in."""
+    """Every file the project keeps (or wrote) a copy of `db`'s text in: the database, its
+    `workspaces` (its own and every other recorded as written for it), the app's versions, the
+    export files."""
     db = Path(db)
     found: list[Place] = []
     if db.is_dir():  # (its own files: a link is not followed out of the folder, nor a FIFO opened)
@@ -163,12 +166,13 @@ def places(db: str | os.PathLike, ws: Workspace, *, app_versions: list[Path] = (
     else:  # the file, its .wal, a killed write's .tmp-* (not the lock, nor the workspace: below)
         found += [Place(p, "database") for p in _siblings(db) if p.name == db.name or (
             p.name.startswith(db.name + ".") and not p.name.endswith(".lock") and ".workspace.sqlite" not in p.name)]
-    found += [Place(p, "workspace", ids=False) for p in _siblings(ws.path) if p.name.startswith(ws.path.name)
-              and p.name[len(ws.path.name):] in ("", "-wal", "-shm", "-journal")]
-    # The copy a schema upgrade keeps of the workspace as it was (`analytics.workspace.store`):
-    # annotations and all, never purged here, so only the scan can say it holds erased text.
-    found += [Place(p, "workspace backup") for p in _siblings(ws.path) if p.name.startswith(ws.path.name)
-              and _BACKUP.fullmatch(p.name[len(ws.path.name):])]
+    for ws in [workspaces] if isinstance(workspaces, Workspace) else workspaces:
+        found += [Place(p, "workspace", ids=False) for p in _siblings(ws.path) if p.name.startswith(ws.path.name)
+                  and p.name[len(ws.path.name):] in ("", "-wal", "-shm", "-journal")]
+        # The copy a schema upgrade keeps of the workspace as it was (`analytics.workspace.store`):
+        # annotations and all, never purged here, so only the scan can say it holds erased text.
+        found += [Place(p, "workspace backup") for p in _siblings(ws.path) if p.name.startswith(ws.path.name)
+                  and _BACKUP.fullmatch(p.name[len(ws.path.name):])]
     found += [Place(p, "app version") for p in app_versions if p.is_file()]
     for t in map(Path, exports):  # a report written part by part is a folder of files
         found += [Place(p, "export") for p in ([t] if t.is_file() else sorted(t.rglob("*")) if t.is_dir() else [])
@@ -260,9 +264,10 @@ def _reader_holds(path: Path, magic: bytes, needles: Needles) -> str | None:
         con.close()
 
 
-def scan(found: list[Place], needles: Needles, ws: Workspace | None = None) -> Scan:
+def scan(found: list[Place], needles: Needles, workspaces: Workspace | list[Workspace] | None = None) -> Scan:
     """Search every place for the needles; the files still holding any (a file that cannot be
-    read counts as holding: the proof is only what was read)."""
+    read counts as holding: the proof is only what was read). In each of `workspaces`, the erased
+    ids are looked for where they must not stay (annotations, queues, views, export arguments)."""
     result = Scan(files=len(found))
     by_text = _grep([p.path for p in found], needles.text_bytes(), whole_word=False)
     by_id = _grep([p.path for p in found if p.ids], needles.id_bytes(), whole_word=True)
@@ -279,7 +284,9 @@ def scan(found: list[Place], needles: Needles, ws: Workspace | None = None) -> S
             why = f"could not be read: {type(exc).__name__}"
         if why:
             result.holding.append((place, why))
-    if ws is not None and ws.exists():
+    for ws in [] if workspaces is None else [workspaces] if isinstance(workspaces, Workspace) else workspaces:
+        if not ws.exists():
+            continue
         left = ids_left(ws, list(needles.ids))
         if left:
             result.holding.append((Place(ws.path, "workspace"), f"{len(left)} erased thread id(s) in annotations, queues or views"))
