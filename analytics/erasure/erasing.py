@@ -128,8 +128,12 @@ def erase(db: str | os.PathLike, *, thread: str | None = None, tenant: str | Non
         threads = _covered(source, kind, value)
         with ws.write() as conn:  # before the rewrite: a later load holds these ids back however it parses them
             record(conn, row[0], threads)
+            # Every thread a standing tombstone covers stays out of every place: an earlier erasure's
+            # ids are looked for (and purged from the workspaces) again, with this one's.
+            earlier = sorted({t for ids in recorded(conn).values() for t in ids} - set(threads))
         workspaces = [ws, *ws.others()]  # its own, and every other written for it (`--workspace FILE`)
         needles = needles_of(source, threads) if source is not None else Needles((), tuple(threads))
+        needles = replace(needles, ids=(*needles.ids, *earlier))
         if source is not None and threads:
             values: set[str] = set()
             for w in workspaces:
@@ -144,7 +148,7 @@ def erase(db: str | os.PathLike, *, thread: str | None = None, tenant: str | Non
         elsewhere: dict[str, int] = {}
         for w in workspaces:
             name = "workspace" if w is ws else f"workspace {w.path}"
-            for t, n in purge_workspace(w, threads, needles.export_values).items():
+            for t, n in purge_workspace(w, list(needles.ids), needles.export_values).items():
                 elsewhere[f"{name} {t}"] = n
         dropped = _drop_app_versions(app_cache, old_inode)
         if dropped:
