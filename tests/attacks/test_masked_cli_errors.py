@@ -22,7 +22,7 @@ ERRORS = [
 @pytest.mark.parametrize("argv", ERRORS, ids=lambda a: " ".join(a[:2]))
 def test_an_argument_error_is_masked_under_redact(argv, tmp_path):
     out = run_cli([*argv, "--redact"], tmp_path)
-    assert out.returncode == 2 and "<EMAIL_1>" in out.stderr
+    assert out.returncode == 2 and "<EMAIL_" in out.stderr
     out.never_prints(EMAIL)
 
 
@@ -30,7 +30,7 @@ def test_an_argument_error_is_masked_under_redact(argv, tmp_path):
 def test_an_argument_error_is_masked_under_the_deployment_masking(argv, tmp_path, monkeypatch):
     monkeypatch.setenv("TRANSCRIPT_LENS_REDACT", "1")
     out = run_cli(argv, tmp_path)
-    assert out.returncode == 2 and "<EMAIL_1>" in out.stderr
+    assert out.returncode == 2 and "<EMAIL_" in out.stderr
     out.never_prints(EMAIL)
 
 
@@ -38,7 +38,7 @@ def test_a_configured_pattern_masks_an_argument_error(tmp_path):
     config = tmp_path / "redact.toml"
     config.write_text("[redact.patterns]\nEMPLOYEE_ID = 'EMP-\\d{6}'\n")
     out = run_cli(["report", "EMP-123456", "--db", "x.duckdb", "--redact", "--redact-config", str(config)], tmp_path)
-    assert out.returncode == 2 and "<EMPLOYEE_ID_1>" in out.stderr
+    assert out.returncode == 2 and "<EMPLOYEE_ID_" in out.stderr
     out.never_prints("EMP-123456")
 
 

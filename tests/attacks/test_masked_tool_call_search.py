@@ -35,7 +35,7 @@ def _search(lens, tmp_path, text: str, *more: str):
 def test_what_is_not_personal_is_found(lens, tmp_path, text):
     out = _search(lens, tmp_path, text, "--redact")
     out.succeeded().never_prints(EMAIL, "bob.cc@example.org")
-    assert len(out.stdout.splitlines()) == 2 and "<EMAIL_1>" in out.stdout
+    assert len(out.stdout.splitlines()) == 2 and "<EMAIL_" in out.stdout
 
 
 def test_a_whole_address_is_refused(lens, tmp_path):
