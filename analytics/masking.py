@@ -14,8 +14,8 @@ leaves the tool:
   personal value replaced by a barrier no query matches into or across (`blind_search`,
   `searchable_sql`), so no search — whole value or any part of one — can tell what a masked
   value holds. The barrier is wider than what the detector masks (no checksum, no validity
-  check: any token holding `@`, any run of 7 digits or more, anything shaped like an IP
-  address or an IBAN), so a search is blind inside every masked value and, fail-closed, inside
+  check: any run holding `@` — up to white space and the punctuation code puts round a value —,
+  any run of 7 digits or more, anything shaped like an IP address or an IBAN), so a search is blind inside every masked value and, fail-closed, inside
   some text that is shown unmasked (a date such as `2025-03-05T19:45`, a time `12:30:45`).
 
 >>> t = pa.table({"thread_id": ["acme:web:bob@example.com"], "content": ["mail bob@example.com"]})
