@@ -66,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
     query = SearchQuery(args.text, args.speaker, args.search_in, filters, args.limit, args.offset)
     result = search(args.db, query)
     hits = result.hits
-    log_cli_export(args, "search", len(hits))
+    log_cli_export(args, "search", len(hits), threads=hits["thread_id"].dropna().unique().tolist())
     shown = f"hits {result.offset + 1:,}–{result.offset + len(hits):,}" if len(hits) else "no hits shown"
     print(f"# {result.total:,} messages in {result.threads:,} threads match {query.text!r} · {shown} · newest first "
           "· times are UTC", file=sys.stderr)

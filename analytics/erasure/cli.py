@@ -77,6 +77,8 @@ def run(args: argparse.Namespace) -> int:
     print(done.line())
     for place, n in sorted(done.elsewhere.items()):
         print(f"  also removed: {place} {n}")
+    for export_id, at, what, target, _last in done.exports:  # the export log's record (files, prints, downloads)
+        print(f"  held by export {export_id} ({what}, {at}): {target or 'printed, no file'}")
     lines = done.scan.lines()
     print(lines[0])
     for line in lines[1:]:

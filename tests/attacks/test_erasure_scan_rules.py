@@ -87,3 +87,28 @@ def test_a_second_erasure_keeps_the_first_gone(store, tmp_path, env):  # noqa: F
         found = attack(["search", text, "--db", str(db), "--format", "csv"], tmp_path, env=env).succeeded()
         assert len(found.stdout.splitlines()) == 1
 
+
+def test_the_erasure_names_every_export_that_held_the_thread(store, tmp_path, env):  # noqa: F811
+    """The export log records the threads each export held (`export_threads`): the erasure names
+    each export of the erased thread — printed or written, masked or not — and no other, and an
+    export file the log says held it is not called clean whatever its bytes."""
+    db = tmp_path / "lens.duckdb"
+    attack(["load", str(store), "--db", str(db)], tmp_path, env=env).succeeded()
+    masked = tmp_path / "masked.csv"
+    runs = [["search", FIRST_TEXT, "--format", "csv"],  # printed: 1
+            ["report", "transcript", "--tenant", "acme", "--redact", "--out", str(masked)],  # 2
+            ["report", "search", "--text", SECOND_TEXT, "--out", str(tmp_path / "other.csv")]]  # 3: another thread
+    for argv in runs:
+        attack([*argv, "--db", str(db)], tmp_path, env=env).succeeded()
+    masked.write_text("a file the log says held the thread, none of whose bytes are its text\n")
+
+    out = attack(["erase", "--db", str(db), "--thread", FIRST, "--reason", "GDPR"], tmp_path, env=env)
+    out.no_traceback()
+    held = [line.strip() for line in out.stdout.splitlines() if line.strip().startswith("held by export")]
+    assert [h.split(" (")[0] for h in held] == ["held by export 1", "held by export 2"]
+    assert held[0].endswith("printed, no file") and held[1].endswith(str(masked))
+    assert out.returncode == 1 and "scan: 1 of" in out.stdout and f"says export 2 of the log): {masked}" in out.stderr
+    out = attack(["erase", "--db", str(db), "--thread", FIRST, "--reason", "GDPR", "--remove-exports"],
+                 tmp_path, env=env)
+    out.succeeded()
+    assert not masked.exists() and (tmp_path / "other.csv").exists()
