@@ -285,8 +285,9 @@ def report_workspace(con, options) -> Workspace:
     >>> report_workspace(con, {"db": "/data/lens.duckdb"}).path.name  # doctest: +SKIP
     'lens.duckdb.workspace.sqlite'
     """
-    if options.get("workspace"):
-        return Workspace(options["workspace"])
+    if options.get("workspace"):  # (written for that database: recorded in its own, `Workspace.record_other`)
+        db = options.get("db")
+        return Workspace(options["workspace"], beside=db if isinstance(db, (str, os.PathLike)) else None)
     if options.get("db"):
         return Workspace.beside(options["db"])
     if os.environ.get(ENV):

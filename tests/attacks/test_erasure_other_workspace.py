@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import analytics
+from analytics.workspace import import_jsonl
 from tests.attacks.harness import attack
 from tests.attacks.test_erasure import SECRETS, env, store  # noqa: F401 (fixtures)
 from tests.erasure_stores import GONE, SECRET_ASK, files_holding
@@ -57,3 +58,23 @@ def test_a_workspace_named_by_flag_is_refused_when_it_cannot_be_recorded(store, 
                   "--note", "a note"], tmp_path, env=env)
     out.no_traceback()
     assert out.returncode == 2 and "cannot record it" in out.stderr and not team.exists()
+
+
+def test_a_report_logged_in_a_workspace_named_by_flag_is_found(store, tmp_path, env):  # noqa: F811
+    """`report annotations --workspace FILE --out F` logs F in that workspace's export log: the
+    workspace is recorded, so the erasure finds F through it."""
+    db, team = tmp_path / "lens.duckdb", tmp_path / "team.sqlite"
+    attack(["load", str(store), "--db", str(db)], tmp_path, env=env).succeeded()
+    lines = tmp_path / "notes.jsonl"
+    lines.write_text(f'{{"thread_id": "{GONE}", "note": "quoted: {SECRET_ASK}"}}\n')
+    import_jsonl(None, lines, workspace=team, author="rev")  # (no database named: not recorded here)
+    lines.unlink()
+    report = tmp_path / "out" / "annotations.csv"
+    report.parent.mkdir()
+    attack(["report", "annotations", "--db", str(db), "--workspace", str(team), "--out", str(report)],
+           tmp_path, env=env).succeeded()
+    out = attack(["erase", "--db", str(db), "--thread", GONE, "--reason", "GDPR", "--remove-exports"],
+                 tmp_path, env=env)
+    out.succeeded().never_prints(*SECRETS)
+    assert "scan: 0 of" in out.stdout and not report.exists()
+    assert files_holding(tmp_path) == []
