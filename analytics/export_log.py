@@ -30,7 +30,7 @@ from typing import Any
 
 from analytics import _pandas as pd
 from analytics.errors import AnalyticsError, BadRequest
-from analytics.workspace.store import Workspace, WorkspaceError, now, workspace_of
+from analytics.workspace.store import Workspace, WorkspaceError, now, temp_ids, workspace_of
 
 ORIGINS = ("cli", "app", "api")
 #: Columns of `exports()` and of `report exports` (the workspace table's).
@@ -177,8 +177,7 @@ def exports_holding(db: str | os.PathLike, thread_ids: Iterable[str], *,
     if not ws.exists() or not ids:
         return []
     with ws.read() as conn:
-        conn.execute("CREATE TEMP TABLE held_ids (thread_id TEXT PRIMARY KEY)")
-        conn.executemany("INSERT OR IGNORE INTO temp.held_ids VALUES (?)", [(t,) for t in ids])
+        temp_ids(conn, "held_ids", ids)
         rows = conn.execute(
             "SELECT e.export_id, e.at, e.what, e.target, e.target IS NOT NULL AND e.export_id = "
             "(SELECT max(f.export_id) FROM exports f WHERE f.db = e.db AND f.target = e.target) FROM exports e "

@@ -300,6 +300,13 @@ def report_workspace(con, options) -> Workspace:
     return Workspace.beside(path)
 
 
+def temp_ids(conn: sqlite3.Connection, table: str, thread_ids) -> None:
+    """A temporary table `table` (one `thread_id` column, each id once) of `thread_ids` on `conn`:
+    what a workspace query joins the threads it asks about against."""
+    conn.execute(f"CREATE TEMP TABLE {table} (thread_id TEXT PRIMARY KEY)")
+    conn.executemany(f"INSERT OR IGNORE INTO temp.{table} VALUES (?)", [(t,) for t in thread_ids])
+
+
 def database_file(con) -> str | None:
     """The file of the database a DuckDB connection reads (None: in memory)."""
     ((path,),) = con.execute(
