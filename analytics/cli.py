@@ -108,6 +108,44 @@ def _policy_environment(args: argparse.Namespace) -> Iterator[None]:
                 os.environ[k] = v
 
 
+@contextlib.contextmanager
+def masked_parsing(argv: list[str]) -> Iterator[None]:
+    """Parse `argv` inside this block: under masking — `--redact` among the arguments, or the
+    deployment's (`TRANSCRIPT_LENS_REDACT`) — what argparse prints (an error line quoting a typed
+    value: `invalid choice: 'bob@example.com'`, `unrecognized arguments: …`; usage, help) is masked
+    as every other line a command prints (`analytics.masking.masked_output`), with the patterns of
+    a `--redact-config` given there when it can be read."""
+    words = [a for a in argv if isinstance(a, str)]
+    wanted = "--redact" in words
+    if not wanted and os.environ.get("TRANSCRIPT_LENS_REDACT", "") in ("", "0"):  # (analytics.policy's rule)
+        yield  # nothing to mask: the masker is not even imported (a load does not pay for it)
+        return
+    from analytics.masking import masked_output
+    from analytics.redact import CONFIG_ENV, RedactConfig
+
+    config = None
+    for i, word in enumerate(words):
+        if word == "--redact-config" and i + 1 < len(words):
+            config = words[i + 1]
+        elif word.startswith("--redact-config="):
+            config = word.split("=", 1)[1]
+    saved = os.environ.get(CONFIG_ENV)
+    if wanted and config:
+        try:
+            RedactConfig.from_toml(config)
+            os.environ[CONFIG_ENV] = config
+        except Exception:  # noqa: BLE001 - an unreadable config is the command's own error, later
+            pass
+    try:
+        with masked_output(on=wanted):
+            yield
+    finally:
+        if saved is None:
+            os.environ.pop(CONFIG_ENV, None)
+        else:
+            os.environ[CONFIG_ENV] = saved
+
+
 def _run(run: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
     from analytics.errors import AnalyticsError
     from analytics.export_log import acting_as
@@ -153,5 +191,7 @@ def _stdout_dash(args: argparse.Namespace) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m analytics", description="Transcript Lens analytics")
     add_commands(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    with masked_parsing(argv):
+        args = parser.parse_args(argv)
     return closed_pipe.run(lambda: args.run(args))

@@ -21,7 +21,7 @@ import getpass
 import json
 import os
 import sqlite3
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date, datetime
@@ -30,7 +30,7 @@ from typing import Any
 
 from analytics import _pandas as pd
 from analytics.errors import AnalyticsError, BadRequest
-from analytics.workspace.store import Workspace, WorkspaceError, now, workspace_of
+from analytics.workspace.store import Workspace, WorkspaceError, now, temp_ids, workspace_of
 
 ORIGINS = ("cli", "app", "api")
 #: Columns of `exports()` and of `report exports` (the workspace table's).
@@ -120,9 +120,11 @@ def arguments_of(options: Mapping[str, Any], skip: tuple[str, ...] = ()) -> dict
 
 def record_export(db: str | os.PathLike | None, what: str, *, arguments: Mapping[str, Any], rows: int | None,
                   masked: bool, target: str | os.PathLike | None,
-                  workspace: Workspace | str | os.PathLike | None = None, actor: Actor | None = None) -> int:
-    """Append one row to the export log; its id. Raises `ExportRefused` when it cannot be
-    written (the caller must then not hand the export over)."""
+                  workspace: Workspace | str | os.PathLike | None = None, actor: Actor | None = None,
+                  threads: Iterable[str] = ()) -> int:
+    """Append one row to the export log, with the ids of the `threads` its rows belong to
+    (`export_threads`: an erasure names the exports that held an erased thread); its id. Raises
+    `ExportRefused` when it cannot be written (the caller must then not hand the export over)."""
     actor = actor or current_actor()
     recorded = _jsonable(dict(arguments))
     if masked:  # a masked export's arguments (a searched email, say) are logged masked too
@@ -137,6 +139,8 @@ def record_export(db: str | os.PathLike | None, what: str, *, arguments: Mapping
                  rows, int(bool(masked)), None if target is None else str(target),
                  None if db is None else str(Path(db).resolve())),
             ).fetchone()
+            conn.executemany("INSERT OR IGNORE INTO export_threads (export_id, thread_id) VALUES (?, ?)",
+                             [(export_id, t) for t in sorted({t for t in threads if isinstance(t, str)})])
         return export_id
     except (WorkspaceError, sqlite3.Error, OSError) as exc:
         raise ExportRefused(f"export refused: the export log cannot be written ({exc})") from exc
@@ -163,6 +167,25 @@ def exports(db: str | os.PathLike | None, *, workspace: Workspace | str | os.Pat
     return frame
 
 
+def exports_holding(db: str | os.PathLike, thread_ids: Iterable[str], *,
+                    workspace: Workspace | str | os.PathLike | None = None) -> list[tuple[int, str, str, str | None, bool]]:
+    """The exports of `db` the log says held one of `thread_ids` (`export_threads`), oldest first:
+    (export_id, at, what, target, last), `last` when no later export of `db` was written to the
+    same target (the file there is still that export's)."""
+    ws = workspace_of(db, workspace)
+    ids = sorted(set(thread_ids))
+    if not ws.exists() or not ids:
+        return []
+    with ws.read() as conn:
+        temp_ids(conn, "held_ids", ids)
+        rows = conn.execute(
+            "SELECT e.export_id, e.at, e.what, e.target, e.target IS NOT NULL AND e.export_id = "
+            "(SELECT max(f.export_id) FROM exports f WHERE f.db = e.db AND f.target = e.target) FROM exports e "
+            "WHERE e.db = ? AND EXISTS (SELECT 1 FROM export_threads x JOIN temp.held_ids h USING (thread_id) "
+            "WHERE x.export_id = e.export_id) ORDER BY e.export_id", (str(Path(db).resolve()),)).fetchall()
+    return [(i, at, what, target, bool(last)) for i, at, what, target, last in rows]
+
+
 def written_files(db: str | os.PathLike, *, workspace: Workspace | str | os.PathLike | None = None) -> list[str]:
     """The files the export log says were written from `db` (absolute targets: a CLI `--out`,
     a report; an app download lands in the browser, not here), oldest first, each once."""
@@ -175,14 +198,18 @@ def written_files(db: str | os.PathLike, *, workspace: Workspace | str | os.Path
     return list(dict.fromkeys(t for (t,) in rows if os.path.isabs(t)))
 
 
-def log_cli_export(args, what: str, rows: int | None, target: str | os.PathLike | None = None) -> int:
+def log_cli_export(args, what: str, rows: int | None, target: str | os.PathLike | None = None,
+                   threads: Iterable[str] | None = None) -> int:
     """Log what a CLI command (`transcript`, `search`, `diff`) is about to print or write, from
     its parsed arguments (`--db`, the filters, the format); raises `ExportRefused` first when
-    the log cannot be written, so nothing is printed. Masked: the policy its connection had."""
+    the log cannot be written, so nothing is printed. Masked: the policy its connection had.
+    `threads`: the threads it holds (default: the one its `--thread` names)."""
     from analytics.policy import effective
 
     options = vars(args)
     arguments = arguments_of(options, skip=("db", "out", "command", "redact", "redact_config", "workspace"))
+    if threads is None:
+        threads = [options["thread"]] if isinstance(options.get("thread"), str) else []
     return record_export(options["db"], what, arguments=arguments, rows=rows, masked=effective().redact,
                          target=None if target is None else Path(target).resolve(),
-                         workspace=options.get("workspace"))
+                         workspace=options.get("workspace"), threads=threads)

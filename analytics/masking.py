@@ -14,8 +14,8 @@ leaves the tool:
   personal value replaced by a barrier no query matches into or across (`blind_search`,
   `searchable_sql`), so no search — whole value or any part of one — can tell what a masked
   value holds. The barrier is wider than what the detector masks (no checksum, no validity
-  check: any token holding `@`, any run of 7 digits or more, anything shaped like an IP
-  address or an IBAN), so a search is blind inside every masked value and, fail-closed, inside
+  check: any run holding `@` — up to white space and the punctuation code puts round a value —,
+  any run of 7 digits or more, anything shaped like an IP address or an IBAN), so a search is blind inside every masked value and, fail-closed, inside
   some text that is shown unmasked (a date such as `2025-03-05T19:45`, a time `12:30:45`).
 
 >>> t = pa.table({"thread_id": ["acme:web:bob@example.com"], "content": ["mail bob@example.com"]})
@@ -25,6 +25,7 @@ leaves the tool:
 
 from __future__ import annotations
 
+import codecs
 import os
 import re
 import sys
@@ -226,13 +227,20 @@ class _MaskedStream:
 
 
 class _MaskedBytes:
-    """`sys.stdout.buffer` under masking: bytes written are UTF-8 text, masked as lines are."""
+    """`sys.stdout.buffer` under masking: bytes written are UTF-8 text, masked as lines are
+    (decoded incrementally: a character cut between two writes stays whole); inside `premasked`,
+    written as they are."""
 
     def __init__(self, stream: _MaskedStream) -> None:
         self._stream = stream
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
 
     def write(self, data: bytes) -> int:
-        self._stream.write(bytes(data).decode("utf-8", errors="replace"))
+        inner = getattr(self._stream._inner, "buffer", None)
+        if self._stream.premasked and inner is not None:
+            self._stream.close_line()  # (flushes the text stream before its bytes)
+            return inner.write(data)
+        self._stream.write(self._decoder.decode(bytes(data)))
         return len(data)
 
     def flush(self) -> None:
@@ -260,14 +268,15 @@ def premasked() -> Iterator[None]:
 
 
 @contextmanager
-def masked_output() -> Iterator[None]:
-    """Inside the block, under a masking policy, everything printed to stdout and stderr is
-    masked line by line: a command's rows, headers, listings, log lines and error messages alike.
+def masked_output(on: bool = False) -> Iterator[None]:
+    """Inside the block, under a masking policy (or `on`), everything printed to stdout and
+    stderr is masked line by line: a command's rows, headers, listings, log lines and error
+    messages alike.
 
     >>> with masked_output(): print("no policy, no change")
     no policy, no change
     """
-    if not effective().redact:
+    if not (on or effective().redact):
         yield
         return
     saved = sys.stdout, sys.stderr
@@ -298,8 +307,13 @@ _AT = r"@\x{FF20}\x{FE6B}"
 _DOT = r".\x{3002}\x{FF0E}\x{FF61}\x{FE52}"
 _HEX = rf"\p{{Nd}}A-Fa-f\x{{FF21}}-\x{{FF26}}\x{{FF41}}-\x{{FF46}}{_INVISIBLE}"
 _COLON = r":\x{FF1A}"
+_NOT_IN_ADDRESS = r'(){}",;<>'  # (a quoted local part, `"john doe"@…`, is the next rule's)
 _BUILTIN_BARRIER = "|".join([
-    rf"[^\s{_AT}]*[{_AT}][^\s{_AT}]*",  # any token holding an @: an email, glued to anything
+    # any run holding an @ between characters no address holds (an email, glued to anything but
+    # white space and the punctuation that code and JSON put round a value: `f({"to":"a@b.c"})`
+    # keeps `f`, `to` and the other arguments searchable); `[`, `]` and `:` only before the `@`
+    # (a domain literal, `bob@[IPv6:2001:db8::1]`, holds them)
+    rf"[^\s{_AT}{_NOT_IN_ADDRESS}\[\]:]*[{_AT}][^\s{_AT}{_NOT_IN_ADDRESS}]*",
     rf'"[^"\n]{{0,64}}"[{_AT}][^\s{_AT}]*',  # a quoted local part with its spaces (`"john doe"@example.com`)
     r"\S*(?i:%(?:25)*40|&#0*64|&#x0*40|&commat;)\S*",  # an @ written escaped (`%40`, `%2540`, `&#64;`, `&#64`)
     rf"{DIGIT}(?:{_SEP}{{0,3}}{DIGIT}){{6,}}",  # 7 digits or more (superscripts too): cards, phones, SSNs, long ids

@@ -38,7 +38,7 @@ from analytics.cli import command
 from analytics.db import ConOrPath, applied_policy, connect, connection
 from analytics.errors import AnalyticsError, BadRequest
 from analytics.filters import Filters, Range
-from analytics.masking import mask_arrow
+from analytics.masking import mask_arrow, premasked
 from analytics.policy import effective
 from analytics.resume.gap import add_gap_argument, gap_option
 from analytics.scope import ThreadConditions, thread_scope
@@ -200,12 +200,13 @@ def write_report(
     options = options or {}
     tmp = out.with_name(f".{out.name}.{os.getpid()}.partial")
     counts: list[int] = []
+    held: set[str] = set()  # the threads its rows belong to, for the export log
     try:
         with connection(con_or_path) as con:
             if spec.parts is None:
-                parts = iter([_masked(con, _as_csv_rows(spec, spec.build(con, filters, options), options))])
+                parts = iter([_masked(con, _as_csv_rows(spec, spec.build(con, filters, options), options), held)])
             else:
-                parts = (_masked(con, _as_csv_rows(spec, p, options)) for p in spec.parts(con, filters, options))
+                parts = (_masked(con, _as_csv_rows(spec, p, options), held) for p in spec.parts(con, filters, options))
             parts = _counted(parts, counts)
             json_format = JSON_SUFFIXES.get(out.suffix.lower())
             if json_format is not None:
@@ -214,7 +215,7 @@ def write_report(
                 _write_csv(next(parts), tmp, header=True)
             else:
                 _write_parts(spec.columns_for(options), parts, tmp)
-            _log_export(con, con_or_path, kind, filters, options, sum(counts), None if printed else out)
+            _log_export(con, con_or_path, kind, filters, options, sum(counts), None if printed else out, held)
         os.replace(tmp, out)  # only once the export log has its row (fail closed)
     finally:
         tmp.unlink(missing_ok=True)
@@ -239,7 +240,7 @@ def _counted(parts: Iterator[duckdb.DuckDBPyRelation], counts: list[int]) -> Ite
 
 
 def _log_export(con, con_or_path: ConOrPath, kind: str, filters: Filters, options: Mapping[str, Any], rows: int,
-                out: Path | None) -> None:
+                out: Path | None, threads: set[str] = frozenset()) -> None:
     """One row of the export log for a written report (`analytics.exports`; raises `ExportRefused`)."""
     from analytics.export_log import arguments_of, record_export
     from analytics.workspace.store import database_file, report_workspace
@@ -248,16 +249,24 @@ def _log_export(con, con_or_path: ConOrPath, kind: str, filters: Filters, option
     arguments = {**arguments_of(options, skip=("db", "out", "kind", "command", "redact", "redact_config")),
                  "filters": filters}
     record_export(db, kind, arguments=arguments, rows=rows, masked=applied_policy(con).redact,
-                  target=None if out is None else out.resolve(), workspace=report_workspace(con, {**options, "db": db}))
+                  target=None if out is None else out.resolve(), workspace=report_workspace(con, {**options, "db": db}),
+                  threads=threads)
 
 
-def _masked(con: duckdb.DuckDBPyConnection, rows: duckdb.DuckDBPyRelation) -> duckdb.DuckDBPyRelation:
+def _masked(con: duckdb.DuckDBPyConnection, rows: duckdb.DuckDBPyRelation,
+            held: set[str] | None = None) -> duckdb.DuckDBPyRelation:
     """`rows` as they may leave the tool: on a connection that masks personal data, every
-    text column masked (ids and labels too: a thread key can hold an email; contract §11)."""
+    text column masked (ids and labels too: a thread key can hold an email; contract §11).
+    `held`: gets the `thread_id`s of the rows as stored (the export log records them)."""
     policy = applied_policy(con)
     if not policy.redact:
+        if held is not None and "thread_id" in rows.columns:
+            held.update(t for (t,) in rows.project('"thread_id"').distinct().fetchall() if t is not None)
         return rows
-    return con.from_arrow(mask_arrow(rows.to_arrow_table(), policy, every_text_column=True))
+    table = rows.to_arrow_table()
+    if held is not None and "thread_id" in table.column_names:
+        held.update(t for t in table.column("thread_id").unique().to_pylist() if t is not None)
+    return con.from_arrow(mask_arrow(table, policy, every_text_column=True))
 
 
 def frame_csv(frame: pd.DataFrame) -> bytes:
@@ -600,7 +609,7 @@ def run(args: argparse.Namespace) -> int:
             if args.out is None:
                 with tempfile.TemporaryDirectory() as folder:
                     out = write_report(con, args.kind, Path(folder) / "report.csv", filters, vars(args), printed=True)
-                    with out.open("rb") as fh:
+                    with out.open("rb") as fh, premasked():  # the file's values are masked: its bytes as --out has them
                         shutil.copyfileobj(fh, sys.stdout.buffer)
                 return 0
             out = write_report(con, args.kind, args.out, filters, vars(args))

@@ -339,7 +339,10 @@ def main(argv: list[str] | None = None) -> int:
 
         first = first if first in names() else None
     try:
-        args = build_parser(first).parse_args(argv)
+        from analytics.cli import masked_parsing
+
+        with masked_parsing(argv):  # argparse's own errors quote typed values: masked under --redact
+            args = build_parser(first).parse_args(argv)
         return run_quietly(lambda: args.run(args))
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

@@ -5,8 +5,9 @@ load replaces it) and the ids of the threads it covers (`covered`: held back wha
 or session a later load parses from them), then writes the database — a file, or a Parquet
 dataset's working database and a single new version — again without the rows (`db`, with
 `scrub` for the tables that name threads in their values), removes the threads'
-annotations, queue items and views (`workspace`, with `exports` for the export log) and the
-app's version links of the old file, appends who, when, why and what (rows per table) to the
+annotations, queue items and views (`workspace`, with `exports` for the export log) from the
+database's workspace and every other recorded as written for it (`Workspace.record_other`), and the
+app's version links of the old file, names the exports the export log says held the threads, appends who, when, why and what (rows per table) to the
 append-only `erasure_log`, and scans every file it knows of for the erased text (`scan`).
 Every later load — full or `--incremental`, from the same source or an older export — calls
 `hold_back` on its staged database before the derived tables are built (the composition

@@ -25,9 +25,11 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         "Remove a thread, a tenant or a session from the database and keep it out of every later load "
         "(full or --incremental) until the tombstone is lifted. Tombstones and the append-only erasure log "
         f"live in the review workspace beside the database (or ${ENV}: every load reads the same one). "
-        "The threads' annotations, queue items and saved views go too, and the app's cached versions of the "
-        "database; the command ends by scanning every file it knows of for the erased text (`scan: N of M files "
-        "hold erased text`) and exits 1 unless none does. "
+        "The threads' annotations, queue items and saved views go too, from every workspace written for the "
+        "database (--workspace FILE ones are recorded in its own), and the app's cached versions of the "
+        "database; the exports the export log says held the threads are named (`held by export N`); the command "
+        "ends by scanning every file it knows of for the erased text (`scan: N of M files hold erased text`) and "
+        "exits 1 unless none does. "
         "The checkpoint store itself is never written: "
         "`report retention` lists what to delete there.")
     parser.add_argument("--db", required=True, help="the Transcript Lens DuckDB database, or a Parquet dataset's folder")
@@ -77,6 +79,8 @@ def run(args: argparse.Namespace) -> int:
     print(done.line())
     for place, n in sorted(done.elsewhere.items()):
         print(f"  also removed: {place} {n}")
+    for export_id, at, what, target, _last in done.exports:  # the export log's record (files, prints, downloads)
+        print(f"  held by export {export_id} ({what}, {at}): {target or 'printed, no file'}")
     lines = done.scan.lines()
     print(lines[0])
     for line in lines[1:]:

@@ -18,11 +18,11 @@ from analytics.dblock import database_lock
 from analytics.erasure.covered import COUNT, record, recorded
 from analytics.erasure.db import KINDS, covered_threads, delete_threads, rewrite_dataset, rewrite_without
 from analytics.erasure.exports import erased_values
-from analytics.erasure.scan import Needles, Scan, needles_of, places, scan
+from analytics.erasure.scan import Needles, Place, Scan, needles_of, places, scan
 from analytics.erasure.tenants import check_erase, refuse_scoped, scope_tenants
 from analytics.erasure.workspace import purge_workspace
 from analytics.errors import BadRequest, NotFound
-from analytics.export_log import written_files
+from analytics.export_log import exports_holding, written_files
 from analytics.workspace.authors import check_author, default_author
 from analytics.workspace.store import Workspace, now, workspace_of
 from loaders.dataset import WORK_DB, is_dataset
@@ -58,6 +58,8 @@ class Erasure:
     tombstone_id: int = 0
     elsewhere: dict[str, int] = field(default_factory=dict)  # {place: rows or files removed} outside the database
     scan: Scan | None = None  # the proof: every file still holding erased text
+    #: The exports the export log says held an erased thread: (export_id, at, what, target, last).
+    exports: list[tuple[int, str, str, str | None, bool]] = field(default_factory=list)
 
     @property
     def proven(self) -> bool:
@@ -128,15 +130,28 @@ def erase(db: str | os.PathLike, *, thread: str | None = None, tenant: str | Non
         threads = _covered(source, kind, value)
         with ws.write() as conn:  # before the rewrite: a later load holds these ids back however it parses them
             record(conn, row[0], threads)
+            # Every thread a standing tombstone covers stays out of every place: an earlier erasure's
+            # ids are looked for (and purged from the workspaces) again, with this one's.
+            earlier = sorted({t for ids in recorded(conn).values() for t in ids} - set(threads))
+        workspaces = [ws, *ws.others()]  # its own, and every other written for it (`--workspace FILE`)
         needles = needles_of(source, threads) if source is not None else Needles((), tuple(threads))
-        if source is not None and threads and ws.exists():
-            with ws.read() as conn:
-                needles = replace(needles, export_values=erased_values(conn, str(source), threads))
+        needles = replace(needles, ids=(*needles.ids, *earlier))
+        if source is not None and threads:
+            values: set[str] = set()
+            for w in workspaces:
+                if w.exists():
+                    with w.read() as conn:
+                        values.update(erased_values(conn, str(source), threads))
+            needles = replace(needles, export_values=tuple(sorted(values)))
         old_inode = os.stat(db).st_ino if Path(db).is_file() else None
         rows: dict[str, int] = {}
         if threads and source is not None:  # (a tenant or session with no thread here: nothing to rewrite)
             rows = rewrite_dataset(db, threads) if source != Path(db) else rewrite_without(db, threads)
-        elsewhere = {f"workspace {t}": n for t, n in purge_workspace(ws, threads, needles.export_values).items()}
+        elsewhere: dict[str, int] = {}
+        for w in workspaces:
+            name = "workspace" if w is ws else f"workspace {w.path}"
+            for t, n in purge_workspace(w, list(needles.ids), needles.export_values).items():
+                elsewhere[f"{name} {t}"] = n
         dropped = _drop_app_versions(app_cache, old_inode)
         if dropped:
             elsewhere["app versions"] = dropped
@@ -144,16 +159,30 @@ def erase(db: str | os.PathLike, *, thread: str | None = None, tenant: str | Non
         with ws.write() as conn:
             _log(conn, "erase", kind, value, reason, by, db, present, rows)
         new_inode = os.stat(db).st_ino if Path(db).is_file() else None
-        known = places(db, ws, app_versions=_app_versions(app_cache, {old_inode, new_inode} - {None}),
-                       exports=written_files(db, workspace=ws))
-        found = scan(known, needles, ws)
+        known = places(db, workspaces, app_versions=_app_versions(app_cache, {old_inode, new_inode} - {None}),
+                       exports=[f for w in workspaces for f in written_files(db, workspace=w)])
+        held = [e for w in workspaces for e in exports_holding(db, threads, workspace=w)]
+        found = _logged(scan(known, needles, workspaces), held)
         if remove_exports and any(p.what == "export" for p, _ in found.holding):
             for place, _ in found.holding:
                 if place.what == "export":
                     place.path.unlink(missing_ok=True)
                     elsewhere["exports removed"] = elsewhere.get("exports removed", 0) + 1
-            found = scan([p for p in known if p.path.exists()], needles, ws)
-    return Erasure(kind, value, present, rows, row[0], elsewhere, found)
+            found = _logged(scan([p for p in known if p.path.exists()], needles, workspaces), held)
+    return Erasure(kind, value, present, rows, row[0], elsewhere, found, [] if tenants is not None else held)
+
+
+def _logged(found: Scan, held: list[tuple[int, str, str, str | None, bool]]) -> Scan:
+    """`found`, with each export file the export log says held an erased thread — the last export
+    written to that path, which still exists — counted as holding erased text whatever its bytes
+    (a masked export may keep no stretch of it long enough to be searched for)."""
+    holding = {p.path.resolve() for p, _ in found.holding}
+    for export_id, _at, _what, target, last in held:
+        path = Path(target) if last and target and os.path.isabs(target) else None
+        if path is not None and path.is_file() and path.resolve() not in holding:
+            found.holding.append((Place(path, "export"), f"held an erased thread, says export {export_id} of the log"))
+            holding.add(path.resolve())
+    return found
 
 
 def _rows_file(db: str | os.PathLike) -> Path | None:

@@ -1,17 +1,20 @@
 """The proof of an erasure: every file the project keeps a copy of the text in, searched for the erased text.
 
 What is searched for (`Needles`), taken from the database before the rows go:
-the erased messages' texts — for the 32 longest messages of 16 characters or
-more, three 48-character windows of its longest line (start, middle, end), and three of each of
-the line's three longest stretches between personal values (what a masked export keeps verbatim:
-masking rewrites every window that spans an e-mail or a phone number), kept only when no message
-of another thread contains them (a shared system prompt is not erased text) — in
-UTF-8, JSON-escaped and CSV-quoted forms; and the erased thread ids (a byte match
-must stand alone, as a word: `sess-001` does not match inside `sess-0010`).
+the erased messages' texts — for the 32 longest and the 256 shortest messages of 8 characters or
+more, three 48-character windows of its longest line (start, middle, end: a shorter line is one
+window, itself), and three of each of the line's three longest stretches between personal values
+(what a masked export keeps verbatim: masking rewrites every window that spans an e-mail or a
+phone number), each window of 8 characters or more, kept only when no message of another thread
+contains it in its text or tool calls (a shared system prompt is not erased text) — in
+UTF-8, JSON-escaped and CSV-quoted forms; and the erased thread ids, with those every standing
+tombstone covered (an earlier erasure's: `erase` adds them), as words (a byte match must stand
+alone: `sess-001` does not match inside `sess-0010`).
 
 Where (`places`): the database and its write-ahead log and leftovers of killed
 writes, or every file of a Parquet dataset (its versions and `.lens.duckdb`); the
-review workspace and its `-wal`/`-shm`; the app's version links of this database
+review workspace and its `-wal`/`-shm`, and every other workspace recorded as written for the
+database (`--workspace FILE`: `Workspace.record_other`); the app's version links of this database
 (`<cache>/open/`: those of its file, before or after the erasure);
 and every file named as the target of an export of this database in the export
 log that still exists.
@@ -48,6 +51,12 @@ from analytics.workspace.store import Workspace
 
 #: How many messages, windows per message and characters per window the texts searched for come from.
 MESSAGES, WINDOW = 32, 48
+#: The fewest characters a text searched for has (a window, a short message, a stretch between
+#: personal values): shorter ones (`ok`, `thanks`) are in too many files to prove anything.
+SHORTEST = 8
+#: How many of the shortest erased messages (of `SHORTEST` characters or more) are searched for too:
+#: the longest messages' windows say nothing of a file holding only a short one.
+SHORT_MESSAGES = 256
 #: How many stretches between personal values of each such line are searched for too.
 STRETCHES = 3
 #: At most this many thread ids are byte-searched (all of them are looked up through DuckDB).
@@ -115,14 +124,18 @@ def needles_of(db: str | os.PathLike, thread_ids: list[str]) -> Needles:
             "SELECT table_name FROM duckdb_tables() WHERE database_name = 'src'").fetchall()}
         if "messages" not in has:
             return Needles((), tuple(thread_ids))
-        longest = [c for (c,) in con.execute(
-            "SELECT DISTINCT content FROM src.messages SEMI JOIN scan_ids USING (thread_id) "
-            "WHERE length(content) >= 16 ORDER BY length(content) DESC, content LIMIT ?", [MESSAGES]).fetchall()]
-        lines = [max(c.splitlines(), key=len) for c in longest]  # a window never spans a line break
+        chosen = ("SELECT DISTINCT content FROM src.messages SEMI JOIN scan_ids USING (thread_id) "
+                  "WHERE length(trim(content)) >= ? ORDER BY length(content) {}, content LIMIT ?")
+        texts = [c for (c,) in con.execute(chosen.format("DESC"), [SHORTEST, MESSAGES]).fetchall()]
+        texts += [c for (c,) in con.execute(chosen.format("ASC"), [SHORTEST, SHORT_MESSAGES]).fetchall()]
+        lines = [max(c.splitlines(), key=len) for c in texts]  # a window never spans a line break
         windows = sorted({w for c in lines for piece in (c, *_verbatim_stretches(c)) for w in _windows(piece)})
+        columns = {c for (c,) in con.execute("SELECT column_name FROM duckdb_columns() WHERE database_name = 'src' "
+                                             "AND table_name = 'messages'").fetchall()}
+        said = "concat_ws(chr(10), m.content" + (", m.tool_calls::VARCHAR" if "tool_calls" in columns else "") + ")"
         distinct = [w for (w,) in con.execute(
-            "SELECT w FROM unnest(?::VARCHAR[]) AS t(w) WHERE NOT EXISTS (SELECT 1 FROM src.messages m "
-            "WHERE contains(m.content, w) AND (m.thread_id IS NULL OR m.thread_id NOT IN (SELECT thread_id FROM scan_ids)))",
+            f"SELECT w FROM unnest(?::VARCHAR[]) AS t(w) WHERE NOT EXISTS (SELECT 1 FROM src.messages m "
+            f"WHERE contains({said}, w) AND (m.thread_id IS NULL OR m.thread_id NOT IN (SELECT thread_id FROM scan_ids)))",
             [windows]).fetchall()] if windows else []
         return Needles(tuple(sorted(distinct)), tuple(thread_ids))
     finally:
@@ -130,8 +143,10 @@ def needles_of(db: str | os.PathLike, thread_ids: list[str]) -> Needles:
 
 
 def _windows(text: str) -> list[str]:
-    """Three windows of `text` (start, middle, end) of `WINDOW` characters, each of 16 or more once stripped."""
-    return [w.strip() for w in (text[:WINDOW], text[len(text) // 2:][:WINDOW], text[-WINDOW:]) if len(w.strip()) >= 16]
+    """Three windows of `text` (start, middle, end) of `WINDOW` characters, each of `SHORTEST` or more once
+    stripped (a text shorter than a window is one window: itself)."""
+    return [w.strip() for w in (text[:WINDOW], text[len(text) // 2:][:WINDOW], text[-WINDOW:])
+            if len(w.strip()) >= SHORTEST]
 
 
 def _verbatim_stretches(line: str) -> list[str]:
@@ -153,9 +168,11 @@ def _siblings(path: Path) -> list[Path]:
 _BACKUP = re.compile(r"\.v[0-9]+\.bak")
 
 
-def places(db: str | os.PathLike, ws: Workspace, *, app_versions: list[Path] = (),
+def places(db: str | os.PathLike, workspaces: Workspace | list[Workspace], *, app_versions: list[Path] = (),
            exports: list[str] = ()) -> list[Place]:
-    """Every file the project keeps (or wrote) a copy of `db`'s text in."""
+    """Every file the project keeps (or wrote) a copy of `db`'s text in: the database, its
+    `workspaces` (its own and every other recorded as written for it), the app's versions, the
+    export files."""
     db = Path(db)
     found: list[Place] = []
     if db.is_dir():  # (its own files: a link is not followed out of the folder, nor a FIFO opened)
@@ -163,12 +180,13 @@ def places(db: str | os.PathLike, ws: Workspace, *, app_versions: list[Path] = (
     else:  # the file, its .wal, a killed write's .tmp-* (not the lock, nor the workspace: below)
         found += [Place(p, "database") for p in _siblings(db) if p.name == db.name or (
             p.name.startswith(db.name + ".") and not p.name.endswith(".lock") and ".workspace.sqlite" not in p.name)]
-    found += [Place(p, "workspace", ids=False) for p in _siblings(ws.path) if p.name.startswith(ws.path.name)
-              and p.name[len(ws.path.name):] in ("", "-wal", "-shm", "-journal")]
-    # The copy a schema upgrade keeps of the workspace as it was (`analytics.workspace.store`):
-    # annotations and all, never purged here, so only the scan can say it holds erased text.
-    found += [Place(p, "workspace backup") for p in _siblings(ws.path) if p.name.startswith(ws.path.name)
-              and _BACKUP.fullmatch(p.name[len(ws.path.name):])]
+    for ws in [workspaces] if isinstance(workspaces, Workspace) else workspaces:
+        found += [Place(p, "workspace", ids=False) for p in _siblings(ws.path) if p.name.startswith(ws.path.name)
+                  and p.name[len(ws.path.name):] in ("", "-wal", "-shm", "-journal")]
+        # The copy a schema upgrade keeps of the workspace as it was (`analytics.workspace.store`):
+        # annotations and all, never purged here, so only the scan can say it holds erased text.
+        found += [Place(p, "workspace backup") for p in _siblings(ws.path) if p.name.startswith(ws.path.name)
+                  and _BACKUP.fullmatch(p.name[len(ws.path.name):])]
     found += [Place(p, "app version") for p in app_versions if p.is_file()]
     for t in map(Path, exports):  # a report written part by part is a folder of files
         found += [Place(p, "export") for p in ([t] if t.is_file() else sorted(t.rglob("*")) if t.is_dir() else [])
@@ -260,9 +278,10 @@ def _reader_holds(path: Path, magic: bytes, needles: Needles) -> str | None:
         con.close()
 
 
-def scan(found: list[Place], needles: Needles, ws: Workspace | None = None) -> Scan:
+def scan(found: list[Place], needles: Needles, workspaces: Workspace | list[Workspace] | None = None) -> Scan:
     """Search every place for the needles; the files still holding any (a file that cannot be
-    read counts as holding: the proof is only what was read)."""
+    read counts as holding: the proof is only what was read). In each of `workspaces`, the erased
+    ids are looked for where they must not stay (annotations, queues, views, export arguments)."""
     result = Scan(files=len(found))
     by_text = _grep([p.path for p in found], needles.text_bytes(), whole_word=False)
     by_id = _grep([p.path for p in found if p.ids], needles.id_bytes(), whole_word=True)
@@ -279,7 +298,9 @@ def scan(found: list[Place], needles: Needles, ws: Workspace | None = None) -> S
             why = f"could not be read: {type(exc).__name__}"
         if why:
             result.holding.append((place, why))
-    if ws is not None and ws.exists():
+    for ws in [] if workspaces is None else [workspaces] if isinstance(workspaces, Workspace) else workspaces:
+        if not ws.exists():
+            continue
         left = ids_left(ws, list(needles.ids))
         if left:
             result.holding.append((Place(ws.path, "workspace"), f"{len(left)} erased thread id(s) in annotations, queues or views"))

@@ -23,7 +23,7 @@ import sqlite3
 from contextlib import closing
 
 from analytics.erasure.exports import scrub
-from analytics.workspace.store import Workspace
+from analytics.workspace.store import Workspace, temp_ids
 
 
 def purge_workspace(ws: Workspace, thread_ids: list[str], export_values: tuple[str, ...] = ()) -> dict[str, int]:
@@ -36,8 +36,7 @@ def purge_workspace(ws: Workspace, thread_ids: list[str], export_values: tuple[s
     removed: dict[str, int] = {}
     with ws.write() as conn:
         conn.execute("PRAGMA secure_delete = ON")
-        conn.execute("CREATE TEMP TABLE erased_ids (thread_id TEXT PRIMARY KEY)")
-        conn.executemany("INSERT OR IGNORE INTO temp.erased_ids VALUES (?)", [(t,) for t in thread_ids])
+        temp_ids(conn, "erased_ids", thread_ids)
         for table in ("annotations", "queue_items"):
             n = conn.execute(f"DELETE FROM {table} WHERE thread_id IN (SELECT thread_id FROM temp.erased_ids)").rowcount
             if n:
@@ -70,8 +69,7 @@ def ids_left(ws: Workspace, thread_ids: list[str]) -> list[str]:
     if not thread_ids or not ws.exists():
         return []
     with ws.read() as conn:
-        conn.execute("CREATE TEMP TABLE erased_ids (thread_id TEXT PRIMARY KEY)")
-        conn.executemany("INSERT OR IGNORE INTO temp.erased_ids VALUES (?)", [(t,) for t in thread_ids])
+        temp_ids(conn, "erased_ids", thread_ids)
         left = conn.execute(
             "SELECT thread_id FROM temp.erased_ids e WHERE EXISTS (SELECT 1 FROM annotations a WHERE a.thread_id = e.thread_id) "
             "OR EXISTS (SELECT 1 FROM queue_items q WHERE q.thread_id = e.thread_id) "

@@ -223,7 +223,31 @@ EXPORTS = Table(
     primary_key=("export_id",),
 )
 
+EXPORT_THREADS = Table(
+    "export_threads",
+    "the threads each export held (its rows' `thread_id`, as stored, masked or not): an erasure names the "
+    "exports that held an erased thread (only ever added to)",
+    (
+        _c("export_id", INTEGER, "the export", null=False),
+        _c("thread_id", TEXT, "a thread one of its rows belonged to", null=False),
+    ),
+    primary_key=("export_id", "thread_id"),
+)
+
+OTHER_WORKSPACES = Table(
+    "other_workspaces",
+    "the workspaces other than this one written for this database (`--workspace FILE`): an erasure purges "
+    "and scans each",
+    (
+        _c("path", TEXT, "the workspace file (absolute)", null=False),
+        _c("db", TEXT, "the database it was written for (absolute)", null=False),
+        _c("at", TIME, "when it was first written for it", null=False),
+    ),
+    primary_key=("path",),
+)
+
 #: Every table of the workspace after the last migration, in docs/schema.md's order.
 TABLES: tuple[Table, ...] = (
-    ANNOTATIONS, LABELS, QUEUES, QUEUE_ITEMS, SAVED_VIEWS, TOMBSTONES, TOMBSTONE_THREADS, ERASURE_LOG, EXPORTS, WORKSPACE, MIGRATIONS,
+    ANNOTATIONS, LABELS, QUEUES, QUEUE_ITEMS, SAVED_VIEWS, TOMBSTONES, TOMBSTONE_THREADS, ERASURE_LOG, EXPORTS, EXPORT_THREADS,
+    OTHER_WORKSPACES, WORKSPACE, MIGRATIONS,
 )

@@ -16,7 +16,9 @@ A migration's SQL is frozen once released: change the schema by appending a new
 declarations the tests hold every migrated workspace to. Migration 2 adds the
 erasure tombstones (docs/privacy.md) and two append-only logs (the erasure log
 and the export log), whose triggers refuse any UPDATE or DELETE; migration 3 the
-thread ids each tombstone covered (`tombstone_threads`), kept the same way.
+thread ids each tombstone covered (`tombstone_threads`), kept the same way; migration 4 the
+other workspaces written for the database (`other_workspaces`) and the threads each export held
+(`export_threads`).
 
 >>> [m.version for m in MIGRATIONS][:3]
 [1, 2, 3]
@@ -196,11 +198,33 @@ CREATE TRIGGER tombstone_threads_no_delete BEFORE DELETE ON tombstone_threads
 BEGIN SELECT RAISE(ABORT, 'the threads a tombstone covered are only ever added'); END
 """
 
+# Where else the project keeps copies for a database: the other workspaces written for it
+# (`--workspace FILE`: annotations quote message text there, and its export log names files),
+# recorded in the database's own workspace so an erasure purges and scans each; and the threads
+# each export held, so an erasure names the exports that held an erased thread.
+_V4 = """
+CREATE TABLE other_workspaces (
+    path TEXT NOT NULL PRIMARY KEY CHECK (length(path) > 0),
+    db TEXT NOT NULL,
+    at TEXT NOT NULL
+);
+CREATE TABLE export_threads (
+    export_id INTEGER NOT NULL REFERENCES exports (export_id),
+    thread_id TEXT NOT NULL,
+    PRIMARY KEY (export_id, thread_id)
+);
+CREATE TRIGGER export_threads_no_update BEFORE UPDATE ON export_threads
+BEGIN SELECT RAISE(ABORT, 'the threads an export held are only ever added'); END;
+CREATE TRIGGER export_threads_no_delete BEFORE DELETE ON export_threads
+BEGIN SELECT RAISE(ABORT, 'the threads an export held are only ever added'); END
+"""
+
 #: Every migration, in order; append only.
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "annotations, labels (with a default set), review queues, saved views", _V1),
     Migration(2, "erasure tombstones, the erasure log and the export log (both append-only)", _V2, adds_only=True),
     Migration(3, "the thread ids each erasure tombstone covered", _V3, adds_only=True),
+    Migration(4, "the other workspaces written for the database; the threads each export held", _V4, adds_only=True),
 )
 
 LATEST = MIGRATIONS[-1].version

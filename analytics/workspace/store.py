@@ -6,7 +6,8 @@ own beside it, `<db>.workspace.sqlite` (`lens.duckdb` → `lens.duckdb.workspace
 which no load touches: a full or incremental reload, or a load of another source
 into the same `--db` path, keeps every annotation, queue and saved view.
 `$TRANSCRIPT_LENS_WORKSPACE` (or `--workspace`) names another file instead, e.g.
-one workspace for several databases.
+one workspace for several databases; one named by `--workspace` is recorded in the database's
+own workspace when written (`Workspace.record_other`), so an erasure finds it.
 
 Why SQLite in WAL mode and not DuckDB: a workspace is written by several
 processes at once — two app servers, the CLI importing an evaluator's labels,
@@ -99,6 +100,7 @@ class Workspace:
         self.path = Path(path).expanduser().resolve()
         self.beside_db = None if beside is None else str(Path(beside).expanduser().resolve())
         self._ready = False
+        self._recorded = False
 
     @classmethod
     def beside(cls, db: str | os.PathLike) -> Workspace:
@@ -165,7 +167,10 @@ class Workspace:
     @contextmanager
     def write(self) -> Iterator[sqlite3.Connection]:
         """One write transaction (`BEGIN IMMEDIATE`: writers queue up front instead of failing
-        half-way); the workspace's revision goes up with it. Any exception rolls it back."""
+        half-way); the workspace's revision goes up with it. Any exception rolls it back. A
+        workspace written for a database other than its own (`--workspace FILE`) is first
+        recorded in the database's own (`record_other`)."""
+        self.record_other()
         with closing(self._connect(create=True)) as conn:
             try:
                 conn.execute("BEGIN IMMEDIATE")
@@ -186,6 +191,36 @@ class Workspace:
             except BaseException:
                 conn.execute("ROLLBACK")
                 raise
+
+    def record_other(self) -> None:
+        """When this workspace is written for a database (`beside_db`) whose own workspace
+        (`workspace_path`, where its tombstones are) is another file, record this one there
+        (`other_workspaces`), before anything is written here: an annotation quotes message text,
+        and an erasure of the database purges and scans every workspace recorded for it. When the
+        record cannot be written, neither is this workspace (fail closed, as the export log)."""
+        if self._recorded or self.beside_db is None:
+            return
+        own = workspace_path(self.beside_db)
+        if own != self.path:
+            try:
+                with Workspace(own, beside=self.beside_db).write() as conn:
+                    conn.execute("INSERT OR IGNORE INTO other_workspaces (path, db, at) VALUES (?, ?, ?)",
+                                 (str(self.path), self.beside_db, now()))
+            except WorkspaceError as exc:
+                raise WorkspaceError(f"cannot write the review workspace {self.path} for {self.beside_db}: its own "
+                                     f"workspace, where an erasure finds the others, cannot record it ({exc})") from exc
+        self._recorded = True
+
+    def others(self) -> list[Workspace]:
+        """The other workspaces recorded in this one as written for its database (`record_other`)
+        that exist, each once."""
+        if not self.exists() or self.beside_db is None:
+            return []
+        with self.read() as conn:
+            rows = conn.execute("SELECT path FROM other_workspaces WHERE db = ? ORDER BY path",
+                                (self.beside_db,)).fetchall()
+        found = [Workspace(p, beside=self.beside_db) for (p,) in rows]
+        return [w for w in found if w.exists() and w.path != self.path]
 
     def _damaged(self, exc: sqlite3.DatabaseError) -> WorkspaceError:
         """What SQLite says about the file (damaged, or not the schema its migrations claim), naming it."""
@@ -233,7 +268,9 @@ def workspace_of(db, workspace=None) -> Workspace:
     'team.sqlite'
     """
     if workspace is not None:
-        return workspace if isinstance(workspace, Workspace) else Workspace(workspace)
+        if isinstance(workspace, Workspace):
+            return workspace
+        return Workspace(workspace, beside=db if isinstance(db, (str, os.PathLike)) else None)
     if db is None or not isinstance(db, (str, os.PathLike)):
         from analytics.errors import BadRequest
 
@@ -248,8 +285,9 @@ def report_workspace(con, options) -> Workspace:
     >>> report_workspace(con, {"db": "/data/lens.duckdb"}).path.name  # doctest: +SKIP
     'lens.duckdb.workspace.sqlite'
     """
-    if options.get("workspace"):
-        return Workspace(options["workspace"])
+    if options.get("workspace"):  # (written for that database: recorded in its own, `Workspace.record_other`)
+        db = options.get("db")
+        return Workspace(options["workspace"], beside=db if isinstance(db, (str, os.PathLike)) else None)
     if options.get("db"):
         return Workspace.beside(options["db"])
     if os.environ.get(ENV):
@@ -260,6 +298,13 @@ def report_workspace(con, options) -> Workspace:
 
         raise BadRequest("a report of the workspace needs the database's path (options={'db': …}) or a workspace")
     return Workspace.beside(path)
+
+
+def temp_ids(conn: sqlite3.Connection, table: str, thread_ids) -> None:
+    """A temporary table `table` (one `thread_id` column, each id once) of `thread_ids` on `conn`:
+    what a workspace query joins the threads it asks about against."""
+    conn.execute(f"CREATE TEMP TABLE {table} (thread_id TEXT PRIMARY KEY)")
+    conn.executemany(f"INSERT OR IGNORE INTO temp.{table} VALUES (?)", [(t,) for t in thread_ids])
 
 
 def database_file(con) -> str | None:

@@ -177,7 +177,9 @@ def test_the_workspace_flag_and_environment_name_another_file(db, threads, tmp_p
     shared = tmp_path / "team.sqlite"
     assert main(["annotations", "add", "--db", str(db), "--thread", threads[0][0], "--note", "x", "--author", "a",
                  "--workspace", str(shared)]) == 0
-    assert shared.is_file() and not Workspace.beside(db).exists()
+    own = Workspace.beside(db)  # holds no annotation, only the record of the other (for erasure)
+    assert shared.is_file() and [w.path for w in own.others()] == [shared]
+    assert len(ws_api.annotations(db)) == 0
     monkeypatch.setenv(ws_api.ENV, str(shared))
     assert len(ws_api.annotations(db)) == 1
 
