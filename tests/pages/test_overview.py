@@ -161,3 +161,10 @@ def test_the_sub_tenant_choices_are_the_chosen_tenants_own(app, con):
     assert set(at.multiselect(key="overview.sub").options) == own
     at.multiselect(key="overview.tenant").set_value([]).run()
     assert set(at.multiselect(key="overview.sub").options) == every
+
+
+def test_the_first_render_draws_no_code_block(app):
+    """A code block anywhere on the page (the sidebar included, folded or not) makes the browser load
+    and compile Streamlit's syntax highlighter (1.5 MB of JavaScript) before the page is drawn."""
+    at = open_page(app, "overview")
+    assert not at.code, [c.value for c in at.code]
