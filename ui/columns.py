@@ -273,11 +273,12 @@ def _blank(values: pd.Series) -> bool:
     return bool((values.isna() | (values.astype(str).str.strip() == "")).all())
 
 
-def fit(frame: pd.DataFrame, config: dict, *, selectable: bool = False, budget: float = FIT_PX) -> Fit:
+def fit(frame: pd.DataFrame, config: dict, *, selectable: bool = False, budget: float = FIT_PX,
+        keep: tuple[str, ...] = ()) -> Fit:
     """The columns of `frame` a table shows at first so that none lies beyond the page's right
-    edge (`budget` pixels): pinned columns first, then the others in their order while they fit;
-    a column empty on every row waits first. The rest stay one click away in the table's column
-    chooser, and `Fit.caption` names them.
+    edge (`budget` pixels): pinned columns and those in `keep` (the column the rows are sorted by)
+    first, then the others in their order while they fit; a column empty on every row waits
+    first. The rest stay one click away in the table's column chooser, and `Fit.caption` names them.
 
     >>> frame = pd.DataFrame({"thread_id": ["acme:web:s1"], "note": [None], "text": ["x" * 90], "n": [3]})
     >>> fit(frame, {"thread_id": st.column_config.TextColumn("Thread", pinned=True)}, budget=900)
@@ -286,6 +287,8 @@ def fit(frame: pd.DataFrame, config: dict, *, selectable: bool = False, budget: 
     Fit(order=('thread_id', 'text', 'n'), hidden=('Note',))
     >>> fit(frame, {"text": st.column_config.TextColumn("Text", width="large")}, budget=520)
     Fit(order=('thread_id', 'text'), hidden=('Note', 'N'))
+    >>> fit(frame, {"text": st.column_config.TextColumn("Text", width="large")}, budget=520, keep=("n",))
+    Fit(order=('thread_id', 'n'), hidden=('Note', 'Text'))
     """
     shown = [c for c in frame.columns if not (c in config and config[c] is None)
              and not (isinstance(config.get(c), dict) and config[c].get("hidden"))]
@@ -293,7 +296,7 @@ def fit(frame: pd.DataFrame, config: dict, *, selectable: bool = False, budget: 
     used = _ROW_SELECT_PX if selectable else 0
     if used + sum(widths.values()) <= budget:
         return Fit(tuple(shown), ())
-    pinned = [c for c in shown if isinstance(config.get(c), dict) and config[c].get("pinned")]
+    pinned = [c for c in shown if c in keep or isinstance(config.get(c), dict) and config[c].get("pinned")]
     empty = [c for c in shown if c not in pinned and _blank(frame[c])]
     keep = set()
     for c in pinned + [c for c in shown if c not in pinned and c not in empty] + empty:

@@ -3,7 +3,8 @@
 At a 1400 px window with the sidebar open, every table of Conversations, Resume QA (with and
 without a thread), Topics and Failure patterns fits its grid: nothing to scroll sideways to. The
 columns that do not fit at first are named under the table and are one click away in its
-Show/hide columns menu; shown from there, the column appears. Screenshots are kept in the test's
+Show/hide columns menu; shown from there, the column appears. The column the rows are sorted by
+always shows. Screenshots are kept in the test's
 tmp folder (`WIDE_SCREENSHOTS` names another folder).
 """
 
@@ -77,6 +78,11 @@ def test_every_wide_table_fits_and_its_other_columns_are_one_click_away(server, 
             for grid in measured:
                 assert grid["visible"] > 0
                 assert grid["content"] <= grid["visible"] + 1, f"{name}: columns past the right edge {measured}"
+
+        # The column the rows are sorted by shows, whatever else must wait.
+        sorted_by = _open(page, server + "/conversations?sort=resume_points", 1)
+        assert sorted_by[0]["content"] <= sorted_by[0]["visible"] + 1
+        assert "Resumes" in page.evaluate(_HEADERS)
 
         # Conversations' other columns: named under the table, and shown from its column menu.
         _open(page, server + "/conversations", 1)
