@@ -13,7 +13,7 @@ run, and the longest main-thread task the browser reported while the page drew a
 for a second after (a "freeze": no input is handled meanwhile), and the CPU seconds the
 page's main thread spent until drawn (Chromium's TaskDuration: what drawing costs the
 browser, which a busy machine stretches less than wall time). A one-line page (no
-chart) is timed too, for reference. `--baseline` serves a second checkout (e.g. main)
+chart) is timed too, for reference. `--baseline` serves a second checkout
 beside this one and times each page on both, interleaved: a change's before/after in one run.
 
 A state reached by a click (the Annotate dialog) is timed from the click until
@@ -24,7 +24,7 @@ to another page, timed until that page is drawn (the target: 0.5 s on a quiet ma
     .venv/bin/python bench/bench_render.py --db my.duckdb --runs 7
     .venv/bin/python bench/bench_render.py --db my.duckdb --thread acme:web:s1 --search refund
     .venv/bin/python bench/bench_render.py --only resume   # the pages whose name holds "resume"
-    .venv/bin/python bench/bench_render.py --only overview --baseline ../main   # before/after, in one run
+    .venv/bin/python bench/bench_render.py --only overview --baseline CHECKOUT  # another checkout, same run
 
 `--thread` (default: the thread with the most messages, the long conversation) is
 the thread the transcript explorer and Resume QA open.
@@ -316,7 +316,7 @@ def main() -> None:
     parser.add_argument("--thread", help="the thread the transcript and Resume QA open (default: the one with the most messages)")
     parser.add_argument("--search", default="refund", help="the text the Search page looks for (default: refund)")
     parser.add_argument("--only", help="only the pages and states whose name holds this text (and no page-to-page)")
-    parser.add_argument("--baseline", help="another checkout of the app (e.g. main's), served beside this one: each "
+    parser.add_argument("--baseline", help="another checkout of the app, served beside this one: each "
                                            "page is timed on both, interleaved, in the same run")
     parser.add_argument("--baseline-db", help="the database the baseline opens (default: --db; another schema "
                                               "version needs its own)")
