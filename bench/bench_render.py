@@ -10,8 +10,11 @@ the element that shows its answer is visible, and every chart on it is drawn (an
 ECharts chart: a canvas or svg of non-zero size inside it; plotly: its `.main-svg`).
 Prints each page's median and its ratio to the bare page's, measured in the same
 run, and the longest main-thread task the browser reported while the page drew and
-for a second after (a "freeze": no input is handled meanwhile). A one-line page (no
-chart) is timed too, for reference.
+for a second after (a "freeze": no input is handled meanwhile), and the CPU seconds the
+page's main thread spent until drawn (Chromium's TaskDuration: what drawing costs the
+browser, which a busy machine stretches less than wall time). A one-line page (no
+chart) is timed too, for reference. `--baseline` serves a second checkout
+beside this one and times each page on both, interleaved: a change's before/after in one run.
 
 A state reached by a click (the Annotate dialog) is timed from the click until
 what it opens is drawn. Page-to-page: from a drawn page, a click on a sidebar link
@@ -21,6 +24,7 @@ to another page, timed until that page is drawn (the target: 0.5 s on a quiet ma
     .venv/bin/python bench/bench_render.py --db my.duckdb --runs 7
     .venv/bin/python bench/bench_render.py --db my.duckdb --thread acme:web:s1 --search refund
     .venv/bin/python bench/bench_render.py --only resume   # the pages whose name holds "resume"
+    .venv/bin/python bench/bench_render.py --only overview --baseline CHECKOUT  # another checkout, same run
 
 `--thread` (default: the thread with the most messages, the long conversation) is
 the thread the transcript explorer and Resume QA open.
@@ -98,11 +102,11 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _serve(script: Path, port: int, *extra: str) -> subprocess.Popen:
+def _serve(script: Path, port: int, *extra: str, root: Path = ROOT) -> subprocess.Popen:
     cmd = [sys.executable, "-m", "streamlit", "run", str(script), "--server.headless", "true",
            "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false",
            "--server.fileWatcherType", "none", *(["--", *extra] if extra else [])]
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "PYTHONPATH": str(root)}  # (the checkout whose app this is imports its own code)
     proc = subprocess.Popen(cmd, cwd=script.parent, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     for _ in range(120):
         try:
@@ -155,7 +159,17 @@ HOPS = [
 async def _context(browser):
     context = await browser.new_context(viewport={"width": 1400, "height": 1000})
     await context.add_init_script(_OBSERVE)
-    return context, await context.new_page()
+    page = await context.new_page()
+    page.cdp = await context.new_cdp_session(page)
+    await page.cdp.send("Performance.enable")
+    return context, page
+
+
+async def _busy(page) -> float:
+    """CPU seconds the page's main thread has spent on tasks so far (Chromium's TaskDuration): what
+    drawing costs the browser, less sensitive than wall time to what else the machine runs."""
+    metrics = (await page.cdp.send("Performance.getMetrics"))["metrics"]
+    return next(m["value"] for m in metrics if m["name"] == "TaskDuration")
 
 
 async def _drawn(page, ready: str) -> None:
@@ -168,27 +182,29 @@ async def _rearm(page) -> None:
     await page.evaluate("window.__ran = false; window.__longest = 0")
 
 
-async def _time(browser, url: str, ready: str, click: str | None = None, opens: str | None = None) -> tuple[float, float]:
-    """(seconds until drawn, longest main-thread task in seconds up to a second after)."""
+async def _time(browser, url: str, ready: str, click: str | None = None,
+                opens: str | None = None) -> tuple[float, float, float]:
+    """(seconds until drawn, longest main-thread task in seconds up to a second after, main-thread
+    CPU seconds until drawn)."""
     context, page = await _context(browser)
-    t0 = time.perf_counter()
+    t0, busy0 = time.perf_counter(), 0.0
     await page.goto(url)
     await _drawn(page, ready)
     if click:
         await page.wait_for_timeout(1000)  # the page's own tasks end
         await _rearm(page)
         button = page.get_by_role("button", name=click).first
-        t0 = time.perf_counter()
+        t0, busy0 = time.perf_counter(), await _busy(page)
         await button.click()
         await _drawn(page, opens or ready)
-    elapsed = time.perf_counter() - t0
+    elapsed, busy = time.perf_counter() - t0, await _busy(page) - busy0
     await page.wait_for_timeout(1000)
     longest = await page.evaluate("window.__longest") / 1000
     await context.close()
-    return elapsed, longest
+    return elapsed, longest, busy
 
 
-async def _hop(browser, app: str, start: str, shown: str, link: str, ready: str) -> tuple[float, float]:
+async def _hop(browser, app: str, start: str, shown: str, link: str, ready: str) -> tuple[float, float, float]:
     """From `start` (drawn), a click on the sidebar link `link`: seconds until the page it opens is drawn
     (a run started after the click and is over, and what the previous page showed is gone with it)."""
     context, page = await _context(browser)
@@ -197,17 +213,18 @@ async def _hop(browser, app: str, start: str, shown: str, link: str, ready: str)
     await page.wait_for_timeout(1000)  # the page's own tasks end
     await _rearm(page)
     anchor = page.locator('[data-testid="stSidebar"] a', has_text=link).first
-    t0 = time.perf_counter()
+    t0, busy0 = time.perf_counter(), await _busy(page)
     await anchor.click()
     await _drawn(page, ready)
-    elapsed = time.perf_counter() - t0
+    elapsed, busy = time.perf_counter() - t0, await _busy(page) - busy0
     await page.wait_for_timeout(1000)
     longest = await page.evaluate("window.__longest") / 1000
     await context.close()
-    return elapsed, longest
+    return elapsed, longest, busy
 
 
 BARE = "bare page (one plotly chart)"
+BASELINE = " — baseline checkout"  # (`--baseline`: its pages' names end so)
 LINE = "one-line page"
 _BARE_SCRIPT = """import plotly.graph_objects as go
 import streamlit as st
@@ -222,7 +239,8 @@ def _hop_name(hop: tuple) -> str:
     return f"{hop[0]} → {hop[2]}"
 
 
-async def _measure(bare: str, app: str, runs: int, shown: list[State], hops: list) -> dict[str, list[tuple[float, float]]]:
+async def _measure(bare: str, app: str, runs: int, shown: list[State], hops: list,
+                   baseline: str | None = None) -> dict[str, list[tuple[float, float]]]:
     from playwright.async_api import async_playwright
 
     baselines = [(BARE, bare + "bare", '[data-testid="stPlotlyChart"]'), (LINE, bare + "line", '[data-testid="stMarkdown"]')]
@@ -231,13 +249,17 @@ async def _measure(bare: str, app: str, runs: int, shown: list[State], hops: lis
         browser = await p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         for _, url, ready in baselines:  # warm-up: each server's first session pays imports
             await _time(browser, url, ready)
-        for s in shown:
-            await _time(browser, app + s.path, s.ready, s.click, s.opens)
+        apps = [("", app)] + ([(BASELINE, baseline)] if baseline else [])
+        for _, served in apps:
+            for s in shown:
+                await _time(browser, served + s.path, s.ready, s.click, s.opens)
         for _ in range(runs):  # interleaved, so the machine's drift falls on every page alike
             for name, url, ready in baselines:
                 times[name].append(await _time(browser, url, ready))
             for s in shown:
-                times.setdefault(s.name, []).append(await _time(browser, app + s.path, s.ready, s.click, s.opens))
+                for suffix, served in apps:
+                    times.setdefault(s.name + suffix, []).append(
+                        await _time(browser, served + s.path, s.ready, s.click, s.opens))
             for hop in hops:
                 times.setdefault(_hop_name(hop), []).append(await _hop(browser, app, *hop))
         await browser.close()
@@ -262,14 +284,17 @@ def _load() -> str:
 
 
 def _report(times: dict, shown: list[State], hops: list, runs: int) -> list[str]:
-    base = statistics.median(t for t, _ in times[BARE])
-    print(f"| page or state | drawn in s (median of {runs}) | runs, s | vs bare page | longest main-thread task, s |")
-    print("|---|---:|---|---:|---:|")
+    base = statistics.median(t for t, *_ in times[BARE])
+    base_cpu = statistics.median(c for *_, c in times[BARE])
+    print(f"| page or state | drawn in s (median of {runs}) | runs, s | vs bare page | longest main-thread task, s "
+          "| main-thread CPU s until drawn (vs bare) |")
+    print("|---|---:|---|---:|---:|---:|")
     over = []
     hop_names = {_hop_name(h) for h in hops}
     for name, measured in times.items():
-        med = statistics.median(t for t, _ in measured)
-        freeze = max(f for _, f in measured)
+        med = statistics.median(t for t, *_ in measured)
+        freeze = max(f for _, f, _ in measured)
+        cpu = statistics.median(c for *_, c in measured)
         if name in hop_names:
             if med > HOP_S:
                 over.append(f"{name} ({med:.2f} s)")
@@ -277,9 +302,10 @@ def _report(times: dict, shown: list[State], hops: list, runs: int) -> list[str]
             why = [f"{med / base:.2f}x"] * (med / base > TARGET) + [f"a {freeze:.1f} s task"] * (freeze > FREEZE_S)
             if why:
                 over.append(f"{name} ({', '.join(why)})")
-        clicked = any(s.name == name and s.click for s in shown)
+        clicked = any(s.name == name.removesuffix(BASELINE) and s.click for s in shown)
         label = f"{name} (click → drawn)" if clicked else f"{name} (click a link → drawn)" if name in hop_names else name
-        print(f"| {label} | {med:.2f} | {' / '.join(f'{t:.2f}' for t, _ in measured)} | {med / base:.2f}x | {freeze:.2f} |")
+        print(f"| {label} | {med:.2f} | {' / '.join(f'{t:.2f}' for t, *_ in measured)} | {med / base:.2f}x | {freeze:.2f} "
+              f"| {cpu:.2f} ({cpu / base_cpu:.2f}x) |")
     return over
 
 
@@ -290,6 +316,10 @@ def main() -> None:
     parser.add_argument("--thread", help="the thread the transcript and Resume QA open (default: the one with the most messages)")
     parser.add_argument("--search", default="refund", help="the text the Search page looks for (default: refund)")
     parser.add_argument("--only", help="only the pages and states whose name holds this text (and no page-to-page)")
+    parser.add_argument("--baseline", help="another checkout of the app, served beside this one: each "
+                                           "page is timed on both, interleaved, in the same run")
+    parser.add_argument("--baseline-db", help="the database the baseline opens (default: --db; another schema "
+                                              "version needs its own)")
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
     thread = args.thread or _busiest_thread(args.db)
@@ -303,12 +333,16 @@ def main() -> None:
             "import streamlit as st\n\nst.navigation([st.Page('bare_page.py', url_path='bare', default=True),"
             " st.Page('line_page.py', url_path='line')], position='hidden').run()\n"
         )
-        bare_port, app_port = _free_port(), _free_port()
+        bare_port, app_port, base_port = _free_port(), _free_port(), _free_port()
         servers = [_serve(bare_script, bare_port), _serve(ROOT / "app.py", app_port, *(["--db", args.db] if args.db else []))]
+        base_db = args.baseline_db or args.db
+        if args.baseline:
+            base = Path(args.baseline).resolve()
+            servers.append(_serve(base / "app.py", base_port, *(["--db", base_db] if base_db else []), root=base))
         load_before = _load()
         try:
             times = asyncio.run(_measure(f"http://127.0.0.1:{bare_port}/", f"http://127.0.0.1:{app_port}", args.runs,
-                                         shown, hops))
+                                         shown, hops, f"http://127.0.0.1:{base_port}" if args.baseline else None))
         finally:
             for server in servers:
                 server.terminate()

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 #: Stored in `meta` by every load; bump it on any change to the tables below.
-SCHEMA_VERSION = "4"
+SCHEMA_VERSION = "5"
 
 
 @dataclass(frozen=True)
@@ -233,6 +233,13 @@ NAME = _c("name", VARCHAR, "the message's `name` field", personal=True)
 CONTENT = _c("content", VARCHAR, "text: a string as-is; a list of blocks → its text parts joined with `\\n`", personal=True)
 CONTENT_CHARS = _c("content_chars", INTEGER, "length of `content` in characters")
 NON_TEXT_BLOCKS = _c("non_text_blocks", INTEGER, "content blocks that are not text (images, files, …), counted not inlined")
+MEDIA = _c(
+    "media", JSON,
+    "the content blocks that are not text, one marker each: `[{type, url, mime_type, inline}]` (`image_url` blocks as "
+    "`image`; `url` the URL a block names, never fetched; `inline` when it carries its bytes, which are not kept); "
+    "NULL when none",
+    personal=True,
+)
 TOOL_CALLS = _c("tool_calls", JSON, "assistant tool calls as stored (`[{name, args, id, type}]`); NULL when none", personal=True)
 TOOL_CALL_COUNT = _c("tool_call_count", INTEGER, "number of tool calls of an assistant message (0 otherwise)")
 TOOL_CALL_ID = _c("tool_call_id", VARCHAR, "for a tool message, the call it answers")
@@ -430,6 +437,7 @@ MESSAGES = Table(
         CONTENT,
         CONTENT_CHARS,
         NON_TEXT_BLOCKS,
+        MEDIA,
         _c("message_id", VARCHAR, "the message's `id`; NULL when it has none"),
         _c(
             "ts", TIMESTAMPTZ,
@@ -466,6 +474,7 @@ MESSAGE_VERSIONS = Table(
         CONTENT,
         CONTENT_CHARS,
         NON_TEXT_BLOCKS,
+        MEDIA,
         TOOL_CALLS,
         TOOL_CALL_COUNT,
         TOOL_CALL_ID,
@@ -518,6 +527,7 @@ SUBGRAPH_MESSAGES = Table(
         CONTENT,
         CONTENT_CHARS,
         NON_TEXT_BLOCKS,
+        MEDIA,
         _c("message_id", VARCHAR, "the message's `id`; NULL when it has none"),
         _c(
             "ts", TIMESTAMPTZ,

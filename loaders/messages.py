@@ -94,6 +94,7 @@ class Message(NamedTuple):
     usage_metadata: str | None
     response_metadata: str | None
     additional_kwargs: str | None
+    media: str | None = None  # (last, with a default: a Message built by hand may leave it out)
 
     def signature(self) -> tuple:
         """What counts for an edit: same id, but other role, content or tool calls."""
@@ -244,6 +245,7 @@ def _message_from_fields(fields: dict, cls_name: str | None, type_by_class: dict
     chat_role = _opt_str(fields.get("role"), "role")
 
     content, non_text = content_text(fields.get("content"))
+    media = content_media(fields.get("content"), budget) if non_text else None
 
     tool_calls_raw = fields.get("tool_calls") if role == "assistant" else None
     if tool_calls_raw is not None and not isinstance(tool_calls_raw, list):
@@ -297,7 +299,68 @@ def _message_from_fields(fields: dict, cls_name: str | None, type_by_class: dict
         to_json(usage, budget),
         to_json(response_metadata, budget) if response_metadata else None,
         to_json(additional, budget) if additional else None,
+        media,
     ))
+
+
+#: A media marker's URL is kept to this many characters (an inline `data:` URL is never kept:
+#: it is the bytes themselves).
+MEDIA_URL_CHARS = 2048
+
+
+def _media_url(value: Any) -> str | None:
+    url = value.get("url") if isinstance(value, dict) else value
+    return url if isinstance(url, str) and url else None
+
+
+def media_marker(block: Any) -> dict[str, Any]:
+    """What a non-text content block was, as a marker: its `type` (`image`, `file`, `audio`, …), the
+    URL it names (`url`, never fetched), its `mime_type`, and `inline` when it carries its bytes
+    (base64 data or a `data:` URL, which are not kept).
+
+    >>> media_marker({"type": "image_url", "image_url": {"url": "https://host/cat.png"}})
+    {'type': 'image', 'url': 'https://host/cat.png'}
+    >>> media_marker({"type": "image", "source_type": "base64", "data": "iVBOR", "mime_type": "image/png"})
+    {'type': 'image', 'mime_type': 'image/png', 'inline': True}
+    >>> media_marker({"type": "image_url", "image_url": "data:image/png;base64,iVBOR"})
+    {'type': 'image', 'inline': True}
+    >>> media_marker({"type": "input_audio", "input_audio": {"data": "UklGR", "format": "wav"}})
+    {'type': 'input_audio', 'inline': True}
+    >>> media_marker(["not", "a", "block"])
+    {'type': 'unknown'}
+    """
+    if not isinstance(block, dict):
+        return {"type": "unknown"}
+    kind = block.get("type") if isinstance(block.get("type"), str) else "unknown"
+    kind = kind.removesuffix("_url") if kind in ("image_url", "file_url", "audio_url", "video_url") else kind
+    url = _media_url(block.get("url")) or _media_url(block.get("image_url")) or _media_url(block.get("file_url"))
+    source = block.get("source") if isinstance(block.get("source"), dict) else {}  # (Anthropic's image blocks)
+    url = url or _media_url(source.get("url"))
+    marker: dict[str, Any] = {"type": kind}
+    inline = url is not None and url.startswith("data:")
+    if url is not None and not inline:
+        marker["url"] = url[:MEDIA_URL_CHARS]
+    mime = block.get("mime_type") or block.get("media_type") or source.get("media_type")
+    if isinstance(mime, str) and mime:
+        marker["mime_type"] = mime[:200]
+    if inline or any(block.get(k) for k in ("data", "base64")) or source.get("data") or isinstance(
+            block.get("input_audio"), dict):
+        marker["inline"] = True
+    return marker
+
+
+def content_media(content: Any, budget: ValueBudget | None = None) -> str | None:
+    """The non-text blocks of a block list as markers (`media_marker`), JSON; None when there is none.
+
+    >>> content_media(["hi", {"type": "image_url", "image_url": {"url": "https://host/cat.png"}}])
+    '[{"type":"image","url":"https://host/cat.png"}]'
+    """
+    if not isinstance(content, list):
+        return None
+    markers = [media_marker(b) for b in content
+               if not isinstance(b, str) and not (isinstance(b, dict) and b.get("type") == "text"
+                                                  and isinstance(b.get("text"), str))]
+    return to_json(markers, budget) if markers else None
 
 
 def content_text(content: Any) -> tuple[str, int]:

@@ -93,7 +93,7 @@ def subgraph_rows(
                 continue
             rows.append((
                 thread_id, ns, latest.checkpoint_id, ordinal, msg.role, msg.lc_type, msg.name, msg.content,
-                len(msg.content), msg.non_text_blocks, msg.message_id, first_ts.get(n), msg.tool_calls,
+                len(msg.content), msg.non_text_blocks, msg.media, msg.message_id, first_ts.get(n), msg.tool_calls,
                 msg.tool_call_count, msg.tool_call_id, msg.tool_status, msg.input_tokens, msg.output_tokens,
                 msg.total_tokens, msg.model,
             ))  # fmt: skip

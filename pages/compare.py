@@ -72,7 +72,7 @@ if min(view.threads_a, view.threads_b) == 0:
     st.stop()
 
 st.caption(model.verdict(view) + " · Select a signal or outcome row to list its conversations in A and in B.")
-picked = st.dataframe(view.table, hide_index=True, key="compare.table", height=min(36 * (len(view.table) + 1) + 3, 940),
+picked = render.table(view.table, hide_index=True, key="compare.table", height=min(36 * (len(view.table) + 1) + 3, 940),
                       on_select="rerun", selection_mode="single-row", column_config={
     "figure": st.column_config.TextColumn("Figure", pinned=True, width="medium"), "kind": "Kind", "a": "A", "b": "B",
     "difference": "B − A", "ci95": "95 % interval", "p": "p", "test": "Test", "q": "q (BH)",
@@ -96,7 +96,7 @@ for column, (name, (title, _)) in zip(st.columns(2), charts.COMPARE_CHARTS.items
 
 if view.costs is not None:
     st.subheader("Cost by outcome")
-    st.dataframe(view.costs, hide_index=True, key="compare.costs", column_config={
+    render.table(view.costs, hide_index=True, key="compare.costs", column_config={
         "outcome": "Outcome", "conversations_a": "Conversations A", "cost_a": st.column_config.NumberColumn("Cost A", format="%.4f"),
         "unpriced_tokens_a": "Unpriced tokens A", "conversations_b": "Conversations B",
         "cost_b": st.column_config.NumberColumn("Cost B", format="%.4f"), "unpriced_tokens_b": "Unpriced tokens B",

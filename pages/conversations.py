@@ -41,7 +41,7 @@ st.caption(render.rows_caption(view.offset, len(view.table), view.matching, view
            + columns.sort_caption(sort, descending))
 picked = render.table(
     columns.styled(shown), key="conversations.table", on_select="rerun", selection_mode="single-row", hide_index=True,
-    column_config=config,
+    column_config=config, keep=(sort,),
 )
 p1, p2, p3, _ = st.columns([2, 3, 3, 4], vertical_alignment="bottom")
 p1.number_input(f"Page (of {view.pages:,})", min_value=1, max_value=view.pages, step=1, key=page_key)

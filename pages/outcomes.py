@@ -63,7 +63,7 @@ with left:
                           lambda f: charts.outcome_trend(f, view.by, overview_model.bucket_range(facets, filters)[1]), key="out_trend",
                           caption="Conversations per period by outcome (the period of their last activity)"):
         with st.expander("Table"):
-            st.dataframe(view.trend.assign(share=view.trend["share"] * 100), hide_index=True, key="out_trend_table",
+            render.table(view.trend.assign(share=view.trend["share"] * 100), hide_index=True, key="out_trend_table", fit_px=440,
                          column_config={"share": st.column_config.NumberColumn("% of the period", format=render.PERCENT_FORMAT)})
             render.download(view.trend, f"outcomes_by_{view.by}.csv", key="out_trend_csv")
 with right:
@@ -72,7 +72,7 @@ with right:
         st.success("No abandoned or failed conversation for these filters.", icon=":material/check_circle:")
     else:
         st.caption("Select a row to list that tenant's abandoned and failed conversations")
-        picked = st.dataframe(
+        picked = render.table(
             view.tenants.assign(went_wrong_share=view.tenants["went_wrong_share"] * 100), key="outcomes.tenants",
             on_select="rerun", selection_mode="single-row", hide_index=True,
             column_order=["tenant_id", "abandoned", "failed", "went_wrong_share", "threads"], column_config={
@@ -94,16 +94,17 @@ else:
                "transcript at the wait")
     left, right = st.columns([2, 5])  # (at 1:3 the third column of the left table was cut off)
     with left:
-        st.dataframe(view.slow_by_tenant, key="outcomes.slow_tenants", hide_index=True, column_config={
+        render.table(view.slow_by_tenant, key="outcomes.slow_tenants", hide_index=True, fit_px=240, column_config={
             "tenant_id": "Tenant", "breaches": st.column_config.NumberColumn("Breaches", width="small"),
             "waiting_now": st.column_config.NumberColumn("Still waiting", width="small")})
         render.download(view.slow_by_tenant, "slow_human_in_the_loop_by_tenant.csv", key="outcomes.slow_tenants_csv")
     with right:
         since = view.slow_hitl["waiting_since"].map(render.minute_text)  # (a missing time reads "—", not "None")
         waited = view.slow_hitl["longest_wait"].map(render.duration)
-        picked = st.dataframe(
+        picked = render.table(
             view.slow_hitl.assign(waiting_since=since, longest_wait=waited)[
                 ["thread_id", "tenant_id", "status", "longest_wait", "waiting_since", "first_message"]], key="outcomes.slow",
+            fit_px=640,
             on_select="rerun", selection_mode="single-row", hide_index=True, column_config={
                 "thread_id": st.column_config.TextColumn("Thread", pinned=True), "tenant_id": "Tenant",
                 "status": "Status", "longest_wait": st.column_config.TextColumn(

@@ -64,11 +64,14 @@ with tiles:
 
 
 def panel(title, frame, empty, build, key, file_name, caption=None) -> None:
-    """A chart with its table and CSV beneath (folded)."""
+    """A chart with its table and CSV beneath, folded: drawn when unfolded (five tables the browser
+    would build, hidden, on every first render)."""
     if render.chart_panel(title, frame, empty, build, key=key, caption=caption):
-        with st.expander("Table"):
-            render.table(frame, hide_index=True, key=f"{key}_table")
-            render.download(frame, file_name, key=f"{key}_csv")
+        table = st.expander("Table", key=f"{key}_open", on_change="rerun")
+        if table.open:
+            with table:
+                render.table(frame, hide_index=True, key=f"{key}_table")
+                render.download(frame, file_name, key=f"{key}_csv")
 
 
 for col, p in zip(st.columns(2), model.trend_panels(trend_view)):

@@ -35,7 +35,7 @@ if view.patterns.empty:
     st.success("No conversation failed under these filters.", icon=":material/check_circle:")
     st.stop()
 st.caption("Most frequent first · select a row to list its conversations")
-picked = st.dataframe(
+picked = render.table(
     view.table, key="patterns.table", on_select="rerun", selection_mode="single-row", hide_index=True,
     column_config={
         "label": st.column_config.TextColumn("Pattern (tools → error)", width="large", pinned=True),
@@ -57,7 +57,7 @@ if chosen:
     top = chosen == view.patterns["signature"].iloc[0]
     st.subheader(f"Top pattern: {markup.text(label)}" if top else markup.text(label))
     st.caption(f"{render.plural(len(rows), 'conversation')} · select a row to open its transcript at the failing message")
-    opened = st.dataframe(
+    opened = render.table(
         rows, key="patterns.threads", on_select="rerun", selection_mode="single-row", hide_index=True,
         column_config={"thread_id": st.column_config.TextColumn("Thread", pinned=True), "tenant_id": "Tenant",
                        "outcome": "Outcome", "message": "Failing message", "failing_ordinal": None,

@@ -68,6 +68,7 @@ picked = render.table(
     selection_mode="single-row",
     hide_index=True,
     column_config=columns.risks(qa_model.MAX_RISK_SCORE),
+    keep=(sort,),
 )
 p1, p2, _ = st.columns([2, 3, 7], vertical_alignment="bottom")
 p1.number_input(f"Page (of {overview.pages:,})", min_value=1, max_value=overview.pages, step=1, key=page_key)

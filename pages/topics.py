@@ -43,7 +43,7 @@ st.markdown(f"Largest: **{markup.text(largest['topic_label'])}** "
 st.caption("Rates: the share of the topic's conversations with that outcome · × rest: that rate over the "
            "other topics' · select a row to list its conversations")
 percent = [c for c in view.table.columns if c == "share" or c.endswith("_rate")]  # (shown in percent, as elsewhere)
-picked = st.dataframe(
+picked = render.table(
     view.table.assign(**{c: view.table[c] * 100 for c in percent}), key="topics.table", on_select="rerun",
     selection_mode="single-row", hide_index=True,
     column_config={
@@ -69,7 +69,7 @@ if chosen is not None:
     st.subheader(f"Topic {chosen} · {markup.text(label)}" + ("" if outcome == "all" else f" · {outcome}"))
     threads = cache.call(model.topic_threads, db, filters, chosen, outcome)
     st.caption(f"{render.plural(len(threads), 'conversation')} · select a row to open its transcript at the question")
-    opened = st.dataframe(
+    opened = render.table(
         threads, key="topics.threads", on_select="rerun", selection_mode="single-row", hide_index=True,
         column_config={"thread_id": st.column_config.TextColumn("Thread", pinned=True), "outcome": "Outcome",
                        "question": st.column_config.TextColumn("First question", width="large"),

@@ -212,8 +212,12 @@ def message(
             for edit in item.edits:
                 with st.expander(f"Edited later ({clock(edit.ts)}): show the text before", icon=":material/edit_note:"):
                     st.text(edit.before or "(no text)")
-            if item.non_text_blocks:
-                n = item.non_text_blocks
+            for m in item.media:  # (the URL as text: the app fetches nothing the data names)
+                icon = ":material/image:" if m.kind == "image" else ":material/attach_file:"
+                st.caption(f"{icon} {m.line()}", help="A link in the data is shown, never loaded: open it yourself if you "
+                                          "trust it")
+            if item.non_text_blocks > len(item.media):
+                n = item.non_text_blocks - len(item.media)
                 st.caption(f"{plural(n, 'non-text block')} (images, files) not shown")
             if hooks.after is not None:  # (before its calls: beneath them it would read as the result's)
                 hooks.after(item)

@@ -31,7 +31,7 @@ class Shown:
     label: str
     kind: str  # text · count · seconds · duration · time · flag · stale · outcome · signals
     help: str | None = None
-    width: str | None = None
+    width: str | int | None = None
     sortable: bool = True  # a `metrics.LIST_COLUMNS` column, sorted in DuckDB (the outcome columns are not)
 
 
@@ -41,11 +41,11 @@ CONVERSATION_TABLE = (
     Shown("stale_reason", "Stale", "stale", "The transcript is an older root checkpoint's: the latest did not decode "
           "(the transcript page says which and why)", width="small"),
     Shown("first_user_message", "First question", "text", "The thread's first user message (shortened)",
-          width="large"),
+          width=260),
     Shown("outcome", "Outcome", "outcome", "Resolved, abandoned, failed, waiting or unknown (docs/outcomes.md)",
           width="small", sortable=False),
     Shown("signals", "Signals", "signals", "What went wrong on the way: the outcome signals that fired (the Outcomes "
-          "page defines each)", width="medium", sortable=False),
+          "page defines each)", width=140, sortable=False),
     Shown("last_ts", "Last active (UTC)", "time", "Time of the last message"),
     Shown("duration_s", "Duration", "duration", "Last message time − first message time"),
     Shown("user_turns", "User turns", "count"),
@@ -164,8 +164,8 @@ def risks(max_score: int) -> dict:
     }
     config.update({
         "thread_id": st.column_config.TextColumn(header["thread_id"], pinned=True),
-        "flags": st.column_config.TextColumn(header["flags"], width="large", help=meaning["flags"]),
-        "risk_score": st.column_config.ProgressColumn(header["risk_score"], format="%d", min_value=0,
+        "flags": st.column_config.TextColumn(header["flags"], width=260, help=meaning["flags"]),
+        "risk_score": st.column_config.ProgressColumn(header["risk_score"], format="%d", min_value=0, width=120,
                                                       max_value=max_score, help=meaning["risk_score"]),
         "resume_points": st.column_config.NumberColumn(
             header["resume_points"], help="Restarts: idle gaps over the threshold and changes of run / process id"),
@@ -207,3 +207,102 @@ def window(frame: pd.DataFrame | None = None) -> dict:
     """Resume QA's expected window."""
     ts = st.column_config.DatetimeColumn("Time (UTC)", format=_TS)
     return {"ts": ts} if frame is None else headers(frame, ts=ts)
+
+
+# --- Fitting a table to the page ----------------------------------------------------------
+
+#: The width a table may take: the page's main column in a 1400 px window with the sidebar
+#: open (938 px of grid), less a margin for the estimate below.
+FIT_PX = 900
+#: Streamlit's named column widths, in pixels.
+_NAMED_PX = {"small": 75, "medium": 200, "large": 400}
+#: What an auto-sized column's width is estimated from: its header and its longest cell (of the
+#: first rows, as the grid measures them), at this many pixels a character plus the cell's
+#: padding, within the grid's bounds for an automatic width.
+_CHAR_PX, _PAD_PX, _MIN_PX, _MAX_PX, _SAMPLE = 7, 24, 50, 500, 50
+_ROW_SELECT_PX = 34
+
+
+@dataclass(frozen=True)
+class Fit:
+    """Which columns of a table show by default (`order`) and which wait in its column chooser
+    (the toolbar's "Show/hide columns"), by their headers (`hidden`)."""
+
+    order: tuple[str, ...]
+    hidden: tuple[str, ...]
+
+    def caption(self) -> str | None:
+        """What the page says under the table of the columns it does not show at first.
+
+        >>> Fit(("a",), ("Tokens", "Forks")).caption()
+        '2 more columns: Tokens, Forks · show them from the table: hover it, then its eye icon (Show/hide columns)'
+        """
+        if not self.hidden:
+            return None
+        return (f"{render.plural(len(self.hidden), 'more column')}: {', '.join(self.hidden)} · show them from the "
+                "table: hover it, then its eye icon (Show/hide columns)")
+
+
+def _label(entry, name: str) -> str:
+    if isinstance(entry, str):
+        return entry
+    return (entry or {}).get("label") or header(name)
+
+
+def _width(entry, name: str, values: pd.Series) -> float:
+    """A column's estimated width in pixels (its configured width, or what the grid would measure)."""
+    width = None if isinstance(entry, str) else (entry or {}).get("width")
+    if isinstance(width, int):
+        return width
+    if width in _NAMED_PX:
+        return _NAMED_PX[width]
+    sample = values.head(_SAMPLE)
+    cells = sample[sample.notna()].astype(str) if sample.notna().any() else pd.Series([], dtype=object)
+    if pd.api.types.is_datetime64_any_dtype(values):
+        longest = 16  # (the tables' times: to the minute or the second)
+    elif pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values):
+        longest = 8  # (drawn by the column's format: "1,234", "35.1%", "4.2 s")
+    else:
+        longest = int(cells.str.len().max()) if len(cells) else 0
+    chars = max(len(_label(entry, name)) + 2, longest)  # (+2: the header's sort and help marks)
+    return min(_MAX_PX, max(_MIN_PX, chars * _CHAR_PX + _PAD_PX))
+
+
+def _blank(values: pd.Series) -> bool:
+    """Whether a column shows nothing on any row (missing values or empty texts)."""
+    return bool((values.isna() | (values.astype(str).str.strip() == "")).all())
+
+
+def fit(frame: pd.DataFrame, config: dict, *, selectable: bool = False, budget: float = FIT_PX,
+        keep: tuple[str, ...] = ()) -> Fit:
+    """The columns of `frame` a table shows at first so that none lies beyond the page's right
+    edge (`budget` pixels): pinned columns and those in `keep` (the column the rows are sorted by)
+    first, then the others in their order while they fit; a column empty on every row waits
+    first. The rest stay one click away in the table's column chooser, and `Fit.caption` names them.
+
+    >>> frame = pd.DataFrame({"thread_id": ["acme:web:s1"], "note": [None], "text": ["x" * 90], "n": [3]})
+    >>> fit(frame, {"thread_id": st.column_config.TextColumn("Thread", pinned=True)}, budget=900)
+    Fit(order=('thread_id', 'note', 'text', 'n'), hidden=())
+    >>> fit(frame, {"thread_id": st.column_config.TextColumn("Thread", pinned=True)}, budget=700)
+    Fit(order=('thread_id', 'text', 'n'), hidden=('Note',))
+    >>> fit(frame, {"text": st.column_config.TextColumn("Text", width="large")}, budget=520)
+    Fit(order=('thread_id', 'text'), hidden=('Note', 'N'))
+    >>> fit(frame, {"text": st.column_config.TextColumn("Text", width="large")}, budget=520, keep=("n",))
+    Fit(order=('thread_id', 'n'), hidden=('Note', 'Text'))
+    """
+    shown = [c for c in frame.columns if not (c in config and config[c] is None)
+             and not (isinstance(config.get(c), dict) and config[c].get("hidden"))]
+    widths = {c: _width(config.get(c), c, frame[c]) for c in shown}
+    used = _ROW_SELECT_PX if selectable else 0
+    if used + sum(widths.values()) <= budget:
+        return Fit(tuple(shown), ())
+    pinned = [c for c in shown if c in keep or isinstance(config.get(c), dict) and config[c].get("pinned")]
+    empty = [c for c in shown if c not in pinned and _blank(frame[c])]
+    keep = set()
+    for c in pinned + [c for c in shown if c not in pinned and c not in empty] + empty:
+        if c in pinned or used + widths[c] <= budget:
+            keep.add(c)
+            used += widths[c]
+        else:
+            used = budget  # (after the first column that does not fit, none does: the order is kept)
+    return Fit(tuple(c for c in shown if c in keep), tuple(_label(config.get(c), c) for c in shown if c not in keep))

@@ -251,7 +251,23 @@ SECONDS_FORMAT = formats.SECONDS_FORMAT
 PERCENT_FORMAT = formats.PERCENT_FORMAT
 
 
-def table(data, **kwargs):
-    """`st.dataframe` with missing values drawn as empty cells (Streamlit writes "None" otherwise)."""
+def table(data, *, fit_px: float | None = None, keep: tuple[str, ...] = (), **kwargs):
+    """`st.dataframe` with missing values drawn as empty cells (Streamlit writes "None" otherwise),
+    and no column beyond the page's right edge: a table wider than the page (`fit_px`, default
+    `columns.FIT_PX`: narrower in a page column) shows the columns that fit at first, the others
+    in its Show/hide columns chooser, named in a caption beneath (`columns.fit`); the columns in
+    `keep` (the one the rows are sorted by) always show."""
+    from ui import columns
+
     kwargs.setdefault("placeholder", "")
-    return st.dataframe(data, **kwargs)
+    frame = data.data if isinstance(getattr(data, "data", None), pd.DataFrame) else data  # (a Styler's frame)
+    fitted = None
+    if isinstance(frame, pd.DataFrame) and kwargs.get("column_order") is None:
+        fitted = columns.fit(frame, kwargs.get("column_config") or {}, budget=fit_px or columns.FIT_PX,
+                             selectable=kwargs.get("on_select", "ignore") != "ignore", keep=keep)
+        if fitted.hidden:
+            kwargs["column_order"] = fitted.order
+    shown = st.dataframe(data, **kwargs)
+    if fitted is not None and fitted.caption():
+        st.caption(fitted.caption())
+    return shown

@@ -62,7 +62,7 @@ TRANSCRIPT_COLUMNS: dict[str, str] = {
     **dtypes_of(
         MESSAGES,
         "ordinal", "role", "content", "message_id", "ts", "checkpoint_id", "name", "lc_type", "chat_role",
-        "content_chars", "non_text_blocks", "tool_calls", "tool_call_count", "tool_call_id", "tool_status",
+        "content_chars", "non_text_blocks", "media", "tool_calls", "tool_call_count", "tool_call_id", "tool_status",
         "input_tokens", "output_tokens", "total_tokens", "model", "thread_id", "tenant_id", "sub_tenant_id", "session_id",
     ),
 }
@@ -208,7 +208,7 @@ timed AS (
 )
 SELECT
     view_index AS "index", ordinal, role, content, message_id, ts, checkpoint_id,
-    name, lc_type, chat_role, content_chars, non_text_blocks,
+    name, lc_type, chat_role, content_chars, non_text_blocks, media,
     tool_calls, tool_call_count, tool_call_id, tool_status,
     input_tokens, output_tokens, total_tokens, model,
     thread_id, tenant_id, sub_tenant_id, session_id
@@ -239,7 +239,7 @@ first_seen AS (
 ),
 source AS (
     SELECT l.ordinal, v.role, v.content, v.message_id, f.ts, f.checkpoint_id, v.name, v.lc_type, v.chat_role,
-           v.content_chars, v.non_text_blocks, v.tool_calls, v.tool_call_count, v.tool_call_id, v.tool_status,
+           v.content_chars, v.non_text_blocks, v.media, v.tool_calls, v.tool_call_count, v.tool_call_id, v.tool_status,
            v.input_tokens, v.output_tokens, v.total_tokens, v.model,
            t.thread_id, t.tenant_id, t.sub_tenant_id, t.session_id
     FROM listed AS l

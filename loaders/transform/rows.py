@@ -51,7 +51,7 @@ class SizedRows(list):
 _MESSAGE_FIELDS = (
     "message_id", "lc_type", "role", "chat_role", "name", "content", "non_text_blocks", "tool_calls", "tool_call_count",
     "tool_names", "tool_call_id", "tool_status", "input_tokens", "output_tokens", "total_tokens", "model", "usage_metadata",
-    "response_metadata", "additional_kwargs",
+    "response_metadata", "additional_kwargs", "media",
 )
 if Message._fields != _MESSAGE_FIELDS:
     raise ImportError(f"loaders.transform.rows unpacks messages.Message as {_MESSAGE_FIELDS}; it is now {Message._fields}")
@@ -74,8 +74,8 @@ def versions_rows(thread_id: str, decoded: list[Message | None], first_cids: lis
         if msg is None:
             continue
         (mid, lc_type, role, chat_role, name, content, non_text, tool_calls, tool_call_count, _, tool_call_id, tool_status,
-         input_tokens, output_tokens, total_tokens, model, *_) = msg
-        append((thread_id, v, mid, lc_type, role, name, content, len(content), non_text, tool_calls, tool_call_count,
+         input_tokens, output_tokens, total_tokens, model, *_, media) = msg
+        append((thread_id, v, mid, lc_type, role, name, content, len(content), non_text, media, tool_calls, tool_call_count,
                 tool_call_id, tool_status, chat_role, input_tokens, output_tokens, total_tokens, model, first_cids[v],
                 first_ts[v]))
     return rows
@@ -101,9 +101,10 @@ def transcript_rows(
         if msg is None:
             continue
         (mid, lc_type, role, chat_role, name, content, non_text, tool_calls, tool_call_count, _, tool_call_id, tool_status,
-         input_tokens, output_tokens, total_tokens, model, usage, response, additional) = msg
+         input_tokens, output_tokens, total_tokens, model, usage, response, additional, media) = msg
         seen = first_seen.get(mid) if mid is not None else None
-        append((thread_id, tenant, sub, session, ordinal, role, lc_type, chat_role, name, content, len(content), non_text, mid,
+        append((thread_id, tenant, sub, session, ordinal, role, lc_type, chat_role, name, content, len(content), non_text,
+                media, mid,
                 first_ts[seen] if seen is not None else None, first_cids[seen] if seen is not None else None, tool_calls,
                 tool_call_count, tool_call_id, tool_status, input_tokens, output_tokens, total_tokens, model, usage,
                 response, additional, v))

@@ -1,16 +1,18 @@
 """Rendering never fetches anything named in the data, proved in Chromium (docs/security.md, "Rendering").
 
 A real graph writes messages (user, assistant, a tool result) holding a Markdown image, a
-reference-style image, a raw `<img>`, a link and an autolink, all pointing at a small HTTP server
+reference-style image, a raw `<img>`, a link and an autolink (and the user's an image part), all pointing at a small HTTP server
 this test runs on 127.0.0.1. The app is served on that store's database and every view of the
 thread is opened in Chromium (whole conversation, as typed, with ids, the table, the filtered
 read, a search for the text): the server must receive no request at all, no `<img>` may name
-it, and the links are drawn (a reader may click them; nothing follows them by itself).
+it, and the links are drawn (a reader may click them; nothing follows them by itself); the image
+part is said, its URL written as text.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -85,7 +87,9 @@ def db(beacon, tmp_path_factory) -> Path:
                                            Reply(_payload(base, "assistant"))])
         graph = build_agent_graph(model, [fetch_report], saver)
         with deterministic(THREAD), Clock(dt.datetime(2025, 3, 5, 9, 0, tzinfo=UTC)) as clock:
-            say(graph, thread_config(THREAD), _payload(base, "user"), clock, think=0)
+            say(graph, thread_config(THREAD), [{"type": "text", "text": _payload(base, "user")},
+                                               {"type": "image_url", "image_url": {"url": f"{base}/user-image.png"}}],
+                clock, think=0)
     finally:
         saver.conn.close()
     out = folder / "lens.duckdb"
@@ -127,6 +131,10 @@ def test_no_view_of_a_message_fetches_what_it_names(server, beacon, browser_page
                               f".filter(s => s.includes(':{port}/'))")
         assert named == [], (name, named)
         assert beacon.hits == [], (name, beacon.hits)
+        if name in ("conversation", "as-typed", "with-ids"):  # the image part: said, its URL as text, not loaded
+            marker = page.get_by_text("Image (not loaded):").first
+            assert f"127.0.0.1:{port}/user-image.png" in marker.inner_text(), name
+            assert marker.locator("a").count() == 0, name
         if name in ("conversation", "with-ids", "filtered"):  # the Markdown views draw the link, not follow it
             link = page.locator(f'a[href="http://127.0.0.1:{port}/assistant-link"]').first
             rel = (link.get_attribute("rel") or "").split()
@@ -134,6 +142,16 @@ def test_no_view_of_a_message_fetches_what_it_names(server, beacon, browser_page
     if os.environ.get("TL_SCREENSHOTS"):
         for png in tmp_path.glob("*.png"):
             Path(os.environ["TL_SCREENSHOTS"], png.name).write_bytes(png.read_bytes())
+
+
+def test_an_image_part_is_kept_as_its_url(db, beacon):
+    """The loader keeps what the user's image part was (`messages.media`), not only that there was one."""
+    import analytics
+
+    first = analytics.read(str(db), THREAD, speaker="user", index=0)
+    port = beacon.server_address[1]
+    assert first["non_text_blocks"].item() == 1
+    assert json.loads(first["media"].item()) == [{"type": "image", "url": f"http://127.0.0.1:{port}/user-image.png"}]
 
 
 @pytest.mark.parametrize("page_path", ["transcript", "resume_qa"])

@@ -13,6 +13,7 @@ from analytics import metrics, trends
 from analytics.filters import Filters
 from analytics.filters import day_window
 from tests.pages.conftest import APP, TIMEOUT, metric, open_page
+from ui import charts as charts_mod
 from ui.models import overview as model
 
 
@@ -34,8 +35,26 @@ def test_headline_numbers_are_the_analytics_figures(app, con):
     assert metric(at, "Tool calls") == n(h["tool_calls"])
 
 
+def unfold_tables(at) -> None:
+    """Unfold every chart's "Table" (drawn only when unfolded), as a click on each would."""
+    folds = [f"ov_{p.field}_open" for p in model.TREND_PANELS] + [f"ov_{v[3]}_open" for v in charts_mod.TOP_LISTS.values()]
+    for key in folds:
+        at.session_state[key] = True
+    at.run()
+    assert not at.exception
+
+
+def test_the_tables_are_drawn_when_unfolded(app):
+    at = open_page(app, "overview")
+    assert len(at.get("echarts_chart")) == len(model.trend_panels("activity")) + 3
+    assert not at.dataframe and not at.get("download_button")  # folded: nothing built for the browser
+    unfold_tables(at)
+    assert len(at.dataframe) == len(model.trend_panels("activity")) + 3
+
+
 def test_charts_and_top_tables(app, con):
     at = open_page(app, "overview")
+    unfold_tables(at)
     shown = len(model.trend_panels("activity"))  # the first trend view
     charts = at.get("echarts_chart")
     assert len(charts) == shown + 3  # its trends, tenants, models, tools
@@ -62,6 +81,7 @@ def trend_table(at, field: str) -> pd.DataFrame:
     if at.radio(key="overview.trend").value != view:
         at.radio(key="overview.trend").set_value(view).run()
         assert not at.exception
+    unfold_tables(at)  # (after the switch: a fold not drawn in a run forgets its state)
     return at.dataframe[[p.field for p in model.trend_panels(view)].index(field)].value
 
 
@@ -161,3 +181,10 @@ def test_the_sub_tenant_choices_are_the_chosen_tenants_own(app, con):
     assert set(at.multiselect(key="overview.sub").options) == own
     at.multiselect(key="overview.tenant").set_value([]).run()
     assert set(at.multiselect(key="overview.sub").options) == every
+
+
+def test_the_first_render_draws_no_code_block(app):
+    """A code block anywhere on the page (the sidebar included, folded or not) makes the browser load
+    and compile Streamlit's syntax highlighter (1.5 MB of JavaScript) before the page is drawn."""
+    at = open_page(app, "overview")
+    assert not at.code, [c.value for c in at.code]

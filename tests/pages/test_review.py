@@ -227,7 +227,7 @@ def test_a_view_is_saved_from_the_sidebar_and_reopens_exactly(db):
     links = [link for link in at.get("page_link") if link.proto.label == "acme orders"]
     assert len(links) == 1 and links[0].proto.page.endswith("conversations")
     assert "tenant=acme" in links[0].proto.query_string and "q=order" in links[0].proto.query_string
-    shared = [c.value for c in at.code if "conversations?" in c.value]
+    shared = [t.value for t in at.text_input if t.label.startswith("Link to this view") and "conversations?" in t.value]
     assert shared and "tenant=acme&sort=messages&order=asc&q=order" in shared[0]
     # The link opens exactly that view.
     fresh = open_page(_app(), "conversations", **{k: v[0] for k, v in view.params.items()})
@@ -420,5 +420,5 @@ def test_the_share_link_is_the_view_as_shown_right_after_a_filter_changes(db):
     """The sidebar is drawn before the page publishes its URL: its link takes the change of this run."""
     at = open_page(_app(), "conversations", sort="messages", q="order")
     at.text_input(key="conversations.q").set_value("refund").run()
-    shared = [c.value for c in at.code if "conversations?" in c.value]
+    shared = [t.value for t in at.text_input if t.label.startswith("Link to this view") and "conversations?" in t.value]
     assert shared and "q=refund" in shared[0] and "q=order" not in shared[0], shared

@@ -23,7 +23,7 @@ import pandas as pd
 
 from analytics import jsontext
 from ui.models.frames import is_missing
-from ui.escape import code
+from ui.escape import code, text
 from ui.formats import clock, duration  # noqa: F401  (ui.chat takes them from here too)
 
 #: Plain names of the roles (contract §3.3) as a reader says them.
@@ -39,6 +39,56 @@ def _value(value: Any) -> Any:
     if isinstance(value, pd.Timestamp):
         return value.to_pydatetime()
     return value.item() if hasattr(value, "item") else value
+
+
+@dataclass(frozen=True)
+class Media:
+    """A content block that is not text (`messages.media`): an image, a file, audio; never fetched."""
+
+    kind: str  # image · file · audio · …
+    url: str | None = None  # the URL the block names, shown as text
+    mime_type: str | None = None
+    inline: bool = False  # it carried its bytes, which the store keeps and the database does not
+
+    def line(self) -> str:
+        """What the transcript writes for it: Markdown in which the URL is a code span (text, never a
+        link or an image the browser would load).
+
+        >>> Media("image", "https://host/cat.png").line()
+        'Image (not loaded): `https://host/cat.png`'
+        >>> Media("file", mime_type="application/pdf", inline=True).line()
+        'File, application/pdf, sent inline (not shown)'
+        >>> Media("image").line()
+        'Image (not shown)'
+        """
+        what = text(self.kind.replace("_", " ").capitalize()) + (f", {text(self.mime_type)}" if self.mime_type else "")
+        if self.url:
+            return f"{what} (not loaded): {code(self.url)}"
+        return f"{what}, sent inline (not shown)" if self.inline else f"{what} (not shown)"
+
+
+def media(value: Any) -> tuple[Media, ...]:
+    """`messages.media` JSON as `Media` items.
+
+    >>> media('[{"type": "image", "url": "https://host/cat.png"}, {"type": "file", "inline": true}]')
+    (Media(kind='image', url='https://host/cat.png', mime_type=None, inline=False), Media(kind='file', url=None, mime_type=None, inline=True))
+    """
+    value = _value(value)
+    if value is None:
+        return ()
+    try:
+        markers = json.loads(value) if isinstance(value, str) else value
+    except ValueError:
+        return ()
+    return tuple(
+        Media(str(m.get("type") or "unknown"), _text_or_none(m.get("url")), _text_or_none(m.get("mime_type")),
+              bool(m.get("inline")))
+        for m in markers if isinstance(m, dict)
+    ) if isinstance(markers, list) else ()
+
+
+def _text_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
 
 
 @dataclass(frozen=True)
@@ -86,6 +136,7 @@ class MessageItem:
     tool_call_id: str | None = None  # a tool message: the call it answers
     tool_status: str | None = None
     non_text_blocks: int = 0
+    media: tuple[Media, ...] = ()  # what the non-text blocks were (older databases: none, only the count)
     edits: tuple[Edit, ...] = ()
     index: int | None = None  # a filtered read's `index` (contract §4); None in the whole conversation
     kind: str = field(default="message", init=False)
@@ -245,6 +296,7 @@ def message_item(row: Any, edits: tuple[Edit, ...] = ()) -> MessageItem:
         tool_call_id=_value(get("tool_call_id")),
         tool_status=_value(get("tool_status")),
         non_text_blocks=int(blocks or 0),
+        media=media(get("media")),
         edits=edits,
         index=None if index is None else int(index),
     )
