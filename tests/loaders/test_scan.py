@@ -106,7 +106,9 @@ def mutated(draw):
     return bytes(blob)
 
 
-@settings(max_examples=1500, suppress_health_check=[HealthCheck.too_slow])
+# The same comparison runs much deeper in the differential fuzzing of `_scan.row` (fuzz/targets.py
+# `target_row`: C answers only where the ormsgpack path does, with the same checkpoint).
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
 @given(mutated())
 def test_a_damaged_blob_is_declined_or_read_exactly_as_ormsgpack_reads_it(blob):
     ref = reference(blob)

@@ -354,7 +354,8 @@ def _accounted(db: Path, oracle_db: Path) -> None:
     assert expected <= loaded | named, sorted(expected - loaded - named)
 
 
-@pytest.mark.parametrize("seed", range(6))
+# Two placements each way; `bench/damage_sweep.py` loads many more damaged copies (every kind, any seed).
+@pytest.mark.parametrize("seed", range(2))
 @pytest.mark.parametrize("checked", [True, False], ids=["integrity_check", "too-big-to-check"])
 def test_damaged_pages_are_reported_and_every_thread_accounted_for(many, tmp_path, monkeypatch, seed, checked):
     store, oracle_db = many
@@ -381,7 +382,7 @@ def test_damaged_pages_are_reported_and_every_thread_accounted_for(many, tmp_pat
     assert all(r["reason"].startswith("SQLite reports the file damaged: ") for r in thread_rows)
 
 
-@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("seed", range(1))
 @pytest.mark.parametrize("tree", ["sqlite_autoindex_checkpoints_1", "writes", "sqlite_autoindex_writes_1"])
 def test_a_damaged_key_index_or_writes_table_loses_no_thread_silently(many, tmp_path, monkeypatch, seed, tree):
     # A leaf page header of the tree damaged, and bytes inside another of its pages: the
