@@ -355,10 +355,11 @@ def _pull(x: np.ndarray, weights: np.ndarray, labels: np.ndarray, orphan: np.nda
         lost = np.flatnonzero(orphan)
         found = np.full(len(lost), -1)
         step = max(1, _NEAREST_CELLS // len(placed))
+        towards, heavier = x[placed].T, weights[placed][None, :]
         for s in range(0, len(lost), step):
-            near = _decided(x[lost[s:s + step]] @ x[placed].T)
+            near = _decided(x[lost[s:s + step]] @ towards)
             top = near.max(axis=1, keepdims=True)
-            pick = np.argmax(np.where(near == top, weights[placed][None, :], -np.inf), axis=1)
+            pick = np.argmax(np.where(near == top, heavier, -np.inf), axis=1)
             found[s:s + step] = np.where(top[:, 0] > 0, pick, -1)
         got = found >= 0
         labels[lost[got]] = labels[placed[found[got]]]
@@ -378,11 +379,11 @@ def _assign(x: np.ndarray, centres: np.ndarray, weights: np.ndarray) -> tuple[np
     sims = _decided(x @ centres.T)
     labels = np.argmax(sims, axis=1)
     orphan = sims.max(axis=1) <= 0
-    _pull(x, weights, labels, orphan, np.flatnonzero(~orphan))
     topics = len(centres)
     blank = orphan & ~np.any(x != 0, axis=1)
     if blank.any():
         labels[blank], orphan[blank], topics = topics, False, topics + 1
+    _pull(x, weights, labels, orphan, np.flatnonzero(~orphan & ~blank))
     while orphan.any():
         lost = np.flatnonzero(orphan)
         first = lost[int(np.argmax(weights[lost]))]
