@@ -10,8 +10,9 @@ one signal among the text's: two subjects the agent answers with one tool stay t
 their words and concepts differ. Latent semantic analysis (a truncated SVD of the TF-IDF
 matrix) maps features that co-occur close together. k-means finds up to `K_FINE` fine
 clusters (a topic split by language or wording), merged while their centroids are as close
-as `MERGE_COSINE` (average linkage); every step has fixed seeds and sorted inputs, so the
-same documents give the same topics, ids and labels.
+as `MERGE_COSINE` (average linkage); every step has fixed seeds and sorted inputs, and every
+decision compares cosines rounded far above the BLAS kernels' rounding (`DECIDED_DECIMALS`), so
+the same documents give the same topics, ids and labels on every machine.
 
 >>> docs = [Doc(f"t{i}", q, tools) for i, (q, tools) in enumerate([
 ...     ("refund for my broken blender", ("lookup_order",)), ("I want a refund, item broken", ("lookup_order",)),
@@ -242,9 +243,39 @@ def _tfidf(enc: _Encoded, idf: np.ndarray, factors: np.ndarray, take: np.ndarray
     return _Sparse(rows, cols, vals / np.where(row_norm[rows] > 0, row_norm[rows], 1.0), (size, len(enc.names)))
 
 
+#: Cosines are compared at this many decimals. The BLAS kernel a CPU picks sums products in its own
+#: order, so the same data gives cosines a few 1e-14 apart from one machine to another, and two
+#: near-equal ones (a document as close to two centroids, or a cosine of 0 to every centroid) would
+#: rank either way: rounded far above that noise, every machine takes the same decisions. A tie
+#: left goes to the centroid k-means++ chose first; a cosine of 0 to all of them is no decision
+#: at all (`_kmeans`, `_assign`).
+DECIDED_DECIMALS = 9
+
+
+def _decided(cosines: np.ndarray) -> np.ndarray:
+    """`cosines` as the model compares them (`DECIDED_DECIMALS`).
+
+    >>> _decided(np.array([0.3 + 1e-15, 0.3])).tolist()
+    [0.3, 0.3]
+    """
+    return np.round(cosines, DECIDED_DECIMALS)
+
+
 def _unit(x: np.ndarray) -> np.ndarray:
     norm = np.linalg.norm(x, axis=1, keepdims=True)
     return x / np.where(norm > 0, norm, 1.0)
+
+
+#: An item whose TF-IDF row (unit length) keeps less than this norm in the LSA space has no
+#: direction there: what is left is rounding, which differs from one machine to another.
+PROJECTED_FLOOR = 1e-6
+
+
+def _project(m: _Sparse, basis: np.ndarray) -> np.ndarray:
+    """The unit LSA vectors of the rows of `m`; 0 for a row the space does not hold (`PROJECTED_FLOOR`)."""
+    x = m.dot(basis)
+    norm = np.linalg.norm(x, axis=1, keepdims=True)
+    return np.where(norm >= PROJECTED_FLOOR, x / np.where(norm > 0, norm, 1.0), 0.0)
 
 
 def _lsa_basis(m: _Sparse, rank: int, rng: np.random.Generator) -> np.ndarray:
@@ -262,26 +293,32 @@ def _lsa_basis(m: _Sparse, rank: int, rng: np.random.Generator) -> np.ndarray:
 
 
 def _kmeans(x: np.ndarray, w: np.ndarray, k: int, rng: np.random.Generator, rounds: int = 40) -> tuple[np.ndarray, np.ndarray]:
-    """Weighted spherical k-means (cosine), k-means++ start: (centroids, labels)."""
+    """Weighted spherical k-means (cosine), k-means++ start: (centroids, labels).
+
+    An item orthogonal to every centroid (its best cosine 0 or less: no feature in common) is in
+    no cluster, label -1: a cosine of 0 to all of them says nothing, and taking the first would
+    make a cluster of unrelated items whose centroid then joins topics by either's features."""
     first = int(np.argmax(w))  # (deterministic: the most frequent document)
     centres = [x[first]]
-    best = 1.0 - x @ x[first]
+    best = 1.0 - _decided(x @ x[first])
     for _ in range(1, k):
         p = np.clip(best, 0, None) ** 2 * w
         if p.sum() <= 0:
             break
         nxt = int(rng.choice(len(x), p=p / p.sum()))
         centres.append(x[nxt])
-        best = np.minimum(best, 1.0 - x @ x[nxt])
+        best = np.minimum(best, 1.0 - _decided(x @ x[nxt]))
     c = np.array(centres)
-    labels = np.full(len(x), -1)
+    labels = np.full(len(x), -2)  # (no label yet: the first round always counts)
     for _ in range(rounds):
-        new = np.argmax(x @ c.T, axis=1)
+        sims = _decided(x @ c.T)
+        new = np.where(sims.max(axis=1) > 0, np.argmax(sims, axis=1), -1)
         if np.array_equal(new, labels):
             break
         labels = new
         sums = np.zeros_like(c)
-        np.add.at(sums, labels, x * w[:, None])
+        placed = labels >= 0
+        np.add.at(sums, labels[placed], x[placed] * w[placed, None])
         c = _unit(np.where(np.linalg.norm(sums, axis=1, keepdims=True) > 0, sums, c))
     return c, labels
 
@@ -293,7 +330,7 @@ def _merge(centres: np.ndarray, sizes: np.ndarray, threshold: float) -> np.ndarr
     sums = [centres[j] * sizes[j] for j in range(len(centres))]
     while len(groups) > 1:
         unit = _unit(np.array(sums))
-        sim = unit @ unit.T
+        sim = _decided(unit @ unit.T)
         np.fill_diagonal(sim, -np.inf)
         a, b = sorted(np.unravel_index(int(np.argmax(sim)), sim.shape))
         if sim[a, b] < threshold:
@@ -306,6 +343,60 @@ def _merge(centres: np.ndarray, sizes: np.ndarray, threshold: float) -> np.ndarr
     return out
 
 
+#: Item cosines computed at once when placing the items near no topic centre (memory: 8 bytes each).
+_NEAREST_CELLS = 4_000_000
+
+
+def _pull(x: np.ndarray, weights: np.ndarray, labels: np.ndarray, orphan: np.ndarray, placed: np.ndarray) -> None:
+    """Give each `orphan` item (a mask, updated) the label of its nearest item among `placed` (indexes):
+    the highest cosine above 0, then the heavier item, then the first; repeated with the items
+    just placed, so a chain of items each near the next follows its first."""
+    while orphan.any() and len(placed):
+        lost = np.flatnonzero(orphan)
+        found = np.full(len(lost), -1)
+        step = max(1, _NEAREST_CELLS // len(placed))
+        towards, heavier = x[placed].T, weights[placed][None, :]
+        for s in range(0, len(lost), step):
+            near = _decided(x[lost[s:s + step]] @ towards)
+            top = near.max(axis=1, keepdims=True)
+            pick = np.argmax(np.where(near == top, heavier, -np.inf), axis=1)
+            found[s:s + step] = np.where(top[:, 0] > 0, pick, -1)
+        got = found >= 0
+        labels[lost[got]] = labels[placed[found[got]]]
+        orphan[lost[got]] = False
+        placed = lost[got]
+
+
+def _assign(x: np.ndarray, centres: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each item's topic (the centre of highest cosine) and the cosines to every topic's centre.
+
+    An item orthogonal to every centre (best cosine 0 or less: a cosine of 0 to all says nothing,
+    and the first topic would take it) takes the topic of its nearest item (`_pull`): a question
+    asked without a tool is pulled by its twin with the same words and a tool. Items near no
+    placed item at all start topics of their own, the heaviest first, each pulling its nearest;
+    the items without any feature the model keeps (no word, concept, n-gram or tool shared with
+    another conversation) are one topic."""
+    sims = _decided(x @ centres.T)
+    labels = np.argmax(sims, axis=1)
+    orphan = sims.max(axis=1) <= 0
+    topics = len(centres)
+    blank = orphan & ~np.any(x != 0, axis=1)
+    if blank.any():
+        labels[blank], orphan[blank], topics = topics, False, topics + 1
+    _pull(x, weights, labels, orphan, np.flatnonzero(~orphan & ~blank))
+    while orphan.any():
+        lost = np.flatnonzero(orphan)
+        first = lost[int(np.argmax(weights[lost]))]
+        labels[first], orphan[first], topics = topics, False, topics + 1
+        _pull(x, weights, labels, orphan, np.array([first]))
+    if topics > len(centres):
+        extra = np.zeros((topics - len(centres), x.shape[1]))
+        new = labels >= len(centres)
+        np.add.at(extra, labels[new] - len(centres), x[new] * weights[new, None])
+        sims = np.hstack([sims, _decided(x @ _unit(extra).T)])
+    return labels, sims
+
+
 def _stable_order(items: list[Item]) -> list[int]:
     """Indexes of `items` in an order that depends on their content only (a hash: a fair sample)."""
     keyed = [(hashlib.blake2b(repr(item).encode(), digest_size=8).digest(), item, i) for i, item in enumerate(items)]
@@ -313,7 +404,8 @@ def _stable_order(items: list[Item]) -> list[int]:
 
 
 def cluster(docs: list[Doc], k: int | None = None, concepts: Concepts | None = None) -> Topics:
-    """The topics of `docs` (k: exactly k k-means clusters, not merged; None: fine clusters merged;
+    """The topics of `docs` (k: k k-means clusters, not merged, and the topics `_assign` starts for
+    items near none of them; None: fine clusters merged;
     `concepts`: the concept table, `concepts.load_concepts`; None: the built-in one).
 
     Documents with the same words and tools are one item (weighted by their number): one
@@ -351,18 +443,18 @@ def cluster(docs: list[Doc], k: int | None = None, concepts: Concepts | None = N
         factors = _tool_factors(enc, idf, fit, weights)
         m_fit = _tfidf(enc, idf, factors, fit_index)
         basis = _lsa_basis(m_fit, DIMENSIONS, np.random.default_rng(SEED))
-        x_fit = _unit(m_fit.dot(basis))
+        x_fit = _project(m_fit, basis)
         w_fit = weights[fit_index]
         k_fine = k or min(K_FINE, max(2, len(fit_index) // 2))  # (a few documents: a few fine clusters)
         fine, fine_labels = _kmeans(x_fit, w_fit, max(1, min(k_fine, len(fit_index))), np.random.default_rng(SEED))
-        sizes = np.bincount(fine_labels, weights=w_fit, minlength=len(fine))
+        placed = fine_labels >= 0
+        sizes = np.bincount(fine_labels[placed], weights=w_fit[placed], minlength=len(fine))
         group = _merge(fine, sizes, MERGE_COSINE if k is None else np.inf)
         centres = np.zeros((group.max() + 1, fine.shape[1]))
         np.add.at(centres, group, fine * sizes[:, None])
         centres = _unit(centres)
-        x_all = x_fit if len(fit_index) == len(unique) else _unit(_tfidf(enc, idf, factors).dot(basis))
-        sims = x_all @ centres.T
-        labels = np.argmax(sims, axis=1)
+        x_all = x_fit if len(fit_index) == len(unique) else _project(_tfidf(enc, idf, factors), basis)
+        labels, sims = _assign(x_all, centres, weights)
     return _finish(docs, doc_item, unique, labels, weights, sims)
 
 

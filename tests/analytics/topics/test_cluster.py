@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import random
 
-from analytics.topic_mining.cluster import Doc, cluster, spelled, words
+import numpy as np
+
+from analytics.topic_mining.cluster import Doc, _assign, _kmeans, cluster, spelled, words
 
 QUESTIONS = {
     "refund": (["I want a refund for my order", "Can I get my money back please", "refund the broken kettle"],
@@ -100,3 +102,24 @@ def test_no_part_of_a_personal_value_becomes_a_topic_word():
     terms = {w for t in found.topics for w in (*t.terms, *t.label.split(", "))}
     assert "refund" in terms and not terms & {"alice", "wonder", "ent", "mail", "com"}, terms
     assert words("write to alice.wonder@ent-mail.com") == ["write"]
+
+
+def test_an_item_orthogonal_to_every_centroid_joins_no_fine_cluster():
+    """A cosine of 0 to every centroid says nothing: the item is left out (-1), not put in the first
+    cluster, whose centroid it would drag towards features the cluster's items do not have."""
+    x = np.array([[1.0, 0, 0], [0.8, 0.6, 0], [0, 0, 1.0]])
+    centres, labels = _kmeans(x, np.array([3.0, 1.0, 2.0]), 1, np.random.default_rng(0))
+    assert labels.tolist() == [0, 0, -1]
+    assert np.allclose(centres[0], np.array([3.8, 0.6, 0]) / np.hypot(3.8, 0.6))  # (1, 0, 0) * 3 + (0.8, 0.6, 0), unit
+
+
+def test_an_item_near_no_topic_centre_goes_with_its_nearest_item_or_starts_a_topic():
+    centres = np.array([[1.0, 0, 0, 0], [0, 1.0, 0, 0]])
+    x = np.array([[1.0, 0, 0, 0],   # topic 0
+                  [0, 0.6, 0.8, 0],  # topic 1
+                  [0, 0, 1.0, 0],    # orthogonal to both centres; nearest item: the one above
+                  [0, 0, 0, 1.0],    # shares nothing with any item: a topic of its own
+                  [0, 0, 0, 0]])     # no feature at all: the topic of such items
+    labels, sims = _assign(x, centres, np.array([1.0, 2.0, 1.0, 3.0, 1.0]))
+    assert labels.tolist() == [0, 1, 1, 3, 2]
+    assert sims.shape == (5, 4) and sims[3, 3] == 1.0
