@@ -256,12 +256,16 @@ def table(data, *, fit_px: float | None = None, keep: tuple[str, ...] = (), **kw
     and no column beyond the page's right edge: a table wider than the page (`fit_px`, default
     `columns.FIT_PX`: narrower in a page column) shows the columns that fit at first, the others
     in its Show/hide columns chooser, named in a caption beneath (`columns.fit`); the columns in
-    `keep` (the one the rows are sorted by) always show."""
+    `keep` (the one the rows are sorted by) always show. A column `column_config` does not name
+    shows under its human header (`columns.headers`)."""
     from ui import columns
 
     kwargs.setdefault("placeholder", "")
     frame = data.data if isinstance(getattr(data, "data", None), pd.DataFrame) else data  # (a Styler's frame)
     fitted = None
+    if isinstance(frame, pd.DataFrame):  # every column under its human header unless configured
+        given = kwargs.get("column_config") or {}
+        kwargs["column_config"] = {**given, **columns.headers(frame, **given)}
     if isinstance(frame, pd.DataFrame) and kwargs.get("column_order") is None:
         fitted = columns.fit(frame, kwargs.get("column_config") or {}, budget=fit_px or columns.FIT_PX,
                              selectable=kwargs.get("on_select", "ignore") != "ignore", keep=keep)

@@ -1,0 +1,29 @@
+"""Every table the app draws shows human headers: a column its page does not configure reads as
+`columns.header` names it (the Overview's trend tables had `period`, `conversations`)."""
+
+from __future__ import annotations
+
+import json
+
+from streamlit.testing.v1 import AppTest
+
+
+def _script():
+    import pandas as pd
+    import streamlit as st
+
+    from ui import render
+
+    frame = pd.DataFrame({"period": pd.to_datetime(["2026-12-01", "2026-12-02"]), "conversations": [3, 4],
+                          "median_reply_s": [1.5, None]})
+    render.table(frame, hide_index=True, key="t",
+                 column_config={"median_reply_s": st.column_config.NumberColumn("Median reply", format="%.1f s")})
+
+
+def test_a_column_the_page_does_not_configure_shows_its_human_header():
+    at = AppTest.from_function(_script, default_timeout=60).run()
+    assert not at.exception
+    config = json.loads(at.dataframe[0].proto.columns)
+    labels = {name: c.get("label") for name, c in config.items()}
+    assert labels["period"] == "Period" and labels["conversations"] == "Conversations"
+    assert labels["median_reply_s"] == "Median reply"  # the page's own config is kept
