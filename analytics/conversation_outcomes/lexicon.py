@@ -21,7 +21,8 @@ Limits: sarcasm, a negation further away or in another clause, or a wording not 
 not seen.
 
 A user lexicon (`load_lexicon`) is a TOML or JSON file whose keys are categories
-(`closing`, `give_up`, `human`, `wrong`, `recovered`, `idiom`, `negation`, `filler`, `contrast`) and values lists of
+(`closing`, `give_up`, `human`, `wrong`, `recovered`, `idiom`, `pending`, `identity`, `negation`, `filler`,
+`contrast`) and values lists of
 patterns; it replaces the built-in patterns of the categories it names, or adds to them
 when `extend = true`.
 
@@ -51,7 +52,8 @@ from analytics.errors import BadRequest
 from analytics.user_files import read_user_text
 from analytics.conversation_outcomes.lexicon_words import BUILT_IN as _BUILT_IN
 
-CATEGORIES = ("closing", "give_up", "human", "wrong", "negation", "filler", "contrast", "recovered", "idiom")
+CATEGORIES = ("closing", "give_up", "human", "wrong", "negation", "filler", "contrast", "recovered", "idiom",
+              "pending", "identity")
 #: Tokens before a match searched for a negation.
 NEGATION_WINDOW = 4
 
@@ -70,6 +72,10 @@ CONTRASTED_CATEGORIES = {"closing": None, "give_up": "recovered"}
 #: filler word: a negated comparative or "can only" says the opposite of its words, so neither its
 #: "couldn't" (a give-up) nor its "ne" (a negation) counts, while "you couldn't be more wrong" is a verdict.
 IDIOM_MASKED = ("give_up", "human", "wrong")
+#: Each masking category and the categories that read its matches as one filler word: an `idiom` as
+#: above; an `identity` question ("are you a human or a bot?", "vous êtes un humain ?") asks what the
+#: agent is, so its person noun asks for no one (`human`).
+MASKS = {"idiom": IDIOM_MASKED, "identity": ("human",)}
 #: The token an idiom's words become: no pattern's word (tokens are `\w+`), and a filler.
 _IDIOM_TOKEN = ""
 _APOSTROPHES = ("’", "‘", "ʼ", "`")
@@ -104,6 +110,15 @@ def tokens(text: str) -> list[str]:
     ['he', 'said', 'ca', 'marche']
     """
     return _TOKEN.findall(_QUOTED.sub(" ", normalise(text)))
+
+
+def words(text: str) -> list[str]:
+    """Every word token of `text`, normalised, quoted passages included (a message's length).
+
+    >>> len(words('It said "call us" and nothing else')), len(tokens('It said "call us" and nothing else'))
+    (7, 5)
+    """
+    return _TOKEN.findall(normalise(text))
 
 
 def clauses(text: str) -> list[list[str]]:
@@ -200,8 +215,9 @@ class Lexicon:
         by_first = self._index.get(category, {})
         if words is not None and words.isdisjoint(by_first):
             return False
-        if category in IDIOM_MASKED:
-            parts = self._masked(parts, words)
+        for masking, masked in MASKS.items():
+            if category in masked:
+                parts = self._masked(parts, words, masking)
         negations = self._negations if category in NEGATED_CATEGORIES else ()
         contrasted = category in CONTRASTED_CATEGORIES
         for c, toks in enumerate(parts):
@@ -218,17 +234,18 @@ class Lexicon:
                     return True
         return False
 
-    def _masked(self, parts: list[list[str]], words: frozenset[str] | None) -> list[list[str]]:
-        """`parts` with each `idiom` match made one `_IDIOM_TOKEN` (the same list when none matches)."""
-        idioms = self._index.get("idiom")
+    def _masked(self, parts: list[list[str]], words: frozenset[str] | None, masking: str = "idiom") -> list[list[str]]:
+        """`parts` with each match of the `masking` category (`MASKS`), the longest from each token, made
+        one `_IDIOM_TOKEN` (the same list when none matches)."""
+        idioms = self._index.get(masking)
         if not idioms or (words is not None and words.isdisjoint(idioms)):
             return parts
         out = []
         for toks in parts:
             kept, i, seen = [], 0, {}
             while i < len(toks):
-                end = next((e for e in (self._match(toks, i, p, 0, (), seen.setdefault(id(p), {}))
-                                        for p in idioms.get(toks[i], ()) if not (p.start and i)) if e > i), -1)
+                end = max((e for e in (self._match(toks, i, p, 0, (), seen.setdefault(id(p), {}))
+                                       for p in idioms.get(toks[i], ()) if not (p.start and i)) if e > i), default=-1)
                 if end < 0:
                     kept.append(toks[i])
                     i += 1

@@ -103,6 +103,42 @@ _NO_BOT = ("not a|not an|not with a|not with the|not this|no more|don't want a|d
            "|anstatt|nicht der|pas un|pas une|pas de|pas avec un|pas avec le|plutot qu'un|au lieu d'un|no un|no una"
            "|no con un|no con el|no quiero un|no quiero una|no quiero el|no quiero hablar con un|en vez de un"
            "|en lugar de un|mas que un")
+# A weak person noun made staff by the team it is from: "someone from the billing team", "jemanden aus
+# der Buchhaltung", "quelqu'un du service facturation", "alguien del departamento de facturación".
+_EN_TEAM = ("team|department|dept|support|billing|sales|accounts|accounting|finance|office|desk|staff|service"
+            "|helpdesk|management|returns|customer care|tech support|technical support")
+_DE_TEAM = ("team|abteilung|kundenservice|kundendienst|support|buchhaltung|vertrieb|technik|service|fachabteilung"
+            "|rechnungsabteilung|abrechnung|verwaltung|geschaftsleitung|leitung|zentrale|kundenbetreuung")
+_FR_TEAM = ("equipe|service|departement|support|comptabilite|facturation|direction|assistance|sav|agence"
+            "|service client|service clientele|service technique")
+_ES_TEAM = ("equipo|departamento|area|soporte|facturacion|atencion al cliente|servicio|contabilidad|ventas"
+            "|oficina|direccion|asistencia|servicio tecnico")
+_TEAM_ASK = ("get me|give me|find me|bring me|send me|need|want|i'd like|i would like|request|demand"
+             "|brauche|brauchen|mochte|mochten|will|wollen|hatte gern|hatte gerne|holen sie|hol mir|schicken sie"
+             "|veux|voudrais|souhaite|aimerais|exige|demande|besoin d'|besoin de|envoyez moi|trouvez moi"
+             "|quiero|quisiera|necesito|pido|exijo|me gustaria|deme|dame|busco|mandeme|envieme")
+_TEAM_WEAK = ("someone|somebody|anyone|anybody|a person|a member|a colleague|someone else|somebody else"
+              "|jemanden|jemand|jemandem|eine person|einen kollegen|eine kollegin|quelqu'un|une personne"
+              "|un collegue|alguien|una persona|un companero|una companera")
+_TEAM_FROM = "from|in|at|on|of|aus|von|vom|der|de|du|des|d'|del|de la"
+
+# A question about what the agent is, not a request for one: "are you a human or a bot?", "vous êtes
+# un humain ou un robot ?", "bist du ein Mensch?", "¿eres un humano?" (`identity`, masked for `human`).
+_ID_OPEN = ("are you|you are|r u|are u|is this|is it|am i talking to|am i talking with|am i speaking to"
+            "|am i speaking with|am i chatting with|am i chatting to|am i writing to|is this chat run by|is this chat with"
+            "|bist du|du bist|sind sie|sie sind|ist das|spreche ich mit|rede ich mit|chatte ich mit|schreibe ich mit"
+            "|vous etes|etes vous|est ce que vous etes|tu es|es tu|est ce que tu es|c'est|est ce|est ce que c'est"
+            "|je parle a|je parle avec|je discute avec|je suis en train de parler a"
+            "|eres|es usted|usted es|tu eres|eres tu|estoy hablando con|hablo con|estoy chateando con|es esto")
+_ID_NOUN = "|".join(f"{article}{noun}" for article in ("", "a ", "an ", "ein ", "eine ", "einem ", "einer ", "un ",
+                                                         "une ", "una ", "el ", "la ", "le ")
+                    for noun in ("human|human being|person|real person|real human|live person|live agent|bot|robot"
+                                 "|machine|ai|computer|chatbot|program|mensch|echter mensch|echten menschen|maschine"
+                                 "|ki|computer|programm|humain|etre humain|vraie personne|personne reelle|ia|ordinateur"
+                                 "|programme|humano|ser humano|persona|persona real|persona de verdad|maquina|programa"
+                                 "|computadora").split("|"))
+_ID_OR = "or|ou|oder|o|or just|ou bien|oder nur|o solo"
+
 # A person asked for instead ("sondern eine Person", "plutôt une personne", "sino una persona").
 _INSTEAD = "but|rather|instead|sondern|lieber|plutot|mais|sino|prefiero|mejor"
 
@@ -209,20 +245,38 @@ _ES_VERB = ("me ayuda|ayuda|me esta ayudando|esta ayudando|me ayudo|ayudo|me ha 
             "|me ha escuchado|me has escuchado|me escucho|ha leido|has leido|leyo"
             "|me ayudo en nada|me ha ayudado en nada")
 # A verdict said on its own: the whole clause, with an intensifier at most.
-_ALONE_BASE = ("way off|off the mark|off topic|daneben|voll daneben|am thema vorbei|hors sujet|a cote de la plaque"
-               "|fuera de lugar|nada que ver|wrong|useless|incorrect|nonsense|rubbish|unhelpful|not helpful|wrong answer|not what i asked|nope wrong"
-               "|no wrong|not correct|not right|false|ridiculous|pointless|what nonsense|what rubbish|not it|no help"
-               "|falsch|nutzlos|quatsch|unsinn|blodsinn|schwachsinn|so ein quatsch|so ein unsinn|nicht richtig|stimmt nicht"
-               "|faux|inutile|nul|n'importe quoi|pas correct|pas ca|pas bon|pas juste|ridicule|absurde"
-               "|incorrecto|inutil|mal|no sirve|tonteria|que tonteria|disparate|que disparate|no es correcto|absurdo"
-               "|makes no sense|macht keinen sinn|ergibt keinen sinn|n'a aucun sens|no tiene sentido")
+_ALONE_EN = ("way off|off the mark|off topic|wrong|useless|incorrect|nonsense|rubbish|unhelpful|not helpful|wrong answer"
+             "|not what i asked|nope wrong|no wrong|not correct|not right|false|ridiculous|pointless|what nonsense"
+             "|what rubbish|not it|no help|makes no sense")
+_ALONE_DE = ("daneben|voll daneben|am thema vorbei|falsch|nutzlos|quatsch|unsinn|blodsinn|schwachsinn|so ein quatsch"
+             "|so ein unsinn|nicht richtig|stimmt nicht|macht keinen sinn|ergibt keinen sinn")
+_ALONE_FR = ("hors sujet|a cote de la plaque|faux|inutile|nul|n'importe quoi|pas correct|pas ca|pas bon|pas juste|ridicule"
+             "|absurde|n'a aucun sens")
+_ALONE_ES = ("fuera de lugar|nada que ver|incorrecto|inutil|mal|no sirve|tonteria|que tonteria|disparate|que disparate"
+             "|no es correcto|absurdo|no tiene sentido")
+_ALONE_BASE = _alts(_ALONE_EN, _ALONE_DE, _ALONE_FR, _ALONE_ES)
+# Before a verdict alone, the verb "to be" with its subject dropped ("Está mal", "Ist falsch") or a word of
+# totality ("Todo está mal", "Everything is wrong", "Alles falsch", "Tout est faux"), per language: the
+# subject is the reply, as in the verdict alone; "it"/"es"/"il" stay no reference ("No está mal" is praise).
+_ALONE_SUBJECT = {
+    _ALONE_EN: "everything|everything is|everything s|everything was|all of it is|all of this is|all of that is",
+    _ALONE_DE: "ist|war|alles|alles ist|ist alles|alles war|war alles",
+    _ALONE_FR: "est|etait|tout|tout est|tout etait|tout ca est",
+    _ALONE_ES: "esta|es|estaba|era|fue|todo|todo esta|esta todo|todo es|es todo|todo estaba|estaba todo|todo era",
+}
 _INTENSIFY = ("completely|totally|so|all|just|still|again|utterly|plain|vollig|total|komplett|leider|schon wieder"
               "|wieder|immer noch|completement|totalement|archi|encore|toujours|totalmente|completamente|muy|otra vez"
               "|de nuevo|sigue")
-_ALONE = "|".join(dict.fromkeys(
-    f"{pre}{word}{post}" for word in _ALONE_BASE.split("|")
-    for pre in ("", *(i + " " for i in _INTENSIFY.split("|")))
-    for post in ("", " again", " once again", " as usual", " still", " wieder", " encore", " otra vez", " de nuevo")))
+_ALONE_POST = ("", " again", " once again", " as usual", " still", " wieder", " encore", " otra vez", " de nuevo")
+
+
+def _alone(words: str) -> str:
+    """The verdicts `words` said alone: each, an intensifier before it, "again" after it."""
+    return "|".join(dict.fromkeys(f"{pre}{word}{post}" for word in words.split("|")
+                                  for pre in ("", *(i + " " for i in _INTENSIFY.split("|"))) for post in _ALONE_POST))
+
+
+_ALONE = _alone(_ALONE_BASE)
 
 # --- Closing ---------------------------------------------------------------------------------------
 # Thanks, farewells, wishes and "that's all / it works" forms: any of them makes a short message
@@ -250,21 +304,20 @@ _DE_WISH_WHEN = "tag|abend|wochenende|nachmittag|feierabend|sonntag|resttag|tag 
 _ES_WISH = "que tenga|que tengas|que tengan|que pase|que pases|que pasen|que disfrute|que disfrutes"
 _ES_WISH_WHEN = "dia|tarde|noche|fin de semana|finde|jornada|resto del dia"
 _DONE = ("that's all|that is all|that's everything|that is everything|that'll be all|that will be all|all i needed"
-         "|everything i needed|nothing else|nothing more|no more questions|no further questions|all set|i'm all set"
+         "|everything i needed|no more questions|no further questions|all set|i'm all set"
          "|all sorted|sorted|all good|all done|we're done|we are done|i'm good now|problem solved|issue solved"
          "|issue resolved|that solved it|that fixed it|that did it|that did the trick|that worked|that helped"
          "|that helps|very helpful|super helpful|really helpful|you've been very helpful|you've been a great help"
          "|great help|big help|you're a star|helps a lot|hilft mir sehr|das hilft mir|hat mir sehr geholfen"
          "|ca m'aide beaucoup|ca m'aide|me ayuda mucho|got it working"
-         "|das wars|das war's|das war es|das war alles|das ist alles|mehr brauche ich nicht|mehr nicht|sonst nichts"
-         "|nichts weiter|brauche nichts mehr|brauche nichts weiter|alles erledigt|alles geklappt|hat geklappt"
+         "|das wars|das war's|das war es|das war alles|das ist alles|mehr brauche ich nicht|brauche nichts mehr|brauche nichts weiter|alles erledigt|alles geklappt|hat geklappt"
          "|hat funktioniert|problem gelost|alles klar"
          "|alles gut|passt so|sehr hilfreich|super geholfen|hat mir geholfen|sie haben mir geholfen"
-         "|c'est tout|ce sera tout|c'est tout ce qu'il me fallait|besoin de rien d'autre|rien d'autre|rien de plus"
+         "|c'est tout|ce sera tout|c'est tout ce qu'il me fallait|besoin de rien d'autre|besoin de rien de plus"
          "|c'est regle|c'est resolu|probleme resolu|probleme regle|ca marche maintenant|ca fonctionne maintenant"
          "|c'est bon|tout est bon|tout est ok|ca a marche|ca a fonctionne|c'est parfait"
          "|parfait merci|nickel|impeccable|ca m'a aide|vous m'avez aide|tres utile|super utile"
-         "|eso es todo|es todo|eso era todo|nada mas|ya esta todo|ya esta resuelto|ya esta solucionado"
+         "|eso es todo|es todo|eso era todo|ya esta todo|ya esta resuelto|ya esta solucionado"
          "|no necesito nada mas|todo listo|problema resuelto|ya funciona|funciona perfecto"
          "|muy util|perfecto gracias|todo claro|todo bien"
          # satisfaction said as a negated comparative ("I couldn't be happier"; `_IDIOM`)
@@ -279,6 +332,23 @@ _DONE = ("that's all|that is all|that's everything|that is everything|that'll be
          "|ne saurais trop vous remercier|no podria estar mas contento|no podria estar mas contenta"
          "|no podria estar mas feliz|no podria estar mas satisfecho|no podria estar mas satisfecha"
          "|no puedo pedir mas|no podria pedir mas|no podria pedir nada mejor")
+
+_NOTHING_ELSE = ("nothing else|nothing more|nothing further|sonst nichts|nichts weiter|nichts mehr|mehr nicht"
+                 "|rien d'autre|rien de plus|nada mas|nada mas gracias|nada mas por ahora")
+
+# A thanks for what is still to come, said while waiting for an answer: "thanks in advance", "Danke im
+# Voraus", "merci d'avance", "gracias de antemano", and French "merci de" + an infinitive, a polite
+# request ("Merci de valider la commande" asks to validate it). None is a closing (`pending`).
+_ADVANCE = ("in advance|ahead of time|beforehand|im voraus|vorab|vorweg|schon mal|schon einmal|d'avance|par avance"
+            "|a l'avance|por adelantado|de antemano|por anticipado|anticipadamente|anticipadas")
+_FR_REQUEST = ("valider|confirmer|verifier|envoyer|renvoyer|transmettre|rappeler|recontacter|contacter|traiter"
+               "|annuler|rembourser|modifier|corriger|changer|supprimer|effectuer|faire|proceder|regarder|noter"
+               "|prendre|repondre|indiquer|dire|preciser|communiquer|informer|tenir|revenir|joindre|fournir|remplir"
+               "|ajouter|retirer|mettre|envoyer|expedier|livrer|activer|desactiver|reactiver|debloquer|resilier"
+               "|reinitialiser|examiner|etudier|accepter|approuver|signer|relancer|patienter|consulter|verser"
+               "|creer|ouvrir|fermer|cloturer|reporter|planifier|programmer|appeler|ecrire|laisser|garder|m'envoyer"
+               "|m'indiquer|m'informer|m'appeler|m'ecrire|m'aider|m'expliquer|m'excuser|expliquer|aider|bien vouloir")
+_FR_OBJECT = "me|m'|nous|le|la|les|l'|lui|leur|y|en|bien|vite|rapidement|au plus vite"
 
 # --- Give-up ---------------------------------------------------------------------------------------
 _EN_CANT = ("can't|cannot|can not|am unable to|'m unable to|are unable to|am not able to|'m not able to"
@@ -349,6 +419,11 @@ BUILT_IN: dict[str, tuple[str, ...]] = {
         f"{_DE_WISH} ~ {_DE_WISH_WHEN} $", f"einen|ein ... {_DE_WISH} ... {_DE_WISH_WHEN}",
         f"{_ES_WISH} ... {_ES_WISH_WHEN}",
         _DONE,
+        # "nothing else" and its kin close only opening their clause ("Nothing else, thanks") or after a verb
+        # of needing or wanting ("I need nothing else"): "The letter said … and nothing else" reports.
+        f"^ {_NOTHING_ELSE}",
+        f"need|needed|want|require|brauche|brauchen|will|mochte|besoin de|veux|faut|necesito|quiero|hace falta"
+        f" ~ {_NOTHING_ELSE}",
         "works now|working now|it works now|funktioniert jetzt|geht jetzt|klappt jetzt|erledigt|ca marche maintenant $",
         "^ passt|ca marche|ca fonctionne|ya esta|listo|ahora funciona|ya funciona $",
         "^ me sirvio|me ha servido|me ayudo|me ha ayudado|me ayudo mucho",
@@ -364,9 +439,10 @@ BUILT_IN: dict[str, tuple[str, ...]] = {
         "|a way|the ability|the tools",
         "i|we ... have to|need to|must|'ll have to|will have to|am forced to|'m forced to ... stop|end|give up"
         "|leave it|pause|abort",
-        "i'm stuck|i am stuck|we're stuck|i give up|i'm out of options|there's nothing i can do"
-        "|there is nothing i can do|there's nothing more i can do|nothing else i can do|nothing more i can do"
-        "|beyond what i can do|no way for me to|not something i can do|not able to help|unable to help"
+            "i m|i am|we re|we are ~ stuck|out of options",
+        "i|we ~ give up",
+        "there s|there is ~ nothing|nothing more|nothing else ~ i|we ~ can do",
+        "nothing else i can do|nothing more i can do|beyond what i can do|no way for me to|not something i can do|not able to help|unable to help"
         "|try again later|try again in a few|please try later|try later|out of options|no other options"
         "|no further options",
         "having|experiencing|facing|wir haben|nous rencontrons|nous avons|tenemos|estamos teniendo ... technical problems"
@@ -397,9 +473,12 @@ BUILT_IN: dict[str, tuple[str, ...]] = {
         "ich|wir ... finde|finden|fand|fanden ... nicht|kein|keine|keinen|nichts",
         "habe|haben|hatte|hatten ... ich|wir ... keine berechtigung|keinen zugriff|keinen zugang|keine rechte"
         "|keine moglichkeit",
-        "komme nicht weiter|kommen nicht weiter|komme hier nicht weiter|kommen hier nicht weiter|muss hier abbrechen"
-        "|mussen hier abbrechen|muss leider abbrechen|bin nicht befugt|sind nicht befugt|ist mir nicht moglich"
-        "|ist uns nicht moglich|mir nicht moglich|uns nicht moglich|versuchen sie es spater|spater noch einmal|spater erneut|zu einem spateren zeitpunkt",
+        # particles between the parts of a stop phrase ("Ich komme hier leider nicht weiter"): `filler`
+        "komme|kommen|komme ich|kommen wir ~ nicht weiter",
+        "muss|mussen ~ abbrechen|aufhoren|aufgeben",
+        "bin|sind ~ nicht befugt",
+        "ist ~ mir|uns ~ nicht moglich",
+        "mir nicht moglich|uns nicht moglich|versuchen sie es spater|spater noch einmal|spater erneut|zu einem spateren zeitpunkt",
         "system|abfrage|suche|anfrage|verbindung|dienst|server|service|datenbank ... fehlgeschlagen|nicht erreichbar"
         "|nicht verfugbar|ausgefallen|gestort|antwortet nicht|reagiert nicht|funktioniert nicht",
         "system|abfrage|suche|anfrage|verbindung|dienst|server|service|datenbank ~ antwortet|reagiert|funktioniert"
@@ -416,7 +495,10 @@ BUILT_IN: dict[str, tuple[str, ...]] = {
         "|pas les autorisations|aucune information",
         "impossible de|une erreur s'est produite|une erreur est survenue|il m'est impossible|il nous est impossible"
         "|n'est pas possible|pas possible pour le moment|de ne pas pouvoir|de ne pas avoir pu|de ne pas etre en mesure"
-        "|reessayer plus tard|reessayez plus tard|veuillez reessayer|je dois m'arreter|je suis bloque|nous sommes bloques",
+        "|reessayer plus tard|reessayez plus tard|veuillez reessayer",
+        "je|nous ~ dois|devons ~ m'arreter|nous arreter|arreter|abandonner",
+        "je suis|nous sommes ~ bloque|bloquee|bloques|bloquees|coince|coincee|coinces",
+        "estoy|estamos ~ bloqueado|bloqueada|bloqueados|atascado|atascada|atascados",
         "systeme|recherche|requete|service|serveur|connexion|base de donnees ... ne repond pas|indisponible"
         "|n'est pas disponible|a echoue|en panne|ne fonctionne pas|n'a pas repondu|est hors service",
         _each("no {}encontre|no {}encuentro|no {}he encontrado|no {}hemos encontrado|no {}encontramos"
@@ -468,6 +550,7 @@ BUILT_IN: dict[str, tuple[str, ...]] = {
         "agente humano|persona real|un representante|un humano|una persona de verdad|asesor humano|su supervisor"
         "|su jefe|su encargado|alguien de verdad",
         f"{_NO_BOT} ~ {_BOT}",
+        f"{_TEAM_ASK} ... {_TEAM_WEAK} ~ {_TEAM_FROM} ... {_EN_TEAM}|{_DE_TEAM}|{_FR_TEAM}|{_ES_TEAM}",
         f"{_INSTEAD} ... {_EN_STAFF}|{_DE_STAFF}|{_FR_STAFF}|{_ES_STAFF}",
     ),
     # A user saying the answer is wrong or useless: a reference to the reply and a verdict, in one clause,
@@ -500,6 +583,7 @@ BUILT_IN: dict[str, tuple[str, ...]] = {
         f"^ no|nunca|tampoco ~ {_ES_VERB} $",
         f"no|nunca|todavia no|aun no|tampoco ~ {_ES_YOU_PAST} ~ {_ES_OBJ}",
         f"^ {_ALONE} $",
+        *(f"^ {subject} ~ {_alone(words)} $" for words, subject in _ALONE_SUBJECT.items()),
         "respuesta|solucion|informacion|explicacion|reponse|solution|information|explication|antwort|losung|auskunft"
         " ... inutil|incorrecta|equivocada|erronea|absurda|inutile|fausse|incorrecte|absurde|nulle|falsch|nutzlos"
         "|unbrauchbar|sinnlos",
@@ -518,6 +602,20 @@ BUILT_IN: dict[str, tuple[str, ...]] = {
         "|thanks for nothing|danke fur nichts|merci pour rien|gracias por nada|se ha equivocado|se equivoco"
         "|te has equivocado|te equivocaste|me ha entendido mal|me entendio mal|vous vous etes trompe|tu t'es trompe",
         "thanks|thank you|thank u|danke|merci|gracias ... for nothing|fur nichts|pour rien|por nada",
+    ),
+    # A question about what the agent is ("are you a human or a bot?"): one filler word to `human`.
+    "identity": (
+        f"^ {_ID_OPEN} ~ {_ID_NOUN}",
+        f"^ {_ID_OPEN} ~ {_ID_NOUN} ~ {_ID_OR} ~ {_ID_NOUN}",
+    ),
+    # A thanks for what is still to come: the user waits for an answer, so the message is no closing.
+    "pending": (
+        f"{_THANKS} ~ {_ADVANCE}",
+        f"{_ADVANCE} ~ {_THANKS}",
+        f"^ {_ADVANCE} $",
+        f"merci|merci bien|merci beaucoup|je vous remercie|je te remercie|nous vous remercions ~ de|d' ~ {_FR_REQUEST}",
+        f"merci|merci bien|merci beaucoup|je vous remercie|je te remercie|nous vous remercions ~ de|d' ~ {_FR_OBJECT}"
+        f" ~ {_FR_REQUEST}",
     ),
     # Negated comparatives and "can only": one filler word to the other rules ("I couldn't be happier").
     "idiom": _IDIOM,
@@ -539,6 +637,9 @@ BUILT_IN: dict[str, tuple[str, ...]] = {
         "completamente", "muy", "realmente", "de", "nuevo", "otra", "vez", "simplemente", "todavia", "sigue", "aun",
         "tambien", "absolutamente", "me", "even", "strictement", "currently", "temporarily", "derzeit", "gerade", "momentan",
         "aktuell", "zurzeit", "actuellement", "temporairement", "meme", "actualmente", "temporalmente",
+        # place, time and regret: "Ich komme hier leider nicht weiter", "je suis malheureusement bloqué"
+        "here", "now", "unfortunately", "sadly", "hier", "da", "dabei", "damit", "ici", "maintenant",
+        "malheureusement", "helas", "aqui", "ahora", "lamentablemente", "desafortunadamente",
     ),
     # A turn after a closing or a give-up: "thanks, but …", "I couldn't find it at first, but here it is".
     # `^`: only opening a clause or right after the match ("das ging aber schnell" holds a particle).

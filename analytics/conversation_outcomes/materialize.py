@@ -24,7 +24,7 @@ from analytics.catalog import CONVERSATION_SIGNALS
 from analytics.db import every_thread, query_fingerprint, table_comments
 from analytics.conversation_outcomes import signals as q
 from analytics.conversation_outcomes.columns import arrow_table
-from analytics.conversation_outcomes.lexicon import Lexicon, built_in, clauses, tokens
+from analytics.conversation_outcomes.lexicon import Lexicon, built_in, clauses, words
 from analytics.conversation_outcomes.outcome import FINISH_SQL
 from analytics.conversation_outcomes.texts import text_signals
 
@@ -35,10 +35,10 @@ DEFAULT_HITL_HOURS = 4.0
 MIN_REPLY_CHARS = 20
 #: Text rows read at a time (up to `signals.TEXT_CHARS` characters each).
 TEXT_BATCH_ROWS = 10_000
-#: A closing message has at most this many words and no question mark.
+#: A closing message has at most this many words (quoted passages included) and no question mark.
 MAX_CLOSING_TOKENS = 12
 #: Bumped when the Python part of a rule changes, so an older table is not read.
-RULES_VERSION = "4"
+RULES_VERSION = "5"
 
 _FACT_TYPES = {
     "thread_id": pa.string(), "resolved_closing": pa.bool_(), "dropped_after_failure": pa.bool_(),
@@ -56,16 +56,18 @@ _FACT_TYPES = {
 
 
 def is_closing(text: str | None, lexicon: Lexicon) -> bool:
-    """A user's message ending the conversation well: short, no question, a closing phrase,
-    and no complaint or request for a human.
+    """A user's message ending the conversation well: short (every word counts, a quoted passage's too:
+    a message that quotes a letter reports it), no question, a closing phrase, no thanks for what is
+    still to come (`pending`: "thanks in advance"), and no complaint or request for a human.
 
     >>> is_closing("Perfect, that's all. Thanks!", built_in()), is_closing("Thanks, but it still fails?", built_in())
     (True, False)
     """
-    if not text or "?" in text or len(tokens(text)) > MAX_CLOSING_TOKENS:
+    if not text or "?" in text or len(words(text)) > MAX_CLOSING_TOKENS:
         return False
     parts = clauses(text)
-    return lexicon.find("closing", parts) and not lexicon.find("wrong", parts) and not lexicon.find("human", parts)
+    return (lexicon.find("closing", parts) and not lexicon.find("pending", parts)
+            and not lexicon.find("wrong", parts) and not lexicon.find("human", parts))
 
 
 def _norm_args(args: str | None) -> str:
