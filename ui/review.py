@@ -22,7 +22,7 @@ from analytics import workspace
 from analytics.errors import AnalyticsError
 from analytics.filters import Filters
 from analytics.workspace.views import LEFT_OUT
-from ui import cache, chat, database, render, review_dialogs, state
+from ui import cache, chat, database, nav, render, review_dialogs, state
 from ui.database import DbRef, WsRef
 from ui.formats import plural
 from ui import markup
@@ -36,11 +36,9 @@ COOKIE = "tl_reviewer"
 _SET_COOKIE = "tl.reviewer.set"
 _PENDING = "tl.reviewer.pending"
 _FLASH = "tl.review.flash"
-#: The app's pages by URL path, for links to a saved view (`page_link` takes the file).
-PAGE_FILES = {
-    "overview": "pages/overview.py", "conversations": "pages/conversations.py", "transcript": "pages/transcript.py",
-    "resume_qa": "pages/resume_qa.py", "review": "pages/review.py",
-}
+#: The app's pages by URL path, for links to a saved view (`page_link` takes the file): every page
+#: of the navigation (`ui.nav.PAGES`), so a view saved or shared on any page opens that page.
+PAGE_FILES = {p.url_path: p.file for p in nav.PAGES}
 
 
 def workspace_of(db: DbRef) -> WsRef:
@@ -339,14 +337,21 @@ def share_link(page: str, params: Mapping[str, list[str]]) -> str:
         here = st.context.url
     except Exception:  # noqa: BLE001 — no browser (a bare script run)
         here = None
-    here = here if isinstance(here, str) else ""
-    base = here.rstrip("/")
-    for path in PAGE_FILES:  # the current page's own path is not part of the app's base address
-        if base.endswith("/" + path):
-            base = base[: -len(path) - 1]
-            break
     query = urlencode({**params, **_db_param()}, doseq=True)
-    return f"{base}/{page}" + (f"?{query}" if query else "")
+    return f"{app_address(here if isinstance(here, str) else '')}/{page}" + (f"?{query}" if query else "")
+
+
+def app_address(here: str) -> str:
+    """The app's base address from the address of the page the browser shows (its query left out).
+
+    >>> app_address("http://host:8501/compare"), app_address("http://host:8501/"), app_address("http://h/app/home")
+    ('http://host:8501', 'http://host:8501', 'http://h/app')
+    """
+    base = here.split("?", 1)[0].rstrip("/")
+    for path in (*PAGE_FILES, "home"):  # the current page's own path is not part of the app's base address
+        if base.endswith("/" + path):
+            return base[: -len(path) - 1]
+    return base
 
 
 def _db_param() -> dict[str, str]:
