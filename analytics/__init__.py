@@ -31,7 +31,8 @@ _NAMES = {
     **dict.fromkeys(
         ("by_model", "conversation", "conversations", "daily", "latency_distribution", "overview", "top_models",
          "top_tenants", "top_tools"), "analytics.metrics"),
-    **dict.fromkeys(("ReportSpec", "register_report", "report_frame", "write_report"), "analytics.reports"),
+    **dict.fromkeys(("ReportSpec", "register_report"), "analytics.reporting.spec"),
+    **dict.fromkeys(("report_frame", "write_report"), "analytics.reporting.writer"),
     "resume_points": "analytics.resume.chain",
     "expected_window": "analytics.resume.rehydrate",
     "risks": "analytics.resume.risk_figures", "thread_risks": "analytics.resume.risk_figures",
@@ -53,11 +54,12 @@ _NAMES = {
 }
 
 #: The modules that register a subcommand (`analytics.cli.command`) or a CSV report
-#: (`analytics.reports.register_report`) when imported (`analytics.observed` brings its report module in).
+#: (`analytics.reporting.spec.register_report`) when imported (`analytics.observed` brings its report module in).
+#: The built-in kinds come first: `report --help` lists each kind's own options in the order kinds were registered.
 REGISTRARS = (
-    "analytics.reports", "analytics.transcript.cli", "analytics.observed", "analytics.retention_report",
-    "analytics.history.reports", "analytics.history.cli", "analytics.workspace.cli", "analytics.search_cli",
-    "analytics.erasure.cli", "analytics.exports_report", "analytics.conversation_outcomes.report",
+    "analytics.reporting.kinds", "analytics.reporting.cli", "analytics.transcript.cli", "analytics.observed",
+    "analytics.retention_report", "analytics.history.reports", "analytics.history.cli", "analytics.workspace.cli",
+    "analytics.search_cli", "analytics.erasure.cli", "analytics.exports_report", "analytics.conversation_outcomes.report",
     "analytics.topic_mining.report", "analytics.topic_mining.patterns",
     "analytics.cohorts.report",
 )
@@ -66,7 +68,7 @@ REGISTRARS = (
 def register_all() -> None:
     """Import every module that registers a subcommand or a report (cheap once done).
 
-    >>> register_all(); from analytics.reports import REPORTS; "conversations" in REPORTS
+    >>> register_all(); from analytics.reporting.spec import REPORTS; "conversations" in REPORTS
     True
     """
     for module in REGISTRARS:

@@ -15,7 +15,7 @@ import duckdb
 
 from analytics.export_log import COLUMNS, exports
 from analytics.filters import Filters
-from analytics.reports import ReportSpec, register_report
+from analytics.reporting.spec import ReportSpec, register_report
 from analytics.workspace.store import report_workspace
 
 

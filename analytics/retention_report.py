@@ -30,7 +30,7 @@ from analytics.db import ConOrPath, connection
 from analytics.errors import BadRequest
 from analytics.filters import Filters
 from analytics.frames import fetch_frame
-from analytics.reports import ReportSpec, register_report
+from analytics.reporting.spec import ReportSpec, register_report
 from analytics.cli_types import number
 
 #: The manifest's columns, in order.

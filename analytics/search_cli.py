@@ -27,7 +27,9 @@ from analytics.export_log import log_cli_export
 from analytics.filters import Filters
 from analytics.masking import NOT_PERSONAL, mask_text, premasked
 from analytics.policy import effective
-from analytics.reports import ISO_UTC, ReportSpec, add_filter_arguments, filters_from_args, register_report
+from analytics.reporting.filter_options import add_filter_arguments, filters_from_args
+from analytics.reporting.spec import ReportSpec, register_report
+from analytics.reporting.writer import ISO_UTC
 from analytics.searching import SEARCH_IN, SEARCH_SPEAKERS, SearchQuery, report_sql, search
 from analytics.cli_types import integer
 
@@ -87,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _every_text_masked(hits: pd.DataFrame) -> pd.DataFrame:
     """`hits` with every text column masked value by value under masking, as a report's CSV is
-    (`analytics.reports`): the answer masked its personal columns (the snippet, the name), and
+    (`analytics.reporting.writer`): the answer masked its personal columns (the snippet, the name), and
     the keys it leaves as stored (`analytics.masking.NOT_PERSONAL`: a thread key can hold an
     e-mail) are masked here, before they are serialised — masked as printed lines, a value that
     a CSV quotes across lines or JSON escapes (`4111 1111\\n1111 1111`) would pass in pieces."""

@@ -63,9 +63,10 @@ def _registers_a_report(path: Path) -> bool:
 def test_the_report_recipe_names_where_a_report_module_is_registered():
     recipe = GUIDE.split("### A new report", 1)[1].split("###", 1)[0]
     assert "`REGISTRARS`" in recipe and "`analytics/__init__.py`" in recipe
+    assert "`analytics/reporting/kinds.py`" in recipe and _registers_a_report(ROOT / "analytics/reporting/kinds.py")
     registering = {".".join(p.relative_to(ROOT).with_suffix("").parts) for p in (ROOT / "analytics").rglob("*.py")
                    if _registers_a_report(p)}
-    assert "analytics.reports" in registering and len(registering) > 5
+    assert "analytics.reporting.kinds" in registering and len(registering) > 5
     # In a fresh interpreter: what `register_all()` imports (the CLI's and the report lookup's way).
     loaded = subprocess.run([sys.executable, "-c", "import sys, analytics; analytics.register_all(); print(*sys.modules, sep='\\n')"],
                             cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()

@@ -16,7 +16,7 @@ import pandas as pd
 import streamlit as st
 
 from analytics.history.edits import edit_log
-from analytics.reports import frame_csv
+from analytics.reporting.writer import frame_csv
 from ui import cache, charts, chat, diffs, render, state
 from ui.database import DbRef
 from ui import markup

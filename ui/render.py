@@ -24,7 +24,7 @@ def ts_text(ts: Any) -> str:
 
 def download(frame: pd.DataFrame, file_name: str, key: str, label: str = "Download CSV") -> None:
     """A CSV of exactly `frame` (what the table next to it shows); in a masking session every
-    text column masked (`analytics.reports.frame_csv`), ids included, as reports are."""
+    text column masked (`analytics.reporting.writer.frame_csv`), ids included, as reports are."""
 
     download_data(lambda: csv_bytes(frame), file_name, key, label, rows=len(frame))
 
@@ -35,7 +35,7 @@ def csv_bytes(frame: pd.DataFrame) -> bytes:
     from analytics.policy import effective
 
     if effective().redact:
-        from analytics.reports import frame_csv
+        from analytics.reporting.writer import frame_csv
 
         return frame_csv(frame)
     return frame.to_csv(index=False).encode("utf-8")

@@ -22,7 +22,8 @@ from analytics.cohorts.compare import COLUMNS, DEFAULT_ALPHA, compare_cohorts
 from analytics.cohorts.costs import FIGURES, GROUPS, costs
 from analytics.errors import BadRequest
 from analytics.filters import Filters
-from analytics.reports import ReportSpec, metadata_pairs, register_report
+from analytics.reporting.filter_options import metadata_pairs
+from analytics.reporting.spec import ReportSpec, register_report
 from analytics.transcript import parse_time
 from analytics.cli_types import number
 

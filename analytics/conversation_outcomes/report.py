@@ -27,7 +27,7 @@ from analytics.conversation_outcomes.materialize import (
     DEFAULT_HITL_HOURS, DEFAULT_IDLE_MINUTES, FINISH_SQL, TABLE, materialized, store_latest, thread_facts,
 )
 from analytics.conversation_outcomes.signals import SIGNALS
-from analytics.reports import ReportSpec, register_report
+from analytics.reporting.spec import ReportSpec, register_report
 from analytics.cli_types import number
 
 #: The columns of `outcomes()`.

@@ -24,7 +24,7 @@ from analytics.history.diff import diff, diff_counts
 from analytics.errors import BadRequest
 from analytics.export_log import log_cli_export
 from analytics.masking import mask_lines
-from analytics.reports import frame_csv
+from analytics.reporting.writer import frame_csv
 from analytics.transcript import TranscriptQuery
 
 _MARK = {"same": " ", "edited": "~", "added": "+", "removed": "-"}

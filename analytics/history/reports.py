@@ -1,7 +1,7 @@
 """CSV reports of a conversation's history: `branches`, `edits`, `subgraphs`, `backlog`.
 
 Each is the API's frame over every thread of the report filters (`--thread`,
-`--tenant`, …), registered like any other kind (`analytics.reports`):
+`--tenant`, …), registered like any other kind (`analytics.reporting`):
 
     transcript-lens report branches --db lens.duckdb --out branches.csv      # every branch of every forked thread
     transcript-lens report edits --db lens.duckdb --thread T --out edits.csv # one thread's edit log
@@ -22,7 +22,7 @@ from analytics.history.backlog import BACKLOG_COLUMNS, UNTIL, backlog
 from analytics.history.branches import BRANCH_COLUMNS, branches_of
 from analytics.filters import Filters
 from analytics.history.edits import EDIT_LOG_COLUMNS, edit_logs
-from analytics.reports import ReportSpec, register_report
+from analytics.reporting.spec import ReportSpec, register_report
 from analytics.subgraphs import RUN_COLUMNS, subgraph_runs_of
 
 

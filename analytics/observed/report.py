@@ -12,14 +12,13 @@ docs/resume_qa.md, "The report", has every column.
 
 from __future__ import annotations
 
-import importlib.util
-
 from analytics import _pandas as pd
 from analytics.db import ConOrPath, connection
 from analytics.filters import Filters
 from analytics.frames import fetch_frame, typed
 from analytics.observed.windows import FINDING_KINDS, compare
 from analytics.observed.log import Source
+from analytics.reporting.spec import ReportSpec, register_report
 from analytics.resume.chain import resume_points
 from analytics.resume.common import DEFAULT_CAP, NO_FILTERS, check_cap
 from analytics.resume.gap import DEFAULT_GAP_MINUTES, check_gap, gap_option
@@ -174,18 +173,10 @@ def _report_arguments(parser) -> None:
     )
 
 
-def _register_report() -> None:
-    if importlib.util.find_spec("analytics.reports") is None:
-        return  # the report registry ships separately; without it there is no `report resume` (yet)
-    from analytics.reports import ReportSpec, register_report
-
-    register_report(ReportSpec(
-        "resume",
-        "restart-resume QA: the expected window at each resume point, or with --observed the verdicts and findings",
-        RESUME_REPORT_COLUMNS,
-        _report_rows,
-        _report_arguments,
-    ))  # fmt: skip
-
-
-_register_report()
+register_report(ReportSpec(
+    "resume",
+    "restart-resume QA: the expected window at each resume point, or with --observed the verdicts and findings",
+    RESUME_REPORT_COLUMNS,
+    _report_rows,
+    _report_arguments,
+))  # fmt: skip

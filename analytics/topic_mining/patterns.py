@@ -28,7 +28,7 @@ from analytics.db import ConOrPath, connection
 from analytics.errors import BadRequest
 from analytics.filters import Filters
 from analytics.conversation_outcomes.report import outcomes_relation
-from analytics.reports import ReportSpec, register_report
+from analytics.reporting.spec import ReportSpec, register_report
 
 #: The columns of `pattern_threads()`.
 THREAD_COLUMNS = ("thread_id", "tenant_id", "outcome", "signature", "label", "failing_ordinal", "first_ts")

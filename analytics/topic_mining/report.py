@@ -26,7 +26,7 @@ from analytics.errors import BadRequest
 from analytics.filters import Filters
 from analytics.conversation_outcomes.report import outcomes_relation
 from analytics.conversation_outcomes.signals import OUTCOMES
-from analytics.reports import ReportSpec, register_report
+from analytics.reporting.spec import ReportSpec, register_report
 from analytics.topic_mining import materialize as mat
 from analytics.topic_mining.concepts import Concepts, concept_table
 

@@ -28,7 +28,8 @@ from analytics import metrics
 from analytics.cli import add_policy_arguments, command
 from analytics.errors import BadRequest
 from analytics.filters import Filters
-from analytics.reports import ReportSpec, add_filter_arguments, filters_from_args, register_report
+from analytics.reporting.filter_options import add_filter_arguments, filters_from_args
+from analytics.reporting.spec import ReportSpec, register_report
 from analytics.workspace import annotating as notes
 from analytics.workspace import jsonl, label_set, queueing
 from analytics.workspace.review import annotations as listed

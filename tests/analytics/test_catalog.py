@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from analytics import catalog, metrics, reports, resume, transcript
+from analytics import catalog, metrics, resume, transcript
+from analytics.reporting import kinds, spec as specs
 from analytics.derived import write_derived_tables
 from analytics.filters import Filters
 from analytics.frames import UTC_MICROS, dtype_of, dtypes_of
@@ -143,10 +144,10 @@ def test_transcript_dtypes_are_the_catalogues():
 
 
 def test_report_columns_are_catalogued_columns():
-    assert set(reports.TRANSCRIPT_COLUMNS) <= set(loader_catalog.MESSAGES.names)
+    assert set(kinds.TRANSCRIPT_COLUMNS) <= set(loader_catalog.MESSAGES.names)
     # The catalogued metrics, then a preview of the first user message (docs/metrics.md).
     # ... then the outcome (a catalogued column of conversation_signals) and the signals that fired, in words.
-    assert reports.REPORTS["conversations"].columns == (
+    assert specs.report_spec("conversations").columns == (
         *catalog.CONVERSATION_METRICS.names, "first_user_message", "outcome", "signals")
     assert "outcome" in catalog.CONVERSATION_SIGNALS.names
 

@@ -85,7 +85,7 @@ def test_a_tenant_scope_keeps_other_tenants_history_out(loaded, sqlite_store):
 
 def test_csvs_of_frames_leave_the_tool_masked(loaded, sqlite_store, tmp_path, monkeypatch, capsys):
     from analytics.cli import main as cli_main
-    from analytics.reports import frame_csv
+    from analytics.reporting.writer import frame_csv
 
     chat = sqlite_store.thread("simple_chat")
     out = tmp_path / "d.csv"

@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 _LOAD_THEN_READ = """
 import json, sys
-import analytics, analytics.metrics, analytics.resume, analytics.contents, analytics.scope, analytics.reports, analytics.observed
+import analytics, analytics.metrics, analytics.resume, analytics.contents, analytics.scope, analytics.reporting.cli, analytics.reporting.kinds, analytics.observed
 import transcript_lens
 after_import = "pandas" in sys.modules
 summary = transcript_lens.load(sys.argv[1], sys.argv[2], workers=2)

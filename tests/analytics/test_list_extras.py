@@ -11,7 +11,7 @@ import pytest
 
 from analytics import metrics
 from analytics.errors import BadRequest
-from analytics.reports import report_frame
+from analytics.reporting.writer import report_frame
 
 
 @pytest.mark.parametrize("descending", [False, True])

@@ -11,7 +11,8 @@ import duckdb
 import pandas as pd
 import pytest
 
-from analytics import metrics, reports, resume
+from analytics import metrics, resume
+from analytics.reporting import kinds, spec as specs, writer
 from analytics.resume import risk_figures as resume_risks
 from analytics.db import connect
 from analytics.errors import BadRequest
@@ -137,11 +138,11 @@ def test_conversation_is_the_live_row_for_every_thread(con):
 
 def test_the_conversations_report_is_the_same_on_both_paths(con):
     filters = store_filters(con)[0]
-    fast = reports.report_frame(con, "conversations", filters)
+    fast = writer.report_frame(con, "conversations", filters)
     # The report's rows are the live query's, rendered the same way.
-    spec = reports.REPORTS["conversations"]
+    spec = specs.report_spec("conversations")
     sql, params = metrics.conversation_list_sql(con, filters, "thread_id", False, live=True)
-    slow = reports._as_csv_rows(spec, reports.with_outcomes(con, filters, sql, params, "thread_id", False), {}).df()
+    slow = writer._as_csv_rows(spec, kinds.with_outcomes(con, filters, sql, params, "thread_id", False), {}).df()
     pd.testing.assert_frame_equal(fast, slow, check_exact=True)
 
 
@@ -162,8 +163,8 @@ def test_the_fast_path_is_taken_for_the_default_gap_and_any_filter(doctored, tmp
         assert metrics.conversation(c, thread, gap_minutes=30)["messages"] == -1  # same value
         for filters in store_filters(c):
             assert set(metrics.conversations(c, filters)["messages"]) <= {-1}
-        assert set(reports.report_frame(c, "conversations")["messages"]) == {-1}
-        reports.write_report(c, "conversations", tmp_path / "c.csv")
+        assert set(writer.report_frame(c, "conversations")["messages"]) == {-1}
+        writer.write_report(c, "conversations", tmp_path / "c.csv")
     assert set(pd.read_csv(tmp_path / "c.csv")["messages"]) == {-1}
 
 
@@ -172,10 +173,10 @@ def test_another_resume_gap_runs_the_live_query(doctored):
         (thread,), = c.execute("SELECT min(thread_id) FROM threads").fetchall()
         assert (metrics.conversations(c, gap_minutes=5)["messages"] >= 0).all()
         assert metrics.conversation(c, thread, gap_minutes=5)["messages"] >= 0
-        frame = reports.report_frame(c, "conversations", options={"gap_minutes": 5})
+        frame = writer.report_frame(c, "conversations", options={"gap_minutes": 5})
         assert (frame["messages"] >= 0).all()
         with pytest.warns(DeprecationWarning, match="gap_minutes"):  # the former option name still works
-            frame = reports.report_frame(c, "conversations", options={"resume_gap_minutes": 5})
+            frame = writer.report_frame(c, "conversations", options={"resume_gap_minutes": 5})
         assert (frame["messages"] >= 0).all()
         with pytest.raises(BadRequest):
             metrics.conversations(c, gap_minutes=0)  # checked on either path

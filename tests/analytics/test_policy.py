@@ -10,7 +10,8 @@ import pandas as pd
 import pytest
 
 import analytics
-from analytics import Filters, reports
+from analytics import Filters
+from analytics.reporting import spec as specs, writer
 from analytics.cli import main as analytics_main
 from analytics.catalog import ALL_TABLES
 from analytics.db import applied_policy
@@ -60,10 +61,10 @@ def _api_answers(con, tmp_path) -> dict[str, str]:
     prices.write_text("model,input,output\nany-model,1.00,4.00\n", encoding="utf-8")
     options = {"compare": {"a_since": "2000-01-01", "b_until": "2100-01-01"},  # two cohorts that differ
                "costs": {"prices": str(prices), "cost_by": "tenant"}}
-    for kind in sorted(reports.REPORTS):
+    for kind in sorted(specs.registry()):
         out[f"report_frame {kind}"] = _text(analytics.report_frame(con, kind, needs.get(kind, Filters()),
                                                                    options.get(kind)))
-        path = reports.write_report(con, kind, tmp_path / f"{kind}.csv", needs.get(kind, Filters()), options.get(kind))
+        path = writer.write_report(con, kind, tmp_path / f"{kind}.csv", needs.get(kind, Filters()), options.get(kind))
         out[f"write_report {kind}"] = path.read_text(encoding="utf-8")
     return out
 

@@ -13,7 +13,8 @@ import analytics
 from analytics.conversation_outcomes.signals import SIGNALS
 import pytest
 
-from analytics import metrics, reports
+from analytics import metrics
+from analytics.reporting import kinds, spec as specs, writer
 from analytics.cli import main
 from analytics.db import connect
 from analytics.filters import Filters
@@ -49,15 +50,15 @@ def as_text(frame: pd.DataFrame) -> pd.DataFrame:
 
 @pytest.mark.parametrize("kind", ["conversations", "transcript", "daily"])
 def test_file_is_exactly_report_frame(db, tmp_path, kind):
-    out = reports.write_report(db, kind, tmp_path / f"{kind}.csv")
+    out = writer.write_report(db, kind, tmp_path / f"{kind}.csv")
     got = read_text_csv(out)
-    want = reports.report_frame(db, kind)
-    assert tuple(got.columns) == reports.REPORTS[kind].columns
+    want = writer.report_frame(db, kind)
+    assert tuple(got.columns) == specs.report_spec(kind).columns
     pd.testing.assert_frame_equal(got, as_text(want), check_dtype=False)
 
 
 def test_conversations_round_trip_with_iso_utc_timestamps(db, tmp_path):
-    out = reports.write_report(db, "conversations", tmp_path / "c.csv")
+    out = writer.write_report(db, "conversations", tmp_path / "c.csv")
     got = pd.read_csv(out)
     assert tuple(got.columns) == (*metrics.CONVERSATION_COLUMNS, "first_user_message", "outcome", "signals")
     frame = metrics.conversations(db)
@@ -81,7 +82,7 @@ def test_timestamps_do_not_follow_the_session_time_zone(db, tmp_path):
     con = connect(db)
     try:
         con.execute("SET TimeZone = 'America/New_York'")
-        out = reports.write_report(con, "transcript", tmp_path / "t.csv", Filters(thread_ids=("acme:web:s1",)))
+        out = writer.write_report(con, "transcript", tmp_path / "t.csv", Filters(thread_ids=("acme:web:s1",)))
     finally:
         con.close()
     got = read_text_csv(out)
@@ -91,7 +92,7 @@ def test_timestamps_do_not_follow_the_session_time_zone(db, tmp_path):
 
 def test_transcript_report_is_the_filtered_messages_in_order(db, tmp_path):
     filters = Filters(tenants=("acme", "globex"), since=D2)
-    out = reports.write_report(db, "transcript", tmp_path / "t.csv", filters)
+    out = writer.write_report(db, "transcript", tmp_path / "t.csv", filters)
     got = read_text_csv(out)
     # Threads active since D2 (acme:mobile:s2, globex::s3), messages stamped since D2, in transcript order.
     want = [
@@ -108,21 +109,21 @@ def test_transcript_report_is_the_filtered_messages_in_order(db, tmp_path):
 
 
 def test_transcript_written_in_parts_is_the_same_file(db, tmp_path, monkeypatch):
-    whole = reports.write_report(db, "transcript", tmp_path / "whole.csv").read_bytes()
-    monkeypatch.setattr(reports, "TRANSCRIPT_PART_MESSAGES", 3)
+    whole = writer.write_report(db, "transcript", tmp_path / "whole.csv").read_bytes()
+    monkeypatch.setattr(kinds, "TRANSCRIPT_PART_MESSAGES", 3)
     con = connect(db)
     try:
-        assert len(list(reports._transcript_parts(con, Filters(), {}))) > 2
+        assert len(list(kinds._transcript_parts(con, Filters(), {}))) > 2
     finally:
         con.close()
-    assert reports.write_report(db, "transcript", tmp_path / "parts.csv").read_bytes() == whole
+    assert writer.write_report(db, "transcript", tmp_path / "parts.csv").read_bytes() == whole
     # An empty selection still has its header.
-    empty = reports.write_report(db, "transcript", tmp_path / "empty.csv", Filters(tenants=("nobody",)))
-    assert empty.read_text().splitlines() == [",".join(reports.TRANSCRIPT_COLUMNS)]
+    empty = writer.write_report(db, "transcript", tmp_path / "empty.csv", Filters(tenants=("nobody",)))
+    assert empty.read_text().splitlines() == [",".join(kinds.TRANSCRIPT_COLUMNS)]
 
 
 def test_daily_report_days_are_plain_dates(db, tmp_path):
-    got = read_text_csv(reports.write_report(db, "daily", tmp_path / "d.csv", Filters(tenants=("globex",))))
+    got = read_text_csv(writer.write_report(db, "daily", tmp_path / "d.csv", Filters(tenants=("globex",))))
     assert got["day"].tolist() == ["2025-03-02", "2025-03-03"]
     assert tuple(got.columns) == metrics.DAILY_COLUMNS
 
@@ -134,9 +135,9 @@ def test_a_failed_report_leaves_the_old_file_alone(db, tmp_path, monkeypatch):
     def broken(con, filters, options):
         return con.sql("SELECT error('boom') AS x")
 
-    monkeypatch.setitem(reports.REPORTS, "broken", reports.ReportSpec("broken", "fails", ("x",), broken))
+    monkeypatch.setitem(specs.REPORTS, "broken", specs.ReportSpec("broken", "fails", ("x",), broken))
     with pytest.raises(duckdb.Error):
-        reports.write_report(db, "broken", out)
+        writer.write_report(db, "broken", out)
     assert out.read_text() == "previous\n"
     assert [p.name for p in tmp_path.iterdir()] == ["keep.csv"]
 
@@ -153,9 +154,9 @@ def test_registry_takes_new_kinds_and_holds_them_to_their_columns(db, tmp_path, 
     def arguments(parser):
         parser.add_argument("--label")
 
-    monkeypatch.setattr(reports, "REPORTS", dict(reports.REPORTS))
+    monkeypatch.setattr(specs, "REPORTS", dict(specs.REPORTS))
     columns = ("tenant_id", "threads", "last_ts", "label")
-    reports.register_report(reports.ReportSpec("tenants", "per tenant", columns, tenants, arguments))
+    specs.register_report(specs.ReportSpec("tenants", "per tenant", columns, tenants, arguments))
     out = tmp_path / "tenants.csv"
     assert main(["report", "tenants", "--db", str(db), "--out", str(out), "--tenant", "acme", "--label", "x"]) == 0
     assert list(csv.reader(out.open())) == [
@@ -163,11 +164,11 @@ def test_registry_takes_new_kinds_and_holds_them_to_their_columns(db, tmp_path, 
         ["acme", "3", "2025-03-02T10:02:50.000000Z", "x"],
     ]
     with pytest.raises(ValueError):
-        reports.register_report(reports.ReportSpec("tenants", "again", ("x",), tenants))
+        specs.register_report(specs.ReportSpec("tenants", "again", ("x",), tenants))
     drifted = (columns[1], columns[0], *columns[2:])
-    reports.REPORTS["drifted"] = reports.ReportSpec("drifted", "wrong order", drifted, tenants)
+    specs.REPORTS["drifted"] = specs.ReportSpec("drifted", "wrong order", drifted, tenants)
     with pytest.raises(AssertionError):
-        reports.report_frame(db, "drifted")
+        writer.report_frame(db, "drifted")
 
 
 def test_cli_writes_the_filtered_report(db, tmp_path, capsys):
@@ -178,7 +179,7 @@ def test_cli_writes_the_filtered_report(db, tmp_path, capsys):
     got = pd.read_csv(out)
     assert got["thread_id"].tolist() == ["acme:web:empty", "acme:web:s1"]
     filters = Filters(tenants=("acme",), sub_tenants=("web",))
-    api = reports.write_report(db, "conversations", tmp_path / "api.csv", filters)
+    api = writer.write_report(db, "conversations", tmp_path / "api.csv", filters)
     pd.testing.assert_frame_equal(got, pd.read_csv(api))
 
 
@@ -245,7 +246,7 @@ def test_cli_refuses_an_unknown_kind(db, tmp_path, capsys):
 
 
 def test_one_format_z_times_true_false_and_rounded_floats(loaded, tmp_path):
-    out = reports.write_report(loaded, "conversations", tmp_path / "c.csv")
+    out = writer.write_report(loaded, "conversations", tmp_path / "c.csv")
     with out.open(newline="", encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
     frame = metrics.conversations(loaded)
@@ -262,8 +263,8 @@ def test_one_format_z_times_true_false_and_rounded_floats(loaded, tmp_path):
                 assert r[c] == ""
                 continue
             decimals = r[c].partition(".")[2]
-            assert len(decimals) <= reports.FLOAT_DECIMALS, (c, r[c])
-            assert float(r[c]) == round(float(want), reports.FLOAT_DECIMALS)
+            assert len(decimals) <= writer.FLOAT_DECIMALS, (c, r[c])
+            assert float(r[c]) == round(float(want), writer.FLOAT_DECIMALS)
             unrounded += round(float(want), 3) != float(want)
     assert unrounded  # the store has figures with more decimals, so rounding was exercised
 
@@ -288,7 +289,7 @@ def test_cli_sort_is_a_pandas_sort_of_the_whole_table(loaded, tmp_path, column, 
 
 
 def test_cli_default_order_is_thread_id(loaded, tmp_path):
-    out = reports.write_report(loaded, "conversations", tmp_path / "c.csv")
+    out = writer.write_report(loaded, "conversations", tmp_path / "c.csv")
     assert read_text_csv(out)["thread_id"].tolist() == sorted(metrics.conversations(loaded)["thread_id"])
 
 

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 import analytics
 import transcript_lens
 from analytics.errors import BadRequest
-from analytics.reports import report_frame
+from analytics.reporting.writer import report_frame
 from analytics.searching import SearchQuery, search, snippet
 from storegen.build import open_sqlite_saver
 from storegen.clock import Clock

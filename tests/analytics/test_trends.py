@@ -284,12 +284,12 @@ def test_cli_writes_exactly_the_columns(loaded, tmp_path, split, tenant):
 
 
 def test_report_file_is_report_frame_and_by_defaults_to_the_range(loaded, tmp_path):
-    from analytics import reports
+    from analytics.reporting import writer
 
     for options in ({"by": "month", "split": "tool"}, {}):
-        out = reports.write_report(loaded, "trends", tmp_path / "t.csv", options=options)
+        out = writer.write_report(loaded, "trends", tmp_path / "t.csv", options=options)
         got = pd.read_csv(out, dtype=str, keep_default_na=False)
-        want = reports.report_frame(loaded, "trends", options=options)
+        want = writer.report_frame(loaded, "trends", options=options)
         assert list(got.columns) == list(want.columns) == list(trends.columns(options.get("split")))
         assert got["period"].tolist() == want["period"].tolist()
     with connect(loaded) as con:

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.analytics.pii_store import (EMAIL, GLUED, NAME, PHONE, SECRETS, THREAD, build_pii_in_every_field)
-from analytics.reports import registry
+from analytics.reporting.spec import registry
 from tests.attacks.harness import attack, run_cli
 
 @pytest.fixture(scope="module")

@@ -82,7 +82,7 @@ def test_the_check_sees_the_import_forms_it_forbids(tmp_path):
 
 _QUERY_SIDE = """
 import json, sys
-import analytics, analytics.frames, analytics.catalog, analytics.reports
+import analytics, analytics.frames, analytics.catalog, analytics.reporting.kinds, analytics.reporting.cli
 print(json.dumps(sorted(m for m in sys.modules if m.startswith("loaders"))))
 """
 

@@ -10,7 +10,8 @@ import re
 import pandas as pd
 import pytest
 
-from analytics import metrics, reports
+from analytics import metrics
+from analytics.reporting import writer
 from analytics.db import connect
 from analytics.errors import BadRequest
 from analytics.filters import Filters, Range
@@ -183,7 +184,7 @@ def test_the_csv_is_every_filtered_row_in_the_sort_as_the_cli_writes_it(con, loa
     full = metrics.conversations(con)
     assert [r["thread_id"] for r in rows] == pandas_sorted(full[full["user_turns"] >= 1], "duration_s", True)
     assert list(rows[0]) == [*metrics.LIST_COLUMNS, "outcome", "signals"]
-    cli = reports.write_report(loaded, "conversations", tmp_path / "cli.csv", conditions,
+    cli = writer.write_report(loaded, "conversations", tmp_path / "cli.csv", conditions,
                                {"sort": "duration_s", "desc": True})  # fmt: skip
     assert cli.read_bytes() == data
     assert all(re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z", r["last_ts"]) for r in rows if r["last_ts"])

@@ -14,7 +14,7 @@ from analytics.db import ConOrPath
 from analytics.errors import BadRequest
 from analytics.filters import Filters
 from analytics.conversation_outcomes.materialize import DEFAULT_HITL_HOURS
-from analytics.reports import frame_csv
+from analytics.reporting.writer import frame_csv
 from ui.models.frames import empty
 
 #: What the table can be sorted by, and the header each column has.

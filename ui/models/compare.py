@@ -20,7 +20,7 @@ from analytics.db import ConOrPath
 from analytics.errors import BadRequest
 from analytics.filters import Filters, day_window
 from analytics.conversation_outcomes.signals import OUTCOMES
-from analytics.reports import frame_csv
+from analytics.reporting.writer import frame_csv
 from ui.formats import plural
 from ui.models.outcomes import SIGNAL_LABELS
 

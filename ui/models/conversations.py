@@ -17,7 +17,7 @@ from analytics import metrics
 from analytics.db import ConOrPath, connection
 from analytics.filters import Filters, Range
 from analytics.frames import fetch_frame
-from analytics.reports import write_report
+from analytics.reporting.writer import write_report
 from analytics.scope import ThreadConditions, scoped_view
 from ui.models.frames import gaps_filled, per_day
 from ui.models.outcomes import with_outcomes

@@ -18,7 +18,7 @@ import pandas as pd
 from analytics.db import ConOrPath
 from analytics.errors import AnalyticsError
 from analytics.filters import Filters
-from analytics.reports import write_report
+from analytics.reporting.writer import write_report
 from analytics.searching import SEARCH_IN, SEARCH_SPEAKERS, SearchQuery, search
 from ui.formats import unmarked
 from ui.models.chat import speaker as speaker_label

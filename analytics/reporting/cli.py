@@ -1,0 +1,73 @@
+"""The `report` subcommand: a registered report kind written to a file or to stdout.
+
+    python -m analytics report conversations --db lens.duckdb --out conv.csv --tenant acme
+    python -m analytics report daily --db lens.duckdb --out daily.jsonl
+
+It takes the filter options (`analytics.reporting.filter_options`), the resume gap, and each
+kind's own options (`ReportSpec.arguments`); `write_report` writes the rows.
+
+>>> import argparse
+>>> parser = argparse.ArgumentParser()
+>>> _configure(parser)
+>>> parser.parse_args(["daily", "--db", "lens.duckdb"]).out is None
+True
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+import duckdb
+
+from analytics.cli import command
+from analytics.db import connect
+from analytics.errors import AnalyticsError
+from analytics.masking import premasked
+from analytics.reporting.filter_options import add_filter_arguments, filters_from_args
+from analytics.reporting.spec import registry
+from analytics.reporting.writer import write_report
+from analytics.resume.gap import add_gap_argument
+
+
+def _configure(parser: argparse.ArgumentParser) -> None:
+    reports = registry()
+    kinds = "; ".join(f"{name}: {spec.help}" for name, spec in sorted(reports.items()))
+    parser.description = f"Write a CSV report ({kinds})."
+    parser.add_argument("kind", choices=sorted(reports), help="which report")
+    parser.add_argument("--db", required=True, help="Transcript Lens DuckDB file")
+    parser.add_argument("--out", metavar="FILE.csv",
+                        help="CSV file to write (replaced); default (or -): the CSV on stdout")
+    add_filter_arguments(parser)
+    add_gap_argument(parser)  # one flag for every kind that counts resume points (conversations, resume)
+    for spec in reports.values():
+        if spec.arguments is not None:
+            spec.arguments(parser)
+
+
+@command("report", _configure, help="write a CSV report from a loaded database")
+def run(args: argparse.Namespace) -> int:
+    """`python -m analytics report KIND --db PATH --out FILE.csv [filters]`."""
+    filters = filters_from_args(args)
+    try:
+        con = connect(args.db)
+        try:
+            # A long report would otherwise draw DuckDB's progress bar over the terminal.
+            con.execute("SET enable_progress_bar = false")
+            if args.out is None:
+                with tempfile.TemporaryDirectory() as folder:
+                    out = write_report(con, args.kind, Path(folder) / "report.csv", filters, vars(args), printed=True)
+                    with out.open("rb") as fh, premasked():  # the file's values are masked: its bytes as --out has them
+                        shutil.copyfileobj(fh, sys.stdout.buffer)
+                return 0
+            out = write_report(con, args.kind, args.out, filters, vars(args))
+        finally:
+            con.close()
+    except duckdb.Error as exc:
+        first_line = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise AnalyticsError(f"report {args.kind} from {args.db} failed: {first_line}") from None
+    print(out)
+    return 0
