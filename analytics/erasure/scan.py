@@ -48,7 +48,7 @@ from pathlib import Path
 import duckdb
 
 from analytics.erasure.exports import values_left
-from analytics.erasure.said import metadata_sql, said_sql
+from analytics.erasure.said import METADATA_TABLE, said_sql
 from analytics.erasure.workspace import ids_left
 from analytics.redact import find_personal_data
 from analytics.workspace.store import Workspace
@@ -139,9 +139,9 @@ def needles_of(db: str | os.PathLike, thread_ids: list[str]) -> Needles:
                       "WHERE length(trim(content)) >= ? ORDER BY length(content) {}, content LIMIT ?")
             texts += [c for (c,) in con.execute(chosen.format("DESC"), [SHORTEST, MESSAGES]).fetchall()]
             texts += [c for (c,) in con.execute(chosen.format("ASC"), [SHORTEST, SHORT_MESSAGES]).fetchall()]
-        if "checkpoints" in has:  # (a value many erased threads carry first: a tenant's own, say)
+        if METADATA_TABLE in said:  # (it has metadata; a value many erased threads carry first: a tenant's own, say)
             texts += [v for (v,) in con.execute(
-                f"SELECT said FROM ({metadata_sql('src')}) SEMI JOIN scan_ids USING (thread_id) "
+                f"SELECT said FROM {METADATA_TABLE} SEMI JOIN scan_ids USING (thread_id) "
                 "WHERE length(trim(said)) >= ? GROUP BY said ORDER BY count(*) DESC, length(said) DESC, said LIMIT ?",
                 [SHORTEST, METADATA_VALUES]).fetchall()]
         lines = [max(c.splitlines(), key=len) for c in texts if c.strip()]  # a window never spans a line break
