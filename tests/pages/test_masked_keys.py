@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sqlite3
 from typing import Annotated
+from urllib.parse import quote, unquote
 
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
@@ -102,6 +103,17 @@ def test_the_conversations_table_shows_masked_keys_that_open_their_transcripts(m
     assert any("<PHONE_" in t for t in ids)
     for shown_id, question in zip(table["thread_id"], table["first_user_message"]):
         _opens(shown_id, question)
+    # Selecting a row (AppTest cannot click one: the selection arrives as the widget's state) sends
+    # the browser to the masked key, never the stored one.
+    row = next(i for i, t in enumerate(ids) if "<CARD_" in t)
+    at.session_state["conversations.table"] = {"selection": {"rows": [row], "columns": [], "cells": []}}
+    at.run()
+    assert not at.exception, at.exception
+    script = next(h.proto.body for h in at.get("html") if "PopStateEvent" in h.proto.body)
+    link = next(lnk for lnk in at.main.get("page_link") if lnk.proto.label.startswith("Open "))
+    assert f"thread={quote(ids[row])}" in script and link.proto.query_string.startswith(f"thread={quote(ids[row])}")
+    assert not _leaks(at)
+    _opens(unquote(link.proto.query_string.split("&")[0].removeprefix("thread=")), THREADS["globex:api:4111111111111111"])
 
 
 def test_the_overview_charts_name_no_tenant_or_model_as_stored(masking):
@@ -141,9 +153,11 @@ def test_resume_qa_shows_masked_keys_that_open_their_thread(masking):
     assert not _leaks(at)
     ids = list(at.dataframe[0].value["thread_id"])
     picked = next(t for t in ids if "<EMAIL_" in t and t.startswith("acme:"))
-    at = open_page(_app(), "resume_qa", thread=picked)
+    at.session_state["resume_qa.risks"] = {"selection": {"rows": [ids.index(picked)], "columns": []}}  # a row selected
+    at.run()
     assert not at.exception, at.exception
     assert not _leaks(at)
     assert not [e.value for e in at.error]
     assert any(picked in s.value for s in at.subheader)  # the timeline of that thread
+    assert at.query_params["thread"] == picked  # the address bar holds the masked key
     assert len(at.get("echarts_chart")) >= 1
