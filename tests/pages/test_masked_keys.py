@@ -122,6 +122,15 @@ def test_the_overview_charts_name_no_tenant_or_model_as_stored(masking):
     assert not _leaks(at)
     text = shown(at)
     assert "<EMAIL_" in text  # the tenant and the model, masked in the charts' data
+    # The tenant as the filter bar offers it (masked) keeps that tenant's threads.
+    from analytics.masking import mask_text
+    from analytics.policy import Policy
+
+    tenant = mask_text("tenant.owner@example.com", Policy(redact=True))
+    at = open_page(_app(), "conversations", tenant=tenant)
+    assert not at.exception, at.exception
+    assert list(at.dataframe[0].value["first_user_message"]) == [THREADS["tenant.owner@example.com:web:s1"]]
+    assert not _leaks(at)
 
 
 def test_the_conversations_charts_name_no_model_as_stored(masking):
