@@ -141,12 +141,17 @@ def _shown(value: Any) -> Any:
     back to a data call, never to the page."""
     if isinstance(value, str):
         return mask_text(value)
-    if isinstance(value, pd.DataFrame):
-        out = value.copy()
-        for name in out.columns:
-            if out[name].dtype == object or pd.api.types.is_string_dtype(out[name].dtype):
-                out[name] = out[name].map(_shown_cell).astype(out[name].dtype)
+    if isinstance(value, pd.DataFrame):  # cells, the index and the column labels (a pivot's categories)
+        out = pd.DataFrame({i: _shown_series(value.iloc[:, i]) for i in range(value.shape[1])}, index=value.index)
+        out.columns = value.columns.map(_shown_cell)
+        out.index = _shown_index(value.index)
         return out
+    if isinstance(value, pd.Series):
+        out = _shown_series(value)
+        out.index = _shown_index(value.index)
+        return out
+    if isinstance(value, pd.Index):
+        return _shown_index(value)
     if isinstance(value, Filters) or value is None or isinstance(value, (bool, int, float, bytes, datetime)):
         return value
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
@@ -160,6 +165,25 @@ def _shown(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return type(value)(_shown(v) for v in value)
     return value
+
+
+def _shown_series(column: pd.Series) -> pd.Series:
+    if isinstance(column.dtype, pd.CategoricalDtype):  # order kept; categories masked alike merge
+        shown = [_shown_cell(c) for c in column.cat.categories]
+        if len(set(shown)) == len(shown):
+            return column.cat.rename_categories(shown)
+        return column.astype(object).map(_shown_cell).astype("category")
+    if column.dtype == object or pd.api.types.is_string_dtype(column.dtype):
+        return column.map(_shown_cell).astype(column.dtype)
+    return column
+
+
+def _shown_index(index: pd.Index) -> pd.Index:
+    if isinstance(index, pd.MultiIndex):
+        return index.map(lambda t: tuple(_shown_cell(v) for v in t))
+    if index.dtype == object or pd.api.types.is_string_dtype(index.dtype) or isinstance(index.dtype, pd.CategoricalDtype):
+        return index.map(_shown_cell)
+    return index
 
 
 def _shown_cell(value: Any) -> Any:
