@@ -401,3 +401,39 @@ def searchable_sql(column: str) -> str:
     "regexp_replace(m.content, getvariable('tl_search_barrier'), chr(0), 'g')"
     """
     return f"regexp_replace({column}, getvariable('{SEARCH_BARRIER_VARIABLE}'), chr(0), 'g')"
+
+
+# --- keys a masking reader holds ---------------------------------------------------------------
+
+_PLACEHOLDER = re.compile(r"<[A-Z][A-Z0-9_]*_\d+>")
+
+
+def stored_keys(con: duckdb.DuckDBPyConnection, shown: str, column: str = "thread_id", table: str = "threads") -> list[str]:
+    """The stored values of `table.column` that mask to `shown`, in order: how an app that shows a
+    masked key (`acme:web:<EMAIL_1>` in a table, a picker, a link) finds the row it stands for.
+    The masked key is the token: the stored one never reaches the page or the address bar.
+    Candidates are the values `shown`'s literal parts match (a placeholder matches anything), each
+    masked by this process's redactor and kept when it reads as `shown`; the connection's tenant
+    scope holds. Two stored values masked alike (an email in two cases) both come back.
+
+    >>> stored_keys(con, "acme:web:<EMAIL_1>")  # doctest: +SKIP
+    ['acme:web:bob@example.com']
+    """
+    if not shown:
+        return []
+    parts = _PLACEHOLDER.split(shown)
+    pattern = "%".join(p.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") for p in parts)
+    rows = con.execute(
+        f'SELECT DISTINCT "{column}" FROM "{table}" WHERE "{column}" LIKE ? ESCAPE \'\\\' ORDER BY 1', [pattern]
+    ).fetchall()
+    r = redactor()
+    return [v for (v,) in rows if _mask_value(v, r) == shown]
+
+
+def holds_placeholder(text: str) -> bool:
+    """Whether `text` holds a placeholder (`<EMAIL_1>`): a value a masking reader was shown.
+
+    >>> holds_placeholder("acme:web:<EMAIL_1>"), holds_placeholder("acme:web:s1")
+    (True, False)
+    """
+    return bool(_PLACEHOLDER.search(text))

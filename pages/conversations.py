@@ -36,7 +36,7 @@ page = state.first_page_on_new_question(page_key, (filters, ranges, pending, for
 view = cache.conversations(db, filters, pending, forks, ranges, sort, descending, page)
 st.session_state[page_key] = view.page  # a page past the end (an old link) shows the last one
 
-shown, config = review.review_columns(*columns.conversations_table(view.table), view.table["thread_id"], ws)
+shown, config = review.review_columns(*columns.conversations_table(view.table), view.table["thread_id"], db, ws)
 st.caption(render.rows_caption(view.offset, len(view.table), view.matching, view.total, view.in_database)
            + columns.sort_caption(sort, descending))
 picked = render.table(

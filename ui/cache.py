@@ -19,6 +19,7 @@ strings, numbers, datetimes); results are pickled, so return plain data or frame
 from __future__ import annotations
 
 import atexit
+import dataclasses
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -33,7 +34,8 @@ import streamlit as st
 from analytics import contents, workspace
 from analytics.db import connect, connection
 from analytics.filters import Filters
-from analytics.policy import set_session_policy
+from analytics.masking import holds_placeholder, mask_text, stored_keys
+from analytics.policy import effective, set_session_policy
 from ui import database
 from ui.database import DbRef, WsRef
 from ui.models import conversations as conversations_model
@@ -111,9 +113,134 @@ def _close_if_unused(version: _Version) -> None:
 
 
 def _on(db: DbRef, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    """`fn(path, *args, **kwargs)` on this version of the file (`reading`)."""
+    """`fn(path, *args, **kwargs)` on this version of the file (`reading`), through the app's
+    masking boundary (`_stored`, `_shown`)."""
     with reading(db) as path:
-        return fn(path, *args, **kwargs)
+        if not effective().redact:
+            return fn(path, *args, **kwargs)
+        args, kwargs = _stored(path, args), dict(zip(kwargs, _stored(path, tuple(kwargs.values()))))
+        return _shown(fn(path, *args, **kwargs))
+
+
+# --- the masking boundary: what a masking session's pages hold ---------------------------------
+#
+# Every answer a data call gives a masking session is masked whole (`_shown`): table cells, chart
+# categories, labels, picker options, dictionary keys, ids and tenants included (a thread key, a
+# tenant or a model name can hold an email), as an export is. The masked key is what the page
+# holds, selects, links to and puts in the address bar; a call's arguments are mapped back to the
+# stored keys here (`_stored`: `analytics.masking.stored_keys`), so no page handles a stored key.
+
+_FILTER_KEYS = (("tenants", "tenant_id", "threads"), ("sub_tenants", "sub_tenant_id", "threads"),
+                ("thread_ids", "thread_id", "threads"), ("within", "thread_id", "threads"),
+                ("models", "model", "messages"))
+
+
+def _shown(value: Any) -> Any:
+    """`value` (an answer: frames, page models, texts, containers of them) with every text masked.
+    A question echoed back (`Filters`, conditions for a download) keeps its stored keys: it goes
+    back to a data call, never to the page."""
+    if isinstance(value, str):
+        return mask_text(value)
+    if isinstance(value, pd.DataFrame):  # cells, the index and the column labels (a pivot's categories)
+        out = pd.DataFrame({i: _shown_series(value.iloc[:, i]) for i in range(value.shape[1])}, index=value.index)
+        out.columns = value.columns.map(_shown_cell)
+        out.index = _shown_index(value.index)
+        return out
+    if isinstance(value, pd.Series):
+        out = _shown_series(value)
+        out.index = _shown_index(value.index)
+        return out
+    if isinstance(value, pd.Index):
+        return _shown_index(value)
+    if isinstance(value, Filters) or value is None or isinstance(value, (bool, int, float, bytes, datetime)):
+        return value
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.replace(value, **{
+            f.name: _shown(getattr(value, f.name)) for f in dataclasses.fields(value) if f.init
+        })
+    if isinstance(value, dict):
+        return {_shown(k): _shown(v) for k, v in value.items()}
+    if isinstance(value, tuple) and hasattr(value, "_fields"):  # a named tuple
+        return type(value)(*(_shown(v) for v in value))
+    if isinstance(value, (list, tuple)):
+        return type(value)(_shown(v) for v in value)
+    return value
+
+
+def _shown_series(column: pd.Series) -> pd.Series:
+    if isinstance(column.dtype, pd.CategoricalDtype):  # order kept; categories masked alike merge
+        shown = [_shown_cell(c) for c in column.cat.categories]
+        if len(set(shown)) == len(shown):
+            return column.cat.rename_categories(shown)
+        return column.astype(object).map(_shown_cell).astype("category")
+    if column.dtype == object or pd.api.types.is_string_dtype(column.dtype):
+        return column.map(_shown_cell).astype(column.dtype)
+    return column
+
+
+def _shown_index(index: pd.Index) -> pd.Index:
+    if isinstance(index, pd.MultiIndex):
+        return index.map(lambda t: tuple(_shown_cell(v) for v in t))
+    if index.dtype == object or pd.api.types.is_string_dtype(index.dtype) or isinstance(index.dtype, pd.CategoricalDtype):
+        return index.map(_shown_cell)
+    return index
+
+
+def _shown_cell(value: Any) -> Any:
+    return mask_text(value) if isinstance(value, str) else _shown(value) if isinstance(value, (list, tuple, dict)) else value
+
+
+def _stored(path: str, args: tuple) -> tuple:
+    """`args` with every key a masking page holds (a text with a placeholder in it: a masked thread
+    id, tenant, sub-tenant or model, alone or in `Filters`) mapped back to the stored key it stands
+    for. A text no stored key masks to (a search for `<EMAIL_1>`) is left as it is."""
+    if not any(_holds_shown(a) for a in args):
+        return args
+    with connection(path) as con:
+        def thread(v: Any) -> Any:
+            if isinstance(v, str) and holds_placeholder(v):
+                found = stored_keys(con, v)
+                return found[0] if found else v
+            if isinstance(v, Filters):
+                changed = {}
+                for field, column, table in _FILTER_KEYS:
+                    values = getattr(v, field, None)
+                    if values and any(isinstance(x, str) and holds_placeholder(x) for x in values):
+                        changed[field] = tuple(
+                            k for x in values
+                            for k in (stored_keys(con, x, column, table) or [x]
+                                      if isinstance(x, str) and holds_placeholder(x) else [x]))
+                return dataclasses.replace(v, **changed) if changed else v
+            if isinstance(v, (list, tuple)) and not hasattr(v, "_fields"):
+                return type(v)(thread(x) for x in v)
+            return v
+
+        return tuple(thread(a) for a in args)
+
+
+def _holds_shown(value: Any) -> bool:
+    if isinstance(value, str):
+        return holds_placeholder(value)
+    if isinstance(value, Filters):
+        return any(_holds_shown(tuple(getattr(value, f) or ())) for f, _c, _t in _FILTER_KEYS if hasattr(value, f))
+    if isinstance(value, (list, tuple)):
+        return any(_holds_shown(v) for v in value)
+    return False
+
+
+def _with_con(fn: Callable[..., T]) -> Callable[..., T]:
+    """`fn(con, …)` called as `fn(path, …)` (`_on`) on a connection it opens and closes."""
+    def on_path(path: str, *args: Any) -> T:
+        with connection(path) as con:
+            return fn(con, *args)
+    return on_path
+
+
+def stored_thread(db: DbRef, thread_id: str) -> str:
+    """The stored key of the thread a page holds (`thread_id`, masked in a masking session), for a
+    write that names it (an annotation)."""
+    with reading(db) as path:
+        return _stored(path, (thread_id,))[0] if effective().redact else thread_id
 
 
 @st.cache_data(show_spinner=False, max_entries=_ENTRIES)
@@ -225,19 +352,21 @@ def call(fn: Callable[..., T], db: DbRef, *args: Any, **kwargs: Any) -> T:
 
 @st.cache_data(show_spinner=False, max_entries=_ENTRIES)
 def thread_annotations(db: DbRef, ws: WsRef, thread_id: str) -> review_model.ThreadAnnotations:
-    with reading(db) as path, connection(path) as con:
-        return review_model.thread_annotations(con, ws.workspace, thread_id)
+    return _on(db, _with_con(review_model.thread_annotations), ws.workspace, thread_id)
 
 
 @st.cache_data(show_spinner=False, max_entries=_ENTRIES)
-def review_columns(ws: WsRef, thread_ids: tuple[str, ...]) -> pd.DataFrame:
+def review_columns(db: DbRef, ws: WsRef, thread_ids: tuple[str, ...]) -> pd.DataFrame:
+    return _on(db, _review_columns, ws, thread_ids)
+
+
+def _review_columns(_path: str, ws: WsRef, thread_ids: tuple[str, ...]) -> pd.DataFrame:
     return review_model.review_columns(ws.workspace, thread_ids)
 
 
 @st.cache_data(show_spinner=False, max_entries=_ENTRIES)
 def review_counts(db: DbRef, ws: WsRef, filters: Filters) -> workspace.ReviewCounts:
-    with reading(db) as path, connection(path) as con:
-        return workspace.review_counts(con, ws.workspace, filters)
+    return _on(db, _with_con(workspace.review_counts), ws.workspace, filters)
 
 
 @st.cache_data(show_spinner=False, max_entries=_ENTRIES)
@@ -247,8 +376,7 @@ def threads_with(ws: WsRef, labels: tuple[str, ...], failed: bool) -> tuple[str,
 
 @st.cache_data(show_spinner=False, max_entries=_ENTRIES)
 def orphaned(db: DbRef, ws: WsRef, thread_id: str | None = None) -> pd.DataFrame:
-    with reading(db) as path, connection(path) as con:
-        return review_model.orphaned(con, ws.workspace, thread_id)
+    return _on(db, _with_con(review_model.orphaned), ws.workspace, thread_id)
 
 
 @st.cache_data(show_spinner=False, max_entries=_ENTRIES)

@@ -280,9 +280,10 @@ def review_filters(url: state.Url, ws: WsRef, filters: Filters, where=st) -> Fil
     return replace(filters, within=cache.threads_with(ws, tuple(chosen), bool(failed)))
 
 
-def review_columns(shown: pd.DataFrame, config: dict, thread_ids: pd.Series, ws: WsRef) -> tuple[pd.DataFrame, dict]:
+def review_columns(shown: pd.DataFrame, config: dict, thread_ids: pd.Series, db: DbRef, ws: WsRef
+                   ) -> tuple[pd.DataFrame, dict]:
     """The Conversations table with its Labels and Review columns (after the thread and the question)."""
-    cells = cache.review_columns(ws, tuple(thread_ids))
+    cells = cache.review_columns(db, ws, tuple(thread_ids))
     out = shown.copy()
     at = list(out.columns).index("thread_id") + 1
     out.insert(at, "review", cells["review"].to_numpy())

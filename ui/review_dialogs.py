@@ -135,8 +135,11 @@ def _annotate(db: DbRef, ws: WsRef, key: str, where: str, targets: dict[str, dic
         if label and label not in {x.name for x in cache.labels(ws) if not x.retired}:
             return  # `_content_fields` already says why, above
         try:
+            target = dict(targets[choice])
+            if target.get("thread_id"):  # the key the page holds (masked in a masking session) → the stored one
+                target["thread_id"] = cache.stored_thread(db, target["thread_id"])
             with cache.reading(db) as path:
-                made = workspace.annotate(path, **targets[choice], label=label, verdict=verdict, note=text,
+                made = workspace.annotate(path, **target, label=label, verdict=verdict, note=text,
                                           author=name, workspace=ws.workspace, origin="app")
         except AnalyticsError as exc:
             st.error(str(exc))

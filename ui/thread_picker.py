@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 import streamlit as st
 
+from analytics.masking import mask_text
 from ui import cache, markup, state
 from ui.database import DbRef
 
@@ -29,12 +30,15 @@ def thread_picker(url: state.Url, db: DbRef, label: str = "Thread",
     choices = cache.thread_choices(db, st.session_state.get(find_key) or "", wanted)
     labels = dict(zip(choices["thread_id"], choices["label"]))
     if wanted is not None and wanted not in labels:
-        st.warning(f"No thread {markup.code(wanted)} in this database; the list shows threads that contain that text.")
+        # As a masking session may show it: a stored key typed or linked is not echoed (nor searched for)
+        # when it holds a personal value; the thread opens by the masked key the app shows.
+        echo = mask_text(wanted)
+        st.warning(f"No thread {markup.code(echo)} in this database; the list shows threads that contain that text.")
         if on_missing is not None:
             on_missing(wanted)
         st.session_state[key] = None
-        st.session_state[find_key] = wanted  # before the box is drawn: the list narrows to near matches
-        choices = cache.thread_choices(db, wanted, None)
+        st.session_state[find_key] = echo  # before the box is drawn: the list narrows to near matches
+        choices = cache.thread_choices(db, echo, None)
         labels = dict(zip(choices["thread_id"], choices["label"]))
     pick, find = st.columns([3, 2])
     find.text_input("Find threads", key=find_key, placeholder="id, tenant or text in a message",

@@ -255,8 +255,15 @@ def test_a_masking_session_masks_labels_and_file_names_and_finds_no_part_of_a_va
         return original(label, data, *args, **kwargs)
 
     monkeypatch.setattr(st, "download_button", recording)
-    at = open_page(_app(), "transcript", thread=THREAD)
+    at = open_page(_app(), "transcript", thread=THREAD)  # the stored key, linked: not found, and not echoed
     assert not at.exception, at.exception
+    assert [w for w in at.warning if "No thread" in w.value] and not [s for s in SECRETS if s in shown(at)]
+    from analytics.masking import mask_text
+    from analytics.policy import Policy
+
+    at = open_page(_app(), "transcript", thread=mask_text(THREAD, Policy(redact=True)))  # the key the app shows
+    assert not at.exception, at.exception
+    assert not [w for w in at.warning if "No thread" in w.value]
     text = shown(at)
     assert "<EMAIL_" in text and not [s for s in SECRETS if s in text]
     assert names and not [n for n in names if "@" in n or "carol" in n], names
