@@ -62,14 +62,12 @@ $(REDIS_STACK_LIBS): scripts/redis-stack-libs.sh $(VENV)/.dev
 TEST_FUZZ_SECONDS ?= 300
 
 # Hypothesis draws the same examples on every `make test`, wherever it runs (tests/conftest.py, profile "ci").
-# The packages whose docstring examples `make test` runs (the tests' own docstrings show fixtures: tests/conftest.py).
-DOCTESTED := loaders analytics transcript_lens ui lens_notebook
-
 test: export HYPOTHESIS_PROFILE = ci
 test: $(VENV)/.dev ext install $(JS_STAMP) $(REDIS_STACK_LIBS)
 	bash scripts/test-services.sh
-# The tests, and every docstring example of the packages as written, in one run on both cores.
-	$(PY) -m pytest -n 2 --dist loadfile -q -p no:cacheprovider --doctest-modules tests $(DOCTESTED)
+	$(PY) -m pytest -n 2 --dist loadfile -q -p no:cacheprovider
+# Every docstring example of the packages runs as written.
+	$(PY) -m pytest -q -p no:cacheprovider --doctest-modules loaders analytics transcript_lens ui lens_notebook
 # The loader's tests that pass through the C code again without it (loaders/_native.py): the
 # Python twins give the same tables. tests/loaders/twins.py lists them, and why the others are not.
 	TRANSCRIPT_LENS_PUREPYTHON=1 $(PY) -m pytest -n 2 --dist loadfile -q -p no:cacheprovider $$($(PY) -m tests.loaders.twins)

@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _pytest.doctest import DoctestItem
 from hypothesis import settings
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -53,17 +52,7 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
-TESTS = Path(__file__).resolve().parent
-
-
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    # `make test` collects the packages' docstring examples in the same run (--doctest-modules); the
-    # tests' own docstrings show fixtures in use, not examples that run alone.
-    examples_here = [item for item in items if isinstance(item, DoctestItem) and TESTS in item.path.parents]
-    if examples_here:
-        config.hook.pytest_deselected(items=examples_here)
-        skipped = set(examples_here)
-        items[:] = [item for item in items if item not in skipped]
     # Without the extensions (the pure-Python run of `make test`) there is nothing to compare.
     if _native.PURE_PYTHON:
         skip = pytest.mark.skip(reason=f"{_native.ENV}=1: the C extensions are not loaded")
