@@ -18,7 +18,7 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from loaders import bundles
 from loaders.sqlite import reader as sqlite_reader
-from loaders.catalog import MESSAGE_VERSIONS
+from loaders.catalog import MESSAGE_VERSIONS, MESSAGES
 from loaders.decode import decode_typed
 from loaders.messages import decode_message
 from loaders.records import Payloads, RawCheckpoint, ThreadBundle
@@ -91,7 +91,8 @@ def test_versions_follow_timestamps_when_checkpoint_ids_disagree():
     assert versions == {0: ("B", "2", ts_micros(ts2)), 1: ("A", "2", ts_micros(ts2))}
     lists = {r[2]: r[9].tolist() for r in out.checkpoints}
     assert lists == {"1": [1], "2": [0, 1]}
-    transcript = [(r[4], r[12], r[13], r[26]) for r in out.messages]  # ordinal, id, ts, version
+    col = MESSAGES.names.index
+    transcript = [(r[col("ordinal")], r[col("message_id")], r[col("ts")], r[col("version")]) for r in out.messages]
     assert transcript == [(0, "B", ts_micros(ts2), 0), (1, "A", ts_micros(ts2), 1)]
     assert ts_micros(ts2) == int(dt.datetime(2025, 1, 1, 9, tzinfo=dt.timezone.utc).timestamp()) * 1_000_000
 
