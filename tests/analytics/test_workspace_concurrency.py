@@ -34,13 +34,14 @@ from pathlib import Path
 from analytics import workspace as w
 db, go, author, count, threads = sys.argv[1], Path(sys.argv[2]), sys.argv[3], int(sys.argv[4]), json.loads(sys.argv[5])
 until = Path(sys.argv[6]) if len(sys.argv) > 6 else None  # keep writing until this file appears
+parent = os.getppid()  # (a test killed mid-run: its children stop instead of writing forever)
 Path(os.environ["TL_READY"]).touch()  # imported, waiting
-while not go.exists():
+while not go.exists() and os.getppid() == parent:
     time.sleep(0.005)
 made, seen = [], set()
 progress = go.parent / f"progress-{author}"  # the count of writes so far (a loader waits on it)
 i = 0
-while i < count or (until is not None and not until.exists()):
+while (i < count or (until is not None and not until.exists())) and os.getppid() == parent:
     thread = threads[i % len(threads)]
     made.append(w.annotate(db, thread, label="needs follow-up", note=f"{author} {i}", author=author).annotation_id)
     seen.add(os.stat(db).st_ino)  # a new inode: a load replaced the database meanwhile
