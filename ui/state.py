@@ -199,7 +199,7 @@ class Url:
         for param in self._bound:
             raw = self._raw(param)
             if raw:
-                out[param] = raw if len(raw) > 1 else raw[0]
+                out[param] = raw if len(raw) > 1 or raw == [EMPTY] else raw[0]  # (a cleared list stays a list)
         return out
 
 
@@ -418,7 +418,10 @@ def require_db() -> DbRef:
 
 
 def link_params(**params: Any) -> dict[str, Any]:
-    """Query params for `st.switch_page` / `st.page_link`, keeping the open database in the link."""
+    """Query params for `st.switch_page` / `st.page_link`, keeping the open database in the link.
+
+    A value that says nothing (None, "", an empty list) is left out; `[EMPTY]`, a list the user
+    cleared (`Url.params`), is kept: the link opens it cleared, not at the page's default."""
     name = _db_param()
     out = {k: v for k, v in params.items() if v not in (None, "", [], ())}
     if name:

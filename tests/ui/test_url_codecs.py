@@ -33,3 +33,8 @@ def test_scalars_keep_their_spelling():
     assert state.DATE.to_url(date(2025, 3, 5), None) == ["2025-03-05"]
     assert state.DATE.from_url(["2025-03-05"]) == date(2025, 3, 5)
     assert state.INT.to_url(30, 30) == [] and state.BOOL.to_url(True, False) == ["1"]
+
+
+def test_a_link_keeps_a_cleared_list_and_drops_what_says_nothing():
+    assert state.link_params(a_model=[state.EMPTY], tenant=[], q="", signal=None, meta=["v = 1"]) == {
+        "a_model": [""], "meta": ["v = 1"]}
