@@ -227,6 +227,9 @@ CONVERSATION_SIGNALS = Table(
           for name, doc in _ORDINAL_DOCS.items()),
         _c("outcome", VARCHAR, "`waiting`, `failed`, `abandoned`, `resolved` or `unknown` (docs/outcomes.md)", null=False),
         _c("outcome_reason", VARCHAR, "the outcome in words: the signal and the message it rests on", null=False),
+        _c("outcome_ordinals", INTEGER_LIST, "`messages.ordinal` of the message the outcome rests on (the one "
+           "`outcome_reason` names: the failed tool result, the unanswered or closing user message, the last reply…); "
+           "empty without messages", null=False),
         _INTERRUPT,
         _c("last_role", VARCHAR, "`role` of the last message other than system; NULL without messages"),
         _c("last_ordinal", INTEGER, "`ordinal` of that message"),
