@@ -265,7 +265,8 @@ TOPICS = Table(
     "the topics of the users' first questions, at load time (docs/topics.md)",
     (
         _c("topic_id", INTEGER, "0 the largest topic, then by size and label", null=False),
-        _c("topic_label", VARCHAR, "its three top terms, joined with `, `", null=False),
+        _c("topic_label", VARCHAR, "its three top terms, joined with `, `; with fewer than two, its most typical question "
+           "in quotes", null=False),
         _c("terms", VARCHAR_LIST, "its top terms (normalised words), the most distinctive first", null=False),
         _c("tools", VARCHAR_LIST, "the tools its conversations' agents called most in answer, most first", null=False),
         _c("typical_thread_ids", VARCHAR_LIST, "threads whose first question is closest to the topic's centre",
