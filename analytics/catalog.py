@@ -227,6 +227,9 @@ CONVERSATION_SIGNALS = Table(
           for name, doc in _ORDINAL_DOCS.items()),
         _c("outcome", VARCHAR, "`waiting`, `failed`, `abandoned`, `resolved` or `unknown` (docs/outcomes.md)", null=False),
         _c("outcome_reason", VARCHAR, "the outcome in words: the signal and the message it rests on", null=False),
+        _c("outcome_ordinals", INTEGER_LIST, "`messages.ordinal` of the message the outcome rests on (the one "
+           "`outcome_reason` names: the failed tool result, the unanswered or closing user message, the last reply…); "
+           "empty without messages", null=False),
         _INTERRUPT,
         _c("last_role", VARCHAR, "`role` of the last message other than system; NULL without messages"),
         _c("last_ordinal", INTEGER, "`ordinal` of that message"),
@@ -262,7 +265,8 @@ TOPICS = Table(
     "the topics of the users' first questions, at load time (docs/topics.md)",
     (
         _c("topic_id", INTEGER, "0 the largest topic, then by size and label", null=False),
-        _c("topic_label", VARCHAR, "its three top terms, joined with `, `", null=False),
+        _c("topic_label", VARCHAR, "its three top terms, joined with `, `; with fewer than two, its most typical question "
+           "in quotes", null=False),
         _c("terms", VARCHAR_LIST, "its top terms (normalised words), the most distinctive first", null=False),
         _c("tools", VARCHAR_LIST, "the tools its conversations' agents called most in answer, most first", null=False),
         _c("typical_thread_ids", VARCHAR_LIST, "threads whose first question is closest to the topic's centre",

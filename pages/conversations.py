@@ -5,7 +5,7 @@ import streamlit as st
 from ui import cache, charts, columns, render, review, state
 from ui.filters import cohort_filter, filter_bar, outcome_filter, stale_filter
 from ui.models.compare import cohort_facets
-from ui.models.outcomes import link_signal
+from ui.models.outcomes import transcript_link
 from ui.ranges import range_filters
 
 url = state.Url("conversations")
@@ -57,7 +57,8 @@ url.publish()
 if picked.selection.rows:
     row = view.table.iloc[picked.selection.rows[0]]
     state.go_to("transcript", f"Open {render.thread_label(row['thread_id'])} in the transcript explorer",
-                thread=row["thread_id"], signal=link_signal(row["signals"], filters.signals))
+                thread=row["thread_id"], **transcript_link(row["outcome"], row["signals"], row["outcome_message"],
+                                                           filters.signals, filters.outcomes))
 
 left, right = st.columns(2)
 with left:

@@ -83,14 +83,20 @@ def badge(signal: str, suffix: str = "") -> None:
 
 
 def marks(outcome: ThreadOutcome | None) -> Callable[[MessageItem], None] | None:
-    """The `head` for `ui.chat.draw`: a badge per signal under the header of each message it points at."""
-    if outcome is None or not outcome.marks:
+    """The `head` for `ui.chat.draw`: a badge per signal under the header of each message it points
+    at, and the outcome's badge on the message an outcome other than resolved rests on."""
+    rests_on = outcome.at if outcome is not None and outcome.outcome != "resolved" else None
+    if outcome is None or (not outcome.marks and rests_on is None):
         return None
 
     def head(item: MessageItem) -> None:
         flagged = outcome.marks.get(item.number, ())
-        if flagged:
+        if flagged or item.number == rests_on:
             with st.container(horizontal=True, gap="small", key=f"signal-marks-{item.number}"):
+                if item.number == rests_on:
+                    color, icon = OUTCOME_STYLE.get(outcome.outcome, OUTCOME_STYLE["unknown"])
+                    st.badge(f"Outcome: {OUTCOME_LABELS.get(outcome.outcome, outcome.outcome)}", icon=icon, color=color,
+                             help=OUTCOME_DEFINITIONS.get(outcome.outcome))
                 for signal in flagged:
                     badge(signal)
 

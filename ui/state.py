@@ -13,7 +13,10 @@ widgets:
 whenever the URL changed behind the widget's back (back/forward, an edited or
 pasted link, `st.switch_page(..., query_params=...)`); otherwise the widget's
 own value wins and `publish` writes it back. Values equal to their default are
-left out of the URL to keep links short.
+left out of the URL to keep links short; so a list the user cleared where the
+default is not empty (Compare's model pair) is a param present with no value
+(`?a_model=`, `EMPTY`), which reads back as the empty list wherever the URL
+goes: the session's page params, the navigation, share links and saved views.
 
 One view, one history entry: `publish` sends the whole query string once (the
 browser adds a history entry per change Streamlit sends), so browser Back goes
@@ -58,10 +61,35 @@ _demo_lock = threading.Lock()
 # --- codecs: URL strings <-> widget values -----------------------------------------
 
 
+#: The URL's spelling of a list the user cleared: the param present with no value (`?model=`).
+#: Absent means the page's default, which for some lists is not empty (Compare's model pair).
+EMPTY = ""
+
+
 @dataclass(frozen=True)
 class Codec:
     decode: Callable[[list[str]], Any]  # raises ValueError on a bad value
     encode: Callable[[Any], list[str]]
+    clearable: bool = False  # a value that encodes to nothing and is not the default is written as `EMPTY`
+
+    def to_url(self, value: Any, default: Any) -> list[str]:
+        """`value`'s URL values: none for the default, `[EMPTY]` for a cleared value of a clearable codec.
+
+        >>> LIST.to_url([], ["gpt-4o"]), LIST.to_url(["gpt-4o"], ["gpt-4o"]), LIST.to_url(["a", "b"], [])
+        ([''], [], ['a', 'b'])
+        """
+        if value == default:
+            return []
+        raw = self.encode(value)
+        return raw if raw or not self.clearable else [EMPTY]
+
+    def from_url(self, raw: list[str]) -> Any:
+        """The value of a param the URL holds (`raw` not empty); raises ValueError on a bad value.
+
+        >>> LIST.from_url([EMPTY]), LIST.from_url(["a", "b"])
+        ([], ['a', 'b'])
+        """
+        return self.decode([] if self.clearable and raw == [EMPTY] else raw)
 
 
 def _last(raw: list[str]) -> str:
@@ -69,7 +97,7 @@ def _last(raw: list[str]) -> str:
 
 
 TEXT = Codec(_last, lambda v: [v] if v else [])
-LIST = Codec(list, lambda v: [str(x) for x in v or ()])
+LIST = Codec(list, lambda v: [str(x) for x in v or ()], clearable=True)
 INT = Codec(lambda raw: int(_last(raw)), lambda v: [] if v is None else [str(int(v))])
 FLOAT = Codec(lambda raw: float(_last(raw)), lambda v: [] if v is None else [f"{float(v):g}"])
 BOOL = Codec(lambda raw: _last(raw).lower() in ("1", "true", "yes", "on"), lambda v: ["1"] if v else [])
@@ -116,7 +144,7 @@ class Url:
         seen = st.session_state.setdefault(_SEEN, {})
         if key not in st.session_state or seen.get(key) != raw:
             try:
-                value = codec.decode(raw) if raw else (absent(st.query_params) if absent else default)
+                value = codec.from_url(raw) if raw else (absent(st.query_params) if absent else default)
             except (ValueError, TypeError):
                 value = default  # a hand-edited link with a bad value falls back, it does not crash the page
             st.session_state[key] = value
@@ -132,8 +160,7 @@ class Url:
 
     def _raw(self, param: str) -> list[str]:
         default, codec = self._bound[param]
-        value = st.session_state.get(self.key(param), default)
-        return [] if value == default else codec.encode(value)
+        return codec.to_url(st.session_state.get(self.key(param), default), default)
 
     def publish(self) -> None:
         """Write every bound value to the URL (defaults removed) in one change, so the browser
@@ -147,7 +174,7 @@ class Url:
         for param, absent in self._absent.items():
             default, codec = self._bound[param]
             value = st.session_state.get(self.key(param), default)
-            wanted[param] = [] if value == absent(implied) else codec.encode(value)
+            wanted[param] = codec.to_url(value, absent(implied))
         for param, raw in wanted.items():
             seen[self.key(param)] = raw
         params = _write(wanted)
@@ -172,7 +199,7 @@ class Url:
         for param in self._bound:
             raw = self._raw(param)
             if raw:
-                out[param] = raw if len(raw) > 1 else raw[0]
+                out[param] = raw if len(raw) > 1 or raw == [EMPTY] else raw[0]  # (a cleared list stays a list)
         return out
 
 
@@ -207,8 +234,7 @@ def _now(page: str) -> dict[str, list[str]]:
     for param, (default, codec) in st.session_state.get(_BINDINGS, {}).get(page, {}).items():
         key = f"{page}.{param}"
         if key in st.session_state and seen.get(key) == url.get(param, []):
-            value = st.session_state[key]
-            out[param] = [] if value == default else codec.encode(value)
+            out[param] = codec.to_url(st.session_state[key], default)
     return {k: v for k, v in out.items() if v}
 
 
@@ -392,7 +418,10 @@ def require_db() -> DbRef:
 
 
 def link_params(**params: Any) -> dict[str, Any]:
-    """Query params for `st.switch_page` / `st.page_link`, keeping the open database in the link."""
+    """Query params for `st.switch_page` / `st.page_link`, keeping the open database in the link.
+
+    A value that says nothing (None, "", an empty list) is left out; `[EMPTY]`, a list the user
+    cleared (`Url.params`), is kept: the link opens it cleared, not at the page's default."""
     name = _db_param()
     out = {k: v for k, v in params.items() if v not in (None, "", [], ())}
     if name:
@@ -430,7 +459,7 @@ def go_to(page: str, label: str, **params: Any) -> None:
 def subset(options: tuple[str, ...] | list[str]) -> Codec:
     """A list whose values must be among `options` (unknown values in a link are dropped)."""
     allowed = set(options)
-    return Codec(lambda raw: [v for v in raw if v in allowed], LIST.encode)
+    return Codec(lambda raw: [v for v in raw if v in allowed], LIST.encode, clearable=True)
 
 
 def first_page_on_new_question(page_key: str, question: Any) -> int:

@@ -145,7 +145,7 @@ _INSTEAD = "but|rather|instead|sondern|lieber|plutot|mais|sino|prefiero|mejor"
 # --- Verdict on the answer -----------------------------------------------------------------------
 # A reference to the reply, and a verdict on it.
 _EN_REPLY = ("what you said|what you wrote|what you're saying|answer|answers|reply|replies|response|responses|solution|suggestion|advice|information|info|explanation"
-             "|instructions|that|this|these|those|you|it's|its|bot|chatbot")
+             "|instructions|that|this|these|those|you|bot|chatbot")
 _EN_VERDICT = ("wrong|useless|incorrect|not helpful|unhelpful|not right|not correct|not true|nonsense|rubbish|garbage"
                "|pointless|worthless|inaccurate|irrelevant|false|untrue|ridiculous|a joke|no help|no use|of no use|no good"
                "|not useful|not accurate|not relevant|not it|not the answer|way off|off topic|beside the point|mistaken"
@@ -172,7 +172,7 @@ _EN_ADJ = "wrong|useless|incorrect|unhelpful|pointless|worthless|false|irrelevan
 _EN_NOUN = "answer|answers|reply|response|information|info|advice|suggestion|solution|explanation|instructions"
 
 _DE_REPLY = ("antwort|antworten|losung|vorschlag|auskunft|information|informationen|erklarung|hinweis|das|dies|dieses"
-             "|sie|du|ihr|bot|es")
+             "|sie|du|ihr|bot")
 _DE_VERDICT = ("falsch|nutzlos|unbrauchbar|sinnlos|quatsch|unsinn|blodsinn|schwachsinn|mist|irrelevant|nicht hilfreich"
                "|nicht richtig|nicht korrekt|nicht wahr|nicht zutreffend|keine hilfe|keine antwort|nicht meine frage"
                "|nicht das was ich gefragt habe|nicht das was ich wollte|am thema vorbei|daneben|vollig daneben"
@@ -255,13 +255,16 @@ _ALONE_FR = ("hors sujet|a cote de la plaque|faux|inutile|nul|n'importe quoi|pas
 _ALONE_ES = ("fuera de lugar|nada que ver|incorrecto|inutil|mal|no sirve|tonteria|que tonteria|disparate|que disparate"
              "|no es correcto|absurdo|no tiene sentido")
 _ALONE_BASE = _alts(_ALONE_EN, _ALONE_DE, _ALONE_FR, _ALONE_ES)
-# Before a verdict alone, the verb "to be" with its subject dropped ("Está mal", "Ist falsch") or a word of
-# totality ("Todo está mal", "Everything is wrong", "Alles falsch", "Tout est faux"), per language: the
-# subject is the reply, as in the verdict alone; "it"/"es"/"il" stay no reference ("No está mal" is praise).
+# Before a verdict alone, the verb "to be" with its subject dropped ("Está mal", "Ist falsch"), with a
+# pronoun subject ("It's wrong", "Es ist falsch", "Il est faux") or a word of totality ("Todo está mal",
+# "Everything is wrong", "Alles falsch", "Tout est faux"), per language: the subject is what was just said,
+# as in the verdict alone. Elsewhere "it"/"es"/"il" are no reference: "Es funktioniert nicht" and "It's not
+# working" are about the product ("No está mal" is praise).
 _ALONE_SUBJECT = {
-    _ALONE_EN: "everything|everything is|everything s|everything was|all of it is|all of this is|all of that is",
-    _ALONE_DE: "ist|war|alles|alles ist|ist alles|alles war|war alles",
-    _ALONE_FR: "est|etait|tout|tout est|tout etait|tout ca est",
+    _ALONE_EN: "everything|everything is|everything s|everything was|all of it is|all of this is|all of that is"
+               "|it is|it s|its|it was",
+    _ALONE_DE: "ist|war|alles|alles ist|ist alles|alles war|war alles|es ist|es war|ist es|war es",
+    _ALONE_FR: "est|etait|tout|tout est|tout etait|tout ca est|il est|il etait",
     _ALONE_ES: "esta|es|estaba|era|fue|todo|todo esta|esta todo|todo es|es todo|todo estaba|estaba todo|todo era",
 }
 _INTENSIFY = ("completely|totally|so|all|just|still|again|utterly|plain|vollig|total|komplett|leider|schon wieder"
@@ -558,7 +561,7 @@ BUILT_IN: dict[str, tuple[str, ...]] = {
     "wrong": (
         f"{_EN_REPLY} ~ {_EN_VERDICT}",
         f"answer|answers|reply|replies|response|solution|suggestion|advice|information|info|explanation|that|this"
-        f"|it's ~ {_EN_NOT} ~ {_EN_FAILED}",
+        f" ~ {_EN_NOT} ~ {_EN_FAILED}",
         f"you ~ {_EN_NOT} ~ help|helping|helpful|listening|listen|listened|understand|understanding|understood"
         f"|answering|answer|answered|address|addressed|look at|looked at|even read|even look at"
         f"|get it|getting it|reading|read|making sense|make sense|useful|right|correct",

@@ -10,6 +10,11 @@ outcome is one rule, first match wins:
 3. `abandoned`: `abandoned`;
 4. `resolved`: `resolved_closing`, or the last message is the assistant's;
 5. `unknown`: anything else (e.g. the user spoke last but the idle window has not passed).
+
+`outcome_ordinals` is the message the matching step rests on (the one `outcome_reason` names):
+the last message before the pending interrupt; the last message (dropped after a failure); the
+failed tool result; the unanswered or closing user message; the assistant's last reply; for
+`unknown`, the user message awaiting a reply or the last message. Empty without messages.
 """
 
 from __future__ import annotations
@@ -53,6 +58,12 @@ SELECT thread_id,
        WHEN last_role = 'user' THEN 'unknown: user message ' || last_user_ordinal || ' awaits a reply, idle window not passed'
        WHEN last_role IS NULL THEN 'unknown: no messages'
        ELSE 'unknown: ends with a ' || last_role || ' message (' || last_ordinal || ')' END AS outcome_reason,
+  -- the message the outcome rests on: the one `outcome_reason` names (first match wins, as above)
+  list_filter(CASE WHEN interrupt_pending THEN [waiting_ordinal]
+                   WHEN dropped_after_failure THEN [last_ordinal]
+                   WHEN last_tool_error THEN [last_tool_ordinal]
+                   WHEN abandoned_ OR resolved_closing OR last_role = 'user' THEN [last_user_ordinal]
+                   ELSE [last_ordinal] END, lambda o: o IS NOT NULL) AS outcome_ordinals,
   -- facts kept so the store-relative signals can be finished again after a later load
   interrupt_pending, last_role, last_ordinal, last_user_ordinal, last_tool_error, last_tool_ordinal, failure_kind,
   unanswered_since, waiting_since, waiting_ordinal, hitl_answered_ordinals

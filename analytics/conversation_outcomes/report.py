@@ -32,10 +32,10 @@ from analytics.cli_types import number
 
 #: The columns of `outcomes()`.
 OUTCOME_COLUMNS = ("thread_id", *SIGNALS, *(f"{s}_ordinals" for s in SIGNALS), "outcome", "outcome_reason",
-                   "topic_id", "topic_label")
+                   "outcome_ordinals", "topic_id", "topic_label")
 #: The columns of the `outcomes` CSV report (ordinals as JSON arrays: `[3,5]`).
 REPORT_COLUMNS = ("thread_id", *SIGNALS, "outcome", "outcome_reason", "topic_id", "topic_label",
-                  *(f"{s}_ordinals" for s in SIGNALS))
+                  *(f"{s}_ordinals" for s in SIGNALS), "outcome_ordinals")
 
 
 def as_lexicon(lexicon: Lexicon | str | os.PathLike | Mapping | None) -> Lexicon | None:

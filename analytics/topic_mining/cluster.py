@@ -36,7 +36,7 @@ import numpy as np
 
 from analytics.conversation_outcomes.lexicon import normalise
 from analytics.topic_mining.concepts import Concepts, built_in as built_in_concepts
-from analytics.topic_mining.stopwords import STOPWORDS
+from analytics.topic_mining.stopwords import CONVERSATIONAL, STOPWORDS
 
 _WORD = re.compile(r"\w+")
 #: An identifier or a number: a run of word characters and `-_.@+/:#` holding a digit ("A-1043",
@@ -59,6 +59,8 @@ DIMENSIONS, K_FINE, MERGE_COSINE = 48, 24, 0.15
 FIT_SAMPLE = 20_000
 SEED = 20_260_101
 TOP_TERMS, TYPICAL = 8, 3
+#: A label is the top three terms when a topic has at least this many; else its most typical question.
+MIN_LABEL_TERMS = 2
 
 
 class Doc(NamedTuple):
@@ -530,8 +532,9 @@ def _finish(docs: list[Doc], doc_item: np.ndarray, unique: list[Item], labels: n
                 term_weight[w] += weights[i]
             for t in tools:
                 tool_count[t] += weights[i]
-        # (a word of one conversation only, a name or a typo, never names a topic)
-        scored = {t: n * np.log((1 + total) / (1 + df[t])) for t, n in term_weight.items() if df[t] >= MIN_DF}
+        # (a word of one conversation only, a name or a typo, never names a topic; nor does a word of conversation)
+        scored = {t: n * np.log((1 + total) / (1 + df[t])) for t, n in term_weight.items()
+                  if df[t] >= MIN_DF and t not in CONVERSATIONAL}
         terms = tuple(t for t, _ in sorted(scored.items(), key=lambda kv: (-round(kv[1], 9), kv[0]))[:TOP_TERMS])
         near = sorted(members, key=lambda i: (-(round(sims[i, j], 9) if sims is not None else 0.0), -weights[i], unique[i]))
         picked: list[Doc] = []
@@ -543,9 +546,9 @@ def _finish(docs: list[Doc], doc_item: np.ndarray, unique: list[Item], labels: n
             if len(picked) == TYPICAL:
                 break
         tools = tuple(t for t, _ in sorted(tool_count.items(), key=lambda kv: (-kv[1], kv[0]))[:3])
-        # (no word shared with another conversation: its tools say what it is about, else its most typical question)
+        # (fewer than two words to name it, a mixed group or a single conversation: its most typical question does)
         terms = tuple(spelled(terms, [example[unique[i]].text for i in near[:SPELLING_TEXTS]]))
-        label = ", ".join(terms[:3]) or (f"tools: {', '.join(tools)}" if tools else quoted(picked[0].text))
+        label = ", ".join(terms[:3]) if len(terms) >= MIN_LABEL_TERMS else quoted(picked[0].text)
         drafts.append((size, label, j, terms, tuple(d.text for d in picked), tuple(d.key for d in picked), tools))
     drafts.sort(key=lambda d: (-d[0], d[1], d[4]))
     topics, new_id = [], {}

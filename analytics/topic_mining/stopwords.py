@@ -1,9 +1,16 @@
-"""Function words of English, German, French and Spanish: never a topic's term.
+"""Function words of English, German, French and Spanish: never a topic's term; and the words
+of conversation, which are features of a question but never name its topic.
 
 Articles, pronouns, prepositions, conjunctions, auxiliaries and politeness words, normalised
 as `analytics.conversation_outcomes.lexicon.normalise` does (casefolded, accents stripped).
+`CONVERSATIONAL`: verbs any request uses (keep, say, need, help), adverbs and quantifiers of
+frequency, place and degree (only, every, back, again), and words of time (week, yesterday):
+they tell two questions apart as well as any word, yet a label made of them ("keeps, back,
+every") says nothing of what is asked.
 
 >>> "the" in STOPWORDS and "rechnung" not in STOPWORDS
+True
+>>> "keeps" in CONVERSATIONAL and "woche" in CONVERSATIONAL and "refund" not in CONVERSATIONAL
 True
 """
 
@@ -34,3 +41,25 @@ _WORDS = {
 
 #: The function words of every built-in language, normalised.
 STOPWORDS: frozenset[str] = frozenset(normalise(w) for words in _WORDS.values() for w in words.split())
+
+_CONVERSATIONAL = {
+    "en": """keep keeps keeping kept use uses using used say says said saying tell tells told help helps helping need
+        needs needed want wants wanted get gets getting go goes going went come comes coming came know make makes made
+        try tries tried trying see look looks give gives take takes put let lets seems only every each else back ever
+        never always already now today yesterday tomorrow week weeks day days morning evening night minute minutes
+        hour hours ago since time times way thing things something anything someone anyone one two new same other
+        another more much many few lot really actually maybe possible able even well right okay ok sure supposed""",
+    "de": """bekomme bekommen bekommt brauche brauchen braucht geht gehen gegangen mache machen macht gemacht helfen
+        hilft sagen sagt gesagt gibt geben gebe sehe sehen lassen nur jede jeden jedes jeder wieder seit heute gestern
+        morgen woche wochen tag tage tagen stunde stunden minute minuten mal etwas jemand neu neue neuen gleich andere
+        anderen mehr viel viele einfach wirklich vielleicht leider gerade""",
+    "fr": """faire fais fait aller va vais dire dit aide aider besoin avoir obtenir seulement chaque depuis aujourd
+        hui hier demain semaine semaines jour jours heure heures minute minutes fois quelque chose autre autres
+        nouveau nouvelle meme beaucoup vraiment deja jamais""",
+    "es": """hacer hago hace tener tengo tiene ir voy va decir dice dijo ayuda ayudar necesito necesita obtener solo
+        cada siempre desde hoy ayer manana semana semanas dia dias hora horas minuto minutos vez veces algo alguien
+        otro otra nuevo nueva mismo mucho muchos realmente ya nunca""",
+}
+
+#: Words of conversation of every built-in language, normalised: never a topic's term (`cluster._finish`).
+CONVERSATIONAL: frozenset[str] = frozenset(normalise(w) for words in _CONVERSATIONAL.values() for w in words.split())

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+
 import pandas as pd
 import pytest
 
@@ -120,3 +122,45 @@ def test_a_signal_row_lists_each_cohorts_conversations_with_it(labelled_app, lab
     listed = open_page(labelled_app, "conversations", **{k: v if len(v) > 1 else v[0] for k, v in params.items()})
     assert not listed.exception
     assert any(f"of {want:,} threads" in c.value for c in listed.caption)
+
+
+def test_a_cleared_model_stays_cleared_away_and_back_in_a_shared_link_and_a_saved_view(app, demo_db, tmp_path, monkeypatch):
+    """The demo's first visit compares its two models; a model filter the user clears stays cleared
+    when they come back through the navigation, open the share link or the saved view."""
+    from urllib.parse import parse_qs, urlsplit
+
+    from analytics import workspace as ws_api
+    from tests.pages.test_navigation import follow
+
+    store = shutil.copyfile(demo_db, tmp_path / "lens.duckdb")  # a copy: the saved view goes to its own workspace
+    monkeypatch.setenv("TRANSCRIPT_LENS_DB", str(store))
+    at = open_page(app, "compare")
+    second = at.multiselect(key="compare.b_model").value
+    at.multiselect(key="compare.a_model").set_value([]).run()
+    assert not at.exception and at.query_params["a_model"] == ""
+    follow(at, "Overview", "overview")
+    follow(at, "Compare", "compare")
+    assert at.multiselect(key="compare.a_model").value == []
+    assert at.multiselect(key="compare.b_model").value == second
+
+    shared = next(t.value for t in at.text_input if t.label.startswith("Link to this view"))
+    params = parse_qs(urlsplit(shared).query, keep_blank_values=True)
+    assert params["a_model"] == [""]
+    fresh = open_page(app, "compare", **{k: v[0] for k, v in params.items()})
+    assert fresh.multiselect(key="compare.a_model").value == []
+    assert fresh.multiselect(key="compare.b_model").value == second
+
+    at.text_input(key="views.name").set_value("any model against B").run()
+    at.button(key="views.save").click().run()
+    (view,) = ws_api.saved_views(store)
+    assert view.params["a_model"] == [""]
+    again = open_page(app, "compare", **{k: v[0] for k, v in view.params.items()})
+    assert again.multiselect(key="compare.a_model").value == []
+
+
+def test_a_link_without_the_model_param_opens_the_default_pair(app, con):
+    models = [r[0] for r in con.execute(
+        "SELECT DISTINCT model FROM thread_model_metrics WHERE model IS NOT NULL ORDER BY 1").fetchall()]
+    at = open_page(app, "compare", b_tenant="acme")
+    assert at.multiselect(key="compare.a_model").value == [models[0]]
+    assert "a_model" not in at.query_params

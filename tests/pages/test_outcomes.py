@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 from urllib.parse import parse_qs
 
+import analytics
+from analytics.topic_mining.patterns import pattern_threads
 from tests.pages.conftest import metric, open_page
 
 LOOP = "acme:web:sess-1010"  # agent loop at messages 4, 6, 8; "talk to a real person" at message 11
@@ -153,3 +155,30 @@ def test_backlog_marks_and_filters_the_waits_over_the_service_level(app):
     at.session_state["backlog.table"] = {"selection": {"rows": [0], "columns": []}}
     at.run()
     assert at.query_params.get("signal") in ("slow_hitl", ["slow_hitl"])
+
+
+FAILED_BY_RULE = "globex:api:sess-2104"  # failed: its last tool result (message 7) is an error; no signal fired
+
+
+def test_a_conversation_failed_by_the_rule_alone_opens_at_the_message_that_decided_it(app, con):
+    """From the failed tile's list, and from the unfiltered list, the row opens its transcript at the
+    failed tool result, badged with the outcome, as Failure patterns opens it."""
+    at = open_page(app, "conversations", outcome="failed", sort="thread_id", order="asc")
+    rows = at.dataframe[0].value
+    assert rows["signals"].tolist()[rows["thread_id"].tolist().index(FAILED_BY_RULE)] == ""
+    at.session_state["conversations.table"] = {
+        "selection": {"rows": [rows["thread_id"].tolist().index(FAILED_BY_RULE)], "columns": [], "cells": []}}
+    at.run()
+    assert "transcript?thread=globex%3Aapi%3Asess-2104&msg=7" in _go_to_script(at)
+    at = open_page(app, "conversations", sort="thread_id", order="asc")
+    at.session_state["conversations.table"] = {
+        "selection": {"rows": [at.dataframe[0].value["thread_id"].tolist().index(FAILED_BY_RULE)], "columns": [],
+                      "cells": []}}
+    at.run()
+    assert "transcript?thread=globex%3Aapi%3Asess-2104&msg=7" in _go_to_script(at)
+    at = open_page(app, "transcript", thread=FAILED_BY_RULE, msg="7")
+    assert any(".st-key-chat-msg-7 " in h.proto.body for h in at.get("html") if "<style>" in h.proto.body)
+    assert _badges(at).count("Outcome: Failed") == 2  # the banner, and the failed tool result it rests on
+    # the message Failure patterns opens it at, and the one `report outcomes` names
+    failing = pattern_threads(con).set_index("thread_id").loc[FAILED_BY_RULE, "failing_ordinal"]
+    assert analytics.outcomes(con).set_index("thread_id").loc[FAILED_BY_RULE, "outcome_ordinals"] == [failing] == [6]

@@ -242,6 +242,7 @@ class ThreadOutcome:
     reason: str  # `reason_text` of `outcome_reason`
     marks: dict[int, tuple[str, ...]]  # message number → the signals pointing at it, in `SIGNALS` order
     first: dict[str, int]  # signal → the first message it points at (fired signals only)
+    at: int | None = None  # the message the outcome rests on (`outcome_ordinals`); None without messages
 
     def focus(self, signal: str | None) -> int | None:
         """The message a link about `signal` opens at (None: the signal did not fire here).
@@ -256,10 +257,11 @@ def thread_outcome(con_or_path: ConOrPath, thread_id: str) -> ThreadOutcome | No
     """`thread_id`'s outcome and flagged messages; None when the thread has no outcome row."""
     with connection(con_or_path) as con:
         rel = outcomes_relation(con, Filters(thread_ids=(thread_id,)))
-        rows = rel.select(", ".join(["outcome", "outcome_reason", *(f"{s}_ordinals" for s in SIGNALS)])).fetchall()
+        rows = rel.select(", ".join(["outcome", "outcome_reason", "outcome_ordinals",
+                                     *(f"{s}_ordinals" for s in SIGNALS)])).fetchall()
     if not rows:
         return None
-    outcome, reason, *ordinals = rows[0]
+    outcome, reason, rests_on, *ordinals = rows[0]
     marks: dict[int, list[str]] = {}
     first: dict[str, int] = {}
     for signal, found in zip(SIGNALS, ordinals):
@@ -267,21 +269,32 @@ def thread_outcome(con_or_path: ConOrPath, thread_id: str) -> ThreadOutcome | No
             marks.setdefault(int(ordinal) + 1, []).append(signal)
         if found:
             first[signal] = int(min(found)) + 1
-    return ThreadOutcome(outcome, reason_text(reason), {n: tuple(s) for n, s in sorted(marks.items())}, first)
+    return ThreadOutcome(outcome, reason_text(reason), {n: tuple(s) for n, s in sorted(marks.items())}, first,
+                         _number(rests_on))
+
+
+def _number(ordinals) -> int | None:
+    """The transcript's number (ordinal + 1) of the first of `ordinals`; None for none."""
+    return int(min(ordinals)) + 1 if ordinals else None
 
 
 def with_outcomes(con, rows: pd.DataFrame) -> pd.DataFrame:
-    """`rows` (one per thread, `thread_id`) with each thread's `outcome` and `signals` (the signals
+    """`rows` (one per thread, `thread_id`) with each thread's `outcome`, `signals` (the signals
     that fired, in `SIGNALS` order; `resolved_closing` left out: it is the outcome's reason, not a
-    problem); a thread without an outcome row gets None and ()."""
+    problem) and `outcome_message` (the number of the message the outcome rests on); a thread
+    without an outcome row gets None, () and None."""
     ids = tuple(rows["thread_id"])
     found = {}
     if ids:
         rel = outcomes_relation(con, Filters(thread_ids=ids))
-        for thread_id, outcome, *fired in rel.select(", ".join(["thread_id", "outcome", *SIGNALS])).fetchall():
-            found[thread_id] = (outcome, tuple(s for s, on in zip(SIGNALS, fired) if on and s != "resolved_closing"))
-    return rows.assign(outcome=[found.get(t, (None, ()))[0] for t in ids],
-                       signals=[found.get(t, (None, ()))[1] for t in ids])
+        for thread_id, outcome, rests_on, *fired in rel.select(
+                ", ".join(["thread_id", "outcome", "outcome_ordinals", *SIGNALS])).fetchall():
+            found[thread_id] = (outcome, tuple(s for s, on in zip(SIGNALS, fired) if on and s != "resolved_closing"),
+                                _number(rests_on))
+    missing = (None, (), None)
+    return rows.assign(outcome=[found.get(t, missing)[0] for t in ids],
+                       signals=[found.get(t, missing)[1] for t in ids],
+                       outcome_message=pd.array([found.get(t, missing)[2] for t in ids], dtype="Int64"))
 
 
 def signals_text(signals: tuple[str, ...]) -> str:
@@ -293,11 +306,28 @@ def signals_text(signals: tuple[str, ...]) -> str:
     return ", ".join(SIGNAL_LABELS.get(s, s) for s in signals)
 
 
-def link_signal(fired: tuple[str, ...], chosen: tuple[str, ...] = ()) -> str | None:
-    """The signal a link from a conversation's row opens its transcript at: the first chosen
-    one that fired there, else the first that fired (None: none did).
+def transcript_link(outcome: str | None, fired: tuple[str, ...], at: int | None, chosen_signals: tuple[str, ...] = (),
+                    chosen_outcomes: tuple[str, ...] = ()) -> dict[str, object]:
+    """Where a link from a conversation's row opens its transcript, as its params: at a chosen
+    signal that fired there (`signal=`); else, when the list was filtered by this outcome, at the
+    message the outcome rests on (`msg=`, `at`); else at the first signal that fired; else, for an
+    outcome other than resolved, at the outcome's message; else from the start ({}).
 
-    >>> link_signal(("agent_loop", "user_frustration"), ("user_frustration",)), link_signal((), ())
-    ('user_frustration', None)
+    >>> transcript_link("failed", (), 8)  # failed by its last tool result alone: opens there
+    {'msg': 8}
+    >>> transcript_link("failed", ("agent_loop",), 8), transcript_link("failed", ("agent_loop",), 8, (), ("failed",))
+    ({'signal': 'agent_loop'}, {'msg': 8})
+    >>> transcript_link("resolved", (), 12), transcript_link(None, (), None)
+    ({}, {})
     """
-    return next((s for s in chosen if s in fired), None) or next(iter(fired), None)
+    at = None if at is None or pd.isna(at) else int(at)  # (a table cell: NA for a thread without an outcome row)
+    chosen = next((s for s in chosen_signals if s in fired), None)
+    if chosen is not None:
+        return {"signal": chosen}
+    if at is not None and outcome in chosen_outcomes:
+        return {"msg": at}
+    if fired:
+        return {"signal": fired[0]}
+    if at is not None and outcome not in (None, "resolved"):
+        return {"msg": at}
+    return {}

@@ -51,6 +51,9 @@ CASES: dict[str, tuple[Script, dict[str, list[str]], str]] = {
     "en:cascade": (
         Script([_lookup("X-1"), _lookup("X-2")], [User("Find my orders X-1 and X-2", 0, ends=True)]),
         {"tool_error_cascade": ["X-1 not found", "X-2 not found"], "dropped_after_failure": ["X-2 not found"]}, "failed"),
+    "en:error-then-reply": (  # failed by the outcome rule alone: the last tool result failed, no signal fired
+        Script([_lookup("X-9"), Reply("Here is the tracking page for your orders.")], [User("Where is my order X-9?", 0)]),
+        {}, "failed"),
     "en:recovered": (  # decoy: one tool error, then an answer
         Script([_lookup("X-1"), _lookup("A-1043"), Reply("Found it: A-1043 shipped with UPS and arrives Thursday.")],
                [User("Find my order X-1, or maybe A-1043", 0)]),

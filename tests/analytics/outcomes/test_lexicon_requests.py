@@ -24,14 +24,20 @@ from tests.analytics.outcomes.stores import START, Script, Unanswered, User, wri
 LEX = built_in()
 
 CASES = {
-    # A verdict alone as the whole clause, after the verb "to be" with its subject dropped or a word of totality.
+    # A verdict alone as the whole clause, after the verb "to be" with its subject dropped, a pronoun subject
+    # (what was just said) or a word of totality. Elsewhere a pronoun is no reference to the reply: what "it"
+    # or "es" does or is otherwise is about the product.
     "wrong": (
         ["Está totalmente mal.", "Todo estaba mal otra vez", "Es inútil.", "Está todo mal, de verdad.",
          "Everything is completely wrong.", "Everything's useless", "Ist leider falsch.", "Alles ist Quatsch!",
-         "Alles falsch", "Tout est inutile.", "Tout était faux."],
+         "Alles falsch", "Tout est inutile.", "Tout était faux.",
+         "Es ist falsch.", "Es ist völlig falsch!", "Es war leider wieder falsch.", "Ist es falsch",
+         "It is wrong.", "It's totally useless", "Il est faux.", "Il était complètement inutile."],
         ["No está mal.", "Todo está bien.", "Estoy mal.", "Está mal escrita la dirección en el paquete.",
          "Everything is fine.", "Not everything is wrong", "Everything is in the wrong box.", "Nicht falsch.",
-         "Alles ist gut.", "Pas faux.", "Tout est clair."],
+         "Alles ist gut.", "Pas faux.", "Tout est clair.",
+         "Es funktioniert nicht.", "Es ist falsch geliefert worden.", "Es ist die falsche Größe.", "Es ist nicht falsch.",
+         "It's not working since Monday", "It is the wrong size.", "It doesn't work.", "Il est arrivé faux."],
     ),
     # Particles and adverbs between the parts of a stop phrase, up to the gap of `~`.
     "give_up": (

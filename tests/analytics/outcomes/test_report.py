@@ -29,6 +29,7 @@ def test_cli_report_writes_a_row_per_thread_with_signals_outcome_and_ordinals(si
         for s in SIGNALS:
             assert row[s] == ("true" if want[s] else "false")
             assert json.loads(row[f"{s}_ordinals"]) == want[f"{s}_ordinals"]
+        assert json.loads(row["outcome_ordinals"]) == want["outcome_ordinals"] and len(want["outcome_ordinals"]) == 1
 
 
 def test_cli_report_without_out_writes_the_csv_to_stdout(signal_store, tmp_path):

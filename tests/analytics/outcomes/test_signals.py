@@ -3,6 +3,8 @@ the messages LangGraph's own API (tests/oracle.py) holds at those positions."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 import analytics
@@ -44,3 +46,27 @@ def test_the_reason_names_the_signal_and_message(frame):
     assert frame.loc["en:cascade", "outcome_reason"] == "failed: dropped_after_failure, ends at message 4 (tool error)"
     assert frame.loc["en:abandoned", "outcome_reason"].startswith("abandoned: user message 2 unanswered for ")
     assert frame.loc["de:hitl-waiting", "outcome_reason"].startswith("waiting: interrupt pending at message ")
+
+
+#: The role of the message each outcome rests on (`outcome_ordinals`), by the step of the rule that matched.
+OUTCOME_ROLES = {"failed": {"tool", "assistant"}, "abandoned": {"user"}, "waiting": {"assistant"},
+                 "resolved": {"user", "assistant"}, "unknown": {"user", "tool"}}
+
+
+@pytest.mark.parametrize("thread", sorted(CASES))
+def test_the_outcome_points_at_the_message_its_reason_names(frame, signal_store, thread):
+    row = frame.loc[thread]
+    oracle = {r["ordinal"]: r for r in signal_store[2][thread]}
+    (ordinal,) = row["outcome_ordinals"]
+    assert oracle[ordinal]["role"] in OUTCOME_ROLES[row["outcome"]], (row["outcome_reason"], oracle[ordinal])
+    named = re.search(r"message \(?(\d+)", row["outcome_reason"])
+    assert named and int(named.group(1)) == ordinal, row["outcome_reason"]
+
+
+def test_a_failure_no_signal_names_points_at_the_failed_tool_result(frame, signal_store):
+    row = frame.loc["en:error-then-reply"]
+    assert not any(row[s] for s in SIGNALS) and row["outcome"] == "failed"
+    oracle = {r["ordinal"]: r for r in signal_store[2]["en:error-then-reply"]}
+    (ordinal,) = row["outcome_ordinals"]
+    assert oracle[ordinal]["role"] == "tool" and "X-9" in oracle[ordinal]["content"]
+    assert oracle[max(oracle)]["role"] == "assistant"  # (the conversation goes on after it: no give-up, no drop)

@@ -123,3 +123,28 @@ def test_an_item_near_no_topic_centre_goes_with_its_nearest_item_or_starts_a_top
     labels, sims = _assign(x, centres, np.array([1.0, 2.0, 1.0, 3.0, 1.0]))
     assert labels.tolist() == [0, 1, 1, 3, 2]
     assert sims.shape == (5, 4) and sims[3, 3] == 1.0
+
+
+def test_words_of_conversation_never_name_a_topic():
+    """Questions that share their verbs and adverbs ("keeps", "every", "back") more than their subject: the
+    label names the subject, or, with fewer than two words to name it, quotes the most typical question."""
+    from analytics.topic_mining.cluster import MIN_LABEL_TERMS
+    from analytics.topic_mining.stopwords import CONVERSATIONAL
+
+    asked = {
+        "vpn": ["VPN keeps disconnecting every few minutes", "my VPN keeps dropping, back every hour",
+                "VPN connection keeps failing every morning"],
+        "flaky": ["The printer keeps jamming, I need help every day", "My laptop keeps freezing, need help back",
+                  "Outlook keeps crashing every time, help"],
+        "refund": ["I need my refund back for the broken kettle", "Refund for the broken blender, I need it back",
+                   "Still no refund for the broken toaster, every week I ask"],
+    }
+    docs = [Doc(f"{topic}-{i}-{n}", q, ()) for topic, qs in asked.items() for i, q in enumerate(qs) for n in range(4)]
+    found = cluster(docs)
+    for topic in found.topics:
+        named = set(topic.terms) | set(topic.label.split(", "))
+        assert not named & CONVERSATIONAL, topic
+        assert len(topic.terms) >= MIN_LABEL_TERMS or topic.label.startswith("“"), topic
+    labels = {t.label for t in found.topics}
+    assert any("refund" in label and "broken" in label for label in labels), labels
+    assert any("vpn" in label.lower() for label in labels), labels
