@@ -66,7 +66,7 @@ with left:
         charts.CONVERSATION_CHARTS["latency"], view.latency, "user → assistant pairs",
         lambda f: charts.conversations_chart("latency", f), key="conv_latency",
         caption=None if view.latency.empty else (
-            f"{s['pairs']:,} user → assistant pairs · median {render.seconds(s['median_s'])} · "
+            f"{render.plural(s['pairs'], 'user → assistant pair')} · median {render.seconds(s['median_s'])} · "
             f"p90 {render.seconds(s['p90_s'])} (reply ts − user ts, checkpoint granularity)"),
     )
 with right:

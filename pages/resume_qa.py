@@ -109,7 +109,7 @@ if qa.problem is not None:
 st.subheader(f"Timeline of {markup.code(render.thread_label(thread))}")
 n = len(qa.points)
 st.caption(
-    f"{len(qa.timeline):,} root checkpoints · {n} resume point{'s' if n != 1 else ''} "
+    f"{render.plural(len(qa.timeline), 'root checkpoint')} · {render.plural(n, 'resume point')} "
     f"(idle gap > {int(gap)} min or a new run / process id)"
 )
 by_step = st.toggle(

@@ -241,7 +241,7 @@ def orphans(db: DbRef, ws: WsRef, thread_id: str) -> None:
     found = cache.thread_annotations(db, ws, thread_id).orphaned
     if not found:
         return
-    with st.expander(f"{len(found)} orphaned annotation{'s' if len(found) > 1 else ''} "
+    with st.expander(f"{plural(len(found), 'orphaned annotation')} "
                      "(what they were on is gone after a reload)", icon=":material/link_off:"):
         for note in found:
             st.markdown(inert(f"On {note.where()} — **{note.orphan_reason}**"))

@@ -23,6 +23,7 @@ from analytics.workspace import Label, Queue, QueueItem, Workspace
 from analytics.workspace import annotations as listed
 from analytics.workspace import get_queue, item, labels, progress, step, thread_summaries
 from ui.escape import code
+from ui.formats import plural
 
 #: How a verdict reads in a cell and a chip.
 VERDICT_MARKS = {"pass": "✓ pass", "fail": "✗ fail"}
@@ -134,7 +135,7 @@ def review_columns(ws: Workspace, thread_ids: Sequence[str]) -> pd.DataFrame:
         if s and s.passes:
             bits.append(f"✓ {s.passes}")
         if s and s.notes:
-            bits.append(f"{s.notes} note{'s' if s.notes > 1 else ''}")
+            bits.append(plural(s.notes, "note"))
         cells_review.append(" · ".join(bits))
     return pd.DataFrame({"thread_id": list(thread_ids), "labels": cells_labels, "review": cells_review})
 
