@@ -148,7 +148,7 @@ else:
     render.table(shown, key="resume_qa.window", hide_index=True, column_config=columns.window(shown))
     d1, d2, _ = st.columns([2, 3, 7])
     with d1:
-        render.download(qa.window, render.file_name("expected_window", thread, qa.at), key="resume_qa.window_csv")
+        render.download(shown, render.file_name("expected_window", thread, qa.at), key="resume_qa.window_csv")
     with d2:
         render.download_data(
             qa.template, render.file_name("expected_window", thread, qa.at).replace(".csv", ".jsonl"),
