@@ -227,9 +227,13 @@ def header(name: str) -> str:
 
     >>> header("checkpoint_id"), header("ts"), header("before_ts"), header("expected_position")
     ('Checkpoint id', 'Time (UTC)', 'Before: time (UTC)', 'Expected position')
+    >>> header("gap_s"), header("reply_latency_p50_s")
+    ('Gap (s)', 'Reply latency p50 (s)')
     """
     if name.endswith("_ts"):
         return f"{header(name.removesuffix('_ts'))}: time (UTC)"
+    if name.endswith("_s") and len(name) > 2:  # seconds: the unit in brackets, not a stray "s"
+        return f"{header(name.removesuffix('_s'))} (s)"
     return _HEADERS.get(name) or name.replace("_", " ").capitalize()
 
 
