@@ -187,7 +187,7 @@ RISK_LABELS = {
     "window_size": "window size",
     "truncated_by": "fell off the window",
     "window_no_id": "no id (window)",
-    "window_no_ts": "no ts (window)",
+    "window_no_ts": "no time (window)",
     "edited_in_window": "edited (window)",
     "edited_messages": "edited",
     "removed_messages": "removed",
@@ -196,7 +196,7 @@ RISK_LABELS = {
     "interrupt_pending": "interrupt pending",
     "undecodable_messages": "undecodable",
     "load_errors": "load errors",
-    "last_ts": "last ts",
+    "last_ts": "last active (UTC)",
 }
 
 
@@ -216,7 +216,7 @@ def risks(max_score: int) -> dict:
                                                       max_value=max_score, help=meaning["risk_score"]),
         "resume_points": st.column_config.NumberColumn(
             header["resume_points"], help="Restarts: idle gaps over the threshold and changes of run / process id"),
-        "last_ts": st.column_config.DatetimeColumn("Last ts (UTC)", format=_TS,
+        "last_ts": st.column_config.DatetimeColumn(header["last_ts"], format=_TS,
                                                    help="time of the latest checkpoint (`threads.last_ts`)"),
     })
     return config
@@ -227,8 +227,8 @@ def header(name: str) -> str:
 
     >>> header("checkpoint_id"), header("ts"), header("before_ts"), header("expected_position")
     ('Checkpoint id', 'Time (UTC)', 'Before: time (UTC)', 'Expected position')
-    >>> header("gap_s"), header("reply_latency_p50_s")
-    ('Gap (s)', 'Reply latency p50 (s)')
+    >>> header("gap_s"), header("reply_latency_p50_s"), header("resume_no")
+    ('Gap (s)', 'Reply latency p50 (s)', 'Resume #')
     """
     if name.endswith("_ts"):
         return f"{header(name.removesuffix('_ts'))}: time (UTC)"
@@ -237,7 +237,7 @@ def header(name: str) -> str:
     return _HEADERS.get(name) or name.replace("_", " ").capitalize()
 
 
-_HEADERS = {"ts": "Time (UTC)", "thread_id": "Thread", "n": "N", "ok": "OK", "jsonl": "JSONL"}
+_HEADERS = {"ts": "Time (UTC)", "thread_id": "Thread", "n": "N", "ok": "OK", "jsonl": "JSONL", "resume_no": "Resume #"}
 
 
 def headers(frame: pd.DataFrame, **given) -> dict:

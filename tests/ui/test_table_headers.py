@@ -28,3 +28,16 @@ def test_a_column_the_page_does_not_configure_shows_its_human_header():
     assert labels["period"] == "Period" and labels["conversations"] == "Conversations"
     assert labels["median_reply_s"] == "Median reply"  # the page's own config is kept
     assert labels["gap_s"] == "Gap (s)"  # seconds by their unit, not "Gap s"
+
+
+def test_every_configured_header_starts_with_a_capital():
+    """A header a page names itself reads as the others do ("Began with", not "began with")."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    lower = re.compile(r"""\b\w*Column\(\s*["'][a-z]""")
+    found = [f"{p.relative_to(root)}:{i}: {line.strip()}"
+             for p in [*root.glob("pages/*.py"), *root.glob("ui/*.py")]
+             for i, line in enumerate(p.read_text().splitlines(), 1) if lower.search(line)]
+    assert not found, "\n".join(found)
