@@ -2,7 +2,7 @@
 
 At a 1400 px window with the sidebar open, the date fields of the Compare page's two cohorts
 (side by side, half a page each) hold their placeholder ("yyyy / mm / dd") and a date chosen
-without cutting either off; so do the page's shared date fields.
+without cutting either off; so do the shared date fields of the filter bar, beside its text box.
 """
 
 from __future__ import annotations
@@ -38,17 +38,33 @@ def server(demo_db, tmp_path_factory):
         yield url
 
 
-@pytest.mark.parametrize("params", ["", "?a_from=2025-03-03&a_to=2025-03-09&b_from=2025-03-10&b_to=2025-03-16"])
-def test_the_compare_pages_date_fields_show_their_text_whole(server, params):
+@pytest.mark.parametrize("page_params", [
+    "compare", "compare?from=2025-03-03&to=2025-03-16&a_from=2025-03-03&a_to=2025-03-09&b_from=2025-03-10&b_to=2025-03-16",
+])
+def test_the_compare_pages_date_fields_show_their_text_whole(server, page_params):
     with chromium() as browser:
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         page.set_default_timeout(60_000)
-        page.goto(f"{server}/compare{params}")
+        page.goto(f"{server}/{page_params}")
         page.get_by_role("heading", name="Cohort B").wait_for()
         settle(page)
         page.get_by_test_id("stDateInputFieldsScroller").nth(5).wait_for()  # (drawn after the run is over)
         page.locator('[data-testid="stSkeleton"]').first.wait_for(state="detached")
         fields = page.evaluate(_DATES)
         assert len(fields) == 6  # the page's From and To, and each cohort's
+        cut = [f for f in fields if f["need"] > f["room"]]
+        assert not cut, cut
+
+
+def test_the_filter_bars_dates_show_whole_beside_the_text_box(server):
+    with chromium() as browser:
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.set_default_timeout(60_000)
+        page.goto(f"{server}/conversations?from=2025-03-03&to=2025-03-16")
+        page.get_by_role("heading", name="Conversations").wait_for()
+        settle(page)
+        page.get_by_test_id("stDateInputFieldsScroller").nth(1).wait_for()
+        fields = page.evaluate(_DATES)
+        assert len(fields) == 2 and all(f["text"].startswith("2025") for f in fields)
         cut = [f for f in fields if f["need"] > f["room"]]
         assert not cut, cut
