@@ -40,15 +40,16 @@ shown, config = review.review_columns(*columns.conversations_table(view.table), 
 st.caption(render.rows_caption(view.offset, len(view.table), view.matching, view.total, view.in_database)
            + columns.sort_caption(sort, descending))
 picked = render.table(
-    columns.styled(shown), key="conversations.table", on_select="rerun", selection_mode="single-row", hide_index=True,
-    column_config=config, keep=(sort,),
+    columns.styled(shown), key=columns.table_key(sort, descending), hide_index=True, column_config=config,
+    keep=(sort,), on_select=columns.header_sort(columns.table_key(sort, descending), url.key("sort"), url.key("order")),
+    selection_mode=columns.SELECTION_MODES,
 )
 p1, p2, p3, _ = st.columns([2, 3, 3, 4], vertical_alignment="bottom")
 p1.number_input(f"Page (of {view.pages:,})", min_value=1, max_value=view.pages, step=1, key=page_key)
 with p2:
     render.download_data(
-        lambda: cache.conversations_csv(db, view.conditions, sort, descending), "conversations.csv",
-        key="conversations.csv", label=render.download_label(view.matching, "row"),
+        lambda: cache.conversations_csv(db, view.conditions, sort, descending, columns.CSV_COLUMNS), "conversations.csv",
+        key="conversations.csv", label=render.download_label(view.matching, "row"), help=columns.csv_help(sort, descending),
     )
 with p3:
     review.queue_button(view.conditions, sort, descending, url.params(), view.matching)
@@ -67,7 +68,7 @@ with left:
         charts.CONVERSATION_CHARTS["latency"], view.latency, "user → assistant pairs",
         lambda f: charts.conversations_chart("latency", f), key="conv_latency",
         caption=None if view.latency.empty else (
-            f"{s['pairs']:,} user → assistant pairs · median {render.seconds(s['median_s'])} · "
+            f"{render.plural(s['pairs'], 'user → assistant pair')} · median {render.seconds(s['median_s'])} · "
             f"p90 {render.seconds(s['p90_s'])} (reply ts − user ts, checkpoint granularity)"),
     )
 with right:

@@ -48,7 +48,7 @@ with tiles:
         ("Tool calls", render.number(h["tool_calls"]), None),
         ("Models", render.number(h["models"]), None),
         ("Median reply", render.seconds(h["latency_median_s"]),
-         f"Reply ts − user ts at checkpoint granularity, over {render.number(h['latency_pairs'])} pairs"),
+         f"Reply ts − user ts at checkpoint granularity, over {render.plural(int(h['latency_pairs'] or 0), 'user → assistant pair')}"),
     ], widths=[2, 1.5, 1, 1, 1.2])
     if h["stale_threads"]:
         st.page_link("pages/conversations.py", icon=":material/history:", query_params=state.link_params(stale="1"),

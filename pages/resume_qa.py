@@ -109,7 +109,7 @@ if qa.problem is not None:
 st.subheader(f"Timeline of {markup.code(render.thread_label(thread))}")
 n = len(qa.points)
 st.caption(
-    f"{len(qa.timeline):,} root checkpoints · {n} resume point{'s' if n != 1 else ''} "
+    f"{render.plural(len(qa.timeline), 'root checkpoint')} · {render.plural(n, 'resume point')} "
     f"(idle gap > {int(gap)} min or a new run / process id)"
 )
 by_step = st.toggle(
@@ -148,7 +148,7 @@ else:
     render.table(shown, key="resume_qa.window", hide_index=True, column_config=columns.window(shown))
     d1, d2, _ = st.columns([2, 3, 7])
     with d1:
-        render.download(qa.window, render.file_name("expected_window", thread, qa.at), key="resume_qa.window_csv")
+        render.download(shown, render.file_name("expected_window", thread, qa.at), key="resume_qa.window_csv")
     with d2:
         render.download_data(
             qa.template, render.file_name("expected_window", thread, qa.at).replace(".csv", ".jsonl"),

@@ -268,9 +268,10 @@ def conversations(
     )
 
 
-def conversations_csv(db: DbRef, conditions: Filters, sort: str, descending: bool) -> bytes:
-    """Not cached: built on a download click, every row, by DuckDB."""
-    return _on(db, conversations_model.conversations_csv, conditions, sort, descending)
+def conversations_csv(db: DbRef, conditions: Filters, sort: str, descending: bool,
+                      shown: tuple[tuple[str, str, str], ...] | None = None) -> bytes:
+    """Not cached: built on a download click, every row, by DuckDB (`shown`: the table's columns)."""
+    return _on(db, conversations_model.conversations_csv, conditions, sort, descending, shown)
 
 
 @st.cache_data(show_spinner=False, max_entries=_ENTRIES)

@@ -542,7 +542,8 @@ def branch_tree(tree: pd.DataFrame, labels: dict[int, str], read: int = 1) -> di
     checkpoint to its parent (a fork reads as a line leaving one lane for another).
 
     `tree` is `ui.models.history.ThreadHistory.tree` (`analytics.checkpoint_tree` rows): x is a
-    checkpoint's place along its chain (0 = the thread's first), the lane its branch (1, the
+    checkpoint's place along its chain counted from 1 (the thread's first), as the app numbers
+    messages, not the stored 0-based `position`; the lane its branch (1, the
     current one, on top). Heads are larger, fork points diamonds, a pending interrupt has an
     orange ring; the current branch is blue, the branch read (when another) red, the others grey.
 
@@ -554,11 +555,13 @@ def branch_tree(tree: pd.DataFrame, labels: dict[int, str], read: int = 1) -> di
     >>> option["yAxis"]["data"], [s["name"] for s in option["series"]]
     (['branch 1 · current', 'branch 2 · abandoned'], ['forks', 'current', 'abandoned'])
     >>> option["series"][0]["data"]
-    [{'coords': [[0, 0], [1, 0]]}, {'coords': [[0, 0], [1, 1]]}]
+    [{'coords': [[1, 0], [2, 0]]}, {'coords': [[1, 0], [2, 1]]}]
+    >>> option["xAxis"]["name"], option["xAxis"]["min"]
+    ('checkpoint along the chain (1 = the first)', 1)
     """
     lanes = sorted(int(b) for b in tree["branch"].unique()) if not tree.empty else []
     lane = {b: i for i, b in enumerate(lanes)}
-    at = {c: (int(p), lane[int(b)]) for c, p, b in zip(tree["checkpoint_id"], tree["position"], tree["branch"])}
+    at = {c: (int(p) + 1, lane[int(b)]) for c, p, b in zip(tree["checkpoint_id"], tree["position"], tree["branch"])}
     edges = [{"coords": [list(at[parent]), list(at[cid])]}
              for cid, parent in zip(tree["checkpoint_id"], tree["parent_checkpoint_id"])
              if isinstance(parent, str) and parent in at]
@@ -570,7 +573,7 @@ def branch_tree(tree: pd.DataFrame, labels: dict[int, str], read: int = 1) -> di
         for row in part.itertuples(index=False):
             interrupt = bool(row.has_interrupt)
             points.append({
-                "value": [int(row.position), lane[int(branch)], row.checkpoint_id, _plain(row.step), row.source or "?",
+                "value": [int(row.position) + 1, lane[int(branch)], row.checkpoint_id, _plain(row.step), row.source or "?",
                           _plain(row.message_count), _clock(row.ts), "pending here" if interrupt else ""],
                 "symbol": "diamond" if row.is_fork_point else TREE_SYMBOLS.get(row.source, "circle"),
                 "symbolSize": 14 if row.is_head else 9,
@@ -580,10 +583,11 @@ def branch_tree(tree: pd.DataFrame, labels: dict[int, str], read: int = 1) -> di
         series.append({"type": "scatter", "name": labels.get(int(branch), f"branch {branch}"), "z": 2,
                        "dimensions": ["x", "lane", *_TREE_TOOLTIP], "encode": {"x": 0, "y": 1, "tooltip": _TREE_TOOLTIP},
                        "data": points})
-    option = _base("checkpoints along the chain (0 = first)", "", False)
+    option = _base("checkpoint along the chain (1 = the first)", "", False)
     option.update({"tooltip": {"trigger": "item"}, "series": series})
     # (no boundaryGap: on a value axis it moved the points off their ticks and dropped the labels)
-    option["xAxis"].update({"type": "value", "minInterval": 1, "axisLine": {"show": True}, "splitLine": {"show": False}})
+    option["xAxis"].update({"type": "value", "minInterval": 1, "min": 1, "axisLine": {"show": True},
+                            "splitLine": {"show": False}})
     option["yAxis"] = {"type": "category", "inverse": True, "boundaryGap": True,
                        "data": [f"branch {b} · " + ("current" if b == 1 else "abandoned") for b in lanes]}
     option["grid"].update({"top": 12, "height": 48 * len(lanes)})  # a row per lane (`height` adds the axis below)

@@ -67,6 +67,8 @@ CONVERSATION_TABLE = (
 #: What the table can be sorted by (in DuckDB, over every matching thread): every shown metric.
 SORTABLE = tuple(c.column for c in CONVERSATION_TABLE if c.sortable)
 SORT_LABELS = {c.column: c.label for c in CONVERSATION_TABLE if c.sortable}
+#: The table's CSV: its columns in its order, (name, header, kind) (`ui.models.conversations.conversations_csv`).
+CSV_COLUMNS = tuple((c.column, c.label, c.kind) for c in CONVERSATION_TABLE)
 #: A minute-precise UTC time in a table (the times of `render.minute_text`).
 MINUTE = "YYYY-MM-DD HH:mm"
 
@@ -112,15 +114,60 @@ def conversations_table(rows: pd.DataFrame):
 
 
 def sort_caption(sort: str, descending: bool) -> str:
-    """What the caption under the Conversations table says of its order: the pages' order is
-    the chosen sort over every matching thread; a header click reorders the rows of this page.
+    """What the caption over the Conversations table says of its order: the chosen sort, over every
+    matching thread (a header click chooses it: `header_sort`), which the CSV keeps too.
 
     >>> sort_caption("duration_s", True)
-    ' · pages sorted by Duration, high first (a header click sorts this page) · select a row to open its transcript'
+    ' · sorted by Duration, high first (click a header to sort by it) · select a row to open its transcript'
     """
     order = "high first" if descending else "low first"
-    return (f" · pages sorted by {SORT_LABELS[sort]}, {order} (a header click sorts this page)"
+    return (f" · sorted by {SORT_LABELS[sort]}, {order} (click a header to sort by it)"
             " · select a row to open its transcript")
+
+
+def csv_help(sort: str, descending: bool) -> str:
+    """What the Conversations CSV holds, said on its button.
+
+    >>> csv_help("duration_s", False)
+    'Every matching thread, sorted by Duration, low first: the columns of the table under its headers, durations and reply times in seconds, times in UTC'
+    """
+    order = "high first" if descending else "low first"
+    return (f"Every matching thread, sorted by {SORT_LABELS[sort]}, {order}: the columns of the table under its "
+            "headers, durations and reply times in seconds, times in UTC")
+
+
+#: The table's selection modes: a row opens its transcript; a header click selects its column,
+#: which `header_sort` turns into the sort (the grid's own header sort would reorder the rows
+#: of one page in the browser only, out of step with the pages, the caption and the CSV).
+SELECTION_MODES = ("single-row", "single-column")
+
+
+def table_key(sort: str, descending: bool) -> str:
+    """The Conversations table's widget key: one per sort, so that a header click, once it is the
+    sort, leaves no column selected in the grid (a new sort draws a new table).
+
+    >>> table_key("duration_s", False)
+    'conversations.table.duration_s.asc'
+    """
+    return f"conversations.table.{sort}.{'desc' if descending else 'asc'}"
+
+
+def header_sort(key: str, sort_key: str, order_key: str):
+    """The table's on-select callback (the table keyed `key`; the sort's and the order's widgets
+    keyed `sort_key`, `order_key`): a header clicked (its column selected) becomes the sort over
+    every matching thread, high first; the same header again flips the order. A column the
+    pages cannot be sorted by (an outcome, the review columns) sorts nothing."""
+
+    def on_select() -> None:
+        selection = (st.session_state.get(key) or {}).get("selection") or {}
+        picked = list(selection.get("columns") or [])
+        if not picked or picked[0] not in SORTABLE:
+            return
+        same = st.session_state.get(sort_key, "last_ts") == picked[0]
+        st.session_state[order_key] = ("asc" if st.session_state.get(order_key) != "asc" else "desc") if same else "desc"
+        st.session_state[sort_key] = picked[0]
+
+    return on_select
 
 
 def styled(shown: pd.DataFrame):
@@ -140,7 +187,7 @@ RISK_LABELS = {
     "window_size": "window size",
     "truncated_by": "fell off the window",
     "window_no_id": "no id (window)",
-    "window_no_ts": "no ts (window)",
+    "window_no_ts": "no time (window)",
     "edited_in_window": "edited (window)",
     "edited_messages": "edited",
     "removed_messages": "removed",
@@ -149,7 +196,7 @@ RISK_LABELS = {
     "interrupt_pending": "interrupt pending",
     "undecodable_messages": "undecodable",
     "load_errors": "load errors",
-    "last_ts": "last ts",
+    "last_ts": "last active (UTC)",
 }
 
 
@@ -169,7 +216,7 @@ def risks(max_score: int) -> dict:
                                                       max_value=max_score, help=meaning["risk_score"]),
         "resume_points": st.column_config.NumberColumn(
             header["resume_points"], help="Restarts: idle gaps over the threshold and changes of run / process id"),
-        "last_ts": st.column_config.DatetimeColumn("Last ts (UTC)", format=_TS,
+        "last_ts": st.column_config.DatetimeColumn(header["last_ts"], format=_TS,
                                                    help="time of the latest checkpoint (`threads.last_ts`)"),
     })
     return config
@@ -180,13 +227,17 @@ def header(name: str) -> str:
 
     >>> header("checkpoint_id"), header("ts"), header("before_ts"), header("expected_position")
     ('Checkpoint id', 'Time (UTC)', 'Before: time (UTC)', 'Expected position')
+    >>> header("gap_s"), header("reply_latency_p50_s"), header("resume_no")
+    ('Gap (s)', 'Reply latency p50 (s)', 'Resume #')
     """
     if name.endswith("_ts"):
         return f"{header(name.removesuffix('_ts'))}: time (UTC)"
+    if name.endswith("_s") and len(name) > 2:  # seconds: the unit in brackets, not a stray "s"
+        return f"{header(name.removesuffix('_s'))} (s)"
     return _HEADERS.get(name) or name.replace("_", " ").capitalize()
 
 
-_HEADERS = {"ts": "Time (UTC)", "thread_id": "Thread", "n": "N", "ok": "OK", "jsonl": "JSONL"}
+_HEADERS = {"ts": "Time (UTC)", "thread_id": "Thread", "n": "N", "ok": "OK", "jsonl": "JSONL", "resume_no": "Resume #"}
 
 
 def headers(frame: pd.DataFrame, **given) -> dict:

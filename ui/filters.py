@@ -41,7 +41,7 @@ def chosen(picked: list[str], none: str) -> tuple[str | None, ...]:
 
 def filter_bar(url: state.Url, facets: Facets, text: bool = True) -> Filters:
     """Draw the shared filters (bound to the URL) and return them as a `Filters`."""
-    cols = st.columns([3, 3, 2, 2, 3] if text else [3, 3, 2, 2])
+    cols = st.columns([2.5, 2.5, 2.8, 2.8, 3] if text else [3, 3, 2.8, 2.8])  # (a date and its clear button whole)
     options = choices(facets.tenants, NO_TENANT if facets.tenantless else None)
     tenants = cols[0].multiselect(
         "Tenant", options, key=url.bind("tenant", [], state.subset(options)), placeholder="all tenants"

@@ -95,12 +95,43 @@ def _utc(ts: Any) -> pd.Timestamp:
 
 
 def plural(n: int, word: str, many: str | None = None) -> str:
-    """`n` and `word`, in the plural unless `n` is 1 (`many`: an irregular plural).
+    """`n` and `word`, in the plural unless `n` is 1 (`many`: an irregular plural; `word_plural`
+    writes the regular ones).
 
-    >>> plural(1, "row"), plural(0, "row"), plural(2, "reply", "replies")
-    ('1 row', '0 rows', '2 replies')
+    >>> plural(1, "row"), plural(0, "row"), plural(2, "reply"), plural(3, "branch"), plural(2, "child", "children")
+    ('1 row', '0 rows', '2 replies', '3 branches', '2 children')
     """
-    return f"{n:,} {word if n == 1 else many or word + 's'}"
+    return f"{n:,} {word if n == 1 else many or word_plural(word)}"
+
+
+def word_plural(word: str) -> str:
+    """The regular English plural of `word`; of a phrase, of its last word ("user → assistant pair").
+
+    >>> [word_plural(w) for w in ("row", "reply", "day", "branch", "box", "status", "tool result")]
+    ['rows', 'replies', 'days', 'branches', 'boxes', 'statuses', 'tool results']
+    """
+    if re.search(r"[^aeiou]y$", word):
+        return word[:-1] + "ies"
+    if re.search(r"(s|sh|ch|x|z)$", word):
+        return word + "es"
+    return word + "s"
+
+
+def article(phrase: str) -> str:
+    """`phrase` after the indefinite article its first sound takes ("an" before a vowel sound).
+
+    >>> article("other message"), article("user message"), article("hour"), article("assistant reply")
+    ('an other message', 'a user message', 'an hour', 'an assistant reply')
+    >>> article("unknown outcome"), article("error"), article("one-off")
+    ('an unknown outcome', 'an error', 'a one-off')
+    """
+    low = phrase.lower()
+    vowel = low[:1] in ("a", "e", "i", "o", "u")
+    if re.match(r"(uni|use|usu|one|once|eu)", low):  # a "y" or "w" sound: a user, a one-off
+        vowel = False
+    elif re.match(r"(hour|honest|honou?r)", low):  # a silent h
+        vowel = True
+    return f"{'an' if vowel else 'a'} {phrase}"
 
 
 def download_label(n: int, word: str) -> str:

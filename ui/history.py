@@ -116,17 +116,17 @@ def _branches_tab(history: model.ThreadHistory, url: state.Url, branch_key: str)
     render.table(
         history.branches, key="history.branches", hide_index=True,
         column_config={
-            "created_by": st.column_config.TextColumn("began with", help="metadata.source of its first own checkpoint: "
+            "created_by": st.column_config.TextColumn("Began with", help="metadata.source of its first own checkpoint: "
                                                       "fork = a replay, update = update_state, input = new input"),
-            "checkpoints": st.column_config.NumberColumn("own checkpoints", help="After the fork point"),
-            "fork_messages": st.column_config.NumberColumn("forks after message", help="The messages it shares with "
+            "checkpoints": st.column_config.NumberColumn("Own checkpoints", help="After the fork point"),
+            "fork_messages": st.column_config.NumberColumn("Forks after message", help="The messages it shares with "
                                                            "the branch it forks from: its own begin after Message N"),
-            "fork_checkpoint_id": st.column_config.TextColumn("fork point (checkpoint)", help="The checkpoint where "
+            "fork_checkpoint_id": st.column_config.TextColumn("Fork point (checkpoint)", help="The checkpoint where "
                                                               "the branch leaves the one it forks from"),
-            "parent_branch": "forks from",
-            "first_ts": st.column_config.DatetimeColumn("first ts", format=_TS),
-            "last_ts": st.column_config.DatetimeColumn("last ts", format=_TS),
-            "has_interrupt": "interrupt waits", "head_checkpoint_id": "last checkpoint",
+            "parent_branch": "Forks from",
+            "first_ts": st.column_config.DatetimeColumn("Began (UTC)", format=_TS),
+            "last_ts": st.column_config.DatetimeColumn("Last active (UTC)", format=_TS),
+            "has_interrupt": "Interrupt waits", "head_checkpoint_id": "Last checkpoint",
         },
     )  # fmt: skip
     render.download_data(lambda: frame_csv(history.branches), render.file_name("branches", history.thread_id),
@@ -227,8 +227,8 @@ def _runs_tab(history: model.ThreadHistory) -> None:
         return
     shown = history.runs.drop(columns=["thread_id"])
     render.table(shown, key="history.runs", hide_index=True,
-                 column_config={"first_ts": st.column_config.DatetimeColumn("first ts", format=_TS),
-                                "last_ts": st.column_config.DatetimeColumn("last ts", format=_TS)})  # fmt: skip
+                 column_config={"first_ts": st.column_config.DatetimeColumn("Began (UTC)", format=_TS),
+                                "last_ts": st.column_config.DatetimeColumn("Last active (UTC)", format=_TS)})  # fmt: skip
     render.download_data(lambda: frame_csv(history.runs), render.file_name("subgraph_runs", history.thread_id),
                          key="history.runs_csv")  # fmt: skip
     st.caption("Each run is also shown under the message that started it, in the Branches tab.")

@@ -237,11 +237,16 @@ def rows_caption(offset: int, shown: int, matching: int, total: int, in_database
     'rows 1–12 of 12 threads (31 in the database)'
     >>> rows_caption(0, 6, 6, 12, 31)
     'rows 1–6 of 6 threads (12 before the flags and metric ranges, 31 in the database)'
+    >>> rows_caption(0, 0, 0, 0, 31), rows_caption(0, 0, 0, 31, 31)
+    ('no thread matches (31 in the database)', 'no thread matches (31 in the database)')
     """
-    head = f"rows {offset + 1:,}–{offset + shown:,}" if shown else "no rows"
-    notes = [f"{total:,} before the flags and metric ranges"] if total != matching else []
+    if not matching:
+        head = "no thread matches"
+    else:
+        head = f"rows {offset + 1:,}–{offset + shown:,} of {plural(matching, 'thread')}"
+    notes = [f"{total:,} before the flags and metric ranges"] if matching != total != in_database else []
     notes += [f"{in_database:,} in the database"] if in_database != matching else []
-    return f"{head} of {plural(matching, 'thread')}" + (f" ({', '.join(notes)})" if notes else "")
+    return head + (f" ({', '.join(notes)})" if notes else "")
 
 
 number, seconds, duration, minute_text, text, plural, download_label = (

@@ -241,7 +241,7 @@ def orphans(db: DbRef, ws: WsRef, thread_id: str) -> None:
     found = cache.thread_annotations(db, ws, thread_id).orphaned
     if not found:
         return
-    with st.expander(f"{len(found)} orphaned annotation{'s' if len(found) > 1 else ''} "
+    with st.expander(f"{plural(len(found), 'orphaned annotation')} "
                      "(what they were on is gone after a reload)", icon=":material/link_off:"):
         for note in found:
             st.markdown(inert(f"On {note.where()} — **{note.orphan_reason}**"))
@@ -259,8 +259,8 @@ def orphan_table(db: DbRef, ws: WsRef, thread_id: str | None = None, expanded: b
         st.caption("Kept, never dropped: what they were on is not in the database after a reload (another source, "
                    "a thread erased, a message removed). `excerpt` is the message as it was when annotated.")
         render.table(rows, hide_index=True, key=f"rv.orphans.{thread_id or 'all'}",
-                     column_config={"orphan_reason": st.column_config.TextColumn("why"),
-                                    "thread_id": st.column_config.TextColumn("thread", pinned=True)})
+                     column_config={"orphan_reason": st.column_config.TextColumn("Why"),
+                                    "thread_id": st.column_config.TextColumn("Thread", pinned=True)})
 
 
 # --- Conversations ------------------------------------------------------------------------

@@ -30,7 +30,7 @@ def open_link(at, **params):
 
 
 def rows_caption(at) -> str:
-    return next(c.value for c in at.caption if c.value.startswith(("rows ", "no rows")))
+    return next(c.value for c in at.caption if c.value.startswith(("rows ", "no thread")))
 
 
 def pandas_sort(conv: pd.DataFrame, column: str, descending: bool) -> list[str]:
@@ -69,7 +69,7 @@ def test_every_thread_newest_first_with_cells_that_sort_by_value(app, con):
     texts = shown.select_dtypes(object).to_numpy().ravel().tolist()
     assert "None" not in texts and "nan" not in texts and "—" not in texts
     assert at.dataframe[0].proto.placeholder == ""  # a missing value is an empty cell, not "None"
-    assert "(a header click sorts this page)" in rows_caption(at)  # the caption says what the order is
+    assert "(click a header to sort by it)" in rows_caption(at)  # the caption says what the order is
     assert len(at.get("echarts_chart")) == 4
     assert [d.label for d in at.get("download_button")] == [f"Download all {len(conv)} rows (CSV)"]
 
@@ -168,7 +168,7 @@ def test_no_thread_matches_gives_empty_charts_not_errors(app):
     at = open_page(app, "conversations", min_turns="999")
     assert not at.exception
     assert table(at).empty
-    assert "no rows of 0 threads" in rows_caption(at)
+    assert rows_caption(at).startswith("no thread matches (37 in the database) · ")
     assert len(at.info) == 4  # one "no data" note per chart
 
 
@@ -177,7 +177,7 @@ def test_selecting_a_row_opens_the_transcript(app, con, small_pages):
     shown = table(at)
     want = sorted(metrics.conversations(con)["thread_id"])[10:20]
     assert shown["thread_id"].tolist() == want
-    at.session_state["conversations.table"] = {"selection": {"rows": [3], "columns": [], "cells": []}}
+    at.session_state[columns.table_key("thread_id", False)] = {"selection": {"rows": [3], "columns": [], "cells": []}}
     at.run()
     assert not at.exception
     # The browser is sent to the transcript as one history entry (tests/e2e clicks it and goes Back).

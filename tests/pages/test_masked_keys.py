@@ -23,6 +23,7 @@ from typing_extensions import TypedDict
 
 from tests.pages.conftest import APP, TIMEOUT, open_page
 from tests.pages.test_privacy import serve, shown
+from ui import columns
 
 MODEL = "model.owner@example.com"
 #: thread id → its first question (a marker of that thread alone, nothing personal in it)
@@ -106,7 +107,7 @@ def test_the_conversations_table_shows_masked_keys_that_open_their_transcripts(m
     # Selecting a row (AppTest cannot click one: the selection arrives as the widget's state) sends
     # the browser to the masked key, never the stored one.
     row = next(i for i, t in enumerate(ids) if "<CARD_" in t)
-    at.session_state["conversations.table"] = {"selection": {"rows": [row], "columns": [], "cells": []}}
+    at.session_state[columns.table_key("last_ts", True)] = {"selection": {"rows": [row], "columns": [], "cells": []}}
     at.run()
     assert not at.exception, at.exception
     script = next(h.proto.body for h in at.get("html") if "PopStateEvent" in h.proto.body)

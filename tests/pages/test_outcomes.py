@@ -10,6 +10,7 @@ from urllib.parse import parse_qs
 import analytics
 from analytics.topic_mining.patterns import pattern_threads
 from tests.pages.conftest import metric, open_page
+from ui import columns
 
 LOOP = "acme:web:sess-1010"  # agent loop at messages 4, 6, 8; "talk to a real person" at message 11
 
@@ -106,7 +107,7 @@ def test_conversations_link_lists_the_threads_of_an_outcome_or_a_signal(app):
     # a row opens its transcript at the signal chosen
     at = open_page(app, "conversations", signal="user_frustration", sort="thread_id", order="asc")
     assert at.dataframe[0].value["thread_id"].tolist() == [LOOP, "initech:helpdesk:sess-5007"]
-    at.session_state["conversations.table"] = {"selection": {"rows": [0], "columns": [], "cells": []}}
+    at.session_state[columns.table_key("thread_id", False)] = {"selection": {"rows": [0], "columns": [], "cells": []}}
     at.run()
     assert "transcript?thread=acme%3Aweb%3Asess-1010&signal=user_frustration" in _go_to_script(at)
 

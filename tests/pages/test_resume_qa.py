@@ -6,13 +6,17 @@ hours, two more turns written by a second OS process (demo/README.md).
 
 from __future__ import annotations
 
+import io
 import json
+
+import pandas as pd
 
 from streamlit.testing.v1 import AppTest
 
 from analytics import observed, resume
 from analytics.filters import Filters
 from tests.pages.conftest import APP, TIMEOUT, captions, metric, open_page
+from tests.pages.test_privacy import downloads  # noqa: F401  (a fixture: the data of each download button)
 from ui import columns
 from ui.models import resume_qa
 
@@ -291,3 +295,15 @@ def test_the_expected_window_downloads_as_a_jsonl_template_that_passes(app, con)
     assert {json.loads(line)["recorded_at"] for line in qa.template().decode().splitlines()} == {
         resume.resume_points(con, RESTART).iloc[0]["after_ts"].isoformat()
     }
+
+
+def test_the_window_csv_numbers_its_entries_as_the_transcript_does(app, con, downloads):
+    at = open_page(app, "resume_qa", thread=RESTART)
+    assert not at.exception
+    rows = pd.read_csv(io.BytesIO(downloads["resume_qa.window_csv"]()), keep_default_na=False)
+    point = resume.resume_points(con, RESTART).iloc[0]
+    expected = resume.expected_window(con, RESTART, point.before_checkpoint_id)
+    # The rows the table shows, by the numbers the transcript shows ("Message N"): no 0-based position.
+    assert rows["message"].tolist() == [f"Message {int(o) + 1}" for o in expected["ordinal"]]
+    assert "position" not in rows and "ordinal" not in rows
+    assert list(rows.columns) == list(_table(at, "resume_qa.window").columns)

@@ -196,7 +196,9 @@ def test_table_view_and_csv_hold_the_whole_conversation(app, con):
     at = open_page(app, "transcript", thread=thread, table="1")
     table = at.dataframe[0].value
     expected = analytics.read(con, thread)
-    assert table["ordinal"].tolist() == expected["ordinal"].tolist()
+    # Each row by its number in the transcript ("Message N"), as the chat's headers say; no 0-based numbers.
+    assert table["message"].tolist() == [o + 1 for o in expected["ordinal"]]
+    assert "index" not in table and "ordinal" not in table
     assert table["content"].fillna("").tolist() == expected["content"].fillna("").tolist()
     assert [d.label for d in at.get("download_button")] == ["Download CSV"]
 
@@ -250,7 +252,7 @@ def test_widgets_write_the_url_and_the_url_restores_the_view(app, con, readme_fa
     assert fresh.number_input(key="transcript.index").value == -1
     table = fresh.dataframe[0].value
     assert table["content"].tolist() == expected["content"].tolist()
-    assert table["ordinal"].tolist() == expected["ordinal"].tolist()
+    assert table["message"].tolist() == [o + 1 for o in expected["ordinal"]]
 
 
 def test_the_filtered_view_with_defaults_keeps_its_name_in_the_url_and_switching_back_drops_its_params(app, readme_facts):
@@ -270,7 +272,8 @@ def test_table_view_shows_exactly_the_read(app, con, readme_facts):
     table = at.dataframe[0].value
     expected = analytics.read(con, thread)
     assert len(table) == len(expected) > 1
-    assert table["index"].tolist() == expected["index"].tolist()
+    assert table["message"].tolist() == [o + 1 for o in expected["ordinal"]]  # the transcript's numbers
+    assert "index" not in table and "ordinal" not in table
     assert table["role"].tolist() == expected["role"].tolist()
     assert table["message_id"].fillna("").tolist() == expected["message_id"].fillna("").tolist()
     assert [d.label for d in at.get("download_button")] == ["Download CSV"]
@@ -289,7 +292,7 @@ def test_time_range_mode_filters_by_checkpoint_time(app, con):
     with pytest.raises(KeyError):
         at.number_input(key="transcript.index")  # the modes are exclusive: no index widget in time mode
     table = at.dataframe[0].value
-    assert table["ordinal"].tolist() == expected["ordinal"].tolist()
+    assert table["message"].tolist() == [o + 1 for o in expected["ordinal"]]
 
 
 def test_switching_mode_drops_the_other_modes_params(app, readme_facts):

@@ -48,6 +48,14 @@ def test_table_and_charts_show_the_differences():
     assert len(shares) == model.CHART_ROWS and math.isclose(means.iloc[0]["relative_pct"], 400 / 6, rel_tol=1e-3)
 
 
+def test_tests_and_outcomes_are_named_as_a_reader_knows_them():
+    table = model.display_table(compare_frames(_cohort(200, 10, 5), _cohort(200, 60, 9))).set_index("figure")
+    assert table.loc["Messages", "test"] == "Welch's t test"
+    assert table.loc["Signal: user frustration", "test"] in ("z test (two proportions)", "Fisher's exact test")
+    assert "Outcome: Resolved" in table.index and "Outcome: resolved" not in table.index  # as the Outcomes page writes it
+    assert not {"welch", "fisher", "z", "none"} & set(table["test"])
+
+
 def test_first_visit_cohorts_come_from_a_metadata_key_with_two_values():
     from analytics.cohorts.facets import CohortFacets
 

@@ -191,6 +191,32 @@ def test_the_csv_is_every_filtered_row_in_the_sort_as_the_cli_writes_it(con, loa
     assert {r["interrupt_pending"] for r in rows} <= {"true", "false"}
 
 
+def test_the_tables_csv_is_its_columns_under_its_headers_in_the_sort(con, loaded):
+    from ui.columns import CONVERSATION_TABLE, CSV_COLUMNS
+
+    conditions = conversations_page(con).conditions
+    data = conversations_csv(loaded, conditions, "duration_s", False, CSV_COLUMNS)
+    rows = list(csv.DictReader(io.StringIO(data.decode("utf-8"))))
+    full = metrics.conversations(con)
+    # Every matching thread, in the sort, under the table's headers in its order (a number's unit in its header).
+    assert [r["Thread"] for r in rows] == pandas_sorted(full, "duration_s", False)
+    assert list(rows[0]) == [c.label + (" (s)" if c.kind in ("duration", "seconds") else "") for c in CONVERSATION_TABLE]
+    want = full.set_index("thread_id")
+    with_outcomes = conversations_page(con, page_size=len(full)).table.set_index("thread_id")
+    labels = {"resolved": "Resolved", "abandoned": "Abandoned", "failed": "Failed", "waiting": "Waiting", "unknown": "Unknown"}
+    for r in rows:
+        w, o = want.loc[r["Thread"]], with_outcomes.loc[r["Thread"]]
+        assert r["Messages"] == str(w["messages"])
+        assert (float(r["Duration (s)"]) if r["Duration (s)"] else None) == pytest.approx(
+            None if pd.isna(w["duration_s"]) else w["duration_s"], abs=1e-3)
+        assert r["Last active (UTC)"] == ("" if pd.isna(w["last_ts"]) else
+                                          w["last_ts"].tz_convert("UTC").strftime("%Y-%m-%d %H:%M:%S"))
+        assert r["Pending interrupt"] == ("yes" if w["interrupt_pending"] else "no")
+        assert r["Outcome"] == labels.get(o["outcome"], "")
+        assert "_" not in r["Signals"]  # the signals by name, as the table writes them
+    assert any(r["Signals"] for r in rows)
+
+
 def test_the_charts_step_evenly_through_quiet_days_and_unseen_turn_counts():
     """Per tenant, the demo's threads leave days without a message and turn counts no thread has:
     each is a zero row (a categorical axis would draw a ten-day gap as wide as one day)."""

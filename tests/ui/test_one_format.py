@@ -30,3 +30,15 @@ def test_counts_before_a_noun_go_through_plural():
              for i, line in enumerate(p.read_text().splitlines(), 1)
              if BARE_COUNT.search(line) and not any(s in line for s in ALWAYS_MANY)]
     assert not found, "write counts with ui.formats.plural:\n" + "\n".join(found)
+
+
+#: A plural made on the spot ("annotation{'s' if n > 1 else ''}", which writes "0 annotation"), or a
+#: count before a phrase ending in a plural ("1 user → assistant pairs").
+AD_HOC_PLURAL = re.compile(r"""\{\s*['"](s|es|ies)['"]\s+if\b|\{[^{}]*\}\s+(user → assistant |user→assistant )?pairs\b""")
+
+
+def test_plurals_are_made_by_plural_only():
+    found = [f"{p.relative_to(ROOT)}:{i}: {line.strip()}"
+             for p in [*ROOT.glob("pages/*.py"), *ROOT.glob("ui/*.py"), *ROOT.glob("ui/models/*.py")]
+             for i, line in enumerate(p.read_text().splitlines(), 1) if AD_HOC_PLURAL.search(line)]
+    assert not found, "write counts with ui.formats.plural:\n" + "\n".join(found)

@@ -15,7 +15,7 @@ def _script():
     from ui import render
 
     frame = pd.DataFrame({"period": pd.to_datetime(["2026-12-01", "2026-12-02"]), "conversations": [3, 4],
-                          "median_reply_s": [1.5, None]})
+                          "median_reply_s": [1.5, None], "gap_s": [3600.0, 12.5]})
     render.table(frame, hide_index=True, key="t",
                  column_config={"median_reply_s": st.column_config.NumberColumn("Median reply", format="%.1f s")})
 
@@ -27,3 +27,17 @@ def test_a_column_the_page_does_not_configure_shows_its_human_header():
     labels = {name: c.get("label") for name, c in config.items()}
     assert labels["period"] == "Period" and labels["conversations"] == "Conversations"
     assert labels["median_reply_s"] == "Median reply"  # the page's own config is kept
+    assert labels["gap_s"] == "Gap (s)"  # seconds by their unit, not "Gap s"
+
+
+def test_every_configured_header_starts_with_a_capital():
+    """A header a page names itself reads as the others do ("Began with", not "began with")."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    lower = re.compile(r"""\b\w*Column\(\s*["'][a-z]""")
+    found = [f"{p.relative_to(root)}:{i}: {line.strip()}"
+             for p in [*root.glob("pages/*.py"), *root.glob("ui/*.py")]
+             for i, line in enumerate(p.read_text().splitlines(), 1) if lower.search(line)]
+    assert not found, "\n".join(found)

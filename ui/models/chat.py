@@ -24,7 +24,7 @@ import pandas as pd
 from analytics import jsontext
 from ui.models.frames import is_missing
 from ui.escape import code, text
-from ui.formats import clock, duration  # noqa: F401  (ui.chat takes them from here too)
+from ui.formats import clock, duration, plural  # noqa: F401  (ui.chat takes them from here too)
 
 #: Plain names of the roles (contract §3.3) as a reader says them.
 SPEAKERS = {"user": "User", "assistant": "Assistant", "tool": "Tool", "system": "System", "other": "Other"}
@@ -303,7 +303,7 @@ def message_item(row: Any, edits: tuple[Edit, ...] = ()) -> MessageItem:
 
 
 def _removed_title(n: int) -> str:
-    return f"{n} message{'s' if n != 1 else ''} removed here"
+    return f"{plural(n, 'message')} removed here"
 
 
 def markers(frame: pd.DataFrame | None, gap_minutes: float = 30.0) -> list[Marker]:

@@ -22,11 +22,13 @@ from analytics.filters import Filters, day_window
 from analytics.conversation_outcomes.signals import OUTCOMES
 from analytics.reporting.writer import frame_csv
 from ui.formats import plural
-from ui.models.outcomes import SIGNAL_LABELS
+from ui.models.outcomes import OUTCOME_LABELS, SIGNAL_LABELS
 
 #: Row kinds and how the page names them.
 KIND_LABELS = {"metric": "Per conversation (mean)", "signal": "Signal rate", "outcome": "Outcome share",
                "topic": "Topic share"}
+#: Each test by the name a reader knows it under (docs/compare.md); "none": too few values for one.
+TEST_LABELS = {"z": "z test (two proportions)", "fisher": "Fisher's exact test", "welch": "Welch's t test", "none": "—"}
 #: Rows a chart of the biggest differences shows, per chart.
 CHART_ROWS = 10
 #: The separator of a metadata choice's text ("app_version = 1.1").
@@ -187,12 +189,18 @@ def _p(p: float) -> str:
 
 
 def figure(kind: str, name: str, label: str) -> str:
-    """A row's name on the page: a signal by the name the Outcomes page gives it.
+    """A row's name on the page: a signal or an outcome by the name the Outcomes page gives it.
 
     >>> figure("signal", "slow_hitl", "Signal: slow hitl"), figure("metric", "messages", "Messages")
     ('Signal: slow human-in-the-loop', 'Messages')
+    >>> figure("outcome", "resolved", "Outcome: resolved")
+    'Outcome: Resolved'
     """
-    return f"Signal: {SIGNAL_LABELS[name]}" if kind == "signal" and name in SIGNAL_LABELS else label
+    if kind == "signal" and name in SIGNAL_LABELS:
+        return f"Signal: {SIGNAL_LABELS[name]}"
+    if kind == "outcome" and name in OUTCOME_LABELS:
+        return f"Outcome: {OUTCOME_LABELS[name]}"
+    return label
 
 
 def display_table(frame: pd.DataFrame) -> pd.DataFrame:
@@ -203,7 +211,7 @@ def display_table(frame: pd.DataFrame) -> pd.DataFrame:
         rows.append({
             "figure": figure(r.kind, r.name, r.label), "kind": KIND_LABELS.get(r.kind, r.kind),
             "a": _value(r.kind, r.value_a), "b": _value(r.kind, r.value_b), "difference": diff, "ci95": ci,
-            "p": _p(r.p_value), "test": r.test, "q": _p(r.q_value), "significant": "✔" if r.significant else "",
+            "p": _p(r.p_value), "test": TEST_LABELS.get(r.test, r.test), "q": _p(r.q_value), "significant": "✔" if r.significant else "",
             "n": f"{r.n_a:,} / {r.n_b:,}",
         })
     return pd.DataFrame(rows, columns=["figure", "kind", "a", "b", "difference", "ci95", "p", "test", "q", "significant", "n"])
@@ -235,7 +243,8 @@ def cost_by_outcome(db: ConOrPath, a: Filters, b: Filters, table) -> pd.DataFram
         parts.append(part.rename(columns={c: f"{c}_{side}" for c in part.columns if c != "outcome"}).set_index("outcome"))
     both = parts[0].join(parts[1], how="outer")
     order = [o for o in OUTCOMES if o in both.index] + [o for o in both.index if o not in OUTCOMES]
-    return both.reindex(order).reset_index().fillna({c: 0 for c in both.columns})
+    out = both.reindex(order).reset_index().fillna({c: 0 for c in both.columns})
+    return out.assign(outcome=out["outcome"].map(lambda o: OUTCOME_LABELS.get(o, o)))  # as every page names them
 
 
 def compare_page(db: ConOrPath, a: Filters, b: Filters, prices: tuple[str, str] | None = None,

@@ -107,7 +107,7 @@ class ThreadHistory:
     @property
     def summary(self) -> str:
         """One line: how many branches, edits, removals, subgraph runs the thread has."""
-        parts = [f"{len(self.labels)} branch{'es' if len(self.labels) != 1 else ''}"]
+        parts = [plural(len(self.labels), "branch")]
         abandoned = len(self.labels) - 1
         if abandoned > 0:
             parts[0] += f" ({abandoned} abandoned)"
@@ -115,9 +115,9 @@ class ThreadHistory:
         for event, word in (("edited", "edit"), ("removed", "removal"), ("re_added", "re-add")):
             n = counts.get(event, 0)
             if n:
-                parts.append(f"{n} {word}{'s' if n != 1 else ''}")
+                parts.append(plural(n, word))
         if len(self.runs):
-            parts.append(f"{len(self.runs)} subgraph run{'s' if len(self.runs) != 1 else ''}")
+            parts.append(plural(len(self.runs), "subgraph run"))
         return " · ".join(parts)
 
 
@@ -266,8 +266,8 @@ def history_summary(con_or_path: ConOrPath, thread_id: str) -> str | None:
         return None
     branches, edited, removed, runs, not_leaf = found[0]
     branches += bool(not_leaf)  # a latest checkpoint with children heads a branch of its own
-    parts = [f"{branches} branch{'es' if branches != 1 else ''}" + (f" ({branches - 1} abandoned)" if branches > 1 else "")]
-    parts += [f"{n} {word}{'s' if n != 1 else ''}" for n, word in ((edited, "edit"), (removed, "removal"), (runs, "subgraph run")) if n]
+    parts = [plural(branches, "branch") + (f" ({branches - 1} abandoned)" if branches > 1 else "")]
+    parts += [plural(n, word) for n, word in ((edited, "edit"), (removed, "removal"), (runs, "subgraph run")) if n]
     return " · ".join(parts)
 
 

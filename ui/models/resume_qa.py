@@ -288,8 +288,9 @@ def message_text(number, position) -> str:
 
 
 def window_shown(window: pd.DataFrame) -> pd.DataFrame:
-    """The expected window as the page draws it: each entry by the transcript's "Message N"
-    (ordinal + 1) instead of its 0-based position and ordinal (the CSV keeps both)."""
+    """The expected window as the page draws it and its CSV holds it: each entry by the
+    transcript's "Message N" (ordinal + 1) instead of its 0-based position and ordinal (the
+    JSONL template, in the observed log's own format, keeps the positions)."""
     shown = window.drop(columns=["position", "ordinal"])
     shown.insert(0, "message", [message_text(o + 1 if pd.notna(o) else None, p)
                                 for o, p in zip(window["ordinal"], window["position"])])

@@ -14,7 +14,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace  # noqa: F401  (replace: Note.where's doctest)
 
 import duckdb
 import pandas as pd
@@ -23,6 +23,7 @@ from analytics.workspace import Label, Queue, QueueItem, Workspace
 from analytics.workspace import annotations as listed
 from analytics.workspace import get_queue, item, labels, progress, step, thread_summaries
 from ui.escape import code
+from ui.formats import article, plural
 
 #: How a verdict reads in a cell and a chip.
 VERDICT_MARKS = {"pass": "✓ pass", "fail": "✗ fail"}
@@ -57,13 +58,22 @@ class Note:
         return self.updated_at[:16].replace("T", " ") + " UTC"
 
     def where(self) -> str:
-        """What an orphan was on, in words."""
+        """What an orphan was on, in words: a message by its role and its number in the transcript
+        when annotated ("Message N", as the chat numbers it), else its id.
+
+        >>> note = Note("a", 1, "message", *[None] * 4, "ana", "", "", "orphaned", "gone", None, 3, "m-1", None,
+        ...             "assistant", None)
+        >>> note.where(), replace(note, role="other", annotated_ordinal=None).where()
+        ('an assistant message (Message 4)', 'a message (id `m-1`)')
+        """
         if self.target == "thread":
             return "the thread"
         if self.target == "checkpoint":
             return f"checkpoint {code(self.checkpoint_id)}"
-        which = f"id {code(self.message_id)}" if self.message_id else f"ordinal {self.annotated_ordinal}"
-        return f"{self.role or 'a'} message ({which})"
+        which = (f"Message {self.annotated_ordinal + 1}" if self.annotated_ordinal is not None
+                 else f"id {code(self.message_id)}" if self.message_id else "no longer known")
+        kind = article(f"{self.role} message") if self.role in ("user", "assistant", "tool", "system") else "a message"
+        return f"{kind} ({which})"
 
 
 @dataclass(frozen=True)
@@ -134,7 +144,7 @@ def review_columns(ws: Workspace, thread_ids: Sequence[str]) -> pd.DataFrame:
         if s and s.passes:
             bits.append(f"✓ {s.passes}")
         if s and s.notes:
-            bits.append(f"{s.notes} note{'s' if s.notes > 1 else ''}")
+            bits.append(plural(s.notes, "note"))
         cells_review.append(" · ".join(bits))
     return pd.DataFrame({"thread_id": list(thread_ids), "labels": cells_labels, "review": cells_review})
 

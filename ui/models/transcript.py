@@ -28,10 +28,11 @@ from ui.models import chat
 from ui.models.frames import empty, is_missing
 from ui.models.problems import Problem, problem_of
 
-#: Columns of the transcript table view (and of its CSV download), in order.
+#: Columns of the transcript table view (and of its CSV download), in order: each message by its
+#: number in the transcript ("Message N", `message_number`), the one numbering the app shows,
+#: not the read's 0-based `index` nor the stored 0-based `ordinal`.
 TRANSCRIPT_TABLE_COLUMNS = (
-    "index",
-    "ordinal",
+    "message",
     "role",
     "ts",
     "content",
@@ -47,6 +48,7 @@ TRANSCRIPT_TABLE_COLUMNS = (
     "total_tokens",
 )
 #: The two views of a thread: the whole conversation, or a read under the query contract (contract §4).
+TABLE_TYPES = {**TRANSCRIPT_COLUMNS, "message": "int64"}
 VIEWS = ("conversation", "filtered")
 VIEW_LABELS = {"conversation": "Whole conversation", "filtered": "Filtered read"}
 #: The filtered read's URL params; an older link with any of them (and no `view`) opens the filtered read.
@@ -118,13 +120,23 @@ def stale_text(t: dict[str, Any]) -> str | None:
     return f"**Stale transcript**: this is {shown}, not the thread's latest. {code(reason)}"
 
 
+def table_of(rows: pd.DataFrame) -> pd.DataFrame:
+    """`read()` / `in_context()` rows as the table view and its CSV show them: `message` is the
+    message's number in the transcript (ordinal + 1), as its header in the chat says.
+
+    >>> table_of(pd.DataFrame({c: [None] for c in TRANSCRIPT_COLUMNS}).assign(index=[0], ordinal=[4]))["message"].tolist()
+    [5]
+    """
+    return rows.assign(message=rows["ordinal"].astype("int64") + 1)[list(TRANSCRIPT_TABLE_COLUMNS)]
+
+
 @dataclass(frozen=True)
 class Conversation:
     """One thread read whole, as chat items; `problem` instead of a traceback."""
 
     thread_id: str
     items: tuple[chat.TranscriptItem, ...] = ()
-    table: pd.DataFrame = field(default_factory=lambda: empty({c: TRANSCRIPT_COLUMNS[c] for c in TRANSCRIPT_TABLE_COLUMNS}))
+    table: pd.DataFrame = field(default_factory=lambda: empty({c: TABLE_TYPES[c] for c in TRANSCRIPT_TABLE_COLUMNS}))
     thread: dict[str, Any] = field(default_factory=dict)  # its `metrics.conversations()` row
     numbers: tuple[int, ...] = ()  # every message number, in order
     first_question: int | None = None
@@ -145,7 +157,7 @@ def conversation(con_or_path: ConOrPath, thread_id: str, gap_minutes: float = DE
     items = tuple(chat.items(ctx.messages.drop(columns="index"), ctx.markers, gap_minutes))
     m = ctx.messages
     users, replies = m.loc[m["role"] == "user", "ordinal"], m.loc[m["role"] == "assistant", "ordinal"]
-    table = m.assign(index=range(len(m)))[list(TRANSCRIPT_TABLE_COLUMNS)]
+    table = table_of(m)
     return Conversation(
         thread_id, items, table, thread, tuple(int(o) + 1 for o in m["ordinal"]),
         int(users.min()) + 1 if len(users) else None, int(replies.max()) + 1 if len(replies) else None,
@@ -286,4 +298,4 @@ def transcript_page(
             except NotFound:
                 thread = {}
     items = tuple(chat.items(rows.head(CHAT_MAX), nest=False))  # every row of the read is one message
-    return TranscriptPage(rows, rows[list(TRANSCRIPT_TABLE_COLUMNS)], thread, problem, items)
+    return TranscriptPage(rows, table_of(rows), thread, problem, items)
