@@ -62,6 +62,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--store", help="a labelled store (its labels beside it); default: write one in a temp folder")
     ap.add_argument("--threads", type=int, default=100_000)
+    ap.add_argument("--scale", type=float, default=1.0,
+                    help="the size of the labelled set written (storegen.labelled; 0.05: one conversation per pattern)")
     ap.add_argument("--distinct", action="store_true",
                     help="every copied question gets a made-up word: no two share their words (the model's worst case)")
     a = ap.parse_args(argv)
@@ -76,7 +78,8 @@ def main(argv: list[str] | None = None) -> int:
 
     with tempfile.TemporaryDirectory(prefix="bench-topics-") as tmp:
         store = Path(a.store) if a.store else Path(tmp) / "labelled.sqlite"
-        labels = json.loads(labels_path(store).read_text(encoding="utf-8")) if a.store else build_labelled_store(store, restarts=False)
+        labels = (json.loads(labels_path(store).read_text(encoding="utf-8")) if a.store
+                  else build_labelled_store(store, scale=a.scale, restarts=False))
         small = Path(tmp) / "labelled.duckdb"
         transcript_lens.load(store, small)
         big = Path(tmp) / "big.duckdb"

@@ -31,14 +31,15 @@ SMOKE = {
     "bench_distributed.py": ["--store", STORE, "--repeat", "1"],
     "bench_erasure.py": ["--threads", "3", "--turns", "2", "--repeat", "1", "--sweep", "20"],
     "bench_load.py": ["--store", STORE, "--repeat", "1", "--skip-naive", "--workers", "1"],
-    "bench_outcome_speed.py": ["--store", STORE, "--repeat", "1", "--workers", "1", "--topics-threads", "300",
+    # (its topics step is `bench_topics.py --distinct` as a process of its own: smoke-run below, not twice)
+    "bench_outcome_speed.py": ["--store", STORE, "--repeat", "1", "--workers", "1", "--topics-threads", "0",
                                "--runs", "1"],
     "bench_outcomes.py": None,  # tests/test_bench_outcomes.py runs it and checks its figures
     "bench_pages.py": ["--messages", "2000", "--runs", "1", "--out", f"{OUT}/pages.duckdb"],
     # (every page and state, and the page-to-page hops, took 4.6 min here; the two Resume QA states run its timing code)
     "bench_render.py": ["--runs", "1", "--only", "Resume QA"],
     "bench_rows.py": [STORE, "--rounds", "1", "--threads", "5"],
-    "bench_topics.py": ["--threads", "300"],
+    "bench_topics.py": ["--threads", "300", "--distinct", "--scale", "0.05"],  # (300 threads: copies of the set)
     "damage_sweep.py": ["--store", STORE, "--copies", "2", "--keep", f"{OUT}/kept"],
     "replicate_store.py": [f"{OUT}/copies.sqlite", "--source", STORE, "--copies", "2"],
     "pg_live_vs_copy.py": ["--threads", "3", "--turns", "2", "--admin-dsn", ADMIN_DSN],

@@ -1,7 +1,12 @@
 """Erasure under attack, through the real command line: after `transcript-lens erase`, the erased
 thread's text is found nowhere under the work folder (every byte of every file: the database, its
 Parquet versions and working database, the review workspace, the app's cache, exports the log
-lists), the command's own scan says so, and a copy it cannot remove makes it fail."""
+lists), the command's own scan says so, and a copy it cannot remove makes it fail.
+
+The erasures a test checks run as their own process, measured (`attack`: peak memory, no traceback);
+the loads, commands and erasures that set a test up run the same command line in this process
+(`run_cli`): no interpreter start and imports for each.
+"""
 
 from __future__ import annotations
 
@@ -13,7 +18,7 @@ from pathlib import Path
 import pytest
 
 import analytics
-from tests.attacks.harness import ROOT, attack
+from tests.attacks.harness import ROOT, attack, run_cli
 from tests.erasure_stores import GONE, SECRET_ASK, build_erasure_store, files_holding
 
 SECRETS = ("QUINCE-48213-PLOVER", "zed.okonkwo@larkspur")
@@ -45,7 +50,7 @@ def _annotate(db: Path) -> None:
 def test_erase_on_a_dataset_leaves_the_text_nowhere(store, tmp_path, env):
     ds = tmp_path / "lens"
     for _ in range(2):
-        attack(["load", str(store), "--db", str(ds), "--format", "parquet"], tmp_path, env=env).succeeded()
+        run_cli(["load", str(store), "--db", str(ds), "--format", "parquet"], tmp_path).succeeded()
     _annotate(ds)
     assert len(files_holding(tmp_path)) >= 4  # two versions' parts, the working database, the workspace
 
@@ -62,11 +67,11 @@ def test_erase_on_a_dataset_leaves_the_text_nowhere(store, tmp_path, env):
                                            (["annotations", "export"], "annotations.jsonl")], ids=["report", "export"])
 def test_erase_on_a_database_with_a_workspace_and_an_export(store, tmp_path, env, command, name):
     db = tmp_path / "lens.duckdb"
-    attack(["load", str(store), "--db", str(db)], tmp_path, env=env).succeeded()
+    run_cli(["load", str(store), "--db", str(db)], tmp_path).succeeded()
     _annotate(db)
     report = tmp_path / "exports" / name
     report.parent.mkdir()
-    attack([*command, "--db", str(db), "--out", str(report)], tmp_path, env=env).succeeded()
+    run_cli([*command, "--db", str(db), "--out", str(report)], tmp_path).succeeded()
     assert report in files_holding(tmp_path)
 
     # The export the log lists still holds the text: listed, and the erasure is not proven.
@@ -88,13 +93,13 @@ def test_erase_takes_the_erased_text_and_id_out_of_the_export_log(store, tmp_pat
     arguments; after the erasure no row of the log holds it (the row stays, the value is
     `<erased>`), nor any byte of the workspace, and a word every thread uses is kept."""
     db = tmp_path / "lens.duckdb"
-    attack(["load", str(store), "--db", str(db)], tmp_path, env=env).succeeded()
+    run_cli(["load", str(store), "--db", str(db)], tmp_path).succeeded()
     marker = SECRETS[0]
-    attack(["search", marker, "--db", str(db), "--format", "csv"], tmp_path, env=env).succeeded()
-    attack(["report", "conversations", "--db", str(db), "--text", marker.lower(), "--out", str(tmp_path / "c.csv")],
-           tmp_path, env=env).succeeded()
-    attack(["transcript", "--thread", GONE, "--db", str(db), "--format", "csv"], tmp_path, env=env).succeeded()
-    attack(["search", "the", "--db", str(db), "--format", "csv"], tmp_path, env=env).succeeded()
+    run_cli(["search", marker, "--db", str(db), "--format", "csv"], tmp_path).succeeded()
+    run_cli(["report", "conversations", "--db", str(db), "--text", marker.lower(), "--out", str(tmp_path / "c.csv")],
+            tmp_path).succeeded()
+    run_cli(["transcript", "--thread", GONE, "--db", str(db), "--format", "csv"], tmp_path).succeeded()
+    run_cli(["search", "the", "--db", str(db), "--format", "csv"], tmp_path).succeeded()
     before = analytics.exports(db)
     assert before["arguments"].str.contains(marker, case=False).sum() == 2
     assert Path(f"{db}.workspace.sqlite") in files_holding(tmp_path)
@@ -139,7 +144,7 @@ def test_erase_while_the_app_reads_a_version_leaves_the_text_nowhere_on_disk(sto
     """The app's version link pins the pre-erasure file; erase removes the link, and the file the
     app still holds open (no name left, its blocks still on disk) is emptied of the text too."""
     db = tmp_path / "lens.duckdb"
-    attack(["load", str(store), "--db", str(db)], tmp_path, env=env).succeeded()
+    run_cli(["load", str(store), "--db", str(db)], tmp_path).succeeded()
     holder = subprocess.Popen([sys.executable, "-c", _HOLD, str(db)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                               text=True, cwd=ROOT, env={**os.environ, **env, "PYTHONPATH": str(ROOT)})
     try:
@@ -178,7 +183,7 @@ def test_an_erasure_that_upgrades_the_workspace_leaves_no_copy_of_it(store, tmp_
     applies only add empty tables, so no copy of the file (annotation notes and all) is kept
     beside it, and the scan finds the text nowhere."""
     db = tmp_path / "lens.duckdb"
-    attack(["load", str(store), "--db", str(db)], tmp_path, env=env).succeeded()
+    run_cli(["load", str(store), "--db", str(db)], tmp_path).succeeded()
     _annotate(db)
     workspace = Path(f"{db}.workspace.sqlite")
     _as_first_schema(workspace)
@@ -193,7 +198,7 @@ def test_a_workspace_backup_of_an_upgrade_is_scanned_and_named(store, tmp_path, 
     migration that changes rows, or by an older Transcript Lens before any), annotation notes and
     all: the erasure's scan reads it, and the command fails naming it."""
     db = tmp_path / "lens.duckdb"
-    attack(["load", str(store), "--db", str(db)], tmp_path, env=env).succeeded()
+    run_cli(["load", str(store), "--db", str(db)], tmp_path).succeeded()
     _annotate(db)
     workspace = Path(f"{db}.workspace.sqlite")
     backup = Path(f"{workspace}.v1.bak")
@@ -219,22 +224,22 @@ def test_an_erased_session_or_tenant_stays_erased_under_another_thread_key_patte
     value, pattern, covers = _OTHER_SPLIT[kind]
     db, ds = tmp_path / "lens.duckdb", tmp_path / "lens"
     for target, extra in ((db, []), (ds, ["--format", "parquet"])):
-        attack(["load", str(store), "--db", str(target), *extra], tmp_path, env=env).succeeded()
-        attack(["erase", "--db", str(target), f"--{kind}", value, "--reason", "GDPR request"],
-               tmp_path, env=env).succeeded()
+        run_cli(["load", str(store), "--db", str(target), *extra], tmp_path).succeeded()
+        run_cli(["erase", "--db", str(target), f"--{kind}", value, "--reason", "GDPR request"],
+                tmp_path).succeeded()
     assert files_holding(tmp_path) == []
 
     for target, extra in ((db, []), (db, ["--incremental"]), (ds, ["--format", "parquet"]),
                           (ds, ["--format", "parquet", "--incremental"])):
-        attack(["load", str(store), "--db", str(target), "--thread-key-pattern", pattern, *extra],
-               tmp_path, env=env).succeeded()
+        run_cli(["load", str(store), "--db", str(target), "--thread-key-pattern", pattern, *extra],
+                tmp_path).succeeded()
         # (a word of the erased messages: the export log keeps a search's query, and the scan below
         # would find the secret itself there)
-        found = attack(["search", "locker", "--db", str(target), "--format", "csv"], tmp_path, env=env)
+        found = run_cli(["search", "locker", "--db", str(target), "--format", "csv"], tmp_path)
         found.succeeded().never_prints(*SECRETS)
         assert GONE not in found.stdout, (target, extra)
         assert files_holding(tmp_path) == [], (target, extra)
-        listed = attack(["erase", "--db", str(target), "--list"], tmp_path, env=env).succeeded()
+        listed = run_cli(["erase", "--db", str(target), "--list"], tmp_path).succeeded()
         assert f"{kind}\t{value}\t" in listed.stdout and "\tstanding\t" in listed.stdout
         assert f"\tcovers {covers}\t" in listed.stdout, listed.stdout
 
@@ -247,7 +252,7 @@ def test_erase_on_a_database_loaded_with_threads_takes_the_id_out_of_the_load_re
 
     db = tmp_path / "lens.duckdb"
     load = ["load", str(store), "--db", str(db), "--threads", GONE, "--threads", "acme:web:sess-002"]
-    attack(load, tmp_path, env=env).succeeded()
+    run_cli(load, tmp_path).succeeded()
     out = attack(["erase", "--db", str(db), "--thread", GONE, "--reason", "GDPR request"], tmp_path, env=env)
     out.succeeded().within_budget().never_prints(*SECRETS)
     assert "scan: 0 of" in out.stdout
@@ -260,7 +265,7 @@ def test_erase_on_a_database_loaded_with_threads_takes_the_id_out_of_the_load_re
         con.close()
     assert GONE.encode() not in db.read_bytes()
 
-    out = attack([*load, "--incremental"], tmp_path, env=env).succeeded()
+    out = run_cli([*load, "--incremental"], tmp_path).succeeded()
     con = duckdb.connect(str(db), read_only=True)
     try:
         assert con.execute("SELECT thread_id FROM threads").fetchall() == [("acme:web:sess-002",)]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from ui.models.conversations import LOG_SPREAD, latency_edges, latency_histogram
@@ -38,9 +38,16 @@ def _reference(values: list[float], models: list[str | None], bins: int) -> pd.D
 
 @settings(max_examples=200, deadline=None)
 @given(_pairs, st.integers(min_value=1, max_value=12), st.booleans())
+# Spreads with fewer floats in them than bins: a subnormal latency over 0 s, subnormals 60x apart
+# (too close for 12 equal ratios), two neighbouring floats.
+@example([(0.0, "a"), (5e-324, "a")], 2, False)
+@example([(5e-324, "a"), (3e-322, "claude")], 12, False)
+@example([(1.0, "a"), (1.0000000000000002, "a")], 3, True)
 def test_every_pair_is_counted_once_in_its_bin_and_model(pairs, bins, arrow_strings):
     values = [v for v, _ in pairs]
     models = [m for _, m in pairs]
+    if pairs:
+        assert (np.diff(latency_edges(np.array(values), bins)) > 0).all()  # every bin has a width
     model = pd.Series(models, dtype="string[pyarrow]" if arrow_strings else object)
     got = latency_histogram(pd.Series(values, dtype=float), model, bins=bins)
     assert list(got.columns) == ["bin_start", "bin_end", "model", "pairs"]

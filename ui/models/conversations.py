@@ -62,11 +62,27 @@ def latency_edges(values: np.ndarray, bins: int = LATENCY_BINS) -> np.ndarray:
     [1.0, 2.0, 3.0]
     >>> latency_edges(np.array([0.0, 1.0, 10.0, 100.0]), bins=2).round(6).tolist()
     [1.0, 10.0, 100.0]
+
+    Every bin has a width: a spread holding fewer than `bins` floats (one value, 0 s and a
+    subnormal 5e-324 s, two neighbouring floats) is widened on both sides, as numpy.histogram
+    widens a single value by 0.5.
+
+    >>> latency_edges(np.array([0.0, 5e-324]), bins=2).tolist()
+    [-0.5, 0.0, 0.5]
     """
     positive = values[values > 0]
     if len(positive) and positive.max() > LOG_SPREAD * positive.min():  # (a product: no overflow on a denormal)
-        return np.geomspace(positive.min(), positive.max(), bins + 1)
-    return np.histogram_bin_edges(values, bins=bins)
+        edges = np.geomspace(positive.min(), positive.max(), bins + 1)
+        if (np.diff(edges) > 0).all():  # (subnormal latencies have too few floats between them for `bins` ratios)
+            return edges
+    lo, hi = values.min(), values.max()
+    if not np.isfinite(hi - lo):
+        raise ValueError(f"latencies from {lo} to {hi} have no finite bins")
+    edges, pad = np.linspace(lo, hi, bins + 1), 0.5
+    while not (np.diff(edges) > 0).all():
+        lo, hi, pad = lo - pad, hi + pad, pad * 2
+        edges = np.linspace(lo, hi, bins + 1)
+    return edges
 
 
 def latency_histogram(latency_s: pd.Series, model: pd.Series, bins: int = LATENCY_BINS) -> pd.DataFrame:
