@@ -306,7 +306,7 @@ _FULL_WIDTH_SEP = r"\x{FF08}\x{FF09}\x{FF0B}\x{FF0D}\x{FF0E}\x{FF0F}"  # （ ）
 _MIDDLE_DOTS = r"\x{B7}\x{2022}\x{2027}\x{2219}\x{22C5}\x{30FB}\x{FF65}"
 # One separator between digits: a character, or an escape of one (`&nbsp;`, `&#160;`, `%20`, `\u00a0`).
 _SEP = (rf"(?:[\p{{Zs}}\p{{Pd}}\s().+/_\-\x{{2212}}{_FULL_WIDTH_SEP}{_MIDDLE_DOTS}{_INVISIBLE}]"
-        r"|&#?[0-9A-Za-z]{1,31};?|%[0-9A-Fa-f]{2}|\\[ux][0-9A-Fa-f]{2,4})")
+        r"|&(?:amp;)?#?[0-9A-Za-z]{1,31};?|%(?:25)*[0-9A-Fa-f]{2}|\\+[uUxX]\{?[0-9A-Fa-f]{2,8}\}?)")
 _AT = r"@\x{FF20}\x{FE6B}"
 _DOT = r".\x{3002}\x{FF0E}\x{FF61}\x{FE52}"
 _HEX = rf"\p{{Nd}}A-Fa-f\x{{FF21}}-\x{{FF26}}\x{{FF41}}-\x{{FF46}}{_INVISIBLE}"
@@ -325,7 +325,7 @@ _BUILTIN_BARRIER = "|".join([
     r"|&(?:amp;)?#x0*(?:40|FF20|FE6B)|&(?:amp;)?commat;?|\\+u0*(?:40|FF20|FE6B)|\\+u\{0*40\}|\\+x40)\S*",
     rf"{DIGIT}(?:{_SEP}{{0,3}}{DIGIT}){{6,}}",  # 7 digits or more (superscripts too): cards, phones, SSNs, long ids
     rf"[A-Za-z\x{{FF21}}-\x{{FF3A}}\x{{FF41}}-\x{{FF5A}}]{{2}}[{_INVISIBLE}]*\p{{Nd}}[{_INVISIBLE}]*\p{{Nd}}"
-    rf"(?:[\p{{Zs}}\p{{Pd}}.\-{_FULL_WIDTH_SEP}{_INVISIBLE}]*[\p{{Nd}}A-Za-z\x{{FF10}}-\x{{FF5A}}]){{11,30}}",  # IBAN-shaped
+    rf"(?:[\p{{Zs}}\p{{Pd}}\s./_\-{_FULL_WIDTH_SEP}{_MIDDLE_DOTS}{_INVISIBLE}]*[\p{{Nd}}A-Za-z\x{{FF10}}-\x{{FF5A}}]){{11,30}}",  # IBAN-shaped
     rf"\p{{Nd}}(?:[{_INVISIBLE}]*\p{{Nd}}){{0,2}}(?:[{_INVISIBLE}]*[{_DOT}][{_INVISIBLE}]*\p{{Nd}}(?:[{_INVISIBLE}]*\p{{Nd}}){{0,2}}){{3}}",  # IPv4-shaped
     rf"[{_HEX}]*[{_COLON}][{_HEX}{_DOT}]*[{_COLON}][{_HEX}{_COLON}{_DOT}%]*",  # IPv6-shaped (two colons or more)
 ])

@@ -369,6 +369,7 @@ def _pattern(kind: str, regex) -> Callable[[str], Iterator[Finding]]:
     return find
 
 
+@functools.cache
 def _fold(c: str) -> str:
     """`c` in lower case where that is one character (case is ignored as `re` ignores it)."""
     low = c.lower()
@@ -382,6 +383,7 @@ def _key(c: str) -> str:
     return _fold(base(c)) if len(base(c)) == 1 else _fold(c)
 
 
+@functools.cache
 def _allowed(c: str) -> frozenset[str]:
     """The text characters (in lower case) a term's character `c` matches: itself in any case and,
     when it is an accented letter, the letter without its accent (`é`: `é`, `É`, `e`, `E`)."""
@@ -418,7 +420,7 @@ class _Terms:
             firsts.update(_allowed(spelling[0]))
         # Where a term may start: a character a first character matches, no word character before it.
         variants = {v for c in firsts for v in (c, c.upper(), c.title())}
-        self._starts = re.compile("(?<!\\w)[" + "".join(re.escape(c) for c in sorted(variants)) + "]")
+        self._starts = re.compile("(?<!\\w)[" + "".join(re.escape(c) for c in sorted(variants)) + "]", re.IGNORECASE)
 
     def find(self, text: str) -> Iterator[Finding]:
         at, n = 0, len(text)
