@@ -20,6 +20,7 @@ import duckdb
 from analytics.policy import Policy, effective
 from analytics.policy import apply as apply_policy
 from analytics.errors import OlderSchema
+from analytics.text_match import register_search_functions
 from loaders.catalog import SCHEMA_VERSION, TABLES as LOADER_TABLES
 
 ConOrPath = Union[duckdb.DuckDBPyConnection, str, os.PathLike]
@@ -47,6 +48,7 @@ def connect(
         raise OlderSchema(problem)
     # Timestamps are stored as TIMESTAMPTZ; UTC keeps every reader's output identical.
     con.execute("SET TimeZone = 'UTC'")
+    register_search_functions(con)
     _apply(con, effective(_asked(redact, tenants, policy)))
     return con
 
@@ -116,6 +118,7 @@ def connection(con_or_path: ConOrPath, policy: Policy | None = None) -> Iterator
     ...     con.sql("select count(*) from messages")
     """
     if isinstance(con_or_path, duckdb.DuckDBPyConnection):
+        register_search_functions(con_or_path)  # (the text questions' SQL names it: `analytics.text_match`)
         held = applied_policy(con_or_path)
         wanted = effective(policy).stricter(held)
         if held.covers(wanted):

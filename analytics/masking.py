@@ -38,8 +38,9 @@ import pyarrow as pa
 
 from analytics.catalog import ALL_TABLES
 from analytics.policy import Policy, effective
-from analytics.reader_view import DIGIT, stored_spellings
-from analytics.redact import CONFIG_ENV, RedactConfig, Redactor
+from analytics.reader_view import DIGIT
+from analytics.text_match import TERMS_FUNCTION, register_search_functions
+from analytics.redact import CONFIG_ENV, RedactConfig, Redactor, find_terms
 
 #: Text columns the catalogues declare and that never hold personal data (keys, roles,
 #: model names, flags): an answer's column of one of these names is left as it is in an
@@ -302,7 +303,10 @@ SEARCH_BARRIER_VARIABLE = "tl_search_barrier"
 # colons and hex letters, invisible characters (format characters, combining marks) anywhere.
 _INVISIBLE = r"\p{Cf}\p{Mn}\p{Me}"
 _FULL_WIDTH_SEP = r"\x{FF08}\x{FF09}\x{FF0B}\x{FF0D}\x{FF0E}\x{FF0F}"  # （ ） ＋ － ． ／
-_SEP = rf"[\p{{Zs}}\p{{Pd}}\t().+/_\-\x{{2212}}{_FULL_WIDTH_SEP}{_INVISIBLE}]"
+_MIDDLE_DOTS = r"\x{B7}\x{2022}\x{2027}\x{2219}\x{22C5}\x{30FB}\x{FF65}"
+# One separator between digits: a character, or an escape of one (`&nbsp;`, `&#160;`, `%20`, `\u00a0`).
+_SEP = (rf"(?:[\p{{Zs}}\p{{Pd}}\s().+/_\-\x{{2212}}{_FULL_WIDTH_SEP}{_MIDDLE_DOTS}{_INVISIBLE}]"
+        r"|&(?:amp;)?#?[0-9A-Za-z]{1,31};?|%(?:25)*[0-9A-Fa-f]{2}|\\+[uUxX]\{?[0-9A-Fa-f]{2,8}\}?)")
 _AT = r"@\x{FF20}\x{FE6B}"
 _DOT = r".\x{3002}\x{FF0E}\x{FF61}\x{FE52}"
 _HEX = rf"\p{{Nd}}A-Fa-f\x{{FF21}}-\x{{FF26}}\x{{FF41}}-\x{{FF46}}{_INVISIBLE}"
@@ -315,10 +319,13 @@ _BUILTIN_BARRIER = "|".join([
     # (a domain literal, `bob@[IPv6:2001:db8::1]`, holds them)
     rf"[^\s{_AT}{_NOT_IN_ADDRESS}\[\]:]*[{_AT}][^\s{_AT}{_NOT_IN_ADDRESS}]*",
     rf'"[^"\n]{{0,64}}"[{_AT}][^\s{_AT}]*',  # a quoted local part with its spaces (`"john doe"@example.com`)
-    r"\S*(?i:%(?:25)*40|&#0*64|&#x0*40|&commat;)\S*",  # an @ written escaped (`%40`, `%2540`, `&#64;`, `&#64`)
+    # an @ written escaped: `%40`, `%2540`, `&#64;`, `&#64`, `&#x40`, `&commat;`, `\u0040`, `\x40`, and a
+    # full-width `＠` so (`%EF%BC%A0`, `&#65312;`, `&#xFF20;`, `\uFF20`)
+    r"\S*(?i:%(?:25)*(?:40|EF%(?:25)*BC%(?:25)*A0|EF%(?:25)*B9%(?:25)*AB)|&(?:amp;)?#0*(?:64|65312|65131)"
+    r"|&(?:amp;)?#x0*(?:40|FF20|FE6B)|&(?:amp;)?commat;?|\\+u0*(?:40|FF20|FE6B)|\\+u\{0*40\}|\\+x40)\S*",
     rf"{DIGIT}(?:{_SEP}{{0,3}}{DIGIT}){{6,}}",  # 7 digits or more (superscripts too): cards, phones, SSNs, long ids
     rf"[A-Za-z\x{{FF21}}-\x{{FF3A}}\x{{FF41}}-\x{{FF5A}}]{{2}}[{_INVISIBLE}]*\p{{Nd}}[{_INVISIBLE}]*\p{{Nd}}"
-    rf"(?:[\p{{Zs}}\p{{Pd}}.\-{_FULL_WIDTH_SEP}{_INVISIBLE}]*[\p{{Nd}}A-Za-z\x{{FF10}}-\x{{FF5A}}]){{11,30}}",  # IBAN-shaped
+    rf"(?:[\p{{Zs}}\p{{Pd}}\s./_\-{_FULL_WIDTH_SEP}{_MIDDLE_DOTS}{_INVISIBLE}]*[\p{{Nd}}A-Za-z\x{{FF10}}-\x{{FF5A}}]){{11,30}}",  # IBAN-shaped
     rf"\p{{Nd}}(?:[{_INVISIBLE}]*\p{{Nd}}){{0,2}}(?:[{_INVISIBLE}]*[{_DOT}][{_INVISIBLE}]*\p{{Nd}}(?:[{_INVISIBLE}]*\p{{Nd}}){{0,2}}){{3}}",  # IPv4-shaped
     rf"[{_HEX}]*[{_COLON}][{_HEX}{_DOT}]*[{_COLON}][{_HEX}{_COLON}{_DOT}%]*",  # IPv6-shaped (two colons or more)
 ])
@@ -327,8 +334,10 @@ _BLIND = r"(?s).+"
 
 
 def search_barrier(config: RedactConfig | None = None) -> str:
-    """The RE2 expression of every stretch a masking search cannot see into: the built-in kinds,
-    the configured terms (any case) and patterns.
+    """The RE2 expression of every stretch a masking search cannot see into: the built-in kinds and
+    the configured patterns. (The configured terms are found by the detector itself, through the
+    SQL function `analytics.text_match.TERMS_FUNCTION`: one expression of thousands of terms, each character in every
+    spelling the view folds, would be too large for RE2 and take seconds to compile.)
 
     >>> text = "mail alice.pii@acme-mail.com or 4111.1111.1111.1111, order A-1043"
     >>> duckdb.connect().execute("SELECT regexp_replace(?, ?, '#', 'g')", [text, search_barrier()]).fetchall()[0][0]
@@ -336,14 +345,13 @@ def search_barrier(config: RedactConfig | None = None) -> str:
     """
     config = config or redactor().config
     parts = [_BUILTIN_BARRIER, *(p for _kind, p in config.patterns)]
-    if config.terms:  # every spelling the detector's view reads as the term (NBSP, NFD, full-width)
-        parts.append("(?i:" + "|".join(stored_spellings(t) for t in config.terms) + ")")
     return "|".join(f"(?:{p})" for p in parts)
 
 
 def blind_search(con: duckdb.DuckDBPyConnection) -> None:
     """Make `con`'s text searches (`searchable_sql`) blind inside personal values: what a masking
     connection does when it is opened (`analytics.db`)."""
+    register_search_functions(con)
     barrier = search_barrier()
     try:
         con.execute("SELECT regexp_matches('', ?)", [barrier]).fetchall()
@@ -357,15 +365,15 @@ BLIND_SQL = f"getvariable('{SEARCH_BARRIER_VARIABLE}') IS NOT NULL"
 
 
 def shown_whole_sql(expression: str) -> str:
-    """SQL: true when `expression` holds no stretch of `search_barrier` (always, on a connection
-    that does not mask). A masking connection compares or lists a value verbatim only where this
-    holds (a metadata filter, the metadata a cohort is chosen by): a value with a personal value
-    in it neither matches a guess nor is offered, so neither confirms what masking hides.
+    """SQL: true when `expression` holds no stretch of `search_barrier` and no configured term (always,
+    on a connection that does not mask). A masking connection compares or lists a value verbatim only
+    where this holds (a metadata filter, the metadata a cohort is chosen by): a value with a personal
+    value in it neither matches a guess nor is offered, so neither confirms what masking hides.
 
     >>> shown_whole_sql("k")
-    "(NOT getvariable('tl_search_barrier') IS NOT NULL OR NOT regexp_matches(k, getvariable('tl_search_barrier')))"
+    "(NOT getvariable('tl_search_barrier') IS NOT NULL OR strpos(regexp_replace(tl_blind_terms(k), getvariable('tl_search_barrier'), chr(0), 'g'), chr(0)) = 0)"
     """
-    return f"(NOT {BLIND_SQL} OR NOT regexp_matches({expression}, getvariable('{SEARCH_BARRIER_VARIABLE}')))"
+    return f"(NOT {BLIND_SQL} OR strpos({searchable_sql(expression)}, chr(0)) = 0)"
 
 
 def shown_whole(values: Iterable[str]) -> list[str]:
@@ -389,7 +397,8 @@ def shown_whole(values: Iterable[str]) -> list[str]:
             return []
     finally:
         con.close()
-    return [v for v in values if v not in hidden]
+    config = redactor().config
+    return [v for v in values if v not in hidden and not (config.terms and find_terms(v, config))]
 
 
 def searchable_sql(column: str) -> str:
@@ -398,9 +407,9 @@ def searchable_sql(column: str) -> str:
     and `BLIND_SQL` is false).
 
     >>> searchable_sql("m.content")
-    "regexp_replace(m.content, getvariable('tl_search_barrier'), chr(0), 'g')"
+    "regexp_replace(tl_blind_terms(m.content), getvariable('tl_search_barrier'), chr(0), 'g')"
     """
-    return f"regexp_replace({column}, getvariable('{SEARCH_BARRIER_VARIABLE}'), chr(0), 'g')"
+    return f"regexp_replace({TERMS_FUNCTION}({column}), getvariable('{SEARCH_BARRIER_VARIABLE}'), chr(0), 'g')"
 
 
 # --- keys a masking reader holds ---------------------------------------------------------------

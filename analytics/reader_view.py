@@ -1,41 +1,58 @@
-"""A text as a reader sees it: the one view both the masking detector and the search barrier read.
+"""A text as a reader sees it: the one view the masking detector reads (and the search barrier's terms).
 
-Every decimal digit of any script, and every superscript or subscript digit, is its ASCII digit;
-every space separator a space; every dash
-a `-`; the full-width forms (`＠`, `．`, `Ａ`) and the ideographic full stops their ASCII
-characters; every invisible character — a format character (zero-width space and joiners, soft
-hyphen, bidi controls, tags) or a combining mark (the accent of a decomposed `é`) — nothing. So
-`jose\u0301@…`, `4111\u200b1111…` and `Carol\u00a0Danvers` read as what is on the screen.
+Escapes are read as the character they stand for — HTML character references (`&#64;`, `&#x40;`,
+`&commat;`, `&nbsp;`, with or without their `;` where a browser reads them so), percent-encoding
+(`%40`, `%2E`, the UTF-8 of `＠`: `%EF%BC%A0`) and JSON or Python escapes (`\\u0040`, `\\x40`) —
+twice over, so an escape escaped again (`%2540`, `&amp;#64;`) is read too. Then every decimal digit
+of any script, and every superscript or subscript digit, is its ASCII digit; every space
+separator, a tab, a vertical tab and a form feed a space; every line or paragraph separator a line
+break; every dash a `-`; middle dots and bullets (`·`, `•`, `・`) a `.`; the full-width forms (`＠`,
+`．`, `Ａ`), the ideographic full stops and every other character whose compatibility form (NFKC)
+is one ASCII letter, digit or sign (`ａ`, `𝐚`, `①`) that character; every invisible character — a
+format character (zero-width space and joiners, soft hyphen, bidi controls, tags) or a combining
+mark (the accent of a decomposed `é`) — nothing. So `jose\\u0301@…`, `4111\\u200b1111…`,
+`4111&nbsp;1111…`, `bob&#64;example&#46;com` and `Carol\\u00a0Danvers` read as what is on the
+screen.
 
-The detector (`analytics.redact`) runs on `view(text)`. The search barrier runs in DuckDB on the
-stored text, so for a configured term it needs the reverse: `stored_spellings(term)`, the RE2
-expression of every stored text whose view reads as the term.
+The detector (`analytics.redact`) runs on `view(text)` and maps what it finds back to `text`
+through `where` (the index in `text` of each character of the view).
 
 >>> view("Ｃarol\u00a0Dan\u200bvers ４１")[0]
 'Carol Danvers 41'
+>>> view("bob&#64;example%2Ecom")[0]
+'bob@example.com'
 """
 
 from __future__ import annotations
 
 import functools
+import html.entities
 import re
 import unicodedata
 
-#: RE2: any run of invisible characters (dropped by the view).
-INVISIBLE = r"[\p{Cf}\p{Mn}\p{Me}]*"
 #: Superscript and subscript digits (`⁴¹¹¹`, `₄₁₁₁`), which a reader reads as digits: their ASCII digit.
 RAISED_DIGITS = {0xB9: "1", 0xB2: "2", 0xB3: "3", 0x2070: "0", **{0x2070 + d: str(d) for d in range(4, 10)},
                  **{0x2080 + d: str(d) for d in range(10)}}
 #: RE2: a character the view reads as a digit.
 DIGIT = r"[\p{Nd}\x{B2}\x{B3}\x{B9}\x{2070}\x{2074}-\x{2079}\x{2080}-\x{2089}]"
+#: Dots written between groups of digits or words (middle dot, bullet, hyphenation point, bullet
+#: operator, dot operator, katakana middle dots): a reader reads each as a dot.
+MIDDLE_DOTS = (0xB7, 0x2022, 0x2027, 0x2219, 0x22C5, 0x30FB, 0xFF65)
+#: ASCII signs a character's compatibility form (NFKC) may be and the view reads it as.
+_COMPATIBLE_SIGNS = set("@.-+_/:%&#;()")
+#: How many times escapes are read: an escape escaped once more (`%2540`, `&amp;#64;`) is read too.
+ESCAPE_ROUNDS = 2
 
 
 @functools.cache
 def fold_table() -> dict[int, str]:
-    """The view as a `str.translate` table (module docstring)."""
-    table: dict[int, str] = {}
+    """The view's character folding as a `str.translate` table (module docstring): each
+    character to one character or to none."""
+    table: dict[int, str] = {9: " ", 11: " ", 12: " ", 0x85: "\n", 0x2028: "\n", 0x2029: "\n"}
     for ranges in ((0x80, 0x3400), (0xA000, 0x10000), (0x10000, 0x1FC00), (0xE0000, 0xE01F0)):
         for cp in range(*ranges):
+            if cp in table or 0xD800 <= cp < 0xE000:
+                continue
             c = chr(cp)
             cat = unicodedata.category(c)
             if cat == "Nd":
@@ -48,76 +65,140 @@ def fold_table() -> dict[int, str]:
                 table[cp] = ""
             elif 0xFF01 <= cp <= 0xFF5E:
                 table[cp] = chr(cp - 0xFEE0)
-    table.update({0x3002: ".", 0xFF61: ".", 0xFE52: ".", 0xFE6B: "@", **RAISED_DIGITS})
+            else:
+                compatible = unicodedata.normalize("NFKC", c)
+                if (compatible != c and len(compatible) == 1 and compatible.isascii()
+                        and (compatible.isalnum() or compatible in _COMPATIBLE_SIGNS)):
+                    table[cp] = compatible
+    table.update({0x3002: ".", 0xFF61: ".", 0xFE52: ".", 0xFE6B: "@", **RAISED_DIGITS,
+                  **{cp: "." for cp in MIDDLE_DOTS}})
     return table
 
 
+# An escape: an HTML character reference (decimal, hex, named), a run of percent-encoded bytes,
+# a JSON/Python/JavaScript escape (`\u0040`, `\U00000040`, `\x40`, `\u{40}`).
+_ESCAPE = re.compile(
+    r"&#[0-9]{1,8};?|&#[xX][0-9A-Fa-f]{1,7};?|&[A-Za-z][A-Za-z0-9]{1,31};?|(?:%[0-9A-Fa-f]{2})+"
+    r"|\\u[0-9A-Fa-f]{4}|\\U[0-9A-Fa-f]{8}|\\x[0-9A-Fa-f]{2}|\\u\{[0-9A-Fa-f]{1,6}\}")
+_MAY_ESCAPE = re.compile(r"[&%\\]")
+_SURROGATE = re.compile(r"\\u[dD][89abAB][0-9A-Fa-f]{2}\\u[dD][c-fC-F][0-9A-Fa-f]{2}")
+
+
+def _character(code: int) -> str | None:
+    """The character of a code point an escape names, or None (out of range, a surrogate, NUL)."""
+    if 0 < code <= 0x10FFFF and not 0xD800 <= code < 0xE000:
+        return chr(code)
+    return None
+
+
+def _percent(run: str) -> list[tuple[int, str]]:
+    """A run of `%XX` as (offset in the run, character) pairs: UTF-8 sequences decoded, a byte that
+    begins none kept as its three characters."""
+    data = bytes(int(run[i + 1:i + 3], 16) for i in range(0, len(run), 3))
+    out: list[tuple[int, str]] = []
+    i = 0
+    while i < len(data):
+        for size in (1, 2, 3, 4):
+            try:
+                c = data[i:i + size].decode("utf-8")
+            except UnicodeDecodeError:
+                continue
+            if len(c) == 1 and c != "\0":
+                out.append((3 * i, c))
+                i += size
+                break
+        else:
+            out.extend((3 * i + k, run[3 * i + k]) for k in range(3))
+            i += 1
+    return out
+
+
+def _escape(found: re.Match) -> tuple[list[tuple[int, str]], int] | None:
+    """What one escape reads as: (offset in the escape, character) pairs and how many characters of
+    the match it takes; None when it is no escape."""
+    s = found.group()
+    if s[0] == "%":
+        return _percent(s), len(s)
+    if s[0] == "&" and s[1] == "#":
+        digits = s[2:].rstrip(";")
+        c = _character(int(digits[1:], 16) if digits[:1] in "xX" else int(digits))
+        return ([(0, c)], len(s)) if c else None
+    if s[0] == "&":
+        if s.endswith(";") and s[1:] in html.entities.html5:
+            return [(0, c) for c in html.entities.html5[s[1:]]], len(s)
+        name = s[1:].rstrip(";")  # (without its `;`, the longest name HTML reads so: `&nbsp`, `&amp`)
+        for size in range(len(name), 1, -1):
+            c = html.entities.html5.get(name[:size])
+            if c:
+                return [(0, x) for x in c], size + 1
+        return None
+    c = _character(int(s[3:-1] if s[2] == "{" else s[2:], 16))
+    return ([(0, c)], len(s)) if c else None
+
+
+def _decoded(text: str) -> tuple[str, list[int]] | None:
+    """`text` with its escapes read (one round), and the index in `text` of each character; None
+    when it holds none."""
+    if not _MAY_ESCAPE.search(text):
+        return None
+    out: list[str] = []
+    where: list[int] = []
+    at = 0
+    for found in _ESCAPE.finditer(text):
+        if found.start() < at:
+            continue  # (the second half of a surrogate pair read with its first)
+        pair = _SURROGATE.match(text, found.start()) if found.group()[:2] == "\\u" else None
+        if pair:
+            high, low = int(pair.group()[2:6], 16), int(pair.group()[8:12], 16)
+            read, size = [(0, chr(0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00)))], len(pair.group())
+        else:
+            escape = _escape(found)
+            if escape is None:
+                continue
+            read, size = escape
+        out.append(text[at:found.start()])
+        where.extend(range(at, found.start()))
+        for offset, c in read:
+            out.append(c)
+            where.append(found.start() + offset)
+        at = found.start() + size
+    if not where and at == 0:
+        return None
+    out.append(text[at:])
+    where.extend(range(at, len(text)))
+    return "".join(out), where
+
+
 def view(text: str) -> tuple[str, list[int] | None]:
-    """`(view, where)`: the text as a reader sees it and, when invisible characters were dropped
-    from it, the index in `text` of each character of the view (None: the same index).
+    """`(view, where)`: the text as a reader sees it and, when escapes were read or invisible
+    characters dropped, the index in `text` of each character of the view (None: the same index).
 
     >>> view("a\u200bb@x")
     ('ab@x', [0, 2, 3, 4])
+    >>> view("a%2540b")
+    ('a@b', [0, 1, 6])
     """
-    seen = text.translate(fold_table())
-    if len(seen) == len(text):
-        return seen, None
+    where: list[int] | None = None
+    seen = text
+    for _ in range(ESCAPE_ROUNDS):
+        decoded = _decoded(seen)
+        if decoded is None:
+            break
+        seen, inner = decoded
+        where = inner if where is None else [where[i] for i in inner]
     table = fold_table()
-    return seen, [i for i, c in enumerate(text) if table.get(ord(c)) != ""]
-
-
-def _base(c: str) -> str:
-    """The letter an accented character is written on (`é` → `e`), or `c` itself."""
-    return view(unicodedata.normalize("NFD", c))[0] or c
-
-
-def letters_either_way(spelling: str) -> str:
-    """A Python `re` pattern of `spelling` (as the view reads it) in which an accented letter may
-    also be its base letter, so `José A\u0301lvarez` (one accent composed, one decomposed, which
-    the view reads as `José Alvarez`) is found by the term `José Álvarez`.
-
-    >>> letters_either_way("Jo.é")
-    'Jo\\\\.[ée]'
-    """
-    return "".join(f"[{c}{_base(c)}]" if _base(c) != c and len(_base(c)) == 1 else re.escape(c) for c in spelling)
+    folded = seen.translate(table)
+    if len(folded) == len(seen):
+        return folded, where
+    kept = [i for i, c in enumerate(seen) if table.get(ord(c)) != ""]
+    return folded, kept if where is None else [where[i] for i in kept]
 
 
 @functools.cache
-def _sources() -> dict[str, str]:
-    """{a character of the view: every other character the view reads as it}."""
-    found: dict[str, list[str]] = {}
-    for cp, to in fold_table().items():
-        if len(to) == 1:
-            found.setdefault(to, []).append(chr(cp))
-    return {to: "".join(cs) for to, cs in found.items()}
+def base(c: str) -> str:
+    """The letter an accented character is written on (`é` → `e`), or `c` itself.
 
-
-def _re2_char(c: str) -> str:
-    return f"\\x{{{ord(c):X}}}"
-
-
-def stored_spellings(term: str) -> str:
-    """RE2 (case left to the caller's `(?i)`): every stored text whose view reads as `term` in any
-    of its spellings — each character as any character the view folds to it (a digit any `\\p{Nd}`,
-    a space any space separator), an accented letter composed, decomposed or bare, invisible
-    characters between any two.
-
-    >>> import re2
-    >>> rx = re2.compile("(?i)" + stored_spellings("José Álvarez"))
-    >>> [bool(rx.search(t)) for t in ("jose\u0301\u00a0A\u0301lvarez", "José Álvarez", "JOSE ALVAREZ", "José Alvarex")]
-    [True, True, True, False]
+    >>> base("é"), base("e"), base("ß")
+    ('e', 'e', 'ß')
     """
-    out = []
-    for c in unicodedata.normalize("NFC", term):
-        seen_as = {s for s in (view(c)[0], _base(c)) if s}
-        if not seen_as:
-            continue  # an invisible character of the term: the view has none
-        if any(s.isdigit() for s in seen_as):
-            cls = r"\p{Nd}"
-        elif " " in seen_as:
-            cls = r"[\s\p{Zs}]"
-        else:
-            members = {c, *seen_as, *(x for s in seen_as for x in _sources().get(s, ""))}
-            cls = "[" + "".join(_re2_char(m) for m in sorted(members)) + "]"
-        out.append(cls + INVISIBLE)
-    return "".join(out)
+    return view(unicodedata.normalize("NFD", c))[0] or c

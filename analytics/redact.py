@@ -24,6 +24,7 @@ result is still the same JSON with placeholders for the personal values:
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import os
 import re
@@ -42,7 +43,7 @@ from stdnum import luhn as _luhn
 from stdnum.us import ssn as _ssn
 
 from analytics.errors import BadRequest
-from analytics.reader_view import letters_either_way, view
+from analytics.reader_view import base, view
 from analytics.tomltable import read_table
 
 #: The environment switch of a deployment: set (to anything but "" or "0"), every read masks.
@@ -172,9 +173,10 @@ _EMAIL_LITERAL = re.compile(r"\[(?:IPv6:)?[0-9A-Fa-f:.]{2,45}\]")
 #: Characters of a quoted local part (`"john doe"@example.com`) looked back for; RFC 5321 allows 64.
 _QUOTED_LOCAL = 64
 _EMAIL_DOMAIN = re.compile(r"([^\W_](?:[\w-]*[^\W_])?(?:\.[^\W_](?:[\w-]*[^\W_])?)*\.[^\W\d_]{2,})[\w-]*")
-# Any case, grouped by spaces, dashes or dots (`de89-3704-…`), a line break too (a wrapped line);
-# the checksum decides.
-_IBAN = re.compile(r"(?<![A-Za-z0-9])[A-Za-z]{2}[0-9]{2}(?:[ .\n-]?[A-Za-z0-9]){11,30}(?![A-Za-z0-9])")
+# Any case, grouped by spaces, dashes, dots, slashes or underscores (`de89-3704-…`, `DE89/3704/…`),
+# one with a space on each side too (`DE89 / 3704 / …`), a line break (a wrapped line); the checksum decides.
+_IBAN_GAP = r"(?: [./_-] |[ ./_\n-])"
+_IBAN = re.compile(rf"(?<![A-Za-z0-9])[A-Za-z]{{2}}[0-9]{{2}}(?:{_IBAN_GAP}?[A-Za-z0-9]){{11,30}}(?![A-Za-z0-9])")
 # Digits grouped by spaces, dashes, dots, underscores, slashes or line breaks (`4111.1111.1111.1111`,
 # `5500/0000/0000/0004`), one with a space on each side too (`4111 - 1111 - 1111 - 1111`).
 _CARD = re.compile(r"(?<![0-9.,_/-])[0-9](?:(?: [._/-] |[ ._/\n-])?[0-9]){12,18}(?![0-9]|[.,_/-][0-9])")
@@ -246,9 +248,9 @@ def _ibans(text: str) -> Iterator[Finding]:
     """
     pos = 0
     while (m := _IBAN.search(text, pos)) is not None:
-        ends = [m.end(), *(p for p in range(m.end() - 1, m.start() + 4, -1) if text[p] in " .-\n")]
+        ends = [m.end(), *(p for p in range(m.end() - 1, m.start() + 4, -1) if text[p] in " ./_-\n")]
         for end in ends:
-            value = _iban.compact(text[m.start():end].replace("\n", " "))
+            value = re.sub(r"[^A-Za-z0-9]", "", text[m.start():end].rstrip(" ./_-\n")).upper()
             if _iban.is_valid(value):
                 yield Finding(m.start(), end, "IBAN", value)
                 pos = end
@@ -367,18 +369,75 @@ def _pattern(kind: str, regex) -> Callable[[str], Iterator[Finding]]:
     return find
 
 
-def _terms(kind: str, terms: tuple[str, ...]) -> Callable[[str], Iterator[Finding]]:
-    # Longest first, so "Alice Example" wins over "Alice"; whole words only, any case; a term
-    # with accents also as the view reads it decomposed (`José`: `Jose`, what `Jose\u0301` reads as).
-    spellings = {t for term in terms for t in (term, view(unicodedata.normalize("NFD", term))[0])}
-    alternation = "|".join(letters_either_way(t) for t in sorted(spellings, key=len, reverse=True))
-    regex = re.compile(rf"(?<!\w)(?:{alternation})(?!\w)", re.IGNORECASE)
+@functools.cache
+def _fold(c: str) -> str:
+    """`c` in lower case where that is one character (case is ignored as `re` ignores it)."""
+    low = c.lower()
+    return low if len(low) == 1 else c
 
-    def find(text: str) -> Iterator[Finding]:
-        for m in regex.finditer(text):
-            yield Finding(m.start(), m.end(), kind, m.group().casefold())
 
-    return find
+@functools.cache
+def _key(c: str) -> str:
+    """What a term's character and a text's character are filed under: the letter without its
+    accent, in lower case (`É` → `e`)."""
+    return _fold(base(c)) if len(base(c)) == 1 else _fold(c)
+
+
+@functools.cache
+def _allowed(c: str) -> frozenset[str]:
+    """The text characters (in lower case) a term's character `c` matches: itself in any case and,
+    when it is an accented letter, the letter without its accent (`é`: `é`, `É`, `e`, `E`)."""
+    return frozenset({_fold(c), _key(c)}) if base(c) != c and len(base(c)) == 1 else frozenset({_fold(c)})
+
+
+_END = ""  # (a trie node's key for the spellings ending there: no character's key is empty)
+
+
+class _Terms:
+    """The configured terms, found in one pass over a text whatever their number: a trie of their
+    spellings, keyed by each character's letter without accent in lower case (`_key`), walked from
+    each place a word may start; a spelling found is checked character by character (`_allowed`).
+
+    Whole words only, any case, the longest term at the leftmost place first; a term with accents
+    also as the view reads it decomposed (`José`: `Jose`, what `Jose\u0301` reads as), and an
+    accented letter of a term matches its letter without the accent too.
+
+    >>> [f.value for f in _Terms("NAME", ("Alice Example", "Alice", "José")).find("ALICE example, alice, Jose, josé, Alicex")]
+    ['alice example', 'alice', 'jose', 'josé']
+    """
+
+    def __init__(self, kind: str, terms: tuple[str, ...]) -> None:
+        self.kind = kind
+        self.trie: dict = {}
+        firsts: set[str] = set()
+        for spelling in {t for term in terms for t in (term, view(unicodedata.normalize("NFD", term))[0])}:
+            if not spelling:
+                continue
+            node = self.trie
+            for c in spelling:
+                node = node.setdefault(_key(c), {})
+            node.setdefault(_END, []).append(tuple(_allowed(c) for c in spelling))
+            firsts.update(_allowed(spelling[0]))
+        # Where a term may start: a character a first character matches, no word character before it.
+        variants = {v for c in firsts for v in (c, c.upper(), c.title())}
+        self._starts = re.compile("(?<!\\w)[" + "".join(re.escape(c) for c in sorted(variants)) + "]", re.IGNORECASE)
+
+    def find(self, text: str) -> Iterator[Finding]:
+        at, n = 0, len(text)
+        while (start := self._starts.search(text, at)) is not None:
+            i = start.start()
+            node, j, end = self.trie, i, -1
+            while j < n and (node := node.get(_key(text[j]))) is not None:
+                j += 1
+                if _END in node and (j == n or not _word(text[j])) and any(
+                        all(_fold(text[i + k]) in allowed for k, allowed in enumerate(spelling))
+                        for spelling in node[_END]):
+                    end = j
+            if end < 0:
+                at = i + 1
+                continue
+            yield Finding(i, end, self.kind, text[i:end].casefold())
+            at = end
 
 
 def find_personal_data(text: str, config: RedactConfig | None = None) -> list[Finding]:
@@ -402,8 +461,9 @@ class _Finder:
         # Configured patterns come before the built-in kinds: an operator's pattern for
         # their own ids is more specific than "some digits".
         custom = [_pattern(kind, _linear(kind, p)) for kind, p in config.patterns]
-        if config.terms:
-            custom.append(_terms(config.terms_kind, config.terms))
+        self.terms = _Terms(config.terms_kind, config.terms).find if config.terms else None
+        if self.terms:
+            custom.append(self.terms)
         self.detectors[:0] = custom
 
     @classmethod
@@ -420,9 +480,7 @@ class _Finder:
         taken: list[Finding] = []
         for detect in self.detectors:
             for f in detect(seen):
-                if where is not None:
-                    end = where[f.end] if f.end < len(where) else len(text)  # (its marks with it)
-                    f = Finding(where[f.start], end, f.kind, f.value)
+                f = _in_text(f, where, len(text))
                 over = [t for t in taken if f.start < t.end and t.start < f.end]
                 if not over:
                     taken.append(f)
@@ -435,6 +493,28 @@ class _Finder:
                         longest.kind, longest.value)]
         taken.sort()
         return taken
+
+
+def _in_text(f: Finding, where: list[int] | None, size: int) -> Finding:
+    """A finding in the view as a span of the text it was read from (`view`'s `where`): from its first
+    character's origin to the next one's, so the escapes and invisible characters it spans go with it."""
+    if where is None:
+        return f
+    return Finding(where[f.start], where[f.end] if f.end < len(where) else size, f.kind, f.value)
+
+
+def find_terms(text: str, config: RedactConfig) -> list[tuple[int, int]]:
+    """Where `config`'s terms stand in `text`, as the detector finds them (its view, whole words,
+    any case): what a masking search cannot see into.
+
+    >>> find_terms("ask Carol\u00a0Danvers or carol", RedactConfig(terms=("Carol Danvers",)))
+    [(4, 17)]
+    """
+    terms = _Finder.of(config).terms
+    if terms is None:
+        return []
+    seen, where = view(text)
+    return [(f.start, f.end) for f in (_in_text(f, where, len(text)) for f in terms(seen))]
 
 
 class Redactor:

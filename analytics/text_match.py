@@ -66,6 +66,46 @@ def contains_sql(column: str) -> str:
     return f"(regexp_matches({column}, ?) AND (NOT {BLIND_SQL} OR regexp_matches({searchable_sql(column)}, ?)))"
 
 
+#: The SQL function a masking search reads each text through: the configured redaction terms, as
+#: the masking detector finds them (`analytics.redact.find_terms`: the reader's view, whole words,
+#: any case), made NUL characters (`analytics.masking.searchable_sql`). Registered on every
+#: connection the query layer opens or is given (`analytics.db`), so the SQL binds, masking or not.
+TERMS_FUNCTION = "tl_blind_terms"
+
+
+def _blind_terms(texts):
+    from analytics.masking import redactor
+    from analytics.redact import find_terms
+
+    config = redactor().config
+    if not config.terms:
+        return texts
+    import pyarrow as pa  # (only a masking search with configured terms gets here)
+
+    out = []
+    for text in texts.to_pylist():
+        if text:
+            for start, end in reversed(find_terms(text, config)):
+                text = text[:start] + "\0" + text[end:]
+        out.append(text)
+    return pa.array(out, pa.string())
+
+
+def register_search_functions(con) -> None:
+    """Register `TERMS_FUNCTION` on `con` (once per database instance: its cursors share it).
+
+    >>> import duckdb; con = duckdb.connect(); register_search_functions(con); register_search_functions(con)
+    >>> con.execute(f"SELECT {TERMS_FUNCTION}('Alice')").fetchall()
+    [('Alice',)]
+    """
+    import duckdb
+
+    try:
+        con.create_function(TERMS_FUNCTION, _blind_terms, ["VARCHAR"], "VARCHAR", type="arrow", side_effects=False)
+    except (duckdb.NotImplementedException, duckdb.CatalogException):
+        pass  # (registered on this connection or another cursor of its database already)
+
+
 def contains_params(text: str) -> list[str]:
     """The parameters of `contains_sql` for `text`.
 

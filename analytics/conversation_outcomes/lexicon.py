@@ -157,6 +157,10 @@ class Pattern:
         return set(self._heads[0])
 
 
+#: The words of a pattern's syntax (`parse`).
+_SYNTAX = frozenset({"...", "~", "^", "$"})
+
+
 def parse(text: str) -> Pattern | None:
     """A pattern from its text: parts joined by ` ... ` or ` ~ `, alternatives by `|`, a
     leading `^` / trailing `$` anchoring it to its clause. A plain phrase is one part.
@@ -165,6 +169,9 @@ def parse(text: str) -> Pattern | None:
     ((('talk',), ('speak',)), (('person',),))
     """
     words = text.split()
+    if "|" not in text and not _SYNTAX.intersection(words):  # a plain phrase (most of a long lexicon)
+        phrase = tuple(tokens(text))
+        return Pattern(((phrase,),)) if phrase else None
     start = bool(words) and words[0] == "^"
     end = bool(words) and words[-1] == "$"
     words = words[1 if start else 0:len(words) - 1 if end else len(words)]
@@ -199,10 +206,15 @@ class Lexicon:
                     by_first.setdefault(first, []).append(pattern)
             index[category] = by_first
         object.__setattr__(self, "_index", index)
-        object.__setattr__(self, "_negations", self.words("negation"))
-        # (tokens, anywhere): a contrast written with `^` counts only opening a clause or right after a match.
-        object.__setattr__(self, "_contrasts", tuple((alt, not p.start) for p in self.phrases.get("contrast", ())
-                                                     for part in p.parts for alt in part))
+        object.__setattr__(self, "_negations", _by_length(self.words("negation")))
+        # {first token: (tokens, anywhere), in the lexicon's order}: a contrast written with `^` counts
+        # only opening a clause or right after a match.
+        contrasts: dict[str, list[tuple[tuple[str, ...], bool]]] = {}
+        for p in self.phrases.get("contrast", ()):
+            for part in p.parts:
+                for alt in part:
+                    contrasts.setdefault(alt[0], []).append((alt, not p.start))
+        object.__setattr__(self, "_contrasts", contrasts)
         object.__setattr__(self, "_filler", frozenset([_IDIOM_TOKEN, *(w for words in self.words("filler") for w in words)]))
 
     def words(self, category: str) -> tuple[tuple[str, ...], ...]:
@@ -218,7 +230,7 @@ class Lexicon:
         for masking, masked in MASKS.items():
             if category in masked:
                 parts = self._masked(parts, words, masking)
-        negations = self._negations if category in NEGATED_CATEGORIES else ()
+        negations = self._negations if category in NEGATED_CATEGORIES else {}
         contrasted = category in CONTRASTED_CATEGORIES
         for c, toks in enumerate(parts):
             seen: dict[int, dict] = {}  # per pattern: its (token, part) answers in this clause, whatever the start
@@ -244,7 +256,7 @@ class Lexicon:
         for toks in parts:
             kept, i, seen = [], 0, {}
             while i < len(toks):
-                end = max((e for e in (self._match(toks, i, p, 0, (), seen.setdefault(id(p), {}))
+                end = max((e for e in (self._match(toks, i, p, 0, {}, seen.setdefault(id(p), {}))
                                        for p in idioms.get(toks[i], ()) if not (p.start and i)) if e > i), default=-1)
                 if end < 0:
                     kept.append(toks[i])
@@ -265,7 +277,7 @@ class Lexicon:
             toks = parts[k]
             first = end if k == c else 0
             for at in range(first, len(toks)):
-                n = next((len(w) for w, anywhere in self._contrasts
+                n = next((len(w) for w, anywhere in self._contrasts.get(toks[at], ())
                           if (anywhere or then or at == first) and tuple(toks[at:at + len(w)]) == w), 0)
                 if not n:
                     continue
@@ -313,10 +325,23 @@ class Lexicon:
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
 
 
-def _negated(before: list[str], negations) -> bool:
-    for neg in negations:
-        n = len(neg)
-        if any(tuple(before[j:j + n]) == neg for j in range(len(before) - n + 1)):
+def _by_length(phrases: tuple[tuple[str, ...], ...]) -> dict[int, frozenset[tuple[str, ...]]]:
+    """{number of tokens: the phrases of that many}: whether a phrase occurs among a few tokens is one
+    set lookup per place and length, however many phrases there are."""
+    out: dict[int, set[tuple[str, ...]]] = {}
+    for phrase in phrases:
+        out.setdefault(len(phrase), set()).add(phrase)
+    return {n: frozenset(s) for n, s in out.items()}
+
+
+def _negated(before: list[str], negations: dict[int, frozenset[tuple[str, ...]]]) -> bool:
+    """Whether one of `negations` (`_by_length`) occurs among the tokens `before`.
+
+    >>> _negated(["i", "do", "not", "want"], _by_length((("not",), ("no", "need"))))
+    True
+    """
+    for n, phrases in negations.items():
+        if any(tuple(before[j:j + n]) in phrases for j in range(len(before) - n + 1)):
             return True
     return False
 

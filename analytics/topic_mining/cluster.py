@@ -106,7 +106,7 @@ def words(text: str) -> list[str]:
 
 #: An at sign, as written or escaped: a text without one holds no address, and the other built-in
 #: kinds are digits (or hex groups), which `words` drops anyway.
-_MAY_HOLD = re.compile(r"[@\uFF20\uFE6B]|%40|&#|&commat;", re.IGNORECASE)
+_MAY_HOLD = re.compile(r"[@\uFF20\uFE6B]|%(?:25)*(?:40|EF)|&#|&(?:amp;)?commat|\\+[ux]", re.IGNORECASE)
 
 
 def without_personal(text: str) -> str:

@@ -95,7 +95,8 @@ def test_no_part_of_a_personal_value_becomes_a_topic_word():
     """An address's parts would be topic terms shown to masking sessions, which cannot recognise
     `alice` or `wonder` alone: no spelling of an address gives a word."""
     addresses = ["alice.wonder@ent-mail.com", "alice.wonder&#64;ent-mail.com", "alice.wonder%40ent-mail.com",
-                 "alice.wonder\uff20ent-mail.com", '"alice wonder"@ent-mail.com']
+                 "alice.wonder\uff20ent-mail.com", '"alice wonder"@ent-mail.com', "alice.wonder\\u0040ent-mail.com",
+                 "alice.wonder%EF%BC%A0ent-mail.com", "alice.wonder&commat;ent-mail&period;com"]
     docs = [Doc(f"q{i}-{n}", f"please refund {address} today", ("lookup_order",))
             for n in range(4) for i, address in enumerate(addresses)]
     found = cluster(docs)
