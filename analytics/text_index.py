@@ -98,8 +98,11 @@ def signatures(texts):
     if isinstance(texts, pa.ChunkedArray):
         texts = texts.combine_chunks() if texts.num_chunks != 1 else texts.chunk(0)
     n = len(texts)
-    filled = pc.fill_null(texts, "")
-    lengths = pc.utf8_length(filled).to_numpy(zero_copy_only=False).astype(np.int64)
+    # (a load's texts hold no NULL: filling them would make a scalar, and pyarrow imports pandas for that)
+    filled = texts if texts.null_count == 0 else pc.fill_null(texts, "")
+    counted = pc.utf8_length(filled)  # (no NULL left: its values buffer read as is, no pandas)
+    lengths = np.frombuffer(counted.buffers()[1], dtype=np.int64 if counted.type == pa.int64() else np.int32)[
+        counted.offset: counted.offset + len(counted)].astype(np.int64)
     low, high = np.zeros(n, np.uint64), np.zeros(n, np.uint64)
     cps = _codepoints(filled)
     total = len(cps)
@@ -223,7 +226,9 @@ def _insert(con, rows) -> None:
     low, high = signatures(rows.column("content"))
     import pyarrow as pa
 
-    rows = rows.append_column("low", pa.array(low)).append_column("high", pa.array(high))
+    # Wrapped as buffers: `pa.array` of a NumPy array imports pandas, which a load never needs.
+    rows = rows.append_column("low", pa.Array.from_buffers(pa.uint64(), len(low), [None, pa.py_buffer(low)]))
+    rows = rows.append_column("high", pa.Array.from_buffers(pa.uint64(), len(high), [None, pa.py_buffer(high)]))
     con.register("tl_search_rows", rows)
     try:
         con.execute(_INSERT_SQL).fetchall()
