@@ -71,8 +71,9 @@ def _insert(con, threads) -> None:
         con.execute("INSERT INTO threads (thread_id) VALUES (?)", [thread]).fetchall()
         for i, content in enumerate(messages):
             con.execute(
-                "INSERT INTO messages (thread_id, ordinal, role, ts, content) VALUES (?, ?, ?, ?, ?)",
-                [thread, i, "user" if i % 2 == 0 else "assistant", base + dt.timedelta(minutes=i), content],
+                "INSERT INTO messages (thread_id, ordinal, role, ts, content, content_chars) VALUES (?, ?, ?, ?, ?, ?)",
+                [thread, i, "user" if i % 2 == 0 else "assistant", base + dt.timedelta(minutes=i), content,
+                 None if content is None else len(content)],
             ).fetchall()
 
 
@@ -266,3 +267,62 @@ def test_full_and_incremental_loads_write_the_index_and_an_erasure_leaves_none_o
     assert erased.rows.get("search_text") and erased.proven
     assert not [r for r in _index_rows(db) if r[0] == "de:web:s1"]
     assert search(db, "rückerstattung").total == 0 and search(db, "Σίσυφος").total == 2
+
+
+def test_signatures_signed_in_windows_and_batches_equal_one_pass(monkeypatch):
+    """A store's texts are signed a few at a time and a long text a window at a time, and read a
+    batch of characters at a time (a long thread in parts): the rows are those of one pass over
+    everything, windows cut inside words and next to characters of two to four bytes."""
+    long = "Rückerstattung 返金手続き 𝔘𝔫𝔦 ΣΊΣΥΦΟΣ refund. " * 40
+    threads = [("t0", ["I want a REFUND please", None, long, "ok"]), ("t1", [long[3:], "e", "Straße"]),
+               ("t2", ["x" * 50, "ab"]), ("t3", [long] * 5)]
+    con = _database(threads)
+    try:
+        text_index.materialize_text_index(con)
+        whole = con.execute("SELECT * FROM search_text ORDER BY thread_id, ordinal").fetchall()
+        assert len(whole) == sum(1 for _, ms in threads for m in ms if m is not None)
+        for sign_bytes, batch_chars in ((4, 3), (7, 40), (33, 5_000)):
+            monkeypatch.setattr(text_index, "SIGN_BYTES", sign_bytes)
+            monkeypatch.setattr(text_index, "BATCH_CHARS", batch_chars)
+            text_index.materialize_text_index(con)
+            assert con.execute("SELECT * FROM search_text ORDER BY thread_id, ordinal").fetchall() == whole
+            with only_threads(con, ["t3", "t0"]):
+                text_index.materialize_text_index(con, ["t3", "t0"])
+            assert con.execute("SELECT * FROM search_text ORDER BY thread_id, ordinal").fetchall() == whole
+        contents = [m for _, ms in threads for m in ms if m is not None]
+        monkeypatch.setattr(text_index, "SIGN_BYTES", 5)
+        assert [tuple(map(int, s)) for s in zip(*text_index.signatures(contents))] == [
+            tuple(map(int, s)) for s in zip(*text_index._signed(*_one_pass(contents)))]
+    finally:
+        con.close()
+
+
+def _one_pass(texts):
+    """Every text's characters and lengths, for `_signed` over all of them at once."""
+    import numpy as np
+
+    cps = np.frombuffer("".join(texts).encode("utf-32-le"), dtype=np.uint32)
+    return cps, np.array([len(t) for t in texts], np.int64)
+
+
+def test_a_parquet_dataset_has_no_index_and_searches_it_as_the_file(tmp_path):
+    """A dataset (`--format parquet`) writes no `search_text`, neither in its working database nor
+    in its version (Parquet has no 128-bit integer), and its searches scan: the same answers."""
+    from loaders import dataset
+
+    store = tmp_path / "s.sqlite"
+    _write(store, {"de:web:s1": [("Ich möchte eine RÜCKERSTATTUNG.", "Die Rückerstattung ist unterwegs.")],
+                   "el:web:s2": [("Ο Σίσυφος ρωτά.", "ΣΊΣΥΦΟΣ!")]})
+    folder, db = tmp_path / "lens", tmp_path / "lens.duckdb"
+    transcript_lens.load(str(store), folder, format="parquet")
+    transcript_lens.load(str(store), db)
+    assert "search_text" not in dataset.table_sources(folder)
+    work = duckdb.connect(str(folder / dataset.WORK_DB), read_only=True)
+    try:
+        assert not work.execute("SELECT * FROM duckdb_tables() WHERE table_name = 'search_text'").fetchall()
+    finally:
+        work.close()
+    for text in ("rückerstattung", "Σίσυφος", "unterwegs"):
+        on_file, on_dataset = search(db, text), search(folder, text)
+        assert on_dataset.total == on_file.total > 0
+        assert list(on_dataset.hits["ordinal"]) == list(on_file.hits["ordinal"])
