@@ -153,6 +153,24 @@ THREAD_MODEL_METRICS = Table(
     ),
 )
 
+#: A 128-bit signature (`analytics.text_index`); only in a table written by the load.
+UHUGEINT = SqlType("UHUGEINT", "UHUGEINT")
+
+SEARCH_TEXT = Table(
+    "search_text",
+    "the text index: every message with content, with the trigram signature a text search narrows by "
+    "(`analytics.text_index`), written at load time",
+    (
+        loader_catalog.MESSAGES.column("thread_id"),
+        loader_catalog.MESSAGES.column("ordinal"),
+        loader_catalog.MESSAGES.column("role"),
+        loader_catalog.MESSAGES.column("ts"),
+        _c("grams", UHUGEINT, "one bit set per trigram of the case-folded content (a 7-bit hash of it); "
+                              "a message containing a text holds every bit of the text's trigrams", null=False),
+        loader_catalog.MESSAGES.column("content"),
+    ),
+)
+
 TOOL_ROWS = Table(
     "tool_rows",
     "every tool call and every tool result of every thread, named by tool, computed at load time",
@@ -278,7 +296,7 @@ TOPICS = Table(
 #: Every table analytics writes at load time (`analytics.derived.write_derived_tables`).
 DERIVED_TABLES: tuple[Table, ...] = (
     CONVERSATION_METRICS, LATENCY_PAIR_ROWS, THREAD_DAY_METRICS, THREAD_MODEL_METRICS, TOOL_ROWS, RISK_FIGURES,
-    CONVERSATION_SIGNALS, CONVERSATION_TOPICS, TOPICS,
+    CONVERSATION_SIGNALS, CONVERSATION_TOPICS, TOPICS, SEARCH_TEXT,
 )
 #: Every table of a loaded database: the loader's, then the derived ones.
 ALL_TABLES: tuple[Table, ...] = (*loader_catalog.TABLES, *DERIVED_TABLES)

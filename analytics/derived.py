@@ -38,6 +38,7 @@ from analytics.db import only_threads
 from analytics.metrics import materialize_conversations, materialize_trends
 from analytics.conversation_outcomes.materialize import materialize_signals
 from analytics.resume import materialize_risks
+from analytics.text_index import materialize_text_index
 from analytics.topic_mining.concepts import Concepts
 from analytics.topic_mining.materialize import materialize_topics
 
@@ -56,6 +57,7 @@ def write_derived_tables(con, threads: list[str] | None = None, topic_concepts: 
         materialize_risks(con, threads)
         materialize_signals(con, threads)  # reads risk_figures: after it
         materialize_topics(con, threads, topic_concepts)  # (over every thread, whatever the load replaced)
+        materialize_text_index(con, threads)
 
 
 def _write_side_by_side(con, topic_concepts: Concepts | None = None) -> None:
@@ -76,6 +78,7 @@ def _write_side_by_side(con, topic_concepts: Concepts | None = None) -> None:
                 materialize_conversations(con)
                 materialize_trends(con)
                 materialize_risks(con)
+                materialize_text_index(con)
             except BaseException as exc:
                 risks.set_exception(exc)  # (the signals stop at their wait; the exception is raised here)
                 raise

@@ -117,9 +117,11 @@ class Filters:
         if self.within is not None:
             object.__setattr__(self, "within", tuple(self.within))
 
-    def thread_where(self, alias: str = "t") -> tuple[str, list]:
-        """SQL predicate over a `threads` row aliased `alias`, with its parameters."""
-        return self._where(alias, {})
+    def thread_where(self, alias: str = "t", grams: str | None = None) -> tuple[str, list]:
+        """SQL predicate over a `threads` row aliased `alias`, with its parameters. `grams`: the
+        text index's test for the text (`analytics.text_index.grams_where`), on a connection whose
+        index is current: the text is then looked for only in the messages it keeps."""
+        return self._where(alias, {}, grams)
 
     def metrics_where(self, alias: str = "cm") -> tuple[str, list]:
         """The same threads as `thread_where`, as a predicate over their `conversation_metrics` row
@@ -130,7 +132,7 @@ class Filters:
         """
         return self._where(alias, THREAD_COLUMNS_IN_METRICS)
 
-    def _where(self, alias: str, names: dict[str, str]) -> tuple[str, list]:
+    def _where(self, alias: str, names: dict[str, str], grams: str | None = None) -> tuple[str, list]:
         """The predicate, each `threads` column named as the row names it (`names`; else its own name)."""
         first_ts, last_ts = (f"{alias}.{names.get(c, c)}" for c in ("first_ts", "last_ts"))
         clauses: list[str] = []
@@ -175,7 +177,12 @@ class Filters:
             params.extend([metadata_pointer(key), value, key, metadata_pointer(key)])
         if self.text:
             # The one rule of finding a text (analytics.text_match), as Search finds it.
-            clauses.append(f"{alias}.thread_id IN (SELECT thread_id FROM messages WHERE {contains_sql('content')})")
+            if grams is None:
+                clauses.append(f"{alias}.thread_id IN (SELECT thread_id FROM messages WHERE {contains_sql('content')})")
+            else:  # (materialised: the content of the rows the index keeps, and no other, is read)
+                clauses.append(f"{alias}.thread_id IN (WITH candidates AS MATERIALIZED (SELECT thread_id, content "
+                               f"FROM search_text WHERE {grams}) SELECT thread_id FROM candidates "
+                               f"WHERE {contains_sql('content')})")
             params.extend(contains_params(self.text))
         if not clauses:
             return "TRUE", []

@@ -24,6 +24,7 @@ from analytics.catalog import THREAD_COLUMNS_IN_METRICS
 from analytics.db import ConOrPath, connection
 from analytics.errors import BadRequest
 from analytics.filters import Filters, Range, range_where
+from analytics.text_index import text_grams
 
 
 @dataclass(frozen=True)
@@ -198,7 +199,7 @@ def thread_scope(
     """
     _check_turns(min_user_turns)
     with connection(con_or_path) as con:
-        where, params = filters.thread_where("t")
+        where, params = filters.thread_where("t", text_grams(con, filters.text))
         if filters.text:
             rows = con.execute(f"SELECT t.thread_id FROM threads t WHERE {where}", params).fetchall()
             ids = tuple(r[0] for r in rows)
@@ -252,7 +253,7 @@ def scoped_view(
             yield scope, scoped
         return
     _check_turns(min_user_turns)
-    where, params = filters.thread_where("t")
+    where, params = filters.thread_where("t", text_grams(con, filters.text))
     found = _new_table()
     con.execute(f"CREATE TEMP TABLE {found} AS SELECT t.thread_id FROM threads t WHERE {where}", params)
     rows = None

@@ -47,6 +47,7 @@ from analytics.errors import BadRequest, NotFound, StaleTranscript, Unsupported
 from analytics.filters import Filters, as_utc
 from analytics.policy import Policy
 from analytics.frames import dtypes_of, fetch_frame, typed
+from analytics.text_index import text_grams
 from analytics.text_match import contains_params, contains_sql, snippet
 from loaders.catalog import MESSAGES, THREADS
 
@@ -376,13 +377,13 @@ def threads(con_or_path: ConOrPath, filters: Filters = NO_FILTERS, limit: int | 
 
 # A text is found as Search finds it (analytics.text_match: `$contains_*` are its predicates).
 _SEARCH_SQL = """
-WITH hits AS (
+WITH $source hits AS (
     SELECT
         m.thread_id,
         count(*) AS match_count,
         arg_min(m.content, m.ordinal) AS first_match,
         min(m.ordinal) AS first_match_ordinal
-    FROM messages AS m
+    FROM $messages AS m
     WHERE $contains_content
     GROUP BY m.thread_id
 )
@@ -399,6 +400,12 @@ WHERE ({where})
 ORDER BY (h.thread_id IS NULL), match_count DESC, t.last_ts DESC NULLS LAST, t.thread_id
 LIMIT $limit
 """
+
+
+# The messages a text is looked for in: every one, or those the text index keeps (materialised:
+# their content alone is read; `analytics.text_index`).
+_MESSAGES = ""
+_CANDIDATES = "candidates AS MATERIALIZED (SELECT thread_id, ordinal, content FROM search_text WHERE {grams}),"
 
 
 def search_threads(
@@ -425,14 +432,16 @@ def search_threads(
             first_match_ordinal=pd.Series(pd.NA, index=listed.index, dtype="Int64"),
             snippet=pd.Series(None, index=listed.index, dtype="str"),
         )
-    where, where_params = filters.thread_where("t")
-    # Filters' placeholders are positional, so the named ones are spelled out positionally too.
-    sql = (_SEARCH_SQL.replace("$contains_content", contains_sql("m.content"))
-           .replace("$contains_key", contains_sql("concat_ws(':', t.thread_id, t.tenant_id, t.sub_tenant_id, t.session_id)"))
-           .replace("$limit", "?").format(where=where))
-    found_by = contains_params(text.strip())
-    params = [*found_by, *where_params, *found_by, limit]
     with connection(con_or_path) as con:
-        found = fetch_frame(con, sql, params, SEARCH_COLUMNS)
+        grams = text_grams(con, text.strip())
+        where, where_params = filters.thread_where("t", text_grams(con, filters.text))
+        # Filters' placeholders are positional, so the named ones are spelled out positionally too.
+        sql = (_SEARCH_SQL.replace("$source", _MESSAGES if grams is None else _CANDIDATES.format(grams=grams))
+               .replace("$messages", "messages" if grams is None else "candidates")
+               .replace("$contains_content", contains_sql("m.content"))
+               .replace("$contains_key", contains_sql("concat_ws(':', t.thread_id, t.tenant_id, t.sub_tenant_id, t.session_id)"))
+               .replace("$limit", "?").format(where=where))
+        found_by = contains_params(text.strip())
+        found = fetch_frame(con, sql, [*found_by, *where_params, *found_by, limit], SEARCH_COLUMNS)
     found["snippet"] = [None if not isinstance(t, str) else snippet(t, text.strip(), 40)[0] for t in found["snippet"]]
     return typed(found, SEARCH_COLUMNS)
