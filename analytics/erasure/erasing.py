@@ -23,6 +23,7 @@ from analytics.erasure.tenants import check_erase, refuse_scoped, scope_tenants
 from analytics.erasure.workspace import purge_workspace
 from analytics.errors import BadRequest, NotFound
 from analytics.export_log import exports_holding, written_files
+from analytics.source_pin import PinRefused, unlink_unfollowed
 from analytics.workspace.authors import check_author, default_author
 from analytics.workspace.store import Workspace, now, workspace_of
 from loaders.dataset import WORK_DB, is_dataset
@@ -164,11 +165,19 @@ def erase(db: str | os.PathLike, *, thread: str | None = None, tenant: str | Non
         held = [e for w in workspaces for e in exports_holding(db, threads, workspace=w)]
         found = _logged(scan(known, needles, workspaces), held)
         if remove_exports and any(p.what == "export" for p, _ in found.holding):
+            kept: dict[Path, str] = {}  # {path: why it was not removed}
             for place, _ in found.holding:
                 if place.what == "export":
-                    place.path.unlink(missing_ok=True)
+                    try:  # (never through a link swapped in for a folder of its path: `unlink_unfollowed`)
+                        unlink_unfollowed(place.path)
+                    except (PinRefused, OSError) as exc:
+                        kept[place.path] = str(exc).removeprefix(f"{place.path}: ")
+                        continue
                     elsewhere["exports removed"] = elsewhere.get("exports removed", 0) + 1
             found = _logged(scan([p for p in known if p.path.exists()], needles, workspaces), held)
+            found.holding = [(p, f"{why}; not removed: {kept.pop(p.path)}" if p.path in kept else why)
+                             for p, why in found.holding]
+            found.holding += [(Place(path, "export"), f"not removed: {why}") for path, why in kept.items()]
     return Erasure(kind, value, present, rows, row[0], elsewhere, found, [] if tenants is not None else held)
 
 

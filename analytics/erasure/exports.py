@@ -1,14 +1,18 @@
 """What an erasure takes out of the export log: the erased threads' text and ids in its arguments.
 
 The export log (`analytics.exports`) records each export's arguments: a `search --text X` or a
-`report conversations --text X` keeps X, a `transcript --thread T` keeps T. When X is text of
-an erased thread, the log would keep what the erasure removed. So an erasure replaces each such
-argument value by `ERASED` (the row stays: who exported what, when, stays the auditor's record):
+`report conversations --text X` keeps X, a `--meta KEY=VALUE` keeps `KEY=VALUE`, a `transcript
+--thread T` keeps T. When X is text of an erased thread, the log would keep what the erasure
+removed. So an erasure replaces each such argument value by `ERASED` (the row stays: who
+exported what, when, stays the auditor's record):
 
 - a value holding an erased thread id;
-- a value found (in any case) in a message of an erased thread — its text or its tool calls'
-  arguments — and in no message of a kept thread — the rule the scan's text windows follow (`analytics.erasure.scan`): a word every
-  thread uses (`refund`) is not the erased thread's text.
+- a value — or, for a value reading `KEY=VALUE`, its key or its value — found (in any case) in
+  what an erased thread says and in nothing a kept thread says: its messages' text and tool
+  calls' arguments, and its checkpoints' metadata (`analytics.erasure.said`), the rule the scan's
+  text windows follow (`analytics.erasure.scan`): a word every thread uses (`refund`) is not the
+  erased thread's text, a metadata value only the erased thread carries (the customer's e-mail a
+  `--meta customer=…` filter named) is.
 
 The values are chosen before the rows go (`erased_values`), replaced in the erasure's workspace
 transaction (`scrub`, called by `analytics.erasure.workspace.purge_workspace`, before the file is
@@ -25,6 +29,8 @@ import sqlite3
 from typing import Any
 
 import duckdb
+
+from analytics.erasure.said import said_sql
 
 ERASED = "<erased>"
 _SHORT_ID = 4  # an id shorter than this must be the whole value (`s1` is inside too many words)
@@ -64,30 +70,41 @@ def _arguments(conn: sqlite3.Connection) -> list[tuple[int, Any]]:
     return [(i, json.loads(a)) for i, a in conn.execute("SELECT export_id, arguments FROM exports")]
 
 
+def _forms(value: str) -> set[str]:
+    """The casefolded texts `value` is looked for as: itself and, when it reads `KEY=VALUE` (a `--meta`
+    filter), its key and its value.
+
+    >>> sorted(_forms(" Customer=Frank@X.net "))
+    ['customer', 'customer=frank@x.net', 'frank@x.net']
+    """
+    whole = value.strip().casefold()
+    key, sep, rest = whole.partition("=")
+    return {f.strip() for f in (whole, *((key, rest) if sep else ())) if f.strip()}
+
+
 def erased_values(conn: sqlite3.Connection, db: str, thread_ids: list[str]) -> tuple[str, ...]:
     """The argument values of the export log in `conn` (the workspace) that are text of the erased
     threads only, casefolded; read from the DuckDB database at `db` before the erasure."""
     values = sorted({v.strip().casefold() for _, args in _arguments(conn) for v in _leaves(args) if v.strip()})
     if not values or not thread_ids:
         return ()
+    forms = {v: _forms(v) for v in values}
     con = duckdb.connect()
     try:
         con.execute("ATTACH ? AS src (READ_ONLY)", [str(db)])
-        if con.execute("SELECT count(*) FROM duckdb_tables() WHERE database_name = 'src' "
-                       "AND table_name = 'messages'").fetchone()[0] == 0:
+        said = said_sql(con, "src")
+        if said is None:
             return ()
         con.execute("CREATE TEMP TABLE erased (thread_id VARCHAR)")
         con.execute("INSERT INTO erased SELECT DISTINCT unnest(?::VARCHAR[])", [thread_ids])
-        columns = {c for (c,) in con.execute(
-            "SELECT column_name FROM duckdb_columns() WHERE database_name = 'src' AND table_name = 'messages'").fetchall()}
-        said = "lower(concat_ws(chr(10), m.content" + (", m.tool_calls::VARCHAR" if "tool_calls" in columns else "") + "))"
-        found = con.execute(
+        found = {w for (w,) in con.execute(
+            f"WITH said AS (SELECT thread_id, lower(said) AS said FROM ({said})) "
             "SELECT w FROM unnest(?::VARCHAR[]) AS t(w) "
-            f"WHERE EXISTS (SELECT 1 FROM src.messages m SEMI JOIN erased USING (thread_id) WHERE contains({said}, w)) "
-            f"AND NOT EXISTS (SELECT 1 FROM src.messages m WHERE contains({said}, w) "
-            "                AND (m.thread_id IS NULL OR m.thread_id NOT IN (SELECT thread_id FROM erased)))",
-            [values]).fetchall()
-        return tuple(sorted(w for (w,) in found))
+            "WHERE EXISTS (SELECT 1 FROM said s SEMI JOIN erased USING (thread_id) WHERE contains(s.said, w)) "
+            "AND NOT EXISTS (SELECT 1 FROM said s WHERE contains(s.said, w) "
+            "                AND (s.thread_id IS NULL OR s.thread_id NOT IN (SELECT thread_id FROM erased)))",
+            [sorted(set().union(*forms.values()))]).fetchall()}
+        return tuple(v for v in values if forms[v] & found)
     finally:
         con.close()
 

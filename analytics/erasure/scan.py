@@ -5,9 +5,12 @@ the erased messages' texts — for the 32 longest and the 256 shortest messages 
 more, three 48-character windows of its longest line (start, middle, end: a shorter line is one
 window, itself), and three of each of the line's three longest stretches between personal values
 (what a masked export keeps verbatim: masking rewrites every window that spans an e-mail or a
-phone number), each window of 8 characters or more, kept only when no message of another thread
-contains it in its text or tool calls (a shared system prompt is not erased text) — in
-UTF-8, JSON-escaped and CSV-quoted forms; and the erased thread ids, with those every standing
+phone number); the same windows of the 256 values of the erased threads' checkpoint metadata
+(`analytics.erasure.said`: what the caller wrote there, a customer's e-mail, not LangGraph's own
+bookkeeping) carried by the most erased threads, then the longest; each window of 8 characters or more, kept only
+when no kept thread says it — in a message's text or tool calls, or in its metadata (a shared
+system prompt is not erased text) — and it is no part of an erased id (the workspace keeps
+those by design); in UTF-8, JSON-escaped and CSV-quoted forms; and the erased thread ids, with those every standing
 tombstone covered (an earlier erasure's: `erase` adds them), as words (a byte match must stand
 alone: `sess-001` does not match inside `sess-0010`).
 
@@ -45,6 +48,7 @@ from pathlib import Path
 import duckdb
 
 from analytics.erasure.exports import values_left
+from analytics.erasure.said import METADATA_TABLE, said_sql
 from analytics.erasure.workspace import ids_left
 from analytics.redact import find_personal_data
 from analytics.workspace.store import Workspace
@@ -57,6 +61,9 @@ SHORTEST = 8
 #: How many of the shortest erased messages (of `SHORTEST` characters or more) are searched for too:
 #: the longest messages' windows say nothing of a file holding only a short one.
 SHORT_MESSAGES = 256
+#: How many of the erased threads' checkpoint-metadata values (`analytics.erasure.said`, of `SHORTEST`
+#: characters or more) are searched for too: those carried by the most erased threads, then the longest.
+METADATA_VALUES = 256
 #: How many stretches between personal values of each such line are searched for too.
 STRETCHES = 3
 #: At most this many thread ids are byte-searched (all of them are looked up through DuckDB).
@@ -114,28 +121,37 @@ def _ids_table(con: duckdb.DuckDBPyConnection, ids) -> None:
 
 
 def needles_of(db: str | os.PathLike, thread_ids: list[str]) -> Needles:
-    """The erased threads' text windows (distinctive: in no message of a kept thread) and ids,
-    read from the DuckDB database at `db` before the erasure."""
+    """The erased threads' text windows (distinctive: said by no kept thread) and ids, read from
+    the DuckDB database at `db` before the erasure: windows of their messages and of their
+    checkpoint metadata's values (`analytics.erasure.said`)."""
     con = duckdb.connect()
     try:
         con.execute("ATTACH ? AS src (READ_ONLY)", [str(db)])
         _ids_table(con, thread_ids)
+        said = said_sql(con, "src")
+        if said is None:
+            return Needles((), tuple(thread_ids))
         has = {t for (t,) in con.execute(
             "SELECT table_name FROM duckdb_tables() WHERE database_name = 'src'").fetchall()}
-        if "messages" not in has:
-            return Needles((), tuple(thread_ids))
-        chosen = ("SELECT DISTINCT content FROM src.messages SEMI JOIN scan_ids USING (thread_id) "
-                  "WHERE length(trim(content)) >= ? ORDER BY length(content) {}, content LIMIT ?")
-        texts = [c for (c,) in con.execute(chosen.format("DESC"), [SHORTEST, MESSAGES]).fetchall()]
-        texts += [c for (c,) in con.execute(chosen.format("ASC"), [SHORTEST, SHORT_MESSAGES]).fetchall()]
-        lines = [max(c.splitlines(), key=len) for c in texts]  # a window never spans a line break
+        texts = []
+        if "messages" in has:
+            chosen = ("SELECT DISTINCT content FROM src.messages SEMI JOIN scan_ids USING (thread_id) "
+                      "WHERE length(trim(content)) >= ? ORDER BY length(content) {}, content LIMIT ?")
+            texts += [c for (c,) in con.execute(chosen.format("DESC"), [SHORTEST, MESSAGES]).fetchall()]
+            texts += [c for (c,) in con.execute(chosen.format("ASC"), [SHORTEST, SHORT_MESSAGES]).fetchall()]
+        if METADATA_TABLE in said:  # (it has metadata; a value many erased threads carry first: a tenant's own, say)
+            texts += [v for (v,) in con.execute(
+                f"SELECT said FROM {METADATA_TABLE} SEMI JOIN scan_ids USING (thread_id) "
+                "WHERE length(trim(said)) >= ? GROUP BY said ORDER BY count(*) DESC, length(said) DESC, said LIMIT ?",
+                [SHORTEST, METADATA_VALUES]).fetchall()]
+        lines = [max(c.splitlines(), key=len) for c in texts if c.strip()]  # a window never spans a line break
         windows = sorted({w for c in lines for piece in (c, *_verbatim_stretches(c)) for w in _windows(piece)})
-        columns = {c for (c,) in con.execute("SELECT column_name FROM duckdb_columns() WHERE database_name = 'src' "
-                                             "AND table_name = 'messages'").fetchall()}
-        said = "concat_ws(chr(10), m.content" + (", m.tool_calls::VARCHAR" if "tool_calls" in columns else "") + ")"
+        # Kept: a window no kept thread says, and no part of an erased id (the workspace keeps those by design).
         distinct = [w for (w,) in con.execute(
-            f"SELECT w FROM unnest(?::VARCHAR[]) AS t(w) WHERE NOT EXISTS (SELECT 1 FROM src.messages m "
-            f"WHERE contains({said}, w) AND (m.thread_id IS NULL OR m.thread_id NOT IN (SELECT thread_id FROM scan_ids)))",
+            f"WITH said AS ({said}) "
+            "SELECT w FROM unnest(?::VARCHAR[]) AS t(w) WHERE NOT EXISTS (SELECT 1 FROM said s "
+            "WHERE contains(s.said, w) AND (s.thread_id IS NULL OR s.thread_id NOT IN (SELECT thread_id FROM scan_ids))) "
+            "AND NOT EXISTS (SELECT 1 FROM scan_ids i WHERE contains(i.thread_id, w))",
             [windows]).fetchall()] if windows else []
         return Needles(tuple(sorted(distinct)), tuple(thread_ids))
     finally:
