@@ -23,7 +23,8 @@ and every file named as the target of an export of this database in the export
 log that still exists.
 
 How: every file is read as bytes (`grep -F`: every needle in one pass, bytes
-as bytes), and files in a compressed format — DuckDB databases and Parquet files, in
+as bytes; each file opened here without blocking and read only when it is a regular
+file: a FIFO, a device or a socket at a path is named, not read), and files in a compressed format — DuckDB databases and Parquet files, in
 which text is stored compressed and a byte search proves nothing — are also read
 through DuckDB: every text column of every table, one RE2 pass per column, and
 every `thread_id` against the erased ids. The workspace keeps the erased ids by
@@ -41,6 +42,7 @@ import mmap
 import os
 import re
 import shutil
+import stat
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -211,46 +213,89 @@ def places(db: str | os.PathLike, workspaces: Workspace | list[Workspace], *, ap
     return [p for p in found if not (p.path.resolve() in seen or seen.add(p.path.resolve()))]
 
 
-def _grep(paths: list[Path], needles: list[bytes], whole_word: bool) -> set[Path]:
-    """The files among `paths` whose bytes hold one of `needles`: `grep -F` (many fixed strings in
-    one pass, Aho-Corasick-like, byte semantics under LC_ALL=C); Python's own search where there
-    is no grep. `whole_word`: a match must not touch a letter, digit or `_` on either side."""
+#: What a file that is not a regular one is called in the scan's line.
+_SPECIAL = {stat.S_IFIFO: "a FIFO", stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device",
+            stat.S_IFSOCK: "a socket", stat.S_IFDIR: "a folder"}
+
+
+def _open_regular(path: Path) -> int:
+    """A descriptor of the regular file at `path`, opened without blocking: a FIFO swapped in for a
+    file since it was listed would hold an open (and a read) until some writer came, a device
+    could be read for ever. Anything but a regular file is `NotRegular`, naming what it is."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise NotRegular(f"not read: {_SPECIAL.get(stat.S_IFMT(mode), 'not a regular file')}")
+    return fd
+
+
+class NotRegular(OSError):
+    """The file at a scanned path is not a regular file (a FIFO, a device, a socket): not read."""
+
+
+def _grep(paths: list[Path], needles: list[bytes], whole_word: bool) -> tuple[set[Path], dict[Path, str]]:
+    """(the files among `paths` whose bytes hold one of `needles`, {file: why it was not read}):
+    `grep -F` (many fixed strings in one pass, Aho-Corasick-like, byte semantics under LC_ALL=C);
+    Python's own search where there is no grep. `whole_word`: a match must not touch a letter,
+    digit or `_` on either side. Each file is opened here (`_open_regular`) and grep reads the
+    open file (`/dev/fd/N`), so what it reads is the regular file checked, whatever the path
+    names by then."""
     if not paths or not needles:
-        return set()
-    grep = shutil.which("grep")
-    if grep is None:
-        return {p for p in paths if _python_holds(p, needles, whole_word)}
+        return set(), {}
+    grep = shutil.which("grep") if os.path.isdir("/dev/fd") else None
     argv = [grep, "-F", "-a", "-l", "-s", *(["-w"] if whole_word else [])]
     for n in needles:
         argv += ["-e", n.decode("utf-8", "surrogateescape")]
     found: set[Path] = set()
+    unread: dict[Path, str] = {}
     for start in range(0, len(paths), 200):
-        batch = paths[start:start + 200]
-        proc = subprocess.run([*argv, "--", *map(str, batch)], capture_output=True,
-                              env={**os.environ, "LC_ALL": "C"})
-        found |= {Path(line.decode("utf-8", "surrogateescape")) for line in proc.stdout.splitlines()}
-        if proc.returncode == 2:  # a file it could not read: say so rather than pass it
-            found |= {p for p in batch if not os.access(p, os.R_OK)}
-    return found
-
-
-def _python_holds(path: Path, needles: list[bytes], whole_word: bool) -> bool:
-    with path.open("rb") as fh:
+        fds: dict[int, Path] = {}
         try:
-            mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
-        except ValueError:  # an empty file
-            return False
-        with mm:
-            for n in needles:
-                pattern = re.compile(rb"(?<![\w])" + re.escape(n) + rb"(?![\w])") if whole_word else None
-                if (pattern.search(mm) if pattern else mm.find(n) >= 0):
-                    return True
+            for path in paths[start:start + 200]:
+                try:
+                    fds[_open_regular(path)] = path
+                except NotRegular as exc:
+                    unread[path] = str(exc)
+                except OSError as exc:
+                    unread[path] = f"could not be read: {type(exc).__name__}"
+            if not fds:
+                continue
+            if grep is None:
+                found |= {p for fd, p in fds.items() if _python_holds(fd, needles, whole_word)}
+                continue
+            names = {f"/dev/fd/{fd}": p for fd, p in fds.items()}
+            proc = subprocess.run([*argv, "--", *names], capture_output=True, pass_fds=tuple(fds),
+                                  env={**os.environ, "LC_ALL": "C"})
+            found |= {names[n] for n in (line.decode("utf-8", "surrogateescape") for line in proc.stdout.splitlines())
+                      if n in names}
+            if proc.returncode == 2:  # a file it could not read: say so rather than pass it
+                found |= {p for p in fds.values() if not os.access(p, os.R_OK)}
+        finally:
+            for fd in fds:
+                os.close(fd)
+    return found, unread
+
+
+def _python_holds(fd: int, needles: list[bytes], whole_word: bool) -> bool:
+    try:
+        mm = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+    except ValueError:  # an empty file
+        return False
+    with mm:
+        for n in needles:
+            pattern = re.compile(rb"(?<![\w])" + re.escape(n) + rb"(?![\w])") if whole_word else None
+            if (pattern.search(mm) if pattern else mm.find(n) >= 0):
+                return True
     return False
 
 
 def _magic(path: Path) -> bytes:
-    with path.open("rb") as fh:
-        head = fh.read(12)
+    fd = _open_regular(path)
+    try:
+        head = os.pread(fd, 12, 0)
+    finally:
+        os.close(fd)
     if head[:4] == _PARQUET_MAGIC:
         return _PARQUET_MAGIC
     return _DUCKDB_MAGIC if head[8:12] == _DUCKDB_MAGIC else b""
@@ -299,17 +344,20 @@ def scan(found: list[Place], needles: Needles, workspaces: Workspace | list[Work
     read counts as holding: the proof is only what was read). In each of `workspaces`, the erased
     ids are looked for where they must not stay (annotations, queues, views, export arguments)."""
     result = Scan(files=len(found))
-    by_text = _grep([p.path for p in found], needles.text_bytes(), whole_word=False)
-    by_id = _grep([p.path for p in found if p.ids], needles.id_bytes(), whole_word=True)
+    by_text, unread = _grep([p.path for p in found], needles.text_bytes(), whole_word=False)
+    by_id, unread_ids = _grep([p.path for p in found if p.ids], needles.id_bytes(), whole_word=True)
+    unread = {**unread_ids, **unread}
     for place in found:
-        why = ("message text, as bytes" if place.path in by_text else
-               "thread id, as bytes" if place.path in by_id else None)
+        why = (unread.get(place.path) or ("message text, as bytes" if place.path in by_text else
+               "thread id, as bytes" if place.path in by_id else None))
         try:
-            if not os.access(place.path, os.R_OK):
+            if why is None and not os.access(place.path, os.R_OK):
                 why = "could not be read"
             magic = _magic(place.path) if why is None else b""
             if magic:
                 why = _reader_holds(place.path, magic, needles)
+        except NotRegular as exc:
+            why = str(exc)
         except (OSError, duckdb.Error) as exc:
             why = f"could not be read: {type(exc).__name__}"
         if why:
