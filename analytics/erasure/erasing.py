@@ -18,6 +18,7 @@ from analytics.dblock import database_lock
 from analytics.erasure.covered import COUNT, record, recorded
 from analytics.erasure.db import KINDS, covered_threads, delete_threads, rewrite_dataset, rewrite_without
 from analytics.erasure.exports import erased_values
+from analytics.erasure.reason import masked_reason
 from analytics.erasure.scan import Needles, Place, Scan, needles_of, places, scan
 from analytics.erasure.tenants import check_erase, refuse_scoped, scope_tenants
 from analytics.erasure.workspace import purge_workspace
@@ -110,8 +111,9 @@ def erase(db: str | os.PathLike, *, thread: str | None = None, tenant: str | Non
     (`analytics.erasure.workspace`), the app's version links under `app_cache` and, with
     `remove_exports`, the export files of the export log that hold it; then prove it
     (`analytics.erasure.scan`: `Erasure.scan` lists every file still holding erased text). The
-    tombstone is recorded first: should the rewrite fail, the next load still holds the
-    rows back. A database that has none of its rows yet is left as it is. A caller limited to
+    tombstone is recorded before the rewrite: should the rewrite fail, the next load still
+    holds the rows back. Its reason, and the log's, is `reason` with each stretch of the
+    erased threads' text replaced by `<erased>` (`analytics.erasure.reason`). A database that has none of its rows yet is left as it is. A caller limited to
     some tenants erases only within them (`analytics.erasure.tenants`)."""
     kind, value = _mark(thread, tenant, session)
     reason = _reason(reason)
@@ -121,21 +123,22 @@ def erase(db: str | os.PathLike, *, thread: str | None = None, tenant: str | Non
         tenants = scope_tenants()
         if tenants is not None:  # before anything is written
             check_erase(_rows_file(db), kind, value, tenants)
-        with ws.write() as conn:
+        source = _rows_file(db)
+        threads = _covered(source, kind, value)
+        needles = needles_of(source, threads) if source is not None else Needles((), tuple(threads))
+        # The reason is written without the erased text it quotes (`analytics.erasure.reason`).
+        reason, quoted = masked_reason(source, threads, reason, needles.texts)
+        with ws.write() as conn:  # before the rewrite: a later load holds these ids back however it parses them
             row = conn.execute("SELECT tombstone_id FROM tombstones WHERE kind = ? AND value = ? AND lifted_at IS NULL",
                                (kind, value)).fetchone()
             if row is None:
                 row = conn.execute("INSERT INTO tombstones (kind, value, reason, by, at) VALUES (?,?,?,?,?) "
                                    "RETURNING tombstone_id", (kind, value, reason, by, now())).fetchone()
-        source = _rows_file(db)
-        threads = _covered(source, kind, value)
-        with ws.write() as conn:  # before the rewrite: a later load holds these ids back however it parses them
             record(conn, row[0], threads)
             # Every thread a standing tombstone covers stays out of every place: an earlier erasure's
             # ids are looked for (and purged from the workspaces) again, with this one's.
             earlier = sorted({t for ids in recorded(conn).values() for t in ids} - set(threads))
         workspaces = [ws, *ws.others()]  # its own, and every other written for it (`--workspace FILE`)
-        needles = needles_of(source, threads) if source is not None else Needles((), tuple(threads))
         needles = replace(needles, ids=(*needles.ids, *earlier))
         if source is not None and threads:
             values: set[str] = set()
@@ -151,8 +154,10 @@ def erase(db: str | os.PathLike, *, thread: str | None = None, tenant: str | Non
         elsewhere: dict[str, int] = {}
         for w in workspaces:
             name = "workspace" if w is ws else f"workspace {w.path}"
-            for t, n in purge_workspace(w, list(needles.ids), needles.export_values).items():
+            for t, n in purge_workspace(w, list(needles.ids), needles.export_values, needles.texts).items():
                 elsewhere[f"{name} {t}"] = n
+        if quoted:
+            elsewhere["reason quotes"] = quoted
         dropped = _drop_app_versions(app_cache, old_inode)
         if dropped:
             elsewhere["app versions"] = dropped

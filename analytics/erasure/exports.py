@@ -14,6 +14,10 @@ exported what, when, stays the auditor's record):
   erased thread's text, a metadata value only the erased thread carries (the customer's e-mail a
   `--meta customer=…` filter named) is.
 
+Inside any other value, each of the scan's text windows (`analytics.erasure.scan.Needles`: a
+metadata value only the erased thread carries, a short message of it) is replaced by `ERASED`
+and the rest kept: `--text "ticket for frank@x.net"` becomes `ticket for <erased>`.
+
 The values are chosen before the rows go (`erased_values`), replaced in the erasure's workspace
 transaction (`scrub`, called by `analytics.erasure.workspace.purge_workspace`, before the file is
 rebuilt), and looked for again by the scan (`values_left`).
@@ -25,6 +29,7 @@ rebuilt), and looked for again by the scan (`values_left`).
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from typing import Any
 
@@ -50,18 +55,35 @@ def _holds_id(value: str, ids: tuple[str, ...]) -> bool:
     return any(value == i or (len(i) >= _SHORT_ID and i in value) for i in ids)
 
 
-def replaced_strings(value: Any, texts: set[str], ids: tuple[str, ...]) -> tuple[Any, int]:
-    """`value` with each string that is one of `texts` (casefolded) or holds one of `ids` made `ERASED`; how many."""
+def replaced_strings(value: Any, texts: set[str], ids: tuple[str, ...],
+                     within: re.Pattern | None = None) -> tuple[Any, int]:
+    """`value` with each string that is one of `texts` (casefolded) or holds one of `ids` made `ERASED`,
+    and each match of `within` (`inside`: the scan's windows) in the others replaced by `ERASED`;
+    how many strings changed.
+
+    >>> replaced_strings(["ticket for Zed@X.org", "refund"], set(), (), inside(("zed@x.org",)))
+    (['ticket for <erased>', 'refund'], 1)
+    """
     if isinstance(value, str):
-        hit = value.strip().casefold() in texts or _holds_id(value, ids)
-        return (ERASED, 1) if hit else (value, 0)
+        if value.strip().casefold() in texts or _holds_id(value, ids):
+            return ERASED, 1
+        if within is not None:
+            new, n = within.subn(ERASED, value)
+            return (new, 1) if n else (value, 0)
+        return value, 0
     if isinstance(value, dict):
-        pairs = {k: replaced_strings(v, texts, ids) for k, v in value.items()}
+        pairs = {k: replaced_strings(v, texts, ids, within) for k, v in value.items()}
         return {k: v for k, (v, _) in pairs.items()}, sum(n for _, n in pairs.values())
     if isinstance(value, list):
-        pairs = [replaced_strings(v, texts, ids) for v in value]
+        pairs = [replaced_strings(v, texts, ids, within) for v in value]
         return [v for v, _ in pairs], sum(n for _, n in pairs)
     return value, 0
+
+
+def inside(texts: tuple[str, ...]) -> re.Pattern | None:
+    """The pattern matching any of `texts` in any case, longest first; None for none."""
+    wanted = sorted({t for t in texts if t.strip()}, key=len, reverse=True)
+    return re.compile("|".join(map(re.escape, wanted)), re.IGNORECASE) if wanted else None
 
 
 def _arguments(conn: sqlite3.Connection) -> list[tuple[int, Any]]:
@@ -109,14 +131,14 @@ def erased_values(conn: sqlite3.Connection, db: str, thread_ids: list[str]) -> t
         con.close()
 
 
-def scrub(conn: sqlite3.Connection, texts: tuple[str, ...], ids: tuple[str, ...]) -> int:
-    """Replace the erased values in the export log's arguments, inside the caller's transaction;
-    how many rows changed. The log refuses updates (its trigger): the trigger is dropped and
+def scrub(conn: sqlite3.Connection, texts: tuple[str, ...], ids: tuple[str, ...], within: tuple[str, ...] = ()) -> int:
+    """Replace the erased values in the export log's arguments, and the scan's windows (`within`) inside
+    the others, inside the caller's transaction; how many rows changed. The log refuses updates (its trigger): the trigger is dropped and
     made again, as it was, in the same transaction, so no other writer ever sees the log open."""
-    wanted = set(texts)
+    wanted, pattern = set(texts), inside(within)
     changed = []
     for export_id, args in _arguments(conn):
-        new, n = replaced_strings(args, wanted, ids)
+        new, n = replaced_strings(args, wanted, ids, pattern)
         if n:
             changed.append((json.dumps(new, sort_keys=True), export_id))
     if not changed:
@@ -129,7 +151,8 @@ def scrub(conn: sqlite3.Connection, texts: tuple[str, ...], ids: tuple[str, ...]
     return len(changed)
 
 
-def values_left(conn: sqlite3.Connection, texts: tuple[str, ...], ids: tuple[str, ...]) -> int:
-    """How many export-log rows still hold an erased value (the scan's check)."""
-    wanted = set(texts)
-    return sum(1 for _, args in _arguments(conn) if replaced_strings(args, wanted, ids)[1])
+def values_left(conn: sqlite3.Connection, texts: tuple[str, ...], ids: tuple[str, ...], within: tuple[str, ...] = ()) -> int:
+    """How many export-log rows still hold an erased value, or one of the scan's windows (`within`)
+    inside a value (the scan's check)."""
+    wanted, pattern = set(texts), inside(within)
+    return sum(1 for _, args in _arguments(conn) if replaced_strings(args, wanted, ids, pattern)[1])

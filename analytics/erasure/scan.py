@@ -369,7 +369,7 @@ def scan(found: list[Place], needles: Needles, workspaces: Workspace | list[Work
         if left:
             result.holding.append((Place(ws.path, "workspace"), f"{len(left)} erased thread id(s) in annotations, queues or views"))
         with ws.read() as conn:
-            rows = values_left(conn, needles.export_values, needles.ids)
+            rows = values_left(conn, needles.export_values, needles.ids, needles.texts)
         if rows:
             result.holding.append((Place(ws.path, "workspace"), f"{rows} export-log row(s) whose arguments hold erased text or ids"))
     return result
