@@ -68,7 +68,13 @@ def _longest_said(con: duckdb.DuckDBPyConnection, folded: str) -> dict[int, int]
 
     starts = range(len(folded) - SHORTEST + 1)
     low = {i: SHORTEST for i in held({i: folded[i:i + SHORTEST] for i in starts})}
-    high = {i: len(folded) - i for i in low}
+    # A stretch held holds each of its `SHORTEST`-character pieces: it ends before the first piece not held.
+    high, end = {}, len(folded)
+    for i in reversed(starts):
+        if i not in low:
+            end = i + SHORTEST - 1
+        else:
+            high[i] = end - i
     while any(low[i] < high[i] for i in low):
         mid = {i: (low[i] + high[i] + 1) // 2 for i in low if low[i] < high[i]}
         yes = held({i: folded[i:i + m] for i, m in mid.items()})
