@@ -100,10 +100,9 @@ def masked_reason(db: str | os.PathLike | None, thread_ids: list[str], reason: s
             if said is not None:
                 con.execute("CREATE TEMP TABLE erased (thread_id VARCHAR)")
                 con.execute("INSERT INTO erased SELECT DISTINCT unnest(?::VARCHAR[])", [list(thread_ids)])
-                con.execute("CREATE TEMP TABLE said_all AS SELECT thread_id, lower(said) AS said "
-                            f"FROM ({said}) WHERE said IS NOT NULL")
-                con.execute("CREATE TEMP TABLE erased_said AS SELECT DISTINCT said FROM said_all "
-                            "SEMI JOIN erased USING (thread_id)")
+                # The erased threads' text, kept for the search's rounds; the kept threads' is read once, below.
+                con.execute(f"CREATE TEMP TABLE erased_said AS SELECT DISTINCT lower(said) AS said FROM ({said}) "
+                            "SEMI JOIN erased USING (thread_id) WHERE said IS NOT NULL")
                 folded = _fold(reason)
                 longest = _longest_said(con, folded)
                 # Only a stretch that ends past the one before it can be distinctive on its own
@@ -114,8 +113,8 @@ def masked_reason(db: str | os.PathLike | None, thread_ids: list[str], reason: s
                         ends[i] = last = i + longest[i]
                 pieces = {i: folded[i:j] for i, j in ends.items()}
                 kept = {w for (w,) in con.execute(
-                    "SELECT w FROM unnest(?::VARCHAR[]) AS t(w) WHERE EXISTS (SELECT 1 FROM said_all s "
-                    "WHERE contains(s.said, w) AND (s.thread_id IS NULL OR s.thread_id NOT IN "
+                    f"WITH said AS ({said}) SELECT w FROM unnest(?::VARCHAR[]) AS t(w) WHERE EXISTS (SELECT 1 FROM said s "
+                    "WHERE contains(lower(s.said), w) AND (s.thread_id IS NULL OR s.thread_id NOT IN "
                     "(SELECT thread_id FROM erased)))", [sorted(set(pieces.values()))]).fetchall()} if pieces else set()
                 spans = [(i, ends[i]) for i, w in pieces.items() if w not in kept]
         finally:
