@@ -102,6 +102,36 @@ def read_beneath(path: str | os.PathLike, roots: tuple[Path, ...], max_bytes: in
     return data
 
 
+def unlink_unfollowed(path: str | os.PathLike) -> None:
+    """Remove the file at the absolute `path`, reached from `/` down without following a link
+    (each folder opened `O_PATH | O_NOFOLLOW` relative to the one before, the name unlinked in
+    the last): a folder on the way swapped for a link since the path was recorded is never
+    followed, and `PinRefused` names it; a link as the last component is removed itself, never
+    what it names. A file that is already gone is no error.
+
+    >>> import tempfile; root = Path(tempfile.mkdtemp()); (root / "real").mkdir(); (root / "via").symlink_to(root / "real")
+    >>> _ = (root / "real" / "r.csv").write_text("x")
+    >>> try: unlink_unfollowed(root / "via" / "r.csv")
+    ... except PinRefused as exc: print(str(exc).split(": ", 1)[1])
+    via is not a folder (a link swapped in?)
+    >>> unlink_unfollowed(root / "real" / "r.csv"); (root / "real" / "r.csv").exists()
+    False
+    """
+    path = Path(path)
+    if not path.is_absolute() or any(part in (".", "..") for part in path.parts):
+        raise PinRefused(f"{path}: not an absolute path without . or ..")
+    try:
+        parent = _open_beneath(Path(path.anchor), path.parent.parts[1:], path)
+    except FileNotFoundError:
+        return
+    try:
+        os.unlink(path.name, dir_fd=parent)
+    except FileNotFoundError:
+        pass
+    finally:
+        os.close(parent)
+
+
 def _beneath(path: str | os.PathLike, roots: tuple[Path, ...]) -> tuple[Path, Path]:
     """(`path` resolved, the source folder it is in); `PinRefused` when it is in none."""
     real = Path(os.path.realpath(Path(path).expanduser()))

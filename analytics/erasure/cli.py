@@ -37,7 +37,9 @@ def _configure(parser: argparse.ArgumentParser) -> None:
     which.add_argument("--thread", metavar="ID", help="erase this thread")
     which.add_argument("--tenant", metavar="T", help="erase every thread of this tenant")
     which.add_argument("--session", metavar="S", help="erase every thread of this session")
-    parser.add_argument("--reason", help="why (the request, a ticket): required to erase or lift")
+    parser.add_argument("--reason", help="why (the request, a ticket): required to erase or lift. Stored in the "
+                        "tombstone and the erasure log without the erased text it quotes: each stretch of 8 characters "
+                        "or more that an erased thread says (in any case) and no kept thread says is stored as <erased>")
     parser.add_argument("--by", metavar="NAME", help="who asks (default: $TRANSCRIPT_LENS_AUTHOR or your login)")
     parser.add_argument("--remove-exports", action="store_true",
                         help="also delete the files the export log says were written from --db and that hold the "

@@ -18,11 +18,13 @@ from analytics.dblock import database_lock
 from analytics.erasure.covered import COUNT, record, recorded
 from analytics.erasure.db import KINDS, covered_threads, delete_threads, rewrite_dataset, rewrite_without
 from analytics.erasure.exports import erased_values
+from analytics.erasure.reason import masked_reason
 from analytics.erasure.scan import Needles, Place, Scan, needles_of, places, scan
 from analytics.erasure.tenants import check_erase, refuse_scoped, scope_tenants
 from analytics.erasure.workspace import purge_workspace
 from analytics.errors import BadRequest, NotFound
 from analytics.export_log import exports_holding, written_files
+from analytics.source_pin import PinRefused, unlink_unfollowed
 from analytics.workspace.authors import check_author, default_author
 from analytics.workspace.store import Workspace, now, workspace_of
 from loaders.dataset import WORK_DB, is_dataset
@@ -109,8 +111,9 @@ def erase(db: str | os.PathLike, *, thread: str | None = None, tenant: str | Non
     (`analytics.erasure.workspace`), the app's version links under `app_cache` and, with
     `remove_exports`, the export files of the export log that hold it; then prove it
     (`analytics.erasure.scan`: `Erasure.scan` lists every file still holding erased text). The
-    tombstone is recorded first: should the rewrite fail, the next load still holds the
-    rows back. A database that has none of its rows yet is left as it is. A caller limited to
+    tombstone is recorded before the rewrite: should the rewrite fail, the next load still
+    holds the rows back. Its reason, and the log's, is `reason` with each stretch of the
+    erased threads' text replaced by `<erased>` (`analytics.erasure.reason`). A database that has none of its rows yet is left as it is. A caller limited to
     some tenants erases only within them (`analytics.erasure.tenants`)."""
     kind, value = _mark(thread, tenant, session)
     reason = _reason(reason)
@@ -120,21 +123,22 @@ def erase(db: str | os.PathLike, *, thread: str | None = None, tenant: str | Non
         tenants = scope_tenants()
         if tenants is not None:  # before anything is written
             check_erase(_rows_file(db), kind, value, tenants)
-        with ws.write() as conn:
+        source = _rows_file(db)
+        threads = _covered(source, kind, value)
+        needles = needles_of(source, threads) if source is not None else Needles((), tuple(threads))
+        # The reason is written without the erased text it quotes (`analytics.erasure.reason`).
+        reason, quoted = masked_reason(source, threads, reason, needles.texts)
+        with ws.write() as conn:  # before the rewrite: a later load holds these ids back however it parses them
             row = conn.execute("SELECT tombstone_id FROM tombstones WHERE kind = ? AND value = ? AND lifted_at IS NULL",
                                (kind, value)).fetchone()
             if row is None:
                 row = conn.execute("INSERT INTO tombstones (kind, value, reason, by, at) VALUES (?,?,?,?,?) "
                                    "RETURNING tombstone_id", (kind, value, reason, by, now())).fetchone()
-        source = _rows_file(db)
-        threads = _covered(source, kind, value)
-        with ws.write() as conn:  # before the rewrite: a later load holds these ids back however it parses them
             record(conn, row[0], threads)
             # Every thread a standing tombstone covers stays out of every place: an earlier erasure's
             # ids are looked for (and purged from the workspaces) again, with this one's.
             earlier = sorted({t for ids in recorded(conn).values() for t in ids} - set(threads))
         workspaces = [ws, *ws.others()]  # its own, and every other written for it (`--workspace FILE`)
-        needles = needles_of(source, threads) if source is not None else Needles((), tuple(threads))
         needles = replace(needles, ids=(*needles.ids, *earlier))
         if source is not None and threads:
             values: set[str] = set()
@@ -150,8 +154,10 @@ def erase(db: str | os.PathLike, *, thread: str | None = None, tenant: str | Non
         elsewhere: dict[str, int] = {}
         for w in workspaces:
             name = "workspace" if w is ws else f"workspace {w.path}"
-            for t, n in purge_workspace(w, list(needles.ids), needles.export_values).items():
+            for t, n in purge_workspace(w, list(needles.ids), needles.export_values, needles.texts).items():
                 elsewhere[f"{name} {t}"] = n
+        if quoted:
+            elsewhere["reason quotes"] = quoted
         dropped = _drop_app_versions(app_cache, old_inode)
         if dropped:
             elsewhere["app versions"] = dropped
@@ -164,11 +170,19 @@ def erase(db: str | os.PathLike, *, thread: str | None = None, tenant: str | Non
         held = [e for w in workspaces for e in exports_holding(db, threads, workspace=w)]
         found = _logged(scan(known, needles, workspaces), held)
         if remove_exports and any(p.what == "export" for p, _ in found.holding):
+            kept: dict[Path, str] = {}  # {path: why it was not removed}
             for place, _ in found.holding:
                 if place.what == "export":
-                    place.path.unlink(missing_ok=True)
+                    try:  # (never through a link swapped in for a folder of its path: `unlink_unfollowed`)
+                        unlink_unfollowed(place.path)
+                    except (PinRefused, OSError) as exc:
+                        kept[place.path] = str(exc).removeprefix(f"{place.path}: ")
+                        continue
                     elsewhere["exports removed"] = elsewhere.get("exports removed", 0) + 1
             found = _logged(scan([p for p in known if p.path.exists()], needles, workspaces), held)
+            found.holding = [(p, f"{why}; not removed: {kept.pop(p.path)}" if p.path in kept else why)
+                             for p, why in found.holding]
+            found.holding += [(Place(path, "export"), f"not removed: {why}") for path, why in kept.items()]
     return Erasure(kind, value, present, rows, row[0], elsewhere, found, [] if tenants is not None else held)
 
 

@@ -1,14 +1,22 @@
 """What an erasure takes out of the export log: the erased threads' text and ids in its arguments.
 
 The export log (`analytics.exports`) records each export's arguments: a `search --text X` or a
-`report conversations --text X` keeps X, a `transcript --thread T` keeps T. When X is text of
-an erased thread, the log would keep what the erasure removed. So an erasure replaces each such
-argument value by `ERASED` (the row stays: who exported what, when, stays the auditor's record):
+`report conversations --text X` keeps X, a `--meta KEY=VALUE` keeps `KEY=VALUE`, a `transcript
+--thread T` keeps T. When X is text of an erased thread, the log would keep what the erasure
+removed. So an erasure replaces each such argument value by `ERASED` (the row stays: who
+exported what, when, stays the auditor's record):
 
 - a value holding an erased thread id;
-- a value found (in any case) in a message of an erased thread — its text or its tool calls'
-  arguments — and in no message of a kept thread — the rule the scan's text windows follow (`analytics.erasure.scan`): a word every
-  thread uses (`refund`) is not the erased thread's text.
+- a value — or, for a value reading `KEY=VALUE`, its key or its value — found (in any case) in
+  what an erased thread says and in nothing a kept thread says: its messages' text and tool
+  calls' arguments, and its checkpoints' metadata (`analytics.erasure.said`), the rule the scan's
+  text windows follow (`analytics.erasure.scan`): a word every thread uses (`refund`) is not the
+  erased thread's text, a metadata value only the erased thread carries (the customer's e-mail a
+  `--meta customer=…` filter named) is.
+
+Inside any other value, each of the scan's text windows (`analytics.erasure.scan.Needles`: a
+metadata value only the erased thread carries, a short message of it) is replaced by `ERASED`
+and the rest kept: `--text "ticket for frank@x.net"` becomes `ticket for <erased>`.
 
 The values are chosen before the rows go (`erased_values`), replaced in the erasure's workspace
 transaction (`scrub`, called by `analytics.erasure.workspace.purge_workspace`, before the file is
@@ -21,10 +29,13 @@ rebuilt), and looked for again by the scan (`values_left`).
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from typing import Any
 
 import duckdb
+
+from analytics.erasure.said import said_sql
 
 ERASED = "<erased>"
 _SHORT_ID = 4  # an id shorter than this must be the whole value (`s1` is inside too many words)
@@ -44,18 +55,35 @@ def _holds_id(value: str, ids: tuple[str, ...]) -> bool:
     return any(value == i or (len(i) >= _SHORT_ID and i in value) for i in ids)
 
 
-def replaced_strings(value: Any, texts: set[str], ids: tuple[str, ...]) -> tuple[Any, int]:
-    """`value` with each string that is one of `texts` (casefolded) or holds one of `ids` made `ERASED`; how many."""
+def replaced_strings(value: Any, texts: set[str], ids: tuple[str, ...],
+                     within: re.Pattern | None = None) -> tuple[Any, int]:
+    """`value` with each string that is one of `texts` (casefolded) or holds one of `ids` made `ERASED`,
+    and each match of `within` (`inside`: the scan's windows) in the others replaced by `ERASED`;
+    how many strings changed.
+
+    >>> replaced_strings(["ticket for Zed@X.org", "refund"], set(), (), inside(("zed@x.org",)))
+    (['ticket for <erased>', 'refund'], 1)
+    """
     if isinstance(value, str):
-        hit = value.strip().casefold() in texts or _holds_id(value, ids)
-        return (ERASED, 1) if hit else (value, 0)
+        if value.strip().casefold() in texts or _holds_id(value, ids):
+            return ERASED, 1
+        if within is not None:
+            new, n = within.subn(ERASED, value)
+            return (new, 1) if n else (value, 0)
+        return value, 0
     if isinstance(value, dict):
-        pairs = {k: replaced_strings(v, texts, ids) for k, v in value.items()}
+        pairs = {k: replaced_strings(v, texts, ids, within) for k, v in value.items()}
         return {k: v for k, (v, _) in pairs.items()}, sum(n for _, n in pairs.values())
     if isinstance(value, list):
-        pairs = [replaced_strings(v, texts, ids) for v in value]
+        pairs = [replaced_strings(v, texts, ids, within) for v in value]
         return [v for v, _ in pairs], sum(n for _, n in pairs)
     return value, 0
+
+
+def inside(texts: tuple[str, ...]) -> re.Pattern | None:
+    """The pattern matching any of `texts` in any case, longest first; None for none."""
+    wanted = sorted({t for t in texts if t.strip()}, key=len, reverse=True)
+    return re.compile("|".join(map(re.escape, wanted)), re.IGNORECASE) if wanted else None
 
 
 def _arguments(conn: sqlite3.Connection) -> list[tuple[int, Any]]:
@@ -64,42 +92,53 @@ def _arguments(conn: sqlite3.Connection) -> list[tuple[int, Any]]:
     return [(i, json.loads(a)) for i, a in conn.execute("SELECT export_id, arguments FROM exports")]
 
 
+def _forms(value: str) -> set[str]:
+    """The casefolded texts `value` is looked for as: itself and, when it reads `KEY=VALUE` (a `--meta`
+    filter), its key and its value.
+
+    >>> sorted(_forms(" Customer=Frank@X.net "))
+    ['customer', 'customer=frank@x.net', 'frank@x.net']
+    """
+    whole = value.strip().casefold()
+    key, sep, rest = whole.partition("=")
+    return {f.strip() for f in (whole, *((key, rest) if sep else ())) if f.strip()}
+
+
 def erased_values(conn: sqlite3.Connection, db: str, thread_ids: list[str]) -> tuple[str, ...]:
     """The argument values of the export log in `conn` (the workspace) that are text of the erased
     threads only, casefolded; read from the DuckDB database at `db` before the erasure."""
     values = sorted({v.strip().casefold() for _, args in _arguments(conn) for v in _leaves(args) if v.strip()})
     if not values or not thread_ids:
         return ()
+    forms = {v: _forms(v) for v in values}
     con = duckdb.connect()
     try:
         con.execute("ATTACH ? AS src (READ_ONLY)", [str(db)])
-        if con.execute("SELECT count(*) FROM duckdb_tables() WHERE database_name = 'src' "
-                       "AND table_name = 'messages'").fetchone()[0] == 0:
+        said = said_sql(con, "src")
+        if said is None:
             return ()
         con.execute("CREATE TEMP TABLE erased (thread_id VARCHAR)")
         con.execute("INSERT INTO erased SELECT DISTINCT unnest(?::VARCHAR[])", [thread_ids])
-        columns = {c for (c,) in con.execute(
-            "SELECT column_name FROM duckdb_columns() WHERE database_name = 'src' AND table_name = 'messages'").fetchall()}
-        said = "lower(concat_ws(chr(10), m.content" + (", m.tool_calls::VARCHAR" if "tool_calls" in columns else "") + "))"
-        found = con.execute(
+        found = {w for (w,) in con.execute(
+            f"WITH said AS (SELECT thread_id, lower(said) AS said FROM ({said})) "
             "SELECT w FROM unnest(?::VARCHAR[]) AS t(w) "
-            f"WHERE EXISTS (SELECT 1 FROM src.messages m SEMI JOIN erased USING (thread_id) WHERE contains({said}, w)) "
-            f"AND NOT EXISTS (SELECT 1 FROM src.messages m WHERE contains({said}, w) "
-            "                AND (m.thread_id IS NULL OR m.thread_id NOT IN (SELECT thread_id FROM erased)))",
-            [values]).fetchall()
-        return tuple(sorted(w for (w,) in found))
+            "WHERE EXISTS (SELECT 1 FROM said s SEMI JOIN erased USING (thread_id) WHERE contains(s.said, w)) "
+            "AND NOT EXISTS (SELECT 1 FROM said s WHERE contains(s.said, w) "
+            "                AND (s.thread_id IS NULL OR s.thread_id NOT IN (SELECT thread_id FROM erased)))",
+            [sorted(set().union(*forms.values()))]).fetchall()}
+        return tuple(v for v in values if forms[v] & found)
     finally:
         con.close()
 
 
-def scrub(conn: sqlite3.Connection, texts: tuple[str, ...], ids: tuple[str, ...]) -> int:
-    """Replace the erased values in the export log's arguments, inside the caller's transaction;
-    how many rows changed. The log refuses updates (its trigger): the trigger is dropped and
+def scrub(conn: sqlite3.Connection, texts: tuple[str, ...], ids: tuple[str, ...], within: tuple[str, ...] = ()) -> int:
+    """Replace the erased values in the export log's arguments, and the scan's windows (`within`) inside
+    the others, inside the caller's transaction; how many rows changed. The log refuses updates (its trigger): the trigger is dropped and
     made again, as it was, in the same transaction, so no other writer ever sees the log open."""
-    wanted = set(texts)
+    wanted, pattern = set(texts), inside(within)
     changed = []
     for export_id, args in _arguments(conn):
-        new, n = replaced_strings(args, wanted, ids)
+        new, n = replaced_strings(args, wanted, ids, pattern)
         if n:
             changed.append((json.dumps(new, sort_keys=True), export_id))
     if not changed:
@@ -112,7 +151,8 @@ def scrub(conn: sqlite3.Connection, texts: tuple[str, ...], ids: tuple[str, ...]
     return len(changed)
 
 
-def values_left(conn: sqlite3.Connection, texts: tuple[str, ...], ids: tuple[str, ...]) -> int:
-    """How many export-log rows still hold an erased value (the scan's check)."""
-    wanted = set(texts)
-    return sum(1 for _, args in _arguments(conn) if replaced_strings(args, wanted, ids)[1])
+def values_left(conn: sqlite3.Connection, texts: tuple[str, ...], ids: tuple[str, ...], within: tuple[str, ...] = ()) -> int:
+    """How many export-log rows still hold an erased value, or one of the scan's windows (`within`)
+    inside a value (the scan's check)."""
+    wanted, pattern = set(texts), inside(within)
+    return sum(1 for _, args in _arguments(conn) if replaced_strings(args, wanted, ids, pattern)[1])

@@ -5,9 +5,12 @@ the erased messages' texts — for the 32 longest and the 256 shortest messages 
 more, three 48-character windows of its longest line (start, middle, end: a shorter line is one
 window, itself), and three of each of the line's three longest stretches between personal values
 (what a masked export keeps verbatim: masking rewrites every window that spans an e-mail or a
-phone number), each window of 8 characters or more, kept only when no message of another thread
-contains it in its text or tool calls (a shared system prompt is not erased text) — in
-UTF-8, JSON-escaped and CSV-quoted forms; and the erased thread ids, with those every standing
+phone number); the same windows of the 256 values of the erased threads' checkpoint metadata
+(`analytics.erasure.said`: what the caller wrote there, a customer's e-mail, not LangGraph's own
+bookkeeping) carried by the most erased threads, then the longest; each window of 8 characters or more, kept only
+when no kept thread says it — in a message's text or tool calls, or in its metadata (a shared
+system prompt is not erased text) — and it is no part of an erased id (the workspace keeps
+those by design); in UTF-8, JSON-escaped and CSV-quoted forms; and the erased thread ids, with those every standing
 tombstone covered (an earlier erasure's: `erase` adds them), as words (a byte match must stand
 alone: `sess-001` does not match inside `sess-0010`).
 
@@ -20,7 +23,8 @@ and every file named as the target of an export of this database in the export
 log that still exists.
 
 How: every file is read as bytes (`grep -F`: every needle in one pass, bytes
-as bytes), and files in a compressed format — DuckDB databases and Parquet files, in
+as bytes; each file opened here without blocking and read only when it is a regular
+file: a FIFO, a device or a socket at a path is named, not read), and files in a compressed format — DuckDB databases and Parquet files, in
 which text is stored compressed and a byte search proves nothing — are also read
 through DuckDB: every text column of every table, one RE2 pass per column, and
 every `thread_id` against the erased ids. The workspace keeps the erased ids by
@@ -38,6 +42,7 @@ import mmap
 import os
 import re
 import shutil
+import stat
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,6 +50,7 @@ from pathlib import Path
 import duckdb
 
 from analytics.erasure.exports import values_left
+from analytics.erasure.said import METADATA_TABLE, said_sql
 from analytics.erasure.workspace import ids_left
 from analytics.redact import find_personal_data
 from analytics.workspace.store import Workspace
@@ -57,6 +63,9 @@ SHORTEST = 8
 #: How many of the shortest erased messages (of `SHORTEST` characters or more) are searched for too:
 #: the longest messages' windows say nothing of a file holding only a short one.
 SHORT_MESSAGES = 256
+#: How many of the erased threads' checkpoint-metadata values (`analytics.erasure.said`, of `SHORTEST`
+#: characters or more) are searched for too: those carried by the most erased threads, then the longest.
+METADATA_VALUES = 256
 #: How many stretches between personal values of each such line are searched for too.
 STRETCHES = 3
 #: At most this many thread ids are byte-searched (all of them are looked up through DuckDB).
@@ -114,28 +123,37 @@ def _ids_table(con: duckdb.DuckDBPyConnection, ids) -> None:
 
 
 def needles_of(db: str | os.PathLike, thread_ids: list[str]) -> Needles:
-    """The erased threads' text windows (distinctive: in no message of a kept thread) and ids,
-    read from the DuckDB database at `db` before the erasure."""
+    """The erased threads' text windows (distinctive: said by no kept thread) and ids, read from
+    the DuckDB database at `db` before the erasure: windows of their messages and of their
+    checkpoint metadata's values (`analytics.erasure.said`)."""
     con = duckdb.connect()
     try:
         con.execute("ATTACH ? AS src (READ_ONLY)", [str(db)])
         _ids_table(con, thread_ids)
+        said = said_sql(con, "src")
+        if said is None:
+            return Needles((), tuple(thread_ids))
         has = {t for (t,) in con.execute(
             "SELECT table_name FROM duckdb_tables() WHERE database_name = 'src'").fetchall()}
-        if "messages" not in has:
-            return Needles((), tuple(thread_ids))
-        chosen = ("SELECT DISTINCT content FROM src.messages SEMI JOIN scan_ids USING (thread_id) "
-                  "WHERE length(trim(content)) >= ? ORDER BY length(content) {}, content LIMIT ?")
-        texts = [c for (c,) in con.execute(chosen.format("DESC"), [SHORTEST, MESSAGES]).fetchall()]
-        texts += [c for (c,) in con.execute(chosen.format("ASC"), [SHORTEST, SHORT_MESSAGES]).fetchall()]
-        lines = [max(c.splitlines(), key=len) for c in texts]  # a window never spans a line break
+        texts = []
+        if "messages" in has:
+            chosen = ("SELECT DISTINCT content FROM src.messages SEMI JOIN scan_ids USING (thread_id) "
+                      "WHERE length(trim(content)) >= ? ORDER BY length(content) {}, content LIMIT ?")
+            texts += [c for (c,) in con.execute(chosen.format("DESC"), [SHORTEST, MESSAGES]).fetchall()]
+            texts += [c for (c,) in con.execute(chosen.format("ASC"), [SHORTEST, SHORT_MESSAGES]).fetchall()]
+        if METADATA_TABLE in said:  # (it has metadata; a value many erased threads carry first: a tenant's own, say)
+            texts += [v for (v,) in con.execute(
+                f"SELECT said FROM {METADATA_TABLE} SEMI JOIN scan_ids USING (thread_id) "
+                "WHERE length(trim(said)) >= ? GROUP BY said ORDER BY count(*) DESC, length(said) DESC, said LIMIT ?",
+                [SHORTEST, METADATA_VALUES]).fetchall()]
+        lines = [max(c.splitlines(), key=len) for c in texts if c.strip()]  # a window never spans a line break
         windows = sorted({w for c in lines for piece in (c, *_verbatim_stretches(c)) for w in _windows(piece)})
-        columns = {c for (c,) in con.execute("SELECT column_name FROM duckdb_columns() WHERE database_name = 'src' "
-                                             "AND table_name = 'messages'").fetchall()}
-        said = "concat_ws(chr(10), m.content" + (", m.tool_calls::VARCHAR" if "tool_calls" in columns else "") + ")"
+        # Kept: a window no kept thread says, and no part of an erased id (the workspace keeps those by design).
         distinct = [w for (w,) in con.execute(
-            f"SELECT w FROM unnest(?::VARCHAR[]) AS t(w) WHERE NOT EXISTS (SELECT 1 FROM src.messages m "
-            f"WHERE contains({said}, w) AND (m.thread_id IS NULL OR m.thread_id NOT IN (SELECT thread_id FROM scan_ids)))",
+            f"WITH said AS ({said}) "
+            "SELECT w FROM unnest(?::VARCHAR[]) AS t(w) WHERE NOT EXISTS (SELECT 1 FROM said s "
+            "WHERE contains(s.said, w) AND (s.thread_id IS NULL OR s.thread_id NOT IN (SELECT thread_id FROM scan_ids))) "
+            "AND NOT EXISTS (SELECT 1 FROM scan_ids i WHERE contains(i.thread_id, w))",
             [windows]).fetchall()] if windows else []
         return Needles(tuple(sorted(distinct)), tuple(thread_ids))
     finally:
@@ -195,46 +213,89 @@ def places(db: str | os.PathLike, workspaces: Workspace | list[Workspace], *, ap
     return [p for p in found if not (p.path.resolve() in seen or seen.add(p.path.resolve()))]
 
 
-def _grep(paths: list[Path], needles: list[bytes], whole_word: bool) -> set[Path]:
-    """The files among `paths` whose bytes hold one of `needles`: `grep -F` (many fixed strings in
-    one pass, Aho-Corasick-like, byte semantics under LC_ALL=C); Python's own search where there
-    is no grep. `whole_word`: a match must not touch a letter, digit or `_` on either side."""
+#: What a file that is not a regular one is called in the scan's line.
+_SPECIAL = {stat.S_IFIFO: "a FIFO", stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device",
+            stat.S_IFSOCK: "a socket", stat.S_IFDIR: "a folder"}
+
+
+def _open_regular(path: Path) -> int:
+    """A descriptor of the regular file at `path`, opened without blocking: a FIFO swapped in for a
+    file since it was listed would hold an open (and a read) until some writer came, a device
+    could be read for ever. Anything but a regular file is `NotRegular`, naming what it is."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise NotRegular(f"not read: {_SPECIAL.get(stat.S_IFMT(mode), 'not a regular file')}")
+    return fd
+
+
+class NotRegular(OSError):
+    """The file at a scanned path is not a regular file (a FIFO, a device, a socket): not read."""
+
+
+def _grep(paths: list[Path], needles: list[bytes], whole_word: bool) -> tuple[set[Path], dict[Path, str]]:
+    """(the files among `paths` whose bytes hold one of `needles`, {file: why it was not read}):
+    `grep -F` (many fixed strings in one pass, Aho-Corasick-like, byte semantics under LC_ALL=C);
+    Python's own search where there is no grep. `whole_word`: a match must not touch a letter,
+    digit or `_` on either side. Each file is opened here (`_open_regular`) and grep reads the
+    open file (`/dev/fd/N`), so what it reads is the regular file checked, whatever the path
+    names by then."""
     if not paths or not needles:
-        return set()
-    grep = shutil.which("grep")
-    if grep is None:
-        return {p for p in paths if _python_holds(p, needles, whole_word)}
+        return set(), {}
+    grep = shutil.which("grep") if os.path.isdir("/dev/fd") else None
     argv = [grep, "-F", "-a", "-l", "-s", *(["-w"] if whole_word else [])]
     for n in needles:
         argv += ["-e", n.decode("utf-8", "surrogateescape")]
     found: set[Path] = set()
+    unread: dict[Path, str] = {}
     for start in range(0, len(paths), 200):
-        batch = paths[start:start + 200]
-        proc = subprocess.run([*argv, "--", *map(str, batch)], capture_output=True,
-                              env={**os.environ, "LC_ALL": "C"})
-        found |= {Path(line.decode("utf-8", "surrogateescape")) for line in proc.stdout.splitlines()}
-        if proc.returncode == 2:  # a file it could not read: say so rather than pass it
-            found |= {p for p in batch if not os.access(p, os.R_OK)}
-    return found
-
-
-def _python_holds(path: Path, needles: list[bytes], whole_word: bool) -> bool:
-    with path.open("rb") as fh:
+        fds: dict[int, Path] = {}
         try:
-            mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
-        except ValueError:  # an empty file
-            return False
-        with mm:
-            for n in needles:
-                pattern = re.compile(rb"(?<![\w])" + re.escape(n) + rb"(?![\w])") if whole_word else None
-                if (pattern.search(mm) if pattern else mm.find(n) >= 0):
-                    return True
+            for path in paths[start:start + 200]:
+                try:
+                    fds[_open_regular(path)] = path
+                except NotRegular as exc:
+                    unread[path] = str(exc)
+                except OSError as exc:
+                    unread[path] = f"could not be read: {type(exc).__name__}"
+            if not fds:
+                continue
+            if grep is None:
+                found |= {p for fd, p in fds.items() if _python_holds(fd, needles, whole_word)}
+                continue
+            names = {f"/dev/fd/{fd}": p for fd, p in fds.items()}
+            proc = subprocess.run([*argv, "--", *names], capture_output=True, pass_fds=tuple(fds),
+                                  env={**os.environ, "LC_ALL": "C"})
+            found |= {names[n] for n in (line.decode("utf-8", "surrogateescape") for line in proc.stdout.splitlines())
+                      if n in names}
+            if proc.returncode == 2:  # a file it could not read: say so rather than pass it
+                found |= {p for p in fds.values() if not os.access(p, os.R_OK)}
+        finally:
+            for fd in fds:
+                os.close(fd)
+    return found, unread
+
+
+def _python_holds(fd: int, needles: list[bytes], whole_word: bool) -> bool:
+    try:
+        mm = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+    except ValueError:  # an empty file
+        return False
+    with mm:
+        for n in needles:
+            pattern = re.compile(rb"(?<![\w])" + re.escape(n) + rb"(?![\w])") if whole_word else None
+            if (pattern.search(mm) if pattern else mm.find(n) >= 0):
+                return True
     return False
 
 
 def _magic(path: Path) -> bytes:
-    with path.open("rb") as fh:
-        head = fh.read(12)
+    fd = _open_regular(path)
+    try:
+        head = os.pread(fd, 12, 0)
+    finally:
+        os.close(fd)
     if head[:4] == _PARQUET_MAGIC:
         return _PARQUET_MAGIC
     return _DUCKDB_MAGIC if head[8:12] == _DUCKDB_MAGIC else b""
@@ -283,17 +344,20 @@ def scan(found: list[Place], needles: Needles, workspaces: Workspace | list[Work
     read counts as holding: the proof is only what was read). In each of `workspaces`, the erased
     ids are looked for where they must not stay (annotations, queues, views, export arguments)."""
     result = Scan(files=len(found))
-    by_text = _grep([p.path for p in found], needles.text_bytes(), whole_word=False)
-    by_id = _grep([p.path for p in found if p.ids], needles.id_bytes(), whole_word=True)
+    by_text, unread = _grep([p.path for p in found], needles.text_bytes(), whole_word=False)
+    by_id, unread_ids = _grep([p.path for p in found if p.ids], needles.id_bytes(), whole_word=True)
+    unread = {**unread_ids, **unread}
     for place in found:
-        why = ("message text, as bytes" if place.path in by_text else
-               "thread id, as bytes" if place.path in by_id else None)
+        why = (unread.get(place.path) or ("message text, as bytes" if place.path in by_text else
+               "thread id, as bytes" if place.path in by_id else None))
         try:
-            if not os.access(place.path, os.R_OK):
+            if why is None and not os.access(place.path, os.R_OK):
                 why = "could not be read"
             magic = _magic(place.path) if why is None else b""
             if magic:
                 why = _reader_holds(place.path, magic, needles)
+        except NotRegular as exc:
+            why = str(exc)
         except (OSError, duckdb.Error) as exc:
             why = f"could not be read: {type(exc).__name__}"
         if why:
@@ -305,7 +369,7 @@ def scan(found: list[Place], needles: Needles, workspaces: Workspace | list[Work
         if left:
             result.holding.append((Place(ws.path, "workspace"), f"{len(left)} erased thread id(s) in annotations, queues or views"))
         with ws.read() as conn:
-            rows = values_left(conn, needles.export_values, needles.ids)
+            rows = values_left(conn, needles.export_values, needles.ids, needles.texts)
         if rows:
             result.holding.append((Place(ws.path, "workspace"), f"{rows} export-log row(s) whose arguments hold erased text or ids"))
     return result

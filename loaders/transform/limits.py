@@ -7,7 +7,9 @@ bounded whatever the store: its metadata's length, its message lists' entries in
 
 from __future__ import annotations
 
+import re
 from array import array  # noqa: F401  (the doctests' lists)
+from itertools import accumulate
 from operator import itemgetter
 
 from loaders.records import LoadError, RawCheckpoint, list_entries_reason
@@ -19,9 +21,48 @@ from loaders.records import LoadError, RawCheckpoint, list_entries_reason
 METADATA_MAX_CHARS = 8 << 20
 
 
+# DuckDB's JSON parse of deeply nested metadata takes memory by the level: a 2 MB value of a
+# million nested arrays ran the writer out of its memory limit and failed the whole load.
+# Metadata nested deeper than this (arrays and objects, counted outside strings) is reported
+# and not loaded (its checkpoint still is). Real metadata nests a few levels (a LangGraph 0.2
+# checkpoint's `writes`, messages and their tool calls, about ten); Python's own JSON parser,
+# which the analytics may use on it, stops near 1,000.
+METADATA_MAX_DEPTH = 512
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
+
+
 def metadata_too_long(chars: int) -> str:
     """The reason metadata of `chars` characters is not loaded (over `METADATA_MAX_CHARS`)."""
     return (f"metadata is {chars} characters long, over the {METADATA_MAX_CHARS}-character limit; "
+            "not loaded (step, source and run_id are NULL)")
+
+
+def metadata_depth(text: str) -> int:
+    """How deep arrays and objects nest in the JSON `text`, brackets inside strings not counted.
+
+    >>> metadata_depth('{"a": [[1], {"b": "[[[x"}]}'), metadata_depth("{}"), metadata_depth('"x"')
+    (3, 1, 0)
+    """
+    brackets = _NOT_BRACKET.sub("", _STRING.sub("", text))
+    return max(accumulate(map(_STEP.__getitem__, brackets)), default=0)
+
+
+def metadata_too_deep(text: str) -> str | None:
+    """The reason the metadata JSON `text` is not loaded when it nests deeper than
+    `METADATA_MAX_DEPTH`, else None. Cheap for real metadata: fewer brackets in all than the
+    limit cannot nest past it, and only then are they counted (C-speed passes, no parse).
+
+    >>> metadata_too_deep('{"a": 1}') is None, metadata_too_deep('{"a":' + '[' * 600 + ']' * 600 + '}')[:40]
+    (True, 'metadata nests 601 levels deep, over the')
+    """
+    if text.count("[") + text.count("{") <= METADATA_MAX_DEPTH:
+        return None
+    depth = metadata_depth(text)
+    if depth <= METADATA_MAX_DEPTH:
+        return None
+    return (f"metadata nests {depth} levels deep, over the {METADATA_MAX_DEPTH}-level limit; "
             "not loaded (step, source and run_id are NULL)")
 
 

@@ -23,7 +23,9 @@ from loaders.records import RawCheckpoint, ThreadBundle, LoadError, max_list_ent
 from loaders.subgraphs import subgraph_rows
 from loaders.thread_keys import parse_thread_key
 from loaders.transform.events import list_events
-from loaders.transform.limits import METADATA_MAX_CHARS, events_over_error, metadata_too_long, within_list_entries
+from loaders.transform.limits import (
+    METADATA_MAX_CHARS, events_over_error, metadata_too_deep, metadata_too_long, within_list_entries,
+)
 from loaders.transform.rows import (
     SizedRows, ThreadRows, interrupts_of, make_thread_row, stale_reason, transcript_rows, versions_rows,
 )
@@ -203,9 +205,12 @@ def transform_thread(bundle: ThreadBundle, key_regex: BuiltinRegex | LinearRegex
     no_children: dict[str, int] = {}
     for (_, ns, cid, parent, _, messages, _, metadata), ts in zip(cps, ts_list):
         is_root = ns == ""
-        if metadata is not None and len(metadata) > METADATA_MAX_CHARS:
-            errors.append(LoadError(thread_id, ns, cid, "metadata", metadata_too_long(len(metadata))))
-            metadata = None
+        if metadata is not None:
+            reason = (metadata_too_long(len(metadata)) if len(metadata) > METADATA_MAX_CHARS
+                      else metadata_too_deep(metadata))
+            if reason is not None:
+                errors.append(LoadError(thread_id, ns, cid, "metadata", reason))
+                metadata = None
         on_current = is_root and cid in current
         add_row(
             (

@@ -1,0 +1,153 @@
+"""What an erasure keeps of a reason: the request as given, without the erased threads' text.
+
+The reason (`--reason`) is stored in the tombstone and in the erasure log, both in the review
+workspace, which the erasure's scan reads. A reason quoting the erased thread ("asked by
+alice@example.com", an e-mail its metadata carries) would keep on disk what the erasure
+removes. So before it is written (`masked_reason`), each stretch of the reason that is the
+erased threads' text is replaced by `<erased>`: at each position, the longest stretch an erased
+thread says (in any case: its messages' text and tool calls, its checkpoint metadata,
+`analytics.erasure.said`), when it is `SHORTEST` characters or more and no kept thread says it —
+the rule the scan's text windows follow (`analytics.erasure.scan`). Any distinctive quote is
+inside such a longest stretch, and a stretch a kept thread says holds no distinctive part.
+
+The reasons already in the workspace (an earlier erasure's or lift's, written when a thread
+erased now was kept) are rid of the scan's windows by each erasure (`scrub_reasons`, in
+the workspace purge's transaction).
+
+>>> replaced_within("asked by Alice@X.org, twice", ("alice@x.org",))
+('asked by <erased>, twice', 1)
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+
+import duckdb
+
+from analytics.erasure.exports import ERASED, inside
+from analytics.erasure.said import said_sql
+
+#: The fewest characters a stretch of a reason has to be erased text (the scan's `SHORTEST`).
+SHORTEST = 8
+
+
+def _fold(text: str) -> str:
+    """`text` in lower case, character for character (a character whose lower case is longer stays)."""
+    return "".join(c if len(c.lower()) != 1 else c.lower() for c in text)
+
+
+def replaced_within(text: str, texts: tuple[str, ...]) -> tuple[str, int]:
+    """`text` with each occurrence (in any case) of one of `texts` replaced by `ERASED`; how many."""
+    pattern = inside(texts)
+    return pattern.subn(ERASED, text) if text and pattern is not None else (text, 0)
+
+
+def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    for a, b in sorted(spans):
+        if out and a <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], b))
+        else:
+            out.append((a, b))
+    return out
+
+
+def _longest_said(con: duckdb.DuckDBPyConnection, folded: str) -> dict[int, int]:
+    """{start: length} of the longest stretch at each start of `folded` that the text in the
+    temp table `erased_said` holds, where it is `SHORTEST` characters or more: a binary search
+    on the length, every start at once (a stretch held means every shorter one at its start is)."""
+    def held(pieces: dict[int, str]) -> set[int]:
+        if not pieces:
+            return set()
+        found = {w for (w,) in con.execute(
+            "SELECT w FROM unnest(?::VARCHAR[]) AS t(w) "
+            "WHERE EXISTS (SELECT 1 FROM erased_said s WHERE contains(s.said, w))",
+            [sorted(set(pieces.values()))]).fetchall()}
+        return {i for i, w in pieces.items() if w in found}
+
+    starts = range(len(folded) - SHORTEST + 1)
+    low = {i: SHORTEST for i in held({i: folded[i:i + SHORTEST] for i in starts})}
+    # A stretch held holds each of its `SHORTEST`-character pieces: it ends before the first piece not held.
+    high, end = {}, len(folded)
+    for i in reversed(starts):
+        if i not in low:
+            end = i + SHORTEST - 1
+        else:
+            high[i] = end - i
+    while any(low[i] < high[i] for i in low):
+        mid = {i: (low[i] + high[i] + 1) // 2 for i in low if low[i] < high[i]}
+        yes = held({i: folded[i:i + m] for i, m in mid.items()})
+        for i, m in mid.items():
+            if i in yes:
+                low[i] = m
+            else:
+                high[i] = m - 1
+    return low
+
+
+def masked_reason(db: str | os.PathLike | None, thread_ids: list[str], reason: str,
+                  needles: tuple[str, ...] = ()) -> tuple[str, int]:
+    """`reason` with each stretch of it that is the erased threads' text replaced by `ERASED`
+    (the module's rule; read from the DuckDB database at `db` before the erasure), and any of the
+    scan's `needles` left; how many stretches were replaced."""
+    spans: list[tuple[int, int]] = []
+    if db is not None and thread_ids and len(reason) >= SHORTEST:
+        con = duckdb.connect()
+        try:
+            con.execute("ATTACH ? AS src (READ_ONLY)", [str(db)])
+            said = said_sql(con, "src")
+            if said is not None:
+                con.execute("CREATE TEMP TABLE erased (thread_id VARCHAR)")
+                con.execute("INSERT INTO erased SELECT DISTINCT unnest(?::VARCHAR[])", [list(thread_ids)])
+                # The erased threads' text, kept for the search's rounds; the kept threads' is read once, below.
+                con.execute(f"CREATE TEMP TABLE erased_said AS SELECT DISTINCT lower(said) AS said FROM ({said}) "
+                            "SEMI JOIN erased USING (thread_id) WHERE said IS NOT NULL")
+                folded = _fold(reason)
+                longest = _longest_said(con, folded)
+                # Only a stretch that ends past the one before it can be distinctive on its own
+                # (one that ends with it is inside it, and said wherever it is).
+                ends, last = {}, -1
+                for i in sorted(longest):
+                    if i + longest[i] > last:
+                        ends[i] = last = i + longest[i]
+                pieces = {i: folded[i:j] for i, j in ends.items()}
+                kept = {w for (w,) in con.execute(
+                    f"WITH said AS ({said}) SELECT w FROM unnest(?::VARCHAR[]) AS t(w) WHERE EXISTS (SELECT 1 FROM said s "
+                    "WHERE contains(lower(s.said), w) AND (s.thread_id IS NULL OR s.thread_id NOT IN "
+                    "(SELECT thread_id FROM erased)))", [sorted(set(pieces.values()))]).fetchall()} if pieces else set()
+                spans = [(i, ends[i]) for i, w in pieces.items() if w not in kept]
+        finally:
+            con.close()
+    spans = _merged(spans)
+    out, at = [], 0
+    for a, b in spans:
+        out += [reason[at:a], ERASED]
+        at = b
+    masked, more = replaced_within("".join(out) + reason[at:], needles)
+    return masked, len(spans) + more
+
+
+def scrub_reasons(conn: sqlite3.Connection, texts: tuple[str, ...]) -> int:
+    """Replace `texts` (the scan's windows) in the reasons of the tombstones and of the erasure
+    log in the workspace on `conn`, inside the caller's transaction; how many rows changed. Both
+    refuse updates (their triggers): each trigger is dropped and made again, as it was, in the
+    same transaction, so no other writer ever sees them open."""
+    changed = 0
+    for table, key, trigger in (("tombstones", "tombstone_id", "tombstones_lift_once"),
+                                ("erasure_log", "entry_id", "erasure_log_no_update")):
+        rows = []
+        for row_id, reason in conn.execute(f"SELECT {key}, reason FROM {table} WHERE reason IS NOT NULL"):
+            new, n = replaced_within(reason, texts)
+            if n:
+                rows.append((new, row_id))
+        if not rows:
+            continue
+        found = conn.execute("SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = ?", (trigger,)).fetchone()
+        if found is not None:
+            conn.execute(f"DROP TRIGGER {trigger}")
+        conn.executemany(f"UPDATE {table} SET reason = ? WHERE {key} = ?", rows)
+        if found is not None:
+            conn.execute(found[0])
+        changed += len(rows)
+    return changed
