@@ -49,7 +49,7 @@ p1.number_input(f"Page (of {view.pages:,})", min_value=1, max_value=view.pages, 
 with p2:
     render.download_data(
         lambda: cache.conversations_csv(db, view.conditions, sort, descending, columns.CSV_COLUMNS), "conversations.csv",
-        key="conversations.csv", label=render.download_label(view.matching, "row"), help=columns.csv_help(sort, descending),
+        key="conversations.csv", rows=view.matching, label=render.download_label(view.matching, "row"), help=columns.csv_help(sort, descending),
     )
 with p3:
     review.queue_button(view.conditions, sort, descending, url.params(), view.matching)

@@ -48,4 +48,4 @@ else:
         st.pagination(view.pages, key=page_key)
     with right:
         render.download_data(lambda: cache.search_csv(db, text, speaker, where, filters), "search.csv",
-                             key="search.csv", label=render.download_label(view.total, "hit"))
+                             key="search.csv", rows=view.total, label=render.download_label(view.total, "hit"))

@@ -137,9 +137,11 @@ def article(phrase: str) -> str:
 def download_label(n: int, word: str) -> str:
     """A "download every row" button's label.
 
-    >>> download_label(31, "row"), download_label(1, "hit")
-    ('Download all 31 rows (CSV)', 'Download the 1 hit (CSV)')
+    >>> download_label(31, "row"), download_label(1, "hit"), download_label(0, "hit")
+    ('Download all 31 rows (CSV)', 'Download the 1 hit (CSV)', 'No hits to download')
     """
+    if n == 0:  # (the button is disabled then: ui.render.download_data)
+        return f"No {word_plural(word)} to download"
     return f"Download {'the' if n == 1 else 'all'} {plural(n, word)} (CSV)"
 
 

@@ -62,8 +62,9 @@ def download_data(build, file_name: str, key: str, label: str = "Download CSV", 
         key=key,
         icon=icon,
         on_click="ignore",  # a download must not rerun (and recompute) the page
-        disabled=refused is not None,
-        help=refused.capitalize() + "." if refused else help,
+        # Nothing matches: a file of headers only is no answer, so the button says so and is off.
+        disabled=refused is not None or rows == 0,
+        help=refused.capitalize() + "." if refused else "Nothing in this view to download." if rows == 0 else help,
     )
 
 

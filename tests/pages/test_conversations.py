@@ -197,3 +197,13 @@ def test_selecting_a_row_opens_the_transcript(app, con, small_pages):
 def test_every_shown_column_has_a_label_and_sorts_in_duckdb():
     assert set(columns.SORTABLE) <= set(metrics.SORT_COLUMNS)
     assert all(c.label and "_" not in c.label for c in columns.CONVERSATION_TABLE)
+
+
+def test_no_thread_matches_offers_no_empty_download(app):
+    at = open_page(app, "conversations", min_turns="999")
+    button = next(b.proto for b in at.get("download_button") if b.proto.id and "conversations.csv" in b.proto.id)
+    assert button.label == "No rows to download"
+    assert button.disabled
+    at = open_page(app, "conversations")
+    button = next(b.proto for b in at.get("download_button") if b.proto.id and "conversations.csv" in b.proto.id)
+    assert button.label == "Download all 37 rows (CSV)" and not button.disabled
