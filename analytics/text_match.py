@@ -104,6 +104,10 @@ def register_search_functions(con) -> None:
         con.create_function(TERMS_FUNCTION, _blind_terms, ["VARCHAR"], "VARCHAR", type="arrow", side_effects=False)
     except (duckdb.NotImplementedException, duckdb.CatalogException):
         pass  # (registered on this connection or another cursor of its database already)
+    except duckdb.ResourceInUseException:
+        # A caller's connection holding an unread result refuses a registration; one opened by
+        # `analytics.db.connect` has the function already, and the result stays the caller's.
+        pass
 
 
 def contains_params(text: str) -> list[str]:
