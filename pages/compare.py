@@ -72,8 +72,12 @@ if min(view.threads_a, view.threads_b) == 0:
     st.warning("A cohort has no threads: nothing to compare.")
     st.stop()
 
+if model.overlap_warning(view):
+    st.warning(model.overlap_warning(view), icon=":material/join_inner:")
 st.caption(model.verdict(view) + " · Select a signal or outcome row to list its conversations in A and in B.")
+# (the difference, its interval and whether it is marked decide a row: they show at any width)
 picked = render.table(view.table, hide_index=True, key="compare.table", height=min(36 * (len(view.table) + 1) + 3, 940),
+                      keep=("difference", "ci95", "significant"),
                       on_select="rerun", selection_mode="single-row", column_config={
     "figure": st.column_config.TextColumn("Figure", pinned=True, width="medium"), "kind": "Kind", "a": "A", "b": "B",
     "difference": "B − A", "ci95": "95 % interval", "p": "p", "test": "Test", "q": "q (BH)",

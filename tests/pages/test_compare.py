@@ -164,3 +164,18 @@ def test_a_link_without_the_model_param_opens_the_default_pair(app, con):
     at = open_page(app, "compare", b_tenant="acme")
     assert at.multiselect(key="compare.a_model").value == [models[0]]
     assert "a_model" not in at.query_params
+
+
+def test_overlapping_cohorts_are_warned_on_the_page_and_the_deciding_columns_show(labelled_app, labelled_db):
+    db, labels = labelled_db
+    tenant = sorted(labels["threads"])[0].split(":")[0]
+    at = open_page(labelled_app, "compare", a_meta="app_version = 1.0", b_meta="app_version = 1.0", b_tenant=tenant)
+    both = int(metric(at, "In both"))
+    assert both > 0
+    assert [w.value for w in at.warning if "in both cohorts" in w.value] == [
+        f"{both} threads are in both cohorts. The tests assume two separate samples: read their p and q values "
+        "as approximate."]
+    order = list(at.dataframe[0].proto.column_order) or list(at.dataframe[0].value.columns)
+    assert {"difference", "ci95", "significant"} <= set(order)
+    at = open_page(labelled_app, "compare")  # two versions: no thread in both, no warning
+    assert metric(at, "In both") == "0" and not [w for w in at.warning if "in both cohorts" in w.value]

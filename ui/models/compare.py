@@ -184,6 +184,18 @@ def verdict(page: "ComparePage") -> str:
             f"{plural(page.threads_b, 'thread')}, what differs is within chance.")
 
 
+def overlap_warning(page: "ComparePage") -> str | None:
+    """What an overlap between the cohorts means for the tests, or None when they are disjoint.
+
+    >>> overlap_warning(ComparePage(pd.DataFrame({"significant": [False]}), *[pd.DataFrame()] * 3, 10, 12, 4, ()))
+    '4 threads are in both cohorts. The tests assume two separate samples: read their p and q values as approximate.'
+    """
+    if not page.overlap:
+        return None
+    return (f"{plural(page.overlap, 'thread')} {'is' if page.overlap == 1 else 'are'} in both cohorts. The tests assume "
+            "two separate samples: read their p and q values as approximate.")
+
+
 def _p(p: float) -> str:
     return "—" if p is None or math.isnan(p) else "< 0.001" if p < 0.001 else f"{p:.3f}"
 
