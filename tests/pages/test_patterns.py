@@ -26,6 +26,8 @@ def test_the_patterns_and_their_conversations(app, con):
     want = want[want["signature"] == expected["signature"].iloc[0]]
     assert sorted(listed["thread_id"]) == sorted(want["thread_id"])
     assert (listed["message"] == listed["failing_ordinal"] + 1).all()
+    # outcomes by the names every page gives them ("Failed", as on Conversations)
+    assert set(listed["outcome"]) <= {"Resolved", "Abandoned", "Failed", "Waiting", "Unknown"}
     first = listed.iloc[0]
     at.session_state["patterns.threads"] = {"selection": {"rows": [0], "columns": []}}
     at.run()

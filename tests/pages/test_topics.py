@@ -63,3 +63,11 @@ def test_selecting_a_topic_then_a_conversation_opens_it_at_its_question(app, con
     # The browser is sent to the transcript at that message as one history entry (state.go_to).
     script = next(h.proto.body for h in at.get("html") if "PopStateEvent" in h.proto.body)
     assert f"transcript?thread={quote(first['thread_id'])}&msg={first['message']}" in script
+
+
+def test_listed_conversations_name_their_outcome_as_every_page_does(app, con):
+    per_thread = analytics.topics(con)
+    topic = int(per_thread[per_thread["outcome"] == "resolved"]["topic_id"].iloc[0])
+    at = open_page(app, "topics", topic=str(topic))
+    assert set(at.dataframe[1].value["outcome"]) <= {"Resolved", "Abandoned", "Failed", "Waiting", "Unknown"}
+    assert "Resolved" in set(at.dataframe[1].value["outcome"])

@@ -13,6 +13,7 @@ from analytics.db import ConOrPath
 from analytics.errors import BadRequest
 from analytics.filters import Filters
 from analytics.topic_mining.patterns import PERIODS, failure_views
+from ui.models.outcomes import OUTCOME_LABELS
 
 #: Columns of the pattern table the page shows (the CSV has every `PATTERN_COLUMNS` column).
 TABLE_COLUMNS = ("label", "threads", "failed", "abandoned", "tenants", "first_seen", "last_seen")
@@ -34,7 +35,8 @@ class PatternsPage:
         """The conversations of one pattern, the earliest first, with the failing message's number in the
         transcript explorer (`message`, ordinal + 1) and ordinal."""
         rows = self.threads[self.threads["signature"] == signature]
-        rows = rows.assign(message=rows["failing_ordinal"] + 1).sort_values(["first_ts", "thread_id"])
+        rows = rows.assign(message=rows["failing_ordinal"] + 1, outcome=rows["outcome"].map(OUTCOME_LABELS))
+        rows = rows.sort_values(["first_ts", "thread_id"])
         return rows[["thread_id", "tenant_id", "outcome", "message", "failing_ordinal", "first_ts"]].reset_index(drop=True)
 
 

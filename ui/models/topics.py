@@ -14,6 +14,7 @@ from analytics.db import ConOrPath, connection
 from analytics.errors import BadRequest
 from analytics.filters import Filters
 from analytics.conversation_outcomes.signals import OUTCOMES
+from ui.models.outcomes import OUTCOME_LABELS
 from analytics.topic_mining.report import overview_relation, topic_trend, topics_relation
 
 PERIODS = ("day", "week")
@@ -101,5 +102,6 @@ def topic_threads(con_or_path: ConOrPath, filters: Filters = Filters(), topic_id
         frame = frame[frame["topic_id"] == topic_id]
     if outcome != "all":
         frame = frame[frame["outcome"] == outcome]
-    frame = frame.assign(message=frame["question_ordinal"] + 1)
+    # (outcomes by the names every page gives them: "Failed", as on Conversations)
+    frame = frame.assign(message=frame["question_ordinal"] + 1, outcome=frame["outcome"].map(OUTCOME_LABELS))
     return frame[list(THREAD_COLUMNS)].reset_index(drop=True)
