@@ -127,4 +127,4 @@ def test_the_compare_page_costs_each_cohort_by_outcome(labelled_db):
     for side, filters in (("a", a), ("b", b)):
         want = analytics.costs(db, table, by="outcome", filters=filters).set_index("outcome")
         assert frame[f"cost_{side}"].sum() == pytest.approx(want["cost"].sum())
-        assert frame.loc["resolved", f"conversations_{side}"] == want.loc["resolved", "conversations"]
+        assert frame.loc["Resolved", f"conversations_{side}"] == want.loc["resolved", "conversations"]
