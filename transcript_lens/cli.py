@@ -27,7 +27,6 @@ import os
 import subprocess
 import sys
 import time
-import tomllib
 import traceback
 from pathlib import Path
 
@@ -198,8 +197,9 @@ def _config_flags(config: Path) -> dict[str, str]:
     from the working directory only, and `transcript-lens app` runs from anywhere."""
     if not config.is_file():
         return {}
-    with config.open("rb") as fh:
-        data = tomllib.load(fh)
+    from analytics import tomltable  # (nesting bounded, as every TOML read)
+
+    data = tomltable.loads(config.read_text(encoding="utf-8"))
     return {
         f"{section}.{key}": str(value).lower() if isinstance(value, bool) else str(value)
         for section, options in data.items()

@@ -32,6 +32,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from analytics import tomltable
 from analytics.errors import BadRequest
 from analytics.user_files import read_user_text
 
@@ -87,7 +88,7 @@ def _price(value, where: str) -> float:
 
 def _from_toml(text: str, name: str) -> PriceTable:
     try:
-        data = tomllib.loads(text)
+        data = tomltable.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise BadRequest(f"{name}: not a TOML file ({exc})") from None
     unknown = set(data) - {"currency", "models"}

@@ -381,9 +381,9 @@ def read_table_file(p: Path, what: str):
     try:
         text = read_user_text(p, what)
         if p.suffix.lower() == ".toml":
-            import tomllib
+            from analytics import tomltable
 
-            return tomllib.loads(text)
+            return tomltable.loads(text)
         return jsontext.loads(text)
     except BadRequest:  # (names the file already: not a regular file, too big)
         raise

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import stat
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -173,6 +174,10 @@ def erase(db: str | os.PathLike, *, thread: str | None = None, tenant: str | Non
             kept: dict[Path, str] = {}  # {path: why it was not removed}
             for place, _ in found.holding:
                 if place.what == "export":
+                    other = _not_a_file(place.path)
+                    if other:  # (a folder or FIFO made at the path since: not the export, not removed)
+                        kept[place.path] = other
+                        continue
                     try:  # (never through a link swapped in for a folder of its path: `unlink_unfollowed`)
                         unlink_unfollowed(place.path)
                     except (PinRefused, OSError) as exc:
@@ -184,6 +189,18 @@ def erase(db: str | os.PathLike, *, thread: str | None = None, tenant: str | Non
                              for p, why in found.holding]
             found.holding += [(Place(path, "export"), f"not removed: {why}") for path, why in kept.items()]
     return Erasure(kind, value, present, rows, row[0], elsewhere, found, [] if tenants is not None else held)
+
+
+def _not_a_file(path: Path) -> str | None:
+    """Why what stands at an export's recorded path is not removed: None for a file or a link
+    (the link itself is removed, never what it names), else what it is (a folder, a FIFO)."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return None
+    if stat.S_ISREG(mode) or stat.S_ISLNK(mode):
+        return None
+    return ("a folder" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else "not a regular file") + " stands there"
 
 
 def _logged(found: Scan, held: list[tuple[int, str, str, str | None, bool]]) -> Scan:

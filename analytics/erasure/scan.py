@@ -37,6 +37,7 @@ Scan(files=7, holding=[])
 
 from __future__ import annotations
 
+import errno
 import json
 import mmap
 import os
@@ -102,6 +103,9 @@ class Place:
     path: Path
     what: str
     ids: bool = True  # byte-search the thread ids too (not in the workspace, which keeps them by design)
+    #: False for a path the export log recorded as one written file: opened without following a
+    #: link, and anything but a regular file there (a folder, a link, a FIFO) is named, not read.
+    follow: bool = True
 
 
 @dataclass
@@ -206,11 +210,16 @@ def places(db: str | os.PathLike, workspaces: Workspace | list[Workspace], *, ap
         found += [Place(p, "workspace backup") for p in _siblings(ws.path) if p.name.startswith(ws.path.name)
                   and _BACKUP.fullmatch(p.name[len(ws.path.name):])]
     found += [Place(p, "app version") for p in app_versions if p.is_file()]
-    for t in map(Path, exports):  # a report written part by part is a folder of files
-        found += [Place(p, "export") for p in ([t] if t.is_file() else sorted(t.rglob("*")) if t.is_dir() else [])
-                  if p.is_file()]
+    # Every export is one file. Whatever else stands at its path now (a folder made there since,
+    # a link, a FIFO) is not the tool's: listed to be named, never descended into nor followed.
+    found += [Place(t, "export", follow=False) for t in map(Path, exports) if os.path.lexists(t)]
     seen: set[Path] = set()
-    return [p for p in found if not (p.path.resolve() in seen or seen.add(p.path.resolve()))]
+    return [p for p in found if not (_key(p) in seen or seen.add(_key(p)))]
+
+
+def _key(place: Place) -> Path:
+    """The file `place` reads: a path not followed is its own file, whatever a link there names."""
+    return place.path.resolve() if place.follow else place.path.parent.resolve() / place.path.name
 
 
 #: What a file that is not a regular one is called in the scan's line.
@@ -218,15 +227,23 @@ _SPECIAL = {stat.S_IFIFO: "a FIFO", stat.S_IFCHR: "a character device", stat.S_I
             stat.S_IFSOCK: "a socket", stat.S_IFDIR: "a folder"}
 
 
-def _open_regular(path: Path) -> int:
+def _open_regular(path: Path, follow: bool = True) -> int:
     """A descriptor of the regular file at `path`, opened without blocking: a FIFO swapped in for a
     file since it was listed would hold an open (and a read) until some writer came, a device
-    could be read for ever. Anything but a regular file is `NotRegular`, naming what it is."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    could be read for ever. Anything but a regular file is `NotRegular`, naming what it is.
+    `follow=False`: the path names one export file; a link there is not followed (`O_NOFOLLOW`)
+    and what stands there instead of a regular file is named as not the export file."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | (0 if follow else os.O_NOFOLLOW))
+    except OSError as exc:
+        if not follow and exc.errno == errno.ELOOP:
+            raise NotRegular("not the export file: a link") from None
+        raise
     mode = os.fstat(fd).st_mode
     if not stat.S_ISREG(mode):
         os.close(fd)
-        raise NotRegular(f"not read: {_SPECIAL.get(stat.S_IFMT(mode), 'not a regular file')}")
+        kind = _SPECIAL.get(stat.S_IFMT(mode), "not a regular file")
+        raise NotRegular(f"not read: {kind}" if follow else f"not the export file: {kind}")
     return fd
 
 
@@ -234,13 +251,14 @@ class NotRegular(OSError):
     """The file at a scanned path is not a regular file (a FIFO, a device, a socket): not read."""
 
 
-def _grep(paths: list[Path], needles: list[bytes], whole_word: bool) -> tuple[set[Path], dict[Path, str]]:
+def _grep(paths: list[Path], needles: list[bytes], whole_word: bool,
+          unfollowed: frozenset[Path] = frozenset()) -> tuple[set[Path], dict[Path, str]]:
     """(the files among `paths` whose bytes hold one of `needles`, {file: why it was not read}):
     `grep -F` (many fixed strings in one pass, Aho-Corasick-like, byte semantics under LC_ALL=C);
     Python's own search where there is no grep. `whole_word`: a match must not touch a letter,
     digit or `_` on either side. Each file is opened here (`_open_regular`) and grep reads the
     open file (`/dev/fd/N`), so what it reads is the regular file checked, whatever the path
-    names by then."""
+    names by then. A path in `unfollowed` is opened without following a link (`_open_regular`)."""
     if not paths or not needles:
         return set(), {}
     grep = shutil.which("grep") if os.path.isdir("/dev/fd") else None
@@ -254,7 +272,7 @@ def _grep(paths: list[Path], needles: list[bytes], whole_word: bool) -> tuple[se
         try:
             for path in paths[start:start + 200]:
                 try:
-                    fds[_open_regular(path)] = path
+                    fds[_open_regular(path, path not in unfollowed)] = path
                 except NotRegular as exc:
                     unread[path] = str(exc)
                 except OSError as exc:
@@ -290,8 +308,8 @@ def _python_holds(fd: int, needles: list[bytes], whole_word: bool) -> bool:
     return False
 
 
-def _magic(path: Path) -> bytes:
-    fd = _open_regular(path)
+def _magic(path: Path, follow: bool = True) -> bytes:
+    fd = _open_regular(path, follow)
     try:
         head = os.pread(fd, 12, 0)
     finally:
@@ -344,16 +362,19 @@ def scan(found: list[Place], needles: Needles, workspaces: Workspace | list[Work
     read counts as holding: the proof is only what was read). In each of `workspaces`, the erased
     ids are looked for where they must not stay (annotations, queues, views, export arguments)."""
     result = Scan(files=len(found))
-    by_text, unread = _grep([p.path for p in found], needles.text_bytes(), whole_word=False)
-    by_id, unread_ids = _grep([p.path for p in found if p.ids], needles.id_bytes(), whole_word=True)
+    unfollowed = frozenset(p.path for p in found if not p.follow)
+    by_text, unread = _grep([p.path for p in found], needles.text_bytes(), whole_word=False, unfollowed=unfollowed)
+    by_id, unread_ids = _grep([p.path for p in found if p.ids], needles.id_bytes(), whole_word=True, unfollowed=unfollowed)
     unread = {**unread_ids, **unread}
     for place in found:
         why = (unread.get(place.path) or ("message text, as bytes" if place.path in by_text else
                "thread id, as bytes" if place.path in by_id else None))
         try:
+            if why is None and not place.follow:  # (the needles may be empty: nothing was opened)
+                os.close(_open_regular(place.path, follow=False))
             if why is None and not os.access(place.path, os.R_OK):
                 why = "could not be read"
-            magic = _magic(place.path) if why is None else b""
+            magic = _magic(place.path, place.follow) if why is None else b""
             if magic:
                 why = _reader_holds(place.path, magic, needles)
         except NotRegular as exc:

@@ -30,7 +30,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from analytics import jsontext
+from analytics import jsontext, tomltable
 from analytics.conversation_outcomes.lexicon import normalise
 from analytics.errors import BadRequest
 from analytics.user_files import read_user_text
@@ -308,7 +308,7 @@ def load_concepts(path: str | Path) -> Concepts:
         raise BadRequest(f"{path}: the concept table cannot be read ({exc.strerror or exc})") from None
     try:
         if path.suffix.lower() == ".toml":
-            data = tomllib.loads(text)
+            data = tomltable.loads(text)
         else:
             data = jsontext.loads(text)
     except tomllib.TOMLDecodeError as exc:

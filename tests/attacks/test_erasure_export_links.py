@@ -93,3 +93,53 @@ def test_a_fifo_swapped_in_for_an_export_is_named_not_read(tmp_path):
     (found,) = done
     assert [(p.path, why) for p, why in found.holding] == [(export, "not read: a FIFO"), (kept, "message text, as bytes")]
     assert found.lines()[1] == f"  still holds erased text (not read: a FIFO): {export} [export]"
+
+
+def test_a_folder_made_at_an_export_path_is_named_not_emptied(store, tmp_path, env):  # noqa: F811
+    """An export is one file. A folder made at its path since (holding a copy of the checkpoint
+    store and notes with the erased text) is not the export: never descended into, nothing in it
+    read or deleted; the scan names it and the erasure fails."""
+    db = tmp_path / "lens.duckdb"
+    run_cli(["load", str(store), "--db", str(db)], tmp_path).succeeded()
+    export = tmp_path / "ex" / "b.csv"
+    export.parent.mkdir()
+    run_cli(["report", "transcript", "--db", str(db), "--thread", GONE, "--out", str(export)], tmp_path).succeeded()
+    export.unlink()
+    export.mkdir()
+    (export / "app-checkpoints.sqlite").write_bytes(store.read_bytes())
+    (export / "notes.txt").write_text("notes: QUINCE-48213-PLOVER\n")
+
+    out = attack(["erase", "--db", str(db), "--thread", GONE, "--reason", "GDPR", "--remove-exports"], tmp_path, env=env)
+    out.no_traceback().within_budget()
+    assert sorted(p.name for p in export.iterdir()) == ["app-checkpoints.sqlite", "notes.txt"]
+    assert (export / "app-checkpoints.sqlite").read_bytes() == store.read_bytes()
+    assert out.returncode == 1 and "exports removed" not in out.stdout
+    held = [line for line in out.stdout.splitlines() + out.stderr.splitlines() if "still holds" in line]
+    assert [line for line in held if str(export) in line] == [
+        f"  still holds erased text (not the export file: a folder; not removed: a folder stands there): {export} [export]"]
+    assert not [line for line in held if str(export) + os.sep in line]  # (nothing inside it is named)
+
+
+def test_a_link_to_a_folder_at_an_export_path_is_not_followed(store, tmp_path, env):  # noqa: F811
+    """A link to a folder where an export was: nothing it names is read or named; the link itself,
+    at the recorded path, is what `--remove-exports` removes."""
+    db = tmp_path / "lens.duckdb"
+    run_cli(["load", str(store), "--db", str(db)], tmp_path).succeeded()
+    export = tmp_path / "b.csv"
+    run_cli(["report", "transcript", "--db", str(db), "--thread", GONE, "--out", str(export)], tmp_path).succeeded()
+    export.unlink()
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "notes.txt").write_text("notes: QUINCE-48213-PLOVER\n")
+    export.symlink_to(outside, target_is_directory=True)
+
+    kept = attack(["erase", "--db", str(db), "--thread", GONE, "--reason", "GDPR"], tmp_path, env=env)
+    kept.no_traceback()
+    assert kept.returncode == 1 and str(outside) not in kept.stdout + kept.stderr
+    assert f"  still holds erased text (not the export file: a link): {export} [export]" in kept.stderr.splitlines()
+
+    removed = attack(["erase", "--db", str(db), "--thread", GONE, "--reason", "GDPR", "--remove-exports"],
+                     tmp_path, env=env)
+    removed.no_traceback()
+    assert not os.path.lexists(export) and (outside / "notes.txt").read_text() == "notes: QUINCE-48213-PLOVER\n"
+    assert str(outside) not in removed.stdout + removed.stderr

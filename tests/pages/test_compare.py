@@ -179,3 +179,17 @@ def test_overlapping_cohorts_are_warned_on_the_page_and_the_deciding_columns_sho
     assert {"difference", "ci95", "significant"} <= set(order)
     at = open_page(labelled_app, "compare")  # two versions: no thread in both, no warning
     assert metric(at, "In both") == "0" and not [w for w in at.warning if "in both cohorts" in w.value]
+
+
+def test_a_price_table_nested_too_deep_is_refused_on_the_page(labelled_app, tmp_path, monkeypatch):
+    """A 4 KB price table nested 2,000 deep: the page names the refusal, the comparison stands."""
+    root = tmp_path / "roots"
+    root.mkdir()
+    deep = root / "prices.toml"
+    deep.write_text('[models."gpt-4o-mini-2024-07-18"]\ninput = ' + "[" * 2000 + "]" * 2000 + "\n", encoding="utf-8")
+    monkeypatch.setenv("TRANSCRIPT_LENS_SOURCE_ROOTS", str(root))
+    at = open_page(labelled_app, "compare")
+    at.text_input(key="compare.prices_path").input(str(deep)).run()
+    assert not at.exception
+    assert any("nested deeper than 200 levels (at line 2" in e.value for e in at.error)
+    assert "Cost per conversation" not in at.dataframe[0].value["figure"].tolist()
