@@ -19,7 +19,8 @@ from analytics.dblock import database_lock
 from analytics.erasure.covered import COUNT, record, recorded
 from analytics.erasure.db import KINDS, covered_threads, delete_threads, rewrite_dataset, rewrite_without
 from analytics.erasure.exports import erased_values
-from analytics.erasure.reason import masked_reason
+from analytics.erasure.names import names_of
+from analytics.erasure.reason import masked_texts
 from analytics.erasure.scan import Needles, Place, Scan, needles_of, places, scan
 from analytics.erasure.tenants import check_erase, refuse_scoped, scope_tenants
 from analytics.erasure.workspace import purge_workspace
@@ -113,8 +114,9 @@ def erase(db: str | os.PathLike, *, thread: str | None = None, tenant: str | Non
     `remove_exports`, the export files of the export log that hold it; then prove it
     (`analytics.erasure.scan`: `Erasure.scan` lists every file still holding erased text). The
     tombstone is recorded before the rewrite: should the rewrite fail, the next load still
-    holds the rows back. Its reason, and the log's, is `reason` with each stretch of the
-    erased threads' text replaced by `<erased>` (`analytics.erasure.reason`). A database that has none of its rows yet is left as it is. A caller limited to
+    holds the rows back. Its reason and `by`, and the log's, are `reason` and `by` with each
+    stretch of the erased threads' text replaced by `<erased>` (`analytics.erasure.reason`), and
+    so are the names and descriptions of the review queues and labels (`analytics.erasure.names`). A database that has none of its rows yet is left as it is. A caller limited to
     some tenants erases only within them (`analytics.erasure.tenants`)."""
     kind, value = _mark(thread, tenant, session)
     reason = _reason(reason)
@@ -127,8 +129,18 @@ def erase(db: str | os.PathLike, *, thread: str | None = None, tenant: str | Non
         source = _rows_file(db)
         threads = _covered(source, kind, value)
         needles = needles_of(source, threads) if source is not None else Needles((), tuple(threads))
-        # The reason is written without the erased text it quotes (`analytics.erasure.reason`).
-        reason, quoted = masked_reason(source, threads, reason, needles.texts)
+        workspaces = [ws, *ws.others()]  # its own, and every other written for it (`--workspace FILE`)
+        # The reason and `by` are written without the erased text they quote (`analytics.erasure.reason`),
+        # and the queues' and labels' names and descriptions rewritten so (`analytics.erasure.names`).
+        named: set[str] = set()
+        for w in workspaces:
+            if w.exists():
+                with w.read() as conn:
+                    named.update(names_of(conn))
+        texts = [reason, by, *sorted(named)]
+        masked = masked_texts(source, threads, texts, needles.texts)
+        (reason, quoted), (by, by_quoted) = masked[0], masked[1]
+        names = {t: m for t, (m, n) in zip(texts[2:], masked[2:]) if n}
         with ws.write() as conn:  # before the rewrite: a later load holds these ids back however it parses them
             row = conn.execute("SELECT tombstone_id FROM tombstones WHERE kind = ? AND value = ? AND lifted_at IS NULL",
                                (kind, value)).fetchone()
@@ -139,7 +151,6 @@ def erase(db: str | os.PathLike, *, thread: str | None = None, tenant: str | Non
             # Every thread a standing tombstone covers stays out of every place: an earlier erasure's
             # ids are looked for (and purged from the workspaces) again, with this one's.
             earlier = sorted({t for ids in recorded(conn).values() for t in ids} - set(threads))
-        workspaces = [ws, *ws.others()]  # its own, and every other written for it (`--workspace FILE`)
         needles = replace(needles, ids=(*needles.ids, *earlier))
         if source is not None and threads:
             values: set[str] = set()
@@ -155,10 +166,13 @@ def erase(db: str | os.PathLike, *, thread: str | None = None, tenant: str | Non
         elsewhere: dict[str, int] = {}
         for w in workspaces:
             name = "workspace" if w is ws else f"workspace {w.path}"
-            for t, n in purge_workspace(w, list(needles.ids), needles.export_values, needles.texts).items():
+            for t, n in purge_workspace(w, list(needles.ids), needles.export_values, needles.texts,
+                                           names).items():
                 elsewhere[f"{name} {t}"] = n
         if quoted:
             elsewhere["reason quotes"] = quoted
+        if by_quoted:
+            elsewhere["by quotes"] = by_quoted
         dropped = _drop_app_versions(app_cache, old_inode)
         if dropped:
             elsewhere["app versions"] = dropped

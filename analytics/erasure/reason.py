@@ -91,8 +91,14 @@ def masked_reason(db: str | os.PathLike | None, thread_ids: list[str], reason: s
     """`reason` with each stretch of it that is the erased threads' text replaced by `ERASED`
     (the module's rule; read from the DuckDB database at `db` before the erasure), and any of the
     scan's `needles` left; how many stretches were replaced."""
-    spans: list[tuple[int, int]] = []
-    if db is not None and thread_ids and len(reason) >= SHORTEST:
+    return masked_texts(db, thread_ids, [reason], needles)[0]
+
+
+def masked_texts(db: str | os.PathLike | None, thread_ids: list[str], texts: list[str],
+                 needles: tuple[str, ...] = ()) -> list[tuple[str, int]]:
+    """`masked_reason` of each of `texts` (read through one connection): [(masked, stretches replaced)]."""
+    spans: list[list[tuple[int, int]]] = [[] for _ in texts]
+    if db is not None and thread_ids and any(len(t) >= SHORTEST for t in texts):
         con = duckdb.connect()
         try:
             con.execute("ATTACH ? AS src (READ_ONLY)", [str(db)])
@@ -100,32 +106,40 @@ def masked_reason(db: str | os.PathLike | None, thread_ids: list[str], reason: s
             if said is not None:
                 con.execute("CREATE TEMP TABLE erased (thread_id VARCHAR)")
                 con.execute("INSERT INTO erased SELECT DISTINCT unnest(?::VARCHAR[])", [list(thread_ids)])
-                # The erased threads' text, kept for the search's rounds; the kept threads' is read once, below.
+                # The erased threads' text, kept for the search's rounds; the kept threads' is read once per text, below.
                 con.execute(f"CREATE TEMP TABLE erased_said AS SELECT DISTINCT lower(said) AS said FROM ({said}) "
                             "SEMI JOIN erased USING (thread_id) WHERE said IS NOT NULL")
-                folded = _fold(reason)
-                longest = _longest_said(con, folded)
-                # Only a stretch that ends past the one before it can be distinctive on its own
-                # (one that ends with it is inside it, and said wherever it is).
-                ends, last = {}, -1
-                for i in sorted(longest):
-                    if i + longest[i] > last:
-                        ends[i] = last = i + longest[i]
-                pieces = {i: folded[i:j] for i, j in ends.items()}
-                kept = {w for (w,) in con.execute(
-                    f"WITH said AS ({said}) SELECT w FROM unnest(?::VARCHAR[]) AS t(w) WHERE EXISTS (SELECT 1 FROM said s "
-                    "WHERE contains(lower(s.said), w) AND (s.thread_id IS NULL OR s.thread_id NOT IN "
-                    "(SELECT thread_id FROM erased)))", [sorted(set(pieces.values()))]).fetchall()} if pieces else set()
-                spans = [(i, ends[i]) for i, w in pieces.items() if w not in kept]
+                for k, text in enumerate(texts):
+                    if len(text) >= SHORTEST:
+                        spans[k] = _erased_spans(con, said, _fold(text))
         finally:
             con.close()
-    spans = _merged(spans)
-    out, at = [], 0
-    for a, b in spans:
-        out += [reason[at:a], ERASED]
-        at = b
-    masked, more = replaced_within("".join(out) + reason[at:], needles)
-    return masked, len(spans) + more
+    out = []
+    for text, found in zip(texts, spans):
+        parts, at = [], 0
+        for a, b in _merged(found):
+            parts += [text[at:a], ERASED]
+            at = b
+        masked, more = replaced_within("".join(parts) + text[at:], needles)
+        out.append((masked, len(_merged(found)) + more))
+    return out
+
+
+def _erased_spans(con: duckdb.DuckDBPyConnection, said: str, folded: str) -> list[tuple[int, int]]:
+    """The stretches of `folded` the module's rule replaces: (start, end)."""
+    longest = _longest_said(con, folded)
+    # Only a stretch that ends past the one before it can be distinctive on its own
+    # (one that ends with it is inside it, and said wherever it is).
+    ends, last = {}, -1
+    for i in sorted(longest):
+        if i + longest[i] > last:
+            ends[i] = last = i + longest[i]
+    pieces = {i: folded[i:j] for i, j in ends.items()}
+    kept = {w for (w,) in con.execute(
+        f"WITH said AS ({said}) SELECT w FROM unnest(?::VARCHAR[]) AS t(w) WHERE EXISTS (SELECT 1 FROM said s "
+        "WHERE contains(lower(s.said), w) AND (s.thread_id IS NULL OR s.thread_id NOT IN "
+        "(SELECT thread_id FROM erased)))", [sorted(set(pieces.values()))]).fetchall()} if pieces else set()
+    return [(i, ends[i]) for i, w in pieces.items() if w not in kept]
 
 
 def scrub_reasons(conn: sqlite3.Connection, texts: tuple[str, ...]) -> int:

@@ -5,9 +5,10 @@ a queue item and a saved view name the thread. None of them may outlive the
 thread (`report annotations` would print the excerpt as "orphaned, thread gone").
 The tombstone and the two append-only logs (erasure, export) keep the erased
 *id*: the tombstone is what keeps the thread out of later loads, the logs are the
-record an auditor reads; they never hold message text (a reason quoting it is stored
+record an auditor reads; they never hold message text (a reason or a `by` quoting it is stored
 masked, and earlier reasons and export arguments are rid of it: `analytics.erasure.reason`,
-`analytics.erasure.exports`).
+`analytics.erasure.exports`). The queues and labels stay, their names and descriptions masked
+(`analytics.erasure.names`).
 
 SQLite leaves deleted rows in free pages and in the write-ahead log: the rows are
 deleted with `secure_delete` (freed space overwritten with zeros), then the file is
@@ -25,16 +26,19 @@ import sqlite3
 from contextlib import closing
 
 from analytics.erasure.exports import scrub
+from analytics.erasure.names import rename
 from analytics.erasure.reason import scrub_reasons
 from analytics.workspace.store import Workspace, temp_ids
 
 
 def purge_workspace(ws: Workspace, thread_ids: list[str], export_values: tuple[str, ...] = (),
-                    texts: tuple[str, ...] = ()) -> dict[str, int]:
+                    texts: tuple[str, ...] = (), names: dict[str, str] | None = None) -> dict[str, int]:
     """Delete the threads' annotations, queue items and the saved views that name them from
     `ws`, replace the erased ids and `export_values` in the export log's arguments, and the
     scan's windows `texts` inside them (`analytics.erasure.exports`) and inside the reasons of
-    the tombstones and the erasure log (`analytics.erasure.reason`), then compact the file;
+    the tombstones and the erasure log (`analytics.erasure.reason`), write the queues' and labels'
+    names and descriptions masked (`names`, {text: masked}, and `texts` inside them:
+    `analytics.erasure.names`), then compact the file;
     {table: rows deleted or changed}. A workspace not created yet is left so."""
     if not thread_ids or not ws.exists():
         return {}
@@ -57,6 +61,9 @@ def purge_workspace(ws: Workspace, thread_ids: list[str], export_values: tuple[s
         n = scrub_reasons(conn, texts)
         if n:
             removed["reasons scrubbed"] = n
+        n = rename(conn, names or {}, texts)
+        if n:
+            removed["names masked"] = n
         conn.execute("DROP TABLE temp.erased_ids")
     compact(ws)
     return removed

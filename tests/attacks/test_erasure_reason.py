@@ -7,10 +7,14 @@ metadata value is one of its windows), or, for a quote no window covers, said th
 clean while the workspace held it. Now each stretch of the reason that is the erased threads'
 text is stored as `<erased>`; a reason an earlier erasure stored, quoting a thread erased
 later, is rid of that thread's windows; and an export-log value holding a metadata value
-with more text around it has that value replaced, the rest kept.
+with more text around it has that value replaced, the rest kept. The queues' and labels'
+names and descriptions, and the erasure's `--by`, are masked by the reason's rule, in the
+step that cleans the workspace: the first run leaves none of the text on disk and exits 0.
 """
 
 from __future__ import annotations
+
+import sqlite3
 
 import pytest
 
@@ -27,6 +31,7 @@ CUSTOMER, KEPT_CUSTOMER = "frank.reason.only@example.net", "kept.reason@example.
 PHRASE = "my locker code is QUINCE-48213-PLOVER"
 ASK = f"Please help: {PHRASE}, and the spare key sits under the third flowerpot on the left."
 SECRETS = (CUSTOMER, "QUINCE-48213-PLOVER")
+NAMED = (*SECRETS, SECRETS[1].lower())  # (a name may quote it in any case)
 
 
 @pytest.fixture(scope="module")
@@ -91,3 +96,40 @@ def test_an_export_value_holding_a_metadata_value_has_it_replaced(store, tmp_pat
     assert files_holding(tmp_path, (CUSTOMER,)) == []
     (arguments,) = analytics.exports(db)["arguments"]
     assert "ticket for <erased> please" in arguments
+
+
+def test_queue_and_label_texts_and_by_are_masked_on_the_first_run(store, tmp_path, env):  # noqa: F811
+    db = tmp_path / "lens.duckdb"
+    run_cli(["load", str(store), "--db", str(db)], tmp_path).succeeded()
+    run_cli(["queues", "create", f"{SECRETS[1]} queue", "--db", str(db), "--thread", GONE, "--thread", KEPT,
+             "--description", f"follow-up for {CUSTOMER}", "--author", "ana"], tmp_path).succeeded()
+    # A second name that masks to the same: the names stay unique.
+    run_cli(["queues", "create", f"{SECRETS[1].lower()} queue", "--db", str(db), "--thread", KEPT,
+             "--author", "ana"], tmp_path).succeeded()
+    label = f"{CUSTOMER} complaint"
+    run_cli(["annotations", "labels", "--db", str(db), "--add", label, "--color", "#ff0000",
+             "--description", f"for {SECRETS[1]} cases"], tmp_path).succeeded()
+    run_cli(["annotations", "add", "--db", str(db), "--thread", KEPT, "--label", label, "--author", "ana"],
+            tmp_path).succeeded()
+    assert files_holding(tmp_path, NAMED) != []
+
+    out = attack(["erase", "--db", str(db), "--thread", GONE, "--reason", "DSR 12", "--by", CUSTOMER],
+                 tmp_path, env=env)
+    out.succeeded().within_budget().never_prints(*NAMED)
+    assert "scan: 0 of" in out.stdout
+    assert files_holding(tmp_path, NAMED) == []
+
+    with sqlite3.connect(tmp_path / "lens.duckdb.workspace.sqlite") as conn:
+        queues = conn.execute("SELECT name, description FROM queues ORDER BY queue_id").fetchall()
+        labels = dict(conn.execute("SELECT name, description FROM labels").fetchall())
+        kept = conn.execute("SELECT thread_id, label FROM annotations").fetchall()
+    assert queues == [("<erased> queue", "follow-up for <erased>"), ("<erased> queue 2", None)]
+    # (the space before the code is the thread's text too: "is QUINCE-…")
+    assert labels["<erased> complaint"] == "for<erased> cases"
+    assert kept == [(KEPT, "<erased> complaint")]  # the kept thread's annotation follows its label
+    assert [t.by for t in analytics.tombstones(db)] == ["<erased>"]
+    assert list(analytics.erasure_log(db)["by"]) == ["<erased>"]
+
+    again = attack(["erase", "--db", str(db), "--thread", GONE, "--reason", "DSR 12 again"], tmp_path, env=env)
+    again.succeeded()
+    assert files_holding(tmp_path, NAMED) == []
