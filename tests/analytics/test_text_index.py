@@ -20,6 +20,7 @@ from analytics.erasure.db import delete_threads
 from analytics.filters import Filters
 from analytics.frames import fetch_frame
 from analytics.searching import SearchQuery, search, search_sql
+from analytics.text_match import register_search_functions
 from loaders.catalog import TABLES as LOADER_TABLES
 from storegen.build import open_sqlite_saver
 from storegen.clock import Clock
@@ -57,6 +58,7 @@ def corpora(draw):
 def _database(threads) -> duckdb.DuckDBPyConnection:
     con = duckdb.connect()
     con.execute("SET TimeZone = 'UTC'").fetchall()
+    register_search_functions(con)  # (the search SQL names it, as on every connection analytics opens)
     for table in LOADER_TABLES:  # (empty but for messages: `only_threads` narrows every one)
         if table.name != "threads":
             con.execute(f"CREATE TABLE {table.name} ({', '.join(c.ddl() for c in table.columns)})").fetchall()

@@ -119,13 +119,14 @@ def test_a_masked_transcript_and_report_hold_none_of_them(lens, tmp_path):
     for fmt in ("csv", "json", "table"):
         out = run_cli(["transcript", "--thread", THREAD, "--format", fmt, "--db", str(lens), "--redact"], tmp_path)
         out.succeeded().never_prints(*SECRETS)
-        assert "<EMAIL_1>" in out.stdout and "<CARD_1>" in out.stdout and "<IBAN_1>" in out.stdout, out.stdout
+        # (placeholders are numbered per process, and this one may have masked before)
+        assert all(re.search(rf"<{kind}_\d+>", out.stdout) for kind in ("EMAIL", "CARD", "IBAN")), out.stdout
         for decoy in ("1.2.3.4", "2025-03-05", "12.50 EUR"):
             assert decoy in out.stdout
     report = tmp_path / "t.csv"
     run_cli(["report", "transcript", "--db", str(lens), "--out", str(report), "--redact"], tmp_path).succeeded()
     text = report.read_text(encoding="utf-8")
-    assert not [s for s in SECRETS if s in text] and "<IBAN_1>" in text
+    assert not [s for s in SECRETS if s in text] and re.search(r"<IBAN_\d+>", text)
 
 
 @pytest.mark.parametrize("probe", ["example", "4111", "0532/0130", "reach me at bob"])

@@ -12,7 +12,9 @@ from tests.e2e.util import settle
 
 
 def chips(page, key: str) -> int:
-    """The chosen values (tags) the multiselect of widget key `key` shows."""
+    """The chosen values (tags) the multiselect of widget key `key` shows, once cohort B's model (in
+    every state here) is drawn: the page's widgets come after its first paint."""
+    page.locator(".st-key-compare-b_model [data-tag-index]").first.wait_for()
     return page.locator(f".st-key-{key} [data-tag-index]").count()
 
 

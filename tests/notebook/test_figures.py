@@ -101,7 +101,7 @@ def test_the_branch_tree_and_the_resume_timeline(demo_db):
     rows = analytics.checkpoint_tree(demo_db, THREAD)
     lanes = [f"branch {b} · " + ("current" if b == 1 else "abandoned") for b in sorted(rows["branch"].unique())]
     points = [t for t in tree.data if t.mode == "markers"]
-    assert sorted(x for t in points for x in t.x) == sorted(rows["position"])  # each checkpoint once
+    assert sorted(x for t in points for x in t.x) == sorted(rows["position"] + 1)  # each checkpoint once, counted from 1 as the chart counts
     assert {y for t in points for y in t.y} == set(lanes) and list(tree.layout.yaxis.categoryarray) == lanes
     timeline = lens.resume_timeline((demo_db, THREAD))
     assert sum(len(t.x) for t in timeline.data) > 0

@@ -167,12 +167,12 @@ def test_a_conversation_failed_by_the_rule_alone_opens_at_the_message_that_decid
     at = open_page(app, "conversations", outcome="failed", sort="thread_id", order="asc")
     rows = at.dataframe[0].value
     assert rows["signals"].tolist()[rows["thread_id"].tolist().index(FAILED_BY_RULE)] == ""
-    at.session_state["conversations.table"] = {
+    at.session_state[columns.table_key("thread_id", False)] = {
         "selection": {"rows": [rows["thread_id"].tolist().index(FAILED_BY_RULE)], "columns": [], "cells": []}}
     at.run()
     assert "transcript?thread=globex%3Aapi%3Asess-2104&msg=7" in _go_to_script(at)
     at = open_page(app, "conversations", sort="thread_id", order="asc")
-    at.session_state["conversations.table"] = {
+    at.session_state[columns.table_key("thread_id", False)] = {
         "selection": {"rows": [at.dataframe[0].value["thread_id"].tolist().index(FAILED_BY_RULE)], "columns": [],
                       "cells": []}}
     at.run()
