@@ -12,11 +12,21 @@ from analytics import connect
 import transcript_lens
 
 
-@pytest.fixture(scope="module")
-def loaded(sqlite_store, tmp_path_factory):
-    """`sqlite_store` loaded by the real loader (read it, or copy it before changing it)."""
-    db = tmp_path_factory.mktemp("loaded") / "lens.duckdb"
+@pytest.fixture(scope="session")
+def loaded_once(sqlite_store, tmp_path_factory):
+    """`sqlite_store` loaded by the real loader, once for the run (never handed out: see `loaded`)."""
+    db = tmp_path_factory.mktemp("loaded-once") / "lens.duckdb"
     transcript_lens.load(sqlite_store.path, db)
+    return db
+
+
+@pytest.fixture(scope="module")
+def loaded(loaded_once, tmp_path_factory):
+    """`sqlite_store` loaded by the real loader, a module's own copy of the one load of the run
+    (read it, or copy it before changing it): what a module writes beside it (a workspace) stays
+    the module's, as when each module loaded the store itself."""
+    db = tmp_path_factory.mktemp("loaded") / "lens.duckdb"
+    shutil.copyfile(loaded_once, db)
     return db
 
 

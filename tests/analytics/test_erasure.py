@@ -3,6 +3,7 @@ reloads of a store written by real LangGraph graphs, until their tombstone is li
 
 from __future__ import annotations
 
+import shutil
 import sqlite3
 import threading
 
@@ -29,12 +30,20 @@ def source(tmp_path_factory):
     return path
 
 
+@pytest.fixture(scope="module")
+def loaded_source(source, tmp_path_factory):
+    """`source` loaded once for the module; each test erases from its own byte-for-byte copy (`db`)."""
+    target = tmp_path_factory.mktemp("erasure-loaded") / "lens.duckdb"
+    transcript_lens.load(source, target)
+    return target
+
+
 @pytest.fixture()
-def db(source, tmp_path, monkeypatch):
+def db(loaded_source, tmp_path, monkeypatch):
     monkeypatch.delenv("TRANSCRIPT_LENS_WORKSPACE", raising=False)
     monkeypatch.setenv("TRANSCRIPT_LENS_CACHE", str(tmp_path / "cache"))  # the CLI's erase sweeps the app's cache
     target = tmp_path / "lens.duckdb"
-    transcript_lens.load(source, target)
+    shutil.copyfile(loaded_source, target)
     return target
 
 

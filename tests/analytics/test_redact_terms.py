@@ -17,7 +17,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 
 from analytics.reader_view import base, view
 from analytics.redact import RedactConfig, _Terms, find_personal_data
-from tests.attacks.harness import attack, run_cli
+from tests.attacks.harness import run_cli
 from tests.attacks.stores import store_with_messages
 
 
@@ -77,7 +77,7 @@ def lens(tmp_path_factory) -> tuple[Path, Path]:
     folder = tmp_path_factory.mktemp("terms")
     store, db, config = folder / "store.sqlite", folder / "lens.duckdb", folder / "redact.toml"
     store_with_messages(store, [HumanMessage(f"please refund {TERMS[4321]} today"), AIMessage("refund sent")], THREAD)
-    attack(["load", str(store), "--db", str(db)], folder).succeeded()
+    run_cli(["load", str(store), "--db", str(db)], folder).succeeded()
     config.write_text("[redact]\nterms = [" + ", ".join(f'"{t}"' for t in TERMS) + "]\n", encoding="utf-8")
     return db, config
 

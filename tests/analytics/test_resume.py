@@ -104,8 +104,9 @@ def _load(store: Path, tmp: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def lens(sqlite_store, tmp_path_factory) -> Path:
-    return _load(sqlite_store.path, tmp_path_factory.mktemp("lens"))
+def lens(loaded) -> Path:
+    """`sqlite_store` loaded (the module's copy of the run's one load: tests/analytics/conftest.py)."""
+    return loaded
 
 
 @pytest.fixture(scope="module")

@@ -174,21 +174,23 @@ def test_the_report_holds_every_hit_in_the_report_format(intl_db):
         report_frame(intl_db, "search", analytics.Filters(), {})
 
 
-def test_the_command_line(intl_db, tmp_path):
+def test_the_command_line(intl_db, tmp_path, capsys):
+    from transcript_lens.cli import main
+
     run = [sys.executable, "-m", "transcript_lens", "search", "RÜCKERSTATTUNG", "--db", str(intl_db)]
-    done = subprocess.run(run, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(run, capture_output=True, text=True, timeout=120)  # (a fresh interpreter: its encoding)
     assert done.returncode == 0, done.stderr
     assert "2 messages in 1 threads" in done.stderr
     assert "»Rückerstattung«" in done.stdout and "»RÜCKERSTATTUNG«" in done.stdout
-    csv = subprocess.run([*run, "--speaker", "user", "--format", "csv"], capture_output=True, text=True, timeout=120)
-    frame = pd.read_csv(pd.io.common.StringIO(csv.stdout))
+    # The same command's options, in this process.
+    args = run[3:]
+    assert main([*args, "--speaker", "user", "--format", "csv"]) == 0
+    frame = pd.read_csv(pd.io.common.StringIO(capsys.readouterr().out))
     assert frame[["thread_id", "message", "role"]].values.tolist() == [["de:web:s1", 1, "user"]]
-    bad = subprocess.run([*run, "--in", "nowhere"], capture_output=True, text=True, timeout=120)
-    assert bad.returncode == 2 and bad.stderr.strip().startswith("error: search in must be")
+    assert main([*args, "--in", "nowhere"]) == 2
+    assert capsys.readouterr().err.strip().startswith("error: search in must be")
     out = tmp_path / "hits.csv"
-    done = subprocess.run([sys.executable, "-m", "transcript_lens", "report", "search", "--db", str(intl_db),
-                           "--text", "返金", "--out", str(out)], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
+    assert main(["report", "search", "--db", str(intl_db), "--text", "返金", "--out", str(out)]) == 0
     assert len(pd.read_csv(out)) == len(scan(intl_db, "返金")) == 2
 
 

@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from tests.attacks.harness import ROOT
+from tests.attacks.harness import ROOT, run_cli
 from tests.attacks.stores import store_with_messages
 
 COMMANDS = {
@@ -58,11 +58,11 @@ def db(store):
 
 
 @pytest.mark.parametrize("command", COMMANDS)
-def test_a_closed_output_pipe_stops_the_command_quietly(db, command):
+def test_a_closed_output_pipe_stops_the_command_quietly(db, command, tmp_path):
     argv = [*COMMANDS[command], "--db", str(db)]
-    whole = _cli(argv, subprocess.PIPE)
-    assert whole.returncode == 0 and "ok 39" in whole.stdout, whole.stderr  # (the command has output to write)
-    cut = _closed_pipe_run(argv)
+    whole = run_cli(argv, tmp_path)  # (the command has output to write: read in this process)
+    assert whole.returncode == 0 and "ok 39" in whole.stdout, whole.stderr
+    cut = _closed_pipe_run(argv)  # (an exit status of a process of its own)
     assert cut.returncode == 141, cut.stderr
     # Nothing but what the command says before its output (search's "# N messages …" line).
     assert [line for line in cut.stderr.splitlines() if not line.startswith("# ")] == [], cut.stderr

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from analytics import tomltable
-from tests.attacks.harness import attack
+from tests.attacks.harness import attack, run_cli
 
 DEEP = "[" * 2000 + "]" * 2000
 
@@ -19,7 +19,7 @@ DEEP = "[" * 2000 + "]" * 2000
 @pytest.fixture(scope="module")
 def db(sqlite_store, tmp_path_factory):
     folder = tmp_path_factory.mktemp("deep-toml")
-    attack(["load", str(sqlite_store.path), "--db", str(folder / "lens.duckdb")], folder).succeeded()
+    run_cli(["load", str(sqlite_store.path), "--db", str(folder / "lens.duckdb")], folder).succeeded()
     return folder / "lens.duckdb"
 
 
@@ -32,7 +32,7 @@ def db(sqlite_store, tmp_path_factory):
 def test_a_toml_option_nested_2000_deep_is_refused_in_one_line(db, tmp_path, option, table):
     deep = tmp_path / "deep.toml"
     deep.write_text(table + DEEP + "\n", encoding="utf-8")
-    out = attack([*option[:2], "--db", str(db), *option[2:], str(deep)], tmp_path)
+    out = run_cli([*option[:2], "--db", str(db), *option[2:], str(deep)], tmp_path)
     out.no_traceback()
     assert out.returncode == 2 and "RecursionError" not in out.stderr
     (line,) = out.stderr.splitlines()

@@ -13,7 +13,7 @@ import pytest
 import analytics
 from storegen import Reply, ScriptedChatModel, build_chat_graph, build_sqlite_store, clock_scope, open_sqlite_saver
 from storegen.scenarios import say, thread_config
-from tests.attacks.harness import attack
+from tests.attacks.harness import attack, run_cli
 from tests.attacks.test_erasure import env  # noqa: F401 (the fixture: the app cache in tmp_path)
 from tests.erasure_stores import files_holding
 
@@ -44,15 +44,15 @@ def store(tmp_path_factory):
 @pytest.mark.parametrize("remove", [False, True], ids=["listed", "removed"])
 def test_a_masked_export_of_an_erased_thread_is_found_and_removed(store, tmp_path, env, remove):
     db = tmp_path / "lens.duckdb"
-    attack(["load", str(store), "--db", str(db)], tmp_path, env=env).succeeded()
+    run_cli(["load", str(store), "--db", str(db)], tmp_path).succeeded()
     exports = tmp_path / "exports"
     exports.mkdir()
     masked = sorted([exports / "masked.csv", exports / "masked-search.json"])
     # (a masked session names no thread whose key holds a personal value: `--thread DENSE` matches nothing)
-    attack(["report", "search", "--db", str(db), "--text", "ping", "--speaker", "user", "--redact", "--out",
-            str(masked[0])], tmp_path, env=env).succeeded()
-    attack(["report", "search", "--db", str(db), "--text", "DENSESECRET", "--redact", "--out", str(masked[1])],
-           tmp_path, env=env).succeeded()
+    run_cli(["report", "search", "--db", str(db), "--text", "ping", "--speaker", "user", "--redact", "--out",
+             str(masked[0])], tmp_path).succeeded()
+    run_cli(["report", "search", "--db", str(db), "--text", "DENSESECRET", "--redact", "--out",
+             str(masked[1])], tmp_path).succeeded()
     assert files_holding(exports, ("DENSESECRET",)) == masked
     assert files_holding(exports, ("@mail-x.example",)) == []  # masked: no raw window, no raw id
 
@@ -69,12 +69,11 @@ def test_a_masked_export_of_an_erased_thread_is_found_and_removed(store, tmp_pat
 
 def test_an_export_argument_found_only_in_the_erased_tool_calls_is_erased(store, tmp_path, env):
     db = tmp_path / "lens.duckdb"
-    attack(["load", str(store), "--db", str(db)], tmp_path, env=env).succeeded()
-    attack(["report", "conversations", "--db", str(db), "--text", TOOL_WORD, "--out", str(tmp_path / "c.csv")],
-           tmp_path, env=env).succeeded()
+    run_cli(["load", str(store), "--db", str(db)], tmp_path).succeeded()
+    run_cli(["report", "conversations", "--db", str(db), "--text", TOOL_WORD, "--out",
+             str(tmp_path / "c.csv")], tmp_path).succeeded()
     assert analytics.exports(db)["arguments"].str.contains(TOOL_WORD).sum() == 1
 
-    attack(["erase", "--db", str(db), "--thread", TOOLS, "--reason", "GDPR", "--remove-exports"],
-           tmp_path, env=env).succeeded()
+    run_cli(["erase", "--db", str(db), "--thread", TOOLS, "--reason", "GDPR", "--remove-exports"], tmp_path).succeeded()
     after = analytics.exports(db)["arguments"]
     assert not after.str.contains(TOOL_WORD).any() and after.str.contains("<erased>").sum() == 1

@@ -12,7 +12,7 @@ import pytest
 
 import analytics
 from analytics.workspace import import_jsonl
-from tests.attacks.harness import attack
+from tests.attacks.harness import attack, run_cli
 from tests.attacks.test_erasure import SECRETS, env, store  # noqa: F401 (fixtures)
 from tests.erasure_stores import GONE, SECRET_ASK, files_holding
 
@@ -30,12 +30,12 @@ def _ordinal(db: Path) -> int:
 def test_erase_purges_and_scans_a_workspace_named_by_flag(store, tmp_path, env, remove):  # noqa: F811
     db, team = tmp_path / "lens.duckdb", tmp_path / "team" / "review.sqlite"
     team.parent.mkdir()
-    attack(["load", str(store), "--db", str(db)], tmp_path, env=env).succeeded()
+    run_cli(["load", str(store), "--db", str(db)], tmp_path).succeeded()
     attack(["annotations", "add", "--db", str(db), "--workspace", str(team), "--thread", GONE,
             "--ordinal", str(_ordinal(db)), "--note", f"quoted: {SECRET_ASK}"], tmp_path, env=env).succeeded()
     exported = tmp_path / "team" / "notes.jsonl"
-    attack(["annotations", "export", "--db", str(db), "--workspace", str(team), "--out", str(exported)],
-           tmp_path, env=env).succeeded()
+    run_cli(["annotations", "export", "--db", str(db), "--workspace", str(team), "--out",
+             str(exported)], tmp_path).succeeded()
     assert files_holding(team.parent) == sorted([exported, team])
 
     out = attack(["erase", "--db", str(db), "--thread", GONE, "--reason", "GDPR", *(["--remove-exports"] * remove)],
@@ -52,7 +52,7 @@ def test_erase_purges_and_scans_a_workspace_named_by_flag(store, tmp_path, env, 
 
 def test_a_workspace_named_by_flag_is_refused_when_it_cannot_be_recorded(store, tmp_path, env):  # noqa: F811
     db, team = tmp_path / "lens.duckdb", tmp_path / "team.sqlite"
-    attack(["load", str(store), "--db", str(db)], tmp_path, env=env).succeeded()
+    run_cli(["load", str(store), "--db", str(db)], tmp_path).succeeded()
     Path(f"{db}.workspace.sqlite").write_bytes(b"not a workspace at all" * 100)  # the database's own: unusable
     out = attack(["annotations", "add", "--db", str(db), "--workspace", str(team), "--thread", GONE,
                   "--note", "a note"], tmp_path, env=env)
@@ -64,15 +64,15 @@ def test_a_report_logged_in_a_workspace_named_by_flag_is_found(store, tmp_path, 
     """`report annotations --workspace FILE --out F` logs F in that workspace's export log: the
     workspace is recorded, so the erasure finds F through it."""
     db, team = tmp_path / "lens.duckdb", tmp_path / "team.sqlite"
-    attack(["load", str(store), "--db", str(db)], tmp_path, env=env).succeeded()
+    run_cli(["load", str(store), "--db", str(db)], tmp_path).succeeded()
     lines = tmp_path / "notes.jsonl"
     lines.write_text(f'{{"thread_id": "{GONE}", "note": "quoted: {SECRET_ASK}"}}\n')
     import_jsonl(None, lines, workspace=team, author="rev")  # (no database named: not recorded here)
     lines.unlink()
     report = tmp_path / "out" / "annotations.csv"
     report.parent.mkdir()
-    attack(["report", "annotations", "--db", str(db), "--workspace", str(team), "--out", str(report)],
-           tmp_path, env=env).succeeded()
+    run_cli(["report", "annotations", "--db", str(db), "--workspace", str(team), "--out",
+             str(report)], tmp_path).succeeded()
     out = attack(["erase", "--db", str(db), "--thread", GONE, "--reason", "GDPR", "--remove-exports"],
                  tmp_path, env=env)
     out.succeeded().never_prints(*SECRETS)

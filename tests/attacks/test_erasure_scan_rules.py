@@ -16,7 +16,7 @@ import pytest
 
 from storegen import Reply, ScriptedChatModel, build_chat_graph, build_sqlite_store, clock_scope, open_sqlite_saver
 from storegen.scenarios import say, thread_config
-from tests.attacks.harness import attack
+from tests.attacks.harness import attack, run_cli
 from tests.attacks.test_erasure import env  # noqa: F401 (the fixture: the app cache in tmp_path)
 from tests.erasure_stores import files_holding
 
@@ -47,11 +47,11 @@ def store(tmp_path_factory):
 @pytest.mark.parametrize("remove", [False, True], ids=["listed", "removed"])
 def test_a_masked_export_of_short_text_is_found(store, tmp_path, env, remove):  # noqa: F811
     db = tmp_path / "lens.duckdb"
-    attack(["load", str(store), "--db", str(db)], tmp_path, env=env).succeeded()
+    run_cli(["load", str(store), "--db", str(db)], tmp_path).succeeded()
     export = tmp_path / "exports" / "short.csv"
     export.parent.mkdir()
-    attack(["report", "search", "--db", str(db), "--text", "ok", "--tenant", "acme", "--redact", "--out", str(export)],
-           tmp_path, env=env).succeeded()
+    run_cli(["report", "search", "--db", str(db), "--text", "ok", "--tenant", "acme", "--redact", "--out",
+             str(export)], tmp_path).succeeded()
     assert files_holding(export.parent, ("KIWI-2291", "PLUM-77 ok")) == [export]
     assert files_holding(export.parent, ("short.pii", "bob.s@")) == []  # masked: the id and the address
 
@@ -67,12 +67,12 @@ def test_a_masked_export_of_short_text_is_found(store, tmp_path, env, remove):  
 
 def test_a_second_erasure_keeps_the_first_gone(store, tmp_path, env):  # noqa: F811
     db = tmp_path / "lens.duckdb"
-    attack(["load", str(store), "--db", str(db)], tmp_path, env=env).succeeded()
-    attack(["erase", "--db", str(db), "--thread", FIRST, "--reason", "GDPR 1"], tmp_path, env=env).succeeded()
+    run_cli(["load", str(store), "--db", str(db)], tmp_path).succeeded()
+    run_cli(["erase", "--db", str(db), "--thread", FIRST, "--reason", "GDPR 1"], tmp_path).succeeded()
     assert files_holding(tmp_path, (FIRST_TEXT,)) == []
     lines = tmp_path / "notes.jsonl"  # about the erased thread: imported as an orphan, quoting its text
     lines.write_text(f'{{"thread_id": "{FIRST}", "note": "it said {FIRST_TEXT}"}}\n')
-    attack(["annotations", "import", str(lines), "--db", str(db)], tmp_path, env=env).succeeded()
+    run_cli(["annotations", "import", str(lines), "--db", str(db)], tmp_path).succeeded()
     lines.unlink()
     assert files_holding(tmp_path, (FIRST_TEXT,)) == [tmp_path / "lens.duckdb.workspace.sqlite"]
 
@@ -81,10 +81,10 @@ def test_a_second_erasure_keeps_the_first_gone(store, tmp_path, env):  # noqa: F
     assert "scan: 0 of" in out.stdout
     assert files_holding(tmp_path, (FIRST_TEXT, SECOND_TEXT)) == []
 
-    attack(["load", str(store), "--db", str(db)], tmp_path, env=env).succeeded()  # the store still has both
+    run_cli(["load", str(store), "--db", str(db)], tmp_path).succeeded()  # the store still has both
     assert files_holding(tmp_path, (FIRST_TEXT, SECOND_TEXT)) == []
     for text in (FIRST_TEXT, SECOND_TEXT):  # (a search logs what it sought: last)
-        found = attack(["search", text, "--db", str(db), "--format", "csv"], tmp_path, env=env).succeeded()
+        found = run_cli(["search", text, "--db", str(db), "--format", "csv"], tmp_path).succeeded()
         assert len(found.stdout.splitlines()) == 1
 
 
@@ -93,13 +93,13 @@ def test_the_erasure_names_every_export_that_held_the_thread(store, tmp_path, en
     each export of the erased thread — printed or written, masked or not — and no other, and an
     export file the log says held it is not called clean whatever its bytes."""
     db = tmp_path / "lens.duckdb"
-    attack(["load", str(store), "--db", str(db)], tmp_path, env=env).succeeded()
+    run_cli(["load", str(store), "--db", str(db)], tmp_path).succeeded()
     masked = tmp_path / "masked.csv"
     runs = [["search", FIRST_TEXT, "--format", "csv"],  # printed: 1
             ["report", "transcript", "--tenant", "acme", "--redact", "--out", str(masked)],  # 2
             ["report", "search", "--text", SECOND_TEXT, "--out", str(tmp_path / "other.csv")]]  # 3: another thread
     for argv in runs:
-        attack([*argv, "--db", str(db)], tmp_path, env=env).succeeded()
+        run_cli([*argv, "--db", str(db)], tmp_path).succeeded()
     masked.write_text("a file the log says held the thread, none of whose bytes are its text\n")
 
     out = attack(["erase", "--db", str(db), "--thread", FIRST, "--reason", "GDPR"], tmp_path, env=env)

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from tests.attacks.harness import attack, run_cli
+from tests.attacks.harness import run_cli
 from tests.attacks.stores import store_with_messages
 
 THREAD = "acme:web:bob@example.com"
@@ -21,7 +21,7 @@ def lens(tmp_path_factory):
     folder = tmp_path_factory.mktemp("masked-json")
     store, db = folder / "store.sqlite", folder / "lens.duckdb"
     store_with_messages(store, [{"type": "human", "content": TEXT, "id": "m1"}], thread_id=THREAD)
-    attack(["load", str(store), "--db", str(db)], folder).succeeded()
+    run_cli(["load", str(store), "--db", str(db)], folder).succeeded()
     return db
 
 

@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from tests.attacks.harness import attack, run_cli
+from tests.attacks.harness import run_cli
 from tests.attacks.stores import store_with_messages
 
 THREAD = "acme:web:bob.stdout@example.com"
@@ -27,7 +27,7 @@ def lens(tmp_path_factory):
     store_with_messages(store, [{"type": "human", "content": TEXT, "id": f"card {CARD}"},
                                 {"type": "ai", "content": f"refund to iban {IBAN}", "id": f"iban {IBAN}"}],
                         thread_id=THREAD)
-    attack(["load", str(store), "--db", str(db)], folder).succeeded()
+    run_cli(["load", str(store), "--db", str(db)], folder).succeeded()
     return db
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.attacks.harness import attack, run_cli
+from tests.attacks.harness import run_cli
 from tests.attacks.stores import store_with_messages
 
 EMAIL = "alice.tool@example.com"
@@ -23,7 +23,7 @@ def lens(tmp_path_factory):
     store_with_messages(store, [{"type": "human", "content": "mail it please", "id": "m1"},
                                 {"type": "ai", "content": "", "id": "m2", "tool_calls": [CALL]}],
                         thread_id="acme:web:t1")
-    attack(["load", str(store), "--db", str(db)], folder).succeeded()
+    run_cli(["load", str(store), "--db", str(db)], folder).succeeded()
     return db
 
 

@@ -17,14 +17,14 @@ import pytest
 
 from tests.analytics.pii_store import (EMAIL, GLUED, NAME, PHONE, SECRETS, THREAD, build_pii_in_every_field)
 from analytics.reporting.spec import registry
-from tests.attacks.harness import attack, run_cli
+from tests.attacks.harness import run_cli
 
 @pytest.fixture(scope="module")
 def lens(tmp_path_factory) -> tuple[Path, Path]:
     """(the loaded database, the redaction config naming NAME), built once for the module."""
     folder = tmp_path_factory.mktemp("masking")
     db = folder / "lens.duckdb"
-    attack(["load", str(build_pii_in_every_field(folder / "pii.sqlite")), "--db", str(db)], folder).succeeded()
+    run_cli(["load", str(build_pii_in_every_field(folder / "pii.sqlite")), "--db", str(db)], folder).succeeded()
     config = folder / "redact.toml"
     config.write_text(f'[redact]\nterms = ["{NAME}"]\n', encoding="utf-8")
     return db, config
@@ -134,9 +134,9 @@ def test_a_metadata_filter_confirms_no_guessed_value(guess, lens, tmp_path):
     whether the guess is right or not (checkpoint metadata is masked on output)."""
     db, _config = lens
     argv = ["search", "Order", "--format", "csv", "--meta", f"user_email={guess}"]
-    plain = attack([*argv, "--db", str(db)], tmp_path).succeeded()
+    plain = run_cli([*argv, "--db", str(db)], tmp_path).succeeded()
     assert (len(plain.stdout.splitlines()) > 1) == (guess == EMAIL)  # unmasked, the right guess finds its thread
-    out = attack(_masked(argv, lens, tmp_path), tmp_path).succeeded().never_prints(*SECRETS)
+    out = run_cli(_masked(argv, lens, tmp_path), tmp_path).succeeded().never_prints(*SECRETS)
     assert len(out.stdout.splitlines()) <= 1, out.stdout  # a header, no hit
 
 

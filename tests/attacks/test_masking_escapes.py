@@ -18,7 +18,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 
 from analytics.policy import Policy, reading_as
 from analytics.redact import Redactor
-from tests.attacks.harness import attack, run_cli
+from tests.attacks.harness import run_cli
 from tests.attacks.stores import store_with_messages
 
 
@@ -111,7 +111,7 @@ def lens(tmp_path_factory) -> Path:
     store, db = folder / "store.sqlite", folder / "lens.duckdb"
     said = [HumanMessage(f"reach me at {v} please") for values in SAMPLE.values() for v in values]
     store_with_messages(store, [*said, *(HumanMessage(d) for d in DECOYS), AIMessage("noted")], THREAD)
-    attack(["load", str(store), "--db", str(db)], folder).succeeded()
+    run_cli(["load", str(store), "--db", str(db)], folder).succeeded()
     return db
 
 

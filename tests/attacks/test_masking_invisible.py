@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 
-from tests.attacks.harness import attack, run_cli
+from tests.attacks.harness import run_cli
 from tests.attacks.stores import store_with_messages
 
 THREAD = "invisible"
@@ -33,7 +33,7 @@ def lens(tmp_path_factory) -> Path:
     store, db = folder / "store.sqlite", folder / "lens.duckdb"
     said = [HumanMessage(f"my {what} is {value} thanks") for what, value in VALUES.items()]
     store_with_messages(store, [*said, AIMessage("noted")], THREAD)
-    attack(["load", str(store), "--db", str(db)], folder).succeeded()
+    run_cli(["load", str(store), "--db", str(db)], folder).succeeded()
     return db
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 
-from tests.attacks.harness import attack
+from tests.attacks.harness import run_cli
 from tests.attacks.stores import store_with_messages
 
 THREAD = "mixed"
@@ -34,12 +34,12 @@ def lens(tmp_path_factory) -> Path:
     store, db = folder / "store.sqlite", folder / "lens.duckdb"
     said = [HumanMessage(f"my card is {card} thanks") for card in CARDS]
     store_with_messages(store, [*said, HumanMessage(f"logged {DECOY} ok"), AIMessage("noted")], THREAD)
-    attack(["load", str(store), "--db", str(db)], folder).succeeded()
+    run_cli(["load", str(store), "--db", str(db)], folder).succeeded()
     return db
 
 
 def test_a_card_grouped_by_mixed_separators_is_masked_whole(lens, tmp_path):
-    out = attack(["transcript", "--thread", THREAD, "--format", "csv", "--db", str(lens), "--redact"], tmp_path)
+    out = run_cli(["transcript", "--thread", THREAD, "--format", "csv", "--db", str(lens), "--redact"], tmp_path)
     out.succeeded().never_prints(*SECRETS)
     assert all(f"<CARD_{i}>" in out.stdout for i in range(1, len(CARDS) + 1)), out.stdout
     assert DECOY in out.stdout and out.stdout.count("thanks") == len(CARDS)
@@ -47,8 +47,8 @@ def test_a_card_grouped_by_mixed_separators_is_masked_whole(lens, tmp_path):
 
 @pytest.mark.parametrize("probe", PROBES)
 def test_a_part_of_such_a_card_never_matches_a_search(probe, lens, tmp_path):
-    plain = attack(["search", probe, "--db", str(lens), "--format", "csv"], tmp_path).succeeded()
+    plain = run_cli(["search", probe, "--db", str(lens), "--format", "csv"], tmp_path).succeeded()
     assert len(plain.stdout.splitlines()) > 1  # unmasked, the probe finds the message
-    out = attack(["search", probe, "--db", str(lens), "--format", "csv", "--redact"], tmp_path)
+    out = run_cli(["search", probe, "--db", str(lens), "--format", "csv", "--redact"], tmp_path)
     out.succeeded().never_prints(*(s for s in SECRETS if s != probe))  # (the summary line names the query)
     assert len(out.stdout.splitlines()) <= 1, out.stdout  # a header, no hit

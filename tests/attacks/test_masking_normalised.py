@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 
-from tests.attacks.harness import attack, run_cli
+from tests.attacks.harness import run_cli
 from tests.attacks.stores import store_with_messages
 
 THREAD = "normalised"
@@ -31,7 +31,7 @@ def lens(tmp_path_factory) -> tuple[Path, Path]:
     store, db, config = folder / "store.sqlite", folder / "lens.duckdb", folder / "redact.toml"
     said = [HumanMessage(f"my {what} is {value} thanks") for what, value in VALUES.items()]
     store_with_messages(store, [*said, AIMessage("noted")], THREAD)
-    attack(["load", str(store), "--db", str(db)], folder).succeeded()
+    run_cli(["load", str(store), "--db", str(db)], folder).succeeded()
     config.write_text("[redact]\nterms = [" + ", ".join(f'"{t}"' for t in TERMS) + "]\n", encoding="utf-8")
     return db, config
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 
-from tests.attacks.harness import attack, run_cli
+from tests.attacks.harness import run_cli
 from tests.attacks.stores import store_with_messages
 
 THREAD = "running"
@@ -34,7 +34,7 @@ def test_a_value_followed_by_words_is_masked_whole(fmt, tmp_path):
     store, db = tmp_path / "store.sqlite", tmp_path / "lens.duckdb"
     said = [HumanMessage(f"pay to {value} please and thanks") for value in VALUES]
     store_with_messages(store, [*said, AIMessage(f"noted {VALUES[0]} ok")], THREAD)
-    attack(["load", str(store), "--db", str(db)], tmp_path).succeeded()
+    run_cli(["load", str(store), "--db", str(db)], tmp_path).succeeded()
     out = run_cli(["transcript", "--db", str(db), "--thread", THREAD, "--format", fmt, "--redact"], tmp_path)
     out.succeeded().never_prints(*PIECES)
     assert out.stdout.count("<IBAN_") == 5 and "please and thanks" in out.stdout, out.stdout

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.apptest_scan import components_scanned_once  # noqa: F401  (autouse fixture)
+
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
 TIMEOUT = 60

@@ -11,12 +11,12 @@ import analytics
 from analytics.conversation_outcomes.report import OUTCOME_COLUMNS, REPORT_COLUMNS
 from analytics.conversation_outcomes.signals import SIGNALS
 from tests.analytics.outcomes.conftest import CASES
+from transcript_lens.cli import main
 
 
 def test_cli_report_writes_a_row_per_thread_with_signals_outcome_and_ordinals(signal_store, tmp_path):
     out = tmp_path / "outcomes.csv"
-    subprocess.run([sys.executable, "-m", "transcript_lens", "report", "outcomes", "--db", str(signal_store[1]),
-                    "--out", str(out)], check=True, capture_output=True)
+    assert main(["report", "outcomes", "--db", str(signal_store[1]), "--out", str(out)]) == 0
     with out.open(newline="") as f:
         rows = list(csv.DictReader(f))
     assert tuple(rows[0]) == REPORT_COLUMNS
@@ -32,10 +32,11 @@ def test_cli_report_writes_a_row_per_thread_with_signals_outcome_and_ordinals(si
         assert json.loads(row["outcome_ordinals"]) == want["outcome_ordinals"] and len(want["outcome_ordinals"]) == 1
 
 
-def test_cli_report_without_out_writes_the_csv_to_stdout(signal_store, tmp_path):
+def test_cli_report_without_out_writes_the_csv_to_stdout(signal_store, tmp_path, capfdbinary):
     out = tmp_path / "outcomes.csv"
-    subprocess.run([sys.executable, "-m", "transcript_lens", "report", "outcomes", "--db", str(signal_store[1]),
-                    "--out", str(out)], check=True, capture_output=True)
+    assert main(["report", "outcomes", "--db", str(signal_store[1]), "--out", str(out)]) == 0
+    capfdbinary.readouterr()
+    # Written through a fresh interpreter's stdout: the bytes a shell redirect keeps.
     shown = subprocess.run([sys.executable, "-m", "transcript_lens", "report", "outcomes", "--db", str(signal_store[1])],
                            check=True, capture_output=True)
     assert shown.stdout == out.read_bytes()
