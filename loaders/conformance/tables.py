@@ -24,14 +24,25 @@ TABLE_ORDER = [
 ]
 
 
+def query(con: duckdb.DuckDBPyConnection, sql: str, params: list | None = None) -> list[dict[str, Any]]:
+    """A query's rows on an open connection (`open_read_only`), each a dict by column."""
+    cur = con.execute(sql, params or [])
+    cols = [d[0] for d in cur.description]
+    return [dict(zip(cols, r)) for r in cur.fetchall()]
+
+
+def open_read_only(db: str | os.PathLike) -> duckdb.DuckDBPyConnection:
+    """A read-only connection to `db`, times in UTC."""
+    con = duckdb.connect(str(db), read_only=True)
+    con.execute("SET TimeZone = 'UTC'").fetchall()
+    return con
+
+
 def rows(db: str | os.PathLike, sql: str, params: list | None = None) -> list[dict[str, Any]]:
     """A query's rows from a DuckDB database (read-only, times in UTC), each a dict by column."""
-    con = duckdb.connect(str(db), read_only=True)
+    con = open_read_only(db)
     try:
-        con.execute("SET TimeZone = 'UTC'").fetchall()
-        cur = con.execute(sql, params or [])
-        cols = [d[0] for d in cur.description]
-        return [dict(zip(cols, r)) for r in cur.fetchall()]
+        return query(con, sql, params)
     finally:
         con.close()
 
@@ -41,13 +52,20 @@ def assert_same_tables(
 ) -> None:
     """Every data table (and `load_errors`, without its load id) holds the same rows in both databases.
 
-    `json_columns` are compared as parsed JSON (Postgres' JSONB keeps object keys in another order)."""
+    `json_columns` are compared as parsed JSON (Postgres' JSONB keeps object keys in another order).
+    Each database is opened once for all its tables (a DuckDB connection costs more than reading
+    a small table)."""
     queries = [(t, f"SELECT * FROM {t} ORDER BY {order}") for t, order in TABLE_ORDER]
     if with_errors:
         queries.append(("load_errors", "SELECT * EXCLUDE (load_id) FROM load_errors ORDER BY ALL"))
 
-    def parsed(db):
-        return [{k: json.loads(v) if k in json_columns and v is not None else v for k, v in r.items()} for r in rows(db, sql)]
+    def parsed(con, sql):
+        return [{k: json.loads(v) if k in json_columns and v is not None else v for k, v in r.items()} for r in query(con, sql)]
 
-    for table, sql in queries:
-        assert parsed(a) == parsed(b), table
+    con_a, con_b = open_read_only(a), open_read_only(b)
+    try:
+        for table, sql in queries:
+            assert parsed(con_a, sql) == parsed(con_b, sql), table
+    finally:
+        con_a.close()
+        con_b.close()

@@ -15,10 +15,21 @@ from types import SimpleNamespace
 import pytest
 
 import loaders
+from loaders import _native
 from tests.loaders import conformance
+from tests.loaders.twins import pure_skip
 from tests.loaders.mysql_util import fresh_mysql_database, mysql_saver, mysqldump
 from tests.loaders.pg_util import fresh_database, saver_for
 from tests.loaders.redis_util import RedisStack, redis_stack_server
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # The pure-Python pass of `make test` skips the tests of its modules that reach no twin
+    # (tests/loaders/twins.py PURE_SKIPS, each with why).
+    if _native.PURE_PYTHON:
+        for item in items:
+            if why := pure_skip(item.nodeid):
+                item.add_marker(pytest.mark.skip(reason=f"{_native.ENV}=1: {why}"))
 
 
 @pytest.fixture(scope="session")

@@ -327,6 +327,7 @@ def live_writer(path: str, stop: str, progress: str, threads: int = 4, autocheck
     saver = SqliteSaver(conn)
     saver.setup()
     conn.execute(f"PRAGMA wal_autocheckpoint={autocheckpoint}")
+    conn.execute("PRAGMA synchronous = OFF")  # no fsync per commit (storegen.open_sqlite_saver): the same bytes
 
     def reply(state: MessagesState) -> dict:
         n = len(state["messages"])
@@ -388,6 +389,7 @@ def add_threads(path: str | os.PathLike, threads: dict[str, str], **run: Any) ->
     from storegen import run_scenarios
 
     conn = sqlite3.connect(path, check_same_thread=False)
+    conn.execute("PRAGMA synchronous = OFF")  # no fsync per commit (storegen.open_sqlite_saver): the same bytes
     try:
         run_scenarios(SqliteSaver(conn), threads=threads, **run)
     finally:

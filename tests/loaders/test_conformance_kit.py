@@ -97,3 +97,25 @@ def test_writing_the_graphs_without_langgraph_says_what_to_install(monkeypatch, 
     with pytest.raises(ImportError, match=wanted):
         conformance.write_reference(tmp_path)
     assert not (tmp_path / "graphs.sqlite").exists()
+
+
+def test_comparing_two_loads_opens_each_database_once(graphs_reference, tmp_path, monkeypatch):
+    import shutil
+
+    import duckdb
+
+    from loaders.conformance import tables
+
+    other = tmp_path / "other.duckdb"
+    shutil.copyfile(graphs_reference, other)
+    opened = []
+    connect = duckdb.connect
+    monkeypatch.setattr(tables.duckdb, "connect", lambda db, **kw: opened.append(db) or connect(db, **kw))
+    tables.assert_same_tables(graphs_reference, other, with_errors=True, json_columns=("metadata",))
+    assert sorted(opened) == sorted([str(graphs_reference), str(other)])
+    # and it still tells a difference: one message less in the copy
+    con = duckdb.connect(str(other))
+    con.execute("DELETE FROM messages WHERE ordinal = (SELECT max(ordinal) FROM messages)")
+    con.close()
+    with pytest.raises(AssertionError, match="messages"):
+        tables.assert_same_tables(graphs_reference, other)

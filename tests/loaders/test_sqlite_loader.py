@@ -17,7 +17,7 @@ import loaders.jobs as jobs
 from loaders.sqlite.reader import SqliteReader
 from tests import oracle
 from tests.loaders.conformance import force_split
-from tests.loaders.util import assert_same_tables, folder_fingerprint, load_db, rows
+from tests.loaders.util import assert_same_tables, folder_fingerprint, load_db, reading, rows
 
 MESSAGE_COLS = ", ".join(oracle.MESSAGE_KEYS)
 
@@ -89,19 +89,19 @@ def test_messages_without_id_have_no_timestamp(loaded, sqlite_store):
 def test_checkpoint_message_lists_rebuild_each_root_checkpoint(loaded, oracle_saver):
     """checkpoints.message_versions + message_versions give the list at ANY root checkpoint."""
     db, _ = loaded
-    for tup in oracle_saver.list(None):
-        conf = tup.config["configurable"]
-        if conf.get("checkpoint_ns", ""):
-            continue
-        expected = [oracle._field(m, "id") for m in (oracle._messages(tup) or [])]
-        got = rows(
-            db,
-            "SELECT v.message_id FROM checkpoints c, unnest(c.message_versions) WITH ORDINALITY AS u(version, pos) "
-            "JOIN message_versions v ON v.thread_id = c.thread_id AND v.version = u.version "
-            "WHERE c.thread_id = ? AND c.checkpoint_id = ? ORDER BY pos",
-            [conf["thread_id"], conf["checkpoint_id"]],
-        )
-        assert [r["message_id"] for r in got] == expected
+    with reading(db) as query:  # one connection for every checkpoint's query
+        for tup in oracle_saver.list(None):
+            conf = tup.config["configurable"]
+            if conf.get("checkpoint_ns", ""):
+                continue
+            expected = [oracle._field(m, "id") for m in (oracle._messages(tup) or [])]
+            got = query(
+                "SELECT v.message_id FROM checkpoints c, unnest(c.message_versions) WITH ORDINALITY AS u(version, pos) "
+                "JOIN message_versions v ON v.thread_id = c.thread_id AND v.version = u.version "
+                "WHERE c.thread_id = ? AND c.checkpoint_id = ? ORDER BY pos",
+                [conf["thread_id"], conf["checkpoint_id"]],
+            )
+            assert [r["message_id"] for r in got] == expected
 
 
 def test_message_version_lists_are_null_exactly_outside_the_root_namespace(loaded, sqlite_store):

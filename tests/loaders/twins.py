@@ -7,13 +7,17 @@ numbering (`_scan.row`, `_scan.ts_list`), and the Arrow staging of every table
 modules whose tests pass through those places with a store's bytes: SQLite stores
 (Python and LangGraph.js), hostile and damaged payloads, incremental and delta loads, and
 the conformance graphs of every source kind. `OTHERS` are the rest, each with why the pure
-pass adds nothing there. tests/loaders/test_twins_list.py keeps the two complete.
+pass adds nothing there. `PURE_SKIPS` are the tests of TWINS modules that the pure pass skips
+(tests/loaders/conftest.py): they never reach a twin, or reach it only with the same store's
+bytes as a test beside them that stays. tests/loaders/test_twins_list.py keeps all three true
+to the modules.
 
     .venv/bin/python -m tests.loaders.twins      # the paths, as `make test` passes them to pytest
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -64,6 +68,44 @@ OTHERS = {
     "test_stale.py": "staleness rules over loaded tables",
     "test_twins_list.py": "this list's own check",
 }
+
+
+# Node ids under tests/loaders/, `*` for any text (a parameter), and why the pure pass skips them.
+PURE_SKIPS = {
+    # The conformance kit's checks that open no row: a kind's declarations, its detection and
+    # redaction of specs, its options (refused before a read). `reader`, `split`, `load` and
+    # `split_load` stay: they read and stage every kind's rows.
+    "test_conformance.py::test_conformance[*-declarations]": "the kind's classes and capabilities",
+    "test_conformance.py::test_conformance[*-detect]": "which kind claims which spec",
+    "test_conformance.py::test_conformance[*-describe]": "redaction of the spec's secrets",
+    "test_conformance.py::test_conformance[*-options]": "option checks, refused before a read",
+    # How worker processes start and what the command line prints; the loads they run are the
+    # fixture store's, which test_parallel_and_single_process_loads_are_identical and the
+    # `loaded` tests put through the twins.
+    "test_sqlite_loader.py::test_a_load_from_a_process_running_threads_uses_the_fork_server_and_equals_a_forked_one":
+        "the start method of the workers",
+    "test_sqlite_loader.py::test_the_cli_starts_no_thread_so_its_workers_are_forked": "the CLI's threads",
+    "test_sqlite_loader.py::test_cli_loads_and_reports_errors_in_one_line": "the CLI's output and exit code",
+    "test_sqlite_loader.py::test_a_bad_thread_key_pattern_is_one_line_and_touches_nothing[*]":
+        "the pattern is refused before a read",
+}
+
+
+def pure_skip(nodeid: str) -> str | None:
+    """Why the pure pass skips the test `nodeid` (as pytest gives it), or None: it runs.
+
+    >>> pure_skip("tests/loaders/test_conformance.py::test_conformance[postgres-detect]")
+    'which kind claims which spec'
+    >>> pure_skip("tests/loaders/test_conformance.py::test_conformance[postgres-load]") is None
+    True
+    """
+    prefix = "tests/loaders/"
+    if not nodeid.startswith(prefix):
+        return None
+    for pattern, why in PURE_SKIPS.items():
+        if re.fullmatch(".*".join(map(re.escape, pattern.split("*"))), nodeid[len(prefix):]):
+            return why
+    return None
 
 
 def paths() -> list[str]:

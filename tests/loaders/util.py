@@ -4,11 +4,28 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import loaders
-from loaders.conformance.tables import TABLE_ORDER, assert_same_tables, rows  # noqa: F401  (the tests' names for them)
+from loaders.conformance.tables import TABLE_ORDER, assert_same_tables, open_read_only, query, rows  # noqa: F401  (the tests' names for them)
+
+
+@contextmanager
+def reading(db: str | os.PathLike) -> Iterator[Callable[..., list[dict[str, Any]]]]:
+    """One read-only connection to `db` for many queries: `query(sql, params)` gives rows as `rows`
+    does. A DuckDB connection costs more than a query of a small table (tens of ms).
+
+    >>> with reading(db) as query:  # doctest: +SKIP
+    ...     query("SELECT count(*) AS n FROM threads")
+    """
+    con = open_read_only(db)
+    try:
+        yield lambda sql, params=None: query(con, sql, params)
+    finally:
+        con.close()
 
 
 def load_db(source: str | os.PathLike, db: str | os.PathLike, **kw: Any) -> loaders.LoadSummary:
@@ -42,7 +59,8 @@ def edited_store(path: str | os.PathLike, copy_to: str | os.PathLike, *statement
 
 
 def one_node_app(conn, state, node):
-    """A real graph of one node (`START → node`) over a real `SqliteSaver` on `conn`.
+    """A real graph of one node (`START → node`) over a real `SqliteSaver` on `conn` (set to
+    `synchronous = OFF`, as storegen.open_sqlite_saver: no fsync per commit, the same bytes).
 
     >>> app = one_node_app(sqlite3.connect(path, check_same_thread=False), MessagesState, node)  # doctest: +SKIP
     """
@@ -52,6 +70,7 @@ def one_node_app(conn, state, node):
     graph = StateGraph(state)
     graph.add_node("node", node)
     graph.add_edge(START, "node")
+    conn.execute("PRAGMA synchronous = OFF")
     return graph.compile(checkpointer=SqliteSaver(conn))
 
 
