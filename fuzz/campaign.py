@@ -78,6 +78,17 @@ def sanitizer_is_live(env: dict[str, str]) -> bool:
     return proc.returncode != 0 and "AddressSanitizer" in proc.stderr and "NOT CAUGHT" not in proc.stdout
 
 
+def failures(new_files: set[Path], name: str) -> list[str]:
+    """The new artifacts of target `name` that are failures: a crash, a leak, a timeout or an out-of-memory
+    input; not an input libFuzzer kept only for being slow (`slow-unit-*`), which a busy machine makes
+    without any fault (a real hang is `-timeout`'s).
+
+    >>> sorted(failures({Path("c/rows-crash-1"), Path("c/rows-slow-unit-2"), Path("c/scan-crash-3")}, "rows"))
+    ['c/rows-crash-1']
+    """
+    return sorted(str(p) for p in new_files if p.name.startswith(f"{name}-") and not p.name.startswith(f"{name}-slow-unit-"))
+
+
 def run_target(name: str, fuzz_dir: Path, seconds: int, smoke: bool, env: dict[str, str]) -> dict:
     seeds = fuzz_dir / "seeds" / name
     corpus = fuzz_dir / ("smoke-corpus" if smoke else "corpus") / name
@@ -92,7 +103,7 @@ def run_target(name: str, fuzz_dir: Path, seconds: int, smoke: bool, env: dict[s
     args = [
         "nice", "-n", "10", sys.executable, "-m", "fuzz.run", name,
         f"-max_total_time={seconds}", f"-max_len={MAX_LEN[name]}", f"-artifact_prefix={crashes}/{name}-",
-        "-print_final_stats=1", "-timeout=60", "-rss_limit_mb=4096", "-detect_leaks=0",
+        "-print_final_stats=1", "-timeout=60", "-report_slow_units=60", "-rss_limit_mb=4096", "-detect_leaks=0",
     ]
     if smoke:
         args += ["-seed=1", f"-runs={sum(1 for _ in seeds.iterdir()) + SMOKE_RUNS[name]}"]
@@ -107,7 +118,7 @@ def run_target(name: str, fuzz_dir: Path, seconds: int, smoke: bool, env: dict[s
     text = log.read_text(errors="replace")
     stats = {k: int(v) for k, v in _STAT.findall(text)}
     # Only this target's (its -artifact_prefix): another target may be running beside it.
-    found = sorted(str(p) for p in set(crashes.iterdir()) - before if p.name.startswith(f"{name}-"))
+    found = failures(set(crashes.iterdir()) - before, name)
     reports = sorted(set(re.findall(r"ERROR: (AddressSanitizer: [\w-]+|libFuzzer: [\w-]+)|runtime error: .*", text)))
     mismatch = sorted(set(re.findall(r"^(?:fuzz\.common\.)?Mismatch: (.*)", text, re.M)))
     return {
