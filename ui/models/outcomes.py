@@ -219,6 +219,24 @@ def reason_text(reason: str) -> str:
 _HOURS = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?) h\b")
 
 
+def why_text(reason: str | None) -> str:
+    """Why a conversation got its outcome, short, as the Conversations table's Why column says it:
+    `reason_text` without the outcome's name (the Outcome column beside it says it); empty for a
+    resolved conversation (nothing to explain) and for a thread without an outcome.
+
+    >>> why_text("failed: dropped_after_failure, ends at message 4 (tool error)")
+    'dropped after a failure, ends at message 5 (tool error)'
+    >>> why_text("abandoned: user message 2 unanswered for 2.5 h")
+    'user message 3 unanswered for 2 h 30 min'
+    >>> why_text("resolved: assistant answered last (message 3)"), why_text(None)
+    ('', '')
+    """
+    if not isinstance(reason, str) or not reason:
+        return ""
+    outcome, _, said = reason.partition(": ")
+    return "" if outcome == "resolved" else reason_text(said or reason)
+
+
 _SIGNAL_CODE = re.compile(r"\b(?:" + "|".join(sorted(SIGNAL_LABELS, key=len, reverse=True)) + r")\b")
 
 
@@ -281,20 +299,22 @@ def _number(ordinals) -> int | None:
 def with_outcomes(con, rows: pd.DataFrame) -> pd.DataFrame:
     """`rows` (one per thread, `thread_id`) with each thread's `outcome`, `signals` (the signals
     that fired, in `SIGNALS` order; `resolved_closing` left out: it is the outcome's reason, not a
-    problem) and `outcome_message` (the number of the message the outcome rests on); a thread
-    without an outcome row gets None, () and None."""
+    problem), `outcome_reason` (the signal and message the outcome rests on, as stored) and
+    `outcome_message` (the number of the message the outcome rests on); a thread without an
+    outcome row gets None, (), None and None."""
     ids = tuple(rows["thread_id"])
     found = {}
     if ids:
         rel = outcomes_relation(con, Filters(thread_ids=ids))
-        for thread_id, outcome, rests_on, *fired in rel.select(
-                ", ".join(["thread_id", "outcome", "outcome_ordinals", *SIGNALS])).fetchall():
+        for thread_id, outcome, reason, rests_on, *fired in rel.select(
+                ", ".join(["thread_id", "outcome", "outcome_reason", "outcome_ordinals", *SIGNALS])).fetchall():
             found[thread_id] = (outcome, tuple(s for s, on in zip(SIGNALS, fired) if on and s != "resolved_closing"),
-                                _number(rests_on))
-    missing = (None, (), None)
+                                reason, _number(rests_on))
+    missing = (None, (), None, None)
     return rows.assign(outcome=[found.get(t, missing)[0] for t in ids],
                        signals=[found.get(t, missing)[1] for t in ids],
-                       outcome_message=pd.array([found.get(t, missing)[2] for t in ids], dtype="Int64"))
+                       outcome_reason=[found.get(t, missing)[2] for t in ids],
+                       outcome_message=pd.array([found.get(t, missing)[3] for t in ids], dtype="Int64"))
 
 
 def signals_text(signals: tuple[str, ...]) -> str:
