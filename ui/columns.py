@@ -41,13 +41,13 @@ CONVERSATION_TABLE = (
     Shown("stale_reason", "Stale", "stale", "The transcript is an older root checkpoint's: the latest did not decode "
           "(the transcript page says which and why)", width="small"),
     Shown("first_user_message", "First question", "text", "The thread's first user message (shortened)",
-          width=260),
+          width=200),
     Shown("outcome", "Outcome", "outcome", "Resolved, abandoned, failed, waiting or unknown (docs/outcomes.md)",
           width="small", sortable=False),
+    Shown("outcome_reason", "Why", "why", "Why the outcome: the rule that decided it and the message it rests on "
+          "(empty when resolved; docs/outcomes.md, Outcome)", width=210, sortable=False),
     Shown("signals", "Signals", "signals", "What went wrong on the way: the outcome signals that fired (the Outcomes "
           "page defines each)", width=140, sortable=False),
-    Shown("outcome_reason", "Why", "why", "Why the outcome: the signal or rule that decided it and the message it "
-          "rests on (empty when resolved; docs/outcomes.md, Outcome)", width=220, sortable=False),
     Shown("last_ts", "Last active (UTC)", "time", "Time of the last message"),
     Shown("duration_s", "Duration", "duration", "Last message time − first message time"),
     Shown("user_turns", "User turns", "count"),

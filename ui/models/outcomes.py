@@ -219,22 +219,47 @@ def reason_text(reason: str) -> str:
 _HOURS = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?) h\b")
 
 
+#: The stored reasons (`analytics/conversation_outcomes/outcome.py`) the Why column says shorter,
+#: each with its words; messages are renumbered from 1 and hours written as spans after.
+_WHY = (
+    (re.compile(r"failed: dropped_after_failure, ends at message (\d+) \(assistant gave up\)"),
+     "assistant gave up at message {0}"),
+    (re.compile(r"failed: dropped_after_failure, ends at message (\d+) \(tool error\)"), "ends on a tool error at message {0}"),
+    (re.compile(r"failed: last tool result \(message (\d+)\) is an error"), "last tool result failed, message {0}"),
+    (re.compile(r"abandoned: user message (\d+) unanswered for (\S+) h"), "no reply for {1} h after message {0}"),
+    (re.compile(r"waiting: interrupt pending at message (\d+) since (\S+ \S+) UTC"), "waits on a human since {1}, message {0}"),
+    (re.compile(r"unknown: user message (\d+) awaits a reply.*"), "message {0} awaits a reply"),
+)
+
+
 def why_text(reason: str | None) -> str:
     """Why a conversation got its outcome, short, as the Conversations table's Why column says it:
-    `reason_text` without the outcome's name (the Outcome column beside it says it); empty for a
-    resolved conversation (nothing to explain) and for a thread without an outcome.
+    the rule that decided it and the message it rests on, numbered as the transcript numbers it
+    (`reason_text`), without the outcome's name (the Outcome column beside it says it); empty for
+    a resolved conversation (nothing to explain) and for a thread without an outcome.
 
-    >>> why_text("failed: dropped_after_failure, ends at message 4 (tool error)")
-    'dropped after a failure, ends at message 5 (tool error)'
+    >>> why_text("failed: dropped_after_failure, ends at message 4 (assistant gave up)")
+    'assistant gave up at message 5'
+    >>> why_text("failed: last tool result (message 6) is an error")
+    'last tool result failed, message 7'
     >>> why_text("abandoned: user message 2 unanswered for 2.5 h")
-    'user message 3 unanswered for 2 h 30 min'
+    'no reply for 2 h 30 m after message 3'
+    >>> why_text("waiting: interrupt pending at message 2 since 2025-03-12 16:50 UTC")
+    'waits on a human since 2025-03-12 16:50, message 3'
+    >>> why_text("unknown: ends with a tool message (4)")
+    'ends with a tool message (5)'
     >>> why_text("resolved: assistant answered last (message 3)"), why_text(None)
     ('', '')
     """
     if not isinstance(reason, str) or not reason:
         return ""
     outcome, _, said = reason.partition(": ")
-    return "" if outcome == "resolved" else reason_text(said or reason)
+    if outcome == "resolved":
+        return ""
+    for pattern, words in _WHY:
+        if found := pattern.fullmatch(reason):
+            return reason_text(words.format(*found.groups()))
+    return reason_text(said or reason)
 
 
 _SIGNAL_CODE = re.compile(r"\b(?:" + "|".join(sorted(SIGNAL_LABELS, key=len, reverse=True)) + r")\b")
