@@ -61,6 +61,9 @@ def figure(option: dict[str, Any], title: str | None = None) -> go.Figure:
     stacked = gapless = False
     categories: list = []
     for series in option["series"]:
+        if series["type"] == "boxplot":  # error bars (`ui.charts.compare_chart`): the whiskers on the bars before
+            _error_bars(fig.data[-1], series["data"], horizontal)
+            continue
         cats, vals, rows, dims = _values(option, series, horizontal)
         categories = categories or cats
         stacked |= bool(series.get("stack"))
@@ -95,6 +98,16 @@ def figure(option: dict[str, Any], title: str | None = None) -> go.Figure:
         **{value_axis: val_layout, category_axis: cat_layout},
     )
     return fig
+
+
+def _error_bars(bars: go.Bar, whiskers: list, horizontal: bool) -> None:
+    """A boxplot flat at each bar's value (`[low, v, v, v, high]`, or "-" for none) as the bars'
+    error bars: plotly's asymmetric error bars from the bar's value to each whisker's end."""
+    values = bars.x if horizontal else bars.y
+    plus = [None if w == "-" else w[4] - v for w, v in zip(whiskers, values)]
+    minus = [None if w == "-" else v - w[0] for w, v in zip(whiskers, values)]
+    error = dict(type="data", symmetric=False, array=plus, arrayminus=minus, color=charts.INTERVAL_COLOUR)
+    bars.update(error_x=error) if horizontal else bars.update(error_y=error)
 
 
 #: ECharts' symbol names as plotly's.

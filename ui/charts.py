@@ -522,9 +522,33 @@ COMPARE_CHARTS = {
 }
 
 
+#: The error bars' colour: dark over any bar.
+INTERVAL_COLOUR = "#31333f"
+
+
 def compare_chart(name: str, frame: pd.DataFrame) -> dict:
-    """The Compare page's chart `name` (a `COMPARE_CHARTS` key): the rows' differences as horizontal bars."""
-    return bars(frame, COMPARE_CHARTS[name][1], "marked", horizontal=True, ylabel="", hover=["q"])
+    """The Compare page's chart `name` (a `COMPARE_CHARTS` key): the rows' differences as horizontal
+    bars, each with its 95 % interval (`low` to `high`, the frame's) as an error bar with caps.
+
+    The error bars are a horizontal boxplot whose box is flat at the difference, so its whiskers
+    run from `low` to `high`, capped, and the value axis spans them; a row without an interval
+    has none.
+
+    >>> f = pd.DataFrame({"marked": ["x", "y"], "difference_pp": [5.0, -2.0], "low": [1.0, float("nan")],
+    ...                   "high": [9.0, float("nan")], "ci95": ["+1.0 to +9.0 pp", "—"], "q": ["0.01", "0.5"]})
+    >>> option = compare_chart("shares", f)
+    >>> option["series"][1]["data"], option["yAxis"]["data"]
+    ([[1.0, 5.0, 5.0, 5.0, 9.0], '-'], ['x', 'y'])
+    """
+    value = COMPARE_CHARTS[name][1]
+    option = bars(frame, value, "marked", horizontal=True, ylabel="", hover=["ci95", "q"])
+    option["yAxis"]["data"] = frame["marked"].tolist()  # (the boxplot's rows are the bars' by position)
+    whiskers = [[_plain(lo), _plain(d), _plain(d), _plain(d), _plain(hi)] if pd.notna(lo) and pd.notna(hi) else "-"
+                for d, lo, hi in zip(frame[value], frame["low"], frame["high"])]
+    option["series"].append({"type": "boxplot", "name": "95 % interval", "layout": "horizontal", "silent": True,
+                             "boxWidth": [6, 14], "tooltip": {"show": False}, "data": whiskers,
+                             "itemStyle": {"color": "transparent", "borderColor": INTERVAL_COLOUR, "borderWidth": 1.5}})
+    return option
 
 
 # --- a thread's branch tree (ui.models.history.ThreadHistory.tree) -------------------------

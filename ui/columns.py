@@ -14,7 +14,7 @@ import streamlit as st
 
 from analytics.catalog import RISK_FIGURES
 from ui import render
-from ui.models.outcomes import OUTCOME_LABELS, signals_text
+from ui.models.outcomes import OUTCOME_LABELS, signals_text, why_text
 
 _TS = "YYYY-MM-DD HH:mm:ss"
 
@@ -29,7 +29,7 @@ class Shown:
 
     column: str
     label: str
-    kind: str  # text · count · seconds · duration · time · flag · stale · outcome · signals
+    kind: str  # text · count · seconds · duration · time · flag · stale · outcome · signals · why
     help: str | None = None
     width: str | int | None = None
     sortable: bool = True  # a `metrics.LIST_COLUMNS` column, sorted in DuckDB (the outcome columns are not)
@@ -41,9 +41,11 @@ CONVERSATION_TABLE = (
     Shown("stale_reason", "Stale", "stale", "The transcript is an older root checkpoint's: the latest did not decode "
           "(the transcript page says which and why)", width="small"),
     Shown("first_user_message", "First question", "text", "The thread's first user message (shortened)",
-          width=260),
+          width=200),
     Shown("outcome", "Outcome", "outcome", "Resolved, abandoned, failed, waiting or unknown (docs/outcomes.md)",
           width="small", sortable=False),
+    Shown("outcome_reason", "Why", "why", "Why the outcome: the rule that decided it and the message it rests on "
+          "(empty when resolved; docs/outcomes.md, Outcome)", width=210, sortable=False),
     Shown("signals", "Signals", "signals", "What went wrong on the way: the outcome signals that fired (the Outcomes "
           "page defines each)", width=140, sortable=False),
     Shown("last_ts", "Last active (UTC)", "time", "Time of the last message"),
@@ -93,6 +95,8 @@ def _cells(c: Shown, values: pd.Series) -> pd.Series:
         return values.map(lambda v: OUTCOME_LABELS.get(v, "") if isinstance(v, str) else "").astype(object)
     if c.kind == "signals":
         return values.map(signals_text).astype(object)
+    if c.kind == "why":
+        return values.map(why_text).astype(object)
     if c.kind == "flag":
         return values.map(lambda v: bool(v) if not render.is_missing(v) else False)
     if c.kind in ("count", "seconds", "duration"):

@@ -91,15 +91,16 @@ def _conversation_rows(con, filters: Filters, options: Mapping[str, Any]) -> duc
 
 
 def with_outcomes(con, filters: Filters, sql: str, params: list, sort: str, descending: bool) -> duckdb.DuckDBPyRelation:
-    """The conversation list's rows (`sql`, `params`) with each thread's outcome and the signals that
-    fired (`;` between them, `resolved_closing` aside), as the app's list shows them, in the list's order."""
+    """The conversation list's rows (`sql`, `params`) with each thread's outcome, the signals that
+    fired (`;` between them, `resolved_closing` aside) and `outcome_reason` (the signal and the message
+    the outcome rests on, as `report outcomes` writes it), as the app's list shows them, in the list's order."""
     from analytics.conversation_outcomes.report import outcomes_relation
     from analytics.conversation_outcomes.signals import SIGNALS
 
     fired = ", ".join(f"CASE WHEN {s} THEN '{s}' END" for s in SIGNALS if s != "resolved_closing")
     con.register("tl_report_outcomes", outcomes_relation(con, filters).select(
-        f"thread_id, outcome, concat_ws(';', {fired}) AS signals").arrow().read_all())
-    return con.sql(f"WITH l AS ({sql}) SELECT l.*, o.outcome, nullif(o.signals, '') AS signals FROM l "
+        f"thread_id, outcome, concat_ws(';', {fired}) AS signals, outcome_reason").arrow().read_all())
+    return con.sql(f"WITH l AS ({sql}) SELECT l.*, o.outcome, nullif(o.signals, '') AS signals, o.outcome_reason FROM l "
                    f"LEFT JOIN tl_report_outcomes o USING (thread_id) ORDER BY {metrics.list_order('l', sort, descending)}",
                    params=params)
 
@@ -190,8 +191,8 @@ def _trend_arguments(parser: argparse.ArgumentParser) -> None:
 
 # Registered in this order: the `report` subcommand adds their options in it.
 register_report(ReportSpec(
-    "conversations", "one row per conversation: metrics.conversation_list(), its outcome and the signals that fired",
-    (*metrics.LIST_COLUMNS, "outcome", "signals"),
+    "conversations", "one row per conversation: metrics.conversation_list(), its outcome, the signals that fired "
+    "and the outcome's reason", (*metrics.LIST_COLUMNS, "outcome", "signals", "outcome_reason"),
     _conversation_rows, arguments=_conversation_arguments,
 ))  # fmt: skip
 register_report(ReportSpec(

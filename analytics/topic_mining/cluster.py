@@ -42,7 +42,7 @@ _WORD = re.compile(r"\w+")
 #: An identifier or a number: a run of word characters and `-_.@+/:#` holding a digit ("A-1043",
 #: "INV-2037", "user4093@example.com", "3.5"); dropped whole, so its letters are no topic word.
 _ID = re.compile(r"[\w\-.@+/:#]*\d[\w\-.@+/:#]*")
-#: Character n-grams of this length, taken inside each word padded with `<` `>`.
+#: Character n-grams of this length, taken inside each word padded with `<` at its start (`_features`).
 NGRAM = 4
 #: Weights of the feature groups against the words' (each group l2-normalised first): the tools,
 #: one signal among the text's, not a trump (two subjects answered by one tool stay two); the
@@ -136,15 +136,28 @@ Item = tuple[tuple[str, ...], tuple[str, ...]]  # (a question's words, the tools
 _GROUP = {"w": 0, "c": 1, "t": 2, "k": 3}
 
 
-def _features(item: Item, concepts: Concepts) -> Counter:
+def _features(item: Item, concepts: Concepts, subject: bool = False) -> Counter:
     """A question's features: its words (a word naming a concept counts as the concept instead),
-    the character n-grams of every word, its concepts and its tools."""
+    the character n-grams of every word, its concepts and its tools; `subject`: without the words
+    of conversation (`CONVERSATIONAL`: "help", "only", "keeps") and their n-grams, the features
+    that say what is asked (`_said`).
+
+    A word's n-grams start at its beginning (`<`) and never take its end (`>`): endings are
+    grammar ("-ing", "-ate", "-ed"), and "opening hours" and "CE marking" would share "ing>"
+    only; stems still meet ("rembourser" and "remboursement", "Rechnung" and "Rechnungen").
+
+    >>> from analytics.topic_mining.concepts import built_in
+    >>> sorted(_features((("help", "marking"), ()), built_in(), subject=True))
+    ['c:<mar', 'c:arki', 'c:king', 'c:mark', 'c:rkin', 'w:marking']
+    """
     wording, tools = item
     found: Counter = Counter()
     for w in wording:
+        if subject and w in CONVERSATIONAL:
+            continue
         if not concepts.of_word(w):
             found["w:" + w] += 1
-        padded = f"<{w}>"
+        padded = f"<{w}"
         for i in range(len(padded) - NGRAM + 1):
             found["c:" + padded[i:i + NGRAM]] += 1
     for c in concepts.concepts(list(wording)):
@@ -152,6 +165,20 @@ def _features(item: Item, concepts: Concepts) -> Counter:
     for t in tools:
         found["t:" + t] += 1
     return found
+
+
+def _said(items: list[Item], enc: "_Encoded", idf: np.ndarray, concepts: Concepts) -> np.ndarray:
+    """Whether each item has a feature the model keeps (`idf` not NaN) other than the words of
+    conversation and their n-grams: a question that shares "help" and "only" and nothing else
+    with the others says nothing they ask, and `_assign` puts it with the questions that share
+    nothing, not with whichever question it shares "help" with."""
+    kept = np.zeros(len(items), dtype=bool)
+    np.logical_or.at(kept, enc.rows, ~np.isnan(idf[enc.cols]))
+    index = {name: i for i, name in enumerate(enc.names)}
+    for r in np.flatnonzero(kept):
+        if any(w in CONVERSATIONAL for w in items[r][0]):
+            kept[r] = any(f in index and not np.isnan(idf[index[f]]) for f in _features(items[r], concepts, subject=True))
+    return kept
 
 
 class _Sparse:
@@ -369,7 +396,8 @@ def _pull(x: np.ndarray, weights: np.ndarray, labels: np.ndarray, orphan: np.nda
         placed = lost[got]
 
 
-def _assign(x: np.ndarray, centres: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _assign(x: np.ndarray, centres: np.ndarray, weights: np.ndarray,
+            said: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Each item's topic (the centre of highest cosine) and the cosines to every topic's centre.
 
     An item orthogonal to every centre (best cosine 0 or less: a cosine of 0 to all says nothing,
@@ -377,12 +405,15 @@ def _assign(x: np.ndarray, centres: np.ndarray, weights: np.ndarray) -> tuple[np
     asked without a tool is pulled by its twin with the same words and a tool. Items near no
     placed item at all start topics of their own, the heaviest first, each pulling its nearest;
     the items without any feature the model keeps (no word, concept, n-gram or tool shared with
-    another conversation) are one topic."""
+    another conversation) are one topic, and so are the items whose kept features are words of
+    conversation only (`said` False, `_said`)."""
     sims = _decided(x @ centres.T)
     labels = np.argmax(sims, axis=1)
     orphan = sims.max(axis=1) <= 0
     topics = len(centres)
     blank = orphan & ~np.any(x != 0, axis=1)
+    if said is not None:
+        blank |= ~said
     if blank.any():
         labels[blank], orphan[blank], topics = topics, False, topics + 1
     _pull(x, weights, labels, orphan, np.flatnonzero(~orphan & ~blank))
@@ -456,8 +487,13 @@ def cluster(docs: list[Doc], k: int | None = None, concepts: Concepts | None = N
         np.add.at(centres, group, fine * sizes[:, None])
         centres = _unit(centres)
         x_all = x_fit if len(fit_index) == len(unique) else _project(_tfidf(enc, idf, factors), basis)
-        labels, sims = _assign(x_all, centres, weights)
-    return _finish(docs, doc_item, unique, labels, weights, sims)
+        said = _said(unique, enc, idf, concepts or built_in_concepts())
+        labels, sims = _assign(x_all, centres, weights, said)
+        blank = ~said | ~np.any(x_all != 0, axis=1)
+    else:
+        blank = np.ones(len(unique), dtype=bool)
+    # (the topic of the items without a feature the model keeps: `_assign` gives them one label)
+    return _finish(docs, doc_item, unique, labels, weights, sims, int(labels[blank][0]) if blank.any() else None)
 
 
 
@@ -503,9 +539,17 @@ def quoted(text: str) -> str:
     folded = " ".join(text.split())
     return f"“{folded if len(folded) <= LABEL_QUOTE_CHARS else folded[:LABEL_QUOTE_CHARS - 1] + '…'}”"
 
+#: The label of the topic of questions without a feature the model keeps, when they have two or
+#: more wordings: they share no word, concept, n-gram or tool with any other conversation, so
+#: they are together for want of anything in common, which the label says (not one question's words).
+UNMATCHED_LABEL = "(no words in common)"
+
+
 def _finish(docs: list[Doc], doc_item: np.ndarray, unique: list[Item], labels: np.ndarray, weights: np.ndarray,
-            sims: np.ndarray | None) -> Topics:
-    """Topics with terms, typical questions, ids by size (then label) and every doc's id.
+            sims: np.ndarray | None, unmatched: int | None = None) -> Topics:
+    """Topics with terms, typical questions, ids by size (then label) and every doc's id;
+    `unmatched`: the label (in `labels`) of the items without a kept feature, named `UNMATCHED_LABEL`
+    when it holds two wordings or more.
 
     A term's weight in a topic: the documents of the topic holding it times its idf over all
     documents, so a word every topic uses ("order", "bitte") does not name one. A typical
@@ -549,6 +593,8 @@ def _finish(docs: list[Doc], doc_item: np.ndarray, unique: list[Item], labels: n
         # (fewer than two words to name it, a mixed group or a single conversation: its most typical question does)
         terms = tuple(spelled(terms, [example[unique[i]].text for i in near[:SPELLING_TEXTS]]))
         label = ", ".join(terms[:3]) if len(terms) >= MIN_LABEL_TERMS else quoted(picked[0].text)
+        if j == unmatched and len({unique[i][0] for i in members}) > 1:
+            label, terms = UNMATCHED_LABEL, ()
         drafts.append((size, label, j, terms, tuple(d.text for d in picked), tuple(d.key for d in picked), tools))
     drafts.sort(key=lambda d: (-d[0], d[1], d[4]))
     topics, new_id = [], {}

@@ -1,12 +1,13 @@
 """Function words of English, German, French and Spanish: never a topic's term; and the words
-of conversation, which are features of a question but never name its topic.
+of conversation, which are features of a question but never name its topic, nor make one alone.
 
 Articles, pronouns, prepositions, conjunctions, auxiliaries and politeness words, normalised
 as `analytics.conversation_outcomes.lexicon.normalise` does (casefolded, accents stripped).
 `CONVERSATIONAL`: verbs any request uses (keep, say, need, help), adverbs and quantifiers of
 frequency, place and degree (only, every, back, again), and words of time (week, yesterday):
-they tell two questions apart as well as any word, yet a label made of them ("keeps, back,
-every") says nothing of what is asked.
+two questions sharing them and nothing else ("Can you help me debug a test?", "my cat broke the
+lamp, help?") ask about nothing in common, and a label made of them ("keeps, back, every") says
+nothing of what is asked.
 
 >>> "the" in STOPWORDS and "rechnung" not in STOPWORDS
 True

@@ -146,10 +146,11 @@ def test_transcript_dtypes_are_the_catalogues():
 def test_report_columns_are_catalogued_columns():
     assert set(kinds.TRANSCRIPT_COLUMNS) <= set(loader_catalog.MESSAGES.names)
     # The catalogued metrics, then a preview of the first user message (docs/metrics.md).
-    # ... then the outcome (a catalogued column of conversation_signals) and the signals that fired, in words.
+    # ... then the outcome (a catalogued column of conversation_signals), the signals that fired, in words,
+    # and the outcome's reason (a catalogued column too).
     assert specs.report_spec("conversations").columns == (
-        *catalog.CONVERSATION_METRICS.names, "first_user_message", "outcome", "signals")
-    assert "outcome" in catalog.CONVERSATION_SIGNALS.names
+        *catalog.CONVERSATION_METRICS.names, "first_user_message", "outcome", "signals", "outcome_reason")
+    assert {"outcome", "outcome_reason"} <= set(catalog.CONVERSATION_SIGNALS.names)
 
 
 # --- docs/schema.md ------------------------------------------------------------------------------

@@ -60,11 +60,14 @@ def test_file_is_exactly_report_frame(db, tmp_path, kind):
 def test_conversations_round_trip_with_iso_utc_timestamps(db, tmp_path):
     out = writer.write_report(db, "conversations", tmp_path / "c.csv")
     got = pd.read_csv(out)
-    assert tuple(got.columns) == (*metrics.CONVERSATION_COLUMNS, "first_user_message", "outcome", "signals")
+    assert tuple(got.columns) == (*metrics.CONVERSATION_COLUMNS, "first_user_message", "outcome", "signals",
+                                  "outcome_reason")
     frame = metrics.conversations(db)
     assert got["thread_id"].tolist() == frame["thread_id"].tolist()
     outcomes = analytics.outcomes(db).set_index("thread_id")
     assert got.set_index("thread_id")["outcome"].to_dict() == outcomes["outcome"].to_dict()
+    # The reason is `report outcomes`' own: which signal or rule made the outcome, at which message.
+    assert got.set_index("thread_id")["outcome_reason"].to_dict() == outcomes["outcome_reason"].to_dict()
     for row in got.itertuples():  # the signals that fired, in their order; the closing is the outcome's reason
         want = [s for s in SIGNALS if s != "resolved_closing" and outcomes.loc[row.thread_id, s]]
         assert ([] if pd.isna(row.signals) else row.signals.split(";")) == want

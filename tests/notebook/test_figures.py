@@ -121,3 +121,6 @@ def test_the_outcome_topic_pattern_and_compare_pages_have_their_figures(demo_db)
     a, b = Filters(tenants=("acme",)), Filters(tenants=("globex",))
     figures = lens.compare(demo_db, a, b)
     assert set(figures) == set(charts.COMPARE_CHARTS) and all(f.data for f in figures.values())
+    for f in figures.values():  # each bar with its 95 % interval, as the app's error bars
+        (bars,) = f.data
+        assert bars.error_x.array is not None and any(v is not None for v in bars.error_x.array)

@@ -66,3 +66,31 @@ def test_first_visit_cohorts_come_from_a_metadata_key_with_two_values():
     assert (a.meta, b.meta, a.models, b.models) == ([], [], ["m1"], ["m2"])
     a, b = model.default_cohorts(CohortFacets(("m1",), (("region", "eu", 4),)))
     assert (a, b) == (model.Defaults([], []), model.Defaults([], []))
+
+
+def test_the_charts_draw_each_rows_95_interval_from_the_tables_numbers():
+    """Each bar of the two charts has an error bar: the table's interval (`ci_low`, `ci_high`) on the
+    bar's scale (points for a share; over A's mean, in %, for a mean), around the bar's value."""
+    from ui import charts
+
+    frame = compare_frames(_cohort(200, 10, 5), _cohort(200, 60, 9))
+    rows = {model.figure(k, n, label): r for k, n, label, r in
+            zip(frame["kind"], frame["name"], frame["label"], frame.itertuples(index=False))}
+    shares, means = model.biggest(frame)
+    for part, value, scale in ((shares, "difference_pp", lambda r: 100), (means, "relative_pct", lambda r: 100 / r.value_a)):
+        for chart_row in part.itertuples(index=False):
+            r = rows[chart_row.marked.removesuffix(" ✔")]
+            if math.isnan(r.ci_low):
+                assert math.isnan(chart_row.low) and chart_row.ci95 == "—"
+                continue
+            assert math.isclose(chart_row.low, r.ci_low * scale(r), abs_tol=0.01)
+            assert math.isclose(chart_row.high, r.ci_high * scale(r), abs_tol=0.01)
+            assert chart_row.low - 0.01 <= getattr(chart_row, value) <= chart_row.high + 0.01
+        assert part["low"].notna().any()
+        name = "shares" if value == "difference_pp" else "means"
+        option = charts.compare_chart(name, part)
+        (whiskers,) = [s["data"] for s in option["series"] if s["type"] == "boxplot"]
+        # One error bar per bar, in the bars' order: from the interval's low end to its high end, flat at the value.
+        assert len(whiskers) == len(part) and option["yAxis"]["data"] == part["marked"].tolist()
+        for w, (lo, d, hi) in zip(whiskers, part[["low", value, "high"]].itertuples(index=False)):
+            assert w == "-" if math.isnan(lo) else w == [lo, d, d, d, hi]

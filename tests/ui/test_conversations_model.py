@@ -19,6 +19,7 @@ from analytics.frames import fetch_frame
 from analytics.scope import ThreadConditions
 from tests.analytics.conftest import edited_copy
 from ui.models.conversations import conversations_csv, conversations_page, latency_histogram
+from ui.models.outcomes import why_text
 
 
 def pandas_sorted(frame: pd.DataFrame, column: str, descending: bool) -> list[str]:
@@ -183,7 +184,7 @@ def test_the_csv_is_every_filtered_row_in_the_sort_as_the_cli_writes_it(con, loa
     rows = list(csv.DictReader(io.StringIO(data.decode("utf-8"))))
     full = metrics.conversations(con)
     assert [r["thread_id"] for r in rows] == pandas_sorted(full[full["user_turns"] >= 1], "duration_s", True)
-    assert list(rows[0]) == [*metrics.LIST_COLUMNS, "outcome", "signals"]
+    assert list(rows[0]) == [*metrics.LIST_COLUMNS, "outcome", "signals", "outcome_reason"]
     cli = writer.write_report(loaded, "conversations", tmp_path / "cli.csv", conditions,
                                {"sort": "duration_s", "desc": True})  # fmt: skip
     assert cli.read_bytes() == data
@@ -214,7 +215,10 @@ def test_the_tables_csv_is_its_columns_under_its_headers_in_the_sort(con, loaded
         assert r["Pending interrupt"] == ("yes" if w["interrupt_pending"] else "no")
         assert r["Outcome"] == labels.get(o["outcome"], "")
         assert "_" not in r["Signals"]  # the signals by name, as the table writes them
+        # Why: the stored reason without the outcome's name, messages numbered from 1; empty when resolved
+        assert r["Why"] == ("" if o["outcome"] == "resolved" else why_text(o["outcome_reason"]))
     assert any(r["Signals"] for r in rows)
+    assert any(r["Why"] for r in rows)
 
 
 def test_the_charts_step_evenly_through_quiet_days_and_unseen_turn_counts():
@@ -233,3 +237,4 @@ def test_the_charts_step_evenly_through_quiet_days_and_unseen_turn_counts():
             gaps += int((page.activity["messages"] == 0).sum() + (page.turns["threads"] == 0).sum())
             assert int(page.turns["threads"].sum()) == page.matching
         assert gaps  # (the demo has them: else this test proves nothing)
+

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+import analytics
 from analytics import metrics
 from analytics.errors import BadRequest
 from analytics.filters import Filters
@@ -91,3 +92,29 @@ def test_the_reason_numbers_messages_as_the_transcript_does():
         "abandoned: user message 3 unanswered for 2 h 30 m"
     assert reason_text("failed: last tool result (message 6) is an error") == \
         "failed: last tool result (message 7) is an error"
+
+
+def test_a_failed_or_abandoned_row_says_why_from_the_signal_its_outcome_rests_on(demo):
+    """The table's Why cell of each conversation that went wrong names the rule that decided its
+    outcome and the message it rests on, numbered as the transcript numbers it (ordinal + 1)."""
+    from ui.columns import conversations_table
+    from ui.models.conversations import conversations_page
+
+    page = conversations_page(demo, page_size=1000)
+    shown, config = conversations_table(page.table)
+    assert config["outcome_reason"]["label"] == "Why"
+    stored = analytics.outcomes(demo).set_index("thread_id")
+    wrong = page.table.index[page.table["outcome"].isin(["failed", "abandoned"])]
+    assert len(wrong), "the store has conversations that went wrong"
+    for i in wrong:
+        row = stored.loc[page.table.at[i, "thread_id"]]
+        why, at = shown.at[i, "outcome_reason"], int(row["outcome_ordinals"][0]) + 1
+        assert why and f"message {at}" in why, (why, row["outcome_reason"])
+        if row["outcome"] == "abandoned":
+            assert why.startswith("no reply for ")
+        elif row["dropped_after_failure"]:
+            assert why.startswith(("assistant gave up", "ends on a tool error"))
+        else:
+            assert why.startswith("last tool result failed")
+    resolved = page.table.index[page.table["outcome"] == "resolved"]
+    assert (shown.loc[resolved, "outcome_reason"] == "").all()

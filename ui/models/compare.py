@@ -229,21 +229,39 @@ def display_table(frame: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["figure", "kind", "a", "b", "difference", "ci95", "p", "test", "q", "significant", "n"])
 
 
+def _interval_text(low: float, high: float, unit: str) -> str:
+    """A chart's 95 % interval in its tooltip.
+
+    >>> _interval_text(-1.234, 5.0, "pp"), _interval_text(float("nan"), float("nan"), "%")
+    ('-1.2 to +5.0 pp', '—')
+    """
+    return "—" if math.isnan(low) or math.isnan(high) else f"{low:+.1f} to {high:+.1f} {unit}"
+
+
 def biggest(frame: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(shares, means): the proportions with the largest |difference| in percentage points, and the
-    means with the largest relative difference in %, `CHART_ROWS` each, for the charts."""
+    means with the largest relative difference in %, `CHART_ROWS` each, for the charts; each with
+    its 95 % interval in the chart's unit (`low`, `high`, NaN without one; `ci95` its text).
+
+    A share's interval is the table's (`ci_low`, `ci_high`) in points. A mean's is the table's
+    interval of B − A over A's mean, in % (the bar, `ratio − 1`, is B − A over A's mean too):
+    A's mean is taken as known, so it is the interval of the difference, on the bar's scale."""
     props = frame[(frame["kind"] != "metric") & frame["difference"].notna()].copy()
     props["difference_pp"] = (props["difference"] * 100).round(2)
+    props["low"], props["high"] = (props["ci_low"] * 100).round(2), (props["ci_high"] * 100).round(2)
     props = props.reindex(props["difference_pp"].abs().sort_values(ascending=False, kind="stable").index).head(CHART_ROWS)
     means = frame[(frame["kind"] == "metric") & frame["ratio"].notna()].copy()
     means["relative_pct"] = ((means["ratio"] - 1) * 100).round(2)
+    scale = 100 / means["value_a"].where(means["value_a"] != 0)
+    means["low"], means["high"] = (means["ci_low"] * scale).round(2), (means["ci_high"] * scale).round(2)
     means = means.reindex(means["relative_pct"].abs().sort_values(ascending=False, kind="stable").index).head(CHART_ROWS)
-    for part in (props, means):
+    for part, unit in ((props, "pp"), (means, "%")):
         part["q"] = part["q_value"].map(_p)
+        part["ci95"] = [_interval_text(lo, hi, unit) for lo, hi in zip(part["low"].astype(float), part["high"].astype(float))]
         labels = [figure(k, n, label) for k, n, label in zip(part["kind"], part["name"], part["label"])]
         part["marked"] = [f"{label} ✔" if s else label for label, s in zip(labels, part["significant"])]
-    return (props[["marked", "difference_pp", "q"]].reset_index(drop=True),
-            means[["marked", "relative_pct", "q"]].reset_index(drop=True))
+    return (props[["marked", "difference_pp", "low", "high", "ci95", "q"]].reset_index(drop=True),
+            means[["marked", "relative_pct", "low", "high", "ci95", "q"]].reset_index(drop=True))
 
 
 def cost_by_outcome(db: ConOrPath, a: Filters, b: Filters, table) -> pd.DataFrame:

@@ -21,7 +21,7 @@ from analytics.frames import fetch_frame
 from analytics.reporting.writer import write_report
 from analytics.scope import ThreadConditions, scoped_view
 from ui.models.frames import gaps_filled, per_day
-from ui.models.outcomes import OUTCOME_LABELS, SIGNAL_LABELS, with_outcomes
+from ui.models.outcomes import OUTCOME_LABELS, SIGNAL_LABELS, why_text, with_outcomes
 
 LATENCY_BINS = 40
 #: Rows per page of the table: sorted and cut in DuckDB, so a page ships this many rows however many match.
@@ -35,7 +35,7 @@ MAX_TURN_BARS = 100
 class ConversationsPage:
     """One page of the sorted conversations (one row per thread) and charts over all the matching threads."""
 
-    table: pd.DataFrame  # metrics.LIST_COLUMNS, outcome, signals: rows offset+1 … offset+len of the sort
+    table: pd.DataFrame  # metrics.LIST_COLUMNS, outcome, signals, outcome_reason, outcome_message: rows offset+1 … offset+len of the sort
     matching: int  # threads passing every condition (the sort's rows; the CSV's rows)
     total: int  # threads passing `filters`, before the turn / interrupt / fork / range conditions
     in_database: int  # every thread of the database
@@ -210,6 +210,8 @@ def _csv_cell(column: str, kind: str) -> str:
         cases = " ".join(f"WHEN {_sql_text(k)} THEN {_sql_text(v)}" for k, v in SIGNAL_LABELS.items())
         return (f"nullif(array_to_string(list_transform(string_split(coalesce({c}, ''), ';'), lambda s: CASE s {cases} "
                 "ELSE s END), ', '), '')")
+    if kind == "why":  # the report's `outcome_reason` as the table's Why (`why_text`, a function of this connection)
+        return f"tl_why({c})"
     return _CSV_CELLS.get(kind, "{c}").format(c=c)
 
 
@@ -221,7 +223,8 @@ def conversations_csv(
     on the download click.
 
     `shown` (the table's columns: name, header, kind) makes it the CSV of the page's table: its
-    columns in its order under its headers (`csv_header`), its outcome and signal labels, times
+    columns in its order under its headers (`csv_header`), its outcome and signal labels and its
+    Why (`why_text` of the report's `outcome_reason`), times
     to the second in UTC; numbers stay numbers (the header names their unit). Without `shown`,
     the `conversations` report (the CLI's very format and columns).
     """
@@ -234,6 +237,8 @@ def conversations_csv(
         cells = ", ".join(f'{_csv_cell(name, kind)} AS "{csv_header(label, kind).replace(chr(34), chr(34) * 2)}"'
                           for name, label, kind in shown)
         con = duckdb.connect()
+        con.create_function("tl_why", lambda reason: why_text(reason) or None, ["VARCHAR"], "VARCHAR",
+                            null_handling="special")
         try:  # (paths are handed to DuckDB as values, never spliced into SQL text)
             rel = con.sql(f"SELECT {cells} FROM read_csv($src, all_varchar = true, header = true)",
                           params={"src": str(out)})

@@ -219,6 +219,49 @@ def reason_text(reason: str) -> str:
 _HOURS = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?) h\b")
 
 
+#: The stored reasons (`analytics/conversation_outcomes/outcome.py`) the Why column says shorter,
+#: each with its words; messages are renumbered from 1 and hours written as spans after.
+_WHY = (
+    (re.compile(r"failed: dropped_after_failure, ends at message (\d+) \(assistant gave up\)"),
+     "assistant gave up at message {0}"),
+    (re.compile(r"failed: dropped_after_failure, ends at message (\d+) \(tool error\)"), "ends on a tool error at message {0}"),
+    (re.compile(r"failed: last tool result \(message (\d+)\) is an error"), "last tool result failed, message {0}"),
+    (re.compile(r"abandoned: user message (\d+) unanswered for (\S+) h"), "no reply for {1} h after message {0}"),
+    (re.compile(r"waiting: interrupt pending at message (\d+) since (\S+ \S+) UTC"), "waits on a human since {1}, message {0}"),
+    (re.compile(r"unknown: user message (\d+) awaits a reply.*"), "message {0} awaits a reply"),
+)
+
+
+def why_text(reason: str | None) -> str:
+    """Why a conversation got its outcome, short, as the Conversations table's Why column says it:
+    the rule that decided it and the message it rests on, numbered as the transcript numbers it
+    (`reason_text`), without the outcome's name (the Outcome column beside it says it); empty for
+    a resolved conversation (nothing to explain) and for a thread without an outcome.
+
+    >>> why_text("failed: dropped_after_failure, ends at message 4 (assistant gave up)")
+    'assistant gave up at message 5'
+    >>> why_text("failed: last tool result (message 6) is an error")
+    'last tool result failed, message 7'
+    >>> why_text("abandoned: user message 2 unanswered for 2.5 h")
+    'no reply for 2 h 30 m after message 3'
+    >>> why_text("waiting: interrupt pending at message 2 since 2025-03-12 16:50 UTC")
+    'waits on a human since 2025-03-12 16:50, message 3'
+    >>> why_text("unknown: ends with a tool message (4)")
+    'ends with a tool message (5)'
+    >>> why_text("resolved: assistant answered last (message 3)"), why_text(None)
+    ('', '')
+    """
+    if not isinstance(reason, str) or not reason:
+        return ""
+    outcome, _, said = reason.partition(": ")
+    if outcome == "resolved":
+        return ""
+    for pattern, words in _WHY:
+        if found := pattern.fullmatch(reason):
+            return reason_text(words.format(*found.groups()))
+    return reason_text(said or reason)
+
+
 _SIGNAL_CODE = re.compile(r"\b(?:" + "|".join(sorted(SIGNAL_LABELS, key=len, reverse=True)) + r")\b")
 
 
@@ -281,20 +324,22 @@ def _number(ordinals) -> int | None:
 def with_outcomes(con, rows: pd.DataFrame) -> pd.DataFrame:
     """`rows` (one per thread, `thread_id`) with each thread's `outcome`, `signals` (the signals
     that fired, in `SIGNALS` order; `resolved_closing` left out: it is the outcome's reason, not a
-    problem) and `outcome_message` (the number of the message the outcome rests on); a thread
-    without an outcome row gets None, () and None."""
+    problem), `outcome_reason` (the signal and message the outcome rests on, as stored) and
+    `outcome_message` (the number of the message the outcome rests on); a thread without an
+    outcome row gets None, (), None and None."""
     ids = tuple(rows["thread_id"])
     found = {}
     if ids:
         rel = outcomes_relation(con, Filters(thread_ids=ids))
-        for thread_id, outcome, rests_on, *fired in rel.select(
-                ", ".join(["thread_id", "outcome", "outcome_ordinals", *SIGNALS])).fetchall():
+        for thread_id, outcome, reason, rests_on, *fired in rel.select(
+                ", ".join(["thread_id", "outcome", "outcome_reason", "outcome_ordinals", *SIGNALS])).fetchall():
             found[thread_id] = (outcome, tuple(s for s, on in zip(SIGNALS, fired) if on and s != "resolved_closing"),
-                                _number(rests_on))
-    missing = (None, (), None)
+                                reason, _number(rests_on))
+    missing = (None, (), None, None)
     return rows.assign(outcome=[found.get(t, missing)[0] for t in ids],
                        signals=[found.get(t, missing)[1] for t in ids],
-                       outcome_message=pd.array([found.get(t, missing)[2] for t in ids], dtype="Int64"))
+                       outcome_reason=[found.get(t, missing)[2] for t in ids],
+                       outcome_message=pd.array([found.get(t, missing)[3] for t in ids], dtype="Int64"))
 
 
 def signals_text(signals: tuple[str, ...]) -> str:

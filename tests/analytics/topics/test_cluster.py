@@ -149,3 +149,31 @@ def test_words_of_conversation_never_name_a_topic():
     labels = {t.label for t in found.topics}
     assert any("refund" in label and "broken" in label for label in labels), labels
     assert any("vpn" in label.lower() for label in labels), labels
+
+
+def test_questions_sharing_a_word_of_conversation_or_an_ending_only_are_no_topic():
+    """"help" (a word of conversation) or "-ing" (an ending) in common says nothing of a subject: the
+    debugging question and the broken lamp are not one topic for their "help", and the questions
+    with nothing else in common are together under a label that says so, not under one of their
+    wordings."""
+    from analytics.topic_mining.cluster import UNMATCHED_LABEL, Doc, cluster
+
+    docs = [
+        Doc("t1", "Run the unit tests and tell me what fails", ("run_tests",)),
+        Doc("t2", "Run the integration tests for the payments service", ("run_tests",)),
+        Doc("t3", "Can you run the tests of the billing module", ("run_tests",)),
+        Doc("d1", "Can you help me debug a failing date test?"),
+        Doc("c1", "Hi, my cat knocked the lamp off the shelf, help?"),
+        Doc("h1", "What are your opening hours?"),
+        Doc("m1", "Do your products have CE marking?"),
+        Doc("s1", "How do I stream tokens to my frontend?"),
+        Doc("s2", "How do I stream tokens from a graph?"),
+    ]
+    found = cluster(docs)
+    topic = found.assignment
+    assert topic["t1"] == topic["t2"] == topic["t3"]
+    assert topic["c1"] == topic["h1"] == topic["m1"] != topic["d1"]
+    unmatched = found.topics[topic["c1"]]
+    assert unmatched.label == UNMATCHED_LABEL and unmatched.terms == () and unmatched.size == 3
+    assert found.topics[topic["s1"]].label == "stream, tokens" and topic["s2"] == topic["s1"]
+    assert cluster(list(reversed(docs))).topics == found.topics  # the same topics, ids and labels in any order
