@@ -81,7 +81,8 @@ def fold_table() -> dict[int, str]:
 # run inside a word, before a letter (`alice=40example=2Ecom`: read only when it stands for signs, `_escape`).
 _ESCAPE = re.compile(
     r"&#[0-9]{1,8};?|&#[xX][0-9A-Fa-f]{1,7};?|&[A-Za-z][A-Za-z0-9]{1,31};?|(?:%[0-9A-Fa-f]{2})+"
-    r"|\\u[0-9A-Fa-f]{4}|\\U[0-9A-Fa-f]{8}|\\x[0-9A-Fa-f]{2}|\\u\{[0-9A-Fa-f]{1,6}\}|(?<=\w)(?:=[0-9A-F]{2})+(?=[^\W\d_])")
+    r"|\\u[0-9A-Fa-f]{4}|\\U[0-9A-Fa-f]{8}|\\x[0-9A-Fa-f]{2}|\\u\{[0-9A-Fa-f]{1,6}\}"
+    r"|(?<=\w)(?:=[0-9A-F]{2})+(?=[^\W\d_])")
 _MAY_ESCAPE = re.compile(r"[&%\\=]")
 _SURROGATE = re.compile(r"\\u[dD][89abAB][0-9A-Fa-f]{2}\\u[dD][c-fC-F][0-9A-Fa-f]{2}")
 

@@ -1,8 +1,8 @@
 """Values written in a personal value's shape, and shapes that are not one (`analytics.redact`'s rules).
 
 A card number printed in a card's groups, or an IBAN in an IBAN's, one character short is masked
-whatever its checksum: its check digits give the missing one back (`card_shaped`, `iban_shaped`). An address written with its `@` and dots spelled out (`alice (at) example
-(dot) com`) is an address (`obfuscated_emails`). A dotted quad glued to a name or a version
+whatever its checksum: its check digits give the missing one back (`card_shaped`, `iban_shaped`).
+An address written with its `@` and dots spelled out (`alice (at) example (dot) com`) is an address (`obfuscated_emails`). A dotted quad glued to a name or a version
 pin (`Chrome/120.0.0.0`, `foo==1.2.3.4`) is a version, not an address (`glued_quad`).
 """
 
@@ -109,7 +109,8 @@ def obfuscated_emails(text: str) -> Iterator[tuple[int, int, str]]:
     """Each address written with its `@` spelled out: (start, end, the address with `@` and dots).
     With `(at)` / `[at]` any domain of two labels or more; with the bare word `at`, only a domain
     whose dots are spelled out too (`alice at example dot com`) and that ends in a common top-level
-    domain (`SPELLED_TLDS`), since `look it up at example.com` and `width at and dot is` are sentences. A local part is at most 64 characters, read back from the `at`.
+    domain (`SPELLED_TLDS`), since `look it up at example.com` and `width at and dot is` are sentences.
+    A local part is at most 64 characters, read back from the `at`.
 
     >>> text = "alice (at) example (dot) com, bob[at]mail[.]example[.]org, carol at acme dot io"
     >>> [v for _, _, v in obfuscated_emails(text + "; look at example.com, meet at noon dot, at and dot is")]

@@ -45,7 +45,7 @@ def _isatty(stream) -> bool:
 
 
 class TextWrapper:
-    """A text stream written through to `inner` (`write` says how); what else is asked of it, the inner stream answers."""
+    """A text stream written through to `inner` (`write` says how); the inner stream answers the rest."""
 
     def __init__(self, inner) -> None:
         self._inner = inner
