@@ -150,20 +150,23 @@ def _run(run: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> 
     from analytics.errors import AnalyticsError
     from analytics.export_log import acting_as
     from analytics.masking import masked_output
+    from analytics.terminal import visible_output
 
-    try:
-        _utf8_only(args)
-        with _policy_environment(args):
-            # Under masking, every line the command prints (rows, headers, listings, errors) is masked.
-            with masked_output(), acting_as(origin="cli"):  # exports it makes are logged as the CLI's
-                try:
-                    return run(_stdout_dash(args))
-                except (AnalyticsError, FileNotFoundError) as exc:
-                    print(f"error: {exc}", file=sys.stderr)
-                    return 2
-    except (AnalyticsError, FileNotFoundError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    # Everything printed shows the store's control characters as escapes (analytics.terminal);
+    # under masking, every line (rows, headers, listings, errors) is masked before that.
+    with visible_output():
+        try:
+            _utf8_only(args)
+            with _policy_environment(args):
+                with masked_output(), acting_as(origin="cli"):  # exports it makes are logged as the CLI's
+                    try:
+                        return run(_stdout_dash(args))
+                    except (AnalyticsError, FileNotFoundError) as exc:
+                        print(f"error: {exc}", file=sys.stderr)
+                        return 2
+        except (AnalyticsError, FileNotFoundError) as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
 
 
 def _utf8_only(args: argparse.Namespace) -> None:

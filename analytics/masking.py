@@ -39,6 +39,7 @@ import pyarrow as pa
 from analytics.catalog import ALL_TABLES
 from analytics.policy import Policy, effective
 from analytics.reader_view import DIGIT
+from analytics.terminal import TextWrapper
 from analytics.text_match import TERMS_FUNCTION, register_search_functions
 from analytics.redact import CONFIG_ENV, RedactConfig, Redactor, find_terms
 
@@ -190,12 +191,12 @@ def _suffix(name: str) -> str:
 
 # --- the command line's output -----------------------------------------------------------------
 
-class _MaskedStream:
+class _MaskedStream(TextWrapper):
     """A text stream that writes each complete line masked (a value never spans lines); the
     last, unfinished line when the command ends (`masked_output`)."""
 
     def __init__(self, inner) -> None:
-        self._inner = inner
+        super().__init__(inner)
         self._pending = ""
         self.buffer = _MaskedBytes(self)
         self.premasked = False
@@ -210,21 +211,11 @@ class _MaskedStream:
             self._inner.write(mask_lines(done + "\n", Policy(redact=True)))
         return len(s)
 
-    def writelines(self, lines) -> None:
-        for line in lines:
-            self.write(line)
-
-    def flush(self) -> None:
-        self._inner.flush()
-
     def close_line(self) -> None:
         if self._pending:
             self._inner.write(mask_lines(self._pending, Policy(redact=True)))
             self._pending = ""
         self._inner.flush()
-
-    def __getattr__(self, name: str):
-        return getattr(self._inner, name)
 
 
 class _MaskedBytes:

@@ -2,7 +2,8 @@
 
 Escapes are read as the character they stand for — HTML character references (`&#64;`, `&#x40;`,
 `&commat;`, `&nbsp;`, with or without their `;` where a browser reads them so), percent-encoding
-(`%40`, `%2E`, the UTF-8 of `＠`: `%EF%BC%A0`) and JSON or Python escapes (`\\u0040`, `\\x40`) —
+(`%40`, `%2E`, the UTF-8 of `＠`: `%EF%BC%A0`), JSON or Python escapes (`\\u0040`, `\\x40`) and
+quoted-printable inside a word when it stands for signs (`alice=40example=2Ecom`, `=EF=BC=A0`) —
 twice over, so an escape escaped again (`%2540`, `&amp;#64;`) is read too. Then every decimal digit
 of any script, and every superscript or subscript digit, is its ASCII digit; every space
 separator, a tab, a vertical tab and a form feed a space; every line or paragraph separator a line
@@ -76,11 +77,13 @@ def fold_table() -> dict[int, str]:
 
 
 # An escape: an HTML character reference (decimal, hex, named), a run of percent-encoded bytes,
-# a JSON/Python/JavaScript escape (`\u0040`, `\U00000040`, `\x40`, `\u{40}`).
+# a JSON/Python/JavaScript escape (`\u0040`, `\U00000040`, `\x40`, `\u{40}`), a quoted-printable
+# run inside a word, before a letter (`alice=40example=2Ecom`: read only when it stands for signs, `_escape`).
 _ESCAPE = re.compile(
     r"&#[0-9]{1,8};?|&#[xX][0-9A-Fa-f]{1,7};?|&[A-Za-z][A-Za-z0-9]{1,31};?|(?:%[0-9A-Fa-f]{2})+"
-    r"|\\u[0-9A-Fa-f]{4}|\\U[0-9A-Fa-f]{8}|\\x[0-9A-Fa-f]{2}|\\u\{[0-9A-Fa-f]{1,6}\}")
-_MAY_ESCAPE = re.compile(r"[&%\\]")
+    r"|\\u[0-9A-Fa-f]{4}|\\U[0-9A-Fa-f]{8}|\\x[0-9A-Fa-f]{2}|\\u\{[0-9A-Fa-f]{1,6}\}"
+    r"|(?<=\w)(?:=[0-9A-F]{2})+(?=[^\W\d_])")
+_MAY_ESCAPE = re.compile(r"[&%\\=]")
 _SURROGATE = re.compile(r"\\u[dD][89abAB][0-9A-Fa-f]{2}\\u[dD][c-fC-F][0-9A-Fa-f]{2}")
 
 
@@ -119,6 +122,10 @@ def _escape(found: re.Match) -> tuple[list[tuple[int, str]], int] | None:
     s = found.group()
     if s[0] == "%":
         return _percent(s), len(s)
+    if s[0] == "=":  # quoted-printable: a sign or a character beyond ASCII, never a letter or a digit
+        read = _percent(s)  # (`card=4111…` is a key and a number, not `cardA11…`)
+        signs = all(not c.isascii() or (c.isprintable() and not c.isalnum() and c != " ") for _, c in read)
+        return (read, len(s)) if signs and len(read) < len(s) else None
     if s[0] == "&" and s[1] == "#":
         digits = s[2:].rstrip(";")
         c = _character(int(digits[1:], 16) if digits[:1] in "xX" else int(digits))

@@ -44,6 +44,7 @@ from stdnum.us import ssn as _ssn
 
 from analytics.errors import BadRequest
 from analytics.reader_view import base, view
+from analytics.redact_shapes import card_shaped, glued_quad, iban_shaped, obfuscated_emails
 from analytics.tomltable import read_table
 
 #: The environment switch of a deployment: set (to anything but "" or "0"), every read masks.
@@ -238,6 +239,12 @@ def _emails(text: str) -> Iterator[Finding]:
         i, look, start = m.end(), m.end(), None
 
 
+def _spelled_emails(text: str) -> Iterator[Finding]:
+    """Each address with its `@` and dots spelled out (`analytics.redact_shapes.obfuscated_emails`)."""
+    for start, end, value in obfuscated_emails(text):
+        yield Finding(start, end, "EMAIL", value)
+
+
 def _ibans(text: str) -> Iterator[Finding]:
     """Each IBAN: the longest stretch of a candidate, ending at its end or before one of its
     separators, whose checksum holds. (The pattern's groups run on over the words after an
@@ -256,7 +263,10 @@ def _ibans(text: str) -> Iterator[Finding]:
                 pos = end
                 break
         else:
-            pos = m.start() + 1
+            shaped = iban_shaped(text, m.start(), m.end())
+            if shaped is not None:
+                yield Finding(m.start(), shaped, "IBAN", re.sub(r"[^A-Za-z0-9]", "", text[m.start():shaped]).upper())
+            pos = shaped or m.start() + 1
 
 
 def _cards(text: str) -> Iterator[Finding]:
@@ -273,7 +283,7 @@ def _cards(text: str) -> Iterator[Finding]:
         if (len(gaps) > 1 or "\n" in gaps) and not _card_grouped(raw):  # (numbers one per line: a list)
             continue
         digits = re.sub(r"[^0-9]", "", raw)
-        if 13 <= len(digits) <= 19 and digits[0] != "0" and _luhn.is_valid(digits):
+        if 13 <= len(digits) <= 19 and digits[0] != "0" and (_luhn.is_valid(digits) or card_shaped(raw)):
             yield Finding(m.start(), m.end(), "CARD", digits)
 
 
@@ -298,7 +308,7 @@ def _ssns(text: str) -> Iterator[Finding]:
 def _ips(text: str) -> Iterator[Finding]:
     if "." in text:
         for m in _IPV4.finditer(text):
-            if _VERSION_BEFORE.search(text, max(0, m.start() - 12), m.start()):
+            if _VERSION_BEFORE.search(text, max(0, m.start() - 12), m.start()) or glued_quad(text, m.start()):
                 continue
             try:  # (leading zeros, `010.001.002.003`, which `ipaddress` refuses, read as a reader reads them)
                 address = ipaddress.IPv4Address(".".join(str(int(octet)) for octet in m.group().split(".")))
@@ -456,7 +466,7 @@ class _Finder:
 
     def __init__(self, config: RedactConfig) -> None:
         self.detectors: list[Callable[[str], Iterable[Finding]]] = [
-            _emails, _ibans, _cards, _ssns, _ips, _phones(config.phone_regions)
+            _emails, _spelled_emails, _ibans, _cards, _ssns, _ips, _phones(config.phone_regions)
         ]
         # Configured patterns come before the built-in kinds: an operator's pattern for
         # their own ids is more specific than "some digits".

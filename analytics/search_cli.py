@@ -27,9 +27,10 @@ from analytics.export_log import log_cli_export
 from analytics.filters import Filters
 from analytics.masking import NOT_PERSONAL, mask_text, premasked
 from analytics.policy import effective
+from analytics.terminal import document_output
 from analytics.reporting.filter_options import add_filter_arguments, filters_from_args
 from analytics.reporting.spec import ReportSpec, register_report
-from analytics.reporting.writer import ISO_UTC
+from analytics.reporting.writer import ISO_UTC, frame_text_csv
 from analytics.searching import SEARCH_IN, SEARCH_SPEAKERS, SearchQuery, report_sql, search
 from analytics.cli_types import integer
 
@@ -79,12 +80,18 @@ def run(args: argparse.Namespace) -> int:
         if args.format == "table":
             if len(out):
                 print(_table(out))
-        elif args.format == "csv":
-            out.assign(ts=out["ts"].dt.strftime(ISO_UTC)).to_csv(sys.stdout, index=False)
-        else:
-            records = json.loads(out.to_json(orient="records", date_format="iso", date_unit="us", force_ascii=False))
-            print(json.dumps(records, ensure_ascii=False, indent=2))
+            return 0
+        with document_output():  # a file or a pipe gets the data as it is (analytics.terminal)
+            _print_document(out, args.format)
     return 0
+
+
+def _print_document(out: pd.DataFrame, fmt: str) -> None:
+    if fmt == "csv":
+        sys.stdout.write(frame_text_csv(out.assign(ts=out["ts"].dt.strftime(ISO_UTC))))
+    else:
+        records = json.loads(out.to_json(orient="records", date_format="iso", date_unit="us", force_ascii=False))
+        print(json.dumps(records, ensure_ascii=False, indent=2))
 
 
 def _every_text_masked(hits: pd.DataFrame) -> pd.DataFrame:

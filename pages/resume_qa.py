@@ -8,7 +8,7 @@ workflow, the JSONL format and every column.
 
 import streamlit as st
 
-from ui import access, cache, charts, columns, markup, render, state
+from ui import access, cache, charts, columns, markup, render, state, thread_picker
 from ui import resume_qa as qa_view
 from ui.filters import filter_bar
 from ui.models import resume_qa as qa_model
@@ -80,6 +80,7 @@ with p2:
     )
 
 thread_key = url.bind("thread", None)
+thread_picker.refuse_raw_thread(thread_key)  # under masking, a thread opens by its masked id only
 rows = picked.selection.rows
 if rows and st.session_state.get("resume_qa.picked") != rows:
     # A new table selection picks the thread once; the picker below stays in charge afterwards.

@@ -33,12 +33,11 @@ def csv_bytes(frame: pd.DataFrame) -> bytes:
     """`frame` as the CSV a download gives: in a masking session every text column masked
     (built under the session's policy: ui.downloads)."""
     from analytics.policy import effective
+    from analytics.reporting.writer import frame_csv, frame_text_csv
 
     if effective().redact:
-        from analytics.reporting.writer import frame_csv
-
         return frame_csv(frame)
-    return frame.to_csv(index=False).encode("utf-8")
+    return frame_text_csv(frame).encode("utf-8")
 
 
 def download_data(build, file_name: str, key: str, label: str = "Download CSV", *, rows: int | None = None,

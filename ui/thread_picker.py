@@ -19,6 +19,25 @@ from ui import cache, markup, state
 from ui.database import DbRef
 
 
+#: What a page says of a stored thread id in a masking session's URL (never the id itself).
+RAW_ID_REFUSED = ("This link names a thread by its stored id, which holds personal data: with masking on, a thread "
+                  "opens only by its masked id, as the app shows it. Pick it from the list.")
+
+
+def refuse_raw_thread(key: str) -> bool:
+    """In a masking session, a thread id bound to `key` (from the URL or typed) that is a stored
+    id holding a personal value is refused: the page says so without echoing it and forgets it,
+    so nothing opens it and the address bar drops it (`RAW_ID_REFUSED`). A masked id — what the
+    app shows, which it maps back to the thread — and an id holding no personal value (its own
+    masked form) pass. True when refused."""
+    wanted = st.session_state.get(key)
+    if not isinstance(wanted, str) or mask_text(wanted) == wanted:
+        return False
+    st.warning(RAW_ID_REFUSED)
+    st.session_state[key] = None
+    return True
+
+
 def thread_picker(url: state.Url, db: DbRef, label: str = "Thread",
                   on_missing: Callable[[str], None] | None = None) -> str | None:
     """Draw the picker and the find box (bound to `thread` and `find`); the picked thread id or None.
@@ -26,6 +45,7 @@ def thread_picker(url: state.Url, db: DbRef, label: str = "Thread",
     review workspace still holds of it)."""
     key = url.bind("thread", None)
     find_key = url.bind("find", "")
+    refuse_raw_thread(key)
     wanted = st.session_state.get(key)
     choices = cache.thread_choices(db, st.session_state.get(find_key) or "", wanted)
     labels = dict(zip(choices["thread_id"], choices["label"]))

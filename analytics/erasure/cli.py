@@ -67,7 +67,8 @@ def run(args: argparse.Namespace) -> int:
         if frame.empty:
             print(f"the erasure log of {ws.path} is empty", file=sys.stderr)
         else:
-            print(frame.to_string(index=False))
+            # A held-back entry has no reason: a "-", not pandas' NaN or None.
+            print(frame.astype(object).where(frame.notna(), "-").to_string(index=False))
         return 0
     mark = {"thread": args.thread, "tenant": args.tenant, "session": args.session}
     if not any(mark.values()):

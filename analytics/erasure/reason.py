@@ -21,6 +21,7 @@ the workspace purge's transaction).
 from __future__ import annotations
 
 import os
+import re
 import sqlite3
 
 import duckdb
@@ -37,10 +38,30 @@ def _fold(text: str) -> str:
     return "".join(c if len(c.lower()) != 1 else c.lower() for c in text)
 
 
+def _word_span(text: str, a: int, b: int) -> tuple[int, int]:
+    """The stretch `text[a:b]` without the spaces and punctuation at its ends: what `ERASED`
+    replaces, so the words around it keep their spaces (`asked by <erased> today`)."""
+    while a < b and not text[a].isalnum():
+        a += 1
+    while b > a and not text[b - 1].isalnum():
+        b -= 1
+    return a, b
+
+
+def _erased(match: re.Match) -> str:
+    a, b = _word_span(match.string, match.start(), match.end())
+    return match.string[match.start():a] + (ERASED if a < b else "") + match.string[b:match.end()]
+
+
 def replaced_within(text: str, texts: tuple[str, ...]) -> tuple[str, int]:
-    """`text` with each occurrence (in any case) of one of `texts` replaced by `ERASED`; how many."""
+    """`text` with each occurrence (in any case) of one of `texts` replaced by `ERASED`, the
+    spaces and punctuation at its ends kept; how many.
+
+    >>> replaced_within("a window: asked by alice, today", (" alice, ",))
+    ('a window: asked by <erased>, today', 1)
+    """
     pattern = inside(texts)
-    return pattern.subn(ERASED, text) if text and pattern is not None else (text, 0)
+    return pattern.subn(_erased, text) if text and pattern is not None else (text, 0)
 
 
 def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -118,8 +139,9 @@ def masked_texts(db: str | os.PathLike | None, thread_ids: list[str], texts: lis
     for text, found in zip(texts, spans):
         parts, at = [], 0
         for a, b in _merged(found):
-            parts += [text[at:a], ERASED]
-            at = b
+            a, b = _word_span(text, a, b)
+            parts += [text[at:a], ERASED if a < b else ""]
+            at = max(at, b)
         masked, more = replaced_within("".join(parts) + text[at:], needles)
         out.append((masked, len(_merged(found)) + more))
     return out

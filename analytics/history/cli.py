@@ -25,6 +25,7 @@ from analytics.errors import BadRequest
 from analytics.export_log import log_cli_export
 from analytics.masking import mask_lines
 from analytics.reporting.writer import frame_csv
+from analytics.terminal import document_output
 from analytics.transcript import TranscriptQuery
 
 _MARK = {"same": " ", "edited": "~", "added": "+", "removed": "-"}
@@ -95,9 +96,13 @@ def run(args: argparse.Namespace) -> int:
         with open(args.out, "wb") as fh:
             fh.write(data)
         print(args.out)
-    else:
+    elif args.format == "table":
         sys.stdout.buffer.write(data)
         sys.stdout.flush()
+    else:
+        with document_output():  # a file or a pipe gets the data as it is (analytics.terminal)
+            sys.stdout.buffer.write(data)
+            sys.stdout.flush()
     return 0
 
 

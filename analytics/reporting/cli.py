@@ -27,6 +27,7 @@ from analytics.cli import command
 from analytics.db import connect
 from analytics.errors import AnalyticsError
 from analytics.masking import premasked
+from analytics.terminal import document_output
 from analytics.reporting.filter_options import add_filter_arguments, filters_from_args
 from analytics.reporting.spec import registry
 from analytics.reporting.writer import write_report
@@ -60,7 +61,8 @@ def run(args: argparse.Namespace) -> int:
             if args.out is None:
                 with tempfile.TemporaryDirectory() as folder:
                     out = write_report(con, args.kind, Path(folder) / "report.csv", filters, vars(args), printed=True)
-                    with out.open("rb") as fh, premasked():  # the file's values are masked: its bytes as --out has them
+                    # The file's values are masked, and a pipe gets its bytes as --out has them (analytics.terminal).
+                    with out.open("rb") as fh, premasked(), document_output():
                         shutil.copyfileobj(fh, sys.stdout.buffer)
                 return 0
             out = write_report(con, args.kind, args.out, filters, vars(args))

@@ -4,7 +4,8 @@
 own CSV writer (no pandas; a large kind part by part, so memory stays bounded) and records
 the export (`analytics.export_log`); `report_frame` returns the very same rows as a DataFrame,
 so what a page shows is exactly what it offers for download; `frame_csv` writes any DataFrame
-in the same format. One format for every kind, the app's downloads included: timestamps as
+in the same format (`frame_text_csv` a frame as it is). One format for every kind, the app's downloads
+included, every text cell that would start a spreadsheet formula written as text (`csv_cells`): timestamps as
 ISO-8601 UTC text (`2025-03-01T09:00:12.500000Z`), dates as `YYYY-MM-DD`, booleans
 `true`/`false`, floating-point figures rounded to `FLOAT_DECIMALS` decimals; under the
 deployment's masking, every text column masked.
@@ -34,6 +35,7 @@ from analytics.errors import BadRequest
 from analytics.filters import Filters
 from analytics.masking import mask_arrow
 from analytics.policy import effective
+from analytics.reporting.csv_cells import frame_cells, sql_cell
 from analytics.reporting.spec import ReportSpec, report_spec
 from loaders.catalog import DATE, TIMESTAMPTZ
 
@@ -139,7 +141,7 @@ def write_report(
             if json_format is not None:
                 _write_json(parts, tmp, lines=json_format == "lines")
             elif spec.parts is None:
-                _write_csv(next(parts), tmp, header=True)
+                write_csv_rows(next(parts), tmp, header=True)
             else:
                 _write_parts(spec.columns_for(options), parts, tmp)
             _log_export(con, con_or_path, kind, filters, options, sum(counts), None if printed else out, held)
@@ -214,15 +216,37 @@ def frame_csv(frame: pd.DataFrame) -> bytes:
             rows = con.from_arrow(mask_arrow(rows.to_arrow_table(), policy, every_text_column=True))
         with tempfile.TemporaryDirectory(prefix="tl-csv-") as tmp:
             path = Path(tmp) / "frame.csv"
-            _write_csv(rows, path, header=True)
+            write_csv_rows(rows, path, header=True)
             return path.read_bytes()
     finally:
         con.close()
 
 
-def _write_csv(rows: duckdb.DuckDBPyRelation, path: Path, header: bool) -> None:
+def write_csv_rows(rows: duckdb.DuckDBPyRelation, path: Path, header: bool = True) -> None:
+    """The one place a relation's rows become CSV cells: a text cell that a spreadsheet would
+    run as a formula is written as text (`analytics.reporting.csv_cells`)."""
+    safe = rows.project(", ".join(sql_cell(_quote(n)) + " AS " + _quote(n) if str(t) == "VARCHAR" else _quote(n)
+                                  for n, t in zip(rows.columns, rows.types)))
     # The path is handed to DuckDB as a value, never spliced into SQL text.
-    rows.write_csv(str(path), sep=",", header=header, encoding="utf-8", overwrite=True)
+    safe.write_csv(str(path), sep=",", header=header, encoding="utf-8", overwrite=True)
+
+
+def frame_text_csv(frame: pd.DataFrame) -> str:
+    """`frame` as CSV as it is (no report format: `frame_csv` is that), written by the one
+    writer of CSV cells (`write_csv_rows`): a text cell a spreadsheet would run as a formula is
+    written as text, and a value holding a line break or carriage return is quoted.
+
+    >>> frame_text_csv(pd.DataFrame({"t": ["=1+1", "a\\rb"], "n": [-1, 2]})).split("\\n")
+    ['t,n', "'=1+1,-1", '"a\\rb",2', '']
+    """
+    con = duckdb.connect()
+    try:
+        with tempfile.TemporaryDirectory(prefix="tl-csv-") as tmp:
+            path = Path(tmp) / "frame.csv"
+            write_csv_rows(con.from_df(frame), path)
+            return path.read_bytes().decode("utf-8")
+    finally:
+        con.close()
 
 
 #: Output file suffixes written as JSON instead of CSV: an array, or one object per line.
@@ -256,7 +280,7 @@ def _write_parts(columns: tuple[str, ...], parts: Iterable[duckdb.DuckDBPyRelati
             # Column names are plain identifiers; written here, an empty report still has its header.
             sink.write((",".join(columns) + "\n").encode())
             for rows in parts:
-                _write_csv(rows, piece, header=False)
+                write_csv_rows(rows, piece, header=False)
                 with piece.open("rb") as source:
                     shutil.copyfileobj(source, sink)
     finally:

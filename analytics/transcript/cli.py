@@ -30,6 +30,8 @@ from analytics.export_log import log_cli_export
 from analytics.transcript.reading import SPEAKERS, TranscriptQuery, parse_time, read, stale_note
 from analytics.cli_types import integer
 from analytics.masking import mask_json, premasked
+from analytics.reporting.writer import frame_text_csv
+from analytics.terminal import document_output
 
 FORMATS = ("table", "csv", "json")
 TABLE_CONTENT_WIDTH = 100
@@ -108,10 +110,11 @@ def run(args: argparse.Namespace) -> int:
     elif args.format == "csv":
         _note_naive(naive)
         out = frame.assign(ts=_iso_utc(frame["ts"]))
-        out.to_csv(sys.stdout, index=False)
+        with document_output():  # a file or a pipe gets the data as it is (analytics.terminal)
+            sys.stdout.write(frame_text_csv(out))
     else:
         _note_naive(naive)
-        with premasked():  # every value masked (under masking): a pattern must not break the JSON
+        with premasked(), document_output():  # every value masked (under masking): a pattern must not break the JSON
             print(json.dumps(mask_json(_records(frame)), ensure_ascii=False, indent=2))
     return 0
 

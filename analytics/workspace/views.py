@@ -11,6 +11,7 @@ page and its query parameters; reopening it opens that URL. The open database
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections.abc import Mapping
@@ -75,6 +76,18 @@ def _row(row: tuple) -> SavedView:
     return SavedView(view_id, name, page, json.loads(params), *rest, tuple(json.loads(scope)) if scope else None)
 
 
+def _shown(view: SavedView) -> SavedView:
+    """`view` as a reader under masking sees it: its name, its parameters' values (a thread id, a
+    label's or a queue's name, a searched text) and its maker masked, as every text that leaves
+    the tool is (`analytics.masking`; the erasure masks queue and label names the same way)."""
+    if not reader_policy().redact:
+        return view
+    from analytics.masking import mask_text  # (the masker's detectors: only a masked reading pays for them)
+
+    params = {key: [mask_text(v) for v in values] for key, values in view.params.items()}
+    return dataclasses.replace(view, name=mask_text(view.name), params=params, created_by=mask_text(view.created_by))
+
+
 _SELECT = "SELECT view_id, name, page, params, created_by, created_at, updated_at, scope FROM saved_views"
 
 
@@ -109,7 +122,7 @@ def save_view(
             "scope = excluded.scope",
             (name, page, params_json, author, stamp, stamp, scope),
         )
-        return _row(conn.execute(f"{_SELECT} WHERE name = ?", (name,)).fetchone())
+        return _shown(_row(conn.execute(f"{_SELECT} WHERE name = ?", (name,)).fetchone()))
 
 
 @takes_workspace
@@ -117,7 +130,8 @@ def saved_views(ws: Workspace) -> list[SavedView]:
     """Every saved view, by name."""
     sql, params = _visible("1", [])
     with ws.read() as conn:
-        return [_row(r) for r in conn.execute(f"{sql} ORDER BY name COLLATE NOCASE, view_id", params).fetchall()]
+        rows = conn.execute(f"{sql} ORDER BY name COLLATE NOCASE, view_id", params).fetchall()
+    return [_shown(_row(r)) for r in rows]
 
 
 def _find(conn, view: int | str) -> tuple:
@@ -131,9 +145,9 @@ def _find(conn, view: int | str) -> tuple:
 
 @takes_workspace
 def get_view(ws: Workspace, view: int | str) -> SavedView:
-    """A saved view by id or name (NotFound otherwise)."""
+    """A saved view by id or name (NotFound otherwise), masked under masking (`_shown`)."""
     with ws.read() as conn:
-        return _row(_find(conn, view))
+        return _shown(_row(_find(conn, view)))
 
 
 @takes_workspace

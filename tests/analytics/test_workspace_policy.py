@@ -124,3 +124,20 @@ def test_queues_and_saved_views_are_seen_within_the_scope_they_were_made_in(db, 
     monkeypatch.delenv(TENANTS_ENV)
     assert [q.name for q in ws_api.queues(db)] == ["all tenants", "acme only"]  # no scope: everything
     assert len(ws_api.saved_views(db)) == 2
+
+
+def test_saved_views_are_listed_masked_for_a_reader_who_masks(db, monkeypatch):
+    params = {"thread": "acme:web:bob.views@example.com", "label": "calls from +44 20 7946 0958", "q": "refund"}
+    ws_api.save_view(db, "dana.scully@fbi.example.org follow-up", "conversations", params,
+                     author="ana.views@example.com")
+    (plain,) = ws_api.saved_views(db)
+    assert plain.name == "dana.scully@fbi.example.org follow-up" and plain.params["thread"] == [params["thread"]]
+
+    monkeypatch.setenv(REDACT_ENV, "1")
+    shown = [*ws_api.saved_views(db), ws_api.get_view(db, plain.view_id)]
+    for view in shown:
+        text = json.dumps([view.name, view.params, view.created_by, view.query_string()])
+        for secret in ("dana.scully", "bob.views", "7946 0958", "ana.views"):
+            assert secret not in text, text
+        assert view.name.endswith(" follow-up") and view.params["q"] == ["refund"]  # the rest as saved
+        assert view.params["thread"][0].startswith("acme:web:<EMAIL_")

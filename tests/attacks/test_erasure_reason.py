@@ -124,8 +124,8 @@ def test_queue_and_label_texts_and_by_are_masked_on_the_first_run(store, tmp_pat
         labels = dict(conn.execute("SELECT name, description FROM labels").fetchall())
         kept = conn.execute("SELECT thread_id, label FROM annotations").fetchall()
     assert queues == [("<erased> queue", "follow-up for <erased>"), ("<erased> queue 2", None)]
-    # (the space before the code is the thread's text too: "is QUINCE-…")
-    assert labels["<erased> complaint"] == "for<erased> cases"
+    # (the space before the code is the thread's text too, "is QUINCE-…": the words keep their spaces)
+    assert labels["<erased> complaint"] == "for <erased> cases"
     assert kept == [(KEPT, "<erased> complaint")]  # the kept thread's annotation follows its label
     assert [t.by for t in analytics.tombstones(db)] == ["<erased>"]
     assert list(analytics.erasure_log(db)["by"]) == ["<erased>"]
@@ -133,3 +133,23 @@ def test_queue_and_label_texts_and_by_are_masked_on_the_first_run(store, tmp_pat
     again = attack(["erase", "--db", str(db), "--thread", GONE, "--reason", "DSR 12 again"], tmp_path, env=env)
     again.succeeded()
     assert files_holding(tmp_path, NAMED) == []
+
+
+def test_a_reason_keeps_the_spaces_and_punctuation_around_what_it_erases(store, tmp_path, env):  # noqa: F811
+    db = tmp_path / "lens.duckdb"
+    run_cli(["load", str(store), "--db", str(db)], tmp_path).succeeded()
+    # The erased thread says "help: my locker code is …, and": the stretch erased starts at the colon.
+    reason = f"the customer said: {PHRASE}, so erase it"
+    attack(["erase", "--db", str(db), "--thread", GONE, "--reason", reason], tmp_path, env=env).succeeded()
+    masked = "the customer said: <erased>, so erase it"
+    assert _reasons(db) == ([masked], [masked])
+
+
+def test_the_log_prints_no_nan_for_a_held_back_entry(store, tmp_path, env):  # noqa: F811
+    db = tmp_path / "lens.duckdb"
+    run_cli(["load", str(store), "--db", str(db)], tmp_path).succeeded()
+    attack(["erase", "--db", str(db), "--thread", GONE, "--reason", "DSR 9"], tmp_path, env=env).succeeded()
+    run_cli(["load", str(store), "--db", str(db)], tmp_path).succeeded()  # holds GONE back: a `held_back` entry
+    log = run_cli(["erase", "--db", str(db), "--log"], tmp_path).succeeded()
+    assert "held_back" in log.stdout
+    assert not {"NaN", "None", "nan", "<NA>"} & set(log.stdout.split())

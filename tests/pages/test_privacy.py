@@ -255,9 +255,11 @@ def test_a_masking_session_masks_labels_and_file_names_and_finds_no_part_of_a_va
         return original(label, data, *args, **kwargs)
 
     monkeypatch.setattr(st, "download_button", recording)
-    at = open_page(_app(), "transcript", thread=THREAD)  # the stored key, linked: not found, and not echoed
+    at = open_page(_app(), "transcript", thread=THREAD)  # the stored key, linked: refused, and not echoed
     assert not at.exception, at.exception
-    assert [w for w in at.warning if "No thread" in w.value] and not [s for s in SECRETS if s in shown(at)]
+    from ui.thread_picker import RAW_ID_REFUSED
+
+    assert [w for w in at.warning if w.value == RAW_ID_REFUSED] and not [s for s in SECRETS if s in shown(at)]
     from analytics.masking import mask_text
     from analytics.policy import Policy
 

@@ -18,7 +18,7 @@ from analytics import metrics
 from analytics.db import ConOrPath, connection
 from analytics.filters import Filters, Range
 from analytics.frames import fetch_frame
-from analytics.reporting.writer import write_report
+from analytics.reporting.writer import write_csv_rows, write_report
 from analytics.scope import ThreadConditions, scoped_view
 from ui.models.frames import gaps_filled, per_day
 from ui.models.outcomes import OUTCOME_LABELS, SIGNAL_LABELS, why_text, with_outcomes
@@ -242,7 +242,7 @@ def conversations_csv(
         try:  # (paths are handed to DuckDB as values, never spliced into SQL text)
             rel = con.sql(f"SELECT {cells} FROM read_csv($src, all_varchar = true, header = true)",
                           params={"src": str(out)})
-            rel.write_csv(str(table), header=True)
+            write_csv_rows(rel, table)
         finally:
             con.close()
         return table.read_bytes()

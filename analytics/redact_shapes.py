@@ -1,0 +1,137 @@
+"""Values written in a personal value's shape, and shapes that are not one (`analytics.redact`'s rules).
+
+A card number printed in a card's groups, or an IBAN in an IBAN's, one character short is masked
+whatever its checksum: its check digits give the missing one back (`card_shaped`, `iban_shaped`).
+An address written with its `@` and dots spelled out (`alice (at) example (dot) com`) is an address (`obfuscated_emails`). A dotted quad glued to a name or a version
+pin (`Chrome/120.0.0.0`, `foo==1.2.3.4`) is a version, not an address (`glued_quad`).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterator
+
+from stdnum import iban as _iban
+
+_GAP = re.compile(r"[^0-9]+")
+
+
+#: A card number's groups one digit short (of 16 and of 19 digits): with one of these separators, a card
+#: whatever its checksum. (A full number whose check fails, `4111 1111 1111 1112`, is no card.)
+_CARD_SHAPES = ([4, 4, 4, 3], [4, 4, 4, 4, 2])
+
+
+def card_shaped(raw: str) -> bool:
+    """Whether `raw` is printed as a card one digit short is, in fours (the last group one short)
+    split by one space, dash or dot throughout: its check digit would give the missing digit
+    back, so the checksum does not decide.
+
+    >>> card_shaped("4111 1111 1111 111"), card_shaped("4111-1111-1111-1112"), card_shaped("411111111111111")
+    (True, False, False)
+    """
+    gaps = set(_GAP.findall(raw))
+    return len(gaps) == 1 and gaps <= {" ", "-", "."} and [len(g) for g in _GAP.split(raw)] in _CARD_SHAPES
+
+
+@functools.cache
+def _iban_length(country: str) -> int | None:
+    """The length of an IBAN of `country` (its BBAN's fields and the four first characters), None
+    for a country without IBANs."""
+    found = _iban._ibandb.info(country)[0][1].get("bban")
+    return None if not found else 4 + sum(int(n) for n in re.findall(r"[0-9]+", found))
+
+
+def iban_shaped(text: str, start: int, end: int) -> int | None:
+    """Where an IBAN printed as one, one or two characters short, ends, whatever its checksum (None:
+    not one): a country that has IBANs in capitals, two check digits, then groups of four split by
+    one space, dash or dot throughout (the last group shorter), one or two characters short of the
+    country's length (its check digits would give the missing ones back; a full-length IBAN
+    whose checksum fails, `DE00 1234 …`, is no IBAN).
+
+    >>> text = "pay DE89 3704 0044 0532 0130 0 now, DE89 3704 0044 0532 0130 with AB12 CDEF GHIJ KLMN"
+    >>> [iban_shaped(text, text.index(w), len(text)) for w in ("DE89", "DE89 3704 0044 0532 0130 w", "AB12")]
+    [30, 60, None]
+    """
+    head = text[start:start + 5]
+    if not re.fullmatch(r"[A-Z]{2}[0-9]{2}[ .-]", head) or _iban_length(head[:2]) is None:
+        return None
+    length = _iban_length(head[:2])
+    gap, at, size, found = head[4], start + 4, 4, None
+    while at < end and text[at] == gap and size % 4 == 0 and size < length:  # (a shorter group is the last)
+        group = re.match(r"[A-Za-z0-9]{1,4}(?![A-Za-z0-9])", text[at + 1:end])
+        if group is None:
+            break
+        at += 1 + group.end()
+        size += group.end()
+        if size >= 16 and length - 2 <= size < length:  # (words after it may look like one more group)
+            found = at
+    if found is not None and re.search(r"[0-9]", text[found:at]):
+        return None  # its groups run on, with digits, to the full length or past it: not one short
+    return found
+
+
+def glued_quad(text: str, start: int) -> bool:
+    """Whether the dotted quad at `start` is glued to what is before it, so part of a version or a
+    name, not an address standing alone: right after a letter (`v1.2.3.4`, `abc1.2.3.4`), after a
+    `/` that follows a name (`Chrome/120.0.0.0`, `Version/10.0.0.1`; an address after `://`
+    stands alone), or after a version pin's operator (`foo==1.2.3.4`, `pkg>=1.2.3.4`; `ip=10.0.0.1`,
+    a key and its value, stands alone).
+
+    >>> texts = ("v1.2.3.4", "Chrome/120.0.0.0", "x==1.0.0.1", "http://10.0.0.1", "ip=10.0.0.1", "at 10.0.0.1")
+    >>> [glued_quad(t, t.index("1")) for t in texts]
+    [True, True, True, False, False, False]
+    """
+    before = text[start - 1] if start else ""
+    if before.isalpha():
+        return True
+    if before == "/":
+        return start < 2 or text[start - 2] != "/"
+    return before == "=" and start >= 2 and text[start - 2] in "=<>!~"
+
+
+# An `@` spelled out: in brackets (`(at)`, `[at]`, `{at}`, `[@]`), or the word `at` between spaces.
+_AT_SPELLED = re.compile(r"[ \t]*[(\[{][ \t]*(?:at|@)[ \t]*[)\]}][ \t]*|[ \t]+at[ \t]+", re.IGNORECASE)
+# A dot spelled out (`(dot)`, `[.]`, `[dot]`, ` dot `), or a dot.
+_DOT_SPELLED = r"(?:[ \t]*[(\[{][ \t]*(?:dot|\.)[ \t]*[)\]}][ \t]*|[ \t]+dot[ \t]+)"
+_LABEL = r"[^\W_](?:[\w-]{0,61}[^\W_])?"
+_SPELLED_DOMAIN = re.compile(
+    rf"{_LABEL}(?:(?:{_DOT_SPELLED}|\.){_LABEL}){{0,6}}(?:{_DOT_SPELLED}|\.)[^\W\d_]{{2,24}}(?![\w-])", re.IGNORECASE)
+_DOT_ANY = re.compile(rf"{_DOT_SPELLED}|\.", re.IGNORECASE)
+_LOCAL = re.compile(r"[\w.+'-]")
+#: Top-level domains an address spelled with the bare word `at` may end in: common ones that are no
+#: English word (`… at and dot is …` is a sentence, `is` Iceland's domain).
+SPELLED_TLDS = frozenset(("com", "org", "net", "edu", "gov", "mil", "int", "io", "uk", "de", "fr", "nl", "eu", "ca",
+                          "au", "ch", "se", "es", "pl", "ru", "cn", "jp", "br", "info", "biz", "dev", "app"))
+
+
+def obfuscated_emails(text: str) -> Iterator[tuple[int, int, str]]:
+    """Each address written with its `@` spelled out: (start, end, the address with `@` and dots).
+    With `(at)` / `[at]` any domain of two labels or more; with the bare word `at`, only a domain
+    whose dots are spelled out too (`alice at example dot com`) and that ends in a common top-level
+    domain (`SPELLED_TLDS`), since `look it up at example.com` and `width at and dot is` are sentences.
+    A local part is at most 64 characters, read back from the `at`.
+
+    >>> text = "alice (at) example (dot) com, bob[at]mail[.]example[.]org, carol at acme dot io"
+    >>> [v for _, _, v in obfuscated_emails(text + "; look at example.com, meet at noon dot, at and dot is")]
+    ['alice@example.com', 'bob@mail.example.org', 'carol@acme.io']
+    """
+    look = 0
+    while (sign := _AT_SPELLED.search(text, look)) is not None:
+        look = sign.end()
+        start = sign.start()
+        while start > max(0, sign.start() - 64) and _LOCAL.match(text, start - 1):
+            start -= 1
+        while start < sign.start() and not text[start].isalnum():  # (a local part starts with a letter or digit)
+            start += 1
+        if start == sign.start():
+            continue
+        domain = _SPELLED_DOMAIN.match(text, sign.end())
+        if domain is None:
+            continue
+        dots = _DOT_ANY.findall(domain.group())
+        tld = domain.group().rsplit(dots[-1], 1)[-1].lower()
+        if sign.group().strip().lower() == "at" and (all(d == "." for d in dots) or tld not in SPELLED_TLDS):
+            continue
+        yield start, domain.end(), (text[start:sign.start()] + "@" + _DOT_ANY.sub(".", domain.group())).casefold()
+        look = domain.end()
