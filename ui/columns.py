@@ -35,21 +35,25 @@ class Shown:
     sortable: bool = True  # a `metrics.LIST_COLUMNS` column, sorted in DuckDB (the outcome columns are not)
 
 
-#: The Conversations table's columns, in order (the CSV has every `metrics.LIST_COLUMNS` column).
+#: The Conversations table's columns, in order (the CSV has every `metrics.LIST_COLUMNS` column):
+#: first what a reader scans a row for (when, whose, how it ended, how long, what was asked),
+#: sized so that these show whole in a 1400 px window beside the sidebar (`fit`, `FIT_PX`); the
+#: others wait in the table's column chooser.
 CONVERSATION_TABLE = (
     Shown("thread_id", "Thread", "text", width="medium"),
-    Shown("stale_reason", "Stale", "stale", "The transcript is an older root checkpoint's: the latest did not decode "
-          "(the transcript page says which and why)", width="small"),
-    Shown("first_user_message", "First question", "text", "The thread's first user message (shortened)",
-          width=260),
+    Shown("last_ts", "Last active (UTC)", "time", "Time of the last message", width=135),
+    Shown("tenant_id", "Tenant", "text", width=90),
     Shown("outcome", "Outcome", "outcome", "Resolved, abandoned, failed, waiting or unknown (docs/outcomes.md)",
-          width="small", sortable=False),
+          width=90, sortable=False),
+    Shown("messages", "Messages", "count", width=90),
+    Shown("first_user_message", "First question", "text", "The thread's first user message (shortened)",
+          width=255),
     Shown("signals", "Signals", "signals", "What went wrong on the way: the outcome signals that fired (the Outcomes "
           "page defines each)", width=140, sortable=False),
-    Shown("last_ts", "Last active (UTC)", "time", "Time of the last message"),
+    Shown("stale_reason", "Stale", "stale", "The transcript is an older root checkpoint's: the latest did not decode "
+          "(the transcript page says which and why)", width="small"),
     Shown("duration_s", "Duration", "duration", "Last message time − first message time"),
     Shown("user_turns", "User turns", "count"),
-    Shown("messages", "Messages", "count"),
     Shown("tool_calls", "Tool calls", "count"),
     Shown("tool_errors", "Tool errors", "count", "Tool results with status error"),
     Shown("input_tokens", "Input tokens", "count"),
@@ -57,7 +61,6 @@ CONVERSATION_TABLE = (
     Shown("latency_median_s", "Median reply", "seconds", "Median user → assistant reply time"),
     Shown("latency_p90_s", "p90 reply", "seconds", "90th percentile user → assistant reply time"),
     Shown("models", "Models", "text"),
-    Shown("tenant_id", "Tenant", "text"),
     Shown("sub_tenant_id", "Sub-tenant", "text"),
     Shown("first_ts", "Started (UTC)", "time", "Time of the first message"),
     Shown("forks", "Forks", "count"),
