@@ -12,7 +12,6 @@ from dataclasses import dataclass
 import pandas as pd
 import streamlit as st
 
-from analytics.catalog import RISK_FIGURES
 from ui import render
 from ui.models.outcomes import OUTCOME_LABELS, signals_text
 
@@ -181,46 +180,60 @@ def styled(shown: pd.DataFrame):
 
 
 #: Resume QA's ranked table: each column's header (`ui.models.resume_qa.RISK_TABLE_COLUMNS`),
-#: which its "Sort by" and caption use too.
+#: which its "Sort by" and caption use too, and what each holds: in the words of a runtime's
+#: restart (the messages it restores), not the names of the columns behind them.
 RISK_LABELS = {
     "thread_id": "thread",
     "risk_score": "risk",
     "flags": "flags",
-    "resume_points": "resume points",
-    "window_size": "window size",
-    "truncated_by": "fell off the window",
-    "window_no_id": "no id (window)",
-    "window_no_ts": "no time (window)",
-    "edited_in_window": "edited (window)",
+    "resume_points": "restarts",
+    "window_size": "messages restored",
+    "truncated_by": "left out (over the cap)",
+    "window_no_id": "restored without an id",
+    "window_no_ts": "restored without a time",
+    "edited_in_window": "restored, since edited",
     "edited_messages": "edited",
     "removed_messages": "removed",
-    "forks": "forks",
-    "latest_not_leaf": "latest not a leaf",
-    "interrupt_pending": "interrupt pending",
-    "undecodable_messages": "undecodable",
-    "load_errors": "load errors",
+    "forks": "branches",
+    "latest_not_leaf": "resumes from an older turn",
+    "interrupt_pending": "waiting on a human",
+    "undecodable_messages": "unreadable",
+    "load_errors": "rows skipped at load",
     "last_ts": "last active (UTC)",
+}
+RISK_HELP = {
+    "risk_score": "The weights of the thread's flags added up (What the flags mean, above)",
+    "flags": "What makes a restart of this thread doubtful, most severe first",
+    "resume_points": "Restarts: idle gaps over the threshold and changes of run / process id",
+    "window_size": "Messages a restart now restores (at most the cap)",
+    "truncated_by": "User and assistant messages too old to be restored: more than the cap",
+    "window_no_id": "Restored messages without an id: they cannot be deduplicated or traced",
+    "window_no_ts": "Restored messages without a time: they cannot be placed in time",
+    "edited_in_window": "Restored messages whose text changed later on the current branch",
+    "edited_messages": "Messages whose text changed between checkpoints",
+    "removed_messages": "Messages removed from the transcript",
+    "forks": "Branches of the thread (replays, edits of its state)",
+    "latest_not_leaf": "The checkpoint a restart resumes from (the latest by id) is not the newest turn",
+    "interrupt_pending": "The thread waits on a human's answer, which a restart does not restore as a message",
+    "undecodable_messages": "Messages the loader could not read: the restored messages cannot be checked",
+    "load_errors": "Rows of the thread skipped at load (the load's errors say why)",
+    "last_ts": "Time of the latest checkpoint",
 }
 
 
 def risks(max_score: int) -> dict:
-    """Resume QA's threads ranked by risk (`max_score` fills the bar); each header's help is
-    the column's meaning in the catalogue (`analytics.catalog.RISK_FIGURES`)."""
-    meaning = {c.name: c.doc for c in RISK_FIGURES.columns}
+    """Resume QA's threads ranked by risk (`max_score` fills the bar), each header with what it holds."""
     header = {name: label[0].upper() + label[1:] for name, label in RISK_LABELS.items()}  # (a header starts upper case)
     config = {
-        name: st.column_config.Column(header[name], help=meaning.get(name))
+        name: st.column_config.Column(header[name], help=RISK_HELP.get(name))
         for name in RISK_LABELS
     }
     config.update({
         "thread_id": st.column_config.TextColumn(header["thread_id"], pinned=True),
-        "flags": st.column_config.TextColumn(header["flags"], width=260, help=meaning["flags"]),
+        "flags": st.column_config.TextColumn(header["flags"], width=260, help=RISK_HELP["flags"]),
         "risk_score": st.column_config.ProgressColumn(header["risk_score"], format="%d", min_value=0, width=120,
-                                                      max_value=max_score, help=meaning["risk_score"]),
-        "resume_points": st.column_config.NumberColumn(
-            header["resume_points"], help="Restarts: idle gaps over the threshold and changes of run / process id"),
-        "last_ts": st.column_config.DatetimeColumn(header["last_ts"], format=_TS,
-                                                   help="time of the latest checkpoint (`threads.last_ts`)"),
+                                                      max_value=max_score, help=RISK_HELP["risk_score"]),
+        "last_ts": st.column_config.DatetimeColumn(header["last_ts"], format=_TS, help=RISK_HELP["last_ts"]),
     })
     return config
 
