@@ -12,60 +12,20 @@ from dataclasses import dataclass
 import pandas as pd
 import streamlit as st
 
+from analytics.reporting.readable import CONVERSATION_COLUMNS, Shown
 from ui import render
 from ui.models.outcomes import OUTCOME_LABELS, signals_text
 
 _TS = "YYYY-MM-DD HH:mm:ss"
 
 
-@dataclass(frozen=True)
-class Shown:
-    """A column of the Conversations table: a `metrics.LIST_COLUMNS` name, its header and what it holds.
-
-    `kind` decides its st.column_config: the cells keep their values (numbers, times), so a
-    click on a header sorts them by value, and the column's format draws them.
-    """
-
-    column: str
-    label: str
-    kind: str  # text · count · seconds · duration · time · flag · stale · outcome · signals
-    help: str | None = None
-    width: str | int | None = None
-    sortable: bool = True  # a `metrics.LIST_COLUMNS` column, sorted in DuckDB (the outcome columns are not)
-
-
-#: The Conversations table's columns, in order (the CSV has every `metrics.LIST_COLUMNS` column):
-#: first what a reader scans a row for (when, whose, how it ended, how long, what was asked),
-#: sized so that these show whole in a 1400 px window beside the sidebar (`fit`, `FIT_PX`); the
-#: others wait in the table's column chooser.
-CONVERSATION_TABLE = (
-    Shown("thread_id", "Thread", "text", width="medium"),
-    Shown("last_ts", "Last active (UTC)", "time", "Time of the last message", width=135),
-    Shown("tenant_id", "Tenant", "text", width=90),
-    Shown("outcome", "Outcome", "outcome", "Resolved, abandoned, failed, waiting or unknown (docs/outcomes.md)",
-          width=90, sortable=False),
-    Shown("messages", "Messages", "count", width=90),
-    Shown("first_user_message", "First question", "text", "The thread's first user message (shortened)",
-          width=255),
-    Shown("signals", "Signals", "signals", "What went wrong on the way: the outcome signals that fired (the Outcomes "
-          "page defines each)", width=140, sortable=False),
-    Shown("stale_reason", "Stale", "stale", "The transcript is an older root checkpoint's: the latest did not decode "
-          "(the transcript page says which and why)", width="small"),
-    Shown("duration_s", "Duration", "duration", "Last message time − first message time"),
-    Shown("user_turns", "User turns", "count"),
-    Shown("tool_calls", "Tool calls", "count"),
-    Shown("tool_errors", "Tool errors", "count", "Tool results with status error"),
-    Shown("input_tokens", "Input tokens", "count"),
-    Shown("output_tokens", "Output tokens", "count"),
-    Shown("latency_median_s", "Median reply", "seconds", "Median user → assistant reply time"),
-    Shown("latency_p90_s", "p90 reply", "seconds", "90th percentile user → assistant reply time"),
-    Shown("models", "Models", "text"),
-    Shown("sub_tenant_id", "Sub-tenant", "text"),
-    Shown("first_ts", "Started (UTC)", "time", "Time of the first message"),
-    Shown("forks", "Forks", "count"),
-    Shown("interrupt_pending", "Pending interrupt", "flag"),
-    Shown("resume_points", "Resumes", "count", "Restarts after a gap in the checkpoints"),
-)  # fmt: skip
+#: The Conversations table's columns, in order (`analytics.reporting.readable`, which the command
+#: line's text output writes too), and their widths here: what a reader scans a row for (when,
+#: whose, how it ended, how long, what was asked) sized to show whole in a 1400 px window beside
+#: the sidebar (`fit`, `FIT_PX`); the others wait in the table's column chooser.
+CONVERSATION_TABLE = CONVERSATION_COLUMNS
+WIDTHS = {"thread_id": "medium", "last_ts": 135, "tenant_id": 90, "outcome": 90, "messages": 90,
+          "first_user_message": 255, "signals": 140, "stale_reason": "small"}
 #: What the table can be sorted by (in DuckDB, over every matching thread): every shown metric.
 SORTABLE = tuple(c.column for c in CONVERSATION_TABLE if c.sortable)
 SORT_LABELS = {c.column: c.label for c in CONVERSATION_TABLE if c.sortable}
@@ -77,15 +37,15 @@ MINUTE = "YYYY-MM-DD HH:mm"
 
 def _config(c: Shown):
     if c.kind in ("count", "duration"):  # (a duration's text is `render.duration`'s: see `conversations_table`)
-        return st.column_config.NumberColumn(c.label, help=c.help, width=c.width,
+        return st.column_config.NumberColumn(c.label, help=c.help, width=WIDTHS.get(c.column),
                                              format="localized" if c.kind == "count" else None)
     if c.kind == "seconds":
-        return st.column_config.NumberColumn(c.label, help=c.help, width=c.width, format=render.SECONDS_FORMAT)
+        return st.column_config.NumberColumn(c.label, help=c.help, width=WIDTHS.get(c.column), format=render.SECONDS_FORMAT)
     if c.kind == "time":
-        return st.column_config.DatetimeColumn(c.label, help=c.help, width=c.width, format=MINUTE, timezone="UTC")
+        return st.column_config.DatetimeColumn(c.label, help=c.help, width=WIDTHS.get(c.column), format=MINUTE, timezone="UTC")
     if c.kind == "flag":
-        return st.column_config.CheckboxColumn(c.label, help=c.help, width=c.width)
-    return st.column_config.TextColumn(c.label, help=c.help, width=c.width)
+        return st.column_config.CheckboxColumn(c.label, help=c.help, width=WIDTHS.get(c.column))
+    return st.column_config.TextColumn(c.label, help=c.help, width=WIDTHS.get(c.column))
 
 
 def _cells(c: Shown, values: pd.Series) -> pd.Series:

@@ -24,23 +24,9 @@ from analytics.conversation_outcomes.materialize import DEFAULT_HITL_HOURS
 from analytics.conversation_outcomes.report import outcomes_relation
 from analytics.conversation_outcomes.signals import OUTCOMES, SIGNALS
 from analytics.conversation_outcomes.waits import longest_waits
+from analytics.conversation_outcomes.labels import OUTCOME_LABELS, SIGNAL_LABELS  # noqa: F401  (the pages take them from here)
 from ui.formats import duration
 
-#: How the app names each outcome and signal (the table's columns keep their own names).
-OUTCOME_LABELS = {
-    "resolved": "Resolved", "abandoned": "Abandoned", "failed": "Failed", "waiting": "Waiting", "unknown": "Unknown",
-}  # fmt: skip
-SIGNAL_LABELS = {
-    "abandoned": "abandoned",
-    "resolved_closing": "closed by the user",
-    "dropped_after_failure": "dropped after a failure",
-    "agent_loop": "agent loop",
-    "tool_error_cascade": "tool error cascade",
-    "user_frustration": "user frustration",
-    "repetition": "repetition",
-    "slow_hitl": "slow human-in-the-loop",
-    "lost_context": "lost context",
-}
 #: Each signal's definition: its column's meaning in the catalogue (docs/schema.md, docs/outcomes.md).
 SIGNAL_DEFINITIONS = {c.name: c.doc for c in CONVERSATION_SIGNALS.columns if c.name in SIGNALS}
 #: What each outcome means (the rule of docs/outcomes.md, first match wins).
