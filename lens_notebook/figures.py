@@ -46,6 +46,7 @@ def _values(option: dict, series: dict, horizontal: bool) -> tuple[list, list, l
     dims, rows = dataset["dimensions"], dataset["source"]
     encode = series["encode"]
     cat, val = (encode["y"], encode["x"]) if horizontal else (encode["x"], encode["y"])
+    cat = encode.get("itemName", cat)  # (the whole name: the axis's is broken into lines for ECharts)
     at = {d: i for i, d in enumerate(dims)}
     return [r[at[cat]] for r in rows], [r[at[val]] for r in rows], rows, list(dims)
 

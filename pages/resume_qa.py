@@ -116,7 +116,7 @@ st.caption(
 by_step = st.toggle(
     "Checkpoint order (steps) instead of time",
     key=url.bind("steps", False, state.BOOL),
-    help="Time shows the idle gaps; steps show the order and the branches (ts can tie or go backwards).",
+    help="Time shows the idle gaps; steps show the order and the branches (times can tie or go backwards).",
 )
 render.chart(charts.resume_timeline(qa.timeline, qa.markers, by_step), key="resume_qa.timeline")
 

@@ -15,6 +15,7 @@ categories named the way people read them ("Mar 3, 2025", "wk of Mar 3, 2025",
 from __future__ import annotations
 
 import math
+import re
 from datetime import date, datetime
 from typing import Any
 
@@ -27,6 +28,40 @@ HEIGHT = 340
 GRID_RIGHT = 40
 #: Below a plot area: the x axis's labels and its name.
 X_AXIS_ROOM = 64
+#: The widest a category's name is drawn on a bar chart's axis (px), and the characters (of the
+#: axis's 12 px font, about 6.5 px each) a line of it holds there: a longer name goes on more lines.
+LABEL_PX = 110
+LABEL_LINE = 16
+#: Where a name breaks onto its next line: after a separator ("gpt-4o-mini-" / "2024-07-18").
+_PIECE = re.compile(r"[^-_:/. ]+[-_:/. ]*|[-_:/. ]+")
+
+
+def wrap_label(name: str, width: int = LABEL_LINE) -> str:
+    r"""`name` in lines of at most `width` characters for a bar chart's axis, broken after a
+    separator ("-", "_", ":", "/", ".", a space), a piece longer than a line cut where it must.
+
+    >>> wrap_label("gpt-4o-mini-2024-07-18"), wrap_label("claude-3-5-sonnet-20241022"), wrap_label("acme")
+    ('gpt-4o-mini-\n2024-07-18', 'claude-3-5-\nsonnet-20241022', 'acme')
+    >>> wrap_label("check_service_status_now"), wrap_label("x" * 20), wrap_label("x" * 16 + " y")
+    ('check_service_\nstatus_now', 'xxxxxxxxxxxxxxxx\nxxxx', 'xxxxxxxxxxxxxxxx\ny')
+    """
+    lines = [""]
+    for piece in _PIECE.findall(name):
+        while piece:
+            if lines[-1] and len(lines[-1]) + len(piece.rstrip()) > width:
+                lines.append("")
+            room = width - len(lines[-1])
+            if room <= 0:  # (a full line and only spaces left of the piece: they are the break)
+                break
+            lines[-1] += piece[:room]
+            piece = piece[room:]
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def _text_axis(values: pd.Series, labels: dict | None) -> bool:
+    """Whether a category axis of `values` names things (models, tenants, tools) rather than
+    periods, days or numbers: its names are wrapped (`wrap_label`)."""
+    return labels is None and not pd.api.types.is_numeric_dtype(values) and not any(map(_is_day, values.head(1)))
 
 
 def _plain(value: Any) -> Any:
@@ -226,14 +261,22 @@ def bars(
         if color is not None:
             raise ValueError("hover columns are for a single series (no color)")
         dims = list(dict.fromkeys([cat, val, *hover]))
-        option["dataset"] = {"dimensions": dims,
-                             "source": [[_plain(v) for v in row] for row in frame[dims].itertuples(index=False)]}
-        encode = {"x": val, "y": cat} if horizontal else {"x": cat, "y": val}
-        option["series"] = [{"type": "bar", "name": val, "encode": {**encode, "tooltip": dims[1:]}}]
+        source = [[_plain(v) for v in row] for row in frame[dims].itertuples(index=False)]
+        axis = cat
+        if _text_axis(frame[cat], labels):  # the axis draws each name on lines; the tooltip names it whole
+            axis = "name on the axis"
+            dims.append(axis)
+            source = [[*row, None if row[0] is None else wrap_label(str(row[0]))] for row in source]
+        option["dataset"] = {"dimensions": dims, "source": source}
+        encode = {"x": val, "y": axis} if horizontal else {"x": axis, "y": val}
+        tooltip = [d for d in dims[1:] if d != axis]
+        option["series"] = [{"type": "bar", "name": val, "encode": {**encode, "itemName": cat, "tooltip": tooltip}}]
         option["tooltip"] = {"trigger": "item"}
         category: dict = {"type": "category"}
     else:
         names, order = _categories(frame[cat], labels)
+        if _text_axis(frame[cat], labels):
+            names = [wrap_label(str(n)) for n in names]
         option["series"] = []
         for name, part in _groups(frame, color):
             value = dict(zip(part[cat].tolist(), part[val].tolist()))
@@ -241,6 +284,8 @@ def bars(
                                      "data": [_plain(value.get(v)) for v in order]})
         category = {"type": "category", "data": names}
     value_axis = {"type": "value", **({"minInterval": 1} if len(frame) and _counts(frame, [val]) else {})}
+    if _text_axis(frame[cat], labels):  # every name drawn (none skipped for room), a line never past LABEL_PX
+        category["axisLabel"] = {"interval": 0, "width": LABEL_PX, "overflow": "truncate", "lineHeight": 13}
     if horizontal:
         option["xAxis"] = value_axis
         option["yAxis"] = {**category, "inverse": True}
@@ -467,16 +512,11 @@ def top_list(name: str, frame: pd.DataFrame) -> dict:
     """The overview's ranking `name` (a `TOP_LISTS` key): horizontal bars, every column in the tooltip."""
     _, x, y, _ = TOP_LISTS[name]
     option = bars(frame, x, y, horizontal=True, ylabel="", hover=list(frame.columns))
-    # The value axis says what it counts; a long name is cut (whole in the tooltip) rather than
-    # squeezing the bars into the chart's right third and the axis into two ticks.
+    # The value axis says what it counts; a long name goes on lines of LABEL_PX (whole in the
+    # tooltip) rather than squeezing the bars into the chart's right third.
     option["xAxis"].update({"name": x, "nameLocation": "middle", "nameGap": 26})
     option["grid"]["bottom"] = 28
-    option["yAxis"]["axisLabel"] = {"width": TOP_LIST_NAME_PX, "overflow": "truncate"}
     return option
-
-
-#: The widest a name on a top list's axis is drawn (px); the rest goes to the bars.
-TOP_LIST_NAME_PX = 110
 
 
 #: Height of one legend row of a chart whose legend is a list below it (`period_trend`).
@@ -542,7 +582,10 @@ def compare_chart(name: str, frame: pd.DataFrame) -> dict:
     """
     value = COMPARE_CHARTS[name][1]
     option = bars(frame, value, "marked", horizontal=True, ylabel="", hover=["ci95", "q"])
-    option["yAxis"]["data"] = frame["marked"].tolist()  # (the boxplot's rows are the bars' by position)
+    # (the boxplot's rows are the bars' by position: the axis lists the names the bars are drawn at)
+    dims, source = option["dataset"]["dimensions"], option["dataset"]["source"]
+    at = dims.index(option["series"][0]["encode"]["y"])
+    option["yAxis"]["data"] = [row[at] for row in source]
     whiskers = [[_plain(lo), _plain(d), _plain(d), _plain(d), _plain(hi)] if pd.notna(lo) and pd.notna(hi) else "-"
                 for d, lo, hi in zip(frame[value], frame["low"], frame["high"])]
     option["series"].append({"type": "boxplot", "name": "95 % interval", "layout": "horizontal", "silent": True,

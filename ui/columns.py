@@ -12,60 +12,20 @@ from dataclasses import dataclass
 import pandas as pd
 import streamlit as st
 
-from analytics.catalog import RISK_FIGURES
+from analytics.reporting.readable import CONVERSATION_COLUMNS, Shown
 from ui import render
 from ui.models.outcomes import OUTCOME_LABELS, signals_text, why_text
 
 _TS = "YYYY-MM-DD HH:mm:ss"
 
 
-@dataclass(frozen=True)
-class Shown:
-    """A column of the Conversations table: a `metrics.LIST_COLUMNS` name, its header and what it holds.
-
-    `kind` decides its st.column_config: the cells keep their values (numbers, times), so a
-    click on a header sorts them by value, and the column's format draws them.
-    """
-
-    column: str
-    label: str
-    kind: str  # text · count · seconds · duration · time · flag · stale · outcome · signals · why
-    help: str | None = None
-    width: str | int | None = None
-    sortable: bool = True  # a `metrics.LIST_COLUMNS` column, sorted in DuckDB (the outcome columns are not)
-
-
-#: The Conversations table's columns, in order (the CSV has every `metrics.LIST_COLUMNS` column).
-CONVERSATION_TABLE = (
-    Shown("thread_id", "Thread", "text", width="medium"),
-    Shown("stale_reason", "Stale", "stale", "The transcript is an older root checkpoint's: the latest did not decode "
-          "(the transcript page says which and why)", width="small"),
-    Shown("first_user_message", "First question", "text", "The thread's first user message (shortened)",
-          width=200),
-    Shown("outcome", "Outcome", "outcome", "Resolved, abandoned, failed, waiting or unknown (docs/outcomes.md)",
-          width="small", sortable=False),
-    Shown("outcome_reason", "Why", "why", "Why the outcome: the rule that decided it and the message it rests on "
-          "(empty when resolved; docs/outcomes.md, Outcome)", width=210, sortable=False),
-    Shown("signals", "Signals", "signals", "What went wrong on the way: the outcome signals that fired (the Outcomes "
-          "page defines each)", width=140, sortable=False),
-    Shown("last_ts", "Last active (UTC)", "time", "Time of the last message"),
-    Shown("duration_s", "Duration", "duration", "Last message time − first message time"),
-    Shown("user_turns", "User turns", "count"),
-    Shown("messages", "Messages", "count"),
-    Shown("tool_calls", "Tool calls", "count"),
-    Shown("tool_errors", "Tool errors", "count", "Tool results with status error"),
-    Shown("input_tokens", "Input tokens", "count"),
-    Shown("output_tokens", "Output tokens", "count"),
-    Shown("latency_median_s", "Median reply", "seconds", "Median user → assistant reply time"),
-    Shown("latency_p90_s", "p90 reply", "seconds", "90th percentile user → assistant reply time"),
-    Shown("models", "Models", "text"),
-    Shown("tenant_id", "Tenant", "text"),
-    Shown("sub_tenant_id", "Sub-tenant", "text"),
-    Shown("first_ts", "Started (UTC)", "time", "Time of the first message"),
-    Shown("forks", "Forks", "count"),
-    Shown("interrupt_pending", "Pending interrupt", "flag"),
-    Shown("resume_points", "Resumes", "count", "Restarts after a gap in the checkpoints"),
-)  # fmt: skip
+#: The Conversations table's columns, in order (`analytics.reporting.readable`, which the command
+#: line's text output writes too), and their widths here: what a reader scans a row for (when,
+#: whose, how it ended, how long, what was asked) sized to show whole in a 1400 px window beside
+#: the sidebar (`fit`, `FIT_PX`); the others wait in the table's column chooser.
+CONVERSATION_TABLE = CONVERSATION_COLUMNS
+WIDTHS = {"thread_id": 160, "last_ts": 135, "tenant_id": 80, "outcome": 85, "outcome_reason": 170, "messages": 80,
+          "first_user_message": 140, "signals": 140, "stale_reason": "small"}
 #: What the table can be sorted by (in DuckDB, over every matching thread): every shown metric.
 SORTABLE = tuple(c.column for c in CONVERSATION_TABLE if c.sortable)
 SORT_LABELS = {c.column: c.label for c in CONVERSATION_TABLE if c.sortable}
@@ -77,15 +37,15 @@ MINUTE = "YYYY-MM-DD HH:mm"
 
 def _config(c: Shown):
     if c.kind in ("count", "duration"):  # (a duration's text is `render.duration`'s: see `conversations_table`)
-        return st.column_config.NumberColumn(c.label, help=c.help, width=c.width,
+        return st.column_config.NumberColumn(c.label, help=c.help, width=WIDTHS.get(c.column),
                                              format="localized" if c.kind == "count" else None)
     if c.kind == "seconds":
-        return st.column_config.NumberColumn(c.label, help=c.help, width=c.width, format=render.SECONDS_FORMAT)
+        return st.column_config.NumberColumn(c.label, help=c.help, width=WIDTHS.get(c.column), format=render.SECONDS_FORMAT)
     if c.kind == "time":
-        return st.column_config.DatetimeColumn(c.label, help=c.help, width=c.width, format=MINUTE, timezone="UTC")
+        return st.column_config.DatetimeColumn(c.label, help=c.help, width=WIDTHS.get(c.column), format=MINUTE, timezone="UTC")
     if c.kind == "flag":
-        return st.column_config.CheckboxColumn(c.label, help=c.help, width=c.width)
-    return st.column_config.TextColumn(c.label, help=c.help, width=c.width)
+        return st.column_config.CheckboxColumn(c.label, help=c.help, width=WIDTHS.get(c.column))
+    return st.column_config.TextColumn(c.label, help=c.help, width=WIDTHS.get(c.column))
 
 
 def _cells(c: Shown, values: pd.Series) -> pd.Series:
@@ -113,7 +73,7 @@ def conversations_table(rows: pd.DataFrame):
     the seconds), missing values as empty cells (`render.table`'s placeholder)."""
     shown = pd.DataFrame({c.column: _cells(c, rows[c.column]) for c in CONVERSATION_TABLE}, index=rows.index)
     config = {c.column: _config(c) for c in CONVERSATION_TABLE}
-    config["thread_id"] = st.column_config.TextColumn("Thread", pinned=True, width="medium")
+    config["thread_id"] = st.column_config.TextColumn("Thread", pinned=True, width=WIDTHS["thread_id"])
     return shown, config
 
 
@@ -182,46 +142,60 @@ def styled(shown: pd.DataFrame):
 
 
 #: Resume QA's ranked table: each column's header (`ui.models.resume_qa.RISK_TABLE_COLUMNS`),
-#: which its "Sort by" and caption use too.
+#: which its "Sort by" and caption use too, and what each holds: in the words of a runtime's
+#: restart (the messages it restores), not the names of the columns behind them.
 RISK_LABELS = {
     "thread_id": "thread",
     "risk_score": "risk",
     "flags": "flags",
-    "resume_points": "resume points",
-    "window_size": "window size",
-    "truncated_by": "fell off the window",
-    "window_no_id": "no id (window)",
-    "window_no_ts": "no time (window)",
-    "edited_in_window": "edited (window)",
+    "resume_points": "restarts",
+    "window_size": "messages restored",
+    "truncated_by": "left out (over the cap)",
+    "window_no_id": "restored without an id",
+    "window_no_ts": "restored without a time",
+    "edited_in_window": "restored, since edited",
     "edited_messages": "edited",
     "removed_messages": "removed",
-    "forks": "forks",
-    "latest_not_leaf": "latest not a leaf",
-    "interrupt_pending": "interrupt pending",
-    "undecodable_messages": "undecodable",
-    "load_errors": "load errors",
+    "forks": "branches",
+    "latest_not_leaf": "resumes from an older turn",
+    "interrupt_pending": "waiting on a human",
+    "undecodable_messages": "unreadable",
+    "load_errors": "rows skipped at load",
     "last_ts": "last active (UTC)",
+}
+RISK_HELP = {
+    "risk_score": "The weights of the thread's flags added up (What the flags mean, above)",
+    "flags": "What makes a restart of this thread doubtful, most severe first",
+    "resume_points": "Restarts: idle gaps over the threshold and changes of run / process id",
+    "window_size": "Messages a restart now restores (at most the cap)",
+    "truncated_by": "User and assistant messages too old to be restored: more than the cap",
+    "window_no_id": "Restored messages without an id: they cannot be deduplicated or traced",
+    "window_no_ts": "Restored messages without a time: they cannot be placed in time",
+    "edited_in_window": "Restored messages whose text changed later on the current branch",
+    "edited_messages": "Messages whose text changed between checkpoints",
+    "removed_messages": "Messages removed from the transcript",
+    "forks": "Branches of the thread (replays, edits of its state)",
+    "latest_not_leaf": "The checkpoint a restart resumes from (the latest by id) is not the newest turn",
+    "interrupt_pending": "The thread waits on a human's answer, which a restart does not restore as a message",
+    "undecodable_messages": "Messages the loader could not read: the restored messages cannot be checked",
+    "load_errors": "Rows of the thread skipped at load (the load's errors say why)",
+    "last_ts": "Time of the latest checkpoint",
 }
 
 
 def risks(max_score: int) -> dict:
-    """Resume QA's threads ranked by risk (`max_score` fills the bar); each header's help is
-    the column's meaning in the catalogue (`analytics.catalog.RISK_FIGURES`)."""
-    meaning = {c.name: c.doc for c in RISK_FIGURES.columns}
+    """Resume QA's threads ranked by risk (`max_score` fills the bar), each header with what it holds."""
     header = {name: label[0].upper() + label[1:] for name, label in RISK_LABELS.items()}  # (a header starts upper case)
     config = {
-        name: st.column_config.Column(header[name], help=meaning.get(name))
+        name: st.column_config.Column(header[name], help=RISK_HELP.get(name))
         for name in RISK_LABELS
     }
     config.update({
         "thread_id": st.column_config.TextColumn(header["thread_id"], pinned=True),
-        "flags": st.column_config.TextColumn(header["flags"], width=260, help=meaning["flags"]),
+        "flags": st.column_config.TextColumn(header["flags"], width=260, help=RISK_HELP["flags"]),
         "risk_score": st.column_config.ProgressColumn(header["risk_score"], format="%d", min_value=0, width=120,
-                                                      max_value=max_score, help=meaning["risk_score"]),
-        "resume_points": st.column_config.NumberColumn(
-            header["resume_points"], help="Restarts: idle gaps over the threshold and changes of run / process id"),
-        "last_ts": st.column_config.DatetimeColumn(header["last_ts"], format=_TS,
-                                                   help="time of the latest checkpoint (`threads.last_ts`)"),
+                                                      max_value=max_score, help=RISK_HELP["risk_score"]),
+        "last_ts": st.column_config.DatetimeColumn(header["last_ts"], format=_TS, help=RISK_HELP["last_ts"]),
     })
     return config
 

@@ -116,7 +116,7 @@ def _branches_tab(history: model.ThreadHistory, url: state.Url, branch_key: str)
     render.table(
         history.branches, key="history.branches", hide_index=True,
         column_config={
-            "created_by": st.column_config.TextColumn("Began with", help="metadata.source of its first own checkpoint: "
+            "created_by": st.column_config.TextColumn("Began with", help="What wrote its first own checkpoint: "
                                                       "fork = a replay, update = update_state, input = new input"),
             "checkpoints": st.column_config.NumberColumn("Own checkpoints", help="After the fork point"),
             "fork_messages": st.column_config.NumberColumn("Forks after message", help="The messages it shares with "

@@ -262,11 +262,14 @@ def table(data, *, fit_px: float | None = None, keep: tuple[str, ...] = (), **kw
     `columns.FIT_PX`: narrower in a page column) shows the columns that fit at first, the others
     in its Show/hide columns chooser, named in a caption beneath (`columns.fit`); the columns in
     `keep` (the one the rows are sorted by) always show. A column `column_config` does not name
-    shows under its human header (`columns.headers`)."""
+    shows under its human header (`columns.headers`). A frame numbered 0, 1, 2… by pandas shows
+    no index column (the app numbers what it shows from 1: "Message N", "rows 1–50")."""
     from ui import columns
 
     kwargs.setdefault("placeholder", "")
     frame = data.data if isinstance(getattr(data, "data", None), pd.DataFrame) else data  # (a Styler's frame)
+    if isinstance(frame, pd.DataFrame) and isinstance(frame.index, pd.RangeIndex):
+        kwargs.setdefault("hide_index", True)  # pandas' 0-based row numbers mean nothing to a reader
     fitted = None
     if isinstance(frame, pd.DataFrame):  # every column under its human header unless configured
         given = kwargs.get("column_config") or {}

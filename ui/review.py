@@ -285,7 +285,7 @@ def review_columns(shown: pd.DataFrame, config: dict, thread_ids: pd.Series, db:
     """The Conversations table with its Labels and Review columns (after the thread and the question)."""
     cells = cache.review_columns(db, ws, tuple(thread_ids))
     out = shown.copy()
-    at = list(out.columns).index("thread_id") + 1
+    at = list(out.columns).index("first_user_message") + 1
     out.insert(at, "review", cells["review"].to_numpy())
     out.insert(at, "labels", cells["labels"].to_numpy())
     config = {**config, "labels": st.column_config.TextColumn("Labels", help="Review labels on the thread or its "

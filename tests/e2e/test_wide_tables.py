@@ -96,3 +96,17 @@ def test_every_wide_table_fits_and_its_other_columns_are_one_click_away(server, 
         page.keyboard.press("Escape")
         page.screenshot(path=str(shots / "wide-conversations-resumes-shown.png"), full_page=True)
         page.wait_for_function(f"() => {_HEADERS}().includes('Resumes')")
+
+
+def test_conversations_shows_when_whose_how_it_ended_how_long_and_what_was_asked_at_1400_px(server, tmp_path):
+    """The columns a reader scans a row for (how it ended and why among them) show without scrolling
+    sideways, beside the sidebar."""
+    with chromium() as browser:
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.set_default_timeout(60_000)
+        (grid,) = _open(page, server + "/conversations", 1)
+        page.screenshot(path=str(Path(os.environ.get("WIDE_SCREENSHOTS") or tmp_path) / "wide-conversations-first.png"))
+        headers = page.evaluate(_HEADERS)
+        for wanted in ("Thread", "Last active (UTC)", "Tenant", "Outcome", "Why", "Messages", "First question"):
+            assert any(h.startswith(wanted) for h in headers), (wanted, headers)
+        assert grid["content"] <= grid["visible"] + 1, grid

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 
 import pandas as pd
 
@@ -56,8 +57,9 @@ def test_threads_are_ranked_by_risk(app, con):
     top = shown.iloc[0]
     assert top["risk_score"] > 0 and top["risk_score"] >= shown["risk_score"].max()
     flags = dict(zip(shown["thread_id"], shown["flags"].fillna("")))
-    assert "edited in window" in flags[EDITED] and "interrupt pending" in flags["acme:web:sess-1008"]
-    assert "no id in window" in flags["faq-kiosk-lobby"] and "removed" in flags["initech:helpdesk:sess-5006"]
+    assert "restored messages since edited" in flags[EDITED] and "waiting on a human" in flags["acme:web:sess-1008"]
+    assert "restored messages without an id" in flags["faq-kiosk-lobby"]
+    assert "messages removed" in flags["initech:helpdesk:sess-5006"]
     assert any("Pick a thread" in i.value for i in at.info)
     assert _downloads(at) == [f"Download all {len(expected)} rows (CSV)"]
 
@@ -75,13 +77,28 @@ def test_the_risk_table_is_sorted_and_paged_by_the_server(app, con):
     assert shown["resume_points"].iloc[0] < shown["resume_points"].iloc[-1]  # the sort is not the ranking
     # Sorts are named as the table's headers name the columns, not by their column names.
     assert at.selectbox(key="resume_qa.sort").options == [columns.RISK_LABELS[c] for c in resume_qa.SORTABLE]
-    assert "window size" in at.selectbox(key="resume_qa.sort").options
-    assert any("sorted by resume points, low first" in c for c in captions(at))
+    assert "messages restored" in at.selectbox(key="resume_qa.sort").options
+    assert any("sorted by restarts, low first" in c for c in captions(at))
 
 
 def test_every_risk_column_has_a_header():
     assert list(columns.RISK_LABELS) == list(resume_qa.RISK_TABLE_COLUMNS)
     assert len(set(columns.RISK_LABELS.values())) == len(columns.RISK_LABELS)
+
+
+#: What names the store's internals rather than what a reader sees: a column or table name, a
+#: code span, "(window)" tacked on, "ts" for a time.
+INTERNAL = re.compile(r"`|_|\(window\)|\bts\b|\bthreads\.|\bordinal\b|checkpoint_ns|\bleaf\b")
+
+
+def test_the_risk_table_says_its_headers_help_and_flags_in_the_readers_words():
+    config = columns.risks(resume_qa.MAX_RISK_SCORE)
+    said = [(name, c["label"], c.get("help") or "") for name, c in config.items()]
+    assert all(help for name, _, help in said if name != "thread_id"), said
+    internal = [(name, text) for name, label, help in said for text in (label, help) if INTERNAL.search(text)]
+    assert not internal, internal
+    words = [resume_qa.flags_text(f.name) for f in resume.RISK_FLAGS]
+    assert not [w for w in words if INTERNAL.search(w) or "window" in w], words
 
 
 def test_the_restart_thread_shows_its_resume_point_and_window(app, con):

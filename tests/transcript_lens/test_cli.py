@@ -275,3 +275,35 @@ def test_a_reader_that_went_away_ends_the_command_quietly(loaded, masked):
             os.close(write)
         assert proc.returncode == 141 and "Traceback" not in proc.stderr, (argv, proc.stderr[-2000:])
         assert len(proc.stderr.splitlines()) <= 1  # (search's summary line, on stderr by design)
+
+
+def test_report_table_prints_the_apps_headers_and_formats_and_the_csv_keeps_machine_values(loaded, tmp_path, capsys):
+    from analytics.formats import duration, minute_text
+    from analytics.reporting.readable import CONVERSATION_COLUMNS
+
+    db, _ = loaded
+    out = tmp_path / "conversations.csv"
+    assert main(["report", "conversations", "--db", str(db), "--out", str(out)]) == 0
+    capsys.readouterr()
+    with out.open(newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert "duration_s" in rows[0] and float(rows[0]["duration_s"]) >= 0  # the CSV: column names, seconds
+    assert main(["report", "conversations", "--db", str(db), "--table"]) == 0
+    header, *lines = capsys.readouterr().out.splitlines()
+    assert header.startswith("Thread ") and all(c.label in header for c in CONVERSATION_COLUMNS)
+    assert "thread_id" not in header and "duration_s" not in header
+    assert len(lines) == len(rows)
+    for row, line in zip(rows, lines):
+        assert line.startswith(row["thread_id"] + " ")
+        if row["last_ts"]:
+            assert minute_text(row["last_ts"]) in line and row["last_ts"] not in line  # to the minute, not ISO text
+        if row["duration_s"]:
+            assert f" {duration(float(row['duration_s']))} " in f" {line} "  # "43 m 07 s", not 2587.335
+        assert f"{int(row['input_tokens']):,}" in line.split()
+    assert any(r["duration_s"] and float(r["duration_s"]) >= 60 for r in rows)  # (a duration in minutes is checked)
+
+
+def test_report_table_is_for_the_kinds_that_have_one(loaded, capsys):
+    db, _ = loaded
+    assert main(["report", "daily", "--db", str(db), "--table"]) == 2
+    assert "no --table form" in capsys.readouterr().err

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 
 import pandas as pd
+from hypothesis import given, settings
+from hypothesis import strategies as hs
 
 from ui import charts
 from ui.models.conversations import conversations_page
@@ -120,10 +122,52 @@ def test_a_period_without_rows_keeps_its_place_on_a_trend_axis():
     assert trend["series"][0]["data"] == [1.5, None, 2.5]  # no measure that month: a gap, not 0 s
 
 
-def test_a_top_list_names_what_it_counts_and_cuts_long_names():
-    frame = pd.DataFrame({"model": ["a-very-long-model-name-2024-07-18-preview-experimental", "m"],
-                          "messages": [40, 12]})
+LONG_MODELS = ["claude-3-5-sonnet-20241022", "gpt-4o-mini-2024-07-18", "a-very-long-model-name-2024-07-18-preview"]
+
+
+def _fits(name: str, drawn: str) -> bool:
+    """`drawn` (an axis label) is `name` whole, on lines each within the axis's label width."""
+    lines = drawn.split("\n")
+    return "".join(drawn.split()) == "".join(name.split()) and all(
+        len(line) <= charts.LABEL_LINE for line in lines)
+
+
+def test_a_top_list_names_what_it_counts_and_draws_long_names_whole_on_lines():
+    frame = pd.DataFrame({"model": LONG_MODELS, "messages": [40, 12, 3]})
     option = charts.top_list("top_models", frame)
     assert option["xAxis"]["name"] == "messages"
-    assert option["yAxis"]["axisLabel"]["overflow"] == "truncate"
-    assert option["yAxis"]["axisLabel"]["width"] == charts.TOP_LIST_NAME_PX
+    dims = option["dataset"]["dimensions"]
+    (series,) = option["series"]
+    drawn = [row[dims.index(series["encode"]["y"])] for row in option["dataset"]["source"]]
+    assert all(_fits(name, label) for name, label in zip(LONG_MODELS, drawn)), drawn
+    assert series["encode"]["itemName"] == "model"  # the tooltip names the model whole
+    assert option["yAxis"]["axisLabel"]["width"] == charts.LABEL_PX and option["yAxis"]["axisLabel"]["interval"] == 0
+
+
+def test_every_bar_chart_of_names_draws_each_name_whole():
+    """Tokens by model (names under bars), the Compare page's differences (names beside them): no
+    name skipped for room, none cut."""
+    tokens = pd.DataFrame({"model": LONG_MODELS * 2, "kind": ["input"] * 3 + ["output"] * 3, "tokens": [5, 4, 3, 2, 1, 1]})
+    option = charts.conversations_chart("tokens_by_model", tokens)
+    assert all(_fits(n, d) for n, d in zip(LONG_MODELS, option["xAxis"]["data"])), option["xAxis"]["data"]
+    assert option["xAxis"]["axisLabel"]["interval"] == 0
+    rows = pd.DataFrame({"marked": ["Share of conversations with a tool error ✔", "Abandoned"],
+                         "difference_pp": [3.0, -1.0], "low": [1.0, -2.0], "high": [5.0, 0.5],
+                         "ci95": ["+1.0 to +5.0 pp", "−2.0 to +0.5 pp"], "q": [0.01, 0.5]})
+    compare = charts.compare_chart("shares", rows)
+    dims = compare["dataset"]["dimensions"]
+    drawn = [r[dims.index(compare["series"][0]["encode"]["y"])] for r in compare["dataset"]["source"]]
+    assert all(_fits(n, d) for n, d in zip(rows["marked"], drawn)), drawn
+    assert compare["yAxis"]["data"] == drawn  # the interval whiskers sit on the bars' rows
+    days = charts.bars(pd.DataFrame({"day": pd.to_datetime(["2025-03-03"]), "n": [1]}), "day", "n")
+    assert days["xAxis"]["data"] == ["Mar 3, 2025"]  # a period's name stays on one line
+
+
+@settings(max_examples=300)
+@given(hs.text(alphabet=hs.sampled_from("ab-_:/. ✔"), max_size=60), hs.integers(min_value=1, max_value=20))
+def test_a_wrapped_name_is_the_name_on_lines_within_the_width(name, width):
+    """Any name ends wrapped (a line filled to the width before a space once never ended), keeps
+    every character but the spaces at its breaks, and no line is longer than the width."""
+    drawn = charts.wrap_label(name, width)
+    assert "".join(drawn.split()) == "".join(name.split())
+    assert all(len(line) <= width for line in drawn.split("\n"))

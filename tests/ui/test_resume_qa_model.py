@@ -199,5 +199,6 @@ def test_an_observed_check_counts_what_the_page_headlines(con, restart):
 def test_labels_and_the_flag_legend():
     assert resume_qa.at_label(LATEST) == "latest checkpoint (a restart now)" and resume_qa.at_label("3") == "resume #3"
     legend = resume_qa.flag_legend().splitlines()
-    assert len(legend) == len(resume.RISK_FLAGS) and legend[0].startswith("- **latest not leaf** (`latest_not_leaf`, weight 5): ")
+    assert len(legend) == len(resume.RISK_FLAGS)
+    assert legend[0].startswith("- **resumes from an older turn** (weight 5; in the CSV `latest_not_leaf`): ")
     assert resume_qa.MAX_RISK_SCORE == sum(f.weight for f in resume.RISK_FLAGS) > 0

@@ -41,3 +41,21 @@ def test_every_configured_header_starts_with_a_capital():
              for p in [*root.glob("pages/*.py"), *root.glob("ui/*.py")]
              for i, line in enumerate(p.read_text().splitlines(), 1) if lower.search(line)]
     assert not found, "\n".join(found)
+
+
+def _unnumbered():
+    import pandas as pd
+
+    from ui import render
+
+    render.table(pd.DataFrame({"role": ["user", "assistant"], "content": ["hi", "hello"]}), key="plain")
+    render.table(pd.DataFrame({"n": [3, 4]}, index=pd.Index(["acme", "globex"], name="tenant")), key="named")
+
+
+def test_no_table_shows_pandas_row_numbers_counting_from_0():
+    """A frame whose index is pandas' 0, 1, 2… draws no index column; an index that names its rows stays."""
+    at = AppTest.from_function(_unnumbered, default_timeout=60).run()
+    assert not at.exception
+    plain, named = (json.loads(t.proto.columns) for t in at.dataframe)
+    assert plain.get("_index", {}).get("hidden") is True, plain
+    assert not named.get("_index", {}).get("hidden"), named

@@ -2,22 +2,12 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import Any
 
 import pandas as pd
 
-
-def is_missing(value: Any) -> bool:
-    """None, pandas' NA / NaT, or a float NaN: a cell with nothing in it.
-
-    >>> [is_missing(v) for v in (None, pd.NA, float("nan"), 0, "")]
-    [True, True, True, False, False]
-    """
-    if value is None or value is pd.NA or value is pd.NaT:
-        return True
-    return isinstance(value, float) and math.isnan(value)
+from analytics.formats import is_missing  # noqa: F401  (the page models take it from here)
 
 
 def per_day(daily: pd.DataFrame) -> pd.DataFrame:

@@ -57,18 +57,36 @@ LATEST = "latest"
 MAX_RISK_SCORE = sum(f.weight for f in resume.RISK_FLAGS)
 
 
+#: Each risk flag as the table says it: what a restart of the thread would meet.
+FLAG_WORDS = {
+    "latest_not_leaf": "resumes from an older turn",
+    "undecodable": "unreadable messages",
+    "no_id_in_window": "restored messages without an id",
+    "edited_in_window": "restored messages since edited",
+    "removed": "messages removed",
+    "forked": "branched",
+    "interrupt_pending": "waiting on a human",
+    "load_errors": "rows skipped at load",
+    "edited": "messages edited",
+    "no_ts_in_window": "restored messages without a time",
+    "truncated": "older turns left out",
+}
+
+
 def flag_legend() -> str:
-    """What each risk flag means, as a markdown list, most severe first."""
-    return "\n".join(f"- **{flags_text(f.name)}** (`{f.name}`, weight {f.weight}): {f.meaning}" for f in resume.RISK_FLAGS)
+    """What each risk flag means, as a markdown list, most severe first (with the name the CSV
+    and docs/resume_qa.md give it)."""
+    return "\n".join(f"- **{flags_text(f.name)}** (weight {f.weight}; in the CSV `{f.name}`): {f.meaning}"
+                     for f in resume.RISK_FLAGS)
 
 
 def flags_text(flags: str | None) -> str:
     """A thread's risk flags as the table shows them: words, `, ` between them.
 
     >>> flags_text("no_id_in_window,no_ts_in_window"), flags_text(None)
-    ('no id in window, no ts in window', '')
+    ('restored messages without an id, restored messages without a time', '')
     """
-    return ", ".join(f.replace("_", " ") for f in flags.split(",")) if flags else ""
+    return ", ".join(FLAG_WORDS.get(f, f.replace("_", " ")) for f in flags.split(",")) if flags else ""
 
 
 def at_label(at: str) -> str:
