@@ -7,6 +7,8 @@ under `--redact`, and a search cannot find a part of it, while the same search u
 
 from __future__ import annotations
 
+import re
+
 from pathlib import Path
 
 import pytest
@@ -41,7 +43,8 @@ def lens(tmp_path_factory) -> Path:
 def test_a_card_grouped_by_mixed_separators_is_masked_whole(lens, tmp_path):
     out = run_cli(["transcript", "--thread", THREAD, "--format", "csv", "--db", str(lens), "--redact"], tmp_path)
     out.succeeded().never_prints(*SECRETS)
-    assert all(f"<CARD_{i}>" in out.stdout for i in range(1, len(CARDS) + 1)), out.stdout
+    # (a placeholder's number counts on within the process: another test's cards may come first)
+    assert len(set(re.findall(r"<CARD_\d+>", out.stdout))) == len(CARDS), out.stdout
     assert DECOY in out.stdout and out.stdout.count("thanks") == len(CARDS)
 
 

@@ -190,7 +190,7 @@ def test_conversations_sorted_by_duration_download_in_the_grid_order(server, bro
     assert csv["Thread"].head(10).tolist() == shown
     assert pd.to_numeric(csv["Duration (s)"].replace("", None)).dropna().is_monotonic_increasing
     # The CSV is the table's: its headers, its outcome names, its times to the second in UTC.
-    assert list(csv.columns[:6]) == ["Thread", "Stale", "First question", "Outcome", "Signals", "Last active (UTC)"]
+    assert list(csv.columns[:6]) == ["Thread", "Last active (UTC)", "Tenant", "Outcome", "Why", "Messages"]
     assert set(csv["Outcome"]) <= {"Resolved", "Abandoned", "Failed", "Waiting", "Unknown", ""}
     assert all(re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d", t) for t in csv["Last active (UTC)"] if t)
     context.close()

@@ -47,7 +47,7 @@ def test_the_transcript_page_of_a_stale_thread_warns_in_the_browser(server, stal
         alert.wait_for()
         text = alert.inner_text()
         assert row["transcript_checkpoint_id"] in text and "no key given" in text
-        assert page.get_by_text("Answer to: It was due on Monday.").count() >= 1  # the transcript shown beneath
+        page.get_by_text("Answer to: It was due on Monday.").first.wait_for()  # the transcript shown beneath (drawn after the alert)
         shots = Path(os.environ.get("STALE_SCREENSHOTS") or tmp_path)
         page.screenshot(path=str(shots / "stale-transcript.png"))
 
