@@ -39,9 +39,9 @@ def conversations_height(rows: int) -> int:
     `ROWS_IN_VIEW` rows of `ROW_PX`, the rest a scroll away.
 
     >>> conversations_height(3), conversations_height(50)
-    (238, 700)
+    (236, 698)
     """
-    return 40 + min(max(rows, 1), ROWS_IN_VIEW) * ROW_PX
+    return 38 + min(max(rows, 1), ROWS_IN_VIEW) * ROW_PX  # (the header row, 36 px, and the borders)
 #: What the table can be sorted by (in DuckDB, over every matching thread): every shown metric.
 SORTABLE = tuple(c.column for c in CONVERSATION_TABLE if c.sortable)
 SORT_LABELS = {c.column: c.label for c in CONVERSATION_TABLE if c.sortable}
