@@ -20,6 +20,8 @@ import time
 import urllib.request
 from pathlib import Path
 
+from debian_chromium import launch_options
+
 ROOT = Path(__file__).resolve().parents[1]
 
 PAGE = """
@@ -72,7 +74,7 @@ def main() -> None:
                     raise SystemExit("streamlit did not start") from None
                 time.sleep(0.2)
         with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox", "--headless=new"])
+            browser = p.chromium.launch(**launch_options("--headless=new"))
             browser.new_page().goto(f"http://localhost:{args.port}")
             deadline = time.monotonic() + 300
             while not out.exists() and time.monotonic() < deadline:

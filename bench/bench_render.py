@@ -46,10 +46,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlencode
 
+from debian_chromium import launch_options
+
 ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run"]
 TARGET = 1.5  # the bound: every page within 1.5x the bare page
 FREEZE_S = 1.0  # and no main-thread task over a second
 HOP_S = 0.5  # page-to-page inside the app, on a quiet machine
@@ -246,7 +245,7 @@ async def _measure(bare: str, app: str, runs: int, shown: list[State], hops: lis
     baselines = [(BARE, bare + "bare", '[data-testid="stPlotlyChart"]'), (LINE, bare + "line", '[data-testid="stMarkdown"]')]
     times: dict[str, list[tuple[float, float]]] = {name: [] for name, _, _ in baselines}
     async with async_playwright() as p:
-        browser = await p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        browser = await p.chromium.launch(**launch_options())
         for _, url, ready in baselines:  # warm-up: each server's first session pays imports
             await _time(browser, url, ready)
         apps = [("", app)] + ([(BASELINE, baseline)] if baseline else [])

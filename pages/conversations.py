@@ -42,7 +42,7 @@ st.caption(render.rows_caption(view.offset, len(view.table), view.matching, view
 picked = render.table(
     columns.styled(shown), key=columns.table_key(sort, descending), hide_index=True, column_config=config,
     keep=(sort,), on_select=columns.header_sort(columns.table_key(sort, descending), url.key("sort"), url.key("order")),
-    selection_mode=columns.SELECTION_MODES,
+    selection_mode=columns.SELECTION_MODES, row_height=columns.ROW_PX, height=columns.conversations_height(len(shown)),
 )
 p1, p2, p3, _ = st.columns([2, 3, 3, 4], vertical_alignment="bottom")
 p1.number_input(f"Page (of {view.pages:,})", min_value=1, max_value=view.pages, step=1, key=page_key)

@@ -32,9 +32,9 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run"]
+sys.path.insert(0, str(ROOT / "bench"))
+
+from debian_chromium import launch_options  # noqa: E402  (the one browser: bench/debian_chromium.py)
 VIEWPORT = {"width": 1400, "height": 1000}
 MAX_HEIGHT = 7000  # pixels: a longer page is cut here
 #: A thread of the demo store with an interrupt, a resume and a tool call (demo/README.md).
@@ -296,7 +296,7 @@ def main() -> None:
     chosen = [s for s in shots() if not args.only or s.page in args.only]
     taken = []
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        browser = p.chromium.launch(**launch_options())
         for name, db in dbs.items():
             server, url = _serve(db, out / f"app-{name}.log")
             try:

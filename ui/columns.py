@@ -24,8 +24,24 @@ _TS = "YYYY-MM-DD HH:mm:ss"
 #: whose, how it ended, how long, what was asked) sized to show whole in a 1400 px window beside
 #: the sidebar (`fit`, `FIT_PX`); the others wait in the table's column chooser.
 CONVERSATION_TABLE = CONVERSATION_COLUMNS
-WIDTHS = {"thread_id": 160, "last_ts": 135, "tenant_id": 80, "outcome": 85, "outcome_reason": 170, "messages": 80,
-          "first_user_message": 140, "signals": 140, "stale_reason": "small"}
+WIDTHS = {"thread_id": 160, "last_ts": 135, "tenant_id": 80, "outcome": 85, "outcome_reason": 140, "messages": 80,
+          "first_user_message": 170, "signals": 140, "stale_reason": "small"}
+#: The Conversations table's row height: three lines, so that a first question (and a why) wraps
+#: inside its column, about 70 characters of it in view, instead of running past the column's
+#: right edge after 20. (Streamlit's grid wraps a cell's text only in rows taller than 64 px.)
+ROW_PX = 66
+#: Rows in view before the table scrolls, as many as a table of one-line rows shows.
+ROWS_IN_VIEW = 10
+
+
+def conversations_height(rows: int) -> int:
+    """The Conversations table's height in pixels for `rows` rows: its header and up to
+    `ROWS_IN_VIEW` rows of `ROW_PX`, the rest a scroll away.
+
+    >>> conversations_height(3), conversations_height(50)
+    (236, 698)
+    """
+    return 38 + min(max(rows, 1), ROWS_IN_VIEW) * ROW_PX  # (the header row, 36 px, and the borders)
 #: What the table can be sorted by (in DuckDB, over every matching thread): every shown metric.
 SORTABLE = tuple(c.column for c in CONVERSATION_TABLE if c.sortable)
 SORT_LABELS = {c.column: c.label for c in CONVERSATION_TABLE if c.sortable}

@@ -320,9 +320,15 @@ class Lexicon:
         return self.find(category, clauses(text))
 
     def fingerprint(self) -> str:
-        """A digest of every pattern: a derived table written with other phrases is not read."""
-        data = {c: [[p.parts, p.gaps, p.start, p.end] for p in ps] for c, ps in self.phrases.items()}
-        return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
+        """A digest of every pattern: a derived table written with other phrases is not read. Taken
+        once per lexicon (its patterns never change) and kept: every signals check compares it, and
+        serialising the built-in patterns cost about 0.02 CPU s a check."""
+        digest = self.__dict__.get("_fingerprint")
+        if digest is None:
+            data = {c: [[p.parts, p.gaps, p.start, p.end] for p in ps] for c, ps in self.phrases.items()}
+            digest = hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
+            object.__setattr__(self, "_fingerprint", digest)
+        return digest
 
 
 def _by_length(phrases: tuple[tuple[str, ...], ...]) -> dict[int, frozenset[tuple[str, ...]]]:

@@ -4,8 +4,8 @@ At a 1400 px window with the sidebar open, every table of Conversations, Resume 
 without a thread), Topics and Failure patterns fits its grid: nothing to scroll sideways to. The
 columns that do not fit at first are named under the table and are one click away in its
 Show/hide columns menu; shown from there, the column appears. The column the rows are sorted by
-always shows. Screenshots are kept in the test's
-tmp folder (`WIDE_SCREENSHOTS` names another folder).
+always shows. Conversations' first questions wrap inside their column. Screenshots are kept in
+the test's tmp folder (`WIDE_SCREENSHOTS` names another folder).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from urllib.parse import quote
 
 import duckdb
 import pytest
+from PIL import Image
 
 from tests.e2e.util import app_server, chromium, require_chromium, settle
 
@@ -110,3 +111,34 @@ def test_conversations_shows_when_whose_how_it_ended_how_long_and_what_was_asked
         for wanted in ("Thread", "Last active (UTC)", "Tenant", "Outcome", "Why", "Messages", "First question"):
             assert any(h.startswith(wanted) for h in headers), (wanted, headers)
         assert grid["content"] <= grid["visible"] + 1, grid
+
+
+def _lines(pixels, length: int, at) -> list[int]:
+    """Where the grid's separator lines cross a line of `length` pixels (`at(i)`: its i-th pixel): the
+    pixels as light as Glide's lines (mean 229 ± 3), between the header's and the cells' lighter grounds."""
+    return [i for i in range(length) if abs(sum(pixels[at(i)]) / 3 - 229) < 4]
+
+
+def test_conversations_first_questions_wrap_inside_their_column_at_1400_px(server, tmp_path):
+    """A first question wraps onto its row's three lines instead of running on past the column's right edge
+    (where 20 characters of it showed): as drawn, no text touches the column's right padding on any row,
+    and each row is three lines high."""
+    shot = Path(os.environ.get("WIDE_SCREENSHOTS") or tmp_path) / "wide-conversations-grid.png"
+    with chromium() as browser:
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.set_default_timeout(60_000)
+        _open(page, server + "/conversations", 1)
+        assert page.evaluate(_HEADERS)[-1] == "First question"
+        grid = page.locator('[data-testid="stDataFrame"]').first
+        grid.scroll_into_view_if_needed()
+        grid.screenshot(path=str(shot))
+    image = Image.open(shot).convert("RGB")
+    pixels, (width, height) = image.load(), image.size
+    columns = _lines(pixels, width, lambda x: (x, 4))  # (the header row, above its text)
+    rows = _lines(pixels, height, lambda y: (3, y))  # (the row-selection column, left of its boxes)
+    assert len(columns) == 9 and len(rows) >= 6, (columns, rows)  # (borders, the row markers' edge, seven columns)
+    right = columns[-1]  # the First question column is the last shown: its right edge is the grid's
+    for top, bottom in zip(rows, rows[1:]):
+        ink = [(x, y) for x in range(right - 6, right) for y in range(top + 1, bottom) if sum(pixels[x, y]) / 3 < 140]
+        assert not ink, f"the first question between y={top} and y={bottom} runs past its column: {ink[:5]}"
+    assert all(b - a >= 60 for a, b in zip(rows[:6], rows[1:6])), rows

@@ -19,15 +19,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
+sys.path.insert(0, str(ROOT / "bench"))
+
+from debian_chromium import CHROMIUM, launch_options  # noqa: E402  (the one browser: bench/debian_chromium.py)
 
 
 def require_chromium() -> None:
@@ -90,7 +84,7 @@ def chromium() -> Iterator:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        b = p.chromium.launch(**launch_options())
         try:
             yield b
         finally:

@@ -9,6 +9,7 @@ import pandas as pd
 
 from analytics.cohorts.compare import compare_frames
 from analytics.filters import Filters
+from tests.analytics.cohorts.conftest import labelled_db  # noqa: F401  (the fixture)
 from ui.models import compare as model
 
 
@@ -95,3 +96,18 @@ def test_the_charts_draw_each_rows_95_interval_from_the_tables_numbers():
         assert ["".join(d.split()) for d in option["yAxis"]["data"]] == ["".join(m.split()) for m in part["marked"]]
         for w, (lo, d, hi) in zip(whiskers, part[["low", value, "high"]].itertuples(index=False)):
             assert w == "-" if math.isnan(lo) else w == [lo, d, d, d, hi]
+
+
+def test_one_comparison_opens_its_database_once(labelled_db, monkeypatch):
+    """The comparison and the cost by outcome of both cohorts read over one connection: opening the
+    file costs a page as much as a query on it."""
+    import analytics.db
+
+    db, _ = labelled_db
+    opened = []
+    connect = analytics.db.connect
+    monkeypatch.setattr(analytics.db, "connect", lambda *args, **kwargs: opened.append(args) or connect(*args, **kwargs))
+    prices = ("csv", "model,input,output\ngpt-4o-mini-2024-07-18,1,4\n")
+    page = model.compare_page(db, Filters(metadata=(("app_version", "1.0"),)), Filters(metadata=(("app_version", "1.1"),)), prices)
+    assert len(opened) == 1
+    assert page.costs["conversations_a"].sum() > 0 and page.threads_a > 0

@@ -81,3 +81,10 @@ def test_user_patterns_gaps_filler_and_anchors():
     assert not lex.matches("human", "never bring the boss")  # negated before
     assert lex.matches("wrong", "Meh.") and not lex.matches("wrong", "meh but fine")
     assert lex.matches("wrong", "reply kinda bad") and not lex.matches("wrong", "reply is bad")  # filler replaced
+
+
+def test_a_lexicon_digests_its_patterns_once_and_the_same_patterns_alike():
+    # Every signals check compares fingerprints: one lexicon answers with the digest it took first.
+    assert LEX.fingerprint() is LEX.fingerprint()
+    assert lexicon_from({"extend": True}).fingerprint() == LEX.fingerprint()
+    assert lexicon_from({"human": ["supervisor"]}).fingerprint() != LEX.fingerprint()
