@@ -387,9 +387,13 @@ def blinder(config: RedactConfig | None = None) -> Callable[[str], str]:
 
 def _blinded(text: str, config: RedactConfig, barrier) -> str:
     seen, where = view(text)
-    spans = [(start, end) for start, end in (find_terms(text, config) if config.terms else ())]
+    spans = find_terms(text, config) if config.terms else []
     if seen != text:
-        for found in barrier.finditer(seen):
+        try:
+            found_all = list(barrier.finditer(seen))
+        except UnicodeEncodeError:  # (a lone surrogate, which RE2 cannot read: blind, fail closed)
+            return "\0"
+        for found in found_all:
             start, end = found.span()
             if end > start:
                 spans.append((start, end) if where is None else (where[start], where[end] if end < len(where) else len(text)))

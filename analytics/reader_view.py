@@ -203,8 +203,12 @@ def view(text: str) -> tuple[str, list[int] | None]:
     >>> view("a%2540b")
     ('a@b', [0, 1, 6])
     """
-    if not _changes().search(text):
-        return text, None  # (most texts: a search in C instead of a translation in Python)
+    try:
+        own = not _changes().search(text)  # (most texts: a search in C instead of a translation in Python)
+    except UnicodeEncodeError:  # (a lone surrogate, which RE2 cannot read: the translation decides)
+        own = False
+    if own:
+        return text, None
     where: list[int] | None = None
     seen = text
     for _ in range(ESCAPE_ROUNDS):
