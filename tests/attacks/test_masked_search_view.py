@@ -62,3 +62,12 @@ def test_the_command_finds_no_part_of_a_value(lens, tmp_path, probe):
 def test_the_words_around_them_are_found(lens, text):
     with reading_as(Policy(redact=True)):
         assert analytics.search(str(lens), text).total >= 2
+
+
+def test_a_text_re2_cannot_read_is_blind():
+    from analytics.masking import blinded
+    from analytics.redact import Redactor
+
+    undecodable = "thread \udcff of 4111&#32;1111&#32;1111&#32;1111"  # (a command-line argument of bytes not UTF-8)
+    assert blinded(undecodable) == "\0"
+    assert "1111" not in Redactor().text(undecodable)
