@@ -26,11 +26,12 @@ leaves the tool:
 from __future__ import annotations
 
 import codecs
+import functools
 import os
 import re
 import sys
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 
 import duckdb
@@ -38,9 +39,9 @@ import pyarrow as pa
 
 from analytics.catalog import ALL_TABLES
 from analytics.policy import Policy, effective
-from analytics.reader_view import DIGIT
+from analytics.reader_view import DIGIT, view
 from analytics.terminal import TextWrapper
-from analytics.text_match import TERMS_FUNCTION, register_search_functions
+from analytics.text_match import BLIND_FUNCTION, register_search_functions
 from analytics.redact import CONFIG_ENV, RedactConfig, Redactor, find_terms
 
 #: Text columns the catalogues declare and that never hold personal data (keys, roles,
@@ -326,9 +327,10 @@ _BLIND = r"(?s).+"
 
 def search_barrier(config: RedactConfig | None = None) -> str:
     """The RE2 expression of every stretch a masking search cannot see into: the built-in kinds and
-    the configured patterns. (The configured terms are found by the detector itself, through the
-    SQL function `analytics.text_match.TERMS_FUNCTION`: one expression of thousands of terms, each character in every
-    spelling the view folds, would be too large for RE2 and take seconds to compile.)
+    the configured patterns, matched in a text as stored and in the detector's view of it (`blinded`).
+    (The configured terms are found by the detector itself, in `blinded`: one expression of thousands
+    of terms, each character in every spelling the view folds, would be too large for RE2 and take
+    seconds to compile.)
 
     >>> text = "mail alice.pii@acme-mail.com or 4111.1111.1111.1111, order A-1043"
     >>> duckdb.connect().execute("SELECT regexp_replace(?, ?, '#', 'g')", [text, search_barrier()]).fetchall()[0][0]
@@ -337,6 +339,74 @@ def search_barrier(config: RedactConfig | None = None) -> str:
     config = config or redactor().config
     parts = [_BUILTIN_BARRIER, *(p for _kind, p in config.patterns)]
     return "|".join(f"(?:{p})" for p in parts)
+
+
+@functools.lru_cache(maxsize=8)
+def _barrier(config: RedactConfig):
+    """`search_barrier(config)` compiled by RE2 for Python, or None when RE2 cannot read it (a
+    configured pattern it refuses: every text is blind)."""
+    import re2
+
+    options = re2.Options()
+    options.log_errors = False
+    options.max_mem = 64 << 20
+    try:
+        return re2.compile(search_barrier(config), options)
+    except re2.error:
+        return None
+
+
+def blinded(text: str, config: RedactConfig | None = None) -> str:
+    """`text` with every stretch a masking search cannot see into made one NUL character, read as
+    the masking detector reads it: each stretch of `search_barrier` and each configured term in the
+    view of the text (`analytics.reader_view.view`: escapes read, digits of every script ASCII,
+    invisible characters dropped), mapped back to the text it was read from. One mechanism for
+    every spelling the detector reads: `alice=40example.com` (quoted-printable), `&#52;&#49;…` (a
+    card's digits as character references), `④①①①…`. (The SQL barrier then runs on the stored
+    text too: `searchable_sql`.)
+
+    >>> blinded("ask alice=40example.com or &#52;&#49;&#49;&#49; &#49;&#49;&#49;&#49; today")
+    'ask \\x00 or \\x00 today'
+    """
+    return blinder(config)(text)
+
+
+def blinder(config: RedactConfig | None = None) -> Callable[[str], str]:
+    """`blinded` for `config` (the process's redactor's by default), its barrier compiled once: what
+    the search's SQL function runs over each batch of texts.
+
+    >>> blinder()("ring &#48;800 123 4567 or ask")
+    'ring \\x00 or ask'
+    """
+    config = config or redactor().config
+    barrier = _barrier(config)
+    if barrier is None:
+        return lambda text: "\0"
+    return functools.partial(_blinded, config=config, barrier=barrier)
+
+
+def _blinded(text: str, config: RedactConfig, barrier) -> str:
+    seen, where = view(text)
+    spans = find_terms(text, config) if config.terms else []
+    if seen != text:
+        try:
+            found_all = list(barrier.finditer(seen))
+        except UnicodeEncodeError:  # (a lone surrogate, which RE2 cannot read: blind, fail closed)
+            return "\0"
+        for found in found_all:
+            start, end = found.span()
+            if end > start:
+                spans.append((start, end) if where is None else (where[start], where[end] if end < len(where) else len(text)))
+    if not spans:
+        return text
+    out, at = [], 0
+    for start, end in sorted(spans):
+        if end <= at:
+            continue
+        out.append(text[at:max(at, start)])
+        out.append("\0")
+        at = end
+    return "".join(out) + text[at:]
 
 
 def blind_search(con: duckdb.DuckDBPyConnection) -> None:
@@ -362,7 +432,7 @@ def shown_whole_sql(expression: str) -> str:
     value in it neither matches a guess nor is offered, so neither confirms what masking hides.
 
     >>> shown_whole_sql("k")
-    "(NOT getvariable('tl_search_barrier') IS NOT NULL OR strpos(regexp_replace(tl_blind_terms(k), getvariable('tl_search_barrier'), chr(0), 'g'), chr(0)) = 0)"
+    "(NOT getvariable('tl_search_barrier') IS NOT NULL OR strpos(regexp_replace(tl_blind(k), getvariable('tl_search_barrier'), chr(0), 'g'), chr(0)) = 0)"
     """
     return f"(NOT {BLIND_SQL} OR strpos({searchable_sql(expression)}, chr(0)) = 0)"
 
@@ -388,19 +458,19 @@ def shown_whole(values: Iterable[str]) -> list[str]:
             return []
     finally:
         con.close()
-    config = redactor().config
-    return [v for v in values if v not in hidden and not (config.terms and find_terms(v, config))]
+    return [v for v in values if v not in hidden and "\0" not in blinded(v)]
 
 
 def searchable_sql(column: str) -> str:
     """SQL: the text of `column` as a masking connection's search sees it, each stretch of
-    `search_barrier` replaced by a NUL character (on a connection that does not mask: NULL,
+    `search_barrier` — in the text as stored and in the detector's view of it (`blinded`) — and each
+    configured term replaced by a NUL character (on a connection that does not mask: NULL,
     and `BLIND_SQL` is false).
 
     >>> searchable_sql("m.content")
-    "regexp_replace(tl_blind_terms(m.content), getvariable('tl_search_barrier'), chr(0), 'g')"
+    "regexp_replace(tl_blind(m.content), getvariable('tl_search_barrier'), chr(0), 'g')"
     """
-    return f"regexp_replace({TERMS_FUNCTION}({column}), getvariable('{SEARCH_BARRIER_VARIABLE}'), chr(0), 'g')"
+    return f"regexp_replace({BLIND_FUNCTION}({column}), getvariable('{SEARCH_BARRIER_VARIABLE}'), chr(0), 'g')"
 
 
 # --- keys a masking reader holds ---------------------------------------------------------------

@@ -176,6 +176,24 @@ def _decoded(text: str) -> tuple[str, list[int]] | None:
     return "".join(out), where
 
 
+@functools.cache
+def _changes():
+    """RE2: a character the view changes or drops (`fold_table`), or what may begin an escape (a
+    superset of `_ESCAPE`): a text with neither is its own view. (RE2 for its speed: a search of
+    this class of a thousand ranges with `re` costs a text as much as its translation.)"""
+    import re2
+
+    codes = sorted(fold_table())
+    ranges, start = [], codes[0]
+    for prev, cp in zip(codes, codes[1:] + [-1]):
+        if cp != prev + 1:
+            ranges.append(f"\\x{{{start:X}}}" + (f"-\\x{{{prev:X}}}" if prev > start else ""))
+            start = cp
+    options = re2.Options()
+    options.log_errors = False
+    return re2.compile("[" + "".join(ranges) + "]|&(?:#[0-9xX]|[A-Za-z][A-Za-z0-9])|%[0-9A-Fa-f]{2}|\\\\[uUx]|=[0-9A-F]{2}", options)
+
+
 def view(text: str) -> tuple[str, list[int] | None]:
     """`(view, where)`: the text as a reader sees it and, when escapes were read or invisible
     characters dropped, the index in `text` of each character of the view (None: the same index).
@@ -185,6 +203,12 @@ def view(text: str) -> tuple[str, list[int] | None]:
     >>> view("a%2540b")
     ('a@b', [0, 1, 6])
     """
+    try:
+        own = not _changes().search(text)  # (most texts: a search in C instead of a translation in Python)
+    except UnicodeEncodeError:  # (a lone surrogate, which RE2 cannot read: the translation decides)
+        own = False
+    if own:
+        return text, None
     where: list[int] | None = None
     seen = text
     for _ in range(ESCAPE_ROUNDS):

@@ -39,12 +39,12 @@ import orjson
 import phonenumbers
 from phonenumbers import Leniency, PhoneNumberFormat
 from stdnum import iban as _iban
-from stdnum import luhn as _luhn
 from stdnum.us import ssn as _ssn
 
 from analytics.errors import BadRequest
 from analytics.reader_view import base, view
-from analytics.redact_shapes import card_shaped, glued_quad, iban_shaped, obfuscated_emails
+from analytics.redact_cards import cards
+from analytics.redact_shapes import glued_quad, iban_shaped, obfuscated_emails
 from analytics.tomltable import read_table
 
 #: The environment switch of a deployment: set (to anything but "" or "0"), every read masks.
@@ -178,10 +178,6 @@ _EMAIL_DOMAIN = re.compile(r"([^\W_](?:[\w-]*[^\W_])?(?:\.[^\W_](?:[\w-]*[^\W_])
 # one with a space on each side too (`DE89 / 3704 / …`), a line break (a wrapped line); the checksum decides.
 _IBAN_GAP = r"(?: [./_-] |[ ./_\n-])"
 _IBAN = re.compile(rf"(?<![A-Za-z0-9])[A-Za-z]{{2}}[0-9]{{2}}(?:{_IBAN_GAP}?[A-Za-z0-9]){{11,30}}(?![A-Za-z0-9])")
-# Digits grouped by spaces, dashes, dots, underscores, slashes or line breaks (`4111.1111.1111.1111`,
-# `5500/0000/0000/0004`), one with a space on each side too (`4111 - 1111 - 1111 - 1111`).
-_CARD = re.compile(r"(?<![0-9.,_/-])[0-9](?:(?: [._/-] |[ ._/\n-])?[0-9]){12,18}(?![0-9]|[.,_/-][0-9])")
-_CARD_GAP = re.compile(r"[^0-9]+")
 _SSN = re.compile(r"(?<![0-9-])([0-9]{3})([- ])([0-9]{2})\2([0-9]{4})(?![0-9]|-[0-9])")
 _IPV4 = re.compile(r"(?<![0-9.])(?:[0-9]{1,3}\.){3}[0-9]{1,3}(?![0-9]|\.[0-9])")
 _IPV6 = re.compile(r"(?<![\w:.])(?=[0-9A-Fa-f:]*:[0-9A-Fa-f:]*:)[0-9A-Fa-f:]{2,39}(?:%[\w.]+)?(?:(?<=:)(?:[0-9]{1,3}\.){3}[0-9]{1,3})?(?![\w:])")
@@ -270,32 +266,13 @@ def _ibans(text: str) -> Iterator[Finding]:
 
 
 def _cards(text: str) -> Iterator[Finding]:
-    """Each card number: 13 to 19 digits, Luhn-checked, grouped by one kind of separator, or by
-    several (`4111 1111-1111_1111`, written to slip past a masker) in a card's own groups; digits
-    a date and a number mix separators in (`2025-03-05 1741203902`) are not grouped so.
+    """Each card number (`analytics.redact_cards`): Luhn-checked, or printed in a card's groups.
 
     >>> [f.value for f in _cards("4111 1111-1111_1111, 3782.822463 10005; 2025-03-05 1741203902")]
     ['4111111111111111', '378282246310005']
     """
-    for m in _CARD.finditer(text):
-        raw = m.group()
-        gaps = set(_CARD_GAP.findall(raw))
-        if (len(gaps) > 1 or "\n" in gaps) and not _card_grouped(raw):  # (numbers one per line: a list)
-            continue
-        digits = re.sub(r"[^0-9]", "", raw)
-        if 13 <= len(digits) <= 19 and digits[0] != "0" and (_luhn.is_valid(digits) or card_shaped(raw)):
-            yield Finding(m.start(), m.end(), "CARD", digits)
-
-
-def _card_grouped(raw: str) -> bool:
-    """Whether the digit groups of `raw` are how card numbers are printed: fours (the last group
-    shorter), or American Express's and Diners Club's 4-6-5 and 4-6-4.
-
-    >>> _card_grouped("4111 1111-1111_1111"), _card_grouped("3782.822463 10005"), _card_grouped("2025-03-05 1741203900")
-    (True, True, False)
-    """
-    sizes = [len(group) for group in _CARD_GAP.split(raw)]
-    return sizes in ([4, 6, 5], [4, 6, 4]) or (all(n == 4 for n in sizes[:-1]) and sizes[-1] <= 4)
+    for start, end, digits in cards(text):
+        yield Finding(start, end, "CARD", digits)
 
 
 def _ssns(text: str) -> Iterator[Finding]:

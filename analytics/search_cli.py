@@ -28,6 +28,7 @@ from analytics.filters import Filters
 from analytics.masking import NOT_PERSONAL, mask_text, premasked
 from analytics.policy import effective
 from analytics.terminal import document_output
+from analytics.terminal_table import aligned
 from analytics.reporting.filter_options import add_filter_arguments, filters_from_args
 from analytics.reporting.spec import ReportSpec, register_report
 from analytics.reporting.writer import ISO_UTC, frame_text_csv
@@ -111,17 +112,13 @@ def _table(hits: pd.DataFrame) -> str:
         s if pd.isna(a) else s[: int(a)] + "»" + s[int(a): int(b)] + "«" + s[int(b):]
         for s, a, b in zip(hits["snippet"], hits["match_start"], hits["match_end"])
     ]
-    columns = {
-        "thread": hits["thread_id"],
-        "message": hits["message"].astype(str),
-        "speaker": hits["role"],
-        "ts (UTC)": hits["ts"].dt.strftime("%Y-%m-%d %H:%M:%S").fillna("-"),
-        "snippet": pd.Series(marked, index=hits.index),
-    }
-    widths = {name: max(len(name), int(col.str.len().max())) for name, col in columns.items()}
-    cells = [col.str.ljust(widths[name]) for name, col in columns.items()]
-    header = "  ".join(n.ljust(widths[n]) for n in columns)
-    return "\n".join([header.rstrip(), *cells[0].str.cat(cells[1:], sep="  ").str.rstrip()])
+    return aligned([
+        ("thread", hits["thread_id"].tolist()),
+        ("message", hits["message"].astype(str).tolist()),
+        ("speaker", hits["role"].tolist()),
+        ("ts (UTC)", hits["ts"].dt.strftime("%Y-%m-%d %H:%M:%S").fillna("-").tolist()),
+        ("snippet", marked),
+    ])
 
 
 # --- the report ----------------------------------------------------------------------

@@ -66,42 +66,35 @@ def contains_sql(column: str) -> str:
     return f"(regexp_matches({column}, ?) AND (NOT {BLIND_SQL} OR regexp_matches({searchable_sql(column)}, ?)))"
 
 
-#: The SQL function a masking search reads each text through: the configured redaction terms, as
-#: the masking detector finds them (`analytics.redact.find_terms`: the reader's view, whole words,
-#: any case), made NUL characters (`analytics.masking.searchable_sql`). Registered on every
-#: connection the query layer opens or is given (`analytics.db`), so the SQL binds, masking or not.
-TERMS_FUNCTION = "tl_blind_terms"
+#: The SQL function a masking search reads each text through: every stretch the masking detector's
+#: view of it (`analytics.reader_view`: escapes read, digits of every script made ASCII, invisible
+#: characters dropped) holds of the search barrier or of a configured term made one NUL character
+#: (`analytics.masking.blinded`), so the barrier sees every spelling masking reads as personal data.
+#: Registered on every connection the query layer opens or is given (`analytics.db`), so the SQL
+#: binds, masking or not.
+BLIND_FUNCTION = "tl_blind"
 
 
-def _blind_terms(texts):
-    from analytics.masking import redactor
-    from analytics.redact import find_terms
+def _blind(texts):
+    from analytics.masking import blinder
 
-    config = redactor().config
-    if not config.terms:
-        return texts
-    import pyarrow as pa  # (only a masking search with configured terms gets here)
+    import pyarrow as pa  # (only a masking search gets here)
 
-    out = []
-    for text in texts.to_pylist():
-        if text:
-            for start, end in reversed(find_terms(text, config)):
-                text = text[:start] + "\0" + text[end:]
-        out.append(text)
-    return pa.array(out, pa.string())
+    blinded = blinder()
+    return pa.array([blinded(t) if t else t for t in texts.to_pylist()], pa.string())
 
 
 def register_search_functions(con) -> None:
-    """Register `TERMS_FUNCTION` on `con` (once per database instance: its cursors share it).
+    """Register `BLIND_FUNCTION` on `con` (once per database instance: its cursors share it).
 
     >>> import duckdb; con = duckdb.connect(); register_search_functions(con); register_search_functions(con)
-    >>> con.execute(f"SELECT {TERMS_FUNCTION}('Alice')").fetchall()
-    [('Alice',)]
+    >>> con.execute(f"SELECT {BLIND_FUNCTION}('Alice'), {BLIND_FUNCTION}('ask alice=40example.com')").fetchall()
+    [('Alice', 'ask \\x00')]
     """
     import duckdb
 
     try:
-        con.create_function(TERMS_FUNCTION, _blind_terms, ["VARCHAR"], "VARCHAR", type="arrow", side_effects=False)
+        con.create_function(BLIND_FUNCTION, _blind, ["VARCHAR"], "VARCHAR", type="arrow", side_effects=False)
     except (duckdb.NotImplementedException, duckdb.CatalogException):
         pass  # (registered on this connection or another cursor of its database already)
     except duckdb.ResourceInUseException:

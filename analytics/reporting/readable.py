@@ -21,6 +21,7 @@ from typing import Any
 
 from analytics.conversation_outcomes.labels import OUTCOME_LABELS, SIGNAL_LABELS, why_text
 from analytics.formats import duration, is_missing, minute_text, number, seconds
+from analytics.terminal_table import aligned
 
 
 @dataclass(frozen=True)
@@ -120,12 +121,7 @@ def cell(kind: str, value: Any) -> str:
 
 def text_table(rows, columns: tuple[Shown, ...]) -> str:
     """`rows` (a DataFrame holding some of `columns`) as aligned text under the app's headers, in
-    the order of `columns`."""
+    the order of `columns` (`analytics.terminal_table.aligned`: widths of what a terminal shows)."""
     shown = [c for c in columns if c.column in rows.columns]
-    cells = [[cell(c.kind, v) for v in rows[c.column].tolist()] for c in shown]
-    widths = [max([len(c.label), *map(len, col)]) for c, col in zip(shown, cells)]
-    lines = ["  ".join(c.label.ljust(w) for c, w in zip(shown, widths)).rstrip()]
-    for i in range(len(rows)):
-        lines.append("  ".join((col[i].rjust(w) if c.kind in _RIGHT else col[i].ljust(w))
-                               for c, col, w in zip(shown, cells, widths)).rstrip())
-    return "\n".join(lines)
+    return aligned([(c.label, [cell(c.kind, v) for v in rows[c.column].tolist()]) for c in shown],
+                   right={c.label for c in shown if c.kind in _RIGHT})

@@ -32,6 +32,7 @@ from analytics.cli_types import integer
 from analytics.masking import mask_json, premasked
 from analytics.reporting.writer import frame_text_csv
 from analytics.terminal import document_output
+from analytics.terminal_table import aligned
 
 FORMATS = ("table", "csv", "json")
 TABLE_CONTENT_WIDTH = 100
@@ -159,23 +160,14 @@ def _table(frame: pd.DataFrame) -> str:
     content = frame["content"].fillna("").str.replace(r"\s+", " ", regex=True).str.strip()
     long = content.str.len() > TABLE_CONTENT_WIDTH
     content = content.where(~long, content.str.slice(0, TABLE_CONTENT_WIDTH - 1) + "…")
-    columns = {
-        "index": frame["index"].astype(str),
-        "ordinal": frame["ordinal"].astype(str),
-        "role": frame["role"],
-        "name": frame["name"].fillna(""),
-        "ts (UTC)": frame["ts"].dt.strftime("%Y-%m-%d %H:%M:%S").fillna("-"),
-        "content": content,
-    }
-    # Numbers right-aligned, text left-aligned, the last column unpadded.
-    numeric = {"index", "ordinal"}
-    widths = {name: max(len(name), int(col.str.len().max())) for name, col in columns.items()}
-    cells = [
-        col.str.rjust(widths[name]) if name in numeric else col.str.ljust(widths[name]) for name, col in columns.items()
-    ]
-    header = "  ".join(n.rjust(widths[n]) if n in numeric else n.ljust(widths[n]) for n in columns)
-    lines = cells[0].str.cat(cells[1:], sep="  ").str.rstrip()
-    return "\n".join([header.rstrip(), *lines])
+    return aligned([
+        ("index", frame["index"].astype(str).tolist()),
+        ("ordinal", frame["ordinal"].astype(str).tolist()),
+        ("role", frame["role"].tolist()),
+        ("name", frame["name"].fillna("").tolist()),
+        ("ts (UTC)", frame["ts"].dt.strftime("%Y-%m-%d %H:%M:%S").fillna("-").tolist()),
+        ("content", content.tolist()),
+    ], right={"index", "ordinal"})  # (numbers right-aligned, text left-aligned)
 
 
 def _records(frame: pd.DataFrame) -> list[dict]:

@@ -31,7 +31,7 @@ PLANTED = {
                "2001:db8::42", "536-22-8726", "020 7946 0123"],
 }
 # Must survive masking, as written.
-DECOYS = ["A-1043", "4111 1111 1111 1112", "v2.4.1.9", "2025-03-05T19:45:00Z"]
+DECOYS = ["A-1043", "1234 5678 9012 3456", "v2.4.1.9", "2025-03-05T19:45:00Z"]
 
 
 @tool
@@ -59,7 +59,7 @@ def _thread(saver, tenant: str, n: int, values: list[str], start: dt.datetime) -
     with deterministic(thread_id), Clock(start) as clock:
         cfg = thread_config(thread_id)
         say(graph, cfg, f"Hi, I'm reachable at {email} or {phone}; my SSN is {ssn}.", clock, think=0)
-        say(graph, cfg, f"Please charge {card} (not 4111 1111 1111 1112) and refund to {iban}. Call {phone2}.", clock)
+        say(graph, cfg, f"Please charge {card} (not 1234 5678 9012 3456) and refund to {iban}. Call {phone2}.", clock)
         if n == 1:  # the other thread waits on the approval: its interrupt value holds the card and IBAN
             clock.advance(30)
             graph.invoke(Command(resume={"approved": True}), cfg, durability="sync")

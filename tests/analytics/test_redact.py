@@ -67,7 +67,7 @@ DECOYS = [
     "ORD-2025-000123",
     "order #100234567",
     "INV/2025/0001234",
-    "4111 1111 1111 1112",  # fails Luhn
+    "1234 5678 9012 3456",  # fails Luhn, no issuer's first digits
     "1234567812345678",  # fails Luhn
     "v1.2.3.4",
     "version 10.0.0.1",
@@ -86,7 +86,7 @@ DECOYS = [
     "ISBN 978-3-16-148410-0",
     "SSN-like 000-12-3456",  # area 000 is never issued
     "999.999.999.999",
-    "DE00 1234 5678 9012 3456 78",  # IBAN shape, bad checksum
+    "DE00 1234 5678 9012 3456 7890",  # longer than an IBAN of Germany, bad checksum
     "firmware 1.2.4.0",
     "2025-03-05 1741203902",  # separators mixed, not in a card's groups (the digits pass Luhn)
     "05.03.2025 1234-5678-9012",

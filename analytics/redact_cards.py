@@ -1,0 +1,93 @@
+"""Card numbers in a text (`analytics.redact`'s `CARD` kind): where each stands, and its digits.
+
+A run of digits, grouped or not, is read group by group, so a card is found wherever it stands in
+the run: alone, right after a comma or a word (`a,4111111111111111,b`, `id-4111…`), followed by more
+digits (`4111 1111 1111 1111 123`, `4111111111111111123`) or after some (`12 4111 1111 1111 1111`).
+A stretch of the run is a card when
+
+- it is printed as a card is (`analytics.redact_shapes.card_shaped`: a major issuer's groups, or
+  fours one digit short, one space, dash or dot throughout), whatever its checksum, anywhere in the run;
+- it is one group of 13–19 digits that passes the Luhn check, anywhere in the run but right after
+  a dot (`0.4111111111111111` is a number's decimals);
+- it opens the run, holds 13–19 digits in groups split by one kind of separator (or by several,
+  or a line break, in a card's own groups: fours, 4-6-5, 4-6-4) and passes the Luhn check;
+- it is one group of 17–19 digits that starts with a major issuer's card passing the Luhn check
+  (16 digits; 15 after 34 or 37): a card with digits typed on, masked whole.
+
+An ungrouped run otherwise needs its Luhn check (order numbers, ids and timestamps are no cards).
+
+>>> [(text[a:b], d) for text in ["pay a,4111111111111111,b or 4111 1111 1111 1112"] for a, b, d in cards(text)]
+[('4111111111111111', '4111111111111111'), ('4111 1111 1111 1112', '4111111111111112')]
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from stdnum import luhn as _luhn
+
+from analytics.redact_shapes import card_shaped, issuer_prefix
+
+# A run of digits grouped by spaces, dashes, dots, underscores, slashes or line breaks
+# (`4111.1111.1111.1111`, `5500/0000/0000/0004`), one with a space on each side too
+# (`4111 - 1111 - 1111 - 1111`); possessive, so a run is read once.
+_RUN = re.compile(r"(?<![0-9])[0-9](?:(?: [._/-] |[ ._/\n-])?[0-9])*+")
+_GROUP = re.compile(r"[0-9]+")
+
+
+def cards(text: str) -> Iterator[tuple[int, int, str]]:
+    """Each card number in `text`: (start, end, its digits), leftmost first, the longest at each place.
+
+    >>> [d for _, _, d in cards("4111111111111111123; 12 4111 1111 1111 1111; 1234567812345678")]
+    ['4111111111111111', '4111111111111111']
+    """
+    for run in _RUN.finditer(text):
+        groups = [(g.start() + run.start(), g.end() + run.start()) for g in _GROUP.finditer(run.group())]
+        if sum(b - a for a, b in groups) < 13:
+            continue
+        i = 0
+        while i < len(groups):
+            found = _card_at(text, groups, i)
+            if found is None:
+                i += 1
+                continue
+            j, digits = found
+            yield groups[i][0], groups[j - 1][1], digits
+            i = j
+
+
+def _card_at(text: str, groups: list[tuple[int, int]], i: int) -> tuple[int, str] | None:
+    """The longest card starting at group `i`: (the group after it, its digits), or None."""
+    for j in range(len(groups), i, -1):
+        raw = text[groups[i][0]:groups[j - 1][1]]
+        digits = re.sub(r"[^0-9]", "", raw)
+        if len(digits) > 19:
+            continue
+        if len(digits) >= 15 and card_shaped(raw):
+            return j, digits
+        fraction = i > 0 and text[groups[i][0] - 1] == "."  # (`0.4111111111111111`: a number's decimals)
+        if (j == i + 1 and not fraction) or i == 0:
+            if 13 <= len(digits) <= 19 and digits[0] != "0" and _luhn.is_valid(digits) and (j == i + 1 or _grouped(raw)):
+                return j, digits
+        if j == i + 1 and not fraction and 17 <= len(digits) <= 19:
+            card = digits[:15] if digits[:2] in ("34", "37") else digits[:16]
+            if issuer_prefix(card) and _luhn.is_valid(card):
+                return j, card
+    return None
+
+
+def _grouped(raw: str) -> bool:
+    """Whether the digit groups of `raw` are split as a card number's may be: by one kind of
+    separator, or by several or a line break (`4111 1111-1111_1111`, `4111 1111⏎1111 1111`) in a
+    card's own groups — fours (the last group shorter), 4-6-5 or 4-6-4; not a date and a number
+    (`2025-03-05 1741203902`), nor numbers one per line.
+
+    >>> _grouped("4111 1111-1111_1111"), _grouped("3782.822463 10005"), _grouped("2025-03-05 1741203900")
+    (True, True, False)
+    """
+    gaps = set(re.findall(r"[^0-9]+", raw))
+    if len(gaps) <= 1 and "\n" not in gaps:
+        return True
+    sizes = [len(g) for g in re.split(r"[^0-9]+", raw)]
+    return sizes in ([4, 6, 5], [4, 6, 4]) or (all(n == 4 for n in sizes[:-1]) and sizes[-1] <= 4)
