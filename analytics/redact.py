@@ -44,6 +44,7 @@ from stdnum.us import ssn as _ssn
 
 from analytics.errors import BadRequest
 from analytics.reader_view import base, view
+from analytics.redact_merge import merge_findings
 from analytics.redact_shapes import card_shaped, glued_quad, iban_shaped, obfuscated_emails
 from analytics.tomltable import read_table
 
@@ -487,22 +488,7 @@ class _Finder:
         # Detected on the view a reader sees (`view`: full-width `４１１１`, a card grouped by
         # non-breaking or zero-width spaces, a decomposed accent); spans are the text's.
         seen, where = view(text)
-        taken: list[Finding] = []
-        for detect in self.detectors:
-            for f in detect(seen):
-                f = _in_text(f, where, len(text))
-                over = [t for t in taken if f.start < t.end and t.start < f.end]
-                if not over:
-                    taken.append(f)
-                elif any(f.start < t.start or t.end < f.end for t in over):
-                    # It reaches past what is taken (a configured `x+` inside an address): mask
-                    # the union, named as the longest — dropped, the rest of it went out as text.
-                    longest = max([f, *over], key=lambda x: x.end - x.start)
-                    taken = [t for t in taken if t not in over] + [Finding(
-                        min(f.start, *(t.start for t in over)), max(f.end, *(t.end for t in over)),
-                        longest.kind, longest.value)]
-        taken.sort()
-        return taken
+        return merge_findings((_in_text(f, where, len(text)) for f in detect(seen)) for detect in self.detectors)
 
 
 def _in_text(f: Finding, where: list[int] | None, size: int) -> Finding:
