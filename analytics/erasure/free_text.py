@@ -1,7 +1,7 @@
 """What an erasure keeps of the free text on the workspace's kept rows: it, without the erased threads' text.
 
 A reviewer's note on a kept thread can quote the erased one ("customer said …, mail …"), and so
-can a saved view's name or a queue's saved view. The erasure masks them as it masks its reason
+can a saved view's name or the text it filters on, or a queue's saved view. The erasure masks them as it masks its reason
 (`analytics.erasure.reason`): the masks are chosen before the rows go (`free_texts`, then
 `masked_texts`), and written in the workspace purge's transaction (`rewrite`), where the scan's
 windows (an earlier erasure's thread) are replaced too. Queue and label names and descriptions
@@ -16,7 +16,9 @@ are `analytics.erasure.names`'.
 
 from __future__ import annotations
 
+import json
 import sqlite3
+from typing import Any
 
 from analytics.erasure.names import _unique
 from analytics.erasure.reason import replaced_within
@@ -25,11 +27,44 @@ from analytics.erasure.reason import replaced_within
 FREE = (("annotations", "note", None, False), ("annotations", "excerpt", None, False),
         ("saved_views", "name", 100, True), ("queues", "view", None, False),
         ("queue_items", "assignee", None, False))
+#: (table, column) of JSON whose strings are free text: a saved view's filters (a text searched for).
+FREE_JSON = (("saved_views", "params"),)
+
+
+def _tables(conn: sqlite3.Connection) -> set[str]:
+    return {t for (t,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
 
 
 def _present(conn: sqlite3.Connection) -> list[tuple[str, str, int | None, bool]]:
-    tables = {t for (t,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    tables = _tables(conn)
     return [f for f in FREE if f[0] in tables]
+
+
+def _json_cells(conn: sqlite3.Connection) -> list[tuple[str, str, int, Any]]:
+    """(table, column, rowid, decoded) of each `FREE_JSON` cell."""
+    tables = _tables(conn)
+    return [(table, column, rowid, json.loads(value)) for table, column in FREE_JSON if table in tables
+            for rowid, value in conn.execute(f"SELECT rowid, {column} FROM {table} WHERE {column} IS NOT NULL")]
+
+
+def _strings_in(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings_in(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings_in(v)]
+    return []
+
+
+def _masked(value: Any, mask) -> Any:
+    if isinstance(value, str):
+        return mask(value)
+    if isinstance(value, dict):
+        return {k: _masked(v, mask) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_masked(v, mask) for v in value]
+    return value
 
 
 def free_texts(conn: sqlite3.Connection) -> list[str]:
@@ -37,18 +72,22 @@ def free_texts(conn: sqlite3.Connection) -> list[str]:
     found: set[str] = set()
     for table, column, _longest, _unique_ in _present(conn):
         found.update(t for (t,) in conn.execute(f"SELECT DISTINCT {column} FROM {table} WHERE {column} <> ''"))
+    found.update(t for *_, value in _json_cells(conn) for t in _strings_in(value) if t)
     return sorted(found)
 
 
 def rewrite(conn: sqlite3.Connection, masks: dict[str, str], texts: tuple[str, ...] = ()) -> int:
     """Write the masked free texts `masks` ({text: masked}), with the scan's windows `texts`
     replaced in them too, inside the caller's transaction; how many cells changed."""
+    def mask(text: str) -> str:
+        return replaced_within(masks.get(text, text), texts)[0]
+
     changed = 0
     for table, column, longest, unique in _present(conn):
         rows = conn.execute(f"SELECT rowid, {column} FROM {table} WHERE {column} <> ''").fetchall()
         taken = {value for _, value in rows}
         for rowid, value in rows:
-            new = replaced_within(masks.get(value, value), texts)[0]
+            new = mask(value)
             if new == value:
                 continue
             if unique:
@@ -56,5 +95,10 @@ def rewrite(conn: sqlite3.Connection, masks: dict[str, str], texts: tuple[str, .
                 new = _unique(new.strip() or "<erased>", taken, longest or len(new))
                 taken.add(new)
             conn.execute(f"UPDATE {table} SET {column} = ? WHERE rowid = ?", (new, rowid))
+            changed += 1
+    for table, column, rowid, value in _json_cells(conn):
+        new = _masked(value, mask)
+        if new != value:
+            conn.execute(f"UPDATE {table} SET {column} = ? WHERE rowid = ?", (json.dumps(new, ensure_ascii=False), rowid))
             changed += 1
     return changed

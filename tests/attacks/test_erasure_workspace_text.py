@@ -61,3 +61,19 @@ def test_an_erasure_on_a_path_with_no_database_refuses_and_writes_nothing(tmp_pa
     out = attack(["erase", "--db", str(db), "--thread", GONE, "--reason", "DSR 12"], tmp_path, env=env)
     out.refused(str(db)).wrote_only([])
     assert not any(p.name.startswith("typo") for p in tmp_path.iterdir())
+
+
+def test_a_saved_view_filtering_on_the_erased_threads_text_is_masked(store, tmp_path, env):  # noqa: F811
+    from analytics.workspace.store import Workspace
+    from analytics.workspace.views import save_view
+
+    db = tmp_path / "lens.duckdb"
+    run_cli(["load", str(store), "--db", str(db)], tmp_path).succeeded()
+    save_view(Workspace.beside(db), f"{SECRETS[1]} cases", "conversations", {"text": [f"code {SECRETS[1]}"]},
+              author="ana")
+    out = attack(["erase", "--db", str(db), "--thread", GONE, "--reason", "DSR 12"], tmp_path, env=env)
+    out.succeeded()
+    assert "scan: 0 of" in out.stdout and files_holding(tmp_path, SECRETS) == []
+    with sqlite3.connect(tmp_path / "lens.duckdb.workspace.sqlite") as conn:
+        assert conn.execute("SELECT name, params FROM saved_views").fetchall() == [
+            ("<erased> cases", '{"text": ["code <erased>"]}')]
