@@ -20,6 +20,7 @@ import json
 import sqlite3
 from typing import Any
 
+from analytics.erasure.exports import _leaves
 from analytics.erasure.names import _unique
 from analytics.erasure.reason import replaced_within
 
@@ -47,16 +48,6 @@ def _json_cells(conn: sqlite3.Connection) -> list[tuple[str, str, int, Any]]:
             for rowid, value in conn.execute(f"SELECT rowid, {column} FROM {table} WHERE {column} IS NOT NULL")]
 
 
-def _strings_in(value: Any) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, dict):
-        return [s for v in value.values() for s in _strings_in(v)]
-    if isinstance(value, list):
-        return [s for v in value for s in _strings_in(v)]
-    return []
-
-
 def _masked(value: Any, mask) -> Any:
     if isinstance(value, str):
         return mask(value)
@@ -72,7 +63,7 @@ def free_texts(conn: sqlite3.Connection) -> list[str]:
     found: set[str] = set()
     for table, column, _longest, _unique_ in _present(conn):
         found.update(t for (t,) in conn.execute(f"SELECT DISTINCT {column} FROM {table} WHERE {column} <> ''"))
-    found.update(t for *_, value in _json_cells(conn) for t in _strings_in(value) if t)
+    found.update(t for *_, value in _json_cells(conn) for t in _leaves(value) if t)
     return sorted(found)
 
 
