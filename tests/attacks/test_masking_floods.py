@@ -41,5 +41,5 @@ def test_a_message_of_four_megabytes_of_addresses_is_masked(tmp_path):
     out = attack(["transcript", "--db", str(db), "--thread", THREAD, "--redact", "--format", "json"], tmp_path,
                  timeout=600)
     out.succeeded().within_budget(600)
-    [first] = [m for m in json.loads(out.stdout)["messages"] if m["role"] == "user"]
+    [first] = [m for m in json.loads(out.stdout) if m["role"] == "user"]
     assert first["content"].split() == [f"<EMAIL_{i + 1}>" for i in range(count)]
