@@ -44,6 +44,7 @@ from stdnum.us import ssn as _ssn
 from analytics.errors import BadRequest
 from analytics.reader_view import base, view
 from analytics.redact_cards import cards
+from analytics.redact_merge import merge_findings
 from analytics.redact_shapes import glued_quad, iban_shaped, obfuscated_emails
 from analytics.tomltable import read_table
 
@@ -112,18 +113,52 @@ class RedactConfig:
             EMPLOYEE_ID = 'EMP-\\d{6}'
         """
         table = read_table(path, "redact", {"patterns", "terms", "terms_kind", "phone_regions"})
-        return cls(
-            patterns=dict(table.get("patterns", {})),
-            terms=tuple(table.get("terms", ())),
-            terms_kind=table.get("terms_kind", "NAME"),
-            phone_regions=tuple(table.get("phone_regions", cls.phone_regions)),
-        )
+        # Each value's type checked first: a string where a list is meant would be read letter by
+        # letter, or mask nothing, silently.
+        given = dict(patterns=_table_of_strings(path, table, "patterns"), terms=_strings(path, table, "terms", ()),
+                     terms_kind=_string(path, table, "terms_kind", "NAME"),
+                     phone_regions=_strings(path, table, "phone_regions", cls.phone_regions))
+        try:
+            return cls(**given)
+        except BadRequest as exc:
+            raise BadRequest(f"{path}: [redact] {exc}") from None
 
     @classmethod
     def from_environment(cls) -> RedactConfig:
         """The config file named by `TRANSCRIPT_LENS_REDACT_CONFIG`, or the defaults."""
         path = os.environ.get(CONFIG_ENV)
         return cls.from_toml(path) if path else cls()
+
+
+def _refused(path: str | Path, key: str, expected: str, value: Any) -> BadRequest:
+    return BadRequest(f"{path}: [redact] {key} must be {expected}, not {type(value).__name__} {value!r:.60}")
+
+
+def _string(path: str | Path, table: dict, key: str, default: str) -> str:
+    value = table.get(key, default)
+    if not isinstance(value, str):
+        raise _refused(path, key, "a string", value)
+    return value
+
+
+def _strings(path: str | Path, table: dict, key: str, default: tuple[str, ...]) -> tuple[str, ...]:
+    """`table[key]` as a list of strings: a single string is refused, not read letter by letter (or
+    as nothing to mask)."""
+    value = table.get(key, default)
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+        raise _refused(path, key, f'a list of strings ({key} = ["…", "…"])', value)
+    return tuple(value)
+
+
+def _table_of_strings(path: str | Path, table: dict, key: str) -> dict[str, str]:
+    value = table.get(key, {})
+    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+        raise _refused(path, key, f"a table of kind = 'regular expression' ([redact.{key}])", value)
+    for kind in value:
+        if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", kind):
+            raise BadRequest(f"{path}: [redact] {key}: the kind {kind!r} must be a name of letters, digits and "
+                             "underscores (its placeholder is <KIND_1>)")
+    return dict(value)
 
 
 def _linear(kind: str, pattern: str):
@@ -464,22 +499,7 @@ class _Finder:
         # Detected on the view a reader sees (`view`: full-width `４１１１`, a card grouped by
         # non-breaking or zero-width spaces, a decomposed accent); spans are the text's.
         seen, where = view(text)
-        taken: list[Finding] = []
-        for detect in self.detectors:
-            for f in detect(seen):
-                f = _in_text(f, where, len(text))
-                over = [t for t in taken if f.start < t.end and t.start < f.end]
-                if not over:
-                    taken.append(f)
-                elif any(f.start < t.start or t.end < f.end for t in over):
-                    # It reaches past what is taken (a configured `x+` inside an address): mask
-                    # the union, named as the longest — dropped, the rest of it went out as text.
-                    longest = max([f, *over], key=lambda x: x.end - x.start)
-                    taken = [t for t in taken if t not in over] + [Finding(
-                        min(f.start, *(t.start for t in over)), max(f.end, *(t.end for t in over)),
-                        longest.kind, longest.value)]
-        taken.sort()
-        return taken
+        return merge_findings((_in_text(f, where, len(text)) for f in detect(seen)) for detect in self.detectors)
 
 
 def _in_text(f: Finding, where: list[int] | None, size: int) -> Finding:

@@ -112,6 +112,8 @@ def _load_once(args: argparse.Namespace, incremental: bool, final: bool = True) 
     """One load, as `transcript-lens load` reports it: 0, 2 (failed: one `error:` line), 130 (interrupted)."""
     from tqdm import tqdm
 
+    from analytics.terminal import visible  # (what it prints quotes the store: shown, never run)
+
     # No monitor thread: with only the main thread running, load() may fork its
     # workers (they start at once) instead of spawning them (an interpreter and
     # the imports each, ~0.3 s).
@@ -138,14 +140,15 @@ def _load_once(args: argparse.Namespace, incremental: bool, final: bool = True) 
         bar.close()
         if args.debug or os.environ.get(DEBUG_ENV, "") not in ("", "0"):
             traceback.print_exception(exc.__cause__ or exc, file=sys.stderr)
-        print(f"error: {exc}", file=sys.stderr)
+        # (it quotes the store: a zip member's name, a CSV header cell — shown, never run by the terminal)
+        print(f"error: {visible(str(exc))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         bar.close()
         print("interrupted: the previous database is unchanged", file=sys.stderr)
         return 130
     bar.close()
-    print(summary.line())
+    print(visible(summary.line()))
     if final:  # (the process ends after it)
         # The interpreter's exit runs the cyclic collector over every object of every
         # module loaded (pyarrow, duckdb): ~0.25 s. The load is committed and

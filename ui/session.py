@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import streamlit as st
 
+from analytics.errors import BadRequest
 from analytics.policy import Policy, deployment_policy, set_session_policy
-from ui import access
+from analytics.redact import RedactConfig
+from ui import access, markup
 
 #: The session's own masking choice (the sidebar's toggle).
 MASK_KEY = "tl.mask"
@@ -59,7 +61,27 @@ def policy() -> Policy:
 
 def enter() -> Policy:
     """Put this run's thread under the session's policy (anything read outside `ui.cache`
-    reads under it too); returns it. The router calls it first thing in every run."""
+    reads under it too); returns it. The router calls it first thing in every run. Under
+    masking, a redaction config that cannot be read (`analytics.redact.RedactConfig.from_toml`:
+    a string where a list is meant, a bad pattern) stops the run with its one line: no page
+    is shown masked by less than the deployment asked for."""
     current = policy()
     set_session_policy(current)
+    if current.redact:
+        problem = redact_config_problem()
+        if problem:
+            st.error(f"The redaction config is refused: {markup.text(problem)}", icon=":material/error:")
+            st.stop()
     return current
+
+
+def redact_config_problem() -> str | None:
+    """Why the deployment's redaction config (`TRANSCRIPT_LENS_REDACT_CONFIG`) is refused, or None.
+
+    >>> import os; os.environ.pop("TRANSCRIPT_LENS_REDACT_CONFIG", None) and None; redact_config_problem()
+    """
+    try:
+        RedactConfig.from_environment()
+    except BadRequest as exc:
+        return str(exc)
+    return None

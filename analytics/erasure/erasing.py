@@ -19,9 +19,10 @@ from analytics.dblock import database_lock
 from analytics.erasure.covered import COUNT, record, recorded
 from analytics.erasure.db import KINDS, covered_threads, delete_threads, rewrite_dataset, rewrite_without
 from analytics.erasure.exports import erased_values
+from analytics.erasure.free_text import free_texts
 from analytics.erasure.names import names_of
 from analytics.erasure.reason import masked_texts
-from analytics.erasure.scan import Needles, Place, Scan, needles_of, places, scan
+from analytics.erasure.scan import SHORTEST, Needles, Place, Scan, needles_of, places, scan
 from analytics.erasure.tenants import check_erase, refuse_scoped, scope_tenants
 from analytics.erasure.workspace import purge_workspace
 from analytics.errors import BadRequest, NotFound
@@ -121,6 +122,8 @@ def erase(db: str | os.PathLike, *, thread: str | None = None, tenant: str | Non
     kind, value = _mark(thread, tenant, session)
     reason = _reason(reason)
     by = check_author(by or default_author())
+    if not Path(db).exists():  # (a mistyped path: no workspace, no tombstone made beside it)
+        raise NotFound(f"{db}: no database there to erase from")
     ws = Workspace.beside(db)  # the one every load of `db` reads (`hold_back`): never another
     with database_lock(db):
         tenants = scope_tenants()
@@ -137,8 +140,15 @@ def erase(db: str | os.PathLike, *, thread: str | None = None, tenant: str | Non
             if w.exists():
                 with w.read() as conn:
                     named.update(names_of(conn))
+                    named.update(free_texts(conn))
         texts = [reason, by, *sorted(named)]
-        masked = masked_texts(source, threads, texts, needles.texts)
+        quotes: set[str] = set()
+        masked = masked_texts(source, threads, texts, needles.texts, quotes)
+        # What the workspace quoted of the erased threads is erased text the scan looks for too
+        # (everywhere: an export of the notes made before the erasure holds it).
+        folded_ids = [t.lower() for t in threads]
+        quotes = {q for q in quotes if len(q) >= SHORTEST and not any(q.lower() in i for i in folded_ids)}
+        needles = replace(needles, texts=tuple(sorted({*needles.texts, *quotes})))
         (reason, quoted), (by, by_quoted) = masked[0], masked[1]
         names = {t: m for t, (m, n) in zip(texts[2:], masked[2:]) if n}
         with ws.write() as conn:  # before the rewrite: a later load holds these ids back however it parses them

@@ -28,6 +28,7 @@ import duckdb
 
 from analytics.erasure.exports import ERASED, inside
 from analytics.erasure.said import said_sql
+from analytics.reader_view import view
 
 #: The fewest characters a stretch of a reason has to be erased text (the scan's `SHORTEST`).
 SHORTEST = 8
@@ -116,8 +117,10 @@ def masked_reason(db: str | os.PathLike | None, thread_ids: list[str], reason: s
 
 
 def masked_texts(db: str | os.PathLike | None, thread_ids: list[str], texts: list[str],
-                 needles: tuple[str, ...] = ()) -> list[tuple[str, int]]:
-    """`masked_reason` of each of `texts` (read through one connection): [(masked, stretches replaced)]."""
+                 needles: tuple[str, ...] = (), quoted: set[str] | None = None) -> list[tuple[str, int]]:
+    """`masked_reason` of each of `texts` (read through one connection): [(masked, stretches replaced)].
+    Each text is read as a reader sees it (`analytics.reader_view.view`: zero-width characters
+    every few letters, escapes, hide no quote); each stretch replaced is added to `quoted`."""
     spans: list[list[tuple[int, int]]] = [[] for _ in texts]
     if db is not None and thread_ids and any(len(t) >= SHORTEST for t in texts):
         con = duckdb.connect()
@@ -132,7 +135,8 @@ def masked_texts(db: str | os.PathLike | None, thread_ids: list[str], texts: lis
                             "SEMI JOIN erased USING (thread_id) WHERE said IS NOT NULL")
                 for k, text in enumerate(texts):
                     if len(text) >= SHORTEST:
-                        spans[k] = _erased_spans(con, said, _fold(text))
+                        seen, where = view(text)
+                        spans[k] = [_in_text(a, b, where, len(text)) for a, b in _erased_spans(con, said, _fold(seen))]
         finally:
             con.close()
     out = []
@@ -140,11 +144,20 @@ def masked_texts(db: str | os.PathLike | None, thread_ids: list[str], texts: lis
         parts, at = [], 0
         for a, b in _merged(found):
             a, b = _word_span(text, a, b)
+            if quoted is not None and a < b:
+                quoted.add(text[a:b])
             parts += [text[at:a], ERASED if a < b else ""]
             at = max(at, b)
         masked, more = replaced_within("".join(parts) + text[at:], needles)
         out.append((masked, len(_merged(found)) + more))
     return out
+
+
+def _in_text(a: int, b: int, where: list[int] | None, size: int) -> tuple[int, int]:
+    """A stretch of the view as the stretch of the text it was read from (the characters hidden in it go with it)."""
+    if where is None:
+        return a, b
+    return where[a], where[b] if b < len(where) else size
 
 
 def _erased_spans(con: duckdb.DuckDBPyConnection, said: str, folded: str) -> list[tuple[int, int]]:

@@ -8,7 +8,8 @@ The tombstone and the two append-only logs (erasure, export) keep the erased
 record an auditor reads; they never hold message text (a reason or a `by` quoting it is stored
 masked, and earlier reasons and export arguments are rid of it: `analytics.erasure.reason`,
 `analytics.erasure.exports`). The queues and labels stay, their names and descriptions masked
-(`analytics.erasure.names`).
+(`analytics.erasure.names`), and so is the free text of the kept rows: a note on a kept thread
+quoting the erased one (`analytics.erasure.free_text`).
 
 SQLite leaves deleted rows in free pages and in the write-ahead log: the rows are
 deleted with `secure_delete` (freed space overwritten with zeros), then the file is
@@ -26,6 +27,7 @@ import sqlite3
 from contextlib import closing
 
 from analytics.erasure.exports import scrub
+from analytics.erasure.free_text import rewrite
 from analytics.erasure.names import rename
 from analytics.erasure.reason import scrub_reasons
 from analytics.workspace.store import Workspace, temp_ids
@@ -38,7 +40,8 @@ def purge_workspace(ws: Workspace, thread_ids: list[str], export_values: tuple[s
     scan's windows `texts` inside them (`analytics.erasure.exports`) and inside the reasons of
     the tombstones and the erasure log (`analytics.erasure.reason`), write the queues' and labels'
     names and descriptions masked (`names`, {text: masked}, and `texts` inside them:
-    `analytics.erasure.names`), then compact the file;
+    `analytics.erasure.names`) and the free text of the kept rows so (`analytics.erasure.free_text`),
+    then compact the file;
     {table: rows deleted or changed}. A workspace not created yet is left so."""
     if not thread_ids or not ws.exists():
         return {}
@@ -64,6 +67,9 @@ def purge_workspace(ws: Workspace, thread_ids: list[str], export_values: tuple[s
         n = rename(conn, names or {}, texts)
         if n:
             removed["names masked"] = n
+        n = rewrite(conn, names or {}, texts)
+        if n:
+            removed["free text masked"] = n
         conn.execute("DROP TABLE temp.erased_ids")
     compact(ws)
     return removed
