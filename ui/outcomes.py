@@ -13,7 +13,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from ui import markup, state
+from ui import flow, markup, state
 from ui.formats import plural
 from ui.models.chat import MessageItem
 from ui.models.outcomes import (
@@ -50,9 +50,9 @@ def tiles(shares: pd.DataFrame, params: dict[str, Any], outcomes: tuple[str, ...
     """A tile per outcome (`ui.models.outcomes` shares: outcome, threads, share), each with a link
     listing its conversations on Conversations (`?outcome=`, plus `params`)."""
     rows = shares if outcomes is None else shares.set_index("outcome").loc[list(outcomes)].reset_index()
-    for col, row in zip(st.columns(len(rows)), rows.itertuples()):
+    for cell, row in zip(flow.row("outcome", "outcome-tiles", len(rows), border=True), rows.itertuples()):
         icon = OUTCOME_STYLE[row.outcome][1]
-        with col.container(border=True, key=f"outcome-tile-{row.outcome}"):
+        with cell:
             st.metric(OUTCOME_LABELS[row.outcome], f"{int(row.threads):,}", help=OUTCOME_DEFINITIONS[row.outcome],
                       delta=share_text(float(row.share)), delta_color="off", delta_arrow="off")
             if row.threads:
@@ -113,5 +113,5 @@ NEXT_STEPS = (
 
 def next_steps(params: dict[str, Any]) -> None:
     """A row of links to the pages that explain the outcomes, keeping the shared filters `params`."""
-    for col, (page, icon, label, answers) in zip(st.columns(len(NEXT_STEPS)), NEXT_STEPS):
+    for col, (page, icon, label, answers) in zip(flow.row("link", "next-steps", len(NEXT_STEPS)), NEXT_STEPS):
         col.page_link(page, icon=icon, label=label, help=answers, query_params=state.link_params(**params))
