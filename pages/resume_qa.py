@@ -130,8 +130,9 @@ st.subheader("Risks of this thread")
 if qa.risks.empty:
     st.success("Nothing in the store makes this thread's window doubtful.", icon=":material/check_circle:")
 else:
-    render.table(qa.risks, key="resume_qa.thread_risks", hide_index=True, column_config=columns.headers(qa.risks))
-    render.download(qa.risks, render.file_name("resume_risks", thread), key="resume_qa.thread_risks_csv")
+    risks = qa_model.risks_shown(qa.risks)
+    render.table(risks, key="resume_qa.thread_risks", hide_index=True, column_config=columns.headers(risks))
+    render.download(risks, render.file_name("resume_risks", thread), key="resume_qa.thread_risks_csv")
 
 # --- the expected window ------------------------------------------------------------------------
 st.subheader("Expected window")
