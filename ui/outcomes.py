@@ -17,7 +17,7 @@ from ui import flow, markup, state
 from ui.formats import plural
 from ui.models.chat import MessageItem
 from ui.models.outcomes import (
-    OUTCOME_DEFINITIONS, OUTCOME_LABELS, SIGNAL_DEFINITIONS, SIGNAL_LABELS, ThreadOutcome, share_text,
+    OUTCOME_DEFINITIONS, OUTCOME_LABELS, SIGNAL_DEFINITIONS, SIGNAL_LABELS, ThreadOutcome, pointer_text, share_text,
 )
 
 #: Each outcome's colour (Streamlit's named colours) and icon; the badges of its signals share them.
@@ -74,7 +74,7 @@ def banner(outcome: ThreadOutcome) -> None:
         if outcome.first:
             with st.container(horizontal=True, vertical_alignment="center", gap="small"):
                 for signal, number in outcome.first.items():
-                    badge(signal, f" · from message {number}")
+                    badge(signal, pointer_text(signal, number, first=True))
 
 
 def badge(signal: str, suffix: str = "") -> None:
@@ -98,7 +98,7 @@ def marks(outcome: ThreadOutcome | None) -> Callable[[MessageItem], None] | None
                     st.badge(f"Outcome: {OUTCOME_LABELS.get(outcome.outcome, outcome.outcome)}", icon=icon, color=color,
                              help=OUTCOME_DEFINITIONS.get(outcome.outcome))
                 for signal in flagged:
-                    badge(signal)
+                    badge(signal, pointer_text(signal, item.number, first=False))
 
     return head
 

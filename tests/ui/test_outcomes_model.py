@@ -10,7 +10,7 @@ from analytics import metrics
 from analytics.errors import BadRequest
 from analytics.filters import Filters
 from analytics.conversation_outcomes.signals import OUTCOMES, SIGNALS
-from ui.models.outcomes import outcomes_page, reason_text
+from ui.models.outcomes import outcomes_page, pointer_text, reason_text
 
 
 @pytest.fixture(scope="module")
@@ -118,3 +118,11 @@ def test_a_failed_or_abandoned_row_says_why_from_the_signal_its_outcome_rests_on
             assert why.startswith("last tool result failed")
     resolved = page.table.index[page.table["outcome"] == "resolved"]
     assert (shown.loc[resolved, "outcome_reason"] == "").all()
+
+
+def test_a_lost_context_badge_says_what_the_restart_left_out():
+    # (the signal points at the first message the rebuilt window held, docs/outcomes.md: the badge
+    # there must not read as if that message had lost something)
+    assert pointer_text("lost_context", 5, first=True) == " · a restart left out messages 1–4 (its window began at message 5)"
+    assert "began here" in pointer_text("lost_context", 5, first=False)
+    assert pointer_text("repetition", 5, first=True) == " · from message 5"

@@ -213,6 +213,27 @@ class ThreadOutcome:
         return self.first.get(signal) if signal else None
 
 
+def pointer_text(signal: str, number: int, first: bool) -> str:
+    """What a signal's badge adds about message `number`, the message it points at: on the thread's
+    banner (`first`) the first such message, under a message's header what it is to the signal.
+    A `lost_context` points at the first message a restart's rebuilt window held (docs/outcomes.md):
+    the badge says so, and which older messages the window left out.
+
+    >>> pointer_text("agent_loop", 7, True), pointer_text("agent_loop", 7, False)
+    (' · from message 7', '')
+    >>> pointer_text("lost_context", 5, True)
+    ' · a restart left out messages 1–4 (its window began at message 5)'
+    >>> pointer_text("lost_context", 2, False)
+    " · a restart's window began here: message 1 left out"
+    """
+    if signal != "lost_context":
+        return f" · from message {number}" if first else ""
+    left_out = f"messages 1–{number - 1}" if number > 2 else "message 1"
+    if first:
+        return f" · a restart left out {left_out} (its window began at message {number})"
+    return f" · a restart's window began here: {left_out} left out"
+
+
 def thread_outcome(con_or_path: ConOrPath, thread_id: str) -> ThreadOutcome | None:
     """`thread_id`'s outcome and flagged messages; None when the thread has no outcome row."""
     with connection(con_or_path) as con:
