@@ -61,7 +61,7 @@ if picked.selection.rows:
                 thread=row["thread_id"], **transcript_link(row["outcome"], row["signals"], row["outcome_message"],
                                                            filters.signals, filters.outcomes))
 
-left, right, turns, activity = flow.row("chart", "charts", 4)
+left, right, turns, activity = flow.row("wide", "charts", 4)
 with left:
     s = view.latency_summary
     render.chart_panel(
@@ -69,7 +69,9 @@ with left:
         lambda f: charts.conversations_chart("latency", f), key="conv_latency",
         caption=None if view.latency.empty else (
             f"{render.plural(s['pairs'], 'user → assistant pair')} · median {render.seconds(s['median_s'])} · "
-            f"p90 {render.seconds(s['p90_s'])} (reply ts − user ts, checkpoint granularity)"),
+            f"p90 {render.seconds(s['p90_s'])} (reply time − question time, as checkpoints record them)"
+            + (f" · the last bar also counts the replies slower than {render.seconds(s['top_s'])} (the slowest "
+               f"{render.seconds(s['max_s'])})" if s["max_s"] > s["top_s"] else "")),
     )
 with right:
     render.chart_panel(charts.CONVERSATION_CHARTS["tokens_by_model"], view.tokens_by_model, "token usage",
