@@ -42,7 +42,7 @@ def opened(picked, frame, target: str, **params) -> None:
 
 
 st.subheader("Signals: what went wrong on the way")
-st.caption(f"Conversations on which each signal fired, of {view.threads:,} · select a row to list them")
+st.caption(f"Conversations on which each signal fired, of {view.threads:,} · most frequent first · select a row to list them")
 signals = view.signals.assign(rate=view.signals["rate"] * 100)[["label", "threads", "rate"]]
 table, meaning = flow.row("wide", "signals", 2)
 picked = table.dataframe(signals, key="outcomes.signals", on_select="rerun", selection_mode="single-row",

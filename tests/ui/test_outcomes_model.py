@@ -52,7 +52,7 @@ def test_the_page_counts_every_outcome_and_signal(demo):
     assert list(shares) == list(OUTCOMES) and page.threads == 37 == sum(shares.values())
     assert (shares["abandoned"], shares["failed"], shares["waiting"]) == (1, 3, 1)
     counts = dict(zip(page.signals["signal"], page.signals["threads"]))
-    assert list(counts) == list(SIGNALS)
+    assert sorted(counts) == sorted(SIGNALS)  # (most frequent first: below)
     assert {s: counts[s] for s in ("abandoned", "agent_loop", "tool_error_cascade", "repetition", "slow_hitl")} == {
         "abandoned": 1, "agent_loop": 1, "tool_error_cascade": 1, "repetition": 1, "slow_hitl": 2}
     assert page.signals["definition"].str.len().min() > 20  # each signal carries its definition
@@ -126,3 +126,12 @@ def test_a_lost_context_badge_says_what_the_restart_left_out():
     assert pointer_text("lost_context", 5, first=True) == " · a restart left out messages 1–4 (its window began at message 5)"
     assert "began here" in pointer_text("lost_context", 5, first=False)
     assert pointer_text("repetition", 5, first=True) == " · from message 5"
+
+
+def test_signals_and_late_waits_come_most_frequent_and_longest_first(demo):
+    page = outcomes_page(demo)
+    assert page.signals["threads"].tolist() == sorted(page.signals["threads"], reverse=True)
+    assert set(page.signals["signal"]) == set(SIGNALS)
+    assert page.slow_hitl["status"].tolist() == sorted(page.slow_hitl["status"], reverse=True)  # still waiting first
+    for _, rows in page.slow_hitl.groupby("status"):
+        assert rows["longest_wait"].tolist() == sorted(rows["longest_wait"], reverse=True)

@@ -122,7 +122,7 @@ def _signals(cube: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame({
         "signal": list(SIGNALS), "label": [SIGNAL_LABELS[s] for s in SIGNALS], "threads": counts,
         "rate": [c / total if total else 0.0 for c in counts], "definition": [SIGNAL_DEFINITIONS[s] for s in SIGNALS],
-    })  # fmt: skip
+    }).sort_values("threads", ascending=False, kind="stable").reset_index(drop=True)  # most frequent first  # fmt: skip
 
 
 def _named(frame: pd.DataFrame) -> pd.Series:
@@ -152,7 +152,8 @@ def _slow(slow: pd.DataFrame, waits: pd.DataFrame) -> tuple[pd.DataFrame, pd.Dat
         "longest_wait": longest * 3600,
         "waiting_since": slow["waiting_since"].where(waiting_now), "first_message": slow["first_slow_hitl"],
         "outcome": slow["outcome"], "outcome_reason": slow["outcome_reason"],
-    }).sort_values(["status", "thread_id"], ascending=[False, True], kind="stable").reset_index(drop=True)  # fmt: skip
+    }).sort_values(["status", "longest_wait", "thread_id"], ascending=[False, False, True],  # still waiting, then
+                   kind="stable").reset_index(drop=True)  # the longest wait first  # fmt: skip
     by_tenant = pd.DataFrame({"tenant_id": _named(table), "breaches": 1,
                               "waiting_now": (table["status"] == "still waiting").astype(int)})  # fmt: skip
     by_tenant = by_tenant.groupby("tenant_id", sort=True).sum().reset_index().sort_values(
