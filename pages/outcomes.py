@@ -47,7 +47,7 @@ signals = view.signals.assign(rate=view.signals["rate"] * 100)[["label", "thread
 table, meaning = flow.row("wide", "signals", 2)
 picked = table.dataframe(signals, key="outcomes.signals", on_select="rerun", selection_mode="single-row",
                          hide_index=True, column_config={
-                             "label": st.column_config.TextColumn("Signal", help="docs/outcomes.md defines each signal"),
+                             "label": st.column_config.TextColumn("Signal", help="Each signal's definition is beside the table"),
                              "threads": st.column_config.NumberColumn("Conversations"),
                              "rate": st.column_config.NumberColumn("Rate", format=render.PERCENT_FORMAT,
                                                                    help="Share of the filtered conversations"),

@@ -40,7 +40,7 @@ with tiles:
         ("Tenants", render.number(h["tenants"]), "Distinct tenants (threads outside the key pattern count as one)"),
         ("User turns", render.number(h["user_turns"]), "Messages from the user"),
         ("Tokens", render.number(h["total_tokens"]),
-         f"input {render.number(h['input_tokens'])} · output {render.number(h['output_tokens'])} (usage_metadata)"),
+         f"input {render.number(h['input_tokens'])} · output {render.number(h['output_tokens'])} (as the model reported them)"),
     ])
     render.headline([
         (*render.date_span(first, last), span_help),
@@ -48,7 +48,7 @@ with tiles:
         ("Tool calls", render.number(h["tool_calls"]), None),
         ("Models", render.number(h["models"]), None),
         ("Median reply", render.seconds(h["latency_median_s"]),
-         f"Reply ts − user ts at checkpoint granularity, over {render.plural(int(h['latency_pairs'] or 0), 'user → assistant pair')}"),
+         f"Reply time − question time, as checkpoints record them, over {render.plural(int(h['latency_pairs'] or 0), 'user → assistant pair')}"),
     ])
     if h["stale_threads"]:
         st.page_link("pages/conversations.py", icon=":material/history:", query_params=state.link_params(stale="1"),
