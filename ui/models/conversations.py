@@ -58,8 +58,10 @@ LOG_SPREAD = 50
 
 def latency_top(values: np.ndarray) -> float:
     """The top of the latency histogram's range: the slowest reply, or, when a few far slower ones
-    would squeeze every other reply into the first bars, the upper fence q3 + 3 × IQR (a reply past
-    it is counted in the last bar). With fewer than 8 replies the quartiles say too little: the slowest.
+    (one, or at most 1 % of the replies) would squeeze every other reply into the first bars, the
+    upper fence q3 + 3 × IQR (a reply past it is counted in the last bar). More past the fence are
+    a part of the spread, drawn (at equal ratios past `LOG_SPREAD`). With fewer than 8 replies the
+    quartiles say too little: the slowest.
 
     >>> latency_top(np.array([1.0, 1.2, 1.5, 1.8, 2.0, 2.2, 2.5, 3.0, 44.7]))
     5.5
@@ -71,7 +73,8 @@ def latency_top(values: np.ndarray) -> float:
         return top
     q1, q3 = np.percentile(values, [25, 75])
     fence = float(q3 + 3 * (q3 - q1))
-    return fence if values.min() < fence < top else top
+    few = (values > fence).sum() <= max(1, len(values) // 100)
+    return fence if few and values.min() < fence < top else top
 
 
 def latency_edges(values: np.ndarray, bins: int = LATENCY_BINS) -> np.ndarray:
