@@ -32,7 +32,7 @@ def rules() -> str:
     """The stylesheet of the flow cells: each kind's minimum width, shares of the rest equal. A
     cell is a keyed container; its layout wrapper is the row's flex item.
 
-    >>> rules().split("} ")[1].strip()
+    >>> rules().split("} ")[0].strip()
     '[data-testid="stLayoutWrapper"]:has(> [class*="st-key-flow-outcome-"]) { flex: 1 1 8.5rem; min-width: min(8.5rem, 100%); max-width: 100%;'
     """
     return " ".join(f'[data-testid="stLayoutWrapper"]:has(> [class*="st-key-flow-{kind}-"]) {{ flex: 1 1 {width}; '
