@@ -213,7 +213,7 @@ RISK_FIGURES = Table(
 )
 
 _SIGNAL_DOCS = {
-    "abandoned": "the user spoke last, unanswered, no interrupt pending, idle past 30 minutes to the store's latest checkpoint ts",
+    "abandoned": "the user spoke last, unanswered, no interrupt pending, idle past 30 minutes to the store's latest checkpoint time",
     "resolved_closing": "the last user message is a closing (lexicon), followed only by assistant text",
     "dropped_after_failure": "the transcript ends on a failed tool result or an assistant message giving up (lexicon)",
     "agent_loop": "one tool called with the same normalised arguments 3+ times within one user turn",

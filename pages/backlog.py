@@ -40,7 +40,7 @@ render.headline([
     ("Median wait", model.waited_text(view.median_s), None),
     ("Measured until (UTC)", model.short_time(view.reference_ts),
      f"{render.ts_text(view.reference_ts)}: the newest checkpoint in the database, or now"),
-], widths=[2, 2, 2, 2, 3])  # fmt: skip
+])  # fmt: skip
 if view.frame.empty:
     st.success("No thread is waiting on a human for these filters.", icon=":material/check_circle:")
     st.stop()

@@ -14,7 +14,7 @@ st.title("Compare")
 st.caption(
     "Two cohorts side by side on every per-conversation figure, outcome signal, outcome and topic: the "
     "difference (B − A) with its 95 % interval, a test's p and the Benjamini-Hochberg q over all rows. "
-    "A row is marked when q < 0.05. Method and caveats: docs/compare.md."
+    "A row is marked when q < 0.05."
 )
 facets = cache.facets(db)
 base = filter_bar(url, facets, text=False)

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from ui import cache, charts, columns, render, review, state
+from ui import cache, charts, columns, flow, render, review, state
 from ui.filters import cohort_filter, filter_bar, outcome_filter, stale_filter
 from ui.models.compare import cohort_facets
 from ui.models.outcomes import transcript_link
@@ -15,7 +15,7 @@ st.title("Conversations")
 review.flash()
 ws = review.workspace_of(db)
 filters = filter_bar(url, cache.facets(db))
-c1, c2, c3, c4, c5 = st.columns([3, 3, 2.6, 2.4, 2.4], vertical_alignment="bottom")
+c1, c2, c3, c4, c5 = flow.row(("field", "control", "control", "control", "control"), "sort-flags", align="bottom")
 sort = c1.selectbox("Sort by", columns.SORTABLE, format_func=columns.SORT_LABELS.get,
                     key=url.bind("sort", "last_ts", state.choice(columns.SORTABLE)))
 order = c2.segmented_control("Order", ["desc", "asc"], format_func={"desc": "↓ High first", "asc": "↑ Low first"}.get,
@@ -23,7 +23,7 @@ order = c2.segmented_control("Order", ["desc", "asc"], format_func={"desc": "↓
 pending = c3.checkbox("Pending interrupt only", key=url.bind("pending", False, state.BOOL))
 forks = c4.checkbox("Forked threads only", key=url.bind("forks", False, state.BOOL))
 filters = stale_filter(url, filters, c5)
-o1, o2, o3, o4 = st.columns(4, vertical_alignment="bottom")
+o1, o2, o3, o4 = flow.row("field", "outcome-cohort", 4, align="bottom")
 filters = outcome_filter(url, filters, o1, o2)
 filters = cohort_filter(url, filters, cache.call(cohort_facets, db), o3, o4)
 ranges = range_filters(url)
@@ -44,7 +44,7 @@ picked = render.table(
     keep=(sort,), on_select=columns.header_sort(columns.table_key(sort, descending), url.key("sort"), url.key("order")),
     selection_mode=columns.SELECTION_MODES, row_height=columns.ROW_PX, height=columns.conversations_height(len(shown)),
 )
-p1, p2, p3, _ = st.columns([2, 3, 3, 4], vertical_alignment="bottom")
+p1, p2, p3 = flow.row(("field", "control", "control"), "page-download", align="bottom")
 p1.number_input(f"Page (of {view.pages:,})", min_value=1, max_value=view.pages, step=1, key=page_key)
 with p2:
     render.download_data(
@@ -61,7 +61,7 @@ if picked.selection.rows:
                 thread=row["thread_id"], **transcript_link(row["outcome"], row["signals"], row["outcome_message"],
                                                            filters.signals, filters.outcomes))
 
-left, right = st.columns(2)
+left, right, turns, activity = flow.row("wide", "charts", 4)
 with left:
     s = view.latency_summary
     render.chart_panel(
@@ -69,16 +69,17 @@ with left:
         lambda f: charts.conversations_chart("latency", f), key="conv_latency",
         caption=None if view.latency.empty else (
             f"{render.plural(s['pairs'], 'user → assistant pair')} · median {render.seconds(s['median_s'])} · "
-            f"p90 {render.seconds(s['p90_s'])} (reply ts − user ts, checkpoint granularity)"),
+            f"p90 {render.seconds(s['p90_s'])} (reply time − question time, as checkpoints record them)"
+            + (f" · the last bar also counts the replies slower than {render.seconds(s['top_s'])} (the slowest "
+               f"{render.seconds(s['max_s'])})" if s["max_s"] > s["top_s"] else "")),
     )
 with right:
     render.chart_panel(charts.CONVERSATION_CHARTS["tokens_by_model"], view.tokens_by_model, "token usage",
                        lambda f: charts.conversations_chart("tokens_by_model", f), key="conv_tokens")
-left, right = st.columns(2)
-with left:
+with turns:
     render.chart_panel(charts.CONVERSATION_CHARTS["turns"], view.turns, "threads",
                        lambda f: charts.conversations_chart("turns", f), key="conv_turns")
-with right:
+with activity:
     render.chart_panel(charts.CONVERSATION_CHARTS["activity"], view.activity, "activity",
                        lambda f: charts.conversations_chart("activity", f),
                        key="conv_activity")

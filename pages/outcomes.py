@@ -3,7 +3,7 @@ opens the conversations behind it (docs/outcomes.md defines each outcome and sig
 
 import streamlit as st
 
-from ui import cache, charts, outcomes, render, state
+from ui import cache, charts, flow, outcomes, render, state
 from ui.filters import filter_bar
 from ui.models import outcomes as model
 from ui.models import overview as overview_model
@@ -42,12 +42,12 @@ def opened(picked, frame, target: str, **params) -> None:
 
 
 st.subheader("Signals: what went wrong on the way")
-st.caption(f"Conversations on which each signal fired, of {view.threads:,} · select a row to list them")
+st.caption(f"Conversations on which each signal fired, of {view.threads:,} · most frequent first · select a row to list them")
 signals = view.signals.assign(rate=view.signals["rate"] * 100)[["label", "threads", "rate"]]
-table, meaning = st.columns([2, 3])
+table, meaning = flow.row("wide", "signals", 2)
 picked = table.dataframe(signals, key="outcomes.signals", on_select="rerun", selection_mode="single-row",
                          hide_index=True, column_config={
-                             "label": st.column_config.TextColumn("Signal", help="docs/outcomes.md defines each signal"),
+                             "label": st.column_config.TextColumn("Signal", help="Each signal's definition is beside the table"),
                              "threads": st.column_config.NumberColumn("Conversations"),
                              "rate": st.column_config.NumberColumn("Rate", format=render.PERCENT_FORMAT,
                                                                    help="Share of the filtered conversations"),
@@ -57,7 +57,7 @@ meaning.markdown("\n".join(f"- **{r.label}**: {r.definition}" for r in view.sign
 render.download(view.signals, "outcome_signals.csv", key="outcomes.signals_csv")
 opened(picked, view.signals, "conversations", signal=lambda r: r["signal"], **shared)
 
-left, right = st.columns(2)
+left, right = flow.row("chart", "trend-tenants", 2)
 with left:
     if render.chart_panel("Outcomes over time", view.trend, "conversations with a time",
                           lambda f: charts.outcome_trend(f, view.by, overview_model.bucket_range(facets, filters)[1]), key="out_trend",
@@ -92,7 +92,7 @@ if view.slow_hitl.empty:
 else:
     st.caption(f"Interrupts answered, or still waiting, after more than {hours} · select a thread to open its "
                "transcript at the wait")
-    left, right = st.columns([2, 5])  # (at 1:3 the third column of the left table was cut off)
+    left, right = flow.row("wide", "slow-hitl", 2)
     with left:
         render.table(view.slow_by_tenant, key="outcomes.slow_tenants", hide_index=True, fit_px=240, column_config={
             "tenant_id": "Tenant", "breaches": st.column_config.NumberColumn("Breaches", width="small"),

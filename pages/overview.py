@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from ui import cache, charts, outcomes, render, review, state
+from ui import cache, charts, flow, outcomes, render, review, state
 from ui.filters import filter_bar
 from ui.models import outcomes as outcomes_model
 from ui.models import overview as model
@@ -40,7 +40,7 @@ with tiles:
         ("Tenants", render.number(h["tenants"]), "Distinct tenants (threads outside the key pattern count as one)"),
         ("User turns", render.number(h["user_turns"]), "Messages from the user"),
         ("Tokens", render.number(h["total_tokens"]),
-         f"input {render.number(h['input_tokens'])} · output {render.number(h['output_tokens'])} (usage_metadata)"),
+         f"input {render.number(h['input_tokens'])} · output {render.number(h['output_tokens'])} (as the model reported them)"),
     ])
     render.headline([
         (*render.date_span(first, last), span_help),
@@ -48,13 +48,13 @@ with tiles:
         ("Tool calls", render.number(h["tool_calls"]), None),
         ("Models", render.number(h["models"]), None),
         ("Median reply", render.seconds(h["latency_median_s"]),
-         f"Reply ts − user ts at checkpoint granularity, over {render.plural(int(h['latency_pairs'] or 0), 'user → assistant pair')}"),
-    ], widths=[2, 1.5, 1, 1, 1.2])
+         f"Reply time − question time, as checkpoints record them, over {render.plural(int(h['latency_pairs'] or 0), 'user → assistant pair')}"),
+    ])
     if h["stale_threads"]:
         st.page_link("pages/conversations.py", icon=":material/history:", query_params=state.link_params(stale="1"),
                      label=f"{render.number(h['stale_threads'])} of these threads show a stale transcript (their latest "
                            "checkpoint did not decode): list them")
-    head, link = st.columns([3, 2], vertical_alignment="bottom")
+    head, link = flow.row("link", "outcomes-head", 2)
     head.markdown("**How the conversations ended**")
     link.page_link("pages/outcomes.py", icon=":material/flag:", label="Why: signals, trend, tenants on Outcomes",
                    query_params=state.link_params(**outcomes.shared_params(url)))
@@ -74,12 +74,12 @@ def panel(title, frame, empty, build, key, file_name, caption=None) -> None:
                 render.download(frame, file_name, key=f"{key}_csv")
 
 
-for col, p in zip(st.columns(2), model.trend_panels(trend_view)):
+for col, p in zip(flow.row("chart", "trends", 2), model.trend_panels(trend_view)):
     with col:
         panel(p.title, getattr(view, p.field), p.empty, lambda f, p=p: charts.trend(p.field, f, view.by, through),
               f"ov_{p.field}", model.csv_name(p.field, view.by), p.caption)
 
-for col, (field, (title, _, _, what)) in zip(st.columns(3), charts.TOP_LISTS.items()):
+for col, (field, (title, _, _, what)) in zip(flow.row("chart", "top-lists", 3), charts.TOP_LISTS.items()):
     with col:
         panel(title, getattr(view, field), what, lambda f, field=field: charts.top_list(field, f), f"ov_{what}",
               f"{field}.csv")

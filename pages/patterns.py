@@ -14,7 +14,7 @@ db = state.require_db()
 st.title("Failure patterns")
 st.caption(
     "A pattern is the tools the failing turn called, in order, and the error: its class and its message with "
-    "ids, numbers, hex, uuids, addresses, paths and quoted values replaced by placeholders (docs/topics.md)."
+    "ids, numbers, hex, uuids, addresses, paths and quoted values replaced by placeholders."
 )
 facets = cache.facets(db)
 filters = filter_bar(url, facets, text=False)

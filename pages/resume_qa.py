@@ -8,7 +8,7 @@ workflow, the JSONL format and every column.
 
 import streamlit as st
 
-from ui import access, cache, charts, columns, markup, render, state, thread_picker
+from ui import access, cache, charts, columns, flow, markup, render, state, thread_picker
 from ui import resume_qa as qa_view
 from ui.filters import filter_bar
 from ui.models import resume_qa as qa_model
@@ -23,7 +23,7 @@ st.caption(
     "checkpoints and changes of a run / process id in checkpoint metadata."
 )
 filters = filter_bar(url, cache.facets(db), text=False)
-c_gap, c_cap, _ = st.columns([2, 2, 8])
+c_gap, c_cap = flow.row("field", "gap-cap", 2)
 gap = c_gap.number_input(
     "Idle gap (minutes)",
     min_value=1,
@@ -41,7 +41,7 @@ cap = c_cap.number_input(
 
 # --- threads ranked by risk --------------------------------------------------------------
 st.subheader("Threads by risk")
-c_restarted, c_sort, c_order = st.columns([4, 3, 3], vertical_alignment="bottom")
+c_restarted, c_sort, c_order = flow.row(("control", "field", "control"), "risk-sort", align="bottom")
 restarted = c_restarted.toggle(
     "Restarted threads only", key=url.bind("restarted", False, state.BOOL),
     help="Threads with at least one resume point at this idle gap (or a change of run / process id).",
@@ -70,7 +70,7 @@ picked = render.table(
     column_config=columns.risks(qa_model.MAX_RISK_SCORE),
     keep=(sort,),
 )
-p1, p2, _ = st.columns([2, 3, 7], vertical_alignment="bottom")
+p1, p2 = flow.row(("field", "control"), "page-download", align="bottom")
 p1.number_input(f"Page (of {overview.pages:,})", min_value=1, max_value=overview.pages, step=1, key=page_key)
 with p2:
     render.download_data(
@@ -130,8 +130,9 @@ st.subheader("Risks of this thread")
 if qa.risks.empty:
     st.success("Nothing in the store makes this thread's window doubtful.", icon=":material/check_circle:")
 else:
-    render.table(qa.risks, key="resume_qa.thread_risks", hide_index=True, column_config=columns.headers(qa.risks))
-    render.download(qa.risks, render.file_name("resume_risks", thread), key="resume_qa.thread_risks_csv")
+    risks = qa_model.risks_shown(qa.risks)
+    render.table(risks, key="resume_qa.thread_risks", hide_index=True, column_config=columns.headers(risks))
+    render.download(risks, render.file_name("resume_risks", thread), key="resume_qa.thread_risks_csv")
 
 # --- the expected window ------------------------------------------------------------------------
 st.subheader("Expected window")
@@ -147,7 +148,7 @@ if qa.window.empty:
 else:
     shown = qa_model.window_shown(qa.window)
     render.table(shown, key="resume_qa.window", hide_index=True, column_config=columns.window(shown))
-    d1, d2, _ = st.columns([2, 3, 7])
+    d1, d2 = flow.row("control", "window-downloads", 2)
     with d1:
         render.download(shown, render.file_name("expected_window", thread, qa.at), key="resume_qa.window_csv")
     with d2:

@@ -14,8 +14,7 @@ db = state.require_db()
 st.title("Topics")
 st.caption(
     "Users' first questions grouped by what they ask (words, their character 4-grams and the tools the agent "
-    "called; offline, the same on every reload), and how each topic's conversations end. docs/topics.md "
-    "defines both."
+    "called; offline, the same on every reload), and how each topic's conversations end."
 )
 facets = cache.facets(db)
 filters = filter_bar(url, facets, text=False)

@@ -4,7 +4,7 @@ point at badged), or read under the query contract (contract §4)."""
 
 import streamlit as st
 
-from ui import cache, chat, history, markup, outcomes, render, review, state
+from ui import cache, chat, flow, history, markup, outcomes, render, review, state
 from ui.models import outcomes as outcomes_model
 from ui.models import transcript as model
 from ui.thread_picker import thread_picker
@@ -16,7 +16,7 @@ st.title("Transcript explorer")
 review.flash()
 ws = review.workspace_of(db)
 thread = thread_picker(url, db, on_missing=lambda gone: review.orphan_table(db, ws, gone, expanded=True))
-c_view, c_jump, c_msg, c_show = st.columns([3, 2.7, 1.5, 1.6], vertical_alignment="bottom")
+c_view, c_jump, c_msg, c_show = flow.row(("wide", "wide", "field", "field"), "view-jump", align="bottom")
 toggles = c_show.popover("Display", icon=":material/tune:", width="stretch")
 view = c_view.segmented_control(
     "View", model.VIEWS, format_func=model.VIEW_LABELS.get, required=True,
@@ -76,7 +76,7 @@ if view != "filtered":
     history.section(db, thread, url)  # branch tree, compare with…, edit log, subgraph runs (ui/history.py)
     st.stop()
 
-c_speaker, c_mode, c_a, c_b, c_limit = st.columns([2.8, 2.6, 2, 2, 1])
+c_speaker, c_mode, c_a, c_b, c_limit = flow.row(("wide", "control", "field", "field", "field"), "filtered-read")
 speaker = c_speaker.radio("Speaker", model.SPEAKERS, key=url.bind("speaker", "all", state.choice(model.SPEAKERS)),
                           horizontal=True)
 mode = c_mode.radio("Select", model.READ_MODES, key=url.bind("mode", "index", state.choice(model.READ_MODES)),

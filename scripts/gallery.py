@@ -108,7 +108,7 @@ EXTRA: dict[str, list[Shot]] = {
     ],
     "search": [
         Shot("search", "hits", "hits for 'refund'", {"q": "refund"}),
-        Shot("search", "tools", "tool calls naming 'order'", {"q": "order", "in": "tools"}, databases=("demo",)),
+        Shot("search", "tools", "tool calls naming 'order'", {"q": "order", "in": "tool_calls"}, databases=("demo",)),
         Shot("search", "nothing", "a word no message holds (an empty result)", {"q": "zzxqvv"}, databases=("demo",)),
     ],
     "transcript": [

@@ -232,6 +232,8 @@ def histogram_bars(frame: pd.DataFrame, color: str, xlabel: str) -> dict:
     labels = bin_labels(grid)
     option = bars(frame.assign(label=[labels[i] for i in place]), "label", "pairs", "series", xlabel=xlabel, ylabel="pairs")
     option["xAxis"]["data"] = labels
+    # (bins are a scale, not names: a label that would overlap its neighbour is skipped)
+    option["xAxis"]["axisLabel"] = {"interval": "auto", "hideOverlap": True}
     for series in option["series"]:
         counts = frame.loc[frame["series"] == series["name"]].groupby("bin")["pairs"].sum()  # (summed: never overwritten)
         series["data"] = [_plain(counts.get(i)) for i in range(len(grid))]

@@ -22,7 +22,7 @@ def price_source(where=st) -> tuple[str, str] | None:
     """Draw the price-table inputs; (kind, text) of the table given, None without one (or a refused one, said so)."""
     upload = where.file_uploader("Price table (.toml or .csv)", type=["toml", "csv"], key="compare.prices_upload",
                                  help="Per model, per million tokens: input, output, optional cached_input "
-                                      "(docs/cost.md). No prices come with the app.")
+                                      "No prices come with the app.")
     if upload is not None:
         if upload.size > MAX_BYTES:
             where.error(f"The price table is over {MAX_BYTES:,} bytes.")

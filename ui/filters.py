@@ -10,7 +10,7 @@ import streamlit as st
 from analytics.cohorts.facets import CohortFacets
 from analytics.contents import Facets
 from analytics.filters import Filters, day_window
-from ui import state
+from ui import flow, state
 from ui.models.compare import cohort_filters, meta_choices
 from ui.models.outcomes import OUTCOME_LABELS, OUTCOMES, SIGNAL_LABELS, SIGNALS
 from ui.models.overview import NO_TENANT
@@ -41,7 +41,7 @@ def chosen(picked: list[str], none: str) -> tuple[str | None, ...]:
 
 def filter_bar(url: state.Url, facets: Facets, text: bool = True) -> Filters:
     """Draw the shared filters (bound to the URL) and return them as a `Filters`."""
-    cols = st.columns([2.5, 2.5, 2.8, 2.8, 3] if text else [3, 3, 2.8, 2.8])  # (a date and its clear button whole)
+    cols = flow.row("field", "filter-bar", 5 if text else 4)  # (narrow: wraps onto a second row)
     options = choices(facets.tenants, NO_TENANT if facets.tenantless else None)
     tenants = cols[0].multiselect(
         "Tenant", options, key=url.bind("tenant", [], state.subset(options)), placeholder="all tenants"

@@ -13,11 +13,11 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from ui import markup, state
+from ui import flow, markup, state
 from ui.formats import plural
 from ui.models.chat import MessageItem
 from ui.models.outcomes import (
-    OUTCOME_DEFINITIONS, OUTCOME_LABELS, SIGNAL_DEFINITIONS, SIGNAL_LABELS, ThreadOutcome, share_text,
+    OUTCOME_DEFINITIONS, OUTCOME_LABELS, SIGNAL_DEFINITIONS, SIGNAL_LABELS, ThreadOutcome, pointer_text, share_text,
 )
 
 #: Each outcome's colour (Streamlit's named colours) and icon; the badges of its signals share them.
@@ -50,9 +50,9 @@ def tiles(shares: pd.DataFrame, params: dict[str, Any], outcomes: tuple[str, ...
     """A tile per outcome (`ui.models.outcomes` shares: outcome, threads, share), each with a link
     listing its conversations on Conversations (`?outcome=`, plus `params`)."""
     rows = shares if outcomes is None else shares.set_index("outcome").loc[list(outcomes)].reset_index()
-    for col, row in zip(st.columns(len(rows)), rows.itertuples()):
+    for cell, row in zip(flow.row("outcome", "outcome-tiles", len(rows), border=True), rows.itertuples()):
         icon = OUTCOME_STYLE[row.outcome][1]
-        with col.container(border=True, key=f"outcome-tile-{row.outcome}"):
+        with cell:
             st.metric(OUTCOME_LABELS[row.outcome], f"{int(row.threads):,}", help=OUTCOME_DEFINITIONS[row.outcome],
                       delta=share_text(float(row.share)), delta_color="off", delta_arrow="off")
             if row.threads:
@@ -74,7 +74,7 @@ def banner(outcome: ThreadOutcome) -> None:
         if outcome.first:
             with st.container(horizontal=True, vertical_alignment="center", gap="small"):
                 for signal, number in outcome.first.items():
-                    badge(signal, f" · from message {number}")
+                    badge(signal, pointer_text(signal, number, first=True))
 
 
 def badge(signal: str, suffix: str = "") -> None:
@@ -98,7 +98,7 @@ def marks(outcome: ThreadOutcome | None) -> Callable[[MessageItem], None] | None
                     st.badge(f"Outcome: {OUTCOME_LABELS.get(outcome.outcome, outcome.outcome)}", icon=icon, color=color,
                              help=OUTCOME_DEFINITIONS.get(outcome.outcome))
                 for signal in flagged:
-                    badge(signal)
+                    badge(signal, pointer_text(signal, item.number, first=False))
 
     return head
 
@@ -113,5 +113,5 @@ NEXT_STEPS = (
 
 def next_steps(params: dict[str, Any]) -> None:
     """A row of links to the pages that explain the outcomes, keeping the shared filters `params`."""
-    for col, (page, icon, label, answers) in zip(st.columns(len(NEXT_STEPS)), NEXT_STEPS):
+    for col, (page, icon, label, answers) in zip(flow.row("link", "next-steps", len(NEXT_STEPS)), NEXT_STEPS):
         col.page_link(page, icon=icon, label=label, help=answers, query_params=state.link_params(**params))

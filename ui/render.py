@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import html
+import re
 from datetime import datetime  # noqa: F401  (date_span's doctest)
 from typing import Any
 
 import pandas as pd
 import streamlit as st
 
-from ui import formats
+from ui import flow, formats
 from ui import markup
 from ui.markup import inert
 from ui.models.frames import is_missing
@@ -206,10 +207,13 @@ def chart_panel(title: str, frame, empty_what: str, build, key: str, caption: st
     return True
 
 
-def headline(items: list[tuple[str, Any, str | None]], widths: list[int] | None = None) -> None:
-    """A row of st.metric tiles: (label, value, help)."""
-    for col, (label, value, help_text) in zip(st.columns(widths or len(items)), items):
-        col.metric(label, value, help=help_text, border=True)
+def headline(items: list[tuple[str, Any, str | None]]) -> None:
+    """A row of st.metric tiles: (label, value, help), wrapping onto more rows when the page is
+    too narrow to show each whole (`ui.flow`)."""
+    key = re.sub(r"[^a-z0-9]+", "-", "-".join(str(label) for label, _, _ in items).lower())
+    with flow.tiles(key):
+        for label, value, help_text in items:
+            st.metric(label, value, help=help_text, border=True)
 
 
 def date_span(first: Any, last: Any) -> tuple[str, str]:

@@ -22,7 +22,7 @@ from analytics import workspace
 from analytics.errors import AnalyticsError
 from analytics.filters import Filters
 from analytics.workspace.views import LEFT_OUT
-from ui import cache, chat, database, nav, render, review_dialogs, state
+from ui import cache, chat, database, flow, nav, render, review_dialogs, state
 from ui.database import DbRef, WsRef
 from ui.formats import plural
 from ui import markup
@@ -210,11 +210,10 @@ def thread_review(db: DbRef, ws: WsRef, thread_id: str, items: Sequence[Any],
     unplaced = [n for cp, ns in found.by_checkpoint.items() if cp not in first_of for n in ns]
     drawn = {item.ordinal for item in shown}
     with st.container(border=True, key=f"{key.replace('.', '-')}-thread"):  # (class st-key-…: tests find it)
-        head, button = st.columns([5, 1], vertical_alignment="center")
         hidden = sum(len(ns) for o, ns in found.by_ordinal.items() if o not in drawn)
-        head.markdown("**Review of this thread**" + (f" · {plural(hidden, 'annotation')} on messages not shown here"
-                                                      if hidden else ""))
-        with button:
+        with st.container(horizontal=True, vertical_alignment="center"):  # (the button as wide as its label)
+            st.markdown("**Review of this thread**" + (f" · {plural(hidden, 'annotation')} on messages not shown here"
+                                                        if hidden else ""), width="stretch")
             annotate_button(f"{key}.thread", f"Thread {markup.code(render.thread_label(thread_id))}",
                             {"the thread": {"thread_id": thread_id}},
                             label="Annotate thread")
@@ -266,10 +265,10 @@ def orphan_table(db: DbRef, ws: WsRef, thread_id: str | None = None, expanded: b
 # --- Conversations ------------------------------------------------------------------------
 
 
-def review_filters(url: state.Url, ws: WsRef, filters: Filters, where=st) -> Filters:
+def review_filters(url: state.Url, ws: WsRef, filters: Filters) -> Filters:
     """"Has label" and "Failed review" (bound to the URL); `filters` narrowed to the threads they keep."""
     names = tuple(label.name for label in cache.labels(ws))
-    left, right, _ = where.columns([4, 2, 4], vertical_alignment="bottom")
+    left, right = flow.row(("field", "control"), "review-filters", align="bottom")
     chosen = left.multiselect("Has label", names, key=url.bind("label", [], state.subset(names)),
                               placeholder="any or no label",
                               help="Threads carrying every chosen label (on the thread, a message or a checkpoint)")

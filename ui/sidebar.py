@@ -11,7 +11,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from ui import access, cache, database, formats, markup, review_dialogs, session, state
+from ui import access, cache, database, flow, formats, markup, review_dialogs, session, state
 
 AUTO = "auto-detect"
 _FLASH = "tl.flash"
@@ -40,6 +40,7 @@ def render() -> None:
     with st.sidebar:
         markup.no_remote_images()  # first: before any page draws text from the data
         markup.icon_buttons()
+        flow.style()
         _database_panel(deployed)
         _privacy_panel(deployed)
         if not deployed.read_only:  # a read-only deployment opens no other source: no panel at all

@@ -15,7 +15,7 @@ from collections.abc import Callable
 import streamlit as st
 
 from analytics.masking import mask_text
-from ui import cache, markup, state
+from ui import cache, flow, markup, state
 from ui.database import DbRef
 
 
@@ -60,7 +60,7 @@ def thread_picker(url: state.Url, db: DbRef, label: str = "Thread",
         st.session_state[find_key] = echo  # before the box is drawn: the list narrows to near matches
         choices = cache.thread_choices(db, echo, None)
         labels = dict(zip(choices["thread_id"], choices["label"]))
-    pick, find = st.columns([3, 2])
+    pick, find = flow.row(("wide", "field"), "thread-picker")
     find.text_input("Find threads", key=find_key, placeholder="id, tenant or text in a message",
                     help="Narrows the list to threads whose id, tenant or messages contain this text")
     return pick.selectbox(

@@ -487,7 +487,7 @@ def thread_risks(con_or_path: ConOrPath, thread_id: str, cap: int = DEFAULT_CAP)
         add(
             "truncated",
             f"{int(summary['truncated_by'])} older user/assistant message(s) are not rehydrated (cap {cap}); "
-            f"the window starts at ordinal {first}",
+            f"the window starts at message {first + 1}" if first is not None else "the window is empty",
             ordinal=first,
         )
     return typed(pd.DataFrame(rows), THREAD_RISK_COLUMNS)

@@ -175,6 +175,17 @@ def test_thread_risk_details_are_listed(app, con):
     assert "4401" in details["detail"].iloc[0] and "4410" in details["detail"].iloc[0]
 
 
+def test_thread_risks_number_messages_as_the_transcript_does(app, con):
+    at = open_page(app, "resume_qa", thread=RESTART, cap="3")
+    details = _table(at, "resume_qa.thread_risks").set_index("flag")
+    stored = resume.thread_risks(con, RESTART, 3).set_index("flag")
+    number = int(stored.loc["truncated", "ordinal"]) + 1  # the transcript's "Message N"
+    assert "ordinal" not in details.columns and "position" not in details.columns
+    assert details.loc["truncated", "message"] == f"Message {number}"
+    assert details.loc["truncated", "detail"].endswith(f"the window starts at message {number}")
+    assert not details.isna().all().any()  # (no column without a value)
+
+
 def _upload(at, lines: list[dict], extra: str = "") -> None:
     data = ("\n".join(json.dumps(line) for line in lines) + "\n" + extra).encode()
     at.file_uploader(key="resume_qa.observed").set_value(("observed.jsonl", data, "application/jsonl")).run()

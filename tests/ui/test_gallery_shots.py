@@ -38,3 +38,11 @@ def test_the_states_are_of_real_pages_with_known_actions_and_unique_names():
     # the kinds of state the gallery is for: a selected thread, a dialog, an empty result, an error
     titles = " ".join(s.title for s in shots)
     assert all(kind in titles for kind in ("selected thread", "dialog", "empty result", "(an error)"))
+
+
+def test_the_search_shots_name_a_field_the_page_searches():
+    # (an unknown `in=` falls back to the message text: the shot would show another search)
+    from ui.models.search import IN_LABELS
+
+    fields = [s.params["in"] for s in _gallery().shots() if s.page == "search" and "in" in s.params]
+    assert fields and set(fields) <= set(IN_LABELS)

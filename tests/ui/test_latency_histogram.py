@@ -8,6 +8,7 @@ import pandas as pd
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from ui.charts import histogram_bars
 from ui.models.conversations import LOG_SPREAD, latency_edges, latency_histogram
 
 _pairs = st.lists(
@@ -64,10 +65,23 @@ def test_every_pair_is_counted_once_in_its_bin_and_model(pairs, bins, arrow_stri
 
 def test_replies_from_a_second_to_an_hour_get_bins_of_equal_ratio():
     """Equal widths would put every reply under six minutes in the first of ten bars."""
-    values = np.array([0.0, 0.8, 1.2, 2.5, 4.0, 9.0, 30.0, 120.0, 3600.0])
+    values = np.concatenate([[0.0], np.geomspace(0.8, 3600.0, 40)])
     assert values.max() / values[values > 0].min() > LOG_SPREAD
     got = latency_histogram(pd.Series(values), pd.Series(["m"] * len(values)), bins=10)
     ratios = got["bin_end"] / got["bin_start"]
     assert np.allclose(ratios, ratios.iloc[0])
     assert got["pairs"].sum() == len(values) and len(got) >= 6  # the fast replies spread over several bars
-    assert (np.diff(latency_edges(np.array([1.0, 2.0, 3.0]), 4)) == 0.5).all()  # a narrow spread: equal widths
+    widths = np.diff(latency_edges(np.array([1.0, 2.0, 3.0]), 4))
+    assert np.allclose(widths, widths[0])  # a narrow spread: equal widths
+
+
+def test_one_far_slower_reply_does_not_set_the_scale():
+    """60 replies of 0.2–3 s and one of 44.7 s: a few readable bars over the fast replies, the
+    slow one counted in the last (not 40 one-second bars with every reply in the first two)."""
+    values = np.concatenate([np.linspace(0.2, 3.0, 60), [44.7]])
+    got = latency_histogram(pd.Series(values), pd.Series(["m"] * len(values)))
+    assert got["pairs"].sum() == len(values)
+    assert len(got) <= 10 and got["bin_end"].max() < 10
+    assert got["pairs"].max() < len(values) / 2  # the fast replies spread over several bars
+    axis = histogram_bars(got, "model", "seconds")["xAxis"]
+    assert axis["axisLabel"]["interval"] != 0 and axis["axisLabel"]["hideOverlap"]  # labels never overlap

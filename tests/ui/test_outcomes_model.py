@@ -10,7 +10,7 @@ from analytics import metrics
 from analytics.errors import BadRequest
 from analytics.filters import Filters
 from analytics.conversation_outcomes.signals import OUTCOMES, SIGNALS
-from ui.models.outcomes import outcomes_page, reason_text
+from ui.models.outcomes import outcomes_page, pointer_text, reason_text
 
 
 @pytest.fixture(scope="module")
@@ -52,7 +52,7 @@ def test_the_page_counts_every_outcome_and_signal(demo):
     assert list(shares) == list(OUTCOMES) and page.threads == 37 == sum(shares.values())
     assert (shares["abandoned"], shares["failed"], shares["waiting"]) == (1, 3, 1)
     counts = dict(zip(page.signals["signal"], page.signals["threads"]))
-    assert list(counts) == list(SIGNALS)
+    assert sorted(counts) == sorted(SIGNALS)  # (most frequent first: below)
     assert {s: counts[s] for s in ("abandoned", "agent_loop", "tool_error_cascade", "repetition", "slow_hitl")} == {
         "abandoned": 1, "agent_loop": 1, "tool_error_cascade": 1, "repetition": 1, "slow_hitl": 2}
     assert page.signals["definition"].str.len().min() > 20  # each signal carries its definition
@@ -118,3 +118,20 @@ def test_a_failed_or_abandoned_row_says_why_from_the_signal_its_outcome_rests_on
             assert why.startswith("last tool result failed")
     resolved = page.table.index[page.table["outcome"] == "resolved"]
     assert (shown.loc[resolved, "outcome_reason"] == "").all()
+
+
+def test_a_lost_context_badge_says_what_the_restart_left_out():
+    # (the signal points at the first message the rebuilt window held, docs/outcomes.md: the badge
+    # there must not read as if that message had lost something)
+    assert pointer_text("lost_context", 5, first=True) == " · a restart left out messages 1–4 (its window began at message 5)"
+    assert "began here" in pointer_text("lost_context", 5, first=False)
+    assert pointer_text("repetition", 5, first=True) == " · from message 5"
+
+
+def test_signals_and_late_waits_come_most_frequent_and_longest_first(demo):
+    page = outcomes_page(demo)
+    assert page.signals["threads"].tolist() == sorted(page.signals["threads"], reverse=True)
+    assert set(page.signals["signal"]) == set(SIGNALS)
+    assert page.slow_hitl["status"].tolist() == sorted(page.slow_hitl["status"], reverse=True)  # still waiting first
+    for _, rows in page.slow_hitl.groupby("status"):
+        assert rows["longest_wait"].tolist() == sorted(rows["longest_wait"], reverse=True)

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import math
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,8 +56,31 @@ class ConversationsPage:
 LOG_SPREAD = 50
 
 
+def latency_top(values: np.ndarray) -> float:
+    """The top of the latency histogram's range: the slowest reply, or, when a few far slower ones
+    (one, or at most 1 % of the replies) would squeeze every other reply into the first bars, the
+    upper fence q3 + 3 × IQR (a reply past it is counted in the last bar). More past the fence are
+    a part of the spread, drawn (at equal ratios past `LOG_SPREAD`). With fewer than 8 replies the
+    quartiles say too little: the slowest.
+
+    >>> latency_top(np.array([1.0, 1.2, 1.5, 1.8, 2.0, 2.2, 2.5, 3.0, 44.7]))
+    5.5
+    >>> latency_top(np.array([1.0, 44.7]))
+    44.7
+    """
+    top = float(values.max())
+    if len(values) < 8:
+        return top
+    q1, q3 = np.percentile(values, [25, 75])
+    fence = float(q3 + 3 * (q3 - q1))
+    few = (values > fence).sum() <= max(1, len(values) // 100)
+    return fence if few and values.min() < fence < top else top
+
+
 def latency_edges(values: np.ndarray, bins: int = LATENCY_BINS) -> np.ndarray:
-    """Bin edges for latencies: equal widths, or equal ratios when they spread over `LOG_SPREAD`x.
+    """Bin edges for latencies: equal widths, or equal ratios when they spread over `LOG_SPREAD`x;
+    at most `bins` of them and no more than the Rice rule's 2 × ∛n for n replies (bars a reader
+    can tell apart), up to `latency_top` (a far outlier does not set the scale).
 
     >>> latency_edges(np.array([1.0, 2.0, 3.0]), bins=2).tolist()
     [1.0, 2.0, 3.0]
@@ -70,6 +94,8 @@ def latency_edges(values: np.ndarray, bins: int = LATENCY_BINS) -> np.ndarray:
     >>> latency_edges(np.array([0.0, 5e-324]), bins=2).tolist()
     [-0.5, 0.0, 0.5]
     """
+    bins = max(1, min(bins, math.ceil(2 * len(values) ** (1 / 3))))
+    values = values[values <= latency_top(values)] if len(values) else values
     positive = values[values > 0]
     if len(positive) and positive.max() > LOG_SPREAD * positive.min():  # (a product: no overflow on a denormal)
         edges = np.geomspace(positive.min(), positive.max(), bins + 1)
@@ -168,6 +194,8 @@ def conversations_page(
         "pairs": len(values),
         "median_s": float(values.median()) if len(values) else None,
         "p90_s": float(values.quantile(0.9)) if len(values) else None,
+        "max_s": float(values.max()) if len(values) else None,
+        "top_s": latency_top(values.to_numpy()) if len(values) else None,  # (the last bar holds the slower)
     }
     return ConversationsPage(
         table, matching, scope.total, in_database, page, pages, offset, scope.conditions,

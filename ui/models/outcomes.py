@@ -122,7 +122,7 @@ def _signals(cube: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame({
         "signal": list(SIGNALS), "label": [SIGNAL_LABELS[s] for s in SIGNALS], "threads": counts,
         "rate": [c / total if total else 0.0 for c in counts], "definition": [SIGNAL_DEFINITIONS[s] for s in SIGNALS],
-    })  # fmt: skip
+    }).sort_values("threads", ascending=False, kind="stable").reset_index(drop=True)  # most frequent first  # fmt: skip
 
 
 def _named(frame: pd.DataFrame) -> pd.Series:
@@ -152,7 +152,8 @@ def _slow(slow: pd.DataFrame, waits: pd.DataFrame) -> tuple[pd.DataFrame, pd.Dat
         "longest_wait": longest * 3600,
         "waiting_since": slow["waiting_since"].where(waiting_now), "first_message": slow["first_slow_hitl"],
         "outcome": slow["outcome"], "outcome_reason": slow["outcome_reason"],
-    }).sort_values(["status", "thread_id"], ascending=[False, True], kind="stable").reset_index(drop=True)  # fmt: skip
+    }).sort_values(["status", "longest_wait", "thread_id"], ascending=[False, False, True],  # still waiting, then
+                   kind="stable").reset_index(drop=True)  # the longest wait first  # fmt: skip
     by_tenant = pd.DataFrame({"tenant_id": _named(table), "breaches": 1,
                               "waiting_now": (table["status"] == "still waiting").astype(int)})  # fmt: skip
     by_tenant = by_tenant.groupby("tenant_id", sort=True).sum().reset_index().sort_values(
@@ -211,6 +212,27 @@ class ThreadOutcome:
         3
         """
         return self.first.get(signal) if signal else None
+
+
+def pointer_text(signal: str, number: int, first: bool) -> str:
+    """What a signal's badge adds about message `number`, the message it points at: on the thread's
+    banner (`first`) the first such message, under a message's header what it is to the signal.
+    A `lost_context` points at the first message a restart's rebuilt window held (docs/outcomes.md):
+    the badge says so, and which older messages the window left out.
+
+    >>> pointer_text("agent_loop", 7, True), pointer_text("agent_loop", 7, False)
+    (' · from message 7', '')
+    >>> pointer_text("lost_context", 5, True)
+    ' · a restart left out messages 1–4 (its window began at message 5)'
+    >>> pointer_text("lost_context", 2, False)
+    " · a restart's window began here: message 1 left out"
+    """
+    if signal != "lost_context":
+        return f" · from message {number}" if first else ""
+    left_out = f"messages 1–{number - 1}" if number > 2 else "message 1"
+    if first:
+        return f" · a restart left out {left_out} (its window began at message {number})"
+    return f" · a restart's window began here: {left_out} left out"
 
 
 def thread_outcome(con_or_path: ConOrPath, thread_id: str) -> ThreadOutcome | None:

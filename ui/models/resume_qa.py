@@ -310,9 +310,22 @@ def window_shown(window: pd.DataFrame) -> pd.DataFrame:
     transcript's "Message N" (ordinal + 1) instead of its 0-based position and ordinal (the
     JSONL template, in the observed log's own format, keeps the positions)."""
     shown = window.drop(columns=["position", "ordinal"])
-    shown.insert(0, "message", [message_text(o + 1 if pd.notna(o) else None, p)
-                                for o, p in zip(window["ordinal"], window["position"])])
+    shown.insert(0, "message", _numbers(window))
     return shown
+
+
+def risks_shown(risks: pd.DataFrame) -> pd.DataFrame:
+    """A thread's risks as the page draws them and its CSV holds them: the message each names by
+    the transcript's "Message N" (its 0-based ordinal and window position left out, as in
+    `window_shown`), and only the columns some risk fills."""
+    shown = risks.drop(columns=["position", "ordinal"])
+    shown.insert(shown.columns.get_loc("detail"), "message", _numbers(risks))
+    filled = [c for c in shown.columns if c in ("flag", "detail") or (shown[c].notna() & (shown[c] != "")).any()]
+    return shown[filled]
+
+
+def _numbers(frame: pd.DataFrame) -> list[str]:
+    return [message_text(o + 1 if pd.notna(o) else None, p) for o, p in zip(frame["ordinal"], frame["position"])]
 
 
 @dataclass(frozen=True)
