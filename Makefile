@@ -7,15 +7,21 @@ PYTHON ?= python3
 
 .PHONY: app test ext install bench demo clean fuzz fuzz-smoke gallery
 
+# Python writes each module's bytecode the first time a process imports it, and reads it after:
+# pip then need not compile every file of every package at install (--no-compile; most of
+# plotly's and pandas' files are never imported), which was a third of a fresh set-up's time.
+# A shell that sets PYTHONDONTWRITEBYTECODE would make every process compile its imports anew.
+unexport PYTHONDONTWRITEBYTECODE
+
 # The pinned lock (requirements*.txt); pyproject.toml holds the ranges a `pip install` resolves.
 $(VENV)/.runtime: requirements.txt
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install -q --upgrade pip
-	$(VENV)/bin/pip install -q -r requirements.txt
+	$(VENV)/bin/pip install -q --no-compile -r requirements.txt
 	touch $@
 
 $(VENV)/.dev: requirements-dev.txt $(VENV)/.runtime
-	$(VENV)/bin/pip install -q -r requirements-dev.txt
+	$(VENV)/bin/pip install -q --no-compile -r requirements-dev.txt
 	touch $@
 
 # The project itself, editable, over the pinned packages: `transcript-lens` on the venv's PATH,
@@ -62,9 +68,16 @@ $(REDIS_STACK_LIBS): scripts/redis-stack-libs.sh $(VENV)/.dev
 TEST_FUZZ_SECONDS ?= 300
 
 # Hypothesis draws the same examples on every `make test`, wherever it runs (tests/conftest.py, profile "ci").
+# The tests' temporary files (pytest's tmp_path, every tempfile of the code under test) go to
+# memory where the machine has a tmpfs at /dev/shm: a run writes, syncs and deletes thousands of
+# small databases, and waiting on the disk for them idled both cores for minutes.
+TEST_TMPDIR := $(if $(wildcard /dev/shm/.),/dev/shm,/tmp)/transcript-lens-tests
+
 test: export HYPOTHESIS_PROFILE = ci
+test: export TMPDIR = $(TEST_TMPDIR)
 test: $(VENV)/.dev ext install $(JS_STAMP) $(REDIS_STACK_LIBS)
 	bash scripts/test-services.sh
+	mkdir -p $(TEST_TMPDIR)
 	$(PY) -m pytest -n 2 --dist loadfile -q -p no:cacheprovider
 # Every docstring example of the packages runs as written.
 	$(PY) -m pytest -q -p no:cacheprovider --doctest-modules loaders analytics transcript_lens ui lens_notebook

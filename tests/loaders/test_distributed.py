@@ -144,11 +144,15 @@ def _storage_gone_for_range_0(task) -> None:
         raise OSError("shared storage went away")
 
 
-def _range_1_hangs(task) -> None:
+def _range_1_hangs_until(released, task) -> None:
+    """Range 1 hangs until the file `released` exists (the test writes it once the load has failed),
+    so the hung task frees its worker at once instead of after a fixed sleep."""
     if task.index == 1:
         import time
 
-        time.sleep(20)
+        deadline = time.monotonic() + 120
+        while not os.path.exists(released) and time.monotonic() < deadline:
+            time.sleep(0.05)
 
 
 @pytest.fixture
@@ -171,14 +175,22 @@ def test_a_range_that_fails_every_attempt_fails_the_load_and_keeps_the_current_v
     assert _only_version(current, before)
 
 
-def test_a_stalled_load_fails_naming_the_waiting_tasks_and_keeps_the_current_version(sqlite_store, client, current):
+def test_a_stalled_load_fails_naming_the_waiting_tasks_and_keeps_the_current_version(sqlite_store, client, current,
+                                                                                     tmp_path):
     """A task that never finishes (a worker hung on a dead mount, a cluster with no worker left)
     ends the load with an error after the stall timeout instead of waiting forever."""
+    from functools import partial
+
     from loaders.engines import StalledError
 
     before = dataset.current_version(current)
-    with pytest.raises(StalledError, match=r"in 3 s: tasks \[1\] of \d+ still waiting, 2 worker"):
-        _load(sqlite_store.path, current, Sabotaged(DaskEngine.on(client, stall_seconds=3), _range_1_hangs))
+    released = tmp_path / "released"
+    try:
+        with pytest.raises(StalledError, match=r"in 3 s: tasks \[1\] of \d+ still waiting, 2 worker"):
+            _load(sqlite_store.path, current,
+                  Sabotaged(DaskEngine.on(client, stall_seconds=3), partial(_range_1_hangs_until, str(released))))
+    finally:
+        released.touch()
     assert _only_version(current, before)
 
 
