@@ -15,7 +15,8 @@ leaves the tool:
   `searchable_sql`), so no search — whole value or any part of one — can tell what a masked
   value holds. The barrier is wider than what the detector masks (no checksum, no validity
   check: any run holding `@` — up to white space and the punctuation code puts round a value —,
-  any run of 7 digits or more, anything shaped like an IP address or an IBAN), so a search is blind inside every masked value and, fail-closed, inside
+  any run of 7 digits or more, anything shaped like an IP address or an IBAN, an address with its
+  `@` spelled out where the detector finds one), so a search is blind inside every masked value and, fail-closed, inside
   some text that is shown unmasked (a date such as `2025-03-05T19:45`, a time `12:30:45`).
 
 >>> t = pa.table({"thread_id": ["acme:web:bob@example.com"], "content": ["mail bob@example.com"]})
@@ -43,6 +44,7 @@ from analytics.reader_view import DIGIT, view
 from analytics.terminal import TextWrapper
 from analytics.text_match import BLIND_FUNCTION, register_search_functions
 from analytics.redact import CONFIG_ENV, RedactConfig, Redactor, find_terms
+from analytics.redact_shapes import obfuscated_emails
 
 #: Text columns the catalogues declare and that never hold personal data (keys, roles,
 #: model names, flags): an answer's column of one of these names is left as it is in an
@@ -362,10 +364,13 @@ def blinded(text: str, config: RedactConfig | None = None) -> str:
     view of the text (`analytics.reader_view.view`: escapes read, digits of every script ASCII,
     invisible characters dropped), mapped back to the text it was read from. One mechanism for
     every spelling the detector reads: `alice=40example.com` (quoted-printable), `&#52;&#49;…` (a
-    card's digits as character references), `④①①①…`. (The SQL barrier then runs on the stored
-    text too: `searchable_sql`.)
+    card's digits as character references), `④①①①…`; and each address the detector finds with its
+    `@` spelled out (`peggy (at) example (dot) com`). (The SQL barrier then runs on the stored text
+    too: `searchable_sql`.)
 
     >>> blinded("ask alice=40example.com or &#52;&#49;&#49;&#49; &#49;&#49;&#49;&#49; today")
+    'ask \\x00 or \\x00 today'
+    >>> blinded("ask peggy (at) example (dot) com or olivia at example dot com today")
     'ask \\x00 or \\x00 today'
     """
     return blinder(config)(text)
@@ -388,6 +393,10 @@ def blinder(config: RedactConfig | None = None) -> Callable[[str], str]:
 def _blinded(text: str, config: RedactConfig, barrier) -> str:
     seen, where = view(text)
     spans = find_terms(text, config) if config.terms else []
+    # An address with its `@` spelled out (`peggy (at) example (dot) com`), which no expression of
+    # the barrier holds: where the detector finds one (`analytics.redact_shapes.obfuscated_emails`).
+    for start, end, _value in obfuscated_emails(seen):
+        spans.append((start, end) if where is None else (where[start], where[end] if end < len(where) else len(text)))
     if seen != text:
         try:
             found_all = list(barrier.finditer(seen))
