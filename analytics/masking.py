@@ -299,7 +299,7 @@ _INVISIBLE = r"\p{Cf}\p{Mn}\p{Me}"
 _FULL_WIDTH_SEP = r"\x{FF08}\x{FF09}\x{FF0B}\x{FF0D}\x{FF0E}\x{FF0F}"  # （ ） ＋ － ． ／
 _MIDDLE_DOTS = r"\x{B7}\x{2022}\x{2027}\x{2219}\x{22C5}\x{30FB}\x{FF65}"
 # One separator between digits: a character, or an escape of one (`&nbsp;`, `&#160;`, `%20`, `\u00a0`).
-_SEP = (rf"(?:[\p{{Zs}}\p{{Pd}}\s().+/_\-\x{{2212}}{_FULL_WIDTH_SEP}{_MIDDLE_DOTS}{_INVISIBLE}]"
+_SEP = (rf"(?:[\p{{Zs}}\p{{Pd}}\s().+/_:|\-\x{{2212}}{_FULL_WIDTH_SEP}{_MIDDLE_DOTS}{_INVISIBLE}]"
         r"|&(?:amp;)?#?[0-9A-Za-z]{1,31};?|%(?:25)*[0-9A-Fa-f]{2}|\\+[uUxX]\{?[0-9A-Fa-f]{2,8}\}?)")
 _AT = r"@\x{FF20}\x{FE6B}"
 _DOT = r".\x{3002}\x{FF0E}\x{FF61}\x{FE52}"

@@ -4,7 +4,8 @@ Escapes are read as the character they stand for — HTML character references (
 `&commat;`, `&nbsp;`, with or without their `;` where a browser reads them so), percent-encoding
 (`%40`, `%2E`, the UTF-8 of `＠`: `%EF%BC%A0`), JSON or Python escapes (`\\u0040`, `\\x40`) and
 quoted-printable inside a word when it stands for signs (`alice=40example=2Ecom`, `=EF=BC=A0`) —
-twice over, so an escape escaped again (`%2540`, `&amp;#64;`) is read too. Then every decimal digit
+twice over, so an escape escaped again (`%2540`, `&amp;#64;`) is read too; before them, a `+` a form
+encoding wrote for a space, between two digits or in a query string's value (`form_spaces`). Then every decimal digit
 of any script, and every superscript or subscript digit, is its ASCII digit; every space
 separator, a tab, a vertical tab and a form feed a space; every line or paragraph separator a line
 break; every dash a `-`; middle dots and bullets (`·`, `•`, `・`) a `.`; the full-width forms (`＠`,
@@ -191,7 +192,29 @@ def _changes():
             start = cp
     options = re2.Options()
     options.log_errors = False
-    return re2.compile("[" + "".join(ranges) + "]|&(?:#[0-9xX]|[A-Za-z][A-Za-z0-9])|%[0-9A-Fa-f]{2}|\\\\[uUx]|=[0-9A-F]{2}", options)
+    return re2.compile("[" + "".join(ranges) + "]|&(?:#[0-9xX]|[A-Za-z][A-Za-z0-9])|%[0-9A-Fa-f]{2}|\\\\[uUx]|=[0-9A-F]{2}"
+                       "|[0-9]\\+[0-9]|[?&][^=&#\\s]+=[^&#\\s]*\\+", options)
+
+
+_PLUS_IN_DIGITS = re.compile(r"(?<=[0-9])\+(?=[0-9])")
+# A query string's value (`?cc=…`, `&q=…`), up to the next `&`, `#` or white space.
+_QUERY_VALUE = re.compile(r"(?<=[?&])[^=&#\s]+=([^&#\s]*)")
+
+
+def form_spaces(text: str) -> str:
+    """`text` with each `+` a form encoding wrote for a space read as one (a `+` for a `+` is `%2B`
+    there): one between two digits (`cc=4111+1111+1111+1111`, a number posted in a form) and every one
+    in a query string's value (`?q=alice+at+example+dot+com`) — but in a value holding an `@`, where
+    it is more often an address's own `+` (`?to=bob+news@example.com`, written unencoded). Read
+    before the escapes, as a form decoder reads it: `%2B44+20` is `+44 20`.
+
+    >>> form_spaces("cc=4111+1111 ?q=bob+at+x&to=b+c@x.io, +44 20, C++, 2025-03-05T12:30+01:00")
+    'cc=4111 1111 ?q=bob at x&to=b+c@x.io, +44 20, C++, 2025-03-05T12:30 01:00'
+    """
+    if "+" not in text:
+        return text
+    text = _PLUS_IN_DIGITS.sub(" ", text)
+    return _QUERY_VALUE.sub(lambda m: m.group() if "@" in m.group(1) else m.group().replace("+", " "), text)
 
 
 def view(text: str) -> tuple[str, list[int] | None]:
@@ -210,7 +233,7 @@ def view(text: str) -> tuple[str, list[int] | None]:
     if own:
         return text, None
     where: list[int] | None = None
-    seen = text
+    seen = form_spaces(text)
     for _ in range(ESCAPE_ROUNDS):
         decoded = _decoded(seen)
         if decoded is None:

@@ -39,7 +39,7 @@ def issuer_prefix(digits: str) -> bool:
 
 
 def card_shaped(raw: str) -> bool:
-    """Whether `raw` is printed as a card is, split by one space, dash or dot throughout, so a card
+    """Whether `raw` is printed as a card is, split by one space, dash, dot, colon or bar throughout, so a card
     whatever its checksum (a typo'd number gives away all its digits but one; a number one digit
     short, its check digit gives the missing one back): a major issuer's number in full groups
     (4-4-4-4, 4-4-4-4-3; 4-6-5 starting 34 or 37), or any number in fours one digit short (4-4-4-3,
@@ -47,11 +47,13 @@ def card_shaped(raw: str) -> bool:
 
     >>> card_shaped("4111 1111 1111 111"), card_shaped("4111-1111-1111-1112"), card_shaped("3782.822463.10006")
     (True, True, True)
+    >>> card_shaped("4111:1111:1111:1112"), card_shaped("4111|1111|1111|1112")
+    (True, True)
     >>> card_shaped("411111111111111"), card_shaped("1234 5678 9012 3456"), card_shaped("4111_1111_1111_1112")
     (False, False, False)
     """
     gaps = set(_GAP.findall(raw))
-    if len(gaps) != 1 or not gaps <= {" ", "-", "."}:
+    if len(gaps) != 1 or not gaps <= {" ", "-", ".", ":", "|"}:
         return False
     sizes = [len(g) for g in _GAP.split(raw)]
     if sizes in _CARD_SHAPES:
