@@ -322,6 +322,7 @@ _BUILTIN_BARRIER = "|".join([
     rf"(?:[\p{{Zs}}\p{{Pd}}\s./_\-{_FULL_WIDTH_SEP}{_MIDDLE_DOTS}{_INVISIBLE}]*[\p{{Nd}}A-Za-z\x{{FF10}}-\x{{FF5A}}]){{11,30}}",  # IBAN-shaped
     rf"\p{{Nd}}(?:[{_INVISIBLE}]*\p{{Nd}}){{0,2}}(?:[{_INVISIBLE}]*[{_DOT}][{_INVISIBLE}]*\p{{Nd}}(?:[{_INVISIBLE}]*\p{{Nd}}){{0,2}}){{3}}",  # IPv4-shaped
     rf"[{_HEX}]*[{_COLON}][{_HEX}{_DOT}]*[{_COLON}][{_HEX}{_COLON}{_DOT}%]*",  # IPv6-shaped (two colons or more)
+    r"(?:0[xX][0-9A-Fa-f]{1,2}|\p{Nd}{1,3})(?:[.](?:0[xX][0-9A-Fa-f]{1,2}|\p{Nd}{1,3})){3}",  # IPv4 with octets in hex
 ])
 #: The barrier when a configured pattern cannot be read by RE2: every text is blind (fail closed).
 _BLIND = r"(?s).+"

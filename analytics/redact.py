@@ -180,6 +180,10 @@ _IBAN_GAP = r"(?: [./_-] |[ ./_\n-])"
 _IBAN = re.compile(rf"(?<![A-Za-z0-9])[A-Za-z]{{2}}[0-9]{{2}}(?:{_IBAN_GAP}?[A-Za-z0-9]){{11,30}}(?![A-Za-z0-9])")
 _SSN = re.compile(r"(?<![0-9-])([0-9]{3})([- ])([0-9]{2})\2([0-9]{4})(?![0-9]|-[0-9])")
 _IPV4 = re.compile(r"(?<![0-9.])(?:[0-9]{1,3}\.){3}[0-9]{1,3}(?![0-9]|\.[0-9])")
+# A dotted quad with an octet or more in hex (`0xC0.0xA8.0x01.0x01`, `0xC0.168.1.1`), which
+# `inet_aton` and every browser read as an address.
+_OCTET = r"(?:0[xX][0-9A-Fa-f]{1,2}|[0-9]{1,3})"
+_IPV4_HEX = re.compile(rf"(?<![\w.])(?=[0-9.]*0[xX]){_OCTET}(?:\.{_OCTET}){{3}}(?![\w]|\.[\w])")
 _IPV6 = re.compile(r"(?<![\w:.])(?=[0-9A-Fa-f:]*:[0-9A-Fa-f:]*:)[0-9A-Fa-f:]{2,39}(?:%[\w.]+)?(?:(?<=:)(?:[0-9]{1,3}\.){3}[0-9]{1,3})?(?![\w:])")
 # Version context before a dotted quad: `v1.2.3.4`, `version 10.0.0.1`, `release 4.1.0.2`.
 _VERSION_BEFORE = re.compile(
@@ -292,6 +296,11 @@ def _ips(text: str) -> Iterator[Finding]:
             except ValueError:
                 continue
             yield Finding(m.start(), m.end(), "IP", str(address))
+        if "0x" in text or "0X" in text:
+            for m in _IPV4_HEX.finditer(text):
+                octets = [int(o, 0) if o[:2] in ("0x", "0X") else int(o) for o in m.group().split(".")]
+                if all(o < 256 for o in octets):
+                    yield Finding(m.start(), m.end(), "IP", ".".join(map(str, octets)))
     if text.count(":") >= 2:
         for m in _IPV6.finditer(text):
             raw = m.group()
