@@ -10,8 +10,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 
 import analytics
 from analytics.policy import Policy, reading_as
-from tests.attacks.harness import run_cli
-from tests.attacks.stores import store_with_messages
+from tests.attacks.harness import loaded_thread, run_cli
 
 SAID = [
     "email paren peggy (at) example (dot) com end",
@@ -26,12 +25,7 @@ PROBES = ["peggy", "peggy (at)", "(at) example", "example (dot) com", "olivia", 
 
 @pytest.fixture(scope="module")
 def lens(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("masked-search-spelled")
-    store, db = folder / "store.sqlite", folder / "lens.duckdb"
-    store_with_messages(store, [*(HumanMessage(s) for s in SAID), AIMessage("noted, meet at noon")],
-                        thread_id="acme:web:spelled")
-    run_cli(["load", str(store), "--db", str(db)], folder).succeeded()
-    return db
+    return loaded_thread(tmp_path_factory.mktemp("masked-search-spelled"), [*(HumanMessage(s) for s in SAID), AIMessage("noted, meet at noon")], "acme:web:spelled")
 
 
 @pytest.mark.parametrize("probe", PROBES)

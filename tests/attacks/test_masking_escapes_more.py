@@ -11,8 +11,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 import analytics
 from analytics.policy import Policy, reading_as
 from analytics.redact import Redactor
-from tests.attacks.stores import store_with_messages
-from tests.attacks.harness import run_cli
+from tests.attacks.harness import loaded_thread
 
 MASKED = [
     ("email js carol%u0040example.com end", "carol", "<EMAIL_1>"),
@@ -48,11 +47,7 @@ def test_a_decoy_is_left_as_written(text):
 
 @pytest.fixture(scope="module")
 def lens(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("masking-escapes-more")
-    store, db = folder / "store.sqlite", folder / "lens.duckdb"
-    store_with_messages(store, [*(HumanMessage(t) for t, _, _ in MASKED), AIMessage("noted end")], thread_id="acme:web:e1")
-    run_cli(["load", str(store), "--db", str(db)], folder).succeeded()
-    return db
+    return loaded_thread(tmp_path_factory.mktemp("masking-escapes-more"), [*(HumanMessage(t) for t, _, _ in MASKED), AIMessage("noted end")], "acme:web:e1")
 
 
 @pytest.mark.parametrize("probe", ["carol", "%u0040example", "eve\\N", "COMMERCIAL AT", "mallory", "\\100example",

@@ -12,8 +12,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 import analytics
 from analytics.policy import Policy, reading_as
 from analytics.redact import Redactor
-from tests.attacks.harness import run_cli
-from tests.attacks.stores import store_with_messages
+from tests.attacks.harness import loaded_thread, run_cli
 
 # (text, what must not be shown of it)
 MASKED = [
@@ -59,11 +58,7 @@ def test_a_decoy_is_left_as_written(text):
 
 @pytest.fixture(scope="module")
 def lens(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("masking-forms")
-    store, db = folder / "store.sqlite", folder / "lens.duckdb"
-    store_with_messages(store, [*(HumanMessage(t) for t, _ in MASKED), AIMessage("noted end")], thread_id="acme:web:f1")
-    run_cli(["load", str(store), "--db", str(db)], folder).succeeded()
-    return db
+    return loaded_thread(tmp_path_factory.mktemp("masking-forms"), [*(HumanMessage(t) for t, _ in MASKED), AIMessage("noted end")], "acme:web:f1")
 
 
 def test_the_transcript_command_shows_none(lens, tmp_path):
