@@ -212,6 +212,8 @@ def _changes():
 
 
 _PLUS_IN_DIGITS = re.compile(r"(?<=[0-9])\+(?=[0-9])")
+# A time's offset from UTC (`19:45:00.123456+00:00`, `20250305T1945+0100`): its `+` is a sign.
+_TIME_OFFSET = re.compile(r"(?:[0-9]{2}:[0-9]{2}|[0-9]T[0-9]{4,6})(?:\.[0-9]{1,9})?(\+)[0-9]{2}(?::?[0-9]{2})?(?![0-9])")
 # A query string's value (`?cc=…`, `&q=…`), up to the next `&`, `#` or white space.
 _QUERY_VALUE = re.compile(r"(?<=[?&])[^=&#\s]+=([^&#\s]*)")
 
@@ -219,16 +221,18 @@ _QUERY_VALUE = re.compile(r"(?<=[?&])[^=&#\s]+=([^&#\s]*)")
 def form_spaces(text: str) -> str:
     """`text` with each `+` a form encoding wrote for a space read as one (a `+` for a `+` is `%2B`
     there): one between two digits (`cc=4111+1111+1111+1111`, a number posted in a form) and every one
-    in a query string's value (`?q=alice+at+example+dot+com`) — but in a value holding an `@`, where
+    in a query string's value (`?q=alice+at+example+dot+com`) — but not a time's offset from UTC
+    (`19:45:00.123456+00:00`), nor in a value holding an `@`, where
     it is more often an address's own `+` (`?to=bob+news@example.com`, written unencoded). Read
     before the escapes, as a form decoder reads it: `%2B44+20` is `+44 20`.
 
     >>> form_spaces("cc=4111+1111 ?q=bob+at+x&to=b+c@x.io, +44 20, C++, 2025-03-05T12:30+01:00")
-    'cc=4111 1111 ?q=bob at x&to=b+c@x.io, +44 20, C++, 2025-03-05T12:30 01:00'
+    'cc=4111 1111 ?q=bob at x&to=b+c@x.io, +44 20, C++, 2025-03-05T12:30+01:00'
     """
     if "+" not in text:
         return text
-    text = _PLUS_IN_DIGITS.sub(" ", text)
+    signs = {m.start(1) for m in _TIME_OFFSET.finditer(text)}
+    text = _PLUS_IN_DIGITS.sub(lambda m: "+" if m.start() in signs else " ", text)
     return _QUERY_VALUE.sub(lambda m: m.group() if "@" in m.group(1) else m.group().replace("+", " "), text)
 
 
