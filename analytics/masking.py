@@ -15,7 +15,8 @@ leaves the tool:
   `searchable_sql`), so no search — whole value or any part of one — can tell what a masked
   value holds. The barrier is wider than what the detector masks (no checksum, no validity
   check: any run holding `@` — up to white space and the punctuation code puts round a value —,
-  any run of 7 digits or more, anything shaped like an IP address or an IBAN), so a search is blind inside every masked value and, fail-closed, inside
+  any run of 7 digits or more, anything shaped like an IP address or an IBAN, an address with its
+  `@` spelled out where the detector finds one), so a search is blind inside every masked value and, fail-closed, inside
   some text that is shown unmasked (a date such as `2025-03-05T19:45`, a time `12:30:45`).
 
 >>> t = pa.table({"thread_id": ["acme:web:bob@example.com"], "content": ["mail bob@example.com"]})
@@ -43,6 +44,7 @@ from analytics.reader_view import DIGIT, view
 from analytics.terminal import TextWrapper
 from analytics.text_match import BLIND_FUNCTION, register_search_functions
 from analytics.redact import CONFIG_ENV, RedactConfig, Redactor, find_terms
+from analytics.redact_shapes import obfuscated_emails
 
 #: Text columns the catalogues declare and that never hold personal data (keys, roles,
 #: model names, flags): an answer's column of one of these names is left as it is in an
@@ -297,7 +299,7 @@ _INVISIBLE = r"\p{Cf}\p{Mn}\p{Me}"
 _FULL_WIDTH_SEP = r"\x{FF08}\x{FF09}\x{FF0B}\x{FF0D}\x{FF0E}\x{FF0F}"  # （ ） ＋ － ． ／
 _MIDDLE_DOTS = r"\x{B7}\x{2022}\x{2027}\x{2219}\x{22C5}\x{30FB}\x{FF65}"
 # One separator between digits: a character, or an escape of one (`&nbsp;`, `&#160;`, `%20`, `\u00a0`).
-_SEP = (rf"(?:[\p{{Zs}}\p{{Pd}}\s().+/_\-\x{{2212}}{_FULL_WIDTH_SEP}{_MIDDLE_DOTS}{_INVISIBLE}]"
+_SEP = (rf"(?:[\p{{Zs}}\p{{Pd}}\s().+/_:|\-\x{{2212}}{_FULL_WIDTH_SEP}{_MIDDLE_DOTS}{_INVISIBLE}]"
         r"|&(?:amp;)?#?[0-9A-Za-z]{1,31};?|%(?:25)*[0-9A-Fa-f]{2}|\\+[uUxX]\{?[0-9A-Fa-f]{2,8}\}?)")
 _AT = r"@\x{FF20}\x{FE6B}"
 _DOT = r".\x{3002}\x{FF0E}\x{FF61}\x{FE52}"
@@ -320,6 +322,7 @@ _BUILTIN_BARRIER = "|".join([
     rf"(?:[\p{{Zs}}\p{{Pd}}\s./_\-{_FULL_WIDTH_SEP}{_MIDDLE_DOTS}{_INVISIBLE}]*[\p{{Nd}}A-Za-z\x{{FF10}}-\x{{FF5A}}]){{11,30}}",  # IBAN-shaped
     rf"\p{{Nd}}(?:[{_INVISIBLE}]*\p{{Nd}}){{0,2}}(?:[{_INVISIBLE}]*[{_DOT}][{_INVISIBLE}]*\p{{Nd}}(?:[{_INVISIBLE}]*\p{{Nd}}){{0,2}}){{3}}",  # IPv4-shaped
     rf"[{_HEX}]*[{_COLON}][{_HEX}{_DOT}]*[{_COLON}][{_HEX}{_COLON}{_DOT}%]*",  # IPv6-shaped (two colons or more)
+    r"(?:0[xX][0-9A-Fa-f]{1,2}|\p{Nd}{1,3})(?:[.](?:0[xX][0-9A-Fa-f]{1,2}|\p{Nd}{1,3})){3}",  # IPv4 with octets in hex
 ])
 #: The barrier when a configured pattern cannot be read by RE2: every text is blind (fail closed).
 _BLIND = r"(?s).+"
@@ -362,10 +365,13 @@ def blinded(text: str, config: RedactConfig | None = None) -> str:
     view of the text (`analytics.reader_view.view`: escapes read, digits of every script ASCII,
     invisible characters dropped), mapped back to the text it was read from. One mechanism for
     every spelling the detector reads: `alice=40example.com` (quoted-printable), `&#52;&#49;…` (a
-    card's digits as character references), `④①①①…`. (The SQL barrier then runs on the stored
-    text too: `searchable_sql`.)
+    card's digits as character references), `④①①①…`; and each address the detector finds with its
+    `@` spelled out (`peggy (at) example (dot) com`). (The SQL barrier then runs on the stored text
+    too: `searchable_sql`.)
 
     >>> blinded("ask alice=40example.com or &#52;&#49;&#49;&#49; &#49;&#49;&#49;&#49; today")
+    'ask \\x00 or \\x00 today'
+    >>> blinded("ask peggy (at) example (dot) com or olivia at example dot com today")
     'ask \\x00 or \\x00 today'
     """
     return blinder(config)(text)
@@ -388,6 +394,10 @@ def blinder(config: RedactConfig | None = None) -> Callable[[str], str]:
 def _blinded(text: str, config: RedactConfig, barrier) -> str:
     seen, where = view(text)
     spans = find_terms(text, config) if config.terms else []
+    # An address with its `@` spelled out (`peggy (at) example (dot) com`), which no expression of
+    # the barrier holds: where the detector finds one (`analytics.redact_shapes.obfuscated_emails`).
+    for start, end, _value in obfuscated_emails(seen):
+        spans.append((start, end) if where is None else (where[start], where[end] if end < len(where) else len(text)))
     if seen != text:
         try:
             found_all = list(barrier.finditer(seen))

@@ -2,9 +2,11 @@
 
 Escapes are read as the character they stand for — HTML character references (`&#64;`, `&#x40;`,
 `&commat;`, `&nbsp;`, with or without their `;` where a browser reads them so), percent-encoding
-(`%40`, `%2E`, the UTF-8 of `＠`: `%EF%BC%A0`), JSON or Python escapes (`\\u0040`, `\\x40`) and
+(`%40`, `%2E`, the UTF-8 of `＠`: `%EF%BC%A0`; JavaScript's `%u0040`), JSON or Python escapes (`\\u0040`,
+`\\x40`, `\\N{COMMERCIAL AT}`), octal escapes (`\\100`) and
 quoted-printable inside a word when it stands for signs (`alice=40example=2Ecom`, `=EF=BC=A0`) —
-twice over, so an escape escaped again (`%2540`, `&amp;#64;`) is read too. Then every decimal digit
+twice over, so an escape escaped again (`%2540`, `&amp;#64;`) is read too; before them, a `+` a form
+encoding wrote for a space, between two digits or in a query string's value (`form_spaces`). Then every decimal digit
 of any script, and every superscript or subscript digit, is its ASCII digit; every space
 separator, a tab, a vertical tab and a form feed a space; every line or paragraph separator a line
 break; every dash a `-`; middle dots and bullets (`·`, `•`, `・`) a `.`; the full-width forms (`＠`,
@@ -22,6 +24,8 @@ through `where` (the index in `text` of each character of the view).
 'Carol Danvers 41'
 >>> view("bob&#64;example%2Ecom")[0]
 'bob@example.com'
+>>> [view(t)[0] for t in ("carol%u0040x.io", "eve\\N{COMMERCIAL AT}x.io", "mallory\\100x.io")]
+['carol@x.io', 'eve@x.io', 'mallory@x.io']
 """
 
 from __future__ import annotations
@@ -80,8 +84,9 @@ def fold_table() -> dict[int, str]:
 # a JSON/Python/JavaScript escape (`\u0040`, `\U00000040`, `\x40`, `\u{40}`), a quoted-printable
 # run inside a word, before a letter (`alice=40example=2Ecom`: read only when it stands for signs, `_escape`).
 _ESCAPE = re.compile(
-    r"&#[0-9]{1,8};?|&#[xX][0-9A-Fa-f]{1,7};?|&[A-Za-z][A-Za-z0-9]{1,31};?|(?:%[0-9A-Fa-f]{2})+"
+    r"&#[0-9]{1,8};?|&#[xX][0-9A-Fa-f]{1,7};?|&[A-Za-z][A-Za-z0-9]{1,31};?|%u[0-9A-Fa-f]{4}|(?:%[0-9A-Fa-f]{2})+"
     r"|\\u[0-9A-Fa-f]{4}|\\U[0-9A-Fa-f]{8}|\\x[0-9A-Fa-f]{2}|\\u\{[0-9A-Fa-f]{1,6}\}"
+    r"|\\N\{[A-Za-z0-9 -]{1,88}\}|\\[0-3][0-7]{2}"
     r"|(?<=\w)(?:=[0-9A-F]{2})+(?=[^\W\d_])")
 _MAY_ESCAPE = re.compile(r"[&%\\=]")
 _SURROGATE = re.compile(r"\\u[dD][89abAB][0-9A-Fa-f]{2}\\u[dD][c-fC-F][0-9A-Fa-f]{2}")
@@ -120,6 +125,9 @@ def _escape(found: re.Match) -> tuple[list[tuple[int, str]], int] | None:
     """What one escape reads as: (offset in the escape, character) pairs and how many characters of
     the match it takes; None when it is no escape."""
     s = found.group()
+    if s[:2] == "%u":  # (JavaScript's `escape()`: `%u0040`)
+        c = _character(int(s[2:], 16))
+        return ([(0, c)], len(s)) if c else None
     if s[0] == "%":
         return _percent(s), len(s)
     if s[0] == "=":  # quoted-printable: a sign or a character beyond ASCII, never a letter or a digit
@@ -139,6 +147,14 @@ def _escape(found: re.Match) -> tuple[list[tuple[int, str]], int] | None:
             if c:
                 return [(0, x) for x in c], size + 1
         return None
+    if s[1] == "N":  # (Python's named escape: `\N{COMMERCIAL AT}`)
+        try:
+            return [(0, c) for c in unicodedata.lookup(s[3:-1])], len(s)
+        except KeyError:
+            return None
+    if s[1] in "0123":  # (an octal escape of C, Python and the shell: `\100`)
+        c = _character(int(s[1:], 8))
+        return ([(0, c)], len(s)) if c else None
     c = _character(int(s[3:-1] if s[2] == "{" else s[2:], 16))
     return ([(0, c)], len(s)) if c else None
 
@@ -191,7 +207,33 @@ def _changes():
             start = cp
     options = re2.Options()
     options.log_errors = False
-    return re2.compile("[" + "".join(ranges) + "]|&(?:#[0-9xX]|[A-Za-z][A-Za-z0-9])|%[0-9A-Fa-f]{2}|\\\\[uUx]|=[0-9A-F]{2}", options)
+    return re2.compile("[" + "".join(ranges) + "]|&(?:#[0-9xX]|[A-Za-z][A-Za-z0-9])|%u?[0-9A-Fa-f]{2}|\\\\(?:[uUxN]|[0-3][0-7]{2})|=[0-9A-F]{2}"
+                       "|[0-9]\\+[0-9]|[?&][^=&#\\s]+=[^&#\\s]*\\+", options)
+
+
+_PLUS_IN_DIGITS = re.compile(r"(?<=[0-9])\+(?=[0-9])")
+# A time's offset from UTC (`19:45:00.123456+00:00`, `20250305T1945+0100`): its `+` is a sign.
+_TIME_OFFSET = re.compile(r"(?:[0-9]{2}:[0-9]{2}|[0-9]T[0-9]{4,6})(?:\.[0-9]{1,9})?(\+)[0-9]{2}(?::?[0-9]{2})?(?![0-9])")
+# A query string's value (`?cc=…`, `&q=…`), up to the next `&`, `#` or white space.
+_QUERY_VALUE = re.compile(r"(?<=[?&])[^=&#\s]+=([^&#\s]*)")
+
+
+def form_spaces(text: str) -> str:
+    """`text` with each `+` a form encoding wrote for a space read as one (a `+` for a `+` is `%2B`
+    there): one between two digits (`cc=4111+1111+1111+1111`, a number posted in a form) and every one
+    in a query string's value (`?q=alice+at+example+dot+com`) — but not a time's offset from UTC
+    (`19:45:00.123456+00:00`), nor in a value holding an `@`, where
+    it is more often an address's own `+` (`?to=bob+news@example.com`, written unencoded). Read
+    before the escapes, as a form decoder reads it: `%2B44+20` is `+44 20`.
+
+    >>> form_spaces("cc=4111+1111 ?q=bob+at+x&to=b+c@x.io, +44 20, C++, 2025-03-05T12:30+01:00")
+    'cc=4111 1111 ?q=bob at x&to=b+c@x.io, +44 20, C++, 2025-03-05T12:30+01:00'
+    """
+    if "+" not in text:
+        return text
+    signs = {m.start(1) for m in _TIME_OFFSET.finditer(text)}
+    text = _PLUS_IN_DIGITS.sub(lambda m: "+" if m.start() in signs else " ", text)
+    return _QUERY_VALUE.sub(lambda m: m.group() if "@" in m.group(1) else m.group().replace("+", " "), text)
 
 
 def view(text: str) -> tuple[str, list[int] | None]:
@@ -210,7 +252,7 @@ def view(text: str) -> tuple[str, list[int] | None]:
     if own:
         return text, None
     where: list[int] | None = None
-    seen = text
+    seen = form_spaces(text)
     for _ in range(ESCAPE_ROUNDS):
         decoded = _decoded(seen)
         if decoded is None:

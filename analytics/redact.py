@@ -215,6 +215,10 @@ _IBAN_GAP = r"(?: [./_-] |[ ./_\n-])"
 _IBAN = re.compile(rf"(?<![A-Za-z0-9])[A-Za-z]{{2}}[0-9]{{2}}(?:{_IBAN_GAP}?[A-Za-z0-9]){{11,30}}(?![A-Za-z0-9])")
 _SSN = re.compile(r"(?<![0-9-])([0-9]{3})([- ])([0-9]{2})\2([0-9]{4})(?![0-9]|-[0-9])")
 _IPV4 = re.compile(r"(?<![0-9.])(?:[0-9]{1,3}\.){3}[0-9]{1,3}(?![0-9]|\.[0-9])")
+# A dotted quad with an octet or more in hex (`0xC0.0xA8.0x01.0x01`, `0xC0.168.1.1`), which
+# `inet_aton` and every browser read as an address.
+_OCTET = r"(?:0[xX][0-9A-Fa-f]{1,2}|[0-9]{1,3})"
+_IPV4_HEX = re.compile(rf"(?<![\w.])(?=[0-9.]*0[xX]){_OCTET}(?:\.{_OCTET}){{3}}(?![\w]|\.[\w])")
 _IPV6 = re.compile(r"(?<![\w:.])(?=[0-9A-Fa-f:]*:[0-9A-Fa-f:]*:)[0-9A-Fa-f:]{2,39}(?:%[\w.]+)?(?:(?<=:)(?:[0-9]{1,3}\.){3}[0-9]{1,3})?(?![\w:])")
 # Version context before a dotted quad: `v1.2.3.4`, `version 10.0.0.1`, `release 4.1.0.2`.
 _VERSION_BEFORE = re.compile(
@@ -327,6 +331,11 @@ def _ips(text: str) -> Iterator[Finding]:
             except ValueError:
                 continue
             yield Finding(m.start(), m.end(), "IP", str(address))
+        if "0x" in text or "0X" in text:
+            for m in _IPV4_HEX.finditer(text):
+                octets = [int(o, 0) if o[:2] in ("0x", "0X") else int(o) for o in m.group().split(".")]
+                if all(o < 256 for o in octets):
+                    yield Finding(m.start(), m.end(), "IP", ".".join(map(str, octets)))
     if text.count(":") >= 2:
         for m in _IPV6.finditer(text):
             raw = m.group()
@@ -348,20 +357,67 @@ def _phones(regions: tuple[str, ...]) -> Callable[[str], Iterator[Finding]]:
         for m in _NANP.finditer(text):
             digits = re.sub(r"[^0-9]", "", m.group())
             yield Finding(m.start(), m.end(), "PHONE", "+1" + digits[-10:])
-        for region in regions:
-            # POSSIBLE, then fail closed: a number written as one (`+44 7700 900456`, `07700 900456`:
-            # ranges kept for drama, which `phonenumbers` calls invalid) is masked; a bare digit run
-            # only when it is a valid number.
-            for leniency in (Leniency.VALID, Leniency.POSSIBLE):
-                for match in phonenumbers.PhoneNumberMatcher(text, region, leniency=leniency):
-                    if _glued(text, match.start, match.end):
-                        continue
-                    if leniency == Leniency.POSSIBLE and not _written_as_phone(match.raw_string):
-                        continue
-                    value = phonenumbers.format_number(match.number, PhoneNumberFormat.E164)
-                    yield Finding(match.start, match.end, "PHONE", value)
+        found = list(_matched(text, 0, len(text), regions))
+        # `phonenumbers` reads a number with the digits before it (`line2 07700 900456`, `ticket 12
+        # 020 7946 0958`, `phone00 0044 20 7946 0958`) as one number, which is none: each run is read
+        # again from its next groups, as a card's run is (`analytics.redact_cards`).
+        for start, end, cut in _later_groups(text):
+            if not any(f.start <= start < f.end for f in found):
+                found.extend(f for f in _matched(text, start, end, regions, whole=False) if not (cut and f.end == end))
+        yield from found
 
     return find
+
+
+# A run of digit groups a phone number may stand in (`_PHONE_HINT`'s separators); possessive, read once.
+_PHONE_RUN = re.compile(r"[0-9](?:[\s().\-/]{0,3}[0-9])*+")
+#: How many groups after a run's first a number is looked for from, and how many characters it may take
+#: (the longest number, 15 digits, with a separator of up to 3 characters between each two).
+_LATER_GROUPS = 3
+_PHONE_CHARS = 60
+
+
+def _later_groups(text: str) -> Iterator[tuple[int, int, bool]]:
+    """Where a phone number is looked for again in each run of seven digits or more: from each of its
+    first `_LATER_GROUPS` groups after white space (a `(` or `+` right before one with it; a group
+    after a dot, a dash or a slash is part of a version or a date) that leaves seven digits or more, to the run's end or, cut between two groups, `_PHONE_CHARS` on: (start,
+    end, whether it was cut).
+
+    >>> [("line2 07700 900456 x"[a:b], cut) for a, b, cut in _later_groups("line2 07700 900456 x")]
+    [('07700 900456', False)]
+    """
+    for run in _PHONE_RUN.finditer(text):
+        if sum(c.isdigit() for c in run.group()) < 7:
+            continue
+        groups = [run.start() + m.start() for m in re.finditer(r"(?<=\s)[(+]?[0-9]", run.group())]
+        for start in groups[:_LATER_GROUPS]:
+            end = run.end()
+            if end - start > _PHONE_CHARS:
+                end = start + _PHONE_CHARS
+                while text[end - 1].isdigit() and text[end].isdigit():
+                    end -= 1
+            if sum(c.isdigit() for c in text[start:end]) < 7:
+                break  # (no number of seven digits is left in the run)
+            yield start, end, end < run.end()
+
+
+def _matched(text: str, start: int, end: int, regions: tuple[str, ...], whole: bool = True) -> Iterator[Finding]:
+    """The phone numbers `phonenumbers` finds in text[start:end], as spans of `text`. Not `whole` (a
+    stretch of one run of digits): one pass, each possible number kept when written as one or valid."""
+    part = text[start:end]
+    for region in regions:
+        # POSSIBLE, then fail closed: a number written as one (`+44 7700 900456`, `07700 900456`:
+        # ranges kept for drama, which `phonenumbers` calls invalid) is masked; a bare digit run
+        # only when it is a valid number.
+        for leniency in (Leniency.VALID, Leniency.POSSIBLE) if whole else (Leniency.POSSIBLE,):
+            for match in phonenumbers.PhoneNumberMatcher(part, region, leniency=leniency):
+                if _glued(text, start + match.start, start + match.end):
+                    continue
+                if leniency == Leniency.POSSIBLE and not _written_as_phone(match.raw_string) and (
+                        whole or not phonenumbers.is_valid_number(match.number)):
+                    continue
+                value = phonenumbers.format_number(match.number, PhoneNumberFormat.E164)
+                yield Finding(start + match.start, start + match.end, "PHONE", value)
 
 
 def _written_as_phone(raw: str) -> bool:

@@ -39,7 +39,7 @@ def issuer_prefix(digits: str) -> bool:
 
 
 def card_shaped(raw: str) -> bool:
-    """Whether `raw` is printed as a card is, split by one space, dash or dot throughout, so a card
+    """Whether `raw` is printed as a card is, split by one space, dash, dot, colon or bar throughout, so a card
     whatever its checksum (a typo'd number gives away all its digits but one; a number one digit
     short, its check digit gives the missing one back): a major issuer's number in full groups
     (4-4-4-4, 4-4-4-4-3; 4-6-5 starting 34 or 37), or any number in fours one digit short (4-4-4-3,
@@ -47,11 +47,13 @@ def card_shaped(raw: str) -> bool:
 
     >>> card_shaped("4111 1111 1111 111"), card_shaped("4111-1111-1111-1112"), card_shaped("3782.822463.10006")
     (True, True, True)
+    >>> card_shaped("4111:1111:1111:1112"), card_shaped("4111|1111|1111|1112")
+    (True, True)
     >>> card_shaped("411111111111111"), card_shaped("1234 5678 9012 3456"), card_shaped("4111_1111_1111_1112")
     (False, False, False)
     """
     gaps = set(_GAP.findall(raw))
-    if len(gaps) != 1 or not gaps <= {" ", "-", "."}:
+    if len(gaps) != 1 or not gaps <= {" ", "-", ".", ":", "|"}:
         return False
     sizes = [len(g) for g in _GAP.split(raw)]
     if sizes in _CARD_SHAPES:
@@ -125,13 +127,26 @@ def glued_quad(text: str, start: int) -> bool:
 
 
 # An `@` spelled out: in brackets (`(at)`, `[at]`, `{at}`, `[@]`), or the word `at` between spaces.
-_AT_SPELLED = re.compile(r"[ \t]*[(\[{][ \t]*(?:at|@)[ \t]*[)\]}][ \t]*|[ \t]+at[ \t]+", re.IGNORECASE)
+# Found from its core and widened over the spaces round it (`_sign`): a pattern that opens with
+# `[ \t]*` is tried at every space of a run, in time of the run's length squared.
+_AT_SPELLED = re.compile(r"[(\[{][ \t]*(?:at|@)[ \t]*[)\]}]|(?<=[ \t])at(?=[ \t])", re.IGNORECASE)
 # A dot spelled out (`(dot)`, `[.]`, `[dot]`, ` dot `), or a dot.
 _DOT_SPELLED = r"(?:[ \t]*[(\[{][ \t]*(?:dot|\.)[ \t]*[)\]}][ \t]*|[ \t]+dot[ \t]+)"
 _LABEL = r"[^\W_](?:[\w-]{0,61}[^\W_])?"
 _SPELLED_DOMAIN = re.compile(
     rf"{_LABEL}(?:(?:{_DOT_SPELLED}|\.){_LABEL}){{0,6}}(?:{_DOT_SPELLED}|\.)[^\W\d_]{{2,24}}(?![\w-])", re.IGNORECASE)
 _DOT_ANY = re.compile(rf"{_DOT_SPELLED}|\.", re.IGNORECASE)
+
+
+@functools.cache
+def _spelled_sign():
+    """RE2: what every spelled address holds, an `@` in brackets or (after the bare word `at`) a dot
+    spelled out; a text without one holds none. (RE2 for its speed: most texts are read only by this.)"""
+    import re2
+
+    options = re2.Options()
+    options.log_errors = False
+    return re2.compile(r"(?i)[(\[{][ \t]*(?:at|@|dot|\.)[ \t]*[)\]}]|[ \t]dot[ \t]", options)
 _LOCAL = re.compile(r"[\w.+'-]")
 #: Top-level domains an address spelled with the bare word `at` may end in: common ones that are no
 #: English word (`… at and dot is …` is a sentence, `is` Iceland's domain).
@@ -150,22 +165,41 @@ def obfuscated_emails(text: str) -> Iterator[tuple[int, int, str]]:
     >>> [v for _, _, v in obfuscated_emails(text + "; look at example.com, meet at noon dot, at and dot is")]
     ['alice@example.com', 'bob@mail.example.org', 'carol@acme.io']
     """
+    try:
+        if not _spelled_sign().search(text):
+            return
+    except UnicodeEncodeError:  # (a lone surrogate, which RE2 cannot read: the text is read in full)
+        pass
     look = 0
-    while (sign := _AT_SPELLED.search(text, look)) is not None:
-        look = sign.end()
-        start = sign.start()
-        while start > max(0, sign.start() - 64) and _LOCAL.match(text, start - 1):
+    while (core := _AT_SPELLED.search(text, look)) is not None:
+        look = core.end()
+        at, after = _sign(text, core.start(), core.end())
+        start = at
+        while start > max(0, at - 64) and _LOCAL.match(text, start - 1):
             start -= 1
-        while start < sign.start() and not text[start].isalnum():  # (a local part starts with a letter or digit)
+        while start < at and not text[start].isalnum():  # (a local part starts with a letter or digit)
             start += 1
-        if start == sign.start():
+        if start == at:
             continue
-        domain = _SPELLED_DOMAIN.match(text, sign.end())
+        domain = _SPELLED_DOMAIN.match(text, after)
         if domain is None:
             continue
         dots = _DOT_ANY.findall(domain.group())
         tld = domain.group().rsplit(dots[-1], 1)[-1].lower()
-        if sign.group().strip().lower() == "at" and (all(d == "." for d in dots) or tld not in SPELLED_TLDS):
+        if core.group().lower() == "at" and (all(d == "." for d in dots) or tld not in SPELLED_TLDS):
             continue
-        yield start, domain.end(), (text[start:sign.start()] + "@" + _DOT_ANY.sub(".", domain.group())).casefold()
+        yield start, domain.end(), (text[start:at] + "@" + _DOT_ANY.sub(".", domain.group())).casefold()
         look = domain.end()
+
+
+def _sign(text: str, start: int, end: int) -> tuple[int, int]:
+    """A spelled `@` at text[start:end] widened over the spaces and tabs on each side of it.
+
+    >>> _sign("bob  (at) x", 5, 9)
+    (3, 10)
+    """
+    while start and text[start - 1] in " \t":
+        start -= 1
+    while end < len(text) and text[end] in " \t":
+        end += 1
+    return start, end

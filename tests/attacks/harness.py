@@ -172,3 +172,18 @@ def attack(argv: list[str], workdir: Path, env: dict[str, str] | None = None, st
     peak_kb = int(peak_file.read_text()) if peak_file.exists() else 0
     peak_file.unlink(missing_ok=True)
     return _outcome(argv, workdir, before, proc.returncode, proc.stdout, proc.stderr, peak_kb)
+
+
+def loaded_thread(folder: Path, messages: list, thread_id: str) -> Path:
+    """A database in `folder` loaded (by `transcript-lens load`) from a SqliteSaver store holding one
+    thread of `messages`, written by a real graph; its path.
+
+    >>> loaded_thread(tmp_path, [HumanMessage("hi")], "acme:web:s1")  # doctest: +SKIP
+    PosixPath('…/lens.duckdb')
+    """
+    from tests.attacks.stores import store_with_messages
+
+    store, db = Path(folder) / "store.sqlite", Path(folder) / "lens.duckdb"
+    store_with_messages(store, messages, thread_id=thread_id)
+    run_cli(["load", str(store), "--db", str(db)], folder).succeeded()
+    return db
