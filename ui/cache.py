@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import atexit
 import dataclasses
+import os
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -60,6 +61,8 @@ class _Version:
     path: str
     con: duckdb.DuckDBPyConnection
     users: int = 0
+    #: Its link was removed under the app: closed when its last call ends, its link not dropped.
+    gone: bool = False
 
 
 # Per file path, the version the latest call read; per file version, every version a call may still
@@ -86,6 +89,13 @@ def reading(db: DbRef) -> Iterator[str]:
     set_session_policy(db.policy)
     with _held_lock:
         version = _versions.get(db.version)
+        if version is not None and not os.path.exists(version.path):
+            # Its link went with the cache folder (a temp cleaner, a user clearing `.cache/`): the
+            # next call opens this version on a new link; calls still reading the old one finish.
+            del _versions[db.version]
+            version.gone = True
+            _close_if_unused(version)
+            version = None
         if version is None:
             keep = {v.path for v in _versions.values()}
             path = str(database.version_path(db, keep=keep))
@@ -106,7 +116,9 @@ def reading(db: DbRef) -> Iterator[str]:
 
 def _close_if_unused(version: _Version) -> None:
     """Close a replaced version and forget its link once no call reads it (under `_held_lock`)."""
-    if version.users == 0 and _versions.get(version.db.version) is version:
+    if version.users == 0 and version.gone:
+        version.con.close()
+    elif version.users == 0 and _versions.get(version.db.version) is version:
         del _versions[version.db.version]
         version.con.close()
         database.drop_version_path(version.db)

@@ -42,3 +42,16 @@ def test_a_call_on_the_replaced_version_still_opens_its_path_while_the_new_one_i
     with cache.reading(new_ref) as new:
         connect(new).close()
     assert not Path(old).exists()  # nothing reads the old version any more: its link is gone
+
+
+def test_a_version_whose_link_was_removed_under_the_app_is_opened_on_a_new_one(loaded, tmp_path):
+    """A temp cleaner or a user clearing the cache folder removes the link of a version the app
+    holds: the next call opens the same version again instead of failing on the missing path."""
+    db = Path(shutil.copyfile(loaded, tmp_path / "lens.duckdb"))
+    ref = database.ref(db)
+    with cache.reading(ref) as first:
+        connect(first).close()
+    shutil.rmtree(Path(first).parent)  # the cache folder's `open/`, with the link in it
+    with cache.reading(ref) as again:
+        assert Path(again).exists()
+        connect(again).close()
