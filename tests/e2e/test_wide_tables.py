@@ -31,6 +31,13 @@ _GRIDS = """() => [...document.querySelectorAll('[data-testid="stDataFrame"]')].
 _HEADERS = """() => [...document.querySelector('[data-testid="stDataFrame"]').querySelectorAll('th')].map(th => th.textContent)"""
 
 
+def _headers(page) -> list[str]:
+    """The first grid's column headers, once it has drawn them (the grid writes its accessible
+    header cells after it shows: read at once, a busy browser gives none)."""
+    page.wait_for_function(f"() => {_HEADERS}().length > 0")
+    return page.evaluate(_HEADERS)
+
+
 @pytest.fixture(scope="module")
 def demo_db() -> Path:
     from ui.database import ensure_demo_db
@@ -83,13 +90,13 @@ def test_every_wide_table_fits_and_its_other_columns_are_one_click_away(server, 
         # The column the rows are sorted by shows, whatever else must wait.
         sorted_by = _open(page, server + "/conversations?sort=resume_points", 1)
         assert sorted_by[0]["content"] <= sorted_by[0]["visible"] + 1
-        assert "Resumes" in page.evaluate(_HEADERS)
+        assert "Resumes" in _headers(page)
 
         # Conversations' other columns: named under the table, and shown from its column menu.
         _open(page, server + "/conversations", 1)
         caption = page.get_by_text("more columns:").first
         assert "Resumes" in caption.inner_text()
-        assert "Resumes" not in page.evaluate(_HEADERS)
+        assert "Resumes" not in _headers(page)
         grid = page.locator('[data-testid="stDataFrame"]').first
         grid.hover()
         page.get_by_role("button", name="Show/hide columns").click()
@@ -107,7 +114,7 @@ def test_conversations_shows_when_whose_how_it_ended_how_long_and_what_was_asked
         page.set_default_timeout(60_000)
         (grid,) = _open(page, server + "/conversations", 1)
         page.screenshot(path=str(Path(os.environ.get("WIDE_SCREENSHOTS") or tmp_path) / "wide-conversations-first.png"))
-        headers = page.evaluate(_HEADERS)
+        headers = _headers(page)
         for wanted in ("Thread", "Last active (UTC)", "Tenant", "Outcome", "Why", "Messages", "First question"):
             assert any(h.startswith(wanted) for h in headers), (wanted, headers)
         assert grid["content"] <= grid["visible"] + 1, grid
@@ -128,7 +135,7 @@ def test_conversations_first_questions_wrap_inside_their_column_at_1400_px(serve
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         page.set_default_timeout(60_000)
         _open(page, server + "/conversations", 1)
-        assert page.evaluate(_HEADERS)[-1] == "First question"
+        assert _headers(page)[-1] == "First question"
         grid = page.locator('[data-testid="stDataFrame"]').first
         grid.scroll_into_view_if_needed()
         grid.screenshot(path=str(shot))
