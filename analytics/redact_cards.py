@@ -22,6 +22,7 @@ An ungrouped run otherwise needs its Luhn check (order numbers, ids and timestam
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Iterator
 
@@ -46,9 +47,14 @@ def cards(text: str) -> Iterator[tuple[int, int, str]]:
         groups = [(g.start() + run.start(), g.end() + run.start()) for g in _GROUP.finditer(run.group())]
         if sum(b - a for a, b in groups) < 13:
             continue
+        # digits[k]: the digits in groups[:k] (a card holds at most 19, so a search from group i
+        # stops at the last group within 19 digits: each run is read in linear time)
+        count = [0]
+        for a, b in groups:
+            count.append(count[-1] + b - a)
         i = 0
         while i < len(groups):
-            found = _card_at(text, groups, i)
+            found = _card_at(text, groups, i, count)
             if found is None:
                 i += 1
                 continue
@@ -57,9 +63,11 @@ def cards(text: str) -> Iterator[tuple[int, int, str]]:
             i = j
 
 
-def _card_at(text: str, groups: list[tuple[int, int]], i: int) -> tuple[int, str] | None:
-    """The longest card starting at group `i`: (the group after it, its digits), or None."""
-    for j in range(len(groups), i, -1):
+def _card_at(text: str, groups: list[tuple[int, int]], i: int, count: list[int]) -> tuple[int, str] | None:
+    """The longest card starting at group `i`: (the group after it, its digits), or None
+    (`count[k]`: the digits of the groups before group k)."""
+    last = bisect.bisect_right(count, count[i] + 19) - 1  # the groups i..last-1 hold at most 19 digits
+    for j in range(min(last, len(groups)), i, -1):
         raw = text[groups[i][0]:groups[j - 1][1]]
         digits = re.sub(r"[^0-9]", "", raw)
         if len(digits) > 19:

@@ -43,3 +43,20 @@ def test_a_message_of_four_megabytes_of_addresses_is_masked(tmp_path):
     out.succeeded().within_budget(600)
     [first] = [m for m in json.loads(out.stdout) if m["role"] == "user"]
     assert first["content"].split() == [f"<EMAIL_{i + 1}>" for i in range(count)]
+
+
+def test_a_message_of_spaced_digits_is_read_for_cards_in_linear_time(tmp_path):
+    """Digits as dictated or pasted from a table, one per group (`3 7 0 1 9 …`): each group started a
+    search for a card over every later group of the run, so 800 digits took 14 s and 2,500 did not end.
+    A card holds at most 19 digits, so a search stops there. 20,000 digits: seconds, not hours."""
+    import random
+
+    rng = random.Random(7)
+    store, db = tmp_path / "digits.sqlite", tmp_path / "digits.duckdb"
+    _store(store, " ".join(rng.choice("0123456789") for _ in range(20_000)) + " 4 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 end")
+    run_cli(["load", str(store), "--db", str(db), "--quiet"], tmp_path).succeeded()
+    out = attack(["transcript", "--db", str(db), "--thread", THREAD, "--redact", "--format", "json"], tmp_path,
+                 timeout=600)
+    out.succeeded().within_budget(600)
+    [first] = [m for m in json.loads(out.stdout) if m["role"] == "user"]
+    assert first["content"].endswith(" end")
