@@ -20,6 +20,7 @@ import duckdb
 from analytics.policy import Policy, effective
 from analytics.policy import apply as apply_policy
 from analytics.errors import OlderSchema
+from analytics.stored_code import refuse_stored_code, without_outside_access
 from analytics.text_match import register_search_functions
 from loaders.catalog import SCHEMA_VERSION, TABLES as LOADER_TABLES
 
@@ -42,6 +43,12 @@ def connect(
         raise FileNotFoundError(f"no Transcript Lens database at {p}")
     else:
         con = _open_read_only(p)
+        try:
+            without_outside_access(con)
+            refuse_stored_code(con, p)
+        except BaseException:
+            con.close()
+            raise
     problem = schema_problem(con, p)
     if problem is not None:
         con.close()
@@ -101,8 +108,10 @@ def open_dataset(folder: Path) -> duckdb.DuckDBPyConnection:
     """
     from loaders.dataset import create_views, table_sources
 
+    folder = folder.resolve()
     sources = table_sources(folder)  # (FileNotFoundError when the folder holds no dataset)
     con = duckdb.connect()
+    without_outside_access(con, allowed=folder)  # (its views read the folder's Parquet parts, nothing else)
     create_views(con, sources)
     return con
 

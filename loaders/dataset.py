@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import uuid
 from collections.abc import Iterable
@@ -38,6 +39,9 @@ from typing import NamedTuple
 from loaders.records import TargetError
 
 CURRENT = "CURRENT"
+#: What `CURRENT` and `_tables.json` may name: a version folder (`new_version`) and a table.
+_VERSION_NAME = re.compile(r"v-[0-9A-Za-z_-]+")
+_TABLE_NAME = re.compile(r"[a-z_][a-z0-9_]*")
 TABLES_FILE = "_tables.json"
 WORK_DB = ".lens.duckdb"
 #: Hive partition keys per table, each an SQL expression over the row (our own text, never data).
@@ -163,13 +167,20 @@ def current_version(folder: str | os.PathLike) -> Path:
         name = (folder / CURRENT).read_text().strip()
     except FileNotFoundError:
         raise FileNotFoundError(f"no Transcript Lens dataset at {folder} (no {CURRENT} file)") from None
+    if not _VERSION_NAME.fullmatch(name):  # (a folder of its own, never a path out of it)
+        raise TargetError(f"not a Transcript Lens dataset: {folder / CURRENT} names {name[:80]!r}, not a version folder")
     return folder / name
 
 
 def table_sources(folder: str | os.PathLike) -> dict[str, TableSource]:
-    """{table: where its Parquet parts are} in the dataset's current version."""
+    """{table: where its Parquet parts are} in the dataset's current version. A table is named
+    as a load names one (lower-case letters, digits, `_`): the name goes into a view's SQL and
+    its folder's path, and `_tables.json` is the folder's, not ours."""
     version = current_version(folder)
     tables = _tables_file(version)["tables"]
+    for table in tables:
+        if not isinstance(table, str) or not _TABLE_NAME.fullmatch(table):
+            raise TargetError(f"not a Transcript Lens dataset: {version / TABLES_FILE} names a table {table!r}")
     return {t: _source(version, t, spec.get("comment")) for t, spec in tables.items()}
 
 

@@ -114,13 +114,14 @@ def schema_problem(version: tuple[str, int, int, int]) -> str | None:
     schema (`analytics.db.schema_problem`); None when it can. Asked once per file version."""
     from analytics.db import connect
     from analytics.errors import OlderSchema
+    from analytics.stored_code import StoredCode
 
     try:
         with _held(version[0]) as fd:
             if fd is not None and os.fstat(fd).st_ino != version[3]:
                 return f"{version[0]} was replaced since it was opened: open it again"
             connect(version[0] if fd is None else f"/proc/self/fd/{fd}").close()
-    except OlderSchema as exc:
+    except (OlderSchema, StoredCode) as exc:
         return str(exc)
     except FileNotFoundError as exc:
         return str(exc)

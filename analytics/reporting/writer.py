@@ -222,13 +222,23 @@ def frame_csv(frame: pd.DataFrame) -> bytes:
         con.close()
 
 
+#: Rows handed from a reader's connection to the CSV writer's at a time.
+CSV_BATCH_ROWS = 65_536
+
+
 def write_csv_rows(rows: duckdb.DuckDBPyRelation, path: Path, header: bool = True) -> None:
     """The one place a relation's rows become CSV cells: a text cell that a spreadsheet would
     run as a formula is written as text (`analytics.reporting.csv_cells`)."""
     safe = rows.project(", ".join(sql_cell(_quote(n)) + " AS " + _quote(n) if str(t) == "VARCHAR" else _quote(n)
                                   for n, t in zip(rows.columns, rows.types)))
-    # The path is handed to DuckDB as a value, never spliced into SQL text.
-    safe.write_csv(str(path), sep=",", header=header, encoding="utf-8", overwrite=True)
+    # Written by a connection of its own, the rows streamed to it: a reader's connection reads
+    # no file but its database (`analytics.stored_code`). The path is a value, never SQL text.
+    out = duckdb.connect()
+    try:
+        out.from_arrow(safe.to_arrow_reader(CSV_BATCH_ROWS)).write_csv(
+            str(path), sep=",", header=header, encoding="utf-8", overwrite=True)
+    finally:
+        out.close()
 
 
 def frame_text_csv(frame: pd.DataFrame) -> str:
