@@ -28,6 +28,7 @@ import duckdb
 
 from analytics.erasure.exports import ERASED, inside
 from analytics.erasure.said import said_sql
+from analytics.erasure.triggers import unguarded
 from analytics.reader_view import view
 
 #: The fewest characters a stretch of a reason has to be erased text (the scan's `SHORTEST`).
@@ -180,8 +181,7 @@ def _erased_spans(con: duckdb.DuckDBPyConnection, said: str, folded: str) -> lis
 def scrub_reasons(conn: sqlite3.Connection, texts: tuple[str, ...]) -> int:
     """Replace `texts` (the scan's windows) in the reasons of the tombstones and of the erasure
     log in the workspace on `conn`, inside the caller's transaction; how many rows changed. Both
-    refuse updates (their triggers): each trigger is dropped and made again, as it was, in the
-    same transaction, so no other writer ever sees them open."""
+    refuse updates (their triggers): each is written `unguarded`."""
     changed = 0
     for table, key, trigger in (("tombstones", "tombstone_id", "tombstones_lift_once"),
                                 ("erasure_log", "entry_id", "erasure_log_no_update")):
@@ -192,11 +192,7 @@ def scrub_reasons(conn: sqlite3.Connection, texts: tuple[str, ...]) -> int:
                 rows.append((new, row_id))
         if not rows:
             continue
-        found = conn.execute("SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = ?", (trigger,)).fetchone()
-        if found is not None:
-            conn.execute(f"DROP TRIGGER {trigger}")
-        conn.executemany(f"UPDATE {table} SET reason = ? WHERE {key} = ?", rows)
-        if found is not None:
-            conn.execute(found[0])
+        with unguarded(conn, trigger):
+            conn.executemany(f"UPDATE {table} SET reason = ? WHERE {key} = ?", rows)
         changed += len(rows)
     return changed
