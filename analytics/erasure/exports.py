@@ -28,6 +28,7 @@ rebuilt), and looked for again by the scan (`values_left`).
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import sqlite3
@@ -81,8 +82,10 @@ def replaced_strings(value: Any, texts: set[str], ids: tuple[str, ...],
     return value, 0
 
 
+@functools.lru_cache(maxsize=8)
 def inside(texts: tuple[str, ...]) -> re.Pattern | None:
-    """The pattern matching any of `texts` in any case, longest first; None for none."""
+    """The pattern matching any of `texts` in any case, longest first; None for none (kept for the
+    next call: an erasure masks every free text of a workspace with the same texts)."""
     wanted = sorted({t for t in texts if t.strip()}, key=len, reverse=True)
     return re.compile("|".join(map(re.escape, wanted)), re.IGNORECASE) if wanted else None
 
