@@ -145,6 +145,9 @@ def found_in(data: bytes | mmap.mmap, digests: Digests) -> set[str]:
     import numpy as np  # (only an erasure with digests to look for needs it; a load imports this package)
 
     prefixes = np.array(sorted(digests.by_prefix), dtype=np.uint64)
+    # A first filter: which top 24 bits of a fingerprint are some kept one's (one lookup a window).
+    table = np.zeros(1 << 24, dtype=bool)
+    table[prefixes >> np.uint64(8)] = True
     a, m = (np.uint64(x) for x in _mixers(digests.key))
     longest = max(length for entries in digests.by_prefix.values() for length, _, _ in entries)
     found: set[str] = set()
@@ -153,9 +156,12 @@ def found_in(data: bytes | mmap.mmap, digests: Digests) -> set[str]:
         count = min(_CHUNK, len(chunk) - PREFIX + 1)
         # Every 8 bytes from each position, as one little-endian number (a view, stride 1: no copy).
         words = np.ndarray((count,), dtype="<u8", buffer=chunk, strides=(1,))
-        prints = ((words ^ a) * m) >> np.uint64(32)
-        at = np.minimum(np.searchsorted(prefixes, prints), len(prefixes) - 1)
-        for i in np.flatnonzero(prefixes[at] == prints).tolist():
+        prints = np.bitwise_xor(words, a)
+        np.multiply(prints, m, out=prints)
+        np.right_shift(prints, np.uint64(32), out=prints)
+        near = np.flatnonzero(table[prints >> np.uint64(8)])
+        at = np.minimum(np.searchsorted(prefixes, prints[near]), len(prefixes) - 1)
+        for i in near[prefixes[at] == prints[near]].tolist():
             for length, form, digest in digests.by_prefix[int(prints[i])]:
                 if i + length <= len(chunk) and _digest(digests.key, chunk[i:i + length]) == digest:
                     text = _decoded(bytes(data[start + i:start + i + length]), form)
