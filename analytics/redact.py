@@ -31,7 +31,7 @@ import re
 import threading
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -41,6 +41,7 @@ from phonenumbers import Leniency, PhoneNumberFormat
 from stdnum import iban as _iban
 from stdnum.us import ssn as _ssn
 
+from analytics import redact_limits as limits
 from analytics.errors import BadRequest
 from analytics.reader_view import base, view
 from analytics.redact_cards import cards
@@ -85,22 +86,20 @@ class RedactConfig:
     terms: tuple[str, ...] = ()
     terms_kind: str = "NAME"
     phone_regions: tuple[str, ...] = ("US", "GB")
+    #: The patterns compiled (`analytics.redact_limits.compiled`: within its limits), in order.
+    regexes: tuple = field(default=(), init=False, repr=False, compare=False, hash=False)
 
     def __post_init__(self) -> None:
         kinds = {}
         pairs = self.patterns.items() if isinstance(self.patterns, dict) else self.patterns
         for kind, pattern in pairs:
-            name = _kind_name(kind)
-            _linear(kind, pattern)
-            kinds[name] = pattern
+            kinds[_kind_name(kind)] = pattern
         object.__setattr__(self, "patterns", tuple(kinds.items()))
-        object.__setattr__(self, "terms", tuple(t for t in (s.strip() for s in self.terms) if t))
-        object.__setattr__(self, "terms_kind", _kind_name(self.terms_kind))
-        regions = tuple(r.upper() for r in self.phone_regions)
-        unknown = [r for r in regions if r not in phonenumbers.SUPPORTED_REGIONS]
-        if unknown:
-            raise BadRequest(f"unknown phone region(s) {', '.join(unknown)} (ISO 3166 codes such as US, GB, DE)")
-        object.__setattr__(self, "phone_regions", regions)
+        object.__setattr__(self, "regexes", tuple(limits.compiled(self.patterns)))
+        object.__setattr__(self, "terms", limits.terms(tuple(t for t in (s.strip() for s in self.terms) if t)))
+        # The kind is shown in every placeholder of a term: a label, never a value (an e-mail would be in every output).
+        object.__setattr__(self, "terms_kind", _kind_name(limits.kind("terms_kind", self.terms_kind)))
+        object.__setattr__(self, "phone_regions", limits.regions(self.phone_regions, phonenumbers.SUPPORTED_REGIONS))
 
     @classmethod
     def from_toml(cls, path: str | Path) -> RedactConfig:
@@ -115,9 +114,10 @@ class RedactConfig:
         table = read_table(path, "redact", {"patterns", "terms", "terms_kind", "phone_regions"})
         # Each value's type checked first: a string where a list is meant would be read letter by
         # letter, or mask nothing, silently.
-        given = dict(patterns=_table_of_strings(path, table, "patterns"), terms=_strings(path, table, "terms", ()),
-                     terms_kind=_string(path, table, "terms_kind", "NAME"),
-                     phone_regions=_strings(path, table, "phone_regions", cls.phone_regions))
+        given = dict(patterns=limits.table_of_strings(path, table, "patterns"),
+                     terms=limits.strings(path, table, "terms", ()),
+                     terms_kind=limits.string(path, table, "terms_kind", "NAME"),
+                     phone_regions=limits.strings(path, table, "phone_regions", cls.phone_regions))
         try:
             return cls(**given)
         except BadRequest as exc:
@@ -128,53 +128,6 @@ class RedactConfig:
         """The config file named by `TRANSCRIPT_LENS_REDACT_CONFIG`, or the defaults."""
         path = os.environ.get(CONFIG_ENV)
         return cls.from_toml(path) if path else cls()
-
-
-def _refused(path: str | Path, key: str, expected: str, value: Any) -> BadRequest:
-    return BadRequest(f"{path}: [redact] {key} must be {expected}, not {type(value).__name__} {value!r:.60}")
-
-
-def _string(path: str | Path, table: dict, key: str, default: str) -> str:
-    value = table.get(key, default)
-    if not isinstance(value, str):
-        raise _refused(path, key, "a string", value)
-    return value
-
-
-def _strings(path: str | Path, table: dict, key: str, default: tuple[str, ...]) -> tuple[str, ...]:
-    """`table[key]` as a list of strings: a single string is refused, not read letter by letter (or
-    as nothing to mask)."""
-    value = table.get(key, default)
-    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
-        raise _refused(path, key, f'a list of strings ({key} = ["…", "…"])', value)
-    return tuple(value)
-
-
-def _table_of_strings(path: str | Path, table: dict, key: str) -> dict[str, str]:
-    value = table.get(key, {})
-    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
-        raise _refused(path, key, f"a table of kind = 'regular expression' ([redact.{key}])", value)
-    for kind in value:
-        if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", kind):
-            raise BadRequest(f"{path}: [redact] {key}: the kind {kind!r} must be a name of letters, digits and "
-                             "underscores (its placeholder is <KIND_1>)")
-    return dict(value)
-
-
-def _linear(kind: str, pattern: str):
-    """`pattern` compiled by RE2, which matches in time linear in the text whatever the pattern
-    (Python's `re` backtracks: `EMP-(\\w+)+-\\d{6}` takes minutes on 40 characters); a pattern RE2
-    cannot run (look-arounds, back-references) is refused in one line naming it."""
-    import re2
-
-    options = re2.Options()
-    options.log_errors = False  # (its errors are raised, not logged to stderr)
-    try:
-        return re2.compile(pattern, options)
-    except re2.error as exc:
-        reason = exc.args[0].decode("utf-8", "replace") if exc.args and isinstance(exc.args[0], bytes) else str(exc)
-        raise BadRequest(f"redaction pattern {kind!r} is not a valid regular expression for RE2 (linear-time "
-                         f"matching: no look-arounds or back-references): {reason}") from None
 
 
 def _kind_name(kind: str) -> str:
@@ -538,7 +491,7 @@ class _Finder:
         ]
         # Configured patterns come before the built-in kinds: an operator's pattern for
         # their own ids is more specific than "some digits".
-        custom = [_pattern(kind, _linear(kind, p)) for kind, p in config.patterns]
+        custom = [_pattern(kind, regex) for (kind, _), regex in zip(config.patterns, config.regexes)]
         self.terms = _Terms(config.terms_kind, config.terms).find if config.terms else None
         if self.terms:
             custom.append(self.terms)

@@ -17,6 +17,10 @@ run; erasing the tenant from each is timed. A linear erasure prints a ratio near
 (a rewrite per erased thread, or an id list tested on every row, gives about 4).
 
     .venv/bin/python bench/bench_erasure.py --sweep 10000
+
+Last, one thread erased from a database whose workspace holds `--notes` notes (default 2,000)
+on a kept thread, each its own text: every note is masked by the reason's rule
+(`analytics.erasure.reason`), and the time is set beside erasing with one note.
 """
 
 from __future__ import annotations
@@ -105,12 +109,52 @@ def _sweep(db: Path, threads: int) -> list[float]:
     return times
 
 
+def _noted(store: Path, folder: Path, notes: int) -> float:
+    """Seconds to erase one thread of a fresh load of `store` whose workspace holds `notes` notes
+    on a kept thread (one written by the API, the rest copied from it with their own text)."""
+    import sqlite3
+    from contextlib import closing
+
+    import analytics
+    import transcript_lens
+    from analytics.workspace.store import Workspace
+
+    folder.mkdir()
+    db = folder / "lens.duckdb"
+    transcript_lens.load(store, db)
+    con = analytics.connect(db)
+    try:
+        victim, kept = [t for (t,) in con.execute(
+            "SELECT thread_id FROM threads ORDER BY message_count DESC, thread_id LIMIT 2").fetchall()]
+    finally:
+        con.close()
+    analytics.annotate(db, kept, note="note 0: the customer asked about refunds", author="bench")
+    if notes > 1:
+        with closing(sqlite3.connect(Workspace.beside(db).path)) as conn, conn:
+            columns = [c for (c,) in conn.execute("SELECT name FROM pragma_table_info('annotations')")]
+            made = {"annotation_id": "lower(hex(randomblob(16)))",
+                    "note": "'note ' || n.i || ': the customer asked about refunds, case ' || (n.i * 7919)"}
+            conn.execute(f"INSERT INTO annotations SELECT {', '.join(made.get(c, c) for c in columns)} "
+                         "FROM annotations, (WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r "
+                         "WHERE i < ?) SELECT i FROM r) n", (notes - 1,))
+    return _timed_erase(db, victim)
+
+
+def _timed_erase(db: Path, thread: str) -> float:
+    import analytics
+
+    t0 = time.perf_counter()
+    analytics.erase(db, thread=thread, reason="bench", by="bench")
+    return time.perf_counter() - t0
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--threads", type=int, default=100)
     ap.add_argument("--turns", type=int, default=20)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--sweep", type=int, default=10_000, help="threads of the tenant erased (then twice as many)")
+    ap.add_argument("--notes", type=int, default=2_000, help="notes on a kept thread of the last erasure")
     args = ap.parse_args()
 
     import duckdb
@@ -154,6 +198,9 @@ def main() -> None:
         analytics.lift(db, thread=victim, reason="bench", by="bench")
         transcript_lens.load(store, db)
         small, large = _sweep(db, args.sweep)
+        del os.environ["TRANSCRIPT_LENS_WORKSPACE"]  # (each noted database its own workspace, beside it)
+        one_note = statistics.median(_noted(store, Path(tmp) / f"one-{i}", 1) for i in range(args.repeat))
+        noted = statistics.median(_noted(store, Path(tmp) / f"many-{i}", args.notes) for i in range(args.repeat))
 
     print(f"store {store.name}: {messages:,} messages, database {size / 1e6:.1f} MB; erased thread {victim}")
     print(f"full load                      {plain:8.3f} s")
@@ -164,6 +211,8 @@ def main() -> None:
     print(f"export-log append alone        {append * 1000:8.2f} ms")
     print(f"erase a tenant of {args.sweep:,} threads  {small:8.3f} s")
     print(f"erase a tenant of {2 * args.sweep:,} threads  {large:8.3f} s   = {large / small:.2f} x (linear: about 2)")
+    print(f"{'erase one thread, 1 note':<30} {one_note:8.3f} s")
+    print(f"{f'erase one thread, {args.notes:,} notes':<30} {noted:8.3f} s   = {noted / one_note:.2f} x")
 
 
 if __name__ == "__main__":

@@ -32,7 +32,7 @@ SMOKE = {
     "bench_compare_page.py": ["--db", DB, "--runs", "1"],
     "bench_decoders.py": ["--store", STORE, "--rows", "50", "--rounds", "1"],
     "bench_distributed.py": ["--store", STORE, "--repeat", "1"],
-    "bench_erasure.py": ["--threads", "3", "--turns", "2", "--repeat", "1", "--sweep", "20"],
+    "bench_erasure.py": ["--threads", "3", "--turns", "2", "--repeat", "1", "--sweep", "20", "--notes", "20"],
     "bench_load.py": ["--store", STORE, "--repeat", "1", "--skip-naive", "--workers", "1"],
     "bench_masking_terms.py": ["--terms", "10", "200", "--patterns", "400", "--messages", "20"],
     # (its topics step is `bench_topics.py --distinct` as a process of its own: smoke-run below, not twice)

@@ -18,6 +18,7 @@ from analytics import _pandas as pd
 from analytics.dblock import database_lock
 from analytics.erasure.covered import COUNT, record, recorded
 from analytics.erasure.db import KINDS, covered_threads, delete_threads, rewrite_dataset, rewrite_without
+from analytics.erasure.digests import keep, recovered, standing, unsaid
 from analytics.erasure.exports import erased_values
 from analytics.erasure.free_text import free_texts
 from analytics.erasure.names import names_of
@@ -133,6 +134,9 @@ def erase(db: str | os.PathLike, *, thread: str | None = None, tenant: str | Non
         threads = _covered(source, kind, value)
         needles = needles_of(source, threads) if source is not None else Needles((), tuple(threads))
         workspaces = [ws, *ws.others()]  # its own, and every other written for it (`--workspace FILE`)
+        # What the standing tombstones' erasures looked for, found again where it is still written
+        # (`analytics.erasure.digests`): looked for and masked as if read from rows that may be gone.
+        needles = replace(needles, texts=tuple(sorted({*needles.texts, *_found_again(db, source, threads, workspaces)})))
         # The reason and `by` are written without the erased text they quote (`analytics.erasure.reason`),
         # and the queues' and labels' names and descriptions rewritten so (`analytics.erasure.names`).
         named: set[str] = set()
@@ -158,6 +162,7 @@ def erase(db: str | os.PathLike, *, thread: str | None = None, tenant: str | Non
                 row = conn.execute("INSERT INTO tombstones (kind, value, reason, by, at) VALUES (?,?,?,?,?) "
                                    "RETURNING tombstone_id", (kind, value, reason, by, now())).fetchone()
             record(conn, row[0], threads)
+            keep(conn, row[0], needles.texts)  # digests, never the text: what a later erasure finds again
             # Every thread a standing tombstone covers stays out of every place: an earlier erasure's
             # ids are looked for (and purged from the workspaces) again, with this one's.
             earlier = sorted({t for ids in recorded(conn).values() for t in ids} - set(threads))
@@ -213,6 +218,20 @@ def erase(db: str | os.PathLike, *, thread: str | None = None, tenant: str | Non
                              for p, why in found.holding]
             found.holding += [(Place(path, "export"), f"not removed: {why}") for path, why in kept.items()]
     return Erasure(kind, value, present, rows, row[0], elsewhere, found, [] if tenants is not None else held)
+
+
+def _found_again(db: str | os.PathLike, source: Path | None, threads: list[str], workspaces: list[Workspace]) -> set[str]:
+    """The texts of the standing tombstones' digests still written in the workspaces (their own
+    workspace, `workspaces[0]`, keeps the digests) or the export files, but those a thread kept
+    now says (`analytics.erasure.digests`)."""
+    if not workspaces[0].exists():
+        return set()
+    with workspaces[0].read() as conn:
+        kept = standing(conn)
+    if not kept:
+        return set()
+    exports = [f for w in workspaces for f in written_files(db, workspace=w)]
+    return unsaid(source, recovered(places(db, workspaces, exports=exports), kept), threads)
 
 
 def _not_a_file(path: Path) -> str | None:

@@ -28,6 +28,7 @@ rebuilt), and looked for again by the scan (`values_left`).
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import sqlite3
@@ -36,6 +37,7 @@ from typing import Any
 import duckdb
 
 from analytics.erasure.said import said_sql
+from analytics.erasure.triggers import unguarded
 
 ERASED = "<erased>"
 _SHORT_ID = 4  # an id shorter than this must be the whole value (`s1` is inside too many words)
@@ -80,8 +82,10 @@ def replaced_strings(value: Any, texts: set[str], ids: tuple[str, ...],
     return value, 0
 
 
+@functools.lru_cache(maxsize=8)
 def inside(texts: tuple[str, ...]) -> re.Pattern | None:
-    """The pattern matching any of `texts` in any case, longest first; None for none."""
+    """The pattern matching any of `texts` in any case, longest first; None for none (kept for the
+    next call: an erasure masks every free text of a workspace with the same texts)."""
     wanted = sorted({t for t in texts if t.strip()}, key=len, reverse=True)
     return re.compile("|".join(map(re.escape, wanted)), re.IGNORECASE) if wanted else None
 
@@ -133,8 +137,8 @@ def erased_values(conn: sqlite3.Connection, db: str, thread_ids: list[str]) -> t
 
 def scrub(conn: sqlite3.Connection, texts: tuple[str, ...], ids: tuple[str, ...], within: tuple[str, ...] = ()) -> int:
     """Replace the erased values in the export log's arguments, and the scan's windows (`within`) inside
-    the others, inside the caller's transaction; how many rows changed. The log refuses updates (its trigger): the trigger is dropped and
-    made again, as it was, in the same transaction, so no other writer ever sees the log open."""
+    the others, inside the caller's transaction; how many rows changed. The log refuses updates (its trigger):
+    it is written `unguarded`."""
     wanted, pattern = set(texts), inside(within)
     changed = []
     for export_id, args in _arguments(conn):
@@ -143,11 +147,8 @@ def scrub(conn: sqlite3.Connection, texts: tuple[str, ...], ids: tuple[str, ...]
             changed.append((json.dumps(new, sort_keys=True), export_id))
     if not changed:
         return 0
-    (trigger,) = conn.execute("SELECT sql FROM sqlite_master WHERE type = 'trigger' "
-                              "AND name = 'exports_no_update'").fetchone()
-    conn.execute("DROP TRIGGER exports_no_update")
-    conn.executemany("UPDATE exports SET arguments = ? WHERE export_id = ?", changed)
-    conn.execute(trigger)
+    with unguarded(conn, "exports_no_update"):
+        conn.executemany("UPDATE exports SET arguments = ? WHERE export_id = ?", changed)
     return len(changed)
 
 

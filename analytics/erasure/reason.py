@@ -28,6 +28,7 @@ import duckdb
 
 from analytics.erasure.exports import ERASED, inside
 from analytics.erasure.said import said_sql
+from analytics.erasure.triggers import unguarded
 from analytics.reader_view import view
 
 #: The fewest characters a stretch of a reason has to be erased text (the scan's `SHORTEST`).
@@ -36,6 +37,9 @@ SHORTEST = 8
 
 def _fold(text: str) -> str:
     """`text` in lower case, character for character (a character whose lower case is longer stays)."""
+    lower = text.lower()
+    if len(lower) == len(text):  # (no character's lower case is longer: the same, character for character)
+        return lower
     return "".join(c if len(c.lower()) != 1 else c.lower() for c in text)
 
 
@@ -75,36 +79,39 @@ def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return out
 
 
-def _longest_said(con: duckdb.DuckDBPyConnection, folded: str) -> dict[int, int]:
-    """{start: length} of the longest stretch at each start of `folded` that the text in the
-    temp table `erased_said` holds, where it is `SHORTEST` characters or more: a binary search
-    on the length, every start at once (a stretch held means every shorter one at its start is)."""
-    def held(pieces: dict[int, str]) -> set[int]:
+def _longest_said(con: duckdb.DuckDBPyConnection, folded: list[str]) -> dict[tuple[int, int], int]:
+    """{(text, start): length} of the longest stretch at each start of each of `folded` that the
+    text in the temp table `erased_said` holds, where it is `SHORTEST` characters or more: a binary
+    search on the length, every start of every text at once, one query a round (a stretch held
+    means every shorter one at its start is)."""
+    def held(pieces: dict[tuple[int, int], str]) -> set[tuple[int, int]]:
         if not pieces:
             return set()
         found = {w for (w,) in con.execute(
             "SELECT w FROM unnest(?::VARCHAR[]) AS t(w) "
             "WHERE EXISTS (SELECT 1 FROM erased_said s WHERE contains(s.said, w))",
             [sorted(set(pieces.values()))]).fetchall()}
-        return {i for i, w in pieces.items() if w in found}
+        return {at for at, w in pieces.items() if w in found}
 
-    starts = range(len(folded) - SHORTEST + 1)
-    low = {i: SHORTEST for i in held({i: folded[i:i + SHORTEST] for i in starts})}
+    low = dict.fromkeys(held({(k, i): text[i:i + SHORTEST] for k, text in enumerate(folded)
+                              for i in range(len(text) - SHORTEST + 1)}), SHORTEST)
     # A stretch held holds each of its `SHORTEST`-character pieces: it ends before the first piece not held.
-    high, end = {}, len(folded)
-    for i in reversed(starts):
-        if i not in low:
-            end = i + SHORTEST - 1
-        else:
-            high[i] = end - i
-    while any(low[i] < high[i] for i in low):
-        mid = {i: (low[i] + high[i] + 1) // 2 for i in low if low[i] < high[i]}
-        yes = held({i: folded[i:i + m] for i, m in mid.items()})
-        for i, m in mid.items():
-            if i in yes:
-                low[i] = m
+    high: dict[tuple[int, int], int] = {}
+    for k, text in enumerate(folded):
+        end = len(text)
+        for i in reversed(range(len(text) - SHORTEST + 1)):
+            if (k, i) not in low:
+                end = i + SHORTEST - 1
             else:
-                high[i] = m - 1
+                high[k, i] = end - i
+    while any(low[at] < high[at] for at in low):
+        mid = {at: (low[at] + high[at] + 1) // 2 for at in low if low[at] < high[at]}
+        yes = held({(k, i): folded[k][i:i + m] for (k, i), m in mid.items()})
+        for at, m in mid.items():
+            if at in yes:
+                low[at] = m
+            else:
+                high[at] = m - 1
     return low
 
 
@@ -130,13 +137,13 @@ def masked_texts(db: str | os.PathLike | None, thread_ids: list[str], texts: lis
             if said is not None:
                 con.execute("CREATE TEMP TABLE erased (thread_id VARCHAR)")
                 con.execute("INSERT INTO erased SELECT DISTINCT unnest(?::VARCHAR[])", [list(thread_ids)])
-                # The erased threads' text, kept for the search's rounds; the kept threads' is read once per text, below.
+                # The erased threads' text, kept for the search's rounds; the kept threads' is read once, below.
                 con.execute(f"CREATE TEMP TABLE erased_said AS SELECT DISTINCT lower(said) AS said FROM ({said}) "
                             "SEMI JOIN erased USING (thread_id) WHERE said IS NOT NULL")
-                for k, text in enumerate(texts):
-                    if len(text) >= SHORTEST:
-                        seen, where = view(text)
-                        spans[k] = [_in_text(a, b, where, len(text)) for a, b in _erased_spans(con, said, _fold(seen))]
+                chosen = {k: view(text) for k, text in enumerate(texts) if len(text) >= SHORTEST}
+                found = _erased_spans(con, said, [_fold(seen) for seen, _ in chosen.values()])
+                for (k, (_, where)), stretches in zip(chosen.items(), found):
+                    spans[k] = [_in_text(a, b, where, len(texts[k])) for a, b in stretches]
         finally:
             con.close()
     out = []
@@ -160,28 +167,32 @@ def _in_text(a: int, b: int, where: list[int] | None, size: int) -> tuple[int, i
     return where[a], where[b] if b < len(where) else size
 
 
-def _erased_spans(con: duckdb.DuckDBPyConnection, said: str, folded: str) -> list[tuple[int, int]]:
-    """The stretches of `folded` the module's rule replaces: (start, end)."""
+def _erased_spans(con: duckdb.DuckDBPyConnection, said: str, folded: list[str]) -> list[list[tuple[int, int]]]:
+    """The stretches of each of `folded` the module's rule replaces: [[(start, end), …], …]."""
     longest = _longest_said(con, folded)
     # Only a stretch that ends past the one before it can be distinctive on its own
     # (one that ends with it is inside it, and said wherever it is).
-    ends, last = {}, -1
-    for i in sorted(longest):
-        if i + longest[i] > last:
-            ends[i] = last = i + longest[i]
-    pieces = {i: folded[i:j] for i, j in ends.items()}
+    ends: dict[tuple[int, int], int] = {}
+    last: dict[int, int] = {}
+    for k, i in sorted(longest):
+        if i + longest[k, i] > last.get(k, -1):
+            ends[k, i] = last[k] = i + longest[k, i]
+    pieces = {(k, i): folded[k][i:j] for (k, i), j in ends.items()}
     kept = {w for (w,) in con.execute(
         f"WITH said AS ({said}) SELECT w FROM unnest(?::VARCHAR[]) AS t(w) WHERE EXISTS (SELECT 1 FROM said s "
         "WHERE contains(lower(s.said), w) AND (s.thread_id IS NULL OR s.thread_id NOT IN "
         "(SELECT thread_id FROM erased)))", [sorted(set(pieces.values()))]).fetchall()} if pieces else set()
-    return [(i, ends[i]) for i, w in pieces.items() if w not in kept]
+    out: list[list[tuple[int, int]]] = [[] for _ in folded]
+    for (k, i), w in pieces.items():
+        if w not in kept:
+            out[k].append((i, ends[k, i]))
+    return out
 
 
 def scrub_reasons(conn: sqlite3.Connection, texts: tuple[str, ...]) -> int:
     """Replace `texts` (the scan's windows) in the reasons of the tombstones and of the erasure
     log in the workspace on `conn`, inside the caller's transaction; how many rows changed. Both
-    refuse updates (their triggers): each trigger is dropped and made again, as it was, in the
-    same transaction, so no other writer ever sees them open."""
+    refuse updates (their triggers): each is written `unguarded`."""
     changed = 0
     for table, key, trigger in (("tombstones", "tombstone_id", "tombstones_lift_once"),
                                 ("erasure_log", "entry_id", "erasure_log_no_update")):
@@ -192,11 +203,7 @@ def scrub_reasons(conn: sqlite3.Connection, texts: tuple[str, ...]) -> int:
                 rows.append((new, row_id))
         if not rows:
             continue
-        found = conn.execute("SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = ?", (trigger,)).fetchone()
-        if found is not None:
-            conn.execute(f"DROP TRIGGER {trigger}")
-        conn.executemany(f"UPDATE {table} SET reason = ? WHERE {key} = ?", rows)
-        if found is not None:
-            conn.execute(found[0])
+        with unguarded(conn, trigger):
+            conn.executemany(f"UPDATE {table} SET reason = ? WHERE {key} = ?", rows)
         changed += len(rows)
     return changed

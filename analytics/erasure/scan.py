@@ -74,6 +74,15 @@ BYTE_IDS = 256
 _DUCKDB_MAGIC, _PARQUET_MAGIC = b"DUCK", b"PAR1"
 
 
+def forms(text: str) -> list[tuple[int, bytes]]:
+    """The bytes `text` is looked for as, each with its form: 0 UTF-8, 1 JSON-escaped, 2 CSV-quoted.
+
+    >>> [(form, raw.decode()) for form, raw in forms('a "b"')]
+    [(0, 'a "b"'), (1, 'a \\\\"b\\\\"'), (2, 'a ""b""')]
+    """
+    return [(0, text.encode()), (1, json.dumps(text)[1:-1].encode()), (2, text.replace('"', '""').encode())]
+
+
 @dataclass(frozen=True)
 class Needles:
     """The erased text to look for: message windows and thread ids."""
@@ -84,12 +93,7 @@ class Needles:
     export_values: tuple[str, ...] = ()
 
     def text_bytes(self) -> list[bytes]:
-        forms = set()
-        for t in self.texts:
-            forms.add(t.encode())
-            forms.add(json.dumps(t)[1:-1].encode())
-            forms.add(t.replace('"', '""').encode())
-        return sorted(forms)
+        return sorted({raw for t in self.texts for _, raw in forms(t)})
 
     def id_bytes(self) -> list[bytes]:
         ids = [i for i in self.ids if len(i) >= 4 and "\n" not in i][:BYTE_IDS]

@@ -49,10 +49,11 @@ MIGRATIONS = Table(
 
 WORKSPACE = Table(
     "workspace",
-    "`key` / `value` pairs: `workspace_id`, `created_at`, `created_beside`, `revision`",
+    "`key` / `value` pairs: `workspace_id`, `created_at`, `created_beside`, `revision`, `erasure_key`",
     (
         _c("key", TEXT, "`workspace_id` (a UUID), `created_at`, `created_beside` (the database it was made for), "
-           "`revision` (bumped by every write: readers cache on it)", null=False),
+           "`revision` (bumped by every write: readers cache on it), `erasure_key` (64 hex digits, made by the "
+           "first erasure: the key of `erased_digests`)", null=False),
         _c("value", TEXT, "its value"),
     ),
     primary_key=("key",),
@@ -186,6 +187,22 @@ TOMBSTONE_THREADS = Table(
     primary_key=("tombstone_id", "thread_id"),
 )
 
+ERASED_DIGESTS = Table(
+    "erased_digests",
+    "what each erasure looked for (its scan's texts), as keyed digests, never as text: a later erasure finds "
+    "the text again where it is still written (`analytics.erasure.digests`; only ever added to)",
+    (
+        _c("tombstone_id", INTEGER, "the tombstone", null=False),
+        _c("prefix", INTEGER, "a 32-bit keyed fingerprint of the text's first 8 bytes (ASCII letters in lower "
+           "case): where a search confirms a match", null=False),
+        _c("length", INTEGER, "the text's length in bytes", null=False),
+        _c("form", INTEGER, "how the text is written: 0 UTF-8, 1 JSON-escaped, 2 CSV-quoted", null=False),
+        _c("digest", TEXT, "32 hex digits: BLAKE2b of the text's bytes (ASCII letters in lower case), keyed by the "
+           "workspace's `erasure_key`", null=False),
+    ),
+    primary_key=("tombstone_id", "digest"),
+)
+
 ERASURE_LOG = Table(
     "erasure_log",
     "append-only: every erasure, lift and load that held erased threads back (who, when, why, what)",
@@ -248,6 +265,6 @@ OTHER_WORKSPACES = Table(
 
 #: Every table of the workspace after the last migration, in docs/schema.md's order.
 TABLES: tuple[Table, ...] = (
-    ANNOTATIONS, LABELS, QUEUES, QUEUE_ITEMS, SAVED_VIEWS, TOMBSTONES, TOMBSTONE_THREADS, ERASURE_LOG, EXPORTS, EXPORT_THREADS,
+    ANNOTATIONS, LABELS, QUEUES, QUEUE_ITEMS, SAVED_VIEWS, TOMBSTONES, TOMBSTONE_THREADS, ERASED_DIGESTS, ERASURE_LOG, EXPORTS, EXPORT_THREADS,
     OTHER_WORKSPACES, WORKSPACE, MIGRATIONS,
 )

@@ -18,7 +18,7 @@ erasure tombstones (docs/privacy.md) and two append-only logs (the erasure log
 and the export log), whose triggers refuse any UPDATE or DELETE; migration 3 the
 thread ids each tombstone covered (`tombstone_threads`), kept the same way; migration 4 the
 other workspaces written for the database (`other_workspaces`) and the threads each export held
-(`export_threads`).
+(`export_threads`); migration 5 the keyed digests of the text each erasure looked for (`erased_digests`).
 
 >>> [m.version for m in MIGRATIONS][:3]
 [1, 2, 3]
@@ -219,12 +219,31 @@ CREATE TRIGGER export_threads_no_delete BEFORE DELETE ON export_threads
 BEGIN SELECT RAISE(ABORT, 'the threads an export held are only ever added'); END
 """
 
+# What an erasure looked for, kept as keyed digests, never as text (`analytics.erasure.digests`):
+# a later erasure finds the text again wherever it is still written, after the rows that said it
+# are gone. Rows are only added, like the tombstones' threads.
+_V5 = """
+CREATE TABLE erased_digests (
+    tombstone_id INTEGER NOT NULL REFERENCES tombstones (tombstone_id),
+    prefix INTEGER NOT NULL,
+    length INTEGER NOT NULL CHECK (length >= 8),
+    form INTEGER NOT NULL CHECK (form IN (0, 1, 2)),
+    digest TEXT NOT NULL CHECK (length(digest) = 32),
+    PRIMARY KEY (tombstone_id, digest)
+);
+CREATE TRIGGER erased_digests_no_update BEFORE UPDATE ON erased_digests
+BEGIN SELECT RAISE(ABORT, 'the digests of what an erasure looked for are only ever added'); END;
+CREATE TRIGGER erased_digests_no_delete BEFORE DELETE ON erased_digests
+BEGIN SELECT RAISE(ABORT, 'the digests of what an erasure looked for are only ever added'); END
+"""
+
 #: Every migration, in order; append only.
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "annotations, labels (with a default set), review queues, saved views", _V1),
     Migration(2, "erasure tombstones, the erasure log and the export log (both append-only)", _V2, adds_only=True),
     Migration(3, "the thread ids each erasure tombstone covered", _V3, adds_only=True),
     Migration(4, "the other workspaces written for the database; the threads each export held", _V4, adds_only=True),
+    Migration(5, "the keyed digests of the text each erasure looked for", _V5, adds_only=True),
 )
 
 LATEST = MIGRATIONS[-1].version
