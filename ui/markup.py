@@ -33,8 +33,20 @@ _POLICY = "img-src 'self' data: blob:"
 
 
 def inert(text: str) -> str:
-    """`text` as Markdown in which no image can form (module docstring)."""
-    return text.replace("![", "!" + _JOINER + "[")
+    """`text` as Markdown in which no image can form (module docstring), nor any of Streamlit's own
+    additions to Markdown: an emoji shortcode (`root:x:0` would show a cross), a material icon
+    (`:material/home:`), a colour or size directive (`:red[…]`). A WORD JOINER after the colon
+    that opens one leaves it text.
+
+    >>> inert("root:x:0 :red[hot] 12:30:45 http://host") == "root:" + _JOINER + "x:0 :" + _JOINER + "red[hot] 12:30:45 http://host"
+    True
+    """
+    return _DIRECTIVE.sub(":" + _JOINER, text.replace("![", "!" + _JOINER + "["))
+
+
+# Where Streamlit's Markdown reads a colon as the start of a shortcode (`:name:`), an icon
+# (`:material/name:`) or a directive (`:name[`): a letter after it, then a name, then `:` or `[`.
+_DIRECTIVE = re.compile(r":(?=[A-Za-z][A-Za-z0-9_+/-]*[:\[])")
 
 
 # The icon-only buttons (keys `rv.….add`, `rv.….edit.…`): their label names them to a screen

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import hashlib
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -209,7 +210,7 @@ def _load_pinned(deployed: access.Deployment, spec: str, upload, kind: str | Non
                 _load(deployed.sources[named], None, kind, choices, shown_as=named)
             else:
                 read_from = held.enter_context(deployed.pinned(typed, pins)) if typed else None
-                _load(spec, upload, kind, choices, read_from=read_from)
+                _load(spec, upload, kind, choices, read_from=read_from, local=deployed.local)
     except PinRefused as exc:
         st.error(f"{markup.text(str(exc))}. The open database is unchanged.")
 
@@ -276,10 +277,11 @@ class LoadChoices:
 
 
 def _load(spec: str, upload, kind: str | None, choices: LoadChoices = LoadChoices(), shown_as: str | None = None,
-          read_from: str | None = None) -> None:
+          read_from: str | None = None, local: bool = True) -> None:
     """Load (or open) a source; on any failure the open database stays as it was. `shown_as`:
     the name a configured source is shown by (its DSN never is); `read_from`: the path the loader
-    reads `spec` from (its pin), named `spec` in every message."""
+    reads `spec` from (its pin), named `spec` in every message; not `local` (served to others): the
+    messages name files, never the server's folders (`_named`)."""
     if upload is not None:
         spec = str(_save_upload(upload))
     if not spec:
@@ -287,7 +289,7 @@ def _load(spec: str, upload, kind: str | None, choices: LoadChoices = LoadChoice
         return
     read_from = read_from or spec
     if database.is_duckdb_file(read_from):  # (checked on the pin: what the check saw)
-        _open_existing(spec, read_from)
+        _open_existing(spec, read_from, local)
         return
     import loaders
     import transcript_lens
@@ -297,8 +299,8 @@ def _load(spec: str, upload, kind: str | None, choices: LoadChoices = LoadChoice
     except loaders.SourceError as exc:
         st.error(f"{markup.text(_reason(exc, spec).replace(read_from, spec))}\n\nThe open database is unchanged.")
         return
-    where = shown_as or source.describe(spec)
     target = database.load_target(spec, source)
+    where = shown_as or (source.describe(spec) if local else _named(source.describe(spec), [spec, str(target)]))
     with st.status(f"Loading {where}", expanded=True) as status:
         bar = st.progress(0.0, text="opening the source…")
 
@@ -318,13 +320,14 @@ def _load(spec: str, upload, kind: str | None, choices: LoadChoices = LoadChoice
             st.error(f"{markup.text(_reason(exc, spec).replace(read_from, spec))}\n\nThe open database is unchanged.")
             return
         line = summary.line().replace(summary.source, shown_as or spec) if shown_as or read_from != spec else summary.line()
+        line = line if local else _named(line, [spec, str(target)])
         status.update(label=line, state="complete", expanded=False)
     state.open_db(target)
     st.session_state[_FLASH] = line
     st.rerun()
 
 
-def _open_existing(path: str, read_from: str) -> None:
+def _open_existing(path: str, read_from: str, local: bool = True) -> None:
     """Open the database at `path`, checked on `read_from` (its pin, or itself); the session
     then reads it as `database.ref` does (a database a visitor named: never through a link)."""
     from analytics import contents
@@ -341,8 +344,21 @@ def _open_existing(path: str, read_from: str) -> None:
     except FileNotFoundError as exc:  # (`database.ref`: no longer the file checked, a link swapped in)
         st.error(f"{markup.text(str(exc))}. The open database is unchanged.")
         return
-    st.session_state[_FLASH] = f"Opened {path}"
+    st.session_state[_FLASH] = f"Opened {path if local else Path(path).name}"
     st.rerun()
+
+
+def _named(text: str, paths: list[str]) -> str:
+    """`text` with each of `paths` (and the folder of each) shown by its file name only: what a
+    visitor of a served app is told of the server's files.
+
+    >>> _named("loaded 2 threads from sqlite /srv/in/a.sqlite into /var/c/a.duckdb", ["/srv/in/a.sqlite", "/var/c/a.duckdb"])
+    'loaded 2 threads from sqlite a.sqlite into a.duckdb'
+    """
+    for path in sorted(paths, key=len, reverse=True):
+        if path and os.sep in path:
+            text = text.replace(path, Path(path).name)
+    return text
 
 
 def _reason(exc: Exception, spec: str) -> str:

@@ -208,6 +208,24 @@ def test_a_served_app_shows_database_names_not_server_paths(served, monkeypatch)
     assert all(store not in line for line in text.splitlines() if "pii.sqlite" in line)
 
 
+def test_a_served_app_tells_a_visitor_who_loads_or_opens_a_file_its_name_not_the_folders(served, pii_db, tmp_path,
+                                                                                          monkeypatch):
+    stores = tmp_path / "stores"
+    stores.mkdir()
+    (stores / "pii.sqlite").write_bytes((pii_db.parent / "pii.sqlite").read_bytes())
+    (stores / "copy.duckdb").write_bytes(served.read_bytes())
+    monkeypatch.setenv("TRANSCRIPT_LENS_SOURCE_ROOTS", str(stores))
+    cache = tmp_path / "cache"
+    for typed, says in ((stores / "pii.sqlite", "loaded 4 threads"), (stores / "copy.duckdb", "Opened copy.duckdb")):
+        at = open_page(_app(), "overview")
+        at.text_input(key="load.spec").set_value(str(typed)).run()
+        at.button(key="load.go").click().run()
+        assert not at.exception and not at.error, (at.exception, [e.value for e in at.error])
+        flash = [s.value for s in at.success]
+        assert flash and flash[0].startswith(says) and typed.name in flash[0], flash
+        assert str(stores) not in flash[0] and str(cache) not in flash[0], flash
+
+
 def test_a_link_to_an_unknown_database_does_not_list_the_known_ones(served):
     from ui import database
 
