@@ -122,7 +122,7 @@ def content(text: str, raw: bool = False) -> None:
     if not text:
         st.caption("(no text content)")
         return
-    show = st.text if raw else lambda shown: markup.markdown(markup.line_breaks(shown))
+    show = st.text if raw else lambda shown: markup.message(markup.line_breaks(shown))
     if len(text) > LONG_CHARS or text.count("\n") > LONG_LINES:
         cut = text[:PREVIEW_CHARS].rsplit("\n", 1)[0] if "\n" in text[:PREVIEW_CHARS] else text[:PREVIEW_CHARS]
         show(cut + " …")
@@ -241,4 +241,4 @@ def marker(m: Marker) -> None:
     if m.texts:
         with st.expander(_FOLDS.get(m.kind, "Show the text")):
             for who, text in m.texts:
-                markup.markdown(f"**{who}:** {markup.line_breaks(text)}" if text else f"**{who}:** (no text)")
+                markup.message(f"**{who}:** {markup.line_breaks(text)}" if text else f"**{who}:** (no text)")

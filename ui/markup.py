@@ -22,7 +22,9 @@ Three layers (docs/security.md, "Rendering"):
 
 from __future__ import annotations
 
+import functools
 import re
+from pathlib import Path
 
 import streamlit as st
 
@@ -33,20 +35,41 @@ _POLICY = "img-src 'self' data: blob:"
 
 
 def inert(text: str) -> str:
-    """`text` as Markdown in which no image can form (module docstring), nor any of Streamlit's own
-    additions to Markdown: an emoji shortcode (`root:x:0` would show a cross), a material icon
-    (`:material/home:`), a colour or size directive (`:red[…]`). A WORD JOINER after the colon
-    that opens one leaves it text.
+    """`text` as Markdown in which no image can form (module docstring)."""
+    return text.replace("![", "!" + _JOINER + "[")
 
-    >>> inert("root:x:0 :red[hot] 12:30:45 http://host") == "root:" + _JOINER + "x:0 :" + _JOINER + "red[hot] 12:30:45 http://host"
+
+def as_written(text: str) -> str:
+    """A message's own text as Markdown: `inert`, and none of Streamlit's additions to Markdown
+    forms from it: an emoji shortcode Streamlit draws (`root:x:0` would show a cross), a material
+    icon (`:material/home:`), a colour or size directive (`:red[…]`, `:small[…]`). A WORD JOINER
+    after the colon that opens one leaves it text; any other colon (`acme:web:s1`, `12:30:45`)
+    is left alone.
+
+    >>> as_written("root:x:0 :red[hot] acme:web:s1") == "root:" + _JOINER + "x:0 :" + _JOINER + "red[hot] acme:web:s1"
     True
     """
-    return _DIRECTIVE.sub(":" + _JOINER, text.replace("![", "!" + _JOINER + "["))
+    return _DIRECTIVE.sub(_opened, inert(text))
 
 
-# Where Streamlit's Markdown reads a colon as the start of a shortcode (`:name:`), an icon
-# (`:material/name:`) or a directive (`:name[`): a letter after it, then a name, then `:` or `[`.
-_DIRECTIVE = re.compile(r":(?=[A-Za-z][A-Za-z0-9_+/-]*[:\[])")
+def _opened(match: re.Match) -> str:
+    name, closed = match.group(1), match.group(2) == ":"
+    if closed:
+        opens = name in _shortcodes() or name.startswith("material/")
+    else:
+        opens = name == "small" or name.removesuffix("-background").removesuffix("-badge") in _COLOURS
+    return ":" + _JOINER + match.group(0)[1:] if opens else match.group(0)
+
+
+# A colon, a name, then `:` (a shortcode, an icon) or `[` (a colour or size directive).
+_DIRECTIVE = re.compile(r":([A-Za-z0-9_+-]+|material/[A-Za-z0-9_]+)(?=(:)|\[)")
+_COLOURS = {"red", "orange", "yellow", "green", "blue", "violet", "gray", "grey", "rainbow", "primary"}
+
+
+@functools.cache
+def _shortcodes() -> frozenset[str]:
+    """The emoji shortcodes Streamlit draws (`ui/emoji_shortcodes.txt`, scripts/emoji_shortcodes.py)."""
+    return frozenset((Path(__file__).with_name("emoji_shortcodes.txt")).read_text(encoding="utf-8").split())
 
 
 # The icon-only buttons (keys `rv.….add`, `rv.….edit.…`): their label names them to a screen
@@ -66,6 +89,11 @@ def icon_buttons() -> None:
 def markdown(text: str) -> None:
     """`st.markdown` of text that holds data."""
     st.markdown(inert(text))
+
+
+def message(text: str) -> None:
+    """`st.markdown` of a message's own text (`as_written`)."""
+    st.markdown(as_written(text))
 
 
 def line_breaks(text: str) -> str:
