@@ -3,8 +3,10 @@
 A DuckDB file can hold views and macros, and DuckDB runs a view's query whenever it is read,
 with the file and network access of the process reading it: a `messages` view over
 `read_text('/etc/passwd')` would put a server's files in a transcript, one over an `http://`
-address would fetch it. Transcript Lens writes tables only (`loaders.catalog`), so a database
-holding a view, a macro, a sequence or a type of its own did not come from a load: it is refused
+address would fetch it; a generated column's expression is computed whenever the column is read
+(a setting's value, or text repeated a million times). Transcript Lens writes plain tables only
+(`loaders.catalog`), so a database holding a view, a macro, a sequence, a type or a generated
+column of its own did not come from a load: it is refused
 (`StoredCode`, one line naming the file and the objects). And every connection a reader opens
 has DuckDB's file and network access and its extension downloads turned off
 (`without_outside_access`) before the first query, so nothing a file holds can reach outside
@@ -34,6 +36,8 @@ _STORED_CODE = """
      WHERE NOT temporary AND database_name = current_database()
     UNION ALL SELECT 'type ' || type_name FROM duckdb_types()
      WHERE NOT internal AND database_name = current_database()
+    UNION ALL SELECT 'generated column ' || table_name || '.' || column_name FROM information_schema.columns
+     WHERE is_generated = 'ALWAYS' AND table_catalog = current_database()
     ORDER BY 1
 """
 
@@ -43,7 +47,7 @@ class StoredCode(Unsupported):
 
 
 def stored_code(con: duckdb.DuckDBPyConnection) -> list[str]:
-    """The views, macros, sequences and types `con`'s database holds ('view messages', …)."""
+    """The views, macros, sequences, types and generated columns `con`'s database holds ('view messages', …)."""
     return [row[0] for row in con.execute(_STORED_CODE).fetchall()]
 
 

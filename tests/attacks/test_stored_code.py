@@ -52,6 +52,10 @@ def _planted(clean, folder, *statements: str):
 SWAPPED = ("ALTER TABLE messages RENAME TO kept",
            "CREATE VIEW messages AS SELECT * REPLACE ((SELECT content FROM read_text('{secret}')) AS content) FROM kept")
 MACRO = ("CREATE MACRO coalesce_text(x) AS (SELECT content FROM read_text('{secret}'))",)
+#: A column computed whenever it is read: a setting of the server's, or the text repeated (memory).
+GENERATED = ("CREATE TABLE notes (thread_id VARCHAR, probe VARCHAR GENERATED ALWAYS AS "
+             "(current_setting('secret_directory') || repeat(thread_id, 2000000)) VIRTUAL)",
+             "INSERT INTO notes (thread_id) SELECT thread_id FROM threads")
 
 
 def _a_thread(db) -> str:
@@ -70,13 +74,14 @@ def test_a_database_whose_messages_are_a_view_over_a_file_is_refused_by_the_comm
         out.refused("is not opened", "view messages").never_prints(SECRET)
 
 
-@pytest.mark.parametrize("planted", [SWAPPED, MACRO], ids=["view", "macro"])
-def test_the_api_refuses_a_database_holding_code_and_names_it(clean, tmp_path, planted):
+@pytest.mark.parametrize("planted, named", [(SWAPPED, "view messages"), (MACRO, "macro coalesce_text"),
+                                            (GENERATED, "generated column notes.probe")],
+                         ids=["view", "macro", "generated"])
+def test_the_api_refuses_a_database_holding_code_and_names_it(clean, tmp_path, planted, named):
     db = _planted(clean, tmp_path, *planted)
     with pytest.raises(StoredCode) as raised:
         analytics.connect(db)
-    assert str(db) in str(raised.value) and SECRET not in str(raised.value)
-    assert ("view messages" if planted is SWAPPED else "macro coalesce_text") in str(raised.value)
+    assert str(db) in str(raised.value) and SECRET not in str(raised.value) and named in str(raised.value)
 
 
 def test_a_connection_of_the_api_reads_no_file_but_its_database(clean, tmp_path):
