@@ -268,7 +268,9 @@ def attribute(
     for thread in sorted(by_thread):
         th = info[thread]
         open_: dict[tuple, Window] = {}
+        held_in: dict[tuple, set] = {}  # the positions each open window holds (kept as it grows: one pass)
         last_pos: dict[tuple, int | None] = {}
+        points = {p.checkpoint_id: p for p in th.points}
         mine: list[Window] = []
         untimed: list[Window] = []
         for item in sorted(by_thread[thread], key=lambda i: i.line):
@@ -277,7 +279,7 @@ def attribute(
                 if item.checkpoint_id not in th.roots:
                     unplaced.append(_unresolved(item, f"no root checkpoint {item.checkpoint_id!r} in thread {thread!r}"))
                     continue
-                point = next((p for p in th.points if p.checkpoint_id == item.checkpoint_id), None)
+                point = points.get(item.checkpoint_id)
                 target = point or Target(item.checkpoint_id)
                 key = ("checkpoint", item.checkpoint_id)
                 how = ("checkpoint_id", "exact", f"names checkpoint {item.checkpoint_id}")
@@ -291,16 +293,21 @@ def attribute(
             else:
                 target, key, how = None, ("order",), ("position order", "low", "")
             window = open_.get(key)
-            held = {e.position for e in window.entries} if window is not None else set()
+            held = held_in[key] if window is not None else set()
             # A bad line joins the open window; only good lines start one.
             new = isinstance(item, ObservedEntry) and starts_window(position, held, last_pos.get(key), key == ("order",))
             if window is None or new:
                 window = Window(thread, target, *how)
                 open_[key] = window
+                held_in[key] = set()
                 mine.append(window)
                 if key == ("order",):
                     untimed.append(window)
-            (window.entries if isinstance(item, ObservedEntry) else window.errors).append(item)
+            if isinstance(item, ObservedEntry):
+                window.entries.append(item)
+                held_in[key].add(item.position)
+            else:
+                window.errors.append(item)
             if position is not None and isinstance(item, ObservedEntry):
                 last_pos[key] = position
         if untimed:
