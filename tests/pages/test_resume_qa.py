@@ -335,3 +335,17 @@ def test_the_window_csv_numbers_its_entries_as_the_transcript_does(app, con, dow
     assert rows["message"].tolist() == [f"Message {int(o) + 1}" for o in expected["ordinal"]]
     assert "position" not in rows and "ordinal" not in rows
     assert list(rows.columns) == list(_table(at, "resume_qa.window").columns)
+
+
+def test_the_thread_picker_names_the_risk_as_the_table_heads_it(app):
+    """One word for one number: the picker's "risk N" is the table's Risk column."""
+    at = open_page(app, "resume_qa")
+    risks = next(t for t in at.dataframe if "risk_score" in t.value.columns)
+    header = json.loads(risks.proto.columns)["risk_score"]["label"]
+    labels = at.selectbox(key="resume_qa.thread").options  # (as the picker shows them)
+    shown = dict(zip(risks.value["thread_id"], zip(risks.value["risk_score"], risks.value["flags"].fillna(""))))
+    for label in labels:
+        risk, flags = shown[label.split(" · ", 1)[0]]
+        assert f" · {header.lower()} {risk}" in label and label.endswith(flags), label  # the table's flags, in words
+    said = labels + captions(at) + [o for o in at.selectbox(key="resume_qa.sort").options]
+    assert not [s for s in said if re.search(r"\bscore\b", s, re.I)]
