@@ -60,6 +60,7 @@ def test_the_walkthrough_shows_figures_and_transcripts(executed):
     else:
         assert len(figures) == 2 and len(transcripts) == 1
         assert any(s["type"] == "rect" for s in figures[0]["layout"]["shapes"])  # the resume point
-        assert "tl-marker-restart" in transcripts[0] and "message id" in transcripts[0]
+        assert "tl-marker-interrupt" in transcripts[0] and "message id" in transcripts[0]
+        assert "tl-marker-restart" not in transcripts[0]  # (its idle gap is the wait for a person)
         progress = _data(_outputs(nb, "workspace.progress(db)"), "text/plain")[0]
         assert "highest resume risk" in progress

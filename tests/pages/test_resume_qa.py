@@ -349,3 +349,21 @@ def test_the_thread_picker_names_the_risk_as_the_table_heads_it(app):
         assert f" · {header.lower()} {risk}" in label and label.endswith(flags), label  # the table's flags, in words
     said = labels + captions(at) + [o for o in at.selectbox(key="resume_qa.sort").options]
     assert not [s for s in said if re.search(r"\bscore\b", s, re.I)]
+
+
+WAITED = "acme:mobile:sess-3003"  # waited 38 minutes for a supervisor's approval (demo/README.md)
+
+
+def test_a_wait_for_a_human_is_labelled_a_human_wait_on_the_timeline(app, con):
+    """An idle gap that began at a checkpoint waiting on an interrupt is a person taking their time:
+    its line says so; a gap no interrupt explains stays a plain resume."""
+    for thread in (WAITED, RESTART):
+        at = open_page(app, "resume_qa", thread=thread)
+        (chart,) = at.get("echarts_chart")
+        (marks,) = [s for s in json.loads(chart.proto.spec)["series"] if "markLine" in s]
+        waiting = resume.timeline(con, thread).set_index("checkpoint_id")["has_interrupt"]
+        for point, mark in zip(resume.resume_points(con, thread).itertuples(), marks["markLine"]["data"], strict=True):
+            assert mark["name"].startswith(f"resume #{point.resume_no}")
+            assert ("human wait" in mark["name"]) == bool(waiting[point.before_checkpoint_id]), (thread, mark["name"])
+            assert "restart" not in mark["name"].lower()
+    assert resume.timeline(con, WAITED)["has_interrupt"].any()  # (the demo has both kinds)

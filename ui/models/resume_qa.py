@@ -225,13 +225,20 @@ def _hover(line: pd.DataFrame) -> pd.Series:
     )
 
 
+#: What a resume point's label adds when its idle gap began at a checkpoint waiting on an
+#: interrupt: the gap is a person taking their time to answer, not a runtime gone quiet.
+HUMAN_WAIT = " · human wait"
+
+
 def _markers(points: pd.DataFrame, line: pd.DataFrame) -> pd.DataFrame:
-    """Each resume point's span on the chart, in time and in steps, with its label."""
+    """Each resume point's span on the chart, in time and in steps, with its label ("resume #1",
+    "resume #2 · human wait")."""
     step_of = dict(zip(line["checkpoint_id"], line["step"]))
+    waiting = points["before_checkpoint_id"].map(dict(zip(line["checkpoint_id"], line["has_interrupt"]))).fillna(False)
     return pd.DataFrame(
         {
             "resume_no": points["resume_no"],
-            "label": "resume #" + points["resume_no"].astype(str),
+            "label": "resume #" + points["resume_no"].astype(str) + waiting.astype(bool).map({True: HUMAN_WAIT, False: ""}),
             "before_ts": points["before_ts"],
             "after_ts": points["after_ts"],
             "before_step": points["before_checkpoint_id"].map(step_of).astype("Int64"),
