@@ -94,3 +94,10 @@ def unmarked(text: str) -> str:
     text = _LINK.sub(r"\1", text)
     text = _EMPHASIS.sub(r"\2", text)
     return _HEADING.sub("", text)
+
+
+#: How a time axis of a chart (ECharts' `axisLabel.formatter`, by the tick's level) writes its ticks:
+#: times of day, and a tick at midnight as its day ("Mar 2"), not the bare day of the month (ECharts'
+#: default, a "2" that reads as a count); the axis is in UTC (`useUTC`).
+AXIS_TIME = {"year": "{yyyy}", "month": "{MMM} {yyyy}", "day": "{MMM} {d}", "hour": "{HH}:{mm}", "minute": "{HH}:{mm}",
+             "second": "{HH}:{mm}:{ss}", "millisecond": "{HH}:{mm}:{ss}.{SSS}"}
