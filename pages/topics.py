@@ -57,7 +57,8 @@ picked = render.table(
         "typical_questions": st.column_config.TextColumn("Typical questions", width="large"),
     },
 )  # fmt: skip
-render.download(view.overview, "topics.csv", key="topics.csv", label="Download every topic (CSV)")
+render.download(view.overview, "topics.csv", key="topics.csv", label="Download every topic (CSV)",
+                headers={"topic_label": "Label (top terms)", "threads": "Conversations"})
 if picked.selection.rows:
     st.session_state[topic_key] = int(view.table["topic"].iloc[picked.selection.rows[0]])
     url.publish()
@@ -68,14 +69,13 @@ if chosen is not None:
     st.subheader(f"Topic {chosen} · {markup.text(label)}" + ("" if outcome == "all" else f" · {outcome}"))
     threads = cache.call(model.topic_threads, db, filters, chosen, outcome)
     st.caption(f"{render.plural(len(threads), 'conversation')} · select a row to open its transcript at the question")
-    opened = render.table(
-        threads, key="topics.threads", on_select="rerun", selection_mode="single-row", hide_index=True,
-        column_config={"thread_id": st.column_config.TextColumn("Thread", pinned=True), "outcome": "Outcome",
-                       "question": st.column_config.TextColumn("First question", width="large"),
-                       "message": "Message", "question_ordinal": None},
-    )  # fmt: skip
+    config = {"thread_id": st.column_config.TextColumn("Thread", pinned=True), "outcome": "Outcome",
+              "question": st.column_config.TextColumn("First question", width="large"),
+              "message": "Message", "question_ordinal": None}
+    opened = render.table(threads, key="topics.threads", on_select="rerun", selection_mode="single-row", hide_index=True,
+                          column_config=config)
     render.download(threads, f"topic_{chosen}_{outcome}.csv", key="topics.threads.csv",
-                    label="Download these conversations (CSV)")
+                    label="Download these conversations (CSV)", headers=config)
     if opened.selection.rows:
         row = threads.iloc[opened.selection.rows[0]]
         state.go_to("transcript", f"Open {render.thread_label(row['thread_id'])} in the transcript explorer",

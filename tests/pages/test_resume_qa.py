@@ -332,9 +332,9 @@ def test_the_window_csv_numbers_its_entries_as_the_transcript_does(app, con, dow
     point = resume.resume_points(con, RESTART).iloc[0]
     expected = resume.expected_window(con, RESTART, point.before_checkpoint_id)
     # The rows the table shows, by the numbers the transcript shows ("Message N"): no 0-based position.
-    assert rows["message"].tolist() == [f"Message {int(o) + 1}" for o in expected["ordinal"]]
-    assert "position" not in rows and "ordinal" not in rows
-    assert list(rows.columns) == list(_table(at, "resume_qa.window").columns)
+    assert rows["Message"].tolist() == [f"Message {int(o) + 1}" for o in expected["ordinal"]]
+    assert "Position" not in rows and "Ordinal" not in rows
+    assert list(rows.columns) == [columns.header(c) for c in _table(at, "resume_qa.window").columns]
 
 
 def test_the_thread_picker_names_the_risk_as_the_table_heads_it(app):
