@@ -167,7 +167,7 @@ def page_cases(db: str) -> list[tuple[str, object]]:
         tenant = con.execute("SELECT tenant_id FROM threads WHERE tenant_id IS NOT NULL "
                              "GROUP BY 1 ORDER BY count(*) DESC, 1 LIMIT 1").fetchone()[0]
         topic = con.execute("SELECT topic_id FROM topics ORDER BY threads DESC, topic_id LIMIT 1").fetchone()
-    topic = topic[0] if topic else None
+    topic = topic[0] + 1 if topic else None  # (the page numbers topics from 1)
     one = Filters(tenants=(tenant,))
     return [
         ("Outcomes: outcomes_page()", lambda: outcomes_page(db)),
@@ -175,8 +175,8 @@ def page_cases(db: str) -> list[tuple[str, object]]:
         (f"Outcomes: outcomes_page(tenant={tenant})", lambda: outcomes_page(db, one)),
         ("Topics: topics_page()", lambda: topics_page(db)),
         (f"Topics: topics_page(tenant={tenant})", lambda: topics_page(db, one)),
-        (f"Topics: topic_threads(topic {topic})", lambda: topic_threads(db, topic_id=topic)),
-        (f"Topics: topic_threads(topic {topic}, abandoned)", lambda: topic_threads(db, topic_id=topic, outcome="abandoned")),
+        (f"Topics: topic_threads(topic {topic})", lambda: topic_threads(db, topic=topic)),
+        (f"Topics: topic_threads(topic {topic}, abandoned)", lambda: topic_threads(db, topic=topic, outcome="abandoned")),
         ("Failure patterns: patterns_page()", lambda: patterns_page(db)),
         (f"Failure patterns: patterns_page(tenant={tenant})", lambda: patterns_page(db, one)),
         *((f"Compare: {name}", fn) for name, fn in compare_cases(db)),

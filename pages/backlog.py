@@ -45,20 +45,19 @@ if view.frame.empty:
     st.success("No thread is waiting on a human for these filters.", icon=":material/check_circle:")
     st.stop()
 st.caption(f"{len(view.frame):,} waiting · sorted by {model.SORT_LABELS[sort]} · select a row to open its transcript")
-picked = render.table(
-    view.table, key="backlog.table", on_select="rerun", selection_mode="single-row", hide_index=True,
-    column_config={
-        "thread_id": st.column_config.TextColumn("Thread", pinned=True),
-        "tenant_id": "Tenant", "sub_tenant_id": "Sub-tenant", "waited": "Waited",
-        "over_service_level": st.column_config.CheckboxColumn(
-            f"Over {view.service_level_h:g} h", help="Waiting longer than the human-in-the-loop service level"),
-        "waiting_since": st.column_config.DatetimeColumn("Waiting since (UTC)", format="YYYY-MM-DD HH:mm"),
-        "request": st.column_config.TextColumn("Request (the interrupt's value)", width="large"),
-        "last_message": st.column_config.TextColumn("Last message", width="medium"),
-        "interrupts": "Interrupts", "messages": "Messages",
-    },
-)  # fmt: skip
-render.download_data(view.csv, "waiting_on_a_human.csv", key="backlog.csv", label="Download every row (CSV)")
+config = {
+    "thread_id": st.column_config.TextColumn("Thread", pinned=True),
+    "tenant_id": "Tenant", "sub_tenant_id": "Sub-tenant", "waited": "Waited",
+    "over_service_level": st.column_config.CheckboxColumn(
+        f"Over {view.service_level_h:g} h", help="Waiting longer than the human-in-the-loop service level"),
+    "waiting_since": st.column_config.DatetimeColumn("Waiting since (UTC)", format="YYYY-MM-DD HH:mm"),
+    "request": st.column_config.TextColumn("Request (the interrupt's value)", width="large"),
+    "last_message": st.column_config.TextColumn("Last message", width="medium"),
+    "interrupts": "Interrupts", "messages": "Messages",
+}  # fmt: skip
+picked = render.table(view.table, key="backlog.table", on_select="rerun", selection_mode="single-row", hide_index=True,
+                      column_config=config)
+render.download(view.frame, "waiting_on_a_human.csv", key="backlog.csv", label="Download every row (CSV)", headers=config)
 st.page_link("pages/outcomes.py", icon=":material/flag:", label="Interrupts answered late: Outcomes, slow human-in-the-loop",
              query_params=state.link_params(**{k: v for k, v in url.params().items() if k in state.SHARED}))
 if picked.selection.rows:

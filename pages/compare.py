@@ -92,7 +92,7 @@ for column, side, values in zip(st.columns(2), ("a", "b"), (a_values, b_values))
     column.page_link("pages/conversations.py", icon=":material/list:", label=f"List cohort {side.upper()}'s {render.plural(n, 'conversation')}{what}",
                      query_params=state.link_params(**model.conversation_params(
                          shared, values, row["kind"] if narrow else None, row["name"] if narrow else None)))
-render.download_data(view.csv, "compare.csv", key="compare.csv", label="Download every row (CSV)")
+render.download(view.frame, "compare.csv", key="compare.csv", label="Download every row (CSV)")
 
 for column, (name, (title, _)) in zip(st.columns(2), charts.COMPARE_CHARTS.items()):
     with column:

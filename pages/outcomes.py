@@ -54,7 +54,8 @@ picked = table.dataframe(signals, key="outcomes.signals", on_select="rerun", sel
                          })  # fmt: skip
 # (the definitions in full beside the table: a table cell clips a sentence)
 meaning.markdown("\n".join(f"- **{r.label}**: {r.definition}" for r in view.signals.itertuples()))
-render.download(view.signals, "outcome_signals.csv", key="outcomes.signals_csv")
+render.download(view.signals, "outcome_signals.csv", key="outcomes.signals_csv",
+                headers={"signal": "Code", "label": "Signal", "threads": "Conversations"})
 opened(picked, view.signals, "conversations", signal=lambda r: r["signal"], **shared)
 
 left, right = flow.row("chart", "trend-tenants", 2)
@@ -80,7 +81,9 @@ with right:
                 "went_wrong": "Both", "went_wrong_share": st.column_config.NumberColumn(
                     "% of the tenant's", format=render.PERCENT_FORMAT, help="Abandoned or failed, of the tenant's conversations"),
             })  # fmt: skip
-        render.download(view.tenants, "outcomes_by_tenant.csv", key="outcomes.tenants_csv")
+        render.download(view.tenants, "outcomes_by_tenant.csv", key="outcomes.tenants_csv",
+                        headers={"threads": "Conversations", "went_wrong": "Abandoned or failed",
+                                 "went_wrong_share": "Abandoned or failed: share"})
         opened(picked, view.tenants, "conversations", outcome=list(model.WENT_WRONG),
                tenant=lambda r: None if r["tenant_id"] == model.NO_TENANT else r["tenant_id"],
                **{k: v for k, v in shared.items() if k != "tenant"})
@@ -94,10 +97,11 @@ else:
                "transcript at the wait")
     left, right = flow.row("wide", "slow-hitl", 2)
     with left:
-        render.table(view.slow_by_tenant, key="outcomes.slow_tenants", hide_index=True, fit_px=240, column_config={
-            "tenant_id": "Tenant", "breaches": st.column_config.NumberColumn("Breaches", width="small"),
-            "waiting_now": st.column_config.NumberColumn("Still waiting", width="small")})
-        render.download(view.slow_by_tenant, "slow_human_in_the_loop_by_tenant.csv", key="outcomes.slow_tenants_csv")
+        config = {"tenant_id": "Tenant", "breaches": st.column_config.NumberColumn("Breaches", width="small"),
+                  "waiting_now": st.column_config.NumberColumn("Still waiting", width="small")}
+        render.table(view.slow_by_tenant, key="outcomes.slow_tenants", hide_index=True, fit_px=240, column_config=config)
+        render.download(view.slow_by_tenant, "slow_human_in_the_loop_by_tenant.csv", key="outcomes.slow_tenants_csv",
+                        headers=config)
     with right:
         since = view.slow_hitl["waiting_since"].map(render.minute_text)  # (a missing time reads "—", not "None")
         waited = view.slow_hitl["longest_wait"].map(render.duration)
@@ -114,7 +118,9 @@ else:
                 "waiting_since": st.column_config.TextColumn("Waiting since (UTC)", help="Only for a pending interrupt"),
             })  # fmt: skip
         render.download(view.slow_hitl.assign(outcome_reason=view.slow_hitl["outcome_reason"].map(model.reason_text)),
-                        "slow_human_in_the_loop.csv", key="outcomes.slow_csv")
+                        "slow_human_in_the_loop.csv", key="outcomes.slow_csv",
+                        headers={"longest_wait": "Longest wait (s)", "first_message": "At message",
+                                 "outcome_reason": "Why"})
     st.page_link("pages/backlog.py", icon=":material/pending_actions:", label="Everyone still waiting on a human",
                  query_params=state.link_params(**{k: v for k, v in shared.items() if k != "q"}))
     opened(picked, view.slow_hitl, "transcript", thread=lambda r: r["thread_id"], signal="slow_hitl")

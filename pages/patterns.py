@@ -35,16 +35,15 @@ if view.patterns.empty:
     st.success("No conversation failed under these filters.", icon=":material/check_circle:")
     st.stop()
 st.caption("Most frequent first · select a row to list its conversations")
-picked = render.table(
-    view.table, key="patterns.table", on_select="rerun", selection_mode="single-row", hide_index=True,
-    column_config={
-        "label": st.column_config.TextColumn("Pattern (tools → error)", width="large", pinned=True),
-        "threads": "Conversations", "failed": "Failed", "abandoned": "Abandoned", "tenants": "Tenants",
-        "first_seen": st.column_config.DatetimeColumn("First seen (UTC)", format="YYYY-MM-DD HH:mm"),
-        "last_seen": st.column_config.DatetimeColumn("Last seen (UTC)", format="YYYY-MM-DD HH:mm"),
-    },
-)  # fmt: skip
-render.download(view.patterns, "patterns.csv", key="patterns.csv", label="Download every pattern (CSV)")
+config = {
+    "label": st.column_config.TextColumn("Pattern (tools → error)", width="large", pinned=True),
+    "threads": "Conversations", "failed": "Failed", "abandoned": "Abandoned", "tenants": "Tenants",
+    "first_seen": st.column_config.DatetimeColumn("First seen (UTC)", format="YYYY-MM-DD HH:mm"),
+    "last_seen": st.column_config.DatetimeColumn("Last seen (UTC)", format="YYYY-MM-DD HH:mm"),
+}  # fmt: skip
+picked = render.table(view.table, key="patterns.table", on_select="rerun", selection_mode="single-row", hide_index=True,
+                      column_config=config)
+render.download(view.patterns, "patterns.csv", key="patterns.csv", label="Download every pattern (CSV)", headers=config)
 if picked.selection.rows:
     st.session_state[pattern_key] = view.patterns["signature"].iloc[picked.selection.rows[0]]
     url.publish()
@@ -57,14 +56,13 @@ if chosen:
     top = chosen == view.patterns["signature"].iloc[0]
     st.subheader(f"Top pattern: {markup.text(label)}" if top else markup.text(label))
     st.caption(f"{render.plural(len(rows), 'conversation')} · select a row to open its transcript at the failing message")
-    opened = render.table(
-        rows, key="patterns.threads", on_select="rerun", selection_mode="single-row", hide_index=True,
-        column_config={"thread_id": st.column_config.TextColumn("Thread", pinned=True), "tenant_id": "Tenant",
-                       "outcome": "Outcome", "message": "Failing message", "failing_ordinal": None,
-                       "first_ts": st.column_config.DatetimeColumn("Started (UTC)", format="YYYY-MM-DD HH:mm")},
-    )  # fmt: skip
+    config = {"thread_id": st.column_config.TextColumn("Thread", pinned=True), "tenant_id": "Tenant",
+              "outcome": "Outcome", "message": "Failing message", "failing_ordinal": None,
+              "first_ts": st.column_config.DatetimeColumn("Started (UTC)", format="YYYY-MM-DD HH:mm")}
+    opened = render.table(rows, key="patterns.threads", on_select="rerun", selection_mode="single-row", hide_index=True,
+                          column_config=config)
     render.download(rows, "pattern_conversations.csv", key="patterns.threads.csv",
-                    label="Download these conversations (CSV)")
+                    label="Download these conversations (CSV)", headers=config)
     if opened.selection.rows:
         row = rows.iloc[opened.selection.rows[0]]
         state.go_to("transcript", f"Open {render.thread_label(row['thread_id'])} at the failing message",

@@ -74,7 +74,8 @@ p1, p2 = flow.row(("field", "control"), "page-download", align="bottom")
 p1.number_input(f"Page (of {overview.pages:,})", min_value=1, max_value=overview.pages, step=1, key=page_key)
 with p2:
     render.download_data(
-        lambda: render.csv_bytes(cache.risk_table(db, filters, int(cap), float(gap), restarted, sort, descending)),
+        lambda: render.csv_bytes(cache.risk_table(db, filters, int(cap), float(gap), restarted, sort, descending),
+                                 columns.risks(qa_model.MAX_RISK_SCORE)),
         "resume_risks.csv", key="resume_qa.risks_csv", rows=overview.matching,
         label=render.download_label(overview.matching, "row"),
     )

@@ -46,7 +46,7 @@ picked = render.table(
     view.table.assign(**{c: view.table[c] * 100 for c in percent}), key="topics.table", on_select="rerun",
     selection_mode="single-row", hide_index=True,
     column_config={
-        "topic_id": st.column_config.NumberColumn("Topic", pinned=True),
+        "topic": st.column_config.NumberColumn("Topic", pinned=True),
         "topic_label": st.column_config.TextColumn("Label (top terms)", width="medium"),
         "threads": "Conversations",
         "share": st.column_config.NumberColumn("Share", format=render.PERCENT_FORMAT),
@@ -57,25 +57,25 @@ picked = render.table(
         "typical_questions": st.column_config.TextColumn("Typical questions", width="large"),
     },
 )  # fmt: skip
-render.download(view.overview, "topics.csv", key="topics.csv", label="Download every topic (CSV)")
+render.download(view.overview, "topics.csv", key="topics.csv", label="Download every topic (CSV)",
+                headers={"topic_label": "Label (top terms)", "threads": "Conversations"})
 if picked.selection.rows:
-    st.session_state[topic_key] = int(view.table["topic_id"].iloc[picked.selection.rows[0]])
+    st.session_state[topic_key] = int(view.table["topic"].iloc[picked.selection.rows[0]])
     url.publish()
 
 chosen = st.session_state.get(topic_key)
 if chosen is not None:
-    label = dict(zip(view.table["topic_id"], view.table["topic_label"])).get(chosen, "?")
+    label = dict(zip(view.table["topic"], view.table["topic_label"])).get(chosen, "?")
     st.subheader(f"Topic {chosen} · {markup.text(label)}" + ("" if outcome == "all" else f" · {outcome}"))
     threads = cache.call(model.topic_threads, db, filters, chosen, outcome)
     st.caption(f"{render.plural(len(threads), 'conversation')} · select a row to open its transcript at the question")
-    opened = render.table(
-        threads, key="topics.threads", on_select="rerun", selection_mode="single-row", hide_index=True,
-        column_config={"thread_id": st.column_config.TextColumn("Thread", pinned=True), "outcome": "Outcome",
-                       "question": st.column_config.TextColumn("First question", width="large"),
-                       "message": "Message", "question_ordinal": None},
-    )  # fmt: skip
+    config = {"thread_id": st.column_config.TextColumn("Thread", pinned=True), "outcome": "Outcome",
+              "question": st.column_config.TextColumn("First question", width="large"),
+              "message": "Message", "question_ordinal": None}
+    opened = render.table(threads, key="topics.threads", on_select="rerun", selection_mode="single-row", hide_index=True,
+                          column_config=config)
     render.download(threads, f"topic_{chosen}_{outcome}.csv", key="topics.threads.csv",
-                    label="Download these conversations (CSV)")
+                    label="Download these conversations (CSV)", headers=config)
     if opened.selection.rows:
         row = threads.iloc[opened.selection.rows[0]]
         state.go_to("transcript", f"Open {render.thread_label(row['thread_id'])} in the transcript explorer",

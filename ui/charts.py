@@ -22,6 +22,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ui import label_rows
+from ui.formats import AXIS_TIME
+
 #: Chart height in pixels.
 HEIGHT = 340
 #: Room right of a plot area: half the widest axis label ("Oct 16, 2026") under the last bar.
@@ -399,14 +402,20 @@ def resume_timeline(timeline: pd.DataFrame, markers: pd.DataFrame, by_step: bool
     legend = [s["name"] for s in series]
     spans = [(at(getattr(m, x0)), at(getattr(m, x1)), m.label) for m in markers.itertuples()]
     spans = [(a, b, label) for a, b, label in spans if a is not None and b is not None]
+    placed: list[int | None] = []
     if spans:  # a series of no points of its own, not in the legend: it carries the shading
+        xs = [v for v in frame["x"] if v is not None] + [v for a, b, _ in spans for v in (a, b)]
+        placed = label_rows.rows([b for _, b, _ in spans], [label for *_, label in spans], min(xs), max(xs))
         series.append({
             "type": "scatter", "name": "resume points", "data": [],
             "markArea": {"silent": True, "itemStyle": {"color": RESUME_SHADE},
                          "data": [[{"xAxis": a}, {"xAxis": b}] for a, b, _ in spans]},
             "markLine": {"silent": True, "symbol": "none", "lineStyle": {"type": "dashed", "color": RESUME_LINE, "width": 2},
                          "label": {"position": "end", "formatter": "{b}", "color": "#808495"},
-                         "data": [{"xAxis": b, "name": label} for _, b, label in spans]},
+                         # (a label that would cover its neighbour's goes a row up, or is left out)
+                         "data": [{"xAxis": b, "name": label, "label": {"show": False} if row is None else
+                                   {"distance": 5 + row * label_rows.ROW_PX}}
+                                  for (_, b, label), row in zip(spans, placed)]},
         })
     xlabel = "step (metadata.step)" if by_step else f"checkpoint time{_days(timeline['ts'])} (UTC, writer's clock)"
     option = _base(xlabel, "messages in state", True)
@@ -419,10 +428,12 @@ def resume_timeline(timeline: pd.DataFrame, markers: pd.DataFrame, by_step: bool
         "series": series,
         "dataset": datasets,
     })
-    option["grid"].update({"top": 52, "left": 34})  # room for the resume labels above, the y axis name beside
-    margin = ["4%", "4%"]  # (no point on the chart's edge, cut in half)
+    rows = max((r + 1 for r in placed if r is not None), default=1)
+    # room for the rows of resume labels above, the y axis name beside
+    option["grid"].update({"top": 52 + (rows - 1) * label_rows.ROW_PX, "left": 34})
+    margin = ["4%", "4%"]  # (no point on the chart's edge, cut in half: label_rows.rows' margin)
     option["xAxis"].update({"type": "value", "minInterval": 1, "scale": True, "boundaryGap": margin} if by_step
-                           else {"type": "time", "boundaryGap": margin})
+                           else {"type": "time", "boundaryGap": margin, "axisLabel": {"formatter": AXIS_TIME}})
     option["yAxis"].update({"type": "value", "name": "messages in state", "nameLocation": "middle", "nameGap": 30,
                             "minInterval": 1, "min": 0})
     return option

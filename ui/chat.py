@@ -66,12 +66,13 @@ def _hooks(extra: Extra | Hooks | None) -> Hooks:
     return extra if isinstance(extra, Hooks) else Hooks(after=extra)
 
 
-def _header_line(text: str, item: MessageItem, hooks: Hooks) -> None:
-    """A message's header line, with the view's control at its end when it has one."""
+def _header_line(text: str, item: MessageItem, hooks: Hooks, key: str) -> None:
+    """A message's header line, with the view's control at its end when it has one: on the
+    header's line at any width, a long header wrapping beside it (`markup.HEADER_LINES`)."""
     if hooks.header is None:
         markup.caption(text)
         return
-    with st.container(horizontal=True, vertical_alignment="center", gap="small"):
+    with st.container(horizontal=True, vertical_alignment="center", gap="small", key=f"{markup.HEADER_LINE}{key}-{item.number}"):
         markup.caption(text)
         hooks.header(item)
 
@@ -181,7 +182,7 @@ def tool_call(
         return
     hooks = _hooks(extra)
     with st.container(key=f"{key}-msg-{result.number}"):
-        _header_line(f"↳ {_status(result)} · Message {result.number} · {clock(result.ts)}", result, hooks)
+        _header_line(f"↳ {_status(result)} · Message {result.number} · {clock(result.ts)}", result, hooks, key)
         if head is not None:
             head(result)
         if show_ids:
@@ -199,7 +200,7 @@ def message(
     hooks = _hooks(extra)
     with st.container(key=f"{key}-msg-{item.number}"):
         with st.chat_message(item.role, avatar=_AVATARS.get(item.role, _AVATARS["other"])):
-            _header_line(header(item), item, hooks)
+            _header_line(header(item), item, hooks, key)
             if head is not None:
                 head(item)
             if show_ids:

@@ -1,8 +1,9 @@
 """How each page's tables label and format their columns (st.column_config), in one place.
 
-Pages pass these to `st.dataframe`; the frames themselves (and their CSVs) keep the
-column names of the page models (`ui.models`) and their values: numbers and times stay
-numbers and times, drawn by their column's format, so a click on a header sorts by value.
+Pages pass these to `st.dataframe`; the frames themselves keep the column names of the page
+models (`ui.models`) and their values: numbers and times stay numbers and times, drawn by their
+column's format, so a click on a header sorts by value. A table's CSV takes the same headers
+(`render.download(..., headers=config)`, `ui.formats.readable`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import streamlit as st
 
 from analytics.reporting.readable import CONVERSATION_COLUMNS, Shown
 from ui import render
+from ui.formats import header  # noqa: F401  (a column's header: the one way, ui.formats)
 from ui.models.outcomes import OUTCOME_LABELS, signals_text, why_text
 
 _TS = "YYYY-MM-DD HH:mm:ss"
@@ -214,24 +216,6 @@ def risks(max_score: int) -> dict:
         "last_ts": st.column_config.DatetimeColumn(header["last_ts"], format=_TS, help=RISK_HELP["last_ts"]),
     })
     return config
-
-
-def header(name: str) -> str:
-    """A column name as a table's header reads it.
-
-    >>> header("checkpoint_id"), header("ts"), header("before_ts"), header("expected_position")
-    ('Checkpoint id', 'Time (UTC)', 'Before: time (UTC)', 'Expected position')
-    >>> header("gap_s"), header("reply_latency_p50_s"), header("resume_no")
-    ('Gap (s)', 'Reply latency p50 (s)', 'Resume #')
-    """
-    if name.endswith("_ts"):
-        return f"{header(name.removesuffix('_ts'))}: time (UTC)"
-    if name.endswith("_s") and len(name) > 2:  # seconds: the unit in brackets, not a stray "s"
-        return f"{header(name.removesuffix('_s'))} (s)"
-    return _HEADERS.get(name) or name.replace("_", " ").capitalize()
-
-
-_HEADERS = {"ts": "Time (UTC)", "thread_id": "Thread", "n": "N", "ok": "OK", "jsonl": "JSONL", "resume_no": "Resume #"}
 
 
 def headers(frame: pd.DataFrame, **given) -> dict:

@@ -66,6 +66,73 @@ def article(phrase: str) -> str:
     return f"{'an' if vowel else 'a'} {phrase}"
 
 
+def header(name: str) -> str:
+    """A column name as a table's header and a download's reads it.
+
+    >>> header("checkpoint_id"), header("ts"), header("before_ts"), header("expected_position")
+    ('Checkpoint id', 'Time (UTC)', 'Before: time (UTC)', 'Expected position')
+    >>> header("gap_s"), header("reply_latency_p50_s"), header("resume_no"), header("tenant_id"), header("value_a")
+    ('Gap (s)', 'Reply latency p50 (s)', 'Resume #', 'Tenant', 'Value (A)')
+
+    A name that is not a column's (a topic's or a pattern's label heading a trend's column) stays as written:
+
+    >>> header("2 · “Is the badge reader down?”"), header("lookup_order: ValueError")
+    ('2 · “Is the badge reader down?”', 'lookup_order: ValueError')
+    """
+    if name in _HEADERS:
+        return _HEADERS[name]
+    if not _COLUMN_NAME.fullmatch(name):
+        return name
+    if name.endswith("_ts"):
+        return f"{header(name.removesuffix('_ts'))}: time (UTC)"
+    if name.endswith("_s") and len(name) > 2:  # seconds: the unit in brackets, not a stray "s"
+        return f"{header(name.removesuffix('_s'))} (s)"
+    if name.endswith(("_a", "_b")) and len(name) > 2:  # a figure of cohort A or B (Compare)
+        return f"{header(name[:-2])} ({name[-1].upper()})"
+    return name.replace("_", " ").capitalize()
+
+
+_COLUMN_NAME = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)*")
+_HEADERS = {"ts": "Time (UTC)", "thread_id": "Thread", "n": "N", "ok": "OK", "jsonl": "JSONL", "resume_no": "Resume #",
+            "tenant_id": "Tenant", "sub_tenant_id": "Sub-tenant", "session_id": "Session", "ci_low": "CI low",
+            "ci_high": "CI high", "p_value": "P-value", "q_value": "Q-value", "p_rank": "P rank"}
+
+#: A time in a download (CSV): to the second, in UTC (its header says so), as the Conversations
+#: CSV writes its times (`ui.models.report_csv`: the same text, cut from a report's ISO time).
+CSV_TIME = "%Y-%m-%d %H:%M:%S"
+
+
+def readable(frame: pd.DataFrame, labels: Any = None) -> pd.DataFrame:
+    """`frame` as a download holds it: each column under its header (`labels`' — a page's
+    `st.column_config`, a name or a config with a `label` — else `header`'s), times written
+    `CSV_TIME` with "(UTC)" in their header, flags as yes / no (as the Conversations CSV writes
+    them); numbers and texts as they are. A column `labels` maps to None (hidden in the table) is left out.
+
+    >>> frame = pd.DataFrame({"thread_id": ["a:b"], "first_ts": pd.to_datetime(["2025-03-03 10:05:00.25"], utc=True),
+    ...                       "waiting_since": pd.to_datetime(["2025-03-04 00:00"], utc=True), "ok": [True]})
+    >>> readable(frame, {"ok": {"label": "Passed"}}).to_dict("records")
+    [{'Thread': 'a:b', 'First: time (UTC)': '2025-03-03 10:05:00', 'Waiting since (UTC)': '2025-03-04 00:00:00', 'Passed': 'yes'}]
+    """
+    labels = labels or {}
+    out = {}
+    for name in frame.columns:
+        if name in labels and labels[name] is None:  # a column the table hides (its config None) is not shown
+            continue
+        given = labels.get(name)
+        label = given if isinstance(given, str) else (given or {}).get("label") or header(name)
+        values = frame[name]
+        if pd.api.types.is_datetime64_any_dtype(values):
+            times = values.dt.tz_convert("UTC") if values.dt.tz is not None else values  # (naive times are UTC)
+            values = times.dt.strftime(CSV_TIME).astype(object).where(times.notna(), None)
+            label = label if "UTC" in label else f"{label} (UTC)"
+        elif pd.api.types.is_bool_dtype(values):
+            values = values.map({True: "yes", False: "no"}).astype(object).where(values.notna(), None)
+        if label in out:
+            raise ValueError(f"two columns of a download under one header: {label!r}")
+        out[label] = values
+    return pd.DataFrame(out, index=frame.index)
+
+
 def download_label(n: int, word: str) -> str:
     """A "download every row" button's label.
 
@@ -94,3 +161,10 @@ def unmarked(text: str) -> str:
     text = _LINK.sub(r"\1", text)
     text = _EMPHASIS.sub(r"\2", text)
     return _HEADING.sub("", text)
+
+
+#: How a time axis of a chart (ECharts' `axisLabel.formatter`, by the tick's level) writes its ticks:
+#: times of day, and a tick at midnight as its day ("Mar 2"), not the bare day of the month (ECharts'
+#: default, a "2" that reads as a count); the axis is in UTC (`useUTC`).
+AXIS_TIME = {"year": "{yyyy}", "month": "{MMM} {yyyy}", "day": "{MMM} {d}", "hour": "{HH}:{mm}", "minute": "{HH}:{mm}",
+             "second": "{HH}:{mm}:{ss}", "millisecond": "{HH}:{mm}:{ss}.{SSS}"}

@@ -16,13 +16,13 @@ import pandas as pd
 import streamlit as st
 
 from analytics.history.edits import edit_log
-from analytics.reporting.writer import frame_csv
 from ui import cache, charts, chat, diffs, render, state
 from ui.database import DbRef
 from ui import markup
 from ui.markup import inert
 from ui.models import history as model
 from ui.models.chat import message_item
+from ui.models.transcript import table_of
 
 _TS = "YYYY-MM-DD HH:mm:ss"
 COMPARE_KINDS = ("branch", "checkpoint", "thread")
@@ -113,32 +113,30 @@ def _branches_tab(history: model.ThreadHistory, url: state.Url, branch_key: str)
     st.caption("Each lane is a branch (blue: the current one, red: the one read below, grey: the others), each "
                "point a checkpoint: ◆ fork point, ★ replay, ■ update_state, ● new input, ○ a step; the last checkpoint "
                "of a branch is larger, an orange ring marks a pending interrupt. Hover for details.")  # fmt: skip
-    render.table(
-        history.branches, key="history.branches", hide_index=True,
-        column_config={
-            "created_by": st.column_config.TextColumn("Began with", help="What wrote its first own checkpoint: "
-                                                      "fork = a replay, update = update_state, input = new input"),
-            "checkpoints": st.column_config.NumberColumn("Own checkpoints", help="After the fork point"),
-            "fork_messages": st.column_config.NumberColumn("Forks after message", help="The messages it shares with "
-                                                           "the branch it forks from: its own begin after Message N"),
-            "fork_checkpoint_id": st.column_config.TextColumn("Fork point (checkpoint)", help="The checkpoint where "
-                                                              "the branch leaves the one it forks from"),
-            "parent_branch": "Forks from",
-            "first_ts": st.column_config.DatetimeColumn("Began (UTC)", format=_TS),
-            "last_ts": st.column_config.DatetimeColumn("Last active (UTC)", format=_TS),
-            "has_interrupt": "Interrupt waits", "head_checkpoint_id": "Last checkpoint",
-        },
-    )  # fmt: skip
-    render.download_data(lambda: frame_csv(history.branches), render.file_name("branches", history.thread_id),
-                         key="history.branches_csv")  # fmt: skip
+    config = {
+        "created_by": st.column_config.TextColumn("Began with", help="What wrote its first own checkpoint: "
+                                                  "fork = a replay, update = update_state, input = new input"),
+        "checkpoints": st.column_config.NumberColumn("Own checkpoints", help="After the fork point"),
+        "fork_messages": st.column_config.NumberColumn("Forks after message", help="The messages it shares with "
+                                                       "the branch it forks from: its own begin after Message N"),
+        "fork_checkpoint_id": st.column_config.TextColumn("Fork point (checkpoint)", help="The checkpoint where "
+                                                          "the branch leaves the one it forks from"),
+        "parent_branch": "Forks from",
+        "first_ts": st.column_config.DatetimeColumn("Began (UTC)", format=_TS),
+        "last_ts": st.column_config.DatetimeColumn("Last active (UTC)", format=_TS),
+        "has_interrupt": "Interrupt waits", "head_checkpoint_id": "Last checkpoint",
+    }  # fmt: skip
+    render.table(history.branches, key="history.branches", hide_index=True, column_config=config)
+    render.download(history.branches, render.file_name("branches", history.thread_id), key="history.branches_csv",
+                    headers=config)  # fmt: skip
     st.selectbox("Read branch", list(history.labels), key=branch_key, format_func=history.labels.get,
                  help="The same rules as the transcript, applied to the branch's last checkpoint.")  # fmt: skip
     st.caption(f"Branch {history.branch} as a transcript, read at its last checkpoint {markup.code(history.head_checkpoint_id)} · "
                f"{render.plural(len(history.rows), 'message')}")  # fmt: skip
     transcript(history)
-    render.download_data(lambda: frame_csv(history.rows),
-                         render.file_name("transcript", history.thread_id, f"branch{history.branch}"),
-                         key="history.branch_csv", label="Download this branch (CSV)")  # fmt: skip
+    render.download(table_of(history.rows),  # (the transcript's CSV, of this branch)
+                    render.file_name("transcript", history.thread_id, f"branch{history.branch}"),
+                    key="history.branch_csv", label="Download this branch (CSV)")  # fmt: skip
 
 
 def _compare_choice(db: DbRef, history: model.ThreadHistory, url: state.Url) -> str:
@@ -204,8 +202,7 @@ def _compare_tab(db: DbRef, history: model.ThreadHistory, url: state.Url) -> Non
         render.table(view.table, key="history.compare", hide_index=True)
     else:
         _side_by_side(view)
-    render.download_data(lambda: frame_csv(view.frame), render.file_name("diff", history.thread_id, history.branch),
-                         key="history.compare_csv")  # fmt: skip
+    render.download(view.frame, render.file_name("diff", history.thread_id, history.branch), key="history.compare_csv")
 
 
 def _edits_tab(db: DbRef, history: model.ThreadHistory, url: state.Url) -> None:
@@ -218,7 +215,7 @@ def _edits_tab(db: DbRef, history: model.ThreadHistory, url: state.Url) -> None:
     table = edits[list(model.EDIT_TABLE_COLUMNS)]
     st.markdown(inert(diffs.edit_log_html(table)), unsafe_allow_html=True)
     st.caption("Removed text struck through in red, added text in green; the CSV has the ids and both texts.")
-    render.download_data(lambda: frame_csv(table), render.file_name("edits", history.thread_id), key="history.edits_csv")
+    render.download(table, render.file_name("edits", history.thread_id), key="history.edits_csv")
 
 
 def _runs_tab(history: model.ThreadHistory) -> None:
@@ -226,11 +223,11 @@ def _runs_tab(history: model.ThreadHistory) -> None:
         st.info("No subgraph ran in this thread.")
         return
     shown = history.runs.drop(columns=["thread_id"])
-    render.table(shown, key="history.runs", hide_index=True,
-                 column_config={"first_ts": st.column_config.DatetimeColumn("Began (UTC)", format=_TS),
-                                "last_ts": st.column_config.DatetimeColumn("Last active (UTC)", format=_TS)})  # fmt: skip
-    render.download_data(lambda: frame_csv(history.runs), render.file_name("subgraph_runs", history.thread_id),
-                         key="history.runs_csv")  # fmt: skip
+    config = {"first_ts": st.column_config.DatetimeColumn("Began (UTC)", format=_TS),
+              "last_ts": st.column_config.DatetimeColumn("Last active (UTC)", format=_TS)}
+    render.table(shown, key="history.runs", hide_index=True, column_config=config)
+    render.download(history.runs, render.file_name("subgraph_runs", history.thread_id), key="history.runs_csv",
+                    headers=config)  # fmt: skip
     st.caption("Each run is also shown under the message that started it, in the Branches tab.")
 
 

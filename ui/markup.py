@@ -81,9 +81,19 @@ _VISUALLY_HIDDEN = ("position: absolute; width: 1px; height: 1px; margin: -1px; 
                     " clip: rect(0 0 0 0); white-space: nowrap; border: 0;")
 
 
+#: The key prefix of a message's header line holding a control (`ui.chat`): a row that never
+#: wraps, so the control stays at the end of the header's line and a header longer than the
+#: row wraps its own text beside it (a horizontal container wraps its items, and a header as
+#: wide as the row pushed the control under it, in a 1000 px window).
+HEADER_LINE = "tl-head-"
+HEADER_LINES = (f'[data-testid="stHorizontalBlock"][class*="st-key-{HEADER_LINE}"] {{ flex-wrap: nowrap; }} '
+                f'[data-testid="stHorizontalBlock"][class*="st-key-{HEADER_LINE}"] > :first-child {{ min-width: 0; }}')
+
+
 def icon_buttons() -> None:
-    """Style the icon-only buttons of every page (`_ICON_BUTTONS`): labelled, the label not shown."""
-    st.html(f"<style>{_ICON_BUTTONS} {{ {_VISUALLY_HIDDEN} }}</style>")
+    """Style the icon-only buttons of every page (`_ICON_BUTTONS`): labelled, the label not shown,
+    and kept at the end of their header's line (`HEADER_LINES`)."""
+    st.html(f"<style>{_ICON_BUTTONS} {{ {_VISUALLY_HIDDEN} }} {HEADER_LINES}</style>")
 
 
 def markdown(text: str) -> None:

@@ -23,22 +23,25 @@ def ts_text(ts: Any) -> str:
     return formats.clock(ts)
 
 
-def download(frame: pd.DataFrame, file_name: str, key: str, label: str = "Download CSV") -> None:
-    """A CSV of exactly `frame` (what the table next to it shows); in a masking session every
-    text column masked (`analytics.reporting.writer.frame_csv`), ids included, as reports are."""
+def download(frame: pd.DataFrame, file_name: str, key: str, label: str = "Download CSV", headers=None) -> None:
+    """A CSV of exactly `frame` (what the table next to it shows) under the table's headers
+    (`headers`: the table's column_config, else each column's `formats.header`), times in the
+    one format of downloads (`formats.readable`); in a masking session every text column masked
+    (`analytics.reporting.writer.frame_csv`), ids included, as reports are."""
 
-    download_data(lambda: csv_bytes(frame), file_name, key, label, rows=len(frame))
+    download_data(lambda: csv_bytes(frame, headers), file_name, key, label, rows=len(frame))
 
 
-def csv_bytes(frame: pd.DataFrame) -> bytes:
-    """`frame` as the CSV a download gives: in a masking session every text column masked
-    (built under the session's policy: ui.downloads)."""
+def csv_bytes(frame: pd.DataFrame, headers=None) -> bytes:
+    """`frame` as the CSV a download gives (`formats.readable`): in a masking session every text
+    column masked (built under the session's policy: ui.downloads)."""
     from analytics.policy import effective
     from analytics.reporting.writer import frame_csv, frame_text_csv
 
+    shown = formats.readable(frame, headers)
     if effective().redact:
-        return frame_csv(frame)
-    return frame_text_csv(frame).encode("utf-8")
+        return frame_csv(shown)
+    return frame_text_csv(shown).encode("utf-8")
 
 
 def download_data(build, file_name: str, key: str, label: str = "Download CSV", *, rows: int | None = None,

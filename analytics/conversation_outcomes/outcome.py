@@ -57,7 +57,8 @@ SELECT thread_id,
        WHEN last_role = 'assistant' THEN 'resolved: assistant answered last (message ' || last_ordinal || ')'
        WHEN last_role = 'user' THEN 'unknown: user message ' || last_user_ordinal || ' awaits a reply, idle window not passed'
        WHEN last_role IS NULL THEN 'unknown: no messages'
-       ELSE 'unknown: ends with a ' || last_role || ' message (' || last_ordinal || ')' END AS outcome_reason,
+       ELSE 'unknown: ends with ' || CASE WHEN left(last_role, 1) IN ('a', 'e', 'i', 'o', 'u') THEN 'an ' ELSE 'a ' END
+            || last_role || ' message (' || last_ordinal || ')' END AS outcome_reason,  -- an other, a system, a tool
   -- the message the outcome rests on: the one `outcome_reason` names (first match wins, as above)
   list_filter(CASE WHEN interrupt_pending THEN [waiting_ordinal]
                    WHEN dropped_after_failure THEN [last_ordinal]

@@ -15,6 +15,8 @@ import pytest
 from jupyter_client.kernelspec import KernelSpecManager
 from nbclient import NotebookClient
 
+from tests.notebook.tables import tables, unlike_the_app
+
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOK = ROOT / "notebooks" / "explore.ipynb"
 
@@ -86,3 +88,12 @@ def test_notebook_shows_a_plotly_chart(executed):
     roles = {t["name"] for t in traces}
     assert {"user", "assistant"} <= roles
     assert json.dumps(figures[0]).count('"type": "bar"') >= 2
+
+
+def test_tables_show_empty_cells_and_number_messages_from_1(executed):
+    """A read's rows as the app shows them: no NaN / <NA> / None in a cell, no pandas row numbers
+    from 0, a message by its number in the transcript (the read's own `index` stays: it is the
+    query's position in the speaker's view, contract §4)."""
+    drawn = tables(executed)
+    assert len(drawn) >= 6
+    assert [unlike_the_app(t) for t in drawn if unlike_the_app(t)] == []

@@ -1,7 +1,7 @@
 """Annotating a message in a real browser, where the dialog reruns alone (a fragment):
 
 - the per-message control is one small icon at the end of the message's header line, not a
-  button row beneath it;
+  button row beneath it, in a 1400 px window and a 1000 px one (a long header wraps beside it);
 - a fresh browser with no reviewer name in the sidebar: the name typed in the dialog is
   still there after a label and a verdict are chosen, and Save stamps it;
 - a multi-line message keeps its line breaks in the default (Markdown) rendering;
@@ -47,9 +47,10 @@ def _open(page, server) -> None:
     settle(page)
 
 
-def test_one_small_control_per_message_in_its_header_line(server, tmp_path):
+@pytest.mark.parametrize("width", [1400, 1000])  # (1000: a laptop's half screen, the sidebar open)
+def test_one_small_control_per_message_in_its_header_line(server, tmp_path, width):
     with chromium() as browser:
-        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page = browser.new_page(viewport={"width": width, "height": 1000})
         page.set_default_timeout(30_000)
         _open(page, server)
         messages = page.get_by_test_id("stChatMessage")
@@ -64,7 +65,7 @@ def test_one_small_control_per_message_in_its_header_line(server, tmp_path):
             # On the header's line (their vertical middles within a line's height), at its right end.
             assert abs((box["y"] + box["height"] / 2) - (head["y"] + head["height"] / 2)) < 16, (i, box, head)
             assert box["x"] > head["x"] + head["width"] / 2
-        page.screenshot(path=str(tmp_path / "transcript.png"), full_page=True)
+        page.screenshot(path=str(tmp_path / f"transcript-{width}.png"), full_page=True)
 
 
 def test_a_name_typed_in_the_dialog_survives_a_label_and_a_verdict(server, db, tmp_path):

@@ -103,11 +103,11 @@ def test_transcript_explorer_in_a_real_browser(server, browser, demo_db, tmp_pat
 
     csv = download(page, "Download CSV", tmp_path / "transcript.csv")
     assert len(csv) == len(expected) == 1
-    assert csv["message"].tolist() == [o + 1 for o in expected["ordinal"]]  # the number the chat shows
-    assert csv["role"].tolist() == ["user"]
-    assert csv["content"].tolist() == expected["content"].tolist()
-    assert csv["message_id"].tolist() == expected["message_id"].tolist()
-    assert pd.to_datetime(csv["ts"], utc=True).tolist() == expected["ts"].tolist()
+    assert csv["Message"].tolist() == [o + 1 for o in expected["ordinal"]]  # the number the chat shows
+    assert csv["Role"].tolist() == ["user"]
+    assert csv["Content"].tolist() == expected["content"].tolist()
+    assert csv["Message id"].tolist() == expected["message_id"].tolist()
+    assert pd.to_datetime(csv["Time (UTC)"], utc=True).tolist() == expected["ts"].dt.floor("s").tolist()  # (to the second)
 
     # The URL is the view: a new page opened on it shows the same message.
     link = page.url

@@ -61,8 +61,8 @@ def test_branch_picker_and_diff_in_a_real_browser(server, browser, demo_db, tmp_
     path = tmp_path / "diff.csv"
     info.value.save_as(path)
     csv = pd.read_csv(path, keep_default_na=False)
-    assert csv["status"].tolist() == expected["status"].tolist() == ["same", "same", "same", "edited"]
-    assert csv["left_content"].iloc[-1] == current_answer and csv["right_content"].iloc[-1] == old_answer
+    assert csv["Status"].tolist() == expected["status"].tolist() == ["same", "same", "same", "edited"]
+    assert csv["Left content"].iloc[-1] == current_answer and csv["Right content"].iloc[-1] == old_answer
     assert "compare=b1" in page.url and "branch=2" in page.url and "history=1" in page.url
     context.close()
 
@@ -86,8 +86,8 @@ def test_the_backlog_in_a_real_browser(server, browser, demo_db, tmp_path):  # n
     path = tmp_path / "waiting.csv"
     info.value.save_as(path)
     csv = pd.read_csv(path, keep_default_na=False)
-    assert csv["thread_id"].tolist() == waiting["thread_id"].tolist()
-    assert "args.amount=89.0" in csv["request"].item()
+    assert csv["Thread"].tolist() == waiting["thread_id"].tolist()
+    assert "args.amount=89.0" in csv["Request (the interrupt's value)"].item()
     # Sorting lives in the URL.
     page.get_by_text("↑ Low first").click()
     page.wait_for_function("() => new URL(location.href).searchParams.get('order') === 'asc'")

@@ -49,12 +49,12 @@ def stop_process(proc: subprocess.Popen, seconds: float = 10) -> None:
 
 
 @contextmanager
-def app_server(env: dict[str, str], log_path: Path) -> Iterator[str]:
-    """`streamlit run app.py` with `env`, headless on a free port; yields its address."""
+def app_server(env: dict[str, str], log_path: Path, script: str = "app.py") -> Iterator[str]:
+    """`streamlit run app.py` (or another `script`) with `env`, headless on a free port; yields its address."""
     port = free_port()
     with log_path.open("w+") as log:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+            [sys.executable, "-m", "streamlit", "run", script, "--server.headless", "true",
              "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
              "--server.fileWatcherType", "none"],
             cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,

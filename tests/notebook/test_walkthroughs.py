@@ -9,6 +9,8 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
+from tests.notebook.tables import tables, unlike_the_app
+
 ROOT = Path(__file__).resolve().parents[2]
 PLOTLY = "application/vnd.plotly.v1+json"
 
@@ -60,6 +62,16 @@ def test_the_walkthrough_shows_figures_and_transcripts(executed):
     else:
         assert len(figures) == 2 and len(transcripts) == 1
         assert any(s["type"] == "rect" for s in figures[0]["layout"]["shapes"])  # the resume point
-        assert "tl-marker-restart" in transcripts[0] and "message id" in transcripts[0]
+        assert "tl-marker-interrupt" in transcripts[0] and "message id" in transcripts[0]
+        assert "tl-marker-restart" not in transcripts[0]  # (its idle gap is the wait for a person)
         progress = _data(_outputs(nb, "workspace.progress(db)"), "text/plain")[0]
         assert "highest resume risk" in progress
+
+
+def test_tables_show_empty_cells_and_number_messages_from_1(executed):
+    """A table reads as the app's: no NaN / <NA> / None in a cell, no pandas row numbers from 0,
+    a message by its number in the transcript, not its 0-based ordinal (`lens_notebook.table`)."""
+    name, nb, _ = executed
+    drawn = tables(nb)
+    assert len(drawn) >= 4
+    assert [unlike_the_app(t) for t in drawn if unlike_the_app(t)] == []

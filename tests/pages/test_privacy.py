@@ -138,7 +138,7 @@ def test_a_user_mapped_to_one_tenant_sees_nothing_of_another(served, tmp_path, m
     assert set(rows["Thread"]) == {"acme:web:s1", "acme:web:s2"}  # (the CSV is the table: its headers)
     open_page(at, "search", q="charge")
     hits = pd.read_csv(io.BytesIO(downloads["search.csv"]()))
-    assert len(hits) and set(hits.thread_id) <= {"acme:web:s1", "acme:web:s2"}
+    assert len(hits) and set(hits["Thread"]) <= {"acme:web:s1", "acme:web:s2"}
     assert set(analytics.exports(served).who) == {"ana@acme.com"}
 
 

@@ -332,6 +332,38 @@ def test_the_window_csv_numbers_its_entries_as_the_transcript_does(app, con, dow
     point = resume.resume_points(con, RESTART).iloc[0]
     expected = resume.expected_window(con, RESTART, point.before_checkpoint_id)
     # The rows the table shows, by the numbers the transcript shows ("Message N"): no 0-based position.
-    assert rows["message"].tolist() == [f"Message {int(o) + 1}" for o in expected["ordinal"]]
-    assert "position" not in rows and "ordinal" not in rows
-    assert list(rows.columns) == list(_table(at, "resume_qa.window").columns)
+    assert rows["Message"].tolist() == [f"Message {int(o) + 1}" for o in expected["ordinal"]]
+    assert "Position" not in rows and "Ordinal" not in rows
+    assert list(rows.columns) == [columns.header(c) for c in _table(at, "resume_qa.window").columns]
+
+
+def test_the_thread_picker_names_the_risk_as_the_table_heads_it(app):
+    """One word for one number: the picker's "risk N" is the table's Risk column."""
+    at = open_page(app, "resume_qa")
+    risks = next(t for t in at.dataframe if "risk_score" in t.value.columns)
+    header = json.loads(risks.proto.columns)["risk_score"]["label"]
+    labels = at.selectbox(key="resume_qa.thread").options  # (as the picker shows them)
+    shown = dict(zip(risks.value["thread_id"], zip(risks.value["risk_score"], risks.value["flags"].fillna(""))))
+    for label in labels:
+        risk, flags = shown[label.split(" · ", 1)[0]]
+        assert f" · {header.lower()} {risk}" in label and label.endswith(flags), label  # the table's flags, in words
+    said = labels + captions(at) + [o for o in at.selectbox(key="resume_qa.sort").options]
+    assert not [s for s in said if re.search(r"\bscore\b", s, re.I)]
+
+
+WAITED = "acme:mobile:sess-3003"  # waited 38 minutes for a supervisor's approval (demo/README.md)
+
+
+def test_a_wait_for_a_human_is_labelled_a_human_wait_on_the_timeline(app, con):
+    """An idle gap that began at a checkpoint waiting on an interrupt is a person taking their time:
+    its line says so; a gap no interrupt explains stays a plain resume."""
+    for thread in (WAITED, RESTART):
+        at = open_page(app, "resume_qa", thread=thread)
+        (chart,) = at.get("echarts_chart")
+        (marks,) = [s for s in json.loads(chart.proto.spec)["series"] if "markLine" in s]
+        waiting = resume.timeline(con, thread).set_index("checkpoint_id")["has_interrupt"]
+        for point, mark in zip(resume.resume_points(con, thread).itertuples(), marks["markLine"]["data"], strict=True):
+            assert mark["name"].startswith(f"resume #{point.resume_no}")
+            assert ("human wait" in mark["name"]) == bool(waiting[point.before_checkpoint_id]), (thread, mark["name"])
+            assert "restart" not in mark["name"].lower()
+    assert resume.timeline(con, WAITED)["has_interrupt"].any()  # (the demo has both kinds)

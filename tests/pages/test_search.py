@@ -76,7 +76,9 @@ def test_download_holds_every_hit(app, con):
     from ui.models.search import search_csv
 
     frame = pd.read_csv(io.BytesIO(search_csv(con, "the", "all", "messages", analytics.Filters())))
-    assert frame[["thread_id", "ordinal"]].values.tolist() == everything.hits[["thread_id", "ordinal"]].values.tolist()
+    # (under the page's words: each message by its number, "Message N", not its 0-based ordinal)
+    assert frame[["Thread", "Message"]].values.tolist() == (
+        everything.hits[["thread_id", "ordinal"]].assign(ordinal=everything.hits["ordinal"] + 1).values.tolist())
 
 
 def test_no_text_no_hits_and_a_bad_request(app):

@@ -38,7 +38,7 @@ def test_the_topics_and_their_outcomes(app, con):
 def test_a_topic_and_an_outcome_list_their_conversations_from_the_url(app, con):
     per_thread = analytics.topics(con)
     topic = int(per_thread[per_thread["outcome"] == "resolved"]["topic_id"].iloc[0])
-    at = open_page(app, "topics", topic=str(topic), outcome="resolved", by="day")
+    at = open_page(app, "topics", topic=str(topic + 1), outcome="resolved", by="day")  # (shown from 1)
     listed = at.dataframe[1].value
     want = per_thread[(per_thread["topic_id"] == topic) & (per_thread["outcome"] == "resolved")]
     assert sorted(listed["thread_id"]) == sorted(want["thread_id"])
@@ -54,7 +54,9 @@ def test_selecting_a_topic_then_a_conversation_opens_it_at_its_question(app, con
     at.session_state["topics.table"] = {"selection": {"rows": [0], "columns": []}}
     at.run()
     assert not at.exception
-    assert at.query_params.get("topic") in ("0", ["0"])
+    assert at.query_params.get("topic") in ("1", ["1"])  # the largest topic is Topic 1
+    largest = analytics.topic_overview(con)["topic_label"].iloc[0]
+    assert any(h.value == f"Topic 1 · {markup.text(largest)}" for h in at.subheader)
     listed = at.dataframe[1].value
     first = listed.iloc[0]
     at.session_state["topics.threads"] = {"selection": {"rows": [0], "columns": []}}
@@ -68,6 +70,6 @@ def test_selecting_a_topic_then_a_conversation_opens_it_at_its_question(app, con
 def test_listed_conversations_name_their_outcome_as_every_page_does(app, con):
     per_thread = analytics.topics(con)
     topic = int(per_thread[per_thread["outcome"] == "resolved"]["topic_id"].iloc[0])
-    at = open_page(app, "topics", topic=str(topic))
+    at = open_page(app, "topics", topic=str(topic + 1))
     assert set(at.dataframe[1].value["outcome"]) <= {"Resolved", "Abandoned", "Failed", "Waiting", "Unknown"}
     assert "Resolved" in set(at.dataframe[1].value["outcome"])

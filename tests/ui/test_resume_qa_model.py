@@ -31,10 +31,10 @@ def test_the_risk_overview_is_risks_in_the_page_columns_with_a_label_per_thread(
     want = ranked[list(RISK_TABLE_COLUMNS)].assign(flags=ranked["flags"].map(resume_qa.flags_text))
     pd.testing.assert_frame_equal(got.table, want)
     assert list(got.labels) == ranked["thread_id"].tolist()
-    for row in ranked.itertuples():
-        flags = " · " + row.flags.replace(",", ", ") if isinstance(row.flags, str) and row.flags else ""
-        assert got.labels[row.thread_id] == f"{row.thread_id} · score {row.risk_score}{flags}"
-    assert any(" · " in label.split("score ", 1)[1] for label in got.labels.values())  # some thread has flags
+    for row in ranked.itertuples():  # (the risk and the flags in the table's words: "risk", not "score")
+        flags = " · " + resume_qa.flags_text(row.flags) if isinstance(row.flags, str) and row.flags else ""
+        assert got.labels[row.thread_id] == f"{row.thread_id} · risk {row.risk_score}{flags}"
+    assert any(" · " in label.split("risk ", 1)[1] for label in got.labels.values())  # some thread has flags
 
 
 def pandas_sorted(frame: pd.DataFrame, column: str, descending: bool) -> list[str]:

@@ -14,7 +14,6 @@ from analytics.db import ConOrPath
 from analytics.errors import BadRequest
 from analytics.filters import Filters
 from analytics.conversation_outcomes.materialize import DEFAULT_HITL_HOURS
-from analytics.reporting.writer import frame_csv
 from ui.models.frames import empty
 
 #: What the table can be sorted by, and the header each column has.
@@ -46,10 +45,6 @@ class BacklogPage:
     reference_ts: pd.Timestamp | None
     breaches: int = 0
     service_level_h: float = DEFAULT_HITL_HOURS
-
-    def csv(self) -> bytes:
-        """Every row: every `BACKLOG_COLUMNS` column, as the `backlog` report writes them, and `over_service_level`."""
-        return frame_csv(self.frame)
 
 
 def waited_text(seconds: object) -> str:

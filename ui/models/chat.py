@@ -309,13 +309,16 @@ def _removed_title(n: int) -> str:
 def markers(frame: pd.DataFrame | None, gap_minutes: float = 30.0) -> list[Marker]:
     """`in_context().markers` rows as `Marker`s: removed messages at one place become one
     marker; a pause that a restart or an interrupt at the same place already explains is
-    folded into it."""
+    folded into it, and so is an idle-gap restart inside an interrupt's wait (a person taking
+    their time to answer, said once as that wait; a change of process stays a restart)."""
     if frame is None or frame.empty:
         return []
     out: list[Marker] = []
     explained = {
         int(r.after_ordinal) for r in frame.itertuples() if r.kind in ("restart", "interrupt")
     }  # fmt: skip
+    waits = [(int(r.after_ordinal), r.ts, r.until_ts) for r in frame.itertuples()
+             if r.kind == "interrupt" and not is_missing(r.ts) and not is_missing(r.until_ts)]
     removed = frame[frame["kind"] == "removed"]
     for after, group in removed.groupby("after_ordinal", sort=False):
         texts = tuple((speaker(str(r.role or "other")), "" if is_missing(r.content) else str(r.content)) for r in group.itertuples())
@@ -330,6 +333,9 @@ def markers(frame: pd.DataFrame | None, gap_minutes: float = 30.0) -> list[Marke
                 continue
             out.append(Marker("pause", after, f"{duration(r.gap_s)} pause", f"no message from {clock(r.ts)} to {clock(r.until_ts)}", ts))
         elif r.kind == "restart":
+            if str(r.reason) == "idle_gap" and any(at == after and start <= r.ts and r.until_ts <= end
+                                                   for at, start, end in waits):
+                continue  # (the gap is the interrupt's wait for a person)
             idle = "idle_gap" in str(r.reason)
             title = f"Restart detected · resumed after {duration(r.gap_s)}" if idle else "Restart detected · another process"
             why = [f"idle {duration(r.gap_s)} (over {duration(gap_minutes * 60)})"] if idle else []

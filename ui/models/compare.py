@@ -20,7 +20,6 @@ from analytics.db import ConOrPath, connection
 from analytics.errors import BadRequest
 from analytics.filters import Filters, day_window
 from analytics.conversation_outcomes.signals import OUTCOMES
-from analytics.reporting.writer import frame_csv
 from ui.formats import plural
 from ui.models.outcomes import OUTCOME_LABELS, SIGNAL_LABELS
 
@@ -148,10 +147,6 @@ class ComparePage:
     @property
     def significant(self) -> int:
         return int(self.frame["significant"].sum())
-
-    def csv(self) -> bytes:
-        """Every row, every `compare` report column."""
-        return frame_csv(self.frame)
 
 
 def _value(kind: str, value: float) -> str:

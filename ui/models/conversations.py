@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import duckdb
 import numpy as np
 import pandas as pd
 
@@ -19,10 +18,11 @@ from analytics import metrics
 from analytics.db import ConOrPath, connection
 from analytics.filters import Filters, Range
 from analytics.frames import fetch_frame
-from analytics.reporting.writer import write_csv_rows, write_report
+from analytics.reporting.writer import write_report
 from analytics.scope import ThreadConditions, scoped_view
 from ui.models.frames import gaps_filled, per_day
-from ui.models.outcomes import OUTCOME_LABELS, SIGNAL_LABELS, why_text, with_outcomes
+from ui.models.outcomes import with_outcomes
+from ui.models.report_csv import readable_report
 
 LATENCY_BINS = 40
 #: Rows per page of the table: sorted and cut in DuckDB, so a page ships this many rows however many match.
@@ -203,46 +203,6 @@ def conversations_page(
     )  # fmt: skip
 
 
-#: How the CSV beside the table writes a column of each kind (`ui.columns.Shown.kind`), from the
-#: `conversations` report's text (ISO-8601 UTC times, `true`/`false`, numbers): the header
-#: says a number's unit, a time is written to the second in UTC, a flag reads yes / no.
-_CSV_CELLS = {
-    "time": "replace(left({c}, 19), 'T', ' ')",
-    "flag": "CASE {c} WHEN 'true' THEN 'yes' WHEN 'false' THEN 'no' END",
-    "stale": "CASE WHEN coalesce({c}, '') <> '' THEN 'stale' END",
-}
-#: The unit a number column's header carries in the CSV.
-CSV_UNITS = {"seconds": "s", "duration": "s"}
-
-
-def csv_header(label: str, kind: str) -> str:
-    """A column's header in the CSV: the table's header, with the unit of its numbers.
-
-    >>> csv_header("Duration", "duration"), csv_header("Last active (UTC)", "time"), csv_header("Messages", "count")
-    ('Duration (s)', 'Last active (UTC)', 'Messages')
-    """
-    unit = CSV_UNITS.get(kind)
-    return f"{label} ({unit})" if unit else label
-
-
-def _sql_text(value: str) -> str:
-    return "'" + value.replace("'", "''") + "'"
-
-
-def _csv_cell(column: str, kind: str) -> str:
-    c = '"' + column.replace('"', '""') + '"'
-    if kind == "outcome":
-        cases = " ".join(f"WHEN {_sql_text(k)} THEN {_sql_text(v)}" for k, v in OUTCOME_LABELS.items())
-        return f"CASE {c} {cases} END"
-    if kind == "signals":  # the report's `a;b` as the table's "a label, b label"
-        cases = " ".join(f"WHEN {_sql_text(k)} THEN {_sql_text(v)}" for k, v in SIGNAL_LABELS.items())
-        return (f"nullif(array_to_string(list_transform(string_split(coalesce({c}, ''), ';'), lambda s: CASE s {cases} "
-                "ELSE s END), ', '), '')")
-    if kind == "why":  # the report's `outcome_reason` as the table's Why (`why_text`, a function of this connection)
-        return f"tl_why({c})"
-    return _CSV_CELLS.get(kind, "{c}").format(c=c)
-
-
 def conversations_csv(
     con_or_path: ConOrPath, conditions: Filters, sort: str = metrics.DEFAULT_SORT, descending: bool = True,
     shown: tuple[tuple[str, str, str], ...] | None = None,
@@ -251,7 +211,7 @@ def conversations_csv(
     on the download click.
 
     `shown` (the table's columns: name, header, kind) makes it the CSV of the page's table: its
-    columns in its order under its headers (`csv_header`), its outcome and signal labels and its
+    columns in its order under its headers (`report_csv.csv_header`), its outcome and signal labels and its
     Why (`why_text` of the report's `outcome_reason`), times
     to the second in UTC; numbers stay numbers (the header names their unit). Without `shown`,
     the `conversations` report (the CLI's very format and columns).
@@ -261,16 +221,4 @@ def conversations_csv(
                            {"sort": sort, "desc": descending})  # fmt: skip
         if shown is None:
             return out.read_bytes()
-        table = Path(tmp) / "table.csv"
-        cells = ", ".join(f'{_csv_cell(name, kind)} AS "{csv_header(label, kind).replace(chr(34), chr(34) * 2)}"'
-                          for name, label, kind in shown)
-        con = duckdb.connect()
-        con.create_function("tl_why", lambda reason: why_text(reason) or None, ["VARCHAR"], "VARCHAR",
-                            null_handling="special")
-        try:  # (paths are handed to DuckDB as values, never spliced into SQL text)
-            rel = con.sql(f"SELECT {cells} FROM read_csv($src, all_varchar = true, header = true)",
-                          params={"src": str(out)})
-            write_csv_rows(rel, table)
-        finally:
-            con.close()
-        return table.read_bytes()
+        return readable_report(out, shown)

@@ -122,9 +122,9 @@ class RiskOverview:
 
 
 def _labels(table: pd.DataFrame) -> dict[str, str]:
-    """`thread · score N · flags` per row."""
-    flags = table["flags"].fillna("").str.replace(",", ", ")
-    label = table["thread_id"] + " · score " + table["risk_score"].astype(str) + (" · " + flags).where(flags != "", "")
+    """`thread · risk N · flags` per row of the page's table: its Risk and its flags, in its words."""
+    flags = table["flags"].fillna("")
+    label = table["thread_id"] + " · risk " + table["risk_score"].astype(str) + (" · " + flags).where(flags != "", "")
     # Whole columns to lists first: a (pyarrow-backed) Series iterated value by value costs ~2 µs a value.
     return dict(zip(table["thread_id"].tolist(), label.tolist()))
 
@@ -141,7 +141,7 @@ def risk_overview(
     page_size: int | None = None,
 ) -> RiskOverview:
     """Page `page` of `risks()` sorted by `sort` (default: riskiest first), in the page's columns, with
-    `thread · score N · flags` labels; `restarted_only` keeps the threads with a resume point at
+    `thread · risk N · flags` labels; `restarted_only` keeps the threads with a resume point at
     `gap_minutes`. The count, the sort and the page are DuckDB's: a page ships `page_size` rows
     however many threads match (1.7M at 10M messages).
 
@@ -160,9 +160,8 @@ def risk_overview(
         )
         frame = fetch_frame(con, sql, params, resume.RISK_COLUMNS)
     table = frame[list(RISK_TABLE_COLUMNS)].reset_index(drop=True)
-    labels = _labels(table)
     table["flags"] = table["flags"].map(flags_text)  # (the CSV keeps the codes docs/resume_qa.md names)
-    return RiskOverview(table, labels, matching, page, pages, offset)
+    return RiskOverview(table, _labels(table), matching, page, pages, offset)
 
 
 def risk_table(con_or_path: ConOrPath, filters: Filters, cap: int, gap_minutes: float, restarted_only: bool,
@@ -226,13 +225,20 @@ def _hover(line: pd.DataFrame) -> pd.Series:
     )
 
 
+#: What a resume point's label adds when its idle gap began at a checkpoint waiting on an
+#: interrupt: the gap is a person taking their time to answer, not a runtime gone quiet.
+HUMAN_WAIT = " · human wait"
+
+
 def _markers(points: pd.DataFrame, line: pd.DataFrame) -> pd.DataFrame:
-    """Each resume point's span on the chart, in time and in steps, with its label."""
+    """Each resume point's span on the chart, in time and in steps, with its label ("resume #1",
+    "resume #2 · human wait")."""
     step_of = dict(zip(line["checkpoint_id"], line["step"]))
+    waiting = points["before_checkpoint_id"].map(dict(zip(line["checkpoint_id"], line["has_interrupt"]))).fillna(False)
     return pd.DataFrame(
         {
             "resume_no": points["resume_no"],
-            "label": "resume #" + points["resume_no"].astype(str),
+            "label": "resume #" + points["resume_no"].astype(str) + waiting.astype(bool).map({True: HUMAN_WAIT, False: ""}),
             "before_ts": points["before_ts"],
             "after_ts": points["after_ts"],
             "before_step": points["before_checkpoint_id"].map(step_of).astype("Int64"),

@@ -20,9 +20,10 @@ from analytics.errors import AnalyticsError
 from analytics.filters import Filters
 from analytics.reporting.writer import write_report
 from analytics.searching import SEARCH_IN, SEARCH_SPEAKERS, SearchQuery, search
-from ui.formats import unmarked
+from ui.formats import header, unmarked
 from ui.models.chat import speaker as speaker_label
 from ui.models.problems import Problem, problem_of
+from ui.models.report_csv import readable_report
 
 #: Hits per page (each drawn with its snippet).
 PAGE_SIZE = 25
@@ -99,8 +100,12 @@ def search_page(
 
 
 def search_csv(con_or_path: ConOrPath, text: str, speaker: str, in_: str, filters: Filters) -> bytes:
-    """Every hit as the `search` CSV report (what `transcript-lens report search` writes); built on a click."""
+    """Every hit: the rows of the `search` CSV report (what `transcript-lens report search` writes)
+    as an app download holds them (`report_csv`): human headers, times to the second in UTC, each
+    message by its number ("Message N", not its 0-based ordinal); built on a click."""
     scope = dataclasses.replace(filters, text=text)  # the report takes the text to find as --text
     with tempfile.TemporaryDirectory(prefix="tl-search-") as tmp:
         out = write_report(con_or_path, "search", Path(tmp) / "search.csv", scope, {"speaker": speaker, "search_in": in_})
-        return out.read_bytes()
+        with out.open(encoding="utf-8") as report:  # (its header: the report's column names, plain identifiers)
+            columns = report.readline().strip().split(",")
+        return readable_report(out, [(c, header(c), "time" if c == "ts" else "text") for c in columns if c != "ordinal"])
