@@ -67,14 +67,16 @@ def _card_at(text: str, groups: list[tuple[int, int]], i: int, count: list[int])
     """The longest card starting at group `i`: (the group after it, its digits), or None
     (`count[k]`: the digits of the groups before group k)."""
     last = bisect.bisect_right(count, count[i] + 19) - 1  # the groups i..last-1 hold at most 19 digits
+    if i > 0 and groups[i][1] - groups[i][0] != 4:
+        last = i + 1  # (past a run's first group, a card of several groups opens with four digits: every shape does)
+    fraction = i > 0 and text[groups[i][0] - 1] == "."  # (`0.4111111111111111`: a number's decimals)
     for j in range(min(last, len(groups)), i, -1):
+        if count[j] - count[i] < 13:
+            break  # (no card is shorter; fewer groups hold fewer digits)
         raw = text[groups[i][0]:groups[j - 1][1]]
         digits = re.sub(r"[^0-9]", "", raw)
-        if len(digits) > 19:
-            continue
         if len(digits) >= 15 and card_shaped(raw):
             return j, digits
-        fraction = i > 0 and text[groups[i][0] - 1] == "."  # (`0.4111111111111111`: a number's decimals)
         if (j == i + 1 and not fraction) or i == 0:
             if 13 <= len(digits) <= 19 and digits[0] != "0" and _luhn.is_valid(digits) and (j == i + 1 or _grouped(raw)):
                 return j, digits

@@ -63,9 +63,13 @@ def card_shaped(raw: str) -> bool:
 
 
 @functools.cache
-def _iban_length(country: str) -> int | None:
+def iban_length(country: str) -> int | None:
     """The length of an IBAN of `country` (its BBAN's fields and the four first characters), None
-    for a country without IBANs."""
+    for a country without IBANs.
+
+    >>> iban_length("DE"), iban_length("GB"), iban_length("AB")
+    (22, 22, None)
+    """
     found = _iban._ibandb.info(country)[0][1].get("bban")
     return None if not found else 4 + sum(int(n) for n in re.findall(r"[0-9]+", found))
 
@@ -85,9 +89,9 @@ def iban_shaped(text: str, start: int, end: int) -> int | None:
     [27, 51, None]
     """
     head = text[start:start + 4]
-    if not re.fullmatch(r"[A-Za-z]{2}[0-9]{2}", head) or _iban_length(head[:2].upper()) is None:
+    if not re.fullmatch(r"[A-Za-z]{2}[0-9]{2}", head) or iban_length(head[:2].upper()) is None:
         return None
-    length = _iban_length(head[:2].upper())
+    length = iban_length(head[:2].upper())
     token = re.match(r"[A-Za-z0-9]+", text[start:end]).end()
     if token == length:
         return start + length
