@@ -44,7 +44,7 @@ from analytics.reader_view import DIGIT, view
 from analytics.terminal import TextWrapper
 from analytics.text_match import BLIND_FUNCTION, register_search_functions
 from analytics.redact import CONFIG_ENV, RedactConfig, Redactor, find_terms
-from analytics.redact_shapes import obfuscated_emails
+from analytics.redact_spelled import obfuscated_emails
 
 #: Text columns the catalogues declare and that never hold personal data (keys, roles,
 #: model names, flags): an answer's column of one of these names is left as it is in an
@@ -395,7 +395,7 @@ def _blinded(text: str, config: RedactConfig, barrier) -> str:
     seen, where = view(text)
     spans = find_terms(text, config) if config.terms else []
     # An address with its `@` spelled out (`peggy (at) example (dot) com`), which no expression of
-    # the barrier holds: where the detector finds one (`analytics.redact_shapes.obfuscated_emails`).
+    # the barrier holds: where the detector finds one (`analytics.redact_spelled.obfuscated_emails`).
     for start, end, _value in obfuscated_emails(seen):
         spans.append((start, end) if where is None else (where[start], where[end] if end < len(where) else len(text)))
     if seen != text:

@@ -45,7 +45,8 @@ from analytics.reader_view import base, view
 from analytics.redact_cards import cards
 from analytics.redact_merge import merge_findings
 from analytics.redact_phones import phones
-from analytics.redact_shapes import glued_quad, iban_length, iban_shaped, obfuscated_emails
+from analytics.redact_shapes import glued_quad, iban_length, iban_shaped
+from analytics.redact_spelled import obfuscated_emails
 from analytics.tomltable import read_table
 
 #: The environment switch of a deployment: set (to anything but "" or "0"), every read masks.
@@ -268,7 +269,7 @@ def _emails(text: str) -> Iterator[Finding]:
 
 
 def _spelled_emails(text: str) -> Iterator[Finding]:
-    """Each address with its `@` and dots spelled out (`analytics.redact_shapes.obfuscated_emails`)."""
+    """Each address with its `@` and dots spelled out (`analytics.redact_spelled.obfuscated_emails`)."""
     for start, end, value in obfuscated_emails(text):
         yield Finding(start, end, "EMAIL", value)
 
