@@ -323,6 +323,8 @@ _BUILTIN_BARRIER = "|".join([
     rf"\p{{Nd}}(?:[{_INVISIBLE}]*\p{{Nd}}){{0,2}}(?:[{_INVISIBLE}]*[{_DOT}][{_INVISIBLE}]*\p{{Nd}}(?:[{_INVISIBLE}]*\p{{Nd}}){{0,2}}){{3}}",  # IPv4-shaped
     rf"[{_HEX}]*[{_COLON}][{_HEX}{_DOT}]*[{_COLON}][{_HEX}{_COLON}{_DOT}%]*",  # IPv6-shaped (two colons or more)
     r"(?:0[xX][0-9A-Fa-f]{1,2}|\p{Nd}{1,3})(?:[.](?:0[xX][0-9A-Fa-f]{1,2}|\p{Nd}{1,3})){3}",  # IPv4 with octets in hex
+    # a URL's host of numbers, which a browser reads as an IPv4 address in one to four parts (`http://10.1.258/`)
+    r"://(?:[^\s/?#@]*@)?(?:0[xX][0-9A-Fa-f]*|\p{Nd}+)(?:[.](?:0[xX][0-9A-Fa-f]*|\p{Nd}+)){0,3}",
 ])
 #: The barrier when a configured pattern cannot be read by RE2: every text is blind (fail closed).
 _BLIND = r"(?s).+"

@@ -25,7 +25,6 @@ result is still the same JSON with placeholders for the personal values:
 from __future__ import annotations
 
 import functools
-import ipaddress
 import os
 import re
 import threading
@@ -43,9 +42,10 @@ from stdnum.us import ssn as _ssn
 from analytics.errors import BadRequest
 from analytics.reader_view import base, view
 from analytics.redact_cards import cards
+from analytics.redact_ips import ips
 from analytics.redact_merge import merge_findings
 from analytics.redact_phones import phones
-from analytics.redact_shapes import glued_quad, iban_length, iban_shaped
+from analytics.redact_shapes import iban_length, iban_shaped
 from analytics.redact_spelled import obfuscated_emails
 from analytics.tomltable import read_table
 
@@ -215,15 +215,6 @@ _EMAIL_DOMAIN = re.compile(r"([^\W_](?:[\w-]*[^\W_])?(?:\.[^\W_](?:[\w-]*[^\W_])
 _IBAN_GAP = r"(?: [./_-] |[ ./_\n-])"
 _IBAN = re.compile(rf"(?<![A-Za-z0-9])[A-Za-z]{{2}}[0-9]{{2}}(?:{_IBAN_GAP}?[A-Za-z0-9]){{11,30}}(?![A-Za-z0-9])")
 _SSN = re.compile(r"(?<![0-9-])([0-9]{3})([- ])([0-9]{2})\2([0-9]{4})(?![0-9]|-[0-9])")
-_IPV4 = re.compile(r"(?<![0-9.])(?:[0-9]{1,3}\.){3}[0-9]{1,3}(?![0-9]|\.[0-9])")
-# A dotted quad with an octet or more in hex (`0xC0.0xA8.0x01.0x01`, `0xC0.168.1.1`), which
-# `inet_aton` and every browser read as an address.
-_OCTET = r"(?:0[xX][0-9A-Fa-f]{1,2}|[0-9]{1,3})"
-_IPV4_HEX = re.compile(rf"(?<![\w.])(?=[0-9.]*0[xX]){_OCTET}(?:\.{_OCTET}){{3}}(?![\w]|\.[\w])")
-_IPV6 = re.compile(r"(?<![\w:.])(?=[0-9A-Fa-f:]*:[0-9A-Fa-f:]*:)[0-9A-Fa-f:]{2,39}(?:%[\w.]+)?(?:(?<=:)(?:[0-9]{1,3}\.){3}[0-9]{1,3})?(?![\w:])")
-# Version context before a dotted quad: `v1.2.3.4`, `version 10.0.0.1`, `release 4.1.0.2`.
-_VERSION_BEFORE = re.compile(
-    r"(?:\b(?:v|ver|version|release|build|rev|firmware|fw|bios|kernel|driver|patch|sdk)[\s.:=-]*|[vV])$", re.IGNORECASE)
 
 def _word(c: str) -> bool:
     return c.isalnum() or c == "_"  # what `re`'s `\w` matches in a str
@@ -316,32 +307,9 @@ def _ssns(text: str) -> Iterator[Finding]:
 
 
 def _ips(text: str) -> Iterator[Finding]:
-    if "." in text:
-        for m in _IPV4.finditer(text):
-            if _VERSION_BEFORE.search(text, max(0, m.start() - 12), m.start()) or glued_quad(text, m.start()):
-                continue
-            try:  # (leading zeros, `010.001.002.003`, which `ipaddress` refuses, read as a reader reads them)
-                address = ipaddress.IPv4Address(".".join(str(int(octet)) for octet in m.group().split(".")))
-            except ValueError:
-                continue
-            yield Finding(m.start(), m.end(), "IP", str(address))
-        if "0x" in text or "0X" in text:
-            for m in _IPV4_HEX.finditer(text):
-                octets = [int(o, 0) if o[:2] in ("0x", "0X") else int(o) for o in m.group().split(".")]
-                if all(o < 256 for o in octets):
-                    yield Finding(m.start(), m.end(), "IP", ".".join(map(str, octets)))
-    if text.count(":") >= 2:
-        for m in _IPV6.finditer(text):
-            raw = m.group()
-            if raw.count(":") < 2 or not any(c not in ":" for c in raw):
-                continue
-            try:
-                address = ipaddress.IPv6Address(raw)
-            except ValueError:
-                continue
-            if "::" not in raw and raw.count(":") < 7 and "." not in raw:
-                continue  # `12:30:45`: a time, not an address
-            yield Finding(m.start(), m.end(), "IP", address.compressed)
+    """Each IP address (`analytics.redact_ips`)."""
+    for start, end, value in ips(text):
+        yield Finding(start, end, "IP", value)
 
 
 def _phones(regions: tuple[str, ...]) -> Callable[[str], Iterator[Finding]]:
