@@ -44,7 +44,7 @@ from analytics.reader_view import DIGIT, view
 from analytics.terminal import TextWrapper
 from analytics.text_match import BLIND_FUNCTION, register_search_functions
 from analytics.redact import CONFIG_ENV, RedactConfig, Redactor, find_terms
-from analytics.redact_shapes import obfuscated_emails
+from analytics.redact_spelled import obfuscated_emails
 
 #: Text columns the catalogues declare and that never hold personal data (keys, roles,
 #: model names, flags): an answer's column of one of these names is left as it is in an
@@ -323,6 +323,8 @@ _BUILTIN_BARRIER = "|".join([
     rf"\p{{Nd}}(?:[{_INVISIBLE}]*\p{{Nd}}){{0,2}}(?:[{_INVISIBLE}]*[{_DOT}][{_INVISIBLE}]*\p{{Nd}}(?:[{_INVISIBLE}]*\p{{Nd}}){{0,2}}){{3}}",  # IPv4-shaped
     rf"[{_HEX}]*[{_COLON}][{_HEX}{_DOT}]*[{_COLON}][{_HEX}{_COLON}{_DOT}%]*",  # IPv6-shaped (two colons or more)
     r"(?:0[xX][0-9A-Fa-f]{1,2}|\p{Nd}{1,3})(?:[.](?:0[xX][0-9A-Fa-f]{1,2}|\p{Nd}{1,3})){3}",  # IPv4 with octets in hex
+    # a URL's host of numbers, which a browser reads as an IPv4 address in one to four parts (`http://10.1.258/`)
+    r"://(?:[^\s/?#@]*@)?(?:0[xX][0-9A-Fa-f]*|\p{Nd}+)(?:[.](?:0[xX][0-9A-Fa-f]*|\p{Nd}+)){0,3}",
 ])
 #: The barrier when a configured pattern cannot be read by RE2: every text is blind (fail closed).
 _BLIND = r"(?s).+"
@@ -395,7 +397,7 @@ def _blinded(text: str, config: RedactConfig, barrier) -> str:
     seen, where = view(text)
     spans = find_terms(text, config) if config.terms else []
     # An address with its `@` spelled out (`peggy (at) example (dot) com`), which no expression of
-    # the barrier holds: where the detector finds one (`analytics.redact_shapes.obfuscated_emails`).
+    # the barrier holds: where the detector finds one (`analytics.redact_spelled.obfuscated_emails`).
     for start, end, _value in obfuscated_emails(seen):
         spans.append((start, end) if where is None else (where[start], where[end] if end < len(where) else len(text)))
     if seen != text:

@@ -3,7 +3,7 @@
 Escapes are read as the character they stand for — HTML character references (`&#64;`, `&#x40;`,
 `&commat;`, `&nbsp;`, with or without their `;` where a browser reads them so), percent-encoding
 (`%40`, `%2E`, the UTF-8 of `＠`: `%EF%BC%A0`; JavaScript's `%u0040`), JSON or Python escapes (`\\u0040`,
-`\\x40`, `\\N{COMMERCIAL AT}`), octal escapes (`\\100`) and
+`\\x40`, `\\N{COMMERCIAL AT}`), octal escapes (`\\100`), CSS escapes of an `@` or a dot (`\\40 `, `\\2e `) and
 quoted-printable inside a word when it stands for signs (`alice=40example=2Ecom`, `=EF=BC=A0`) —
 twice over, so an escape escaped again (`%2540`, `&amp;#64;`) is read too; before them, a `+` a form
 encoding wrote for a space, between two digits or in a query string's value (`form_spaces`). Then every decimal digit
@@ -24,8 +24,8 @@ through `where` (the index in `text` of each character of the view).
 'Carol Danvers 41'
 >>> view("bob&#64;example%2Ecom")[0]
 'bob@example.com'
->>> [view(t)[0] for t in ("carol%u0040x.io", "eve\\N{COMMERCIAL AT}x.io", "mallory\\100x.io")]
-['carol@x.io', 'eve@x.io', 'mallory@x.io']
+>>> [view(t)[0] for t in ("carol%u0040x.io", "eve\\N{COMMERCIAL AT}x.io", "mallory\\100x.io", "alice\\\\40 x\\\\2e io")]
+['carol@x.io', 'eve@x.io', 'mallory@x.io', 'alice@x.io']
 """
 
 from __future__ import annotations
@@ -81,13 +81,15 @@ def fold_table() -> dict[int, str]:
 
 
 # An escape: an HTML character reference (decimal, hex, named), a run of percent-encoded bytes,
-# a JSON/Python/JavaScript escape (`\u0040`, `\U00000040`, `\x40`, `\u{40}`), a quoted-printable
+# a JSON/Python/JavaScript escape (`\u0040`, `\U00000040`, `\x40`, `\u{40}`), CSS's escape of an
+# `@` or a dot (`\40 `, `\2e `: hex digits, the space after them part of it), a quoted-printable
 # run inside a word, before a letter (`alice=40example=2Ecom`: read only when it stands for signs, `_escape`).
 _ESCAPE = re.compile(
     r"&#[0-9]{1,8};?|&#[xX][0-9A-Fa-f]{1,7};?|&[A-Za-z][A-Za-z0-9]{1,31};?|%u[0-9A-Fa-f]{4}|(?:%[0-9A-Fa-f]{2})+"
     r"|\\u[0-9A-Fa-f]{4}|\\U[0-9A-Fa-f]{8}|\\x[0-9A-Fa-f]{2}|\\u\{[0-9A-Fa-f]{1,6}\}"
-    r"|\\N\{[A-Za-z0-9 -]{1,88}\}|\\[0-3][0-7]{2}"
+    r"|\\N\{[A-Za-z0-9 -]{1,88}\}|\\[0-3][0-7]{2}|\\(?:40|2[eE])(?:[ \t]|(?![0-9A-Fa-f]))"
     r"|(?<=\w)(?:=[0-9A-F]{2})+(?=[^\W\d_])")
+_CSS = re.compile(r"\\(?:40|2[eE])[ \t]?")
 _MAY_ESCAPE = re.compile(r"[&%\\=]")
 _SURROGATE = re.compile(r"\\u[dD][89abAB][0-9A-Fa-f]{2}\\u[dD][c-fC-F][0-9A-Fa-f]{2}")
 
@@ -152,6 +154,8 @@ def _escape(found: re.Match) -> tuple[list[tuple[int, str]], int] | None:
             return [(0, c) for c in unicodedata.lookup(s[3:-1])], len(s)
         except KeyError:
             return None
+    if _CSS.fullmatch(s):  # (CSS's: `\40 `, `\2e `)
+        return [(0, "@" if s[1] == "4" else ".")], len(s)
     if s[1] in "0123":  # (an octal escape of C, Python and the shell: `\100`)
         c = _character(int(s[1:], 8))
         return ([(0, c)], len(s)) if c else None
@@ -207,7 +211,7 @@ def _changes():
             start = cp
     options = re2.Options()
     options.log_errors = False
-    return re2.compile("[" + "".join(ranges) + "]|&(?:#[0-9xX]|[A-Za-z][A-Za-z0-9])|%u?[0-9A-Fa-f]{2}|\\\\(?:[uUxN]|[0-3][0-7]{2})|=[0-9A-F]{2}"
+    return re2.compile("[" + "".join(ranges) + "]|&(?:#[0-9xX]|[A-Za-z][A-Za-z0-9])|%u?[0-9A-Fa-f]{2}|\\\\(?:[uUxN]|[0-3][0-7]{2}|40|2[eE])|=[0-9A-F]{2}"
                        "|[0-9]\\+[0-9]|[?&][^=&#\\s]+=[^&#\\s]*\\+", options)
 
 

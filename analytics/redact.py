@@ -25,7 +25,6 @@ result is still the same JSON with placeholders for the personal values:
 from __future__ import annotations
 
 import functools
-import ipaddress
 import os
 import re
 import threading
@@ -37,7 +36,6 @@ from typing import Any, NamedTuple
 
 import orjson
 import phonenumbers
-from phonenumbers import Leniency, PhoneNumberFormat
 from stdnum import iban as _iban
 from stdnum.us import ssn as _ssn
 
@@ -45,8 +43,11 @@ from analytics import redact_limits as limits
 from analytics.errors import BadRequest
 from analytics.reader_view import base, view
 from analytics.redact_cards import cards
+from analytics.redact_ips import ips
 from analytics.redact_merge import merge_findings
-from analytics.redact_shapes import glued_quad, iban_shaped, obfuscated_emails
+from analytics.redact_phones import phones
+from analytics.redact_shapes import iban_length, iban_shaped
+from analytics.redact_spelled import obfuscated_emails
 from analytics.tomltable import read_table
 
 #: The environment switch of a deployment: set (to anything but "" or "0"), every read masks.
@@ -167,22 +168,6 @@ _EMAIL_DOMAIN = re.compile(r"([^\W_](?:[\w-]*[^\W_])?(?:\.[^\W_](?:[\w-]*[^\W_])
 _IBAN_GAP = r"(?: [./_-] |[ ./_\n-])"
 _IBAN = re.compile(rf"(?<![A-Za-z0-9])[A-Za-z]{{2}}[0-9]{{2}}(?:{_IBAN_GAP}?[A-Za-z0-9]){{11,30}}(?![A-Za-z0-9])")
 _SSN = re.compile(r"(?<![0-9-])([0-9]{3})([- ])([0-9]{2})\2([0-9]{4})(?![0-9]|-[0-9])")
-_IPV4 = re.compile(r"(?<![0-9.])(?:[0-9]{1,3}\.){3}[0-9]{1,3}(?![0-9]|\.[0-9])")
-# A dotted quad with an octet or more in hex (`0xC0.0xA8.0x01.0x01`, `0xC0.168.1.1`), which
-# `inet_aton` and every browser read as an address.
-_OCTET = r"(?:0[xX][0-9A-Fa-f]{1,2}|[0-9]{1,3})"
-_IPV4_HEX = re.compile(rf"(?<![\w.])(?=[0-9.]*0[xX]){_OCTET}(?:\.{_OCTET}){{3}}(?![\w]|\.[\w])")
-_IPV6 = re.compile(r"(?<![\w:.])(?=[0-9A-Fa-f:]*:[0-9A-Fa-f:]*:)[0-9A-Fa-f:]{2,39}(?:%[\w.]+)?(?:(?<=:)(?:[0-9]{1,3}\.){3}[0-9]{1,3})?(?![\w:])")
-# Version context before a dotted quad: `v1.2.3.4`, `version 10.0.0.1`, `release 4.1.0.2`.
-_VERSION_BEFORE = re.compile(
-    r"(?:\b(?:v|ver|version|release|build|rev|firmware|fw|bios|kernel|driver|patch|sdk)[\s.:=-]*|[vV])$", re.IGNORECASE)
-# A run of seven digits or more, separators allowed: the only texts a phone number can hide in.
-_PHONE_HINT = re.compile(r"[0-9](?:[\s().\-/]{0,3}[0-9]){6,}")
-# North American numbers written with separators, `(555) 010-4477`, `555-010-4477`: numbers of
-# fictional area codes (555 in films and test data) fail `phonenumbers`' validity check but are
-# written to be read as phone numbers; `+1 …` and national forms of real ones are found below.
-_NANP = re.compile(r"(?<![0-9-])(?:\+?1[ .-]?)?(?:\([2-9][0-9]{2}\)\s?[0-9]{3}|[2-9][0-9]{2}[.-][2-9][0-9]{2})[.-][0-9]{4}(?![0-9]|-[0-9])")
-
 
 def _word(c: str) -> bool:
     return c.isalnum() or c == "_"  # what `re`'s `\w` matches in a str
@@ -228,7 +213,7 @@ def _emails(text: str) -> Iterator[Finding]:
 
 
 def _spelled_emails(text: str) -> Iterator[Finding]:
-    """Each address with its `@` and dots spelled out (`analytics.redact_shapes.obfuscated_emails`)."""
+    """Each address with its `@` and dots spelled out (`analytics.redact_spelled.obfuscated_emails`)."""
     for start, end, value in obfuscated_emails(text):
         yield Finding(start, end, "EMAIL", value)
 
@@ -246,7 +231,7 @@ def _ibans(text: str) -> Iterator[Finding]:
         ends = [m.end(), *(p for p in range(m.end() - 1, m.start() + 4, -1) if text[p] in " ./_-\n")]
         for end in ends:
             value = re.sub(r"[^A-Za-z0-9]", "", text[m.start():end].rstrip(" ./_-\n")).upper()
-            if _iban.is_valid(value):
+            if len(value) == iban_length(value[:2]) and _iban.is_valid(value):  # (the length first: it is cheap)
                 yield Finding(m.start(), end, "IBAN", value)
                 pos = end
                 break
@@ -275,120 +260,18 @@ def _ssns(text: str) -> Iterator[Finding]:
 
 
 def _ips(text: str) -> Iterator[Finding]:
-    if "." in text:
-        for m in _IPV4.finditer(text):
-            if _VERSION_BEFORE.search(text, max(0, m.start() - 12), m.start()) or glued_quad(text, m.start()):
-                continue
-            try:  # (leading zeros, `010.001.002.003`, which `ipaddress` refuses, read as a reader reads them)
-                address = ipaddress.IPv4Address(".".join(str(int(octet)) for octet in m.group().split(".")))
-            except ValueError:
-                continue
-            yield Finding(m.start(), m.end(), "IP", str(address))
-        if "0x" in text or "0X" in text:
-            for m in _IPV4_HEX.finditer(text):
-                octets = [int(o, 0) if o[:2] in ("0x", "0X") else int(o) for o in m.group().split(".")]
-                if all(o < 256 for o in octets):
-                    yield Finding(m.start(), m.end(), "IP", ".".join(map(str, octets)))
-    if text.count(":") >= 2:
-        for m in _IPV6.finditer(text):
-            raw = m.group()
-            if raw.count(":") < 2 or not any(c not in ":" for c in raw):
-                continue
-            try:
-                address = ipaddress.IPv6Address(raw)
-            except ValueError:
-                continue
-            if "::" not in raw and raw.count(":") < 7 and "." not in raw:
-                continue  # `12:30:45`: a time, not an address
-            yield Finding(m.start(), m.end(), "IP", address.compressed)
+    """Each IP address (`analytics.redact_ips`)."""
+    for start, end, value in ips(text):
+        yield Finding(start, end, "IP", value)
 
 
 def _phones(regions: tuple[str, ...]) -> Callable[[str], Iterator[Finding]]:
+    """Each phone number (`analytics.redact_phones`), read in `regions`."""
     def find(text: str) -> Iterator[Finding]:
-        if not _PHONE_HINT.search(text):
-            return
-        for m in _NANP.finditer(text):
-            digits = re.sub(r"[^0-9]", "", m.group())
-            yield Finding(m.start(), m.end(), "PHONE", "+1" + digits[-10:])
-        found = list(_matched(text, 0, len(text), regions))
-        # `phonenumbers` reads a number with the digits before it (`line2 07700 900456`, `ticket 12
-        # 020 7946 0958`, `phone00 0044 20 7946 0958`) as one number, which is none: each run is read
-        # again from its next groups, as a card's run is (`analytics.redact_cards`).
-        for start, end, cut in _later_groups(text):
-            if not any(f.start <= start < f.end for f in found):
-                found.extend(f for f in _matched(text, start, end, regions, whole=False) if not (cut and f.end == end))
-        yield from found
+        for start, end, value in phones(text, regions):
+            yield Finding(start, end, "PHONE", value)
 
     return find
-
-
-# A run of digit groups a phone number may stand in (`_PHONE_HINT`'s separators); possessive, read once.
-_PHONE_RUN = re.compile(r"[0-9](?:[\s().\-/]{0,3}[0-9])*+")
-#: How many groups after a run's first a number is looked for from, and how many characters it may take
-#: (the longest number, 15 digits, with a separator of up to 3 characters between each two).
-_LATER_GROUPS = 3
-_PHONE_CHARS = 60
-
-
-def _later_groups(text: str) -> Iterator[tuple[int, int, bool]]:
-    """Where a phone number is looked for again in each run of seven digits or more: from each of its
-    first `_LATER_GROUPS` groups after white space (a `(` or `+` right before one with it; a group
-    after a dot, a dash or a slash is part of a version or a date) that leaves seven digits or more, to the run's end or, cut between two groups, `_PHONE_CHARS` on: (start,
-    end, whether it was cut).
-
-    >>> [("line2 07700 900456 x"[a:b], cut) for a, b, cut in _later_groups("line2 07700 900456 x")]
-    [('07700 900456', False)]
-    """
-    for run in _PHONE_RUN.finditer(text):
-        if sum(c.isdigit() for c in run.group()) < 7:
-            continue
-        groups = [run.start() + m.start() for m in re.finditer(r"(?<=\s)[(+]?[0-9]", run.group())]
-        for start in groups[:_LATER_GROUPS]:
-            end = run.end()
-            if end - start > _PHONE_CHARS:
-                end = start + _PHONE_CHARS
-                while text[end - 1].isdigit() and text[end].isdigit():
-                    end -= 1
-            if sum(c.isdigit() for c in text[start:end]) < 7:
-                break  # (no number of seven digits is left in the run)
-            yield start, end, end < run.end()
-
-
-def _matched(text: str, start: int, end: int, regions: tuple[str, ...], whole: bool = True) -> Iterator[Finding]:
-    """The phone numbers `phonenumbers` finds in text[start:end], as spans of `text`. Not `whole` (a
-    stretch of one run of digits): one pass, each possible number kept when written as one or valid."""
-    part = text[start:end]
-    for region in regions:
-        # POSSIBLE, then fail closed: a number written as one (`+44 7700 900456`, `07700 900456`:
-        # ranges kept for drama, which `phonenumbers` calls invalid) is masked; a bare digit run
-        # only when it is a valid number.
-        for leniency in (Leniency.VALID, Leniency.POSSIBLE) if whole else (Leniency.POSSIBLE,):
-            for match in phonenumbers.PhoneNumberMatcher(part, region, leniency=leniency):
-                if _glued(text, start + match.start, start + match.end):
-                    continue
-                if leniency == Leniency.POSSIBLE and not _written_as_phone(match.raw_string) and (
-                        whole or not phonenumbers.is_valid_number(match.number)):
-                    continue
-                value = phonenumbers.format_number(match.number, PhoneNumberFormat.E164)
-                yield Finding(start + match.start, start + match.end, "PHONE", value)
-
-
-def _written_as_phone(raw: str) -> bool:
-    """`+44 7700 900456`, `(0)20 …`, `07700 900456`: an international or trunk-prefixed form of 10 digits or more.
-
-    >>> _written_as_phone("+44 7700 900456"), _written_as_phone("07700 900456"), _written_as_phone("20250305")
-    (True, True, False)
-    """
-    digits = sum(c.isdigit() for c in raw)
-    return digits >= 10 and raw.lstrip("(")[:1] in ("+", "0")
-
-
-def _glued(text: str, start: int, end: int) -> bool:
-    """Whether digits at text[start:end] are part of a longer token (`ORD-2025-000123`,
-    `INV/2025/0001234`): an identifier, not a number someone would dial."""
-    before = text[start - 1] if start else " "
-    after = text[end] if end < len(text) else " "
-    return before.isalnum() or before in "-_/#" or after.isalnum() or (after in "-_/" and text[end + 1:end + 2].isalnum())
 
 
 def _pattern(kind: str, regex) -> Callable[[str], Iterator[Finding]]:
@@ -486,16 +369,16 @@ class _Finder:
     _cache: dict[RedactConfig, _Finder] = {}
 
     def __init__(self, config: RedactConfig) -> None:
-        self.detectors: list[Callable[[str], Iterable[Finding]]] = [
-            _emails, _spelled_emails, _ibans, _cards, _ssns, _ips, _phones(config.phone_regions)
-        ]
         # Configured patterns come before the built-in kinds: an operator's pattern for
         # their own ids is more specific than "some digits".
         custom = [_pattern(kind, regex) for (kind, _), regex in zip(config.patterns, config.regexes)]
         self.terms = _Terms(config.terms_kind, config.terms).find if config.terms else None
         if self.terms:
             custom.append(self.terms)
-        self.detectors[:0] = custom
+        self.custom: list[Callable[[str], Iterable[Finding]]] = custom
+        #: The built-in kinds before `PHONE`, whose values no phone number is looked for in.
+        self.builtin: list[Callable[[str], Iterable[Finding]]] = [_emails, _spelled_emails, _ibans, _cards, _ssns, _ips]
+        self.phones = _phones(config.phone_regions)
 
     @classmethod
     def of(cls, config: RedactConfig) -> _Finder:
@@ -504,11 +387,40 @@ class _Finder:
             finder = cls._cache[config] = cls(config)
         return finder
 
+    def detected(self, seen: str) -> list[list[Finding]]:
+        """Each detector's findings in `seen`, in priority order. Phone numbers are looked for in `seen`
+        with the values of the built-in kinds before them blanked out: an address's, a card's or an
+        IBAN's digits are no phone number, and a text of them (a flood of addresses) is then no text
+        of digit groups for `phonenumbers` to read. (A configured pattern's or term's match is not
+        blanked: it may be part of a phone number, masked with it.)"""
+        custom = [list(detect(seen)) for detect in self.custom]
+        builtin = [list(detect(seen)) for detect in self.builtin]
+        return [*custom, *builtin, list(self.phones(_blanked(seen, builtin)))]
+
     def find(self, text: str) -> list[Finding]:
         # Detected on the view a reader sees (`view`: full-width `４１１１`, a card grouped by
         # non-breaking or zero-width spaces, a decomposed accent); spans are the text's.
         seen, where = view(text)
-        return merge_findings((_in_text(f, where, len(text)) for f in detect(seen)) for detect in self.detectors)
+        return merge_findings([_in_text(f, where, len(text)) for f in found] for found in self.detected(seen))
+
+
+def _blanked(text: str, found: list[list[Finding]]) -> str:
+    """`text` with each character of the findings made a NUL, which no detector reads as part of a value.
+
+    >>> _blanked("ip 10.0.0.1, ring 0207", [[Finding(3, 11, "IP", "10.0.0.1")]])
+    'ip \\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00, ring 0207'
+    """
+    spans = sorted((f.start, f.end) for fs in found for f in fs)
+    if not spans:
+        return text
+    out, at = [], 0
+    for start, end in spans:
+        if end > at:
+            out.append(text[at:max(at, start)])
+            out.append("\0" * (end - max(at, start)))
+            at = end
+    out.append(text[at:])
+    return "".join(out)
 
 
 def _in_text(f: Finding, where: list[int] | None, size: int) -> Finding:

@@ -52,8 +52,10 @@ def cards(text: str) -> Iterator[tuple[int, int, str]]:
         count = [0]
         for a, b in groups:
             count.append(count[-1] + b - a)
+        read_out = _read_out(text, groups)
+        stop = read_out[0] if read_out else len(groups)
         i = 0
-        while i < len(groups):
+        while i < stop:
             found = _card_at(text, groups, i, count)
             if found is None:
                 i += 1
@@ -61,20 +63,47 @@ def cards(text: str) -> Iterator[tuple[int, int, str]]:
             j, digits = found
             yield groups[i][0], groups[j - 1][1], digits
             i = j
+        if read_out:
+            yield groups[read_out[0]][0], groups[-1][1], read_out[1]
+
+
+def _read_out(text: str, groups: list[tuple[int, int]]) -> tuple[int, str] | None:
+    """A card read out digit by digit at the end of a run, after other digits (`… 3 7 4 1 1 1 … 1`,
+    one digit a group, one separator throughout, not a line break): its first group and its digits.
+    Its digits a major issuer's card (16 digits; 15 after 34 or 37) passing the Luhn check, as a
+    card a bare run of 17–19 digits opens with. (A run that opens with one is read from its start;
+    one in the middle of a longer list of digits, which could start at any digit, is not looked for.)
+
+    >>> text = "9 3 4 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1"
+    >>> [(g, d) for g, d in [_read_out(text, [(m.start(), m.end()) for m in _GROUP.finditer(text)])]]
+    [(2, '4111111111111111')]
+    """
+    for size in (16, 15):
+        if len(groups) <= size or any(b - a != 1 for a, b in groups[-size:]):
+            continue
+        gaps = {text[groups[k - 1][1]:groups[k][0]] for k in range(len(groups) - size + 1, len(groups))}
+        digits = "".join(text[a] for a, _ in groups[-size:])
+        amex = digits[:2] in ("34", "37")
+        if (len(gaps) == 1 and "\n" not in gaps.pop() and amex == (size == 15) and issuer_prefix(digits)
+                and _luhn.is_valid(digits)):
+            return len(groups) - size, digits
+    return None
 
 
 def _card_at(text: str, groups: list[tuple[int, int]], i: int, count: list[int]) -> tuple[int, str] | None:
     """The longest card starting at group `i`: (the group after it, its digits), or None
     (`count[k]`: the digits of the groups before group k)."""
     last = bisect.bisect_right(count, count[i] + 19) - 1  # the groups i..last-1 hold at most 19 digits
+    if i > 0 and groups[i][1] - groups[i][0] != 4:
+        last = i + 1  # (past a run's first group, a card of several groups opens with four digits: every shape does)
+    fraction = i > 0 and text[groups[i][0] - 1] == "."  # (`0.4111111111111111`: a number's decimals)
     for j in range(min(last, len(groups)), i, -1):
+        if count[j] - count[i] < 13:
+            break  # (no card is shorter; fewer groups hold fewer digits)
         raw = text[groups[i][0]:groups[j - 1][1]]
         digits = re.sub(r"[^0-9]", "", raw)
-        if len(digits) > 19:
-            continue
         if len(digits) >= 15 and card_shaped(raw):
             return j, digits
-        fraction = i > 0 and text[groups[i][0] - 1] == "."  # (`0.4111111111111111`: a number's decimals)
         if (j == i + 1 and not fraction) or i == 0:
             if 13 <= len(digits) <= 19 and digits[0] != "0" and _luhn.is_valid(digits) and (j == i + 1 or _grouped(raw)):
                 return j, digits

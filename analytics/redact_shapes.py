@@ -3,15 +3,14 @@
 A card number printed in a card's groups, or an IBAN in an IBAN's, is masked whatever its checksum:
 typo'd, it gives away all but one character of the real one; one character short, its check digits
 give the missing one back (`card_shaped`, `iban_shaped`).
-An address written with its `@` and dots spelled out (`alice (at) example (dot) com`) is an address (`obfuscated_emails`). A dotted quad glued to a name or a version
-pin (`Chrome/120.0.0.0`, `foo==1.2.3.4`) is a version, not an address (`glued_quad`).
+A dotted quad glued to a name or a version pin (`Chrome/120.0.0.0`, `foo==1.2.3.4`) is a version,
+not an address (`glued_quad`).
 """
 
 from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterator
 
 from stdnum import iban as _iban
 
@@ -63,9 +62,13 @@ def card_shaped(raw: str) -> bool:
 
 
 @functools.cache
-def _iban_length(country: str) -> int | None:
+def iban_length(country: str) -> int | None:
     """The length of an IBAN of `country` (its BBAN's fields and the four first characters), None
-    for a country without IBANs."""
+    for a country without IBANs.
+
+    >>> iban_length("DE"), iban_length("GB"), iban_length("AB")
+    (22, 22, None)
+    """
     found = _iban._ibandb.info(country)[0][1].get("bban")
     return None if not found else 4 + sum(int(n) for n in re.findall(r"[0-9]+", found))
 
@@ -85,9 +88,9 @@ def iban_shaped(text: str, start: int, end: int) -> int | None:
     [27, 51, None]
     """
     head = text[start:start + 4]
-    if not re.fullmatch(r"[A-Za-z]{2}[0-9]{2}", head) or _iban_length(head[:2].upper()) is None:
+    if not re.fullmatch(r"[A-Za-z]{2}[0-9]{2}", head) or iban_length(head[:2].upper()) is None:
         return None
-    length = _iban_length(head[:2].upper())
+    length = iban_length(head[:2].upper())
     token = re.match(r"[A-Za-z0-9]+", text[start:end]).end()
     if token == length:
         return start + length
@@ -124,82 +127,3 @@ def glued_quad(text: str, start: int) -> bool:
     if before == "/":
         return start < 2 or text[start - 2] != "/"
     return before == "=" and start >= 2 and text[start - 2] in "=<>!~"
-
-
-# An `@` spelled out: in brackets (`(at)`, `[at]`, `{at}`, `[@]`), or the word `at` between spaces.
-# Found from its core and widened over the spaces round it (`_sign`): a pattern that opens with
-# `[ \t]*` is tried at every space of a run, in time of the run's length squared.
-_AT_SPELLED = re.compile(r"[(\[{][ \t]*(?:at|@)[ \t]*[)\]}]|(?<=[ \t])at(?=[ \t])", re.IGNORECASE)
-# A dot spelled out (`(dot)`, `[.]`, `[dot]`, ` dot `), or a dot.
-_DOT_SPELLED = r"(?:[ \t]*[(\[{][ \t]*(?:dot|\.)[ \t]*[)\]}][ \t]*|[ \t]+dot[ \t]+)"
-_LABEL = r"[^\W_](?:[\w-]{0,61}[^\W_])?"
-_SPELLED_DOMAIN = re.compile(
-    rf"{_LABEL}(?:(?:{_DOT_SPELLED}|\.){_LABEL}){{0,6}}(?:{_DOT_SPELLED}|\.)[^\W\d_]{{2,24}}(?![\w-])", re.IGNORECASE)
-_DOT_ANY = re.compile(rf"{_DOT_SPELLED}|\.", re.IGNORECASE)
-
-
-@functools.cache
-def _spelled_sign():
-    """RE2: what every spelled address holds, an `@` in brackets or (after the bare word `at`) a dot
-    spelled out; a text without one holds none. (RE2 for its speed: most texts are read only by this.)"""
-    import re2
-
-    options = re2.Options()
-    options.log_errors = False
-    return re2.compile(r"(?i)[(\[{][ \t]*(?:at|@|dot|\.)[ \t]*[)\]}]|[ \t]dot[ \t]", options)
-_LOCAL = re.compile(r"[\w.+'-]")
-#: Top-level domains an address spelled with the bare word `at` may end in: common ones that are no
-#: English word (`… at and dot is …` is a sentence, `is` Iceland's domain).
-SPELLED_TLDS = frozenset(("com", "org", "net", "edu", "gov", "mil", "int", "io", "uk", "de", "fr", "nl", "eu", "ca",
-                          "au", "ch", "se", "es", "pl", "ru", "cn", "jp", "br", "info", "biz", "dev", "app"))
-
-
-def obfuscated_emails(text: str) -> Iterator[tuple[int, int, str]]:
-    """Each address written with its `@` spelled out: (start, end, the address with `@` and dots).
-    With `(at)` / `[at]` any domain of two labels or more; with the bare word `at`, only a domain
-    whose dots are spelled out too (`alice at example dot com`) and that ends in a common top-level
-    domain (`SPELLED_TLDS`), since `look it up at example.com` and `width at and dot is` are sentences.
-    A local part is at most 64 characters, read back from the `at`.
-
-    >>> text = "alice (at) example (dot) com, bob[at]mail[.]example[.]org, carol at acme dot io"
-    >>> [v for _, _, v in obfuscated_emails(text + "; look at example.com, meet at noon dot, at and dot is")]
-    ['alice@example.com', 'bob@mail.example.org', 'carol@acme.io']
-    """
-    try:
-        if not _spelled_sign().search(text):
-            return
-    except UnicodeEncodeError:  # (a lone surrogate, which RE2 cannot read: the text is read in full)
-        pass
-    look = 0
-    while (core := _AT_SPELLED.search(text, look)) is not None:
-        look = core.end()
-        at, after = _sign(text, core.start(), core.end())
-        start = at
-        while start > max(0, at - 64) and _LOCAL.match(text, start - 1):
-            start -= 1
-        while start < at and not text[start].isalnum():  # (a local part starts with a letter or digit)
-            start += 1
-        if start == at:
-            continue
-        domain = _SPELLED_DOMAIN.match(text, after)
-        if domain is None:
-            continue
-        dots = _DOT_ANY.findall(domain.group())
-        tld = domain.group().rsplit(dots[-1], 1)[-1].lower()
-        if core.group().lower() == "at" and (all(d == "." for d in dots) or tld not in SPELLED_TLDS):
-            continue
-        yield start, domain.end(), (text[start:at] + "@" + _DOT_ANY.sub(".", domain.group())).casefold()
-        look = domain.end()
-
-
-def _sign(text: str, start: int, end: int) -> tuple[int, int]:
-    """A spelled `@` at text[start:end] widened over the spaces and tabs on each side of it.
-
-    >>> _sign("bob  (at) x", 5, 9)
-    (3, 10)
-    """
-    while start and text[start - 1] in " \t":
-        start -= 1
-    while end < len(text) and text[end] in " \t":
-        end += 1
-    return start, end

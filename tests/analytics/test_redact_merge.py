@@ -57,5 +57,5 @@ def test_random_texts_with_overlapping_matches_mask_as_the_pairwise_rule_does():
     for _ in range(300):
         text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 25)))
         seen, where = view(text)
-        detected = [[_in_text(f, where, len(text)) for f in detect(seen)] for detect in finder.detectors]
+        detected = [[_in_text(f, where, len(text)) for f in found] for found in finder.detected(seen)]
         assert finder.find(text) == pairwise(detected), text

@@ -187,3 +187,23 @@ def loaded_thread(folder: Path, messages: list, thread_id: str) -> Path:
     store_with_messages(store, messages, thread_id=thread_id)
     run_cli(["load", str(store), "--db", str(db)], folder).succeeded()
     return db
+
+
+def said_in_a_thread(folder: Path, texts: list[str]) -> Path:
+    """A database in `folder` of one thread in which a user says each of `texts` and the assistant
+    `noted end` (`loaded_thread`)."""
+    from langchain_core.messages import AIMessage, HumanMessage
+
+    return loaded_thread(folder, [*(HumanMessage(t) for t in texts), AIMessage("noted end")], "acme:web:said")
+
+
+def found_unmasked_only(db: Path, probe: str) -> None:
+    """Assert that `probe` finds its message in `db` unmasked, and no message and no conversation
+    under masking (docs/privacy.md, "Search under masking")."""
+    import analytics
+    from analytics.policy import Policy, reading_as
+
+    assert analytics.search(str(db), probe).total >= 1, probe
+    with reading_as(Policy(redact=True)):
+        assert analytics.search(str(db), probe).total == 0, probe
+        assert analytics.conversations(str(db), analytics.Filters(text=probe)).empty, probe

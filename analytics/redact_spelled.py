@@ -1,0 +1,147 @@
+"""Addresses written with their `@` or their dots spelled out (`analytics.redact`'s `EMAIL` kind).
+
+Each is found from its `@` (spelled or not) and read as the address it spells, so
+`alice (at) example (dot) com` has the placeholder of `alice@example.com`. The forms, by how the
+`@` is written:
+
+- in brackets, `(at)`, `[at]`, `{at}`, `[@]`: any domain of two labels or more (`alice[at]example[.]com`,
+  `alice (at) mail.example.org`);
+- the bare word `at`, between dashes (`heidi -at- example -dot- com`) or underscores
+  (`oscar_at_example_dot_com`): only with the domain's dots spelled the same way (` dot `, `-dot-`,
+  `_dot_`, or in brackets) and a common top-level domain (`SPELLED_TLDS`), since `look it up at
+  example.com`, `width at and dot is` and `created_at_index` are not addresses;
+- an `@` itself, with a dot of the domain spelled (`alice@example[dot]com`), or a comma for its last
+  dot before a common top-level domain (`victor@example,com`); an address written plainly is
+  `analytics.redact`'s own.
+
+A local part is at most 64 characters, read back from the `@`. The search barrier blinds what this
+finds (`analytics.masking.blinded`), so a masked search sees no part of such an address either.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterator
+
+# An `@` spelled out, each form a group. Found from its core and widened over the spaces round it
+# (`_widened`): a pattern that opens with `[ \t]*` is tried at every space of a run, in time of the
+# run's length squared.
+_AT = re.compile(
+    r"(?P<bracket>[(\[{][ \t]*(?:at|@)[ \t]*[)\]}])"
+    r"|(?P<word>(?<=[ \t])at(?=[ \t]))"
+    r"|(?P<dash>-[ \t]*at[ \t]*-)"
+    r"|(?P<under>(?<=[^\W_])_at_(?=[^\W_]))"
+    r"|(?P<sign>@)", re.IGNORECASE)
+_TLD = r"[^\W\d_]{2,24}(?![\w-])"
+# A label of a domain, at most 63 characters: in the bracketed and word forms, and after an `@`.
+_LABEL = r"[^\W_](?:[\w-]{0,61}[^\W_])?"
+# A dot spelled out (`(dot)`, `[.]`, `[dot]`, ` dot `), or a dot.
+_DOT_SPELLED = r"(?:[ \t]*[(\[{][ \t]*(?:dot|\.)[ \t]*[)\]}][ \t]*|[ \t]+dot[ \t]+)"
+_DOTS = re.compile(rf"{_DOT_SPELLED}|\.", re.IGNORECASE)
+_SPELLED_DOMAIN = re.compile(rf"{_LABEL}(?:(?:{_DOT_SPELLED}|\.){_LABEL}){{0,6}}(?:{_DOT_SPELLED}|\.){_TLD}",
+                             re.IGNORECASE)
+# A comma for the last dot (`victor@example,com`).
+_COMMA_DOTS = re.compile(r"[.,]")
+_COMMA_DOMAIN = re.compile(rf"{_LABEL}(?:\.{_LABEL}){{0,6}},{_TLD}")
+# Dashes round `dot` (`example -dot- com`); a label's own dashes are not followed by `dot-`.
+_AFTER_DASH_DOT = r"[ \t]*dot[ \t]*-"
+_DASH_DOT = rf"[ \t]*-{_AFTER_DASH_DOT}[ \t]*"
+_DASH_DOTS = re.compile(rf"{_DASH_DOT}|\.", re.IGNORECASE)
+_DASH_LABEL = rf"[^\W_](?:[^\W_]|-(?!{_AFTER_DASH_DOT})(?=[^\W_])){{0,62}}"
+_DASH_DOMAIN = re.compile(rf"{_DASH_LABEL}(?:(?:{_DASH_DOT}|\.){_DASH_LABEL}){{0,6}}(?:{_DASH_DOT}|\.){_TLD}",
+                          re.IGNORECASE)
+# Underscores round `dot` (`example_dot_com`); a label holds no underscore.
+_UNDER_DOTS = re.compile(r"_dot_|\.", re.IGNORECASE)
+_UNDER_LABEL = r"[^\W_](?:[^\W_]|-(?=[^\W_])){0,62}"
+_UNDER_DOMAIN = re.compile(rf"{_UNDER_LABEL}(?:(?:_dot_|\.){_UNDER_LABEL}){{0,6}}(?:_dot_|\.){_TLD}",
+                           re.IGNORECASE)
+_LOCAL = re.compile(r"[\w.+'-]")
+#: Top-level domains an address spelled with the bare word `at` may end in: common ones that are no
+#: English word (`… at and dot is …` is a sentence, `is` Iceland's domain).
+SPELLED_TLDS = frozenset(("com", "org", "net", "edu", "gov", "mil", "int", "io", "uk", "de", "fr", "nl", "eu", "ca",
+                          "au", "ch", "se", "es", "pl", "ru", "cn", "jp", "br", "info", "biz", "dev", "app"))
+
+
+@functools.cache
+def _spelled_sign():
+    """RE2: what every spelled address holds, an `@` in brackets, a dot spelled out, or a comma after
+    an `@`; a text without one holds none. (RE2 for its speed: most texts are read only by this.)"""
+    import re2
+
+    options = re2.Options()
+    options.log_errors = False
+    return re2.compile(r"(?i)[(\[{][ \t]*(?:at|@|dot|\.)[ \t]*[)\]}]|[ \t]dot[ \t]|-[ \t]*dot[ \t]*-|_dot_|@[^\s@,]*,",
+                       options)
+
+
+def obfuscated_emails(text: str) -> Iterator[tuple[int, int, str]]:
+    """Each address written with its `@` or its dots spelled out: (start, end, the address with `@`
+    and dots).
+
+    >>> text = "alice (at) example (dot) com, bob[at]mail[.]example[.]org, carol at acme dot io"
+    >>> [v for _, _, v in obfuscated_emails(text + "; look at example.com, meet at noon dot, at and dot is")]
+    ['alice@example.com', 'bob@mail.example.org', 'carol@acme.io']
+    >>> text = "dan@example[dot]com, eve@example,com, heidi -at- example -dot- com, oscar_at_example_dot_com"
+    >>> [v for _, _, v in obfuscated_emails(text + ", ok@example.com, created_at_index, me@home,please")]
+    ['dan@example.com', 'eve@example.com', 'heidi@example.com', 'oscar@example.com']
+    """
+    try:
+        if not _spelled_sign().search(text):
+            return
+    except UnicodeEncodeError:  # (a lone surrogate, which RE2 cannot read: the text is read in full)
+        pass
+    look = 0
+    while (core := _AT.search(text, look)) is not None:
+        look = core.end()
+        form = core.lastgroup
+        at, after = (core.start(), core.end()) if form in ("sign", "under") else _widened(text, core.start(), core.end())
+        start = at
+        while start > max(0, at - 64) and _LOCAL.match(text, start - 1):
+            start -= 1
+        while start < at and not text[start].isalnum():  # (a local part starts with a letter or digit)
+            start += 1
+        if start == at:
+            continue
+        found = _domain(text, after, form)
+        if found is None:
+            continue
+        end, domain = found
+        yield start, end, (text[start:at] + "@" + domain).casefold()
+        look = end
+
+
+def _domain(text: str, at: int, form: str) -> tuple[int, str] | None:
+    """The domain at `at` after an `@` written in `form`: where it ends and its name with plain dots,
+    or None when the form's rule does not hold (module docstring)."""
+    if form == "dash":
+        pattern, dots = _DASH_DOMAIN, _DASH_DOTS
+    elif form == "under":
+        pattern, dots = _UNDER_DOMAIN, _UNDER_DOTS
+    else:
+        pattern, dots = _SPELLED_DOMAIN, _DOTS
+    m = pattern.match(text, at)
+    if m is None and form == "sign":
+        pattern, dots = _COMMA_DOMAIN, _COMMA_DOTS
+        m = pattern.match(text, at)
+    if m is None:
+        return None
+    written = dots.findall(m.group())
+    tld = m.group()[m.group().rindex(written[-1]) + len(written[-1]):].lower()
+    spelled = any(d != "." for d in written)
+    if form == "bracket" or (spelled and (form == "sign" and pattern is _SPELLED_DOMAIN or tld in SPELLED_TLDS)):
+        return m.end(), dots.sub(".", m.group())
+    return None
+
+
+def _widened(text: str, start: int, end: int) -> tuple[int, int]:
+    """A spelled `@` at text[start:end] widened over the spaces and tabs on each side of it.
+
+    >>> _widened("bob  (at) x", 5, 9)
+    (3, 10)
+    """
+    while start and text[start - 1] in " \t":
+        start -= 1
+    while end < len(text) and text[end] in " \t":
+        end += 1
+    return start, end
