@@ -276,11 +276,16 @@ def _phones(regions: tuple[str, ...]) -> Callable[[str], Iterator[Finding]]:
 
 def _pattern(kind: str, regex) -> Callable[[str], Iterator[Finding]]:
     def find(text: str) -> Iterator[Finding]:
-        for m in regex.finditer(text):
+        # RE2 reads UTF-8, which a lone surrogate (a stored string can hold one) is not: it is
+        # read as U+FFFD, one character for one, so every offset stays the text's own.
+        for m in regex.finditer(_LONE_SURROGATE.sub("\ufffd", text)):
             if m.end() > m.start():
-                yield Finding(m.start(), m.end(), kind, m.group())
+                yield Finding(m.start(), m.end(), kind, text[m.start():m.end()])
 
     return find
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @functools.cache

@@ -203,3 +203,14 @@ def test_the_search_barrier_covers_superscript_digits():
     said = "card ⁴¹¹¹ ¹¹¹¹ ¹¹¹¹ ¹¹¹¹ ok"
     blind = duckdb.connect().execute("SELECT regexp_replace(?, ?, '#', 'g')", [said, search_barrier(RedactConfig())])
     assert blind.fetchone()[0] == "card # ok"
+
+
+def test_a_configured_pattern_reads_a_text_holding_a_lone_surrogate_at_its_own_offsets():
+    """A stored string can hold a lone surrogate, which RE2's UTF-8 cannot: masking raised
+    UnicodeEncodeError on such a message once a pattern was configured."""
+    from analytics.redact import RedactConfig, find_personal_data
+
+    text = "order \ud800 A-1043 and \udfff A-2044"
+    found = find_personal_data(text, RedactConfig(patterns=(("ORDER", "A-[0-9]{4}"),)))
+    assert [(f.kind, text[f.start:f.end], f.value) for f in found] == [("ORDER", "A-1043", "A-1043"),
+                                                                       ("ORDER", "A-2044", "A-2044")]
