@@ -19,10 +19,11 @@ import duckdb
 
 from analytics.policy import Policy, effective
 from analytics.policy import apply as apply_policy
-from analytics.errors import OlderSchema
+from analytics.errors import NotADatabase, OlderSchema
 from analytics.stored_code import refuse_stored_code, without_outside_access
 from analytics.text_match import register_search_functions
 from loaders.catalog import SCHEMA_VERSION, TABLES as LOADER_TABLES
+from loaders.writer import connect_read_only, is_duckdb_file
 
 ConOrPath = Union[duckdb.DuckDBPyConnection, str, os.PathLike]
 
@@ -41,6 +42,9 @@ def connect(
         con = open_dataset(p)  # a Parquet dataset folder (`--format parquet`)
     elif not p.is_file():
         raise FileNotFoundError(f"no Transcript Lens database at {p}")
+    elif not is_duckdb_file(p):  # (DuckDB would load a scanner for a file of another kind: a SQLite store's)
+        raise NotADatabase(f"{p} is not a Transcript Lens database: not a DuckDB file (load a store into one "
+                         f"with `transcript-lens load`)")
     else:
         con = _open_read_only(p)
         try:
@@ -84,7 +88,7 @@ LOCK_WAIT_SECONDS = 60.0
 
 
 def _open_read_only(p: Path) -> duckdb.DuckDBPyConnection:
-    """`duckdb.connect(p, read_only=True)`, waiting while another process holds the file's write
+    """`loaders.writer.connect_read_only(p)`, waiting while another process holds the file's write
     lock (an in-place incremental load, `loaders.writer`), as SQLite's busy timeout waits.
 
     >>> _open_read_only(Path("demo.duckdb"))  # doctest: +SKIP
@@ -92,7 +96,7 @@ def _open_read_only(p: Path) -> duckdb.DuckDBPyConnection:
     deadline, pause = time.monotonic() + LOCK_WAIT_SECONDS, 0.02
     while True:
         try:
-            return duckdb.connect(str(p), read_only=True)
+            return connect_read_only(p)
         except duckdb.IOException as exc:
             if "Could not set lock" not in str(exc) or time.monotonic() >= deadline:
                 raise
@@ -112,7 +116,11 @@ def open_dataset(folder: Path) -> duckdb.DuckDBPyConnection:
     sources = table_sources(folder)  # (FileNotFoundError when the folder holds no dataset)
     con = duckdb.connect()
     without_outside_access(con, allowed=folder)  # (its views read the folder's Parquet parts, nothing else)
-    create_views(con, sources)
+    try:
+        create_views(con, sources)
+    except duckdb.Error as exc:  # (a part that is no Parquet, or a link out of the folder)
+        con.close()
+        raise NotADatabase(f"{folder} is not a Transcript Lens dataset this can read: {str(exc).splitlines()[0]}") from None
     return con
 
 

@@ -17,6 +17,10 @@ class NotFound(AnalyticsError, LookupError):
     """The named thread (or other object) is not in the database."""
 
 
+class NotADatabase(Unsupported):
+    """The file is not a Transcript Lens database a reader opens (not DuckDB, or holding code)."""
+
+
 class OlderSchema(Unsupported):
     """The database was written under another schema version: load its source again."""
 

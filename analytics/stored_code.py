@@ -24,7 +24,7 @@ import os
 
 import duckdb
 
-from analytics.errors import Unsupported
+from analytics.errors import NotADatabase
 
 #: The objects of a database's own catalogue that a load never writes, in one query.
 _STORED_CODE = """
@@ -42,7 +42,7 @@ _STORED_CODE = """
 """
 
 
-class StoredCode(Unsupported):
+class StoredCode(NotADatabase):
     """The database holds views or macros of its own: Transcript Lens does not read it."""
 
 

@@ -209,12 +209,12 @@ def version_views(con, version: Path, tables: Iterable[str]) -> None:
 def export_load(work: Path, folder: Path, load_id: int) -> Path | None:
     """Export the working database as a new current version, unless the current one was
     already made from its load `load_id` (an incremental load that found nothing new)."""
-    import duckdb
+    from loaders.writer import connect_read_only
 
     if is_dataset(folder):
         if _tables_file(current_version(folder)).get("load_id") == load_id:
             return None
-    con = duckdb.connect(str(work), read_only=True)
+    con = connect_read_only(work)
     try:
         version = write_version(con, folder, load_id=load_id)
     finally:

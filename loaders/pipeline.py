@@ -35,7 +35,7 @@ from loaders.scratch import remove_stale_scratch, scratch_dir
 from loaders.source import Source, SourceOptions, SourceReader
 from loaders.summary import TOOL_VERSION, DerivedTables, LoadSummary, Progress, load_row
 from loaders.thread_keys import compile_thread_key
-from loaders.writer import DatabaseWriter, PartFeed, refuse_foreign_target
+from loaders.writer import DatabaseWriter, PartFeed, connect_read_only, refuse_foreign_target
 
 
 class _Previous(NamedTuple):
@@ -52,7 +52,7 @@ def _previous(db: Path) -> _Previous | None:
     full one). One that cannot be read fails the load with DuckDB's words."""
     import duckdb
 
-    con = duckdb.connect(str(db), read_only=True)
+    con = connect_read_only(db)
     try:
         try:
             found = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchall()
@@ -109,9 +109,8 @@ def _source_token(
 def _unchanged(db: Path, source: str, kind: str, seconds: float) -> LoadSummary:
     """The answer of an incremental load that found nothing to do: what the database holds
     (its file is not opened for writing, so a reader sees no new version)."""
-    import duckdb
 
-    con = duckdb.connect(str(db), read_only=True)
+    con = connect_read_only(db)
     try:
         load_id, threads, checkpoints, messages = con.execute(
             "SELECT (SELECT max(load_id) FROM loads), (SELECT count(*) FROM threads), "

@@ -171,6 +171,21 @@ def is_duckdb_file(path: str | os.PathLike) -> bool:
         return False
 
 
+#: The settings of every read-only connection to a database file: DuckDB installs or loads no
+#: extension for what it finds in the file (a file of another kind, a SQLite one, would have it
+#: download and load its scanner; so would a type of an extension's). One dict, so that every
+#: such connection to one file shares DuckDB's one instance of it (it refuses another config).
+READ_CONFIG = {"autoinstall_known_extensions": False, "autoload_known_extensions": False}
+
+
+def connect_read_only(path: str | os.PathLike) -> duckdb.DuckDBPyConnection:
+    """A read-only connection to the database file at `path` (`READ_CONFIG`).
+
+    >>> connect_read_only("lens.duckdb").sql("SELECT count(*) FROM messages")  # doctest: +SKIP
+    """
+    return duckdb.connect(str(path), read_only=True, config=READ_CONFIG)
+
+
 def refuse_foreign_target(db: Path) -> None:
     """A load replaces its database: a file that is not one is refused, never overwritten
     (an empty file holds nothing); so is anything but a regular file (`refuse_non_file`)."""

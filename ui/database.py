@@ -113,15 +113,14 @@ def schema_problem(version: tuple[str, int, int, int]) -> str | None:
     """Why the app cannot read this version of a database (`DbRef.version`): written under another
     schema (`analytics.db.schema_problem`); None when it can. Asked once per file version."""
     from analytics.db import connect
-    from analytics.errors import OlderSchema
-    from analytics.stored_code import StoredCode
+    from analytics.errors import NotADatabase, OlderSchema
 
     try:
         with _held(version[0]) as fd:
             if fd is not None and os.fstat(fd).st_ino != version[3]:
                 return f"{version[0]} was replaced since it was opened: open it again"
             connect(version[0] if fd is None else f"/proc/self/fd/{fd}").close()
-    except (OlderSchema, StoredCode) as exc:
+    except (OlderSchema, NotADatabase) as exc:
         return str(exc)
     except FileNotFoundError as exc:
         return str(exc)

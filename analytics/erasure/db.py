@@ -25,7 +25,7 @@ import duckdb
 
 from analytics.catalog import ALL_TABLES, TOPICS
 from analytics.erasure.scrub import TABLES as scrubbed_tables, copy_scrubbed, register as register_scrub
-from loaders.writer import remove_stale_temps
+from loaders.writer import connect_read_only, remove_stale_temps
 
 KINDS = ("thread", "tenant", "session")
 #: The `threads` column a tombstone of each kind matches.
@@ -196,7 +196,7 @@ def rewrite_dataset(folder: str | os.PathLike, thread_ids: list[str]) -> dict[st
                                 "load it again (--format parquet) before erasing")
     removed = rewrite_without(work, thread_ids)
     load_id = dataset.version_load_id(folder) if dataset.is_dataset(folder) else None
-    con = duckdb.connect(str(work), read_only=True)
+    con = connect_read_only(work)
     try:
         dataset.write_version(con, folder, load_id=load_id, keep=0)
     finally:

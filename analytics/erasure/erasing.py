@@ -277,9 +277,9 @@ def _rows_file(db: str | os.PathLike) -> Path | None:
 def _covered(source: Path | None, kind: str, value: str) -> list[str]:
     if source is None:
         return [value] if kind == "thread" else []
-    import duckdb
+    from loaders.writer import connect_read_only
 
-    con = duckdb.connect(str(source), read_only=True)
+    con = connect_read_only(source)
     try:
         return covered_threads(con, [(kind, value)])
     finally:

@@ -65,9 +65,9 @@ def _tenant_of(source: Path | None, thread_id: str) -> str | None:
     """The tenant the database holds `thread_id` under (None: not held, or no tenant)."""
     if source is None:
         return None
-    import duckdb
+    from loaders.writer import connect_read_only
 
-    con = duckdb.connect(str(source), read_only=True)
+    con = connect_read_only(source)
     try:
         has = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_schema = 'main' "
                           "AND table_name = 'threads'").fetchall()[0][0]

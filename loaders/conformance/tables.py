@@ -12,6 +12,8 @@ from typing import Any
 
 import duckdb
 
+from loaders.writer import connect_read_only
+
 
 # Every data table with an order that makes its rows comparable between two loads.
 TABLE_ORDER = [
@@ -33,7 +35,7 @@ def query(con: duckdb.DuckDBPyConnection, sql: str, params: list | None = None) 
 
 def open_read_only(db: str | os.PathLike) -> duckdb.DuckDBPyConnection:
     """A read-only connection to `db`, times in UTC."""
-    con = duckdb.connect(str(db), read_only=True)
+    con = connect_read_only(db)
     con.execute("SET TimeZone = 'UTC'").fetchall()
     return con
 

@@ -143,3 +143,23 @@ def test_the_load_panel_refuses_a_database_holding_code_in_its_folder(deployed, 
     db = _planted(clean, deployed, *SWAPPED)
     [error] = _try(str(db))
     assert "is not opened" in error and "view messages" in error and SECRET not in error
+
+
+def test_a_file_of_another_kind_named_duckdb_is_refused_before_duckdb_reads_it(sqlite_store, tmp_path):
+    """DuckDB reads a SQLite file by downloading and loading its scanner extension: a store renamed
+    `.duckdb`, uploaded or typed, had the server fetch and load native code."""
+    fake = tmp_path / "store.duckdb"
+    shutil.copy(sqlite_store.path, fake)
+    out = attack(["search", "refund", "--db", str(fake)], tmp_path)
+    out.refused("not a Transcript Lens database", "not a DuckDB file")
+    assert not any(tmp_path.joinpath(".attack-home").rglob("extensions")), "an extension folder was made"
+
+
+def test_a_dataset_part_linked_out_of_its_folder_is_refused_in_one_line(dataset, tmp_path):
+    copy = tmp_path / "lens"
+    shutil.copytree(dataset, copy)
+    part = next((copy / (copy / "CURRENT").read_text().strip() / "threads").rglob("*.parquet"))
+    outside = tmp_path / "outside.parquet"
+    part.rename(outside)
+    part.symlink_to(outside)
+    attack(["search", "refund", "--db", str(copy)], tmp_path).refused("is not a Transcript Lens dataset")
