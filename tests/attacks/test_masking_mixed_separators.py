@@ -55,3 +55,21 @@ def test_a_part_of_such_a_card_never_matches_a_search(probe, lens, tmp_path):
     out = run_cli(["search", probe, "--db", str(lens), "--format", "csv", "--redact"], tmp_path)
     out.succeeded().never_prints(*(s for s in SECRETS if s != probe))  # (the summary line names the query)
     assert len(out.stdout.splitlines()) <= 1, out.stdout  # a header, no hit
+
+
+@pytest.mark.parametrize("card", ["4111  1111  1111  1111", "4111 \t1111 1111 1111", "4111, 1111, 1111, 1111",
+                                  "4111,1111,1111,1111", "5500  0000  0000  0004", "4111*1111*1111*1111"])
+def test_a_card_grouped_by_wider_spaces_commas_or_stars_is_masked(card):
+    from analytics.masking import mask_text
+    from analytics.policy import Policy
+
+    shown = mask_text(f"card {card} ok", Policy(redact=True))
+    assert re.fullmatch(r"card <CARD_\d+> ok", shown), shown
+
+
+@pytest.mark.parametrize("decoy", ["1,2,3,4,5", "2024, 1111, 2222, 3333", "sizes 10  12  14  16"])
+def test_lists_of_numbers_that_are_no_card_stay_as_written(decoy):
+    from analytics.masking import mask_text
+    from analytics.policy import Policy
+
+    assert mask_text(decoy, Policy(redact=True)) == decoy
