@@ -225,8 +225,9 @@ def _hover(line: pd.DataFrame) -> pd.Series:
     )
 
 
-#: What a resume point's label adds when its idle gap began at a checkpoint waiting on an
-#: interrupt: the gap is a person taking their time to answer, not a runtime gone quiet.
+#: What a resume point's label adds when it is an idle gap alone that began at a checkpoint waiting
+#: on an interrupt: a person taking their time to answer, not a restart (the Restarts count and
+#: "Restarted threads only" leave it out, `analytics.resume.chain`).
 HUMAN_WAIT = " · human wait"
 
 
@@ -235,6 +236,7 @@ def _markers(points: pd.DataFrame, line: pd.DataFrame) -> pd.DataFrame:
     "resume #2 · human wait")."""
     step_of = dict(zip(line["checkpoint_id"], line["step"]))
     waiting = points["before_checkpoint_id"].map(dict(zip(line["checkpoint_id"], line["has_interrupt"]))).fillna(False)
+    waiting = waiting.astype(bool) & (points["reason"] == "idle_gap")
     return pd.DataFrame(
         {
             "resume_no": points["resume_no"],
