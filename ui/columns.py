@@ -184,7 +184,8 @@ RISK_LABELS = {
 RISK_HELP = {
     "risk_score": "The weights of the thread's flags added up (What the flags mean, above)",
     "flags": "What makes a restart of this thread doubtful, most severe first",
-    "resume_points": "Restarts: idle gaps over the threshold and changes of run / process id; a wait on a human's answer is not one",
+    "resume_points": "Restarts: idle gaps over the threshold and changes of run / process id "
+                     "(a wait on a human's answer is not one)",
     "window_size": "Messages a restart now restores (at most the cap)",
     "truncated_by": "User and assistant messages too old to be restored: more than the cap",
     "window_no_id": "Restored messages without an id: they cannot be deduplicated or traced",

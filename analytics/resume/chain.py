@@ -225,7 +225,8 @@ def resume_counts_sql(
     ['acme']
     """
     sql, params = points_query(filters, gap_minutes, process_keys)
-    return sql + "\nSELECT thread_id, count(*) AS resume_points FROM numbered WHERE NOT human_wait GROUP BY thread_id", params
+    counted = "\nSELECT thread_id, count(*) AS resume_points FROM numbered WHERE NOT human_wait GROUP BY thread_id"
+    return sql + counted, params
 
 
 # ---------------------------------------------------------------------------

@@ -380,7 +380,8 @@ def test_a_wait_for_a_human_is_not_a_restart_in_the_count_or_the_filter(app, con
     for thread in shown.index:
         waiting = resume.timeline(con, thread).set_index("checkpoint_id")["has_interrupt"]
         points = resume.resume_points(con, thread)
-        human = points["before_checkpoint_id"].map(waiting).fillna(False).astype(bool) & (points["reason"] == "idle_gap")
+        waited = points["before_checkpoint_id"].map(waiting).fillna(False).astype(bool)
+        human = waited & (points["reason"] == "idle_gap")
         restarts[thread] = int((~human).sum())
         if thread == WAITED:
             assert len(points) and human.all()  # (the demo's wait for a supervisor)
