@@ -208,7 +208,8 @@ RISK_FIGURES = Table(
         _count("load_errors", "`load_errors` rows of the thread"),
         _c("latest_checkpoint_id", VARCHAR, "`threads.transcript_checkpoint_id`: the root checkpoint the transcript comes from"),
         _c("last_ts", TIMESTAMPTZ, "`threads.last_ts`"),
-        _count("resume_points", "restarts of the thread: `resume_points()` at the default 30-minute gap"),
+        _count("resume_points", "restarts of the thread: `resume_points()` at the default 30-minute gap, a human "
+               "wait (an idle gap alone begun waiting on an interrupt) left out"),
     ),
 )
 

@@ -44,7 +44,8 @@ st.subheader("Threads by risk")
 c_restarted, c_sort, c_order = flow.row(("control", "field", "control"), "risk-sort", align="bottom")
 restarted = c_restarted.toggle(
     "Restarted threads only", key=url.bind("restarted", False, state.BOOL),
-    help="Threads with at least one resume point at this idle gap (or a change of run / process id).",
+    help="Threads with at least one restart: an idle gap over this threshold or a change of run / process id "
+         "(a wait on a human's answer is not one).",
 )
 sort = c_sort.selectbox("Sort by", qa_model.SORTABLE, format_func=columns.RISK_LABELS.get,
                         key=url.bind("sort", qa_model.DEFAULT_SORT, state.choice(qa_model.SORTABLE)))  # fmt: skip

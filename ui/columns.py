@@ -17,6 +17,7 @@ from analytics.reporting.readable import CONVERSATION_COLUMNS, Shown
 from ui import render
 from ui.formats import header  # noqa: F401  (a column's header: the one way, ui.formats)
 from ui.models.outcomes import OUTCOME_LABELS, signals_text, why_text
+from ui.models.resume_qa import RISK_LABELS, risk_header  # noqa: F401  (Resume QA's headers: its "Sort by" too)
 
 _TS = "YYYY-MM-DD HH:mm:ss"
 
@@ -159,32 +160,11 @@ def styled(shown: pd.DataFrame):
     return shown.style.format(render.duration, subset=durations, na_rep="")
 
 
-#: Resume QA's ranked table: each column's header (`ui.models.resume_qa.RISK_TABLE_COLUMNS`),
-#: which its "Sort by" and caption use too, and what each holds: in the words of a runtime's
-#: restart (the messages it restores), not the names of the columns behind them.
-RISK_LABELS = {
-    "thread_id": "thread",
-    "risk_score": "risk",
-    "flags": "flags",
-    "resume_points": "restarts",
-    "window_size": "messages restored",
-    "truncated_by": "left out (over the cap)",
-    "window_no_id": "restored without an id",
-    "window_no_ts": "restored without a time",
-    "edited_in_window": "restored, since edited",
-    "edited_messages": "edited",
-    "removed_messages": "removed",
-    "forks": "branches",
-    "latest_not_leaf": "resumes from an older turn",
-    "interrupt_pending": "waiting on a human",
-    "undecodable_messages": "unreadable",
-    "load_errors": "rows skipped at load",
-    "last_ts": "last active (UTC)",
-}
 RISK_HELP = {
     "risk_score": "The weights of the thread's flags added up (What the flags mean, above)",
     "flags": "What makes a restart of this thread doubtful, most severe first",
-    "resume_points": "Restarts: idle gaps over the threshold and changes of run / process id",
+    "resume_points": "Restarts: idle gaps over the threshold and changes of run / process id "
+                     "(a wait on a human's answer is not one)",
     "window_size": "Messages a restart now restores (at most the cap)",
     "truncated_by": "User and assistant messages too old to be restored: more than the cap",
     "window_no_id": "Restored messages without an id: they cannot be deduplicated or traced",
@@ -203,7 +183,7 @@ RISK_HELP = {
 
 def risks(max_score: int) -> dict:
     """Resume QA's threads ranked by risk (`max_score` fills the bar), each header with what it holds."""
-    header = {name: label[0].upper() + label[1:] for name, label in RISK_LABELS.items()}  # (a header starts upper case)
+    header = {name: risk_header(name) for name in RISK_LABELS}
     config = {
         name: st.column_config.Column(header[name], help=RISK_HELP.get(name))
         for name in RISK_LABELS

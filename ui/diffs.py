@@ -1,5 +1,8 @@
 """Drawing differences: an inline word diff as HTML, and two texts side by side (the transcript diff,
-Resume QA's expected / observed windows). Text is escaped; colours say what happened to an entry."""
+Resume QA's expected / observed windows). Text is escaped and its line breaks are `<br>`: the HTML is
+handed to Markdown, where a blank line would end the HTML block and the rest would be read as
+Markdown (a code fence there shows the escaped entities, `&quot;`, as typed). Colours say what
+happened to an entry."""
 
 from __future__ import annotations
 
@@ -14,6 +17,15 @@ from ui.markup import inert
 COLOURS = {"same": "#ffffff", "edited": "#fff8e1", "added": "#eefaee", "removed": "#fdeeee", "moved": "#f5f0fa"}
 
 
+def text_html(value: str | None) -> str:
+    """`value` as HTML text that stays inside one HTML block: escaped, each line break a `<br>`.
+
+    >>> text_html('a "b"\\n\\nc')
+    'a &quot;b&quot;<br><br>c'
+    """
+    return html.escape(value or "").replace("\r\n", "\n").replace("\n", "<br>")
+
+
 def diff_html(old: str | None, new: str | None, side: str = "both") -> str:
     """The inline diff of `old` → `new` as HTML, escaped: removed runs struck through in red, added
     ones in green; `side="old"` / `"new"` shows one side only (for side-by-side columns).
@@ -25,7 +37,7 @@ def diff_html(old: str | None, new: str | None, side: str = "both") -> str:
     """
     parts = []
     for s in segments(old, new):
-        text = html.escape(s.text)
+        text = text_html(s.text)
         if s.op == "-" and side != "new":
             parts.append(f'<del style="background:#fdd;color:#a00">{text}</del>')
         elif s.op == "+" and side != "old":
@@ -42,7 +54,7 @@ def edit_log_html(edits) -> str:
     from ui.formats import clock, is_missing
 
     def cell(value) -> str:
-        return "" if is_missing(value) else html.escape(str(value))
+        return "" if is_missing(value) else text_html(str(value))
 
     def message(ordinal) -> str:
         return "" if is_missing(ordinal) else f"Message {int(ordinal) + 1}"

@@ -10,7 +10,6 @@ edit log of every branch). Hidden, the section is one line (`history_summary`, o
 from __future__ import annotations
 
 import hashlib
-import html
 
 import pandas as pd
 import streamlit as st
@@ -42,7 +41,7 @@ def _note(kind: str, text: str, body: str = "") -> None:
     symbol, border, background = _NOTE[kind]
     st.markdown(inert(
         f'<div style="border-left:4px solid {border};background:{background};padding:6px 12px;margin:0 0 12px 3rem;'
-        f'border-radius:4px;font-size:0.9rem">{symbol} {html.escape(text)}'
+        f'border-radius:4px;font-size:0.9rem">{symbol} {diffs.text_html(text)}'
         + (f'<div style="margin-top:4px;white-space:pre-wrap">{body}</div>' if body else "")
         + "</div>"),
         unsafe_allow_html=True,
@@ -174,11 +173,11 @@ def _side_by_side(view: model.CompareView) -> None:
         left = right = None
         if pd.notna(r.left_ordinal):
             body = (diffs.diff_html(r.left_content, r.right_content, "old") if r.status == "edited"
-                    else html.escape(r.left_content or ""))  # fmt: skip
+                    else diffs.text_html(r.left_content))  # fmt: skip
             left = (f"{r.left_role} · Message {int(r.left_ordinal) + 1} · {status}", body, colour)
         if pd.notna(r.right_ordinal):
             body = (diffs.diff_html(r.left_content, r.right_content, "new") if r.status == "edited"
-                    else html.escape(r.right_content or ""))  # fmt: skip
+                    else diffs.text_html(r.right_content))  # fmt: skip
             right = (f"{r.right_role} · Message {int(r.right_ordinal) + 1} · {status}", body, colour)
         diffs.pair(left, right)
     if len(view.frame) > render.CHAT_MAX:

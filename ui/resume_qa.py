@@ -3,7 +3,6 @@ expected one (`ui.models.resume_qa.ObservedCheck.side_by_side`), each finding co
 
 from __future__ import annotations
 
-import html
 
 import pandas as pd
 import streamlit as st
@@ -31,10 +30,12 @@ def side_by_side(rows: pd.DataFrame) -> None:
         altered = isinstance(r.text_diff, str)
         expected = observed = None
         if pd.notna(r.expected_position):
-            body = diffs.diff_html(r.expected_content, r.observed_content, "old") if altered else html.escape(r.expected_content)
+            body = (diffs.diff_html(r.expected_content, r.observed_content, "old") if altered
+                    else diffs.text_html(r.expected_content))
             expected = (f"{r.message} · {r.expected_speaker}{note}", body, colour)
         if pd.notna(r.observed_position):
-            body = diffs.diff_html(r.expected_content, r.observed_content, "new") if altered else html.escape(r.observed_content)
+            body = (diffs.diff_html(r.expected_content, r.observed_content, "new") if altered
+                    else diffs.text_html(r.observed_content))
             observed = (f"position {r.observed_position} · {r.observed_speaker} · line {r.line}{note}", body, colour)
         diffs.pair(expected, observed)
     if len(rows) > render.CHAT_MAX:

@@ -135,7 +135,10 @@ points AS (
       AND ((epoch_us(c.ts) - epoch_us(c.prev_ts)) > ? OR ch.checkpoint_id IS NOT NULL)
 ),
 numbered AS (
+    -- A human wait: an idle gap alone, begun at a checkpoint waiting on an interrupt (a person
+    -- taking their time to answer, the runtime unchanged). A resume point, never a restart.
     SELECT p.*, len(b.message_versions) AS before_message_count,
+           coalesce(b.has_interrupt AND p.reason = 'idle_gap', FALSE) AS human_wait,
            row_number() OVER (PARTITION BY p.thread_id ORDER BY p.chain_position) AS resume_no
     FROM points AS p
     JOIN checkpoints AS b ON b.thread_id = p.thread_id AND b.checkpoint_id = p.before_checkpoint_id AND b.is_root
@@ -212,16 +215,18 @@ def resume_counts_sql(
     gap_minutes: float = DEFAULT_GAP_MINUTES,
     process_keys: Sequence[str] = PROCESS_KEYS,
 ) -> tuple[str, list]:
-    """`(sql, params)` of `thread_id, resume_points` for threads with at least one resume point.
+    """`(sql, params)` of `thread_id, resume_points` for threads with at least one restart.
 
-    The same points as `resume_points()`, counted; for a metrics query to join.
+    The points of `resume_points()` that are restarts, counted (a human wait, an idle gap alone
+    that began waiting on an interrupt, is not one); for a metrics query to join.
 
     >>> sql, params = resume_counts_sql(Filters(tenants=("acme",)))
     >>> params[0]
     ['acme']
     """
     sql, params = points_query(filters, gap_minutes, process_keys)
-    return sql + "\nSELECT thread_id, count(*) AS resume_points FROM points GROUP BY thread_id", params
+    counted = "\nSELECT thread_id, count(*) AS resume_points FROM numbered WHERE NOT human_wait GROUP BY thread_id"
+    return sql + counted, params
 
 
 # ---------------------------------------------------------------------------

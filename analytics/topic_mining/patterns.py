@@ -38,7 +38,7 @@ PATTERN_COLUMNS = (
     "tenant_ids", "first_seen", "last_seen", "examples",
 )
 PERIODS = ("day", "week")
-#: Examples per pattern (`thread_id@ordinal`, the earliest first).
+#: Examples per pattern (`thread_id@N`, N the failing message as the transcript numbers it, the earliest first).
 EXAMPLES = 5
 #: An error is read up to this many characters (its first line).
 ERROR_CHARS = 500
@@ -211,7 +211,7 @@ def _grouped_of(failures: list[tuple]) -> list[tuple]:
         out.append((signature, f.label, " > ".join(f.tools), f.error_class, f.error, len(members),
                     sum(o == "failed" for _, o, _, _ in members), sum(o == "abandoned" for _, o, _, _ in members),
                     len(tenants), " ".join(tenants), min(times, default=None), max(times, default=None),
-                    " ".join(f"{m[0].thread_id}@{m[0].failing_ordinal}" for m in ordered[:EXAMPLES])))
+                    " ".join(f"{m[0].thread_id}@{m[0].failing_ordinal + 1}" for m in ordered[:EXAMPLES])))
     return sorted(out, key=lambda r: (-r[5], r[0]))
 
 
@@ -219,7 +219,8 @@ def patterns(db_or_con: ConOrPath, filters: Filters | None = None) -> pd.DataFra
     """One row per failure pattern, the most frequent first: `PATTERN_COLUMNS` (docs/topics.md).
 
     `threads`: conversations; `failed` / `abandoned`: of them, by outcome; `tenants`: tenants
-    affected; `examples`: `thread_id@ordinal` of the failing message, the earliest first."""
+    affected; `examples`: `thread_id@N`, N the failing message's number in the transcript ("Message N",
+    from 1), the earliest first."""
     with connection(db_or_con) as con:
         rows = _grouped(con, filters)
     return pd.DataFrame(rows, columns=list(PATTERN_COLUMNS))

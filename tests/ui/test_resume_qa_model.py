@@ -200,5 +200,25 @@ def test_labels_and_the_flag_legend():
     assert resume_qa.at_label(LATEST) == "latest checkpoint (a restart now)" and resume_qa.at_label("3") == "resume #3"
     legend = resume_qa.flag_legend().splitlines()
     assert len(legend) == len(resume.RISK_FLAGS)
-    assert legend[0].startswith("- **resumes from an older turn** (weight 5; in the CSV `latest_not_leaf`): ")
+    assert legend[0].startswith("- **resumes from an older turn** (weight 5; in the CSV: ")
     assert resume_qa.MAX_RISK_SCORE == sum(f.weight for f in resume.RISK_FLAGS) > 0
+
+
+def test_the_flag_legend_names_each_flag_as_the_csv_has_it(con):
+    """Each flag's line names the header of the CSV column its figure is in (as the download heads
+    it) and the code the CSV's Flags column writes; no column by its stored name."""
+    import re
+
+    from analytics.resume.risk_figures import _FLAG_CONDITIONS
+    from ui import columns
+    from ui.formats import readable
+
+    table = resume_qa.risk_table(con, Filters(), 50, 30.0, False, "risk_score", True)
+    headers = dict(zip(table.columns, readable(table.head(0), columns.risks(resume_qa.MAX_RISK_SCORE)).columns))
+    lines = resume_qa.flag_legend().splitlines()
+    assert len(lines) == len(resume.RISK_FLAGS)
+    for flag, line in zip(resume.RISK_FLAGS, lines, strict=True):
+        behind = [c for c in re.findall(r"[a-z_]+", _FLAG_CONDITIONS[flag.name]) if c in headers]
+        assert behind and any(f"“{headers[c]}”" in line for c in behind), line
+        assert f"`{flag.name}` in “{headers['flags']}”" in line, line
+        assert not [c for c in re.findall(r"`([a-z_]+)`", line) if c in headers and c != flag.name], line

@@ -24,7 +24,8 @@ TREND_PATTERNS = 5
 @dataclass(frozen=True)
 class PatternsPage:
     """`patterns`: `patterns()` (the CSV); `table`: what the page shows; `threads`: every failed
-    conversation with its signature; `trend`: the top patterns' conversations per period, one column each."""
+    conversation with its signature; `trend`: the top patterns' conversations per period, one column each,
+    the most frequent first."""
 
     patterns: pd.DataFrame
     table: pd.DataFrame
@@ -53,4 +54,6 @@ def patterns_page(con_or_path: ConOrPath, filters: Filters = Filters(), period: 
                  .pivot_table(index="period_start", columns="pattern", values="threads", aggfunc="sum", fill_value=0)
                  .reset_index())
         trend.columns.name = None
+        # The legend lists the columns in order: the most frequent first, as the table (pivot sorts them by name).
+        trend = trend[["period_start", *(c for c in dict.fromkeys(top.values()) if c in trend.columns)]]
     return PatternsPage(frame, frame[list(TABLE_COLUMNS)], threads, trend)

@@ -47,6 +47,40 @@ RISK_TABLE_COLUMNS: tuple[str, ...] = (
     "last_ts",
 )
 
+#: Resume QA's ranked table: each column's header (`RISK_TABLE_COLUMNS`; `ui.columns.risks`), which
+#: its "Sort by", its caption and the flag legend use too, and what each holds: in the words of a
+#: runtime's restart (the messages it restores), not the names of the columns behind them.
+RISK_LABELS = {
+    "thread_id": "thread",
+    "risk_score": "risk",
+    "flags": "flags",
+    "resume_points": "restarts",
+    "window_size": "messages restored",
+    "truncated_by": "left out (over the cap)",
+    "window_no_id": "restored without an id",
+    "window_no_ts": "restored without a time",
+    "edited_in_window": "restored, since edited",
+    "edited_messages": "edited",
+    "removed_messages": "removed",
+    "forks": "branches",
+    "latest_not_leaf": "resumes from an older turn",
+    "interrupt_pending": "waiting on a human",
+    "undecodable_messages": "unreadable",
+    "load_errors": "rows skipped at load",
+    "last_ts": "last active (UTC)",
+}
+
+
+def risk_header(name: str) -> str:
+    """A column of the ranked table as its header (and its CSV's) reads it.
+
+    >>> risk_header("latest_not_leaf")
+    'Resumes from an older turn'
+    """
+    label = RISK_LABELS[name]
+    return label[0].upper() + label[1:]
+
+
 #: Columns of a window table on the page (and its CSV download).
 WINDOW_TABLE_COLUMNS: tuple[str, ...] = ("position", "speaker", "content", "message_id", "ts", "ordinal", "source")
 
@@ -73,11 +107,33 @@ FLAG_WORDS = {
 }
 
 
+#: The column of the ranked table (and its CSV) holding the figure each flag rests on.
+FLAG_COLUMNS = {
+    "latest_not_leaf": "latest_not_leaf",
+    "undecodable": "undecodable_messages",
+    "no_id_in_window": "window_no_id",
+    "edited_in_window": "edited_in_window",
+    "removed": "removed_messages",
+    "forked": "forks",
+    "interrupt_pending": "interrupt_pending",
+    "load_errors": "load_errors",
+    "edited": "edited_messages",
+    "no_ts_in_window": "window_no_ts",
+    "truncated": "truncated_by",
+}
+
+
 def flag_legend() -> str:
-    """What each risk flag means, as a markdown list, most severe first (with the name the CSV
-    and docs/resume_qa.md give it)."""
-    return "\n".join(f"- **{flags_text(f.name)}** (weight {f.weight}; in the CSV `{f.name}`): {f.meaning}"
-                     for f in resume.RISK_FLAGS)
+    """What each risk flag means, as a markdown list, most severe first, with where the CSV has
+    it: the header of the column its figure is in, and the code its Flags column writes (the
+    name docs/resume_qa.md gives it).
+
+    >>> flag_legend().splitlines()[0][:100]
+    '- **resumes from an older turn** (weight 5; in the CSV: “Resumes from an older turn”, `latest_not_le'
+    """
+    flags, column = risk_header("flags"), {f: risk_header(c) for f, c in FLAG_COLUMNS.items()}
+    return "\n".join(f"- **{flags_text(f.name)}** (weight {f.weight}; in the CSV: “{column[f.name]}”, "
+                     f"`{f.name}` in “{flags}”): {f.meaning}" for f in resume.RISK_FLAGS)
 
 
 def flags_text(flags: str | None) -> str:
@@ -225,8 +281,9 @@ def _hover(line: pd.DataFrame) -> pd.Series:
     )
 
 
-#: What a resume point's label adds when its idle gap began at a checkpoint waiting on an
-#: interrupt: the gap is a person taking their time to answer, not a runtime gone quiet.
+#: What a resume point's label adds when it is an idle gap alone that began at a checkpoint waiting
+#: on an interrupt: a person taking their time to answer, not a restart (the Restarts count and
+#: "Restarted threads only" leave it out, `analytics.resume.chain`).
 HUMAN_WAIT = " · human wait"
 
 
@@ -235,6 +292,7 @@ def _markers(points: pd.DataFrame, line: pd.DataFrame) -> pd.DataFrame:
     "resume #2 · human wait")."""
     step_of = dict(zip(line["checkpoint_id"], line["step"]))
     waiting = points["before_checkpoint_id"].map(dict(zip(line["checkpoint_id"], line["has_interrupt"]))).fillna(False)
+    waiting = waiting.astype(bool) & (points["reason"] == "idle_gap")
     return pd.DataFrame(
         {
             "resume_no": points["resume_no"],

@@ -110,3 +110,17 @@ def test_the_three_views_from_one_reading_equal_each_call(labelled):
         assert threads.equals(pattern_threads(str(db), filters))
         assert trend.equals(pattern_trend(str(db), filters, period="week"))
         assert len(threads)
+
+
+def test_examples_name_the_failing_message_as_the_transcript_numbers_it(labelled):
+    """`thread@N`: N is the "Message N" the transcript shows (and the conversations table's
+    "Failing message"), the first message being Message 1."""
+    db, _ = labelled
+    failing = pattern_threads(str(db)).set_index("thread_id")["failing_ordinal"]
+    shown = 0
+    for row in analytics.patterns(str(db)).itertuples():
+        for example in row.examples.split():
+            thread, number = example.rsplit("@", 1)
+            assert int(number) == failing[thread] + 1, example
+            shown += 1
+    assert shown
