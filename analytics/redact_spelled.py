@@ -107,8 +107,30 @@ def obfuscated_emails(text: str) -> Iterator[tuple[int, int, str]]:
         if found is None:
             continue
         end, domain = found
-        yield start, end, (text[start:at] + "@" + domain).casefold()
+        local = text[start:at]
+        if form in ("bracket", "word"):  # (its dots may be spelled in the local part too: `jane dot doe at …`)
+            start, local = _spelled_local(text, start, local)
+        yield start, end, (local + "@" + domain).casefold()
         look = end
+
+
+# A word of a local part and a spelled dot after it, ending where the part read so far starts.
+_LOCAL_BEFORE = re.compile(rf"(?<![\w.+'-])([^\W_][\w.+'-]{{0,63}})(?:{_DOT_SPELLED})\Z", re.IGNORECASE)
+
+
+def _spelled_local(text: str, start: int, local: str) -> tuple[int, str]:
+    """A local part read back over the dots spelled in it, at most 64 characters: where it starts, and
+    it with plain dots.
+
+    >>> text = "write to jane dot doe at example dot com"
+    >>> _spelled_local(text, text.index("doe"), "doe")
+    (9, 'jane.doe')
+    """
+    while True:
+        m = _LOCAL_BEFORE.search(text, max(0, start - 128), start)
+        if m is None or len(m.group(1)) + 1 + len(local) > 64:
+            return start, local
+        start, local = m.start(1), m.group(1) + "." + local
 
 
 def _domain(text: str, at: int, form: str) -> tuple[int, str] | None:

@@ -19,8 +19,10 @@ SPELLED = {
     "oscar_at_example_dot_com": "oscar",
     "alice\\40 example.com": "alice",
     "peggy -at- acme-mail -dot- co -dot- uk": "peggy",
+    "jane dot doe at example dot com": "jane",  # (a local part's dots spelled too)
+    "mary.ann dot lee (at) example (dot) org": "mary.ann",
 }
-DECOYS = ["me@home,please", "created_at_index_dot_html", "up-at-dawn dot com", "v1.2,com", "path C:\\40 files"]
+DECOYS = ["see the doc dot and write to me", "me@home,please", "created_at_index_dot_html", "up-at-dawn dot com", "v1.2,com", "path C:\\40 files"]
 
 
 @pytest.mark.parametrize("written", list(SPELLED))
