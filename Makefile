@@ -73,11 +73,14 @@ TEST_FUZZ_SECONDS ?= 300
 # small databases, and waiting on the disk for them idled both cores for minutes.
 TEST_TMPDIR := $(if $(wildcard /dev/shm/.),/dev/shm,/tmp)/transcript-lens-tests
 
+# The folder comes first: TMPDIR is set for the set-up steps before it too (their temporary files).
+$(TEST_TMPDIR):
+	mkdir -p $@
+
 test: export HYPOTHESIS_PROFILE = ci
 test: export TMPDIR = $(TEST_TMPDIR)
-test: $(VENV)/.dev ext install $(JS_STAMP) $(REDIS_STACK_LIBS)
+test: $(TEST_TMPDIR) $(VENV)/.dev ext install $(JS_STAMP) $(REDIS_STACK_LIBS)
 	bash scripts/test-services.sh
-	mkdir -p $(TEST_TMPDIR)
 	$(PY) -m pytest -n 2 --dist loadfile -q -p no:cacheprovider
 # Every docstring example of the packages runs as written.
 	$(PY) -m pytest -q -p no:cacheprovider --doctest-modules loaders analytics transcript_lens ui lens_notebook
