@@ -9,7 +9,9 @@ Each is found from its `@` (spelled or not) and read as the address it spells, s
 - the bare word `at`, between dashes (`heidi -at- example -dot- com`) or underscores
   (`oscar_at_example_dot_com`): only with the domain's dots spelled the same way (` dot `, `-dot-`,
   `_dot_`, or in brackets) and a common top-level domain (`SPELLED_TLDS`), since `look it up at
-  example.com`, `width at and dot is` and `created_at_index` are not addresses;
+  example.com`, `width at and dot is` and `created_at_index` are not addresses; or, bare, after a
+  name holding a dot or an underscore, with plain dots (`john.smith at gmail.com`, `bob_smith at
+  example.org`), a common top-level domain again;
 - an `@` itself, with a dot of the domain spelled (`alice@example[dot]com`), or a comma for its last
   dot before a common top-level domain (`victor@example,com`); an address written plainly is
   `analytics.redact`'s own.
@@ -71,8 +73,8 @@ def _spelled_sign():
 
     options = re2.Options()
     options.log_errors = False
-    return re2.compile(r"(?i)[(\[{][ \t]*(?:at|@|dot|\.)[ \t]*[)\]}]|[ \t]dot[ \t]|-[ \t]*dot[ \t]*-|_dot_|@[^\s@,]*,",
-                       options)
+    return re2.compile(r"(?i)[(\[{][ \t]*(?:at|@|dot|\.)[ \t]*[)\]}]|[ \t]dot[ \t]|-[ \t]*dot[ \t]*-|_dot_|@[^\s@,]*,"
+                       r"|[._][\w'+-]*[ \t]+at[ \t]+[\w-]+\.", options)
 
 
 def obfuscated_emails(text: str) -> Iterator[tuple[int, int, str]]:
@@ -103,7 +105,7 @@ def obfuscated_emails(text: str) -> Iterator[tuple[int, int, str]]:
             start += 1
         if start == at:
             continue
-        found = _domain(text, after, form)
+        found = _domain(text, after, form, dotted_name=form == "word" and _DOTTED_NAME.fullmatch(text, start, at) is not None)
         if found is None:
             continue
         end, domain = found
@@ -114,6 +116,9 @@ def obfuscated_emails(text: str) -> Iterator[tuple[int, int, str]]:
         look = end
 
 
+# A person's name as an address's local part: words of letters joined by dots or underscores
+# (`john.smith`, `bob_smith`; not `v1.2`).
+_DOTTED_NAME = re.compile(r"[^\W\d_]+(?:[._][^\W\d_]+)+")
 # A word of a local part and a spelled dot after it, ending where the part read so far starts.
 _LOCAL_BEFORE = re.compile(rf"(?<![\w.+'-])([^\W_][\w.+'-]{{0,63}})(?:{_DOT_SPELLED})\Z", re.IGNORECASE)
 
@@ -133,9 +138,10 @@ def _spelled_local(text: str, start: int, local: str) -> tuple[int, str]:
         start, local = m.start(1), m.group(1) + "." + local
 
 
-def _domain(text: str, at: int, form: str) -> tuple[int, str] | None:
+def _domain(text: str, at: int, form: str, dotted_name: bool = False) -> tuple[int, str] | None:
     """The domain at `at` after an `@` written in `form`: where it ends and its name with plain dots,
-    or None when the form's rule does not hold (module docstring)."""
+    or None when the form's rule does not hold (module docstring). `dotted_name`: the name before a
+    bare `at` holds a dot or an underscore (`john.smith at gmail.com`), so plain dots will do."""
     if form == "dash":
         pattern, dots = _DASH_DOMAIN, _DASH_DOTS
     elif form == "under":
@@ -151,7 +157,8 @@ def _domain(text: str, at: int, form: str) -> tuple[int, str] | None:
     written = dots.findall(m.group())
     tld = m.group()[m.group().rindex(written[-1]) + len(written[-1]):].lower()
     spelled = any(d != "." for d in written)
-    if form == "bracket" or (spelled and (form == "sign" and pattern is _SPELLED_DOMAIN or tld in SPELLED_TLDS)):
+    if form == "bracket" or (spelled and (form == "sign" and pattern is _SPELLED_DOMAIN or tld in SPELLED_TLDS)) \
+            or (dotted_name and tld in SPELLED_TLDS):
         return m.end(), dots.sub(".", m.group())
     return None
 
