@@ -4,7 +4,7 @@ Each is found from its `@` (spelled or not) and read as the address it spells, s
 `alice (at) example (dot) com` has the placeholder of `alice@example.com`. The forms, by how the
 `@` is written:
 
-- in brackets, `(at)`, `[at]`, `{at}`, `[@]`: any domain of two labels or more (`alice[at]example[.]com`,
+- in brackets, `(at)`, `[at]`, `{at}`, `<at>`, `[@]`: any domain of two labels or more (`alice[at]example[.]com`,
   `alice (at) mail.example.org`);
 - the bare word `at`, between dashes (`heidi -at- example -dot- com`) or underscores
   (`oscar_at_example_dot_com`): only with the domain's dots spelled the same way (` dot `, `-dot-`,
@@ -30,7 +30,7 @@ from collections.abc import Iterator
 # (`_widened`): a pattern that opens with `[ \t]*` is tried at every space of a run, in time of the
 # run's length squared.
 _AT = re.compile(
-    r"(?P<bracket>[(\[{][ \t]*(?:at|@)[ \t]*[)\]}])"
+    r"(?P<bracket>[(\[{<][ \t]*(?:at|@)[ \t]*[)\]}>])"
     r"|(?P<word>(?<=[ \t])at(?=[ \t]))"
     r"|(?P<dash>-[ \t]*at[ \t]*-)"
     r"|(?P<under>(?<=[^\W_])_at_(?=[^\W_]))"
@@ -39,7 +39,7 @@ _TLD = r"[^\W\d_]{2,24}(?![\w-])"
 # A label of a domain, at most 63 characters: in the bracketed and word forms, and after an `@`.
 _LABEL = r"[^\W_](?:[\w-]{0,61}[^\W_])?"
 # A dot spelled out (`(dot)`, `[.]`, `[dot]`, ` dot `), or a dot.
-_DOT_SPELLED = r"(?:[ \t]*[(\[{][ \t]*(?:dot|\.)[ \t]*[)\]}][ \t]*|[ \t]+dot[ \t]+)"
+_DOT_SPELLED = r"(?:[ \t]*[(\[{<][ \t]*(?:dot|\.)[ \t]*[)\]}>][ \t]*|[ \t]+dot[ \t]+)"
 _DOTS = re.compile(rf"{_DOT_SPELLED}|\.", re.IGNORECASE)
 _SPELLED_DOMAIN = re.compile(rf"{_LABEL}(?:(?:{_DOT_SPELLED}|\.){_LABEL}){{0,6}}(?:{_DOT_SPELLED}|\.){_TLD}",
                              re.IGNORECASE)
@@ -73,7 +73,7 @@ def _spelled_sign():
 
     options = re2.Options()
     options.log_errors = False
-    return re2.compile(r"(?i)[(\[{][ \t]*(?:at|@|dot|\.)[ \t]*[)\]}]|[ \t]dot[ \t]|-[ \t]*dot[ \t]*-|_dot_|@[^\s@,]*,"
+    return re2.compile(r"(?i)[(\[{<][ \t]*(?:at|@|dot|\.)[ \t]*[)\]}>]|[ \t]dot[ \t]|-[ \t]*dot[ \t]*-|_dot_|@[^\s@,]*,"
                        r"|[._][\w'+-]*[ \t]+at[ \t]+[\w-]+\.", options)
 
 

@@ -23,6 +23,7 @@ SPELLED = {
     "mary.ann dot lee (at) example (dot) org": "mary.ann",
     "john.smith at gmail.com": "john.smith",  # (a bare `at` after a name of words joined by dots)
     "bob_smith at example.org": "bob_smith",
+    "john<at>gmail<dot>com": "john",
 }
 DECOYS = ["look it up at example.com", "v1.2 at example.com", "see the doc dot and write to me", "me@home,please", "created_at_index_dot_html", "up-at-dawn dot com", "v1.2,com", "path C:\\40 files"]
 
