@@ -23,7 +23,6 @@ from analytics.errors import NotADatabase, OlderSchema
 from analytics.stored_code import refuse_stored_code, without_outside_access
 from analytics.text_match import register_search_functions
 from loaders.catalog import SCHEMA_VERSION, TABLES as LOADER_TABLES
-from loaders.writer import connect_read_only, is_duckdb_file
 
 ConOrPath = Union[duckdb.DuckDBPyConnection, str, os.PathLike]
 
@@ -42,7 +41,7 @@ def connect(
         con = open_dataset(p)  # a Parquet dataset folder (`--format parquet`)
     elif not p.is_file():
         raise FileNotFoundError(f"no Transcript Lens database at {p}")
-    elif not is_duckdb_file(p):  # (DuckDB would load a scanner for a file of another kind: a SQLite store's)
+    elif not _is_duckdb_file(p):  # (DuckDB would load a scanner for a file of another kind: a SQLite store's)
         raise NotADatabase(f"{p} is not a Transcript Lens database: not a DuckDB file (load a store into one "
                          f"with `transcript-lens load`)")
     else:
@@ -96,12 +95,20 @@ def _open_read_only(p: Path) -> duckdb.DuckDBPyConnection:
     deadline, pause = time.monotonic() + LOCK_WAIT_SECONDS, 0.02
     while True:
         try:
+            from loaders.writer import connect_read_only  # (here: the query layer imports no more of the loader than it reads)
+
             return connect_read_only(p)
         except duckdb.IOException as exc:
             if "Could not set lock" not in str(exc) or time.monotonic() >= deadline:
                 raise
         time.sleep(pause)
         pause = min(pause * 2, 0.5)
+
+
+def _is_duckdb_file(p: Path) -> bool:
+    from loaders.writer import is_duckdb_file
+
+    return is_duckdb_file(p)
 
 
 def open_dataset(folder: Path) -> duckdb.DuckDBPyConnection:

@@ -171,19 +171,20 @@ def is_duckdb_file(path: str | os.PathLike) -> bool:
         return False
 
 
-#: The settings of every read-only connection to a database file: DuckDB installs or loads no
-#: extension for what it finds in the file (a file of another kind, a SQLite one, would have it
-#: download and load its scanner; so would a type of an extension's). One dict, so that every
-#: such connection to one file shares DuckDB's one instance of it (it refuses another config).
-READ_CONFIG = {"autoinstall_known_extensions": False, "autoload_known_extensions": False}
-
-
 def connect_read_only(path: str | os.PathLike) -> duckdb.DuckDBPyConnection:
-    """A read-only connection to the database file at `path` (`READ_CONFIG`).
+    """A read-only connection to the database file at `path` whose DuckDB installs and loads no
+    extension for what it reads (a type of an extension's). Set once the file is open, not as the
+    connection's config: DuckDB gives every connect() of a file the one instance open for it and
+    refuses a second config, so a notebook's own `duckdb.connect(path, read_only=True)` beside
+    ours would fail. A file of another kind is the caller's to refuse first (`is_duckdb_file`):
+    DuckDB would load a scanner for it (a SQLite store's) while opening it.
 
     >>> connect_read_only("lens.duckdb").sql("SELECT count(*) FROM messages")  # doctest: +SKIP
     """
-    return duckdb.connect(str(path), read_only=True, config=READ_CONFIG)
+    con = duckdb.connect(str(path), read_only=True)
+    con.execute("SET autoinstall_known_extensions = false")
+    con.execute("SET autoload_known_extensions = false")
+    return con
 
 
 def refuse_foreign_target(db: Path) -> None:
