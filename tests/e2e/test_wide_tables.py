@@ -34,8 +34,9 @@ _HEADERS = """() => [...document.querySelector('[data-testid="stDataFrame"]').qu
 def _headers(page) -> list[str]:
     """The first grid's column headers, once it has drawn them (the grid writes its accessible
     header cells after it shows: read at once, a busy browser gives none)."""
-    page.wait_for_function(f"() => {_HEADERS}().length > 0")
-    return page.evaluate(_HEADERS)
+    # Read in the same call that sees them: a rerun of the page redraws the grid, and a second read
+    # could fall between its removal and its drawing again.
+    return page.wait_for_function(f"() => {{ const h = ({_HEADERS})(); return h.length > 0 ? h : null; }}").json_value()
 
 
 @pytest.fixture(scope="module")
