@@ -30,12 +30,12 @@ from stdnum import luhn as _luhn
 
 from analytics.redact_shapes import card_shaped, issuer_prefix
 
-# A run of digits grouped by spaces, dashes, dots, underscores, slashes, colons, bars, stars, commas
-# or line breaks (`4111.1111.1111.1111`, `5500/0000/0000/0004`, `4111:1111:…`, `4111|1111|…`,
-# `4111*1111*…`, `4111, 1111, …`), one with a space on each side too (`4111 - 1111 - 1111 - 1111`),
+# A run of digits grouped by spaces, dashes, dots, underscores, slashes, colons, bars, stars or line
+# breaks (`4111.1111.1111.1111`, `5500/0000/0000/0004`, `4111:1111:…`, `4111|1111|…`, `4111*1111*…`;
+# not commas, which end a card in a list), one with a space on each side too (`4111 - 1111 - 1111 - 1111`),
 # or up to three spaces and tabs (`4111  1111  1111  1111`, columns of a pasted table); possessive,
 # so a run is read once.
-_RUN = re.compile(r"(?<![0-9])[0-9](?:(?: [._/-] |, |[ \t]{1,3}|[._/:|\n*,-])?[0-9])*+")
+_RUN = re.compile(r"(?<![0-9])[0-9](?:(?: [._/-] |[ \t]{1,3}|[._/:|\n*-])?[0-9])*+")
 _GROUP = re.compile(r"[0-9]+")
 
 
