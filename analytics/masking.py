@@ -155,14 +155,25 @@ def mask_text(text: str | None, policy: Policy | None = None) -> str | None:
     return _mask_value(text, redactor())
 
 
-def mask_json(value, policy: Policy | None = None):
-    """A JSON value (a command's records) as it may leave: every string in it masked, numbers and
-    object keys as they are, so it stays the same JSON shape (`premasked` then prints it as is).
+def mask_keys(frame, policy: Policy | None = None):
+    """An answer's frame (`analytics.frames.fetch_frame`: its personal columns masked) as it may leave
+    as a document a command prints or writes: the columns the answer left as stored
+    (`NOT_PERSONAL`: a thread key can hold an e-mail) masked too, value by value. Every value is
+    masked once: masked again, a placeholder is text a configured pattern may match (`[A-Z]+_[0-9]+`
+    made `<EMAIL_1>` `<<TICKET_2>>`), and a document masked as printed lines breaks where a pattern
+    matches a number or a key, or passes a value that a CSV quotes or JSON escapes across a line
+    break in pieces. Print the result inside `premasked`.
 
-    >>> mask_json([{"thread_id": "acme:web:bob@example.com", "content_chars": 12345}], Policy(redact=True))
-    [{'thread_id': 'acme:web:<EMAIL_1>', 'content_chars': 12345}]
+    >>> import pandas
+    >>> frame = pandas.DataFrame({"thread_id": ["acme:web:bob@example.com"], "content": ["mail <EMAIL_1>"]})
+    >>> mask_keys(frame, Policy(redact=True)).to_dict("records")
+    [{'thread_id': 'acme:web:<EMAIL_1>', 'content': 'mail <EMAIL_1>'}]
     """
-    return _mask_nested(value, redactor()) if effective(policy).redact else value
+    if not effective(policy).redact:
+        return frame
+    keys = {c: frame[c].map(lambda v: mask_text(v, policy), na_action="ignore")
+            for c in frame.columns if c in NOT_PERSONAL}
+    return frame.assign(**keys)
 
 
 def mask_lines(text: str, policy: Policy | None = None) -> str:
@@ -245,7 +256,7 @@ class _MaskedBytes:
 @contextmanager
 def premasked() -> Iterator[None]:
     """Inside the block, what is printed to stdout is written as it is: a document whose every
-    value was masked already (`mask_json`). Masked again as text, a configured pattern that
+    value was masked already (`mask_keys`). Masked again as text, a configured pattern that
     matches its numbers or keys (`\\d{5,}`) would break it (`"content_chars": <CUSTNO_3>`).
 
     >>> with premasked(): print("no policy, no change")

@@ -25,8 +25,7 @@ from analytics.cli import command
 from analytics.errors import BadRequest
 from analytics.export_log import log_cli_export
 from analytics.filters import Filters
-from analytics.masking import NOT_PERSONAL, mask_text, premasked
-from analytics.policy import effective
+from analytics.masking import mask_keys, premasked
 from analytics.terminal import document_output
 from analytics.terminal_table import aligned
 from analytics.reporting.filter_options import add_filter_arguments, filters_from_args
@@ -75,8 +74,8 @@ def run(args: argparse.Namespace) -> int:
     print(f"# {result.total:,} messages in {result.threads:,} threads match {query.text!r} · {shown} · newest first "
           "· times are UTC", file=sys.stderr)
     out = hits.assign(message=hits["ordinal"] + 1)
-    out = _every_text_masked(out[["thread_id", "tenant_id", "ordinal", "message", "role", "name", "ts", "message_id",
-                                  "snippet", "match_start", "match_end"]])
+    out = mask_keys(out[["thread_id", "tenant_id", "ordinal", "message", "role", "name", "ts", "message_id",
+                         "snippet", "match_start", "match_end"]])
     with premasked():  # each value is masked already: a line of the CSV or JSON is not a value
         if args.format == "table":
             if len(out):
@@ -93,18 +92,6 @@ def _print_document(out: pd.DataFrame, fmt: str) -> None:
     else:
         records = json.loads(out.to_json(orient="records", date_format="iso", date_unit="us", force_ascii=False))
         print(json.dumps(records, ensure_ascii=False, indent=2))
-
-
-def _every_text_masked(hits: pd.DataFrame) -> pd.DataFrame:
-    """`hits` with every text column masked value by value under masking, as a report's CSV is
-    (`analytics.reporting.writer`): the answer masked its personal columns (the snippet, the name), and
-    the keys it leaves as stored (`analytics.masking.NOT_PERSONAL`: a thread key can hold an
-    e-mail) are masked here, before they are serialised — masked as printed lines, a value that
-    a CSV quotes across lines or JSON escapes (`4111 1111\\n1111 1111`) would pass in pieces."""
-    if not effective().redact:
-        return hits
-    keys = {c: hits[c].map(mask_text, na_action="ignore") for c in hits.columns if c in NOT_PERSONAL}
-    return hits.assign(**keys)
 
 
 def _table(hits: pd.DataFrame) -> str:

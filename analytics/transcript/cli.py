@@ -29,7 +29,7 @@ from analytics.errors import AnalyticsError, BadRequest, StaleTranscript
 from analytics.export_log import log_cli_export
 from analytics.transcript.reading import SPEAKERS, TranscriptQuery, parse_time, read, stale_note
 from analytics.cli_types import integer
-from analytics.masking import mask_json, premasked
+from analytics.masking import mask_keys, premasked
 from analytics.reporting.writer import frame_text_csv
 from analytics.terminal import document_output
 from analytics.terminal_table import aligned
@@ -104,19 +104,19 @@ def run(args: argparse.Namespace) -> int:
     if frame.attrs.get("stale_reason"):
         print(f"warning: {stale_note(args.thread, **frame.attrs)}", file=sys.stderr)
     naive = [flag for flag, value in (("--since", args.since), ("--until", args.until)) if _naive(value)]
-    if args.format == "table":
-        print(_table_header(query, len(frame), naive), file=sys.stderr)
-        if not frame.empty:
-            print(_table(frame))
-    elif args.format == "csv":
+    frame = mask_keys(frame)  # (the read masked the text; the keys it left as stored are masked here, once)
+    with premasked():  # every value masked once already: a line printed is not a value
+        if args.format == "table":
+            print(_table_header(query, len(frame), naive), file=sys.stderr)
+            if not frame.empty:
+                print(_table(frame))
+            return 0
         _note_naive(naive)
-        out = frame.assign(ts=_iso_utc(frame["ts"]))
         with document_output():  # a file or a pipe gets the data as it is (analytics.terminal)
-            sys.stdout.write(frame_text_csv(out))
-    else:
-        _note_naive(naive)
-        with premasked(), document_output():  # every value masked (under masking): a pattern must not break the JSON
-            print(json.dumps(mask_json(_records(frame)), ensure_ascii=False, indent=2))
+            if args.format == "csv":
+                sys.stdout.write(frame_text_csv(frame.assign(ts=_iso_utc(frame["ts"]))))
+            else:
+                print(json.dumps(_records(frame), ensure_ascii=False, indent=2))
     return 0
 
 

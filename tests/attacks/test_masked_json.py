@@ -37,3 +37,19 @@ def test_masked_json_stays_json_whatever_a_pattern_matches(lens, tmp_path, patte
     assert isinstance(record["content_chars"], int) and record["content_chars"] == len(TEXT)
     assert "index" in record  # keys as they are
     assert "<EMAIL_1>" in record["content"] and ("4400123" in record["content"]) == (pattern == "ndex")
+
+
+@pytest.mark.parametrize("fmt", ["json", "csv", "table"])
+def test_a_placeholder_is_not_masked_again(lens, tmp_path, fmt):
+    """Each value is masked once: the read masks the text, the command masks the keys it left as
+    stored. Masked again, a placeholder is text a pattern for ids (`TICKET_123`) matches:
+    `<EMAIL_1>` became `<<TICKET_2>>`, its kind and number lost."""
+    config = tmp_path / "redact.toml"
+    config.write_text("[redact.patterns]\nTICKET = '[A-Z]+_[0-9]+'\n")
+    out = run_cli(["transcript", "--db", str(lens), "--thread", THREAD, "--redact", "--redact-config", str(config),
+                   "--format", fmt], tmp_path)
+    out.succeeded()
+    assert "bob@example.com" not in out.stdout + out.stderr
+    assert "mail <EMAIL_1> about" in out.stdout and "TICKET" not in out.stdout
+    if fmt != "table":
+        assert "acme:web:<EMAIL_1>" in out.stdout
