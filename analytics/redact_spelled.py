@@ -14,7 +14,12 @@ Each is found from its `@` (spelled or not) and read as the address it spells, s
   example.org`), a common top-level domain again;
 - an `@` itself, with a dot of the domain spelled (`alice@example[dot]com`), or a comma for its last
   dot before a common top-level domain (`victor@example,com`); an address written plainly is
-  `analytics.redact`'s own.
+  `analytics.redact`'s own;
+- an `@` or the domain's dots with spaces round them (`john @ gmail . com`, `john @gmail.com`,
+  `john@ gmail .com`): a name right before the `@`, a domain of labels and a known top-level domain
+  (`SPACED_TLDS`, in lower or upper case: not a word opening a sentence), so `meet @ 5 . ok`,
+  `price @ 3.50` and `a . b` are no addresses. A dot with spaces after it only (`gmail. com`) counts
+  only after an `@` with spaces round it: `bob@example.com. Info …` is an address and a sentence.
 
 A local part is at most 64 characters, read back from the `@`. The search barrier blinds what this
 finds (`analytics.masking.blinded`), so a masked search sees no part of such an address either.
@@ -25,6 +30,8 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterator
+
+import phonenumbers
 
 # An `@` spelled out, each form a group. Found from its core and widened over the spaces round it
 # (`_widened`): a pattern that opens with `[ \t]*` is tried at every space of a run, in time of the
@@ -58,23 +65,35 @@ _UNDER_DOTS = re.compile(r"_dot_|\.", re.IGNORECASE)
 _UNDER_LABEL = r"[^\W_](?:[^\W_]|-(?=[^\W_])){0,62}"
 _UNDER_DOMAIN = re.compile(rf"{_UNDER_LABEL}(?:(?:_dot_|\.){_UNDER_LABEL}){{0,6}}(?:_dot_|\.){_TLD}",
                            re.IGNORECASE)
+# The spaced form's domain (`gmail . com`): each dot with spaces before it, after it or both (`loose`), or
+# with spaces before it or none (`tight`, after an `@` written without spaces round it).
+_SPACED_DOMAIN = re.compile(rf"{_LABEL}(?:[ \t]*\.[ \t]*{_LABEL}){{0,6}}[ \t]*\.[ \t]*{_TLD}")
+_TIGHT_DOT = r"(?:[ \t]+\.[ \t]*|\.)"
+_TIGHT_DOMAIN = re.compile(rf"{_LABEL}(?:{_TIGHT_DOT}{_LABEL}){{0,6}}{_TIGHT_DOT}{_TLD}")
+_SPACED_DOTS = re.compile(r"[ \t]*\.[ \t]*")
 _LOCAL = re.compile(r"[\w.+'-]")
 #: Top-level domains an address spelled with the bare word `at` may end in: common ones that are no
 #: English word (`… at and dot is …` is a sentence, `is` Iceland's domain).
 SPELLED_TLDS = frozenset(("com", "org", "net", "edu", "gov", "mil", "int", "io", "uk", "de", "fr", "nl", "eu", "ca",
                           "au", "ch", "se", "es", "pl", "ru", "cn", "jp", "br", "info", "biz", "dev", "app"))
+#: Top-level domains an address written with spaces round its `@` or its dots may end in: the common ones
+#: above, a country's two letters (the regions `phonenumbers` knows: `co`, `ai`, `me`, `io`) and a few
+#: newer generic ones. (An `@` said so is no word; `meet @ 5 . ok` still ends in no domain.)
+SPACED_TLDS = SPELLED_TLDS | {r.lower() for r in phonenumbers.SUPPORTED_REGIONS} | {
+    "xyz", "online", "site", "tech", "cloud", "email", "mobi", "asia"}
 
 
 @functools.cache
 def _spelled_sign():
-    """RE2: what every spelled address holds, an `@` in brackets, a dot spelled out, or a comma after
-    an `@`; a text without one holds none. (RE2 for its speed: most texts are read only by this.)"""
+    """RE2: what every spelled address holds, an `@` in brackets, a dot spelled out, a comma after
+    an `@`, or an `@` or a dot after it with a space next to it; a text without one holds none.
+    (RE2 for its speed: most texts are read only by this.)"""
     import re2
 
     options = re2.Options()
     options.log_errors = False
     return re2.compile(r"(?i)[(\[{<][ \t]*(?:at|@|dot|\.)[ \t]*[)\]}>]|[ \t]dot[ \t]|-[ \t]*dot[ \t]*-|_dot_|@[^\s@,]*,"
-                       r"|[._][\w'+-]*[ \t]+at[ \t]+[\w-]+\.", options)
+                       r"|[._][\w'+-]*[ \t]+at[ \t]+[\w-]+\.|[ \t]@|@[ \t]|@[^\s@]*[ \t]\.", options)
 
 
 def obfuscated_emails(text: str) -> Iterator[tuple[int, int, str]]:
@@ -97,7 +116,8 @@ def obfuscated_emails(text: str) -> Iterator[tuple[int, int, str]]:
     while (core := _AT.search(text, look)) is not None:
         look = core.end()
         form = core.lastgroup
-        at, after = (core.start(), core.end()) if form in ("sign", "under") else _widened(text, core.start(), core.end())
+        at, after = (core.start(), core.end()) if form == "under" else _widened(text, core.start(), core.end())
+        spaced = form == "sign" and (at, after) != (core.start(), core.end())  # (spaces round an `@`)
         start = at
         while start > max(0, at - 64) and _LOCAL.match(text, start - 1):
             start -= 1
@@ -105,7 +125,11 @@ def obfuscated_emails(text: str) -> Iterator[tuple[int, int, str]]:
             start += 1
         if start == at:
             continue
+        if spaced and not text[at - 1].isalnum():
+            continue  # (spaces round an `@` after no name: `… ) @ x . com`)
         found = _domain(text, after, form, dotted_name=form == "word" and _DOTTED_NAME.fullmatch(text, start, at) is not None)
+        if found is None and form == "sign" and any(c.isalpha() for c in text[start:at]):  # (`10 @ 5 . de`: no name)
+            found = _spaced_domain(text, after, spaced)
         if found is None:
             continue
         end, domain = found
@@ -161,6 +185,25 @@ def _domain(text: str, at: int, form: str, dotted_name: bool = False) -> tuple[i
             or (dotted_name and tld in SPELLED_TLDS):
         return m.end(), dots.sub(".", m.group())
     return None
+
+
+def _spaced_domain(text: str, at: int, spaced: bool) -> tuple[int, str] | None:
+    """The domain at `at` after an `@` when it or the `@` has spaces round it (`gmail . com`), a known
+    top-level domain in lower or upper case ending it: where it ends and its name with plain dots, or None.
+    `spaced`: the `@` had spaces round it (then a dot may have spaces after it alone: `gmail. com`).
+
+    >>> [_spaced_domain(t, t.index("@") + 2, True) for t in ("john@ gmail . com", "ann @ home. COM", "me @ home . Com")]
+    [(17, 'gmail.com'), (15, 'home.COM'), None]
+    >>> _spaced_domain("bob@example.com. info", 4, False), _spaced_domain("bob@example .com", 4, False)
+    (None, (16, 'example.com'))
+    """
+    m = (_SPACED_DOMAIN if spaced else _TIGHT_DOMAIN).match(text, at)
+    if m is None or not (spaced or " " in m.group() or "\t" in m.group()):
+        return None  # (no space anywhere: an address written plainly, `analytics.redact`'s own)
+    tld = m.group()[m.group().rindex(".") + 1:].strip(" \t")
+    if tld.lower() not in SPACED_TLDS or not (tld.islower() or tld.isupper()):
+        return None
+    return m.end(), _SPACED_DOTS.sub(".", m.group())
 
 
 def _widened(text: str, start: int, end: int) -> tuple[int, int]:
