@@ -42,7 +42,7 @@ from stdnum.us import ssn as _ssn
 from analytics import redact_limits as limits
 from analytics.errors import BadRequest
 from analytics.reader_view import base, view
-from analytics.redact_cards import cards
+from analytics.redact_cards import cards, comma_cards
 from analytics.redact_ips import ips
 from analytics.redact_merge import merge_findings
 from analytics.redact_phones import phones
@@ -243,12 +243,13 @@ def _ibans(text: str) -> Iterator[Finding]:
 
 
 def _cards(text: str) -> Iterator[Finding]:
-    """Each card number (`analytics.redact_cards`): Luhn-checked, or printed in a card's groups.
+    """Each card number (`analytics.redact_cards`): Luhn-checked, or printed in a card's groups; then
+    those written with commas between their groups (a second run of findings, sorted by start).
 
-    >>> [f.value for f in _cards("4111 1111-1111_1111, 3782.822463 10005; 2025-03-05 1741203902")]
-    ['4111111111111111', '378282246310005']
+    >>> [f.value for f in _cards("4111 1111-1111_1111, 3782.822463 10005; 2025-03-05 1741203902; 5500,0000,0000,0004")]
+    ['4111111111111111', '378282246310005', '5500000000000004']
     """
-    for start, end, digits in cards(text):
+    for start, end, digits in (*cards(text), *comma_cards(text)):
         yield Finding(start, end, "CARD", digits)
 
 
