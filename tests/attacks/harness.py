@@ -207,3 +207,23 @@ def found_unmasked_only(db: Path, probe: str) -> None:
     with reading_as(Policy(redact=True)):
         assert analytics.search(str(db), probe).total == 0, probe
         assert analytics.conversations(str(db), analytics.Filters(text=probe)).empty, probe
+
+
+def left_as_written(texts: list[str]) -> None:
+    """Assert that one redactor leaves each of `texts` as it is (look-alikes of a personal value)."""
+    from analytics.redact import Redactor
+
+    r = Redactor()
+    assert [r.text(text) for text in texts] == texts
+
+
+def said_lens(name: str, texts: list[str]):
+    """A module's fixture `lens`: a database of one thread in which a user says each of `texts`
+    (`said_in_a_thread`), made once in a folder named `name`."""
+    import pytest
+
+    @pytest.fixture(scope="module")
+    def lens(tmp_path_factory):
+        return said_in_a_thread(tmp_path_factory.mktemp(name), texts)
+
+    return lens

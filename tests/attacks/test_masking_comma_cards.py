@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from analytics.redact import Redactor
-from tests.attacks.harness import found_unmasked_only, said_in_a_thread
+from tests.attacks.harness import found_unmasked_only, left_as_written, said_lens
 
 CARDS = {
     "4111,1111,1111,1111": "4111111111111111",
@@ -41,13 +41,10 @@ def test_a_list_of_cards_keeps_each(joined):
 
 
 def test_the_look_alikes_are_left_as_written():
-    r = Redactor()
-    assert [r.text(text) for text in DECOYS] == DECOYS
+    left_as_written(DECOYS)
 
 
-@pytest.fixture(scope="module")
-def lens(tmp_path_factory):
-    return said_in_a_thread(tmp_path_factory.mktemp("masking-comma-cards"), [f"card {w} end" for w in CARDS])
+lens = said_lens("masking-comma-cards", [f"card {w} end" for w in CARDS])
 
 
 @pytest.mark.parametrize("probe", ["4111,1111", "1111,1111", "822463", "3782,822463", "0000,0004"])

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from analytics.redact import Redactor
-from tests.attacks.harness import found_unmasked_only, said_in_a_thread
+from tests.attacks.harness import found_unmasked_only, left_as_written, said_lens
 
 SPACED = {
     "john @ gmail . com": "john",
@@ -42,13 +42,10 @@ def test_a_sentence_after_an_address_is_not_its_domain():
 
 
 def test_the_look_alikes_are_left_as_written():
-    r = Redactor()
-    assert [r.text(text) for text in DECOYS] == DECOYS
+    left_as_written(DECOYS)
 
 
-@pytest.fixture(scope="module")
-def lens(tmp_path_factory):
-    return said_in_a_thread(tmp_path_factory.mktemp("masking-spaced-emails"), [f"mail {w} end" for w in SPACED])
+lens = said_lens("masking-spaced-emails", [f"mail {w} end" for w in SPACED])
 
 
 @pytest.mark.parametrize("probe", [*dict.fromkeys(SPACED.values()), "gmail . com", "@ gmail", "example . co"])
