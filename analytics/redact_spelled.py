@@ -18,8 +18,9 @@ Each is found from its `@` (spelled or not) and read as the address it spells, s
 - an `@` or the domain's dots with spaces round them (`john @ gmail . com`, `john @gmail.com`,
   `john@ gmail .com`): a name right before the `@`, a domain of labels and a known top-level domain
   (`SPACED_TLDS`, in lower or upper case: not a word opening a sentence), so `meet @ 5 . ok`,
-  `price @ 3.50` and `a . b` are no addresses. A dot with spaces after it only (`gmail. com`) counts
-  only after an `@` with spaces round it: `bob@example.com. Info …` is an address and a sentence.
+  `price @ 3.50` and `a . b` are no addresses. A dot with spaces after it alone counts after an `@`
+  with spaces round it, or as the domain's one dot (`john@gmail. com`): `bob@example.com. Info …` is
+  an address and a sentence. An `@` in brackets takes such a domain too (`john (at) gmail . com`).
 
 A local part is at most 64 characters, read back from the `@`. The search barrier blinds what this
 finds (`analytics.masking.blinded`), so a masked search sees no part of such an address either.
@@ -65,12 +66,14 @@ _UNDER_DOTS = re.compile(r"_dot_|\.", re.IGNORECASE)
 _UNDER_LABEL = r"[^\W_](?:[^\W_]|-(?=[^\W_])){0,62}"
 _UNDER_DOMAIN = re.compile(rf"{_UNDER_LABEL}(?:(?:_dot_|\.){_UNDER_LABEL}){{0,6}}(?:_dot_|\.){_TLD}",
                            re.IGNORECASE)
-# The spaced form's domain (`gmail . com`): each dot with spaces before it, after it or both (`loose`), or
-# with spaces before it or none (`tight`, after an `@` written without spaces round it).
+# The spaced form's domain (`gmail . com`): each dot with spaces before it, after it or both; after an `@`
+# written without spaces round it, a dot with spaces after it alone only as the domain's one dot
+# (`gmail. com`; in `bob@example.com. Info` it ends a sentence).
 _SPACED_DOMAIN = re.compile(rf"{_LABEL}(?:[ \t]*\.[ \t]*{_LABEL}){{0,6}}[ \t]*\.[ \t]*{_TLD}")
 _TIGHT_DOT = r"(?:[ \t]+\.[ \t]*|\.)"
-_TIGHT_DOMAIN = re.compile(rf"{_LABEL}(?:{_TIGHT_DOT}{_LABEL}){{0,6}}{_TIGHT_DOT}{_TLD}")
+_TIGHT_DOMAIN = re.compile(rf"{_LABEL}(?:\.[ \t]+{_TLD}|(?:{_TIGHT_DOT}{_LABEL}){{0,6}}{_TIGHT_DOT}{_TLD})")
 _SPACED_DOTS = re.compile(r"[ \t]*\.[ \t]*")
+_DOT_THEN_SPACE = re.compile(r"(?<![ \t])\.[ \t]")
 _LOCAL = re.compile(r"[\w.+'-]")
 #: Top-level domains an address spelled with the bare word `at` may end in: common ones that are no
 #: English word (`… at and dot is …` is a sentence, `is` Iceland's domain).
@@ -93,7 +96,7 @@ def _spelled_sign():
     options = re2.Options()
     options.log_errors = False
     return re2.compile(r"(?i)[(\[{<][ \t]*(?:at|@|dot|\.)[ \t]*[)\]}>]|[ \t]dot[ \t]|-[ \t]*dot[ \t]*-|_dot_|@[^\s@,]*,"
-                       r"|[._][\w'+-]*[ \t]+at[ \t]+[\w-]+\.|[ \t]@|@[ \t]|@[^\s@]*[ \t]\.", options)
+                       r"|[._][\w'+-]*[ \t]+at[ \t]+[\w-]+\.|[ \t]@|@[ \t]|@[^\s@]*(?:[ \t]\.|\.[ \t])", options)
 
 
 def obfuscated_emails(text: str) -> Iterator[tuple[int, int, str]]:
@@ -128,8 +131,8 @@ def obfuscated_emails(text: str) -> Iterator[tuple[int, int, str]]:
         if spaced and not text[at - 1].isalnum():
             continue  # (spaces round an `@` after no name: `… ) @ x . com`)
         found = _domain(text, after, form, dotted_name=form == "word" and _DOTTED_NAME.fullmatch(text, start, at) is not None)
-        if found is None and form == "sign" and any(c.isalpha() for c in text[start:at]):  # (`10 @ 5 . de`: no name)
-            found = _spaced_domain(text, after, spaced)
+        if found is None and form in ("sign", "bracket") and any(c.isalpha() for c in text[start:at]):
+            found = _spaced_domain(text, after, spaced or form == "bracket")  # (a name before it: not `10 @ 5 . de`)
         if found is None:
             continue
         end, domain = found
@@ -190,18 +193,23 @@ def _domain(text: str, at: int, form: str, dotted_name: bool = False) -> tuple[i
 def _spaced_domain(text: str, at: int, spaced: bool) -> tuple[int, str] | None:
     """The domain at `at` after an `@` when it or the `@` has spaces round it (`gmail . com`), a known
     top-level domain in lower or upper case ending it: where it ends and its name with plain dots, or None.
-    `spaced`: the `@` had spaces round it (then a dot may have spaces after it alone: `gmail. com`).
+    `spaced`: the `@` had spaces round it (then a dot may have spaces after it alone: `gmail. com`;
+    without, only as the domain's one dot and before a common top-level domain, `SPELLED_TLDS`:
+    in `ann@home. so tired` the dot ends a sentence).
 
     >>> [_spaced_domain(t, t.index("@") + 2, True) for t in ("john@ gmail . com", "ann @ home. COM", "me @ home . Com")]
     [(17, 'gmail.com'), (15, 'home.COM'), None]
-    >>> _spaced_domain("bob@example.com. info", 4, False), _spaced_domain("bob@example .com", 4, False)
-    (None, (16, 'example.com'))
+    >>> [_spaced_domain(t, 4, False) for t in ("bob@example.com. info", "bob@example .com", "bob@example. com")]
+    [None, (16, 'example.com'), (16, 'example.com')]
+    >>> _spaced_domain("ann@home. so tired", 4, False), _spaced_domain("ann@home .so tired", 4, False)
+    (None, (12, 'home.so'))
     """
     m = (_SPACED_DOMAIN if spaced else _TIGHT_DOMAIN).match(text, at)
     if m is None or not (spaced or " " in m.group() or "\t" in m.group()):
         return None  # (no space anywhere: an address written plainly, `analytics.redact`'s own)
     tld = m.group()[m.group().rindex(".") + 1:].strip(" \t")
-    if tld.lower() not in SPACED_TLDS or not (tld.islower() or tld.isupper()):
+    known = SPACED_TLDS if spaced or not _DOT_THEN_SPACE.search(m.group()) else SPELLED_TLDS
+    if tld.lower() not in known or not (tld.islower() or tld.isupper()):
         return None
     return m.end(), _SPACED_DOTS.sub(".", m.group())
 

@@ -1,5 +1,5 @@
 """An address with spaces round its `@` or its dots (`john @ gmail . com`, `john @gmail.com`,
-`john@ gmail .com`, a tab or a non-breaking space for a space) is masked as the address it is, the
+`john@ gmail .com`, `john (at) gmail . com`, a tab or a non-breaking space for a space) is masked as the address it is, the
 same placeholder as written plainly, and no part of it is found by a masked search (docs/privacy.md,
 `EMAIL`). Prose with an `@` and a dot stays: no name before the `@`, no known top-level domain
 after the dot, a word opening a sentence, or a sentence after an address written plainly."""
@@ -21,9 +21,12 @@ SPACED = {
     "mia @ shop . co": "mia",  # (a country's domain)
     "noah.lee @ example.io": "noah.lee",
     "olga @ mail. ru": "olga",  # (a dot with spaces after it alone, after an `@` with spaces round it)
+    "pia@mail. com": "pia",  # (or as the domain's one dot, before a common top-level domain)
+    "quinn (at) mail . org": "quinn",  # (an `@` in brackets)
 }
 DECOYS = ["meet @ 5 . ok", "price @ 3.50", "a . b", "x @ y . z", "me @ home . please", "ping @ team . Great",
-          "reach me @ home. Info below", "10 @ 5 . de", "email: @ gmail . com", "see the @ sign . ok"]
+          "reach me @ home. Info below", "10 @ 5 . de", "email: @ gmail . com", "see the @ sign . ok",
+          "ann@home. so tired", "x (at) y"]
 
 
 @pytest.mark.parametrize("written", list(SPACED))
