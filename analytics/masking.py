@@ -15,8 +15,9 @@ leaves the tool:
   `searchable_sql`), so no search — whole value or any part of one — can tell what a masked
   value holds. The barrier is wider than what the detector masks (no checksum, no validity
   check: any run holding `@` — up to white space and the punctuation code puts round a value —,
-  any run of 7 digits or more, groups of four to six digits and more joined by commas, anything shaped like an IP address or an IBAN, an address with its
-  `@` spelled out where the detector finds one), so a search is blind inside every masked value and, fail-closed, inside
+  any run of 7 digits or more, groups of four to six digits and more joined by commas (or `;'~#`),
+  anything shaped like an IP address or an IBAN, an address with its `@` spelled out where the
+  detector finds one), so a search is blind inside every masked value and, fail-closed, inside
   some text that is shown unmasked (a date such as `2025-03-05T19:45`, a time `12:30:45`).
 
 >>> t = pa.table({"thread_id": ["acme:web:bob@example.com"], "content": ["mail bob@example.com"]})
@@ -329,8 +330,9 @@ _BUILTIN_BARRIER = "|".join([
     r"\S*(?i:%(?:25)*(?:40|EF%(?:25)*BC%(?:25)*A0|EF%(?:25)*B9%(?:25)*AB)|&(?:amp;)?#0*(?:64|65312|65131)"
     r"|&(?:amp;)?#x0*(?:40|FF20|FE6B)|&(?:amp;)?commat;?|\\+u0*(?:40|FF20|FE6B)|\\+u\{0*40\}|\\+x40)\S*",
     rf"{DIGIT}(?:{_SEP}{{0,3}}{DIGIT}){{6,}}",  # 7 digits or more (superscripts too): cards, phones, SSNs, long ids
-    # groups of a card's sizes joined by a comma alone (`4111,1111,1111,1111`; not `1,234,567`)
-    rf"{DIGIT}{{4,6}}(?:[,\x{{FF0C}}]{DIGIT}{{3,6}})+",
+    # groups of a card's sizes joined by a comma, semicolon, apostrophe, tilde or hash alone
+    # (`4111,1111,1111,1111`; not `1,234,567`)
+    rf"{DIGIT}{{4,6}}(?:[,;'~#\x{{FF0C}}\x{{FF1B}}]{DIGIT}{{3,6}})+",
     rf"[A-Za-z\x{{FF21}}-\x{{FF3A}}\x{{FF41}}-\x{{FF5A}}]{{2}}[{_INVISIBLE}]*\p{{Nd}}[{_INVISIBLE}]*\p{{Nd}}"
     rf"(?:[\p{{Zs}}\p{{Pd}}\s./_\-{_FULL_WIDTH_SEP}{_MIDDLE_DOTS}{_INVISIBLE}]*[\p{{Nd}}A-Za-z\x{{FF10}}-\x{{FF5A}}]){{11,30}}",  # IBAN-shaped
     rf"\p{{Nd}}(?:[{_INVISIBLE}]*\p{{Nd}}){{0,2}}(?:[{_INVISIBLE}]*[{_DOT}][{_INVISIBLE}]*\p{{Nd}}(?:[{_INVISIBLE}]*\p{{Nd}}){{0,2}}){{3}}",  # IPv4-shaped

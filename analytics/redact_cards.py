@@ -15,10 +15,11 @@ A stretch of the run is a card when
   (16 digits; 15 after 34 or 37): a card with digits typed on, masked whole.
 
 A comma ends a run (a comma and a space end a card in a list: `4111 1111-1111_1111, 3782.822463 10005`),
-so a card written with commas alone between its groups (`4111,1111,1111,1111`) is read apart
-(`_comma_cards`): consecutive comma-joined groups in a card's sizes (4-4-4-4, 4-4-4-4-3, 4-6-5 after
-34 or 37) whose digits are a major issuer's card passing the Luhn check, anywhere in a list of
-comma-joined numbers (`12,4111,1111,1111,1111,7`).
+and so do a semicolon (a list's separator too), an apostrophe (a thousands separator), a tilde and a
+hash, so a card written with one of them alone between its groups (`4111,1111,1111,1111`,
+`4111;1111;…`, `4111'1111'…`) is read apart (`comma_cards`): consecutive groups joined by one such
+character throughout in a card's sizes (4-4-4-4, 4-4-4-4-3, 4-6-5 after 34 or 37) whose digits are a
+major issuer's card passing the Luhn check, anywhere in a list of so joined numbers (`12,4111,1111,1111,1111,7`).
 
 An ungrouped run otherwise needs its Luhn check (order numbers, ids and timestamps are no cards).
 
@@ -43,8 +44,9 @@ from analytics.redact_shapes import card_shaped, issuer_prefix
 # so a run is read once.
 _RUN = re.compile(r"(?<![0-9])[0-9](?:(?: [._/-] |[ \t]{1,3}|[._/:|\n*-])?[0-9])*+")
 _GROUP = re.compile(r"[0-9]+")
-# Groups of digits joined by one comma each, no space (`4111,1111,1111,1111`); possessive, read once.
-_COMMA_RUN = re.compile(r"(?<![0-9])[0-9]++(?:,[0-9]++)++")
+# Groups of digits joined by one comma, semicolon, apostrophe, tilde or hash each, no space
+# (`4111,1111,1111,1111`); possessive, read once.
+_COMMA_RUN = re.compile(r"(?<![0-9])[0-9]++(?:[,;'~#][0-9]++)++")
 #: A card's groups in full, as `analytics.redact_shapes` has them, and the first digits each is an issuer's with.
 _COMMA_SHAPES = ((4, 4, 4, 4, 3), (4, 4, 4, 4), (4, 6, 5))
 
@@ -80,10 +82,13 @@ def cards(text: str) -> Iterator[tuple[int, int, str]]:
 
 
 def comma_cards(text: str) -> Iterator[tuple[int, int, str]]:
-    """Each card written with a comma alone between its groups (module docstring): (start, end, its digits).
+    """Each card written with a comma (or a semicolon, apostrophe, tilde, hash) alone between its groups
+    (module docstring): (start, end, its digits).
 
     >>> [d for _, _, d in comma_cards("4111,1111,1111,1111; 12,3782,822463,10005,7; 2021,2022,2023,2024; 1,234,567")]
     ['4111111111111111', '378282246310005']
+    >>> [d for _, _, d in comma_cards("4111;1111;1111;1111 5500'0000'0000'0004 4111,1111;1111,1111")]
+    ['4111111111111111', '5500000000000004']
     """
     for run in _COMMA_RUN.finditer(text):
         groups = [(g.start() + run.start(), g.end() + run.start()) for g in _GROUP.finditer(run.group())]
@@ -91,8 +96,8 @@ def comma_cards(text: str) -> Iterator[tuple[int, int, str]]:
         while i < len(groups):
             for shape in _COMMA_SHAPES:
                 window = groups[i:i + len(shape)]
-                if tuple(b - a for a, b in window) != shape:
-                    continue
+                if tuple(b - a for a, b in window) != shape or len({text[b] for _, b in window[:-1]}) != 1:
+                    continue  # (not a card's groups, or joined by several characters)
                 digits = "".join(text[a:b] for a, b in window)
                 if issuer_prefix(digits) and (shape != (4, 6, 5)) != (digits[:2] in ("34", "37")) \
                         and _luhn.is_valid(digits):
