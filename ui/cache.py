@@ -392,9 +392,15 @@ def orphaned(db: DbRef, ws: WsRef, thread_id: str | None = None) -> pd.DataFrame
     return _on(db, _with_con(review_model.orphaned), ws.workspace, thread_id)
 
 
-@st.cache_data(show_spinner=False, max_entries=_ENTRIES)
 def labels(ws: WsRef) -> list[workspace.Label]:
-    return workspace.labels(ws.workspace)
+    """The label set offered to this session's reader: a label defined under a tenant scope is
+    offered within it only, so the scope is part of the cache key."""
+    return _labels(ws, effective().tenants)
+
+
+@st.cache_data(show_spinner=False, max_entries=_ENTRIES)
+def _labels(ws: WsRef, tenants: frozenset[str] | None) -> list[workspace.Label]:
+    return workspace.labels(ws.workspace)  # (read under the session's policy: `tenants` is its scope)
 
 
 _prewarmed: set[DbRef] = set()

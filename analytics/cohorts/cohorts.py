@@ -2,7 +2,7 @@
 
 The figures: the per-conversation metrics (`MEANS`, from `conversation_metrics`), the outcome
 signals and the outcome (`analytics.outcomes`), the topic when the database has
-`conversation_topics`, and the cost when a price table is given (`analytics.cohorts.costs`:
+`conversation_topics` (`tables.topics_join`: live under masking or a tenant scope), and the cost when a price table is given (`analytics.cohorts.costs`:
 NULL for a conversation with tokens of a model the table does not price). Both cohorts are read
 by one query (a thread may be in both): `in_a`, `in_b` say which.
 
@@ -17,7 +17,7 @@ from __future__ import annotations
 from analytics import _pandas as pd
 from analytics.cohorts.costs import priced_rows_sql
 from analytics.cohorts.prices import PriceTable
-from analytics.cohorts.tables import TOPICS, has_table
+from analytics.cohorts.tables import topics_join
 from analytics.db import ConOrPath, connection
 from analytics.filters import Filters
 from analytics.conversation_outcomes.materialize import TABLE as SIGNALS_TABLE, materialized
@@ -57,10 +57,10 @@ def cohort_frame(db_or_con: ConOrPath, a: Filters, b: Filters, prices: PriceTabl
         if not live:
             columns += [f"s.{c}" for c in (*SIGNALS, "outcome")]
             joins.append(f"LEFT JOIN {SIGNALS_TABLE} s USING (thread_id)")
-        if has_table(con, TOPICS):
+        topics = topics_join(con)
+        if topics:
             columns.append("ct.topic_label")
-            joins.append(f"LEFT JOIN (SELECT thread_id, any_value(topic_label) AS topic_label FROM {TOPICS} "
-                         "GROUP BY thread_id) ct USING (thread_id)")
+            joins.append(topics)
         else:
             columns.append("NULL::VARCHAR AS topic_label")
         if prices is not None:

@@ -29,7 +29,8 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         "database (--workspace FILE ones are recorded in its own), and the app's cached versions of the "
         "database; the exports the export log says held the threads are named (`held by export N`); the command "
         "ends by scanning every file it knows of for the erased text (`scan: N of M files hold erased text`) and "
-        "exits 1 unless none does. "
+        "exits 1 unless none does and the replaced database file has no other name left (a hard link it "
+        "cannot find: `…, and N other names of the replaced database file … still hold it`). "
         "The checkpoint store itself is never written: "
         "`report retention` lists what to delete there.")
     parser.add_argument("--db", required=True, help="the Transcript Lens DuckDB database, or a Parquet dataset's folder")

@@ -22,6 +22,7 @@ from analytics.erasure.digests import keep, recovered, standing, unsaid
 from analytics.erasure.exports import erased_values
 from analytics.erasure.free_text import free_texts
 from analytics.erasure.names import names_of
+from analytics.erasure.old_file import held_open
 from analytics.erasure.reason import masked_texts
 from analytics.erasure.scan import SHORTEST, Needles, Place, Scan, needles_of, places, scan
 from analytics.erasure.tenants import check_erase, refuse_scoped, scope_tenants
@@ -69,8 +70,9 @@ class Erasure:
 
     @property
     def proven(self) -> bool:
-        """True when the scan read every known file and none holds erased text."""
-        return self.scan is not None and not self.scan.holding
+        """True when the scan read every known file, none holds erased text, and the replaced
+        database file has no name left (`Scan.other_links`)."""
+        return self.scan is not None and not self.scan.holding and not self.scan.other_links
 
     def line(self) -> str:
         """One line for the CLI.
@@ -126,7 +128,7 @@ def erase(db: str | os.PathLike, *, thread: str | None = None, tenant: str | Non
     if not Path(db).exists():  # (a mistyped path: no workspace, no tombstone made beside it)
         raise NotFound(f"{db}: no database there to erase from")
     ws = Workspace.beside(db)  # the one every load of `db` reads (`hold_back`): never another
-    with database_lock(db):
+    with database_lock(db), held_open(db) as names_left:
         tenants = scope_tenants()
         if tenants is not None:  # before anything is written
             check_erase(_rows_file(db), kind, value, tenants)
@@ -217,6 +219,7 @@ def erase(db: str | os.PathLike, *, thread: str | None = None, tenant: str | Non
             found.holding = [(p, f"{why}; not removed: {kept.pop(p.path)}" if p.path in kept else why)
                              for p, why in found.holding]
             found.holding += [(Place(path, "export"), f"not removed: {why}") for path, why in kept.items()]
+        found.other_links = names_left()  # (the app's links under `app_cache` are gone by now)
     return Erasure(kind, value, present, rows, row[0], elsewhere, found, [] if tenants is not None else held)
 
 

@@ -118,10 +118,19 @@ class Scan:
 
     files: int = 0
     holding: list[tuple[Place, str]] = field(default_factory=list)
+    #: Names the replaced database file still has that the scan cannot find (hard links made
+    #: outside the tool, or under another app cache than the erasure's): each holds the old file whole.
+    other_links: int = 0
 
     def lines(self) -> list[str]:
-        out = [f"scan: {len(self.holding)} of {self.files} files hold erased text"]
+        out = [f"scan: {len(self.holding)} of {self.files} files hold erased text"
+               + (f", and {self.other_links} other name{'s' if self.other_links != 1 else ''} of the replaced "
+                  "database file (not found, not read) still hold it" if self.other_links else "")]
         out += [f"  still holds erased text ({why}): {p.path} [{p.what}]" for p, why in self.holding]
+        if self.other_links:
+            out.append(f"  still holds erased text: the pre-erasure database file under {self.other_links} hard "
+                       "link(s) the scan does not know (another app cache than --app-cache, a link made by hand): "
+                       "find them by its inode (find / -inum) and delete them, or erase with that --app-cache")
         return out
 
 

@@ -27,7 +27,7 @@ from analytics import _pandas as pd
 from analytics.db import connection
 from analytics.errors import BadRequest, NotFound
 from analytics.workspace.authors import AUTHOR_ENV, AUTHOR_MAX, check_author, default_author  # noqa: F401
-from analytics.workspace.label_set import check_name
+from analytics.workspace.label_set import check_name, offered, offered_names
 from analytics.workspace.resolve import RESOLVED_COLUMNS, Anchor, resolve_sql, resolve_sql_lists
 from analytics.workspace.store import Conflict, Workspace, now, takes_workspace, workspace_of
 
@@ -130,12 +130,11 @@ def labelled(conn: sqlite3.Connection, label: str | None) -> None:
     """Refuse a label that is not in the set (or retired) before the foreign key does, with its name."""
     if label is None:
         return
-    row = conn.execute("SELECT retired_at FROM labels WHERE name = ?", (label,)).fetchone()
-    if row is None:
-        known = [r[0] for r in conn.execute("SELECT name FROM labels WHERE retired_at IS NULL ORDER BY position")]
+    if not offered(conn, label):  # (one another tenant scope defined is unknown here, as a missing one)
+        known = offered_names(conn)
         raise BadRequest(f"unknown label {label!r}; the labels are: {', '.join(known)} "
                          "(add one with `transcript-lens annotations labels --add NAME --color #rrggbb`)")
-    if row[0] is not None:
+    if conn.execute("SELECT retired_at FROM labels WHERE name = ?", (label,)).fetchone()[0] is not None:
         raise BadRequest(f"the label {label!r} is retired; define it again to use it")
 
 

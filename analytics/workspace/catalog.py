@@ -74,6 +74,18 @@ LABELS = Table(
     primary_key=("name",),
 )
 
+LABEL_SCOPES = Table(
+    "label_scopes",
+    "the tenant scope a label was defined under; a label without a row here (the default set, one an "
+    "unscoped reader defined) is offered to every reader",
+    (
+        _c("name", TEXT, "the label (`labels.name`; follows a rename)", null=False),
+        _c("scope", TEXT, "JSON list of the tenants its maker was limited to (`TRANSCRIPT_LENS_TENANTS`): "
+           "offered only to a reader limited to some of them, and to readers without a scope", null=False),
+    ),
+    primary_key=("name",),
+)
+
 ANNOTATIONS = Table(
     "annotations",
     "labels, verdicts and notes on a thread, a message or a checkpoint",
@@ -265,6 +277,6 @@ OTHER_WORKSPACES = Table(
 
 #: Every table of the workspace after the last migration, in docs/schema.md's order.
 TABLES: tuple[Table, ...] = (
-    ANNOTATIONS, LABELS, QUEUES, QUEUE_ITEMS, SAVED_VIEWS, TOMBSTONES, TOMBSTONE_THREADS, ERASED_DIGESTS, ERASURE_LOG, EXPORTS, EXPORT_THREADS,
+    ANNOTATIONS, LABELS, LABEL_SCOPES, QUEUES, QUEUE_ITEMS, SAVED_VIEWS, TOMBSTONES, TOMBSTONE_THREADS, ERASED_DIGESTS, ERASURE_LOG, EXPORTS, EXPORT_THREADS,
     OTHER_WORKSPACES, WORKSPACE, MIGRATIONS,
 )

@@ -6,6 +6,12 @@ everywhere it is used, `retire_label` stops offering it (annotations that carry 
 keep it, and its colour). The app's label editor, `transcript-lens annotations
 labels` and a notebook all come here.
 
+A label defined by a reader limited to some tenants (`TRANSCRIPT_LENS_TENANTS`, a user the app
+maps to tenants) records that scope (`label_scopes`) and is offered, listed and accepted only for
+readers within it and readers without a scope; the default set and labels an unscoped reader
+defines are everyone's. Names stay unique across scopes: a scoped reader who picks a name another
+scope holds is told it is taken (no more: not whose, nor its colour or description).
+
 >>> define_label(ws, "refund wrong", "#d32f2f", "Refund amount or policy misstated")  # doctest: +SKIP
 Label(name='refund wrong', color='#d32f2f', ...)
 """
@@ -17,6 +23,7 @@ import sqlite3
 from dataclasses import dataclass
 
 from analytics.errors import BadRequest, NotFound
+from analytics.workspace.guard import reader_policy, scope_json, within_scope
 from analytics.workspace.store import Workspace, takes_workspace, now
 
 _COLOR = re.compile(r"^#[0-9a-fA-F]{6}$")
@@ -59,14 +66,46 @@ def check_color(color: object) -> str:
     return color.strip().lower()
 
 
+def _offered() -> tuple[str, list]:
+    """`(sql, params)`: labels `l` (joined with their scope `s`) offered to the reader."""
+    within, params = within_scope("s.scope", reader_policy().tenants)
+    return f"labels l LEFT JOIN label_scopes s ON s.name = l.name WHERE (s.scope IS NULL OR {within})", params
+
+
+def offered(conn: sqlite3.Connection, name: str) -> bool | None:
+    """Whether the label `name` is offered to the reader: None when there is no such label at all."""
+    within, params = within_scope("s.scope", reader_policy().tenants)
+    row = conn.execute(f"SELECT s.scope IS NULL OR {within} FROM labels l LEFT JOIN label_scopes s ON s.name = l.name "
+                       "WHERE l.name = ?", [*params, name]).fetchone()
+    return None if row is None else bool(row[0])
+
+
+def offered_names(conn: sqlite3.Connection) -> list[str]:
+    """The names of the labels offered to the reader and not retired, in order."""
+    sql, params = _offered()
+    return [r[0] for r in conn.execute(f"SELECT l.name FROM {sql} AND l.retired_at IS NULL ORDER BY l.position", params)]
+
+
+def _taken(name: str) -> BadRequest:
+    return BadRequest(f"the label name {name!r} is taken; choose another")
+
+
+def _scoped(conn: sqlite3.Connection, names: list[str]) -> None:
+    """Record the reader's tenant scope on labels it has just made (none: the labels are everyone's)."""
+    scope = scope_json(reader_policy().tenants)
+    if scope is not None:
+        conn.executemany("INSERT INTO label_scopes (name, scope) VALUES (?, ?)", [(n, scope) for n in names])
+
+
 @takes_workspace
 def labels(ws: Workspace, include_retired: bool = True) -> list[Label]:
-    """The label set in its order (retired ones last, when included)."""
+    """The label set offered to the reader, in its order (retired ones last, when included)."""
+    sql, params = _offered()
     with ws.read() as conn:
         rows = conn.execute(
-            "SELECT name, color, description, position, retired_at IS NOT NULL FROM labels "
-            "WHERE ? OR retired_at IS NULL ORDER BY retired_at IS NOT NULL, position, name",
-            (include_retired,),
+            f"SELECT l.name, l.color, l.description, l.position, l.retired_at IS NOT NULL FROM {sql} "
+            "AND (? OR l.retired_at IS NULL) ORDER BY l.retired_at IS NOT NULL, l.position, l.name",
+            (*params, include_retired),
         ).fetchall()
     return [Label(n, c, d, p, bool(r)) for n, c, d, p, r in rows]
 
@@ -78,6 +117,9 @@ def define_label(
     """Add a label, or change an existing one's colour, description or place (a retired one comes back)."""
     name, color = check_name(name), check_color(color)
     with ws.write() as conn:
+        known = offered(conn, name)
+        if known is False:
+            raise _taken(name)
         if position is None:
             row = conn.execute("SELECT position FROM labels WHERE name = ?", (name,)).fetchone()
             position = row[0] if row else conn.execute("SELECT coalesce(max(position), 0) + 1 FROM labels").fetchone()[0]
@@ -88,15 +130,17 @@ def define_label(
             "retired_at = NULL",
             (name, color, description, int(position), now()),
         )
+        if known is None:
+            _scoped(conn, [name])
     return Label(name, color, description, int(position), False)
 
 
 @takes_workspace
 def rename_label(ws: Workspace, old: str, new: str) -> None:
-    """Rename a label; every annotation carrying it follows (ON UPDATE CASCADE)."""
+    """Rename a label; every annotation carrying it follows (ON UPDATE CASCADE), and its scope."""
     old, new = check_name(old), check_name(new)
     with ws.write() as conn:
-        if conn.execute("SELECT 1 FROM labels WHERE name = ?", (old,)).fetchone() is None:
+        if not offered(conn, old):
             raise NotFound(f"no label {old!r} in {ws.path}")
         try:
             conn.execute("UPDATE labels SET name = ? WHERE name = ?", (new, old))
@@ -109,18 +153,24 @@ def retire_label(ws: Workspace, name: str) -> None:
     """Stop offering a label; the annotations that carry it keep it."""
     name = check_name(name)
     with ws.write() as conn:
-        if conn.execute("UPDATE labels SET retired_at = ? WHERE name = ?", (now(), name)).rowcount == 0:
+        if not offered(conn, name):
             raise NotFound(f"no label {name!r} in {ws.path}")
+        conn.execute("UPDATE labels SET retired_at = ? WHERE name = ?", (now(), name))
 
 
 def ensure_labels(conn: sqlite3.Connection, names: set[str]) -> list[str]:
-    """Create the labels of `names` that do not exist, with palette colours (inside a write); the new ones."""
-    known = {r[0] for r in conn.execute("SELECT name FROM labels")}
-    missing = sorted(names - known)
+    """Create the labels of `names` that do not exist, with palette colours (inside a write); the new ones.
+    A name another tenant scope holds is refused (`define_label`)."""
+    states = {name: offered(conn, name) for name in sorted(names)}
+    taken = [name for name, state in states.items() if state is False]
+    if taken:
+        raise _taken(taken[0])
+    missing = [name for name, state in states.items() if state is None]
     (start,) = conn.execute("SELECT coalesce(max(position), 0) FROM labels").fetchone()
     stamp = now()
     conn.executemany(
         "INSERT INTO labels (name, color, description, position, created_at) VALUES (?, ?, NULL, ?, ?)",
         [(name, PALETTE[i % len(PALETTE)], start + 1 + i, stamp) for i, name in enumerate(missing)],
     )
+    _scoped(conn, missing)
     return missing

@@ -18,7 +18,8 @@ erasure tombstones (docs/privacy.md) and two append-only logs (the erasure log
 and the export log), whose triggers refuse any UPDATE or DELETE; migration 3 the
 thread ids each tombstone covered (`tombstone_threads`), kept the same way; migration 4 the
 other workspaces written for the database (`other_workspaces`) and the threads each export held
-(`export_threads`); migration 5 the keyed digests of the text each erasure looked for (`erased_digests`).
+(`export_threads`); migration 5 the keyed digests of the text each erasure looked for (`erased_digests`); migration 6
+the tenant scope a label was defined under (`label_scopes`).
 
 >>> [m.version for m in MIGRATIONS][:3]
 [1, 2, 3]
@@ -237,6 +238,16 @@ CREATE TRIGGER erased_digests_no_delete BEFORE DELETE ON erased_digests
 BEGIN SELECT RAISE(ABORT, 'the digests of what an erasure looked for are only ever added'); END
 """
 
+# The tenant scope a label was defined under: a label made by a reader limited to some tenants is
+# offered to readers within them only (a table of its own: adding a column would change the labels
+# table, and a workspace holding data would need a copy before it).
+_V6 = """
+CREATE TABLE label_scopes (
+    name TEXT NOT NULL PRIMARY KEY REFERENCES labels (name) ON UPDATE CASCADE ON DELETE CASCADE,
+    scope TEXT NOT NULL CHECK (json_valid(scope) AND json_type(scope) = 'array')
+)
+"""
+
 #: Every migration, in order; append only.
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "annotations, labels (with a default set), review queues, saved views", _V1),
@@ -244,6 +255,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(3, "the thread ids each erasure tombstone covered", _V3, adds_only=True),
     Migration(4, "the other workspaces written for the database; the threads each export held", _V4, adds_only=True),
     Migration(5, "the keyed digests of the text each erasure looked for", _V5, adds_only=True),
+    Migration(6, "the tenant scope each label was defined under", _V6, adds_only=True),
 )
 
 LATEST = MIGRATIONS[-1].version

@@ -28,6 +28,7 @@ from __future__ import annotations
 import gzip
 import re
 import struct
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,7 +44,18 @@ MAX_LINE = 64 << 20  # one mongoexport line: a 16 MiB document as base64 Extende
 MAX_CONTAINERS = MAX_DOCUMENT // 7
 #: The most members (commas) one line may hold: an element is 2 bytes or more of BSON.
 MAX_MEMBERS = MAX_DOCUMENT // 2
-_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+#: The most memory one line's document may take as Python objects, estimated before it is parsed
+#: (`parse_cost`). What a byte of BSON holds costs far more parsed: a one-key object is 184 bytes of
+#: dict, a `$code` 466, a five-letter string 62, so the two counts above still let a 63 MB line take
+#: 1.1 GB. Sized for the budget (docs/security.md: 1 GB peak): the process's own 200 MB, this, and
+#: the staging of the document fit; a real checkpoint (a binary value, a small metadata document) is
+#: a few times its line.
+MAX_PARSE_COST = 512 << 20
+#: Bytes an object or array costs parsed, at most, beside its members (json_util's worst: `$code`).
+CONTAINER_COST = 512
+#: Bytes a member (a key, a value) costs parsed, at most, beside its text: its pointer in a list or
+#: dict, a string's or number's header, a key's entry in the parser's key cache.
+MEMBER_COST = 64
 ARCHIVE_MAGIC = struct.pack("<I", 0x8199E26D)
 TERMINATOR = 0xFFFFFFFF
 GZIP_MAGIC = b"\x1f\x8b"
@@ -166,26 +178,86 @@ def json_documents(fh: IO[bytes], where: str) -> Iterator[tuple[str, Any]]:
             yield what, Damaged(f"more {too_many} than a {MAX_DOCUMENT >> 20} MiB document holds; skipped")
             continue
         try:
-            doc = json_util.loads(line.decode("utf-8"), json_options=options)
+            text = line.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            yield what, Damaged(f"not Extended JSON ({type(exc).__name__}: {str(exc)[:200]}); skipped")
+            continue
+        cost = parse_cost(line, text)
+        del line  # (the text alone is parsed)
+        if cost > MAX_PARSE_COST:
+            raise SourceError(f"{what}: its document would take about {cost >> 20} MiB parsed, over the limit of "
+                              f"{MAX_PARSE_COST >> 20} MiB one mongoexport document may take (a flood of small values?)")
+        try:
+            doc = json_util.loads(text, json_options=options)
         except RecursionError:
             yield what, Damaged("JSON nested too deeply; skipped")
             continue
         except Exception as exc:  # noqa: BLE001 - ValueError, and what a crafted $-key makes json_util raise
             yield what, Damaged(f"not Extended JSON ({type(exc).__name__}: {str(exc)[:200]}); skipped")
             continue
+        finally:
+            del text
         yield what, doc
+        del doc  # (not alive while the next line is parsed)
+
+
+_STRUCTURE = (b"{", b"[", b",", b":")
+_WINDOW = 1 << 18  # bytes split at a time in `_outside_strings`
+
+
+def _counts(data: bytes) -> dict[bytes, int]:
+    return {c: data.count(c) for c in _STRUCTURE}
+
+
+def _outside_strings(line: bytes) -> dict[bytes, int]:
+    """How many of each of `{ [ , :` `line` holds outside its strings. Its escapes dropped (a
+    backslash pair, then an escaped quote: runs of backslashes pair from the left), every quote
+    left opens or closes a string, so the text between quotes alternates: it is split at its
+    quotes a window at a time, carrying which side a window starts on. Memory: a copy of the line
+    and one window's pieces, however many strings it holds (a regular expression's substitution
+    keeps every piece: 1.6 GB for a 34 MB line of 9 million one-letter strings)."""
+    plain = line.replace(b"\\\\", b"").replace(b'\\"', b"")
+    found = dict.fromkeys(_STRUCTURE, 0)
+    inside = False
+    for start in range(0, len(plain), _WINDOW):
+        pieces = plain[start:start + _WINDOW].split(b'"')
+        outside = b"".join(pieces[1 if inside else 0::2])
+        for c, n in _counts(outside).items():
+            found[c] += n
+        inside ^= (len(pieces) - 1) % 2 == 1
+    return found
+
+
+def _over(counts: dict[bytes, int]) -> tuple[int, int]:
+    """(objects and arrays, members) of `counts` (a container's first member has no comma)."""
+    containers = counts[b"{"] + counts[b"["]
+    return containers, counts[b","] + counts[b":"] + containers
+
+
+def parse_cost(line: bytes, text: str) -> int:
+    """An upper bound, in bytes, of what `text` (`line` decoded) and the document parsed from it take
+    as Python objects: the text twice (itself, and every string parsed out of it, none wider than
+    it), and each object, array, key and value at its most (`CONTAINER_COST`, `MEMBER_COST`), counted
+    outside strings where counting inside them too would refuse."""
+    def cost(counts: dict[bytes, int]) -> int:
+        containers, members = _over(counts)
+        return 2 * sys.getsizeof(text) + CONTAINER_COST * containers + MEMBER_COST * members
+
+    rough = cost(_counts(line))
+    return rough if rough <= MAX_PARSE_COST else cost(_outside_strings(line))
 
 
 def _over_a_document(line: bytes) -> str | None:
     """What `line` holds more of than a 16 MiB BSON document can (its objects and arrays, its
     members: counted outside strings, at C speed, nothing parsed), or None. Parsed, each is a
     Python object: a 60 MB line of 20 million `{}` asked for 1.5 GB."""
-    if line.count(b"{") + line.count(b"[") <= MAX_CONTAINERS and line.count(b",") <= MAX_MEMBERS:
+    counts = _counts(line)
+    if counts[b"{"] + counts[b"["] <= MAX_CONTAINERS and counts[b","] <= MAX_MEMBERS:
         return None  # (counted with the strings: an overcount, so nothing more to look at)
-    bare = _JSON_STRING.sub(b'""', line)
-    if bare.count(b"{") + bare.count(b"[") > MAX_CONTAINERS:
+    counts = _outside_strings(line)
+    if counts[b"{"] + counts[b"["] > MAX_CONTAINERS:
         return f"objects and arrays (over {MAX_CONTAINERS:,})"
-    if bare.count(b",") > MAX_MEMBERS:
+    if counts[b","] > MAX_MEMBERS:
         return f"members (over {MAX_MEMBERS:,})"
     return None
 

@@ -123,6 +123,7 @@ def _add(stage: Stage, writes: bool, docs: Iterable[tuple[str, Any]]) -> None:
             stage.error(None, None, None, "write" if writes else "checkpoint", f"{what}: {doc.reason}")
         else:
             add(doc, what)
+        del doc  # (not alive while the next document is read: one flood at a time)
 
 
 class MongoSource(DsnSpec, Source):
