@@ -55,7 +55,7 @@ picked = table.dataframe(signals, key="outcomes.signals", on_select="rerun", sel
 # (the definitions in full beside the table: a table cell clips a sentence)
 meaning.markdown("\n".join(f"- **{r.label}**: {r.definition}" for r in view.signals.itertuples()))
 render.download(view.signals, "outcome_signals.csv", key="outcomes.signals_csv",
-                headers={"signal": "Code", "label": "Signal", "threads": "Conversations"})
+                headers={"signal": None, "label": "Signal", "threads": "Conversations"})
 opened(picked, view.signals, "conversations", signal=lambda r: r["signal"], **shared)
 
 left, right = flow.row("chart", "trend-tenants", 2)
@@ -117,8 +117,7 @@ else:
                     "At message", help="The last message before the interrupt"),
                 "waiting_since": st.column_config.TextColumn("Waiting since (UTC)", help="Only for a pending interrupt"),
             })  # fmt: skip
-        render.download(view.slow_hitl.assign(outcome_reason=view.slow_hitl["outcome_reason"].map(model.reason_text)),
-                        "slow_human_in_the_loop.csv", key="outcomes.slow_csv",
+        render.download(view.slow_hitl, "slow_human_in_the_loop.csv", key="outcomes.slow_csv",
                         headers={"longest_wait": "Longest wait (s)", "first_message": "At message",
                                  "outcome_reason": "Why"})
     st.page_link("pages/backlog.py", icon=":material/pending_actions:", label="Everyone still waiting on a human",
