@@ -119,11 +119,12 @@ def scroll_to(number: int, key: str = "chat") -> None:
 
 
 def content(text: str, raw: bool = False) -> None:
-    """A message's text (markdown, or as typed with `raw`), long ones folded after a preview."""
+    """A message's text (markdown, or as typed with `raw`), long ones folded after a preview; a
+    pasted log or listing (`markup.looks_like_log`) as preformatted text, its lines as written."""
     if not text:
         st.caption("(no text content)")
         return
-    show = st.text if raw else lambda shown: markup.message(markup.line_breaks(shown))
+    show = st.text if raw else preformatted if markup.looks_like_log(text) else _markdown
     if len(text) > LONG_CHARS or text.count("\n") > LONG_LINES:
         cut = text[:PREVIEW_CHARS].rsplit("\n", 1)[0] if "\n" in text[:PREVIEW_CHARS] else text[:PREVIEW_CHARS]
         show(cut + " …")
@@ -131,6 +132,15 @@ def content(text: str, raw: bool = False) -> None:
             show(text)
     else:
         show(text)
+
+
+def _markdown(text: str) -> None:
+    markup.message(markup.line_breaks(text))
+
+
+def preformatted(text: str) -> None:
+    """Text drawn as written, in a monospaced block that wraps its long lines (no Markdown forms)."""
+    st.code(text, language=None, wrap_lines=True)
 
 
 def _result_text(text: str) -> None:
@@ -242,4 +252,8 @@ def marker(m: Marker) -> None:
     if m.texts:
         with st.expander(_FOLDS.get(m.kind, "Show the text")):
             for who, text in m.texts:
-                markup.message(f"**{who}:** {markup.line_breaks(text)}" if text else f"**{who}:** (no text)")
+                if text and markup.looks_like_log(text):
+                    markup.message(f"**{who}:**")
+                    preformatted(text)
+                else:
+                    markup.message(f"**{who}:** {markup.line_breaks(text)}" if text else f"**{who}:** (no text)")
