@@ -5,6 +5,7 @@ import streamlit as st
 
 from ui import cache, charts, flow, outcomes, render, state
 from ui.filters import filter_bar
+from ui.trend_period import trend_period
 from ui.models import outcomes as model
 from ui.models import overview as overview_model
 
@@ -17,14 +18,10 @@ st.caption("How each conversation ended and what went wrong on the way, read fro
            "it; a row opens them, and a conversation opens at the flagged message.")
 facets = cache.facets(db)
 filters = filter_bar(url, facets)
-auto = overview_model.resolve_bucket(overview_model.AUTO, facets, filters)
-choice = st.radio("Trend per", overview_model.BUCKET_CHOICES, horizontal=True,
-                  key=url.bind("by", overview_model.AUTO, state.choice(overview_model.BUCKET_CHOICES)),
-                  format_func=lambda c: overview_model.bucket_label(c, auto),
-                  help="Each conversation counts in the UTC day, ISO week or month of its last activity")
+by = trend_period(url, facets, filters)
 url.publish()
 
-view = cache.call(model.outcomes_page, db, filters, overview_model.resolve_bucket(choice, facets, filters))
+view = cache.call(model.outcomes_page, db, filters, by)
 shared = outcomes.shared_params(url)
 outcomes.tiles(view.shares, shared, outcomes=model.TILE_ORDER)
 if not view.threads:
