@@ -29,6 +29,11 @@ if not view.threads:
     st.stop()
 
 
+#: The tenants table's width beside the trend chart (half the page in a 1400 px window): a column
+#: that would lie past it waits in the table's column chooser, named beneath.
+TENANTS_PX = 460
+
+
 def opened(picked, frame, target: str, **params) -> None:
     """Open `target` for the row selected in a table of `frame` (`params`: a value, or row → value)."""
     rows = picked.selection.rows
@@ -72,11 +77,12 @@ with right:
         st.caption("Select a row to list that tenant's abandoned and failed conversations")
         picked = render.table(
             view.tenants.assign(went_wrong_share=view.tenants["went_wrong_share"] * 100), key="outcomes.tenants",
-            on_select="rerun", selection_mode="single-row", hide_index=True,
+            on_select="rerun", selection_mode="single-row", hide_index=True, fit_px=TENANTS_PX,
             column_order=["tenant_id", "abandoned", "failed", "went_wrong_share", "threads"], column_config={
-                "tenant_id": "Tenant", "threads": "Conversations", "abandoned": "Abandoned", "failed": "Failed",
+                "tenant_id": "Tenant", "abandoned": "Abandoned", "failed": "Failed",
+                "threads": st.column_config.NumberColumn("Total", help="The tenant's conversations"),
                 "went_wrong": "Both", "went_wrong_share": st.column_config.NumberColumn(
-                    "% of the tenant's", format=render.PERCENT_FORMAT, help="Abandoned or failed, of the tenant's conversations"),
+                    "Share", format=render.PERCENT_FORMAT, help="Abandoned or failed, of the tenant's conversations"),
             })  # fmt: skip
         render.download(view.tenants, "outcomes_by_tenant.csv", key="outcomes.tenants_csv",
                         headers={"threads": "Conversations", "went_wrong": "Abandoned or failed",
