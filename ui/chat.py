@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import streamlit as st
 
 from analytics import jsontext
-from ui import markup
+from ui import log_text, markup
 from ui.formats import plural
 from ui.models.chat import Marker, MessageItem, ToolCall, TranscriptItem, clock, duration, header, ids
 
@@ -120,11 +120,11 @@ def scroll_to(number: int, key: str = "chat") -> None:
 
 def content(text: str, raw: bool = False) -> None:
     """A message's text (markdown, or as typed with `raw`), long ones folded after a preview; a
-    pasted log or listing (`markup.looks_like_log`) as preformatted text, its lines as written."""
+    pasted log, trace or listing in it (`log_text.parts`) as preformatted text, its lines as written."""
     if not text:
         st.caption("(no text content)")
         return
-    show = st.text if raw else preformatted if markup.looks_like_log(text) else _markdown
+    show = st.text if raw else _drawn
     if len(text) > LONG_CHARS or text.count("\n") > LONG_LINES:
         cut = text[:PREVIEW_CHARS].rsplit("\n", 1)[0] if "\n" in text[:PREVIEW_CHARS] else text[:PREVIEW_CHARS]
         show(cut + " …")
@@ -134,8 +134,13 @@ def content(text: str, raw: bool = False) -> None:
         show(text)
 
 
-def _markdown(text: str) -> None:
-    markup.message(markup.line_breaks(text))
+def _drawn(text: str) -> None:
+    """A message's text as Markdown, each stretch of machine output in it preformatted."""
+    for log, part in log_text.parts(text):
+        if log:
+            preformatted(part)
+        elif part.strip():
+            markup.message(markup.line_breaks(part))
 
 
 def preformatted(text: str) -> None:
@@ -252,8 +257,8 @@ def marker(m: Marker) -> None:
     if m.texts:
         with st.expander(_FOLDS.get(m.kind, "Show the text")):
             for who, text in m.texts:
-                if text and markup.looks_like_log(text):
+                if text and log_text.has_log(text):
                     markup.message(f"**{who}:**")
-                    preformatted(text)
+                    _drawn(text)
                 else:
                     markup.message(f"**{who}:** {markup.line_breaks(text)}" if text else f"**{who}:** (no text)")

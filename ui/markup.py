@@ -120,43 +120,6 @@ def line_breaks(text: str) -> str:
 _SINGLE_BREAK = re.compile(r"(?<!\n)\n(?!\n)")
 
 
-#: A line of machine output: a time of day, a log level, a stack frame, an indented line (not a list
-#: item), a rule of symbols, or a line dense with Markdown's symbols (`#`, `*`, `_`, `|`, `=`, `<`, `>`).
-_MACHINE_LINE = re.compile(
-    r"\d{2}:\d{2}:\d{2}|\b(?:TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|FATAL|CRITICAL)\b|^Traceback \("
-    r"|^\s*File \".*\", line \d+|^\s+at [\w.$<>]+\(|^(?:\t| {2,})(?!\s*(?:[-*+]|\d+[.)])\s)\S|^\W{3,}$")
-_SYMBOLS = re.compile(r"[#*_|=<>{}\[\]\\/~^$@]")
-#: A Markdown table's separator row, a fenced block: Markdown its writer meant.
-_MEANT = re.compile(r"(?m)^\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)+\|?\s*$|^\s*(?:```|~~~)")
-#: Lines of a text, at least, and the share of them that are machine output, for it to be a log.
-LOG_LINES, LOG_SHARE = 3, 0.5
-
-
-def looks_like_log(text: str) -> bool:
-    """Whether `text` is pasted machine output (a log, a stack trace, a listing) rather than prose:
-    drawn as Markdown, its `#` lines would be headings, `*`/`_` runs emphasis, `|` rows tables and
-    its indentation lost. Text with a Markdown table or a fenced block is Markdown its writer meant.
-
-    >>> looks_like_log("## Summary\\n\\n- **refund** issued\\n- order _B-2211_ closed")
-    False
-    >>> looks_like_log("#### BUILD FAILED ####\\n*** step 3 ***\\n  __init__ failed: x | y\\n  retry_count=3")
-    True
-    >>> looks_like_log("2025-03-12 16:50:03 ERROR worker | job_id=7\\n2025-03-12 16:50:04 INFO retry\\nok")
-    True
-    """
-    lines = [line for line in text.replace("\r\n", "\n").split("\n") if line.strip()]
-    if len(lines) < LOG_LINES or _MEANT.search(text):
-        return False
-    machine = sum(1 for line in lines if _MACHINE_LINE.search(line) or _dense(line))
-    return machine >= LOG_SHARE * len(lines)
-
-
-def _dense(line: str) -> bool:
-    """A line more than 30 % Markdown symbols (prose, with its bold words and headings, has fewer)."""
-    stripped = line.strip()
-    return len(stripped) >= 4 and len(_SYMBOLS.findall(stripped)) > 0.3 * len(stripped)
-
-
 def caption(text: str) -> None:
     """`st.caption` of text that holds data."""
     st.caption(inert(text))
