@@ -76,13 +76,14 @@ if model.overlap_warning(view):
     st.warning(model.overlap_warning(view), icon=":material/join_inner:")
 st.caption(model.verdict(view) + " · Select a signal or outcome row to list its conversations in A and in B.")
 # (the difference, its interval and whether it is marked decide a row: they show at any width)
-picked = render.table(view.table, hide_index=True, key="compare.table", height=min(36 * (len(view.table) + 1) + 3, 940),
-                      keep=("difference", "ci95", "significant"),
-                      on_select="rerun", selection_mode="single-row", column_config={
+config = {
     "figure": st.column_config.TextColumn("Figure", pinned=True, width="medium"), "kind": "Kind", "a": "A", "b": "B",
-    "difference": "B − A", "ci95": "95 % interval", "p": "p", "test": "Test", "q": "q (BH)",
+    "difference": "B − A", "ci95": "95 % interval", "p": "p-value", "test": "Test", "q": "q (BH)",
     "significant": st.column_config.TextColumn("Marked", help="q < 0.05"), "n": "n (A / B)",
-})
+}
+picked = render.table(view.table, hide_index=True, key="compare.table", height=min(36 * (len(view.table) + 1) + 3, 940),
+                      keep=("difference", "ci95", "significant"), on_select="rerun", selection_mode="single-row",
+                      column_config=config)
 row = view.shown.iloc[picked.selection.rows[0]] if picked.selection.rows and view.shown is not None else None
 narrow = row is not None and row["kind"] in ("signal", "outcome")
 shared = {k: v for k, v in url.params().items() if k in state.SHARED}
@@ -92,7 +93,8 @@ for column, side, values in zip(st.columns(2), ("a", "b"), (a_values, b_values))
     column.page_link("pages/conversations.py", icon=":material/list:", label=f"List cohort {side.upper()}'s {render.plural(n, 'conversation')}{what}",
                      query_params=state.link_params(**model.conversation_params(
                          shared, values, row["kind"] if narrow else None, row["name"] if narrow else None)))
-render.download(view.frame, "compare.csv", key="compare.csv", label="Download every row (CSV)")
+render.download(model.csv_table(view.frame), "compare.csv", key="compare.csv", label="Download every row (CSV)",
+                headers=config)
 
 for column, (name, (title, _)) in zip(st.columns(2), charts.COMPARE_CHARTS.items()):
     with column:

@@ -5,6 +5,7 @@ import streamlit as st
 
 from ui import cache, charts, flow, outcomes, render, state
 from ui.filters import filter_bar
+from ui.trend_period import trend_period
 from ui.models import outcomes as model
 from ui.models import overview as overview_model
 
@@ -17,19 +18,20 @@ st.caption("How each conversation ended and what went wrong on the way, read fro
            "it; a row opens them, and a conversation opens at the flagged message.")
 facets = cache.facets(db)
 filters = filter_bar(url, facets)
-auto = overview_model.resolve_bucket(overview_model.AUTO, facets, filters)
-choice = st.radio("Trend per", overview_model.BUCKET_CHOICES, horizontal=True,
-                  key=url.bind("by", overview_model.AUTO, state.choice(overview_model.BUCKET_CHOICES)),
-                  format_func=lambda c: overview_model.bucket_label(c, auto),
-                  help="Each conversation counts in the UTC day, ISO week or month of its last activity")
+by = trend_period(url, facets, filters)
 url.publish()
 
-view = cache.call(model.outcomes_page, db, filters, overview_model.resolve_bucket(choice, facets, filters))
+view = cache.call(model.outcomes_page, db, filters, by)
 shared = outcomes.shared_params(url)
 outcomes.tiles(view.shares, shared, outcomes=model.TILE_ORDER)
 if not view.threads:
     st.info("No conversation passes these filters.")
     st.stop()
+
+
+#: The tenants table's width beside the trend chart (half the page in a 1400 px window): a column
+#: that would lie past it waits in the table's column chooser, named beneath.
+TENANTS_PX = 460
 
 
 def opened(picked, frame, target: str, **params) -> None:
@@ -55,7 +57,7 @@ picked = table.dataframe(signals, key="outcomes.signals", on_select="rerun", sel
 # (the definitions in full beside the table: a table cell clips a sentence)
 meaning.markdown("\n".join(f"- **{r.label}**: {r.definition}" for r in view.signals.itertuples()))
 render.download(view.signals, "outcome_signals.csv", key="outcomes.signals_csv",
-                headers={"signal": "Code", "label": "Signal", "threads": "Conversations"})
+                headers={"signal": None, "label": "Signal", "threads": "Conversations"})
 opened(picked, view.signals, "conversations", signal=lambda r: r["signal"], **shared)
 
 left, right = flow.row("chart", "trend-tenants", 2)
@@ -75,11 +77,12 @@ with right:
         st.caption("Select a row to list that tenant's abandoned and failed conversations")
         picked = render.table(
             view.tenants.assign(went_wrong_share=view.tenants["went_wrong_share"] * 100), key="outcomes.tenants",
-            on_select="rerun", selection_mode="single-row", hide_index=True,
+            on_select="rerun", selection_mode="single-row", hide_index=True, fit_px=TENANTS_PX,
             column_order=["tenant_id", "abandoned", "failed", "went_wrong_share", "threads"], column_config={
-                "tenant_id": "Tenant", "threads": "Conversations", "abandoned": "Abandoned", "failed": "Failed",
+                "tenant_id": "Tenant", "abandoned": "Abandoned", "failed": "Failed",
+                "threads": st.column_config.NumberColumn("Total", help="The tenant's conversations"),
                 "went_wrong": "Both", "went_wrong_share": st.column_config.NumberColumn(
-                    "% of the tenant's", format=render.PERCENT_FORMAT, help="Abandoned or failed, of the tenant's conversations"),
+                    "Share", format=render.PERCENT_FORMAT, help="Abandoned or failed, of the tenant's conversations"),
             })  # fmt: skip
         render.download(view.tenants, "outcomes_by_tenant.csv", key="outcomes.tenants_csv",
                         headers={"threads": "Conversations", "went_wrong": "Abandoned or failed",
@@ -117,8 +120,7 @@ else:
                     "At message", help="The last message before the interrupt"),
                 "waiting_since": st.column_config.TextColumn("Waiting since (UTC)", help="Only for a pending interrupt"),
             })  # fmt: skip
-        render.download(view.slow_hitl.assign(outcome_reason=view.slow_hitl["outcome_reason"].map(model.reason_text)),
-                        "slow_human_in_the_loop.csv", key="outcomes.slow_csv",
+        render.download(view.slow_hitl, "slow_human_in_the_loop.csv", key="outcomes.slow_csv",
                         headers={"longest_wait": "Longest wait (s)", "first_message": "At message",
                                  "outcome_reason": "Why"})
     st.page_link("pages/backlog.py", icon=":material/pending_actions:", label="Everyone still waiting on a human",

@@ -4,6 +4,7 @@ import streamlit as st
 
 from ui import cache, charts, flow, outcomes, render, review, state
 from ui.filters import filter_bar
+from ui.trend_period import trend_period
 from ui.models import outcomes as outcomes_model
 from ui.models import overview as model
 
@@ -14,17 +15,14 @@ st.title("Overview")
 facets = cache.facets(db)
 filters = filter_bar(url, facets)
 tiles = st.container()  # the headline, drawn above the trend controls once the numbers are in
-auto = model.resolve_bucket(model.AUTO, facets, filters)
 views = tuple(model.TREND_VIEWS)
 left, right = st.columns([3, 2])
 trend_view = left.radio("Trends", views, key=url.bind("trend", views[0], state.choice(views)), horizontal=True,
                         format_func=lambda v: model.TREND_VIEWS[v][0])
-choice = right.radio("Bucket", model.BUCKET_CHOICES, key=url.bind("by", model.AUTO, state.choice(model.BUCKET_CHOICES)),
-                     format_func=lambda c: model.bucket_label(c, auto), horizontal=True,
-                     help="Trends per UTC day, ISO week (from Monday) or month; Auto picks from the date range")
+by = trend_period(url, facets, filters, right)
 url.publish()
 
-view = cache.overview(db, filters, model.resolve_bucket(choice, facets, filters))
+view = cache.overview(db, filters, by)
 through = model.bucket_range(facets, filters)[1]  # (a last period past it is labelled partial)
 h = view.headline
 

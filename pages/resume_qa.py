@@ -123,8 +123,9 @@ by_step = st.toggle(
 render.chart(charts.resume_timeline(qa.timeline, qa.markers, by_step), key="resume_qa.timeline")
 
 if n:
-    render.table(qa.points, key="resume_qa.points", hide_index=True, column_config=columns.headers(qa.points))
-    render.download(qa.points, render.file_name("resume_points", thread), key="resume_qa.points_csv")
+    points = qa_model.points_shown(qa.points)
+    render.table(points, key="resume_qa.points", hide_index=True, column_config=columns.headers(points))
+    render.download(points, render.file_name("resume_points", thread), key="resume_qa.points_csv")
 else:
     st.info("No resume point at this gap: the window below is what a restart now would rebuild.")
 

@@ -5,6 +5,7 @@ import streamlit as st
 
 from ui import cache, charts, markup, render, state
 from ui.filters import filter_bar
+from ui.trend_period import trend_period
 from ui.models import topics as model
 from ui.models.overview import bucket_range
 
@@ -18,9 +19,8 @@ st.caption(
 )
 facets = cache.facets(db)
 filters = filter_bar(url, facets, text=False)
-c1, c2, _ = st.columns([3, 4, 5], vertical_alignment="bottom")
-period = c1.segmented_control("Trend per", model.PERIODS, format_func=str.capitalize,
-                              key=url.bind("by", "week", state.choice(model.PERIODS))) or "week"
+c1, c2, _ = st.columns([5, 4, 3], vertical_alignment="bottom")
+period = trend_period(url, facets, filters, c1)
 outcome = c2.selectbox("List a selected topic's conversations that ended", model.OUTCOME_CHOICES,
                        key=url.bind("outcome", "all", state.choice(model.OUTCOME_CHOICES)),
                        format_func=lambda o: "any way" if o == "all" else o)

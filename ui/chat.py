@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import streamlit as st
 
 from analytics import jsontext
-from ui import markup
+from ui import log_text, markup
 from ui.formats import plural
 from ui.models.chat import Marker, MessageItem, ToolCall, TranscriptItem, clock, duration, header, ids
 
@@ -119,11 +119,12 @@ def scroll_to(number: int, key: str = "chat") -> None:
 
 
 def content(text: str, raw: bool = False) -> None:
-    """A message's text (markdown, or as typed with `raw`), long ones folded after a preview."""
+    """A message's text (markdown, or as typed with `raw`), long ones folded after a preview; a
+    pasted log, trace or listing in it (`log_text.parts`) as preformatted text, its lines as written."""
     if not text:
         st.caption("(no text content)")
         return
-    show = st.text if raw else lambda shown: markup.message(markup.line_breaks(shown))
+    show = st.text if raw else _drawn
     if len(text) > LONG_CHARS or text.count("\n") > LONG_LINES:
         cut = text[:PREVIEW_CHARS].rsplit("\n", 1)[0] if "\n" in text[:PREVIEW_CHARS] else text[:PREVIEW_CHARS]
         show(cut + " …")
@@ -131,6 +132,20 @@ def content(text: str, raw: bool = False) -> None:
             show(text)
     else:
         show(text)
+
+
+def _drawn(text: str) -> None:
+    """A message's text as Markdown, each stretch of machine output in it preformatted."""
+    for log, part in log_text.parts(text):
+        if log:
+            preformatted(part)
+        elif part.strip():
+            markup.message(markup.line_breaks(part))
+
+
+def preformatted(text: str) -> None:
+    """Text drawn as written, in a monospaced block that wraps its long lines (no Markdown forms)."""
+    st.code(text, language=None, wrap_lines=True)
 
 
 def _result_text(text: str) -> None:
@@ -242,4 +257,8 @@ def marker(m: Marker) -> None:
     if m.texts:
         with st.expander(_FOLDS.get(m.kind, "Show the text")):
             for who, text in m.texts:
-                markup.message(f"**{who}:** {markup.line_breaks(text)}" if text else f"**{who}:** (no text)")
+                if text and log_text.has_log(text):
+                    markup.message(f"**{who}:**")
+                    _drawn(text)
+                else:
+                    markup.message(f"**{who}:** {markup.line_breaks(text)}" if text else f"**{who}:** (no text)")

@@ -28,6 +28,7 @@ from analytics.formats import (  # noqa: F401  (this module is where the pages t
     utc,
     word_plural,
 )
+from analytics.conversation_outcomes.labels import OUTCOME_LABELS, SIGNAL_LABELS, why_text
 
 
 #: `seconds` as a printf format (a table's number column draws its cells with it).
@@ -100,18 +101,38 @@ _HEADERS = {"ts": "Time (UTC)", "thread_id": "Thread", "n": "N", "ok": "OK", "js
 #: A time in a download (CSV): to the second, in UTC (its header says so), as the Conversations
 #: CSV writes its times (`ui.models.report_csv`: the same text, cut from a report's ISO time).
 CSV_TIME = "%Y-%m-%d %H:%M:%S"
+#: A column holding a share of 0–1 (`share`, `rate`, `went_wrong_share`, `resolved_rate`, as the page
+#: models name them): a download writes it in percent to a tenth, as a table draws it (`PERCENT_FORMAT`),
+#: its header saying "(%)".
+SHARE = re.compile(r"(?:[a-z0-9_]*_)?(?:share|rate)")
+#: Significant digits of any other fractional number in a download: the figure, not a float's noise
+#: (0.0007750000000000001 is 0.000775).
+CSV_DIGITS = 6
+#: A column of codes by its name, and the words the pages show for them (the Conversations table's).
+CODE_WORDS = {
+    "outcome": lambda v: OUTCOME_LABELS.get(v, v),
+    "signal": lambda v: SIGNAL_LABELS.get(v, v),
+    "outcome_reason": lambda v: why_text(v) or None,
+}
 
 
 def readable(frame: pd.DataFrame, labels: Any = None) -> pd.DataFrame:
-    """`frame` as a download holds it: each column under its header (`labels`' — a page's
-    `st.column_config`, a name or a config with a `label` — else `header`'s), times written
-    `CSV_TIME` with "(UTC)" in their header, flags as yes / no (as the Conversations CSV writes
-    them); numbers and texts as they are. A column `labels` maps to None (hidden in the table) is left out.
+    """`frame` as a download holds it, in the words and formats its page shows: each column under
+    its header (`labels`' — a page's `st.column_config`, a name or a config with a `label` — else
+    `header`'s), times written `CSV_TIME` with "(UTC)" in their header, flags as yes / no (as the
+    Conversations CSV writes them), codes of `CODE_WORDS`' columns as the pages' words, a share in
+    percent (`SHARE`), seconds to a tenth, other fractions to `CSV_DIGITS` significant digits, whole
+    numbers without ".0"; texts as they are. A column `labels` maps to None (hidden in the table)
+    is left out.
 
     >>> frame = pd.DataFrame({"thread_id": ["a:b"], "first_ts": pd.to_datetime(["2025-03-03 10:05:00.25"], utc=True),
     ...                       "waiting_since": pd.to_datetime(["2025-03-04 00:00"], utc=True), "ok": [True]})
     >>> readable(frame, {"ok": {"label": "Passed"}}).to_dict("records")
     [{'Thread': 'a:b', 'First: time (UTC)': '2025-03-03 10:05:00', 'Waiting since (UTC)': '2025-03-04 00:00:00', 'Passed': 'yes'}]
+    >>> figures = pd.DataFrame({"outcome": ["waiting"], "rate": [5 / 12], "wait_s": [241819.005], "cost": [0.0007750000000000001],
+    ...                         "threads": [9.0]})
+    >>> readable(figures).to_dict("records")
+    [{'Outcome': 'Waiting', 'Rate (%)': 41.7, 'Wait (s)': 241819.0, 'Cost': 0.000775, 'Threads': 9}]
     """
     labels = labels or {}
     out = {}
@@ -127,10 +148,28 @@ def readable(frame: pd.DataFrame, labels: Any = None) -> pd.DataFrame:
             label = label if "UTC" in label else f"{label} (UTC)"
         elif pd.api.types.is_bool_dtype(values):
             values = values.map({True: "yes", False: "no"}).astype(object).where(values.notna(), None)
+        elif name in CODE_WORDS:
+            values = values.map(lambda v: CODE_WORDS[name](v) if isinstance(v, str) else v).astype(object)
+        elif pd.api.types.is_numeric_dtype(values):
+            values, label = _figures(name, label, values)
         if label in out:
             raise ValueError(f"two columns of a download under one header: {label!r}")
         out[label] = values
     return pd.DataFrame(out, index=frame.index)
+
+
+def _figures(name: str, label: str, values: pd.Series) -> tuple[pd.Series, str]:
+    """A number column as a download writes it (`readable`), and its header."""
+    if SHARE.fullmatch(name):
+        return (values.astype(float) * 100).round(1), label if "%" in label else f"{label} (%)"
+    if not pd.api.types.is_float_dtype(values):
+        return values, label
+    if label.endswith("(s)"):
+        return values.round(1), label
+    known = values.dropna()
+    if len(known) and (known == known.round()).all() and known.abs().max() < 2 ** 53:
+        return values.astype("Int64"), label
+    return values.map(lambda v: v if pd.isna(v) or v == 0 else float(f"{v:.{CSV_DIGITS}g}")), label
 
 
 def download_label(n: int, word: str) -> str:

@@ -268,7 +268,8 @@ def table(data, *, fit_px: float | None = None, keep: tuple[str, ...] = (), **kw
     and no column beyond the page's right edge: a table wider than the page (`fit_px`, default
     `columns.FIT_PX`: narrower in a page column) shows the columns that fit at first, the others
     in its Show/hide columns chooser, named in a caption beneath (`columns.fit`); the columns in
-    `keep` (the one the rows are sorted by) always show. A column `column_config` does not name
+    `keep` (the one the rows are sorted by) always show; of a `column_order`, the columns it names
+    fit so, in its order. A column `column_config` does not name
     shows under its human header (`columns.headers`). A frame numbered 0, 1, 2… by pandas shows
     no index column (the app numbers what it shows from 1: "Message N", "rows 1–50")."""
     from ui import columns
@@ -281,8 +282,10 @@ def table(data, *, fit_px: float | None = None, keep: tuple[str, ...] = (), **kw
     if isinstance(frame, pd.DataFrame):  # every column under its human header unless configured
         given = kwargs.get("column_config") or {}
         kwargs["column_config"] = {**given, **columns.headers(frame, **given)}
-    if isinstance(frame, pd.DataFrame) and kwargs.get("column_order") is None:
-        fitted = columns.fit(frame, kwargs.get("column_config") or {}, budget=fit_px or columns.FIT_PX,
+    if isinstance(frame, pd.DataFrame):  # (the columns a page orders fit too: none is cut at the right edge)
+        order = kwargs.get("column_order")
+        chosen = frame if order is None else frame[[c for c in order if c in frame.columns]]
+        fitted = columns.fit(chosen, kwargs.get("column_config") or {}, budget=fit_px or columns.FIT_PX,
                              selectable=kwargs.get("on_select", "ignore") != "ignore", keep=keep)
         if fitted.hidden:
             kwargs["column_order"] = fitted.order

@@ -1,7 +1,8 @@
 """Topics of short texts, offline and deterministic: TF-IDF, LSA, spherical k-means (numpy only).
 
 A document is a conversation's question and the tools the agent called to answer it. Its
-features: the question's words (Unicode `\\w+`, normalised, function words and tokens with
+features: the question's words (Unicode word rules, `tokens.py`: a grapheme cluster is never cut,
+scripts without spaces cut into short terms; normalised, function words and tokens with
 digits dropped), its concepts (`concepts.py`: "refund", "Rückerstattung", "remboursement"
 and "reembolso" are one concept, so questions meet across languages without any tool; a
 word naming a concept counts as the concept), the character 4-grams of its words (so
@@ -36,9 +37,9 @@ import numpy as np
 
 from analytics.conversation_outcomes.lexicon import normalise
 from analytics.topic_mining.concepts import Concepts, built_in as built_in_concepts
+from analytics.topic_mining import tokens
 from analytics.topic_mining.stopwords import CONVERSATIONAL, STOPWORDS
 
-_WORD = re.compile(r"\w+")
 #: An identifier or a number: a run of word characters and `-_.@+/:#` holding a digit ("A-1043",
 #: "INV-2037", "user4093@example.com", "3.5"); dropped whole, so its letters are no topic word.
 _ID = re.compile(r"[\w\-.@+/:#]*\d[\w\-.@+/:#]*")
@@ -100,7 +101,7 @@ def words(text: str) -> list[str]:
     >>> words("refund to alice.wonder@ent-mail.com please")
     ['refund']
     """
-    return [w for w in _WORD.findall(_ID.sub(" ", normalise(without_personal(text)))) if len(w) > 1
+    return [w for w in tokens.terms(_ID.sub(" ", normalise(without_personal(text)))) if len(w) > 1
             and w not in STOPWORDS and not any(ch.isdigit() for ch in w) and "_" not in w]
 
 
@@ -157,9 +158,9 @@ def _features(item: Item, concepts: Concepts, subject: bool = False) -> Counter:
             continue
         if not concepts.of_word(w):
             found["w:" + w] += 1
-        padded = f"<{w}"
+        padded = ["<", *tokens.clusters(w)]  # (a letter with its marks is one character of an n-gram)
         for i in range(len(padded) - NGRAM + 1):
-            found["c:" + padded[i:i + NGRAM]] += 1
+            found["c:" + "".join(padded[i:i + NGRAM])] += 1
     for c in concepts.concepts(list(wording)):
         found["k:" + c] += 1
     for t in tools:
@@ -513,12 +514,12 @@ def spelled(terms: tuple[str, ...], texts: list[str]) -> list[str]:
     for text in texts:
         if text.isascii():
             continue  # (an ASCII text writes a term as the term itself, lower-cased)
-        for token in _WORD.findall(unicodedata.normalize("NFC", text).lower()):
+        for token in tokens.terms(unicodedata.normalize("NFC", text).lower()):
             if (term := normalise(token)) in wanted:
                 seen[term][token] += 1
     for text in texts:
         if text.isascii():
-            for token in _WORD.findall(text.lower()):
+            for token in tokens.terms(text.lower()):
                 if token in wanted and seen[token]:  # (counted only where another spelling competes)
                     seen[token][token] += 1
     return [min(seen[t].items(), key=lambda kv: (-kv[1], kv[0]))[0] if seen[t] else t for t in terms]

@@ -35,6 +35,7 @@ from analytics.conversation_outcomes.lexicon import normalise
 from analytics.errors import BadRequest
 from analytics.user_files import read_user_text
 from analytics.topic_mining.stopwords import STOPWORDS
+from analytics.topic_mining.tokens import terms
 
 #: A word of at least this many letters found at the end of a longer word, after at least
 #: `COMPOUND_HEAD` letters (a compound's head: "lieferADRESSE", not "adDRESS"), counts.
@@ -218,7 +219,7 @@ class Concepts:
 
 def _entry(word: str) -> tuple[str, bool] | tuple[tuple[str, ...], bool]:
     prefix = word.endswith("*")
-    parts = tuple(p for p in _WORD.findall(normalise(word.rstrip("*"))) if p not in STOPWORDS)
+    parts = tuple(p for p in terms(normalise(word.rstrip("*"))) if p not in STOPWORDS)
     return (parts if len(parts) > 1 else (parts[0] if parts else "")), prefix
 
 

@@ -31,7 +31,7 @@ MIN_QUESTION_TOKENS = 3
 #: A question is read up to this many characters (a pasted log adds nothing to its topic).
 QUESTION_CHARS = 2_000
 #: Bumped when a rule of the documents or the clustering changes, so an older table is not read.
-RULES_VERSION = "8"
+RULES_VERSION = "9"
 _ROW_TYPES = {"thread_id": pa.string(), "topic_id": pa.int32(), "question_ordinal": pa.int32()}
 
 #: Every user message with text, in thread and message order (its text cut to `QUESTION_CHARS`).

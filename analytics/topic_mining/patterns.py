@@ -29,6 +29,7 @@ from analytics.errors import BadRequest
 from analytics.filters import Filters
 from analytics.conversation_outcomes.report import outcomes_relation
 from analytics.reporting.spec import ReportSpec, register_report
+from analytics.trends import BUCKETS
 
 #: The columns of `pattern_threads()`.
 THREAD_COLUMNS = ("thread_id", "tenant_id", "outcome", "signature", "label", "failing_ordinal", "first_ts")
@@ -37,7 +38,8 @@ PATTERN_COLUMNS = (
     "signature", "label", "tools", "error_class", "error", "threads", "failed", "abandoned", "tenants",
     "tenant_ids", "first_seen", "last_seen", "examples",
 )
-PERIODS = ("day", "week")
+#: The periods of a trend: those of every trend of the app (`analytics.trends`).
+PERIODS = BUCKETS
 #: Examples per pattern (`thread_id@N`, N the failing message as the transcript numbers it, the earliest first).
 EXAMPLES = 5
 #: An error is read up to this many characters (its first line).
@@ -227,7 +229,7 @@ def patterns(db_or_con: ConOrPath, filters: Filters | None = None) -> pd.DataFra
 
 
 def pattern_trend(db_or_con: ConOrPath, filters: Filters | None = None, period: str = "day") -> pd.DataFrame:
-    """Conversations per pattern and `period` (`day` or `week`, UTC, by the thread's first checkpoint):
+    """Conversations per pattern and `period` (`day`, `week` or `month`, UTC, by the thread's first checkpoint):
     `signature`, `period_start`, `threads`."""
     _check_period(period)
     return _trend_of(pattern_threads(db_or_con, filters), period)
@@ -243,7 +245,9 @@ def _trend_of(frame: pd.DataFrame, period: str) -> pd.DataFrame:
     if frame.empty:
         return pd.DataFrame(columns=["signature", "period_start", "threads"])
     ts = pd.to_datetime(frame["first_ts"], utc=True).dt.tz_convert("UTC").dt.tz_localize(None)
-    start = ts.dt.floor("D") if period == "day" else (ts.dt.floor("D") - pd.to_timedelta(ts.dt.weekday, unit="D"))
+    day = ts.dt.floor("D")
+    start = {"day": day, "week": day - pd.to_timedelta(ts.dt.weekday, unit="D"),
+             "month": day - pd.to_timedelta(ts.dt.day - 1, unit="D")}[period]
     out = frame.assign(period_start=start.dt.date).groupby(["signature", "period_start"]).size().reset_index(name="threads")
     return out.sort_values(["period_start", "signature"]).reset_index(drop=True)
 

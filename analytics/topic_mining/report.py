@@ -29,6 +29,7 @@ from analytics.conversation_outcomes.signals import OUTCOMES
 from analytics.reporting.spec import ReportSpec, register_report
 from analytics.topic_mining import materialize as mat
 from analytics.topic_mining.concepts import Concepts, concept_table
+from analytics.trends import BUCKETS
 
 #: The columns of `topics()`.
 TOPIC_COLUMNS = ("thread_id", "topic_id", "topic_label", "question_ordinal", "question", "outcome")
@@ -37,7 +38,8 @@ OVERVIEW_COLUMNS = (
     "topic_id", "topic_label", "threads", "share", *(f"{o}_rate" for o in OUTCOMES),
     "abandoned_vs_rest", "failed_vs_rest", "terms", "tools", "typical_questions", "typical_thread_ids",
 )
-PERIODS = ("day", "week")
+#: The periods of a trend: those of every trend of the app (`analytics.trends`).
+PERIODS = BUCKETS
 
 
 def topic_sources(con, all_turns: bool = False, concepts: Concepts | None = None) -> tuple[str, str]:
@@ -118,7 +120,7 @@ def topic_overview(db_or_con: ConOrPath, filters: Filters | None = None, all_tur
 
 
 def topic_trend(db_or_con: ConOrPath, filters: Filters | None = None, period: str = "day") -> pd.DataFrame:
-    """Conversations per topic and `period` (`day` or `week`, UTC, by the thread's first checkpoint):
+    """Conversations per topic and `period` (`day`, `week` or `month`, UTC, by the thread's first checkpoint):
     `topic_id`, `topic_label`, `period_start`, `threads`."""
     if period not in PERIODS:
         raise BadRequest(f"period must be one of {', '.join(PERIODS)}, got {period!r}")

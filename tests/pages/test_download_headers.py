@@ -1,6 +1,8 @@
 """Every download the app offers reads as its page does: human headers (the table's, else
 `ui.formats.header`'s), never a column's snake_case name, and one time format — to the second,
-in UTC, its header saying so (`ui.formats.CSV_TIME`, the Conversations CSV's).
+in UTC, its header saying so (`ui.formats.CSV_TIME`, the Conversations CSV's); the pages' words,
+never a code (an outcome, a signal, a risk flag, a restart's reason, a test); a share in percent,
+its header saying so; no float's noise.
 
 The walk opens each page in the states that draw its downloads (a thread's history with its
 branches, edits and subgraph runs, an uploaded observed log, a price table, the Overview's tables
@@ -22,6 +24,9 @@ import analytics
 from tests.pages.conftest import APP, TIMEOUT, open_page
 from tests.pages.test_overview import unfold_tables
 from tests.pages.test_resume_qa import RESTART, _observed_lines, _upload
+from ui.models.compare import TEST_LABELS
+from ui.models.outcomes import OUTCOME_LABELS, SIGNAL_LABELS
+from ui.models.resume_qa import FLAG_WORDS, REASON_WORDS
 from ui.models.topics import topics_page
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,6 +35,30 @@ SNAKE = re.compile(r"[a-z0-9]+(?:_[a-z0-9]+)*")
 #: A cell that is a time (ISO or not, any precision or offset), and the one way a download writes one.
 TIME = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}[\d:.]*(?:Z|[+-]\d{2}(?::?\d{2})?)?")
 ONE_TIME = re.compile(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}")
+#: The codes the pages say in words: of a signal, a risk flag, a restart's reason ("slow_hitl",
+#: "no_id_in_window", "idle_gap"), a test ("welch"), a Compare row's kind; an outcome's, below.
+CODES = {code for words in (SIGNAL_LABELS, FLAG_WORDS, REASON_WORDS) for code in words if "_" in code}
+CODES |= {code for code in TEST_LABELS if len(code) > 1} | {"metric"}
+#: A number written with a float's noise (0.16216216216216217, 241819.00500000003).
+NOISE = re.compile(r"-?\d+\.\d{7,}(?:e-?\d+)?")
+#: A header of a share: it says its unit, and its cells are percent (0–100 to a tenth).
+SHARE_HEADER = re.compile(r"\b(?:share|rate)\b", re.I)
+
+
+def _unspoken(key: str, header: list[str], rows: list[list[str]]) -> list:
+    """The cells of a download (`key`) a page would say otherwise: codes, raw fractions, noise."""
+    found = []
+    shares = [i for i, h in enumerate(header) if SHARE_HEADER.search(h)]
+    found += [(key, header[i]) for i in shares if "%" not in header[i]]
+    for row in rows:
+        for name, cell in zip(header, row):
+            parts = {p.strip() for p in re.split(r"[,;+]", cell)} | {cell}
+            found += [(key, name, cell) for code in CODES if code in parts]
+            found += [(key, name, cell)] if NOISE.fullmatch(cell) else []
+        found += [(key, header[i], row[i]) for i in shares if row[i] and not re.fullmatch(r"\d{1,3}(?:\.\d)?", row[i])]
+        said = row[header.index("Outcome")] if "Outcome" in header else ""
+        found += [(key, "Outcome", said)] if said not in {"", *OUTCOME_LABELS.values()} else []
+    return found
 
 
 def _observed(at, con) -> None:
@@ -87,9 +116,11 @@ def _keys_in_source() -> set[str]:
     return found
 
 
-def test_every_download_has_human_headers_and_one_time_format(demo_db, tmp_cache, offered, tmp_path):
+def test_every_download_has_human_headers_words_and_one_time_format(demo_db, tmp_cache, offered, tmp_path):
     csv.field_size_limit(1 << 30)
     seen: dict[str, list[str]] = {}
+    unspoken: list = []
+    outcomes: dict[str, dict[str, str]] = {}  # download → thread → its outcome's word
     con = analytics.connect(tmp_cache / "demo.duckdb")
     try:
         for page, params, act in WALK:
@@ -109,10 +140,18 @@ def test_every_download_has_human_headers_and_one_time_format(demo_db, tmp_cache
                     for name, cell in zip(header, row):
                         if TIME.fullmatch(cell):
                             assert ONE_TIME.fullmatch(cell) and "UTC" in name, (key, name, cell)
+                if key != "resume_qa.findings_csv":  # (an observed log's own lines, as the runtime wrote them)
+                    unspoken += _unspoken(key, header, rows[1:])
+                if {"Thread", "Outcome"} <= set(header):
+                    outcomes[key] = {r[header.index("Thread")]: r[header.index("Outcome")] for r in rows[1:]}
             offered.clear()
     finally:
         con.close()
     assert _keys_in_source() <= set(seen), sorted(_keys_in_source() - set(seen))
+    assert not unspoken, unspoken[:20]
+    # A thread waiting on a human is said so in the same word by the Outcomes CSV and the Conversations CSV.
+    slow, every = outcomes["outcomes.slow_csv"], outcomes["conversations.csv"]
+    assert slow and all(every[thread] == word for thread, word in slow.items()), (slow, every)
     # A trend's columns named by data (a topic's label) keep their words, as the chart's legend writes them.
     legend = topics_page(tmp_cache / "demo.duckdb", period="week").trend.columns[1:].tolist()
     assert seen["topics.trend.csv"][1:] == legend and any(name != name.lower() for name in legend)

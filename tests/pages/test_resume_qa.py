@@ -109,7 +109,7 @@ def test_the_restart_thread_shows_its_resume_point_and_window(app, con):
     assert any(f"{len(resume.timeline(con, RESTART))} root checkpoints · 1 resume point" in c for c in captions(at))
     points = _table(at, "resume_qa.points")
     assert points["before_checkpoint_id"].tolist() == [point.before_checkpoint_id]
-    assert points["reason"].tolist() == ["idle_gap+process_change"]
+    assert points["reason"].tolist() == ["idle gap and a new run or process"]  # (in words, as its CSV)
     # The window shown is the one rebuilt from the checkpoint before the restart: the first two turns.
     window = _table(at, "resume_qa.window")
     expected = resume.expected_window(con, RESTART, point.before_checkpoint_id)
@@ -171,7 +171,7 @@ def test_thread_risk_details_are_listed(app, con):
     at = open_page(app, "resume_qa", thread=EDITED)
     details = _table(at, "resume_qa.thread_risks")
     expected = resume.thread_risks(con, EDITED)
-    assert details["flag"].tolist() == expected["flag"].tolist()
+    assert details["flag"].tolist() == expected["flag"].map(resume_qa.flags_text).tolist()  # (in words)
     assert "4401" in details["detail"].iloc[0] and "4410" in details["detail"].iloc[0]
 
 
@@ -181,8 +181,9 @@ def test_thread_risks_number_messages_as_the_transcript_does(app, con):
     stored = resume.thread_risks(con, RESTART, 3).set_index("flag")
     number = int(stored.loc["truncated", "ordinal"]) + 1  # the transcript's "Message N"
     assert "ordinal" not in details.columns and "position" not in details.columns
-    assert details.loc["truncated", "message"] == f"Message {number}"
-    assert details.loc["truncated", "detail"].endswith(f"the window starts at message {number}")
+    truncated = resume_qa.flags_text("truncated")
+    assert details.loc[truncated, "message"] == f"Message {number}"
+    assert details.loc[truncated, "detail"].endswith(f"the window starts at message {number}")
     assert not details.isna().all().any()  # (no column without a value)
 
 

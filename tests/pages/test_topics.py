@@ -42,7 +42,7 @@ def test_a_topic_and_an_outcome_list_their_conversations_from_the_url(app, con):
     listed = at.dataframe[1].value
     want = per_thread[(per_thread["topic_id"] == topic) & (per_thread["outcome"] == "resolved")]
     assert sorted(listed["thread_id"]) == sorted(want["thread_id"])
-    assert at.segmented_control(key="topics.by").value == "day"
+    assert at.radio(key="topics.by").value == "day"
     at.multiselect(key="topics.tenant").set_value(["globex"]).run()
     assert at.query_params["tenant"] == "globex"
     shown = at.dataframe[0].value["threads"].sum()

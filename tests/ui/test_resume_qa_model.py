@@ -72,12 +72,12 @@ def test_paging_any_sort_gives_every_thread_once_in_pandas_order(con, cap):
         for descending in (False, True):
             ids = every_page(con, size, cap=cap, sort=column, descending=descending)
             assert ids == pandas_sorted(full, column, descending), (column, descending)
-    # The default is risks()' own ranking, and the CSV's rows are the whole sorted list.
+    # The default is risks()' own ranking, and the CSV's rows are the whole sorted list, its flags in words.
     assert every_page(con, 4, cap=cap) == full["thread_id"].tolist()
     table = resume_qa.risk_table(con, Filters(), cap, resume.DEFAULT_GAP_MINUTES, False, "window_size", False)
-    pd.testing.assert_frame_equal(
-        table, full.set_index("thread_id", drop=False).loc[pandas_sorted(full, "window_size", False),
-                                                           list(RISK_TABLE_COLUMNS)].reset_index(drop=True))
+    want = full.set_index("thread_id", drop=False).loc[pandas_sorted(full, "window_size", False),
+                                                       list(RISK_TABLE_COLUMNS)].reset_index(drop=True)
+    pd.testing.assert_frame_equal(table, want.assign(flags=want["flags"].map(resume_qa.flags_text)))
 
 
 def test_ties_and_missing_values_are_broken_by_thread_id(loaded, tmp_path):
@@ -200,13 +200,14 @@ def test_labels_and_the_flag_legend():
     assert resume_qa.at_label(LATEST) == "latest checkpoint (a restart now)" and resume_qa.at_label("3") == "resume #3"
     legend = resume_qa.flag_legend().splitlines()
     assert len(legend) == len(resume.RISK_FLAGS)
-    assert legend[0].startswith("- **resumes from an older turn** (weight 5; in the CSV: ")
+    assert legend[0].startswith("- **resumes from an older turn** (weight 5; its column ")
     assert resume_qa.MAX_RISK_SCORE == sum(f.weight for f in resume.RISK_FLAGS) > 0
 
 
 def test_the_flag_legend_names_each_flag_as_the_csv_has_it(con):
     """Each flag's line names the header of the CSV column its figure is in (as the download heads
-    it) and the code the CSV's Flags column writes; no column by its stored name."""
+    it) and the code docs/resume_qa.md names it by; no column by its stored name. The CSV's Flags
+    column writes the flags in the legend's words, as the table does."""
     import re
 
     from analytics.resume.risk_figures import _FLAG_CONDITIONS
@@ -220,5 +221,7 @@ def test_the_flag_legend_names_each_flag_as_the_csv_has_it(con):
     for flag, line in zip(resume.RISK_FLAGS, lines, strict=True):
         behind = [c for c in re.findall(r"[a-z_]+", _FLAG_CONDITIONS[flag.name]) if c in headers]
         assert behind and any(f"“{headers[c]}”" in line for c in behind), line
-        assert f"`{flag.name}` in “{headers['flags']}”" in line, line
+        assert f"`{flag.name}` in docs/resume_qa.md" in line, line
         assert not [c for c in re.findall(r"`([a-z_]+)`", line) if c in headers and c != flag.name], line
+    words = {w for flags in table["flags"] for w in flags.split(", ") if w}
+    assert words and words <= set(resume_qa.FLAG_WORDS.values()), words

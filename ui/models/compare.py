@@ -224,6 +224,15 @@ def display_table(frame: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["figure", "kind", "a", "b", "difference", "ci95", "p", "test", "q", "significant", "n"])
 
 
+def csv_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """Every row of `frame` as its CSV holds it: the page's rows (`display_table`: names, the values
+    and the difference as the table writes them, each test by its name), "Marked" a flag (yes / no)."""
+    table = display_table(frame)
+    # (an interval from below zero starts with a minus sign, not a hyphen: a CSV cell starting with
+    # "-" is read as a formula, so the download would guard it with a quote)
+    return table.assign(significant=table["significant"] != "", ci95=table["ci95"].str.replace(r"^-", "\u2212", regex=True))
+
+
 def _interval_text(low: float, high: float, unit: str) -> str:
     """A chart's 95 % interval in its tooltip.
 

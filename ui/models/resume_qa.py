@@ -124,16 +124,30 @@ FLAG_COLUMNS = {
 
 
 def flag_legend() -> str:
-    """What each risk flag means, as a markdown list, most severe first, with where the CSV has
-    it: the header of the column its figure is in, and the code its Flags column writes (the
-    name docs/resume_qa.md gives it).
+    """What each risk flag means, as a markdown list, most severe first, with the header of the
+    column its figure is in (the table's and the CSV's) and its code (the name docs/resume_qa.md
+    gives it).
 
     >>> flag_legend().splitlines()[0][:100]
-    '- **resumes from an older turn** (weight 5; in the CSV: “Resumes from an older turn”, `latest_not_le'
+    '- **resumes from an older turn** (weight 5; its column “Resumes from an older turn”; `latest_not_lea'
     """
-    flags, column = risk_header("flags"), {f: risk_header(c) for f, c in FLAG_COLUMNS.items()}
-    return "\n".join(f"- **{flags_text(f.name)}** (weight {f.weight}; in the CSV: “{column[f.name]}”, "
-                     f"`{f.name}` in “{flags}”): {f.meaning}" for f in resume.RISK_FLAGS)
+    column = {f: risk_header(c) for f, c in FLAG_COLUMNS.items()}
+    return "\n".join(f"- **{flags_text(f.name)}** (weight {f.weight}; its column “{column[f.name]}”; "
+                     f"`{f.name}` in docs/resume_qa.md): {f.meaning}" for f in resume.RISK_FLAGS)
+
+
+#: Why a restart point is one (`analytics.resume` `reason`), as the page says it.
+REASON_WORDS = {"idle_gap": "idle gap", "process_change": "new run or process",
+                "idle_gap+process_change": "idle gap and a new run or process"}
+
+
+def points_shown(points: pd.DataFrame) -> pd.DataFrame:
+    """A thread's resume points as the page draws them and its CSV holds them: each reason in words.
+
+    >>> points_shown(pd.DataFrame({"reason": ["idle_gap+process_change"]}))["reason"].tolist()
+    ['idle gap and a new run or process']
+    """
+    return points.assign(reason=points["reason"].map(lambda r: REASON_WORDS.get(r, r)))
 
 
 def flags_text(flags: str | None) -> str:
@@ -216,7 +230,7 @@ def risk_overview(
         )
         frame = fetch_frame(con, sql, params, resume.RISK_COLUMNS)
     table = frame[list(RISK_TABLE_COLUMNS)].reset_index(drop=True)
-    table["flags"] = table["flags"].map(flags_text)  # (the CSV keeps the codes docs/resume_qa.md names)
+    table["flags"] = table["flags"].map(flags_text)
     return RiskOverview(table, _labels(table), matching, page, pages, offset)
 
 
@@ -228,7 +242,8 @@ def risk_table(con_or_path: ConOrPath, filters: Filters, cap: int, gap_minutes: 
     """
     with connection(con_or_path) as con:
         sql, params = resume.risk_list_sql(con, filters, cap, gap_minutes, sort, descending, None, 0, restarted_only)
-        return fetch_frame(con, sql, params, resume.RISK_COLUMNS)[list(RISK_TABLE_COLUMNS)]
+        table = fetch_frame(con, sql, params, resume.RISK_COLUMNS)[list(RISK_TABLE_COLUMNS)]
+    return table.assign(flags=table["flags"].map(flags_text))  # (in the table's words)
 
 
 # --- one thread ----------------------------------------------------------------------------
@@ -383,6 +398,7 @@ def risks_shown(risks: pd.DataFrame) -> pd.DataFrame:
     the transcript's "Message N" (its 0-based ordinal and window position left out, as in
     `window_shown`), and only the columns some risk fills."""
     shown = risks.drop(columns=["position", "ordinal"])
+    shown["flag"] = shown["flag"].map(flags_text)
     shown.insert(shown.columns.get_loc("detail"), "message", _numbers(risks))
     filled = [c for c in shown.columns if c in ("flag", "detail") or (shown[c].notna() & (shown[c] != "")).any()]
     return shown[filled]

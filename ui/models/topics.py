@@ -15,9 +15,8 @@ from analytics.errors import BadRequest
 from analytics.filters import Filters
 from analytics.conversation_outcomes.signals import OUTCOMES
 from ui.models.outcomes import OUTCOME_LABELS
-from analytics.topic_mining.report import overview_relation, topic_trend, topics_relation
+from analytics.topic_mining.report import PERIODS, overview_relation, topic_trend, topics_relation
 
-PERIODS = ("day", "week")
 #: The outcomes a topic's conversations can be narrowed to ("all": none).
 OUTCOME_CHOICES = ("all", *OUTCOMES)
 #: Columns of the topic table the page shows (the CSV has every `OVERVIEW_COLUMNS` column, `topic`
