@@ -13,9 +13,20 @@ from tests.e2e.util import settle
 
 def chips(page, key: str) -> int:
     """The chosen values (tags) the multiselect of widget key `key` shows, once cohort B's model (in
-    every state here) is drawn: the page's widgets come after its first paint."""
+    every state here) is drawn and the count holds still: the page's widgets come after its first
+    paint, and a run that redraws them can leave one without its tags for a moment."""
     page.locator(".st-key-compare-b_model [data-tag-index]").first.wait_for()
-    return page.locator(f".st-key-{key} [data-tag-index]").count()
+    tags = page.locator(f".st-key-{key} [data-tag-index]")
+    idle = page.locator('[data-testid="stApp"][data-test-script-state="notRunning"]')
+    seen = None
+    for _ in range(60):  # (two reads 0.5 s apart, the script idle at both, agreeing: at most 30 s)
+        idle.wait_for()
+        count = tags.count()
+        if count == seen:
+            return count
+        seen = count
+        page.wait_for_timeout(500)
+    raise AssertionError(f"the tags of {key} kept changing")
 
 
 def test_a_cleared_model_survives_a_shared_link_and_the_navigation(server, browser):
